@@ -1,0 +1,25 @@
+// The subcommands of `meshscope`. Each add_*_command registers one subcommand on the app; its
+// callback does the work and throws on failure (main turns that into a one-line error).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace meshscope::cli {
+
+// A failure the user can fix (bad argument, unreadable file): printed without a stack of causes.
+struct UserError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void add_schedules_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_demo_command(CLI::App& app);
+void add_analyze_command(CLI::App& app);
+
+}  // namespace meshscope::cli

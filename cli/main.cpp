@@ -1,0 +1,28 @@
+// `meshscope`: the command-line front end. Thin: parses arguments and calls the libraries.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"meshscope: execute, capture, analyze and simulate parallel training schedules",
+               "meshscope"};
+  app.set_version_flag("--version", "meshscope 0.1.0");
+  app.require_subcommand(1);
+  meshscope::cli::add_run_command(app);
+  meshscope::cli::add_demo_command(app);
+  meshscope::cli::add_schedules_command(app);
+  meshscope::cli::add_validate_command(app);
+  meshscope::cli::add_analyze_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "meshscope: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,62 @@
+// The device mesh dp x pp x tp: rank <-> coordinate, and the process groups derived from it.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "traces/timeline.h"
+
+namespace meshscope::mesh {
+
+using traces::MeshCoord;
+
+// Named process groups. A rank's group of kind K holds the ranks that differ from it only in the
+// K coordinate (kWorld: every rank).
+enum class GroupKind : uint8_t { kWorld = 0, kDp = 1, kPp = 2, kTp = 3, kCount };
+inline constexpr std::array<std::string_view, static_cast<size_t>(GroupKind::kCount)>
+    kGroupKindNames = {"world", "dp", "pp", "tp"};
+constexpr std::string_view name(GroupKind g) { return kGroupKindNames[static_cast<size_t>(g)]; }
+std::optional<GroupKind> parse_group_kind(std::string_view s);
+
+struct MeshShape {
+  int dp = 1;
+  int pp = 1;
+  int tp = 1;
+  int size() const { return dp * pp * tp; }
+  friend bool operator==(const MeshShape&, const MeshShape&) = default;
+};
+
+// "dp=2 pp=4 tp=1"
+std::string to_string(const MeshShape& shape);
+
+// Rank order puts tp innermost, then pp, then dp (as Megatron-LM does), so a tp group is a run of
+// consecutive ranks that a node's fast links can hold.
+class Mesh {
+ public:
+  // Throws std::invalid_argument when a dimension is < 1.
+  explicit Mesh(MeshShape shape);
+
+  const MeshShape& shape() const { return shape_; }
+  int size() const { return shape_.size(); }
+  int rank_of(const MeshCoord& c) const { return (c.dp * shape_.pp + c.pp) * shape_.tp + c.tp; }
+  MeshCoord coord_of(int rank) const;
+  int extent(GroupKind g) const;  // number of ranks in one group of kind g
+
+  // The ranks of `rank`'s group of kind g, ordered by their coordinate along g.
+  std::vector<int> group_ranks(GroupKind g, int rank) const;
+  // Position of `rank` inside its group of kind g (its coordinate along g).
+  int index_in_group(GroupKind g, int rank) const;
+  // The rank at coordinate `index` along g in `rank`'s group.
+  int peer_in_group(GroupKind g, int rank, int index) const;
+
+  // "dp0 pp1 tp0"
+  std::string describe(int rank) const;
+
+ private:
+  MeshShape shape_;
+};
+
+}  // namespace meshscope::mesh

@@ -1,0 +1,59 @@
+// What one pipeline stage of a workload costs per microbatch: the ops it runs in each phase (for
+// the simulator's cost model), its parameters, and the memory and traffic it causes.
+// Every workload, executable (chain, classifier, MLP) or simulated only (GPT, VGG), produces these.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace meshscope::model {
+
+enum class OpKind : uint8_t {
+  kGemm = 0,         // dense matrix multiply m x n x k
+  kElementwise = 1,  // bias, activation, residual add, dropout, optimizer update
+  kNorm = 2,         // layer norm / RMS norm
+  kAttention = 3,    // softmax(QK^T)V core (flash-attention style, counted as one op)
+  kLoss = 4,         // softmax cross-entropy, MSE
+  kConv = 5,         // convolution (implicit GEMM)
+  kCount
+};
+
+// One op of one microbatch on one tensor-parallel rank.
+struct OpCost {
+  std::string name;  // "mlp.fc1", "attn.qkv", ...
+  OpKind kind = OpKind::kGemm;
+  double flops = 0;  // floating-point operations (a multiply-add counts 2)
+  double bytes = 0;  // bytes read + written from device memory
+  // GEMM shape (C[m x n] = A[m x k] B[k x n]) where kind is kGemm or kConv; 0 otherwise.
+  int64_t m = 0, n = 0, k = 0;
+};
+
+// A tensor-parallel collective inside a stage's compute (Megatron: all-reduce after the
+// row-parallel linear in forward, after the column-parallel linear's input grad in backward).
+struct TpCollective {
+  std::string name;
+  int64_t bytes = 0;  // payload per rank
+};
+
+struct StageCost {
+  int stage = 0;
+  std::vector<OpCost> forward;
+  std::vector<OpCost> input_grad;   // backward w.r.t. inputs (the I of zero-bubble schedules)
+  std::vector<OpCost> weight_grad;  // backward w.r.t. weights (the W)
+  std::vector<TpCollective> tp_forward;   // per microbatch
+  std::vector<TpCollective> tp_backward;  // per microbatch
+  int64_t parameters = 0;        // held by one tp rank
+  int64_t activation_bytes = 0;  // kept from a microbatch's forward until its backward, per tp rank
+  int64_t output_bytes = 0;      // activation sent to the next stage per microbatch (grad back: same)
+  int64_t input_bytes = 0;       // activation received from the previous stage per microbatch
+
+  double forward_flops() const;
+  double input_grad_flops() const;
+  double weight_grad_flops() const;
+};
+
+double total_flops(const std::vector<OpCost>& ops);
+double total_bytes(const std::vector<OpCost>& ops);
+
+}  // namespace meshscope::model

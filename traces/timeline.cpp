@@ -1,0 +1,94 @@
+// Timeline construction helpers, the string table and the kind/phase name lookups.
+#include "traces/timeline.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+namespace meshscope::traces {
+namespace {
+
+template <typename Enum, size_t N>
+std::optional<Enum> parse_enum(const std::array<std::string_view, N>& names, std::string_view s) {
+  for (size_t i = 0; i < N; ++i) {
+    if (names[i] == s) return static_cast<Enum>(i);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<SpanKind> parse_span_kind(std::string_view s) {
+  return parse_enum<SpanKind>(kSpanKindNames, s);
+}
+std::optional<Phase> parse_phase(std::string_view s) { return parse_enum<Phase>(kPhaseNames, s); }
+std::optional<LaneKind> parse_lane_kind(std::string_view s) {
+  return parse_enum<LaneKind>(kLaneKindNames, s);
+}
+
+StringTable::StringTable() { intern(""); }
+
+uint32_t StringTable::intern(std::string_view s) {
+  auto it = index_.find(std::string(s));
+  if (it != index_.end()) return it->second;
+  const auto id = static_cast<uint32_t>(strings_.size());
+  strings_.emplace_back(s);
+  index_.emplace(strings_.back(), id);
+  return id;
+}
+
+uint16_t Timeline::add_device(int rank, std::string name, MeshCoord coord) {
+  if (devices.size() >= UINT16_MAX) throw std::length_error("timeline: too many devices");
+  devices.push_back(Device{rank, std::move(name), coord, {}});
+  return static_cast<uint16_t>(devices.size() - 1);
+}
+
+uint16_t Timeline::add_lane(uint16_t device, std::string name, LaneKind kind) {
+  auto& lanes = devices.at(device).lanes;
+  if (lanes.size() >= UINT16_MAX) throw std::length_error("timeline: too many lanes");
+  lanes.push_back(Lane{std::move(name), kind});
+  return static_cast<uint16_t>(lanes.size() - 1);
+}
+
+uint32_t Timeline::add_span(const Span& span) {
+  if (spans.size() >= UINT32_MAX) throw std::length_error("timeline: too many spans");
+  spans.push_back(span);
+  return static_cast<uint32_t>(spans.size() - 1);
+}
+
+void Timeline::sort_spans() {
+  std::vector<uint32_t> order(spans.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const Span& x = spans[a];
+    const Span& y = spans[b];
+    if (x.device != y.device) return x.device < y.device;
+    if (x.lane != y.lane) return x.lane < y.lane;
+    if (x.begin_ns != y.begin_ns) return x.begin_ns < y.begin_ns;
+    return x.end_ns > y.end_ns;  // enclosing spans first
+  });
+  std::vector<uint32_t> new_index(spans.size());
+  std::vector<Span> sorted;
+  sorted.reserve(spans.size());
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    new_index[order[i]] = i;
+    sorted.push_back(spans[order[i]]);
+  }
+  spans = std::move(sorted);
+  for (Flow& f : flows) {
+    f.from = new_index[f.from];
+    f.to = new_index[f.to];
+  }
+}
+
+StepWindow Timeline::extent() const {
+  if (spans.empty()) return {};
+  StepWindow w{spans.front().begin_ns, spans.front().end_ns};
+  for (const Span& s : spans) {
+    w.begin_ns = std::min(w.begin_ns, s.begin_ns);
+    w.end_ns = std::max(w.end_ns, s.end_ns);
+  }
+  return w;
+}
+
+}  // namespace meshscope::traces

@@ -1,0 +1,165 @@
+// The Timeline: what every producer (CPU executor, GPU capture, simulator, importers) emits and
+// every consumer (analysis, Chrome export, GUI) reads. Integer nanoseconds throughout.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace meshscope::traces {
+
+// What a span is. Stable values: they are written into traces and matched by the GUI's colours.
+enum class SpanKind : uint8_t {
+  kCompute = 0,     // math: a stage's forward/backward, a GPU kernel that is neither comm nor memory
+  kSend = 1,        // point-to-point transfer, sending side
+  kRecv = 2,        // point-to-point transfer, receiving side (only the transfer, not the wait)
+  kCollective = 3,  // all-reduce, all-gather, reduce-scatter, all-to-all (e.g. NCCL kernels)
+  kMemcpy = 4,      // GPU memcpy that is not a P2P transfer of the schedule
+  kMemset = 5,
+  kIdle = 6,        // derived: a gap in a device's activity inside the step window (a bubble)
+  kHost = 7,        // host-side work: CUDA runtime/driver calls, CPU ops
+  kAnnotation = 8,  // a range that groups other spans: NVTX ranges, user annotations, steps
+  kCount
+};
+inline constexpr std::array<std::string_view, static_cast<size_t>(SpanKind::kCount)>
+    kSpanKindNames = {"compute", "send", "recv", "collective", "memcpy",
+                      "memset",  "idle", "host", "annotation"};
+
+// Which part of a training step a span belongs to.
+enum class Phase : uint8_t {
+  kNone = 0,
+  kForward = 1,
+  kBackward = 2,    // full backward (input and weight gradients together)
+  kInputGrad = 3,   // zero-bubble split: gradient w.r.t. the stage input
+  kWeightGrad = 4,  // zero-bubble split: gradient w.r.t. the weights
+  kOptimizer = 5,
+  kCount
+};
+inline constexpr std::array<std::string_view, static_cast<size_t>(Phase::kCount)> kPhaseNames = {
+    "none", "forward", "backward", "input_grad", "weight_grad", "optimizer"};
+
+enum class LaneKind : uint8_t { kCompute = 0, kComm = 1, kHost = 2, kCount };
+inline constexpr std::array<std::string_view, static_cast<size_t>(LaneKind::kCount)>
+    kLaneKindNames = {"compute", "comm", "host"};
+
+constexpr std::string_view name(SpanKind k) { return kSpanKindNames[static_cast<size_t>(k)]; }
+constexpr std::string_view name(Phase p) { return kPhaseNames[static_cast<size_t>(p)]; }
+constexpr std::string_view name(LaneKind k) { return kLaneKindNames[static_cast<size_t>(k)]; }
+std::optional<SpanKind> parse_span_kind(std::string_view s);
+std::optional<Phase> parse_phase(std::string_view s);
+std::optional<LaneKind> parse_lane_kind(std::string_view s);
+
+// True for the kinds that occupy a device (count as busy); false for idle, host and annotation.
+constexpr bool is_device_activity(SpanKind k) {
+  return k == SpanKind::kCompute || k == SpanKind::kSend || k == SpanKind::kRecv ||
+         k == SpanKind::kCollective || k == SpanKind::kMemcpy || k == SpanKind::kMemset;
+}
+constexpr bool is_communication(SpanKind k) {
+  return k == SpanKind::kSend || k == SpanKind::kRecv || k == SpanKind::kCollective;
+}
+
+// Position of a device in a dp x pp x tp mesh; -1 where unknown (imported traces).
+struct MeshCoord {
+  int dp = -1;
+  int pp = -1;
+  int tp = -1;
+  friend bool operator==(const MeshCoord&, const MeshCoord&) = default;
+};
+
+struct Lane {
+  std::string name;  // "compute", "comm", "stream 7", "host"
+  LaneKind kind = LaneKind::kCompute;
+};
+
+struct Device {
+  int rank = 0;        // global rank in a mesh run; GPU index for imported traces
+  std::string name;    // "rank 3 · dp0 pp1 tp0", "GPU 0"
+  MeshCoord coord;
+  std::vector<Lane> lanes;
+};
+
+// One interval of activity. Kept small (48 bytes) because traces hold millions.
+struct Span {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  int64_t bytes = 0;        // payload for transfers and collectives; 0 otherwise
+  double flops = 0;         // floating-point operations of compute spans; 0 where unknown
+  uint32_t name = 0;        // index into Timeline::strings
+  int32_t microbatch = -1;  // -1: not tied to one microbatch
+  uint16_t device = 0;      // index into Timeline::devices
+  uint16_t lane = 0;        // index into that device's lanes
+  int16_t stage = -1;       // pipeline stage (model chunk); -1 where none
+  SpanKind kind = SpanKind::kCompute;
+  Phase phase = Phase::kNone;
+
+  int64_t duration_ns() const { return end_ns - begin_ns; }
+};
+static_assert(sizeof(Span) == 48, "Span must stay 48 bytes: traces hold millions of them");
+
+// A causal arrow between two spans: a send and its recv, a launch and its kernel.
+struct Flow {
+  uint32_t from = 0;  // index into Timeline::spans
+  uint32_t to = 0;
+};
+
+struct CounterSample {
+  int64_t t_ns = 0;
+  double value = 0;
+};
+
+// A value over time on one device, e.g. activation memory in bytes.
+struct Counter {
+  uint16_t device = 0;
+  std::string name;
+  std::vector<CounterSample> samples;  // ordered by t_ns
+};
+inline constexpr std::string_view kActivationBytesCounter = "activation_bytes";
+
+// The bounds of one training step, across all devices.
+struct StepWindow {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+};
+
+// Interned strings: span names repeat (every "F s2 mb5" of every step), so spans hold an index.
+class StringTable {
+ public:
+  StringTable();  // index 0 is always the empty string
+  uint32_t intern(std::string_view s);
+  std::string_view get(uint32_t id) const { return strings_[id]; }
+  size_t size() const { return strings_.size(); }
+
+ private:
+  std::vector<std::string> strings_;
+  std::unordered_map<std::string, uint32_t> index_;
+};
+
+struct Timeline {
+  std::vector<Device> devices;
+  std::vector<Span> spans;
+  std::vector<Flow> flows;
+  std::vector<Counter> counters;
+  std::vector<StepWindow> steps;  // empty: the whole timeline is one step
+  StringTable strings;
+  // Free-form facts about the run: "source" (cpu|cuda|cuda-virtual|sim|kineto|nsys),
+  // "schedule", "mesh", "model", "microbatches", "backend", ...
+  std::map<std::string, std::string> metadata;
+
+  uint16_t add_device(int rank, std::string name, MeshCoord coord = {});
+  uint16_t add_lane(uint16_t device, std::string name, LaneKind kind);
+  uint32_t add_span(const Span& span);
+  void add_flow(uint32_t from_span, uint32_t to_span) { flows.push_back({from_span, to_span}); }
+  std::string_view span_name(const Span& s) const { return strings.get(s.name); }
+
+  // Orders spans by (device, lane, begin_ns, end_ns descending) and rewrites flows to match.
+  void sort_spans();
+  // Earliest begin and latest end over all spans; {0, 0} when empty.
+  StepWindow extent() const;
+};
+
+}  // namespace meshscope::traces
