@@ -16,10 +16,6 @@ struct UserError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-void add_schedules_command(CLI::App& app);
-void add_validate_command(CLI::App& app);
-void add_run_command(CLI::App& app);
-void add_demo_command(CLI::App& app);
-void add_analyze_command(CLI::App& app);
+// One line per subcommand; its source file is listed in cli/CMakeLists.txt.
 
 }  // namespace meshscope::cli

@@ -11,11 +11,7 @@ int main(int argc, char** argv) {
                "meshscope"};
   app.set_version_flag("--version", "meshscope 0.1.0");
   app.require_subcommand(1);
-  meshscope::cli::add_run_command(app);
-  meshscope::cli::add_demo_command(app);
-  meshscope::cli::add_schedules_command(app);
-  meshscope::cli::add_validate_command(app);
-  meshscope::cli::add_analyze_command(app);
+  // One line per subcommand, declared in cli/commands.h.
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
