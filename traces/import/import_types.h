@@ -1,0 +1,130 @@
+// What the importers take and give besides the Timeline: options, the warning report, the error.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace meshscope::traces {
+
+enum class TraceFormat : uint8_t {
+  kAuto = 0,        // detect by content: gzip magic, SQLite header, else JSON
+  kChromeJson = 1,  // Chrome Trace Event Format: Kineto, meshscope's own export, Perfetto JSON
+  kNsysSqlite = 2,  // `nsys export --type sqlite`
+  kCount
+};
+inline constexpr std::array<std::string_view, static_cast<size_t>(TraceFormat::kCount)>
+    kTraceFormatNames = {"auto", "chrome-json", "nsys-sqlite"};
+constexpr std::string_view name(TraceFormat f) { return kTraceFormatNames[static_cast<size_t>(f)]; }
+
+// How load_traces puts per-rank files on one clock.
+enum class ClockAlign : uint8_t {
+  kNone = 0,            // keep every file's own time axis
+  kBaseTime = 1,        // shift by each file's baseTimeNanoseconds (Kineto) / session start
+  kCollectiveEnds = 2,  // kBaseTime, then refine by the ends of matching NCCL collectives
+  kCount
+};
+inline constexpr std::array<std::string_view, static_cast<size_t>(ClockAlign::kCount)>
+    kClockAlignNames = {"none", "base-time", "collective-ends"};
+constexpr std::string_view name(ClockAlign a) { return kClockAlignNames[static_cast<size_t>(a)]; }
+
+struct ImportOptions {
+  TraceFormat format = TraceFormat::kAuto;
+  // Host-side events (CPU ops, CUDA runtime/driver calls, CPU annotations) become kHost and
+  // kAnnotation spans on one host device per process; false drops them (counted in the report).
+  // Launch flows (runtime call -> kernel) need them.
+  bool keep_host = true;
+  ClockAlign align = ClockAlign::kCollectiveEnds;  // load_traces only
+  // Bounds that keep hostile input from exhausting the stack, memory or time.
+  int max_depth = 128;                          // JSON nesting
+  int64_t max_event_bytes = int64_t{64} << 20;  // one traceEvents element (or top-level value)
+  int64_t max_inflated_bytes = int64_t{64} << 30;
+  double max_inflate_ratio = 250;  // inflated / compressed, enforced past the first 64 MiB
+};
+
+// Defects that real profilers emit: the event is skipped (or repaired) and counted, not fatal.
+enum class ImportWarning : uint8_t {
+  kUnpairedFlow = 0,       // an `s` without its `f` or the reverse (Kineto emits many)
+  kFlowWithoutSpan,        // a flow endpoint that lies on no span
+  kMissingField,           // an event without ts, ph, pid or dur where it needs one
+  kWrongType,              // a field of the wrong JSON type (e.g. ts as a string)
+  kNegativeDuration,       // dur < 0 or end < begin
+  kBadNumber,              // NaN, Infinity or a timestamp beyond +-292 years in ns
+  kUnmatchedBeginEnd,      // `E` without `B`, or `B` never closed
+  kUnsupportedPhase,       // async (b/e/n), sample, object and mark events
+  kHostDropped,            // host events dropped because ImportOptions::keep_host is false
+  kSendRecvDirection,      // an NCCL SendRecv kernel whose direction no linked op told
+  kArrayNotClosed,         // JSON array form without its closing `]` (allowed by the format)
+  kTooManyDevicesOrLanes,  // beyond the Timeline's 65535 devices or lanes per device
+  kCount
+};
+inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning::kCount)>
+    kImportWarningNames = {
+        "flow events without a partner skipped",
+        "flow events on no span skipped",
+        "events missing a required field skipped",
+        "events with a field of the wrong type skipped",
+        "events with a negative duration skipped",
+        "events with a non-finite or out-of-range number skipped",
+        "unmatched B/E events skipped",
+        "events of unsupported phases (async, sample, object, mark) skipped",
+        "host events dropped (keep_host is off)",
+        "NCCL SendRecv kernels of unknown direction taken as sends",
+        "trace arrays without their closing ] accepted",
+        "events beyond the device or lane limit skipped",
+};
+constexpr std::string_view name(ImportWarning w) {
+  return kImportWarningNames[static_cast<size_t>(w)];
+}
+
+// How one rank's clock was put on the common axis by load_traces.
+struct RankClock {
+  std::string file;
+  int rank = -1;                  // distributedInfo.rank, else the file's position in the list
+  int64_t offset_ns = 0;          // added to every timestamp of the file
+  int matched_collectives = 0;    // NCCL collectives used to refine the offset; 0: base time only
+  int64_t residual_skew_ns = 0;   // after alignment: median |end - reference end| over matches
+  int64_t max_skew_ns = 0;        // ... and the largest
+};
+
+struct ImportReport {
+  std::array<uint64_t, static_cast<size_t>(ImportWarning::kCount)> counts{};
+  // Where each warning first occurred: byte offset in the (inflated) file, or row for SQLite.
+  std::array<int64_t, static_cast<size_t>(ImportWarning::kCount)> first_at{};
+  uint64_t events_read = 0;      // trace events (JSON) or rows (SQLite) looked at
+  uint64_t spans_kept = 0;
+  std::vector<RankClock> clocks;  // load_traces: one per file, in the merged device order
+
+  ImportReport() { first_at.fill(-1); }
+  void warn(ImportWarning w, int64_t at, uint64_t n = 1);
+  uint64_t count(ImportWarning w) const { return counts[static_cast<size_t>(w)]; }
+  uint64_t total_warnings() const;
+  // One line per warning kind that occurred, e.g. "3 flow events without a partner skipped
+  // (first at byte 1042)".
+  std::vector<std::string> lines() const;
+  // Adds another file's counts (load_traces).
+  void merge(const ImportReport& other);
+};
+
+// A file that cannot be used. what() is one line: "FILE: byte N: reason" (byte offset into the
+// inflated stream for .gz), or "FILE: WHERE: reason" where no byte applies (SQLite: table, row).
+class ImportError : public std::runtime_error {
+ public:
+  ImportError(const std::filesystem::path& file, int64_t byte_offset, const std::string& reason);
+  ImportError(const std::filesystem::path& file, const std::string& where,
+              const std::string& reason);
+  const std::string& file() const { return file_; }
+  int64_t byte_offset() const { return byte_offset_; }  // -1 when not tied to a byte
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string file_;
+  int64_t byte_offset_ = -1;
+  std::string reason_;
+};
+
+}  // namespace meshscope::traces
