@@ -1,0 +1,76 @@
+// A Backend is a set of ranks with their devices and transports: the cpu backend (one thread per
+// rank) and, when built with MESHSCOPE_CUDA, cuda (one GPU per rank, NCCL) and cuda-virtual
+// (N virtual devices on one GPU). make_backend() picks and builds one.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "profiler/runtime/device_ops.h"
+#include "profiler/runtime/transport.h"
+#include "sim/mesh/mesh.h"
+
+namespace meshscope::runtime {
+
+enum class BackendKind : uint8_t { kAuto = 0, kCpu = 1, kCuda = 2, kCudaVirtual = 3, kCount };
+inline constexpr std::array<std::string_view, static_cast<size_t>(BackendKind::kCount)>
+    kBackendKindNames = {"auto", "cpu", "cuda", "cuda-virtual"};
+constexpr std::string_view name(BackendKind k) { return kBackendKindNames[static_cast<size_t>(k)]; }
+std::optional<BackendKind> parse_backend_kind(std::string_view s);
+
+struct BackendOptions {
+  mesh::MeshShape mesh;  // world size = mesh.size(); groups come from mesh::Mesh
+  int gpu = 0;           // cuda-virtual: the physical GPU that holds the virtual devices
+  bool green_contexts = true;  // cuda-virtual: split SMs with green contexts where allowed
+  std::ostream* log = nullptr;  // where auto says once what it picked and why; null: silent
+};
+
+// Contract:
+// - Construction sets up every rank (devices, streams, communicators); it throws
+//   std::runtime_error with the reason when that fails (no GPU, too few GPUs, NCCL init error).
+// - attach_thread(rank) is called once on each rank's host thread before its device() or
+//   transport() is used (cuda: binds the device / green context to the thread).
+// - device(rank) / transport(rank) stay valid for the backend's lifetime; each is used by its
+//   rank's thread only (see device_ops.h and transport.h).
+// - abort(reason) may be called from any thread (the watchdog), any number of times: it wakes
+//   every blocked call on every rank, which then throws Aborted(first reason). It never blocks on
+//   the ranks. After an abort the backend only needs to support destruction.
+// - Destruction happens after every rank thread has stopped using it.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual BackendKind kind() const = 0;
+  // One line for logs and trace metadata: "cpu (8 threads)", "cuda-virtual (4 green contexts on
+  // NVIDIA H200)".
+  virtual std::string description() const = 0;
+  virtual const mesh::Mesh& mesh() const = 0;
+  int world_size() const { return mesh().size(); }
+
+  virtual void attach_thread(int rank) = 0;
+  virtual DeviceOps& device(int rank) = 0;
+  virtual Transport& transport(int rank) = 0;
+  // Host waits for everything the rank issued (same as device(rank).synchronize()).
+  virtual void synchronize(int rank) = 0;
+
+  virtual void abort(const std::string& reason) noexcept = 0;
+  virtual bool aborted() const noexcept = 0;
+};
+
+// Resolves kAuto: cuda when there are at least as many GPUs as ranks, cuda-virtual when there is
+// at least one GPU, otherwise cpu; writes one line saying what it picked and why to `log`.
+// Other kinds are returned unchanged. Never throws.
+BackendKind resolve_backend_kind(BackendKind requested, const mesh::MeshShape& mesh,
+                                 std::ostream* log);
+// Builds the backend (kAuto resolved first). Throws std::runtime_error when the kind is not built
+// in ("cuda backend not built: configure with MESHSCOPE_CUDA=ON") or cannot start.
+std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options);
+// Whether this build contains the cuda and cuda-virtual backends.
+bool cuda_backends_built();
+
+}  // namespace meshscope::runtime

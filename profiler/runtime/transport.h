@@ -1,0 +1,65 @@
+// Moving data between ranks: point-to-point messages matched by (source, destination, tag) and
+// collectives on the mesh's process groups. cpu: blocking channels between threads; cuda: NCCL or
+// device-to-device copies ordered by events.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "sim/mesh/mesh.h"
+
+namespace meshscope::runtime {
+
+// Thrown by a blocked or later transport (or device) call once Backend::abort() was called; what()
+// is the abort reason. The executor catches it on every rank thread and reports the reason.
+struct Aborted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// When the data a receiving call needed became available, on the host clock (runtime/clock.h):
+// recv: when the matching send was issued; collective: when the last member of the group arrived.
+// A tracer starts the transfer's span at max(call begin, ready_ns) so the wait shows as idle.
+// 0 where the backend cannot tell (a GPU backend then relies on device timestamps instead).
+struct TransferInfo {
+  int64_t ready_ns = 0;
+};
+
+// Contract (every backend):
+// - Threading: a rank's Transport is used by that rank's host thread only; ranks run
+//   concurrently. Ordering with the rank's DeviceOps: see device_ops.h (issue order is the order).
+// - send never waits for the receiver (eager / buffered): the source buffer may be overwritten by
+//   work issued after send() returns, and later work of the sender never waits on the receiver.
+// - recv blocks the host until the matching send was issued (then, on a GPU, the copy is enqueued
+//   and later work of the receiver is ordered after it). Messages with the same (src, dst, tag)
+//   arrive in send order. A size that differs from the sent size throws std::runtime_error.
+// - Collectives block the host until every member of the caller's group (mesh::Mesh::group_ranks
+//   of `group` for this rank) has called the same collective with the same count; members call
+//   collectives on a group in the same order. Results are bitwise identical on every member
+//   (summation in group order), so replicated parameters stay identical.
+// - A peer equal to the caller's own rank is allowed (a stage sending to a stage on the same rank).
+// - Abort: after Backend::abort(reason), blocked calls wake and throw Aborted(reason), and so
+//   does every later call. No call blocks forever once abort() was called.
+// - Errors: misuse (bad peer, count mismatch) throws std::runtime_error naming the rank and call.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  virtual int rank() const = 0;
+
+  virtual void send(int peer, int64_t tag, const void* src, size_t bytes) = 0;
+  virtual TransferInfo recv(int peer, int64_t tag, void* dst, size_t bytes) = 0;
+
+  // In place: data = sum over the group's members, `count` floats.
+  virtual TransferInfo all_reduce(mesh::GroupKind group, float* data, size_t count) = 0;
+  // dst[i * count + j] = src of member i, element j (count floats from each member).
+  virtual TransferInfo all_gather(mesh::GroupKind group, const float* src, float* dst,
+                                  size_t count) = 0;
+  // dst = elements [member * count, (member + 1) * count) of the sum of every member's src
+  // (src holds count * group size floats).
+  virtual TransferInfo reduce_scatter(mesh::GroupKind group, const float* src, float* dst,
+                                      size_t count) = 0;
+};
+
+}  // namespace meshscope::runtime
