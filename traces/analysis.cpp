@@ -1,0 +1,136 @@
+// Per-device busy / compute / communication / idle over the step windows, and bubble attribution.
+#include "traces/analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "traces/analysis_spans.h"
+
+namespace meshscope::traces {
+namespace {
+
+bool is_stage_phase(Phase p) {
+  return p == Phase::kForward || p == Phase::kBackward || p == Phase::kInputGrad ||
+         p == Phase::kWeightGrad;
+}
+
+// The extent of device activity only: host ranges and annotations often reach far past the GPU
+// work, and derived idle spans must not widen the window they were derived from.
+std::vector<Interval> activity_extent(const Timeline& t) {
+  int64_t lo = std::numeric_limits<int64_t>::max();
+  int64_t hi = std::numeric_limits<int64_t>::min();
+  for (const Span& s : t.spans) {
+    if (!is_device_activity(s.kind)) continue;
+    lo = std::min(lo, s.begin_ns);
+    hi = std::max(hi, s.end_ns);
+  }
+  if (lo >= hi) return {};
+  return {{lo, hi}};
+}
+
+// Splits the idle gaps of one window at the device's first and last stage-compute span in it.
+void attribute_bubbles(const IntervalSet& busy, const IntervalSet& stage, Interval w,
+                       BubbleAttribution& out) {
+  const IntervalSet gaps = gaps_within(busy, w);
+  const IntervalSet stage_in_w = intersect(stage, IntervalSet{w});
+  if (stage_in_w.empty()) {
+    out.unattributed_ns += total_length(gaps);
+    return;
+  }
+  const int64_t first = stage_in_w.front().begin_ns;
+  const int64_t last = stage_in_w.back().end_ns;
+  out.warmup_ns += length_within(gaps, {w.begin_ns, first});
+  out.peer_wait_ns += length_within(gaps, {first, last});
+  out.cooldown_ns += length_within(gaps, {last, w.end_ns});
+}
+
+std::optional<int64_t> peak_activation(const Timeline& t, uint16_t device) {
+  std::optional<double> peak;
+  for (const Counter& c : t.counters) {
+    if (c.device != device || c.name != kActivationBytesCounter) continue;
+    for (const CounterSample& s : c.samples) {
+      if (std::isfinite(s.value) && (!peak || s.value > *peak)) peak = s.value;
+    }
+  }
+  if (!peak) return std::nullopt;
+  return static_cast<int64_t>(std::llround(*peak));
+}
+
+DeviceAnalysis analyze_device(const Timeline& t, uint16_t d, const std::vector<uint32_t>& spans,
+                              const std::vector<Interval>& windows, bool& has_stage) {
+  const Device& dev = t.devices[d];
+  DeviceAnalysis a;
+  a.device = d;
+  a.rank = dev.rank;
+  a.name = dev.name;
+  a.coord = dev.coord;
+  const IntervalSet busy =
+      detail::union_of(t, spans, [](const Span& s) { return is_device_activity(s.kind); });
+  const IntervalSet compute =
+      detail::union_of(t, spans, [](const Span& s) { return s.kind == SpanKind::kCompute; });
+  const IntervalSet comm =
+      detail::union_of(t, spans, [](const Span& s) { return is_communication(s.kind); });
+  const IntervalSet overlap = intersect(comm, compute);
+  const IntervalSet stage = detail::union_of(t, spans, [](const Span& s) {
+    return s.kind == SpanKind::kCompute && is_stage_phase(s.phase);
+  });
+  has_stage = has_stage || !stage.empty();
+  for (const Interval& w : windows) {
+    a.window_ns += w.length_ns();
+    a.busy_ns += length_within(busy, w);
+    a.compute_ns += length_within(compute, w);
+    a.communication_ns += length_within(comm, w);
+    a.overlap_ns += length_within(overlap, w);
+    attribute_bubbles(busy, stage, w, a.bubbles);
+  }
+  a.idle_ns = a.window_ns - a.busy_ns;
+  a.bubble_fraction = a.window_ns > 0 ? static_cast<double>(a.idle_ns) / a.window_ns : 0.0;
+  a.peak_activation_bytes = peak_activation(t, d);
+  return a;
+}
+
+}  // namespace
+
+std::vector<Interval> analysis_windows(const Timeline& t) {
+  if (t.steps.empty()) return activity_extent(t);
+  std::vector<Interval> sorted;
+  for (const StepWindow& s : t.steps) sorted.push_back({s.begin_ns, s.end_ns});
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; });
+  std::vector<Interval> out;
+  int64_t cursor = std::numeric_limits<int64_t>::min();
+  for (Interval w : sorted) {
+    w.begin_ns = std::max(w.begin_ns, cursor);
+    if (w.end_ns <= w.begin_ns) continue;
+    out.push_back(w);
+    cursor = w.end_ns;
+  }
+  return out;
+}
+
+TimelineAnalysis analyze(const Timeline& t, const AnalysisOptions& options) {
+  TimelineAnalysis out;
+  out.windows = analysis_windows(t);
+  for (const Interval& w : out.windows) out.window_ns += w.length_ns();
+  if (!out.windows.empty()) {
+    out.step_time_ns = out.window_ns / static_cast<int64_t>(out.windows.size());
+  }
+  const auto by_device = detail::spans_by_device(t);
+  for (size_t d = 0; d < t.devices.size(); ++d) {
+    DeviceAnalysis a = analyze_device(t, static_cast<uint16_t>(d), by_device[d], out.windows,
+                                      out.has_stage_annotations);
+    out.busy_ns += a.busy_ns;
+    out.compute_ns += a.compute_ns;
+    out.communication_ns += a.communication_ns;
+    out.overlap_ns += a.overlap_ns;
+    out.idle_ns += a.idle_ns;
+    out.devices.push_back(std::move(a));
+  }
+  const int64_t all_windows = out.window_ns * static_cast<int64_t>(t.devices.size());
+  out.bubble_fraction = all_windows > 0 ? static_cast<double>(out.idle_ns) / all_windows : 0.0;
+  out.hta = hta_breakdown(t, options.hta);
+  return out;
+}
+
+}  // namespace meshscope::traces

@@ -1,0 +1,113 @@
+// Timeline analysis: per-device busy, compute, communication, idle and bubble time over the step
+// windows, pipeline bubble attribution, and the HolisticTraceAnalysis-style GPU breakdown.
+//
+// Definitions (all exact integer nanoseconds; spans are half-open [begin_ns, end_ns)):
+//   window     The step windows: Timeline::steps (sorted; a window starting before the previous
+//              one ends is trimmed to start at that end, so no time counts twice), or, when steps
+//              is empty, one window from the first begin to the last end of any device-activity
+//              span. The windows are global: the same for every device, so a pipeline stage that
+//              finishes early and idles until the step ends is charged that idle time.
+//   busy       Union of the device's device-activity spans (timeline.h is_device_activity:
+//              compute, send, recv, collective, memcpy, memset) on all its lanes, inside the
+//              windows. Idle, host and annotation spans never count; kIdle spans are derived data
+//              and are ignored as input everywhere here.
+//   compute    Union of the device's kCompute spans inside the windows.
+//   communication  Union of its kSend, kRecv and kCollective spans inside the windows.
+//   overlap    communication ∩ compute: time during which the device both computes and
+//              communicates.
+//   idle       window − busy.
+//   bubble fraction  idle / window per device; overall = Σ idle / Σ window over devices.
+//   step time  Each window's length; step_time_ns is their mean (integer division).
+//   peak activation bytes  Maximum sample of the device's "activation_bytes" counter over the
+//              whole Timeline; absent when the device has no such counter.
+//
+// Pipeline bubble attribution, per device and window, needs meshscope's own annotations: kCompute
+// spans with phase forward / backward / input_grad / weight_grad ("stage compute"). Each idle
+// gap of the window is split at the device's first and last stage-compute span in that window:
+//   warmup     idle before the first stage-compute span (the pipeline filling up),
+//   peer_wait  idle between the first and the last (steady state: the device waits on a peer's
+//              activations or gradients),
+//   cooldown   idle after the last (the pipeline draining; includes waiting for the step's end),
+//   unattributed  all idle of a window in which the device has no stage-compute span.
+// warmup + peer_wait + cooldown + unattributed = idle exactly.
+//
+// The HTA breakdown (hta_breakdown) follows HolisticTraceAnalysis's published definitions; see
+// analysis_hta.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "traces/analysis_hta.h"
+#include "traces/analysis_intervals.h"
+#include "traces/timeline.h"
+
+namespace meshscope::traces {
+
+struct BubbleAttribution {
+  int64_t warmup_ns = 0;
+  int64_t peer_wait_ns = 0;
+  int64_t cooldown_ns = 0;
+  int64_t unattributed_ns = 0;
+};
+
+struct DeviceAnalysis {
+  uint16_t device = 0;  // index into Timeline::devices
+  int rank = 0;
+  std::string name;
+  MeshCoord coord;
+  int64_t window_ns = 0;  // Σ window lengths (the same for every device)
+  int64_t busy_ns = 0;
+  int64_t compute_ns = 0;
+  int64_t communication_ns = 0;
+  int64_t overlap_ns = 0;  // communication ∩ compute
+  int64_t idle_ns = 0;
+  double bubble_fraction = 0;  // idle / window; 0 when the window is empty
+  std::optional<int64_t> peak_activation_bytes;
+  BubbleAttribution bubbles;
+};
+
+struct TimelineAnalysis {
+  std::vector<Interval> windows;  // the step windows used, normalised as described above
+  int64_t step_time_ns = 0;       // mean window length
+  int64_t window_ns = 0;          // Σ window lengths
+  std::vector<DeviceAnalysis> devices;  // one per Timeline device, in device order
+  // Sums over devices.
+  int64_t busy_ns = 0;
+  int64_t compute_ns = 0;
+  int64_t communication_ns = 0;
+  int64_t overlap_ns = 0;
+  int64_t idle_ns = 0;
+  double bubble_fraction = 0;  // Σ idle / Σ (window × devices)
+  bool has_stage_annotations = false;  // some device had stage-compute spans (attribution valid)
+  std::vector<HtaDeviceBreakdown> hta;  // devices with GPU activity, in device order
+};
+
+struct AnalysisOptions {
+  HtaOptions hta;
+};
+
+// The step windows as defined above (shared with add_idle_spans so both agree).
+std::vector<Interval> analysis_windows(const Timeline& t);
+
+// Everything above in one pass per device: O(n log n) in the number of spans.
+TimelineAnalysis analyze(const Timeline& t, const AnalysisOptions& options = {});
+
+// Replaces the Timeline's kIdle spans with the gaps of each device's busy union inside each step
+// window, on the device's first compute lane (lane 0 when it has none; a "compute" lane is added
+// to a device without lanes), named like "idle 1.234 ms". Idempotent: existing kIdle spans (and
+// any flows touching them) are removed first, and they never count as busy. Other spans keep
+// their relative order; the new ones are appended (call sort_spans() for canonical order).
+// Returns the number of idle spans added.
+size_t add_idle_spans(Timeline& t);
+
+// Removes every kIdle span and the flows touching them, remapping the other flows. Returns the
+// number removed.
+size_t remove_idle_spans(Timeline& t);
+
+// "0 ns", "850 ns", "12.345 µs", "1.234 ms", "2.500 s": three decimals, truncated, exact.
+std::string format_duration(int64_t ns);
+
+}  // namespace meshscope::traces

@@ -1,0 +1,93 @@
+// Derived idle spans: the gaps of each device's busy union inside the step windows.
+#include <cstdio>
+#include <limits>
+
+#include "traces/analysis.h"
+#include "traces/analysis_spans.h"
+
+namespace meshscope::traces {
+namespace {
+
+uint16_t idle_lane(Timeline& t, uint16_t device) {
+  const auto& lanes = t.devices[device].lanes;
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    if (lanes[i].kind == LaneKind::kCompute) return static_cast<uint16_t>(i);
+  }
+  if (!lanes.empty()) return 0;
+  return t.add_lane(device, "compute", LaneKind::kCompute);
+}
+
+}  // namespace
+
+std::string format_duration(int64_t ns) {
+  const bool negative = ns < 0;
+  // Unsigned so that the magnitude of INT64_MIN is representable.
+  const uint64_t mag = negative ? uint64_t{0} - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  char buf[48];
+  const char* sign = negative ? "-" : "";
+  const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  if (mag < 1000) {
+    std::snprintf(buf, sizeof buf, "%s%llu ns", sign, u(mag));
+  } else if (mag < 1000000) {
+    std::snprintf(buf, sizeof buf, "%s%llu.%03llu µs", sign, u(mag / 1000), u(mag % 1000));
+  } else if (mag < 1000000000) {
+    std::snprintf(buf, sizeof buf, "%s%llu.%03llu ms", sign, u(mag / 1000000),
+                  u(mag % 1000000 / 1000));
+  } else {
+    std::snprintf(buf, sizeof buf, "%s%llu.%03llu s", sign, u(mag / 1000000000),
+                  u(mag % 1000000000 / 1000000));
+  }
+  return buf;
+}
+
+size_t remove_idle_spans(Timeline& t) {
+  constexpr uint32_t kGone = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> new_index(t.spans.size(), kGone);
+  size_t kept = 0;
+  for (size_t i = 0; i < t.spans.size(); ++i) {
+    if (t.spans[i].kind == SpanKind::kIdle) continue;
+    new_index[i] = static_cast<uint32_t>(kept);
+    t.spans[kept++] = t.spans[i];
+  }
+  const size_t removed = t.spans.size() - kept;
+  if (removed == 0) return 0;
+  t.spans.resize(kept);
+  // A flow survives only when both ends do; one pointing outside the span list was never valid.
+  size_t flows_kept = 0;
+  for (const Flow& f : t.flows) {
+    if (f.from >= new_index.size() || f.to >= new_index.size()) continue;
+    if (new_index[f.from] == kGone || new_index[f.to] == kGone) continue;
+    t.flows[flows_kept++] = {new_index[f.from], new_index[f.to]};
+  }
+  t.flows.resize(flows_kept);
+  return removed;
+}
+
+size_t add_idle_spans(Timeline& t) {
+  remove_idle_spans(t);
+  const std::vector<Interval> windows = analysis_windows(t);
+  const auto by_device = detail::spans_by_device(t);
+  size_t added = 0;
+  for (size_t d = 0; d < by_device.size(); ++d) {
+    const IntervalSet busy = detail::union_of(
+        t, by_device[d], [](const Span& s) { return is_device_activity(s.kind); });
+    const auto device = static_cast<uint16_t>(d);
+    std::optional<uint16_t> lane;
+    for (const Interval& w : windows) {
+      for (const Interval& gap : gaps_within(busy, w)) {
+        if (!lane) lane = idle_lane(t, device);
+        Span s{.begin_ns = gap.begin_ns,
+               .end_ns = gap.end_ns,
+               .name = t.strings.intern("idle " + format_duration(gap.length_ns())),
+               .device = device,
+               .lane = *lane};
+        s.kind = SpanKind::kIdle;
+        t.add_span(s);
+        ++added;
+      }
+    }
+  }
+  return added;
+}
+
+}  // namespace meshscope::traces

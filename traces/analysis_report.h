@@ -1,0 +1,46 @@
+// The analysis as JSON (stable keys, below) and as a printable text table.
+//
+// JSON schema, version 1. Times are integer nanoseconds; fractions are in [0, 1]:
+// {
+//   "version": 1,
+//   "windows": [{"begin_ns", "end_ns", "duration_ns"}, ...],   // the step windows used
+//   "step_time_ns": mean window length,
+//   "window_ns": Σ window lengths,
+//   "overall": {"busy_ns", "compute_ns", "communication_ns", "overlap_ns", "idle_ns",
+//               "bubble_fraction"},                          // sums over devices
+//   "devices": [{
+//       "device", "rank", "name", "dp", "pp", "tp",           // mesh coords -1 where unknown
+//       "window_ns", "busy_ns", "compute_ns", "communication_ns", "overlap_ns", "idle_ns",
+//       "bubble_fraction",
+//       "peak_activation_bytes": integer, or null without an activation_bytes counter,
+//       "bubbles": {"warmup_ns", "peer_wait_ns", "cooldown_ns", "unattributed_ns"}
+//   }, ...],
+//   "has_stage_annotations": bool,                            // bubble attribution meaningful
+//   "hta": [{                                                 // devices with GPU activity
+//       "device", "rank", "name", "begin_ns", "end_ns", "span_ns", "busy_ns", "idle_ns",
+//       "compute_ns", "communication_ns", "memory_ns", "host_wait_ns", "kernel_wait_ns",
+//       "other_idle_ns", "comm_compute_overlap_ns", "comm_compute_overlap"
+//   }, ...]
+// }
+// Definitions of every quantity: analysis.h and analysis_hta.h.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "traces/analysis.h"
+
+namespace meshscope::traces {
+
+inline constexpr int kAnalysisJsonVersion = 1;
+
+nlohmann::json to_json(const TimelineAnalysis& a);
+
+// Per-device table (window, busy, compute, comm, overlap, idle, bubble %, peak activation), the
+// overall line, the bubble attribution when the trace has stage annotations, and the HTA table.
+std::string format_table(const TimelineAnalysis& a);
+
+// "512 B", "1.50 KiB", "3.25 MiB", "1.00 GiB".
+std::string format_bytes(int64_t bytes);
+
+}  // namespace meshscope::traces

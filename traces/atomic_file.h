@@ -1,0 +1,55 @@
+// Writes an output file whole or not at all: a temp file in the target's folder, fsync, rename.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace meshscope::traces {
+
+// A file being written. Readers of `target` see either its old contents or the complete new
+// ones, never a prefix: data goes to a temporary file next to the target (same file system, so
+// the rename is atomic), which commit() flushes, fsyncs and renames over the target. Destroying
+// an uncommitted AtomicFile (an exception, an early return) removes the temporary and leaves the
+// target untouched. Every failure throws std::runtime_error naming the path and the reason.
+//
+//   AtomicFile out("run.json");
+//   out.write(header);
+//   for (...) out.write(chunk);
+//   out.commit();
+class AtomicFile {
+ public:
+  // Creates the temporary file; throws when the folder is missing or not writable.
+  explicit AtomicFile(std::filesystem::path target);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  AtomicFile(AtomicFile&& other) noexcept;
+  AtomicFile& operator=(AtomicFile&& other) noexcept;
+
+  // Appends bytes (buffered). Throws on a write error (disk full, I/O error).
+  void write(std::string_view data);
+  // Makes the new contents visible under the target path. Call once; later writes throw.
+  void commit();
+
+  const std::filesystem::path& target() const { return target_; }
+  const std::filesystem::path& temp_path() const { return temp_; }
+  size_t bytes_written() const { return bytes_written_; }
+
+ private:
+  void flush_buffer();
+  void write_all(std::string_view data);
+  void discard() noexcept;
+
+  std::filesystem::path target_;
+  std::filesystem::path temp_;
+  int fd_ = -1;
+  std::string buffer_;
+  size_t bytes_written_ = 0;
+};
+
+// Writes `contents` to `path` through an AtomicFile.
+void write_file_atomic(const std::filesystem::path& path, std::string_view contents);
+
+}  // namespace meshscope::traces

@@ -1,0 +1,325 @@
+// Streams a Timeline as Chrome Trace Event Format JSON; layout documented in chrome_export.h.
+#include "traces/chrome_export.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+#include "traces/atomic_file.h"
+#include "traces/chrome_export_text.h"
+
+namespace meshscope::traces {
+namespace {
+
+namespace jt = json_text;
+constexpr size_t kChunkBytes = size_t{1} << 20;
+
+class ChromeWriter {
+ public:
+  ChromeWriter(const Timeline& t, const std::function<void(std::string_view)>& sink)
+      : t_(t), sink_(sink) {
+    buf_.reserve(kChunkBytes + 4096);
+    // Span names repeat millions of times; escape each distinct one once.
+    names_.reserve(t.strings.size());
+    for (size_t i = 0; i < t.strings.size(); ++i) {
+      names_.emplace_back();
+      jt::append_string(names_.back(), t.strings.get(static_cast<uint32_t>(i)));
+    }
+  }
+
+  void write() {
+    buf_ += "{\"displayTimeUnit\":\"ns\",\n\"meshscope\":";
+    header();
+    buf_ += ",\n\"traceEvents\":[";
+    for (size_t d = 0; d < t_.devices.size(); ++d) device_metadata(d);
+    for (size_t i = 0; i < t_.spans.size(); ++i) span_event(i);
+    for (size_t i = 0; i < t_.flows.size(); ++i) flow_events(i);
+    for (const Counter& c : t_.counters) counter_events(c);
+    buf_ += "\n]}\n";
+    flush();
+  }
+
+ private:
+  void begin_event() {
+    buf_ += first_event_ ? "\n{" : ",\n{";
+    first_event_ = false;
+  }
+  void end_event() {
+    buf_ += '}';
+    if (buf_.size() >= kChunkBytes) flush();
+  }
+  void flush() {
+    sink_(buf_);
+    buf_.clear();
+  }
+  void key(std::string_view k) {
+    buf_ += '"';
+    buf_ += k;
+    buf_ += "\":";
+  }
+  void pid_tid(size_t pid, size_t tid) {
+    buf_ += ",\"pid\":";
+    jt::append_int(buf_, static_cast<int64_t>(pid));
+    buf_ += ",\"tid\":";
+    jt::append_int(buf_, static_cast<int64_t>(tid));
+  }
+
+  void header() {
+    buf_ += "{\"version\":";
+    jt::append_int(buf_, kChromeFormatVersion);
+    buf_ += ",\"metadata\":{";
+    bool first = true;
+    for (const auto& [k, v] : t_.metadata) {
+      if (!first) buf_ += ',';
+      first = false;
+      jt::append_string(buf_, k);
+      buf_ += ':';
+      jt::append_string(buf_, v);
+    }
+    buf_ += "},\"steps\":[";
+    for (size_t i = 0; i < t_.steps.size(); ++i) {
+      if (i > 0) buf_ += ',';
+      buf_ += "{\"begin_ns\":";
+      jt::append_int(buf_, t_.steps[i].begin_ns);
+      buf_ += ",\"end_ns\":";
+      jt::append_int(buf_, t_.steps[i].end_ns);
+      buf_ += '}';
+    }
+    buf_ += "]}";
+  }
+
+  void metadata_event(std::string_view name, size_t pid, size_t tid) {
+    begin_event();
+    buf_ += "\"ph\":\"M\",\"name\":\"";
+    buf_ += name;
+    buf_ += '"';
+    pid_tid(pid, tid);
+    buf_ += ",\"args\":{";
+  }
+
+  void device_metadata(size_t d) {
+    const Device& dev = t_.devices[d];
+    metadata_event("process_name", d, 0);
+    key("name");
+    jt::append_string(buf_, dev.name);
+    for (const auto& [k, v] : {std::pair{"rank", dev.rank}, std::pair{"dp", dev.coord.dp},
+                               std::pair{"pp", dev.coord.pp}, std::pair{"tp", dev.coord.tp}}) {
+      buf_ += ',';
+      key(k);
+      jt::append_int(buf_, v);
+    }
+    buf_ += '}';
+    end_event();
+    metadata_event("process_sort_index", d, 0);
+    key("sort_index");
+    jt::append_int(buf_, sort_position(d));
+    buf_ += '}';
+    end_event();
+    for (size_t l = 0; l < dev.lanes.size(); ++l) {
+      metadata_event("thread_name", d, l);
+      key("name");
+      jt::append_string(buf_, dev.lanes[l].name);
+      buf_ += ",\"lane_kind\":";
+      jt::append_string(buf_, name(dev.lanes[l].kind));
+      buf_ += '}';
+      end_event();
+      metadata_event("thread_sort_index", d, l);
+      key("sort_index");
+      jt::append_int(buf_, static_cast<int64_t>(l));
+      buf_ += '}';
+      end_event();
+    }
+  }
+
+  // Position of device d when devices are ordered by (rank, index).
+  int64_t sort_position(size_t d) {
+    if (rank_order_.empty() && !t_.devices.empty()) {
+      std::vector<size_t> order(t_.devices.size());
+      std::iota(order.begin(), order.end(), size_t{0});
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return t_.devices[a].rank < t_.devices[b].rank;
+      });
+      rank_order_.resize(order.size());
+      for (size_t i = 0; i < order.size(); ++i) rank_order_[order[i]] = static_cast<int64_t>(i);
+    }
+    return rank_order_[d];
+  }
+
+  void check_span(size_t i) const {
+    const Span& s = t_.spans[i];
+    const auto where = [&] { return "timeline: span " + std::to_string(i) + " "; };
+    if (s.device >= t_.devices.size()) {
+      throw std::invalid_argument(where() + "names device " + std::to_string(s.device) +
+                                  ", but there are " + std::to_string(t_.devices.size()));
+    }
+    if (s.lane >= t_.devices[s.device].lanes.size()) {
+      throw std::invalid_argument(where() + "names lane " + std::to_string(s.lane) + " of device " +
+                                  std::to_string(s.device) + ", which has " +
+                                  std::to_string(t_.devices[s.device].lanes.size()));
+    }
+    if (s.end_ns < s.begin_ns) {
+      throw std::invalid_argument(where() + "ends before it begins (" + std::to_string(s.begin_ns) +
+                                  " > " + std::to_string(s.end_ns) + " ns)");
+    }
+    if (s.name >= names_.size()) {
+      throw std::invalid_argument(where() + "names string " + std::to_string(s.name) +
+                                  ", past the string table");
+    }
+  }
+
+  void span_event(size_t i) {
+    check_span(i);
+    const Span& s = t_.spans[i];
+    begin_event();
+    buf_ += "\"ph\":\"X\",\"cat\":\"";
+    buf_ += name(s.kind);
+    buf_ += "\",\"name\":";
+    buf_ += names_[s.name];
+    pid_tid(s.device, s.lane);
+    buf_ += ",\"ts\":";
+    jt::append_us(buf_, s.begin_ns);
+    buf_ += ",\"dur\":";
+    jt::append_us(buf_, s.end_ns - s.begin_ns);
+    span_args(s);
+    end_event();
+  }
+
+  void span_args(const Span& s) {
+    const size_t mark = buf_.size();
+    buf_ += ",\"args\":{";
+    const size_t open = buf_.size();
+    const auto sep = [&] {
+      if (buf_.size() != open) buf_ += ',';
+    };
+    if (s.stage != -1) {
+      sep();
+      key("stage");
+      jt::append_int(buf_, s.stage);
+    }
+    if (s.microbatch != -1) {
+      sep();
+      key("microbatch");
+      jt::append_int(buf_, s.microbatch);
+    }
+    if (s.phase != Phase::kNone) {
+      sep();
+      key("phase");
+      buf_ += '"';
+      buf_ += name(s.phase);
+      buf_ += '"';
+    }
+    if (s.bytes != 0) {
+      sep();
+      key("bytes");
+      jt::append_int(buf_, s.bytes);
+    }
+    if (s.flops != 0 && std::isfinite(s.flops)) {
+      sep();
+      key("flops");
+      jt::append_double(buf_, s.flops);
+    }
+    if (buf_.size() == open) {
+      buf_.resize(mark);  // no args at all: leave the key out
+    } else {
+      buf_ += '}';
+    }
+  }
+
+  std::string_view flow_name(const Span& from, const Span& to) const {
+    if (from.kind == SpanKind::kHost && is_device_activity(to.kind)) return "ac2g";
+    if (from.kind == SpanKind::kSend && to.kind == SpanKind::kRecv) return "p2p";
+    return "flow";
+  }
+
+  void flow_end(char ph, std::string_view name, size_t id, uint32_t span) {
+    const Span& s = t_.spans[span];
+    begin_event();
+    buf_ += "\"ph\":\"";
+    buf_ += ph;
+    buf_ += "\",\"cat\":\"";
+    buf_ += name;
+    buf_ += "\",\"name\":\"";
+    buf_ += name;
+    buf_ += "\",\"id\":";
+    jt::append_int(buf_, static_cast<int64_t>(id));
+    pid_tid(s.device, s.lane);
+    buf_ += ",\"ts\":";
+    jt::append_us(buf_, s.begin_ns);
+    buf_ += ",\"bp\":\"e\",\"args\":{\"span\":";
+    jt::append_int(buf_, span);
+    buf_ += "}";
+    end_event();
+  }
+
+  void flow_events(size_t i) {
+    const Flow& f = t_.flows[i];
+    if (f.from >= t_.spans.size() || f.to >= t_.spans.size()) {
+      throw std::invalid_argument("timeline: flow " + std::to_string(i) + " (" +
+                                  std::to_string(f.from) + " -> " + std::to_string(f.to) +
+                                  ") points past the " + std::to_string(t_.spans.size()) +
+                                  " spans");
+    }
+    const std::string_view n = flow_name(t_.spans[f.from], t_.spans[f.to]);
+    flow_end('s', n, i, f.from);
+    flow_end('f', n, i, f.to);
+  }
+
+  void counter_events(const Counter& c) {
+    if (c.device >= t_.devices.size()) {
+      throw std::invalid_argument("timeline: counter '" + c.name + "' names device " +
+                                  std::to_string(c.device) + ", but there are " +
+                                  std::to_string(t_.devices.size()));
+    }
+    std::string escaped;
+    jt::append_string(escaped, c.name);
+    for (const CounterSample& s : c.samples) {
+      if (!std::isfinite(s.value)) continue;
+      begin_event();
+      buf_ += "\"ph\":\"C\",\"name\":";
+      buf_ += escaped;
+      buf_ += ",\"pid\":";
+      jt::append_int(buf_, c.device);
+      buf_ += ",\"ts\":";
+      jt::append_us(buf_, s.t_ns);
+      buf_ += ",\"args\":{\"value\":";
+      jt::append_double(buf_, s.value);
+      buf_ += '}';
+      end_event();
+    }
+  }
+
+  const Timeline& t_;
+  const std::function<void(std::string_view)>& sink_;
+  std::string buf_;
+  std::vector<std::string> names_;
+  std::vector<int64_t> rank_order_;
+  bool first_event_ = true;
+};
+
+}  // namespace
+
+void write_chrome_trace(const Timeline& t, const std::function<void(std::string_view)>& sink) {
+  ChromeWriter(t, sink).write();
+}
+
+void write_chrome_trace(const Timeline& t, const std::filesystem::path& path) {
+  AtomicFile out(path);
+  write_chrome_trace(t, [&](std::string_view chunk) { out.write(chunk); });
+  out.commit();
+}
+
+std::string export_chrome_json(const Timeline& t) {
+  std::string out;
+  write_chrome_trace(t, [&](std::string_view chunk) { out.append(chunk); });
+  return out;
+}
+
+std::string format_chrome_us(int64_t ns) {
+  std::string out;
+  json_text::append_us(out, ns);
+  return out;
+}
+
+}  // namespace meshscope::traces
