@@ -1,0 +1,124 @@
+// The schedule text format: load, dump round trips, defaults, and parse errors with line:column.
+#include "sim/schedule/schedule_text.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace meshscope::schedule {
+namespace {
+
+constexpr std::string_view kTwoStage = R"(# meshscope schedule v1
+name hand   # a comment after a header
+mesh dp=1 pp=2 tp=1
+stages 2
+microbatches 1
+stage_owner 0 1
+
+rank 0: 0F0 0SEND_F0@1:16  0RECV_B0@1:16 0B0 0STEP
+# a comment line between ranks
+rank 1:	1RECV_F0@0:16 1F0 1B0 1SEND_B0@0:16 1STEP
+)";
+
+ScheduleParseError parse_error(std::string_view text) {
+  try {
+    load(text, "run.sched");
+  } catch (const ScheduleParseError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "accepted:\n" << text;
+  return ScheduleParseError("", 0, 0, "");
+}
+
+TEST(ScheduleText, LoadsHeaderAndRanks) {
+  const Schedule s = load(kTwoStage, "two.sched");
+  EXPECT_EQ(s.name, "hand");
+  EXPECT_EQ(s.mesh, (mesh::MeshShape{.dp = 1, .pp = 2, .tp = 1}));
+  EXPECT_EQ(s.num_stages, 2);
+  EXPECT_EQ(s.num_microbatches, 1);
+  EXPECT_EQ(s.stage_owner, (std::vector<int>{0, 1}));
+  ASSERT_EQ(s.ranks.size(), 2u);
+  ASSERT_EQ(s.ranks[0].size(), 5u);
+  EXPECT_EQ(
+      s.ranks[0][1],
+      (Action{
+          .kind = ActionKind::kSendForward, .stage = 0, .microbatch = 0, .peer = 1, .bytes = 16}));
+  EXPECT_EQ(s.ranks[1][0].kind, ActionKind::kRecvForward);
+  EXPECT_EQ(s.ranks[1][4].kind, ActionKind::kOptimizerStep);
+}
+
+TEST(ScheduleText, DumpThenLoadRoundTrips) {
+  const Schedule s = load(kTwoStage);
+  const std::string text = dump(s);
+  const Schedule again = load(text);
+  EXPECT_EQ(dump(again), text);
+  EXPECT_EQ(again.ranks, s.ranks);
+  EXPECT_EQ(again.stage_owner, s.stage_owner);
+  EXPECT_EQ(again.mesh, s.mesh);
+  EXPECT_EQ(again.name, s.name);
+  EXPECT_NE(text.find("rank 1: 1RECV_F0@0:16 1F0 1B0 1SEND_B0@0:16 1STEP\n"), std::string::npos);
+}
+
+TEST(ScheduleText, HeaderDefaults) {
+  const Schedule s = load("mesh pp=3\nmicrobatches 2\nstages 6\nrank 0:\nrank 1:\nrank 2:\n");
+  EXPECT_EQ(s.name, "custom");
+  EXPECT_EQ(s.mesh, (mesh::MeshShape{.dp = 1, .pp = 3, .tp = 1}));
+  EXPECT_EQ(s.stage_owner, (std::vector<int>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(s.virtual_stages(), 2);
+  EXPECT_TRUE(s.ranks[2].empty());
+}
+
+TEST(ScheduleText, ErrorsNameFileLineAndColumn) {
+  const ScheduleParseError e =
+      parse_error("mesh dp=1 pp=2 tp=1\nmicrobatches 1\nrank 0: 0F0\nrank 1: 1F0   1FOO0\n");
+  EXPECT_EQ(e.source(), "run.sched");
+  EXPECT_EQ(e.line(), 4);
+  EXPECT_EQ(e.column(), 15);
+  EXPECT_EQ(std::string(e.what()).rfind("run.sched:4:15: unknown action 'FOO'", 0), 0u) << e.what();
+}
+
+TEST(ScheduleText, RejectsStructuralMistakes) {
+  const std::string head = "mesh pp=2\nmicrobatches 1\n";
+  EXPECT_EQ(parse_error(head + "rank 0:\n").line(), 3);  // rank 1 missing: reported at the end
+  EXPECT_NE(std::string(parse_error(head + "rank 0:\n").what()).find("rank 1"), std::string::npos);
+  EXPECT_EQ(parse_error(head + "rank 0:\nrank 0:\nrank 1:\n").line(), 4);
+  EXPECT_EQ(parse_error(head + "rank 2:\n").column(), 6);
+  EXPECT_EQ(parse_error(head + "rank x: 0F0\n").line(), 3);
+  EXPECT_EQ(parse_error("microbatches 1\nrank 0:\n").line(), 2);  // no mesh
+  EXPECT_EQ(parse_error("mesh pp=1\nrank 0:\n").line(), 2);       // no microbatches
+  EXPECT_EQ(parse_error("mesh pp=1\nmicrobatches 0\n").column(), 14);
+  EXPECT_EQ(parse_error("mesh pp=1 pp=2\n").column(), 11);
+  EXPECT_EQ(parse_error("mesh pp=-1\n").line(), 1);
+  EXPECT_EQ(parse_error("mesh dp=1024 pp=1024 tp=1024\n").line(), 1);
+  EXPECT_EQ(parse_error("mesh pp=2\nmicrobatches 1\nstage_owner 0 2\nrank 0:\n").line(), 3);
+  EXPECT_EQ(parse_error("mesh pp=2\nmicrobatches 1\nstage_owner 0\nrank 0:\n").line(), 4);
+  EXPECT_EQ(parse_error("mesh pp=1\nmicrobatches 1\nfoo 3\n").line(), 3);
+  EXPECT_EQ(parse_error("mesh pp=1\nmicrobatches 1\nrank 0:\nstages 1\n").line(), 4);
+  EXPECT_EQ(parse_error("mesh pp=1\nmesh pp=1\n").line(), 2);
+  EXPECT_EQ(parse_error("# meshscope schedule v2\nmesh pp=1\n").line(), 1);
+}
+
+TEST(ScheduleText, LoadFileAndSaveFileWriteWholeFiles) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "meshscope_text_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "two.sched").string();
+  const Schedule s = load(kTwoStage);
+  save_file(s, path);
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  const Schedule back = load_file(path);
+  EXPECT_EQ(back.ranks, s.ranks);
+  try {
+    load_file((dir / "missing.sched").string());
+    ADD_FAILURE() << "loaded a missing file";
+  } catch (const ScheduleParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.sched"), std::string::npos);
+    EXPECT_EQ(e.line(), 0);
+  }
+  EXPECT_THROW(save_file(s, (dir / "no_such_dir" / "x.sched").string()), std::runtime_error);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace meshscope::schedule
