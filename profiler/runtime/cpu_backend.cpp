@@ -1,0 +1,110 @@
+// Wiring of the cpu backend: a mailbox per rank, a CpuGroup per process group of the mesh.
+#include "profiler/runtime/cpu_backend.h"
+
+#include <map>
+#include <stdexcept>
+
+namespace meshscope::runtime {
+
+CpuTransport::CpuTransport(
+    int rank, std::vector<std::unique_ptr<CpuMailbox>>& mailboxes,
+    std::array<GroupSlot, static_cast<size_t>(mesh::GroupKind::kCount)> groups,
+    const AbortState& abort)
+    : rank_(rank), mailboxes_(mailboxes), groups_(groups), abort_(abort) {}
+
+void CpuTransport::check_peer(int peer, const char* what) const {
+  if (peer < 0 || peer >= static_cast<int>(mailboxes_.size())) {
+    throw std::runtime_error(std::string(what) + " on rank " + std::to_string(rank_) +
+                             ": peer rank " + std::to_string(peer) + " is outside [0, " +
+                             std::to_string(mailboxes_.size()) + ")");
+  }
+}
+
+void CpuTransport::send(int peer, int64_t tag, const void* src, size_t bytes) {
+  check_peer(peer, "send");
+  if (abort_.aborted()) abort_.throw_aborted();
+  mailboxes_[peer]->post(rank_, tag, src, bytes);
+}
+
+TransferInfo CpuTransport::recv(int peer, int64_t tag, void* dst, size_t bytes) {
+  check_peer(peer, "recv");
+  return mailboxes_[rank_]->take(peer, tag, dst, bytes);
+}
+
+TransferInfo CpuTransport::all_reduce(mesh::GroupKind group, float* data, size_t count) {
+  const GroupSlot& s = slot(group);
+  return s.group->run(CpuGroup::Op::kAllReduce, s.member, data, data, count);
+}
+
+TransferInfo CpuTransport::all_gather(mesh::GroupKind group, const float* src, float* dst,
+                                      size_t count) {
+  const GroupSlot& s = slot(group);
+  return s.group->run(CpuGroup::Op::kAllGather, s.member, src, dst, count);
+}
+
+TransferInfo CpuTransport::reduce_scatter(mesh::GroupKind group, const float* src, float* dst,
+                                          size_t count) {
+  const GroupSlot& s = slot(group);
+  return s.group->run(CpuGroup::Op::kReduceScatter, s.member, src, dst, count);
+}
+
+CpuBackend::CpuBackend(const mesh::MeshShape& shape) : mesh_(shape) {
+  const int world = mesh_.size();
+  for (int r = 0; r < world; ++r) {
+    mailboxes_.push_back(std::make_unique<CpuMailbox>(r, abort_));
+    devices_.push_back(std::make_unique<CpuDeviceOps>());
+  }
+  // One CpuGroup per distinct (kind, member list); every member's transport points at it.
+  std::vector<std::array<CpuTransport::GroupSlot, static_cast<size_t>(mesh::GroupKind::kCount)>>
+      slots(world);
+  for (size_t g = 0; g < static_cast<size_t>(mesh::GroupKind::kCount); ++g) {
+    const auto kind = static_cast<mesh::GroupKind>(g);
+    std::map<std::vector<int>, CpuGroup*> made;
+    for (int r = 0; r < world; ++r) {
+      std::vector<int> ranks = mesh_.group_ranks(kind, r);
+      auto it = made.find(ranks);
+      if (it == made.end()) {
+        groups_.push_back(std::make_unique<CpuGroup>(kind, ranks, abort_));
+        it = made.emplace(ranks, groups_.back().get()).first;
+      }
+      slots[r][g] = {it->second, mesh_.index_in_group(kind, r)};
+    }
+  }
+  for (int r = 0; r < world; ++r) {
+    transports_.push_back(std::make_unique<CpuTransport>(r, mailboxes_, slots[r], abort_));
+  }
+}
+
+std::string CpuBackend::description() const {
+  return "cpu (" + std::to_string(mesh_.size()) + (mesh_.size() == 1 ? " thread)" : " threads)");
+}
+
+void CpuBackend::check_rank(int rank, const char* what) const {
+  if (rank < 0 || rank >= mesh_.size()) {
+    throw std::out_of_range(std::string("cpu backend: ") + what + " of rank " +
+                            std::to_string(rank) + ", world size is " +
+                            std::to_string(mesh_.size()));
+  }
+}
+
+void CpuBackend::attach_thread(int rank) { check_rank(rank, "attach_thread"); }
+
+DeviceOps& CpuBackend::device(int rank) {
+  check_rank(rank, "device");
+  return *devices_[rank];
+}
+
+Transport& CpuBackend::transport(int rank) {
+  check_rank(rank, "transport");
+  return *transports_[rank];
+}
+
+void CpuBackend::synchronize(int rank) { check_rank(rank, "synchronize"); }
+
+void CpuBackend::abort(const std::string& reason) noexcept {
+  abort_.set(reason);
+  for (auto& m : mailboxes_) m->wake();
+  for (auto& g : groups_) g->wake();
+}
+
+}  // namespace meshscope::runtime

@@ -1,0 +1,75 @@
+// Collectives among the rank threads of a group, with real copies.
+#include "profiler/runtime/cpu_group.h"
+
+#include <cstring>
+
+#include "kernels/cpu/ops.h"
+#include "profiler/runtime/clock.h"
+
+namespace meshscope::runtime {
+namespace {
+
+constexpr const char* kOpNames[] = {"all_reduce", "all_gather", "reduce_scatter"};
+
+}  // namespace
+
+CpuGroup::CpuGroup(mesh::GroupKind kind, std::vector<int> ranks, const AbortState& abort)
+    : kind_(kind), ranks_(std::move(ranks)), abort_(abort), inputs_(ranks_.size(), nullptr) {}
+
+void CpuGroup::combine() {
+  const size_t n = ranks_.size();
+  if (op_ == Op::kAllGather) {
+    result_.resize(count_ * n);
+    for (size_t i = 0; i < n; ++i) {
+      if (count_ > 0) std::memcpy(result_.data() + i * count_, inputs_[i], count_ * sizeof(float));
+    }
+    return;
+  }
+  const size_t total = op_ == Op::kAllReduce ? count_ : count_ * n;
+  result_.resize(total);
+  kernels::cpu::sum(total, inputs_.data(), static_cast<int>(n), result_.data());
+}
+
+TransferInfo CpuGroup::run(Op op, int member, const float* src, float* dst, size_t count) {
+  std::unique_lock lock(mu_);
+  if (abort_.aborted()) abort_.throw_aborted();
+  if (arrived_ == 0) {
+    op_ = op;
+    count_ = count;
+    mismatch_.clear();
+  } else if ((op != op_ || count != count_) && mismatch_.empty()) {
+    mismatch_ = std::string(kOpNames[static_cast<int>(op)]) + " of " + std::to_string(count) +
+                " floats on rank " + std::to_string(ranks_[member]) + " met " +
+                kOpNames[static_cast<int>(op_)] + " of " + std::to_string(count_) +
+                " floats in group " + std::string(mesh::name(kind_));
+  }
+  inputs_[member] = src;
+  const uint64_t my_generation = generation_;
+  if (++arrived_ == size()) {
+    ready_ns_ = host_now_ns();
+    if (mismatch_.empty()) combine();
+    arrived_ = 0;
+    ++generation_;
+    cv_.notify_all();
+  } else {
+    cv_.wait(lock, [&] { return generation_ != my_generation || abort_.aborted(); });
+    if (generation_ == my_generation) abort_.throw_aborted();
+  }
+  if (!mismatch_.empty()) throw std::runtime_error("collective mismatch: " + mismatch_);
+  const TransferInfo info{ready_ns_};
+  const float* out = result_.data();
+  size_t out_count = op == Op::kAllGather ? count * ranks_.size() : count;
+  if (op == Op::kReduceScatter) out += static_cast<size_t>(member) * count;
+  // The result stays put until every member arrives at the next collective, which this member
+  // has not yet done: copying without the lock lets members copy in parallel.
+  lock.unlock();
+  if (out_count > 0) std::memcpy(dst, out, out_count * sizeof(float));
+  return info;
+}
+
+void CpuGroup::wake() {
+  std::lock_guard lock(mu_);
+  cv_.notify_all();
+}
+
+}  // namespace meshscope::runtime
