@@ -1,0 +1,160 @@
+// generate(): checks a GeneratorConfig, takes the family's compute order per pp rank and lowers
+// it onto every rank of the mesh with transfers, gradient all-reduces and optimizer steps.
+#include "sim/schedule/generators.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "sim/schedule/placement.h"
+
+namespace meshscope::schedule {
+namespace {
+
+void require(bool ok, const std::string& family, const std::string& reason) {
+  if (!ok) throw std::invalid_argument("schedule '" + family + "': " + reason);
+}
+
+void check_bytes(const std::vector<int64_t>& bytes, const std::string& family,
+                 const std::string& what, int num_stages, bool boundary_ok) {
+  const int n = static_cast<int>(bytes.size());
+  const bool size_ok = n == 0 || n == 1 || n == num_stages || (boundary_ok && n == num_stages - 1);
+  require(size_ok, family,
+          what + " has " + std::to_string(n) + " values; give one, one per stage (" +
+              std::to_string(num_stages) + ")" +
+              (boundary_ok ? " or one per stage boundary (" + std::to_string(num_stages - 1) + ")"
+                           : std::string()));
+  for (int i = 0; i < n; ++i) {
+    require(bytes[i] >= 0, family,
+            what + "[" + std::to_string(i) + "] is negative (" + std::to_string(bytes[i]) + ")");
+  }
+}
+
+int64_t pick(const std::vector<int64_t>& bytes, int stage) {
+  if (bytes.empty()) return 0;
+  if (bytes.size() == 1) return bytes[0];
+  return bytes[stage];
+}
+
+// Lowers one rank's compute order: a RECV before the compute that needs remote data, a SEND after
+// the compute that produces data for a remote stage, ALLREDUCE(dp) + STEP after a stage's last
+// gradient work.
+class Lowering {
+ public:
+  Lowering(const GeneratorConfig& config, const Schedule& s, const mesh::Mesh& m)
+      : config_(config), s_(s), mesh_(m) {}
+
+  std::vector<Action> lower(int rank, const std::vector<Action>& order) const {
+    std::vector<int> last_grad(s_.num_stages, -1);
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (order[i].kind == ActionKind::kBackward || order[i].kind == ActionKind::kWeightGrad) {
+        last_grad[order[i].stage] = static_cast<int>(i);
+      }
+    }
+    std::vector<Action> out;
+    out.reserve(order.size() * 2 + 2 * config_.virtual_stages);
+    for (size_t i = 0; i < order.size(); ++i) {
+      const Action& a = order[i];
+      const bool forward = a.kind == ActionKind::kForward;
+      const bool grad_in = a.kind == ActionKind::kBackward || a.kind == ActionKind::kInputGrad;
+      if (forward) transfer(rank, ActionKind::kRecvForward, a, &out);
+      if (grad_in) transfer(rank, ActionKind::kRecvBackward, a, &out);
+      out.push_back(a);
+      if (forward) transfer(rank, ActionKind::kSendForward, a, &out);
+      if (grad_in) transfer(rank, ActionKind::kSendBackward, a, &out);
+      if (last_grad[a.stage] == static_cast<int>(i)) finish_stage(a.stage, &out);
+    }
+    return out;
+  }
+
+ private:
+  // Adds the transfer of `kind` for compute `a` when the neighbour stage exists on another rank.
+  void transfer(int rank, ActionKind kind, const Action& a, std::vector<Action>* out) const {
+    Action t{.kind = kind, .stage = a.stage, .microbatch = a.microbatch};
+    const int other = p2p_peer_stage(t);
+    if (other < 0 || other >= s_.num_stages || same_owner(s_, a.stage, other)) return;
+    t.peer = *stage_rank(s_, mesh_, other, rank);
+    t.bytes = pick(config_.activation_bytes, std::min(a.stage, other));
+    out->push_back(t);
+  }
+
+  void finish_stage(int stage, std::vector<Action>* out) const {
+    if (config_.mesh.dp > 1) {
+      out->push_back(Action{.kind = ActionKind::kAllReduce,
+                            .group = mesh::GroupKind::kDp,
+                            .stage = stage,
+                            .bytes = pick(config_.gradient_bytes, stage)});
+    }
+    out->push_back(Action{.kind = ActionKind::kOptimizerStep, .stage = stage});
+  }
+
+  const GeneratorConfig& config_;
+  const Schedule& s_;
+  const mesh::Mesh& mesh_;
+};
+
+}  // namespace
+
+std::optional<Family> parse_family(std::string_view s) {
+  for (size_t i = 0; i < kFamilies.size(); ++i) {
+    if (kFamilies[i].name == s) return static_cast<Family>(i);
+  }
+  return std::nullopt;
+}
+
+void check_config(const GeneratorConfig& c) {
+  require(c.family < Family::kCount, "?", "unknown family");
+  const std::string f(name(c.family));
+  const mesh::MeshShape& shape = c.mesh;
+  require(shape.dp >= 1 && shape.pp >= 1 && shape.tp >= 1, f,
+          "mesh dimensions must be >= 1, got " + to_string(shape));
+  require(c.microbatches >= 1, f,
+          "microbatches must be >= 1, got " + std::to_string(c.microbatches));
+  require(c.virtual_stages >= 1, f,
+          "virtual stages must be >= 1, got " + std::to_string(c.virtual_stages));
+  if (c.family == Family::kInterleaved) {
+    require(c.virtual_stages >= 2, f,
+            "needs virtual stages >= 2 (with one chunk per rank it is 1f1b)");
+    require(c.microbatches % shape.pp == 0, f,
+            "needs microbatches divisible by pp (as Megatron-LM), got " +
+                std::to_string(c.microbatches) +
+                " microbatches for pp=" + std::to_string(shape.pp));
+  } else {
+    require(c.virtual_stages == 1, f,
+            "takes one stage per pp rank; virtual stages (" + std::to_string(c.virtual_stages) +
+                ") are for 'interleaved'");
+  }
+  if (c.family == Family::kTensorParallel || c.family == Family::kDataParallel) {
+    require(shape.pp == 1, f,
+            "is for pp = 1 (got pp=" + std::to_string(shape.pp) +
+                "); use a pipeline family (gpipe, 1f1b, ...), which composes with dp and tp");
+  }
+  const int64_t stages = int64_t{shape.pp} * c.virtual_stages;
+  require(stages <= (int64_t{1} << 20), f, "too many stages (" + std::to_string(stages) + ")");
+  check_bytes(c.activation_bytes, f, "activation bytes", static_cast<int>(stages), true);
+  check_bytes(c.gradient_bytes, f, "gradient bytes", static_cast<int>(stages), false);
+  // Per rank: v*m forwards, v*m backwards (or 2 v*m with I + W), up to 4 v*m transfers, 2 v ends.
+  const int64_t per_rank = int64_t{c.virtual_stages} * c.microbatches * 7 + 2 * c.virtual_stages;
+  const int64_t ranks = int64_t{shape.dp} * shape.pp * shape.tp;
+  require(per_rank * ranks <= kMaxGeneratedActions, f,
+          "would have up to " + std::to_string(per_rank * ranks) + " actions, more than " +
+              std::to_string(kMaxGeneratedActions));
+}
+
+Schedule generate(const GeneratorConfig& config) {
+  check_config(config);
+  const mesh::Mesh m(config.mesh);
+  Schedule s;
+  s.name = std::string(name(config.family));
+  s.mesh = config.mesh;
+  s.num_stages = config.mesh.pp * config.virtual_stages;
+  s.num_microbatches = config.microbatches;
+  for (int st = 0; st < s.num_stages; ++st) s.stage_owner.push_back(st % config.mesh.pp);
+  const std::vector<std::vector<Action>> orders = pipeline_compute_orders(
+      config.family, config.mesh.pp, config.virtual_stages, config.microbatches);
+  const Lowering lowering(config, s, m);
+  s.ranks.resize(m.size());
+  for (int r = 0; r < m.size(); ++r) s.ranks[r] = lowering.lower(r, orders[m.coord_of(r).pp]);
+  return s;
+}
+
+}  // namespace meshscope::schedule
