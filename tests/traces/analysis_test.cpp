@@ -1,0 +1,164 @@
+#include "traces/analysis.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/traces/trace_fixtures.h"
+
+namespace meshscope::traces {
+namespace {
+
+using testing::add;
+using testing::add_device;
+
+// Two devices, spans on two lanes, two steps; every number below is worked out by hand.
+Timeline two_step_timeline() {
+  Timeline t;
+  const uint16_t d0 = add_device(t, 0);
+  const uint16_t d1 = add_device(t, 1);
+  t.steps = {{0, 100}, {100, 200}};
+  // Device 0, step 1: compute [0,40) and [30,60) overlap; send [50,70) on the comm lane.
+  add(t, d0, 0, SpanKind::kCompute, 0, 40);
+  add(t, d0, 0, SpanKind::kCompute, 30, 60);
+  add(t, d0, 1, SpanKind::kSend, 50, 70);
+  // Device 0, step 2: a collective [90,130) that straddles the step boundary, compute [150,160).
+  add(t, d0, 1, SpanKind::kCollective, 90, 130);
+  add(t, d0, 0, SpanKind::kCompute, 150, 160);
+  // Host work and annotations are not device activity; idle spans are derived, never input.
+  add(t, d0, 0, SpanKind::kHost, 0, 200);
+  add(t, d0, 0, SpanKind::kAnnotation, 0, 200);
+  add(t, d0, 0, SpanKind::kIdle, 60, 90);
+  // Device 1: a recv [60,80), compute [80,100); nothing in step 2 (finished early).
+  add(t, d1, 1, SpanKind::kRecv, 60, 80);
+  add(t, d1, 0, SpanKind::kCompute, 80, 100);
+  // A memcpy is busy but neither compute nor communication.
+  add(t, d1, 1, SpanKind::kMemcpy, 95, 105);
+  return t;
+}
+
+TEST(Analyze, BusyComputeCommOverlapIdlePerDeviceExact) {
+  const TimelineAnalysis a = analyze(two_step_timeline());
+  ASSERT_EQ(a.devices.size(), 2u);
+  EXPECT_EQ(a.window_ns, 200);
+  EXPECT_EQ(a.step_time_ns, 100);
+
+  const DeviceAnalysis& d0 = a.devices[0];
+  EXPECT_EQ(d0.window_ns, 200);
+  EXPECT_EQ(d0.compute_ns, 60 + 10);               // [0,60) ∪ [150,160)
+  EXPECT_EQ(d0.communication_ns, 20 + 40);         // [50,70) ∪ [90,130)
+  EXPECT_EQ(d0.overlap_ns, 10);                    // [50,60)
+  EXPECT_EQ(d0.busy_ns, 70 + 40 + 10);             // [0,70) ∪ [90,130) ∪ [150,160)
+  EXPECT_EQ(d0.idle_ns, 200 - 120);
+  EXPECT_DOUBLE_EQ(d0.bubble_fraction, 80.0 / 200.0);
+
+  const DeviceAnalysis& d1 = a.devices[1];
+  EXPECT_EQ(d1.busy_ns, 45);                       // [60,105)
+  EXPECT_EQ(d1.compute_ns, 20);
+  EXPECT_EQ(d1.communication_ns, 20);
+  EXPECT_EQ(d1.overlap_ns, 0);
+  EXPECT_EQ(d1.idle_ns, 155);  // the global window charges step 2, where device 1 does nothing
+
+  EXPECT_EQ(a.idle_ns, 80 + 155);
+  EXPECT_DOUBLE_EQ(a.bubble_fraction, (80.0 + 155.0) / 400.0);
+  EXPECT_EQ(a.busy_ns, 120 + 45);
+}
+
+TEST(Analyze, SpansOutsideTheStepsDoNotCount) {
+  Timeline t;
+  const uint16_t d = add_device(t, 0);
+  t.steps = {{100, 200}};
+  add(t, d, 0, SpanKind::kCompute, 0, 150);    // half outside
+  add(t, d, 0, SpanKind::kCompute, 250, 300);  // wholly outside
+  const TimelineAnalysis a = analyze(t);
+  EXPECT_EQ(a.devices[0].busy_ns, 50);
+  EXPECT_EQ(a.devices[0].idle_ns, 50);
+}
+
+TEST(Analyze, WithoutStepsTheWindowIsTheDeviceActivityExtent) {
+  Timeline t;
+  const uint16_t d0 = add_device(t, 0);
+  const uint16_t d1 = add_device(t, 1);
+  add(t, d0, 0, SpanKind::kHost, -1000, 5000);  // host work outside must not widen the window
+  add(t, d0, 0, SpanKind::kCompute, 10, 30);
+  add(t, d1, 0, SpanKind::kCompute, 40, 110);
+  const TimelineAnalysis a = analyze(t);
+  ASSERT_EQ(a.windows.size(), 1u);
+  EXPECT_EQ(a.windows[0], (Interval{10, 110}));
+  EXPECT_EQ(a.devices[0].idle_ns, 80);
+  EXPECT_EQ(a.devices[1].idle_ns, 30);
+}
+
+TEST(Analyze, OverlappingStepWindowsCountTimeOnce) {
+  Timeline t;
+  const uint16_t d = add_device(t, 0);
+  t.steps = {{50, 150}, {0, 100}};  // out of order and overlapping
+  add(t, d, 0, SpanKind::kCompute, 0, 150);
+  const TimelineAnalysis a = analyze(t);
+  EXPECT_EQ(a.windows, (std::vector<Interval>{{0, 100}, {100, 150}}));
+  EXPECT_EQ(a.devices[0].busy_ns, 150);
+  EXPECT_EQ(a.devices[0].idle_ns, 0);
+}
+
+TEST(Analyze, GpipeBubbleFractionMatchesClosedForm) {
+  for (const auto& [p, m] : {std::pair{2, 4}, std::pair{4, 8}, std::pair{3, 1}}) {
+    const TimelineAnalysis a = analyze(testing::gpipe(p, m, 1000, 2000));
+    const double expected = static_cast<double>(p - 1) / (m + p - 1);
+    EXPECT_DOUBLE_EQ(a.bubble_fraction, expected) << "p=" << p << " m=" << m;
+    for (const DeviceAnalysis& d : a.devices) EXPECT_DOUBLE_EQ(d.bubble_fraction, expected);
+  }
+}
+
+TEST(Analyze, BubbleAttributionSplitsWarmupPeerWaitCooldown) {
+  const int p = 4;
+  const int64_t f = 1000;
+  const int64_t b = 2000;
+  const TimelineAnalysis a = analyze(testing::gpipe(p, 8, f, b));
+  ASSERT_TRUE(a.has_stage_annotations);
+  for (int s = 0; s < p; ++s) {
+    const BubbleAttribution& bub = a.devices[s].bubbles;
+    EXPECT_EQ(bub.warmup_ns, s * f) << "stage " << s;  // waits for s forwards upstream
+    EXPECT_EQ(bub.cooldown_ns, s * b) << "stage " << s;  // its last backward ends s·b early
+    EXPECT_EQ(bub.peer_wait_ns, (p - 1 - s) * (f + b)) << "stage " << s;
+    EXPECT_EQ(bub.unattributed_ns, 0);
+    EXPECT_EQ(bub.warmup_ns + bub.peer_wait_ns + bub.cooldown_ns, a.devices[s].idle_ns);
+  }
+}
+
+TEST(Analyze, IdleWithoutStageAnnotationsIsUnattributed) {
+  const TimelineAnalysis a = analyze(two_step_timeline());
+  EXPECT_FALSE(a.has_stage_annotations);
+  for (const DeviceAnalysis& d : a.devices) EXPECT_EQ(d.bubbles.unattributed_ns, d.idle_ns);
+}
+
+TEST(Analyze, PeakActivationBytesPerDevice) {
+  Timeline t = two_step_timeline();
+  t.counters.push_back({0, std::string(kActivationBytesCounter), {{0, 100}, {50, 4096}, {90, 10}}});
+  t.counters.push_back({0, "other", {{0, 1e12}}});
+  const TimelineAnalysis a = analyze(t);
+  EXPECT_EQ(a.devices[0].peak_activation_bytes, 4096);
+  EXPECT_FALSE(a.devices[1].peak_activation_bytes.has_value());
+}
+
+TEST(Analyze, SpanOnAMissingDeviceIsAnErrorNamingIt) {
+  Timeline t;
+  add_device(t, 0);
+  add(t, 3, 0, SpanKind::kCompute, 0, 10);
+  try {
+    analyze(t);
+    FAIL() << "expected an error";
+  } catch (const std::out_of_range& e) {
+    EXPECT_NE(std::string(e.what()).find("span 0"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FormatDuration, ThreeTruncatedDecimalsInTheLargestFittingUnit) {
+  EXPECT_EQ(format_duration(0), "0 ns");
+  EXPECT_EQ(format_duration(999), "999 ns");
+  EXPECT_EQ(format_duration(1000), "1.000 µs");
+  EXPECT_EQ(format_duration(12345), "12.345 µs");
+  EXPECT_EQ(format_duration(1234567), "1.234 ms");
+  EXPECT_EQ(format_duration(2500000000), "2.500 s");
+  EXPECT_EQ(format_duration(-1500), "-1.500 µs");
+}
+
+}  // namespace
+}  // namespace meshscope::traces
