@@ -1,0 +1,107 @@
+// Calibration files: JSON, written whole or not at all.
+#include "sim/cost/calibration.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace meshscope::cost {
+namespace {
+
+using nlohmann::json;
+
+json link_json(const LinkFit& f) {
+  return {{"alpha_ns", f.alpha_ns}, {"bandwidth_bytes_per_s", f.bandwidth_bytes_per_s},
+          {"samples", f.samples}, {"rms_error", f.rms_error}};
+}
+
+LinkFit link_from(const json& j, const std::string& where) {
+  LinkFit f;
+  try {
+    f.alpha_ns = j.value("alpha_ns", 0.0);
+    f.bandwidth_bytes_per_s = j.value("bandwidth_bytes_per_s", 0.0);
+    f.samples = j.value("samples", 0);
+    f.rms_error = j.value("rms_error", 0.0);
+  } catch (const json::exception& e) {
+    throw std::runtime_error(where + ": " + e.what());
+  }
+  if (f.alpha_ns < 0 || f.bandwidth_bytes_per_s < 0)
+    throw std::runtime_error(where + ": alpha_ns and bandwidth_bytes_per_s must be >= 0");
+  return f;
+}
+
+}  // namespace
+
+std::string to_json(const Calibration& c) {
+  json phases = json::object();
+  for (size_t i = 0; i < c.phases.size(); ++i) {
+    const PhaseFit& f = c.phases[i];
+    if (f.samples == 0) continue;
+    phases[std::string(traces::kPhaseNames[i])] = {
+        {"flops_per_s", f.flops_per_s}, {"overhead_ns", f.overhead_ns},
+        {"efficiency", f.efficiency},   {"samples", f.samples},
+        {"rms_error", f.rms_error}};
+  }
+  json j = {{"format", "meshscope-calibration"},
+            {"version", 1},
+            {"hardware", c.hardware},
+            {"traces", c.traces},
+            {"compute", phases},
+            {"p2p", link_json(c.p2p)},
+            {"collective", link_json(c.collective)}};
+  return j.dump(2) + "\n";
+}
+
+Calibration load_calibration(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open calibration file");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw std::runtime_error(path + ": malformed JSON at byte " + std::to_string(e.byte));
+  }
+  if (!j.is_object() || j.value("format", "") != "meshscope-calibration")
+    throw std::runtime_error(path + ": key 'format': not a meshscope calibration file");
+  Calibration c;
+  c.hardware = j.value("hardware", "");
+  if (j.contains("traces")) c.traces = j.at("traces").get<std::vector<std::string>>();
+  if (j.contains("compute")) {
+    for (const auto& [key, v] : j.at("compute").items()) {
+      const auto phase = traces::parse_phase(key);
+      if (!phase) throw std::runtime_error(path + ": key 'compute." + key + "': unknown phase");
+      PhaseFit& f = c.phases[static_cast<size_t>(*phase)];
+      f.flops_per_s = v.value("flops_per_s", 0.0);
+      f.overhead_ns = v.value("overhead_ns", 0.0);
+      f.efficiency = v.value("efficiency", 0.0);
+      f.samples = v.value("samples", 0);
+      f.rms_error = v.value("rms_error", 0.0);
+      if (f.flops_per_s < 0)
+        throw std::runtime_error(path + ": key 'compute." + key + ".flops_per_s': must be >= 0");
+    }
+  }
+  if (j.contains("p2p")) c.p2p = link_from(j.at("p2p"), path + ": key 'p2p'");
+  if (j.contains("collective")) c.collective = link_from(j.at("collective"), path + ": key 'collective'");
+  return c;
+}
+
+void save_calibration(const Calibration& c, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error(path + ": cannot write");
+    out << to_json(c);
+    if (!out.flush()) throw std::runtime_error(path + ": write failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw std::runtime_error(path + ": cannot rename temp file into place");
+  }
+}
+
+}  // namespace meshscope::cost

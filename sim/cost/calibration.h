@@ -1,0 +1,47 @@
+// Parameters fitted from profiled Timelines (`meshscope calibrate`) that replace catalog figures:
+// achieved FLOP rate and fixed overhead per compute phase, alpha/beta of transfers and collectives.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "traces/timeline.h"
+
+namespace meshscope::cost {
+
+// duration_ns = overhead_ns + flops / flops_per_s, for one compute span of a phase.
+struct PhaseFit {
+  double flops_per_s = 0;  // 0: not calibrated, use the catalog model
+  double overhead_ns = 0;
+  double efficiency = 0;   // flops_per_s over the hardware's peak at the fitted precision
+  int samples = 0;
+  double rms_error = 0;    // relative, over the fitted spans
+};
+
+// duration_ns = alpha_ns + bytes / bandwidth_bytes_per_s (for collectives: bus bytes, i.e. the
+// payload times NCCL's bus factor 2(n-1)/n or (n-1)/n).
+struct LinkFit {
+  double alpha_ns = 0;
+  double bandwidth_bytes_per_s = 0;  // 0: not calibrated
+  int samples = 0;
+  double rms_error = 0;
+};
+
+struct Calibration {
+  std::string hardware;              // catalog entry the fit refers to ("cpu-local")
+  std::vector<std::string> traces;   // files it was fitted from
+  std::array<PhaseFit, static_cast<size_t>(traces::Phase::kCount)> phases{};
+  LinkFit p2p;
+  LinkFit collective;
+
+  const PhaseFit& phase(traces::Phase p) const { return phases[static_cast<size_t>(p)]; }
+};
+
+// JSON round trip; load throws std::runtime_error naming the file and key on bad input.
+std::string to_json(const Calibration& c);
+Calibration load_calibration(const std::string& path);
+// Written whole or not at all (temp file + rename).
+void save_calibration(const Calibration& c, const std::string& path);
+
+}  // namespace meshscope::cost

@@ -1,0 +1,83 @@
+// A device type and its interconnect, read from a catalog data file (sim/cost/catalog/*.json), so
+// users add hardware without recompiling.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace meshscope::cost {
+
+enum class Precision : uint8_t { kBf16 = 0, kFp16 = 1, kFp32 = 2, kTf32 = 3, kCount };
+inline constexpr std::array<std::string_view, static_cast<size_t>(Precision::kCount)>
+    kPrecisionNames = {"bf16", "fp16", "fp32", "tf32"};
+constexpr std::string_view name(Precision p) { return kPrecisionNames[static_cast<size_t>(p)]; }
+std::optional<Precision> parse_precision(std::string_view s);
+// Bytes of one element of parameters and activations at a precision (tf32 is stored as fp32).
+constexpr int element_bytes(Precision p) { return p == Precision::kBf16 || p == Precision::kFp16 ? 2 : 4; }
+
+// Which row of NCCL's latency table (src/graph/tuning.cc, hwLat) a link tier uses.
+enum class LinkKind : uint8_t { kNvlink = 0, kPci = 1, kNet = 2, kCount };
+inline constexpr std::array<std::string_view, static_cast<size_t>(LinkKind::kCount)>
+    kLinkKindNames = {"nvlink", "pci", "net"};
+constexpr std::string_view name(LinkKind k) { return kLinkKindNames[static_cast<size_t>(k)]; }
+
+// One level of the interconnect, as seen from one device.
+struct LinkTier {
+  std::string name;                   // "nvlink4 (nvswitch)", "infiniband ndr"
+  LinkKind kind = LinkKind::kNvlink;
+  double bandwidth_bytes_per_s = 0;   // per device, one direction
+  double latency_ns = 0;              // one point-to-point message (alpha)
+  // Fraction of bandwidth_bytes_per_s that NCCL's bus bandwidth reaches on this tier.
+  double collective_efficiency = 1.0;
+};
+
+// How close kernels get to the peak rates; see compute_model.h for how these combine.
+struct Efficiency {
+  double gemm_max = 0.8;     // best fraction of peak for large GEMMs
+  int64_t tile_m = 128;      // output tile of the GEMM kernels (tile and wave quantization)
+  int64_t tile_n = 256;
+  double k_half = 128;       // reduction depth at which a GEMM's main loop runs at half rate
+  double attention = 0.5;    // fused attention (flash style), fraction of peak
+  double conv = 0.6;         // convolutions (implicit GEMM), fraction of peak
+  double memory = 0.85;      // streaming kernels, fraction of memory bandwidth
+};
+
+struct Hardware {
+  std::string name;         // catalog key: "h100-sxm"
+  std::string description;
+  std::string kind;         // "gpu" or "cpu"
+  std::vector<std::string> sources;
+  std::array<double, static_cast<size_t>(Precision::kCount)> peak_flops{};  // dense, per device
+  double memory_bytes = 0;
+  double memory_bandwidth_bytes_per_s = 0;
+  int compute_units = 1;          // SMs (GPU) or cores (CPU)
+  double launch_overhead_ns = 0;  // fixed cost per op
+  Efficiency efficiency;
+  int devices_per_node = 1;
+  int nics_per_node = 1;
+  LinkTier intra_node;
+  LinkTier inter_node;
+
+  double peak(Precision p) const { return peak_flops[static_cast<size_t>(p)]; }
+};
+
+// Parses one catalog entry; `where` names the file in error messages. Throws std::runtime_error
+// naming the missing or malformed key.
+Hardware parse_hardware(const nlohmann::json& j, const std::string& where);
+Hardware load_hardware_file(const std::string& path);
+
+// Directories searched for "<name>.json": $MESHSCOPE_CATALOG (colon-separated), then the catalog
+// shipped in the source tree.
+std::vector<std::string> catalog_dirs();
+// `name_or_path` is a catalog name ("a100-80gb") or a path to a .json file.
+Hardware find_hardware(const std::string& name_or_path);
+// Names of every entry in the catalog directories, sorted.
+std::vector<std::string> list_hardware();
+
+}  // namespace meshscope::cost
