@@ -1,0 +1,40 @@
+// The per-rank math Context: cuBLAS handle, scratch memory and the loss slot.
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/ops.h"
+
+namespace meshscope::kernels::cuda {
+
+std::optional<GemmPrecision> parse_gemm_precision(std::string_view s) {
+  for (size_t i = 0; i < kGemmPrecisionNames.size(); ++i) {
+    if (kGemmPrecisionNames[i] == s) return static_cast<GemmPrecision>(i);
+  }
+  return std::nullopt;
+}
+
+Context::Context(cudaStream_t stream, GemmPrecision precision)
+    : stream_(stream), cublas_(make_cublas(stream)), precision_(precision), loss_(1) {}
+
+void* Context::scratch(size_t bytes) {
+  if (scratch_.size() < bytes) {
+    // cudaFree waits for the device, so work still reading the old scratch finishes first.
+    scratch_ = DeviceBuffer<std::byte>();
+    scratch_ = DeviceBuffer<std::byte>(bytes + bytes / 2);
+  }
+  return scratch_.data();
+}
+
+double Context::read_loss(const DeviceLoss* loss) const {
+  DeviceLoss host{};
+  MESHSCOPE_CUDA_CHECK(
+      cudaMemcpyAsync(&host, loss, sizeof(host), cudaMemcpyDeviceToHost, stream_));
+  MESHSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (host.has_bad_label != 0) {
+    throw std::out_of_range("loss: label " + std::to_string(host.bad_label) +
+                            " is outside [0, classes)");
+  }
+  return host.value;
+}
+
+}  // namespace meshscope::kernels::cuda

@@ -1,0 +1,95 @@
+// The ops of kernels/cpu/ops.h on a CUDA device, with the same contracts (row-major, float32
+// tensors, `ld*` row strides in elements); every pointer here is device memory and every op is
+// enqueued on the Context's stream. GEMMs go through cuBLAS; the rest are this folder's kernels.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "kernels/cpu/ops.h"
+#include "kernels/cuda/raii.h"
+
+namespace meshscope::kernels::cuda {
+
+// How a GEMM multiplies: fp32 exactly, fp32 with TF32 tensor cores, or inputs rounded to bf16
+// (accumulation and output stay fp32 in every mode, so the float32 contract holds).
+enum class GemmPrecision : uint8_t { kFp32 = 0, kTf32 = 1, kBf16 = 2, kCount };
+inline constexpr std::array<std::string_view, static_cast<size_t>(GemmPrecision::kCount)>
+    kGemmPrecisionNames = {"fp32", "tf32", "bf16"};
+constexpr std::string_view name(GemmPrecision p) {
+  return kGemmPrecisionNames[static_cast<size_t>(p)];
+}
+std::optional<GemmPrecision> parse_gemm_precision(std::string_view s);
+
+// A loss accumulated on the device; read it back with Context::read_loss.
+struct DeviceLoss {
+  double value;
+  int32_t has_bad_label;  // 1 when some label was outside [0, classes)
+  int32_t bad_label;      // the first such label seen
+};
+
+// One rank's math state: the stream ops go to (not owned), a cuBLAS handle bound to it, and
+// scratch memory. Not thread-safe: one Context per host thread.
+class Context {
+ public:
+  explicit Context(cudaStream_t stream, GemmPrecision precision = GemmPrecision::kFp32);
+
+  cudaStream_t stream() const { return stream_; }
+  cublasHandle_t cublas() const { return cublas_.get(); }
+  GemmPrecision precision() const { return precision_; }
+  void set_precision(GemmPrecision p) { precision_ = p; }
+
+  // At least `bytes` of device scratch, stream-ordered: valid until the next scratch() call.
+  void* scratch(size_t bytes);
+  // The Context's own loss slot for the synchronous loss wrappers.
+  DeviceLoss* loss_slot() const { return loss_.data(); }
+  // Waits for the stream, copies the loss back; throws std::out_of_range on a bad label.
+  double read_loss(const DeviceLoss* loss) const;
+
+ private:
+  cudaStream_t stream_;
+  CublasHandle cublas_;
+  GemmPrecision precision_;
+  DeviceBuffer<std::byte> scratch_;
+  DeviceBuffer<DeviceLoss> loss_;
+};
+
+using kernels::Activation;
+
+void gemm(Context& ctx, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
+          const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc);
+void bias_activation_forward(Context& ctx, Activation act, int rows, int cols, const float* bias,
+                             float* pre, float* out);
+void activation_backward(Context& ctx, Activation act, int rows, int cols, const float* pre,
+                         const float* grad_out, float* grad_pre);
+void bias_grad(Context& ctx, int rows, int cols, const float* grad, float beta, float* db);
+
+// Asynchronous losses: `loss` (device) is zeroed and accumulated on the stream.
+void softmax_cross_entropy_async(Context& ctx, int rows, int classes, const float* logits,
+                                 const int32_t* labels, float scale, float* grad_logits,
+                                 DeviceLoss* loss);
+void mse_async(Context& ctx, size_t n, const float* pred, const float* target, float scale,
+               float* grad, DeviceLoss* loss);
+// Synchronous forms with the CPU contract: return the loss (waits for the stream).
+double softmax_cross_entropy(Context& ctx, int rows, int classes, const float* logits,
+                             const int32_t* labels, float scale, float* grad_logits);
+double mse(Context& ctx, size_t n, const float* pred, const float* target, float scale,
+           float* grad);
+
+void sgd(Context& ctx, size_t n, float lr, float* param, const float* grad);
+void axpy(Context& ctx, size_t n, float alpha, const float* x, float* y);
+// out = sum_i inputs[i]; `inputs` is a host array of device pointers (peers' buffers on one GPU
+// for the cuda-virtual collectives). out may alias inputs[0].
+void sum(Context& ctx, size_t n, const float* const* inputs, int num_inputs, float* out);
+void fill(Context& ctx, size_t n, float value, float* x);
+
+// Rounds n floats to bf16 (round to nearest even); used by the bf16 GEMM.
+void float_to_bf16(cudaStream_t stream, size_t n, const float* in, void* out_bf16);
+
+}  // namespace meshscope::kernels::cuda
