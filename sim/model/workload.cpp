@@ -1,0 +1,141 @@
+// The three executable workloads and their shapes.
+#include "sim/model/workload.h"
+
+#include <stdexcept>
+
+namespace meshscope::model {
+namespace {
+
+constexpr int kClassifierInput = 784;  // MNIST-shaped: 28 x 28 pixels
+constexpr int kClassifierHidden = 256;
+constexpr int kClassifierClasses = 10;
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("workload: " + what);
+}
+
+Workload chain() {
+  Workload w;
+  w.input_dim = 1;
+  w.output_dim = 1;
+  w.loss = LossKind::kMse;
+  const int dims[] = {1, 2, 3, 1};
+  for (int i = 0; i < 3; ++i) {
+    const std::string n = "linear" + std::to_string(i);
+    w.units.push_back(Unit{n, {LinearSpec{n, dims[i], dims[i + 1]}}, false});
+  }
+  return w;
+}
+
+Workload classifier() {
+  Workload w;
+  w.input_dim = kClassifierInput;
+  w.output_dim = kClassifierClasses;
+  w.loss = LossKind::kSoftmaxCrossEntropy;
+  w.units.push_back(Unit{"fc1",
+                         {LinearSpec{"fc1", kClassifierInput, kClassifierHidden, Activation::kRelu,
+                                     TpSplit::kColumn}},
+                         false});
+  w.units.push_back(Unit{
+      "fc2",
+      {LinearSpec{"fc2", kClassifierHidden, kClassifierClasses, Activation::kNone, TpSplit::kRow}},
+      false});
+  return w;
+}
+
+Workload mlp(const WorkloadSpec& spec) {
+  require(spec.layers >= 1, "mlp layers must be >= 1, got " + std::to_string(spec.layers));
+  require(spec.hidden >= 1 && spec.hidden <= (1 << 16),
+          "mlp hidden must be in [1, 65536], got " + std::to_string(spec.hidden));
+  Workload w;
+  w.input_dim = spec.hidden;
+  w.output_dim = spec.hidden;
+  w.loss = LossKind::kMse;
+  const int h = spec.hidden;
+  for (int i = 0; i < spec.layers; ++i) {
+    const std::string n = "block" + std::to_string(i);
+    w.units.push_back(Unit{n,
+                           {LinearSpec{n + ".fc1", h, 4 * h, Activation::kGelu, TpSplit::kColumn},
+                            LinearSpec{n + ".fc2", 4 * h, h, Activation::kNone, TpSplit::kRow}},
+                           true});
+  }
+  return w;
+}
+
+}  // namespace
+
+std::optional<WorkloadKind> parse_workload_kind(std::string_view s) {
+  for (size_t i = 0; i < kWorkloadKindNames.size(); ++i) {
+    if (kWorkloadKindNames[i] == s) return static_cast<WorkloadKind>(i);
+  }
+  return std::nullopt;
+}
+
+Workload make_workload(const WorkloadSpec& spec) {
+  require(spec.batch >= 1, "batch must be >= 1, got " + std::to_string(spec.batch));
+  require(spec.lr > 0 && spec.lr < 100, "learning rate must be in (0, 100)");
+  Workload w;
+  switch (spec.kind) {
+    case WorkloadKind::kChain:
+      w = chain();
+      break;
+    case WorkloadKind::kClassifier:
+      w = classifier();
+      break;
+    case WorkloadKind::kMlp:
+      w = mlp(spec);
+      break;
+    case WorkloadKind::kCount:
+      require(false, "unknown workload kind");
+  }
+  w.spec = spec;
+  return w;
+}
+
+int64_t Workload::parameters() const {
+  int64_t p = 0;
+  for (const Unit& u : units) {
+    for (const LinearSpec& l : u.linears) p += int64_t{l.in} * l.out + l.out;
+  }
+  return p;
+}
+
+int Workload::num_linears() const {
+  int n = 0;
+  for (const Unit& u : units) n += static_cast<int>(u.linears.size());
+  return n;
+}
+
+std::string Workload::describe() const {
+  std::string s(name(spec.kind));
+  if (spec.kind == WorkloadKind::kMlp) {
+    s += " L=" + std::to_string(spec.layers) + " h=" + std::to_string(spec.hidden);
+  }
+  return s + " batch=" + std::to_string(spec.batch);
+}
+
+double loss_scale(const Workload& w) {
+  const double per_sample = w.loss == LossKind::kMse ? w.output_dim : 1;
+  return 1.0 / (static_cast<double>(w.spec.batch) * per_sample);
+}
+
+int local_in(const LinearSpec& l, int tp) { return l.split == TpSplit::kRow ? l.in / tp : l.in; }
+int local_out(const LinearSpec& l, int tp) {
+  return l.split == TpSplit::kColumn ? l.out / tp : l.out;
+}
+
+void check_tp(const Workload& w, int tp) {
+  require(tp >= 1, "tp must be >= 1");
+  for (const Unit& u : w.units) {
+    for (const LinearSpec& l : u.linears) {
+      const int split = l.split == TpSplit::kColumn ? l.out : l.split == TpSplit::kRow ? l.in : 0;
+      if (split % tp != 0) {
+        throw std::invalid_argument("workload: " + l.name + " splits " + std::to_string(split) +
+                                    " features over tp=" + std::to_string(tp) +
+                                    ", which does not divide them");
+      }
+    }
+  }
+}
+
+}  // namespace meshscope::model

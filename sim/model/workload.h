@@ -1,0 +1,82 @@
+// The executable workloads: the seed chain, the MNIST-shaped classifier and the deep MLP, as a
+// list of partition units (layers) of linears with their tensor-parallel split and a loss.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace meshscope::model {
+
+enum class WorkloadKind : uint8_t { kChain = 0, kClassifier = 1, kMlp = 2, kCount };
+inline constexpr std::array<std::string_view, static_cast<size_t>(WorkloadKind::kCount)>
+    kWorkloadKindNames = {"chain", "classifier", "mlp"};
+constexpr std::string_view name(WorkloadKind k) {
+  return kWorkloadKindNames[static_cast<size_t>(k)];
+}
+std::optional<WorkloadKind> parse_workload_kind(std::string_view s);
+
+enum class Activation : uint8_t { kNone = 0, kRelu = 1, kGelu = 2 };  // GELU: tanh form
+enum class LossKind : uint8_t { kMse = 0, kSoftmaxCrossEntropy = 1 };
+
+// How a linear is split over the tp ranks (Megatron-LM): column-parallel splits the outputs (its
+// input is replicated, its output sharded), row-parallel splits the inputs (input sharded, partial
+// outputs all-reduced, bias added once after). Replicated: every tp rank holds all of it.
+enum class TpSplit : uint8_t { kReplicated = 0, kColumn = 1, kRow = 2 };
+
+struct WorkloadSpec {
+  WorkloadKind kind = WorkloadKind::kMlp;
+  int layers = 8;     // mlp: blocks h -> 4h -> h; ignored by chain (3) and classifier (2)
+  int hidden = 256;   // mlp: h; ignored by chain and classifier (784 -> 256 -> 10)
+  int batch = 32;     // global batch per step, in samples, over all dp replicas and microbatches
+  float lr = 0.05f;   // SGD learning rate
+  uint64_t seed = 1;  // weights and data
+};
+
+// y = act(x W + b) with W stored in x out, row-major (full, unsplit shapes).
+struct LinearSpec {
+  std::string name;  // "block3.fc1"
+  int in = 0;
+  int out = 0;
+  Activation act = Activation::kNone;
+  TpSplit split = TpSplit::kReplicated;
+};
+
+// A partition unit: the smallest piece a pipeline stage holds. residual: output = input + linears.
+struct Unit {
+  std::string name;
+  std::vector<LinearSpec> linears;
+  bool residual = false;
+};
+
+struct Workload {
+  WorkloadSpec spec;
+  int input_dim = 0;
+  int output_dim = 0;
+  LossKind loss = LossKind::kMse;
+  std::vector<Unit> units;
+
+  int64_t parameters() const;
+  int num_linears() const;
+  // "mlp L=8 h=256 batch=32"
+  std::string describe() const;
+};
+
+// Throws std::invalid_argument naming the field when the spec is out of range.
+Workload make_workload(const WorkloadSpec& spec);
+
+// The loss of a sample batch is the mean over its samples (and, for MSE, over outputs too): a
+// microbatch of any size scales its summed loss by this, so microbatch losses add up to the
+// full-batch mean.
+double loss_scale(const Workload& w);
+
+// Per-tp-rank shapes of a linear.
+int local_in(const LinearSpec& l, int tp);
+int local_out(const LinearSpec& l, int tp);
+// Throws std::invalid_argument when a split dimension of some linear is not divisible by tp.
+void check_tp(const Workload& w, int tp);
+
+}  // namespace meshscope::model

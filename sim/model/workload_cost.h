@@ -1,0 +1,21 @@
+// The StageCost of each pipeline stage of an executable workload: the ops the executor runs per
+// microbatch on one tp rank, with their FLOPs, bytes and GEMM shapes, and its memory and traffic.
+#pragma once
+
+#include <vector>
+
+#include "sim/model/partition.h"
+#include "sim/model/stage_cost.h"
+#include "sim/model/workload.h"
+
+namespace meshscope::model {
+
+// One entry per stage of `stages`, for microbatches of `microbatch_rows` samples on one of `tp`
+// tensor-parallel ranks. Mirrors the executor exactly: stage 0 computes no gradient for the data
+// (so no input-gradient GEMM and no tp all-reduce for its first linear), the last stage's forward
+// includes the loss; activation_bytes is what the executor keeps from F to B (the stage input,
+// every linear's pre-activation and activation, residual outputs, the loss gradient).
+std::vector<StageCost> stage_costs(const Workload& w, const std::vector<StageRange>& stages,
+                                   int tp, int microbatch_rows);
+
+}  // namespace meshscope::model
