@@ -31,9 +31,17 @@ struct OpCost {
 
 // A tensor-parallel collective inside a stage's compute (Megatron: all-reduce after the
 // row-parallel linear in forward, after the column-parallel linear's input grad in backward).
+// Which collective and over which group of a simulated model (GPT with sequence, context or expert
+// parallelism); the defaults are Megatron's tp all-reduce, which is all the executable models use.
+enum class CommOp : uint8_t { kAllReduce = 0, kAllGather = 1, kReduceScatter = 2, kAllToAll = 3 };
+enum class CommAxis : uint8_t { kTp = 0, kCp = 1, kEp = 2 };
+
 struct TpCollective {
   std::string name;
   int64_t bytes = 0;  // payload per rank
+  CommOp op = CommOp::kAllReduce;
+  CommAxis axis = CommAxis::kTp;
+  bool overlapped = false;  // hidden behind the phase's attention compute (context parallel ring)
 };
 
 struct StageCost {
@@ -47,6 +55,9 @@ struct StageCost {
   int64_t activation_bytes = 0;  // kept from a microbatch's forward until its backward, per tp rank
   int64_t output_bytes = 0;      // activation sent to the next stage per microbatch (grad back: same)
   int64_t input_bytes = 0;       // activation received from the previous stage per microbatch
+  // Of activation_bytes, what the weight-gradient pass (W) still needs once the input-gradient
+  // pass (I) is done (zero-bubble schedules); 0: unknown, the simulator assumes half.
+  int64_t weight_grad_bytes = 0;
 
   double forward_flops() const;
   double input_grad_flops() const;
