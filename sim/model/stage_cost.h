@@ -29,13 +29,13 @@ struct OpCost {
   int64_t m = 0, n = 0, k = 0;
 };
 
-// A tensor-parallel collective inside a stage's compute (Megatron: all-reduce after the
-// row-parallel linear in forward, after the column-parallel linear's input grad in backward).
 // Which collective and over which group of a simulated model (GPT with sequence, context or expert
 // parallelism); the defaults are Megatron's tp all-reduce, which is all the executable models use.
 enum class CommOp : uint8_t { kAllReduce = 0, kAllGather = 1, kReduceScatter = 2, kAllToAll = 3 };
 enum class CommAxis : uint8_t { kTp = 0, kCp = 1, kEp = 2 };
 
+// A tensor-parallel collective inside a stage's compute (Megatron: all-reduce after the
+// row-parallel linear in forward, after the column-parallel linear's input grad in backward).
 struct TpCollective {
   std::string name;
   int64_t bytes = 0;  // payload per rank
