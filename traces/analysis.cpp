@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "traces/analysis_spans.h"
@@ -33,13 +34,19 @@ std::vector<Interval> activity_extent(const Timeline& t) {
 void attribute_bubbles(const IntervalSet& busy, const IntervalSet& stage, Interval w,
                        BubbleAttribution& out) {
   const IntervalSet gaps = gaps_within(busy, w);
-  const IntervalSet stage_in_w = intersect(stage, IntervalSet{w});
-  if (stage_in_w.empty()) {
+  // Binary searches, not a scan: a long run has many windows and millions of stage spans.
+  const auto first_it = std::upper_bound(
+      stage.begin(), stage.end(), w.begin_ns,
+      [](int64_t t, const Interval& iv) { return t < iv.end_ns; });
+  if (first_it == stage.end() || first_it->begin_ns >= w.end_ns) {
     out.unattributed_ns += total_length(gaps);
     return;
   }
-  const int64_t first = stage_in_w.front().begin_ns;
-  const int64_t last = stage_in_w.back().end_ns;
+  const auto last_it = std::prev(std::lower_bound(
+      stage.begin(), stage.end(), w.end_ns,
+      [](const Interval& iv, int64_t t) { return iv.begin_ns < t; }));
+  const int64_t first = std::max(first_it->begin_ns, w.begin_ns);
+  const int64_t last = std::min(last_it->end_ns, w.end_ns);
   out.warmup_ns += length_within(gaps, {w.begin_ns, first});
   out.peer_wait_ns += length_within(gaps, {first, last});
   out.cooldown_ns += length_within(gaps, {last, w.end_ns});
@@ -57,8 +64,9 @@ std::optional<int64_t> peak_activation(const Timeline& t, uint16_t device) {
   return static_cast<int64_t>(std::llround(*peak));
 }
 
-DeviceAnalysis analyze_device(const Timeline& t, uint16_t d, const std::vector<uint32_t>& spans,
+DeviceAnalysis analyze_device(const Timeline& t, uint16_t d, const std::vector<detail::SpanRec>& recs,
                               const std::vector<Interval>& windows, bool& has_stage) {
+  using detail::SpanRec;
   const Device& dev = t.devices[d];
   DeviceAnalysis a;
   a.device = d;
@@ -66,14 +74,14 @@ DeviceAnalysis analyze_device(const Timeline& t, uint16_t d, const std::vector<u
   a.name = dev.name;
   a.coord = dev.coord;
   const IntervalSet busy =
-      detail::union_of(t, spans, [](const Span& s) { return is_device_activity(s.kind); });
+      detail::union_of(recs, [](const SpanRec& r) { return is_device_activity(r.kind); });
   const IntervalSet compute =
-      detail::union_of(t, spans, [](const Span& s) { return s.kind == SpanKind::kCompute; });
+      detail::union_of(recs, [](const SpanRec& r) { return r.kind == SpanKind::kCompute; });
   const IntervalSet comm =
-      detail::union_of(t, spans, [](const Span& s) { return is_communication(s.kind); });
+      detail::union_of(recs, [](const SpanRec& r) { return is_communication(r.kind); });
   const IntervalSet overlap = intersect(comm, compute);
-  const IntervalSet stage = detail::union_of(t, spans, [](const Span& s) {
-    return s.kind == SpanKind::kCompute && is_stage_phase(s.phase);
+  const IntervalSet stage = detail::union_of(recs, [](const SpanRec& r) {
+    return r.kind == SpanKind::kCompute && is_stage_phase(r.phase);
   });
   has_stage = has_stage || !stage.empty();
   for (const Interval& w : windows) {
@@ -117,19 +125,23 @@ TimelineAnalysis analyze(const Timeline& t, const AnalysisOptions& options) {
     out.step_time_ns = out.window_ns / static_cast<int64_t>(out.windows.size());
   }
   const auto by_device = detail::spans_by_device(t);
+  const auto launches = detail::launch_times(t);
   for (size_t d = 0; d < t.devices.size(); ++d) {
-    DeviceAnalysis a = analyze_device(t, static_cast<uint16_t>(d), by_device[d], out.windows,
-                                      out.has_stage_annotations);
+    const auto device = static_cast<uint16_t>(d);
+    const auto recs = detail::device_records(t, by_device[d]);
+    DeviceAnalysis a = analyze_device(t, device, recs, out.windows, out.has_stage_annotations);
     out.busy_ns += a.busy_ns;
     out.compute_ns += a.compute_ns;
     out.communication_ns += a.communication_ns;
     out.overlap_ns += a.overlap_ns;
     out.idle_ns += a.idle_ns;
     out.devices.push_back(std::move(a));
+    if (auto h = detail::hta_device(t, device, recs, launches, options.hta)) {
+      out.hta.push_back(std::move(*h));
+    }
   }
   const int64_t all_windows = out.window_ns * static_cast<int64_t>(t.devices.size());
   out.bubble_fraction = all_windows > 0 ? static_cast<double>(out.idle_ns) / all_windows : 0.0;
-  out.hta = hta_breakdown(t, options.hta);
   return out;
 }
 

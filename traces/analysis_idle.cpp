@@ -69,8 +69,9 @@ size_t add_idle_spans(Timeline& t) {
   const auto by_device = detail::spans_by_device(t);
   size_t added = 0;
   for (size_t d = 0; d < by_device.size(); ++d) {
-    const IntervalSet busy = detail::union_of(
-        t, by_device[d], [](const Span& s) { return is_device_activity(s.kind); });
+    const IntervalSet busy =
+        detail::union_of(detail::device_records(t, by_device[d]),
+                         [](const detail::SpanRec& r) { return is_device_activity(r.kind); });
     const auto device = static_cast<uint16_t>(d);
     std::optional<uint16_t> lane;
     for (const Interval& w : windows) {

@@ -1,27 +1,59 @@
-// Internal to the analysis files: spans grouped per device, and unions of the spans of one kind.
+// Internal to the analysis files: each device's spans as compact records sorted by begin, and
+// unions of them in one linear sweep.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
+#include "traces/analysis_hta.h"
 #include "traces/analysis_intervals.h"
 #include "traces/timeline.h"
 
 namespace meshscope::traces::detail {
 
+// What the sweeps need of a span, packed so that one device's spans stay in cache.
+struct SpanRec {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t index = 0;  // into Timeline::spans
+  SpanKind kind = SpanKind::kCompute;
+  Phase phase = Phase::kNone;
+};
+
 // For each device, the indices of its spans in Timeline order (kIdle spans left out: they are
 // derived data). Throws std::out_of_range naming the span whose device index is out of range.
 std::vector<std::vector<uint32_t>> spans_by_device(const Timeline& t);
 
-// The union of the spans in `indices` for which keep(span) holds.
+// The records of `indices`, sorted by begin_ns (empty and inverted spans dropped).
+std::vector<SpanRec> device_records(const Timeline& t, const std::vector<uint32_t>& indices);
+
+// The union of the records (sorted by begin) for which keep(rec) holds: one linear sweep.
 template <typename Keep>
-IntervalSet union_of(const Timeline& t, const std::vector<uint32_t>& indices, Keep keep) {
-  std::vector<Interval> intervals;
-  for (uint32_t i : indices) {
-    const Span& s = t.spans[i];
-    if (keep(s)) intervals.push_back({s.begin_ns, s.end_ns});
+IntervalSet union_of(const std::vector<SpanRec>& recs, Keep keep) {
+  IntervalSet out;
+  for (const SpanRec& r : recs) {
+    if (!keep(r)) continue;
+    if (!out.empty() && r.begin_ns <= out.back().end_ns) {
+      out.back().end_ns = std::max(out.back().end_ns, r.end_ns);
+    } else {
+      out.push_back({r.begin_ns, r.end_ns});
+    }
   }
-  return merge_intervals(std::move(intervals));
+  return out;
 }
+
+// For each span launched from the host (a flow kHost -> device activity), when the launch call
+// began, sorted by span index.
+using LaunchTimes = std::vector<std::pair<uint32_t, int64_t>>;
+LaunchTimes launch_times(const Timeline& t);
+
+// The HTA breakdown of one device from its records; nullopt without GPU activity.
+std::optional<HtaDeviceBreakdown> hta_device(const Timeline& t, uint16_t device,
+                                             const std::vector<SpanRec>& recs,
+                                             const LaunchTimes& launches,
+                                             const HtaOptions& options);
 
 }  // namespace meshscope::traces::detail

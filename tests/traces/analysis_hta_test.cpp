@@ -79,6 +79,20 @@ TEST_F(HtaKernelSequence, CommunicationOverlapIsShareOfCommTimeWithCompute) {
   EXPECT_DOUBLE_EQ(h.comm_compute_overlap, 0.5);
 }
 
+TEST(HtaBreakdown, LaunchExactlyAtTheGapStartIsNotHostWait) {
+  // HTA: host wait needs the launch call to start strictly after the previous kernel ended.
+  Timeline t;
+  const uint16_t gpu = testing::add_device(t, 0);
+  const uint16_t host = t.add_device(0, "host");
+  t.add_lane(host, "thread", LaneKind::kHost);
+  add(t, gpu, 0, SpanKind::kCompute, 0, 100);
+  const uint32_t k = add(t, gpu, 0, SpanKind::kCompute, 200, 300);
+  t.add_flow(add(t, host, 0, SpanKind::kHost, 100, 110), k);
+  const HtaDeviceBreakdown h = hta_breakdown(t).at(0);
+  EXPECT_EQ(h.host_wait_ns, 0);
+  EXPECT_EQ(h.other_idle_ns, 100);
+}
+
 TEST(HtaBreakdown, NoCommunicationMeansZeroOverlapNotNaN) {
   Timeline t;
   const uint16_t d = testing::add_device(t, 0);

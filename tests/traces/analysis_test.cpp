@@ -123,6 +123,30 @@ TEST(Analyze, BubbleAttributionSplitsWarmupPeerWaitCooldown) {
   }
 }
 
+TEST(Analyze, BubbleAttributionIsPerStepWindow) {
+  // Two identical GPipe steps back to back: each window is split at its own first and last
+  // stage-compute span, so every figure doubles.
+  const int p = 3;
+  const int64_t f = 100;
+  const int64_t b = 300;
+  Timeline t = testing::gpipe(p, 2, f, b);
+  const int64_t step = t.steps[0].end_ns;
+  const size_t n = t.spans.size();
+  for (size_t i = 0; i < n; ++i) {
+    Span s = t.spans[i];
+    s.begin_ns += step;
+    s.end_ns += step;
+    t.add_span(s);
+  }
+  t.steps.push_back({step, 2 * step});
+  const TimelineAnalysis a = analyze(t);
+  for (int s = 0; s < p; ++s) {
+    EXPECT_EQ(a.devices[s].bubbles.warmup_ns, 2 * s * f);
+    EXPECT_EQ(a.devices[s].bubbles.cooldown_ns, 2 * s * b);
+    EXPECT_EQ(a.devices[s].bubbles.peer_wait_ns, 2 * (p - 1 - s) * (f + b));
+  }
+}
+
 TEST(Analyze, IdleWithoutStageAnnotationsIsUnattributed) {
   const TimelineAnalysis a = analyze(two_step_timeline());
   EXPECT_FALSE(a.has_stage_annotations);
