@@ -1,0 +1,125 @@
+// Assembling GPT stages from transformer layers, the embedding and the logits.
+#include "sim/model/gpt.h"
+
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace meshscope::model {
+namespace {
+
+TpCollective tp_comm(const char* name, CommOp op, double bytes) {
+  TpCollective c;
+  c.name = name;
+  c.op = op;
+  c.bytes = static_cast<int64_t>(bytes);
+  return c;
+}
+
+void append(std::vector<OpCost>& to, const std::vector<OpCost>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+void append(std::vector<TpCollective>& to, const std::vector<TpCollective>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+}  // namespace
+
+std::vector<int> split_layers(int64_t layers, int stages) {
+  if (stages < 1) throw std::invalid_argument("pipeline stages must be >= 1");
+  if (layers < stages)
+    throw std::invalid_argument("layers (" + std::to_string(layers) + ") fewer than pipeline stages (" +
+                                std::to_string(stages) + ")");
+  const int64_t base = (layers + stages - 1) / stages;
+  std::vector<int> split(stages, static_cast<int>(base));
+  int64_t deficit = base * stages - layers;
+  for (int i = 0; deficit > 0; ++i, --deficit) {
+    const int stage = i % 2 == 0 ? i / 2 : stages - 1 - i / 2;
+    split[stage % stages] -= 1;
+  }
+  return split;
+}
+
+GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages,
+                   std::vector<int> layers_per_stage) {
+  if (spec.layers < 1 || spec.hidden < 1 || spec.heads < 1 || spec.seq < 1 || spec.vocab < 1)
+    throw std::invalid_argument("model: layers, hidden, heads, seq and vocab must be >= 1");
+  if (layers_per_stage.empty()) layers_per_stage = split_layers(spec.layers, num_stages);
+  if (static_cast<int>(layers_per_stage.size()) != num_stages ||
+      std::accumulate(layers_per_stage.begin(), layers_per_stage.end(), int64_t{0}) != spec.layers)
+    throw std::invalid_argument("layers_per_stage must list " + std::to_string(num_stages) +
+                                " stages summing to the model's layers");
+  if (par.tp < 1 || spec.vocab % par.tp != 0)
+    throw std::invalid_argument("vocab (" + std::to_string(spec.vocab) + ") must be divisible by tp");
+
+  TransformerShape shape{spec.hidden, spec.heads, spec.kv_heads, spec.ffn, spec.gated_mlp,
+                         spec.experts, spec.top_k, spec.expert_ffn};
+  const LayerCost layer = transformer_layer(shape, par);
+  const int64_t h = spec.hidden, t = par.tp, V = spec.vocab;
+  const int e = par.element_bytes;
+  const double T = static_cast<double>(par.micro_batch * spec.seq / par.cp);
+  const bool sp = par.sequence_parallel && t > 1;
+  const double rep = sp ? 1.0 / t : 1.0;
+
+  GptModel model;
+  for (int s = 0; s < num_stages; ++s) {
+    GptStage st;
+    StageCost& c = st.cost;
+    c.stage = s;
+    st.layers = layers_per_stage[s];
+    const bool first = s == 0, last = s == num_stages - 1;
+    std::vector<OpCost> wg_unused;
+    if (first) {
+      c.forward.push_back(elementwise("embedding", OpKind::kElementwise, T * h * rep, e, 1));
+      c.weight_grad.push_back(elementwise("embedding.wgrad", OpKind::kElementwise, T * h, e, 1));
+      if (t > 1) c.tp_forward.push_back(tp_comm("embedding.tp", sp ? CommOp::kReduceScatter : CommOp::kAllReduce, T * h * e));
+      st.dense_parameters += V * h / t + (spec.learned_positions ? spec.seq * h : 0);
+      c.activation_bytes += static_cast<int64_t>(T * h * rep);  // dropout mask
+    }
+    for (int l = 0; l < st.layers; ++l) {
+      append(c.forward, layer.forward);
+      append(c.input_grad, layer.input_grad);
+      append(c.weight_grad, layer.weight_grad);
+      append(c.tp_forward, layer.comm_forward);
+      append(c.tp_backward, layer.comm_backward);
+    }
+    st.dense_parameters += st.layers * layer.dense_parameters;
+    st.expert_parameters += st.layers * layer.expert_parameters;
+    c.activation_bytes += st.layers * layer.activation_bytes;
+    c.weight_grad_bytes += st.layers * layer.weight_grad_bytes;
+    if (last) {
+      c.forward.push_back(elementwise("final_norm", OpKind::kNorm, T * h * rep, e, 5));
+      if (sp) {
+        c.tp_forward.push_back(tp_comm("logits.tp_in", CommOp::kAllGather, T * h * e));
+        c.tp_backward.push_back(tp_comm("logits.tp_in", CommOp::kReduceScatter, T * h * e));
+      } else if (t > 1) {
+        c.tp_backward.push_back(tp_comm("logits.tp_in", CommOp::kAllReduce, T * h * e));
+      }
+      GemmOps ops{&c.forward, &c.input_grad, &c.weight_grad};
+      add_linear(ops, "logits", static_cast<int64_t>(T), h, V / t, e, 1);
+      OpCost loss = elementwise("cross_entropy", OpKind::kLoss, T * V / t, 4, 6);
+      c.forward.push_back(loss);
+      loss.name = "cross_entropy.grad";
+      c.input_grad.push_back(loss);
+      if (t > 1) c.tp_forward.push_back(tp_comm("cross_entropy.tp", CommOp::kAllReduce, T * 4 * 3));
+      if (!spec.tied_embeddings || num_stages > 1) st.dense_parameters += V * h / t;
+      st.dense_parameters += 2 * h;
+      c.activation_bytes += static_cast<int64_t>(T * h * e * rep + T * V / t * 4);
+      c.weight_grad_bytes += static_cast<int64_t>(T * h * e);
+    }
+    c.parameters = st.dense_parameters + st.expert_parameters;
+    c.output_bytes = last ? 0 : static_cast<int64_t>(T * h * e * rep);
+    c.input_bytes = first ? 0 : static_cast<int64_t>(T * h * e * rep);
+    model.stages.push_back(std::move(st));
+  }
+  const double per_layer = layer.model_flops;
+  model.model_flops_per_microbatch =
+      3.0 * (spec.layers * per_layer + 2.0 * par.micro_batch * spec.seq * h * V);
+  // Whole-model parameters: one tp rank's share times tp, experts times ep.
+  int64_t per_tp = 0;
+  for (const GptStage& st : model.stages) per_tp += st.dense_parameters + st.expert_parameters * par.ep;
+  model.total_parameters = per_tp * t;
+  return model;
+}
+
+}  // namespace meshscope::model

@@ -1,0 +1,244 @@
+// Per-layer ops, collectives, parameters and activation memory of a transformer layer.
+#include "sim/model/transformer.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace meshscope::model {
+namespace {
+
+void require_divides(int64_t n, int64_t d, const char* what) {
+  if (d <= 0 || n % d != 0)
+    throw std::invalid_argument(std::string(what) + " (" + std::to_string(n) +
+                                ") must be divisible by " + std::to_string(d));
+}
+
+OpCost gemm(const std::string& name, int64_t m, int64_t n, int64_t k, int e, int64_t repeat) {
+  OpCost op;
+  op.name = name;
+  op.kind = OpKind::kGemm;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  const double r = static_cast<double>(repeat);
+  op.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * r;
+  op.bytes = e * (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n) * r;
+  return op;
+}
+
+TpCollective comm(const char* name, CommOp op, CommAxis axis, double bytes, bool overlapped = false) {
+  TpCollective c;
+  c.name = name;
+  c.bytes = static_cast<int64_t>(bytes);
+  c.op = op;
+  c.axis = axis;
+  c.overlapped = overlapped;
+  return c;
+}
+
+}  // namespace
+
+std::optional<Recompute> parse_recompute(std::string_view s) {
+  for (size_t i = 0; i < kRecomputeNames.size(); ++i)
+    if (kRecomputeNames[i] == s) return static_cast<Recompute>(i);
+  return std::nullopt;
+}
+
+void add_linear(const GemmOps& out, const char* name, int64_t tokens, int64_t in, int64_t out_dim,
+                int e, int64_t repeat) {
+  const std::string n(name);
+  out.forward->push_back(gemm(n, tokens, out_dim, in, e, repeat));
+  out.input_grad->push_back(gemm(n + ".dgrad", tokens, in, out_dim, e, repeat));
+  out.weight_grad->push_back(gemm(n + ".wgrad", in, out_dim, tokens, e, repeat));
+}
+
+OpCost elementwise(const char* name, OpKind kind, double elements, int e, double flops_per_element) {
+  OpCost op;
+  op.name = name;
+  op.kind = kind;
+  op.flops = elements * flops_per_element;
+  op.bytes = elements * e * 2.0;  // read + write
+  return op;
+}
+
+LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par) {
+  const int64_t h = sh.hidden, a = sh.heads, kv = sh.kv_heads > 0 ? sh.kv_heads : sh.heads;
+  const int64_t f = sh.ffn > 0 ? sh.ffn : 4 * h;
+  const int64_t t = par.tp, b = par.micro_batch, s = par.seq;
+  require_divides(h, a, "hidden");
+  require_divides(a, t, "heads");
+  require_divides(kv, t, "kv_heads");
+  require_divides(a, kv, "heads over kv_heads");
+  require_divides(f, t, "ffn");
+  require_divides(s, par.cp, "seq over cp");
+  const int64_t d = h / a;
+  const int e = par.element_bytes;
+  const int64_t T = b * s / par.cp;                       // tokens on this rank
+  const double rep = par.sequence_parallel ? 1.0 / t : 1.0;  // share of replicated regions
+  const double Tr = static_cast<double>(T) * rep;
+  const bool sp = par.sequence_parallel && t > 1;
+
+  LayerCost L;
+  std::vector<OpCost> fwd;  // forward ops, reused for full recomputation
+  std::vector<OpCost> ig, wg;
+  GemmOps ops{&fwd, &ig, &wg};
+  std::vector<TpCollective> cf, cb;
+  const double tp_bytes = static_cast<double>(T) * h * e;  // full activation of the layer
+
+  auto tp_entry = [&](const char* n) {  // before a column-parallel linear
+    if (sp) {
+      cf.push_back(comm(n, CommOp::kAllGather, CommAxis::kTp, tp_bytes));
+      cb.push_back(comm(n, CommOp::kReduceScatter, CommAxis::kTp, tp_bytes));
+    } else if (t > 1) {
+      cb.push_back(comm(n, CommOp::kAllReduce, CommAxis::kTp, tp_bytes));
+    }
+  };
+  auto tp_exit = [&](const char* n) {  // after a row-parallel linear
+    if (sp) {
+      cf.push_back(comm(n, CommOp::kReduceScatter, CommAxis::kTp, tp_bytes));
+      cb.push_back(comm(n, CommOp::kAllGather, CommAxis::kTp, tp_bytes));
+    } else if (t > 1) {
+      cf.push_back(comm(n, CommOp::kAllReduce, CommAxis::kTp, tp_bytes));
+    }
+  };
+
+  // Attention block.
+  fwd.push_back(elementwise("ln1", OpKind::kNorm, Tr * h, e, 5));
+  tp_entry("attn.tp_in");
+  add_linear(ops, "attn.qkv", T, h, (a + 2 * kv) * d / t, e, 1);
+  const double q_heads = static_cast<double>(a) / t;
+  if (par.flash_attention) {
+    OpCost core;
+    core.name = "attn.core";
+    core.kind = OpKind::kAttention;
+    core.flops = 2.0 * T * s * q_heads * d;  // causal: half of 4 T s h/t
+    core.bytes = e * static_cast<double>(T) * (2 * a + 2 * kv) * d / t;
+    fwd.push_back(core);
+    OpCost back = core;
+    back.name = "attn.core.grad";
+    back.flops = core.flops * 2.5;  // flash backward: five GEMMs against the forward's two
+    back.bytes = core.bytes * 2;
+    ig.push_back(back);
+  } else {
+    const int64_t s_local = s / par.cp;
+    GemmOps attn{&fwd, &ig, &ig};  // the score GEMMs have no weights: both grads go to I
+    add_linear(attn, "attn.qk", s_local, d, s, e, b * a / t);
+    fwd.push_back(elementwise("attn.softmax", OpKind::kElementwise, double(b) * q_heads * s_local * s, e, 5));
+    ig.push_back(elementwise("attn.softmax.grad", OpKind::kElementwise, double(b) * q_heads * s_local * s, e, 5));
+    add_linear(attn, "attn.av", s_local, s, d, e, b * a / t);
+  }
+  if (par.cp > 1) {
+    const double kv_bytes = 2.0 * T * par.cp * kv * d * e / t;  // whole sequence's K and V
+    cf.push_back(comm("attn.cp_kv", CommOp::kAllGather, CommAxis::kCp, kv_bytes, true));
+    cb.push_back(comm("attn.cp_kv", CommOp::kAllGather, CommAxis::kCp, kv_bytes, true));
+    cb.push_back(comm("attn.cp_dkv", CommOp::kReduceScatter, CommAxis::kCp, kv_bytes, true));
+  }
+  add_linear(ops, "attn.proj", T, h / t, h, e, 1);
+  tp_exit("attn.tp_out");
+  fwd.push_back(elementwise("attn.dropout_residual", OpKind::kElementwise, Tr * h, e, 2));
+
+  // MLP block.
+  fwd.push_back(elementwise("ln2", OpKind::kNorm, Tr * h, e, 5));
+  tp_entry("mlp.tp_in");
+  const int64_t up = sh.gated_mlp ? 2 : 1;
+  if (sh.experts > 0) {
+    require_divides(sh.experts, par.ep, "experts over ep");
+    const int64_t fe = sh.expert_ffn > 0 ? sh.expert_ffn : f;
+    require_divides(fe, t, "expert_ffn");
+    const int64_t local_experts = sh.experts / par.ep;
+    const int64_t routed = T * sh.top_k;
+    const int64_t per_expert = std::max<int64_t>(1, routed * par.ep / sh.experts);
+    add_linear(ops, "moe.router", T, h, sh.experts, e, 1);
+    const double a2a = static_cast<double>(routed) * h * e;
+    if (par.ep > 1) {
+      cf.push_back(comm("moe.dispatch", CommOp::kAllToAll, CommAxis::kEp, a2a));
+      cb.push_back(comm("moe.combine.grad", CommOp::kAllToAll, CommAxis::kEp, a2a));
+    }
+    add_linear(ops, "moe.fc1", per_expert, h, up * fe / t, e, local_experts);
+    fwd.push_back(elementwise("moe.act", OpKind::kElementwise, double(routed) * up * fe / t, e, 8));
+    add_linear(ops, "moe.fc2", per_expert, fe / t, h, e, local_experts);
+    if (par.ep > 1) {
+      cf.push_back(comm("moe.combine", CommOp::kAllToAll, CommAxis::kEp, a2a));
+      cb.push_back(comm("moe.dispatch.grad", CommOp::kAllToAll, CommAxis::kEp, a2a));
+    }
+    L.expert_parameters = local_experts * (1 + up) * h * fe / t;
+    L.dense_parameters += h * sh.experts;
+    L.activation_bytes += static_cast<int64_t>(double(routed) * e * (h + 2.0 * up * fe / t));
+    L.weight_grad_bytes += static_cast<int64_t>(double(routed) * e * (h + double(fe) / t));
+    L.model_flops += 2.0 * b * s * h * fe * (1 + up) * sh.top_k + 2.0 * b * s * h * sh.experts;
+  } else {
+    add_linear(ops, "mlp.fc1", T, h, up * f / t, e, 1);
+    fwd.push_back(elementwise("mlp.act", OpKind::kElementwise, double(T) * up * f / t, e, 8));
+    add_linear(ops, "mlp.fc2", T, f / t, h, e, 1);
+    L.dense_parameters += (1 + up) * h * f / t + f / t + h;
+    L.activation_bytes += static_cast<int64_t>(double(T) * e * (up + 1.0) * f / t);
+    L.weight_grad_bytes += static_cast<int64_t>(double(T) * e * f / t);
+    L.model_flops += 2.0 * b * s * h * f * (1 + up);
+  }
+  tp_exit("mlp.tp_out");
+  fwd.push_back(elementwise("mlp.dropout_residual", OpKind::kElementwise, Tr * h, e, 2));
+
+  // Backward of the elementwise ops: as many bytes again.
+  for (const OpCost& op : fwd)
+    if (op.kind == OpKind::kNorm || op.kind == OpKind::kElementwise) {
+      OpCost g = op;
+      g.name += ".grad";
+      ig.push_back(g);
+    }
+  if (par.recompute == Recompute::kSelective && !par.flash_attention) {
+    for (const OpCost& op : fwd)
+      if (op.name.rfind("attn.qk", 0) == 0 || op.name.rfind("attn.av", 0) == 0 ||
+          op.name == "attn.softmax") {
+        OpCost r = op;
+        r.name = "recompute." + r.name;
+        ig.push_back(r);
+      }
+  }
+  if (par.recompute == Recompute::kFull) {
+    std::vector<OpCost> again;
+    for (const OpCost& op : fwd) {
+      OpCost r = op;
+      r.name = "recompute." + r.name;
+      again.push_back(r);
+    }
+    ig.insert(ig.begin(), again.begin(), again.end());
+    cb.insert(cb.begin(), cf.begin(), cf.end());
+  }
+
+  // Parameters: attention and the two norms.
+  L.dense_parameters += h * (a + 2 * kv) * d / t + (a + 2 * kv) * d / t + h * h / t + h + 4 * h;
+  L.model_flops += 2.0 * b * s * h * (a + 2 * kv) * d + 4.0 * b * s * s * h + 2.0 * b * s * h * h;
+
+  // Activations kept for the backward (Korthikanti et al. eq. 1-6 generalised).
+  const double Td = static_cast<double>(T);
+  double act = 0;
+  if (par.recompute == Recompute::kFull) {
+    act = Tr * h * e;  // the layer input only
+  } else {
+    act += 2 * Tr * h * e;                         // norm inputs
+    act += Tr * h * e;                             // qkv input
+    act += Td * (a + 2 * kv) * d * e / t;          // q, k, v
+    act += Td * h * e / t;                         // proj input
+    act += Tr * h;                                 // attention dropout mask
+    act += Tr * h * e;                             // fc1 input
+    act += Tr * h;                                 // mlp dropout mask
+    if (par.flash_attention) {
+      act += Td * q_heads * 4;  // softmax statistics
+    } else if (par.recompute == Recompute::kNone) {
+      act += (2.0 * e + 1) * b * q_heads * (s / par.cp) * s;  // scores, mask, dropout output
+    }
+    act += static_cast<double>(L.activation_bytes);  // MLP inner activations counted above
+  }
+  // W needs the inputs of the qkv, proj and fc1 GEMMs (fc2's is counted above); under full
+  // recomputation they are rebuilt by I and live until W.
+  L.weight_grad_bytes += static_cast<int64_t>(Td * e * (2.0 * h * rep + double(h) / t));
+  L.activation_bytes = static_cast<int64_t>(act);
+  L.forward = std::move(fwd);
+  L.input_grad = std::move(ig);
+  L.weight_grad = std::move(wg);
+  L.comm_forward = std::move(cf);
+  L.comm_backward = std::move(cb);
+  return L;
+}
+
+}  // namespace meshscope::model

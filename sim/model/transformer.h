@@ -1,0 +1,71 @@
+// One transformer layer (attention + MLP, optionally mixture-of-experts) on one tensor-parallel
+// rank for one microbatch: its ops per phase, its in-layer collectives, parameters and the
+// activation memory it keeps (Korthikanti et al. 2022, "Reducing Activation Recomputation in
+// Large Transformer Models", section 4, generalised to grouped-query attention and any ffn size).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "sim/model/stage_cost.h"
+
+namespace meshscope::model {
+
+enum class Recompute : uint8_t { kNone = 0, kSelective = 1, kFull = 2, kCount };
+inline constexpr std::array<std::string_view, static_cast<size_t>(Recompute::kCount)>
+    kRecomputeNames = {"none", "selective", "full"};
+constexpr std::string_view name(Recompute r) { return kRecomputeNames[static_cast<size_t>(r)]; }
+std::optional<Recompute> parse_recompute(std::string_view s);
+
+struct TransformerShape {
+  int64_t hidden = 0;
+  int64_t heads = 0;
+  int64_t kv_heads = 0;   // grouped-query attention; = heads for multi-head attention
+  int64_t ffn = 0;        // MLP inner size
+  bool gated_mlp = false; // SwiGLU: gate and up projections (three h x ffn matrices)
+  int64_t experts = 0;    // 0: dense MLP; else mixture of experts, top_k of them per token
+  int64_t top_k = 1;
+  int64_t expert_ffn = 0;
+};
+
+struct LayerParallel {
+  int64_t micro_batch = 1;  // sequences per microbatch
+  int64_t seq = 2048;       // full sequence length
+  int tp = 1;
+  int cp = 1;               // context parallel: each rank holds seq / cp tokens
+  int ep = 1;               // expert parallel: experts / ep experts per rank
+  bool sequence_parallel = false;
+  bool flash_attention = true;  // no seq^2 scores kept; attention recomputed inside its backward
+  Recompute recompute = Recompute::kNone;
+  int element_bytes = 2;
+};
+
+struct LayerCost {
+  std::vector<OpCost> forward, input_grad, weight_grad;
+  std::vector<TpCollective> comm_forward, comm_backward;
+  int64_t dense_parameters = 0;   // per tp rank
+  int64_t expert_parameters = 0;  // per tp rank, after the ep split
+  int64_t activation_bytes = 0;   // kept from forward to backward
+  int64_t weight_grad_bytes = 0;  // of those, what the W pass needs after I
+  double model_flops = 0;         // forward FLOPs of the whole layer (all tp ranks), Megatron's
+                                  // count: full seq x seq attention, no recomputation
+};
+
+// Throws std::invalid_argument naming the field when shapes do not divide.
+LayerCost transformer_layer(const TransformerShape& shape, const LayerParallel& par);
+
+// Append ops that make a GEMM's forward, input-gradient and weight-gradient passes.
+struct GemmOps {
+  std::vector<OpCost>* forward;
+  std::vector<OpCost>* input_grad;
+  std::vector<OpCost>* weight_grad;
+};
+void add_linear(const GemmOps& out, const char* name, int64_t tokens, int64_t in, int64_t out_dim,
+                int element_bytes, int64_t repeat = 1);
+OpCost elementwise(const char* name, OpKind kind, double elements, int element_bytes,
+                   double flops_per_element = 1);
+
+}  // namespace meshscope::model
