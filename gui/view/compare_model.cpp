@@ -1,0 +1,46 @@
+// Matches two runs' devices by rank and lines up their time axes at the first step.
+#include "gui/view/compare_model.h"
+
+#include <map>
+
+namespace meshscope::gui {
+
+CompareModel compare_runs(const traces::Timeline& a, const traces::TimelineAnalysis& analysis_a,
+                          const traces::Timeline& b, const traces::TimelineAnalysis& analysis_b) {
+  CompareModel m;
+  m.step_a_ns = analysis_a.step_time_ns;
+  m.step_b_ns = analysis_b.step_time_ns;
+  m.bubble_a = analysis_a.bubble_fraction;
+  m.bubble_b = analysis_b.bubble_fraction;
+  const int64_t start_a =
+      analysis_a.windows.empty() ? a.extent().begin_ns : analysis_a.windows.front().begin_ns;
+  const int64_t start_b =
+      analysis_b.windows.empty() ? b.extent().begin_ns : analysis_b.windows.front().begin_ns;
+  m.b_to_a_shift_ns = start_a - start_b;
+
+  std::map<int, DeviceDiff> by_rank;
+  for (const traces::DeviceAnalysis& d : analysis_a.devices) {
+    DeviceDiff& diff = by_rank[d.rank];
+    diff.rank = d.rank;
+    diff.name = d.name;
+    diff.device_a = d.device;
+    diff.busy_a_ns = d.busy_ns;
+    diff.comm_a_ns = d.communication_ns;
+    diff.idle_a_ns = d.idle_ns;
+    diff.bubble_a = d.bubble_fraction;
+  }
+  for (const traces::DeviceAnalysis& d : analysis_b.devices) {
+    DeviceDiff& diff = by_rank[d.rank];
+    diff.rank = d.rank;
+    if (diff.name.empty()) diff.name = d.name;
+    diff.device_b = d.device;
+    diff.busy_b_ns = d.busy_ns;
+    diff.comm_b_ns = d.communication_ns;
+    diff.idle_b_ns = d.idle_ns;
+    diff.bubble_b = d.bubble_fraction;
+  }
+  for (auto& [rank, diff] : by_rank) m.devices.push_back(std::move(diff));
+  return m;
+}
+
+}  // namespace meshscope::gui

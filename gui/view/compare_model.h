@@ -1,0 +1,42 @@
+// Two runs side by side (measured and simulated, or two schedules): devices matched by rank and
+// the per-device differences the compare view lists beside the two stacked timelines.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "traces/analysis.h"
+#include "traces/timeline.h"
+
+namespace meshscope::gui {
+
+struct DeviceDiff {
+  int rank = 0;
+  std::string name;
+  std::optional<uint16_t> device_a;  // absent when only the other run has this rank
+  std::optional<uint16_t> device_b;
+  int64_t busy_a_ns = 0, busy_b_ns = 0;
+  int64_t comm_a_ns = 0, comm_b_ns = 0;
+  int64_t idle_a_ns = 0, idle_b_ns = 0;
+  double bubble_a = 0, bubble_b = 0;
+  int64_t busy_delta_ns() const { return busy_b_ns - busy_a_ns; }
+  int64_t idle_delta_ns() const { return idle_b_ns - idle_a_ns; }
+};
+
+struct CompareModel {
+  int64_t step_a_ns = 0, step_b_ns = 0;
+  double bubble_a = 0, bubble_b = 0;
+  std::vector<DeviceDiff> devices;  // ordered by rank
+  // b's time axis shifted onto a's: b's first step begins where a's does.
+  int64_t b_to_a_shift_ns = 0;
+  double step_ratio() const {
+    return step_a_ns > 0 ? static_cast<double>(step_b_ns) / static_cast<double>(step_a_ns) : 0.0;
+  }
+};
+
+CompareModel compare_runs(const traces::Timeline& a, const traces::TimelineAnalysis& analysis_a,
+                          const traces::Timeline& b, const traces::TimelineAnalysis& analysis_b);
+
+}  // namespace meshscope::gui

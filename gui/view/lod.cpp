@@ -1,0 +1,132 @@
+// Visible-range search and folding of sub-pixel spans for one row.
+#include "gui/view/lod.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace meshscope::gui {
+namespace {
+
+using traces::Span;
+using traces::Timeline;
+
+// First position in [lo, n) whose span ends at or after t, found by galloping from lo: the next
+// fold boundary is usually a few spans away, so this touches memory near lo instead of jumping
+// across the whole row as a plain binary search would.
+size_t gallop_end_at_least(const Timeline& t, const Row& row, const TimeAxis& axis, size_t lo,
+                           double rel_ns) {
+  const size_t n = row.size();
+  const double t_ns = rel_ns;
+  auto end_at = [&](size_t i) { return axis.rel(t.spans[row.span_at(i)].end_ns); };
+  if (lo >= n || end_at(lo) >= t_ns) return lo;
+  size_t step = 1;
+  size_t below = lo;  // end_at(below) < t_ns
+  while (below + step < n && end_at(below + step) < t_ns) {
+    below += step;
+    step *= 2;
+  }
+  size_t hi = std::min(below + step, n);  // end_at(hi) >= t_ns, or hi == n
+  size_t left = below + 1;
+  while (left < hi) {
+    const size_t mid = left + (hi - left) / 2;
+    if (end_at(mid) < t_ns) {
+      left = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return left;
+}
+
+}  // namespace
+
+size_t first_ending_after(const Timeline& t, const Row& row, int64_t t_ns) {
+  size_t lo = 0;
+  size_t hi = row.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (t.spans[row.span_at(mid)].end_ns <= t_ns) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+void build_boxes(const Timeline& t, const Row& row, const TimeAxis& axis, const LodOptions& options,
+                 std::vector<Box>& out) {
+  // Everything in the axis' relative frame: exact even for epoch-based timestamps.
+  const double view_begin = axis.begin_rel_ns();
+  const double view_end = axis.end_rel_ns();
+  const double min_ns = options.min_px * axis.ns_per_px();
+  const double width = axis.width_px();
+  const size_t n = row.size();
+  auto clip = [&](double x) { return static_cast<float>(std::clamp(x, -1.0, width + 1.0)); };
+
+  size_t i =
+      first_ending_after(t, row, axis.origin_ns() + static_cast<int64_t>(std::floor(view_begin)));
+  while (i < n) {
+    const Span& s = t.spans[row.span_at(i)];
+    const double begin = axis.rel(s.begin_ns);
+    if (begin >= view_end) break;
+    double end = axis.rel(s.end_ns);
+    if (end <= view_begin) {  // ends inside the nanosecond the view starts in
+      ++i;
+      continue;
+    }
+    Box box;
+    box.span = row.span_at(i);
+    box.first = static_cast<uint32_t>(i);
+    size_t next = i + 1;
+    if (end - begin < min_ns) {
+      // Fold: swallow every following span that ends within min_ns of the fold's end (one
+      // gallop), then a narrow span that starts within min_ns of it; stop at a visible gap, a
+      // wide span or the view's end, so the count is exactly the spans in view. Each two rounds
+      // move the end by at least min_ns: a row costs O(width / min_px) searches at any zoom.
+      while (next < n && end < view_end) {
+        const size_t far =
+            gallop_end_at_least(t, row, axis, next, std::min(end + min_ns, view_end));
+        if (far > next) {
+          end = axis.rel(t.spans[row.span_at(far - 1)].end_ns);
+          next = far;
+          continue;
+        }
+        const Span& c = t.spans[row.span_at(next)];
+        const double c_begin = axis.rel(c.begin_ns);
+        const double c_end = axis.rel(c.end_ns);
+        if (c_begin < view_end && c_begin - end < min_ns && c_end - c_begin < min_ns) {
+          end = c_end;
+          ++next;
+          continue;
+        }
+        break;
+      }
+    }
+    box.count = static_cast<uint32_t>(next - i);
+    box.x0 = clip(axis.x_of_rel(begin));
+    box.x1 = clip(axis.x_of_rel(end));
+    out.push_back(box);
+    i = next;
+  }
+}
+
+int hit_box(const std::vector<Box>& boxes, float x, float tolerance_px) {
+  auto it = std::lower_bound(boxes.begin(), boxes.end(), x,
+                             [](const Box& b, float v) { return b.x1 < v; });
+  int best = -1;
+  float best_dist = tolerance_px;
+  // The candidates are the first box ending at or after x and the one before it.
+  for (auto c : {it, it == boxes.begin() ? boxes.end() : it - 1}) {
+    if (c == boxes.end()) continue;
+    const float dist = x < c->x0 ? c->x0 - x : (x > c->x1 ? x - c->x1 : 0.0f);
+    if (dist <= best_dist) {
+      best_dist = dist;
+      best = static_cast<int>(c - boxes.begin());
+      if (dist == 0) break;
+    }
+  }
+  return best;
+}
+
+}  // namespace meshscope::gui

@@ -1,0 +1,95 @@
+// Mesh grid geometry and per-device activity at an instant.
+#include "gui/view/mesh_layout.h"
+
+#include <algorithm>
+
+#include "gui/view/lod.h"
+
+namespace meshscope::gui {
+namespace {
+
+using traces::Span;
+using traces::SpanKind;
+using traces::Timeline;
+
+bool has_coord(const traces::MeshCoord& c) { return c.dp >= 0 && c.pp >= 0 && c.tp >= 0; }
+
+}  // namespace
+
+MeshGrid mesh_grid_of(const Timeline& t) {
+  MeshGrid g;
+  bool any = false;
+  for (const auto& d : t.devices) {
+    if (!has_coord(d.coord)) {
+      return MeshGrid{1, std::max<int>(1, static_cast<int>(t.devices.size())), 1, false};
+    }
+    any = true;
+    g.dp = std::max(g.dp, d.coord.dp + 1);
+    g.pp = std::max(g.pp, d.coord.pp + 1);
+    g.tp = std::max(g.tp, d.coord.tp + 1);
+  }
+  if (!any) g.from_coords = false;
+  return g;
+}
+
+std::vector<MeshCell> layout_mesh(const Timeline& t, const MeshGrid& grid, float width_px,
+                                  float height_px, float gap_px) {
+  // dp blocks are separated by three gaps so replicas read as groups.
+  const float block_gap = 3 * gap_px;
+  const int rows = grid.dp * grid.tp;
+  const float cell_w = std::max(
+      1.0f, (width_px - gap_px * static_cast<float>(grid.pp - 1)) / static_cast<float>(grid.pp));
+  const float spare_h = height_px - gap_px * static_cast<float>(rows - grid.dp) -
+                        block_gap * static_cast<float>(grid.dp - 1);
+  const float cell_h = std::max(1.0f, spare_h / static_cast<float>(rows));
+  std::vector<MeshCell> cells;
+  cells.reserve(t.devices.size());
+  for (size_t i = 0; i < t.devices.size(); ++i) {
+    traces::MeshCoord c = t.devices[i].coord;
+    if (!grid.from_coords) c = {0, static_cast<int>(i), 0};
+    MeshCell cell;
+    cell.device = static_cast<uint16_t>(i);
+    cell.w = cell_w;
+    cell.h = cell_h;
+    cell.x = static_cast<float>(c.pp) * (cell_w + gap_px);
+    cell.y = static_cast<float>(c.dp) *
+                 (static_cast<float>(grid.tp) * (cell_h + gap_px) - gap_px + block_gap) +
+             static_cast<float>(c.tp) * (cell_h + gap_px);
+    cells.push_back(cell);
+  }
+  return cells;
+}
+
+Activity DeviceState::activity(const Timeline& t) const {
+  if (compute) return activity_of(t.spans[*compute]);
+  if (comm) return activity_of(t.spans[*comm]);
+  return Activity::kIdle;
+}
+
+DeviceState device_state_at(const Timeline& t, const TrackIndex& index, uint16_t device,
+                            int64_t t_ns) {
+  DeviceState state;
+  for (const Row& row : index.device_rows(device)) {
+    const size_t i = first_ending_after(t, row, t_ns);
+    if (i >= row.size()) continue;
+    const uint32_t id = row.span_at(i);
+    const Span& s = t.spans[id];
+    if (s.begin_ns > t_ns) continue;
+    // Rows come outermost first, so a later match is the innermost span.
+    if (s.kind == SpanKind::kCompute) {
+      state.compute = id;
+    } else if (traces::is_communication(s.kind)) {
+      state.comm = id;
+    }
+  }
+  if (state.comm) {
+    if (auto f = index.flow_from(*state.comm)) {
+      state.peer_device = t.spans[t.flows[*f].to].device;
+    } else if (auto g = index.flow_to(*state.comm)) {
+      state.peer_device = t.spans[t.flows[*g].from].device;
+    }
+  }
+  return state;
+}
+
+}  // namespace meshscope::gui

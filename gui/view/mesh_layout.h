@@ -1,0 +1,48 @@
+// The replay's mesh view: devices laid out as dp x pp x tp cells, and what each device does at
+// the playhead (computes microbatch k, sends, receives, all-reduces, or sits in a bubble).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "gui/view/activity.h"
+#include "gui/view/track_index.h"
+#include "traces/timeline.h"
+
+namespace meshscope::gui {
+
+// The mesh shape the devices' coordinates span. Devices without a full coordinate (imported
+// traces) make it a single pipeline row: dp = 1, pp = devices, tp = 1, in device order.
+struct MeshGrid {
+  int dp = 1;
+  int pp = 1;
+  int tp = 1;
+  bool from_coords = true;  // false when the fallback above was used
+};
+MeshGrid mesh_grid_of(const traces::Timeline& t);
+
+struct MeshCell {
+  float x = 0, y = 0, w = 0, h = 0;  // pixels from the panel's top-left corner
+  uint16_t device = 0;
+};
+
+// Pipeline stages run left to right (pp columns), tensor-parallel ranks stack inside a block
+// (tp rows), data-parallel replicas are blocks one below the other with a wider gap.
+std::vector<MeshCell> layout_mesh(const traces::Timeline& t, const MeshGrid& grid, float width_px,
+                                  float height_px, float gap_px);
+
+// What a device does at one instant. Compute and communication can overlap (a comm lane beside
+// the compute lane), so both are reported; neither means the device is idle.
+struct DeviceState {
+  std::optional<uint32_t> compute;  // span computing at t (the innermost one)
+  std::optional<uint32_t> comm;     // send, recv or collective at t
+  std::optional<int> peer_device;   // the other end of the comm span's flow, if it has one
+  bool idle() const { return !compute && !comm; }
+  // What the cell shows: the compute phase, else the comm kind, else a bubble.
+  Activity activity(const traces::Timeline& t) const;
+};
+DeviceState device_state_at(const traces::Timeline& t, const TrackIndex& index, uint16_t device,
+                            int64_t t_ns);
+
+}  // namespace meshscope::gui

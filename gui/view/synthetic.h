@@ -1,0 +1,35 @@
+// Synthetic pipeline-parallel Timelines of any size: a 1F1B schedule on a dp x pp x tp mesh with
+// send/recv spans and flows, a dp all-reduce and an optimizer step per step. For the --bench
+// frame-time figures and the view tests; no idle spans (traces::add_idle_spans derives them).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "traces/timeline.h"
+
+namespace meshscope::gui {
+
+struct SyntheticOptions {
+  int dp = 1;
+  int pp = 4;
+  int tp = 1;
+  int microbatches = 8;
+  int steps = 1;
+  int64_t forward_ns = 10'000;
+  int64_t backward_ns = 20'000;
+  int64_t p2p_ns = 2'000;         // send/recv of one activation or gradient
+  int64_t allreduce_ns = 15'000;  // dp gradient all-reduce at the end of a step (dp > 1)
+  int64_t optimizer_ns = 5'000;
+  double jitter = 0.1;  // each duration scaled by a factor in [1 - jitter/2, 1 + jitter/2]
+  uint64_t seed = 1;
+};
+
+// The number of steps that makes about `spans` spans (before idle spans) with the other options.
+int steps_for_spans(const SyntheticOptions& options, size_t spans);
+
+// The Timeline, sorted. Lanes per device: 0 "compute", 1 "comm". Span names like "F s2 mb5".
+// Throws std::invalid_argument when a dimension or count is < 1.
+traces::Timeline make_synthetic_pipeline(const SyntheticOptions& options);
+
+}  // namespace meshscope::gui

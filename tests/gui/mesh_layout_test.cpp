@@ -1,0 +1,121 @@
+#include "gui/view/mesh_layout.h"
+
+#include <gtest/gtest.h>
+
+namespace meshscope::gui {
+namespace {
+
+using traces::LaneKind;
+using traces::Phase;
+using traces::Span;
+using traces::SpanKind;
+using traces::Timeline;
+
+Timeline mesh_of(int dp, int pp, int tp) {
+  Timeline t;
+  for (int a = 0; a < dp; ++a) {
+    for (int b = 0; b < pp; ++b) {
+      for (int c = 0; c < tp; ++c) {
+        const uint16_t d = t.add_device((a * pp + b) * tp + c, "r", {a, b, c});
+        t.add_lane(d, "compute", LaneKind::kCompute);
+        t.add_lane(d, "comm", LaneKind::kComm);
+      }
+    }
+  }
+  return t;
+}
+
+TEST(MeshLayout, GridComesFromTheDeviceCoordinates) {
+  const MeshGrid g = mesh_grid_of(mesh_of(2, 4, 2));
+  EXPECT_EQ(g.dp, 2);
+  EXPECT_EQ(g.pp, 4);
+  EXPECT_EQ(g.tp, 2);
+  EXPECT_TRUE(g.from_coords);
+}
+
+TEST(MeshLayout, DevicesWithoutCoordinatesFormOnePipelineRow) {
+  Timeline t;
+  t.add_device(0, "GPU 0");
+  t.add_device(1, "GPU 1");
+  t.add_device(2, "GPU 2");
+  const MeshGrid g = mesh_grid_of(t);
+  EXPECT_FALSE(g.from_coords);
+  EXPECT_EQ(g.pp, 3);
+  const auto cells = layout_mesh(t, g, 320, 100, 10);
+  ASSERT_EQ(cells.size(), 3u);
+  EXPECT_FLOAT_EQ(cells[2].x, 2 * (100 + 10));
+  EXPECT_FLOAT_EQ(cells[2].y, 0);
+}
+
+TEST(MeshLayout, StagesGoRightTpStacksAndReplicasAreBlocksBelow) {
+  const Timeline t = mesh_of(2, 3, 2);
+  const auto cells = layout_mesh(t, mesh_grid_of(t), 300, 400, 10);
+  ASSERT_EQ(cells.size(), 12u);
+  auto cell = [&](int dp, int pp, int tp) {
+    return cells[static_cast<size_t>((dp * 3 + pp) * 2 + tp)];
+  };
+  // Widths: (300 - 2 gaps) / 3; heights: (400 - 2 tp gaps - 1 block gap of 30) / 4.
+  EXPECT_FLOAT_EQ(cell(0, 0, 0).w, 280.0f / 3);
+  EXPECT_FLOAT_EQ(cell(0, 0, 0).h, 350.0f / 4);
+  EXPECT_GT(cell(0, 1, 0).x, cell(0, 0, 0).x + cell(0, 0, 0).w);
+  EXPECT_FLOAT_EQ(cell(0, 1, 0).y, cell(0, 0, 0).y);
+  EXPECT_FLOAT_EQ(cell(0, 0, 1).y, cell(0, 0, 0).h + 10);
+  EXPECT_FLOAT_EQ(cell(1, 0, 0).y, 2 * (cell(0, 0, 0).h + 10) - 10 + 30);
+  // No two cells overlap and all fit in the panel.
+  for (const MeshCell& a : cells) {
+    EXPECT_LE(a.x + a.w, 300.01f);
+    EXPECT_LE(a.y + a.h, 400.01f);
+    for (const MeshCell& b : cells) {
+      if (a.device == b.device) continue;
+      const bool apart =
+          a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y;
+      EXPECT_TRUE(apart) << a.device << " " << b.device;
+    }
+  }
+}
+
+TEST(DeviceState, ReportsComputeCommPeerAndIdleAtAnInstant) {
+  Timeline t = mesh_of(1, 2, 1);
+  auto add = [&](uint16_t dev, uint16_t lane, int64_t b, int64_t e, SpanKind k, Phase p, int mb) {
+    Span s;
+    s.device = dev;
+    s.lane = lane;
+    s.begin_ns = b;
+    s.end_ns = e;
+    s.kind = k;
+    s.phase = p;
+    s.microbatch = mb;
+    return t.add_span(s);
+  };
+  add(0, 0, 0, 100, SpanKind::kCompute, Phase::kForward, 0);
+  const uint32_t send = add(0, 1, 100, 120, SpanKind::kSend, Phase::kNone, 0);
+  add(0, 0, 100, 200, SpanKind::kCompute, Phase::kForward, 1);
+  const uint32_t recv = add(1, 1, 100, 120, SpanKind::kRecv, Phase::kNone, 0);
+  add(1, 0, 120, 220, SpanKind::kCompute, Phase::kForward, 0);
+  add(1, 0, 0, 120, SpanKind::kIdle, Phase::kNone, -1);
+  t.add_flow(send, recv);
+  t.sort_spans();
+  const TrackIndex index(t);
+
+  DeviceState s0 = device_state_at(t, index, 0, 110);
+  ASSERT_TRUE(s0.compute && s0.comm);
+  EXPECT_EQ(t.spans[*s0.compute].microbatch, 1);
+  EXPECT_EQ(t.spans[*s0.comm].kind, SpanKind::kSend);
+  EXPECT_EQ(s0.peer_device, 1);
+  EXPECT_EQ(s0.activity(t), Activity::kForward);
+
+  DeviceState s1 = device_state_at(t, index, 1, 50);
+  EXPECT_TRUE(s1.idle());  // an idle span is not activity
+  EXPECT_EQ(s1.activity(t), Activity::kIdle);
+  s1 = device_state_at(t, index, 1, 110);
+  EXPECT_FALSE(s1.compute);
+  ASSERT_TRUE(s1.comm);
+  EXPECT_EQ(s1.activity(t), Activity::kRecv);
+  EXPECT_EQ(s1.peer_device, 0);
+  EXPECT_TRUE(device_state_at(t, index, 0, 250).idle());
+  // Half-open spans: at 100 device 0 already computes microbatch 1.
+  EXPECT_EQ(t.spans[*device_state_at(t, index, 0, 100).compute].microbatch, 1);
+}
+
+}  // namespace
+}  // namespace meshscope::gui

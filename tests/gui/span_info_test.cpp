@@ -1,0 +1,53 @@
+#include "gui/view/span_info.h"
+
+#include <gtest/gtest.h>
+
+namespace meshscope::gui {
+namespace {
+
+using traces::LaneKind;
+using traces::Span;
+using traces::SpanKind;
+
+TEST(SpanInfo, TooltipNamesWhatWhereWhenHowMuchAndThePeer) {
+  traces::Timeline t;
+  for (int r = 0; r < 2; ++r) {
+    const uint16_t d = t.add_device(r, "rank " + std::to_string(r));
+    t.add_lane(d, "comm", LaneKind::kComm);
+  }
+  Span send;
+  send.device = 0;
+  send.begin_ns = 5000;
+  send.end_ns = 7000;
+  send.kind = SpanKind::kSend;
+  send.bytes = 4 << 20;
+  send.stage = 1;
+  send.microbatch = 3;
+  send.name = t.strings.intern("SEND_F s1 mb3");
+  Span recv = send;
+  recv.device = 1;
+  recv.kind = SpanKind::kRecv;
+  const uint32_t s = t.add_span(send);
+  const uint32_t r = t.add_span(recv);
+  t.add_flow(s, r);
+  t.sort_spans();
+  const TrackIndex index(t);
+  const std::string text = describe_span(t, index, 0, 1000);
+  EXPECT_NE(text.find("SEND_F s1 mb3"), std::string::npos) << text;
+  EXPECT_NE(text.find("stage 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("microbatch 3"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 0 / comm"), std::string::npos) << text;
+  EXPECT_NE(text.find("start 4.000 \xC2\xB5s"), std::string::npos) << text;
+  EXPECT_NE(text.find("duration 2.000 \xC2\xB5s"), std::string::npos) << text;
+  EXPECT_NE(text.find("4.00 MiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("2097.15 GB/s"), std::string::npos) << text;  // 4 MiB in 2 us
+  EXPECT_NE(text.find("-> rank 1"), std::string::npos) << text;
+  EXPECT_NE(describe_span(t, index, 1, 1000).find("<- rank 0"), std::string::npos);
+}
+
+TEST(SpanInfo, FoldSaysHowManyAndHowLong) {
+  EXPECT_EQ(describe_fold(1234, 0, 1'250'000), "1234 spans folded: 1.250 ms (zoom in to see them)");
+}
+
+}  // namespace
+}  // namespace meshscope::gui
