@@ -35,16 +35,16 @@ void attribute_bubbles(const IntervalSet& busy, const IntervalSet& stage, Interv
                        BubbleAttribution& out) {
   const IntervalSet gaps = gaps_within(busy, w);
   // Binary searches, not a scan: a long run has many windows and millions of stage spans.
-  const auto first_it = std::upper_bound(
-      stage.begin(), stage.end(), w.begin_ns,
-      [](int64_t t, const Interval& iv) { return t < iv.end_ns; });
+  const auto first_it =
+      std::upper_bound(stage.begin(), stage.end(), w.begin_ns,
+                       [](int64_t t, const Interval& iv) { return t < iv.end_ns; });
   if (first_it == stage.end() || first_it->begin_ns >= w.end_ns) {
     out.unattributed_ns += total_length(gaps);
     return;
   }
-  const auto last_it = std::prev(std::lower_bound(
-      stage.begin(), stage.end(), w.end_ns,
-      [](const Interval& iv, int64_t t) { return iv.begin_ns < t; }));
+  const auto last_it =
+      std::prev(std::lower_bound(stage.begin(), stage.end(), w.end_ns,
+                                 [](const Interval& iv, int64_t t) { return iv.begin_ns < t; }));
   const int64_t first = std::max(first_it->begin_ns, w.begin_ns);
   const int64_t last = std::min(last_it->end_ns, w.end_ns);
   out.warmup_ns += length_within(gaps, {w.begin_ns, first});
@@ -64,7 +64,8 @@ std::optional<int64_t> peak_activation(const Timeline& t, uint16_t device) {
   return static_cast<int64_t>(std::llround(*peak));
 }
 
-DeviceAnalysis analyze_device(const Timeline& t, uint16_t d, const std::vector<detail::SpanRec>& recs,
+DeviceAnalysis analyze_device(const Timeline& t, uint16_t d,
+                              const std::vector<detail::SpanRec>& recs,
                               const std::vector<Interval>& windows, bool& has_stage) {
   using detail::SpanRec;
   const Device& dev = t.devices[d];

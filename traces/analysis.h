@@ -70,9 +70,9 @@ struct DeviceAnalysis {
 };
 
 struct TimelineAnalysis {
-  std::vector<Interval> windows;  // the step windows used, normalised as described above
-  int64_t step_time_ns = 0;       // mean window length
-  int64_t window_ns = 0;          // Σ window lengths
+  std::vector<Interval> windows;        // the step windows used, normalised as described above
+  int64_t step_time_ns = 0;             // mean window length
+  int64_t window_ns = 0;                // Σ window lengths
   std::vector<DeviceAnalysis> devices;  // one per Timeline device, in device order
   // Sums over devices.
   int64_t busy_ns = 0;
@@ -80,8 +80,8 @@ struct TimelineAnalysis {
   int64_t communication_ns = 0;
   int64_t overlap_ns = 0;
   int64_t idle_ns = 0;
-  double bubble_fraction = 0;  // Σ idle / Σ (window × devices)
-  bool has_stage_annotations = false;  // some device had stage-compute spans (attribution valid)
+  double bubble_fraction = 0;           // Σ idle / Σ (window × devices)
+  bool has_stage_annotations = false;   // some device had stage-compute spans (attribution valid)
   std::vector<HtaDeviceBreakdown> hta;  // devices with GPU activity, in device order
 };
 

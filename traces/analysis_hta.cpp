@@ -82,7 +82,8 @@ std::optional<HtaDeviceBreakdown> hta_device(const Timeline& t, uint16_t device,
   const IntervalSet busy = union_of(activity, [](const SpanRec&) { return true; });
   const IntervalSet compute =
       union_of(activity, [](const SpanRec& r) { return r.kind == SpanKind::kCompute; });
-  const IntervalSet comm = union_of(activity, [](const SpanRec& r) { return is_communication(r.kind); });
+  const IntervalSet comm =
+      union_of(activity, [](const SpanRec& r) { return is_communication(r.kind); });
   const IntervalSet memory = union_of(activity, [](const SpanRec& r) { return is_memory(r.kind); });
   b.begin_ns = busy.front().begin_ns;
   b.end_ns = busy.back().end_ns;
@@ -93,9 +94,9 @@ std::optional<HtaDeviceBreakdown> hta_device(const Timeline& t, uint16_t device,
   b.communication_ns = total_length(comm);
   b.memory_ns = total_length(memory);
   b.comm_compute_overlap_ns = total_length(intersect(comm, compute));
-  b.comm_compute_overlap =
-      b.communication_ns > 0 ? static_cast<double>(b.comm_compute_overlap_ns) / b.communication_ns
-                             : 0.0;
+  b.comm_compute_overlap = b.communication_ns > 0
+                               ? static_cast<double>(b.comm_compute_overlap_ns) / b.communication_ns
+                               : 0.0;
   split_idle(activity, launches, options, b);
   return b;
 }

@@ -22,7 +22,8 @@ uint16_t idle_lane(Timeline& t, uint16_t device) {
 std::string format_duration(int64_t ns) {
   const bool negative = ns < 0;
   // Unsigned so that the magnitude of INT64_MIN is representable.
-  const uint64_t mag = negative ? uint64_t{0} - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  const uint64_t mag =
+      negative ? uint64_t{0} - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
   char buf[48];
   const char* sign = negative ? "-" : "";
   const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };

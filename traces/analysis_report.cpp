@@ -159,7 +159,8 @@ std::string format_bytes(int64_t bytes) {
 json to_json(const TimelineAnalysis& a) {
   json windows = json::array();
   for (const Interval& w : a.windows) {
-    windows.push_back({{"begin_ns", w.begin_ns}, {"end_ns", w.end_ns}, {"duration_ns", w.length_ns()}});
+    windows.push_back(
+        {{"begin_ns", w.begin_ns}, {"end_ns", w.end_ns}, {"duration_ns", w.length_ns()}});
   }
   json devices = json::array();
   for (const DeviceAnalysis& d : a.devices) devices.push_back(device_json(d));

@@ -138,9 +138,8 @@ class ChromeWriter {
     if (rank_order_.empty() && !t_.devices.empty()) {
       std::vector<size_t> order(t_.devices.size());
       std::iota(order.begin(), order.end(), size_t{0});
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return t_.devices[a].rank < t_.devices[b].rank;
-      });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return t_.devices[a].rank < t_.devices[b].rank; });
       rank_order_.resize(order.size());
       for (size_t i = 0; i < order.size(); ++i) rank_order_[order[i]] = static_cast<int64_t>(i);
     }
@@ -256,10 +255,9 @@ class ChromeWriter {
   void flow_events(size_t i) {
     const Flow& f = t_.flows[i];
     if (f.from >= t_.spans.size() || f.to >= t_.spans.size()) {
-      throw std::invalid_argument("timeline: flow " + std::to_string(i) + " (" +
-                                  std::to_string(f.from) + " -> " + std::to_string(f.to) +
-                                  ") points past the " + std::to_string(t_.spans.size()) +
-                                  " spans");
+      throw std::invalid_argument(
+          "timeline: flow " + std::to_string(i) + " (" + std::to_string(f.from) + " -> " +
+          std::to_string(f.to) + ") points past the " + std::to_string(t_.spans.size()) + " spans");
     }
     const std::string_view n = flow_name(t_.spans[f.from], t_.spans[f.to]);
     flow_end('s', n, i, f.from);

@@ -21,13 +21,13 @@ class HtaKernelSequence : public ::testing::Test {
     host_ = t_.add_device(0, "host");
     t_.add_lane(host_, "thread 1", LaneKind::kHost);
     kernel(0, SpanKind::kCompute, 100, 200, 50);
-    kernel(0, SpanKind::kCompute, 210, 300, 150);   // gap 10, launched early: kernel wait
-    kernel(0, SpanKind::kMemcpy, 300, 320, 100);    // touches: no gap
-    kernel(0, SpanKind::kCompute, 400, 500, 250);   // gap 80, launched early: other
+    kernel(0, SpanKind::kCompute, 210, 300, 150);  // gap 10, launched early: kernel wait
+    kernel(0, SpanKind::kMemcpy, 300, 320, 100);   // touches: no gap
+    kernel(0, SpanKind::kCompute, 400, 500, 250);  // gap 80, launched early: other
     kernel(1, SpanKind::kCollective, 450, 650, 420);
     kernel(0, SpanKind::kCompute, 600, 700, 300);
-    kernel(0, SpanKind::kCompute, 800, 900, 750);   // gap 100, launched after 700: host wait
-    kernel(0, SpanKind::kCompute, 905, 950, -1);    // gap 5, launch unknown: kernel wait
+    kernel(0, SpanKind::kCompute, 800, 900, 750);    // gap 100, launched after 700: host wait
+    kernel(0, SpanKind::kCompute, 905, 950, -1);     // gap 5, launch unknown: kernel wait
     kernel(0, SpanKind::kCompute, 1000, 1010, 960);  // gap 50, launched after 950: host wait
   }
 
@@ -67,7 +67,8 @@ TEST_F(HtaKernelSequence, IdleSplitsIntoHostWaitKernelWaitOther) {
 }
 
 TEST_F(HtaKernelSequence, KernelWaitThresholdIsAnOption) {
-  const HtaDeviceBreakdown h = hta_breakdown(t_, HtaOptions{.consecutive_kernel_delay_ns = 3}).at(0);
+  const HtaDeviceBreakdown h =
+      hta_breakdown(t_, HtaOptions{.consecutive_kernel_delay_ns = 3}).at(0);
   EXPECT_EQ(h.kernel_wait_ns, 0);
   EXPECT_EQ(h.other_idle_ns, 80 + 10 + 5);
   EXPECT_EQ(h.host_wait_ns, 150);  // host wait does not depend on the threshold

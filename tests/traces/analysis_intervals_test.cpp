@@ -6,8 +6,8 @@ namespace meshscope::traces {
 namespace {
 
 TEST(MergeIntervals, JoinsOverlappingNestedAndTouchingDropsEmpty) {
-  const IntervalSet s = merge_intervals({{50, 60}, {0, 10}, {5, 20}, {20, 30}, {7, 8}, {40, 40},
-                                         {45, 44}, {55, 70}});
+  const IntervalSet s =
+      merge_intervals({{50, 60}, {0, 10}, {5, 20}, {20, 30}, {7, 8}, {40, 40}, {45, 44}, {55, 70}});
   EXPECT_EQ(s, (IntervalSet{{0, 30}, {50, 70}}));
   EXPECT_EQ(total_length(s), 50);
   EXPECT_TRUE(merge_intervals({}).empty());

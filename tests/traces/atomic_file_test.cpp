@@ -29,7 +29,8 @@ class AtomicFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("meshscope_atomic_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("meshscope_atomic_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -42,7 +43,7 @@ TEST_F(AtomicFileTest, CommitReplacesTheFileWhole) {
   write_file_atomic(p, "old");
   AtomicFile f(p);
   f.write("new ");
-  EXPECT_EQ(read(p), "old");  // nothing visible before commit
+  EXPECT_EQ(read(p), "old");           // nothing visible before commit
   f.write(std::string(3 << 20, 'x'));  // larger than the buffer
   f.commit();
   EXPECT_EQ(read(p), "new " + std::string(3 << 20, 'x'));

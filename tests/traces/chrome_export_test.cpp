@@ -39,13 +39,15 @@ Sample sample() {
   s.idle = add(t, d1, 0, SpanKind::kIdle, -5, 1239999, "idle 1.240 ms");
   s.bare = add(t, d1, 2, SpanKind::kHost, 7, 7, "quote\" back\\ nl\n ctl\x01 bad\xff end");
   t.add_flow(s.send, s.recv);
-  t.counters.push_back({d0, std::string(kActivationBytesCounter), {{1234567, 0}, {1239567, 65536}}});
+  t.counters.push_back(
+      {d0, std::string(kActivationBytesCounter), {{1234567, 0}, {1239567, 65536}}});
   t.metadata = {{"schedule", "1f1b"}, {"mesh", "dp=1 pp=2 tp=2"}};
   t.steps = {{-5, 1240100}};
   return s;
 }
 
-std::vector<json> events_with(const json& doc, const std::string& ph, const std::string& name = "") {
+std::vector<json> events_with(const json& doc, const std::string& ph,
+                              const std::string& name = "") {
   std::vector<json> out;
   for (const json& e : doc.at("traceEvents")) {
     if (e.at("ph") == ph && (name.empty() || e.at("name") == name)) out.push_back(e);
@@ -220,7 +222,8 @@ TEST(ChromeExport, StreamsInBoundedChunks) {
   Timeline t;
   const uint16_t d = testing::add_device(t, 0);
   for (int i = 0; i < 100000; ++i) {
-    add(t, d, 0, SpanKind::kCompute, int64_t{i} * 10, int64_t{i} * 10 + 5, "F s0 mb" + std::to_string(i % 8));
+    add(t, d, 0, SpanKind::kCompute, int64_t{i} * 10, int64_t{i} * 10 + 5,
+        "F s0 mb" + std::to_string(i % 8));
   }
   size_t chunks = 0;
   size_t largest = 0;

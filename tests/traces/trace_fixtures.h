@@ -43,9 +43,11 @@ inline Timeline gpipe(int p, int m, int64_t f, int64_t b) {
     const auto d = static_cast<uint16_t>(s);
     for (int i = 0; i < m; ++i) {
       const int64_t fb = (i + s) * f;
-      add(t, d, 0, SpanKind::kCompute, fb, fb + f, "F", Phase::kForward, static_cast<int16_t>(s), i);
+      add(t, d, 0, SpanKind::kCompute, fb, fb + f, "F", Phase::kForward, static_cast<int16_t>(s),
+          i);
       const int64_t bb = fwd_end + (i + (p - 1 - s)) * b;
-      add(t, d, 0, SpanKind::kCompute, bb, bb + b, "B", Phase::kBackward, static_cast<int16_t>(s), i);
+      add(t, d, 0, SpanKind::kCompute, bb, bb + b, "B", Phase::kBackward, static_cast<int16_t>(s),
+          i);
     }
   }
   t.steps.push_back({0, (m + p - 1) * (f + b)});
