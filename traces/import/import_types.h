@@ -55,7 +55,7 @@ enum class ImportWarning : uint8_t {
   kNegativeDuration,       // dur < 0 or end < begin
   kBadNumber,              // NaN, Infinity or a timestamp beyond +-292 years in ns
   kUnmatchedBeginEnd,      // `E` without `B`, or `B` never closed
-  kUnsupportedPhase,       // async (b/e/n), sample, object and mark events
+  kUnsupportedPhase,       // instant (i/I), async (b/e/n), sample, object and mark events
   kHostDropped,            // host events dropped because ImportOptions::keep_host is false
   kSendRecvDirection,      // an NCCL SendRecv kernel whose direction no linked op told
   kArrayNotClosed,         // JSON array form without its closing `]` (allowed by the format)
@@ -71,7 +71,7 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning:
         "events with a negative duration skipped",
         "events with a non-finite or out-of-range number skipped",
         "unmatched B/E events skipped",
-        "events of unsupported phases (async, sample, object, mark) skipped",
+        "instant, async, sample and object events skipped (no span to draw)",
         "host events dropped (keep_host is off)",
         "NCCL SendRecv kernels of unknown direction taken as sends",
         "trace arrays without their closing ] accepted",
@@ -92,15 +92,21 @@ struct RankClock {
 };
 
 struct ImportReport {
-  std::array<uint64_t, static_cast<size_t>(ImportWarning::kCount)> counts{};
-  // Where each warning first occurred: byte offset in the (inflated) file, or row for SQLite.
-  std::array<int64_t, static_cast<size_t>(ImportWarning::kCount)> first_at{};
+  static constexpr size_t kKinds = static_cast<size_t>(ImportWarning::kCount);
+  std::array<uint64_t, kKinds> counts{};
+  // Where each warning first occurred: the byte offset in the (inflated) file (-1 where no byte
+  // applies), and as text ("byte 1042", "CUPTI_ACTIVITY_KIND_KERNEL row 7"), with the file
+  // named once reports of several files are merged.
+  std::array<int64_t, kKinds> first_at{};
+  std::array<std::string, kKinds> first_where{};
+  std::string file;              // set by load_trace
   uint64_t events_read = 0;      // trace events (JSON) or rows (SQLite) looked at
   uint64_t spans_kept = 0;
   std::vector<RankClock> clocks;  // load_traces: one per file, in the merged device order
 
   ImportReport() { first_at.fill(-1); }
-  void warn(ImportWarning w, int64_t at, uint64_t n = 1);
+  void warn(ImportWarning w, int64_t byte_offset, uint64_t n = 1);
+  void warn_at(ImportWarning w, const std::string& where, uint64_t n = 1);
   uint64_t count(ImportWarning w) const { return counts[static_cast<size_t>(w)]; }
   uint64_t total_warnings() const;
   // One line per warning kind that occurred, e.g. "3 flow events without a partner skipped

@@ -1,0 +1,202 @@
+// File, memory and gzip byte sources; the gzip one enforces the inflated-size and ratio caps.
+#include "traces/import/byte_source.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace meshscope::traces::importer {
+namespace {
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+class FileSource : public ByteSource {
+ public:
+  explicit FileSource(const std::filesystem::path& file) : name_(file.string()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(file, ec)) {
+      throw ImportError(file, "", "is a directory, not a trace file");
+    }
+    file_.reset(std::fopen(name_.c_str(), "rb"));
+    if (!file_) throw ImportError(file, "", std::string("cannot open: ") + std::strerror(errno));
+  }
+  size_t read(char* dst, size_t max_bytes) override {
+    const size_t n = std::fread(dst, 1, max_bytes, file_.get());
+    if (n == 0 && std::ferror(file_.get())) {
+      throw ImportError(name_, "", std::string("read failed: ") + std::strerror(errno));
+    }
+    return n;
+  }
+
+ private:
+  std::string name_;
+  std::unique_ptr<std::FILE, FileCloser> file_;
+};
+
+class MemorySource : public ByteSource {
+ public:
+  explicit MemorySource(std::string_view bytes) : bytes_(bytes) {}
+  size_t read(char* dst, size_t max_bytes) override {
+    const size_t n = std::min(max_bytes, bytes_.size() - pos_);
+    std::memcpy(dst, bytes_.data() + pos_, n);
+    pos_ += n;
+    return n;
+  }
+
+ private:
+  std::string_view bytes_;
+  size_t pos_ = 0;
+};
+
+constexpr size_t kInflateInChunk = size_t{1} << 18;
+constexpr int64_t kRatioGraceBytes = int64_t{64} << 20;
+
+class GzipSource : public ByteSource {
+ public:
+  GzipSource(std::unique_ptr<ByteSource> compressed, std::string file, const ImportOptions& opts)
+      : in_(std::move(compressed)), file_(std::move(file)), opts_(opts), buf_(kInflateInChunk) {
+    if (inflateInit2(&z_, 15 + 16) != Z_OK) throw ImportError(file_, 0, "zlib init failed");
+  }
+  ~GzipSource() override { inflateEnd(&z_); }
+  GzipSource(const GzipSource&) = delete;
+  GzipSource& operator=(const GzipSource&) = delete;
+
+  size_t read(char* dst, size_t max_bytes) override {
+    z_.next_out = reinterpret_cast<Bytef*>(dst);
+    z_.avail_out = static_cast<uInt>(std::min<size_t>(max_bytes, UINT32_MAX));
+    while (z_.avail_out > 0 && !done_) step();
+    const size_t produced = static_cast<size_t>(reinterpret_cast<char*>(z_.next_out) - dst);
+    out_total_ += static_cast<int64_t>(produced);
+    check_caps();
+    return produced;
+  }
+
+ private:
+  void fill_input() {
+    if (z_.avail_in > 0 || in_eof_) return;
+    const size_t n = in_->read(buf_.data(), buf_.size());
+    in_total_ += static_cast<int64_t>(n);
+    if (n == 0) in_eof_ = true;
+    z_.next_in = reinterpret_cast<Bytef*>(buf_.data());
+    z_.avail_in = static_cast<uInt>(n);
+  }
+
+  void step() {
+    fill_input();
+    if (z_.avail_in == 0 && in_eof_) {
+      if (member_started_) fail("gzip data truncated");
+      done_ = true;
+      return;
+    }
+    if (!member_started_) {
+      // Between members: another gzip member continues the stream; trailing zeros are padding.
+      if (static_cast<unsigned char>(*z_.next_in) == 0) {
+        ++z_.next_in;
+        --z_.avail_in;
+        return;
+      }
+      if (members_ > 0 && static_cast<unsigned char>(*z_.next_in) != 0x1f) {
+        fail("trailing garbage after gzip data");
+      }
+      member_started_ = true;
+    }
+    const int rc = inflate(&z_, Z_NO_FLUSH);
+    if (rc == Z_STREAM_END) {
+      member_started_ = false;
+      ++members_;
+      inflateReset(&z_);
+    } else if (rc == Z_BUF_ERROR) {
+      if (z_.avail_in == 0 && in_eof_) fail("gzip data truncated");
+    } else if (rc != Z_OK) {
+      fail(std::string("corrupt gzip data: ") + (z_.msg ? z_.msg : "inflate error"));
+    }
+  }
+
+  void check_caps() {
+    if (out_total_ > opts_.max_inflated_bytes) {
+      fail("inflated data exceeds " + std::to_string(opts_.max_inflated_bytes) +
+           " bytes (ImportOptions::max_inflated_bytes)");
+    }
+    if (out_total_ > kRatioGraceBytes &&
+        static_cast<double>(out_total_) >
+            opts_.max_inflate_ratio * static_cast<double>(std::max<int64_t>(in_total_, 1))) {
+      fail("inflated data exceeds " + std::to_string(static_cast<int64_t>(opts_.max_inflate_ratio)) +
+           "x the compressed size: a gzip bomb? (ImportOptions::max_inflate_ratio)");
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& reason) {
+    throw ImportError(file_, out_total_, reason);
+  }
+
+  std::unique_ptr<ByteSource> in_;
+  std::string file_;
+  ImportOptions opts_;
+  std::vector<char> buf_;
+  z_stream z_{};
+  int64_t in_total_ = 0;
+  int64_t out_total_ = 0;
+  int members_ = 0;
+  bool member_started_ = false;
+  bool in_eof_ = false;
+  bool done_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<ByteSource> open_file_source(const std::filesystem::path& file) {
+  return std::make_unique<FileSource>(file);
+}
+
+std::unique_ptr<ByteSource> open_memory_source(std::string_view bytes) {
+  return std::make_unique<MemorySource>(bytes);
+}
+
+std::unique_ptr<ByteSource> open_gzip_source(std::unique_ptr<ByteSource> compressed,
+                                             const std::string& file,
+                                             const ImportOptions& options) {
+  return std::make_unique<GzipSource>(std::move(compressed), file, options);
+}
+
+std::string_view PeekableSource::peek(size_t n) {
+  while (head_.size() < n) {
+    char tmp[4096];
+    const size_t got = inner_->read(tmp, std::min(sizeof tmp, n - head_.size()));
+    if (got == 0) break;
+    head_.append(tmp, got);
+  }
+  return std::string_view(head_).substr(0, std::min(n, head_.size()));
+}
+
+size_t PeekableSource::read(char* dst, size_t max_bytes) {
+  if (head_pos_ < head_.size()) {
+    const size_t n = std::min(max_bytes, head_.size() - head_pos_);
+    std::memcpy(dst, head_.data() + head_pos_, n);
+    head_pos_ += n;
+    return n;
+  }
+  return inner_->read(dst, max_bytes);
+}
+
+OpenedTrace open_trace_source(const std::filesystem::path& file, const std::string_view* memory,
+                              const std::string& display_name, const ImportOptions& options) {
+  auto raw = std::make_unique<PeekableSource>(memory ? open_memory_source(*memory)
+                                                     : open_file_source(file));
+  OpenedTrace opened;
+  if (has_gzip_magic(raw->peek(2))) {
+    opened.gzip = true;
+    opened.source = std::make_unique<PeekableSource>(
+        open_gzip_source(std::move(raw), display_name, options));
+  } else {
+    opened.source = std::move(raw);
+  }
+  return opened;
+}
+
+}  // namespace meshscope::traces::importer

@@ -1,0 +1,470 @@
+// Trace events -> spans, flow ends, metadata and counters (the per-event half of the builder;
+// chrome_builder_finish.cpp completes the Timeline).
+#include "traces/import/chrome_builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace meshscope::traces::importer {
+namespace {
+
+constexpr uint32_t kNoSpan = UINT32_MAX;
+
+}  // namespace
+
+// The args the importer looks at, found in one pass over the event's args.
+struct ArgView {
+  const JsonScalar* device = nullptr;
+  const JsonScalar* stream = nullptr;
+  const JsonScalar* stage = nullptr;
+  const JsonScalar* microbatch = nullptr;
+  const JsonScalar* phase = nullptr;
+  const JsonScalar* bytes = nullptr;
+  const JsonScalar* flops = nullptr;
+  const JsonScalar* collective = nullptr;
+  const JsonScalar* in_nelems = nullptr;
+  const JsonScalar* out_nelems = nullptr;
+  const JsonScalar* dtype = nullptr;
+  const JsonScalar* external_id = nullptr;
+  const JsonScalar* span = nullptr;
+};
+
+namespace {
+
+ArgView scan_args(const ChromeEvent& ev) {
+  ArgView a;
+  for (uint32_t i = 0; i < ev.arg_count; ++i) {
+    const std::string_view k = ev.args[i].key;
+    const JsonScalar* v = &ev.args[i].value;
+    switch (k.size()) {
+      case 4:
+        if (k == "span") a.span = v;
+        break;
+      case 5:
+        if (k == "stage") a.stage = v;
+        else if (k == "phase") a.phase = v;
+        else if (k == "bytes") a.bytes = v;
+        else if (k == "flops") a.flops = v;
+        else if (k == "dtype") a.dtype = v;
+        break;
+      case 6:
+        if (k == "device") a.device = v;
+        else if (k == "stream") a.stream = v;
+        break;
+      case 10:
+        if (k == "microbatch") a.microbatch = v;
+        break;
+      case 11:
+        if (k == "External id") a.external_id = v;
+        break;
+      case 13:
+        if (k == "In msg nelems") a.in_nelems = v;
+        break;
+      case 14:
+        if (k == "Out msg nelems") a.out_nelems = v;
+        break;
+      case 15:
+        if (k == "Collective name") a.collective = v;
+        break;
+      default: break;
+    }
+  }
+  return a;
+}
+
+std::optional<int64_t> as_int(const JsonScalar* v) {
+  if (v == nullptr || (v->type != JsonType::kNumber && v->type != JsonType::kString)) {
+    return std::nullopt;
+  }
+  int64_t x = 0;
+  if (number_text_to_int(v->text, x)) return x;
+  double d = 0;
+  if (number_text_to_double(v->text, d) && d == std::floor(d) && std::fabs(d) < 9.2e18) {
+    return static_cast<int64_t>(d);
+  }
+  return std::nullopt;
+}
+
+std::string_view as_text(const JsonScalar& v) {
+  return v.type == JsonType::kString || v.type == JsonType::kNumber ? v.text : std::string_view{};
+}
+
+template <typename T>
+T clamp_to(int64_t v, T fallback) {
+  if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) return fallback;
+  return static_cast<T>(v);
+}
+
+}  // namespace
+
+ChromeTimelineBuilder::ChromeTimelineBuilder(std::string file, const ImportOptions& options,
+                                             ImportReport& report)
+    : file_(std::move(file)), options_(options), report_(report) {}
+
+uint32_t ChromeTimelineBuilder::intern(std::string_view s) {
+  const auto it = names_.find(s);
+  if (it != names_.end()) return it->second;
+  const uint32_t id = tl_.strings.intern(s);
+  names_.emplace(std::string(s), id);
+  return id;
+}
+
+IdKey ChromeTimelineBuilder::id_key(const JsonScalar& v) {
+  if (v.type == JsonType::kNumber) {
+    int64_t x = 0;
+    if (number_text_to_int(v.text, x)) return {x, false};
+  } else if (v.type != JsonType::kString) {
+    return {};
+  }
+  const auto it = id_strings_.find(v.text);
+  if (it != id_strings_.end()) return {it->second, true};
+  const auto id = static_cast<uint32_t>(id_string_list_.size());
+  id_string_list_.emplace_back(v.text);
+  id_strings_.emplace(std::string(v.text), id);
+  return {id, true};
+}
+
+void ChromeTimelineBuilder::on_event(const ChromeEvent& ev) {
+  saw_event_ = true;
+  if (!ev.ph.is_string() || ev.ph.text.size() != 1) {
+    report_.warn(ev.ph.present() ? ImportWarning::kWrongType : ImportWarning::kMissingField,
+                 ev.offset);
+    if (mode_ == Mode::kMeshscope) x_event_span_.push_back(kNoSpan);
+    return;
+  }
+  const char ph = ev.ph.text[0];
+  switch (ph) {
+    case 'X': complete_event(ev); break;
+    case 'B': begin_event(ev); break;
+    case 'E': end_event(ev); break;
+    case 's':
+    case 't':
+    case 'f': flow_event(ev, ph); break;
+    case 'M': metadata_event(ev); break;
+    case 'C': counter_event(ev); break;
+    default: report_.warn(ImportWarning::kUnsupportedPhase, ev.offset); break;
+  }
+}
+
+bool ChromeTimelineBuilder::read_time(const ChromeEvent& ev, const JsonScalar& v, int64_t& ns) {
+  if (!v.present()) {
+    report_.warn(ImportWarning::kMissingField, ev.offset);
+    return false;
+  }
+  if (!v.is_number()) {
+    report_.warn(ImportWarning::kWrongType, ev.offset);
+    return false;
+  }
+  if (!micros_text_to_ns(v.text, ns)) {
+    report_.warn(ImportWarning::kBadNumber, ev.offset);
+    return false;
+  }
+  return true;
+}
+
+ChromeTimelineBuilder::Placed ChromeTimelineBuilder::place(const ChromeEvent& ev) {
+  Placed p;
+  const std::string_view cat = ev.cat.is_string() ? ev.cat.text : std::string_view{};
+  if (const auto kind = parse_span_kind(cat)) {  // meshscope's own categories
+    p.kind = *kind;
+    return p;
+  }
+  const CategoryInfo info = classify_kineto_category(cat);
+  if (info.placement == Placement::kSkip) {
+    p.skip = true;
+    return p;
+  }
+  p.kind = info.kind;
+  if (mode_ == Mode::kMeshscope) return p;  // every event sits on device pid, lane tid
+  if (info.category != KinetoCategory::kUnknown) saw_kineto_ = true;
+  p.cls = info.placement == Placement::kGpu ? DeviceClass::kGpu : DeviceClass::kProcess;
+  p.host = info.placement == Placement::kHost;
+  if (info.category == KinetoCategory::kKernel) {
+    p.comm = nccl_kernel_op(as_text(ev.name));
+    if (p.comm != CommOp::kNone) p.kind = span_kind_of(p.comm);
+  }
+  return p;
+}
+
+void ChromeTimelineBuilder::complete_event(const ChromeEvent& ev) {
+  Span s;
+  int64_t dur = 0;
+  const bool ok = [&] {
+    if (!read_time(ev, ev.ts, s.begin_ns)) return false;
+    if (!read_time(ev, ev.dur, dur)) return false;
+    if (dur < 0) {
+      report_.warn(ImportWarning::kNegativeDuration, ev.offset);
+      return false;
+    }
+    if (__builtin_add_overflow(s.begin_ns, dur, &s.end_ns)) {
+      report_.warn(ImportWarning::kBadNumber, ev.offset);
+      return false;
+    }
+    return true;
+  }();
+  const Placed p = ok ? place(ev) : Placed{};
+  uint32_t index = kNoSpan;
+  if (ok && !p.skip) {
+    if (mode_ == Mode::kKineto) note_profiler_step(as_text(ev.name), s.begin_ns, s.end_ns);
+    if (p.host && !options_.keep_host) {
+      report_.warn(ImportWarning::kHostDropped, ev.offset);
+    } else {
+      index = emit_span(ev, p, s, /*open_only=*/false);
+    }
+  }
+  if (mode_ == Mode::kMeshscope) x_event_span_.push_back(index);
+}
+
+void ChromeTimelineBuilder::note_profiler_step(std::string_view name, int64_t begin_ns,
+                                               int64_t end_ns) {
+  const auto n = profiler_step_number(name);
+  if (!n) return;
+  auto [it, fresh] = profiler_steps_.try_emplace(*n, StepWindow{begin_ns, end_ns});
+  if (!fresh) {
+    it->second.begin_ns = std::min(it->second.begin_ns, begin_ns);
+    it->second.end_ns = std::max(it->second.end_ns, end_ns);
+  }
+}
+
+uint32_t ChromeTimelineBuilder::emit_span(const ChromeEvent& ev, const Placed& p, Span s,
+                                          bool open_only) {
+  const ArgView a = scan_args(ev);
+  const auto slot = slot_for(ev, p.cls, as_int(a.device), as_int(a.stream));
+  if (!slot) return kNoSpan;
+  s.device = slots_[*slot].device;
+  s.lane = slots_[*slot].lane;
+  s.name = intern(as_text(ev.name));
+  s.kind = p.kind;
+  if (const auto v = as_int(a.stage)) s.stage = clamp_to<int16_t>(*v, -1);
+  if (const auto v = as_int(a.microbatch)) s.microbatch = clamp_to<int32_t>(*v, -1);
+  if (a.phase != nullptr && a.phase->is_string()) {
+    s.phase = parse_phase(a.phase->text).value_or(Phase::kNone);
+  }
+  if (const auto v = as_int(a.bytes)) s.bytes = *v;
+  if (a.flops != nullptr && a.flops->is_number()) {
+    double f = 0;
+    if (number_text_to_double(a.flops->text, f)) s.flops = f;
+  }
+  CommOp comm = p.comm;
+  if (a.collective != nullptr && a.collective->is_string()) {
+    const CommOp named = comm_op_from_collective_name(a.collective->text);
+    if (comm != CommOp::kNone && named != CommOp::kNone) {
+      comm = named;  // the kernel's own "Collective name" tells a SendRecv's direction
+      s.kind = span_kind_of(comm);
+    }
+  }
+  if (comm != CommOp::kNone && s.bytes == 0) s.bytes = nccl_bytes(a);
+  const auto external_id = as_int(a.external_id);
+  if (p.host && external_id) {
+    // Ops that launch NCCL kernels tell the direction of SendRecv kernels they launch.
+    CommOp op = comm_op_from_op_name(as_text(ev.name));
+    if (a.collective != nullptr && a.collective->is_string()) {
+      op = comm_op_from_collective_name(a.collective->text);
+    }
+    if (op != CommOp::kNone) comm_op_of_external_id_[*external_id] = op;
+  }
+  if (open_only) {
+    slots_[*slot].open.push_back(s);
+    return kNoSpan;
+  }
+  const uint32_t index = tl_.add_span(s);
+  if (comm == CommOp::kSendRecv) send_recv_.emplace_back(index, external_id.value_or(-1));
+  return index;
+}
+
+int64_t ChromeTimelineBuilder::nccl_bytes(const ArgView& a) const {
+  const auto size = a.dtype != nullptr && a.dtype->is_string() ? dtype_bytes(a.dtype->text)
+                                                                : std::nullopt;
+  const int64_t n = std::max(as_int(a.in_nelems).value_or(0), as_int(a.out_nelems).value_or(0));
+  if (!size || n <= 0 || n > (int64_t{1} << 56)) return 0;
+  return n * *size;
+}
+
+std::optional<uint32_t> ChromeTimelineBuilder::slot_for(const ChromeEvent& ev, DeviceClass cls,
+                                                        std::optional<int64_t> device_arg,
+                                                        std::optional<int64_t> stream_arg) {
+  if (!ev.pid.present()) {
+    report_.warn(ImportWarning::kMissingField, ev.offset);
+    return std::nullopt;
+  }
+  const ThreadKey thread{id_key(ev.pid), id_key(ev.tid)};
+  if (last_slot_ != kNoSpan && thread == last_thread_) return last_slot_;
+  auto it = slot_of_.find(thread);
+  if (it == slot_of_.end()) {
+    IdKey device_key = thread.pid;
+    IdKey lane_key = thread.tid;
+    if (cls == DeviceClass::kGpu) {
+      if (device_arg) device_key = IdKey{*device_arg, false};
+      if (stream_arg) lane_key = IdKey{*stream_arg, false};
+    }
+    const auto device = device_for(cls, device_key, ev.offset);
+    if (!device) return std::nullopt;
+    const auto lane = lane_for(*device, lane_key, ev.offset);
+    if (!lane) return std::nullopt;
+    slots_.push_back(ThreadSlot{*device, *lane, {}});
+    it = slot_of_.emplace(thread, static_cast<uint32_t>(slots_.size() - 1)).first;
+  }
+  last_thread_ = thread;
+  last_slot_ = it->second;
+  return it->second;
+}
+
+std::optional<uint16_t> ChromeTimelineBuilder::device_for(DeviceClass cls, IdKey key,
+                                                          int64_t offset) {
+  const DeviceKey dk{cls, key};
+  const auto it = device_of_.find(dk);
+  if (it != device_of_.end()) return it->second;
+  if (devices_.size() >= UINT16_MAX) {
+    report_.warn(ImportWarning::kTooManyDevicesOrLanes, offset);
+    return std::nullopt;
+  }
+  devices_.push_back(DeviceRec{cls, key, {}, {}});
+  const auto index = static_cast<uint16_t>(devices_.size() - 1);
+  device_of_.emplace(dk, index);
+  return index;
+}
+
+std::optional<uint16_t> ChromeTimelineBuilder::lane_for(uint16_t device, IdKey key,
+                                                        int64_t offset) {
+  DeviceRec& d = devices_[device];
+  const auto it = d.lane_of.find(key);
+  if (it != d.lane_of.end()) return it->second;
+  if (d.lanes.size() >= UINT16_MAX) {
+    report_.warn(ImportWarning::kTooManyDevicesOrLanes, offset);
+    return std::nullopt;
+  }
+  d.lanes.push_back(key);
+  const auto index = static_cast<uint16_t>(d.lanes.size() - 1);
+  d.lane_of.emplace(key, index);
+  return index;
+}
+
+void ChromeTimelineBuilder::begin_event(const ChromeEvent& ev) {
+  Span s;
+  if (!read_time(ev, ev.ts, s.begin_ns)) return;
+  const Placed p = place(ev);
+  if (p.skip) return;
+  if (p.host && !options_.keep_host) {
+    report_.warn(ImportWarning::kHostDropped, ev.offset);
+    return;
+  }
+  // Built now (the args come with B), added when the matching E closes it.
+  emit_span(ev, p, s, /*open_only=*/true);
+}
+
+void ChromeTimelineBuilder::end_event(const ChromeEvent& ev) {
+  int64_t end_ns = 0;
+  if (!read_time(ev, ev.ts, end_ns)) return;
+  const auto it = ev.pid.present() ? slot_of_.find(ThreadKey{id_key(ev.pid), id_key(ev.tid)})
+                                   : slot_of_.end();
+  if (it == slot_of_.end() || slots_[it->second].open.empty()) {
+    report_.warn(ImportWarning::kUnmatchedBeginEnd, ev.offset);
+    return;
+  }
+  Span s = slots_[it->second].open.back();
+  slots_[it->second].open.pop_back();
+  if (end_ns < s.begin_ns) {
+    report_.warn(ImportWarning::kNegativeDuration, ev.offset);
+    return;
+  }
+  s.end_ns = end_ns;
+  if (mode_ == Mode::kKineto) note_profiler_step(tl_.strings.get(s.name), s.begin_ns, s.end_ns);
+  tl_.add_span(s);
+}
+
+void ChromeTimelineBuilder::flow_event(const ChromeEvent& ev, char ph) {
+  FlowEnd fe;
+  fe.ph = ph;
+  fe.offset = ev.offset;
+  if (!ev.pid.present() || !ev.id.present()) {
+    report_.warn(ImportWarning::kMissingField, ev.offset);
+    return;
+  }
+  if (!read_time(ev, ev.ts, fe.ts_ns)) return;
+  fe.thread = ThreadKey{id_key(ev.pid), id_key(ev.tid)};
+  fe.id = id_key(ev.id);
+  fe.cat = static_cast<uint32_t>(id_key(JsonScalar{JsonType::kString, as_text(ev.cat)}).value);
+  fe.enclosing = ph != 'f' || (ev.bp.is_string() && ev.bp.text == "e");
+  if (mode_ == Mode::kMeshscope) {
+    const ArgView a = scan_args(ev);
+    if (const auto span = as_int(a.span)) fe.span = *span;
+  }
+  flow_ends_.push_back(fe);
+}
+
+void ChromeTimelineBuilder::metadata_event(const ChromeEvent& ev) {
+  const std::string_view what = as_text(ev.name);
+  if (!ev.pid.present()) {
+    report_.warn(ImportWarning::kMissingField, ev.offset);
+    return;
+  }
+  const IdKey pid = id_key(ev.pid);
+  const auto text_arg = [&](std::string_view key) {
+    const JsonScalar* v = ev.arg(key);
+    return v != nullptr && v->is_string() ? std::string(v->text) : std::string();
+  };
+  if (what == "process_name" || what == "process_labels" || what == "process_sort_index") {
+    ProcessMeta& m = process_meta_[pid];
+    if (what == "process_name") {
+      m.name = text_arg("name");
+      m.rank = as_int(ev.arg("rank"));
+      m.dp = as_int(ev.arg("dp"));
+      m.pp = as_int(ev.arg("pp"));
+      m.tp = as_int(ev.arg("tp"));
+    } else if (what == "process_labels") {
+      m.labels = text_arg("labels");
+    } else {
+      m.sort_index = as_int(ev.arg("sort_index"));
+    }
+    if (mode_ == Mode::kMeshscope) device_for(DeviceClass::kProcess, pid, ev.offset);
+  } else if (what == "thread_name" || what == "thread_sort_index") {
+    const ThreadKey thread{pid, id_key(ev.tid)};
+    ThreadMeta& m = thread_meta_[thread];
+    if (what == "thread_name") {
+      m.name = text_arg("name");
+      if (const JsonScalar* k = ev.arg("lane_kind"); k != nullptr && k->is_string()) {
+        m.kind = parse_lane_kind(k->text);
+      }
+    } else {
+      m.sort_index = as_int(ev.arg("sort_index"));
+    }
+    if (mode_ == Mode::kMeshscope) {
+      if (const auto d = device_for(DeviceClass::kProcess, pid, ev.offset)) {
+        lane_for(*d, thread.tid, ev.offset);
+      }
+    }
+  }
+}
+
+void ChromeTimelineBuilder::counter_event(const ChromeEvent& ev) {
+  int64_t t_ns = 0;
+  if (!read_time(ev, ev.ts, t_ns)) return;
+  if (!ev.pid.present()) {
+    report_.warn(ImportWarning::kMissingField, ev.offset);
+    return;
+  }
+  const auto device = device_for(DeviceClass::kProcess, id_key(ev.pid), ev.offset);
+  if (!device) return;
+  const std::string_view base = as_text(ev.name);
+  for (uint32_t i = 0; i < ev.arg_count; ++i) {
+    const ChromeArg& arg = ev.args[i];
+    if (!arg.value.is_number()) continue;
+    double v = 0;
+    if (!number_text_to_double(arg.value.text, v)) {
+      report_.warn(ImportWarning::kBadNumber, ev.offset);
+      continue;
+    }
+    // One series "value" is the counter itself (meshscope's layout); others get their own name.
+    std::string name(base);
+    if (arg.key != "value") name += "." + std::string(arg.key);
+    auto [it, fresh] = counter_of_.try_emplace({*device, name}, 0);
+    if (fresh) {
+      it->second = static_cast<uint32_t>(tl_.counters.size());
+      tl_.counters.push_back(Counter{*device, name, {}});
+    }
+    tl_.counters[it->second].samples.push_back(CounterSample{t_ns, v});
+  }
+}
+
+}  // namespace meshscope::traces::importer

@@ -1,0 +1,176 @@
+// Turns the trace events of a Chrome/Kineto JSON file into a Timeline: Kineto's GPU events onto
+// one device per GPU with a lane per stream, host events onto one device per process with a lane
+// per thread, NCCL kernels into communication spans, flows bound to the spans they point at,
+// ProfilerStep#N into steps; meshscope's own exports (the "meshscope" header) back exactly.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "traces/import/chrome_reader.h"
+#include "traces/import/import_types.h"
+#include "traces/import/kineto_names.h"
+#include "traces/timeline.h"
+
+namespace meshscope::traces::importer {
+
+struct ArgView;
+
+// A pid, tid or flow id as written: a number, or a string (kept as an index into a local table).
+struct IdKey {
+  int64_t value = 0;
+  bool is_string = false;
+  friend bool operator==(const IdKey&, const IdKey&) = default;
+};
+struct ThreadKey {
+  IdKey pid, tid;
+  friend bool operator==(const ThreadKey&, const ThreadKey&) = default;
+};
+struct IdKeyHash {
+  size_t operator()(const IdKey& k) const {
+    return std::hash<int64_t>{}(k.value) * 2 + static_cast<size_t>(k.is_string);
+  }
+};
+struct ThreadKeyHash {
+  size_t operator()(const ThreadKey& k) const {
+    return IdKeyHash{}(k.pid) * 0x9E3779B97F4A7C15ULL ^ IdKeyHash{}(k.tid);
+  }
+};
+struct StringViewHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using StringIndex = std::unordered_map<std::string, uint32_t, StringViewHash, std::equal_to<>>;
+
+class ChromeTimelineBuilder : public ChromeSink {
+ public:
+  ChromeTimelineBuilder(std::string file, const ImportOptions& options, ImportReport& report);
+  void on_event(const ChromeEvent& event) override;
+  void on_member(const ChromeMember& member) override;
+  // Completes the Timeline (device order, sorting, flows, steps, metadata) and hands it over.
+  Timeline finish(const ChromeReadSummary& summary);
+
+ private:
+  enum class Mode : uint8_t { kKineto, kMeshscope };
+  enum class DeviceClass : uint8_t { kGpu, kProcess };
+
+  struct DeviceRec {
+    DeviceClass cls = DeviceClass::kProcess;
+    IdKey key;                 // GPU index, or pid
+    std::vector<IdKey> lanes;  // stream ids or tids, in creation order
+    std::unordered_map<IdKey, uint16_t, IdKeyHash> lane_of;
+  };
+  struct DeviceKey {
+    DeviceClass cls;
+    IdKey key;
+    friend bool operator==(const DeviceKey&, const DeviceKey&) = default;
+  };
+  struct DeviceKeyHash {
+    size_t operator()(const DeviceKey& k) const {
+      return IdKeyHash{}(k.key) ^ (static_cast<size_t>(k.cls) << 1);
+    }
+  };
+  struct ThreadSlot {
+    uint16_t device = 0;  // index into devices_ (creation order until finish)
+    uint16_t lane = 0;
+    std::vector<Span> open;  // B events waiting for their E
+  };
+  struct ProcessMeta {
+    std::string name, labels;
+    std::optional<int64_t> sort_index, rank, dp, pp, tp;
+  };
+  struct ThreadMeta {
+    std::string name;
+    std::optional<LaneKind> kind;
+    std::optional<int64_t> sort_index;
+  };
+  struct FlowEnd {
+    ThreadKey thread;
+    IdKey id;
+    uint32_t cat = 0;
+    char ph = 's';
+    bool enclosing = true;  // binds to the enclosing slice, else to the next one
+    int64_t ts_ns = 0;
+    int64_t offset = 0;
+    int64_t span = -1;      // meshscope: index of the X event it binds to
+  };
+  struct Placed {
+    SpanKind kind = SpanKind::kHost;
+    DeviceClass cls = DeviceClass::kProcess;
+    CommOp comm = CommOp::kNone;
+    bool skip = false;
+    bool host = false;
+  };
+
+  // on_event parts.
+  void complete_event(const ChromeEvent& ev);
+  void begin_event(const ChromeEvent& ev);
+  void end_event(const ChromeEvent& ev);
+  void flow_event(const ChromeEvent& ev, char ph);
+  void metadata_event(const ChromeEvent& ev);
+  void counter_event(const ChromeEvent& ev);
+  bool read_time(const ChromeEvent& ev, const JsonScalar& v, int64_t& ns);
+  Placed place(const ChromeEvent& ev);
+  void note_profiler_step(std::string_view name, int64_t begin_ns, int64_t end_ns);
+  // Fills `s` from the event and adds it (returns its index), or with open_only pushes it on its
+  // thread's B stack. kNoSpan when it has no place.
+  uint32_t emit_span(const ChromeEvent& ev, const Placed& p, Span s, bool open_only);
+  int64_t nccl_bytes(const ArgView& a) const;
+  std::optional<uint32_t> slot_for(const ChromeEvent& ev, DeviceClass cls,
+                                   std::optional<int64_t> device_arg,
+                                   std::optional<int64_t> stream_arg);
+  std::optional<uint16_t> device_for(DeviceClass cls, IdKey key, int64_t offset);
+  std::optional<uint16_t> lane_for(uint16_t device, IdKey key, int64_t offset);
+  IdKey id_key(const JsonScalar& v);
+  uint32_t intern(std::string_view s);
+
+  // finish parts (chrome_builder_finish.cpp).
+  void resolve_send_recv();
+  void build_devices();
+  void bind_flows();
+  void build_steps();
+  void mark_comm_lanes();
+  void fill_metadata(const ChromeReadSummary& summary);
+  void read_meshscope_header(const ChromeMember& m);
+
+  std::string file_;
+  ImportOptions options_;
+  ImportReport& report_;
+  Timeline tl_;
+  Mode mode_ = Mode::kKineto;
+  bool saw_event_ = false;
+  bool saw_kineto_ = false;
+
+  StringIndex names_;      // span name -> Timeline string id
+  StringIndex id_strings_;  // string pids, tids, flow ids, categories
+  std::vector<std::string> id_string_list_;
+  std::vector<DeviceRec> devices_;
+  std::unordered_map<DeviceKey, uint16_t, DeviceKeyHash> device_of_;
+  std::vector<ThreadSlot> slots_;
+  std::unordered_map<ThreadKey, uint32_t, ThreadKeyHash> slot_of_;
+  ThreadKey last_thread_;
+  uint32_t last_slot_ = UINT32_MAX;
+  std::unordered_map<IdKey, ProcessMeta, IdKeyHash> process_meta_;
+  std::unordered_map<ThreadKey, ThreadMeta, ThreadKeyHash> thread_meta_;
+
+  std::vector<FlowEnd> flow_ends_;
+  std::vector<uint32_t> x_event_span_;  // meshscope: X event ordinal -> span (UINT32_MAX: none)
+  std::vector<std::pair<uint32_t, int64_t>> send_recv_;  // SendRecv kernel span, External id
+  std::unordered_map<int64_t, CommOp> comm_op_of_external_id_;
+  std::map<int64_t, StepWindow> profiler_steps_;  // ProfilerStep#N -> host range
+  std::map<std::pair<uint16_t, std::string>, uint32_t> counter_of_;
+  std::vector<bool> is_gpu_;  // by final device index, from build_devices
+
+  // Facts from top-level members.
+  std::optional<int64_t> rank_, world_size_, base_time_ns_;
+  std::string backend_, gpu_model_;
+  std::vector<StepWindow> header_steps_;
+  std::map<std::string, std::string> header_metadata_;
+};
+
+}  // namespace meshscope::traces::importer

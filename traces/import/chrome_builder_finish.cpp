@@ -1,0 +1,387 @@
+// The second half of the Chrome builder: top-level members, then, once every event is read,
+// device order and names, sorting, flow binding, steps and metadata.
+#include <algorithm>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "traces/chrome_export.h"
+#include "traces/import/chrome_builder.h"
+
+namespace meshscope::traces::importer {
+namespace {
+
+constexpr uint32_t kNoSpan = UINT32_MAX;
+// A flow end that binds to an enclosing slice looks back at most this many spans on its lane.
+constexpr int kMaxEnclosingWalk = 4096;
+
+bool id_less(const IdKey& a, const IdKey& b) {
+  if (a.is_string != b.is_string) return !a.is_string;  // numbers first
+  return a.value < b.value;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+void ChromeTimelineBuilder::on_member(const ChromeMember& m) {
+  if (m.key == "meshscope") {
+    if (saw_event_) {
+      throw ImportError(file_, m.offset, "the meshscope header must come before traceEvents");
+    }
+    read_meshscope_header(m);
+    mode_ = Mode::kMeshscope;
+  } else if (m.key == "distributedInfo") {
+    if (const JsonScalar* v = m.member("rank")) {
+      int64_t x = 0;
+      if (v->is_number() && number_text_to_int(v->text, x)) rank_ = x;
+    }
+    if (const JsonScalar* v = m.member("world_size")) {
+      int64_t x = 0;
+      if (v->is_number() && number_text_to_int(v->text, x)) world_size_ = x;
+    }
+    if (const JsonScalar* v = m.member("backend"); v != nullptr && v->is_string()) {
+      backend_ = std::string(v->text);
+    }
+  } else if (m.key == "baseTimeNanoseconds") {
+    int64_t x = 0;
+    if (m.value.is_number() && number_text_to_int(m.value.text, x)) base_time_ns_ = x;
+  } else if (m.key == "deviceProperties" && m.value.type == JsonType::kArray) {
+    // Depth was bounded by the scanner already; NaN (which nlohmann refuses) just loses the name.
+    const auto props = nlohmann::json::parse(m.raw, nullptr, /*allow_exceptions=*/false);
+    if (props.is_array() && !props.empty() && props[0].is_object() &&
+        props[0].contains("name") && props[0]["name"].is_string()) {
+      gpu_model_ = props[0]["name"].get<std::string>();
+    }
+  }
+}
+
+void ChromeTimelineBuilder::read_meshscope_header(const ChromeMember& m) {
+  const auto fail = [&](const std::string& why) {
+    throw ImportError(file_, m.offset, "meshscope header: " + why);
+  };
+  const auto h = nlohmann::json::parse(m.raw, nullptr, /*allow_exceptions=*/false);
+  if (!h.is_object()) fail("not a JSON object");
+  if (!h.contains("version") || !h["version"].is_number_integer()) fail("no integer version");
+  const auto version = h["version"].get<int64_t>();
+  if (version > kChromeFormatVersion) {
+    fail("format version " + std::to_string(version) + " is newer than this build reads (" +
+         std::to_string(kChromeFormatVersion) + ")");
+  }
+  if (h.contains("metadata")) {
+    if (!h["metadata"].is_object()) fail("metadata is not an object");
+    for (const auto& [k, v] : h["metadata"].items()) {
+      header_metadata_[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    }
+  }
+  if (h.contains("steps")) {
+    if (!h["steps"].is_array()) fail("steps is not an array");
+    for (const auto& s : h["steps"]) {
+      if (!s.is_object() || !s.contains("begin_ns") || !s.contains("end_ns") ||
+          !s["begin_ns"].is_number_integer() || !s["end_ns"].is_number_integer()) {
+        fail("step " + std::to_string(header_steps_.size()) + " lacks integer begin_ns/end_ns");
+      }
+      header_steps_.push_back({s["begin_ns"].get<int64_t>(), s["end_ns"].get<int64_t>()});
+    }
+  }
+}
+
+Timeline ChromeTimelineBuilder::finish(const ChromeReadSummary& summary) {
+  if (summary.object_form && !summary.has_trace_events) {
+    throw ImportError(file_, "", "not a Chrome trace: the top-level object has no traceEvents");
+  }
+  for (const ThreadSlot& slot : slots_) {
+    if (!slot.open.empty()) {
+      report_.warn_at(ImportWarning::kUnmatchedBeginEnd, "end of file", slot.open.size());
+    }
+  }
+  resolve_send_recv();
+  build_devices();
+  if (mode_ != Mode::kMeshscope) tl_.sort_spans();  // meshscope keeps span order: flows use it
+  bind_flows();
+  build_steps();
+  mark_comm_lanes();
+  fill_metadata(summary);
+  report_.spans_kept = tl_.spans.size();
+  return std::move(tl_);
+}
+
+void ChromeTimelineBuilder::resolve_send_recv() {
+  for (const auto& [span, external_id] : send_recv_) {
+    const auto it = comm_op_of_external_id_.find(external_id);
+    if (it != comm_op_of_external_id_.end() && it->second != CommOp::kSendRecv) {
+      tl_.spans[span].kind = span_kind_of(it->second);
+    } else {
+      report_.warn_at(ImportWarning::kSendRecvDirection,
+                      "span \"" + std::string(tl_.span_name(tl_.spans[span])) + "\"");
+    }
+  }
+}
+
+void ChromeTimelineBuilder::build_devices() {
+  const bool meshscope = mode_ == Mode::kMeshscope;
+  std::vector<uint16_t> order(devices_.size());
+  std::iota(order.begin(), order.end(), uint16_t{0});
+  const auto sort_key = [&](const DeviceRec& d) {
+    const auto it = process_meta_.find(d.key);
+    const bool has_index = !meshscope && d.cls == DeviceClass::kProcess &&
+                           it != process_meta_.end() && it->second.sort_index;
+    return std::pair{d.cls == DeviceClass::kGpu ? 0 : 1,
+                     has_index ? *it->second.sort_index : int64_t{0}};
+  };
+  std::stable_sort(order.begin(), order.end(), [&](uint16_t a, uint16_t b) {
+    const auto ka = sort_key(devices_[a]);
+    const auto kb = sort_key(devices_[b]);
+    if (ka != kb) return ka < kb;
+    return id_less(devices_[a].key, devices_[b].key);
+  });
+
+  const auto id_text = [&](const IdKey& k) {
+    return k.is_string ? id_string_list_[static_cast<size_t>(k.value)] : std::to_string(k.value);
+  };
+  const std::string rank_prefix = rank_ ? "rank " + std::to_string(*rank_) + " · " : "";
+  const auto hosts = std::count_if(devices_.begin(), devices_.end(),
+                                   [](const DeviceRec& d) { return d.cls == DeviceClass::kProcess; });
+
+  std::vector<uint16_t> device_map(devices_.size());
+  std::vector<std::vector<uint16_t>> lane_map(devices_.size());
+  is_gpu_.assign(devices_.size(), false);
+  for (uint16_t temp : order) {
+    const DeviceRec& d = devices_[temp];
+    const auto meta_it = process_meta_.find(d.key);
+    const ProcessMeta* meta = (d.cls == DeviceClass::kProcess && meta_it != process_meta_.end())
+                                  ? &meta_it->second
+                                  : nullptr;
+    std::string name;
+    int rank = static_cast<int>(rank_.value_or(0));
+    MeshCoord coord;
+    if (d.cls == DeviceClass::kGpu) {
+      name = rank_prefix + "GPU " + id_text(d.key);
+      if (!rank_ && !d.key.is_string) rank = static_cast<int>(d.key.value);
+    } else if (meshscope) {
+      name = meta && !meta->name.empty() ? meta->name : "device " + id_text(d.key);
+      if (meta) {
+        rank = static_cast<int>(meta->rank.value_or(0));
+        coord = MeshCoord{static_cast<int>(meta->dp.value_or(-1)),
+                          static_cast<int>(meta->pp.value_or(-1)),
+                          static_cast<int>(meta->tp.value_or(-1))};
+      }
+    } else if (saw_kineto_) {
+      name = rank_prefix + (hosts > 1 ? "host pid " + id_text(d.key) : std::string("host"));
+    } else {
+      name = meta && !meta->name.empty() ? meta->name + " (pid " + id_text(d.key) + ")"
+                                         : "pid " + id_text(d.key);
+    }
+    const uint16_t final_index = tl_.add_device(rank, name, coord);
+    device_map[temp] = final_index;
+    is_gpu_[final_index] = d.cls == DeviceClass::kGpu;
+
+    // Lanes: streams by id; threads by their sort index, then id.
+    std::vector<uint16_t> lanes(d.lanes.size());
+    std::iota(lanes.begin(), lanes.end(), uint16_t{0});
+    const auto thread_meta = [&](const IdKey& tid) -> const ThreadMeta* {
+      const auto it = thread_meta_.find(ThreadKey{d.key, tid});
+      return it == thread_meta_.end() ? nullptr : &it->second;
+    };
+    std::stable_sort(lanes.begin(), lanes.end(), [&](uint16_t a, uint16_t b) {
+      if (d.cls == DeviceClass::kProcess && !meshscope) {
+        const ThreadMeta* ma = thread_meta(d.lanes[a]);
+        const ThreadMeta* mb = thread_meta(d.lanes[b]);
+        const int64_t sa = ma && ma->sort_index ? *ma->sort_index : d.lanes[a].value;
+        const int64_t sb = mb && mb->sort_index ? *mb->sort_index : d.lanes[b].value;
+        if (sa != sb) return sa < sb;
+      }
+      return id_less(d.lanes[a], d.lanes[b]);
+    });
+    lane_map[temp].resize(d.lanes.size());
+    for (uint16_t l : lanes) {
+      const ThreadMeta* m = d.cls == DeviceClass::kProcess ? thread_meta(d.lanes[l]) : nullptr;
+      std::string lane_name;
+      LaneKind kind = LaneKind::kHost;
+      if (d.cls == DeviceClass::kGpu) {
+        lane_name = "stream " + id_text(d.lanes[l]);
+        kind = LaneKind::kCompute;
+      } else if (meshscope) {
+        lane_name = m ? m->name : "lane " + id_text(d.lanes[l]);
+        kind = m && m->kind ? *m->kind : LaneKind::kCompute;
+      } else {
+        lane_name = m && !m->name.empty() ? trim(m->name) : "thread " + id_text(d.lanes[l]);
+      }
+      lane_map[temp][l] = tl_.add_lane(final_index, lane_name, kind);
+    }
+  }
+  for (Span& s : tl_.spans) {
+    s.lane = lane_map[s.device][s.lane];
+    s.device = device_map[s.device];
+  }
+  for (ThreadSlot& slot : slots_) {
+    slot.lane = lane_map[slot.device][slot.lane];
+    slot.device = device_map[slot.device];
+  }
+  for (Counter& c : tl_.counters) c.device = device_map[c.device];
+}
+
+void ChromeTimelineBuilder::bind_flows() {
+  if (flow_ends_.empty()) return;
+  // Spans of each lane in (begin, end descending) order, found by lane through `first`.
+  std::vector<uint32_t> order(tl_.spans.size());
+  std::iota(order.begin(), order.end(), 0u);
+  const auto before = [&](uint32_t a, uint32_t b) {
+    const Span& x = tl_.spans[a];
+    const Span& y = tl_.spans[b];
+    if (x.device != y.device) return x.device < y.device;
+    if (x.lane != y.lane) return x.lane < y.lane;
+    if (x.begin_ns != y.begin_ns) return x.begin_ns < y.begin_ns;
+    return x.end_ns > y.end_ns;
+  };
+  if (!std::is_sorted(order.begin(), order.end(), before)) {
+    std::stable_sort(order.begin(), order.end(), before);
+  }
+  const auto lane_range = [&](uint16_t device, uint16_t lane) {
+    const auto lo = std::lower_bound(order.begin(), order.end(), std::pair{device, lane},
+                                     [&](uint32_t i, const std::pair<uint16_t, uint16_t>& k) {
+                                       const Span& s = tl_.spans[i];
+                                       return std::pair{s.device, s.lane} < k;
+                                     });
+    const auto hi = std::upper_bound(lo, order.end(), std::pair{device, lane},
+                                     [&](const std::pair<uint16_t, uint16_t>& k, uint32_t i) {
+                                       const Span& s = tl_.spans[i];
+                                       return k < std::pair{s.device, s.lane};
+                                     });
+    return std::pair{lo, hi};
+  };
+  const auto bind = [&](const FlowEnd& e) -> uint32_t {
+    if (e.span >= 0) {
+      return e.span < static_cast<int64_t>(x_event_span_.size())
+                 ? x_event_span_[static_cast<size_t>(e.span)]
+                 : kNoSpan;
+    }
+    const auto slot = slot_of_.find(e.thread);
+    if (slot == slot_of_.end()) return kNoSpan;
+    const auto [lo, hi] = lane_range(slots_[slot->second].device, slots_[slot->second].lane);
+    if (!e.enclosing) {  // the next slice that begins at or after ts
+      const auto it = std::lower_bound(lo, hi, e.ts_ns, [&](uint32_t i, int64_t t) {
+        return tl_.spans[i].begin_ns < t;
+      });
+      return it == hi ? kNoSpan : *it;
+    }
+    auto it = std::upper_bound(lo, hi, e.ts_ns, [&](int64_t t, uint32_t i) {
+      return t < tl_.spans[i].begin_ns;
+    });
+    for (int walked = 0; it != lo && walked < kMaxEnclosingWalk; ++walked) {
+      --it;
+      if (tl_.spans[*it].end_ns >= e.ts_ns) return *it;  // the innermost enclosing slice
+    }
+    return kNoSpan;
+  };
+
+  // Pair the ends of each (category, id) in time order: s, then any t steps, then f.
+  std::vector<uint32_t> ends(flow_ends_.size());
+  std::iota(ends.begin(), ends.end(), 0u);
+  const auto phase_rank = [](char ph) { return ph == 's' ? 0 : ph == 't' ? 1 : 2; };
+  std::stable_sort(ends.begin(), ends.end(), [&](uint32_t a, uint32_t b) {
+    const FlowEnd& x = flow_ends_[a];
+    const FlowEnd& y = flow_ends_[b];
+    if (x.cat != y.cat) return x.cat < y.cat;
+    if (x.id != y.id) return id_less(x.id, y.id);
+    if (x.ts_ns != y.ts_ns) return x.ts_ns < y.ts_ns;
+    return phase_rank(x.ph) < phase_rank(y.ph);
+  });
+  struct Bound {
+    int64_t order;  // file offset of the finishing end: flows keep the file's order
+    uint32_t from, to;
+  };
+  std::vector<Bound> bound;
+  const FlowEnd* open = nullptr;
+  const auto same_flow = [](const FlowEnd& a, const FlowEnd& b) {
+    return a.cat == b.cat && a.id == b.id;
+  };
+  const auto connect = [&](const FlowEnd& from, const FlowEnd& to) {
+    const uint32_t a = bind(from);
+    const uint32_t b = bind(to);
+    if (a == kNoSpan || b == kNoSpan) {
+      report_.warn(ImportWarning::kFlowWithoutSpan, (a == kNoSpan ? from : to).offset);
+    } else {
+      bound.push_back({to.offset, a, b});
+    }
+  };
+  for (uint32_t i : ends) {
+    const FlowEnd& e = flow_ends_[i];
+    if (open != nullptr && !same_flow(*open, e)) {
+      report_.warn(ImportWarning::kUnpairedFlow, open->offset);
+      open = nullptr;
+    }
+    if (e.ph == 's') {
+      if (open != nullptr) report_.warn(ImportWarning::kUnpairedFlow, open->offset);
+      open = &e;
+    } else if (open == nullptr) {
+      report_.warn(ImportWarning::kUnpairedFlow, e.offset);
+    } else {
+      connect(*open, e);
+      open = e.ph == 't' ? &e : nullptr;
+    }
+  }
+  if (open != nullptr) report_.warn(ImportWarning::kUnpairedFlow, open->offset);
+  std::stable_sort(bound.begin(), bound.end(),
+                   [](const Bound& a, const Bound& b) { return a.order < b.order; });
+  tl_.flows.reserve(tl_.flows.size() + bound.size());
+  for (const Bound& b : bound) tl_.add_flow(b.from, b.to);
+  std::vector<FlowEnd>().swap(flow_ends_);
+}
+
+void ChromeTimelineBuilder::build_steps() {
+  if (mode_ == Mode::kMeshscope) {
+    tl_.steps = header_steps_;
+    return;
+  }
+  for (const auto& [n, window] : profiler_steps_) tl_.steps.push_back(window);
+  if (tl_.steps.empty()) return;
+  // A step also covers the device work it launched: GPU activity runs behind the host.
+  const std::vector<StepWindow> host = tl_.steps;
+  for (const Flow& f : tl_.flows) {
+    const Span& from = tl_.spans[f.from];
+    const Span& to = tl_.spans[f.to];
+    if (from.kind != SpanKind::kHost || !is_device_activity(to.kind)) continue;
+    auto it = std::upper_bound(host.begin(), host.end(), from.begin_ns,
+                               [](int64_t t, const StepWindow& w) { return t < w.begin_ns; });
+    if (it == host.begin()) continue;
+    --it;
+    if (from.begin_ns > it->end_ns) continue;
+    StepWindow& w = tl_.steps[static_cast<size_t>(it - host.begin())];
+    w.begin_ns = std::min(w.begin_ns, to.begin_ns);
+    w.end_ns = std::max(w.end_ns, to.end_ns);
+  }
+}
+
+void ChromeTimelineBuilder::mark_comm_lanes() {
+  for (const Span& s : tl_.spans) {
+    if (is_gpu_[s.device] && is_communication(s.kind)) {
+      tl_.devices[s.device].lanes[s.lane].kind = LaneKind::kComm;
+    }
+  }
+}
+
+void ChromeTimelineBuilder::fill_metadata(const ChromeReadSummary& summary) {
+  (void)summary;
+  if (mode_ == Mode::kMeshscope) {
+    tl_.metadata = header_metadata_;
+  } else {
+    tl_.metadata["source"] = saw_kineto_ ? "kineto" : "chrome";
+    tl_.metadata["trace_file"] = file_;
+    if (rank_) tl_.metadata["rank"] = std::to_string(*rank_);
+    if (world_size_) tl_.metadata["world_size"] = std::to_string(*world_size_);
+    if (base_time_ns_) tl_.metadata["base_time_ns"] = std::to_string(*base_time_ns_);
+    if (!backend_.empty()) tl_.metadata["backend"] = backend_;
+    if (!gpu_model_.empty()) tl_.metadata["gpu"] = gpu_model_;
+  }
+  if (report_.total_warnings() > 0) {
+    std::string all;
+    for (const std::string& line : report_.lines()) all += (all.empty() ? "" : "; ") + line;
+    tl_.metadata["import_warnings"] = all;
+  }
+}
+
+}  // namespace meshscope::traces::importer

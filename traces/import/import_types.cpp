@@ -1,0 +1,74 @@
+// ImportReport bookkeeping and the one-line ImportError.
+#include "traces/import/import_types.h"
+
+namespace meshscope::traces {
+namespace {
+
+std::string error_line(const std::string& file, const std::string& where,
+                       const std::string& reason) {
+  return where.empty() ? file + ": " + reason : file + ": " + where + ": " + reason;
+}
+
+}  // namespace
+
+void ImportReport::warn(ImportWarning w, int64_t byte_offset, uint64_t n) {
+  const auto i = static_cast<size_t>(w);
+  if (counts[i] == 0) {
+    first_at[i] = byte_offset;
+    first_where[i] = "byte " + std::to_string(byte_offset);
+  }
+  counts[i] += n;
+}
+
+void ImportReport::warn_at(ImportWarning w, const std::string& where, uint64_t n) {
+  const auto i = static_cast<size_t>(w);
+  if (counts[i] == 0) first_where[i] = where;
+  counts[i] += n;
+}
+
+uint64_t ImportReport::total_warnings() const {
+  uint64_t total = 0;
+  for (uint64_t c : counts) total += c;
+  return total;
+}
+
+std::vector<std::string> ImportReport::lines() const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < kKinds; ++i) {
+    if (counts[i] == 0) continue;
+    std::string line = std::to_string(counts[i]) + " " + std::string(kImportWarningNames[i]);
+    if (!first_where[i].empty()) line += " (first at " + first_where[i] + ")";
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+void ImportReport::merge(const ImportReport& other) {
+  for (size_t i = 0; i < kKinds; ++i) {
+    if (other.counts[i] == 0) continue;
+    if (counts[i] == 0) {
+      first_at[i] = other.first_at[i];
+      first_where[i] = other.file.empty() || other.first_where[i].empty()
+                           ? other.first_where[i]
+                           : other.first_where[i] + " of " + other.file;
+    }
+    counts[i] += other.counts[i];
+  }
+  events_read += other.events_read;
+  spans_kept += other.spans_kept;
+}
+
+ImportError::ImportError(const std::filesystem::path& file, int64_t byte_offset,
+                         const std::string& reason)
+    : std::runtime_error(error_line(file.string(), "byte " + std::to_string(byte_offset), reason)),
+      file_(file.string()),
+      byte_offset_(byte_offset),
+      reason_(reason) {}
+
+ImportError::ImportError(const std::filesystem::path& file, const std::string& where,
+                         const std::string& reason)
+    : std::runtime_error(error_line(file.string(), where, reason)),
+      file_(file.string()),
+      reason_(reason) {}
+
+}  // namespace meshscope::traces

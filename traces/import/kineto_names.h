@@ -1,0 +1,61 @@
+// What Kineto's (PyTorch profiler's) category and kernel names mean: category -> where the event
+// lives and what kind of span it is; NCCL kernel and op names -> communication kinds; PyTorch
+// dtype names -> element sizes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "traces/timeline.h"
+
+namespace meshscope::traces::importer {
+
+enum class KinetoCategory : uint8_t {
+  kUnknown = 0,
+  kKernel,              // "kernel" (older traces: "Kernel")
+  kMemcpy,              // "gpu_memcpy" ("Memcpy")
+  kMemset,              // "gpu_memset" ("Memset")
+  kGpuUserAnnotation,   // "gpu_user_annotation": a record_function range projected on a stream
+  kCudaSync,            // "cuda_sync": a stream or event wait shown on the GPU
+  kRuntime,             // "cuda_runtime" ("Runtime")
+  kDriver,              // "cuda_driver" ("Driver")
+  kCpuOp,               // "cpu_op" ("Operator")
+  kUserAnnotation,      // "user_annotation": record_function ranges, ProfilerStep#N
+  kPythonFunction,      // "python_function" ("python")
+  kHostOther,           // "overhead", "cpu_instant_event", "external_correlation", ...
+  kTrace,               // "Trace": the profiler's own window marker, not work
+  kCount
+};
+
+// Where an event's span goes.
+enum class Placement : uint8_t { kGpu, kHost, kSkip };
+
+struct CategoryInfo {
+  KinetoCategory category = KinetoCategory::kUnknown;
+  Placement placement = Placement::kHost;
+  SpanKind kind = SpanKind::kHost;  // before the NCCL refinement of kernels
+};
+
+// Case-insensitive; unknown categories are host work (kHost), as in a generic Chrome trace.
+CategoryInfo classify_kineto_category(std::string_view cat);
+
+// The communication an NCCL kernel ("ncclKernel_AllReduce_RING_LL_Sum_float(...)",
+// "ncclDevKernel_SendRecv(...)") or an op ("nccl:all_reduce", "Collective name": "recv") does.
+enum class CommOp : uint8_t { kNone = 0, kCollective, kSend, kRecv, kSendRecv, kCount };
+CommOp nccl_kernel_op(std::string_view kernel_name);
+// From a PyTorch op name ("nccl:send 0->1", "nccl:all_reduce") or a "Collective name" arg
+// ("send", "recv", "allreduce", "all_to_all", ...).
+CommOp comm_op_from_op_name(std::string_view op_name);
+CommOp comm_op_from_collective_name(std::string_view collective_name);
+SpanKind span_kind_of(CommOp op);  // kSendRecv -> kSend (direction unknown)
+
+// Bytes per element of a PyTorch dtype name ("Float", "BFloat16", "Long", ...); nullopt when
+// unknown.
+std::optional<int> dtype_bytes(std::string_view dtype);
+
+// N from "ProfilerStep#N"; nullopt for other names.
+std::optional<int64_t> profiler_step_number(std::string_view name);
+
+}  // namespace meshscope::traces::importer

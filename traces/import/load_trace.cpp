@@ -1,0 +1,92 @@
+// load_trace: opens a file (or bytes), undoes gzip, tells Chrome JSON from Nsight SQLite by the
+// first bytes and hands the stream to the matching importer.
+#include "traces/import/load_trace.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "traces/import/byte_source.h"
+#include "traces/import/chrome_builder.h"
+#include "traces/import/chrome_reader.h"
+#include "traces/import/nsys_import.h"
+
+namespace meshscope::traces {
+namespace {
+
+using importer::OpenedTrace;
+
+Timeline load_chrome(importer::ByteSource& source, const std::string& name,
+                     const ImportOptions& options, ImportReport& report) {
+  importer::ChromeTimelineBuilder builder(name, options, report);
+  const auto summary = importer::read_chrome_json(source, name, options, builder, report);
+  return builder.finish(summary);
+}
+
+Timeline load_any(const std::filesystem::path& file, const std::string_view* memory,
+                  const std::string& name, const ImportOptions& options, ImportReport* report) {
+  ImportReport local;
+  ImportReport& r = report != nullptr ? *report : local;
+  r.file = name;
+  try {
+    OpenedTrace opened = importer::open_trace_source(file, memory, name, options);
+    TraceFormat format = options.format;
+    if (format == TraceFormat::kAuto) {
+      format = importer::has_sqlite_magic(opened.source->peek(importer::kSqliteMagic.size()))
+                   ? TraceFormat::kNsysSqlite
+                   : TraceFormat::kChromeJson;
+    }
+    if (format == TraceFormat::kNsysSqlite) {
+      if (opened.gzip) {
+        throw ImportError(name, "", "a gzip-compressed SQLite file: decompress it first");
+      }
+      return memory != nullptr ? importer::load_nsys_sqlite_bytes(*memory, name, options, r)
+                               : importer::load_nsys_sqlite(file, name, options, r);
+    }
+    return load_chrome(*opened.source, name, options, r);
+  } catch (const std::length_error& e) {
+    // The Timeline's own limits (2^32 spans, 2^16 devices) or an allocation size limit.
+    throw ImportError(name, "", std::string("trace too large: ") + e.what());
+  }
+}
+
+bool is_trace_file_name(const std::string& n) {
+  for (const char* suffix : {".json", ".json.gz", ".sqlite", ".db"}) {
+    if (n.ends_with(suffix)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TraceFormat detect_trace_format(const std::filesystem::path& file) {
+  ImportOptions options;
+  OpenedTrace opened = importer::open_trace_source(file, nullptr, file.string(), options);
+  return importer::has_sqlite_magic(opened.source->peek(importer::kSqliteMagic.size()))
+             ? TraceFormat::kNsysSqlite
+             : TraceFormat::kChromeJson;
+}
+
+Timeline load_trace(const std::filesystem::path& file, const ImportOptions& options,
+                    ImportReport* report) {
+  return load_any(file, nullptr, file.string(), options, report);
+}
+
+Timeline load_trace_bytes(std::string_view bytes, std::string_view display_name,
+                          const ImportOptions& options, ImportReport* report) {
+  return load_any({}, &bytes, std::string(display_name), options, report);
+}
+
+std::vector<std::filesystem::path> trace_files_in(const std::filesystem::path& folder) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    if (entry.is_regular_file() && is_trace_file_name(entry.path().filename().string())) {
+      files.push_back(entry.path());
+    }
+  }
+  if (ec) throw ImportError(folder, "", "cannot list folder: " + ec.message());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace meshscope::traces
