@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <sstream>
 
+#include "sim/schedule/schedule_diff.h"
 #include "sim/schedule/schedule_text.h"
+#include "sim/schedule/validator.h"
 
 namespace meshscope::schedule {
 namespace {
@@ -187,6 +189,42 @@ TEST(Generators, DataAndTensorFamiliesAreSingleStage) {
   }
   const Schedule tp = generate(config(Family::kTensorParallel, 1, 1, 2, 1));
   EXPECT_EQ(join(tp.ranks[1], false), "0F0 0B0 0STEP");
+}
+
+TEST(Generators, EveryFamilyValidatesAndRoundTripsOnSeveralMeshes) {
+  struct Mesh {
+    int dp, pp, tp;
+  };
+  const std::vector<Mesh> pipeline_meshes = {{1, 1, 1}, {1, 2, 1}, {1, 4, 1}, {2, 4, 1},
+                                             {1, 3, 2}, {2, 2, 2}, {3, 5, 1}};
+  const std::vector<Mesh> flat_meshes = {{1, 1, 1}, {4, 1, 1}, {1, 1, 4}, {2, 1, 2}};
+  int checked = 0;
+  for (size_t i = 0; i < kFamilies.size(); ++i) {
+    const Family f = static_cast<Family>(i);
+    const bool flat = f == Family::kTensorParallel || f == Family::kDataParallel;
+    for (const Mesh& m : flat ? flat_meshes : pipeline_meshes) {
+      for (int mb : {1, 2, 3, 8, 12}) {
+        for (int v : {1, 2, 3}) {
+          GeneratorConfig c = config(f, m.dp, m.pp, m.tp, mb, v);
+          c.activation_bytes = {64};
+          c.gradient_bytes = {4096};
+          try {
+            check_config(c);
+          } catch (const std::invalid_argument&) {
+            continue;  // e.g. interleaved with mb % pp != 0
+          }
+          const Schedule s = generate(c);
+          const ValidationResult r = validate(s);
+          EXPECT_TRUE(r.ok()) << name(f) << " dp=" << m.dp << " pp=" << m.pp << " tp=" << m.tp
+                              << " m=" << mb << " v=" << v << "\n"
+                              << r.report(s);
+          EXPECT_EQ(diff(load(dump(s)), s), "") << name(f);
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 150);
 }
 
 std::string rejection(const GeneratorConfig& c) {
