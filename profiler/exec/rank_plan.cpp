@@ -1,0 +1,184 @@
+// Compiling a Schedule into per-rank plans, with the checks that make the hot loop trust them.
+#include "profiler/exec/rank_plan.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace meshscope::exec {
+namespace {
+
+using schedule::ActionKind;
+
+std::string where(int rank, size_t index, const schedule::Action& a) {
+  return "rank " + std::to_string(rank) + " action " + std::to_string(index) + " '" +
+         schedule::to_string(a) + "'";
+}
+
+[[noreturn]] void fail(int rank, size_t index, const schedule::Action& a, const std::string& why) {
+  throw std::invalid_argument("schedule: " + where(rank, index, a) + ": " + why);
+}
+
+traces::Phase phase_of(ActionKind k) {
+  switch (k) {
+    case ActionKind::kForward:
+    case ActionKind::kSendForward:
+    case ActionKind::kRecvForward:
+      return traces::Phase::kForward;
+    case ActionKind::kBackward:
+    case ActionKind::kSendBackward:
+    case ActionKind::kRecvBackward:
+      return traces::Phase::kBackward;
+    case ActionKind::kInputGrad:
+      return traces::Phase::kInputGrad;
+    case ActionKind::kWeightGrad:
+      return traces::Phase::kWeightGrad;
+    case ActionKind::kOptimizerStep:
+    case ActionKind::kAllReduce:
+      return traces::Phase::kOptimizer;
+    default:
+      return traces::Phase::kNone;
+  }
+}
+
+traces::SpanKind span_kind_of(ActionKind k) {
+  if (schedule::is_send(k)) return traces::SpanKind::kSend;
+  if (schedule::is_recv(k)) return traces::SpanKind::kRecv;
+  if (schedule::is_collective(k)) return traces::SpanKind::kCollective;
+  return traces::SpanKind::kCompute;
+}
+
+std::string label_of(const schedule::Action& a) {
+  std::string s(schedule::token(a.kind));
+  if (schedule::is_collective(a.kind)) s += "(" + std::string(mesh::name(a.group)) + ")";
+  s += " s" + std::to_string(a.stage);
+  if (a.microbatch >= 0) s += " mb" + std::to_string(a.microbatch);
+  return s;
+}
+
+}  // namespace
+
+int64_t p2p_tag(ActionKind kind, int stage, int microbatch, int microbatches) {
+  const bool backward = kind == ActionKind::kSendBackward || kind == ActionKind::kRecvBackward;
+  // Name the message after the stage that receives it, so both sides compute the same tag.
+  int receiver = stage;
+  if (kind == ActionKind::kSendForward) receiver = stage + 1;
+  if (kind == ActionKind::kSendBackward) receiver = stage - 1;
+  return (int64_t{receiver} * microbatches + microbatch) * 2 + (backward ? 1 : 0);
+}
+
+std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Schedule& s,
+                                 const mesh::Mesh& m,
+                                 const std::vector<model::StageRange>& partition,
+                                 const std::vector<model::StageCost>& costs, int rows) {
+  const int num_stages = s.num_stages, mbs = s.num_microbatches;
+  std::vector<RankPlan> plans(m.size());
+  for (int r = 0; r < m.size(); ++r) {
+    RankPlan& p = plans[r];
+    p.rank = r;
+    p.coord = m.coord_of(r);
+    p.local_of.assign(num_stages, -1);
+    for (int st = 0; st < num_stages; ++st) {
+      if (s.stage_owner[st] != p.coord.pp) continue;
+      p.local_of[st] = static_cast<int>(p.stages.size());
+      p.stages.push_back(make_stage_layout(w, partition[st], st, num_stages, m.shape().tp,
+                                           p.coord.tp, rows, mbs, costs[st], p.inner));
+    }
+    for (size_t g = 0; g < static_cast<size_t>(mesh::GroupKind::kCount); ++g) {
+      p.group_ranks.push_back(m.group_ranks(static_cast<mesh::GroupKind>(g), r));
+    }
+    const auto& program = s.ranks[r];
+    for (size_t i = 0; i < program.size(); ++i) {
+      const schedule::Action& a = program[i];
+      if (a.stage < 0 || a.stage >= num_stages) {
+        fail(r, i, a, "stage " + std::to_string(a.stage) + " does not exist (" +
+                          std::to_string(num_stages) + " stages)");
+      }
+      const int local = p.local_of[a.stage];
+      if (local < 0) {
+        fail(r, i, a, "stage " + std::to_string(a.stage) + " lives on pp rank " +
+                          std::to_string(s.stage_owner[a.stage]) + ", not on this rank (pp " +
+                          std::to_string(p.coord.pp) + ")");
+      }
+      const StageLayout& st = p.stages[local];
+      PlannedAction pa;
+      pa.kind = a.kind;
+      pa.local_stage = local;
+      pa.microbatch = a.microbatch;
+      const bool per_microbatch = schedule::is_compute(a.kind) || schedule::is_p2p(a.kind);
+      if (per_microbatch && (a.microbatch < 0 || a.microbatch >= mbs)) {
+        fail(r, i, a, "microbatch " + std::to_string(a.microbatch) + " is outside [0, " +
+                          std::to_string(mbs) + ")");
+      }
+      capture::ActionInfo info;
+      info.action = a;
+      info.index = static_cast<int>(i);
+      info.label = label_of(a);
+      info.phase = phase_of(a.kind);
+      info.span_kind = span_kind_of(a.kind);
+      if (schedule::is_p2p(a.kind)) {
+        const bool fwd_dir = a.kind == ActionKind::kSendForward || a.kind == ActionKind::kRecvBackward;
+        const int other = fwd_dir ? a.stage + 1 : a.stage - 1;
+        if (other < 0 || other >= num_stages) {
+          fail(r, i, a, "there is no stage " + std::to_string(other) + " to talk to");
+        }
+        const int peer = m.rank_of({p.coord.dp, s.stage_owner[other], p.coord.tp});
+        if (a.peer >= 0 && a.peer != peer) {
+          fail(r, i, a, "names peer rank " + std::to_string(a.peer) + " but stage " +
+                            std::to_string(other) + " is on rank " + std::to_string(peer));
+        }
+        // Activations cross a boundary forward, gradients of the same shape come back.
+        const bool at_input = a.kind == ActionKind::kRecvForward || a.kind == ActionKind::kSendBackward;
+        pa.bytes = at_input ? st.input_bytes() : st.output_bytes();
+        if (a.bytes > 0 && static_cast<size_t>(a.bytes) != pa.bytes) {
+          fail(r, i, a, "moves " + std::to_string(a.bytes) + " bytes but the workload's stage " +
+                            std::to_string(a.stage) + " boundary carries " +
+                            std::to_string(pa.bytes) + " per microbatch");
+        }
+        pa.peer = peer;
+        pa.tag = p2p_tag(a.kind, a.stage, a.microbatch, mbs);
+        info.peer = peer;
+        info.tag = pa.tag;
+      } else if (schedule::is_collective(a.kind)) {
+        if (a.kind != ActionKind::kAllReduce || a.group != mesh::GroupKind::kDp) {
+          fail(r, i, a, "the executor runs gradient all-reduces over dp only (tp collectives "
+                        "happen inside F and B)");
+        }
+        pa.group = a.group;
+        pa.bytes = st.param_count * sizeof(float);
+        if (a.bytes > 0 && static_cast<size_t>(a.bytes) != pa.bytes) {
+          fail(r, i, a, "reduces " + std::to_string(a.bytes) + " bytes but stage " +
+                            std::to_string(a.stage) + " holds " + std::to_string(pa.bytes) +
+                            " bytes of gradients per tp rank");
+        }
+      }
+      info.bytes = static_cast<int64_t>(pa.bytes);
+      switch (a.kind) {
+        case ActionKind::kForward:
+          info.flops = st.cost.forward_flops();
+          pa.activation_delta = st.cost.activation_bytes;
+          break;
+        case ActionKind::kBackward:
+          info.flops = st.cost.input_grad_flops() + st.cost.weight_grad_flops();
+          pa.activation_delta = -st.cost.activation_bytes;
+          break;
+        case ActionKind::kInputGrad:
+          info.flops = st.cost.input_grad_flops();
+          break;
+        case ActionKind::kWeightGrad:
+          info.flops = st.cost.weight_grad_flops();
+          pa.activation_delta = -st.cost.activation_bytes;
+          break;
+        case ActionKind::kOptimizerStep:
+          info.flops = 2.0 * st.param_count;
+          break;
+        default:
+          break;
+      }
+      p.actions.push_back(pa);
+      p.infos.push_back(std::move(info));
+    }
+  }
+  return plans;
+}
+
+}  // namespace meshscope::exec

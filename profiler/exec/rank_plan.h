@@ -1,0 +1,55 @@
+// A rank's program compiled once before the run: every action resolved to its stage, peer, tag and
+// byte count, with the ActionInfo the tracer gets, so the hot loop only switches on the kind.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "profiler/capture/action_tracer.h"
+#include "profiler/exec/stage_layout.h"
+#include "sim/mesh/mesh.h"
+#include "sim/model/partition.h"
+#include "sim/model/stage_cost.h"
+#include "sim/model/workload.h"
+#include "sim/schedule/schedule.h"
+
+namespace meshscope::exec {
+
+struct PlannedAction {
+  schedule::ActionKind kind = schedule::ActionKind::kForward;
+  int local_stage = 0;  // index into RankPlan::stages
+  int microbatch = -1;
+  int peer = -1;
+  int64_t tag = -1;
+  size_t bytes = 0;
+  mesh::GroupKind group = mesh::GroupKind::kWorld;
+  int64_t activation_delta = 0;  // activation bytes this action makes the rank hold (+) or free (-)
+};
+
+struct RankPlan {
+  int rank = 0;
+  mesh::MeshCoord coord;
+  std::vector<StageLayout> stages;  // the stages this rank holds, by increasing stage number
+  std::vector<int> local_of;        // global stage -> index into stages, -1 if elsewhere
+  std::vector<PlannedAction> actions;
+  std::vector<capture::ActionInfo> infos;  // parallel to actions
+  std::vector<capture::InnerInfo> inner;   // tp collectives of the rank's stages
+  // Global ranks this rank's collectives talk to, per group kind (for the watchdog's message).
+  std::vector<std::vector<int>> group_ranks;
+};
+
+// The message tag of a p2p transfer, named after the receiving stage: activations to stage s and
+// gradients to stage s for microbatch mb. Unique per (sender, receiver) within a step.
+int64_t p2p_tag(schedule::ActionKind kind, int stage, int microbatch, int microbatches);
+
+// Compiles every rank's program. Throws std::invalid_argument naming the rank, the action index
+// and its token for a schedule the executor cannot run with this workload: a stage not held by
+// the rank, a microbatch out of range, a transfer past the first or last stage, a peer that
+// differs from the stage placement, a byte count that differs from the workload's, a collective
+// other than ALLREDUCE(dp).
+std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Schedule& s,
+                                 const mesh::Mesh& m,
+                                 const std::vector<model::StageRange>& partition,
+                                 const std::vector<model::StageCost>& costs, int rows);
+
+}  // namespace meshscope::exec

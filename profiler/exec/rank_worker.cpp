@@ -1,0 +1,254 @@
+// One rank's thread: set up its stages on its device, then run its program step after step.
+#include "profiler/exec/rank_worker.h"
+
+#include <memory>
+
+#include "profiler/exec/stage_runtime.h"
+
+namespace meshscope::exec {
+namespace {
+
+using schedule::ActionKind;
+
+// The device tensors of one rank: its stages and the data it feeds or checks against.
+struct RankTensors {
+  std::vector<std::unique_ptr<StageRuntime>> stages;
+  runtime::DeviceBuffer inputs, targets, labels, loss;
+};
+
+void set_up(SharedRun& shared, const RankPlan& plan, runtime::DeviceOps& dev, RankTensors& st) {
+  const model::Workload& w = *shared.workload;
+  const int m = shared.schedule->num_microbatches;
+  const size_t samples = size_t(m) * shared.rows;
+  for (const StageLayout& layout : plan.stages) {
+    st.stages.push_back(std::make_unique<StageRuntime>(layout, dev));
+    st.stages.back()->load_weights(shared.initial);
+    (*shared.progress)[plan.rank].ticks.fetch_add(1, std::memory_order_relaxed);
+  }
+  for (size_t k = 1; k < st.stages.size(); ++k) {
+    if (plan.stages[k].stage == plan.stages[k - 1].stage + 1) {
+      st.stages[k]->link_previous(*st.stages[k - 1]);
+    }
+  }
+  if (plan.local_of.front() >= 0) {
+    st.inputs = runtime::DeviceBuffer(dev, sizeof(float) * samples * w.input_dim);
+    st.stages[plan.local_of.front()]->bind_data(st.inputs.as<float>());
+  }
+  if (plan.local_of.back() >= 0) {
+    if (w.loss == model::LossKind::kMse) {
+      st.targets = runtime::DeviceBuffer(dev, sizeof(float) * samples * w.output_dim);
+    } else {
+      st.labels = runtime::DeviceBuffer(dev, sizeof(int32_t) * samples);
+    }
+    st.stages[plan.local_of.back()]->bind_targets(st.targets.as<float>(), st.labels.as<int32_t>());
+  }
+  st.loss = runtime::DeviceBuffer(dev, sizeof(double));
+}
+
+// This replica's slice of the step's batch, outside the measured step.
+void load_batch(const SharedRun& shared, const RankPlan& plan, runtime::DeviceOps& dev,
+                RankTensors& st, int step) {
+  const model::Workload& w = *shared.workload;
+  const model::Batch& b = shared.batches[step];
+  const size_t samples = size_t(shared.schedule->num_microbatches) * shared.rows;
+  const size_t first = size_t(plan.coord.dp) * samples;
+  if (st.inputs.get() != nullptr) {
+    dev.upload(st.inputs.get(), b.inputs.data() + first * w.input_dim,
+               sizeof(float) * samples * w.input_dim);
+  }
+  if (st.targets.get() != nullptr) {
+    dev.upload(st.targets.get(), b.targets.data() + first * w.output_dim,
+               sizeof(float) * samples * w.output_dim);
+  }
+  if (st.labels.get() != nullptr) {
+    dev.upload(st.labels.get(), b.labels.data() + first, sizeof(int32_t) * samples);
+  }
+  for (auto& s : st.stages) s->zero_grads();
+  dev.zero(st.loss.get(), sizeof(double));
+}
+
+runtime::TransferInfo execute(const PlannedAction& pa, StageRuntime& stage,
+                              runtime::Transport& net, RankContext& ctx) {
+  const int mb = pa.microbatch;
+  switch (pa.kind) {
+    case ActionKind::kForward:
+      stage.forward(mb, ctx);
+      break;
+    case ActionKind::kBackward:
+      stage.input_grad(mb, ctx);
+      stage.weight_grad(mb, ctx);
+      break;
+    case ActionKind::kInputGrad:
+      stage.input_grad(mb, ctx);
+      break;
+    case ActionKind::kWeightGrad:
+      stage.weight_grad(mb, ctx);
+      break;
+    case ActionKind::kSendForward:
+      net.send(pa.peer, pa.tag, stage.output(mb), pa.bytes);
+      break;
+    case ActionKind::kRecvForward:
+      return net.recv(pa.peer, pa.tag, stage.input(mb), pa.bytes);
+    case ActionKind::kSendBackward:
+      net.send(pa.peer, pa.tag, stage.grad_input(mb), pa.bytes);
+      break;
+    case ActionKind::kRecvBackward:
+      return net.recv(pa.peer, pa.tag, stage.grad_output(mb), pa.bytes);
+    case ActionKind::kAllReduce:
+      return net.all_reduce(pa.group, stage.grads(), stage.layout().param_count);
+    case ActionKind::kOptimizerStep:
+      stage.optimizer_step();
+      break;
+    default:
+      break;  // rejected by make_plans
+  }
+  return {};
+}
+
+void run_steps(SharedRun& shared, int rank) {
+  runtime::Backend& backend = *shared.backend;
+  backend.attach_thread(rank);
+  runtime::DeviceOps& dev = backend.device(rank);
+  runtime::Transport& net = backend.transport(rank);
+  const RankPlan& plan = shared.plans[rank];
+  const std::vector<capture::ActionInfo>& infos = (*shared.programs)[rank];
+  RankProgress& progress = (*shared.progress)[rank];
+  RankResult& result = shared.results[rank];
+  capture::ActionTracer& tracer = *shared.tracer;
+  RankTensors st;
+  set_up(shared, plan, dev, st);
+  RankContext ctx{&dev, &net, &tracer, &(*shared.inner)[rank], &progress.inner, rank, 0,
+                  st.loss.as<double>()};
+  result.losses.assign(shared.steps, 0.0);
+  for (int step = 0; step < shared.steps; ++step) {
+    load_batch(shared, plan, dev, st, step);
+    progress.state.store(RankState::kBarrier, std::memory_order_relaxed);
+    progress.ticks.fetch_add(1, std::memory_order_relaxed);
+    shared.barrier->arrive_and_wait();
+    progress.step.store(step, std::memory_order_relaxed);
+    progress.state.store(RankState::kRunning, std::memory_order_relaxed);
+    ctx.step = step;
+    int64_t held = 0;  // activation bytes held, for the timeline's memory counter
+    tracer.step_begin(rank, step);
+    for (size_t i = 0; i < plan.actions.size(); ++i) {
+      const PlannedAction& pa = plan.actions[i];
+      const capture::ActionInfo& info = infos[i];
+      progress.action.store(static_cast<int32_t>(i), std::memory_order_relaxed);
+      tracer.action_begin(rank, step, info);
+      capture::ActionEnd end;
+      end.ready_ns = execute(pa, *st.stages[pa.local_stage], net, ctx).ready_ns;
+      if (pa.activation_delta != 0) {
+        held += pa.activation_delta;
+        end.activation_bytes = held;
+      }
+      tracer.action_end(rank, step, info, end);
+      progress.ticks.fetch_add(1, std::memory_order_relaxed);
+    }
+    backend.synchronize(rank);
+    tracer.step_end(rank, step);
+    progress.action.store(-1, std::memory_order_relaxed);
+    dev.download(&result.losses[step], st.loss.get(), sizeof(double));
+    result.actions += static_cast<int64_t>(plan.actions.size());
+  }
+  if (plan.coord.dp == 0) {
+    for (auto& s : st.stages) result.stage_weights.push_back(s->download_weights(shared.initial));
+  }
+  backend.synchronize(rank);
+}
+
+std::string join_ranks(const std::vector<int>& ranks) {
+  std::string s;
+  for (size_t i = 0; i < ranks.size(); ++i) s += (i ? "," : "") + std::to_string(ranks[i]);
+  return s;
+}
+
+}  // namespace
+
+void rank_main(SharedRun& shared, int rank) {
+  RankProgress& progress = (*shared.progress)[rank];
+  try {
+    run_steps(shared, rank);
+    progress.state.store(RankState::kDone, std::memory_order_relaxed);
+    progress.ticks.fetch_add(1, std::memory_order_relaxed);
+  } catch (const runtime::Aborted&) {
+    progress.state.store(RankState::kFailed, std::memory_order_relaxed);
+  } catch (const std::exception& e) {
+    progress.state.store(RankState::kFailed, std::memory_order_relaxed);
+    const int32_t index = progress.action.load(std::memory_order_relaxed);
+    std::string where = "rank " + std::to_string(rank);
+    if (index >= 0) {
+      where += " at action " + std::to_string(index) + " '" +
+               schedule::to_string(shared.schedule->ranks[rank][index]) + "'";
+    }
+    const std::string msg = where + ": " + e.what();
+    {
+      std::lock_guard lock(shared.error_mu);
+      if (shared.first_error.empty()) shared.first_error = msg;
+    }
+    shared.abort("aborted: " + msg);
+  }
+}
+
+std::string describe_ranks(const SharedRun& shared) {
+  std::string out;
+  for (size_t r = 0; r < shared.plans.size(); ++r) {
+    const RankProgress& p = (*shared.progress)[r];
+    const RankPlan& plan = shared.plans[r];
+    if (!out.empty()) out += "; ";
+    out += "rank " + std::to_string(r);
+    const RankState state = p.state.load(std::memory_order_relaxed);
+    const int32_t index = p.action.load(std::memory_order_relaxed);
+    if (state == RankState::kDone) {
+      out += " finished";
+    } else if (state == RankState::kStarting) {
+      out += " is still setting up";
+    } else if (state == RankState::kBarrier) {
+      out += " waits for the other ranks before step " +
+             std::to_string(p.step.load(std::memory_order_relaxed) + 1);
+    } else if (index < 0) {
+      out += state == RankState::kFailed ? " failed" : " is between steps";
+    } else {
+      const schedule::Action& a = shared.schedule->ranks[r][index];
+      const PlannedAction& pa = plan.actions[index];
+      out += " waits at action " + std::to_string(index) + " '" + schedule::to_string(a) + "'";
+      const int32_t inner = p.inner.load(std::memory_order_relaxed);
+      if (schedule::is_recv(a.kind)) {
+        out += " (from rank " + std::to_string(pa.peer) + ")";
+      } else if (schedule::is_collective(a.kind)) {
+        out += " (" + std::string(mesh::name(a.group)) + " group: ranks " +
+               join_ranks(plan.group_ranks[static_cast<size_t>(a.group)]) + ")";
+      } else if (inner >= 0) {
+        out += " (" + plan.inner[inner].label + ", ranks " +
+               join_ranks(plan.group_ranks[static_cast<size_t>(mesh::GroupKind::kTp)]) + ")";
+      }
+    }
+  }
+  return out;
+}
+
+void gather_results(const SharedRun& shared, RunResult& result) {
+  const schedule::Schedule& s = *shared.schedule;
+  const mesh::Mesh& m = shared.backend->mesh();
+  const int last = s.num_stages - 1;
+  result.losses.assign(shared.steps, 0.0);
+  for (int d = 0; d < m.shape().dp; ++d) {
+    const int r = m.rank_of({d, s.stage_owner[last], 0});
+    for (int step = 0; step < shared.steps; ++step) result.losses[step] += shared.results[r].losses[step];
+  }
+  result.weights = shared.initial;
+  for (int stage = 0; stage < s.num_stages; ++stage) {
+    for (int t = 0; t < m.shape().tp; ++t) {
+      const int r = m.rank_of({0, s.stage_owner[stage], t});
+      const RankPlan& plan = shared.plans[r];
+      const StageLayout& layout = plan.stages[plan.local_of[stage]];
+      const auto& parts = shared.results[r].stage_weights[plan.local_of[stage]];
+      for (size_t i = 0; i < layout.linears.size(); ++i) {
+        const LinearLayout& l = layout.linears[i];
+        model::unshard(parts[i], l.split, t, m.shape().tp, result.weights[l.global_index]);
+      }
+    }
+  }
+  for (const RankResult& r : shared.results) result.actions += r.actions;
+}
+
+}  // namespace meshscope::exec

@@ -1,0 +1,44 @@
+// What a caller (the CLI's `run` and `demo`, tests, benchmarks) gives the executor and gets back.
+#pragma once
+
+#include <iosfwd>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "profiler/capture/tracer_factory.h"
+#include "profiler/runtime/backend.h"
+#include "sim/model/weights.h"
+#include "sim/model/workload.h"
+#include "sim/schedule/schedule.h"
+#include "traces/timeline.h"
+
+namespace meshscope::exec {
+
+struct RunConfig {
+  model::WorkloadSpec workload;    // model, sizes, global batch, learning rate, seed
+  schedule::Schedule schedule;     // its mesh is the run's mesh (world = dp * pp * tp)
+  runtime::BackendKind backend = runtime::BackendKind::kAuto;
+  runtime::BackendOptions backend_options;  // mesh is overwritten with the schedule's
+  capture::TracerKind tracer = capture::TracerKind::kAuto;
+  int steps = 1;
+  double timeout_s = 60;           // watchdog: abort after this long without progress
+  std::ostream* log = nullptr;     // one line on the backend auto picked; null: silent
+};
+
+struct RunResult {
+  traces::Timeline timeline;                 // devices, spans, flows, activation counter, steps
+  std::vector<double> losses;                // per step: the full-batch mean loss
+  std::vector<model::LinearWeights> weights; // after the last step, full matrices (dp replica 0)
+  std::string backend;                       // Backend::description()
+  double wall_s = 0;                         // the steps, from the first barrier to the last rank
+  int64_t actions = 0;                       // actions executed, all ranks and steps
+};
+
+// The watchdog fired: what() is "deadlock: no progress for 5 s; rank 0 waits at action 3
+// '0RECV_B0' (from rank 1); ...".
+struct DeadlockError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace meshscope::exec

@@ -1,0 +1,52 @@
+// The barrier the ranks meet at before each step (so step windows do not overlap); abortable like
+// every other wait of a run.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "profiler/runtime/transport.h"
+
+namespace meshscope::exec {
+
+class StepBarrier {
+ public:
+  explicit StepBarrier(int parties) : parties_(parties) {}
+
+  // Throws runtime::Aborted(reason) once abort() was called.
+  void arrive_and_wait() {
+    std::unique_lock lock(mu_);
+    if (aborted_) throw runtime::Aborted(reason_);
+    const uint64_t gen = generation_;
+    if (++arrived_ == parties_) {
+      arrived_ = 0;
+      ++generation_;
+      cv_.notify_all();
+      return;
+    }
+    cv_.wait(lock, [&] { return generation_ != gen || aborted_; });
+    if (generation_ == gen) throw runtime::Aborted(reason_);
+  }
+
+  void abort(const std::string& reason) {
+    {
+      std::lock_guard lock(mu_);
+      if (!aborted_) reason_ = reason;
+      aborted_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int parties_;
+  int arrived_ = 0;
+  uint64_t generation_ = 0;
+  bool aborted_ = false;
+  std::string reason_;
+};
+
+}  // namespace meshscope::exec

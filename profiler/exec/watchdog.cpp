@@ -1,0 +1,84 @@
+// Progress polling and the deadlock message.
+#include "profiler/exec/watchdog.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+
+namespace meshscope::exec {
+
+std::string format_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
+}
+
+Watchdog::Watchdog(const std::vector<RankProgress>& progress, double timeout_s,
+                   std::function<std::string()> describe,
+                   std::function<void(const std::string&)> abort)
+    : progress_(progress), timeout_s_(timeout_s), describe_(std::move(describe)),
+      abort_(std::move(abort)) {
+  if (!(timeout_s > 0)) throw std::invalid_argument("watchdog: timeout must be > 0 seconds");
+  thread_ = std::thread([this] { loop(); });
+}
+
+Watchdog::~Watchdog() { stop(); }
+
+void Watchdog::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Watchdog::fired() const {
+  std::lock_guard lock(mu_);
+  return fired_;
+}
+
+std::string Watchdog::message() const {
+  std::lock_guard lock(mu_);
+  return message_;
+}
+
+uint64_t Watchdog::total_ticks() const {
+  uint64_t t = 0;
+  for (const RankProgress& p : progress_) t += p.ticks.load(std::memory_order_relaxed);
+  return t;
+}
+
+void Watchdog::loop() {
+  using Clock = std::chrono::steady_clock;
+  const auto timeout = std::chrono::duration<double>(timeout_s_);
+  // Poll often enough to fire within ~5% of the timeout, rarely enough to cost nothing.
+  const auto poll = std::clamp(std::chrono::duration_cast<Clock::duration>(timeout / 20),
+                               Clock::duration(std::chrono::milliseconds(1)),
+                               Clock::duration(std::chrono::milliseconds(100)));
+  uint64_t last = total_ticks();
+  auto last_change = Clock::now();
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, poll);
+    if (stop_) break;
+    const uint64_t now_ticks = total_ticks();
+    const auto now = Clock::now();
+    if (now_ticks != last) {
+      last = now_ticks;
+      last_change = now;
+      continue;
+    }
+    if (now - last_change < timeout) continue;
+    lock.unlock();
+    std::string msg = "deadlock: no progress for " + format_seconds(timeout_s_) + "; " + describe_();
+    abort_(msg);
+    lock.lock();
+    fired_ = true;
+    message_ = std::move(msg);
+    break;
+  }
+}
+
+}  // namespace meshscope::exec

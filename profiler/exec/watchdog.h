@@ -1,0 +1,50 @@
+// The watchdog: a thread that aborts the run when no rank has made progress for `timeout`
+// seconds, with a message saying which rank waits on what, so a deadlock never hangs.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "profiler/exec/progress.h"
+
+namespace meshscope::exec {
+
+class Watchdog {
+ public:
+  // describe() says where each rank stands (called once, when it fires); abort(message) must wake
+  // every blocked rank. Both are called on the watchdog's thread.
+  Watchdog(const std::vector<RankProgress>& progress, double timeout_s,
+           std::function<std::string()> describe, std::function<void(const std::string&)> abort);
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  // Stops the thread (idempotent). After stop(), fired() and message() are stable.
+  void stop();
+  bool fired() const;
+  std::string message() const;
+
+ private:
+  void loop();
+  uint64_t total_ticks() const;
+
+  const std::vector<RankProgress>& progress_;
+  double timeout_s_;
+  std::function<std::string()> describe_;
+  std::function<void(const std::string&)> abort_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool fired_ = false;
+  std::string message_;
+  std::thread thread_;
+};
+
+// "5 s", "0.25 s"
+std::string format_seconds(double s);
+
+}  // namespace meshscope::exec

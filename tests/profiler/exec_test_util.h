@@ -1,0 +1,66 @@
+// Helpers shared by the executor tests: generate a schedule, run it on the cpu backend, compare
+// with the single-device reference.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "profiler/exec/executor.h"
+#include "profiler/exec/reference.h"
+#include "sim/schedule/generators.h"
+
+namespace meshscope::exec::testing {
+
+inline schedule::Schedule make_schedule(schedule::Family f, mesh::MeshShape shape, int microbatches,
+                                        int virtual_stages = 1) {
+  schedule::GeneratorConfig g;
+  g.family = f;
+  g.mesh = shape;
+  g.microbatches = microbatches;
+  g.virtual_stages = virtual_stages;
+  return schedule::generate(g);
+}
+
+inline RunResult run_cpu(const schedule::Schedule& s, const model::WorkloadSpec& spec, int steps,
+                         double timeout_s = 30) {
+  RunConfig c;
+  c.workload = spec;
+  c.schedule = s;
+  c.backend = runtime::BackendKind::kCpu;
+  c.steps = steps;
+  c.timeout_s = timeout_s;
+  return run(c);
+}
+
+// max |a - b| / max |b| over a tensor: the relative error of the whole tensor.
+inline double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, mag = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
+    mag = std::max(mag, std::abs(static_cast<double>(b[i])));
+  }
+  return mag > 0 ? diff / mag : diff;
+}
+
+// Loss of every step and every weight and bias within `tol` relative of the reference.
+inline void expect_equivalent(const RunResult& got, const ReferenceResult& want,
+                              const std::string& what, double tol = 1e-5) {
+  ASSERT_EQ(got.losses.size(), want.losses.size()) << what;
+  for (size_t s = 0; s < want.losses.size(); ++s) {
+    EXPECT_NEAR(got.losses[s], want.losses[s], tol * std::abs(want.losses[s]))
+        << what << ": loss of step " << s;
+  }
+  ASSERT_EQ(got.weights.size(), want.weights.size()) << what;
+  for (size_t i = 0; i < want.weights.size(); ++i) {
+    ASSERT_EQ(got.weights[i].w.size(), want.weights[i].w.size()) << what << " " << want.weights[i].name;
+    EXPECT_LE(relative_error(got.weights[i].w, want.weights[i].w), tol)
+        << what << ": weights of " << want.weights[i].name;
+    EXPECT_LE(relative_error(got.weights[i].b, want.weights[i].b), tol)
+        << what << ": bias of " << want.weights[i].name;
+  }
+}
+
+}  // namespace meshscope::exec::testing
