@@ -1,0 +1,372 @@
+// The event loop: ranks advance their program cursors, compute/transfer/collective completions
+// arrive as events from a (time, sequence) heap.
+#include "sim/engine/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "sim/engine/event_queue.h"
+#include "sim/engine/program.h"
+#include "sim/engine/recorder.h"
+
+namespace meshscope::engine {
+namespace {
+
+using schedule::ActionKind;
+
+constexpr uint8_t kArrived = 1;
+constexpr uint8_t kIssued = 2;
+
+struct Transfer {
+  uint32_t send_op = 0, recv_op = 0;
+  int32_t src = 0, dst = 0;
+  uint32_t port_out = 0, port_in = 0;
+  double remaining = 0;  // bytes still to move
+  double rate = 0;       // bytes per ns
+  int64_t latency_left = 0;
+  int64_t last_ns = 0, start_ns = 0;
+  uint32_t version = 0;
+  bool active = false;
+};
+
+struct Port {
+  double bytes_per_ns = 0;
+  std::vector<uint32_t> active;  // transfers in flight through this port
+};
+
+struct RankState {
+  uint32_t pc = 0, end = 0;
+  uint32_t sends_started = 0, sends_issued = 0;  // absolute indices into Program::sends
+  uint32_t coll_head = 0, colls_issued = 0;      // absolute indices into Program::colls
+  int32_t pending_recvs = 0;
+  uint32_t compute_op = 0;
+  int64_t compute_start = 0;
+  int64_t activation = 0;
+  bool compute_busy = false, blocked = false, send_busy = false, coll_busy = false;
+};
+
+class Sim {
+ public:
+  Sim(const EngineInput& in, const Program& p)
+      : in_(in), p_(p), rec_(in, p, in.build_timeline), state_(p.ops.size(), 0),
+        ranks_(p.num_ranks), stats_(p.num_ranks),
+        pending_colls_(static_cast<size_t>(p.num_ranks) * p.slots_per_rank, 0),
+        inst_arrived_(p.instances.size(), 0), inst_start_(p.instances.size(), 0) {
+    const int tiers = static_cast<int>(in.links.size());
+    ports_.resize(static_cast<size_t>(p.num_ranks) * tiers * 2);
+    for (size_t i = 0; i < ports_.size(); ++i) {
+      const LinkSpec& l = in.links[(i / 2) % tiers];
+      ports_[i].bytes_per_ns = l.bandwidth_bytes_per_s * 1e-9;
+    }
+    for (int r = 0; r < p.num_ranks; ++r) {
+      RankState& st = ranks_[r];
+      st.pc = p.rank_begin[r];
+      st.end = p.rank_begin[r + 1];
+      st.sends_started = st.sends_issued = p.send_begin[r];
+      st.coll_head = st.colls_issued = p.coll_begin[r];
+    }
+    queue_.reserve(static_cast<size_t>(p.num_ranks) * 4);
+  }
+
+  EngineResult run() {
+    for (int r = 0; r < p_.num_ranks; ++r) advance(r, 0);
+    int64_t events = 0;
+    while (!queue_.empty()) {
+      const Event e = queue_.pop();
+      ++events;
+      now_ = e.time_ns;
+      switch (e.type) {
+        case EventType::kComputeDone: compute_done(static_cast<int>(e.target)); break;
+        case EventType::kTransferDone: transfer_done(e.target, e.version); break;
+        case EventType::kCollectiveDone: collective_done(e.target); break;
+      }
+    }
+    check_finished();
+    EngineResult res;
+    res.events = events;
+    res.actions = static_cast<int64_t>(p_.ops.size());
+    for (const RankStats& s : stats_) res.step_time_ns = std::max(res.step_time_ns, s.end_ns);
+    res.ranks = std::move(stats_);
+    if (rec_.enabled()) res.timeline = rec_.finish(res.step_time_ns);
+    return res;
+  }
+
+ private:
+  // Runs rank r's cursor as far as it can go at time now_.
+  void advance(int r, int64_t now) {
+    RankState& st = ranks_[r];
+    while (st.pc < st.end) {
+      const uint32_t g = st.pc;
+      const Op& op = p_.ops[g];
+      switch (op.kind) {
+        case ActionKind::kSendForward:
+        case ActionKind::kSendBackward:
+          ++st.sends_issued;
+          ++st.pc;
+          start_next_send(r, now);
+          continue;
+        case ActionKind::kRecvForward:
+        case ActionKind::kRecvBackward:
+          if (!(state_[g] & kArrived)) {
+            state_[g] |= kIssued;
+            ++st.pending_recvs;
+          }
+          ++st.pc;
+          continue;
+        case ActionKind::kAllReduce:
+        case ActionKind::kAllGather:
+        case ActionKind::kReduceScatter:
+        case ActionKind::kAllToAll:
+          ++st.colls_issued;
+          ++pending_colls_[slot_index(r, op.slot)];
+          ++st.pc;
+          arrive_next_collective(r, now);
+          continue;
+        default:
+          break;
+      }
+      // Compute: waits for earlier receives and this stage's earlier collectives.
+      if (st.compute_busy) return;
+      if (st.pending_recvs > 0 || pending_colls_[slot_index(r, op.slot)] > 0) {
+        st.blocked = true;
+        return;
+      }
+      st.blocked = false;
+      st.compute_busy = true;
+      st.compute_op = g;
+      st.compute_start = now;
+      ++st.pc;
+      queue_.push(now + op.value, EventType::kComputeDone, static_cast<uint32_t>(r));
+      return;
+    }
+    st.blocked = false;
+  }
+
+  size_t slot_index(int r, int slot) const {
+    return static_cast<size_t>(r) * p_.slots_per_rank + slot;
+  }
+
+  void compute_done(int r) {
+    RankState& st = ranks_[r];
+    st.compute_busy = false;
+    const uint32_t g = st.compute_op;
+    const Op& op = p_.ops[g];
+    stats_[r].compute_ns += now_ - st.compute_start;
+    stats_[r].end_ns = std::max(stats_[r].end_ns, now_);
+    if (rec_.enabled()) rec_.span(r, SimLane::kCompute, g, st.compute_start, now_);
+    track_activation(r, g, op);
+    advance(r, now_);
+  }
+
+  void track_activation(int r, uint32_t g, const Op& op) {
+    const schedule::Action& a = in_.schedule->ranks[r][g - p_.rank_begin[r]];
+    const StageTiming& t = in_.stages[a.stage];
+    const int64_t w = t.weight_grad_bytes > 0 ? t.weight_grad_bytes : t.activation_bytes / 2;
+    int64_t delta = 0;
+    switch (op.kind) {
+      case ActionKind::kForward: delta = t.activation_bytes; break;
+      case ActionKind::kBackward: delta = -t.activation_bytes; break;
+      case ActionKind::kInputGrad: delta = -(t.activation_bytes - w); break;
+      case ActionKind::kWeightGrad: delta = -w; break;
+      default: return;
+    }
+    RankState& st = ranks_[r];
+    st.activation += delta;
+    stats_[r].peak_activation_bytes = std::max(stats_[r].peak_activation_bytes, st.activation);
+    if (rec_.enabled()) rec_.activation(r, now_, st.activation);
+  }
+
+  // ---- point-to-point transfers -------------------------------------------------------------
+  void start_next_send(int r, int64_t now) {
+    RankState& st = ranks_[r];
+    if (st.send_busy || st.sends_started == st.sends_issued) return;
+    const uint32_t g = static_cast<uint32_t>(p_.sends[st.sends_started++]);
+    const Op& op = p_.ops[g];
+    st.send_busy = true;
+    const int tier = in_.tier_of ? in_.tier_of(r, op.peer) : 0;
+    const int tiers = static_cast<int>(in_.links.size());
+    uint32_t id;
+    if (!free_.empty()) {
+      id = free_.back();
+      free_.pop_back();
+    } else {
+      id = static_cast<uint32_t>(transfers_.size());
+      transfers_.emplace_back();
+    }
+    Transfer& t = transfers_[id];
+    t.send_op = g;
+    t.recv_op = static_cast<uint32_t>(op.aux);
+    t.src = r;
+    t.dst = op.peer;
+    t.port_out = static_cast<uint32_t>((static_cast<size_t>(r) * tiers + tier) * 2);
+    t.port_in = static_cast<uint32_t>((static_cast<size_t>(op.peer) * tiers + tier) * 2 + 1);
+    t.remaining = static_cast<double>(op.value);
+    t.latency_left = in_.links[tier].latency_ns;
+    t.rate = 0;
+    t.last_ns = t.start_ns = now;
+    t.active = true;
+    ports_[t.port_out].active.push_back(id);
+    ports_[t.port_in].active.push_back(id);
+    rerate(t.port_out, t.port_in, now);
+  }
+
+  // Brings every transfer through the two ports up to `now` and re-times it at its new rate.
+  void rerate(uint32_t a, uint32_t b, int64_t now) {
+    touched_.clear();
+    for (uint32_t id : ports_[a].active) touched_.push_back(id);
+    for (uint32_t id : ports_[b].active)
+      if (std::find(touched_.begin(), touched_.end(), id) == touched_.end()) touched_.push_back(id);
+    for (uint32_t id : touched_) {
+      Transfer& t = transfers_[id];
+      int64_t dt = now - t.last_ns;
+      if (t.latency_left > 0) {
+        const int64_t use = std::min(dt, t.latency_left);
+        t.latency_left -= use;
+        dt -= use;
+      }
+      t.remaining = std::max(0.0, t.remaining - static_cast<double>(dt) * t.rate);
+      t.last_ns = now;
+      const Port& out = ports_[t.port_out];
+      const Port& in = ports_[t.port_in];
+      t.rate = std::min(out.bytes_per_ns / static_cast<double>(out.active.size()),
+                        in.bytes_per_ns / static_cast<double>(in.active.size()));
+      const double data_ns = t.remaining > 0 ? std::ceil(t.remaining / t.rate) : 0.0;
+      ++t.version;
+      queue_.push(now + t.latency_left + static_cast<int64_t>(data_ns), EventType::kTransferDone, id,
+                  t.version);
+    }
+  }
+
+  static void drop(std::vector<uint32_t>& v, uint32_t id) {
+    auto it = std::find(v.begin(), v.end(), id);
+    *it = v.back();
+    v.pop_back();
+  }
+
+  void transfer_done(uint32_t id, uint32_t version) {
+    Transfer& t = transfers_[id];
+    if (!t.active || t.version != version) return;  // superseded by a re-timing
+    t.active = false;
+    drop(ports_[t.port_out].active, id);
+    drop(ports_[t.port_in].active, id);
+    const Transfer done = t;
+    free_.push_back(id);
+    rerate(done.port_out, done.port_in, now_);
+    const int64_t dur = now_ - done.start_ns;
+    stats_[done.src].communication_ns += dur;
+    stats_[done.dst].communication_ns += dur;
+    stats_[done.src].end_ns = std::max(stats_[done.src].end_ns, now_);
+    stats_[done.dst].end_ns = std::max(stats_[done.dst].end_ns, now_);
+    if (rec_.enabled()) {
+      const uint32_t a = rec_.span(done.src, SimLane::kSend, done.send_op, done.start_ns, now_);
+      const uint32_t b = rec_.span(done.dst, SimLane::kRecv, done.recv_op, done.start_ns, now_);
+      rec_.flow(a, b);
+    }
+    uint8_t& rs = state_[done.recv_op];
+    rs |= kArrived;
+    RankState& dst = ranks_[done.dst];
+    if (rs & kIssued) {
+      --dst.pending_recvs;
+      if (dst.pending_recvs == 0 && dst.blocked) advance(done.dst, now_);
+    }
+    ranks_[done.src].send_busy = false;
+    start_next_send(done.src, now_);
+  }
+
+  // ---- collectives --------------------------------------------------------------------------
+  void arrive_next_collective(int r, int64_t now) {
+    RankState& st = ranks_[r];
+    if (st.coll_busy || st.coll_head == st.colls_issued) return;
+    st.coll_busy = true;
+    const int32_t inst = p_.ops[p_.colls[st.coll_head]].aux;
+    const Instance& I = p_.instances[inst];
+    if (++inst_arrived_[inst] == I.members_end - I.members_begin) {
+      inst_start_[inst] = now;  // the last member to arrive: events come in time order
+      queue_.push(now + I.duration_ns, EventType::kCollectiveDone, static_cast<uint32_t>(inst));
+    }
+  }
+
+  void collective_done(uint32_t inst) {
+    const Instance& I = p_.instances[inst];
+    const int64_t start = inst_start_[inst];
+    for (int32_t k = I.members_begin; k < I.members_end; ++k) {
+      const uint32_t g = static_cast<uint32_t>(p_.members[k]);
+      const int r = rank_of_member(g);
+      RankState& st = ranks_[r];
+      stats_[r].communication_ns += now_ - start;
+      stats_[r].end_ns = std::max(stats_[r].end_ns, now_);
+      if (rec_.enabled()) rec_.span(r, SimLane::kCollective, g, start, now_);
+      --pending_colls_[slot_index(r, p_.ops[g].slot)];
+      st.coll_busy = false;
+      ++st.coll_head;
+      arrive_next_collective(r, now_);
+      if (st.blocked) advance(r, now_);
+    }
+  }
+
+  // Members are in rank order inside an instance only by construction; look the rank up by the
+  // collective's position in its rank's list instead of searching.
+  int rank_of_member(uint32_t g) const { return p_.rank_of_op(g); }
+
+  void check_finished() const {
+    std::string stuck;
+    int count = 0;
+    for (int r = 0; r < p_.num_ranks; ++r) {
+      const RankState& st = ranks_[r];
+      const bool done = st.pc == st.end && !st.compute_busy && st.coll_head == st.colls_issued &&
+                        st.sends_started == st.sends_issued && !st.send_busy;
+      if (done) continue;
+      if (++count > 4) continue;
+      const uint32_t g = st.pc < st.end ? st.pc : (st.coll_head < st.colls_issued ? static_cast<uint32_t>(p_.colls[st.coll_head]) : st.pc - 1);
+      const schedule::Action& a = in_.schedule->ranks[r][g - p_.rank_begin[r]];
+      std::string why = st.pending_recvs > 0 ? " (waiting for a RECV's data)"
+                        : st.coll_head < st.colls_issued ? " (waiting for its group's collective)"
+                                                         : "";
+      stuck += (stuck.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " at action " +
+               std::to_string(g - p_.rank_begin[r]) + " '" + schedule::to_string(a) + "'" + why;
+    }
+    if (count > 0)
+      throw SimulationError("deadlock: " + std::to_string(count) + " rank(s) cannot finish: " + stuck +
+                            (count > 4 ? "; ..." : ""));
+  }
+
+  const EngineInput& in_;
+  const Program& p_;
+  Recorder rec_;
+  EventQueue queue_;
+  int64_t now_ = 0;
+  std::vector<uint8_t> state_;
+  std::vector<RankState> ranks_;
+  std::vector<RankStats> stats_;
+  std::vector<int32_t> pending_colls_;
+  std::vector<int32_t> inst_arrived_;
+  std::vector<int64_t> inst_start_;
+  std::vector<Transfer> transfers_;
+  std::vector<uint32_t> free_;
+  std::vector<Port> ports_;
+  std::vector<uint32_t> touched_;
+};
+
+}  // namespace
+
+double EngineResult::compute_idle_fraction() const {
+  if (ranks.empty() || step_time_ns <= 0) return 0;
+  double idle = 0;
+  for (const RankStats& r : ranks) idle += 1.0 - static_cast<double>(r.compute_ns) / step_time_ns;
+  return idle / static_cast<double>(ranks.size());
+}
+
+EngineResult simulate(const EngineInput& input) {
+  if (input.schedule == nullptr) throw std::invalid_argument("simulate: no schedule");
+  if (input.links.empty()) throw std::invalid_argument("simulate: no link tiers");
+  if (input.build_timeline && input.schedule->mesh.size() >= 65535)
+    throw std::invalid_argument("simulate: a Timeline holds at most 65534 devices; simulate "
+                                "without one or use symmetric replicas");
+  const Program program = compile(input);
+  Sim sim(input, program);
+  return sim.run();
+}
+
+}  // namespace meshscope::engine

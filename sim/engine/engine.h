@@ -1,0 +1,90 @@
+// The discrete-event simulator: runs a Schedule in virtual time on a cost model and returns the
+// step time, per-rank statistics and, on request, a Timeline shaped like the executor's.
+//
+// Semantics (the executor's, with GPU streams):
+// - Each rank has a program cursor, one compute stream, one send stream and one collective stream.
+//   The cursor runs compute actions (F, B, I, W, STEP) on the compute stream one at a time and
+//   waits for each to finish; SEND, RECV and collectives are issued without waiting.
+// - A compute action starts once every RECV issued before it has its data and every collective
+//   issued before it on the same stage has completed.
+// - SEND is eager: its transfer starts when the send stream is free (sends of a rank run in
+//   program order); it takes latency + bytes / rate, where the rate is the link bandwidth shared
+//   by the transfers in flight on the sender's egress and the receiver's ingress port of that tier.
+//   A RECV completes when its transfer has arrived.
+// - A collective starts when every member of the group has issued it and finished its earlier
+//   collectives; it then runs for the time the cost model gives and completes on all members at once.
+// A schedule that cannot finish is reported by SimulationError naming the stuck ranks and actions.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/schedule/schedule.h"
+#include "traces/timeline.h"
+
+namespace meshscope::engine {
+
+struct SimulationError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// What one stage costs per microbatch (and per step, for STEP) on one rank.
+struct StageTiming {
+  int64_t forward_ns = 0;
+  int64_t backward_ns = 0;     // B = I + W
+  int64_t input_grad_ns = 0;
+  int64_t weight_grad_ns = 0;
+  int64_t optimizer_ns = 0;
+  double forward_flops = 0;
+  double input_grad_flops = 0;
+  double weight_grad_flops = 0;
+  int64_t activation_bytes = 0;   // held from F to B (or to I and W, see below)
+  int64_t weight_grad_bytes = 0;  // of those, released by W rather than I
+  int64_t p2p_bytes = 0;          // transfer size when an action gives none
+};
+
+// One tier of links: every rank has an egress and an ingress port per tier.
+struct LinkSpec {
+  double bandwidth_bytes_per_s = 1e12;
+  int64_t latency_ns = 0;
+};
+
+struct EngineInput {
+  const schedule::Schedule* schedule = nullptr;
+  std::vector<StageTiming> stages;  // indexed by stage
+  // Tier of the link between two ranks (index into `links`); empty: every pair uses links[0].
+  std::function<int(int src_rank, int dst_rank)> tier_of;
+  std::vector<LinkSpec> links = {LinkSpec{}};
+  // Duration of a collective action issued by `rank`; empty: collectives are free.
+  std::function<int64_t(int rank, const schedule::Action&)> collective_ns;
+  bool build_timeline = true;
+  // Timeline metadata and names: the mesh coordinates print as in the executor's devices.
+  std::string source = "sim";
+};
+
+struct RankStats {
+  int64_t compute_ns = 0;        // sum of compute spans
+  int64_t communication_ns = 0;  // sum of send, recv and collective spans
+  int64_t end_ns = 0;            // when its last activity ended
+  int64_t peak_activation_bytes = 0;
+};
+
+struct EngineResult {
+  int64_t step_time_ns = 0;  // last activity of any rank (the step starts at 0)
+  std::vector<RankStats> ranks;
+  int64_t actions = 0;  // actions executed
+  int64_t events = 0;   // events popped
+  traces::Timeline timeline;  // filled when build_timeline
+  // Mean over ranks of (1 - compute / step): the pipeline bubble when communication is hidden.
+  double compute_idle_fraction() const;
+};
+
+// Throws SimulationError for an inconsistent schedule (a send without its recv, a collective whose
+// members disagree) or one that deadlocks; std::invalid_argument for bad input (missing stage
+// timings).
+EngineResult simulate(const EngineInput& input);
+
+}  // namespace meshscope::engine

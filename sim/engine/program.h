@@ -1,0 +1,44 @@
+// The compiled form of a Schedule the event loop runs: flat arrays of ops with their durations,
+// every SEND matched to its RECV and every collective to its instance, so the loop does no
+// lookups, allocation or string work per event.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/engine/engine.h"
+
+namespace meshscope::engine {
+
+struct Op {
+  int64_t value = 0;  // compute and collectives: duration in ns; SEND/RECV: bytes
+  int32_t aux = -1;   // SEND: global index of its RECV; RECV: of its SEND; collective: instance
+  int32_t peer = -1;  // SEND/RECV: the other rank
+  int16_t slot = 0;   // the action's stage among the stages this rank holds
+  schedule::ActionKind kind = schedule::ActionKind::kForward;
+};
+
+struct Instance {
+  int32_t members_begin = 0;  // into Program::members (global op indices)
+  int32_t members_end = 0;
+  int64_t duration_ns = 0;
+};
+
+struct Program {
+  int num_ranks = 0;
+  int slots_per_rank = 1;
+  std::vector<uint32_t> rank_begin;  // ops of rank r: [rank_begin[r], rank_begin[r + 1])
+  std::vector<Op> ops;
+  std::vector<Instance> instances;
+  std::vector<int32_t> members;
+  // Per rank, its SENDs and its collectives in program order (CSR over ranks).
+  std::vector<uint32_t> send_begin, coll_begin;
+  std::vector<int32_t> sends, colls;
+
+  int rank_of_op(uint32_t g) const;  // binary search; only for error messages
+};
+
+// Throws SimulationError naming the rank and action for unmatched transfers or collectives.
+Program compile(const EngineInput& input);
+
+}  // namespace meshscope::engine

@@ -1,0 +1,204 @@
+#include "sim/engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/schedule/generators.h"
+#include "sim/schedule/schedule_text.h"
+#include "traces/analysis.h"
+
+namespace meshscope::engine {
+namespace {
+
+using schedule::Family;
+
+schedule::Schedule make(Family f, int dp, int pp, int m, int v = 1) {
+  schedule::GeneratorConfig c;
+  c.family = f;
+  c.mesh = {.dp = dp, .pp = pp, .tp = 1};
+  c.microbatches = m;
+  c.virtual_stages = v;
+  return schedule::generate(c);
+}
+
+// Equal stages, free communication: F, I, W per stage (B = I + W).
+EngineInput equal_stages(const schedule::Schedule& s, int64_t f, int64_t i, int64_t w) {
+  EngineInput in;
+  in.schedule = &s;
+  in.stages.assign(s.num_stages, StageTiming{});
+  for (StageTiming& t : in.stages) {
+    t.forward_ns = f;
+    t.input_grad_ns = i;
+    t.weight_grad_ns = w;
+    t.backward_ns = i + w;
+    t.activation_bytes = 100;
+    t.weight_grad_bytes = 40;
+  }
+  in.links = {LinkSpec{1e30, 0}};
+  return in;
+}
+
+TEST(Engine, GpipeAnd1f1bBubbleEqualsClosedForm) {
+  for (Family f : {Family::kGpipe, Family::kOneFOneB}) {
+    for (int p : {2, 4, 8}) {
+      for (int m : {1, 4, 8, 13}) {
+        const auto s = make(f, 1, p, m);
+        const EngineResult r = simulate(equal_stages(s, 1000, 1000, 1000));
+        EXPECT_EQ(r.step_time_ns, int64_t{m + p - 1} * 3000) << name(f) << " p=" << p << " m=" << m;
+        const double closed = static_cast<double>(p - 1) / (m + p - 1);
+        EXPECT_DOUBLE_EQ(r.compute_idle_fraction(), closed);
+        EXPECT_DOUBLE_EQ(traces::analyze(r.timeline).bubble_fraction, closed);
+      }
+    }
+  }
+}
+
+TEST(Engine, InterleavedBubbleShrinksByVirtualStages) {
+  // Megatron-LM: with v chunks of 1/v the work each, the bubble is (p-1)/v of a full stage's
+  // F+B, so the step is m (F+B) + (p-1)(F+B)/v and the bubble fraction (p-1)/(v m + p - 1).
+  for (int p : {2, 4}) {
+    for (int v : {2, 3}) {
+      for (int m : {p, 2 * p, 4 * p}) {
+        const auto s = make(Family::kInterleaved, 1, p, m, v);
+        const EngineResult r = simulate(equal_stages(s, 1000, 1000, 1000));
+        EXPECT_EQ(r.step_time_ns, int64_t{v * m + p - 1} * 3000) << "p=" << p << " v=" << v << " m=" << m;
+        EXPECT_DOUBLE_EQ(traces::analyze(r.timeline).bubble_fraction,
+                         static_cast<double>(p - 1) / (v * m + p - 1));
+      }
+    }
+  }
+}
+
+TEST(Engine, ZbH1BubbleFollowsItsDefinition) {
+  // Qi et al. 2023: ZB-H1's bubble is (p-1)(T_F + T_B - T_W) against 1F1B's (p-1)(T_F + T_B + T_W)
+  // (T_B: input gradient), when m >= p.
+  for (int p : {2, 4, 6}) {
+    for (int m : {p, 2 * p, 3 * p + 1}) {
+      const auto s = make(Family::kZbH1, 1, p, m);
+      const int64_t F = 1000, I = 1000, W = 1000;
+      const EngineResult r = simulate(equal_stages(s, F, I, W));
+      EXPECT_EQ(r.step_time_ns, m * (F + I + W) + (p - 1) * (F + I - W)) << "p=" << p << " m=" << m;
+    }
+  }
+}
+
+TEST(Engine, PeakActivationsFollowTheSchedule) {
+  const int p = 4, m = 8;
+  const auto gpipe = simulate(equal_stages(make(Family::kGpipe, 1, p, m), 1000, 1000, 1000));
+  const auto ofob = simulate(equal_stages(make(Family::kOneFOneB, 1, p, m), 1000, 1000, 1000));
+  for (int r = 0; r < p; ++r) {
+    EXPECT_EQ(gpipe.ranks[r].peak_activation_bytes, 100 * m);        // GPipe keeps all m
+    EXPECT_EQ(ofob.ranks[r].peak_activation_bytes, 100 * (p - r));   // 1F1B at most p - rank
+  }
+}
+
+TEST(Engine, TimelineLooksLikeTheExecutors) {
+  const auto s = make(Family::kOneFOneB, 2, 2, 4);
+  EngineInput in = equal_stages(s, 1000, 1000, 1000);
+  in.links = {LinkSpec{1e9, 500}};
+  for (StageTiming& t : in.stages) t.p2p_bytes = 1000;
+  in.collective_ns = [](int, const schedule::Action&) { return int64_t{700}; };
+  const EngineResult r = simulate(in);
+  const traces::Timeline& tl = r.timeline;
+  ASSERT_EQ(tl.devices.size(), 4u);
+  EXPECT_EQ(tl.devices[3].name, "rank 3 \u00b7 dp1 pp1 tp0");
+  EXPECT_EQ(tl.metadata.at("source"), "sim");
+  EXPECT_EQ(tl.steps.size(), 1u);
+  // Every send has a flow to a recv of equal interval and bytes: 500 ns latency + 1000 B at 1 GB/s.
+  size_t sends = 0;
+  for (const traces::Flow& f : tl.flows) {
+    const traces::Span& a = tl.spans[f.from];
+    const traces::Span& b = tl.spans[f.to];
+    EXPECT_EQ(a.kind, traces::SpanKind::kSend);
+    EXPECT_EQ(b.kind, traces::SpanKind::kRecv);
+    EXPECT_EQ(a.begin_ns, b.begin_ns);
+    EXPECT_EQ(a.end_ns, b.end_ns);
+    EXPECT_EQ(a.duration_ns(), 1500);
+    EXPECT_EQ(a.bytes, 1000);
+    ++sends;
+  }
+  EXPECT_EQ(sends, 2u * 2 * 4);  // 2 replicas x (F and B) x 4 microbatches
+  int collectives = 0;
+  for (const traces::Span& sp : tl.spans)
+    if (sp.kind == traces::SpanKind::kCollective) {
+      EXPECT_EQ(sp.duration_ns(), 700);
+      ++collectives;
+    }
+  EXPECT_EQ(collectives, 4);  // one dp all-reduce per rank
+  EXPECT_FALSE(tl.counters.empty());
+}
+
+TEST(Engine, TransfersShareAPortsBandwidth) {
+  // Ranks 0 and 2 both send 1 MB to rank 1 at t=0: sharing rank 1's ingress, both take twice as
+  // long as one alone.
+  const auto s = schedule::load(
+      "mesh dp=1 pp=3 tp=1\nmicrobatches 1\nstages 3\n"
+      "rank 0: 0F0 0SEND_F0@1:1000000\n"
+      "rank 1: 1RECV_F0@0:1000000 1RECV_B0@2:1000000\n"
+      "rank 2: 2F0 2SEND_B0@1:1000000\n");
+  EngineInput in;
+  in.schedule = &s;
+  in.stages.assign(3, StageTiming{});
+  in.links = {LinkSpec{1e9, 0}};
+  const EngineResult r = simulate(in);
+  EXPECT_EQ(r.step_time_ns, 2'000'000);
+  // The same transfers one after the other on different ports do not slow each other.
+  const auto t = schedule::load(
+      "mesh dp=1 pp=2 tp=1\nmicrobatches 1\nstages 2\n"
+      "rank 0: 0F0 0SEND_F0@1:1000000\nrank 1: 1RECV_F0@0:1000000\n");
+  in.schedule = &t;
+  EXPECT_EQ(simulate(in).step_time_ns, 1'000'000);
+}
+
+TEST(Engine, CollectiveStartsWhenEveryMemberArrives) {
+  const auto s = schedule::load(
+      "mesh dp=2 pp=1 tp=1\nmicrobatches 1\n"
+      "rank 0: 0F0 0B0 0ALLREDUCE(dp):64 0STEP\n"
+      "rank 1: 0F0 0B0 0ALLREDUCE(dp):64 0STEP\n");
+  EngineInput in;
+  in.schedule = &s;
+  in.stages.assign(1, StageTiming{});
+  in.stages[0].forward_ns = 100;
+  in.stages[0].backward_ns = 200;
+  in.stages[0].optimizer_ns = 10;
+  in.collective_ns = [](int rank, const schedule::Action&) { return int64_t{rank == 0 ? 50 : 50}; };
+  EXPECT_EQ(simulate(in).step_time_ns, 100 + 200 + 50 + 10);
+}
+
+TEST(Engine, ReportsDeadlockInsteadOfHanging) {
+  // Both ranks wait for the other's data before producing their own.
+  const auto s = schedule::load(
+      "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
+      "rank 0: 0RECV_B0@1 0B0 0F0 0SEND_F0@1\n"
+      "rank 1: 1RECV_F0@0 1F0 1B0 1SEND_B0@0\n");
+  EngineInput in;
+  in.schedule = &s;
+  in.stages.assign(2, StageTiming{1, 1, 0, 0, 0});
+  try {
+    simulate(in);
+    FAIL() << "expected a deadlock";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 0 at action 1 '0B0'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Engine, RejectsUnmatchedTransfersAndCollectives) {
+  EngineInput in;
+  in.stages.assign(2, StageTiming{});
+  const auto lone_send = schedule::load(
+      "mesh dp=1 pp=2 tp=1\nmicrobatches 1\nrank 0: 0F0 0SEND_F0\nrank 1: 1F0\n");
+  in.schedule = &lone_send;
+  EXPECT_THROW(simulate(in), SimulationError);
+  const auto lone_recv = schedule::load(
+      "mesh dp=1 pp=2 tp=1\nmicrobatches 1\nrank 0: 0F0\nrank 1: 1RECV_F0 1F0\n");
+  in.schedule = &lone_recv;
+  EXPECT_THROW(simulate(in), SimulationError);
+  const auto half_collective = schedule::load(
+      "mesh dp=2 pp=1 tp=1\nmicrobatches 1\nrank 0: 0F0 0ALLREDUCE(dp):8\nrank 1: 0F0\n");
+  in.schedule = &half_collective;
+  in.stages.resize(1);
+  EXPECT_THROW(simulate(in), SimulationError);
+}
+
+}  // namespace
+}  // namespace meshscope::engine
