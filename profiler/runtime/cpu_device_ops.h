@@ -5,7 +5,8 @@
 
 namespace meshscope::runtime {
 
-class CpuDeviceOps final : public DeviceOps {
+// Not final: tests derive from it to inject device failures.
+class CpuDeviceOps : public DeviceOps {
  public:
   void* allocate(size_t bytes) override;
   void deallocate(void* p) noexcept override;

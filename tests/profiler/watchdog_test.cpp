@@ -1,0 +1,179 @@
+// The watchdog: a run that stops making progress is aborted within its timeout, every rank thread
+// is released, and the error names each rank and the action it waits on. A rank that fails makes
+// the run fail with its error instead of hanging the others.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "profiler/exec/executor.h"
+#include "profiler/exec/watchdog.h"
+#include "profiler/runtime/cpu_backend.h"
+#include "profiler/capture/host_tracer.h"
+#include "sim/schedule/generators.h"
+#include "sim/schedule/schedule_text.h"
+
+namespace meshscope::exec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+model::WorkloadSpec small_mlp() {
+  model::WorkloadSpec s;
+  s.layers = 2;
+  s.hidden = 8;
+  s.batch = 4;
+  return s;
+}
+
+RunConfig config_for(const schedule::Schedule& s, double timeout_s) {
+  RunConfig c;
+  c.workload = small_mlp();
+  c.schedule = s;
+  c.backend = runtime::BackendKind::kCpu;
+  c.timeout_s = timeout_s;
+  return c;
+}
+
+TEST(Watchdog, FiresWhenNothingMovesAndCallsAbortOnce) {
+  std::vector<RankProgress> progress(2);
+  int aborts = 0;
+  std::string reason;
+  Watchdog w(progress, 0.05, [] { return std::string("rank 0 is stuck"); },
+             [&](const std::string& r) {
+               ++aborts;
+               reason = r;
+             });
+  const auto t0 = Clock::now();
+  while (!w.fired() && Clock::now() - t0 < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  w.stop();
+  EXPECT_TRUE(w.fired());
+  EXPECT_EQ(aborts, 1);
+  EXPECT_EQ(reason, "deadlock: no progress for 0.05 s; rank 0 is stuck");
+  EXPECT_EQ(w.message(), reason);
+}
+
+TEST(Watchdog, StaysQuietWhileSomeRankProgresses) {
+  std::vector<RankProgress> progress(2);
+  bool aborted = false;
+  Watchdog w(progress, 0.05, [] { return std::string(); },
+             [&](const std::string&) { aborted = true; });
+  for (int i = 0; i < 100; ++i) {  // 0.2 s of progress, four timeouts long
+    progress[1].ticks.fetch_add(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  w.stop();
+  EXPECT_FALSE(w.fired());
+  EXPECT_FALSE(aborted);
+}
+
+TEST(Watchdog, DeadlockedScheduleIsAbortedAndNamesTheRanks) {
+  // Both ranks receive first: rank 0 waits for a gradient rank 1 never sends, rank 1 for an
+  // activation rank 0 never sends.
+  const auto s = schedule::load(
+      "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
+      "rank 0: 0RECV_B0 0F0 0SEND_F0 0B0 0STEP\n"
+      "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0 1STEP\n");
+  const auto t0 = Clock::now();
+  try {
+    run(config_for(s, 0.3));
+    FAIL() << "the deadlocked run returned";
+  } catch (const DeadlockError& e) {
+    EXPECT_STREQ(e.what(),
+                 "deadlock: no progress for 0.3 s; rank 0 waits at action 0 '0RECV_B0' (from "
+                 "rank 1); rank 1 waits at action 0 '1RECV_F0' (from rank 0)");
+  }
+  // A guard against a hang, not a speed check: the watchdog polls 20 times per timeout.
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(20));
+}
+
+TEST(Watchdog, NamesTheGroupOfABlockedCollective) {
+  // Rank 1 of a dp pair skips its gradient all-reduce: rank 0 waits in it alone.
+  const auto s = schedule::load(
+      "mesh dp=2 pp=1 tp=1\nmicrobatches 1\n"
+      "rank 0: 0F0 0B0 0ALLREDUCE(dp) 0STEP\n"
+      "rank 1: 0F0 0B0 0STEP\n");
+  try {
+    run(config_for(s, 0.2));
+    FAIL() << "the deadlocked run returned";
+  } catch (const DeadlockError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("rank 0 waits at action 2 '0ALLREDUCE(dp)' (dp group: ranks 0,1)"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("rank 1 finished"), std::string::npos) << msg;
+  }
+}
+
+// A device whose GEMM fails on demand, to check that one rank's failure ends the run.
+class FailingOps : public runtime::CpuDeviceOps {
+ public:
+  void gemm(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*,
+            int) override {
+    throw std::runtime_error("injected GEMM failure");
+  }
+};
+
+class OneFailingRank final : public runtime::Backend {
+ public:
+  OneFailingRank(mesh::MeshShape shape, int failing) : inner_(shape), failing_(failing) {}
+  runtime::BackendKind kind() const override { return runtime::BackendKind::kCpu; }
+  std::string description() const override { return "cpu with a failing rank"; }
+  const mesh::Mesh& mesh() const override { return inner_.mesh(); }
+  void attach_thread(int rank) override { inner_.attach_thread(rank); }
+  runtime::DeviceOps& device(int rank) override {
+    return rank == failing_ ? failing_ops_ : inner_.device(rank);
+  }
+  runtime::Transport& transport(int rank) override { return inner_.transport(rank); }
+  void synchronize(int rank) override { inner_.synchronize(rank); }
+  void abort(const std::string& reason) noexcept override { inner_.abort(reason); }
+  bool aborted() const noexcept override { return inner_.aborted(); }
+
+ private:
+  runtime::CpuBackend inner_;
+  FailingOps failing_ops_;
+  int failing_;
+};
+
+TEST(Watchdog, AFailingRankFailsTheRunWithoutWaitingForTheTimeout) {
+  schedule::GeneratorConfig g;
+  g.family = schedule::Family::kOneFOneB;
+  g.mesh = {1, 2, 1};
+  g.microbatches = 2;
+  const auto s = schedule::generate(g);
+  OneFailingRank backend({1, 2, 1}, 1);
+  capture::HostClockTracer tracer;
+  const auto t0 = Clock::now();
+  try {
+    run(config_for(s, 60), backend, tracer);
+    FAIL() << "the run with a failing rank returned";
+  } catch (const DeadlockError&) {
+    FAIL() << "a failure must not be reported as a deadlock";
+  } catch (const std::runtime_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("rank 1 at action"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("injected GEMM failure"), std::string::npos) << msg;
+  }
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(30));  // not the 60 s timeout
+  EXPECT_TRUE(backend.aborted());
+}
+
+TEST(Watchdog, ScheduleTheWorkloadCannotRunIsRejectedBeforeStarting) {
+  const auto s = schedule::load(
+      "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
+      "rank 0: 1F0\n"
+      "rank 1: 1F0\n");
+  try {
+    run(config_for(s, 5));
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0 action 0 '1F0': stage 1 lives on pp rank 1"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace meshscope::exec
