@@ -1,0 +1,77 @@
+// The CUPTI calls the capture makes, behind a virtual interface (as Kineto's CuptiActivityApi):
+// the real one talks to libcupti; tests substitute one that hands over synthetic buffers of real
+// CUpti_Activity* records, so the record -> Timeline path runs without a GPU.
+#pragma once
+
+#include <cupti.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace meshscope::capture::cupti {
+
+// An activity buffer as CUPTI fills it: 8-byte aligned bytes, owned here.
+class ActivityBuffer {
+ public:
+  ActivityBuffer() = default;
+  explicit ActivityBuffer(size_t bytes)
+      : words_(std::make_unique<uint64_t[]>((bytes + 7) / 8)), bytes_((bytes + 7) / 8 * 8) {}
+  uint8_t* data() const { return reinterpret_cast<uint8_t*>(words_.get()); }
+  size_t capacity() const { return bytes_; }
+
+ private:
+  std::unique_ptr<uint64_t[]> words_;
+  size_t bytes_ = 0;
+};
+
+// A buffer CUPTI has finished with: `valid_bytes` of records, and how many records CUPTI dropped
+// for lack of space up to then (cuptiActivityGetNumDroppedRecords).
+struct CompletedBuffer {
+  ActivityBuffer buffer;
+  size_t valid_bytes = 0;
+  uint64_t dropped = 0;
+};
+
+// The record kinds the capture enables.
+inline constexpr CUpti_ActivityKind kCapturedKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_MARKER};
+
+class CuptiApi {
+ public:
+  // Called with each completed buffer, possibly from a CUPTI thread and in any order.
+  using BufferHandler = std::function<void(CompletedBuffer)>;
+
+  virtual ~CuptiApi() = default;
+
+  // Registers the buffer callbacks and enables `kinds`. Throws std::runtime_error on failure.
+  virtual void start(std::span<const CUpti_ActivityKind> kinds, BufferHandler on_complete) = 0;
+  // Hands every buffer CUPTI holds, complete or not, to the handler before returning.
+  virtual void flush() = 0;
+  // Disables the kinds enabled by start(). Call flush() afterwards to collect the rest.
+  virtual void stop() = 0;
+  // CUPTI's clock (cuptiGetTimestamp), the clock of every record's timestamps.
+  virtual int64_t timestamp_ns() = 0;
+  // Walks a completed buffer as cuptiActivityGetNextRecord does: record == nullptr starts;
+  // false at the end.
+  virtual bool next_record(uint8_t* buffer, size_t valid_bytes, CUpti_Activity*& record) = 0;
+  // "cudaLaunchKernel" for a runtime callback id (cuptiGetCallbackName).
+  virtual std::string callback_name(bool driver, uint32_t cbid) = 0;
+  // The calling thread's external correlation stack (CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0).
+  virtual void push_external_id(uint64_t id) = 0;
+  virtual void pop_external_id() = 0;
+  // CUPTI's id of a stream, as it appears in records' streamId (cuptiGetStreamIdEx).
+  virtual uint32_t stream_id(CUstream stream) = 0;
+};
+
+// The libcupti implementation. Only one may be started at a time per process (CUPTI's callbacks
+// carry no user pointer); starting a second throws.
+std::unique_ptr<CuptiApi> make_cupti_api(size_t buffer_bytes = size_t{8} << 20);
+
+}  // namespace meshscope::capture::cupti

@@ -1,0 +1,159 @@
+// The libcupti implementation of CuptiApi: buffer callbacks, activity kinds, timestamps and the
+// external correlation stack.
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "profiler/capture/cupti/cupti_api.h"
+#include "profiler/capture/cupti/cupti_check.h"
+
+namespace meshscope::capture::cupti {
+
+void check_cupti(CUptiResult status, const char* call, const char* file, int line) {
+  if (status == CUPTI_SUCCESS) return;
+  const char* text = "unknown CUPTI error";
+  cuptiGetResultString(status, &text);
+  throw kernels::cuda::CudaError(kernels::cuda::format_call_error(file, line, call, text),
+                                 static_cast<int>(status));
+}
+
+bool warn_cupti(CUptiResult status, const char* call, const char* file, int line) noexcept {
+  if (status == CUPTI_SUCCESS) return true;
+  const char* text = "unknown CUPTI error";
+  cuptiGetResultString(status, &text);
+  std::fprintf(stderr, "meshscope: warning: %s:%d: %s: %s\n", file, line, call, text);
+  return false;
+}
+
+namespace {
+
+class RealCuptiApi;
+// CUPTI's buffer callbacks carry no user pointer, so the started instance is found here.
+std::atomic<RealCuptiApi*> g_active{nullptr};
+
+class RealCuptiApi final : public CuptiApi {
+ public:
+  explicit RealCuptiApi(size_t buffer_bytes) : buffer_bytes_(buffer_bytes) {}
+  ~RealCuptiApi() override {
+    if (g_active.load() == this) {
+      stop();
+      flush();
+      g_active.store(nullptr);
+    }
+  }
+
+  void start(std::span<const CUpti_ActivityKind> kinds, BufferHandler on_complete) override {
+    RealCuptiApi* expected = nullptr;
+    if (!g_active.compare_exchange_strong(expected, this)) {
+      throw std::runtime_error("CUPTI capture: another capture is already running in this process");
+    }
+    handler_ = std::move(on_complete);
+    try {
+      // System thread ids (gettid) so records match the ids the tracer takes on each rank thread.
+      MESHSCOPE_CUPTI_CHECK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
+      MESHSCOPE_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&RealCuptiApi::requested,
+                                                           &RealCuptiApi::completed));
+      for (CUpti_ActivityKind kind : kinds) {
+        MESHSCOPE_CUPTI_CHECK(cuptiActivityEnable(kind));
+        enabled_.push_back(kind);
+      }
+    } catch (...) {
+      stop();
+      g_active.store(nullptr);
+      throw;
+    }
+  }
+
+  void flush() override { MESHSCOPE_CUPTI_WARN(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)); }
+
+  void stop() override {
+    for (CUpti_ActivityKind kind : enabled_) MESHSCOPE_CUPTI_WARN(cuptiActivityDisable(kind));
+    enabled_.clear();
+  }
+
+  int64_t timestamp_ns() override {
+    uint64_t t = 0;
+    MESHSCOPE_CUPTI_CHECK(cuptiGetTimestamp(&t));
+    return static_cast<int64_t>(t);
+  }
+
+  bool next_record(uint8_t* buffer, size_t valid_bytes, CUpti_Activity*& record) override {
+    const CUptiResult status = cuptiActivityGetNextRecord(buffer, valid_bytes, &record);
+    if (status == CUPTI_ERROR_MAX_LIMIT_REACHED) return false;
+    MESHSCOPE_CUPTI_CHECK(status);
+    return true;
+  }
+
+  std::string callback_name(bool driver, uint32_t cbid) override {
+    const char* name = nullptr;
+    const auto domain = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) {
+      return (driver ? "driver api " : "runtime api ") + std::to_string(cbid);
+    }
+    return name;
+  }
+
+  void push_external_id(uint64_t id) override {
+    cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+  }
+  void pop_external_id() override {
+    uint64_t last = 0;
+    cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+  }
+
+  uint32_t stream_id(CUstream stream) override {
+    uint32_t id = 0;
+    MESHSCOPE_CUPTI_CHECK(cuptiGetStreamIdEx(nullptr, stream, 0, &id));
+    return id;
+  }
+
+ private:
+  static void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+    *buffer = nullptr;
+    *size = 0;
+    *max_records = 0;  // as many as fit
+    RealCuptiApi* self = g_active.load();
+    if (self == nullptr) return;  // CUPTI counts the records it cannot store as dropped
+    ActivityBuffer owned(self->buffer_bytes_);
+    *buffer = owned.data();
+    *size = owned.capacity();
+    std::lock_guard lock(self->mutex_);
+    self->outstanding_.emplace(owned.data(), std::move(owned));
+  }
+
+  static void CUPTIAPI completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t,
+                                size_t valid_bytes) {
+    RealCuptiApi* self = g_active.load();
+    if (self == nullptr || buffer == nullptr) return;
+    CompletedBuffer done;
+    {
+      std::lock_guard lock(self->mutex_);
+      auto it = self->outstanding_.find(buffer);
+      if (it == self->outstanding_.end()) return;
+      done.buffer = std::move(it->second);
+      self->outstanding_.erase(it);
+    }
+    done.valid_bytes = valid_bytes;
+    size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS) {
+      done.dropped = dropped;
+    }
+    self->handler_(std::move(done));
+  }
+
+  size_t buffer_bytes_;
+  BufferHandler handler_;
+  std::vector<CUpti_ActivityKind> enabled_;
+  std::mutex mutex_;
+  std::unordered_map<uint8_t*, ActivityBuffer> outstanding_;
+};
+
+}  // namespace
+
+std::unique_ptr<CuptiApi> make_cupti_api(size_t buffer_bytes) {
+  return std::make_unique<RealCuptiApi>(buffer_bytes);
+}
+
+}  // namespace meshscope::capture::cupti

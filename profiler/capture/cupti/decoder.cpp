@@ -1,0 +1,190 @@
+// The switch from CUPTI record structs (CUDA 13: Kernel10, Memcpy6, MemcpyPtoP4, Memset4,
+// Synchronization2, API, ExternalCorrelation, Marker2, MarkerData2) to plain records.
+#include "profiler/capture/cupti/decoder.h"
+
+#include <limits>
+
+namespace meshscope::capture::cupti {
+namespace {
+
+int64_t ns(uint64_t t) { return static_cast<int64_t>(t); }
+std::string copy_string(const char* s) { return s != nullptr ? std::string(s) : std::string(); }
+
+void decode_kernel(const CUpti_ActivityKernel10& k, RecordSet& out) {
+  GpuOp op;
+  op.kind = GpuOpKind::kKernel;
+  op.begin_ns = ns(k.start);
+  op.end_ns = ns(k.end);
+  op.device = k.deviceId;
+  op.context = k.contextId;
+  op.stream = k.streamId;
+  op.correlation = k.correlationId;
+  op.name = copy_string(k.name);
+  out.ops.push_back(std::move(op));
+}
+
+void decode_memcpy(const CUpti_ActivityMemcpy6& m, RecordSet& out) {
+  GpuOp op;
+  op.kind = GpuOpKind::kMemcpy;
+  op.copy = copy_direction(m.copyKind);
+  op.begin_ns = ns(m.start);
+  op.end_ns = ns(m.end);
+  op.device = op.src_device = op.dst_device = m.deviceId;
+  op.context = m.contextId;
+  op.stream = m.streamId;
+  op.correlation = m.correlationId;
+  op.bytes = static_cast<int64_t>(m.bytes);
+  out.ops.push_back(std::move(op));
+}
+
+void decode_peer_copy(const CUpti_ActivityMemcpyPtoP4& m, RecordSet& out) {
+  GpuOp op;
+  op.kind = GpuOpKind::kMemcpy;
+  op.copy = CopyDirection::kPeerToPeer;
+  op.begin_ns = ns(m.start);
+  op.end_ns = ns(m.end);
+  op.device = m.deviceId;
+  op.context = m.contextId;
+  op.stream = m.streamId;
+  op.correlation = m.correlationId;
+  op.bytes = static_cast<int64_t>(m.bytes);
+  op.src_device = m.srcDeviceId;
+  op.dst_device = m.dstDeviceId;
+  out.ops.push_back(std::move(op));
+}
+
+void decode_memset(const CUpti_ActivityMemset4& m, RecordSet& out) {
+  GpuOp op;
+  op.kind = GpuOpKind::kMemset;
+  op.begin_ns = ns(m.start);
+  op.end_ns = ns(m.end);
+  op.device = m.deviceId;
+  op.context = m.contextId;
+  op.stream = m.streamId;
+  op.correlation = m.correlationId;
+  op.bytes = static_cast<int64_t>(m.bytes);
+  out.ops.push_back(std::move(op));
+}
+
+void decode_sync(const CUpti_ActivitySynchronization2& s, RecordSet& out) {
+  SyncWait w;
+  w.begin_ns = ns(s.start);
+  w.end_ns = ns(s.end);
+  w.correlation = s.correlationId;
+  w.stream = s.streamId;
+  w.type = static_cast<uint8_t>(s.type);
+  out.syncs.push_back(w);
+}
+
+void decode_api(CuptiApi& api, const CUpti_ActivityAPI& a, bool driver, RecordSet& out) {
+  ApiCall call;
+  call.begin_ns = ns(a.start);
+  call.end_ns = ns(a.end);
+  call.thread = a.threadId;
+  call.correlation = a.correlationId;
+  call.cbid = a.cbid;
+  call.driver = driver;
+  call.name = api.callback_name(driver, a.cbid);
+  out.api_calls.push_back(std::move(call));
+}
+
+void decode_marker(const CUpti_ActivityMarker2& m, RecordSet& out) {
+  MarkerEvent e;
+  if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+    e.edge = MarkerEvent::Edge::kStart;
+  } else if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+    e.edge = MarkerEvent::Edge::kEnd;
+  } else {
+    e.edge = MarkerEvent::Edge::kInstant;
+  }
+  e.id = m.id;
+  e.t_ns = ns(m.timestamp);
+  e.thread = m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m.objectId.pt.threadId : 0;
+  e.name = copy_string(m.name);
+  e.domain = copy_string(m.domain);
+  out.markers.push_back(std::move(e));
+}
+
+void decode_marker_data(const CUpti_ActivityMarkerData2& d, RecordSet& out) {
+  if (d.payloadKind != CUPTI_METRIC_VALUE_KIND_UINT64) return;
+  out.payloads.push_back({d.id, d.payload.metricValueUint64});
+}
+
+}  // namespace
+
+CopyDirection copy_direction(uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return CopyDirection::kHostToDevice;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return CopyDirection::kDeviceToHost;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      return CopyDirection::kDeviceToDevice;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return CopyDirection::kPeerToPeer;
+    default:
+      return CopyDirection::kOther;
+  }
+}
+
+void decode_buffer(CuptiApi& api, uint8_t* buffer, size_t valid_bytes, RecordSet& out) {
+  CUpti_Activity* record = nullptr;
+  while (api.next_record(buffer, valid_bytes, record)) {
+    switch (record->kind) {
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        decode_kernel(*reinterpret_cast<const CUpti_ActivityKernel10*>(record), out);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY:
+        decode_memcpy(*reinterpret_cast<const CUpti_ActivityMemcpy6*>(record), out);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        decode_peer_copy(*reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record), out);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMSET:
+        decode_memset(*reinterpret_cast<const CUpti_ActivityMemset4*>(record), out);
+        break;
+      case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        decode_sync(*reinterpret_cast<const CUpti_ActivitySynchronization2*>(record), out);
+        break;
+      case CUPTI_ACTIVITY_KIND_RUNTIME:
+      case CUPTI_ACTIVITY_KIND_DRIVER:
+        decode_api(api, *reinterpret_cast<const CUpti_ActivityAPI*>(record),
+                   record->kind == CUPTI_ACTIVITY_KIND_DRIVER, out);
+        break;
+      case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        const auto& x = *reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
+        if (x.externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) {
+          out.links.push_back({x.correlationId, x.externalId});
+        }
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MARKER:
+        decode_marker(*reinterpret_cast<const CUpti_ActivityMarker2*>(record), out);
+        break;
+      case CUPTI_ACTIVITY_KIND_MARKER_DATA:
+        decode_marker_data(*reinterpret_cast<const CUpti_ActivityMarkerData2*>(record), out);
+        break;
+      default:
+        ++out.ignored_records;
+        break;
+    }
+  }
+}
+
+void RecordSet::append(RecordSet&& o) {
+  auto move_all = [](auto& dst, auto& src) {
+    dst.insert(dst.end(), std::make_move_iterator(src.begin()), std::make_move_iterator(src.end()));
+  };
+  move_all(ops, o.ops);
+  move_all(api_calls, o.api_calls);
+  move_all(syncs, o.syncs);
+  move_all(links, o.links);
+  move_all(markers, o.markers);
+  move_all(payloads, o.payloads);
+  dropped_records += o.dropped_records;
+  ignored_records += o.ignored_records;
+  buffers += o.buffers;
+}
+
+}  // namespace meshscope::capture::cupti
