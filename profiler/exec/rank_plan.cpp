@@ -163,10 +163,11 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
           break;
         case ActionKind::kInputGrad:
           info.flops = st.cost.input_grad_flops();
+          pa.activation_delta = -(st.cost.activation_bytes - st.cost.weight_grad_bytes);
           break;
         case ActionKind::kWeightGrad:
           info.flops = st.cost.weight_grad_flops();
-          pa.activation_delta = -st.cost.activation_bytes;
+          pa.activation_delta = -st.cost.weight_grad_bytes;
           break;
         case ActionKind::kOptimizerStep:
           info.flops = 2.0 * st.param_count;

@@ -53,6 +53,7 @@ void add_linear(StageCost& c, const LinearSpec& l, int tp, int rows, bool needs_
   c.parameters += int64_t{in} * out + (l.split == TpSplit::kRow ? l.out : out);
   c.activation_bytes += static_cast<int64_t>(
       kF * elems * (l.act == Activation::kNone ? 1 : 2));  // pre-activation (+ activation)
+  c.weight_grad_bytes += static_cast<int64_t>(kF * rows * in);  // W needs every linear's input
 }
 
 int unit_out_local(const Unit& u, int tp) { return local_out(u.linears.back(), tp); }

@@ -14,7 +14,8 @@ namespace meshscope::model {
 // tensor-parallel ranks. Mirrors the executor exactly: stage 0 computes no gradient for the data
 // (so no input-gradient GEMM and no tp all-reduce for its first linear), the last stage's forward
 // includes the loss; activation_bytes is what the executor keeps from F to B (the stage input,
-// every linear's pre-activation and activation, residual outputs, the loss gradient).
+// every linear's pre-activation and activation, residual outputs, the loss gradient), and of it
+// weight_grad_bytes is what W still needs after I (the input of every linear).
 std::vector<StageCost> stage_costs(const Workload& w, const std::vector<StageRange>& stages,
                                    int tp, int microbatch_rows);
 
