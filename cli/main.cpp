@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "meshscope 0.1.0");
   app.require_subcommand(1);
   // One line per subcommand, declared in cli/commands.h.
+  meshscope::cli::add_schedules_command(app);
+  meshscope::cli::add_validate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
