@@ -134,7 +134,6 @@ class ChromeTimelineBuilder : public ChromeSink {
   void build_devices();
   void bind_flows();
   void build_steps();
-  void mark_comm_lanes();
   void fill_metadata(const ChromeReadSummary& summary);
   void read_meshscope_header(const ChromeMember& m);
 

@@ -7,6 +7,7 @@
 
 #include "traces/chrome_export.h"
 #include "traces/import/chrome_builder.h"
+#include "traces/import/import_common.h"
 
 namespace meshscope::traces::importer {
 namespace {
@@ -103,7 +104,7 @@ Timeline ChromeTimelineBuilder::finish(const ChromeReadSummary& summary) {
   if (mode_ != Mode::kMeshscope) tl_.sort_spans();  // meshscope keeps span order: flows use it
   bind_flows();
   build_steps();
-  mark_comm_lanes();
+  mark_comm_lanes(tl_, is_gpu_);
   fill_metadata(summary);
   report_.spans_kept = tl_.spans.size();
   return std::move(tl_);
@@ -240,18 +241,27 @@ void ChromeTimelineBuilder::bind_flows() {
   if (!std::is_sorted(order.begin(), order.end(), before)) {
     std::stable_sort(order.begin(), order.end(), before);
   }
+  // Where each lane's spans sit in `order`: lane_first[device][lane] .. the next lane's first.
+  std::vector<std::vector<uint32_t>> lane_first(tl_.devices.size());
+  for (size_t d = 0; d < tl_.devices.size(); ++d) {
+    lane_first[d].assign(tl_.devices[d].lanes.size() + 1, 0);
+  }
+  {
+    size_t i = 0;
+    for (size_t d = 0; d < tl_.devices.size(); ++d) {
+      for (size_t l = 0; l <= tl_.devices[d].lanes.size(); ++l) {
+        while (i < order.size() && std::pair<size_t, size_t>{tl_.spans[order[i]].device,
+                                                             tl_.spans[order[i]].lane} <
+                                       std::pair{d, l}) {
+          ++i;
+        }
+        lane_first[d][l] = static_cast<uint32_t>(i);
+      }
+    }
+  }
   const auto lane_range = [&](uint16_t device, uint16_t lane) {
-    const auto lo = std::lower_bound(order.begin(), order.end(), std::pair{device, lane},
-                                     [&](uint32_t i, const std::pair<uint16_t, uint16_t>& k) {
-                                       const Span& s = tl_.spans[i];
-                                       return std::pair{s.device, s.lane} < k;
-                                     });
-    const auto hi = std::upper_bound(lo, order.end(), std::pair{device, lane},
-                                     [&](const std::pair<uint16_t, uint16_t>& k, uint32_t i) {
-                                       const Span& s = tl_.spans[i];
-                                       return k < std::pair{s.device, s.lane};
-                                     });
-    return std::pair{lo, hi};
+    return std::pair{order.begin() + lane_first[device][lane],
+                     order.begin() + lane_first[device][lane + 1u]};
   };
   const auto bind = [&](const FlowEnd& e) -> uint32_t {
     if (e.span >= 0) {
@@ -338,30 +348,8 @@ void ChromeTimelineBuilder::build_steps() {
     return;
   }
   for (const auto& [n, window] : profiler_steps_) tl_.steps.push_back(window);
-  if (tl_.steps.empty()) return;
   // A step also covers the device work it launched: GPU activity runs behind the host.
-  const std::vector<StepWindow> host = tl_.steps;
-  for (const Flow& f : tl_.flows) {
-    const Span& from = tl_.spans[f.from];
-    const Span& to = tl_.spans[f.to];
-    if (from.kind != SpanKind::kHost || !is_device_activity(to.kind)) continue;
-    auto it = std::upper_bound(host.begin(), host.end(), from.begin_ns,
-                               [](int64_t t, const StepWindow& w) { return t < w.begin_ns; });
-    if (it == host.begin()) continue;
-    --it;
-    if (from.begin_ns > it->end_ns) continue;
-    StepWindow& w = tl_.steps[static_cast<size_t>(it - host.begin())];
-    w.begin_ns = std::min(w.begin_ns, to.begin_ns);
-    w.end_ns = std::max(w.end_ns, to.end_ns);
-  }
-}
-
-void ChromeTimelineBuilder::mark_comm_lanes() {
-  for (const Span& s : tl_.spans) {
-    if (is_gpu_[s.device] && is_communication(s.kind)) {
-      tl_.devices[s.device].lanes[s.lane].kind = LaneKind::kComm;
-    }
-  }
+  extend_steps_by_launches(tl_);
 }
 
 void ChromeTimelineBuilder::fill_metadata(const ChromeReadSummary& summary) {
@@ -377,11 +365,7 @@ void ChromeTimelineBuilder::fill_metadata(const ChromeReadSummary& summary) {
     if (!backend_.empty()) tl_.metadata["backend"] = backend_;
     if (!gpu_model_.empty()) tl_.metadata["gpu"] = gpu_model_;
   }
-  if (report_.total_warnings() > 0) {
-    std::string all;
-    for (const std::string& line : report_.lines()) all += (all.empty() ? "" : "; ") + line;
-    tl_.metadata["import_warnings"] = all;
-  }
+  note_warnings(tl_, report_);
 }
 
 }  // namespace meshscope::traces::importer

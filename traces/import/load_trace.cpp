@@ -3,11 +3,13 @@
 #include "traces/import/load_trace.h"
 
 #include <algorithm>
+#include <charconv>
 #include <stdexcept>
 
 #include "traces/import/byte_source.h"
 #include "traces/import/chrome_builder.h"
 #include "traces/import/chrome_reader.h"
+#include "traces/import/multi_rank.h"
 #include "traces/import/nsys_import.h"
 
 namespace meshscope::traces {
@@ -49,6 +51,11 @@ Timeline load_any(const std::filesystem::path& file, const std::string_view* mem
   }
 }
 
+bool parse_int(const std::string& text, int64_t& out) {
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), out);
+  return r.ec == std::errc() && r.ptr == text.data() + text.size();
+}
+
 bool is_trace_file_name(const std::string& n) {
   for (const char* suffix : {".json", ".json.gz", ".sqlite", ".db"}) {
     if (n.ends_with(suffix)) return true;
@@ -87,6 +94,50 @@ std::vector<std::filesystem::path> trace_files_in(const std::filesystem::path& f
   if (ec) throw ImportError(folder, "", "cannot list folder: " + ec.message());
   std::sort(files.begin(), files.end());
   return files;
+}
+
+Timeline load_traces(std::span<const std::filesystem::path> paths, const ImportOptions& options,
+                     ImportReport* report) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(p, ec)) {
+      const auto inside = trace_files_in(p);
+      if (inside.empty()) throw ImportError(p, "", "no trace files in this folder");
+      files.insert(files.end(), inside.begin(), inside.end());
+    } else {
+      files.push_back(p);
+    }
+  }
+  if (files.empty()) throw ImportError("(no files)", "", "no trace files given");
+  ImportReport total;
+  std::vector<importer::RankTrace> ranks;
+  for (size_t i = 0; i < files.size(); ++i) {
+    ImportReport one;
+    importer::RankTrace r;
+    r.timeline = load_trace(files[i], options, &one);
+    r.file = files[i].string();
+    r.rank = static_cast<int>(i);
+    const auto& meta = r.timeline.metadata;
+    int64_t value = 0;
+    if (const auto it = meta.find("rank"); it != meta.end() && parse_int(it->second, value)) {
+      r.rank = static_cast<int>(value);
+    }
+    if (const auto it = meta.find("base_time_ns");
+        it != meta.end() && parse_int(it->second, value)) {
+      r.base_time_ns = value;
+    }
+    total.merge(one);
+    ranks.push_back(std::move(r));
+  }
+  std::stable_sort(ranks.begin(), ranks.end(),
+                   [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  const auto offsets = importer::align_clocks(ranks, options.align, total.clocks);
+  Timeline merged = importer::merge_ranks(ranks, offsets);
+  merged.metadata["clock_align"] = std::string(name(options.align));
+  merged.sort_spans();
+  if (report != nullptr) *report = std::move(total);
+  return merged;
 }
 
 }  // namespace meshscope::traces

@@ -1,0 +1,41 @@
+// Shared finishing steps of the Chrome and Nsight importers.
+#include "traces/import/import_common.h"
+
+#include <algorithm>
+
+namespace meshscope::traces::importer {
+
+void extend_steps_by_launches(Timeline& t) {
+  if (t.steps.empty()) return;
+  const std::vector<StepWindow> host = t.steps;
+  for (const Flow& f : t.flows) {
+    const Span& from = t.spans[f.from];
+    const Span& to = t.spans[f.to];
+    if (from.kind != SpanKind::kHost || !is_device_activity(to.kind)) continue;
+    auto it = std::upper_bound(host.begin(), host.end(), from.begin_ns,
+                               [](int64_t ts, const StepWindow& w) { return ts < w.begin_ns; });
+    if (it == host.begin()) continue;
+    --it;
+    if (from.begin_ns > it->end_ns) continue;
+    StepWindow& w = t.steps[static_cast<size_t>(it - host.begin())];
+    w.begin_ns = std::min(w.begin_ns, to.begin_ns);
+    w.end_ns = std::max(w.end_ns, to.end_ns);
+  }
+}
+
+void mark_comm_lanes(Timeline& t, const std::vector<bool>& device_is_gpu) {
+  for (const Span& s : t.spans) {
+    if (s.device < device_is_gpu.size() && device_is_gpu[s.device] && is_communication(s.kind)) {
+      t.devices[s.device].lanes[s.lane].kind = LaneKind::kComm;
+    }
+  }
+}
+
+void note_warnings(Timeline& t, const ImportReport& report) {
+  if (report.total_warnings() == 0) return;
+  std::string all;
+  for (const std::string& line : report.lines()) all += (all.empty() ? "" : "; ") + line;
+  t.metadata["import_warnings"] = all;
+}
+
+}  // namespace meshscope::traces::importer

@@ -1,0 +1,174 @@
+// Multi-rank alignment: shift each rank by its base time, then (optionally) by the median
+// difference of the end times of the collectives all ranks ran in the same order — NCCL
+// collectives end together on every rank, so what remains of that difference is clock skew.
+#include "traces/import/multi_rank.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "traces/import/kineto_names.h"
+
+namespace meshscope::traces::importer {
+namespace {
+
+struct Collective {
+  std::string type;
+  int64_t end_ns;
+};
+
+std::vector<Collective> collectives_of(const Timeline& t) {
+  std::vector<std::pair<int64_t, uint32_t>> order;  // (begin, span)
+  for (uint32_t i = 0; i < t.spans.size(); ++i) {
+    if (t.spans[i].kind == SpanKind::kCollective) order.emplace_back(t.spans[i].begin_ns, i);
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<Collective> out;
+  out.reserve(order.size());
+  for (const auto& [begin, i] : order) {
+    out.push_back({collective_type(t.span_name(t.spans[i])), t.spans[i].end_ns});
+  }
+  return out;
+}
+
+// Pairs of (reference end, other end) for collectives both ran: the same sequence of types, or
+// failing that the k-th of each type where both ran that type equally often.
+std::vector<std::pair<int64_t, int64_t>> match(const std::vector<Collective>& ref,
+                                               const std::vector<Collective>& other) {
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  const bool same_sequence =
+      ref.size() == other.size() &&
+      std::equal(ref.begin(), ref.end(), other.begin(),
+                 [](const Collective& a, const Collective& b) { return a.type == b.type; });
+  if (same_sequence) {
+    for (size_t i = 0; i < ref.size(); ++i) pairs.emplace_back(ref[i].end_ns, other[i].end_ns);
+    return pairs;
+  }
+  std::map<std::string, std::pair<std::vector<int64_t>, std::vector<int64_t>>> by_type;
+  for (const Collective& c : ref) by_type[c.type].first.push_back(c.end_ns);
+  for (const Collective& c : other) by_type[c.type].second.push_back(c.end_ns);
+  for (const auto& [type, ends] : by_type) {
+    if (ends.first.size() != ends.second.size()) continue;
+    for (size_t i = 0; i < ends.first.size(); ++i) {
+      pairs.emplace_back(ends.first[i], ends.second[i]);
+    }
+  }
+  return pairs;
+}
+
+int64_t median(std::vector<int64_t> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+std::string collective_type(std::string_view name) {
+  if (nccl_kernel_op(name) == CommOp::kNone) return std::string(name);
+  std::string_view rest = name.substr(name.starts_with("ncclDevKernel") ? 13 : 10);
+  if (!rest.empty() && rest.front() == '_') rest.remove_prefix(1);
+  const size_t end = rest.find_first_of("_(");
+  return std::string(rest.substr(0, end));
+}
+
+std::vector<int64_t> align_clocks(const std::vector<RankTrace>& ranks, ClockAlign align,
+                                  std::vector<RankClock>& clocks) {
+  std::vector<int64_t> offsets(ranks.size(), 0);
+  clocks.clear();
+  for (const RankTrace& r : ranks) clocks.push_back(RankClock{r.file, r.rank, 0, 0, 0, 0});
+  if (align == ClockAlign::kNone || ranks.empty()) return offsets;
+  const bool all_based = std::all_of(ranks.begin(), ranks.end(),
+                                     [](const RankTrace& r) { return r.base_time_ns.has_value(); });
+  if (all_based) {
+    int64_t origin = *ranks.front().base_time_ns;
+    for (const RankTrace& r : ranks) origin = std::min(origin, *r.base_time_ns);
+    for (size_t i = 0; i < ranks.size(); ++i) offsets[i] = *ranks[i].base_time_ns - origin;
+  }
+  if (align == ClockAlign::kCollectiveEnds) {
+    const std::vector<Collective> ref = collectives_of(ranks.front().timeline);
+    clocks.front().matched_collectives = static_cast<int>(ref.size());
+    for (size_t i = 1; i < ranks.size(); ++i) {
+      const auto pairs = match(ref, collectives_of(ranks[i].timeline));
+      if (pairs.empty()) continue;
+      std::vector<int64_t> deltas;
+      deltas.reserve(pairs.size());
+      for (const auto& [ref_end, end] : pairs) {
+        deltas.push_back((ref_end + offsets[0]) - (end + offsets[i]));
+      }
+      const int64_t correction = median(deltas);
+      offsets[i] += correction;
+      std::vector<int64_t> residual;
+      residual.reserve(deltas.size());
+      for (int64_t d : deltas) residual.push_back(std::llabs(d - correction));
+      clocks[i].matched_collectives = static_cast<int>(pairs.size());
+      clocks[i].residual_skew_ns = median(residual);
+      clocks[i].max_skew_ns = *std::max_element(residual.begin(), residual.end());
+    }
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) clocks[i].offset_ns = offsets[i];
+  return offsets;
+}
+
+Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& offsets) {
+  Timeline out;
+  std::map<std::string, std::string> sources;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    Timeline& t = ranks[r].timeline;
+    const int64_t shift = offsets[r];
+    // Imported per-rank files name their devices "GPU 0"; say whose. meshscope's own traces
+    // (and Kineto files with distributedInfo) already do.
+    const auto source = t.metadata.find("source");
+    const bool foreign = source != t.metadata.end() &&
+                         (source->second == "kineto" || source->second == "nsys" ||
+                          source->second == "chrome");
+    const bool named_by_rank = t.metadata.count("rank") > 0 || !foreign;
+    const auto device_base = static_cast<uint32_t>(out.devices.size());
+    if (device_base + t.devices.size() > UINT16_MAX) {
+      throw std::length_error("more than 65535 devices over all ranks");
+    }
+    for (Device& d : t.devices) {
+      if (!named_by_rank) {
+        d.name = "rank " + std::to_string(ranks[r].rank) + " · " + d.name;
+        d.rank = ranks[r].rank;
+      }
+      out.devices.push_back(std::move(d));
+    }
+    std::vector<uint32_t> string_map(t.strings.size());
+    for (uint32_t i = 0; i < t.strings.size(); ++i) string_map[i] = out.strings.intern(t.strings.get(i));
+    const auto span_base = static_cast<uint32_t>(out.spans.size());
+    if (span_base + t.spans.size() > UINT32_MAX) throw std::length_error("more than 2^32 spans");
+    out.spans.reserve(out.spans.size() + t.spans.size());
+    for (Span s : t.spans) {
+      s.begin_ns += shift;
+      s.end_ns += shift;
+      s.device = static_cast<uint16_t>(s.device + device_base);
+      s.name = string_map[s.name];
+      out.spans.push_back(s);
+    }
+    for (const Flow& f : t.flows) out.add_flow(f.from + span_base, f.to + span_base);
+    for (Counter& c : t.counters) {
+      c.device = static_cast<uint16_t>(c.device + device_base);
+      for (CounterSample& s : c.samples) s.t_ns += shift;
+      out.counters.push_back(std::move(c));
+    }
+    for (size_t k = 0; k < t.steps.size(); ++k) {
+      const StepWindow w{t.steps[k].begin_ns + shift, t.steps[k].end_ns + shift};
+      if (k >= out.steps.size()) {
+        out.steps.push_back(w);
+      } else {
+        out.steps[k].begin_ns = std::min(out.steps[k].begin_ns, w.begin_ns);
+        out.steps[k].end_ns = std::max(out.steps[k].end_ns, w.end_ns);
+      }
+    }
+    const std::string prefix = "rank " + std::to_string(ranks[r].rank) + ".";
+    for (const auto& [k, v] : t.metadata) out.metadata[prefix + k] = v;
+    out.metadata[prefix + "clock_offset_ns"] = std::to_string(shift);
+    sources[t.metadata.count("source") ? t.metadata.at("source") : "unknown"] = "";
+    t = Timeline{};  // release this rank's memory as soon as it is merged
+  }
+  out.metadata["source"] = sources.size() == 1 ? sources.begin()->first : "mixed";
+  out.metadata["ranks"] = std::to_string(ranks.size());
+  return out;
+}
+
+}  // namespace meshscope::traces::importer
