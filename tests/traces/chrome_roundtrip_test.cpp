@@ -1,0 +1,129 @@
+// import(export(T)) == T for meshscope's own traces (issue 6, round trip).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/traces/trace_fixtures.h"
+#include "traces/analysis.h"
+#include "traces/chrome_export.h"
+#include "traces/import/load_trace.h"
+
+namespace meshscope::traces {
+namespace {
+
+using testing::add;
+
+// Every field of every record, strings compared by value.
+void expect_same_timeline(const Timeline& a, const Timeline& b) {
+  ASSERT_EQ(a.devices.size(), b.devices.size());
+  for (size_t d = 0; d < a.devices.size(); ++d) {
+    const Device& x = a.devices[d];
+    const Device& y = b.devices[d];
+    EXPECT_EQ(x.rank, y.rank) << "device " << d;
+    EXPECT_EQ(x.name, y.name) << "device " << d;
+    EXPECT_EQ(x.coord, y.coord) << "device " << d;
+    ASSERT_EQ(x.lanes.size(), y.lanes.size()) << "device " << d;
+    for (size_t l = 0; l < x.lanes.size(); ++l) {
+      EXPECT_EQ(x.lanes[l].name, y.lanes[l].name) << "device " << d << " lane " << l;
+      EXPECT_EQ(x.lanes[l].kind, y.lanes[l].kind) << "device " << d << " lane " << l;
+    }
+  }
+  ASSERT_EQ(a.spans.size(), b.spans.size());
+  for (size_t i = 0; i < a.spans.size(); ++i) {
+    const Span& x = a.spans[i];
+    const Span& y = b.spans[i];
+    EXPECT_EQ(x.begin_ns, y.begin_ns) << "span " << i;
+    EXPECT_EQ(x.end_ns, y.end_ns) << "span " << i;
+    EXPECT_EQ(x.bytes, y.bytes) << "span " << i;
+    EXPECT_EQ(x.flops, y.flops) << "span " << i;
+    EXPECT_EQ(a.span_name(x), b.span_name(y)) << "span " << i;
+    EXPECT_EQ(x.microbatch, y.microbatch) << "span " << i;
+    EXPECT_EQ(x.device, y.device) << "span " << i;
+    EXPECT_EQ(x.lane, y.lane) << "span " << i;
+    EXPECT_EQ(x.stage, y.stage) << "span " << i;
+    EXPECT_EQ(x.kind, y.kind) << "span " << i;
+    EXPECT_EQ(x.phase, y.phase) << "span " << i;
+  }
+  ASSERT_EQ(a.flows.size(), b.flows.size());
+  for (size_t i = 0; i < a.flows.size(); ++i) {
+    EXPECT_EQ(a.flows[i].from, b.flows[i].from) << "flow " << i;
+    EXPECT_EQ(a.flows[i].to, b.flows[i].to) << "flow " << i;
+  }
+  ASSERT_EQ(a.counters.size(), b.counters.size());
+  for (size_t c = 0; c < a.counters.size(); ++c) {
+    EXPECT_EQ(a.counters[c].device, b.counters[c].device) << "counter " << c;
+    EXPECT_EQ(a.counters[c].name, b.counters[c].name) << "counter " << c;
+    ASSERT_EQ(a.counters[c].samples.size(), b.counters[c].samples.size()) << "counter " << c;
+    for (size_t s = 0; s < a.counters[c].samples.size(); ++s) {
+      EXPECT_EQ(a.counters[c].samples[s].t_ns, b.counters[c].samples[s].t_ns);
+      EXPECT_EQ(a.counters[c].samples[s].value, b.counters[c].samples[s].value);
+    }
+  }
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t s = 0; s < a.steps.size(); ++s) {
+    EXPECT_EQ(a.steps[s].begin_ns, b.steps[s].begin_ns);
+    EXPECT_EQ(a.steps[s].end_ns, b.steps[s].end_ns);
+  }
+  EXPECT_EQ(a.metadata, b.metadata);
+}
+
+// Everything a meshscope trace can hold: every span kind and phase, nesting on one lane, a lane
+// and a device without spans, odd names, fractional flops, negative and large times.
+Timeline rich_timeline() {
+  Timeline t = testing::gpipe(3, 4, 1234, 2345);
+  for (Span& s : t.spans) s.flops = 1.234567891e9 * (s.stage + 1);
+  const uint16_t gpu = t.add_device(7, "GPU 0 \"quoted\" · ünïcode", MeshCoord{1, -1, 2});
+  t.add_lane(gpu, "stream 7", LaneKind::kCompute);
+  t.add_lane(gpu, "stream 13", LaneKind::kComm);
+  t.add_lane(gpu, "unused", LaneKind::kComm);
+  t.add_lane(gpu, "thread 1", LaneKind::kHost);
+  t.add_device(9, "no spans");
+  const uint32_t launch = add(t, gpu, 3, SpanKind::kHost, -5000, -4000, "cudaLaunchKernel");
+  add(t, gpu, 0, SpanKind::kAnnotation, -3000, 9000000000123, "ProfilerStep#1\ttab\\slash");
+  const uint32_t kernel =
+      add(t, gpu, 0, SpanKind::kCompute, -3000, -1, "gemm", Phase::kInputGrad, 2, 5);
+  add(t, gpu, 0, SpanKind::kCompute, 10, 10, "zero length", Phase::kWeightGrad, 0, 0);
+  add(t, gpu, 0, SpanKind::kMemcpy, 20, 30, "Memcpy DtoD");
+  add(t, gpu, 0, SpanKind::kMemset, 30, 31, "Memset");
+  add(t, gpu, 0, SpanKind::kCompute, 40, 50, "sgd", Phase::kOptimizer);
+  const uint32_t ar = add(t, gpu, 1, SpanKind::kCollective, 100, 900, "ncclAllReduce");
+  t.spans[ar].bytes = int64_t{1} << 40;
+  const uint32_t send = add(t, 0, 1, SpanKind::kSend, 1500, 1600, "SEND_F s0 mb0");
+  const uint32_t recv = add(t, 1, 1, SpanKind::kRecv, 1700, 1800, "RECV_F s1 mb0");
+  t.spans[send].bytes = t.spans[recv].bytes = 4096;
+  t.add_flow(launch, kernel);
+  t.add_flow(send, recv);
+  t.counters.push_back(
+      {0, std::string(kActivationBytesCounter), {{0, 0}, {1234, 1048576}, {5000, 0.5}}});
+  t.counters.push_back({gpu, "memory_reserved", {{-10, 1e15}}});
+  t.steps.push_back({-5000, 0});
+  t.metadata = {{"source", "sim"}, {"schedule", "gpipe"}, {"note", "line1\nline2 · µs"}};
+  add_idle_spans(t);
+  t.sort_spans();  // the importer returns spans in canonical order
+  return t;
+}
+
+TEST(ChromeRoundTrip, ImportOfExportIsTheSameTimeline) {
+  const Timeline t = rich_timeline();
+  const std::string json = export_chrome_json(t);
+  const Timeline back = load_trace_bytes(json, "roundtrip.json");
+  expect_same_timeline(t, back);
+}
+
+TEST(ChromeRoundTrip, ThroughAFileToo) {
+  const Timeline t = rich_timeline();
+  const auto path = std::filesystem::temp_directory_path() / "meshscope_roundtrip_test.json";
+  write_chrome_trace(t, path);
+  const Timeline back = load_trace(path);
+  std::filesystem::remove(path);
+  expect_same_timeline(t, back);
+  // And the analysis of the imported trace is the analysis of the original.
+  const TimelineAnalysis a = analyze(t);
+  const TimelineAnalysis b = analyze(back);
+  EXPECT_EQ(a.idle_ns, b.idle_ns);
+  EXPECT_EQ(a.busy_ns, b.busy_ns);
+  EXPECT_DOUBLE_EQ(a.bubble_fraction, b.bubble_fraction);
+}
+
+}  // namespace
+}  // namespace meshscope::traces
