@@ -145,6 +145,33 @@ void check_mse(Checker& c) {
   c.expect_close("mse.grad", "n=11100", c.download(dg), ref_grad, kFp32Tolerance);
 }
 
+// The DeviceOps form: losses add to a device accumulator that already holds a value.
+void check_accumulate(Checker& c) {
+  const int rows = 9, classes = 12;
+  const auto logits = c.random(static_cast<size_t>(rows) * classes, -2.f, 2.f);
+  const auto labels = c.random_labels(rows, classes);
+  auto d_logits = c.upload(logits);
+  auto d_labels = c.upload(labels);
+  auto d_grad = c.poisoned(logits.size());
+  DeviceBuffer<double> accum(1);
+  const double start = 1.5;
+  MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(accum.data(), &start, sizeof(double),
+                                       cudaMemcpyHostToDevice, c.ctx().stream()));
+  softmax_cross_entropy_accumulate(c.ctx(), rows, classes, d_logits.data(), d_labels.data(), 0.5f,
+                                   d_grad.data(), accum.data());
+  softmax_cross_entropy_accumulate(c.ctx(), rows, classes, d_logits.data(), d_labels.data(), 0.5f,
+                                   d_grad.data(), accum.data());
+  double got = 0;
+  MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(&got, accum.data(), sizeof(double),
+                                       cudaMemcpyDeviceToHost, c.ctx().stream()));
+  c.sync();
+  std::vector<float> ref_grad(logits.size());
+  const double ref = cpu::softmax_cross_entropy(rows, classes, logits.data(), labels.data(), 0.5f,
+                                                ref_grad.data());
+  c.expect_close("softmax_cross_entropy.accumulate", "1.5 + 2 x 9x12", got, start + 2 * ref,
+                 kFp32Tolerance);
+}
+
 }  // namespace
 
 void check_elementwise(Checker& c) {
@@ -166,6 +193,7 @@ void check_losses(Checker& c) {
   check_softmax_xent(c, 17, 1000);
   check_bad_label(c);
   check_mse(c);
+  check_accumulate(c);
 }
 
 }  // namespace meshscope::kernels::cuda::detail

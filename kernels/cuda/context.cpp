@@ -14,7 +14,9 @@ std::optional<GemmPrecision> parse_gemm_precision(std::string_view s) {
 }
 
 Context::Context(cudaStream_t stream, GemmPrecision precision)
-    : stream_(stream), cublas_(make_cublas(stream)), precision_(precision), loss_(1) {}
+    : stream_(stream), cublas_(make_cublas(stream)), precision_(precision), loss_(1), labels_(1) {
+  MESHSCOPE_CUDA_CHECK(cudaMemsetAsync(labels_.data(), 0, sizeof(LabelCheck), stream_));
+}
 
 void* Context::scratch(size_t bytes) {
   if (scratch_.size() < bytes) {
@@ -25,16 +27,23 @@ void* Context::scratch(size_t bytes) {
   return scratch_.data();
 }
 
-double Context::read_loss(const DeviceLoss* loss) const {
-  DeviceLoss host{};
+void Context::check_labels() {
+  LabelCheck host{};
   MESHSCOPE_CUDA_CHECK(
-      cudaMemcpyAsync(&host, loss, sizeof(host), cudaMemcpyDeviceToHost, stream_));
+      cudaMemcpyAsync(&host, labels_.data(), sizeof(host), cudaMemcpyDeviceToHost, stream_));
   MESHSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  if (host.has_bad_label != 0) {
-    throw std::out_of_range("loss: label " + std::to_string(host.bad_label) +
-                            " is outside [0, classes)");
-  }
-  return host.value;
+  if (host.has_bad_label == 0) return;
+  MESHSCOPE_CUDA_CHECK(cudaMemsetAsync(labels_.data(), 0, sizeof(LabelCheck), stream_));
+  throw std::out_of_range("loss: label " + std::to_string(host.bad_label) +
+                          " is outside [0, classes)");
+}
+
+double Context::read_loss() {
+  double value = 0;
+  MESHSCOPE_CUDA_CHECK(
+      cudaMemcpyAsync(&value, loss_.data(), sizeof(value), cudaMemcpyDeviceToHost, stream_));
+  check_labels();
+  return value;
 }
 
 }  // namespace meshscope::kernels::cuda

@@ -27,10 +27,9 @@ constexpr std::string_view name(GemmPrecision p) {
 }
 std::optional<GemmPrecision> parse_gemm_precision(std::string_view s);
 
-// A loss accumulated on the device; read it back with Context::read_loss.
-struct DeviceLoss {
-  double value;
-  int32_t has_bad_label;  // 1 when some label was outside [0, classes)
+// Where a loss kernel records labels outside [0, classes) (device memory, one per Context).
+struct LabelCheck {
+  int32_t has_bad_label;  // 1 once some label was out of range
   int32_t bad_label;      // the first such label seen
 };
 
@@ -47,17 +46,22 @@ class Context {
 
   // At least `bytes` of device scratch, stream-ordered: valid until the next scratch() call.
   void* scratch(size_t bytes);
-  // The Context's own loss slot for the synchronous loss wrappers.
-  DeviceLoss* loss_slot() const { return loss_.data(); }
-  // Waits for the stream, copies the loss back; throws std::out_of_range on a bad label.
-  double read_loss(const DeviceLoss* loss) const;
+  // The Context's own loss accumulator for the synchronous loss wrappers.
+  double* loss_slot() const { return loss_.data(); }
+  LabelCheck* label_check() const { return labels_.data(); }
+  // Waits for the stream; throws std::out_of_range if a loss kernel saw a bad label since the
+  // last check (and clears the record).
+  void check_labels();
+  // Waits for the stream, checks labels and returns *loss_slot().
+  double read_loss();
 
  private:
   cudaStream_t stream_;
   CublasHandle cublas_;
   GemmPrecision precision_;
   DeviceBuffer<std::byte> scratch_;
-  DeviceBuffer<DeviceLoss> loss_;
+  DeviceBuffer<double> loss_;
+  DeviceBuffer<LabelCheck> labels_;
 };
 
 using kernels::Activation;
@@ -70,12 +74,13 @@ void activation_backward(Context& ctx, Activation act, int rows, int cols, const
                          const float* grad_out, float* grad_pre);
 void bias_grad(Context& ctx, int rows, int cols, const float* grad, float beta, float* db);
 
-// Asynchronous losses: `loss` (device) is zeroed and accumulated on the stream.
-void softmax_cross_entropy_async(Context& ctx, int rows, int classes, const float* logits,
-                                 const int32_t* labels, float scale, float* grad_logits,
-                                 DeviceLoss* loss);
-void mse_async(Context& ctx, size_t n, const float* pred, const float* target, float scale,
-               float* grad, DeviceLoss* loss);
+// Asynchronous losses: *loss_accum (device) += scale * sum_r loss_r, on the stream, so the host
+// never waits mid-step. Bad labels are recorded in ctx.label_check() (see check_labels).
+void softmax_cross_entropy_accumulate(Context& ctx, int rows, int classes, const float* logits,
+                                      const int32_t* labels, float scale, float* grad_logits,
+                                      double* loss_accum);
+void mse_accumulate(Context& ctx, size_t n, const float* pred, const float* target, float scale,
+                    float* grad, double* loss_accum);
 // Synchronous forms with the CPU contract: return the loss (waits for the stream).
 double softmax_cross_entropy(Context& ctx, int rows, int classes, const float* logits,
                              const int32_t* labels, float scale, float* grad_logits);

@@ -34,13 +34,13 @@ __global__ void bias_grad_kernel(int rows, int cols, const float* grad, float be
 
 // One block per row: max, sum of exponentials, then gradient and the row's loss.
 __global__ void softmax_xent_kernel(int classes, const float* logits, const int32_t* labels,
-                                    float scale, float* grad, DeviceLoss* loss) {
+                                    float scale, float* grad, double* loss, LabelCheck* check) {
   const int r = blockIdx.x;
   const float* x = logits + static_cast<size_t>(r) * classes;
   float* g = grad + static_cast<size_t>(r) * classes;
   const int label = labels[r];
   if (label < 0 || label >= classes) {
-    if (threadIdx.x == 0 && atomicCAS(&loss->has_bad_label, 0, 1) == 0) loss->bad_label = label;
+    if (threadIdx.x == 0 && atomicCAS(&check->has_bad_label, 0, 1) == 0) check->bad_label = label;
     return;
   }
   float m = -FLT_MAX;
@@ -55,12 +55,12 @@ __global__ void softmax_xent_kernel(int classes, const float* logits, const int3
   }
   if (threadIdx.x == 0) {
     const double row_loss = log(static_cast<double>(s)) + m - x[label];
-    atomicAdd(&loss->value, static_cast<double>(scale) * row_loss);
+    atomicAdd(loss, static_cast<double>(scale) * row_loss);
   }
 }
 
 __global__ void mse_kernel(size_t n, const float* pred, const float* target, float scale,
-                           float* grad, DeviceLoss* loss) {
+                           float* grad, double* loss) {
   double acc = 0;
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
        i += size_t{gridDim.x} * blockDim.x) {
@@ -69,7 +69,7 @@ __global__ void mse_kernel(size_t n, const float* pred, const float* target, flo
     acc += static_cast<double>(d) * d;
   }
   acc = block_reduce(acc, detail::Sum{}, 0.0);
-  if (threadIdx.x == 0) atomicAdd(&loss->value, static_cast<double>(scale) * acc);
+  if (threadIdx.x == 0) atomicAdd(loss, static_cast<double>(scale) * acc);
 }
 
 void check_launch() { MESHSCOPE_CUDA_CHECK(cudaGetLastError()); }
@@ -84,35 +84,36 @@ void bias_grad(Context& ctx, int rows, int cols, const float* grad, float beta, 
   check_launch();
 }
 
-void softmax_cross_entropy_async(Context& ctx, int rows, int classes, const float* logits,
-                                 const int32_t* labels, float scale, float* grad_logits,
-                                 DeviceLoss* loss) {
-  MESHSCOPE_CUDA_CHECK(cudaMemsetAsync(loss, 0, sizeof(DeviceLoss), ctx.stream()));
+void softmax_cross_entropy_accumulate(Context& ctx, int rows, int classes, const float* logits,
+                                      const int32_t* labels, float scale, float* grad_logits,
+                                      double* loss_accum) {
   if (rows == 0) return;
   softmax_xent_kernel<<<rows, kBlock, 0, ctx.stream()>>>(classes, logits, labels, scale,
-                                                          grad_logits, loss);
+                                                          grad_logits, loss_accum,
+                                                          ctx.label_check());
   check_launch();
 }
 
-void mse_async(Context& ctx, size_t n, const float* pred, const float* target, float scale,
-               float* grad, DeviceLoss* loss) {
-  MESHSCOPE_CUDA_CHECK(cudaMemsetAsync(loss, 0, sizeof(DeviceLoss), ctx.stream()));
+void mse_accumulate(Context& ctx, size_t n, const float* pred, const float* target, float scale,
+                    float* grad, double* loss_accum) {
   if (n == 0) return;
-  mse_kernel<<<grid_for(n), kBlock, 0, ctx.stream()>>>(n, pred, target, scale, grad, loss);
+  mse_kernel<<<grid_for(n), kBlock, 0, ctx.stream()>>>(n, pred, target, scale, grad, loss_accum);
   check_launch();
 }
 
 double softmax_cross_entropy(Context& ctx, int rows, int classes, const float* logits,
                              const int32_t* labels, float scale, float* grad_logits) {
-  softmax_cross_entropy_async(ctx, rows, classes, logits, labels, scale, grad_logits,
-                              ctx.loss_slot());
-  return ctx.read_loss(ctx.loss_slot());
+  MESHSCOPE_CUDA_CHECK(cudaMemsetAsync(ctx.loss_slot(), 0, sizeof(double), ctx.stream()));
+  softmax_cross_entropy_accumulate(ctx, rows, classes, logits, labels, scale, grad_logits,
+                                   ctx.loss_slot());
+  return ctx.read_loss();
 }
 
 double mse(Context& ctx, size_t n, const float* pred, const float* target, float scale,
            float* grad) {
-  mse_async(ctx, n, pred, target, scale, grad, ctx.loss_slot());
-  return ctx.read_loss(ctx.loss_slot());
+  MESHSCOPE_CUDA_CHECK(cudaMemsetAsync(ctx.loss_slot(), 0, sizeof(double), ctx.stream()));
+  mse_accumulate(ctx, n, pred, target, scale, grad, ctx.loss_slot());
+  return ctx.read_loss();
 }
 
 }  // namespace meshscope::kernels::cuda
