@@ -27,7 +27,7 @@ struct Transfer {
   double rate = 0;       // bytes per ns
   int64_t latency_left = 0;
   int64_t last_ns = 0, start_ns = 0;
-  uint32_t version = 0;
+  uint64_t seq = 0;  // of its latest completion event; earlier ones are stale
   bool active = false;
 };
 
@@ -77,10 +77,10 @@ class Sim {
       const Event e = queue_.pop();
       ++events;
       now_ = e.time_ns;
-      switch (e.type) {
-        case EventType::kComputeDone: compute_done(static_cast<int>(e.target)); break;
-        case EventType::kTransferDone: transfer_done(e.target, e.version); break;
-        case EventType::kCollectiveDone: collective_done(e.target); break;
+      switch (e.type()) {
+        case EventType::kComputeDone: compute_done(static_cast<int>(e.target())); break;
+        case EventType::kTransferDone: transfer_done(e.target(), e.seq()); break;
+        case EventType::kCollectiveDone: collective_done(e.target()); break;
       }
     }
     check_finished();
@@ -155,14 +155,13 @@ class Sim {
     const Op& op = p_.ops[g];
     stats_[r].compute_ns += now_ - st.compute_start;
     stats_[r].end_ns = std::max(stats_[r].end_ns, now_);
-    if (rec_.enabled()) rec_.span(r, SimLane::kCompute, g, st.compute_start, now_);
-    track_activation(r, g, op);
+    if (rec_.enabled()) rec_.record(g, st.compute_start, now_);
+    track_activation(r, op);
     advance(r, now_);
   }
 
-  void track_activation(int r, uint32_t g, const Op& op) {
-    const schedule::Action& a = in_.schedule->ranks[r][g - p_.rank_begin[r]];
-    const StageTiming& t = in_.stages[a.stage];
+  void track_activation(int r, const Op& op) {
+    const StageTiming& t = in_.stages[op.stage];
     const int64_t w = t.weight_grad_bytes > 0 ? t.weight_grad_bytes : t.activation_bytes / 2;
     int64_t delta = 0;
     switch (op.kind) {
@@ -175,7 +174,6 @@ class Sim {
     RankState& st = ranks_[r];
     st.activation += delta;
     stats_[r].peak_activation_bytes = std::max(stats_[r].peak_activation_bytes, st.activation);
-    if (rec_.enabled()) rec_.activation(r, now_, st.activation);
   }
 
   // ---- point-to-point transfers -------------------------------------------------------------
@@ -233,9 +231,7 @@ class Sim {
       t.rate = std::min(out.bytes_per_ns / static_cast<double>(out.active.size()),
                         in.bytes_per_ns / static_cast<double>(in.active.size()));
       const double data_ns = t.remaining > 0 ? std::ceil(t.remaining / t.rate) : 0.0;
-      ++t.version;
-      queue_.push(now + t.latency_left + static_cast<int64_t>(data_ns), EventType::kTransferDone, id,
-                  t.version);
+      t.seq = queue_.push(now + t.latency_left + static_cast<int64_t>(data_ns), EventType::kTransferDone, id);
     }
   }
 
@@ -245,9 +241,9 @@ class Sim {
     v.pop_back();
   }
 
-  void transfer_done(uint32_t id, uint32_t version) {
+  void transfer_done(uint32_t id, uint64_t seq) {
     Transfer& t = transfers_[id];
-    if (!t.active || t.version != version) return;  // superseded by a re-timing
+    if (!t.active || t.seq != seq) return;  // superseded by a re-timing
     t.active = false;
     drop(ports_[t.port_out].active, id);
     drop(ports_[t.port_in].active, id);
@@ -260,9 +256,8 @@ class Sim {
     stats_[done.src].end_ns = std::max(stats_[done.src].end_ns, now_);
     stats_[done.dst].end_ns = std::max(stats_[done.dst].end_ns, now_);
     if (rec_.enabled()) {
-      const uint32_t a = rec_.span(done.src, SimLane::kSend, done.send_op, done.start_ns, now_);
-      const uint32_t b = rec_.span(done.dst, SimLane::kRecv, done.recv_op, done.start_ns, now_);
-      rec_.flow(a, b);
+      rec_.record(done.send_op, done.start_ns, now_);
+      rec_.record(done.recv_op, done.start_ns, now_);
     }
     uint8_t& rs = state_[done.recv_op];
     rs |= kArrived;
@@ -297,7 +292,7 @@ class Sim {
       RankState& st = ranks_[r];
       stats_[r].communication_ns += now_ - start;
       stats_[r].end_ns = std::max(stats_[r].end_ns, now_);
-      if (rec_.enabled()) rec_.span(r, SimLane::kCollective, g, start, now_);
+      if (rec_.enabled()) rec_.record(g, start, now_);
       --pending_colls_[slot_index(r, p_.ops[g].slot)];
       st.coll_busy = false;
       ++st.coll_head;
@@ -365,6 +360,9 @@ EngineResult simulate(const EngineInput& input) {
     throw std::invalid_argument("simulate: a Timeline holds at most 65534 devices; simulate "
                                 "without one or use symmetric replicas");
   const Program program = compile(input);
+  if (static_cast<uint64_t>(program.num_ranks) > EventQueue::kMaxTarget ||
+      program.instances.size() > EventQueue::kMaxTarget)
+    throw std::invalid_argument("simulate: more than 16M ranks or collectives");
   Sim sim(input, program);
   return sim.run();
 }

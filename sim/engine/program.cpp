@@ -95,6 +95,7 @@ Program compile(const EngineInput& in) {
       if (a.stage < 0 || a.stage >= s.num_stages)
         throw SimulationError(where(r, i, a) + ": stage outside 0.." + std::to_string(s.num_stages - 1));
       op.slot = slot[a.stage];
+      op.stage = a.stage;
       const StageTiming& t = in.stages[a.stage];
       if (schedule::is_compute(a.kind) || a.kind == ActionKind::kOptimizerStep) {
         op.value = compute_ns(t, a.kind);

@@ -1,8 +1,8 @@
-// Span recording and Timeline assembly for the simulator.
+// Timeline assembly for the simulator.
 #include "sim/engine/recorder.h"
 
 #include <algorithm>
-#include <numeric>
+#include <string>
 
 namespace meshscope::engine {
 namespace {
@@ -31,64 +31,46 @@ traces::SpanKind span_kind(ActionKind k) {
   return traces::SpanKind::kCompute;
 }
 
+SimLane lane_of(ActionKind k) {
+  if (schedule::is_send(k)) return SimLane::kSend;
+  if (schedule::is_recv(k)) return SimLane::kRecv;
+  if (schedule::is_collective(k)) return SimLane::kCollective;
+  return SimLane::kCompute;
+}
+
+// Interned names "2F5", "3SEND_F5", "1ALLREDUCE(dp)": one per (kind, stage, microbatch/group).
+class Names {
+ public:
+  Names(const schedule::Schedule& s, traces::StringTable& strings)
+      : s_(s), strings_(strings), width_(std::max(s.num_microbatches + 1, 5)),
+        cache_(static_cast<size_t>(ActionKind::kCount) * s.num_stages * width_, 0) {}
+
+  uint32_t of(const schedule::Action& a) {
+    const int col = schedule::is_collective(a.kind) ? static_cast<int>(a.group) : a.microbatch + 1;
+    const size_t key = (static_cast<size_t>(a.kind) * s_.num_stages + a.stage) * width_ +
+                       std::clamp(col, 0, width_ - 1);
+    uint32_t& id = cache_[key];
+    if (id == 0) {
+      schedule::Action canon = a;
+      canon.peer = -1;
+      canon.bytes = 0;
+      id = strings_.intern(schedule::to_string(canon));
+    }
+    return id;
+  }
+
+ private:
+  const schedule::Schedule& s_;
+  traces::StringTable& strings_;
+  int width_;
+  std::vector<uint32_t> cache_;
+};
+
 }  // namespace
 
 Recorder::Recorder(const EngineInput& input, const Program& program, bool enabled)
     : input_(input), program_(program), enabled_(enabled) {
-  if (!enabled_) return;
-  const schedule::Schedule& s = *input.schedule;
-  name_width_ = std::max(s.num_microbatches + 1, 5);
-  name_cache_.assign(static_cast<size_t>(ActionKind::kCount) * s.num_stages * name_width_, 0);
-  spans_.reserve(program.ops.size() + program.ops.size() / 2);
-  samples_.resize(program.num_ranks);
-}
-
-uint32_t Recorder::name_of(int rank, uint32_t op) {
-  const schedule::Action& a = input_.schedule->ranks[rank][op - program_.rank_begin[rank]];
-  const int col = schedule::is_collective(a.kind) ? static_cast<int>(a.group) : a.microbatch + 1;
-  const size_t key = (static_cast<size_t>(a.kind) * input_.schedule->num_stages + a.stage) * name_width_ +
-                     std::clamp(col, 0, name_width_ - 1);
-  uint32_t& id = name_cache_[key];
-  if (id == 0) {
-    schedule::Action canon = a;
-    canon.peer = -1;
-    canon.bytes = 0;
-    id = strings_.intern(schedule::to_string(canon));
-  }
-  return id;
-}
-
-uint32_t Recorder::span(int rank, SimLane lane, uint32_t op, int64_t begin_ns, int64_t end_ns) {
-  const schedule::Action& a = input_.schedule->ranks[rank][op - program_.rank_begin[rank]];
-  traces::Span s;
-  s.begin_ns = begin_ns;
-  s.end_ns = end_ns;
-  s.device = static_cast<uint16_t>(rank);
-  s.lane = static_cast<uint16_t>(lane);
-  s.stage = static_cast<int16_t>(a.stage);
-  s.microbatch = a.microbatch;
-  s.kind = span_kind(a.kind);
-  s.phase = phase_of(a.kind);
-  s.name = name_of(rank, op);
-  const Op& o = program_.ops[op];
-  if (schedule::is_p2p(a.kind)) {
-    s.bytes = o.value;
-  } else if (schedule::is_collective(a.kind)) {
-    s.bytes = a.bytes;
-  } else {
-    const StageTiming& t = input_.stages[a.stage];
-    s.flops = a.kind == ActionKind::kForward     ? t.forward_flops
-              : a.kind == ActionKind::kBackward  ? t.input_grad_flops + t.weight_grad_flops
-              : a.kind == ActionKind::kInputGrad ? t.input_grad_flops
-              : a.kind == ActionKind::kWeightGrad ? t.weight_grad_flops
-                                                  : 0.0;
-  }
-  spans_.push_back(s);
-  return static_cast<uint32_t>(spans_.size() - 1);
-}
-
-void Recorder::activation(int rank, int64_t t_ns, int64_t bytes) {
-  samples_[rank].push_back({t_ns, static_cast<double>(bytes)});
+  if (enabled_) times_.assign(2 * program.ops.size(), 0);
 }
 
 traces::Timeline Recorder::finish(int64_t step_end_ns) {
@@ -96,7 +78,13 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
   const schedule::Schedule& s = *input_.schedule;
   const mesh::Mesh mesh(s.mesh);
   const int ranks = program_.num_ranks;
+  Names names(s, tl.strings);
+  std::vector<uint32_t> span_of(program_.ops.size(), 0);
   tl.devices.reserve(ranks);
+  tl.spans.reserve(program_.ops.size());
+  std::vector<uint32_t> lane_ops[4];
+  std::vector<uint16_t> recv_lane;
+  std::vector<int64_t> lane_end;
   for (int r = 0; r < ranks; ++r) {
     const uint16_t d = tl.add_device(r, "rank " + std::to_string(r) + " \u00b7 " + mesh.describe(r),
                                      mesh.coord_of(r));
@@ -104,65 +92,90 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
     tl.add_lane(d, "send", traces::LaneKind::kComm);
     tl.add_lane(d, "recv", traces::LaneKind::kComm);
     tl.add_lane(d, "collective", traces::LaneKind::kComm);
-  }
-  // Counting sort by device, then (lane, begin) inside each device.
-  const size_t n = spans_.size();
-  std::vector<uint32_t> start(ranks + 1, 0);
-  for (const traces::Span& sp : spans_) ++start[sp.device + 1];
-  for (int r = 0; r < ranks; ++r) start[r + 1] += start[r];
-  std::vector<uint32_t> order(n), fill(start.begin(), start.end() - 1);
-  for (uint32_t i = 0; i < n; ++i) order[fill[spans_[i].device]++] = i;
-  auto by_lane_begin = [&](uint32_t a, uint32_t b) {
-    const traces::Span& x = spans_[a];
-    const traces::Span& y = spans_[b];
-    if (x.lane != y.lane) return x.lane < y.lane;
-    if (x.begin_ns != y.begin_ns) return x.begin_ns < y.begin_ns;
-    return a < b;
-  };
-  std::vector<int64_t> lane_end;
-  for (int r = 0; r < ranks; ++r) {
-    auto first = order.begin() + start[r], last = order.begin() + start[r + 1];
-    std::sort(first, last, by_lane_begin);
-    // Receives from two peers can overlap: give each overlapping one the first free recv lane.
+    for (auto& v : lane_ops) v.clear();
+    const uint32_t begin = program_.rank_begin[r], end = program_.rank_begin[r + 1];
+    for (uint32_t g = begin; g < end; ++g)
+      lane_ops[static_cast<int>(lane_of(program_.ops[g].kind))].push_back(g);
+    // Compute, send and collective streams run in program order; receives complete in arrival
+    // order, so sort them and give each one that overlaps an earlier one another lane.
+    auto& recvs = lane_ops[static_cast<int>(SimLane::kRecv)];
+    std::stable_sort(recvs.begin(), recvs.end(),
+                     [&](uint32_t a, uint32_t b) { return times_[2 * a] < times_[2 * b]; });
+    recv_lane.assign(recvs.size(), 0);
     lane_end.clear();
-    bool moved = false;
-    for (auto it = first; it != last; ++it) {
-      traces::Span& sp = spans_[*it];
-      if (sp.lane != static_cast<uint16_t>(SimLane::kRecv)) continue;
+    for (size_t i = 0; i < recvs.size(); ++i) {
       size_t k = 0;
-      while (k < lane_end.size() && lane_end[k] > sp.begin_ns) ++k;
-      if (k == lane_end.size()) lane_end.push_back(sp.end_ns);
-      lane_end[k] = sp.end_ns;
-      if (k > 0) {
-        while (tl.devices[r].lanes.size() < 4 + k)
-          tl.add_lane(static_cast<uint16_t>(r), "recv " + std::to_string(tl.devices[r].lanes.size() - 2),
-                      traces::LaneKind::kComm);
-        sp.lane = static_cast<uint16_t>(3 + k);
-        moved = true;
-      }
+      while (k < lane_end.size() && lane_end[k] > times_[2 * recvs[i]]) ++k;
+      if (k == lane_end.size()) lane_end.push_back(0);
+      lane_end[k] = times_[2 * recvs[i] + 1];
+      recv_lane[i] = static_cast<uint16_t>(k == 0 ? 2 : 3 + k);
     }
-    if (moved) std::sort(first, last, by_lane_begin);
-  }
-  std::vector<uint32_t> new_index(n);
-  tl.spans.reserve(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    new_index[order[i]] = i;
-    tl.spans.push_back(spans_[order[i]]);
-  }
-  std::vector<traces::Span>().swap(spans_);
-  tl.flows.reserve(flows_.size());
-  for (const traces::Flow& f : flows_) tl.flows.push_back({new_index[f.from], new_index[f.to]});
-  tl.strings = std::move(strings_);
-  for (int r = 0; r < ranks; ++r) {
-    if (samples_[r].empty()) continue;
+    for (size_t k = 1; k < lane_end.size(); ++k)
+      tl.add_lane(d, "recv " + std::to_string(k + 1), traces::LaneKind::kComm);
+    auto emit = [&](uint32_t g, uint16_t lane) {
+      const schedule::Action& a = s.ranks[r][g - begin];
+      const Op& op = program_.ops[g];
+      traces::Span sp;
+      sp.begin_ns = times_[2 * g];
+      sp.end_ns = times_[2 * g + 1];
+      sp.device = d;
+      sp.lane = lane;
+      sp.stage = static_cast<int16_t>(a.stage);
+      sp.microbatch = a.microbatch;
+      sp.kind = span_kind(a.kind);
+      sp.phase = phase_of(a.kind);
+      sp.name = names.of(a);
+      if (schedule::is_p2p(a.kind)) {
+        sp.bytes = op.value;
+      } else if (schedule::is_collective(a.kind)) {
+        sp.bytes = a.bytes;
+      } else {
+        const StageTiming& t = input_.stages[a.stage];
+        sp.flops = a.kind == ActionKind::kForward      ? t.forward_flops
+                   : a.kind == ActionKind::kBackward   ? t.input_grad_flops + t.weight_grad_flops
+                   : a.kind == ActionKind::kInputGrad  ? t.input_grad_flops
+                   : a.kind == ActionKind::kWeightGrad ? t.weight_grad_flops
+                                                       : 0.0;
+      }
+      span_of[g] = static_cast<uint32_t>(tl.spans.size());
+      tl.spans.push_back(sp);
+    };
+    for (uint32_t g : lane_ops[0]) emit(g, 0);
+    for (uint32_t g : lane_ops[1]) emit(g, 1);
+    for (size_t i = 0; i < recvs.size(); ++i)
+      if (recv_lane[i] == 2) emit(recvs[i], 2);
+    for (uint32_t g : lane_ops[3]) emit(g, 3);
+    for (uint16_t lane = 4; lane < tl.devices[d].lanes.size(); ++lane)
+      for (size_t i = 0; i < recvs.size(); ++i)
+        if (recv_lane[i] == lane) emit(recvs[i], lane);
+    // Activation memory: +A at each forward's end, released by B (or by I and W).
     traces::Counter c;
-    c.device = static_cast<uint16_t>(r);
-    c.name = std::string(traces::kActivationBytesCounter);
-    c.samples.reserve(samples_[r].size() + 1);
-    c.samples.push_back({0, 0.0});
-    c.samples.insert(c.samples.end(), samples_[r].begin(), samples_[r].end());
-    tl.counters.push_back(std::move(c));
+    int64_t held = 0;
+    for (uint32_t g : lane_ops[0]) {
+      const Op& op = program_.ops[g];
+      const StageTiming& t = input_.stages[op.stage];
+      const int64_t w = t.weight_grad_bytes > 0 ? t.weight_grad_bytes : t.activation_bytes / 2;
+      int64_t delta = 0;
+      switch (op.kind) {
+        case ActionKind::kForward: delta = t.activation_bytes; break;
+        case ActionKind::kBackward: delta = -t.activation_bytes; break;
+        case ActionKind::kInputGrad: delta = -(t.activation_bytes - w); break;
+        case ActionKind::kWeightGrad: delta = -w; break;
+        default: continue;
+      }
+      if (c.samples.empty()) c.samples.push_back({0, 0.0});
+      held += delta;
+      c.samples.push_back({times_[2 * g + 1], static_cast<double>(held)});
+    }
+    if (!c.samples.empty()) {
+      c.device = d;
+      c.name = std::string(traces::kActivationBytesCounter);
+      tl.counters.push_back(std::move(c));
+    }
   }
+  tl.flows.reserve(program_.sends.size());
+  for (int32_t g : program_.sends) tl.flows.push_back({span_of[g], span_of[program_.ops[g].aux]});
+  std::vector<int64_t>().swap(times_);
   tl.steps.push_back({0, step_end_ns});
   tl.metadata["source"] = input_.source;
   tl.metadata["schedule"] = s.name;
