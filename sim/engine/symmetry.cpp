@@ -1,0 +1,160 @@
+// Detecting identical replicas and simulating them once.
+#include "sim/engine/symmetry.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "sim/schedule/placement.h"
+
+namespace meshscope::engine {
+namespace {
+
+using schedule::Action;
+
+bool same_action(const mesh::Mesh& m, int r, const Action& a, int rep, const Action& b) {
+  if (a.kind != b.kind || a.group != b.group || a.stage != b.stage || a.microbatch != b.microbatch ||
+      a.bytes != b.bytes)
+    return false;
+  if ((a.peer < 0) != (b.peer < 0)) return false;
+  if (a.peer < 0) return true;
+  const mesh::MeshCoord c = m.coord_of(r), pc = m.coord_of(a.peer), rc = m.coord_of(rep),
+                        rpc = m.coord_of(b.peer);
+  return pc.dp == c.dp && pc.tp == c.tp && rpc.dp == rc.dp && rpc.tp == rc.tp && pc.pp == rpc.pp;
+}
+
+}  // namespace
+
+int representative_of(const mesh::MeshShape& shape, int rank) {
+  const mesh::Mesh m(shape);
+  mesh::MeshCoord c = m.coord_of(rank);
+  c.dp = 0;
+  c.tp = 0;
+  return m.rank_of(c);
+}
+
+bool replicas_symmetric(const EngineInput& in) {
+  const schedule::Schedule& s = *in.schedule;
+  const mesh::Mesh m(s.mesh);
+  if (static_cast<int>(s.ranks.size()) != m.size()) return false;
+  for (int r = 0; r < m.size(); ++r) {
+    const int rep = representative_of(s.mesh, r);
+    if (rep == r) continue;
+    const auto& mine = s.ranks[r];
+    const auto& theirs = s.ranks[rep];
+    if (mine.size() != theirs.size()) return false;
+    for (size_t i = 0; i < mine.size(); ++i) {
+      const Action& a = mine[i];
+      const Action& b = theirs[i];
+      if (!same_action(m, r, a, rep, b)) return false;
+      if (schedule::is_send(a.kind) && in.tier_of) {
+        const auto pa = a.peer >= 0 ? std::optional<int>(a.peer) : schedule::derived_peer(s, m, r, a);
+        const auto pb = b.peer >= 0 ? std::optional<int>(b.peer) : schedule::derived_peer(s, m, rep, b);
+        if (!pa || !pb || in.tier_of(r, *pa) != in.tier_of(rep, *pb)) return false;
+      }
+      if (schedule::is_collective(a.kind) && in.collective_ns &&
+          in.collective_ns(r, a) != in.collective_ns(rep, b))
+        return false;
+    }
+  }
+  return true;
+}
+
+EngineResult simulate_symmetric(const EngineInput& in, const SymmetricOptions& options) {
+  if (!replicas_symmetric(in))
+    throw std::invalid_argument("simulate: replicas differ (schedule, links or collective costs); "
+                                "simulate the full mesh");
+  const schedule::Schedule& s = *in.schedule;
+  const mesh::Mesh full(s.mesh);
+  const mesh::MeshShape reduced_shape{1, s.mesh.pp, 1};
+  const mesh::Mesh reduced(reduced_shape);
+  schedule::Schedule rs;
+  rs.name = s.name;
+  rs.mesh = reduced_shape;
+  rs.num_stages = s.num_stages;
+  rs.num_microbatches = s.num_microbatches;
+  rs.stage_owner = s.stage_owner;
+  std::vector<int> original(reduced.size());
+  for (int p = 0; p < reduced.size(); ++p) {
+    original[p] = full.rank_of({0, p, 0});
+    std::vector<Action> acts = s.ranks[original[p]];
+    for (Action& a : acts)
+      if (a.peer >= 0) a.peer = full.coord_of(a.peer).pp;
+    rs.ranks.push_back(std::move(acts));
+  }
+  EngineInput rin = in;
+  rin.schedule = &rs;
+  if (in.tier_of) rin.tier_of = [&](int a, int b) { return in.tier_of(original[a], original[b]); };
+  if (in.collective_ns)
+    rin.collective_ns = [&](int r, const Action& a) { return in.collective_ns(original[r], a); };
+  EngineResult res = simulate(rin);
+  std::vector<RankStats> stats(full.size());
+  for (int r = 0; r < full.size(); ++r) stats[r] = res.ranks[full.coord_of(r).pp];
+  res.ranks = std::move(stats);
+  if (in.build_timeline) {
+    // Devices carry their full-mesh rank, name and coordinate.
+    if (options.expand_timeline) {
+      res.timeline = expand_replicas(res.timeline, s.mesh);
+    } else {
+      for (traces::Device& d : res.timeline.devices) {
+        const int r = original[d.rank];
+        d.rank = r;
+        d.coord = full.coord_of(r);
+        d.name = "rank " + std::to_string(r) + " \u00b7 " + full.describe(r);
+      }
+      res.timeline.metadata["mesh"] = mesh::to_string(s.mesh);
+      res.timeline.metadata["replicas"] = "simulated once: devices stand for their dp x tp replicas";
+    }
+  }
+  return res;
+}
+
+traces::Timeline expand_replicas(const traces::Timeline& reduced, const mesh::MeshShape& full_shape) {
+  const mesh::Mesh full(full_shape);
+  if (static_cast<int>(reduced.devices.size()) != full_shape.pp)
+    throw std::invalid_argument("expand_replicas: timeline has " + std::to_string(reduced.devices.size()) +
+                                " devices, expected pp = " + std::to_string(full_shape.pp));
+  traces::Timeline t;
+  t.strings = reduced.strings;
+  t.metadata = reduced.metadata;
+  t.metadata["mesh"] = mesh::to_string(full_shape);
+  t.steps = reduced.steps;
+  // Spans of reduced device p start at first[p]; they are sorted by device.
+  std::vector<uint32_t> first(reduced.devices.size() + 1, 0);
+  for (const traces::Span& sp : reduced.spans) ++first[sp.device + 1];
+  for (size_t p = 0; p < reduced.devices.size(); ++p) first[p + 1] += first[p];
+  std::vector<uint32_t> new_first(full.size());
+  t.spans.reserve(reduced.spans.size() * (full.size() / full_shape.pp));
+  for (int r = 0; r < full.size(); ++r) {
+    const int p = full.coord_of(r).pp;
+    const traces::Device& src = reduced.devices[p];
+    const uint16_t d = t.add_device(r, "rank " + std::to_string(r) + " \u00b7 " + full.describe(r),
+                                    full.coord_of(r));
+    t.devices[d].lanes = src.lanes;
+    new_first[r] = static_cast<uint32_t>(t.spans.size());
+    for (uint32_t i = first[p]; i < first[p + 1]; ++i) {
+      traces::Span sp = reduced.spans[i];
+      sp.device = d;
+      t.spans.push_back(sp);
+    }
+    for (const traces::Counter& c : reduced.counters)
+      if (c.device == p) {
+        traces::Counter cc = c;
+        cc.device = d;
+        t.counters.push_back(std::move(cc));
+      }
+  }
+  // A flow from device p's span to device q's: in replica (dp, tp) it joins the same replica's ranks.
+  for (int r = 0; r < full.size(); ++r) {
+    const mesh::MeshCoord c = full.coord_of(r);
+    for (const traces::Flow& f : reduced.flows) {
+      const int pf = reduced.spans[f.from].device;
+      if (pf != c.pp) continue;
+      const int pt = reduced.spans[f.to].device;
+      const int to_rank = full.rank_of({c.dp, pt, c.tp});
+      t.flows.push_back({new_first[r] + (f.from - first[pf]), new_first[to_rank] + (f.to - first[pt])});
+    }
+  }
+  return t;
+}
+
+}  // namespace meshscope::engine
