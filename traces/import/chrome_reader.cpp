@@ -122,6 +122,7 @@ class ChromeReader {
   bool start() {
     scan_.skip_ws();
     const char* p = scan_.pos();
+    if (*p == '\xEF' && buffer_.end() - p < 3) throw NeedMoreInput{};  // maybe a BOM
     if (std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
       scan_.set_pos(p + 3);  // a UTF-8 byte order mark
       scan_.skip_ws();
@@ -152,6 +153,7 @@ class ChromeReader {
       state_ = State::kEventsFirst;
       return true;
     }
+    scan_.skip_ws();
     const char* value_start = scan_.pos();
     if (scan_.peek_after_ws() == '{') {
       m.value.type = JsonType::kObject;
