@@ -75,16 +75,21 @@ int Topology::num_nodes() const {
   return static_cast<int>((num_devices() + devices_per_node_ - 1) / devices_per_node_);
 }
 
-GroupSpan Topology::span_of_dim(MeshDim d, int rank) const {
+GroupSpan Topology::span_of_dim(MeshDim d, int rank, int size) const {
   const mesh::MeshCoord c = mesh_.coord_of(rank);
   int64_t base = device_index(rank);
   const int64_t own = d == MeshDim::kTp   ? c.tp
                       : d == MeshDim::kPp ? c.pp
                       : d == MeshDim::kDp ? c.dp
                                           : 0;
-  base -= own * stride(d);
   GroupSpan span;
   span.ranks = extent(d);
+  if (size > 0 && size < span.ranks) {
+    base -= (own % size) * stride(d);
+    span.ranks = size;
+  } else {
+    base -= own * stride(d);
+  }
   // Members are base + i * stride: count members per node (nodes are contiguous index ranges).
   int nodes = 0, best = 0, run = 0;
   int64_t prev_node = -1;

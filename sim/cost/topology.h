@@ -40,7 +40,9 @@ class Topology {
   bool same_node(int a, int b) const { return node_of(a) == node_of(b); }
   // Span of `rank`'s group along one mesh dimension (kWorld: the whole mesh, cp included).
   GroupSpan span(mesh::GroupKind g, int rank) const;
-  GroupSpan span_of_dim(MeshDim d, int rank) const;
+  // `size` > 0: only the aligned block of `size` members along d that holds `rank` (expert
+  // parallel groups are such blocks of the dp dimension).
+  GroupSpan span_of_dim(MeshDim d, int rank, int size = 0) const;
   int64_t num_devices() const;
   int num_nodes() const;
 

@@ -52,7 +52,7 @@ class Sim {
   Sim(const EngineInput& in, const Program& p)
       : in_(in), p_(p), rec_(in, p, in.build_timeline), state_(p.ops.size(), 0),
         ranks_(p.num_ranks), stats_(p.num_ranks),
-        pending_colls_(static_cast<size_t>(p.num_ranks) * p.slots_per_rank, 0),
+        pending_colls_(static_cast<size_t>(p.num_ranks) * p.slots_per_rank * 2, 0),
         inst_arrived_(p.instances.size(), 0), inst_start_(p.instances.size(), 0) {
     const int tiers = static_cast<int>(in.links.size());
     ports_.resize(static_cast<size_t>(p.num_ranks) * tiers * 2);
@@ -120,16 +120,19 @@ class Sim {
         case ActionKind::kReduceScatter:
         case ActionKind::kAllToAll:
           ++st.colls_issued;
-          ++pending_colls_[slot_index(r, op.slot)];
+          ++pending_colls_[coll_index(r, op)];
           ++st.pc;
           arrive_next_collective(r, now);
           continue;
         default:
           break;
       }
-      // Compute: waits for earlier receives and this stage's earlier collectives.
+      // Compute: waits for earlier receives and for this stage's earlier collectives that it
+      // consumes: gathers and all-to-alls bring its inputs; STEP also needs reduced gradients.
       if (st.compute_busy) return;
-      if (st.pending_recvs > 0 || pending_colls_[slot_index(r, op.slot)] > 0) {
+      const size_t ci = 2 * slot_index(r, op.slot);
+      if (st.pending_recvs > 0 || pending_colls_[ci] > 0 ||
+          (op.kind == ActionKind::kOptimizerStep && pending_colls_[ci + 1] > 0)) {
         st.blocked = true;
         return;
       }
@@ -146,6 +149,11 @@ class Sim {
 
   size_t slot_index(int r, int slot) const {
     return static_cast<size_t>(r) * p_.slots_per_rank + slot;
+  }
+  // Two counters per (rank, stage): collectives that produce inputs, and gradient reductions.
+  size_t coll_index(int r, const Op& op) const {
+    const bool reduces = op.kind == ActionKind::kAllReduce || op.kind == ActionKind::kReduceScatter;
+    return 2 * slot_index(r, op.slot) + (reduces ? 1 : 0);
   }
 
   void compute_done(int r) {
@@ -293,7 +301,7 @@ class Sim {
       stats_[r].communication_ns += now_ - start;
       stats_[r].end_ns = std::max(stats_[r].end_ns, now_);
       if (rec_.enabled()) rec_.record(g, start, now_);
-      --pending_colls_[slot_index(r, p_.ops[g].slot)];
+      --pending_colls_[coll_index(r, p_.ops[g])];
       st.coll_busy = false;
       ++st.coll_head;
       arrive_next_collective(r, now_);

@@ -5,8 +5,10 @@
 // - Each rank has a program cursor, one compute stream, one send stream and one collective stream.
 //   The cursor runs compute actions (F, B, I, W, STEP) on the compute stream one at a time and
 //   waits for each to finish; SEND, RECV and collectives are issued without waiting.
-// - A compute action starts once every RECV issued before it has its data and every collective
-//   issued before it on the same stage has completed.
+// - A compute action starts once every RECV issued before it has its data and every all-gather
+//   and all-to-all issued before it on the same stage has completed (they bring its inputs:
+//   ZeRO-3 parameters, expert tokens); STEP also waits for the stage's all-reduces and
+//   reduce-scatters (its gradients). Gradient reductions otherwise overlap later compute.
 // - SEND is eager: its transfer starts when the send stream is free (sends of a rank run in
 //   program order); it takes latency + bytes / rate, where the rate is the link bandwidth shared
 //   by the transfers in flight on the sender's egress and the receiver's ingress port of that tier.
