@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/schedule/generators.h"
 #include "sim/schedule/schedule_text.h"
 
 namespace meshscope::schedule {
@@ -244,6 +245,33 @@ TEST(Validator, AcceptsBucketedAllReducesAndExplicitCollectives) {
   const ValidationResult r = validate(s);
   EXPECT_TRUE(r.ok()) << r.report(s);
   EXPECT_EQ(r.stats.collectives, 3);
+}
+
+TEST(Validator, DroppingOrRepeatingAnyActionOfAGeneratedScheduleIsCaught) {
+  // Every action a generator emits is needed exactly once.
+  for (const Family f : {Family::kOneFOneB, Family::kInterleaved, Family::kZbH1}) {
+    GeneratorConfig c;
+    c.family = f;
+    c.mesh = {.dp = 2, .pp = 2, .tp = 2};
+    c.microbatches = 2;
+    c.virtual_stages = f == Family::kInterleaved ? 2 : 1;
+    c.activation_bytes = {16};
+    c.gradient_bytes = {64};
+    const Schedule good = generate(c);
+    ASSERT_TRUE(validate(good).ok());
+    for (size_t r = 0; r < good.ranks.size(); ++r) {
+      for (size_t i = 0; i < good.ranks[r].size(); ++i) {
+        Schedule dropped = good;
+        dropped.ranks[r].erase(dropped.ranks[r].begin() + static_cast<long>(i));
+        EXPECT_FALSE(validate(dropped).ok()) << name(f) << ": dropping rank " << r << " step " << i;
+        Schedule repeated = good;
+        repeated.ranks[r].insert(repeated.ranks[r].begin() + static_cast<long>(i),
+                                 good.ranks[r][i]);
+        EXPECT_FALSE(validate(repeated).ok())
+            << name(f) << ": repeating rank " << r << " step " << i;
+      }
+    }
+  }
 }
 
 }  // namespace
