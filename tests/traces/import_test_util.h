@@ -33,30 +33,13 @@ inline std::string gzip_bytes(std::string_view raw, int level = 6) {
   return out;
 }
 
-// `n` bytes of `fill` after `prefix`, gzip-compressed without ever holding them uncompressed.
-inline std::string gzip_repeated(std::string_view prefix, char fill, size_t n) {
-  z_stream z{};
-  deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY);
-  std::string out;
-  std::string block(1 << 20, fill);
-  char buf[1 << 16];
-  auto pump = [&](const char* data, size_t size, int flush) {
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data));
-    z.avail_in = static_cast<uInt>(size);
-    do {
-      z.next_out = reinterpret_cast<Bytef*>(buf);
-      z.avail_out = sizeof buf;
-      deflate(&z, flush);
-      out.append(buf, sizeof buf - z.avail_out);
-    } while (z.avail_out == 0);
-  };
-  pump(prefix.data(), prefix.size(), Z_NO_FLUSH);
-  for (size_t left = n; left > 0;) {
-    const size_t take = std::min(left, block.size());
-    left -= take;
-    pump(block.data(), take, left == 0 ? Z_FINISH : Z_NO_FLUSH);
-  }
-  deflateEnd(&z);
+// `prefix`, then `megabytes` MiB of `fill`, as concatenated gzip members (a valid .gz): one
+// member of 1 MiB compressed once and repeated, so a bomb costs nothing to build.
+inline std::string gzip_repeated(std::string_view prefix, char fill, size_t megabytes) {
+  const std::string member = gzip_bytes(std::string(size_t{1} << 20, fill), 9);
+  std::string out = gzip_bytes(prefix);
+  out.reserve(out.size() + member.size() * megabytes);
+  for (size_t i = 0; i < megabytes; ++i) out += member;
   return out;
 }
 

@@ -68,11 +68,13 @@ class GzipSource : public ByteSource {
   GzipSource& operator=(const GzipSource&) = delete;
 
   size_t read(char* dst, size_t max_bytes) override {
+    dst_ = dst;
     z_.next_out = reinterpret_cast<Bytef*>(dst);
     z_.avail_out = static_cast<uInt>(std::min<size_t>(max_bytes, UINT32_MAX));
     while (z_.avail_out > 0 && !done_) step();
     const size_t produced = static_cast<size_t>(reinterpret_cast<char*>(z_.next_out) - dst);
     out_total_ += static_cast<int64_t>(produced);
+    dst_ = nullptr;
     check_caps();
     return produced;
   }
@@ -131,14 +133,17 @@ class GzipSource : public ByteSource {
     }
   }
 
+  // The offset is where inflating stopped: what earlier reads delivered plus this read's part.
   [[noreturn]] void fail(const std::string& reason) {
-    throw ImportError(file_, out_total_, reason);
+    const int64_t pending = dst_ ? reinterpret_cast<char*>(z_.next_out) - dst_ : 0;
+    throw ImportError(file_, out_total_ + pending, reason);
   }
 
   std::unique_ptr<ByteSource> in_;
   std::string file_;
   ImportOptions opts_;
   std::vector<char> buf_;
+  char* dst_ = nullptr;  // the buffer of the read in progress
   z_stream z_{};
   int64_t in_total_ = 0;
   int64_t out_total_ = 0;

@@ -1,0 +1,118 @@
+// Rank 0 of a real 2-rank A100 PyTorch trace with NCCL (HolisticTraceAnalysis test data), read
+// against facts derived independently with Python's json module (counts by "cat" and "ph",
+// ProfilerStep ranges, NCCL args); the numbers below are those facts, not this importer's output.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "traces/import/load_trace.h"
+
+namespace meshscope::traces {
+namespace {
+
+const std::filesystem::path kFixture =
+    std::filesystem::path(MESHSCOPE_SOURCE_DIR) / ".." / "shared" / "fixtures" /
+    "kineto_2rank_a100_nccl_rank0.json.gz";
+
+class KinetoFixture : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!std::filesystem::exists(kFixture)) return;
+    report_ = new ImportReport;
+    timeline_ = new Timeline(load_trace(kFixture, {}, report_));
+  }
+  static void TearDownTestSuite() {
+    delete timeline_;
+    delete report_;
+    timeline_ = nullptr;
+    report_ = nullptr;
+  }
+  void SetUp() override {
+    if (timeline_ == nullptr) GTEST_SKIP() << "fixture not present: " << kFixture;
+  }
+  static int64_t count(SpanKind k) {
+    return std::count_if(timeline_->spans.begin(), timeline_->spans.end(),
+                         [&](const Span& s) { return s.kind == k; });
+  }
+  static Timeline* timeline_;
+  static ImportReport* report_;
+};
+Timeline* KinetoFixture::timeline_ = nullptr;
+ImportReport* KinetoFixture::report_ = nullptr;
+
+TEST_F(KinetoFixture, OneGpuWithItsComputeAndNcclStreamsAndOneHostProcess) {
+  const Timeline& t = *timeline_;
+  // Derived: X events of GPU categories all have pid 0 (tids 7 and 40); CPU ones pid 2910249.
+  ASSERT_EQ(t.devices.size(), 2u);
+  EXPECT_EQ(t.devices[0].name, "rank 0 · GPU 0");
+  ASSERT_EQ(t.devices[0].lanes.size(), 2u);
+  EXPECT_EQ(t.devices[0].lanes[0].name, "stream 7");
+  EXPECT_EQ(t.devices[0].lanes[0].kind, LaneKind::kCompute);
+  EXPECT_EQ(t.devices[0].lanes[1].name, "stream 40");
+  EXPECT_EQ(t.devices[0].lanes[1].kind, LaneKind::kComm);
+  EXPECT_EQ(t.devices[1].name, "rank 0 · host");
+  EXPECT_EQ(t.devices[1].lanes.size(), 3u);  // tids 2910249, 2919752 and -549452224
+}
+
+TEST_F(KinetoFixture, KernelsCopiesAndNcclCollectives) {
+  // Derived: 2700 "kernel" events, 21 of them ncclKernel_* (15 AllReduce, 6 Broadcast, all on
+  // stream 40); 960 gpu_memcpy; 114 gpu_memset.
+  EXPECT_EQ(count(SpanKind::kCompute), 2700 - 21);
+  EXPECT_EQ(count(SpanKind::kCollective), 21);
+  EXPECT_EQ(count(SpanKind::kMemcpy), 960);
+  EXPECT_EQ(count(SpanKind::kMemset), 114);
+  // Derived: Σ max(In, Out msg nelems) × dtype size over the NCCL kernels (18 Float, 3 Long).
+  int64_t nccl_bytes = 0;
+  for (const Span& s : timeline_->spans) {
+    if (s.kind == SpanKind::kCollective) nccl_bytes += s.bytes;
+  }
+  EXPECT_EQ(nccl_bytes, 307323096);
+}
+
+TEST_F(KinetoFixture, HostWorkAndAnnotations) {
+  // Derived: 14346 cpu_op + 8740 cuda_runtime; 42 user_annotation + 30 gpu_user_annotation; the
+  // one "Trace" category event (the profiler's window) is not work.
+  EXPECT_EQ(count(SpanKind::kHost), 14346 + 8740);
+  EXPECT_EQ(count(SpanKind::kAnnotation), 42 + 30);
+  EXPECT_EQ(timeline_->spans.size(), 26933u - 1u);
+}
+
+TEST_F(KinetoFixture, ThreeProfilerSteps) {
+  // Derived: ProfilerStep#4..#6 with ts/dur in µs; the GPU work launched in each ends inside it.
+  const Timeline& t = *timeline_;
+  ASSERT_EQ(t.steps.size(), 3u);
+  EXPECT_EQ(t.steps[0].begin_ns, 4458676416788066);
+  EXPECT_EQ(t.steps[0].end_ns, 4458676639230257);
+  EXPECT_EQ(t.steps[2].begin_ns, 4458676859077781);
+  EXPECT_EQ(t.steps[2].end_ns, 4458677084014024);
+}
+
+TEST_F(KinetoFixture, FlowsAndTheDefectsKinetoLeaves) {
+  // Derived: 3774 ac2g ids with both an s and an f, 543 fwdbwd pairs; 4878 ac2g ids with only
+  // an f and 88 with only an s; two "i" instant events.
+  EXPECT_EQ(timeline_->flows.size(), 3774u + 543u);
+  EXPECT_EQ(report_->count(ImportWarning::kUnpairedFlow), 4878u + 88u);
+  EXPECT_EQ(report_->count(ImportWarning::kUnsupportedPhase), 2u);
+  EXPECT_EQ(report_->count(ImportWarning::kFlowWithoutSpan), 0u);
+  for (const Flow& f : timeline_->flows) {
+    const Span& from = timeline_->spans[f.from];
+    const Span& to = timeline_->spans[f.to];
+    EXPECT_EQ(from.kind, SpanKind::kHost);
+    EXPECT_LE(from.begin_ns, to.begin_ns);  // a launch precedes what it launches
+  }
+}
+
+TEST_F(KinetoFixture, RunFacts) {
+  const auto& m = timeline_->metadata;
+  EXPECT_EQ(m.at("rank"), "0");
+  EXPECT_EQ(m.at("world_size"), "2");
+  EXPECT_EQ(m.at("backend"), "nccl");
+  EXPECT_EQ(m.at("base_time_ns"), "1711964646000000000");
+  EXPECT_EQ(m.at("gpu"), "NVIDIA A100-PG509-200");
+  EXPECT_EQ(report_->events_read, 40573u);
+}
+
+}  // namespace
+}  // namespace meshscope::traces

@@ -1,0 +1,132 @@
+// import(export(T)) == T for meshscope's own traces, through the paths chrome_roundtrip_test does
+// not take: span order as an executor records it (not sorted), gzip, the same JSON re-serialized
+// by another writer (keys reordered, pretty-printed), and a trace big enough that events cross
+// the reader's chunk boundaries many times.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/traces/import_test_util.h"
+#include "tests/traces/trace_fixtures.h"
+#include "traces/chrome_export.h"
+#include "traces/import/load_trace.h"
+
+namespace meshscope::traces {
+namespace {
+
+void expect_same(const Timeline& a, const Timeline& b) {
+  ASSERT_EQ(a.devices.size(), b.devices.size());
+  for (size_t d = 0; d < a.devices.size(); ++d) {
+    EXPECT_EQ(a.devices[d].name, b.devices[d].name);
+    EXPECT_EQ(a.devices[d].rank, b.devices[d].rank);
+    EXPECT_EQ(a.devices[d].coord, b.devices[d].coord);
+    ASSERT_EQ(a.devices[d].lanes.size(), b.devices[d].lanes.size());
+    for (size_t l = 0; l < a.devices[d].lanes.size(); ++l) {
+      EXPECT_EQ(a.devices[d].lanes[l].name, b.devices[d].lanes[l].name);
+      EXPECT_EQ(a.devices[d].lanes[l].kind, b.devices[d].lanes[l].kind);
+    }
+  }
+  ASSERT_EQ(a.spans.size(), b.spans.size());
+  size_t mismatches = 0;
+  for (size_t i = 0; i < a.spans.size() && mismatches < 5; ++i) {
+    const Span& x = a.spans[i];
+    const Span& y = b.spans[i];
+    const bool same = x.begin_ns == y.begin_ns && x.end_ns == y.end_ns && x.bytes == y.bytes &&
+                      x.flops == y.flops && a.span_name(x) == b.span_name(y) &&
+                      x.microbatch == y.microbatch && x.device == y.device && x.lane == y.lane &&
+                      x.stage == y.stage && x.kind == y.kind && x.phase == y.phase;
+    if (!same) {
+      ++mismatches;
+      ADD_FAILURE() << "span " << i << " differs: " << a.span_name(x) << " vs " << b.span_name(y);
+    }
+  }
+  ASSERT_EQ(a.flows.size(), b.flows.size());
+  for (size_t i = 0; i < a.flows.size(); ++i) {
+    EXPECT_EQ(a.flows[i].from, b.flows[i].from);
+    EXPECT_EQ(a.flows[i].to, b.flows[i].to);
+  }
+  ASSERT_EQ(a.counters.size(), b.counters.size());
+  for (size_t c = 0; c < a.counters.size(); ++c) {
+    EXPECT_EQ(a.counters[c].device, b.counters[c].device);
+    EXPECT_EQ(a.counters[c].name, b.counters[c].name);
+    ASSERT_EQ(a.counters[c].samples.size(), b.counters[c].samples.size());
+    for (size_t s = 0; s < a.counters[c].samples.size(); ++s) {
+      EXPECT_EQ(a.counters[c].samples[s].t_ns, b.counters[c].samples[s].t_ns);
+      EXPECT_EQ(a.counters[c].samples[s].value, b.counters[c].samples[s].value);
+    }
+  }
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t s = 0; s < a.steps.size(); ++s) {
+    EXPECT_EQ(a.steps[s].begin_ns, b.steps[s].begin_ns);
+    EXPECT_EQ(a.steps[s].end_ns, b.steps[s].end_ns);
+  }
+  EXPECT_EQ(a.metadata, b.metadata);
+}
+
+// Spans in the order an executor appends them: interleaved across devices, not sorted; flows
+// from each forward to the next stage's forward of the same microbatch; odd flops values.
+Timeline executor_order_timeline(int stages, int microbatches) {
+  Timeline t;
+  for (int s = 0; s < stages; ++s) testing::add_device(t, s, MeshCoord{0, s, 0});
+  std::vector<uint32_t> previous(static_cast<size_t>(microbatches), UINT32_MAX);
+  for (int m = 0; m < microbatches; ++m) {
+    for (int s = 0; s < stages; ++s) {
+      const int64_t begin = (m + s) * 1000 + s * 7;
+      const uint32_t f = testing::add(t, static_cast<uint16_t>(s), 0, SpanKind::kCompute, begin,
+                                      begin + 999, "F s" + std::to_string(s), Phase::kForward,
+                                      static_cast<int16_t>(s), m);
+      t.spans[f].flops = 1.0 / 3.0 * (m + 1);
+      if (previous[static_cast<size_t>(m)] != UINT32_MAX) t.add_flow(previous[static_cast<size_t>(m)], f);
+      previous[static_cast<size_t>(m)] = f;
+      const uint32_t send = testing::add(t, static_cast<uint16_t>(s), 1, SpanKind::kSend,
+                                         begin + 999, begin + 1100, "send");
+      t.spans[send].bytes = 1 << 20;
+    }
+  }
+  t.counters.push_back({1, std::string(kActivationBytesCounter), {{0, 0}, {500, 3.25e8}}});
+  t.steps.push_back({0, (microbatches + stages) * 1000});
+  t.metadata = {{"source", "cpu"}, {"schedule", "gpipe"}, {"microbatches", std::to_string(microbatches)}};
+  return t;
+}
+
+TEST(ImportRoundTrip, ExecutorOrderIsKept) {
+  const Timeline t = executor_order_timeline(3, 5);
+  expect_same(t, load_trace_bytes(export_chrome_json(t), "order.json"));
+}
+
+TEST(ImportRoundTrip, ThroughGzip) {
+  const Timeline t = executor_order_timeline(2, 4);
+  expect_same(t, load_trace_bytes(testing::gzip_bytes(export_chrome_json(t)), "t.json.gz"));
+}
+
+TEST(ImportRoundTrip, ThroughAnotherJsonWriter) {
+  // nlohmann::json sorts keys and pretty-prints; numbers go through doubles and back.
+  const Timeline t = executor_order_timeline(2, 3);
+  const std::string rewritten = nlohmann::json::parse(export_chrome_json(t)).dump(2);
+  expect_same(t, load_trace_bytes(rewritten, "rewritten.json"));
+}
+
+TEST(ImportRoundTrip, LargeTraceAcrossChunkBoundaries) {
+  const Timeline t = executor_order_timeline(4, 20000);  // 160k spans, ~25 MB of JSON
+  const std::string json = export_chrome_json(t);
+  ASSERT_GT(json.size(), size_t{8} << 20);
+  testing::TempFile file(".json", json);
+  expect_same(t, load_trace(file.path()));
+}
+
+TEST(ImportRoundTrip, SeveralMeshscopeFilesKeepTheirDeviceNames) {
+  const Timeline a = executor_order_timeline(2, 2);
+  const Timeline b = executor_order_timeline(3, 2);
+  testing::TempFile fa(".json", export_chrome_json(a));
+  testing::TempFile fb(".json", export_chrome_json(b));
+  const std::vector<std::filesystem::path> files = {fa.path(), fb.path()};
+  const Timeline merged = load_traces(files);
+  ASSERT_EQ(merged.devices.size(), 5u);
+  EXPECT_EQ(merged.devices[0].name, a.devices[0].name);
+  EXPECT_EQ(merged.devices[2].name, b.devices[0].name);
+  EXPECT_EQ(merged.spans.size(), a.spans.size() + b.spans.size());
+  EXPECT_EQ(merged.flows.size(), a.flows.size() + b.flows.size());
+}
+
+}  // namespace
+}  // namespace meshscope::traces
