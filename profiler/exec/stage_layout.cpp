@@ -34,7 +34,7 @@ StageLayout make_stage_layout(const model::Workload& w, const model::StageRange&
       l.bias = spec.split == model::TpSplit::kRow ? spec.out : l.out;
       l.act = spec.act;
       l.split = spec.split;
-      l.needs_dx = !(s.first && s.linears.empty());
+      l.needs_dx = w.spec.data_gradient || !(s.first && s.linears.empty());
       const int64_t fwd_bytes = int64_t(sizeof(float)) * rows * l.out;
       const int64_t bwd_bytes = int64_t(sizeof(float)) * rows * l.in;
       if (tp > 1 && l.split == model::TpSplit::kRow) {

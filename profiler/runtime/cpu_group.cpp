@@ -1,6 +1,7 @@
 // Collectives among the rank threads of a group, with real copies.
 #include "profiler/runtime/cpu_group.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/cpu/ops.h"
@@ -56,7 +57,8 @@ TransferInfo CpuGroup::run(Op op, int member, const float* src, float* dst, size
     if (generation_ == my_generation) abort_.throw_aborted();
   }
   if (!mismatch_.empty()) throw std::runtime_error("collective mismatch: " + mismatch_);
-  const TransferInfo info{ready_ns_};
+  // A member that waited starts its copy when it wakes: the wait, wake-up included, is idle.
+  const TransferInfo info{std::max(ready_ns_, host_now_ns())};
   const float* out = result_.data();
   size_t out_count = op == Op::kAllGather ? count * ranks_.size() : count;
   if (op == Op::kReduceScatter) out += static_cast<size_t>(member) * count;

@@ -49,6 +49,8 @@ TransferInfo CpuMailbox::take(int src, int64_t tag, void* dst, size_t bytes) {
     msg = std::move(*it);
     pending_.erase(it);
   }
+  // The copy starts now: the time before (the wait, including the wake-up) is idle.
+  msg.ready_ns = std::max(msg.ready_ns, host_now_ns());
   const size_t got = msg.data.size();
   if (got == bytes && bytes > 0) std::memcpy(dst, msg.data.data(), bytes);
   {

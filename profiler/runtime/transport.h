@@ -20,6 +20,8 @@ struct Aborted : std::runtime_error {
 
 // When the data a receiving call needed became available, on the host clock (runtime/clock.h):
 // recv: when the matching send was issued; collective: when the last member of the group arrived.
+// A backend may report a later moment when the transfer itself only started then (the cpu
+// backend reports when the waiting thread woke up and began copying).
 // A tracer starts the transfer's span at max(call begin, ready_ns) so the wait shows as idle.
 // 0 where the backend cannot tell (a GPU backend then relies on device timestamps instead).
 struct TransferInfo {

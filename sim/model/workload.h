@@ -34,6 +34,9 @@ struct WorkloadSpec {
   int batch = 32;     // global batch per step, in samples, over all dp replicas and microbatches
   float lr = 0.05f;   // SGD learning rate
   uint64_t seed = 1;  // weights and data
+  // Also compute the gradient with respect to the input data (normally skipped: nothing uses
+  // it). Makes stage 0 cost exactly what the other stages cost, for bubble measurements.
+  bool data_gradient = false;
 };
 
 // y = act(x W + b) with W stored in x out, row-major (full, unsplit shapes).

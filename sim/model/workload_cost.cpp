@@ -86,7 +86,7 @@ std::vector<StageCost> stage_costs(const Workload& w, const std::vector<StageRan
     for (int u = range.first_unit; u < range.end_unit; ++u) {
       const Unit& unit = w.units[u];
       for (size_t i = 0; i < unit.linears.size(); ++i) {
-        const bool needs_dx = !(first && u == range.first_unit && i == 0);
+        const bool needs_dx = w.spec.data_gradient || !(first && u == range.first_unit && i == 0);
         add_linear(c, unit.linears[i], tp, rows, needs_dx);
       }
       if (unit.residual) {

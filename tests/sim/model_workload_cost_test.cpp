@@ -1,0 +1,66 @@
+// Stage costs of the executable workloads, checked against hand-derived numbers for a small MLP
+// with tensor parallelism, and the seed chain.
+#include <gtest/gtest.h>
+
+#include "sim/model/workload_cost.h"
+
+namespace meshscope::model {
+namespace {
+
+TEST(ModelWorkloadCost, MlpStageWithTensorParallelism) {
+  WorkloadSpec spec;
+  spec.layers = 2;
+  spec.hidden = 16;
+  spec.batch = 8;
+  const Workload w = make_workload(spec);
+  const int rows = 4, tp = 2;
+  const auto c = stage_costs(w, partition_units(2, 2), tp, rows);
+  ASSERT_EQ(c.size(), 2u);
+  // fc1: 16 -> 64 split over 2 (local 16 x 32); fc2: 64 -> 16 split by rows (local 32 x 16).
+  const double gemm = 2.0 * rows * 32 * 16;  // both GEMMs of a block have this size locally
+  EXPECT_DOUBLE_EQ(c[1].forward[0].flops, gemm);
+  EXPECT_EQ(c[1].forward[0].m, rows);
+  EXPECT_EQ(c[1].forward[0].n, 32);
+  EXPECT_EQ(c[1].forward[0].k, 16);
+  EXPECT_EQ(c[1].parameters, (16 * 32 + 32) + (32 * 16 + 16));
+  // Megatron: one all-reduce of the block output forward, one of the input gradient backward...
+  ASSERT_EQ(c[1].tp_forward.size(), 1u);
+  EXPECT_EQ(c[1].tp_forward[0].bytes, 4 * rows * 16);
+  ASSERT_EQ(c[1].tp_backward.size(), 1u);
+  EXPECT_EQ(c[1].tp_backward[0].bytes, 4 * rows * 16);
+  // ...except on stage 0, which computes no gradient for the data.
+  EXPECT_TRUE(c[0].tp_backward.empty());
+  EXPECT_DOUBLE_EQ(c[1].input_grad_flops() - c[0].input_grad_flops(), gemm);
+  EXPECT_DOUBLE_EQ(c[0].weight_grad_flops(), c[1].weight_grad_flops());
+  // Traffic and memory: the block's input and output are h wide.
+  EXPECT_EQ(c[0].input_bytes, 0);
+  EXPECT_EQ(c[0].output_bytes, 4 * rows * 16);
+  EXPECT_EQ(c[1].input_bytes, 4 * rows * 16);
+  EXPECT_EQ(c[1].output_bytes, 0);
+  // input + fc1 pre-activation and activation + fc2 output + residual output (+ loss gradient).
+  const int64_t act = 4 * rows * (16 + 2 * 32 + 16 + 16);
+  EXPECT_EQ(c[0].activation_bytes, act);
+  EXPECT_EQ(c[1].activation_bytes, act + 4 * rows * 16);
+  EXPECT_EQ(c[0].weight_grad_bytes, 4 * rows * (16 + 32));  // inputs of fc1 and fc2
+
+  spec.data_gradient = true;
+  const auto eq = stage_costs(make_workload(spec), partition_units(2, 2), tp, rows);
+  EXPECT_DOUBLE_EQ(eq[0].input_grad_flops(), eq[1].input_grad_flops());
+}
+
+TEST(ModelWorkloadCost, ChainOneStagePerLayer) {
+  WorkloadSpec spec;
+  spec.kind = WorkloadKind::kChain;
+  spec.batch = 6;
+  const auto c = stage_costs(make_workload(spec), partition_units(3, 3), 1, 2);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[0].output_bytes, 4 * 2 * 2);  // 2 rows x 2 features
+  EXPECT_EQ(c[1].output_bytes, 4 * 2 * 3);
+  EXPECT_EQ(c[2].input_bytes, 4 * 2 * 3);
+  EXPECT_DOUBLE_EQ(c[1].forward_flops() - c[1].forward[1].flops, 2.0 * 2 * 3 * 2);
+  EXPECT_EQ(c[2].forward.back().kind, OpKind::kLoss);
+  EXPECT_THROW(stage_costs(make_workload(spec), partition_units(3, 3), 1, 0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace meshscope::model

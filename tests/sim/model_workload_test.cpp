@@ -1,0 +1,92 @@
+// The executable workloads: their shapes, losses, tensor-parallel splits and the errors on bad
+// specs; the balanced partition into stages.
+#include <gtest/gtest.h>
+
+#include "sim/model/partition.h"
+#include "sim/model/workload.h"
+
+namespace meshscope::model {
+namespace {
+
+TEST(ModelWorkload, SeedChainIsThreeLinearsOneTwoThreeOne) {
+  WorkloadSpec spec;
+  spec.kind = WorkloadKind::kChain;
+  const Workload w = make_workload(spec);
+  ASSERT_EQ(w.units.size(), 3u);
+  EXPECT_EQ(w.units[0].linears[0].in, 1);
+  EXPECT_EQ(w.units[0].linears[0].out, 2);
+  EXPECT_EQ(w.units[1].linears[0].out, 3);
+  EXPECT_EQ(w.units[2].linears[0].out, 1);
+  EXPECT_EQ(w.loss, LossKind::kMse);
+  EXPECT_EQ(w.parameters(), (1 * 2 + 2) + (2 * 3 + 3) + (3 * 1 + 1));
+}
+
+TEST(ModelWorkload, ClassifierIsMnistShapedWithMegatronSplit) {
+  WorkloadSpec spec;
+  spec.kind = WorkloadKind::kClassifier;
+  spec.batch = 64;
+  const Workload w = make_workload(spec);
+  ASSERT_EQ(w.units.size(), 2u);
+  const LinearSpec& fc1 = w.units[0].linears[0];
+  const LinearSpec& fc2 = w.units[1].linears[0];
+  EXPECT_EQ(fc1.in, 784);
+  EXPECT_EQ(fc1.out, 256);
+  EXPECT_EQ(fc1.act, Activation::kRelu);
+  EXPECT_EQ(fc1.split, TpSplit::kColumn);
+  EXPECT_EQ(fc2.out, 10);
+  EXPECT_EQ(fc2.split, TpSplit::kRow);
+  EXPECT_EQ(w.loss, LossKind::kSoftmaxCrossEntropy);
+  EXPECT_DOUBLE_EQ(loss_scale(w), 1.0 / 64);
+  EXPECT_EQ(local_out(fc1, 4), 64);
+  EXPECT_EQ(local_in(fc2, 4), 64);
+  EXPECT_EQ(local_in(fc1, 4), 784);
+}
+
+TEST(ModelWorkload, MlpBlocksAreResidualGeluSizedByTheSpec) {
+  WorkloadSpec spec;
+  spec.layers = 5;
+  spec.hidden = 12;
+  spec.batch = 8;
+  const Workload w = make_workload(spec);
+  ASSERT_EQ(w.units.size(), 5u);
+  for (const Unit& u : w.units) {
+    EXPECT_TRUE(u.residual);
+    ASSERT_EQ(u.linears.size(), 2u);
+    EXPECT_EQ(u.linears[0].in, 12);
+    EXPECT_EQ(u.linears[0].out, 48);
+    EXPECT_EQ(u.linears[0].act, Activation::kGelu);
+    EXPECT_EQ(u.linears[1].out, 12);
+  }
+  EXPECT_EQ(w.parameters(), 5 * (12 * 48 + 48 + 48 * 12 + 12));
+  EXPECT_DOUBLE_EQ(loss_scale(w), 1.0 / (8 * 12));  // MSE: mean over samples and outputs
+  EXPECT_EQ(w.describe(), "mlp L=5 h=12 batch=8");
+  EXPECT_NO_THROW(check_tp(w, 4));
+  EXPECT_THROW(check_tp(w, 5), std::invalid_argument);  // 48 hidden units over 5 ranks
+}
+
+TEST(ModelWorkload, RejectsBadSpecsAndParsesNames) {
+  WorkloadSpec spec;
+  spec.layers = 0;
+  EXPECT_THROW(make_workload(spec), std::invalid_argument);
+  spec.layers = 2;
+  spec.batch = 0;
+  EXPECT_THROW(make_workload(spec), std::invalid_argument);
+  EXPECT_EQ(parse_workload_kind("classifier"), WorkloadKind::kClassifier);
+  EXPECT_EQ(parse_workload_kind("gpt"), std::nullopt);
+}
+
+TEST(ModelPartition, ContiguousBalancedWithExtraLayersFirst) {
+  const auto p = partition_units(10, 4);
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[0].first_unit, 0);
+  EXPECT_EQ(p[0].size(), 3);
+  EXPECT_EQ(p[1].size(), 3);
+  EXPECT_EQ(p[2].size(), 2);
+  EXPECT_EQ(p[3].end_unit, 10);
+  for (size_t i = 1; i < p.size(); ++i) EXPECT_EQ(p[i].first_unit, p[i - 1].end_unit);
+  EXPECT_THROW(partition_units(3, 4), std::invalid_argument);
+  EXPECT_THROW(partition_units(3, 0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace meshscope::model
