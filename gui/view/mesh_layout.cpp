@@ -41,7 +41,8 @@ std::vector<MeshCell> layout_mesh(const Timeline& t, const MeshGrid& grid, float
       1.0f, (width_px - gap_px * static_cast<float>(grid.pp - 1)) / static_cast<float>(grid.pp));
   const float spare_h = height_px - gap_px * static_cast<float>(rows - grid.dp) -
                         block_gap * static_cast<float>(grid.dp - 1);
-  const float cell_h = std::max(1.0f, spare_h / static_cast<float>(rows));
+  // Cells no taller than wide (a few devices would otherwise become tall stripes).
+  const float cell_h = std::max(1.0f, std::min(spare_h / static_cast<float>(rows), cell_w));
   std::vector<MeshCell> cells;
   cells.reserve(t.devices.size());
   for (size_t i = 0; i < t.devices.size(); ++i) {

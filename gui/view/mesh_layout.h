@@ -28,7 +28,8 @@ struct MeshCell {
 };
 
 // Pipeline stages run left to right (pp columns), tensor-parallel ranks stack inside a block
-// (tp rows), data-parallel replicas are blocks one below the other with a wider gap.
+// (tp rows), data-parallel replicas are blocks one below the other with a wider gap. Cells fill
+// the width and are at most as tall as they are wide.
 std::vector<MeshCell> layout_mesh(const traces::Timeline& t, const MeshGrid& grid, float width_px,
                                   float height_px, float gap_px);
 

@@ -48,6 +48,20 @@ std::string describe_span(const traces::Timeline& t, const TrackIndex& index, ui
   return out;
 }
 
+std::string long_label(const traces::Timeline& t, const traces::Span& s) {
+  if (s.kind == traces::SpanKind::kIdle) return "idle " + format_duration(s.duration_ns());
+  const std::string_view n = t.span_name(s);
+  return n.empty() ? std::string(name(activity_of(s))) : std::string(n);
+}
+
+std::string short_label(const traces::Timeline& t, const traces::Span& s) {
+  if (s.kind == traces::SpanKind::kIdle) return format_duration(s.duration_ns());
+  if (s.microbatch < 0) return long_label(t, s);
+  static constexpr char kLetters[] = "FBIWOCSRXMIHA";  // by Activity
+  static_assert(sizeof kLetters - 1 == static_cast<size_t>(Activity::kCount));
+  return kLetters[static_cast<size_t>(activity_of(s))] + std::to_string(s.microbatch);
+}
+
 std::string describe_fold(uint32_t count, int64_t begin_ns, int64_t end_ns) {
   return std::to_string(count) + " spans folded: " + format_duration(end_ns - begin_ns) +
          " (zoom in to see them)";

@@ -126,6 +126,23 @@ std::span<const Row> TrackIndex::device_rows(uint16_t d) const {
   return {rows_.data() + device_first_row_[d], rows_.data() + device_first_row_[d + 1]};
 }
 
+size_t TrackIndex::row_of(uint32_t span) const {
+  const traces::Span& s = timeline_->spans[span];
+  const size_t first = device_first_row_[s.device];
+  const size_t last = device_first_row_[s.device + 1];
+  // Rows of a device are ordered by lane; a nested lane's bands each list ascending indices.
+  size_t r = std::lower_bound(rows_.begin() + static_cast<std::ptrdiff_t>(first),
+                              rows_.begin() + static_cast<std::ptrdiff_t>(last), s.lane,
+                              [](const Row& row, uint16_t lane) { return row.lane < lane; }) -
+             rows_.begin();
+  for (; r < last && rows_[r].lane == s.lane; ++r) {
+    const Row& row = rows_[r];
+    if (row.indices.empty()) return r;
+    if (std::binary_search(row.indices.begin(), row.indices.end(), span)) return r;
+  }
+  throw std::out_of_range("track index: span " + std::to_string(span) + " is in no row");
+}
+
 std::optional<uint32_t> TrackIndex::flow_from(uint32_t span) const {
   const auto& flows = timeline_->flows;
   auto it = std::lower_bound(flows_by_from_.begin(), flows_by_from_.end(), span,

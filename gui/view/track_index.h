@@ -41,6 +41,9 @@ class TrackIndex {
   std::span<const Row> device_rows(uint16_t d) const;
   size_t device_row_begin(uint16_t d) const { return device_first_row_[d]; }
 
+  // Index into rows() of the row holding `span`.
+  size_t row_of(uint32_t span) const;
+
   // The flow leaving / entering a span, if any (index into Timeline::flows).
   std::optional<uint32_t> flow_from(uint32_t span) const;
   std::optional<uint32_t> flow_to(uint32_t span) const;

@@ -74,6 +74,13 @@ TEST(MeshLayout, StagesGoRightTpStacksAndReplicasAreBlocksBelow) {
   }
 }
 
+TEST(MeshLayout, CellsAreNeverTallerThanWide) {
+  const Timeline t = mesh_of(1, 2, 1);
+  const auto cells = layout_mesh(t, mesh_grid_of(t), 410, 1000, 10);
+  EXPECT_FLOAT_EQ(cells[0].w, 200);
+  EXPECT_FLOAT_EQ(cells[0].h, 200);
+}
+
 TEST(DeviceState, ReportsComputeCommPeerAndIdleAtAnInstant) {
   Timeline t = mesh_of(1, 2, 1);
   auto add = [&](uint16_t dev, uint16_t lane, int64_t b, int64_t e, SpanKind k, Phase p, int mb) {

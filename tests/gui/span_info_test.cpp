@@ -45,6 +45,29 @@ TEST(SpanInfo, TooltipNamesWhatWhereWhenHowMuchAndThePeer) {
   EXPECT_NE(describe_span(t, index, 1, 1000).find("<- rank 0"), std::string::npos);
 }
 
+TEST(SpanInfo, LabelsShowPhaseAndMicrobatchOrTheBubblesLength) {
+  traces::Timeline t;
+  Span s;
+  s.kind = SpanKind::kCompute;
+  s.phase = traces::Phase::kBackward;
+  s.microbatch = 7;
+  s.end_ns = 10;
+  s.name = t.strings.intern("B s2 mb7");
+  EXPECT_EQ(short_label(t, s), "B7");
+  EXPECT_EQ(long_label(t, s), "B s2 mb7");
+  s.phase = traces::Phase::kWeightGrad;
+  EXPECT_EQ(short_label(t, s), "W7");
+  s.kind = SpanKind::kRecv;
+  EXPECT_EQ(short_label(t, s), "R7");
+  s.microbatch = -1;
+  EXPECT_EQ(short_label(t, s), "B s2 mb7");
+  Span idle;
+  idle.kind = SpanKind::kIdle;
+  idle.end_ns = 1'250'000;
+  EXPECT_EQ(short_label(t, idle), "1.250 ms");
+  EXPECT_EQ(long_label(t, idle), "idle 1.250 ms");
+}
+
 TEST(SpanInfo, FoldSaysHowManyAndHowLong) {
   EXPECT_EQ(describe_fold(1234, 0, 1'250'000), "1234 spans folded: 1.250 ms (zoom in to see them)");
 }

@@ -78,6 +78,12 @@ TEST(TrackIndex, NestedSpansStackOutermostFirstAndBandsNeverOverlap) {
     }
   }
   EXPECT_EQ(total, 5u);
+  for (uint32_t i = 0; i < t.spans.size(); ++i) {
+    const Row& r = index.rows()[index.row_of(i)];
+    bool found = false;
+    for (size_t k = 0; k < r.size(); ++k) found = found || r.span_at(k) == i;
+    EXPECT_TRUE(found) << i;
+  }
 }
 
 TEST(TrackIndex, RejectsUnsortedSpans) {

@@ -1,0 +1,50 @@
+// The viewer's window contents: a top bar (runs, open a file, errors) and one tab per view
+// (timeline, mesh replay, stats, compare, what-if). Called once per ImGui frame by main's loop,
+// by --screenshot and by --bench alike.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+
+#include "gui/app/compare_view.h"
+#include "gui/app/mesh_view.h"
+#include "gui/app/session.h"
+#include "gui/app/stats_view.h"
+#include "gui/app/timeline_view.h"
+#include "gui/app/whatif_view.h"
+
+namespace meshscope::gui {
+
+class App {
+ public:
+  explicit App(std::optional<Predictor> predictor = std::nullopt);
+
+  Session& session() { return session_; }
+  // Opens a trace and makes it the shown run; on failure the message goes to the session's
+  // errors (shown in the window) and false is returned.
+  bool open(const std::filesystem::path& path);
+  void set_view(ViewKind v) { session_.switch_to = v; }
+  ViewKind view() const { return view_; }
+
+  // Builds the whole window for this frame; `delta_s` advances the replay playhead.
+  void frame(float delta_s);
+  // True while the what-if view waits for the simulator.
+  bool busy() const { return whatif_.busy(); }
+
+  TimelineView& timeline() { return timeline_; }
+
+ private:
+  void draw_top_bar();
+  void draw_errors();
+
+  Session session_;
+  ViewKind view_ = ViewKind::kTimeline;
+  TimelineView timeline_;
+  MeshView mesh_;
+  StatsView stats_;
+  CompareView compare_;
+  WhatIfView whatif_;
+  char open_path_[1024] = "";
+};
+
+}  // namespace meshscope::gui

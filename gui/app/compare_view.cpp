@@ -1,0 +1,180 @@
+// Compare view: the shared axis, the two stacked timelines and the difference table.
+#include "gui/app/compare_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "gui/app/timeline_view.h"
+#include "traces/analysis.h"
+
+namespace meshscope::gui {
+namespace {
+
+constexpr float kTitlePx = 18;
+
+std::string signed_duration(int64_t ns) {
+  return (ns > 0 ? "+" : ns < 0 ? "-" : "") + traces::format_duration(ns < 0 ? -ns : ns);
+}
+
+bool run_combo(const char* label, const Session& session, size_t& index) {
+  bool changed = false;
+  ImGui::SetNextItemWidth(260);
+  if (ImGui::BeginCombo(label, session.runs[index]->label.c_str())) {
+    for (size_t i = 0; i < session.runs.size(); ++i) {
+      const std::string item = session.runs[i]->label + "##" + std::to_string(i);
+      if (ImGui::Selectable(item.c_str(), i == index)) {
+        index = i;
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+}  // namespace
+
+void CompareView::reset_for(const Run& a, const Run& b) {
+  a_ = &a;
+  b_ = &b;
+  model_ = compare_runs(a.timeline, a.analysis, b.timeline, b.analysis);
+  const int64_t b_len = b.end_ns() - b.begin_ns();
+  axis_.set_width_px(std::max(1.0f, ImGui::GetContentRegionAvail().x - TimelineView::kLabelPx));
+  axis_.set_bounds(a.begin_ns(), std::max(a.end_ns(), a.begin_ns() + b_len));
+  layout_a_ = RowLayout(*a.index, a.timeline.devices.size(), RowLayoutOptions{});
+  layout_b_ = RowLayout(*b.index, b.timeline.devices.size(), RowLayoutOptions{});
+  scroll_a_ = scroll_b_ = 0;
+}
+
+void CompareView::draw(Session& session) {
+  if (session.runs.size() < 2) {
+    ImGui::TextWrapped(
+        "Compare needs two runs: open a second trace (drop it on the window, pass two files "
+        "on the command line, or predict one in the what-if view).");
+    return;
+  }
+  session.compare_a = std::min(session.compare_a, session.runs.size() - 1);
+  session.compare_b = std::min(session.compare_b, session.runs.size() - 1);
+  run_combo("A (top)", session, session.compare_a);
+  ImGui::SameLine();
+  run_combo("B (bottom)", session, session.compare_b);
+  const Run& a = *session.runs[session.compare_a];
+  const Run& b = *session.runs[session.compare_b];
+  if (&a != a_ || &b != b_) reset_for(a, b);
+  ImGui::Text("step time  A %s   B %s   (B/A %.3f)      bubble  A %.1f%%   B %.1f%%",
+              traces::format_duration(model_.step_a_ns).c_str(),
+              traces::format_duration(model_.step_b_ns).c_str(), model_.step_ratio(),
+              model_.bubble_a * 100, model_.bubble_b * 100);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float table_h =
+      std::min(avail.y * 0.35f, 60.0f + 20.0f * static_cast<float>(model_.devices.size()));
+  draw_pair(a, b, a.label.c_str(), b.label.c_str(), ImGui::GetCursorScreenPos(),
+            ImVec2(avail.x, avail.y - table_h));
+  draw_table(model_);
+}
+
+void CompareView::draw_pair(const Run& a, const Run& b, const char* label_a, const char* label_b,
+                            ImVec2 min, ImVec2 size) {
+  if (&a != a_ || &b != b_) reset_for(a, b);
+  axis_.set_width_px(std::max(1.0f, size.x - TimelineView::kLabelPx));
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float half = (size.y - TimelineView::kRulerPx) / 2;
+  const float plot_x = min.x + TimelineView::kLabelPx;
+
+  ImGui::SetCursorScreenPos(min);
+  ImGui::InvisibleButton("##pair", size, ImGuiButtonFlags_MouseButtonLeft);
+  ImGuiIO& io = ImGui::GetIO();
+  const bool hovered = ImGui::IsItemHovered();
+  const bool over_b = io.MousePos.y > min.y + TimelineView::kRulerPx + half;
+  float& scroll = over_b ? scroll_b_ : scroll_a_;
+  if (hovered && io.MouseWheel != 0) {
+    if (io.KeyShift) {
+      scroll -= io.MouseWheel * 60;
+    } else {
+      axis_.zoom_at(io.MousePos.x - plot_x, std::pow(1.25f, io.MouseWheel));
+    }
+  }
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
+    axis_.pan_px(io.MouseDelta.x);
+    scroll -= io.MouseDelta.y;
+  }
+  if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) axis_.fit();
+
+  // Ruler in offsets from the runs' first steps.
+  dl->AddRectFilled(
+      ImVec2(plot_x, min.y),
+      ImVec2(plot_x + static_cast<float>(axis_.width_px()), min.y + TimelineView::kRulerPx),
+      IM_COL32(45, 48, 54, 255));
+  const RulerTicks ticks = ruler_ticks(axis_, 90);
+  for (double rel : ticks.rel_ns) {
+    const float x = plot_x + static_cast<float>(axis_.x_of_rel(rel));
+    dl->AddLine(ImVec2(x, min.y + TimelineView::kRulerPx - 8), ImVec2(x, min.y + size.y),
+                IM_COL32(200, 200, 200, 40));
+    dl->AddText(ImVec2(x + 3, min.y + 2), IM_COL32(220, 220, 220, 255),
+                format_ruler_label(rel, ticks.step_ns).c_str());
+  }
+
+  const TimeAxis axis_b = axis_.shifted(-model_.b_to_a_shift_ns);
+  struct Half {
+    const Run& run;
+    const RowLayout& layout;
+    const TimeAxis& axis;
+    float& scroll;
+    const char* label;
+    float top;
+  };
+  const Half halves[] = {
+      {a, layout_a_, axis_, scroll_a_, label_a, min.y + TimelineView::kRulerPx},
+      {b, layout_b_, axis_b, scroll_b_, label_b, min.y + TimelineView::kRulerPx + half}};
+  for (const Half& h : halves) {
+    const float rows_h = half - kTitlePx;
+    h.scroll = std::clamp(h.scroll, 0.0f, std::max(0.0f, h.layout.total_px() - rows_h));
+    dl->AddRectFilled(ImVec2(min.x, h.top), ImVec2(min.x + size.x, h.top + kTitlePx),
+                      IM_COL32(60, 64, 90, 255));
+    dl->AddText(ImVec2(min.x + 4, h.top + 2), IM_COL32(255, 255, 255, 255), h.label);
+    const float rows_top = h.top + kTitlePx;
+    dl->PushClipRect(ImVec2(min.x, rows_top), ImVec2(min.x + size.x, rows_top + rows_h), true);
+    PaintTarget target{dl, ImVec2(plot_x, rows_top - h.scroll), TimelineView::kLabelPx, rows_top,
+                       rows_top + rows_h};
+    PaintOptions options;
+    painter_.paint(target, h.run, h.layout, h.axis, options);
+    dl->PopClipRect();
+  }
+  ImGui::SetCursorScreenPos(ImVec2(min.x, min.y + size.y));
+}
+
+void CompareView::draw_table(const CompareModel& m) {
+  if (!ImGui::BeginTable(
+          "##diff", 8,
+          ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV)) {
+    return;
+  }
+  for (const char* h :
+       {"rank", "device", "busy A", "busy B", "busy B-A", "idle A", "idle B", "bubble A -> B"}) {
+    ImGui::TableSetupColumn(h);
+  }
+  ImGui::TableHeadersRow();
+  for (const DeviceDiff& d : m.devices) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Text("%d", d.rank);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(d.name.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(d.device_a ? traces::format_duration(d.busy_a_ns).c_str() : "-");
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(d.device_b ? traces::format_duration(d.busy_b_ns).c_str() : "-");
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(signed_duration(d.busy_delta_ns()).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(d.device_a ? traces::format_duration(d.idle_a_ns).c_str() : "-");
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(d.device_b ? traces::format_duration(d.idle_b_ns).c_str() : "-");
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f%% -> %.1f%%", d.bubble_a * 100, d.bubble_b * 100);
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace meshscope::gui

@@ -1,0 +1,42 @@
+// The replay view: a playhead that plays a step at a chosen speed, and the device mesh laid out
+// as dp x pp x tp where each cell shows what its device does at the playhead (computing
+// microbatch k, sending to / receiving from a peer, all-reducing, or in a bubble), so bubbles
+// visibly travel through the pipeline.
+#pragma once
+
+#include <imgui.h>
+
+#include <vector>
+
+#include "gui/app/session.h"
+#include "gui/view/activity.h"
+
+namespace meshscope::gui {
+
+class MeshView {
+ public:
+  void draw(Session& session);
+
+ private:
+  void draw_controls(Session& session, const Run& run);
+  void draw_cells(Session& session, const Run& run, ImVec2 min, ImVec2 size);
+  void draw_strip(Session& session, const Run& run, ImVec2 min, ImVec2 size);
+
+  const Run* run_ = nullptr;
+  int step_ = 0;
+  // The strip's colours depend only on the run, the step range and the width: kept between
+  // frames so playing costs one device lookup per cell, not per pixel column.
+  struct StripKey {
+    const Run* run = nullptr;
+    int64_t begin_ns = 0, end_ns = 0;
+    int columns = 0;
+    bool operator==(const StripKey&) const = default;
+  };
+  StripKey strip_key_;
+  std::vector<Activity> strip_;  // device-major, `columns` per device
+};
+
+// What a cell says: "F mb3 · stage 1", "SEND mb3 -> rank 2", "bubble".
+std::string cell_text(const traces::Timeline& t, const DeviceState& state);
+
+}  // namespace meshscope::gui

@@ -1,0 +1,53 @@
+// Turning a Timeline or a trace file into a Run.
+#include "gui/app/run.h"
+
+#include <stdexcept>
+
+#include "traces/import/load_trace.h"
+
+namespace meshscope::gui {
+
+namespace {
+// Number of idle gaps the stats panel lists.
+constexpr size_t kListedGaps = 20;
+}  // namespace
+
+int64_t Run::begin_ns() const {
+  return analysis.windows.empty() ? timeline.extent().begin_ns : analysis.windows.front().begin_ns;
+}
+
+int64_t Run::end_ns() const {
+  return analysis.windows.empty() ? timeline.extent().end_ns : analysis.windows.back().end_ns;
+}
+
+std::unique_ptr<Run> make_run(traces::Timeline t, std::string label) {
+  auto run = std::make_unique<Run>();
+  run->label = std::move(label);
+  run->timeline = std::move(t);
+  traces::Timeline& tl = run->timeline;
+  traces::add_idle_spans(tl);
+  tl.sort_spans();
+  run->index = std::make_unique<TrackIndex>(tl);
+  run->analysis = traces::analyze(tl);
+  run->stats = build_stats(tl, run->analysis, kListedGaps);
+  run->grid = mesh_grid_of(tl);
+  return run;
+}
+
+std::unique_ptr<Run> load_run(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw std::runtime_error(path.string() + ": no such file or folder");
+  }
+  traces::Timeline t;
+  if (std::filesystem::is_directory(path, ec)) {
+    const std::filesystem::path paths[] = {path};
+    t = traces::load_traces(paths);
+  } else {
+    t = traces::load_trace(path);
+  }
+  if (t.spans.empty()) throw std::runtime_error(path.string() + ": the trace holds no spans");
+  return make_run(std::move(t), path.filename().string());
+}
+
+}  // namespace meshscope::gui

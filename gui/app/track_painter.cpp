@@ -1,0 +1,188 @@
+// Row painting: the hot loop of every frame, so it touches only what is visible.
+#include "gui/app/track_painter.h"
+
+#include <algorithm>
+#include <string>
+
+#include "gui/view/activity.h"
+#include "gui/view/span_info.h"
+
+namespace meshscope::gui {
+namespace {
+
+constexpr ImU32 kHeaderBg = IM_COL32(38, 41, 46, 255);
+constexpr ImU32 kRowBg = IM_COL32(28, 30, 34, 255);
+constexpr ImU32 kText = IM_COL32(230, 230, 230, 255);
+constexpr ImU32 kDarkText = IM_COL32(20, 20, 20, 255);
+constexpr ImU32 kMarked = IM_COL32(255, 235, 59, 255);
+constexpr ImU32 kSelected = IM_COL32(255, 255, 255, 255);
+constexpr ImU32 kFlow = IM_COL32(236, 239, 241, 170);
+// Labels are only tried on boxes at least this wide: cheaper than measuring every box's text.
+constexpr float kMinLabelPx = 14;
+
+bool light(ImU32 c) {
+  const int r = c & 0xff, g = (c >> 8) & 0xff, b = (c >> 16) & 0xff;
+  return r * 299 + g * 587 + b * 114 > 150'000;
+}
+
+}  // namespace
+
+ImU32 darker(ImU32 c, float factor) {
+  const auto scale = [&](int shift) {
+    return static_cast<ImU32>(((c >> shift) & 0xff) * factor) << shift;
+  };
+  return scale(0) | scale(8) | scale(16) | (c & 0xff000000u);
+}
+
+PaintStats TrackPainter::paint(const PaintTarget& target, const Run& run, const RowLayout& layout,
+                               const TimeAxis& axis, const PaintOptions& options,
+                               std::optional<PaintHover>* hover) {
+  PaintStats stats;
+  ImDrawList* dl = target.draw_list;
+  const traces::Timeline& t = run.timeline;
+  const float y0 = target.clip_top - target.origin.y;
+  const float y1 = target.clip_bottom - target.origin.y;
+  const float left = target.origin.x - target.label_px;
+  const float right = target.origin.x + static_cast<float>(axis.width_px());
+  const auto& opt = layout.options();
+
+  // Device headers: a band with the device's name across the label column and the plot.
+  for (uint16_t d = 0; d < t.devices.size(); ++d) {
+    const float top = layout.device_top(d);
+    if (top + opt.header_px < y0 || top > y1) continue;
+    const float sy = target.origin.y + top;
+    dl->AddRectFilled(ImVec2(left, sy), ImVec2(right, sy + opt.header_px), kHeaderBg);
+    dl->AddText(ImVec2(left + 4, sy + 2), kText, t.devices[d].name.c_str());
+  }
+
+  if (hover) hover->reset();
+  std::optional<float> mouse_y;
+  if (options.mouse) mouse_y = options.mouse->y - target.origin.y;
+  if (mouse_y && options.mouse->x >= left && options.mouse->x < right) {
+    if (auto hit = layout.hit(*mouse_y); hit && hover)
+      *hover = PaintHover{hit->device, hit->row, std::nullopt};
+  }
+
+  const auto [first, last] = layout.rows_between(y0, y1);
+  for (size_t r = first; r < last; ++r) {
+    if (!layout.row_shown(r)) continue;
+    const float y = target.origin.y + layout.row_top(r);
+    const bool hovered_row = hover && *hover && (*hover)->row == r;
+    const size_t before = boxes_.size();
+    paint_row(target, run, r, y, layout, axis, options, stats);
+    if (hovered_row) {
+      hover_boxes_.assign(boxes_.begin() + static_cast<std::ptrdiff_t>(before), boxes_.end());
+      const int b = hit_box(hover_boxes_, options.mouse->x - target.origin.x, 3.0f);
+      if (b >= 0) (*hover)->box = hover_boxes_[static_cast<size_t>(b)];
+    }
+    boxes_.clear();
+  }
+  if (options.flows) paint_flows(target, run, layout, axis, options, stats);
+  return stats;
+}
+
+void TrackPainter::paint_row(const PaintTarget& target, const Run& run, size_t r, float y,
+                             const RowLayout& layout, const TimeAxis& axis,
+                             const PaintOptions& options, PaintStats& stats) {
+  ImDrawList* dl = target.draw_list;
+  const traces::Timeline& t = run.timeline;
+  const Row& row = run.index->rows()[r];
+  const float h = layout.options().row_px;
+  const float ox = target.origin.x;
+  const float left = ox - target.label_px;
+  dl->AddRectFilled(ImVec2(left, y), ImVec2(ox + static_cast<float>(axis.width_px()), y + h),
+                    kRowBg);
+  const auto& lanes = t.devices[row.device].lanes;
+  if (row.lane < lanes.size()) {
+    std::string label = "  " + lanes[row.lane].name;
+    if (row.depth > 0) label += " +" + std::to_string(row.depth);
+    dl->AddText(ImVec2(left + 4, y + (h - ImGui::GetFontSize()) / 2), IM_COL32(170, 170, 170, 255),
+                label.c_str());
+  }
+  ++stats.rows;
+
+  const size_t start = boxes_.size();
+  build_boxes(t, row, axis, options.lod, boxes_);
+  const float top = y + 2, bottom = y + h - 2;
+  const ImVec4 clip(ox, y, ox + static_cast<float>(axis.width_px()), y + h);
+  dl->PushClipRect(ImVec2(clip.x, clip.y), ImVec2(clip.z, clip.w), true);
+  for (size_t i = start; i < boxes_.size(); ++i) {
+    const Box& b = boxes_[i];
+    const float x0 = ox + b.x0;
+    const float x1 = ox + std::max(b.x1, b.x0 + 1.0f);
+    const traces::Span& s = t.spans[b.span];
+    ++stats.boxes;
+    if (b.folded()) {
+      ++stats.folded;
+      dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, bottom), kFoldedColor);
+      if (x1 - x0 >= kMinLabelPx * 2) {
+        const std::string n = std::to_string(b.count);
+        if (ImGui::CalcTextSize(n.c_str()).x + 4 < x1 - x0) {
+          dl->AddText(nullptr, 0, ImVec2(x0 + 2, top + 1), kText, n.c_str(), nullptr, 0, &clip);
+        }
+      }
+      continue;
+    }
+    const Activity a = activity_of(s);
+    const ImU32 fill = color_of(a);
+    dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, bottom), fill);
+    if (a == Activity::kIdle && x1 - x0 >= 3) {
+      // A bubble: the red box outlined in a darker red so neighbouring gaps stay apart.
+      dl->AddRect(ImVec2(x0, top), ImVec2(x1, bottom), darker(fill, 0.55f));
+    }
+    if (options.marked && b.span < options.marked->size() && (*options.marked)[b.span]) {
+      dl->AddRect(ImVec2(x0 - 1, top - 1), ImVec2(x1 + 1, bottom + 1), kMarked, 0, 0, 2);
+    }
+    if (options.selected == b.span) {
+      dl->AddRect(ImVec2(x0 - 1, top - 1), ImVec2(x1 + 1, bottom + 1), kSelected, 0, 0, 2);
+    }
+    if (x1 - x0 < kMinLabelPx) continue;
+    // Label: the full name if it fits, else the short one, clipped to the visible part.
+    const float vis0 = std::max(x0, ox), vis1 = std::min(x1, clip.z);
+    for (const std::string& label : {long_label(t, s), short_label(t, s)}) {
+      const float w = ImGui::CalcTextSize(label.c_str()).x;
+      if (w + 4 > vis1 - vis0) continue;
+      const float tx = std::max(vis0 + 2, std::min((vis0 + vis1 - w) / 2, vis1 - w - 2));
+      dl->AddText(nullptr, 0, ImVec2(tx, top + (bottom - top - ImGui::GetFontSize()) / 2),
+                  light(fill) ? kDarkText : kText, label.c_str(), nullptr, 0, &clip);
+      break;
+    }
+  }
+  dl->PopClipRect();
+}
+
+void TrackPainter::paint_flows(const PaintTarget& target, const Run& run, const RowLayout& layout,
+                               const TimeAxis& axis, const PaintOptions& options,
+                               PaintStats& stats) {
+  const traces::Timeline& t = run.timeline;
+  flows_.clear();
+  if (!run.index->visible_flows(axis.begin_ns(), axis.end_ns(), options.max_flows, flows_)) {
+    stats.flows_left_out = true;
+    return;  // too many to read: arrows would only hide the spans
+  }
+  ImDrawList* dl = target.draw_list;
+  const float ox = target.origin.x;
+  dl->PushClipRect(ImVec2(ox, target.clip_top),
+                   ImVec2(ox + static_cast<float>(axis.width_px()), target.clip_bottom), true);
+  const float h = layout.options().row_px;
+  auto row_mid = [&](uint32_t span) {
+    const size_t r = run.index->row_of(span);
+    return target.origin.y + layout.row_top(r) +
+           (layout.row_shown(r) ? h / 2 : layout.options().header_px / 2);
+  };
+  for (uint32_t f : flows_) {
+    const traces::Flow& flow = t.flows[f];
+    // From the send's start to the recv's end: always forward in time, whatever the overlap.
+    const ImVec2 a(ox + static_cast<float>(axis.x_of(t.spans[flow.from].begin_ns)),
+                   row_mid(flow.from));
+    const ImVec2 b(ox + static_cast<float>(axis.x_of(t.spans[flow.to].end_ns)), row_mid(flow.to));
+    if (std::max(a.y, b.y) < target.clip_top || std::min(a.y, b.y) > target.clip_bottom) continue;
+    dl->AddLine(a, b, kFlow, 1.2f);
+    const float dy = b.y > a.y ? -6.0f : 6.0f;
+    dl->AddTriangleFilled(b, ImVec2(b.x - 3, b.y + dy), ImVec2(b.x + 3, b.y + dy), kFlow);
+    ++stats.flows;
+  }
+  dl->PopClipRect();
+}
+
+}  // namespace meshscope::gui

@@ -1,0 +1,189 @@
+// What-if view: controls, background re-simulation, predicted-vs-measured and the scaling chart.
+#include "gui/app/whatif_view.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gui/view/activity.h"
+#include "traces/analysis.h"
+
+namespace meshscope::gui {
+namespace {
+
+constexpr float kControlsPx = 270;
+
+bool string_combo(const char* label, std::string& value, const std::vector<std::string>& choices) {
+  bool changed = false;
+  if (ImGui::BeginCombo(label, value.empty() ? "(default)" : value.c_str())) {
+    for (const std::string& c : choices) {
+      if (ImGui::Selectable(c.c_str(), c == value)) {
+        value = c;
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+bool positive_int(const char* label, int& v, int max) {
+  const int before = v;
+  ImGui::InputInt(label, &v);
+  v = std::clamp(v, 1, max);
+  return v != before;
+}
+
+}  // namespace
+
+WhatIfView::WhatIfView(std::optional<Predictor> predictor) : predictor_(std::move(predictor)) {
+  if (!predictor_) return;
+  job_ = std::make_unique<LatestJob<Request, Result>>([p = *predictor_](const Request& r) {
+    Result result;
+    result.run = make_run(p.simulate(r.config), "predicted: " + describe(r.config));
+    result.points = sweep(p, r.config, r.axis);
+    return result;
+  });
+}
+
+void WhatIfView::submit() {
+  error_.clear();
+  job_->submit(Request{config_, axis_});
+}
+
+void WhatIfView::draw(Session& session) {
+  if (!predictor_) {
+    ImGui::TextWrapped(
+        "The simulator is not built into this viewer, so there is nothing to predict with.");
+    return;
+  }
+  Run* measured = session.primary_run();
+  if (measured != measured_) {
+    measured_ = measured;
+    if (measured) config_ = config_from_metadata(measured->timeline, config_);
+    submit();
+  }
+  if (auto outcome = job_->poll()) {
+    if (outcome->value) {
+      predicted_ = std::move(outcome->value->run);
+      points_ = std::move(outcome->value->points);
+    } else {
+      error_ = outcome->error;
+    }
+  }
+
+  ImGui::BeginChild("##whatif_controls", ImVec2(kControlsPx, 0), true);
+  if (draw_controls()) submit();
+  ImGui::Separator();
+  if (job_->busy()) {
+    ImGui::TextUnformatted("simulating...");
+  } else if (!error_.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 120, 120, 255));
+    ImGui::TextWrapped("%s", error_.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (predicted_) {
+    ImGui::Text("predicted step %s",
+                traces::format_duration(predicted_->analysis.step_time_ns).c_str());
+    ImGui::Text("predicted bubble %.1f%%", predicted_->analysis.bubble_fraction * 100);
+    if (measured_) {
+      ImGui::Text("measured step %s",
+                  traces::format_duration(measured_->analysis.step_time_ns).c_str());
+      ImGui::Text("measured bubble %.1f%%", measured_->analysis.bubble_fraction * 100);
+    }
+    if (ImGui::Button("Keep as a run (for compare)")) {
+      session.runs.push_back(std::move(predicted_));
+      session.compare_b = session.runs.size() - 1;
+      session.compare_a = session.primary;
+      session.switch_to = ViewKind::kCompare;
+    }
+  }
+  ImGui::EndChild();
+  ImGui::SameLine();
+
+  ImGui::BeginChild("##whatif_main");
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float chart_h = std::min(240.0f, avail.y * 0.35f);
+  const ImVec2 min = ImGui::GetCursorScreenPos();
+  if (predicted_ && measured_) {
+    pair_.draw_pair(*measured_, *predicted_, ("measured: " + measured_->label).c_str(),
+                    predicted_->label.c_str(), min, ImVec2(avail.x, avail.y - chart_h - 8));
+  } else if (predicted_) {
+    pair_.draw_pair(*predicted_, *predicted_, predicted_->label.c_str(), predicted_->label.c_str(),
+                    min, ImVec2(avail.x, avail.y - chart_h - 8));
+  }
+  draw_chart(ImVec2(min.x, min.y + avail.y - chart_h), ImVec2(avail.x, chart_h));
+  ImGui::EndChild();
+}
+
+bool WhatIfView::draw_controls() {
+  bool changed = false;
+  ImGui::TextUnformatted("What if ...");
+  ImGui::PushItemWidth(150);
+  changed |= string_combo("schedule", config_.schedule, predictor_->schedules);
+  changed |= positive_int("microbatches", config_.microbatches, 1024);
+  changed |= positive_int("dp", config_.dp, 64);
+  changed |= positive_int("pp", config_.pp, 64);
+  changed |= positive_int("tp", config_.tp, 64);
+  if (config_.schedule == "interleaved")
+    changed |= positive_int("virtual stages", config_.virtual_stages, 16);
+  changed |= string_combo("hardware", config_.hardware, predictor_->hardware);
+  int axis = static_cast<int>(axis_);
+  if (ImGui::BeginCombo("scaling", std::string(name(axis_)).c_str())) {
+    for (int i = 0; i < static_cast<int>(ScalingAxis::kCount); ++i) {
+      if (ImGui::Selectable(std::string(name(static_cast<ScalingAxis>(i))).c_str(), i == axis)) {
+        axis_ = static_cast<ScalingAxis>(i);
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  ImGui::PopItemWidth();
+  return changed;
+}
+
+void WhatIfView::draw_chart(ImVec2 min, ImVec2 size) const {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(min, ImVec2(min.x + size.x, min.y + size.y), IM_COL32(30, 32, 36, 255));
+  std::string title =
+      "scaling: step time (blue) and bubble fraction (red) against " + std::string(name(axis_));
+  dl->AddText(ImVec2(min.x + 6, min.y + 4), IM_COL32(230, 230, 230, 255), title.c_str());
+  std::vector<const ScalingPoint*> ok;
+  for (const ScalingPoint& p : points_) {
+    if (p.error.empty() && p.step_ns > 0) ok.push_back(&p);
+  }
+  if (ok.size() < 2) return;
+  const float pad = 40, top = min.y + 26, bottom = min.y + size.y - 22;
+  const float left = min.x + pad, right = min.x + size.x - pad;
+  const double lx0 = std::log2(ok.front()->x), lx1 = std::log2(ok.back()->x);
+  int64_t max_step = 0;
+  for (const ScalingPoint* p : ok) max_step = std::max(max_step, p->step_ns);
+  auto px = [&](int x) {
+    return left +
+           static_cast<float>((std::log2(x) - lx0) / std::max(lx1 - lx0, 1e-9)) * (right - left);
+  };
+  auto py = [&](double v) { return bottom - static_cast<float>(v) * (bottom - top); };
+  for (size_t i = 0; i < ok.size(); ++i) {
+    const ScalingPoint& p = *ok[i];
+    const ImVec2 s(px(p.x), py(static_cast<double>(p.step_ns) / static_cast<double>(max_step)));
+    const ImVec2 b(px(p.x), py(p.bubble_fraction));
+    dl->AddCircleFilled(s, 4, color_of(Activity::kForward));
+    dl->AddCircleFilled(b, 4, kBubbleColor);
+    if (i > 0) {
+      const ScalingPoint& q = *ok[i - 1];
+      dl->AddLine(
+          ImVec2(px(q.x), py(static_cast<double>(q.step_ns) / static_cast<double>(max_step))), s,
+          color_of(Activity::kForward), 2);
+      dl->AddLine(ImVec2(px(q.x), py(q.bubble_fraction)), b, kBubbleColor, 2);
+    }
+    const std::string label = std::to_string(p.x);
+    dl->AddText(ImVec2(s.x - 4, bottom + 4), IM_COL32(200, 200, 200, 255), label.c_str());
+    const std::string step = traces::format_duration(p.step_ns);
+    dl->AddText(ImVec2(s.x + 5, s.y - 14), IM_COL32(160, 190, 255, 255), step.c_str());
+  }
+  dl->AddText(ImVec2(min.x + 4, top - 4), IM_COL32(200, 200, 200, 255), "100%");
+  dl->AddText(ImVec2(min.x + 4, bottom - 12), IM_COL32(200, 200, 200, 255), "0");
+}
+
+}  // namespace meshscope::gui

@@ -1,0 +1,52 @@
+// The what-if view: edit the schedule, microbatches, dp/pp/tp and hardware of the shown run,
+// re-simulate in a background thread, and see the predicted timeline under the measured one and
+// a scaling chart (step time and bubble fraction against microbatches, pp or dp).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gui/app/compare_view.h"
+#include "gui/app/session.h"
+#include "gui/view/latest_job.h"
+#include "gui/view/whatif.h"
+
+namespace meshscope::gui {
+
+class WhatIfView {
+ public:
+  // Without a predictor the view says how to get one instead of offering controls.
+  explicit WhatIfView(std::optional<Predictor> predictor);
+
+  void draw(Session& session);
+  // True while a simulation is queued or running (--screenshot waits for it).
+  bool busy() const { return job_ && job_->busy(); }
+
+ private:
+  struct Request {
+    WhatIfConfig config;
+    ScalingAxis axis = ScalingAxis::kMicrobatches;
+  };
+  struct Result {
+    std::unique_ptr<Run> run;
+    std::vector<ScalingPoint> points;
+  };
+
+  bool draw_controls();
+  void draw_chart(ImVec2 min, ImVec2 size) const;
+  void submit();
+
+  std::optional<Predictor> predictor_;
+  std::unique_ptr<LatestJob<Request, Result>> job_;
+  const Run* measured_ = nullptr;
+  WhatIfConfig config_;
+  ScalingAxis axis_ = ScalingAxis::kMicrobatches;
+  std::unique_ptr<Run> predicted_;
+  std::vector<ScalingPoint> points_;
+  std::string error_;
+  CompareView pair_;
+};
+
+}  // namespace meshscope::gui

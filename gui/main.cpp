@@ -1,0 +1,134 @@
+// meshscope-gui: the desktop viewer. Thin: parses arguments, opens the traces, and runs the
+// window loop, a headless screenshot or the frame-time benchmark.
+#include <imgui.h>
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "gui/app/app.h"
+#include "gui/app/headless.h"
+#include "gui/app/platform.h"
+#include "gui/app/predictor.h"
+#include "gui/view/synthetic.h"
+
+namespace {
+
+using meshscope::gui::App;
+
+// "1600x900" -> {1600, 900}
+bool parse_size(const std::string& s, int& w, int& h) {
+  return std::sscanf(s.c_str(), "%dx%d", &w, &h) == 2 && w >= 64 && h >= 64 && w <= 16384 &&
+         h <= 16384;
+}
+
+bool parse_range(const std::string& s, std::pair<double, double>& r) {
+  return std::sscanf(s.c_str(), "%lf:%lf", &r.first, &r.second) == 2 && r.first >= 0 &&
+         r.second <= 1 && r.first < r.second;
+}
+
+int interactive(App& app, int width, int height) {
+  meshscope::gui::Window window({width, height, true, "meshscope"});
+  for (const std::string& e : app.session().errors)
+    std::fprintf(stderr, "meshscope-gui: error: %s\n", e.c_str());
+  while (!window.should_close()) {
+    window.begin_frame();
+    for (const std::string& path : window.take_dropped_paths()) app.open(path);
+    app.frame(ImGui::GetIO().DeltaTime);
+    window.end_frame();
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App cli{
+      "meshscope-gui: see pipeline bubbles and communication, replay a step across the device "
+      "mesh, "
+      "compare runs, ask what-if",
+      "meshscope-gui"};
+  std::vector<std::string> traces;
+  std::string screenshot, size = "1600x900", view = "timeline", range;
+  int frames = 3;
+  double playhead = -1;
+  size_t synthetic = 0;
+  bool bench = false, no_flows = false;
+  meshscope::gui::BenchOptions bench_options;
+  cli.add_option(
+      "traces", traces,
+      "trace files (Chrome/Kineto JSON, .json.gz, Nsight SQLite) or folders of per-rank files");
+  cli.add_option("--screenshot", screenshot, "render headless, write this PNG and exit");
+  cli.add_option("--frames", frames, "frames to render before the screenshot")
+      ->check(CLI::Range(1, 1000));
+  cli.add_option("--size", size, "window size WxH");
+  cli.add_option("--view", view, "view to show: timeline, mesh, stats, compare, what-if");
+  cli.add_option("--range", range,
+                 "timeline: show this part of the run, as fractions FROM:TO (e.g. 0:0.25)");
+  cli.add_option("--playhead", playhead, "replay: put the playhead at this fraction of the step")
+      ->check(CLI::Range(0.0, 1.0));
+  cli.add_flag("--no-flows", no_flows, "do not draw send -> recv arrows");
+  cli.add_option("--synthetic", synthetic,
+                 "also open a synthetic 1F1B trace of about this many spans");
+  cli.add_flag("--bench", bench, "print frame-build times at several zoom levels and exit");
+  cli.add_option("--bench-spans", bench_options.spans, "spans of the synthetic benchmark trace");
+  cli.add_option("--bench-frames", bench_options.frames, "timed frames per zoom level")
+      ->check(CLI::Range(1, 100000));
+  CLI11_PARSE(cli, argc, argv);
+
+  int width = 0, height = 0;
+  std::pair<double, double> fractions;
+  const auto view_kind = meshscope::gui::parse_view(view);
+  std::string bad;
+  if (!parse_size(size, width, height)) bad = "bad --size '" + size + "' (want WxH, e.g. 1600x900)";
+  if (!view_kind) bad = "unknown --view '" + view + "' (timeline, mesh, stats, compare, what-if)";
+  if (!range.empty() && !parse_range(range, fractions))
+    bad = "bad --range '" + range + "' (want FROM:TO, e.g. 0:0.25)";
+  if (!bad.empty()) {
+    std::fprintf(stderr, "meshscope-gui: error: %s\n", bad.c_str());
+    return 2;
+  }
+  try {
+    App app(meshscope::gui::make_predictor());
+    for (const std::string& t : traces) app.open(t);
+    if (synthetic > 0) {
+      meshscope::gui::SyntheticOptions so;
+      so.steps = meshscope::gui::steps_for_spans(so, synthetic);
+      app.session().add_run(meshscope::gui::make_run(meshscope::gui::make_synthetic_pipeline(so),
+                                                     "synthetic 1f1b pp=4 m=8"));
+    }
+    const bool headless = bench || !screenshot.empty();
+    if (headless && !app.session().errors.empty()) {
+      for (const std::string& e : app.session().errors)
+        std::fprintf(stderr, "meshscope-gui: error: %s\n", e.c_str());
+      return 1;
+    }
+    if (bench) {
+      bench_options.width = width;
+      bench_options.height = height;
+      meshscope::gui::run_bench(app, bench_options, std::cout);
+      return 0;
+    }
+    if (!screenshot.empty()) {
+      meshscope::gui::ScreenshotOptions o;
+      o.out = screenshot;
+      o.frames = frames;
+      o.width = width;
+      o.height = height;
+      o.view = *view_kind;
+      o.flows = !no_flows;
+      if (playhead >= 0) o.playhead = playhead;
+      if (!range.empty()) o.range = fractions;
+      meshscope::gui::take_screenshot(app, o);
+      return 0;
+    }
+    app.set_view(*view_kind);
+    return interactive(app, width, height);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "meshscope-gui: error: %s\n", e.what());
+    return 1;
+  }
+}
