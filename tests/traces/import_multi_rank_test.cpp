@@ -1,0 +1,156 @@
+// Several per-rank traces as one mesh Timeline: devices of every rank in rank order, clocks put on
+// one axis by baseTimeNanoseconds and refined by the ends of the NCCL collectives every rank ran,
+// with the skew that remains reported.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/traces/import_test_util.h"
+#include "traces/import/kineto_synth.h"
+#include "traces/import/load_trace.h"
+#include "traces/import/multi_rank.h"
+
+namespace meshscope::traces {
+namespace {
+
+using testing::TempFile;
+
+std::string synthetic(int rank, int64_t base_time_ns, int64_t clock_offset_ns) {
+  SyntheticKinetoOptions o;
+  o.iterations = 200;  // 12 all-reduces, 2 steps
+  o.rank = rank;
+  o.world_size = 2;
+  o.base_time_ns = base_time_ns;
+  o.clock_offset_ns = clock_offset_ns;
+  std::string json;
+  write_synthetic_kineto(o, [&](std::string_view s) { json += s; });
+  return json;
+}
+
+const Span& first_of(const Timeline& t, uint16_t device, SpanKind kind) {
+  for (const Span& s : t.spans) {
+    if (s.device == device && s.kind == kind) return s;
+  }
+  throw std::runtime_error("no such span");
+}
+
+// Ranks written in reverse order on purpose: devices come out by rank, not by file order.
+struct TwoRanks {
+  TempFile r1, r0;
+  std::vector<std::filesystem::path> files() const { return {r1.path(), r0.path()}; }
+};
+
+TEST(MultiRank, DevicesOfEveryRankInRankOrder) {
+  TwoRanks ranks{TempFile(".json", synthetic(1, 1000, 0)), TempFile(".json", synthetic(0, 1000, 0))};
+  ImportReport report;
+  const Timeline t = load_traces(ranks.files(), {}, &report);
+  ASSERT_EQ(t.devices.size(), 4u);
+  EXPECT_EQ(t.devices[0].name, "rank 0 · GPU 0");
+  EXPECT_EQ(t.devices[1].name, "rank 0 · host");
+  EXPECT_EQ(t.devices[2].name, "rank 1 · GPU 0");
+  EXPECT_EQ(t.devices[2].rank, 1);
+  EXPECT_EQ(t.steps.size(), 2u);
+  EXPECT_EQ(t.metadata.at("ranks"), "2");
+  ASSERT_EQ(report.clocks.size(), 2u);
+  EXPECT_EQ(report.clocks[0].rank, 0);
+  EXPECT_EQ(report.clocks[1].file, ranks.r1.path().string());
+}
+
+TEST(MultiRank, BaseTimesPutRanksOnOneAxis) {
+  // Rank 1's profiler started 2 ms later; its ts are relative to that start.
+  TwoRanks ranks{TempFile(".json", synthetic(1, 1'000'000'000 + 2'000'000, -2'000'000)),
+                 TempFile(".json", synthetic(0, 1'000'000'000, 0))};
+  ImportOptions options;
+  options.align = ClockAlign::kBaseTime;
+  ImportReport report;
+  const Timeline t = load_traces(ranks.files(), options, &report);
+  EXPECT_EQ(report.clocks[1].offset_ns, 2'000'000);
+  // Both ranks ran the same work at the same real time.
+  EXPECT_EQ(first_of(t, 0, SpanKind::kCollective).end_ns, first_of(t, 2, SpanKind::kCollective).end_ns);
+}
+
+TEST(MultiRank, CollectiveEndsRemoveClockSkew) {
+  // Rank 1's clock runs 37 µs ahead; the base times do not know it.
+  TwoRanks ranks{TempFile(".json", synthetic(1, 5000, 37'000)), TempFile(".json", synthetic(0, 5000, 0))};
+  ImportOptions base_only;
+  base_only.align = ClockAlign::kBaseTime;
+  const Timeline skewed = load_traces(ranks.files(), base_only);
+  EXPECT_EQ(first_of(skewed, 2, SpanKind::kCollective).end_ns -
+                first_of(skewed, 0, SpanKind::kCollective).end_ns,
+            37'000);
+
+  ImportReport report;
+  const Timeline t = load_traces(ranks.files(), {}, &report);  // kCollectiveEnds is the default
+  EXPECT_EQ(report.clocks[1].offset_ns, -37'000);
+  EXPECT_EQ(report.clocks[1].matched_collectives, 12);
+  EXPECT_EQ(report.clocks[1].residual_skew_ns, 0);
+  EXPECT_EQ(first_of(t, 2, SpanKind::kCollective).end_ns, first_of(t, 0, SpanKind::kCollective).end_ns);
+  EXPECT_EQ(t.metadata.at("rank 1.clock_offset_ns"), "-37000");
+}
+
+TEST(MultiRank, ResidualSkewIsWhatTheMedianCannotExplain) {
+  const auto rank_trace = [](int rank, std::initializer_list<int> ends_us) {
+    std::string events;
+    for (int end : ends_us) {
+      if (!events.empty()) events += ",";
+      events += R"J({"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)",)J"
+                R"("pid":0,"tid":40,"ts":)" + std::to_string(end - 50) + R"(,"dur":50})";
+    }
+    return R"({"distributedInfo":{"rank":)" + std::to_string(rank) +
+           R"(},"baseTimeNanoseconds":0,"traceEvents":[)" + events + "]}";
+  };
+  TempFile r0(".json", rank_trace(0, {100, 200, 300, 400}));
+  TempFile r1(".json", rank_trace(1, {105, 205, 306, 404}));  // 5 µs skew, ±1 µs jitter
+  ImportReport report;
+  const std::vector<std::filesystem::path> files = {r0.path(), r1.path()};
+  load_traces(files, {}, &report);
+  EXPECT_EQ(report.clocks[1].offset_ns, -5000);
+  EXPECT_EQ(report.clocks[1].residual_skew_ns, 1000);
+  EXPECT_EQ(report.clocks[1].max_skew_ns, 1000);
+}
+
+TEST(MultiRank, DifferentCollectiveSequencesLeaveTheBaseTimeAlone) {
+  const auto one = [](int rank, const char* kernel) {
+    return R"({"distributedInfo":{"rank":)" + std::to_string(rank) +
+           R"(},"baseTimeNanoseconds":0,"traceEvents":[{"ph":"X","cat":"kernel","name":")" +
+           kernel + R"(","pid":0,"tid":40,"ts":10,"dur":5}]})";
+  };
+  TempFile r0(".json", one(0, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+  TempFile r1(".json", one(1, "ncclDevKernel_AllGather_RING_LL"));
+  ImportReport report;
+  const std::vector<std::filesystem::path> files = {r0.path(), r1.path()};
+  load_traces(files, {}, &report);
+  EXPECT_EQ(report.clocks[1].matched_collectives, 0);
+  EXPECT_EQ(report.clocks[1].offset_ns, 0);
+}
+
+TEST(MultiRank, AFolderOfTracesAndNamesForRanklessFiles) {
+  TempFile folder("_ranks");
+  std::filesystem::create_directory(folder.path());
+  const std::string plain =
+      R"([{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1}])";
+  for (const char* name : {"b.json", "a.json.gz", "notes.txt"}) {
+    const auto path = folder.path() / name;
+    std::ofstream(path, std::ios::binary)
+        << (std::string(name).ends_with(".gz") ? testing::gzip_bytes(plain) : plain);
+  }
+  const auto listed = trace_files_in(folder.path());
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].filename(), "a.json.gz");
+  const std::vector<std::filesystem::path> paths = {folder.path()};
+  const Timeline t = load_traces(paths);
+  ASSERT_EQ(t.devices.size(), 2u);
+  EXPECT_EQ(t.devices[0].name, "rank 0 · GPU 0");  // position in the folder when no rank is known
+  EXPECT_EQ(t.devices[1].name, "rank 1 · GPU 0");
+  EXPECT_EQ(t.devices[1].rank, 1);
+}
+
+TEST(MultiRank, CollectiveTypesFromKernelNames) {
+  EXPECT_EQ(importer::collective_type("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)"),
+            "AllReduce");
+  EXPECT_EQ(importer::collective_type("ncclKernel_Broadcast_RING_LL_Sum_int8_t(x)"), "Broadcast");
+  EXPECT_EQ(importer::collective_type("allreduce dp0"), "allreduce dp0");
+}
+
+}  // namespace
+}  // namespace meshscope::traces

@@ -1,0 +1,234 @@
+// Nsight Systems SQLite exports, built here with the schema nsys documents (table and column
+// names from `nsys export --type sqlite`): kernels, copies and sets per GPU and stream with names
+// from StringIds, CUDA runtime calls and their launch flows, NVTX push/pop and start/end ranges.
+#include <gtest/gtest.h>
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <string>
+
+#include "tests/traces/import_test_util.h"
+#include "traces/import/load_trace.h"
+
+namespace meshscope::traces {
+namespace {
+
+constexpr int64_t kPid = 4321;
+constexpr int64_t kTid = 4322;
+// nsys serialises ids as pid * 2^24 + tid (plus hardware bits above).
+constexpr int64_t kGlobalPid = (int64_t{1} << 56) + kPid * 0x1000000;
+constexpr int64_t kGlobalTid = kGlobalPid + kTid;
+
+class NsysDb {
+ public:
+  explicit NsysDb(const std::filesystem::path& path) {
+    sqlite3_open(path.c_str(), &db_);
+    exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;");
+    exec(R"sql(
+      CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
+        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+        correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,
+        shortName INTEGER NOT NULL, mangledName INTEGER, gridX INTEGER NOT NULL,
+        blockX INTEGER NOT NULL);
+      CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,
+        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+        correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL,
+        copyKind INTEGER NOT NULL, srcKind INTEGER, dstKind INTEGER);
+      CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,
+        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+        correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL);
+      CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
+        eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER,
+        nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);
+      CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+        rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
+        endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
+      CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);
+      CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT,
+        localTime TEXT);
+      CREATE TABLE TARGET_INFO_GPU (id INTEGER NOT NULL, name TEXT NOT NULL);
+    )sql");
+  }
+  ~NsysDb() { sqlite3_close(db_); }
+  void exec(const std::string& sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      ADD_FAILURE() << err << " in " << sql;
+      sqlite3_free(err);
+    }
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+std::string g(int64_t v) { return std::to_string(v); }
+
+// A small but complete run: two launches (one a NCCL all-reduce on stream 13), a copy and a set,
+// NVTX ranges including ProfilerStep#3, and rows a real export would not have.
+void fill_typical(NsysDb& db) {
+  db.exec(R"sql(
+    INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel'), (2, 'void gemm_kernel<float>(float*)'),
+      (3, 'gemm_kernel'), (4, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)'),
+      (5, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL'), (6, 'cudaMemcpyAsync'),
+      (7, 'forward'), (8, 'pt_main_thread');
+    INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1700000000123456789, '', '');
+    INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100 80GB HBM3');
+  )sql");
+  db.exec("INSERT INTO ThreadNames VALUES (8, 10, " + g(kGlobalTid) + ")");
+  db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES "
+          "(1000, 1200, 0, " + g(kGlobalTid) + ", 11, 1, 0, NULL), "
+          "(1300, 1400, 0, " + g(kGlobalTid) + ", 12, 1, 0, NULL), "
+          "(1500, 1550, 0, " + g(kGlobalTid) + ", 13, 6, 0, NULL)");
+  db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES "
+          "(2000, 2600, 0, 1, 7, 11, " + g(kGlobalPid) + ", 2, 3, NULL, 128, 256), "
+          "(2100, 5100, 0, 1, 13, 12, " + g(kGlobalPid) + ", 4, 5, NULL, 8, 544)");
+  db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES "
+          "(2700, 2800, 0, 1, 7, 13, " + g(kGlobalPid) + ", 1048576, 1, 0, 1)");
+  db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES "
+          "(2900, 2950, 0, 1, 7, NULL, " + g(kGlobalPid) + ", 0, 4096)");
+  db.exec("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId) VALUES "
+          "(900, 1600, 59, 'ProfilerStep#3', " + g(kGlobalTid) + ", NULL), "
+          "(950, 1450, 59, NULL, " + g(kGlobalTid) + ", 7), "
+          "(960, 1000, 34, 'a mark', " + g(kGlobalTid) + ", NULL), "
+          "(970, 5000, 60, 'async range', " + g(kGlobalTid) + ", NULL), "
+          "(980, NULL, 59, 'never popped', " + g(kGlobalTid) + ", NULL)");
+}
+
+const Span* find_span(const Timeline& t, std::string_view name) {
+  for (const Span& s : t.spans) {
+    if (t.span_name(s) == name) return &s;
+  }
+  return nullptr;
+}
+
+TEST(NsysImport, GpuWorkHostCallsAndNvtxRanges) {
+  testing::TempFile file(".sqlite");
+  {
+    NsysDb db(file.path());
+    fill_typical(db);
+  }
+  EXPECT_EQ(detect_trace_format(file.path()), TraceFormat::kNsysSqlite);
+  ImportReport report;
+  const Timeline t = load_trace(file.path(), {}, &report);
+
+  ASSERT_EQ(t.devices.size(), 2u);
+  EXPECT_EQ(t.devices[0].name, "GPU 0");
+  ASSERT_EQ(t.devices[0].lanes.size(), 2u);
+  EXPECT_EQ(t.devices[0].lanes[0].name, "stream 7");
+  EXPECT_EQ(t.devices[0].lanes[0].kind, LaneKind::kCompute);
+  EXPECT_EQ(t.devices[0].lanes[1].name, "stream 13");
+  EXPECT_EQ(t.devices[0].lanes[1].kind, LaneKind::kComm);
+  EXPECT_EQ(t.devices[1].name, "host");
+  EXPECT_EQ(t.devices[1].lanes[0].name, "pt_main_thread (4322)");
+
+  const Span* gemm = find_span(t, "void gemm_kernel<float>(float*)");  // demangledName
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->kind, SpanKind::kCompute);
+  EXPECT_EQ(gemm->begin_ns, 2000);
+  EXPECT_EQ(gemm->end_ns, 2600);
+  EXPECT_EQ(find_span(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)")->kind,
+            SpanKind::kCollective);
+  const Span* copy = find_span(t, "Memcpy HtoD");  // copyKind 1
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(copy->bytes, 1048576);
+  EXPECT_EQ(find_span(t, "Memset")->bytes, 4096);
+  EXPECT_EQ(find_span(t, "cudaLaunchKernel")->kind, SpanKind::kHost);
+  EXPECT_EQ(find_span(t, "forward")->kind, SpanKind::kAnnotation);  // text through textId
+  EXPECT_NE(find_span(t, "async range"), nullptr);                  // start/end range
+  EXPECT_EQ(find_span(t, "a mark"), nullptr);                       // marks are not ranges
+
+  // One launch flow per GPU activity with a runtime call of the same correlation id.
+  ASSERT_EQ(t.flows.size(), 3u);
+  for (const Flow& f : t.flows) {
+    EXPECT_EQ(t.spans[f.from].kind, SpanKind::kHost);
+    EXPECT_TRUE(is_device_activity(t.spans[f.to].kind));
+  }
+  ASSERT_EQ(t.steps.size(), 1u);
+  EXPECT_EQ(t.steps[0].begin_ns, 900);
+  EXPECT_EQ(t.steps[0].end_ns, 5100);  // the all-reduce launched in the step ends at 5100
+
+  EXPECT_EQ(report.count(ImportWarning::kMissingField), 1u);  // the range never popped
+  EXPECT_EQ(t.metadata.at("source"), "nsys");
+  EXPECT_EQ(t.metadata.at("base_time_ns"), "1700000000123456789");
+  EXPECT_EQ(t.metadata.at("gpu"), "NVIDIA H100 80GB HBM3");
+}
+
+TEST(NsysImport, BadRowsAreCountedAndSkipped) {
+  testing::TempFile file(".sqlite");
+  {
+    NsysDb db(file.path());
+    db.exec("INSERT INTO StringIds VALUES (1, 'k')");
+    // SQLite keeps whatever type it is given: text where a number belongs, end before start.
+    db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES "
+            "(10, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
+            "('x', 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
+            "(30, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
+            "(10, 20, 'gpu', 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
+            "(10, 20, 0, 1, 7, NULL, NULL, 99, 99, NULL, 1, 1)");
+  }
+  ImportReport report;
+  const Timeline t = load_trace(file.path(), {}, &report);
+  EXPECT_EQ(t.spans.size(), 2u);  // the good row, and the one whose name id is unknown
+  EXPECT_EQ(report.count(ImportWarning::kWrongType), 2u);
+  EXPECT_EQ(report.count(ImportWarning::kNegativeDuration), 1u);
+  EXPECT_NE(report.lines().at(0).find("CUPTI_ACTIVITY_KIND_KERNEL row 2"), std::string::npos);
+}
+
+TEST(NsysImport, KeepHostOffDropsRuntimeAndNvtx) {
+  testing::TempFile file(".sqlite");
+  {
+    NsysDb db(file.path());
+    fill_typical(db);
+  }
+  ImportOptions options;
+  options.keep_host = false;
+  ImportReport report;
+  const Timeline t = load_trace(file.path(), options, &report);
+  EXPECT_EQ(t.devices.size(), 1u);
+  EXPECT_TRUE(t.flows.empty());
+  // 3 runtime calls and 3 ranges (the never-popped one counts as a missing field instead).
+  EXPECT_EQ(report.count(ImportWarning::kHostDropped), 3u + 3u);
+}
+
+TEST(NsysImport, ADatabaseThatIsNotAnNsysExport) {
+  testing::TempFile file(".sqlite");
+  {
+    sqlite3* db = nullptr;
+    sqlite3_open(file.path().c_str(), &db);
+    sqlite3_exec(db, "CREATE TABLE t (x INTEGER); CREATE VIEW NVTX_EVENTS AS SELECT 1;", nullptr,
+                 nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  try {
+    load_trace(file.path());
+    FAIL() << "no error";
+  } catch (const ImportError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              file.path().string() +
+                  ": not an Nsight Systems export: none of the CUPTI_ACTIVITY_KIND_* or "
+                  "NVTX_EVENTS tables is there");
+  }
+}
+
+TEST(NsysImport, TheSameFromMemory) {
+  testing::TempFile file(".sqlite");
+  {
+    NsysDb db(file.path());
+    fill_typical(db);
+  }
+  std::ifstream in(file.path(), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const Timeline a = load_trace(file.path());
+  const Timeline b = load_trace_bytes(bytes, "memory.sqlite");
+  EXPECT_EQ(a.spans.size(), b.spans.size());
+  EXPECT_EQ(a.flows.size(), b.flows.size());
+  // A truncated database is an error, not a crash.
+  EXPECT_THROW(load_trace_bytes(std::string_view(bytes).substr(0, bytes.size() / 2), "cut"),
+               ImportError);
+}
+
+}  // namespace
+}  // namespace meshscope::traces
