@@ -19,5 +19,6 @@ struct UserError : std::runtime_error {
 // One line per subcommand; its source file is listed in cli/CMakeLists.txt.
 void add_schedules_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+void add_analyze_command(CLI::App& app);
 
 }  // namespace meshscope::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   // One line per subcommand, declared in cli/commands.h.
   meshscope::cli::add_schedules_command(app);
   meshscope::cli::add_validate_command(app);
+  meshscope::cli::add_analyze_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
