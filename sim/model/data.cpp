@@ -10,6 +10,8 @@ namespace {
 
 constexpr uint64_t kTeacherStream = 0x7eac4e7;
 constexpr uint64_t kDataStream = 0xda7a;
+// Prototype pixels are N(0, 1/sqrt(10)) x this against N(0, 1) noise: separable, not trivial.
+constexpr double kPrototypeScale = 1.0;
 
 std::vector<float> teacher(const Workload& w, int in, int out) {
   Rng r({w.spec.seed, kTeacherStream});
@@ -47,15 +49,17 @@ Batch make_batch(const Workload& w, int step) {
       for (int i = 0; i < b.rows; ++i) b.targets[i] = 3.0f * b.inputs[i] - 1.0f;
       break;
     case WorkloadKind::kClassifier: {
-      for (float& x : b.inputs) x = static_cast<float>(r.normal());
-      const auto y = apply(b.inputs, teacher(w, in, out), b.rows, in, out);
+      // Like digits: each class has a fixed random prototype image (the teacher), a sample is its
+      // class's prototype plus pixel noise, so the labels are learnable from the pixels.
+      const auto proto = teacher(w, out, in);  // out x in
       b.labels.resize(b.rows);
       for (int i = 0; i < b.rows; ++i) {
-        int best = 0;
-        for (int c = 1; c < out; ++c) {
-          if (y[size_t(i) * out + c] > y[size_t(i) * out + best]) best = c;
+        const int label = static_cast<int>(r.next() % static_cast<uint64_t>(out));
+        b.labels[i] = label;
+        for (int k = 0; k < in; ++k) {
+          b.inputs[size_t(i) * in + k] = static_cast<float>(
+              kPrototypeScale * proto[size_t(label) * in + k] + r.normal());
         }
-        b.labels[i] = best;
       }
       break;
     }

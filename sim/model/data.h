@@ -18,7 +18,8 @@ struct Batch {
 
 // The global batch of `step` (spec.batch rows). Deterministic in (seed, step).
 //   chain:      x ~ U(-1, 1), target = 3x - 1
-//   classifier: x ~ N(0, 1)^784, label = argmax_c (x T)_c for a fixed teacher T (784 x 10)
+//   classifier: label uniform in [0, 10), x = P[label] + N(0, 1)^784 for fixed random class
+//               prototypes P (10 x 784, N(0, 1/sqrt(10)) pixels): MNIST-shaped, learnable
 //   mlp:        x ~ N(0, 1)^h, target = tanh(x T) for a fixed teacher T (h x h) / sqrt(h)
 Batch make_batch(const Workload& w, int step);
 
