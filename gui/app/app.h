@@ -32,6 +32,7 @@ class App {
   bool busy() const { return whatif_.busy(); }
 
   TimelineView& timeline() { return timeline_; }
+  const MeshView& mesh() const { return mesh_; }
 
  private:
   void draw_top_bar();

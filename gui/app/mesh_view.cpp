@@ -158,11 +158,13 @@ void MeshView::draw_strip(Session& session, const Run& run, ImVec2 min, ImVec2 s
 
 void MeshView::draw_cells(Session& session, const Run& run, ImVec2 min, ImVec2 size) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const auto cells = layout_mesh(run.timeline, run.grid, size.x, size.y, 6);
+  cells_ = layout_mesh(run.timeline, run.grid, size.x, size.y, 6);
   const int64_t t = session.playhead.t_ns();
-  for (const MeshCell& cell : cells) {
+  for (MeshCell& cell : cells_) {
+    cell.x += min.x;
+    cell.y += min.y;
     const DeviceState state = device_state_at(run.timeline, *run.index, cell.device, t);
-    const ImVec2 a(min.x + cell.x, min.y + cell.y), b(a.x + cell.w, a.y + cell.h);
+    const ImVec2 a(cell.x, cell.y), b(a.x + cell.w, a.y + cell.h);
     const Activity act = state.activity(run.timeline);
     const ImU32 fill = color_of(act);
     dl->AddRectFilled(a, b, fill, 4);

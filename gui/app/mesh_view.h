@@ -10,12 +10,16 @@
 
 #include "gui/app/session.h"
 #include "gui/view/activity.h"
+#include "gui/view/mesh_layout.h"
 
 namespace meshscope::gui {
 
 class MeshView {
  public:
   void draw(Session& session);
+
+  // The cells of the last frame in screen coordinates (for the pixel tests).
+  const std::vector<MeshCell>& last_cells() const { return cells_; }
 
  private:
   void draw_controls(Session& session, const Run& run);
@@ -34,6 +38,7 @@ class MeshView {
   };
   StripKey strip_key_;
   std::vector<Activity> strip_;  // device-major, `columns` per device
+  std::vector<MeshCell> cells_;
 };
 
 // What a cell says: "F mb3 · stage 1", "SEND mb3 -> rank 2", "bubble".

@@ -31,6 +31,7 @@ class TimelineView {
   TimeAxis& axis() { return axis_; }
   const RowLayout& layout() const { return layout_; }
   float screen_x(int64_t t_ns) const { return origin_.x + static_cast<float>(axis_.x_of(t_ns)); }
+  int64_t time_at_screen_x(float x) const { return axis_.t_of(x - origin_.x); }
   float screen_row_top(size_t row) const { return origin_.y + layout_.row_top(row); }
   const PaintStats& last_paint() const { return last_paint_; }
   void set_flows(bool on) { flows_ = on; }

@@ -1,0 +1,114 @@
+// The meshscope-gui program end to end: open a trace file, take a screenshot, exit; and the
+// one-line errors and non-zero exits for files it cannot use.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gui/view/activity.h"
+#include "gui/view/png.h"
+#include "gui/view/synthetic.h"
+#include "traces/analysis.h"
+#include "traces/chrome_export.h"
+
+namespace meshscope::gui {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int rc = -1;
+  std::string err;
+};
+
+class GuiCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("meshscope_gui_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result run(const std::string& args) {
+    const fs::path err = dir_ / "stderr.txt";
+    const std::string cmd =
+        std::string(MESHSCOPE_BINARY_DIR) + "/meshscope-gui " + args + " 2>" + err.string();
+    Result r;
+    const int status = std::system(cmd.c_str());
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream in(err);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    r.err = ss.str();
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+bool have_display() {
+  const char* d = std::getenv("DISPLAY");
+  return d && *d;
+}
+
+TEST_F(GuiCli, OpensAChromeTraceAndWritesAScreenshotWithItsBubbles) {
+  if (!have_display())
+    GTEST_SKIP() << "no X display: ctest runs this under Xvfb when xvfb is installed";
+  SyntheticOptions o;
+  o.pp = 4;
+  o.microbatches = 6;
+  traces::Timeline t = make_synthetic_pipeline(o);
+  traces::add_idle_spans(t);
+  const fs::path trace = dir_ / "run.json";
+  traces::write_chrome_trace(t, trace);
+  const fs::path png = dir_ / "shot.png";
+  const Result r =
+      run(trace.string() + " --screenshot " + png.string() + " --size 800x500 --view timeline");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const Image img = read_png(png);
+  EXPECT_EQ(img.width, 800);
+  EXPECT_EQ(img.height, 500);
+  int bubble = 0, forward = 0;
+  for (int y = 0; y < img.height; ++y) {
+    for (int x = 0; x < img.width; ++x) {
+      bubble += img.pixel(x, y) == kBubbleColor;
+      forward += img.pixel(x, y) == color_of(Activity::kForward);
+    }
+  }
+  EXPECT_GT(bubble, 500);
+  EXPECT_GT(forward, 500);
+}
+
+TEST_F(GuiCli, AMissingFileIsAOneLineErrorAndNoScreenshot) {
+  const fs::path png = dir_ / "shot.png";
+  const Result r = run((dir_ / "nope.json").string() + " --screenshot " + png.string());
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("nope.json"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(png));
+}
+
+TEST_F(GuiCli, AMalformedTraceNamesTheByteAndWritesNothing) {
+  const fs::path bad = dir_ / "bad.json";
+  std::ofstream(bad) << R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": )";
+  const fs::path png = dir_ / "shot.png";
+  const Result r = run(bad.string() + " --screenshot " + png.string());
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("bad.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("byte"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(png));
+}
+
+TEST_F(GuiCli, BadArgumentsAreRejected) {
+  EXPECT_EQ(run("--view nonsense --screenshot x.png").rc, 2);
+  EXPECT_EQ(run("--size 12 --screenshot x.png").rc, 2);
+  EXPECT_EQ(run("--range 0.5:0.2 --screenshot x.png").rc, 2);
+}
+
+}  // namespace
+}  // namespace meshscope::gui
