@@ -23,6 +23,9 @@ std::unique_ptr<ActionTracer> make_cupti_tracer(runtime::Backend& backend) {
     if (s.comm != nullptr && s.comm != s.compute) {
       streams.push_back({r, ordinal, s.comm, "comm", traces::LaneKind::kComm});
     }
+    for (const auto& [lane, stream] : s.extra) {
+      streams.push_back({r, ordinal, stream, lane, traces::LaneKind::kComm});
+    }
   }
   return std::make_unique<CuptiTracer>(make_cupti_api(), make_nvtx_marker(), std::move(streams));
 }

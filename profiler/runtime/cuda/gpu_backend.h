@@ -4,6 +4,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "profiler/runtime/backend.h"
@@ -14,6 +16,8 @@ struct RankStreams {
   int gpu = 0;                    // CUDA device ordinal
   cudaStream_t compute = nullptr;  // DeviceOps work
   cudaStream_t comm = nullptr;     // Transport work
+  // Further streams the rank's transfers run on, with their lane names ("p2p to rank 3").
+  std::vector<std::pair<std::string, cudaStream_t>> extra;
 };
 
 class GpuBackend : public Backend {

@@ -1,0 +1,194 @@
+// CudaNcclBackend: devices, streams and communicators set up front on the driver thread; device
+// ops and transports on each rank's thread; NCCL health polled while ranks wait.
+#include "profiler/runtime/cuda/nccl_backend.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device.h"
+#include "profiler/runtime/cuda/nccl_check.h"
+#include "profiler/runtime/cuda/nccl_transport.h"
+
+namespace meshscope::runtime::cuda {
+namespace {
+
+void require_gpus(int world) {
+  const kernels::cuda::DeviceProbe probe = kernels::cuda::probe_devices();
+  if (!probe.available()) throw std::runtime_error(kernels::cuda::no_device_message(probe));
+  const int gpus = static_cast<int>(probe.devices.size());
+  if (gpus < world) {
+    throw std::runtime_error("cuda backend: " + std::to_string(world) + " ranks need " +
+                             std::to_string(world) + " GPUs, this machine has " +
+                             std::to_string(gpus) +
+                             " (use --backend cuda-virtual to run them on one GPU)");
+  }
+}
+
+}  // namespace
+
+CudaNcclBackend::CudaNcclBackend(const BackendOptions& options)
+    : mesh_(options.mesh), ranks_(mesh_.size()) {
+  require_gpus(mesh_.size());
+  for (int r = 0; r < mesh_.size(); ++r) {
+    MESHSCOPE_CUDA_CHECK(cudaSetDevice(r));
+    ranks_[r].compute = kernels::cuda::make_stream();
+    ranks_[r].comm = kernels::cuda::make_stream();
+  }
+  init_comms();
+  init_channels();
+  int version = 0;
+  ncclGetVersion(&version);
+  cudaDeviceProp prop{};
+  MESHSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  description_ = "cuda (" + std::to_string(mesh_.size()) + " x " + prop.name + ", NCCL " +
+                 std::to_string(version) + ", " + std::to_string(channels_.size()) +
+                 " p2p channels)";
+}
+
+void CudaNcclBackend::init_comms() {
+  const int n = mesh_.size();
+  std::vector<ncclComm_t> world(n);
+  std::vector<int> devices(n);
+  for (int r = 0; r < n; ++r) devices[r] = r;
+  MESHSCOPE_NCCL_CHECK(ncclCommInitAll(world.data(), n, devices.data()));
+  for (int r = 0; r < n; ++r) {
+    ranks_[r].groups.resize(static_cast<size_t>(mesh::GroupKind::kCount));
+    ranks_[r].groups[static_cast<size_t>(mesh::GroupKind::kWorld)].comm = world[r];
+  }
+  // Each process group is split from the world: color = the group's first rank, key = the
+  // member's position, so comm ranks follow group order.
+  for (auto g : {mesh::GroupKind::kDp, mesh::GroupKind::kPp, mesh::GroupKind::kTp}) {
+    MESHSCOPE_NCCL_CHECK(ncclGroupStart());
+    for (int r = 0; r < n; ++r) {
+      const int color = mesh_.group_ranks(g, r).front();
+      MESHSCOPE_NCCL_CHECK(ncclCommSplit(world[r], color, mesh_.index_in_group(g, r),
+                                         &ranks_[r].groups[static_cast<size_t>(g)].comm, nullptr));
+    }
+    MESHSCOPE_NCCL_CHECK(ncclGroupEnd());
+  }
+}
+
+void CudaNcclBackend::init_channels() {
+  const int pp = mesh_.shape().pp;
+  if (pp < 2) return;
+  for (int r = 0; r < mesh_.size(); ++r) {
+    const int index = mesh_.index_in_group(mesh::GroupKind::kPp, r);
+    // Neighbours on the pipeline ring: next, previous (and, through the ring, the last stage's
+    // link back to the first that interleaved schedules use).
+    for (int step : {1, pp - 1}) {
+      const int peer = mesh_.peer_in_group(mesh::GroupKind::kPp, r, (index + step) % pp);
+      auto& slot = channels_[{r, peer}];
+      if (slot) continue;
+      slot = std::make_unique<Channel>();
+      slot->from = r;
+      slot->to = peer;
+      ncclComm_t comms[2];
+      const int devices[2] = {r, peer};
+      MESHSCOPE_NCCL_CHECK(ncclCommInitAll(comms, 2, devices));
+      slot->send_comm.comm = comms[0];
+      slot->recv_comm.comm = comms[1];
+      MESHSCOPE_CUDA_CHECK(cudaSetDevice(r));
+      slot->send_stream = kernels::cuda::make_stream();
+      MESHSCOPE_CUDA_CHECK(cudaSetDevice(peer));
+      slot->recv_stream = kernels::cuda::make_stream();
+    }
+  }
+}
+
+CudaNcclBackend::~CudaNcclBackend() {
+  for (int r = 0; r < mesh_.size(); ++r) {
+    if (cudaSetDevice(r) == cudaSuccess) MESHSCOPE_CUDA_WARN(cudaDeviceSynchronize());
+    ranks_[r].transport.reset();
+    ranks_[r].ops.reset();
+  }
+  for (int r = 0; r < mesh_.size(); ++r) {
+    for (CommHandle* h : handles_of(r)) {
+      if (h->comm != nullptr && !h->aborted) ncclCommDestroy(h->comm);
+    }
+  }
+}
+
+std::vector<CommHandle*> CudaNcclBackend::handles_of(int rank) {
+  std::vector<CommHandle*> out;
+  for (auto& g : ranks_[rank].groups) out.push_back(&g);
+  for (auto& [key, c] : channels_) {
+    if (c->from == rank) out.push_back(&c->send_comm);
+    if (c->to == rank) out.push_back(&c->recv_comm);
+  }
+  return out;
+}
+
+void CudaNcclBackend::health_check(int rank) {
+  if (abort_.aborted()) {
+    std::lock_guard lock(abort_mu_);
+    if (ranks_[rank].comms_aborted) return;
+    ranks_[rank].comms_aborted = true;
+    for (CommHandle* h : handles_of(rank)) {
+      if (h->comm != nullptr && !h->aborted) {
+        ncclCommAbort(h->comm);
+        h->aborted = true;
+      }
+    }
+    return;
+  }
+  for (CommHandle* h : handles_of(rank)) {
+    ncclResult_t async = ncclSuccess;
+    if (h->comm == nullptr || ncclCommGetAsyncError(h->comm, &async) != ncclSuccess) continue;
+    if (async != ncclSuccess && async != ncclInProgress) {
+      abort("rank " + std::to_string(rank) + ": NCCL reported an asynchronous error: " +
+            ncclGetErrorString(async));
+      health_check(rank);  // aborts this rank's communicators
+      return;
+    }
+  }
+}
+
+void CudaNcclBackend::attach_thread(int rank) {
+  if (rank < 0 || rank >= mesh_.size()) {
+    throw std::runtime_error("cuda: attach_thread(" + std::to_string(rank) +
+                             ") outside the world of " + std::to_string(mesh_.size()));
+  }
+  MESHSCOPE_CUDA_CHECK(cudaSetDevice(rank));
+  Rank& r = ranks_[rank];
+  if (r.ops) return;
+  r.ops = std::make_unique<CudaDeviceOps>(r.compute.get(), abort_,
+                                          [this, rank] { health_check(rank); });
+  r.transport = std::make_unique<NcclTransport>(rank, *this, r.compute.get(), r.comm.get());
+}
+
+DeviceOps& CudaNcclBackend::device(int rank) {
+  if (rank < 0 || rank >= mesh_.size() || !ranks_[rank].ops) {
+    throw std::runtime_error("cuda: device(" + std::to_string(rank) + ") before attach_thread");
+  }
+  return *ranks_[rank].ops;
+}
+
+Transport& CudaNcclBackend::transport(int rank) {
+  device(rank);
+  return *ranks_[rank].transport;
+}
+
+void CudaNcclBackend::synchronize(int rank) { device(rank).synchronize(); }
+
+void CudaNcclBackend::abort(const std::string& reason) noexcept { abort_.set(reason); }
+
+RankStreams CudaNcclBackend::streams(int rank) const {
+  RankStreams s{rank, ranks_[rank].compute.get(), ranks_[rank].comm.get(), {}};
+  for (const auto& [key, c] : channels_) {
+    if (c->from == rank) s.extra.emplace_back("p2p to rank " + std::to_string(c->to), c->send_stream.get());
+    if (c->to == rank) s.extra.emplace_back("p2p from rank " + std::to_string(c->from), c->recv_stream.get());
+  }
+  return s;
+}
+
+ncclComm_t CudaNcclBackend::group_comm(int rank, mesh::GroupKind g) const {
+  return ranks_[rank].groups[static_cast<size_t>(g)].comm;
+}
+
+Channel* CudaNcclBackend::channel(int from, int to) {
+  auto it = channels_.find({from, to});
+  return it == channels_.end() ? nullptr : it->second.get();
+}
+
+}  // namespace meshscope::runtime::cuda

@@ -1,0 +1,111 @@
+// NcclTransport: P2P on the pair's channel, collectives on the group's communicator.
+#include "profiler/runtime/cuda/nccl_transport.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/check.h"
+#include "profiler/runtime/cuda/nccl_check.h"
+
+namespace meshscope::runtime::cuda {
+
+NcclTransport::NcclTransport(int rank, CudaNcclBackend& backend, cudaStream_t compute,
+                             cudaStream_t comm)
+    : rank_(rank), backend_(backend), compute_(compute), comm_(comm) {}
+
+Channel& NcclTransport::channel(int from, int to, const char* call) {
+  const AbortState& abort = backend_.abort_state();
+  if (abort.aborted()) abort.throw_aborted();
+  Channel* c = backend_.channel(from, to);
+  if (c == nullptr) {
+    throw std::runtime_error("rank " + std::to_string(rank_) + ": " + call + " between ranks " +
+                             std::to_string(from) + " and " + std::to_string(to) +
+                             ": the cuda backend connects only pipeline neighbours");
+  }
+  return *c;
+}
+
+void NcclTransport::send(int peer, int64_t tag, const void* src, size_t bytes) {
+  // Stage on the compute stream: src is free again in stream order, and the NCCL send (which
+  // waits on the GPU for its receiver) sits on the channel's stream, which compute never waits on.
+  Channel* c = peer == rank_ ? nullptr : &channel(rank_, peer, "send");
+  void* staging = nullptr;
+  MESHSCOPE_CUDA_CHECK(cudaMallocAsync(&staging, bytes == 0 ? 1 : bytes, compute_));
+  if (bytes > 0) {
+    MESHSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(staging, src, bytes, cudaMemcpyDeviceToDevice, compute_));
+  }
+  if (peer == rank_) {
+    self_[tag].emplace_back(staging, bytes);
+    return;
+  }
+  to_p2p_.order(compute_, c->send_stream.get());
+  MESHSCOPE_NCCL_CHECK(ncclGroupStart());
+  MESHSCOPE_NCCL_CHECK(
+      ncclSend(staging, bytes, ncclUint8, 1, c->send_comm.comm, c->send_stream.get()));
+  MESHSCOPE_NCCL_CHECK(ncclGroupEnd());
+  MESHSCOPE_CUDA_CHECK(cudaFreeAsync(staging, c->send_stream.get()));
+}
+
+TransferInfo NcclTransport::recv(int peer, int64_t tag, void* dst, size_t bytes) {
+  if (peer == rank_) {
+    auto& q = self_[tag];
+    if (q.empty() || q.front().second != bytes) {
+      throw std::runtime_error("rank " + std::to_string(rank_) + ": recv from itself, tag " +
+                               std::to_string(tag) + ": no matching send of " +
+                               std::to_string(bytes) + " bytes was issued before");
+    }
+    auto [staging, size] = q.front();
+    q.pop_front();
+    if (size > 0) {
+      MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst, staging, size, cudaMemcpyDeviceToDevice, compute_));
+    }
+    MESHSCOPE_CUDA_CHECK(cudaFreeAsync(staging, compute_));
+    return {};
+  }
+  // NCCL matches a channel's messages in order; the schedule keeps one order per pair and
+  // direction, so the tag needs no matching here (sizes are the schedule's, checked by it).
+  Channel& c = channel(peer, rank_, "recv");
+  to_p2p_.order(compute_, c.recv_stream.get());
+  MESHSCOPE_NCCL_CHECK(ncclGroupStart());
+  MESHSCOPE_NCCL_CHECK(ncclRecv(dst, bytes, ncclUint8, 0, c.recv_comm.comm, c.recv_stream.get()));
+  MESHSCOPE_NCCL_CHECK(ncclGroupEnd());
+  from_p2p_.order(c.recv_stream.get(), compute_);
+  return {};  // ready time unknown on the host: the device timestamps tell
+}
+
+void NcclTransport::before_collective() {
+  const AbortState& abort = backend_.abort_state();
+  if (abort.aborted()) abort.throw_aborted();
+  to_comm_.order(compute_, comm_);
+}
+
+void NcclTransport::after_collective() { to_compute_.order(comm_, compute_); }
+
+TransferInfo NcclTransport::all_reduce(mesh::GroupKind group, float* data, size_t count) {
+  before_collective();
+  MESHSCOPE_NCCL_CHECK(ncclAllReduce(data, data, count, ncclFloat, ncclSum,
+                                     backend_.group_comm(rank_, group), comm_));
+  after_collective();
+  return {};
+}
+
+TransferInfo NcclTransport::all_gather(mesh::GroupKind group, const float* src, float* dst,
+                                       size_t count) {
+  before_collective();
+  MESHSCOPE_NCCL_CHECK(
+      ncclAllGather(src, dst, count, ncclFloat, backend_.group_comm(rank_, group), comm_));
+  after_collective();
+  return {};
+}
+
+TransferInfo NcclTransport::reduce_scatter(mesh::GroupKind group, const float* src, float* dst,
+                                           size_t count) {
+  before_collective();
+  MESHSCOPE_NCCL_CHECK(ncclReduceScatter(src, dst, count, ncclFloat, ncclSum,
+                                         backend_.group_comm(rank_, group), comm_));
+  after_collective();
+  return {};
+}
+
+}  // namespace meshscope::runtime::cuda

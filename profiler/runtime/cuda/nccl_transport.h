@@ -1,0 +1,41 @@
+// The cuda backend's Transport: staged ncclSend/ncclRecv on the pair's channel (each in its own
+// group call), NCCL collectives on the group's communicator, ordered with the compute stream by
+// events. A peer equal to the caller is served by a local copy.
+#pragma once
+
+#include <deque>
+#include <map>
+
+#include "profiler/runtime/cuda/nccl_backend.h"
+#include "profiler/runtime/transport.h"
+
+namespace meshscope::runtime::cuda {
+
+class NcclTransport final : public Transport {
+ public:
+  NcclTransport(int rank, CudaNcclBackend& backend, cudaStream_t compute, cudaStream_t comm);
+
+  int rank() const override { return rank_; }
+  void send(int peer, int64_t tag, const void* src, size_t bytes) override;
+  TransferInfo recv(int peer, int64_t tag, void* dst, size_t bytes) override;
+  TransferInfo all_reduce(mesh::GroupKind group, float* data, size_t count) override;
+  TransferInfo all_gather(mesh::GroupKind group, const float* src, float* dst,
+                          size_t count) override;
+  TransferInfo reduce_scatter(mesh::GroupKind group, const float* src, float* dst,
+                              size_t count) override;
+
+ private:
+  Channel& channel(int from, int to, const char* call);
+  void before_collective();
+  void after_collective();
+
+  int rank_;
+  CudaNcclBackend& backend_;
+  cudaStream_t compute_;
+  cudaStream_t comm_;
+  StreamLink to_comm_, to_compute_, to_p2p_, from_p2p_;
+  // Sends to self: staged buffers by tag, FIFO.
+  std::map<int64_t, std::deque<std::pair<void*, size_t>>> self_;
+};
+
+}  // namespace meshscope::runtime::cuda

@@ -1,0 +1,60 @@
+// cuda-virtual's Transport: P2P as device-to-device copies ordered by events (the sender stages
+// its buffer and records an event, the receiver's host waits for the message, its stream waits
+// on the event and copies), collectives as kernels over the peers' buffers on one GPU.
+#pragma once
+
+#include <array>
+#include <memory>
+
+#include "kernels/cuda/ops.h"
+#include "profiler/runtime/abort_state.h"
+#include "profiler/runtime/cuda/stream_sync.h"
+#include "profiler/runtime/cuda/virtual_fabric.h"
+#include "profiler/runtime/transport.h"
+#include "sim/mesh/mesh.h"
+
+namespace meshscope::runtime::cuda {
+
+// One member's place in each of its groups.
+struct GroupSeat {
+  Rendezvous* rendezvous = nullptr;
+  int member = 0;
+};
+using GroupSeats = std::array<GroupSeat, static_cast<size_t>(mesh::GroupKind::kCount)>;
+
+class VirtualTransport final : public Transport {
+ public:
+  // Created on the rank's thread (its events belong to its context).
+  VirtualTransport(int rank, int world, cudaStream_t compute, cudaStream_t comm,
+                   Mailboxes& mailboxes, GroupSeats seats, const AbortState& abort);
+
+  int rank() const override { return rank_; }
+  void send(int peer, int64_t tag, const void* src, size_t bytes) override;
+  TransferInfo recv(int peer, int64_t tag, void* dst, size_t bytes) override;
+  TransferInfo all_reduce(mesh::GroupKind group, float* data, size_t count) override;
+  TransferInfo all_gather(mesh::GroupKind group, const float* src, float* dst,
+                          size_t count) override;
+  TransferInfo reduce_scatter(mesh::GroupKind group, const float* src, float* dst,
+                              size_t count) override;
+
+ private:
+  void check(int peer, const char* call) const;
+  // Phase 1 of a collective: marks this member's buffers ready and swaps them with the group.
+  std::vector<Contribution> gather_ready(const GroupSeat& seat, const void* src, void* dst);
+  // Phase 2: every member finished reading; then later compute may overwrite the buffers.
+  void finish_reading(const GroupSeat& seat);
+  static int64_t last_arrival(const std::vector<Contribution>& c);
+
+  int rank_;
+  int world_;
+  cudaStream_t compute_;
+  cudaStream_t comm_;
+  Mailboxes& mailboxes_;
+  GroupSeats seats_;
+  const AbortState& abort_;
+  StreamLink to_comm_, to_compute_;
+  kernels::cuda::Event ready_, read_;
+  kernels::cuda::Context sum_ctx_;  // the reduction kernels run on the comm stream
+};
+
+}  // namespace meshscope::runtime::cuda
