@@ -28,6 +28,9 @@ struct BackendOptions {
   int gpu = 0;           // cuda-virtual: the physical GPU that holds the virtual devices
   bool green_contexts = true;  // cuda-virtual: split SMs with green contexts where allowed
   std::ostream* log = nullptr;  // where auto says once what it picked and why; null: silent
+  // cpu: pin rank r's thread to the r-th CPU it may run on (only when there are at least as many
+  // CPUs as ranks), so a rank woken by its peer never queues behind that peer on one core.
+  bool pin_threads = false;
 };
 
 // Contract:

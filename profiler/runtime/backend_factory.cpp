@@ -58,7 +58,7 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& op
   kind = resolve_backend_kind(kind, options.mesh, options.log);
   switch (kind) {
     case BackendKind::kCpu:
-      return std::make_unique<CpuBackend>(options.mesh);
+      return std::make_unique<CpuBackend>(options.mesh, options.pin_threads);
 #if MESHSCOPE_HAS_CUDA_BACKEND
     case BackendKind::kCuda:
       return cuda::make_cuda_backend(options);

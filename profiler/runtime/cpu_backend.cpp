@@ -1,6 +1,9 @@
 // Wiring of the cpu backend: a mailbox per rank, a CpuGroup per process group of the mesh.
 #include "profiler/runtime/cpu_backend.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <map>
 #include <stdexcept>
 
@@ -48,8 +51,17 @@ TransferInfo CpuTransport::reduce_scatter(mesh::GroupKind group, const float* sr
   return s.group->run(CpuGroup::Op::kReduceScatter, s.member, src, dst, count);
 }
 
-CpuBackend::CpuBackend(const mesh::MeshShape& shape) : mesh_(shape) {
+CpuBackend::CpuBackend(const mesh::MeshShape& shape, bool pin_threads) : mesh_(shape) {
   const int world = mesh_.size();
+  if (pin_threads) {
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+      for (int c = 0; c < CPU_SETSIZE && static_cast<int>(cpus_.size()) < world; ++c) {
+        if (CPU_ISSET(c, &allowed)) cpus_.push_back(c);
+      }
+    }
+    if (static_cast<int>(cpus_.size()) < world) cpus_.clear();  // more ranks than CPUs
+  }
   for (int r = 0; r < world; ++r) {
     mailboxes_.push_back(std::make_unique<CpuMailbox>(r, abort_));
     devices_.push_back(std::make_unique<CpuDeviceOps>());
@@ -76,7 +88,8 @@ CpuBackend::CpuBackend(const mesh::MeshShape& shape) : mesh_(shape) {
 }
 
 std::string CpuBackend::description() const {
-  return "cpu (" + std::to_string(mesh_.size()) + (mesh_.size() == 1 ? " thread)" : " threads)");
+  return "cpu (" + std::to_string(mesh_.size()) + (mesh_.size() == 1 ? " thread" : " threads") +
+         (cpus_.empty() ? ")" : ", pinned)");
 }
 
 void CpuBackend::check_rank(int rank, const char* what) const {
@@ -87,7 +100,15 @@ void CpuBackend::check_rank(int rank, const char* what) const {
   }
 }
 
-void CpuBackend::attach_thread(int rank) { check_rank(rank, "attach_thread"); }
+void CpuBackend::attach_thread(int rank) {
+  check_rank(rank, "attach_thread");
+  if (cpus_.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpus_[rank], &set);
+  // Best effort: a refused affinity only costs timing accuracy.
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
 
 DeviceOps& CpuBackend::device(int rank) {
   check_rank(rank, "device");

@@ -46,7 +46,7 @@ class CpuTransport final : public Transport {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(const mesh::MeshShape& shape);
+  explicit CpuBackend(const mesh::MeshShape& shape, bool pin_threads = false);
 
   BackendKind kind() const override { return BackendKind::kCpu; }
   std::string description() const override;
@@ -62,6 +62,7 @@ class CpuBackend final : public Backend {
   void check_rank(int rank, const char* what) const;
 
   mesh::Mesh mesh_;
+  std::vector<int> cpus_;  // CPU of each rank when pinning; empty: no pinning
   AbortState abort_;
   std::vector<std::unique_ptr<CpuMailbox>> mailboxes_;
   std::vector<std::unique_ptr<CpuGroup>> groups_;

@@ -10,11 +10,30 @@
 // - a rank thread preempted by another process stretches its spans and makes its peer wait, and
 //   preemption only ever adds time: so every step window of several runs is analysed on its own,
 //   and the result is the median bubble of the quarter of windows with the shortest step (the
-//   least disturbed ones). Measured under a load average of ~7 on 2 cores (five compilers running)
-//   and on an idle machine.
+//   least disturbed ones);
+// - each rank thread is pinned to its own core (BackendOptions::pin_threads): otherwise the
+//   kernel wakes a rank on the core of the peer that woke it, where it queues behind that peer's
+//   compute for milliseconds while the other core runs someone else's work;
+// - where it is allowed to (root or CAP_SYS_NICE) the measuring threads run under SCHED_FIFO for
+//   the ~2 s the test takes (the rank threads inherit the policy; they block, never spin, and
+//   the kernel's real-time throttling keeps 5% of each second for everyone else), so a woken rank
+//   preempts other sessions' work at once instead of waiting out their time slice. Neither nice
+//   nor pinning alone suffices: autogroup scheduling shares the CPU evenly between sessions
+//   whatever a thread's nice. Elsewhere the test falls back to nice -15, then normal priority.
+// Checked under a load average of ~8 on 2 cores (eight compilers of other sessions running) and
+// on an idle machine.
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include "exec_test_util.h"
@@ -22,6 +41,40 @@
 
 namespace meshscope::exec {
 namespace {
+
+// Runs the calling thread, and the threads it creates (they inherit the policy), under the
+// SCHED_FIFO real-time policy for its lifetime, where that is allowed; otherwise with nice -15
+// where that is allowed; otherwise unchanged.
+class PriorityBoost {
+ public:
+  PriorityBoost() {
+    pthread_getschedparam(pthread_self(), &policy_before_, &param_before_);
+    sched_param fifo{};
+    fifo.sched_priority = 1;
+    realtime_ = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0;
+    if (!realtime_) {
+      errno = 0;
+      nice_before_ = getpriority(PRIO_PROCESS, tid_);
+      niced_ = errno == 0 && setpriority(PRIO_PROCESS, tid_, -15) == 0;
+    }
+    std::printf("note: measuring with %s\n", realtime_ ? "SCHED_FIFO"
+                                                : niced_ ? "nice -15" : "normal priority");
+  }
+  ~PriorityBoost() {
+    if (realtime_) pthread_setschedparam(pthread_self(), policy_before_, &param_before_);
+    if (niced_) setpriority(PRIO_PROCESS, tid_, nice_before_);
+  }
+  PriorityBoost(const PriorityBoost&) = delete;
+  PriorityBoost& operator=(const PriorityBoost&) = delete;
+
+ private:
+  pid_t tid_ = static_cast<pid_t>(syscall(SYS_gettid));
+  int policy_before_ = SCHED_OTHER;
+  sched_param param_before_{};
+  int nice_before_ = 0;
+  bool realtime_ = false;
+  bool niced_ = false;
+};
 
 struct Sample {
   int64_t step_ns;
@@ -36,10 +89,16 @@ double measured_bubble(schedule::Family family, int pp, int m) {
   spec.batch = 32 * m;
   spec.lr = 0.001f;
   spec.data_gradient = true;
-  const auto s = testing::make_schedule(family, {1, pp, 1}, m);
+  RunConfig config;
+  config.workload = spec;
+  config.schedule = testing::make_schedule(family, {1, pp, 1}, m);
+  config.backend = runtime::BackendKind::kCpu;
+  config.backend_options.pin_threads = true;
+  config.steps = 5;
+  const PriorityBoost boost;
   std::vector<Sample> samples;
-  for (int run = 0; run < 4; ++run) {
-    RunResult r = testing::run_cpu(s, spec, 5);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    RunResult r = run(config);
     const std::vector<traces::StepWindow> windows = r.timeline.steps;
     for (size_t w = 1; w < windows.size(); ++w) {  // step 0 warms up
       r.timeline.steps = {windows[w]};
@@ -60,6 +119,8 @@ TEST(ExecutorBubble, GpipeAndOneFOneBMatchTheClosedFormAtTwoStages) {
   const double expected = double(p - 1) / (m + p - 1);
   for (auto family : {schedule::Family::kGpipe, schedule::Family::kOneFOneB}) {
     const double got = measured_bubble(family, p, m);
+    std::printf("%s p=%d m=%d: measured bubble %.3f, closed form %.3f\n",
+                std::string(schedule::name(family)).c_str(), p, m, got, expected);
     EXPECT_NEAR(got, expected, 0.05) << schedule::name(family) << " p=" << p << " m=" << m;
   }
 }
