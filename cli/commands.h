@@ -17,8 +17,12 @@ struct UserError : std::runtime_error {
 };
 
 // One line per subcommand; its source file is listed in cli/CMakeLists.txt.
+void add_run_command(CLI::App& app);
+void add_demo_command(CLI::App& app);
 void add_schedules_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
+void add_predict_command(CLI::App& app);
 
 }  // namespace meshscope::cli

@@ -12,9 +12,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "meshscope 0.1.0");
   app.require_subcommand(1);
   // One line per subcommand, declared in cli/commands.h.
+  meshscope::cli::add_run_command(app);
+  meshscope::cli::add_demo_command(app);
   meshscope::cli::add_schedules_command(app);
   meshscope::cli::add_validate_command(app);
   meshscope::cli::add_analyze_command(app);
+  meshscope::cli::add_simulate_command(app);
+  meshscope::cli::add_predict_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

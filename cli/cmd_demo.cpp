@@ -1,0 +1,155 @@
+// `meshscope demo`: every schedule family on the built-in models with synthetic data — the seed
+// chain, pipelines on a deep MLP, tensor and data parallelism, and a dp x pp mesh — each checked
+// against one device, each written as a Chrome trace, then one summary table.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/run_common.h"
+#include "cli/workload_options.h"
+#include "traces/atomic_file.h"
+
+namespace meshscope::cli {
+namespace {
+
+struct DemoArgs {
+  std::string out = "out/demo";
+  std::string backend = "auto";
+  int steps = 2;
+  double timeout_s = 60;
+};
+
+struct DemoRun {
+  std::string label;
+  std::string what;  // one line for the progress output
+  model::WorkloadSpec workload;
+  schedule::GeneratorConfig generator;
+};
+
+model::WorkloadSpec mlp() {
+  model::WorkloadSpec w;
+  w.kind = model::WorkloadKind::kMlp;
+  w.layers = 16;
+  w.hidden = 256;
+  w.batch = 64;
+  return w;
+}
+
+DemoRun make(std::string label, std::string what, model::WorkloadSpec w, schedule::Family f,
+             mesh::MeshShape m, int microbatches, int virtual_stages = 1) {
+  DemoRun r{std::move(label), std::move(what), w, {}};
+  r.generator.family = f;
+  r.generator.mesh = m;
+  r.generator.microbatches = microbatches;
+  r.generator.virtual_stages = virtual_stages;
+  return r;
+}
+
+std::vector<DemoRun> demo_runs() {
+  using schedule::Family;
+  model::WorkloadSpec chain;
+  chain.kind = model::WorkloadKind::kChain;
+  chain.batch = 16;
+  chain.lr = 0.05f;
+  model::WorkloadSpec classifier;
+  classifier.kind = model::WorkloadKind::kClassifier;
+  classifier.batch = 64;
+  classifier.lr = 0.1f;
+  return {
+      make("seed-chain", "seed chain Linear(1->2)->Linear(2->3)->Linear(3->1), a stage per device",
+           chain, Family::kNaive, {1, 3, 1}, 1),
+      make("naive-pp4", "naive model parallelism, deep MLP on 4 stages", mlp(), Family::kNaive,
+           {1, 4, 1}, 8),
+      make("gpipe-pp4", "GPipe, deep MLP on 4 stages", mlp(), Family::kGpipe, {1, 4, 1}, 8),
+      make("1f1b-pp4", "1F1B, deep MLP on 4 stages", mlp(), Family::kOneFOneB, {1, 4, 1}, 8),
+      make("interleaved-pp4", "interleaved 1F1B, 2 chunks per rank", mlp(), Family::kInterleaved,
+           {1, 4, 1}, 8, 2),
+      make("zb-h1-pp4", "ZB-H1 zero-bubble, deep MLP on 4 stages", mlp(), Family::kZbH1,
+           {1, 4, 1}, 8),
+      make("tp4", "tensor parallel (Megatron column/row split), deep MLP", mlp(),
+           Family::kTensorParallel, {1, 1, 4}, 2),
+      make("dp4", "data parallel (gradient all-reduce), deep MLP", mlp(), Family::kDataParallel,
+           {4, 1, 1}, 2),
+      make("classifier-dp2", "MNIST-shaped classifier 784->256->10, data parallel", classifier,
+           Family::kDataParallel, {2, 1, 1}, 2),
+      make("mesh-dp2-pp4", "2-D mesh: two replicas, each split across four devices (1F1B)", mlp(),
+           Family::kOneFOneB, {2, 4, 1}, 8),
+  };
+}
+
+void run(const DemoArgs& a) {
+  const auto backend = runtime::parse_backend_kind(a.backend);
+  if (!backend) throw UserError("unknown backend '" + a.backend + "' (auto, cpu, cuda, cuda-virtual)");
+  if (a.steps < 1) throw UserError("--steps must be >= 1");
+  const std::filesystem::path dir = a.out;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw UserError("cannot create output folder " + dir.string() + ": " + ec.message());
+
+  const std::vector<DemoRun> runs = demo_runs();
+  std::vector<RunSummary> summaries;
+  bool all_equal = true;
+  std::ostream* log = &std::cerr;  // auto says once which backend it picked
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const DemoRun& d = runs[i];
+    std::fprintf(stderr, "[%zu/%zu] %-16s %s ... ", i + 1, runs.size(), d.label.c_str(),
+                 d.what.c_str());
+    std::fflush(stderr);
+    const auto t0 = std::chrono::steady_clock::now();
+    RunSpec spec;
+    spec.label = d.label;
+    spec.workload = d.workload;
+    spec.schedule = generate_for_workload(d.generator, d.workload);
+    spec.steps = a.steps;
+    spec.backend = *backend;
+    spec.timeout_s = a.timeout_s;
+    RunSummary s = execute(spec, dir / (d.label + ".json"), log);
+    log = nullptr;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const bool equal = s.max_relative_error <= kEquivalenceTolerance;
+    all_equal = all_equal && equal;
+    std::fprintf(stderr, "%.2f s, loss %s, %s one device\n", seconds,
+                 format_losses(s.losses).c_str(), equal ? "equals" : "DIFFERS FROM");
+    summaries.push_back(std::move(s));
+  }
+
+  std::printf("\nmeshscope demo: %zu runs, %d steps each, backend %s\n\n", summaries.size(),
+              a.steps, summaries.empty() ? "-" : summaries.front().backend.c_str());
+  std::cout << format_summary_table(summaries);
+  nlohmann::json all = nlohmann::json::array();
+  for (const RunSummary& s : summaries) all.push_back(to_json(s));
+  traces::write_file_atomic(dir / "summary.json", all.dump(2) + "\n");
+  std::printf("\ntraces: %s/<run>.json (open in https://ui.perfetto.dev, chrome://tracing or "
+              "meshscope-gui); summary: %s\n",
+              dir.c_str(), (dir / "summary.json").c_str());
+  if (!all_equal) throw std::runtime_error("some runs differ from one device (see the table)");
+}
+
+}  // namespace
+
+void add_demo_command(CLI::App& app) {
+  auto a = std::make_shared<DemoArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "demo",
+      "Run every schedule family on the built-in models with synthetic data: the seed chain, "
+      "naive/GPipe/1F1B/interleaved/ZB-H1 on a deep MLP, tensor and data parallelism, a dp x pp "
+      "mesh; check each against one device; write a Chrome trace per run; print a summary");
+  cmd->add_option("--out,-o", a->out, "output folder for the traces and summary.json")
+      ->capture_default_str();
+  cmd->add_option("--backend,-b", a->backend, "auto, cpu, cuda or cuda-virtual")
+      ->capture_default_str();
+  cmd->add_option("--steps", a->steps, "training steps per run")->capture_default_str();
+  cmd->add_option("--timeout", a->timeout_s, "seconds without progress before a run is stopped")
+      ->capture_default_str();
+  cmd->callback([a] { run(*a); });
+}
+
+}  // namespace meshscope::cli

@@ -1,0 +1,170 @@
+// `meshscope run`: execute one schedule on a mesh with real tensors (cpu threads or GPUs), check
+// it against one device, write its Chrome trace and print the summary.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/run_common.h"
+#include "cli/workload_options.h"
+#include "sim/schedule/schedule_text.h"
+#include "sim/schedule/validator.h"
+
+namespace meshscope::cli {
+namespace {
+
+struct RunArgs {
+  std::string family = "1f1b";
+  std::string schedule_file;
+  int dp = 0, pp = 0, tp = 0;  // 0: not given
+  int devices = 0;
+  int microbatches = 8;
+  int virtual_stages = 0;  // 0: 2 for interleaved, 1 otherwise
+  WorkloadArgs workload;
+  int steps = 2;
+  std::string backend = "auto";
+  std::string tracer = "auto";
+  double timeout_s = 60;
+  std::string out;
+  std::string dump_schedule;
+  bool no_check = false;
+  bool json = false;
+};
+
+// Fills the mesh from --dp/--pp/--tp and --devices: dimensions not given default to 1, except
+// that --devices alone goes to pp for pipeline families and to dp or tp for those families.
+mesh::MeshShape resolve_mesh(const RunArgs& a, schedule::Family family) {
+  mesh::MeshShape m{a.dp ? a.dp : 1, a.pp ? a.pp : 1, a.tp ? a.tp : 1};
+  const bool any_dim = a.dp || a.pp || a.tp;
+  if (!any_dim) {
+    const int n = a.devices ? a.devices : 4;
+    if (family == schedule::Family::kDataParallel) {
+      m.dp = n;
+    } else if (family == schedule::Family::kTensorParallel) {
+      m.tp = n;
+    } else {
+      m.pp = n;
+    }
+  }
+  if (a.devices && a.devices != m.size()) {
+    throw UserError("--devices " + std::to_string(a.devices) + " does not match the mesh " +
+                    mesh::to_string(m) + " (" + std::to_string(m.size()) + " devices)");
+  }
+  return m;
+}
+
+schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& spec) {
+  if (!a.schedule_file.empty()) {
+    schedule::Schedule s;
+    try {
+      s = schedule::load_file(a.schedule_file);
+    } catch (const schedule::ScheduleParseError& e) {
+      throw UserError(e.what());
+    }
+    const auto result = schedule::validate(s);
+    if (!result.ok()) {
+      throw UserError(a.schedule_file + ": " + result.error->message + "\n" + result.error->grid);
+    }
+    return s;
+  }
+  const auto family = schedule::parse_family(a.family);
+  if (!family) {
+    throw UserError("unknown schedule '" + a.family + "' (see `meshscope schedules`)");
+  }
+  schedule::GeneratorConfig g;
+  g.family = *family;
+  g.mesh = resolve_mesh(a, *family);
+  g.microbatches = a.microbatches;
+  g.virtual_stages = a.virtual_stages ? a.virtual_stages
+                                      : (*family == schedule::Family::kInterleaved ? 2 : 1);
+  try {
+    return generate_for_workload(g, spec);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+}
+
+void run(const RunArgs& a) {
+  RunSpec spec;
+  spec.workload = a.workload.to_spec();
+  spec.schedule = build_schedule(a, spec.workload);
+  spec.label = spec.schedule.name;
+  spec.steps = a.steps;
+  spec.timeout_s = a.timeout_s;
+  spec.check = !a.no_check;
+  const auto backend = runtime::parse_backend_kind(a.backend);
+  if (!backend) throw UserError("unknown backend '" + a.backend + "' (auto, cpu, cuda, cuda-virtual)");
+  spec.backend = *backend;
+  const auto tracer = capture::parse_tracer_kind(a.tracer);
+  if (!tracer) throw UserError("unknown tracer '" + a.tracer + "' (auto, host, cupti)");
+  spec.tracer = *tracer;
+  if (a.steps < 1) throw UserError("--steps must be >= 1");
+  if (!(a.timeout_s > 0)) throw UserError("--timeout must be > 0 seconds");
+
+  if (!a.dump_schedule.empty()) schedule::save_file(spec.schedule, a.dump_schedule);
+  RunSummary summary;
+  try {
+    summary = execute(spec, a.out, a.json ? nullptr : &std::cerr);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+  if (a.json) {
+    std::cout << to_json(summary).dump(2) << '\n';
+  } else {
+    std::printf("%s on %s, backend %s, %d step(s), loss %s\n", summary.workload.c_str(),
+                summary.mesh.c_str(), summary.backend.c_str(), a.steps,
+                format_losses(summary.losses).c_str());
+    std::cout << format_summary_table({summary});
+    if (summary.trace.empty()) {
+      std::printf("trace: not written (give --out FILE.json)\n");
+    } else {
+      std::printf("trace: %s (open in https://ui.perfetto.dev or chrome://tracing)\n",
+                  summary.trace.c_str());
+    }
+  }
+  if (summary.checked && !(summary.max_relative_error <= kEquivalenceTolerance)) {
+    throw std::runtime_error("the run differs from one device: max relative error " +
+                             std::to_string(summary.max_relative_error));
+  }
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "run",
+      "Execute a schedule with real tensors on a device mesh (cpu threads or GPUs), compare the "
+      "result with one device, write a Chrome trace and print bubbles per device");
+  cmd->add_option("--schedule,-s", a->family, "schedule family (see `meshscope schedules`)")
+      ->capture_default_str();
+  cmd->add_option("--schedule-file", a->schedule_file,
+                  "run a schedule text file instead (see `meshscope schedules --dump`)");
+  cmd->add_option("--dp", a->dp, "data-parallel replicas (default 1)");
+  cmd->add_option("--pp", a->pp, "pipeline ranks (default 1; 4 when no dimension is given)");
+  cmd->add_option("--tp", a->tp, "tensor-parallel ranks (default 1)");
+  cmd->add_option("--devices", a->devices,
+                  "number of devices; alone, it sizes the family's own dimension");
+  cmd->add_option("--microbatches,-m", a->microbatches, "microbatches per replica per step")
+      ->capture_default_str();
+  cmd->add_option("--virtual,-v", a->virtual_stages,
+                  "model chunks per pp rank (interleaved; default 2 there, 1 elsewhere)");
+  add_workload_options(*cmd, a->workload);
+  cmd->add_option("--steps", a->steps, "training steps")->capture_default_str();
+  cmd->add_option("--backend,-b", a->backend, "auto, cpu, cuda or cuda-virtual")
+      ->capture_default_str();
+  cmd->add_option("--tracer", a->tracer, "auto, host (clock) or cupti")->capture_default_str();
+  cmd->add_option("--timeout", a->timeout_s,
+                  "seconds without progress after which the run is stopped as deadlocked")
+      ->capture_default_str();
+  cmd->add_option("--out,-o", a->out, "write the Chrome trace (JSON) here");
+  cmd->add_option("--dump-schedule", a->dump_schedule, "write the schedule text here");
+  cmd->add_flag("--no-check", a->no_check, "skip the comparison with one device");
+  cmd->add_flag("--json", a->json, "print the summary and the analysis as JSON");
+  cmd->callback([a] { run(*a); });
+}
+
+}  // namespace meshscope::cli

@@ -1,0 +1,228 @@
+// Execution, checking and reporting shared by `meshscope run` and `meshscope demo`.
+#include "cli/run_common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "profiler/exec/executor.h"
+#include "profiler/exec/reference.h"
+#include "sim/model/partition.h"
+#include "sim/model/workload_cost.h"
+#include "traces/analysis_report.h"
+#include "traces/chrome_export.h"
+
+namespace meshscope::cli {
+namespace {
+
+// max |a - b| / max |b| over a tensor.
+double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double diff = 0, mag = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
+    mag = std::max(mag, std::abs(static_cast<double>(b[i])));
+  }
+  return mag > 0 ? diff / mag : diff;
+}
+
+double compare_with_reference(const RunSpec& spec, const exec::RunResult& got) {
+  const exec::ReferenceResult want = exec::run_reference(spec.workload, spec.steps);
+  double err = 0;
+  if (got.losses.size() != want.losses.size() || got.weights.size() != want.weights.size()) {
+    return INFINITY;
+  }
+  for (size_t s = 0; s < want.losses.size(); ++s) {
+    const double mag = std::max(std::abs(want.losses[s]), 1e-30);
+    err = std::max(err, std::abs(got.losses[s] - want.losses[s]) / mag);
+  }
+  for (size_t i = 0; i < want.weights.size(); ++i) {
+    err = std::max(err, relative_error(got.weights[i].w, want.weights[i].w));
+    err = std::max(err, relative_error(got.weights[i].b, want.weights[i].b));
+  }
+  return err;
+}
+
+std::string percent(double fraction) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * fraction);
+  return buf;
+}
+
+// "43/21/12/5" (percent per device, no decimals) — compact enough for eight devices in a row.
+std::string per_device_bubbles(const traces::TimelineAnalysis& a) {
+  std::string out;
+  for (const auto& d : a.devices) {
+    if (!out.empty()) out += '/';
+    out += std::to_string(static_cast<int>(std::lround(100 * d.bubble_fraction)));
+  }
+  return out;
+}
+
+// "1.2/0.9/0.5 MiB": per-device peak activation memory in one unit chosen by the largest.
+std::string per_device_peaks(const traces::TimelineAnalysis& a) {
+  int64_t largest = 0;
+  for (const auto& d : a.devices) largest = std::max(largest, d.peak_activation_bytes.value_or(0));
+  const char* unit = "KiB";
+  double scale = 1024.0;
+  if (largest >= (int64_t{1} << 30)) {
+    unit = "GiB";
+    scale = double(int64_t{1} << 30);
+  } else if (largest >= (int64_t{1} << 20)) {
+    unit = "MiB";
+    scale = double(int64_t{1} << 20);
+  }
+  std::string out;
+  for (const auto& d : a.devices) {
+    if (!out.empty()) out += '/';
+    char buf[32];
+    if (d.peak_activation_bytes) {
+      std::snprintf(buf, sizeof buf, "%.1f", *d.peak_activation_bytes / scale);
+    } else {
+      std::snprintf(buf, sizeof buf, "-");
+    }
+    out += buf;
+  }
+  return out + " " + unit;
+}
+
+std::string pad(const std::string& s, size_t width) {
+  // Count UTF-8 code points, not bytes, so "µs" lines up.
+  size_t cps = 0;
+  for (unsigned char c : s) cps += (c & 0xC0) != 0x80;
+  return cps >= width ? s : s + std::string(width - cps, ' ');
+}
+
+}  // namespace
+
+schedule::Schedule generate_for_workload(const schedule::GeneratorConfig& config,
+                                         const model::WorkloadSpec& workload_spec) {
+  schedule::check_config(config);
+  const model::Workload workload = model::make_workload(workload_spec);
+  model::check_tp(workload, config.mesh.tp);
+  const int stages = config.mesh.pp * config.virtual_stages;
+  const int rows = exec::microbatch_rows(workload_spec.batch, config.mesh.dp, config.microbatches);
+  const auto ranges = model::partition_units(static_cast<int>(workload.units.size()), stages);
+  const auto costs = model::stage_costs(workload, ranges, config.mesh.tp, rows);
+  schedule::GeneratorConfig sized = config;
+  sized.activation_bytes.clear();
+  sized.gradient_bytes.clear();
+  for (const model::StageCost& c : costs) {
+    sized.activation_bytes.push_back(c.output_bytes);
+    sized.gradient_bytes.push_back(c.parameters * static_cast<int64_t>(sizeof(float)));
+  }
+  return schedule::generate(sized);
+}
+
+RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path,
+                   std::ostream* log) {
+  exec::RunConfig config;
+  config.workload = spec.workload;
+  config.schedule = spec.schedule;
+  config.backend = spec.backend;
+  config.tracer = spec.tracer;
+  config.steps = spec.steps;
+  config.timeout_s = spec.timeout_s;
+  config.log = log;
+  exec::RunResult result = exec::run(config);
+
+  RunSummary s;
+  s.label = spec.label;
+  s.schedule = spec.schedule.name;
+  s.mesh = mesh::to_string(spec.schedule.mesh);
+  s.microbatches = spec.schedule.num_microbatches;
+  s.virtual_stages = spec.schedule.virtual_stages();
+  s.workload = model::make_workload(spec.workload).describe();
+  s.backend = result.backend;
+  s.losses = result.losses;
+  s.actions = result.actions;
+  s.wall_s = result.wall_s;
+  s.analysis = traces::analyze(result.timeline);
+  if (spec.check) {
+    s.checked = true;
+    s.max_relative_error = compare_with_reference(spec, result);
+  }
+  if (!trace_path.empty()) {
+    traces::add_idle_spans(result.timeline);
+    result.timeline.sort_spans();
+    traces::write_chrome_trace(result.timeline, trace_path);
+    s.trace = trace_path;
+  }
+  return s;
+}
+
+std::string format_summary_table(const std::vector<RunSummary>& runs) {
+  const std::vector<std::string> header = {"run",       "schedule",          "mesh",
+                                           "mb",        "step time",         "bubble",
+                                           "bubble per device %",            "comm time",
+                                           "peak activations per device",    "vs 1 device"};
+  std::vector<std::vector<std::string>> rows;
+  for (const RunSummary& r : runs) {
+    const auto& a = r.analysis;
+    const int64_t devices = std::max<int64_t>(1, static_cast<int64_t>(a.devices.size()));
+    // Communication time per device per step: the union of its transfers, averaged.
+    const int64_t steps = std::max<int64_t>(1, static_cast<int64_t>(a.windows.size()));
+    std::string schedule = r.schedule;
+    if (r.virtual_stages > 1) schedule += " v=" + std::to_string(r.virtual_stages);
+    std::string check = "-";
+    if (r.checked) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "%s (%.1e)",
+                    r.max_relative_error <= kEquivalenceTolerance ? "equal" : "DIFFERS",
+                    r.max_relative_error);
+      check = buf;
+    }
+    rows.push_back({r.label, schedule, r.mesh, std::to_string(r.microbatches),
+                    traces::format_duration(a.step_time_ns), percent(a.bubble_fraction),
+                    per_device_bubbles(a),
+                    traces::format_duration(a.communication_ns / devices / steps),
+                    per_device_peaks(a), check});
+  }
+  std::vector<size_t> width(header.size());
+  auto measure = [](const std::string& s) {
+    size_t cps = 0;
+    for (unsigned char c : s) cps += (c & 0xC0) != 0x80;
+    return cps;
+  };
+  for (size_t c = 0; c < header.size(); ++c) {
+    width[c] = measure(header[c]);
+    for (const auto& row : rows) width[c] = std::max(width[c], measure(row[c]));
+  }
+  std::ostringstream out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string l;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      l += c + 1 < cells.size() ? pad(cells[c], width[c] + 2) : cells[c];
+    }
+    out << l << '\n';
+  };
+  line(header);
+  for (const auto& row : rows) line(row);
+  out << "step time: mean over steps; bubble: idle share of the step window (all devices); comm "
+         "time: per device per step\n";
+  return out.str();
+}
+
+nlohmann::json to_json(const RunSummary& r) {
+  nlohmann::json j;
+  j["label"] = r.label;
+  j["schedule"] = r.schedule;
+  j["mesh"] = r.mesh;
+  j["microbatches"] = r.microbatches;
+  j["virtual_stages"] = r.virtual_stages;
+  j["workload"] = r.workload;
+  j["backend"] = r.backend;
+  j["losses"] = r.losses;
+  j["actions"] = r.actions;
+  j["wall_s"] = r.wall_s;
+  if (r.checked) {
+    j["max_relative_error"] = r.max_relative_error;
+    j["equal_to_one_device"] = r.max_relative_error <= kEquivalenceTolerance;
+  }
+  if (!r.trace.empty()) j["trace"] = r.trace.string();
+  j["analysis"] = traces::to_json(r.analysis);
+  return j;
+}
+
+}  // namespace meshscope::cli

@@ -1,0 +1,69 @@
+// What `meshscope run` and `meshscope demo` share: building a schedule sized for a workload,
+// executing it, checking it against one device, writing its trace, and the summary table.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "profiler/capture/tracer_factory.h"
+#include "profiler/runtime/backend.h"
+#include "sim/model/workload.h"
+#include "sim/schedule/generators.h"
+#include "sim/schedule/schedule.h"
+#include "traces/analysis.h"
+
+namespace meshscope::cli {
+
+// The generator's schedule with every transfer and all-reduce sized from the workload (bytes per
+// microbatch of the stage boundary, gradient bytes per stage), so a dumped schedule says what moves.
+schedule::Schedule generate_for_workload(const schedule::GeneratorConfig& config,
+                                         const model::WorkloadSpec& workload);
+
+struct RunSpec {
+  std::string label;  // a short name for the table and the trace file: "1f1b-pp4"
+  model::WorkloadSpec workload;
+  schedule::Schedule schedule;
+  int steps = 2;
+  runtime::BackendKind backend = runtime::BackendKind::kAuto;
+  capture::TracerKind tracer = capture::TracerKind::kAuto;
+  double timeout_s = 60;
+  bool check = true;  // also run one device on the same data and compare
+};
+
+struct RunSummary {
+  std::string label;
+  std::string schedule;  // family name
+  std::string mesh;      // "dp=2 pp=4 tp=1"
+  int microbatches = 0;
+  int virtual_stages = 1;
+  std::string workload;  // Workload::describe()
+  std::string backend;
+  std::vector<double> losses;
+  traces::TimelineAnalysis analysis;
+  bool checked = false;
+  double max_relative_error = 0;  // over every step's loss and every weight and bias tensor
+  std::filesystem::path trace;    // empty when no trace was written
+  int64_t actions = 0;
+  double wall_s = 0;
+};
+
+// Equivalence with one device is claimed within this relative error (float32 sums in another
+// order differ by rounding only).
+inline constexpr double kEquivalenceTolerance = 1e-5;
+
+// Runs the spec; writes the Chrome trace (with idle spans) to `trace_path` unless it is empty.
+// Throws what the executor throws (invalid config, deadlock, rank failure).
+RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path,
+                   std::ostream* log);
+
+// One row per run: schedule, mesh, step time, overall and per-device bubble fractions,
+// communication time, per-device peak activation memory, equivalence with one device.
+std::string format_summary_table(const std::vector<RunSummary>& runs);
+
+nlohmann::json to_json(const RunSummary& run);
+
+}  // namespace meshscope::cli

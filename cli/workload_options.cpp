@@ -1,0 +1,48 @@
+// Workload flags shared by `run` and `demo`.
+#include "cli/workload_options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "cli/commands.h"
+
+namespace meshscope::cli {
+
+model::WorkloadSpec WorkloadArgs::to_spec() const {
+  const auto kind = model::parse_workload_kind(model);
+  if (!kind) throw UserError("unknown --model '" + model + "' (chain, classifier, mlp)");
+  model::WorkloadSpec s;
+  s.kind = *kind;
+  s.layers = layers;
+  s.hidden = hidden;
+  s.batch = batch;
+  s.lr = lr;
+  s.seed = seed;
+  return s;
+}
+
+void add_workload_options(CLI::App& cmd, WorkloadArgs& a) {
+  cmd.add_option("--model", a.model,
+                 "chain (Linear 1->2->3->1), classifier (784->256->10) or mlp (blocks h->4h->h)")
+      ->capture_default_str();
+  cmd.add_option("--layers", a.layers, "mlp: number of blocks")->capture_default_str();
+  cmd.add_option("--hidden", a.hidden, "mlp: hidden size h")->capture_default_str();
+  cmd.add_option("--batch", a.batch, "global batch per step (samples)")->capture_default_str();
+  cmd.add_option("--lr", a.lr, "SGD learning rate")->capture_default_str();
+  cmd.add_option("--seed", a.seed, "seed of the weights and the synthetic data")
+      ->capture_default_str();
+}
+
+std::string format_losses(const std::vector<double>& losses) {
+  if (losses.empty()) return "-";
+  char buf[64];
+  if (losses.size() == 1) {
+    std::snprintf(buf, sizeof buf, "%.6g", losses.front());
+  } else {
+    std::snprintf(buf, sizeof buf, "%.6g -> %.6g", losses.front(), losses.back());
+  }
+  return buf;
+}
+
+}  // namespace meshscope::cli
