@@ -71,6 +71,8 @@ const std::vector<Case> kPipelineCases = {
     {"1f1b pp4", Family::kOneFOneB, {1, 4, 1}, 8, 1},
     {"interleaved pp2 v2", Family::kInterleaved, {1, 2, 1}, 4, 2},
     {"interleaved pp2 v4", Family::kInterleaved, {1, 2, 1}, 2, 4},
+    // Adjacent stages on one rank hand data over without transfers.
+    {"interleaved pp1 v4", Family::kInterleaved, {1, 1, 1}, 2, 4},
     {"zb-h1 pp4", Family::kZbH1, {1, 4, 1}, 4, 1},
     {"tp4", Family::kTensorParallel, {1, 1, 4}, 2, 1},
     {"dp4", Family::kDataParallel, {4, 1, 1}, 2, 1},
