@@ -14,8 +14,9 @@ using traces::Timeline;
 // fold boundary is usually a few spans away, so this touches memory near lo instead of jumping
 // across the whole row as a plain binary search would.
 size_t gallop_end_at_least(const Timeline& t, const Row& row, const TimeAxis& axis, size_t lo,
-                           double rel_ns) {
-  const size_t n = row.size();
+                           size_t n, double rel_ns) {
+  // Searches [lo, n).
+
   const double t_ns = rel_ns;
   auto end_at = [&](size_t i) { return axis.rel(t.spans[row.span_at(i)].end_ns); };
   if (lo >= n || end_at(lo) >= t_ns) return lo;
@@ -36,6 +37,21 @@ size_t gallop_end_at_least(const Timeline& t, const Row& row, const TimeAxis& ax
     }
   }
   return left;
+}
+
+// First position whose span begins at or after t_ns (row.size() if none).
+size_t first_beginning_at(const Timeline& t, const Row& row, int64_t t_ns) {
+  size_t lo = 0;
+  size_t hi = row.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (t.spans[row.span_at(mid)].begin_ns < t_ns) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
 }
 
 }  // namespace
@@ -61,15 +77,18 @@ void build_boxes(const Timeline& t, const Row& row, const TimeAxis& axis, const 
   const double view_end = axis.end_rel_ns();
   const double min_ns = options.min_px * axis.ns_per_px();
   const double width = axis.width_px();
-  const size_t n = row.size();
+  constexpr size_t kBlock = Row::kBlockSpans;
   auto clip = [&](double x) { return static_cast<float>(std::clamp(x, -1.0, width + 1.0)); };
-
+  auto end_at = [&](size_t i) { return axis.rel(t.spans[row.span_at(i)].end_ns); };
+  // Positions [i, last) hold the spans that can be in view: they end after its begin and begin
+  // before its end (begins are whole nanoseconds, so comparing with the ceiling is exact).
+  const size_t last =
+      first_beginning_at(t, row, axis.origin_ns() + static_cast<int64_t>(std::ceil(view_end)));
   size_t i =
       first_ending_after(t, row, axis.origin_ns() + static_cast<int64_t>(std::floor(view_begin)));
-  while (i < n) {
+  while (i < last) {
     const Span& s = t.spans[row.span_at(i)];
     const double begin = axis.rel(s.begin_ns);
-    if (begin >= view_end) break;
     double end = axis.rel(s.end_ns);
     if (end <= view_begin) {  // ends inside the nanosecond the view starts in
       ++i;
@@ -80,22 +99,38 @@ void build_boxes(const Timeline& t, const Row& row, const TimeAxis& axis, const 
     box.first = static_cast<uint32_t>(i);
     size_t next = i + 1;
     if (end - begin < min_ns) {
-      // Fold: swallow every following span that ends within min_ns of the fold's end (one
-      // gallop), then a narrow span that starts within min_ns of it; stop at a visible gap, a
-      // wide span or the view's end, so the count is exactly the spans in view. Each two rounds
-      // move the end by at least min_ns: a row costs O(width / min_px) searches at any zoom.
-      while (next < n && end < view_end) {
+      // Fold: merge the following spans while each is narrower than min_ns and starts less
+      // than min_ns after the previous one ends. Three moves, cheapest first:
+      //  - at a block boundary, skip whole blocks whose summary shows no gap or width that
+      //    could stop the fold (the zoomed-out case: one fold across a whole row);
+      //  - gallop over every span ending within min_ns of the fold's end (each such span is
+      //    narrow and close by construction), up to the block boundary;
+      //  - take one more span if it is narrow and close; else the fold ends.
+      while (next < last) {
+        if (next % kBlock == 0) {
+          size_t k = next / kBlock;
+          while ((k + 1) * kBlock <= last && row.blocks[k].max_gap_ns < min_ns &&
+                 row.blocks[k].max_width_ns < min_ns) {
+            ++k;
+          }
+          if (k * kBlock > next) {
+            next = k * kBlock;
+            end = end_at(next - 1);
+            continue;
+          }
+        }
+        const size_t boundary = std::min(last, (next / kBlock + 1) * kBlock);
         const size_t far =
-            gallop_end_at_least(t, row, axis, next, std::min(end + min_ns, view_end));
+            gallop_end_at_least(t, row, axis, next, boundary, std::min(end + min_ns, view_end));
         if (far > next) {
-          end = axis.rel(t.spans[row.span_at(far - 1)].end_ns);
+          end = end_at(far - 1);
           next = far;
           continue;
         }
         const Span& c = t.spans[row.span_at(next)];
         const double c_begin = axis.rel(c.begin_ns);
         const double c_end = axis.rel(c.end_ns);
-        if (c_begin < view_end && c_begin - end < min_ns && c_end - c_begin < min_ns) {
+        if (c_begin - end < min_ns && c_end - c_begin < min_ns) {
           end = c_end;
           ++next;
           continue;

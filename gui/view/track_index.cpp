@@ -2,6 +2,8 @@
 #include "gui/view/track_index.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -12,6 +14,28 @@ namespace {
 using traces::Flow;
 using traces::Span;
 using traces::Timeline;
+
+// float(v) rounded up, so a block summary never claims less than the truth.
+float ceil_float(int64_t v) {
+  auto f = static_cast<float>(v);
+  if (static_cast<double>(f) < static_cast<double>(v))
+    f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  return f;
+}
+
+void summarize_blocks(const Timeline& t, Row& row) {
+  const size_t n = row.size();
+  row.blocks.assign((n + Row::kBlockSpans - 1) / Row::kBlockSpans, Row::Block{});
+  int64_t prev_end = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Span& s = t.spans[row.span_at(i)];
+    Row::Block& b = row.blocks[i / Row::kBlockSpans];
+    const int64_t gap = i == 0 ? 0 : std::max<int64_t>(0, s.begin_ns - prev_end);
+    b.max_gap_ns = std::max(b.max_gap_ns, ceil_float(gap));
+    b.max_width_ns = std::max(b.max_width_ns, ceil_float(s.end_ns - s.begin_ns));
+    prev_end = s.end_ns;
+  }
+}
 
 bool sorted_before(const Span& a, const Span& b) {
   if (a.device != b.device) return a.device < b.device;
@@ -108,6 +132,7 @@ void TrackIndex::build_lane(uint16_t device, uint16_t lane, uint32_t first, uint
     row.lane = lane;
     row.first = first;
     row.count = last - first;
+    summarize_blocks(*timeline_, row);
     rows_.push_back(std::move(row));
     return;
   }
@@ -118,6 +143,7 @@ void TrackIndex::build_lane(uint16_t device, uint16_t lane, uint32_t first, uint
     row.depth = static_cast<uint16_t>(b);
     bands[b].shrink_to_fit();
     row.indices = std::move(bands[b]);
+    summarize_blocks(*timeline_, row);
     rows_.push_back(std::move(row));
   }
 }
@@ -181,7 +207,9 @@ bool TrackIndex::visible_flows(int64_t begin_ns, int64_t end_ns, size_t limit,
 
 size_t TrackIndex::memory_bytes() const {
   size_t bytes = rows_.capacity() * sizeof(Row) + device_first_row_.capacity() * sizeof(size_t);
-  for (const Row& r : rows_) bytes += r.indices.capacity() * sizeof(uint32_t);
+  for (const Row& r : rows_) {
+    bytes += r.indices.capacity() * sizeof(uint32_t) + r.blocks.capacity() * sizeof(Row::Block);
+  }
   bytes += (flows_by_from_.capacity() + flows_by_to_.capacity() + flows_by_begin_.capacity()) *
            sizeof(uint32_t);
   return bytes;

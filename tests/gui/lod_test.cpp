@@ -98,6 +98,27 @@ TEST(Lod, AVisibleGapSplitsFoldsAndAWideSpanStaysItsOwnBox) {
   EXPECT_EQ(t.spans[boxes[2].span].begin_ns, 12'000);
 }
 
+TEST(Lod, LongFoldsStopAtAWideSpanOrAGapHiddenDeepInsideABlock) {
+  // 10000 spans of 10 ns every 20 ns, except a 5 us span at 5000 and a 2 us gap before 7777:
+  // the block summaries must not skip past either.
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  int64_t at = 0;
+  for (int64_t i = 0; i < 10'000; ++i) {
+    if (i == 7777) at += 2000;
+    const int64_t len = i == 5000 ? 5000 : 10;
+    spans.push_back({at, at + len});
+    at += len + 10;
+  }
+  const Timeline t = row_of(spans);
+  const auto boxes = boxes_of(t, axis(0, at, 1000));  // ~212 ns per px: min 636 ns
+  ASSERT_EQ(boxes.size(), 4u);
+  EXPECT_EQ(boxes[0].count, 5000u);
+  EXPECT_EQ(boxes[1].count, 1u);
+  EXPECT_EQ(t.spans[boxes[1].span].duration_ns(), 5000);
+  EXPECT_EQ(boxes[2].count, 7777u - 5001u);
+  EXPECT_EQ(boxes[3].count, 10'000u - 7777u);
+}
+
 TEST(Lod, EverySpanInViewIsCountedOnceAtAnyZoom) {
   std::vector<std::pair<int64_t, int64_t>> spans;
   int64_t at = 0;
@@ -128,6 +149,67 @@ TEST(Lod, EverySpanInViewIsCountedOnceAtAnyZoom) {
     EXPECT_EQ(counted, visible) << "zoom " << zoom;
     // Folding bounds the work: far fewer boxes than pixels, whatever the span count.
     EXPECT_LE(boxes.size(), 1200u) << "zoom " << zoom;
+  }
+}
+
+// The folding rule written the slow way: start a box at each span in view; a narrow one takes
+// the following spans while each is narrower than min_ns and starts within min_ns of the last.
+std::vector<std::pair<uint32_t, uint32_t>> reference_folds(const Timeline& t, const TimeAxis& a,
+                                                           double min_px) {
+  const double min_ns = min_px * a.ns_per_px();
+  std::vector<std::pair<uint32_t, uint32_t>> out;  // (first, count)
+  auto in_view = [&](const Span& s) {
+    return a.rel(s.end_ns) > a.begin_rel_ns() && a.rel(s.begin_ns) < a.end_rel_ns();
+  };
+  size_t i = 0;
+  while (i < t.spans.size() && !in_view(t.spans[i])) ++i;
+  while (i < t.spans.size() && in_view(t.spans[i])) {
+    size_t j = i + 1;
+    if (static_cast<double>(t.spans[i].duration_ns()) < min_ns) {
+      while (j < t.spans.size() && in_view(t.spans[j]) &&
+             static_cast<double>(t.spans[j].begin_ns - t.spans[j - 1].end_ns) < min_ns &&
+             static_cast<double>(t.spans[j].duration_ns()) < min_ns) {
+        ++j;
+      }
+    }
+    out.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(j - i)});
+    i = j;
+  }
+  return out;
+}
+
+TEST(Lod, MatchesTheSlowFoldingRuleOnRandomRowsAtManyZooms) {
+  uint64_t state = 12345;
+  auto next = [&](uint64_t mod) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % mod;
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    int64_t at = 0;
+    for (int i = 0; i < 3000; ++i) {
+      const int64_t len =
+          next(10) == 0 ? 1 + static_cast<int64_t>(next(5000)) : 1 + static_cast<int64_t>(next(40));
+      at += next(8) == 0 ? static_cast<int64_t>(next(3000)) : static_cast<int64_t>(next(20));
+      spans.push_back({at, at + len});
+      at += len;
+    }
+    const Timeline t = row_of(spans);
+    const TrackIndex index(t);
+    for (double zoom : {1.0, 3.0, 17.0, 100.0, 1000.0}) {
+      TimeAxis a = axis(0, at, 900);
+      a.zoom_at(static_cast<double>(next(900)), zoom);
+      std::vector<Box> boxes;
+      build_boxes(t, index.rows()[0], a, LodOptions{3}, boxes);
+      const auto ref = reference_folds(t, a, 3);
+      ASSERT_EQ(boxes.size(), ref.size()) << "trial " << trial << " zoom " << zoom;
+      for (size_t b = 0; b < boxes.size(); ++b) {
+        EXPECT_EQ(boxes[b].first, ref[b].first)
+            << "trial " << trial << " zoom " << zoom << " box " << b;
+        EXPECT_EQ(boxes[b].count, ref[b].second)
+            << "trial " << trial << " zoom " << zoom << " box " << b;
+      }
+    }
   }
 }
 
