@@ -71,9 +71,11 @@ size_t put_utf8(char* out, uint32_t cp) {
 
 ChunkBuffer::ChunkBuffer(ByteSource& source, size_t chunk_bytes, int64_t max_unit_bytes)
     : source_(source),
-      data_(new char[chunk_bytes + kPadding]()),
+      data_(new char[chunk_bytes + kPadding]),
       capacity_(chunk_bytes),
-      max_unit_bytes_(max_unit_bytes) {}
+      max_unit_bytes_(max_unit_bytes) {
+  std::memset(data_.get(), 0, kPadding);  // the empty buffer is all padding
+}
 
 bool ChunkBuffer::refill(const char*& keep) {
   const size_t keep_offset = static_cast<size_t>(keep - data_.get());

@@ -1,0 +1,29 @@
+// libFuzzer target: any bytes as an Nsight Systems SQLite export (opened from memory). SQLite
+// rejects most mutations of the file format itself; what gets through exercises the importer's
+// handling of odd column types, NULLs, huge ids and inconsistent rows.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "traces/import/load_trace.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace meshscope::traces;
+  ImportOptions options;
+  options.format = TraceFormat::kNsysSqlite;
+  try {
+    const Timeline t = load_trace_bytes(
+        std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.sqlite", options);
+    for (const Span& s : t.spans) {
+      if (s.device >= t.devices.size() || s.lane >= t.devices[s.device].lanes.size() ||
+          s.end_ns < s.begin_ns) {
+        __builtin_trap();
+      }
+    }
+    for (const Flow& f : t.flows) {
+      if (f.from >= t.spans.size() || f.to >= t.spans.size()) __builtin_trap();
+    }
+  } catch (const ImportError&) {
+  }
+  return 0;
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the importers' libFuzzer targets with clang (AddressSanitizer + UndefinedBehaviorSanitizer)
+# in their own build folder, writes a seed corpus, and runs each target for a bounded time.
+# A crash, a sanitizer report, a leak, a timeout or an out-of-memory fails the script (and leaves
+# the reproducer in the build folder's fuzz-artifacts/).
+#   FUZZ_SECONDS       seconds per target (default 60)
+#   MESHSCOPE_FUZZ_BUILD_DIR  build folder (default build-fuzz)
+#   MESHSCOPE_JOBS     parallel build jobs (default 2)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${MESHSCOPE_FUZZ_BUILD_DIR:-$root/build-fuzz}
+seconds=${FUZZ_SECONDS:-60}
+jobs=${MESHSCOPE_JOBS:-2}
+
+cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESHSCOPE_FUZZ=ON -DMESHSCOPE_TESTS=OFF \
+  -DMESHSCOPE_BENCH=OFF -DMESHSCOPE_CUDA=OFF -DMESHSCOPE_GUI=OFF -DMESHSCOPE_MPI=OFF >/dev/null
+cmake --build "$build" --target fuzz_chrome_json fuzz_nsys_sqlite fuzz_seeds -j "$jobs"
+
+seeds=$build/fuzz-seeds
+rm -rf "$seeds"
+"$build/fuzz/fuzz_seeds" "$seeds"
+artifacts=$build/fuzz-artifacts
+mkdir -p "$artifacts"
+
+run() {  # target, seed folder, extra libFuzzer flags...
+  local target=$1 seed=$2
+  shift 2
+  local corpus=$build/fuzz-corpus/$target
+  mkdir -p "$corpus"
+  echo "ci-fuzz: $target for ${seconds}s"
+  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "$build/fuzz/$target" "$corpus" "$seed" -max_total_time="$seconds" -timeout=10 \
+      -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 \
+      -artifact_prefix="$artifacts/$target-" "$@" 2>&1 | tail -n 25
+  return "${PIPESTATUS[0]}"
+}
+
+run fuzz_chrome_json "$seeds/chrome_json" -dict="$root/fuzz/chrome_json.dict" -max_len=65536
+run fuzz_nsys_sqlite "$seeds/nsys_sqlite" -max_len=65536
+echo "ci-fuzz: no crashes"
