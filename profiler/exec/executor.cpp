@@ -50,13 +50,7 @@ void check_schedule(const schedule::Schedule& s, const mesh::Mesh& m, const mode
 }  // namespace
 
 int microbatch_rows(int batch, int dp, int microbatches) {
-  const int64_t parts = int64_t{dp} * microbatches;
-  if (parts < 1 || batch % parts != 0) {
-    throw std::invalid_argument("run: the global batch of " + std::to_string(batch) +
-                                " samples does not split into dp=" + std::to_string(dp) + " x " +
-                                std::to_string(microbatches) + " microbatches of equal size");
-  }
-  return static_cast<int>(batch / parts);
+  return model::microbatch_rows(batch, dp, microbatches);
 }
 
 RunResult run(const RunConfig& config) {

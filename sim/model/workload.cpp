@@ -119,6 +119,16 @@ double loss_scale(const Workload& w) {
   return 1.0 / (static_cast<double>(w.spec.batch) * per_sample);
 }
 
+int microbatch_rows(int batch, int dp, int microbatches) {
+  const int64_t parts = int64_t{dp} * microbatches;
+  if (parts < 1 || batch % parts != 0) {
+    throw std::invalid_argument("workload: the global batch of " + std::to_string(batch) +
+                                " samples does not split into dp=" + std::to_string(dp) + " x " +
+                                std::to_string(microbatches) + " microbatches of equal size");
+  }
+  return static_cast<int>(batch / parts);
+}
+
 int local_in(const LinearSpec& l, int tp) { return l.split == TpSplit::kRow ? l.in / tp : l.in; }
 int local_out(const LinearSpec& l, int tp) {
   return l.split == TpSplit::kColumn ? l.out / tp : l.out;

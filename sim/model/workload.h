@@ -76,6 +76,10 @@ Workload make_workload(const WorkloadSpec& spec);
 // full-batch mean.
 double loss_scale(const Workload& w);
 
+// Samples per microbatch: batch / (dp * microbatches). Throws std::invalid_argument when the
+// global batch does not split evenly.
+int microbatch_rows(int batch, int dp, int microbatches);
+
 // Per-tp-rank shapes of a linear.
 int local_in(const LinearSpec& l, int tp);
 int local_out(const LinearSpec& l, int tp);

@@ -108,4 +108,11 @@ std::vector<StageCost> stage_costs(const Workload& w, const std::vector<StageRan
   return out;
 }
 
+std::vector<StageCost> workload_stage_costs(const WorkloadSpec& spec, int dp, int tp,
+                                            int num_stages, int microbatches) {
+  const Workload w = make_workload(spec);
+  return stage_costs(w, partition_units(static_cast<int>(w.units.size()), num_stages), tp,
+                     microbatch_rows(spec.batch, dp, microbatches));
+}
+
 }  // namespace meshscope::model

@@ -19,4 +19,12 @@ namespace meshscope::model {
 std::vector<StageCost> stage_costs(const Workload& w, const std::vector<StageRange>& stages,
                                    int tp, int microbatch_rows);
 
+// The same for a run: the workload of `spec` split into `num_stages` balanced stages, on a mesh
+// whose tp splits the linears and whose dp and `microbatches` split the global batch. What a
+// caller feeds the schedule generators (output_bytes per stage as activation bytes,
+// parameters * 4 as gradient bytes) and the simulator. Throws std::invalid_argument naming the
+// problem (batch not divisible, more stages than layers, tp not dividing a split).
+std::vector<StageCost> workload_stage_costs(const WorkloadSpec& spec, int dp, int tp,
+                                            int num_stages, int microbatches);
+
 }  // namespace meshscope::model

@@ -10,6 +10,7 @@
 
 #include "profiler/exec/executor.h"
 #include "profiler/exec/reference.h"
+#include "sim/model/workload_cost.h"
 #include "sim/schedule/generators.h"
 
 namespace meshscope::exec::testing {
@@ -21,6 +22,24 @@ inline schedule::Schedule make_schedule(schedule::Family f, mesh::MeshShape shap
   g.mesh = shape;
   g.microbatches = microbatches;
   g.virtual_stages = virtual_stages;
+  return schedule::generate(g);
+}
+
+// The same with the transfer and gradient sizes of `spec`'s workload written into the actions, as
+// the CLI generates them (the executor checks them against the workload).
+inline schedule::Schedule make_schedule_for(const model::WorkloadSpec& spec, schedule::Family f,
+                                            mesh::MeshShape shape, int microbatches,
+                                            int virtual_stages = 1) {
+  schedule::GeneratorConfig g;
+  g.family = f;
+  g.mesh = shape;
+  g.microbatches = microbatches;
+  g.virtual_stages = virtual_stages;
+  for (const auto& c : model::workload_stage_costs(spec, shape.dp, shape.tp,
+                                                   shape.pp * virtual_stages, microbatches)) {
+    g.activation_bytes.push_back(c.output_bytes);
+    g.gradient_bytes.push_back(c.parameters * 4);
+  }
   return schedule::generate(g);
 }
 

@@ -60,7 +60,7 @@ void check(const model::WorkloadSpec& spec, const Case& c) {
   static std::map<std::tuple<int, uint64_t>, ReferenceResult> cache;
   const auto key = std::make_tuple(static_cast<int>(spec.kind), spec.seed);
   if (!cache.count(key)) cache[key] = run_reference(spec, kSteps);
-  const auto s = make_schedule(c.family, c.mesh, c.microbatches, c.virtual_stages);
+  const auto s = testing::make_schedule_for(spec, c.family, c.mesh, c.microbatches, c.virtual_stages);
   const RunResult got = run_cpu(s, spec, kSteps);
   expect_equivalent(got, cache[key], std::string(model::name(spec.kind)) + " " + c.name);
 }
@@ -136,6 +136,14 @@ TEST(ExecutorEquivalence, MissingGradientAllReduceIsDetected) {
     worst = std::max(worst, testing::relative_error(got.weights[i].w, ref.weights[i].w));
   }
   EXPECT_GT(worst, 1e-4);
+}
+
+TEST(ExecutorEquivalence, ScheduleForAnotherModelSizeIsRejected) {
+  // Transfer sizes written for h = 32 do not fit h = 16: refused before anything runs.
+  auto other = mlp_spec();
+  other.hidden = 32;
+  const auto s = testing::make_schedule_for(other, Family::kOneFOneB, {1, 2, 1}, 4);
+  EXPECT_THROW(run_cpu(s, mlp_spec(), 1), std::invalid_argument);
 }
 
 }  // namespace

@@ -64,3 +64,23 @@ TEST(ModelWorkloadCost, ChainOneStagePerLayer) {
 
 }  // namespace
 }  // namespace meshscope::model
+
+namespace meshscope::model {
+namespace {
+
+TEST(ModelWorkloadCost, RunLevelCostsSplitTheBatchOverDpAndMicrobatches) {
+  WorkloadSpec spec;
+  spec.layers = 4;
+  spec.hidden = 8;
+  spec.batch = 24;
+  const auto c = workload_stage_costs(spec, /*dp=*/2, /*tp=*/1, /*num_stages=*/2, /*mbs=*/3);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].output_bytes, 4 * 4 * 8);  // 24 / (2 * 3) = 4 rows of 8 floats
+  EXPECT_EQ(c[0].parameters, 2 * (8 * 32 + 32 + 32 * 8 + 8));
+  EXPECT_EQ(microbatch_rows(24, 2, 3), 4);
+  EXPECT_THROW(workload_stage_costs(spec, 2, 1, 2, 5), std::invalid_argument);  // 24 / 10
+  EXPECT_THROW(workload_stage_costs(spec, 1, 1, 5, 1), std::invalid_argument);  // 5 > 4 layers
+}
+
+}  // namespace
+}  // namespace meshscope::model
