@@ -32,8 +32,10 @@ void HostClockTracer::begin_run(const RunInfo& run) {
   for (int r = 0; r < world; ++r) {
     const size_t per_step = (*run.programs)[r].size();
     ranks_[r].records.reserve(per_step * std::max(run.steps, 1));
-    // Inner collectives: at most two per linear per compute action; reserve generously once.
-    ranks_[r].inner.reserve(per_step * std::max(run.steps, 1) * 2 + 16);
+    // Each tp collective runs once per microbatch (in its F, or in its B / I) and step.
+    ranks_[r].inner.reserve((*run.inner)[r].size() *
+                            static_cast<size_t>(std::max(run.schedule->num_microbatches, 1)) *
+                            std::max(run.steps, 1));
     ranks_[r].steps.assign(std::max(run.steps, 1), StepMark{});
   }
   origin_ns_ = runtime::host_now_ns();
