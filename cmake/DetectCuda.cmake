@@ -15,10 +15,36 @@ if(NOT MESHSCOPE_CUDA STREQUAL "OFF")
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
-    # NCCL ships with the toolkit here; on other machines it may sit in a Python package.
-    file(GLOB _nccl_pip_dirs /usr/local/lib/python3*/dist-packages/nvidia/nccl
-                             /usr/lib/python3/dist-packages/nvidia/nccl)
+    # NCCL (and on some machines CUPTI) may sit only in Python packages (nvidia-nccl-cu13,
+    # nvidia-cuda-cupti): look in every site directory python3 knows, too.
+    set(_site_dirs /usr/local/lib/python3*/dist-packages /usr/lib/python3/dist-packages)
+    find_program(MESHSCOPE_PYTHON3 python3)
+    if(MESHSCOPE_PYTHON3)
+      execute_process(COMMAND ${MESHSCOPE_PYTHON3} -c
+        "import site,sys; print(';'.join(site.getsitepackages()+[site.getusersitepackages()]+[p for p in sys.path if p.endswith(('site-packages','dist-packages'))]))"
+        OUTPUT_VARIABLE _py_sites OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+      list(APPEND _site_dirs ${_py_sites})
+    endif()
+    set(_nccl_pip_dirs "")
+    set(_cupti_pip_dirs "")
+    foreach(_site ${_site_dirs})
+      file(GLOB _n ${_site}/nvidia/nccl)
+      file(GLOB _c ${_site}/nvidia/cuda_cupti ${_site}/nvidia/cu13)
+      list(APPEND _nccl_pip_dirs ${_n})
+      list(APPEND _cupti_pip_dirs ${_c})
+    endforeach()
     set(_nccl_hints ${CUDAToolkit_LIBRARY_ROOT} ${CUDAToolkit_TARGET_DIR} $ENV{NCCL_HOME} ${_nccl_pip_dirs})
+    if(NOT TARGET CUDA::cupti)
+      find_path(MESHSCOPE_CUPTI_INCLUDE cupti.h HINTS $ENV{CUPTI_HOME} ${_cupti_pip_dirs}
+                PATH_SUFFIXES include)
+      find_library(MESHSCOPE_CUPTI_LIBRARY NAMES cupti libcupti.so.13
+                   HINTS $ENV{CUPTI_HOME} ${_cupti_pip_dirs} PATH_SUFFIXES lib lib64)
+      if(MESHSCOPE_CUPTI_INCLUDE AND MESHSCOPE_CUPTI_LIBRARY)
+        add_library(CUDA::cupti INTERFACE IMPORTED)
+        target_include_directories(CUDA::cupti INTERFACE ${MESHSCOPE_CUPTI_INCLUDE})
+        target_link_libraries(CUDA::cupti INTERFACE ${MESHSCOPE_CUPTI_LIBRARY})
+      endif()
+    endif()
     find_path(MESHSCOPE_NCCL_INCLUDE nccl.h HINTS ${_nccl_hints} PATH_SUFFIXES include)
     find_library(MESHSCOPE_NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${_nccl_hints} PATH_SUFFIXES lib lib64)
     if(TARGET CUDA::cublas AND TARGET CUDA::cupti AND TARGET CUDA::nvtx3

@@ -36,12 +36,15 @@ struct CompletedBuffer {
   uint64_t dropped = 0;
 };
 
-// The record kinds the capture enables.
+// The record kinds the capture enables. DRIVER as well as RUNTIME: cuBLAS and NCCL launch their
+// kernels through the driver API, and a kernel's correlation id is that of the API call that
+// launched it, so without DRIVER records their kernels would have no external correlation.
 inline constexpr CUpti_ActivityKind kCapturedKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_RUNTIME,
-    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_MARKER};
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,              CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,      CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,               CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+    CUPTI_ACTIVITY_KIND_MARKER};
 
 class CuptiApi {
  public:
