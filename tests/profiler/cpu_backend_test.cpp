@@ -160,13 +160,18 @@ TEST(CpuBackend, AbortWakesEveryBlockedCallWithTheReason) {
   EXPECT_THROW(b->transport(1).send(0, 0, &v, 4), Aborted);
 }
 
-TEST(CpuBackend, FactoryResolvesAutoToCpuWithoutGpuAndParsesNames) {
+TEST(CpuBackend, FactoryResolvesAutoSaysWhyAndParsesNames) {
   std::ostringstream log;
-  if (!cuda_backends_built()) {
-    EXPECT_EQ(resolve_backend_kind(BackendKind::kAuto, {1, 2, 1}, &log), BackendKind::kCpu);
-    EXPECT_NE(log.str().find("backend: cpu"), std::string::npos);
+  const BackendKind picked = resolve_backend_kind(BackendKind::kAuto, {1, 2, 1}, &log);
+  EXPECT_EQ(log.str().rfind("backend: " + std::string(name(picked)) + " (", 0), 0u) << log.str();
+  if (picked == BackendKind::kCpu) {
+    // No GPU (or no CUDA in this build): auto says so, and asking for cuda explicitly fails with a
+    // message instead of falling back silently.
+    EXPECT_NE(log.str().find("no GPU"), std::string::npos) << log.str();
     EXPECT_THROW(make_backend(BackendKind::kCuda, BackendOptions{{1, 1, 1}}), std::runtime_error);
   }
+  if (!cuda_backends_built()) EXPECT_EQ(picked, BackendKind::kCpu);
+  EXPECT_EQ(resolve_backend_kind(BackendKind::kCpu, {1, 1, 1}, &log), BackendKind::kCpu);
   EXPECT_EQ(parse_backend_kind("cuda-virtual"), BackendKind::kCudaVirtual);
   EXPECT_EQ(parse_backend_kind("tpu"), std::nullopt);
   EXPECT_EQ(cpu({2, 2, 2})->description(), "cpu (8 threads)");
