@@ -57,6 +57,16 @@ TEST(CuptiDecoder, KernelKeepsTimesPlaceAndACopyOfItsName) {
   EXPECT_EQ(op.name, "ampere_sgemm_128x64_nn");
 }
 
+TEST(CuptiDecoder, MangledKernelNamesAreDemangled) {
+  SyntheticBuffer buf;
+  buf.add(testing::kernel_record("_Z22ncclDevKernel_SendRecvPv", 1, 2, 0, 1, 1))
+      .add(testing::kernel_record("not_mangled_kernel", 3, 4, 0, 1, 2));
+  const RecordSet r = decode(buf);
+  ASSERT_EQ(r.ops.size(), 2u);
+  EXPECT_EQ(r.ops[0].name, "ncclDevKernel_SendRecv(void*)");
+  EXPECT_EQ(r.ops[1].name, "not_mangled_kernel");
+}
+
 TEST(CuptiDecoder, CopiesAndSetsKeepDirectionAndBytes) {
   SyntheticBuffer buf;
   buf.add(testing::memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096, 1, 2, 0, 5, 1))

@@ -199,8 +199,8 @@ TEST_F(CuptiTimelineTest, CommunicationKernelsAndCopiesTakeTheKindOfTheirAction)
       .add(testing::external_record(id(0, 1, 0), 2))  // RECV_F on rank 1
       .add(testing::memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 4096, c(200), c(800), 0,
                                   kComm1, 2))
-      .add(testing::kernel_record("ncclDevKernel_AllReduce_Sum_f32", c(1000), c(2000), 0,
-                                  kComm0, 3))  // no action
+      .add(testing::kernel_record("_Z31ncclDevKernel_AllReduce_Sum_f32Pv", c(1000), c(2000), 0,
+                                  kComm0, 3))  // no action, mangled as CUPTI reports it
       .add(testing::memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 64, c(3000), c(3100), 0,
                                   kCompute0, 4))
       .add(testing::memset_record(64, c(3200), c(3300), 0, kCompute0, 5));
@@ -215,7 +215,8 @@ TEST_F(CuptiTimelineTest, CommunicationKernelsAndCopiesTakeTheKindOfTheirAction)
   EXPECT_EQ(recv->kind, SpanKind::kRecv);
   EXPECT_EQ(recv->device, 1);
   EXPECT_EQ(recv->bytes, 4096);
-  EXPECT_EQ(find(t, "ncclDevKernel_AllReduce_Sum_f32")->kind, SpanKind::kCollective);
+  ASSERT_NE(find(t, "ncclDevKernel_AllReduce_Sum_f32(void*)"), nullptr);
+  EXPECT_EQ(find(t, "ncclDevKernel_AllReduce_Sum_f32(void*)")->kind, SpanKind::kCollective);
   EXPECT_EQ(find(t, "memcpy HtoD")->kind, SpanKind::kMemcpy);
   EXPECT_EQ(find(t, "memset")->kind, SpanKind::kMemset);
 }

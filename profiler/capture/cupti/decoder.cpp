@@ -2,13 +2,27 @@
 // Synchronization2, API, ExternalCorrelation, Marker2, MarkerData2) to plain records.
 #include "profiler/capture/cupti/decoder.h"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
 #include <limits>
+#include <memory>
 
 namespace meshscope::capture::cupti {
 namespace {
 
 int64_t ns(uint64_t t) { return static_cast<int64_t>(t); }
 std::string copy_string(const char* s) { return s != nullptr ? std::string(s) : std::string(); }
+
+// CUPTI reports kernels by their mangled names ("_Z22ncclDevKernel_SendRecv..."): demangle, so
+// names read as written and NCCL kernels can be recognised by prefix.
+std::string kernel_name(const char* mangled) {
+  if (mangled == nullptr) return {};
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> plain(
+      abi::__cxa_demangle(mangled, nullptr, nullptr, &status), &std::free);
+  return status == 0 && plain ? std::string(plain.get()) : std::string(mangled);
+}
 
 void decode_kernel(const CUpti_ActivityKernel10& k, RecordSet& out) {
   GpuOp op;
@@ -19,7 +33,7 @@ void decode_kernel(const CUpti_ActivityKernel10& k, RecordSet& out) {
   op.context = k.contextId;
   op.stream = k.streamId;
   op.correlation = k.correlationId;
-  op.name = copy_string(k.name);
+  op.name = kernel_name(k.name);
   out.ops.push_back(std::move(op));
 }
 

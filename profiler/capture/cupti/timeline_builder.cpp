@@ -21,7 +21,11 @@ constexpr std::string_view kSyncNames[] = {"wait: unknown", "wait: event synchro
                                            "wait: stream wait event", "wait: stream synchronize",
                                            "wait: context synchronize"};
 
-bool is_nccl_kernel(const std::string& name) { return name.rfind("nccl", 0) == 0; }
+// "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", possibly with a
+// return type in front ("void ncclKernel_...").
+bool is_nccl_kernel(const std::string& name) {
+  return name.rfind("nccl", 0) == 0 || name.rfind("void nccl", 0) == 0;
+}
 
 // comm: the span kind of the communication the op belongs to (kCount when it belongs to none).
 SpanKind span_kind_for(const GpuOp& op, SpanKind comm) {
