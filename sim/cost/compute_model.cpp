@@ -10,21 +10,40 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Independent GEMMs of the same shape folded into one op (attention heads, experts).
+int64_t batch_of(const model::OpCost& op) {
+  const double one = 2.0 * static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k);
+  return one > 0 ? std::max<int64_t>(1, std::llround(op.flops / one)) : 1;
+}
+
 }  // namespace
 
-double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k) {
+double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int64_t batch) {
   const Efficiency& e = hw.efficiency;
   if (m <= 0 || n <= 0 || k <= 0) return e.gemm_max;
-  const int64_t tm = ceil_div(m, e.tile_m);
-  const int64_t tn = ceil_div(n, e.tile_n);
-  const double tile_util = static_cast<double>(m) * static_cast<double>(n) /
-                           (static_cast<double>(tm * e.tile_m) * static_cast<double>(tn * e.tile_n));
-  const int64_t tiles = tm * tn;
   const int64_t units = std::max(1, hw.compute_units);
-  const double wave_util =
-      static_cast<double>(tiles) / static_cast<double>(ceil_div(tiles, units) * units);
   const double k_util = static_cast<double>(k) / (static_cast<double>(k) + e.k_half);
-  return e.gemm_max * tile_util * wave_util * k_util;
+  // Libraries pick the tile per shape: try the catalog's tile and smaller ones, each smaller tile
+  // paying for its lower data reuse.
+  struct Tile {
+    int64_t tm, tn;
+    double reuse;
+  };
+  const int64_t TM = e.tile_m, TN = e.tile_n;
+  const Tile tiles[] = {{TM, TN, 1.0},          {TN, TM, 1.0},          {TM, TN / 2, 0.95},
+                        {TM / 2, TN, 0.95},     {TM / 2, TN / 2, 0.85}, {TM / 2, TN / 4, 0.7}};
+  double best = 0;
+  for (const Tile& t : tiles) {
+    if (t.tm < 1 || t.tn < 1) continue;
+    const int64_t tm = ceil_div(m, t.tm), tn = ceil_div(n, t.tn);
+    const double tile_util = static_cast<double>(m) * static_cast<double>(n) /
+                             (static_cast<double>(tm * t.tm) * static_cast<double>(tn * t.tn));
+    const int64_t count = tm * tn * std::max<int64_t>(1, batch);
+    const double wave_util =
+        static_cast<double>(count) / static_cast<double>(ceil_div(count, units) * units);
+    best = std::max(best, t.reuse * tile_util * wave_util);
+  }
+  return e.gemm_max * best * k_util;
 }
 
 ComputeModel::ComputeModel(const Hardware& hw, Precision precision, const Calibration* calibration)
@@ -47,9 +66,10 @@ ComputeModel::ComputeModel(const Hardware& hw, Precision precision, const Calibr
 double ComputeModel::efficiency(const model::OpCost& op) const {
   switch (op.kind) {
     case model::OpKind::kGemm:
-      return gemm_efficiency(hw_, op.m, op.n, op.k);
+      return gemm_efficiency(hw_, op.m, op.n, op.k, batch_of(op));
     case model::OpKind::kConv:
-      return hw_.efficiency.conv * gemm_efficiency(hw_, op.m, op.n, op.k) / hw_.efficiency.gemm_max;
+      return hw_.efficiency.conv * gemm_efficiency(hw_, op.m, op.n, op.k, batch_of(op)) /
+             hw_.efficiency.gemm_max;
     case model::OpKind::kAttention:
       return hw_.efficiency.attention;
     default:

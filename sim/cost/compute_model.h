@@ -12,13 +12,15 @@
 
 namespace meshscope::cost {
 
-// GEMM efficiency C[m x n] = A[m x k] B[k x n] (the documented model):
-//   eff = gemm_max x tile_util x wave_util x k / (k + k_half)
-//   tile_util = m n / (ceil(m/tile_m) tile_m  ceil(n/tile_n) tile_n)   (padding of edge tiles)
-//   wave_util = tiles / (ceil(tiles / units) units)                     (last partial wave)
-// as in NVIDIA's "Matrix Multiplication Background" guide (tile and wave quantization); k_half
-// models the main loop's prologue/epilogue cost that small reductions cannot amortise.
-double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k);
+// GEMM efficiency of `batch` independent products C[m x n] = A[m x k] B[k x n] (the documented
+// model, after NVIDIA's "Matrix Multiplication Background" guide on tile and wave quantization):
+//   eff = gemm_max x max over tiles (reuse x tile_util x wave_util) x k / (k + k_half)
+//   tile_util = m n / (ceil(m/tm) tm  ceil(n/tn) tn)           (padding of edge tiles)
+//   wave_util = tiles / (ceil(tiles / units) units)              (the last, partial wave)
+// over the catalog's tile (tile_m x tile_n, reuse 1), its transpose, halves (0.95) and quarters
+// (0.85, 0.7), as libraries pick a tile per shape; k_half stands for the main loop's prologue and
+// epilogue that short reductions cannot amortise.
+double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int64_t batch = 1);
 
 class ComputeModel {
  public:

@@ -1,0 +1,261 @@
+// `meshscope predict --config FILE.json [--json] [--csv F] [--plot F.svg]` and
+// `meshscope predict --search --gpus N --config FILE.json`: simulated step time, throughput,
+// MFU, bubbles and memory of one configuration, a sweep, or the best mesh for a GPU budget.
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "cli/commands.h"
+#include "sim/cost/calibration.h"
+#include "sim/predict/config.h"
+#include "sim/predict/plot.h"
+#include "sim/predict/search.h"
+#include "sim/predict/simulate.h"
+#include "traces/atomic_file.h"
+
+namespace meshscope::cli {
+namespace {
+
+struct PredictArgs {
+  std::string config;
+  bool json = false;
+  std::string csv;
+  std::string plot;
+  std::string calibration;
+  bool search = false;
+  int64_t gpus = 0;
+  int top = 10;
+};
+
+void progress_bar(size_t i, size_t n) {
+  if (n <= 1) return;
+  const int width = 30;
+  const int done = static_cast<int>(width * i / n);
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu", std::string(done, '#').c_str(),
+               std::string(width - done, ' ').c_str(), i, n);
+  if (i == n) std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
+std::string gib(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+  return b;
+}
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+struct Row {
+  std::vector<std::pair<std::string, std::string>> swept;
+  predict::Summary summary;
+  std::string error;  // the point could not be simulated
+};
+
+void print_table(const std::vector<Row>& rows) {
+  std::vector<std::string> header;
+  if (!rows.empty())
+    for (const auto& [k, v] : rows.front().swept) header.push_back(k);
+  for (const char* h : {"gpus", "mesh", "schedule", "step time", "tokens/s", "TFLOP/s/GPU", "MFU",
+                        "bubble", "peak memory", "fits"})
+    header.push_back(h);
+  std::vector<std::vector<std::string>> cells;
+  for (const Row& r : rows) {
+    std::vector<std::string> c;
+    for (const auto& [k, v] : r.swept) c.push_back(v);
+    if (!r.error.empty()) {
+      c.push_back("error: " + r.error);
+    } else {
+      const predict::Summary& s = r.summary;
+      c.push_back(std::to_string(s.gpus));
+      c.push_back(s.mesh);
+      c.push_back(s.schedule);
+      c.push_back(fmt("%.4g s", s.step_time_s));
+      c.push_back(fmt("%.4g", s.tokens_per_s));
+      c.push_back(fmt("%.1f", s.tflops_per_gpu));
+      c.push_back(fmt("%.1f%%", 100 * s.mfu));
+      c.push_back(fmt("%.1f%%", 100 * s.bubble_fraction));
+      c.push_back(gib(static_cast<double>(s.peak_memory_bytes)));
+      c.push_back(s.fits ? "yes" : "NO");
+    }
+    cells.push_back(std::move(c));
+  }
+  std::vector<size_t> w(header.size(), 0);
+  for (size_t i = 0; i < header.size(); ++i) w[i] = header[i].size();
+  for (const auto& c : cells)
+    for (size_t i = 0; i < c.size() && i < w.size(); ++i) w[i] = std::max(w[i], c[i].size());
+  auto line = [&](const std::vector<std::string>& c) {
+    std::string s;
+    for (size_t i = 0; i < c.size(); ++i) s += c[i] + std::string(i + 1 < c.size() && i < w.size() ? w[i] - c[i].size() + 2 : 0, ' ');
+    std::printf("%s\n", s.c_str());
+  };
+  line(header);
+  for (const auto& c : cells) line(c);
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  traces::AtomicFile f(path);
+  f.write(text);
+  f.commit();
+}
+
+std::string csv_of(const std::vector<Row>& rows) {
+  std::string o;
+  if (!rows.empty())
+    for (const auto& [k, v] : rows.front().swept) o += k + ",";
+  o += "gpus,mesh,schedule,step_time_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"
+       "peak_memory_bytes,fits,error\n";
+  for (const Row& r : rows) {
+    for (const auto& [k, v] : r.swept) o += "\"" + v + "\",";
+    const predict::Summary& s = r.summary;
+    o += std::to_string(s.gpus) + ",\"" + s.mesh + "\"," + s.schedule + "," + fmt("%.9g", s.step_time_s) + "," +
+         fmt("%.9g", s.tokens_per_s) + "," + fmt("%.6g", s.tflops_per_gpu) + "," + fmt("%.6g", s.mfu) + "," +
+         fmt("%.6g", s.bubble_fraction) + "," + std::to_string(s.peak_memory_bytes) + "," +
+         (s.fits ? "true" : "false") + ",\"" + r.error + "\"\n";
+  }
+  return o;
+}
+
+// X axis: GPUs when they vary, else the first numeric swept key; one series per combination of
+// the other swept keys.
+predict::Chart chart_of(const std::vector<Row>& rows) {
+  predict::Chart c;
+  c.title = "predicted throughput";
+  c.y_label = "tokens/s";
+  std::map<std::string, predict::Series> series;
+  bool gpus_vary = false;
+  for (const Row& r : rows) gpus_vary |= r.summary.gpus != rows.front().summary.gpus;
+  std::string xkey = "gpus";
+  if (!gpus_vary && !rows.empty() && !rows.front().swept.empty()) xkey = rows.front().swept.front().first;
+  c.x_label = xkey;
+  c.log_x = xkey == "gpus";
+  for (const Row& r : rows) {
+    if (!r.error.empty()) continue;
+    double x = static_cast<double>(r.summary.gpus);
+    std::string label;
+    for (const auto& [k, v] : r.swept) {
+      if (k == xkey) {
+        try {
+          x = std::stod(v);
+        } catch (...) {
+          x = 0;
+        }
+      } else if (!(gpus_vary && (k.rfind("mesh.", 0) == 0))) {
+        label += (label.empty() ? "" : " ") + k + "=" + v;
+      }
+    }
+    if (label.empty()) label = r.summary.schedule;
+    predict::Series& s = series[label];
+    s.label = label;
+    s.x.push_back(x);
+    s.y.push_back(r.summary.tokens_per_s);
+  }
+  for (auto& [k, s] : series) c.series.push_back(std::move(s));
+  return c;
+}
+
+void run_search(const PredictArgs& a, const predict::PredictConfig& base, const cost::Calibration* cal) {
+  predict::SearchOptions so;
+  so.gpus = a.gpus;
+  so.calibration = cal;
+  const auto found = predict::search(base, so, progress_bar);
+  if (found.empty()) throw UserError("no configuration of " + std::to_string(a.gpus) + " GPUs fits memory");
+  if (a.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (size_t i = 0; i < found.size() && static_cast<int>(i) < a.top; ++i) {
+      nlohmann::json j = predict::to_json(found[i].summary);
+      j["candidate"] = found[i].label;
+      out.push_back(j);
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf("fastest configurations of %lld GPUs that fit (%zu fit):\n", static_cast<long long>(a.gpus), found.size());
+  std::vector<Row> rows;
+  for (size_t i = 0; i < found.size() && static_cast<int>(i) < a.top; ++i)
+    rows.push_back(Row{{{"candidate", found[i].label}}, found[i].summary, ""});
+  print_table(rows);
+}
+
+void run(const PredictArgs& a) {
+  std::unique_ptr<cost::Calibration> cal;
+  if (!a.calibration.empty()) cal = std::make_unique<cost::Calibration>(cost::load_calibration(a.calibration));
+  const nlohmann::json j = predict::load_json_file(a.config);
+  if (a.search) {
+    if (a.gpus < 1) throw UserError("--search needs --gpus N");
+    run_search(a, predict::parse_config(j, a.config), cal.get());
+    return;
+  }
+  const std::vector<predict::SweepPoint> points = predict::expand_sweep(j, a.config);
+  std::vector<Row> rows;
+  predict::SimulateOptions so;
+  so.build_timeline = true;  // replicas run once, so the timeline stays small; bubbles need it
+  so.calibration = cal.get();
+  for (size_t i = 0; i < points.size(); ++i) {
+    Row r;
+    r.swept = points[i].swept;
+    try {
+      r.summary = predict::simulate(points[i].config, so).summary;
+    } catch (const std::invalid_argument& e) {
+      if (points.size() == 1) throw UserError(a.config + ": " + e.what());
+      r.error = e.what();
+    }
+    rows.push_back(std::move(r));
+    progress_bar(i + 1, points.size());
+  }
+  if (!a.csv.empty()) write_file(a.csv, csv_of(rows));
+  if (!a.plot.empty()) write_file(a.plot, predict::render_svg(chart_of(rows)));
+  if (a.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const Row& r : rows) {
+      nlohmann::json o = r.error.empty() ? predict::to_json(r.summary) : nlohmann::json{{"error", r.error}};
+      for (const auto& [k, v] : r.swept) o["sweep"][k] = v;
+      out.push_back(o);
+    }
+    std::printf("%s\n", (points.size() == 1 ? out.front() : out).dump(2).c_str());
+    return;
+  }
+  print_table(rows);
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& app) {
+  auto args = std::make_shared<PredictArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "predict",
+      "Predict step time, tokens/s, TFLOP/s per GPU, MFU, bubble fraction and memory of a "
+      "configuration by simulation; lists in place of values sweep them; --search finds the "
+      "fastest mesh that fits. Config keys: sim/predict/config.h.");
+  cmd->add_option("--config", args->config, "configuration JSON (lists sweep)")->required();
+  cmd->add_flag("--json", args->json, "print JSON (step_time_s, tokens_per_s, tflops_per_gpu, mfu, "
+                                      "bubble_fraction, peak_memory_bytes, fits, ...)");
+  cmd->add_option("--csv", args->csv, "also write the rows as CSV");
+  cmd->add_option("--plot", args->plot, "also write an SVG chart of throughput over the sweep");
+  cmd->add_option("--calibration", args->calibration, "calibration from `meshscope calibrate`");
+  cmd->add_flag("--search", args->search, "search dp x pp x tp, microbatch size and schedule");
+  cmd->add_option("--gpus", args->gpus, "GPU budget for --search");
+  cmd->add_option("--top", args->top, "rows --search prints")->capture_default_str();
+  cmd->callback([args] {
+    try {
+      run(*args);
+    } catch (const UserError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw UserError(e.what());
+    }
+  });
+}
+
+}  // namespace meshscope::cli

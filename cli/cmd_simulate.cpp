@@ -1,0 +1,108 @@
+// `meshscope simulate --config FILE.json [--out trace.json] [--json]`: one configuration simulated
+// into a Timeline: the Chrome trace, the same summary table as `run`, and the predicted figures.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/run_common.h"
+#include "sim/cost/calibration.h"
+#include "sim/predict/config.h"
+#include "sim/predict/simulate.h"
+#include "sim/schedule/schedule_text.h"
+#include "traces/analysis.h"
+#include "traces/chrome_export.h"
+
+namespace meshscope::cli {
+namespace {
+
+struct SimulateArgs {
+  std::string config;
+  std::string out;
+  std::string schedule_out;
+  std::string calibration;
+  bool json = false;
+  bool all_devices = false;
+};
+
+void run(const SimulateArgs& a) {
+  std::unique_ptr<cost::Calibration> cal;
+  if (!a.calibration.empty()) cal = std::make_unique<cost::Calibration>(cost::load_calibration(a.calibration));
+  const nlohmann::json j = predict::load_json_file(a.config);
+  const auto points = predict::expand_sweep(j, a.config);
+  if (points.size() != 1) throw UserError(a.config + ": simulate takes one configuration, not a sweep (use predict)");
+  const predict::PredictConfig& c = points.front().config;
+  predict::SimulateOptions so;
+  so.calibration = cal.get();
+  so.expand_replicas = a.all_devices;
+  predict::Simulation sim;
+  try {
+    sim = predict::simulate(c, so);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(a.config + ": " + e.what());
+  }
+  if (!a.schedule_out.empty()) schedule::save_file(sim.schedule, a.schedule_out);
+  traces::add_idle_spans(sim.timeline);
+  sim.timeline.sort_spans();
+  if (!a.out.empty()) traces::write_chrome_trace(sim.timeline, a.out);
+  if (a.json) {
+    nlohmann::json out = predict::to_json(sim.summary);
+    if (!a.out.empty()) out["trace"] = a.out;
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  RunSummary r;
+  r.label = "sim";
+  r.schedule = sim.summary.schedule;
+  r.mesh = sim.summary.mesh;
+  r.microbatches = sim.summary.microbatches;
+  r.virtual_stages = c.virtual_stages;
+  r.workload = sim.summary.model;
+  r.backend = "sim";
+  r.analysis = traces::analyze(sim.timeline);
+  r.trace = a.out;
+  r.actions = sim.summary.simulated_actions;
+  std::printf("%s", format_summary_table({r}).c_str());
+  const predict::Summary& s = sim.summary;
+  std::printf("model %s on %lld x %s: %.4g s/step, %.4g tokens/s, %.1f TFLOP/s per GPU, MFU %.1f%%, "
+              "peak memory %.1f GiB of %.1f GiB (%s)\n",
+              s.model.c_str(), static_cast<long long>(s.gpus), s.hardware.c_str(), s.step_time_s,
+              s.tokens_per_s, s.tflops_per_gpu, 100 * s.mfu, s.peak_memory_bytes / 1073741824.0,
+              s.memory_capacity_bytes / 1073741824.0, s.fits ? "fits" : "DOES NOT FIT");
+  if (s.replicas_simulated_once)
+    std::printf("identical dp/tp replicas simulated once: %lld devices in the trace stand for %lld "
+                "(--all-devices copies them)\n",
+                static_cast<long long>(s.simulated_ranks), static_cast<long long>(s.gpus));
+  if (!a.out.empty()) std::printf("trace: %s\n", a.out.c_str());
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app) {
+  auto args = std::make_shared<SimulateArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate",
+      "Simulate one configuration (same JSON as predict) into a Timeline: Chrome trace, the "
+      "summary table of `run`, step time, MFU and memory.");
+  cmd->add_option("--config", args->config, "configuration JSON (keys: sim/predict/config.h)")->required();
+  cmd->add_option("--out", args->out, "write the simulated Chrome trace here");
+  cmd->add_option("--schedule-out", args->schedule_out, "write the simulated schedule (text form) here");
+  cmd->add_option("--calibration", args->calibration, "calibration from `meshscope calibrate`");
+  cmd->add_flag("--all-devices", args->all_devices,
+                "put every device in the trace even when identical replicas were simulated once");
+  cmd->add_flag("--json", args->json, "print the predicted figures as JSON");
+  cmd->callback([args] {
+    try {
+      run(*args);
+    } catch (const UserError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw UserError(e.what());
+    }
+  });
+}
+
+}  // namespace meshscope::cli

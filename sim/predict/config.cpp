@@ -1,0 +1,243 @@
+// Parsing prediction configs and expanding sweeps.
+#include "sim/predict/config.h"
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <stdexcept>
+
+namespace meshscope::predict {
+namespace {
+
+using nlohmann::json;
+
+class Reader {
+ public:
+  Reader(const json& j, std::string where, std::string prefix)
+      : j_(j), where_(std::move(where)), prefix_(std::move(prefix)) {
+    if (!j_.is_object()) fail("", "must be an object");
+  }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& why) const {
+    const std::string path = prefix_.empty() ? key : (key.empty() ? prefix_ : prefix_ + "." + key);
+    throw std::runtime_error(where_ + ": key '" + path + "': " + why);
+  }
+  bool has(const std::string& key) {
+    seen_.insert(key);
+    return j_.contains(key);
+  }
+  const json& at(const std::string& key) { return j_.at(key); }
+
+  int64_t integer(const std::string& key, int64_t def, int64_t lo = 1) {
+    if (!has(key)) return def;
+    const json& v = at(key);
+    if (!v.is_number_integer() && !(v.is_number_float() && v.get<double>() == std::floor(v.get<double>())))
+      fail(key, "must be an integer >= " + std::to_string(lo));
+    const int64_t x = v.get<int64_t>();
+    if (x < lo) fail(key, "must be an integer >= " + std::to_string(lo));
+    return x;
+  }
+  bool boolean(const std::string& key, bool def) {
+    if (!has(key)) return def;
+    if (!at(key).is_boolean()) fail(key, "must be true or false");
+    return at(key).get<bool>();
+  }
+  std::string string(const std::string& key, const std::string& def) {
+    if (!has(key)) return def;
+    if (!at(key).is_string()) fail(key, "must be a string");
+    return at(key).get<std::string>();
+  }
+  template <typename Enum, size_t N>
+  Enum choice(const std::string& key, Enum def, const std::array<std::string_view, N>& names) {
+    if (!has(key)) return def;
+    const std::string v = string(key, "");
+    for (size_t i = 0; i < N; ++i)
+      if (names[i] == v) return static_cast<Enum>(i);
+    std::string all;
+    for (auto n : names) all += (all.empty() ? "" : ", ") + std::string(n);
+    fail(key, "'" + v + "' is not one of " + all);
+  }
+  void check_unknown() const {
+    for (const auto& [k, v] : j_.items())
+      if (!seen_.count(k)) fail(k, "unknown key");
+  }
+  Reader child(const std::string& key) {
+    if (!has(key)) return Reader(empty_, where_, prefix_.empty() ? key : prefix_ + "." + key);
+    return Reader(at(key), where_, prefix_.empty() ? key : prefix_ + "." + key);
+  }
+
+ private:
+  static inline const json empty_ = json::object();
+  const json& j_;
+  std::string where_;
+  std::string prefix_;
+  std::set<std::string> seen_;
+};
+
+void parse_model(Reader m, PredictConfig& c) {
+  c.model = m.choice("kind", ModelKind::kGpt, kModelKindNames);
+  switch (c.model) {
+    case ModelKind::kGpt: {
+      model::GptSpec& g = c.gpt;
+      g.layers = m.integer("layers", g.layers);
+      g.hidden = m.integer("hidden", g.hidden);
+      g.heads = m.integer("heads", g.heads);
+      g.kv_heads = m.integer("kv_heads", 0, 0);
+      g.ffn = m.integer("ffn", 0, 0);
+      g.seq = m.integer("seq", g.seq);
+      g.vocab = m.integer("vocab", g.vocab);
+      g.gated_mlp = m.boolean("gated_mlp", g.gated_mlp);
+      g.experts = m.integer("experts", 0, 0);
+      g.top_k = m.integer("top_k", 1);
+      g.expert_ffn = m.integer("expert_ffn", 0, 0);
+      g.tied_embeddings = m.boolean("tied_embeddings", g.tied_embeddings);
+      g.learned_positions = m.boolean("learned_positions", g.learned_positions);
+      if (g.hidden % g.heads != 0) m.fail("hidden", "must be divisible by heads");
+      if (m.has("layers_per_stage")) {
+        const json& l = m.at("layers_per_stage");
+        if (!l.is_array()) m.fail("layers_per_stage", "must be a list of integers");
+        for (const json& x : l) {
+          if (!x.is_number_integer() || x.get<int>() < 0) m.fail("layers_per_stage", "must be a list of integers >= 0");
+          c.layers_per_stage.push_back(x.get<int>());
+        }
+      }
+      break;
+    }
+    case ModelKind::kVgg:
+      c.vgg.image = m.integer("image", c.vgg.image, 32);
+      c.vgg.classes = m.integer("classes", c.vgg.classes);
+      break;
+    case ModelKind::kMlp:
+      c.mlp_layers = static_cast<int>(m.integer("layers", c.mlp_layers));
+      c.mlp_hidden = static_cast<int>(m.integer("hidden", c.mlp_hidden));
+      break;
+    default:
+      break;
+  }
+  m.check_unknown();
+}
+
+}  // namespace
+
+int PredictConfig::microbatches() const {
+  return static_cast<int>(global_batch / (micro_batch * mesh.dp));
+}
+
+PredictConfig parse_config(const json& j, const std::string& where) {
+  PredictConfig c;
+  Reader top(j, where, "");
+  top.string("name", "");
+  parse_model(top.child("model"), c);
+
+  Reader mesh = top.child("mesh");
+  c.mesh.dp = static_cast<int>(mesh.integer("dp", 1));
+  c.mesh.tp = static_cast<int>(mesh.integer("tp", 1));
+  c.mesh.pp = static_cast<int>(mesh.integer("pp", 1));
+  c.cp = static_cast<int>(mesh.integer("cp", 1));
+  c.ep = static_cast<int>(mesh.integer("ep", 1));
+  if (c.mesh.dp % c.ep != 0) mesh.fail("ep", "must divide mesh.dp (experts are sharded inside the dp group)");
+  if (c.ep > 1 && c.gpt.experts == 0) mesh.fail("ep", "needs model.experts > 0");
+  if (c.cp > 1 && c.model != ModelKind::kGpt) mesh.fail("cp", "context parallelism needs a gpt model");
+  mesh.check_unknown();
+
+  Reader batch = top.child("batch");
+  c.micro_batch = batch.integer("micro", 1);
+  c.global_batch = batch.integer("global", c.micro_batch * c.mesh.dp);
+  if (c.global_batch % (c.micro_batch * c.mesh.dp) != 0)
+    batch.fail("global", std::to_string(c.global_batch) + " is not divisible by batch.micro x mesh.dp = " +
+                             std::to_string(c.micro_batch * c.mesh.dp));
+  batch.check_unknown();
+
+  if (top.has("schedule")) {
+    const std::string s = top.string("schedule", "1f1b");
+    const auto f = schedule::parse_family(s);
+    if (!f) {
+      std::string all;
+      for (const auto& info : schedule::kFamilies) all += (all.empty() ? "" : ", ") + std::string(info.name);
+      top.fail("schedule", "'" + s + "' is not one of " + all);
+    }
+    c.schedule = *f;
+  }
+  c.virtual_stages = static_cast<int>(top.integer("virtual_stages", 1));
+  if (c.virtual_stages > 1 && c.schedule != schedule::Family::kInterleaved)
+    top.fail("virtual_stages", "only the interleaved schedule takes more than 1");
+  if (c.schedule == schedule::Family::kInterleaved && c.virtual_stages < 2)
+    top.fail("virtual_stages", "the interleaved schedule needs 2 or more");
+
+  Reader cluster = top.child("cluster");
+  c.gpu = cluster.string("gpu", c.gpu);
+  c.gpus_per_node = static_cast<int>(cluster.integer("gpus_per_node", 0, 0));
+  if (cluster.has("placement")) {
+    std::string err;
+    const auto order = cost::parse_dim_order(cluster.string("placement", ""), &err);
+    if (!order) cluster.fail("placement", err);
+    c.placement = *order;
+  }
+  cluster.check_unknown();
+
+  Reader opt = top.child("options");
+  c.recompute = opt.choice("recompute", model::Recompute::kNone, model::kRecomputeNames);
+  c.sequence_parallel = opt.boolean("sequence_parallel", false);
+  c.flash_attention = opt.boolean("flash_attention", true);
+  c.precision = opt.choice("precision", cost::Precision::kBf16, cost::kPrecisionNames);
+  c.zero = static_cast<int>(opt.integer("zero", 0, 0));
+  if (c.zero > 3) opt.fail("zero", "must be 0, 1, 2 or 3");
+  c.optimizer = opt.choice("optimizer", Optimizer::kAdam, kOptimizerNames);
+  c.symmetry = opt.choice("symmetry", Symmetry::kAuto, kSymmetryNames);
+  opt.check_unknown();
+  top.check_unknown();
+  return c;
+}
+
+std::vector<SweepPoint> expand_sweep(const json& j, const std::string& where) {
+  // Paths (JSON pointers) of every list that stands for a value; layers_per_stage is a list by
+  // nature, so only a list of lists sweeps it.
+  std::vector<std::pair<json::json_pointer, std::string>> lists;
+  std::function<void(const json&, const json::json_pointer&, const std::string&)> walk =
+      [&](const json& v, const json::json_pointer& ptr, const std::string& dotted) {
+        if (v.is_object()) {
+          for (const auto& [k, x] : v.items()) walk(x, ptr / k, dotted.empty() ? k : dotted + "." + k);
+        } else if (v.is_array()) {
+          const bool natural_list = dotted == "model.layers_per_stage";
+          if (!natural_list || (!v.empty() && v.front().is_array())) {
+            if (v.empty()) throw std::runtime_error(where + ": key '" + dotted + "': an empty list sweeps nothing");
+            lists.emplace_back(ptr, dotted);
+          }
+        }
+      };
+  walk(j, json::json_pointer(), "");
+  std::vector<SweepPoint> points;
+  std::vector<size_t> idx(lists.size(), 0);
+  for (;;) {
+    SweepPoint p;
+    p.json = j;
+    for (size_t i = 0; i < lists.size(); ++i) {
+      const json& value = j.at(lists[i].first).at(idx[i]);
+      p.json[lists[i].first] = value;
+      p.swept.emplace_back(lists[i].second, value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    p.config = parse_config(p.json, where);
+    points.push_back(std::move(p));
+    size_t k = lists.size();
+    while (k > 0) {
+      --k;
+      if (++idx[k] < j.at(lists[k].first).size()) break;
+      idx[k] = 0;
+      if (k == 0) return points;
+    }
+    if (lists.empty()) return points;
+  }
+}
+
+json load_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw std::runtime_error(path + ": malformed JSON at byte " + std::to_string(e.byte));
+  }
+}
+
+}  // namespace meshscope::predict

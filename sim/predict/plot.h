@@ -1,0 +1,25 @@
+// An SVG chart of scaling curves for `meshscope predict --plot`: one line per series, points
+// labelled, axes with ticks, written as a standalone file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace meshscope::predict {
+
+struct Series {
+  std::string label;
+  std::vector<double> x, y;
+};
+
+struct Chart {
+  std::string title;
+  std::string x_label;
+  std::string y_label;
+  bool log_x = false;
+  std::vector<Series> series;
+};
+
+std::string render_svg(const Chart& chart);
+
+}  // namespace meshscope::predict

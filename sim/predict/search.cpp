@@ -1,0 +1,103 @@
+// Enumerating and ranking parallel configurations for a GPU budget.
+#include "sim/predict/search.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/cost/hardware.h"
+
+namespace meshscope::predict {
+namespace {
+
+std::vector<int> divisors(int64_t n) {
+  std::vector<int> d;
+  for (int64_t i = 1; i <= n; ++i)
+    if (n % i == 0) d.push_back(static_cast<int>(i));
+  return d;
+}
+
+int64_t layers_of(const PredictConfig& c) {
+  switch (c.model) {
+    case ModelKind::kGpt: return c.gpt.layers;
+    case ModelKind::kMlp: return c.mlp_layers;
+    case ModelKind::kVgg: return 16;
+    default: return 3;
+  }
+}
+
+}  // namespace
+
+std::vector<PredictConfig> search_space(const PredictConfig& base, const SearchOptions& o) {
+  if (o.gpus < 1) throw std::invalid_argument("--gpus must be >= 1");
+  const int per_node = base.gpus_per_node > 0 ? base.gpus_per_node
+                                               : cost::find_hardware(base.gpu).devices_per_node;
+  const int max_tp = o.max_tp > 0 ? o.max_tp : per_node;
+  const int64_t per_cp = o.gpus / base.cp;
+  if (per_cp * base.cp != o.gpus) throw std::invalid_argument("--gpus must be divisible by mesh.cp");
+  std::vector<PredictConfig> out;
+  for (int tp : divisors(per_cp)) {
+    if (tp > max_tp) continue;
+    for (int pp : divisors(per_cp / tp)) {
+      if (pp > layers_of(base)) continue;
+      const int dp = static_cast<int>(per_cp / tp / pp);
+      if (dp % base.ep != 0) continue;
+      for (int micro : o.micro_batches) {
+        if (base.global_batch % (int64_t{micro} * dp) != 0) continue;
+        const int m = static_cast<int>(base.global_batch / (int64_t{micro} * dp));
+        struct Sched {
+          schedule::Family f;
+          int v;
+        };
+        std::vector<Sched> scheds = {{schedule::Family::kOneFOneB, 1}, {schedule::Family::kZbH1, 1}};
+        if (pp == 1) scheds = {{schedule::Family::kOneFOneB, 1}};
+        if (pp > 1 && m % pp == 0)
+          for (int v : {2, 4})
+            if (layers_of(base) % (pp * v) == 0) scheds.push_back({schedule::Family::kInterleaved, v});
+        for (const Sched& s : scheds) {
+          PredictConfig c = base;
+          c.mesh = {dp, pp, tp};
+          c.micro_batch = micro;
+          c.schedule = s.f;
+          c.virtual_stages = s.v;
+          c.sequence_parallel = base.sequence_parallel && tp > 1;
+          c.layers_per_stage.clear();
+          out.push_back(c);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Candidate> search(const PredictConfig& base, const SearchOptions& o,
+                              const std::function<void(size_t, size_t)>& progress) {
+  const std::vector<PredictConfig> space = search_space(base, o);
+  std::vector<Candidate> fits;
+  SimulateOptions so;
+  so.build_timeline = false;
+  so.calibration = o.calibration;
+  for (size_t i = 0; i < space.size(); ++i) {
+    const PredictConfig& c = space[i];
+    try {
+      Simulation sim = simulate(c, so);
+      if (sim.summary.fits) {
+        Candidate cand;
+        cand.config = c;
+        cand.summary = std::move(sim.summary);
+        cand.label = mesh::to_string(c.mesh) + " micro=" + std::to_string(c.micro_batch) + " " +
+                     std::string(schedule::name(c.schedule)) +
+                     (c.virtual_stages > 1 ? " v=" + std::to_string(c.virtual_stages) : "");
+        fits.push_back(std::move(cand));
+      }
+    } catch (const std::invalid_argument&) {
+      // This shape does not suit the model (heads over tp, layers over stages): not a candidate.
+    }
+    if (progress) progress(i + 1, space.size());
+  }
+  std::stable_sort(fits.begin(), fits.end(), [](const Candidate& a, const Candidate& b) {
+    return a.summary.step_time_s < b.summary.step_time_s;
+  });
+  return fits;
+}
+
+}  // namespace meshscope::predict

@@ -1,0 +1,36 @@
+// `predict --search`: every dp x pp x tp, microbatch size and schedule that uses exactly N GPUs,
+// simulated, the ones that fit memory ranked by step time.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/cost/calibration.h"
+#include "sim/predict/config.h"
+#include "sim/predict/simulate.h"
+
+namespace meshscope::predict {
+
+struct SearchOptions {
+  int64_t gpus = 8;
+  std::vector<int> micro_batches = {1, 2, 4, 8};
+  int max_tp = 0;  // 0: GPUs per node
+  const cost::Calibration* calibration = nullptr;
+};
+
+struct Candidate {
+  PredictConfig config;
+  Summary summary;
+  std::string label;  // "dp=8 pp=4 tp=8 micro=1 1f1b"
+};
+
+// The configurations the search tries (model, batch, cluster and options come from `base`).
+std::vector<PredictConfig> search_space(const PredictConfig& base, const SearchOptions& options);
+
+// Simulates every candidate (progress(i, n) after each) and returns those that fit, fastest first.
+// Candidates the model cannot take (heads not divisible by tp, ...) are skipped.
+std::vector<Candidate> search(const PredictConfig& base, const SearchOptions& options,
+                              const std::function<void(size_t, size_t)>& progress = {});
+
+}  // namespace meshscope::predict

@@ -1,0 +1,205 @@
+// Configuration -> workload costs -> schedule -> engine -> summary.
+#include "sim/predict/simulate.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+#include "sim/cost/collective_model.h"
+#include "sim/cost/compute_model.h"
+#include "sim/cost/hardware.h"
+#include "sim/cost/topology.h"
+#include "sim/engine/symmetry.h"
+#include "sim/predict/workload_costs.h"
+#include "sim/predict/zero.h"
+#include "sim/schedule/generators.h"
+#include "traces/analysis.h"
+
+namespace meshscope::predict {
+namespace {
+
+cost::Hardware hardware_for(const PredictConfig& c) {
+  cost::Hardware hw = cost::find_hardware(c.gpu);
+  if (c.gpus_per_node > 0) {
+    hw.devices_per_node = c.gpus_per_node;
+    hw.nics_per_node = std::min(hw.nics_per_node, c.gpus_per_node);
+  }
+  return hw;
+}
+
+std::string mesh_text(const PredictConfig& c) {
+  std::string s = mesh::to_string(c.mesh);
+  if (c.cp > 1) s += " cp=" + std::to_string(c.cp);
+  if (c.ep > 1) s += " ep=" + std::to_string(c.ep);
+  return s;
+}
+
+// Bytes read and written per parameter by one optimizer update.
+double update_bytes(const PredictConfig& c) { return c.optimizer == Optimizer::kAdam ? 28 : 12; }
+
+}  // namespace
+
+Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const cost::Hardware hw = hardware_for(c);
+  const WorkloadCosts w = workload_costs(c);
+  const int num_stages = static_cast<int>(w.stages.size());
+  const int e = cost::element_bytes(c.precision);
+
+  schedule::GeneratorConfig g;
+  g.family = c.schedule;
+  g.mesh = c.mesh;
+  g.microbatches = c.microbatches();
+  g.virtual_stages = c.virtual_stages;
+  std::vector<int64_t> param_bytes(num_stages);
+  for (int s = 0; s < num_stages; ++s) {
+    g.activation_bytes.push_back(w.stages[s].output_bytes);
+    param_bytes[s] = (w.dense_parameters[s] + w.expert_parameters[s]) * e;
+    g.gradient_bytes.push_back(param_bytes[s]);
+  }
+  Simulation out;
+  try {
+    out.schedule = schedule::generate(g);
+  } catch (const std::invalid_argument& ex) {
+    throw std::invalid_argument(std::string("schedule: ") + ex.what());
+  }
+  apply_zero(out.schedule, c.zero, param_bytes);
+
+  const cost::ComputeModel compute(hw, c.precision, o.calibration);
+  const cost::Topology topo(c.mesh, c.cp, hw.devices_per_node, c.placement);
+  const CommPricer pricer(hw, topo, c.ep, o.calibration);
+  engine::EngineInput in;
+  in.schedule = &out.schedule;
+  for (int s = 0; s < num_stages; ++s) {
+    const double shards = c.zero >= 1 ? c.mesh.dp : 1;
+    const double opt_s = compute.stream_seconds(
+        (w.dense_parameters[s] + w.expert_parameters[s]) / shards * update_bytes(c));
+    in.stages.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
+  }
+  in.tier_of = [&topo](int a, int b) { return topo.same_node(a, b) ? 0 : 1; };
+  const cost::P2pLink intra = cost::p2p_link(hw, true, o.calibration);
+  const cost::P2pLink inter = cost::p2p_link(hw, false, o.calibration);
+  in.links = {engine::LinkSpec{intra.bandwidth_bytes_per_s, static_cast<int64_t>(intra.latency_ns)},
+              engine::LinkSpec{inter.bandwidth_bytes_per_s, static_cast<int64_t>(inter.latency_ns)}};
+  // Collectives of the schedule (dp gradients, ZeRO): priced per group span, memoised.
+  std::map<std::tuple<int, int, int64_t, int, int, int, int>, int64_t> memo;
+  in.collective_ns = [&](int rank, const schedule::Action& a) -> int64_t {
+    const cost::GroupSpan span = topo.span(a.group, rank);
+    const auto key = std::make_tuple(static_cast<int>(a.kind), a.stage, a.bytes, span.ranks,
+                                     span.nodes, span.ranks_per_node, static_cast<int>(a.group));
+    auto it = memo.find(key);
+    if (it != memo.end()) return it->second;
+    const auto kind = collective_kind(a.kind);
+    double seconds;
+    const int64_t expert = a.group == mesh::GroupKind::kDp && a.stage < num_stages
+                               ? w.expert_parameters[a.stage] : 0;
+    if (expert > 0 && c.ep > 1) {
+      // Expert gradients reduce over the dp / ep replicas of each expert only.
+      const double share = static_cast<double>(expert) / (expert + w.dense_parameters[a.stage]);
+      cost::GroupSpan edp{span.ranks / c.ep, std::min(span.nodes, span.ranks / c.ep),
+                          std::max(1, span.ranks_per_node / c.ep)};
+      seconds = cost::collective_time(hw, kind, a.bytes * (1 - share), span, o.calibration).seconds +
+                cost::collective_time(hw, kind, a.bytes * share, edp, o.calibration).seconds;
+    } else {
+      seconds = cost::collective_time(hw, kind, static_cast<double>(a.bytes), span, o.calibration).seconds;
+    }
+    const int64_t v = static_cast<int64_t>(std::llround(seconds * 1e9));
+    memo.emplace(key, v);
+    return v;
+  };
+  in.build_timeline = o.build_timeline;
+
+  bool once = false;
+  if (c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1) {
+    once = engine::replicas_symmetric(in);
+    if (!once && c.symmetry == Symmetry::kOn)
+      throw std::invalid_argument("options.symmetry: replicas differ (their nodes split links "
+                                  "differently); use \"auto\" or \"off\"");
+  }
+  engine::EngineResult r = once ? engine::simulate_symmetric(in, {o.expand_replicas})
+                                : engine::simulate(in);
+
+  Summary& s = out.summary;
+  s.model = w.description;
+  s.hardware = hw.name;
+  s.schedule = out.schedule.name;
+  s.mesh = mesh_text(c);
+  s.gpus = c.gpus();
+  s.microbatches = c.microbatches();
+  s.step_time_s = r.step_time_ns * 1e-9;
+  s.samples_per_s = s.step_time_s > 0 ? c.global_batch / s.step_time_s : 0;
+  s.tokens_per_s = s.samples_per_s * w.tokens_per_sample;
+  const double model_flops = w.model_flops_per_microbatch * c.microbatches() * c.mesh.dp;
+  s.tflops_per_gpu = s.step_time_s > 0 ? model_flops / s.step_time_s / s.gpus / 1e12 : 0;
+  s.mfu = s.tflops_per_gpu * 1e12 / compute.peak_flops();
+  if (o.build_timeline) {
+    s.bubble_fraction = traces::analyze(r.timeline).bubble_fraction;
+  } else {
+    s.bubble_fraction = r.compute_idle_fraction();
+  }
+  for (const engine::RankStats& st : r.ranks) s.communication_s = std::max(s.communication_s, st.communication_ns * 1e-9);
+  const StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
+  const mesh::Mesh m(c.mesh);
+  for (int p = 0; p < c.mesh.pp; ++p) {
+    int64_t dense = 0, expert = 0;
+    for (int st = 0; st < num_stages; ++st)
+      if (out.schedule.stage_owner[st] == p) {
+        dense += w.dense_parameters[st];
+        expert += w.expert_parameters[st];
+      }
+    const int64_t act = r.ranks[m.rank_of({0, p, 0})].peak_activation_bytes;
+    s.memory.push_back(device_memory(dense, expert, c.mesh.dp, c.ep, c.zero, per_param, act));
+    s.peak_memory_bytes = std::max(s.peak_memory_bytes, s.memory.back().total());
+  }
+  s.memory_capacity_bytes = hw.memory_bytes;
+  s.fits = s.peak_memory_bytes <= hw.memory_bytes;
+  s.replicas_simulated_once = once;
+  s.simulated_ranks = once ? c.mesh.pp : m.size();
+  s.simulated_actions = r.actions;
+  out.timeline = std::move(r.timeline);
+  if (o.build_timeline) {
+    out.timeline.metadata["model"] = w.description;
+    out.timeline.metadata["hardware"] = hw.name;
+    out.timeline.metadata["backend"] = "sim";
+  }
+  s.simulator_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+nlohmann::json to_json(const Summary& s) {
+  nlohmann::json mem = nlohmann::json::array();
+  for (size_t p = 0; p < s.memory.size(); ++p) {
+    const DeviceMemory& d = s.memory[p];
+    mem.push_back({{"pp", p},
+                   {"parameters_bytes", d.parameters_bytes},
+                   {"gradients_bytes", d.gradients_bytes},
+                   {"optimizer_bytes", d.optimizer_bytes},
+                   {"activations_bytes", d.activations_bytes},
+                   {"total_bytes", d.total()}});
+  }
+  return {{"model", s.model},
+          {"hardware", s.hardware},
+          {"schedule", s.schedule},
+          {"mesh", s.mesh},
+          {"gpus", s.gpus},
+          {"microbatches", s.microbatches},
+          {"step_time_s", s.step_time_s},
+          {"tokens_per_s", s.tokens_per_s},
+          {"samples_per_s", s.samples_per_s},
+          {"tflops_per_gpu", s.tflops_per_gpu},
+          {"mfu", s.mfu},
+          {"bubble_fraction", s.bubble_fraction},
+          {"communication_s", s.communication_s},
+          {"peak_memory_bytes", s.peak_memory_bytes},
+          {"memory_capacity_bytes", s.memory_capacity_bytes},
+          {"fits", s.fits},
+          {"memory_per_stage", mem},
+          {"replicas_simulated_once", s.replicas_simulated_once},
+          {"simulated_ranks", s.simulated_ranks},
+          {"simulated_actions", s.simulated_actions},
+          {"simulator_seconds", s.simulator_seconds}};
+}
+
+}  // namespace meshscope::predict

@@ -1,0 +1,63 @@
+// One configuration in, one simulated training step out: the Timeline and the summary figures.
+// The entry point of `meshscope simulate`/`predict` and of the GUI's what-if panel (thread-safe:
+// it touches no shared state, so call it from a background thread freely).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cost/calibration.h"
+#include "sim/predict/config.h"
+#include "sim/predict/memory.h"
+#include "sim/schedule/schedule.h"
+#include "traces/timeline.h"
+
+namespace meshscope::predict {
+
+struct Summary {
+  std::string model;     // WorkloadCosts::description
+  std::string hardware;  // catalog name
+  std::string schedule;  // family name
+  std::string mesh;      // "dp=16 pp=1 tp=1 cp=1"
+  int64_t gpus = 0;
+  int microbatches = 0;
+  double step_time_s = 0;
+  double tokens_per_s = 0;    // samples x tokens per sample (seq) per second
+  double samples_per_s = 0;
+  double tflops_per_gpu = 0;  // model FLOPs (no recomputation) per second per GPU, in TFLOP/s
+  double mfu = 0;             // tflops_per_gpu over the peak at the configured precision
+  double bubble_fraction = 0; // overall idle over the step window (traces::analyze)
+  double communication_s = 0; // most communication time of any device
+  int64_t peak_memory_bytes = 0;
+  double memory_capacity_bytes = 0;
+  bool fits = true;
+  std::vector<DeviceMemory> memory;  // per pp coordinate (replicas are alike)
+  // How the simulation ran.
+  bool replicas_simulated_once = false;
+  int64_t simulated_ranks = 0;
+  int64_t simulated_actions = 0;
+  double simulator_seconds = 0;
+};
+
+nlohmann::json to_json(const Summary& s);
+
+struct SimulateOptions {
+  bool build_timeline = true;
+  bool expand_replicas = false;  // with symmetric replicas: copy their spans to every device
+  const cost::Calibration* calibration = nullptr;
+};
+
+struct Simulation {
+  Summary summary;
+  traces::Timeline timeline;  // empty unless build_timeline
+  schedule::Schedule schedule;
+};
+
+// Throws std::invalid_argument (config does not fit: "mesh.tp: heads (24) must be divisible by
+// 16"), std::runtime_error (unknown hardware) or engine::SimulationError.
+Simulation simulate(const PredictConfig& config, const SimulateOptions& options = {});
+
+}  // namespace meshscope::predict

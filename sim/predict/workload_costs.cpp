@@ -1,0 +1,159 @@
+// Building stage costs for every model kind and turning them into engine times.
+#include "sim/predict/workload_costs.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "sim/cost/collective_model.h"
+#include "sim/model/gpt.h"
+#include "sim/model/partition.h"
+#include "sim/model/vgg.h"
+#include "sim/model/workload.h"
+#include "sim/model/workload_cost.h"
+
+namespace meshscope::predict {
+namespace {
+
+int64_t ns(double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); }
+
+WorkloadCosts gpt_costs(const PredictConfig& c) {
+  model::LayerParallel par;
+  par.micro_batch = c.micro_batch;
+  par.seq = c.gpt.seq;
+  par.tp = c.mesh.tp;
+  par.cp = c.cp;
+  par.ep = c.ep;
+  par.sequence_parallel = c.sequence_parallel;
+  par.flash_attention = c.flash_attention;
+  par.recompute = c.recompute;
+  par.element_bytes = cost::element_bytes(c.precision);
+  const int stages = c.mesh.pp * c.virtual_stages;
+  const model::GptModel g = model::build_gpt(c.gpt, par, stages, c.layers_per_stage);
+  WorkloadCosts w;
+  for (const model::GptStage& s : g.stages) {
+    w.stages.push_back(s.cost);
+    w.dense_parameters.push_back(s.dense_parameters);
+    w.expert_parameters.push_back(s.expert_parameters);
+  }
+  w.model_flops_per_microbatch = g.model_flops_per_microbatch;
+  w.tokens_per_sample = c.gpt.seq;
+  w.description = "gpt L=" + std::to_string(c.gpt.layers) + " h=" + std::to_string(c.gpt.hidden) +
+                  " heads=" + std::to_string(c.gpt.heads) + " seq=" + std::to_string(c.gpt.seq) +
+                  " V=" + std::to_string(c.gpt.vocab) +
+                  (c.gpt.experts > 0 ? " experts=" + std::to_string(c.gpt.experts) : "");
+  return w;
+}
+
+WorkloadCosts vgg_costs(const PredictConfig& c) {
+  if (c.mesh.tp != 1) throw std::invalid_argument("mesh.tp: the vgg model runs with tp = 1");
+  const model::VggModel v =
+      model::build_vgg(c.vgg, c.micro_batch, c.mesh.pp * c.virtual_stages, cost::element_bytes(c.precision));
+  WorkloadCosts w;
+  w.stages = v.stages;
+  for (const model::StageCost& s : v.stages) {
+    w.dense_parameters.push_back(s.parameters);
+    w.expert_parameters.push_back(0);
+  }
+  w.model_flops_per_microbatch = v.model_flops_per_microbatch;
+  w.description = "vgg16 image=" + std::to_string(c.vgg.image);
+  return w;
+}
+
+WorkloadCosts executable_costs(const PredictConfig& c) {
+  model::WorkloadSpec spec;
+  spec.kind = c.model == ModelKind::kMlp     ? model::WorkloadKind::kMlp
+              : c.model == ModelKind::kChain ? model::WorkloadKind::kChain
+                                             : model::WorkloadKind::kClassifier;
+  spec.layers = c.mlp_layers;
+  spec.hidden = c.mlp_hidden;
+  spec.batch = static_cast<int>(c.global_batch);
+  const model::Workload wl = model::make_workload(spec);
+  model::check_tp(wl, c.mesh.tp);
+  const int stages = c.mesh.pp * c.virtual_stages;
+  const auto ranges = model::partition_units(static_cast<int>(wl.units.size()), stages);
+  WorkloadCosts w;
+  w.stages = model::stage_costs(wl, ranges, c.mesh.tp, static_cast<int>(c.micro_batch));
+  for (const model::StageCost& s : w.stages) {
+    w.dense_parameters.push_back(s.parameters);
+    w.expert_parameters.push_back(0);
+    w.model_flops_per_microbatch +=
+        (s.forward_flops() + s.input_grad_flops() + s.weight_grad_flops()) * c.mesh.tp;
+  }
+  w.description = wl.describe();
+  return w;
+}
+
+}  // namespace
+
+WorkloadCosts workload_costs(const PredictConfig& c) {
+  switch (c.model) {
+    case ModelKind::kGpt: return gpt_costs(c);
+    case ModelKind::kVgg: return vgg_costs(c);
+    default: return executable_costs(c);
+  }
+}
+
+cost::CollectiveKind collective_kind(schedule::ActionKind k) {
+  switch (k) {
+    case schedule::ActionKind::kAllGather: return cost::CollectiveKind::kAllGather;
+    case schedule::ActionKind::kReduceScatter: return cost::CollectiveKind::kReduceScatter;
+    case schedule::ActionKind::kAllToAll: return cost::CollectiveKind::kAllToAll;
+    default: return cost::CollectiveKind::kAllReduce;
+  }
+}
+
+CommPricer::CommPricer(const cost::Hardware& hw, const cost::Topology& topo, int ep,
+                       const cost::Calibration* calibration)
+    : hw_(hw),
+      tp_(topo.span_of_dim(cost::MeshDim::kTp, 0)),
+      cp_(topo.span_of_dim(cost::MeshDim::kCp, 0)),
+      ep_(topo.span_of_dim(cost::MeshDim::kDp, 0, ep)),
+      calibration_(calibration) {}
+
+double CommPricer::seconds(const model::TpCollective& c) const {
+  const cost::GroupSpan& span = c.axis == model::CommAxis::kTp   ? tp_
+                                : c.axis == model::CommAxis::kCp ? cp_
+                                                                 : ep_;
+  const auto kind = static_cast<cost::CollectiveKind>(static_cast<int>(c.op));
+  return cost::collective_time(hw_, kind, static_cast<double>(c.bytes), span, calibration_).seconds;
+}
+
+engine::StageTiming stage_timing(const model::StageCost& s, const cost::ComputeModel& compute,
+                                 const CommPricer& comm, double optimizer_s) {
+  auto attention_s = [&](const std::vector<model::OpCost>& ops) {
+    double t = 0;
+    for (const model::OpCost& op : ops)
+      if (op.kind == model::OpKind::kAttention) t += compute.op_seconds(op);
+    return t;
+  };
+  auto comm_s = [&](const std::vector<model::TpCollective>& cs, double overlap_window) {
+    double exposed = 0, hidden = 0;
+    for (const model::TpCollective& c : cs) (c.overlapped ? hidden : exposed) += comm.seconds(c);
+    return exposed + std::max(0.0, hidden - overlap_window);
+  };
+  engine::StageTiming t;
+  const double f = compute.phase_seconds(s.forward, traces::Phase::kForward) +
+                   comm_s(s.tp_forward, attention_s(s.forward));
+  const double i = compute.phase_seconds(s.input_grad, traces::Phase::kInputGrad) +
+                   comm_s(s.tp_backward, attention_s(s.input_grad));
+  const double w = compute.phase_seconds(s.weight_grad, traces::Phase::kWeightGrad);
+  t.forward_ns = ns(f);
+  t.input_grad_ns = ns(i);
+  t.weight_grad_ns = ns(w);
+  // B runs I and W together: the sum of their ops, or a calibrated rate for whole backwards.
+  std::vector<model::OpCost> both = s.input_grad;
+  both.insert(both.end(), s.weight_grad.begin(), s.weight_grad.end());
+  t.backward_ns = ns(compute.phase_seconds(both, traces::Phase::kBackward) +
+                     comm_s(s.tp_backward, attention_s(s.input_grad)));
+  t.optimizer_ns = ns(optimizer_s);
+  t.forward_flops = s.forward_flops();
+  t.input_grad_flops = s.input_grad_flops();
+  t.weight_grad_flops = s.weight_grad_flops();
+  t.activation_bytes = s.activation_bytes;
+  t.weight_grad_bytes = s.weight_grad_bytes;
+  t.p2p_bytes = s.output_bytes;
+  return t;
+}
+
+}  // namespace meshscope::predict

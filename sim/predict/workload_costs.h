@@ -1,0 +1,50 @@
+// The stage costs of any configured model (GPT, VGG, or an executable workload: mlp, chain,
+// classifier) and their conversion to the engine's per-stage times on given hardware.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/cost/calibration.h"
+#include "sim/cost/collective_model.h"
+#include "sim/cost/compute_model.h"
+#include "sim/cost/topology.h"
+#include "sim/engine/engine.h"
+#include "sim/model/stage_cost.h"
+#include "sim/predict/config.h"
+
+namespace meshscope::predict {
+
+struct WorkloadCosts {
+  std::vector<model::StageCost> stages;     // per stage, one tp rank, one microbatch
+  std::vector<int64_t> dense_parameters;    // per stage, per tp rank
+  std::vector<int64_t> expert_parameters;   // per stage, per tp rank (after the ep split)
+  double model_flops_per_microbatch = 0;    // forward + backward, all tp/cp ranks, no recompute
+  int64_t tokens_per_sample = 1;            // seq for gpt; 1 otherwise
+  std::string description;                  // "gpt L=24 h=2304 heads=24 seq=2048 V=51200"
+};
+
+// Throws std::invalid_argument naming the config key that does not fit (e.g. heads over tp).
+WorkloadCosts workload_costs(const PredictConfig& c);
+
+// Prices in-stage collectives (tp, cp, ep) on the groups of one representative rank.
+class CommPricer {
+ public:
+  CommPricer(const cost::Hardware& hw, const cost::Topology& topo, int ep,
+             const cost::Calibration* calibration);
+  double seconds(const model::TpCollective& c) const;
+
+ private:
+  const cost::Hardware& hw_;
+  cost::GroupSpan tp_, cp_, ep_;
+  const cost::Calibration* calibration_;
+};
+
+// The engine's times for one stage: ops through the compute model, in-stage collectives added
+// (overlapped ones only beyond the phase's attention time), STEP as a memory-bound pass.
+engine::StageTiming stage_timing(const model::StageCost& stage, const cost::ComputeModel& compute,
+                                 const CommPricer& comm, double optimizer_s);
+
+cost::CollectiveKind collective_kind(schedule::ActionKind k);
+
+}  // namespace meshscope::predict

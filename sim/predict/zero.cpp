@@ -1,0 +1,40 @@
+// Rewriting dp gradient all-reduces into ZeRO's reduce-scatter / all-gather pairs.
+#include "sim/predict/zero.h"
+
+namespace meshscope::predict {
+
+void apply_zero(schedule::Schedule& s, int zero, const std::vector<int64_t>& param_bytes) {
+  using schedule::Action;
+  using schedule::ActionKind;
+  if (zero <= 0 || s.mesh.dp <= 1) return;
+  auto collective = [](ActionKind k, int stage, int64_t bytes) {
+    Action a;
+    a.kind = k;
+    a.group = mesh::GroupKind::kDp;
+    a.stage = stage;
+    a.bytes = bytes;
+    return a;
+  };
+  for (auto& acts : s.ranks) {
+    std::vector<Action> out;
+    out.reserve(acts.size() * (zero >= 3 ? 3 : 1) + 4);
+    for (const Action& a : acts) {
+      const int64_t pb = param_bytes.at(a.stage);
+      if (a.kind == ActionKind::kAllReduce && a.group == mesh::GroupKind::kDp) {
+        if (zero < 3) out.push_back(collective(ActionKind::kReduceScatter, a.stage, a.bytes));
+        continue;  // ZeRO-3 reduced each microbatch's gradients already
+      }
+      if (zero >= 3 && (a.kind == ActionKind::kForward || a.kind == ActionKind::kBackward ||
+                        a.kind == ActionKind::kInputGrad))
+        out.push_back(collective(ActionKind::kAllGather, a.stage, pb));
+      out.push_back(a);
+      if (zero >= 3 && (a.kind == ActionKind::kBackward || a.kind == ActionKind::kWeightGrad))
+        out.push_back(collective(ActionKind::kReduceScatter, a.stage, pb));
+      if (zero < 3 && a.kind == ActionKind::kOptimizerStep)
+        out.push_back(collective(ActionKind::kAllGather, a.stage, pb));
+    }
+    acts = std::move(out);
+  }
+}
+
+}  // namespace meshscope::predict

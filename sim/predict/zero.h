@@ -1,0 +1,18 @@
+// ZeRO's collectives written into a generated schedule (Rajbhandari et al. 2020): stages 1 and 2
+// reduce-scatter the gradients instead of all-reducing them and all-gather the updated parameters
+// after STEP; stage 3 also gathers a stage's parameters before each forward and backward and
+// reduce-scatters its gradients after each microbatch's backward.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/schedule/schedule.h"
+
+namespace meshscope::predict {
+
+// `param_bytes[s]`: stage s's parameters held by one tp rank, in the compute precision.
+// No change when zero == 0 or dp == 1.
+void apply_zero(schedule::Schedule& s, int zero, const std::vector<int64_t>& param_bytes);
+
+}  // namespace meshscope::predict
