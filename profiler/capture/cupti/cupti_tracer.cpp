@@ -29,9 +29,13 @@ void CuptiTracer::begin_run(const RunInfo& run) {
   }
   run_ = run;
   ranks_.assign(run.mesh->size(), RankState{});
+  const size_t microbatches =
+      run.schedule != nullptr ? static_cast<size_t>(std::max(run.schedule->num_microbatches, 1))
+                              : 1;
   for (int r = 0; r < run.mesh->size(); ++r) {
     const size_t program = (*run.programs)[r].size();
-    const size_t inner = run.inner != nullptr ? (*run.inner)[r].size() : 0;
+    // Each tp collective runs once per microbatch (in its F, or in its B / I) and step.
+    const size_t inner = run.inner != nullptr ? (*run.inner)[r].size() * microbatches : 0;
     ranks_[r].actions.reserve(static_cast<size_t>(std::max(run.steps, 1)) * (program + inner));
   }
   capture_.start();
