@@ -121,8 +121,11 @@ void run(const DemoArgs& a) {
     summaries.push_back(std::move(s));
   }
 
-  std::printf("\nmeshscope demo: %zu runs, %d steps each, backend %s\n\n", summaries.size(),
-              a.steps, summaries.empty() ? "-" : summaries.front().backend.c_str());
+  // "cpu (3 threads)" -> "cpu": the thread count differs per run.
+  const std::string backend_name =
+      summaries.empty() ? "-" : summaries.front().backend.substr(0, summaries.front().backend.find(' '));
+  std::printf("\nmeshscope demo: %zu runs, %d steps each, backend %s, one device per rank\n\n",
+              summaries.size(), a.steps, backend_name.c_str());
   std::cout << format_summary_table(summaries);
   nlohmann::json all = nlohmann::json::array();
   for (const RunSummary& s : summaries) all.push_back(to_json(s));

@@ -1,0 +1,166 @@
+// `meshscope run`, `demo`, `schedules` and `validate` as a user calls them: exit codes, one-line
+// errors, the trace files they write and what `analyze` reads back from them.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <algorithm>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("meshscope_cli_" + name + "_" +
+                                                    std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `meshscope ARGS` with stderr captured to a file; returns exit status, stdout and stderr.
+Result meshscope(const std::string& args) {
+  static int counter = 0;
+  const fs::path err = fs::temp_directory_path() /
+                       ("meshscope_cli_err_" + std::to_string(::getpid()) + "_" +
+                        std::to_string(counter++));
+  const std::string cmd =
+      std::string(MESHSCOPE_BINARY_DIR) + "/meshscope " + args + " 2>" + err.string();
+  Result r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = read_file(err);
+  fs::remove(err);
+  return r;
+}
+
+TEST(RunCli, OneFOneBTraceIsValidAndAnalyzeReportsBubblesPerDevice) {
+  const fs::path dir = temp_dir("1f1b");
+  const fs::path trace = dir / "run.json";
+  const Result run = meshscope("run --schedule 1f1b --pp 4 --microbatches 8 --model mlp --layers 4 "
+                               "--hidden 64 --steps 1 --backend cpu --out " + trace.string());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("equal"), std::string::npos) << run.out;
+
+  const auto doc = nlohmann::json::parse(read_file(trace));  // throws on invalid JSON
+  ASSERT_TRUE(doc.contains("traceEvents"));
+  int complete = 0, idle = 0, flows = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    const std::string ph = e.value("ph", "");
+    if (ph == "X") {
+      ++complete;
+      EXPECT_GE(e["dur"].get<double>(), 0);
+      if (e.value("cat", "") == "idle") ++idle;
+    }
+    if (ph == "s" || ph == "f") ++flows;
+  }
+  EXPECT_GT(complete, 4 * 8 * 2);  // at least every F and B of every microbatch on every rank
+  EXPECT_GT(idle, 0);              // a pipeline has bubbles
+  EXPECT_GT(flows, 0);             // sends are linked to their recvs
+
+  const Result analyze = meshscope("analyze --json " + trace.string());
+  ASSERT_EQ(analyze.status, 0) << analyze.err;
+  const auto a = nlohmann::json::parse(analyze.out);
+  ASSERT_EQ(a["devices"].size(), 4u);
+  for (const auto& d : a["devices"]) {
+    EXPECT_GT(d["bubble_fraction"].get<double>(), 0.0);
+    EXPECT_LT(d["bubble_fraction"].get<double>(), 1.0);
+    EXPECT_FALSE(d["peak_activation_bytes"].is_null());
+  }
+  fs::remove_all(dir);
+}
+
+TEST(RunCli, JsonSummaryReportsEquivalenceWithOneDevice) {
+  const Result r = meshscope("run --schedule interleaved --pp 2 -m 4 --model mlp --layers 4 "
+                             "--hidden 32 --steps 2 --backend cpu --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["equal_to_one_device"].get<bool>());
+  EXPECT_EQ(j["virtual_stages"], 2);
+  EXPECT_EQ(j["losses"].size(), 2u);
+}
+
+TEST(RunCli, BadArgumentsGiveOneLineErrorAndNonZeroExit) {
+  for (const std::string args :
+       {"run --schedule nosuch", "run --model nosuch", "run --backend tpu",
+        "run --schedule 1f1b --pp 4 --devices 8", "run --schedule interleaved --pp 4 -m 6",
+        "run --schedule-file /nonexistent/file.sched", "run --steps 0"}) {
+    const Result r = meshscope(args);
+    EXPECT_NE(r.status, 0) << args;
+    EXPECT_EQ(r.err.rfind("meshscope: error: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+}
+
+TEST(RunCli, UnwritableTraceLeavesNoFileAndFails) {
+  const Result r = meshscope("run --schedule gpipe --pp 2 -m 2 --model chain --batch 4 --backend cpu "
+                             "--out /nonexistent_dir/run.json");
+  EXPECT_NE(r.status, 0);
+  EXPECT_FALSE(fs::exists("/nonexistent_dir/run.json"));
+}
+
+TEST(RunCli, HandWrittenScheduleRunsAndADeadlockingOneIsRejected) {
+  const fs::path dir = temp_dir("sched");
+  const fs::path good = dir / "good.sched";
+  ASSERT_EQ(meshscope("schedules --dump gpipe --pp 2 -m 2 -o " + good.string()).status, 0);
+  const Result ok = meshscope("run --schedule-file " + good.string() +
+                              " --model mlp --layers 2 --hidden 16 --batch 8 --backend cpu");
+  EXPECT_EQ(ok.status, 0) << ok.err;
+
+  const fs::path bad = dir / "deadlock.sched";
+  std::ofstream(bad) << "# meshscope schedule v1\nmesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
+                        "rank 0: 0RECV_B0 0F0 0SEND_F0 0B0\n"
+                        "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0\n";
+  const Result r = meshscope("run --schedule-file " + bad.string() +
+                             " --model mlp --layers 2 --hidden 16 --batch 8 --backend cpu");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("rank 0"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
+TEST(DemoCli, RunsEveryFamilyWritesATracePerRunAndAllEqualOneDevice) {
+  const fs::path dir = temp_dir("demo");
+  const Result r = meshscope("demo --backend cpu --steps 1 --out " + dir.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto summary = nlohmann::json::parse(read_file(dir / "summary.json"));
+  std::set<std::string> families;
+  for (const auto& run : summary) {
+    families.insert(run["schedule"].get<std::string>());
+    EXPECT_TRUE(run["equal_to_one_device"].get<bool>()) << run["label"];
+    EXPECT_TRUE(fs::exists(run["trace"].get<std::string>())) << run["label"];
+  }
+  for (const char* f : {"naive", "gpipe", "1f1b", "interleaved", "zb-h1", "tp", "dp"}) {
+    EXPECT_TRUE(families.count(f)) << f;
+  }
+  EXPECT_NE(r.out.find("dp=2 pp=4 tp=1"), std::string::npos);  // the seed's 2-D mesh
+  fs::remove_all(dir);
+}
+
+}  // namespace
