@@ -19,7 +19,9 @@ traces::Phase phase_of(ActionKind k) {
     case ActionKind::kRecvBackward: return traces::Phase::kBackward;
     case ActionKind::kInputGrad: return traces::Phase::kInputGrad;
     case ActionKind::kWeightGrad: return traces::Phase::kWeightGrad;
-    case ActionKind::kOptimizerStep: return traces::Phase::kOptimizer;
+    case ActionKind::kOptimizerStep:
+    case ActionKind::kAllReduce:
+    case ActionKind::kReduceScatter: return traces::Phase::kOptimizer;  // gradient sync, as the executor
     default: return traces::Phase::kNone;
   }
 }
@@ -38,7 +40,7 @@ SimLane lane_of(ActionKind k) {
   return SimLane::kCompute;
 }
 
-// Interned names "2F5", "3SEND_F5", "1ALLREDUCE(dp)": one per (kind, stage, microbatch/group).
+// Interned span names, one per (kind, stage, microbatch or group).
 class Names {
  public:
   Names(const schedule::Schedule& s, traces::StringTable& strings)
@@ -51,10 +53,12 @@ class Names {
                        std::clamp(col, 0, width_ - 1);
     uint32_t& id = cache_[key];
     if (id == 0) {
-      schedule::Action canon = a;
-      canon.peer = -1;
-      canon.bytes = 0;
-      id = strings_.intern(schedule::to_string(canon));
+      // As the executor labels its spans: "F s2 mb5", "SEND_F s0 mb1", "ALLREDUCE(dp) s3".
+      std::string n(schedule::token(a.kind));
+      if (schedule::is_collective(a.kind)) n += "(" + std::string(mesh::name(a.group)) + ")";
+      n += " s" + std::to_string(a.stage);
+      if (a.microbatch >= 0) n += " mb" + std::to_string(a.microbatch);
+      id = strings_.intern(n);
     }
     return id;
   }
