@@ -101,6 +101,12 @@ DeviceAnalysis analyze_device(const Timeline& t, uint16_t d,
 
 }  // namespace
 
+bool is_host_only(const Device& device) {
+  return !device.lanes.empty() &&
+         std::all_of(device.lanes.begin(), device.lanes.end(),
+                     [](const Lane& l) { return l.kind == LaneKind::kHost; });
+}
+
 std::vector<Interval> analysis_windows(const Timeline& t) {
   if (t.steps.empty()) return activity_extent(t);
   std::vector<Interval> sorted;
@@ -127,7 +133,10 @@ TimelineAnalysis analyze(const Timeline& t, const AnalysisOptions& options) {
   }
   const auto by_device = detail::spans_by_device(t);
   const auto launches = detail::launch_times(t);
+  int64_t analysed_devices = 0;
   for (size_t d = 0; d < t.devices.size(); ++d) {
+    if (is_host_only(t.devices[d])) continue;
+    ++analysed_devices;
     const auto device = static_cast<uint16_t>(d);
     const auto recs = detail::device_records(t, by_device[d]);
     DeviceAnalysis a = analyze_device(t, device, recs, out.windows, out.has_stage_annotations);
@@ -141,7 +150,7 @@ TimelineAnalysis analyze(const Timeline& t, const AnalysisOptions& options) {
       out.hta.push_back(std::move(*h));
     }
   }
-  const int64_t all_windows = out.window_ns * static_cast<int64_t>(t.devices.size());
+  const int64_t all_windows = out.window_ns * analysed_devices;
   out.bubble_fraction = all_windows > 0 ? static_cast<double>(out.idle_ns) / all_windows : 0.0;
   return out;
 }

@@ -17,6 +17,10 @@
 //              communicates.
 //   idle       window − busy.
 //   bubble fraction  idle / window per device; overall = Σ idle / Σ window over devices.
+//   devices    Every device except host-only ones (lanes all LaneKind::kHost, e.g. the CPU
+//              processes of an imported PyTorch trace): they run no device work, so they have
+//              no bubbles and would only dilute the overall fraction. A device without lanes
+//              counts (a mesh rank that did nothing is all bubble).
 //   step time  Each window's length; step_time_ns is their mean (integer division).
 //   peak activation bytes  Maximum sample of the device's "activation_bytes" counter over the
 //              whole Timeline; absent when the device has no such counter.
@@ -73,7 +77,7 @@ struct TimelineAnalysis {
   std::vector<Interval> windows;        // the step windows used, normalised as described above
   int64_t step_time_ns = 0;             // mean window length
   int64_t window_ns = 0;                // Σ window lengths
-  std::vector<DeviceAnalysis> devices;  // one per Timeline device, in device order
+  std::vector<DeviceAnalysis> devices;  // in device order, host-only devices left out
   // Sums over devices.
   int64_t busy_ns = 0;
   int64_t compute_ns = 0;
@@ -89,6 +93,9 @@ struct AnalysisOptions {
   HtaOptions hta;
 };
 
+// True when the device has lanes and all of them are host lanes.
+bool is_host_only(const Device& device);
+
 // The step windows as defined above (shared with add_idle_spans so both agree).
 std::vector<Interval> analysis_windows(const Timeline& t);
 
@@ -96,11 +103,11 @@ std::vector<Interval> analysis_windows(const Timeline& t);
 TimelineAnalysis analyze(const Timeline& t, const AnalysisOptions& options = {});
 
 // Replaces the Timeline's kIdle spans with the gaps of each device's busy union inside each step
-// window, on the device's first compute lane (lane 0 when it has none; a "compute" lane is added
-// to a device without lanes), named like "idle 1.234 ms". Idempotent: existing kIdle spans (and
-// any flows touching them) are removed first, and they never count as busy. Other spans keep
-// their relative order; the new ones are appended (call sort_spans() for canonical order).
-// Returns the number of idle spans added.
+// window (host-only devices skipped, as in analyze), on the device's first compute lane (lane 0
+// when it has none; a "compute" lane is added to a device without lanes), named like "idle 1.234
+// ms". Idempotent: existing kIdle spans (and any flows touching them) are removed first, and they
+// never count as busy. Other spans keep their relative order; the new ones are appended (call
+// sort_spans() for canonical order). Returns the number of idle spans added.
 size_t add_idle_spans(Timeline& t);
 
 // Removes every kIdle span and the flows touching them, remapping the other flows. Returns the

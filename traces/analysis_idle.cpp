@@ -70,6 +70,7 @@ size_t add_idle_spans(Timeline& t) {
   const auto by_device = detail::spans_by_device(t);
   size_t added = 0;
   for (size_t d = 0; d < by_device.size(); ++d) {
+    if (is_host_only(t.devices[d])) continue;  // as in analyze(): no device work, no bubbles
     const IntervalSet busy =
         detail::union_of(detail::device_records(t, by_device[d]),
                          [](const detail::SpanRec& r) { return is_device_activity(r.kind); });

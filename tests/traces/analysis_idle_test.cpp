@@ -101,6 +101,18 @@ TEST(RemoveIdleSpans, RemapsFlowsAndDropsThoseTouchingIdle) {
   EXPECT_EQ(t.span_name(t.spans[t.flows[0].to]), "recv");
 }
 
+TEST(AddIdleSpans, SkipsHostOnlyDevices) {
+  Timeline t;
+  const uint16_t gpu = add_device(t, 0);
+  const uint16_t cpu = t.add_device(0, "host");
+  t.add_lane(cpu, "thread 1", LaneKind::kHost);
+  add(t, gpu, 0, SpanKind::kCompute, 0, 10);
+  add(t, gpu, 0, SpanKind::kCompute, 20, 30);
+  add(t, cpu, 0, SpanKind::kHost, 0, 30);
+  EXPECT_EQ(add_idle_spans(t), 1u);
+  EXPECT_EQ(idle_spans(t).at(0)->device, gpu);
+}
+
 TEST(AddIdleSpans, DeviceWithoutLanesGetsAComputeLane) {
   Timeline t;
   const uint16_t busy = add_device(t, 0);

@@ -153,6 +153,25 @@ TEST(Analyze, IdleWithoutStageAnnotationsIsUnattributed) {
   for (const DeviceAnalysis& d : a.devices) EXPECT_EQ(d.bubbles.unattributed_ns, d.idle_ns);
 }
 
+TEST(Analyze, HostOnlyDevicesHaveNoBubbles) {
+  // An imported PyTorch trace: a GPU, and the CPU process that launched its kernels.
+  Timeline t;
+  const uint16_t gpu = add_device(t, 0);
+  const uint16_t cpu = t.add_device(0, "host");
+  t.add_lane(cpu, "thread 1", LaneKind::kHost);
+  t.add_lane(cpu, "thread 2", LaneKind::kHost);
+  add(t, gpu, 0, SpanKind::kCompute, 0, 60);
+  add(t, cpu, 0, SpanKind::kHost, 0, 100);
+  t.steps = {{0, 100}};
+  const TimelineAnalysis a = analyze(t);
+  ASSERT_EQ(a.devices.size(), 1u);
+  EXPECT_EQ(a.devices[0].device, gpu);
+  EXPECT_DOUBLE_EQ(a.bubble_fraction, 0.4);
+  EXPECT_TRUE(is_host_only(t.devices[cpu]));
+  EXPECT_FALSE(is_host_only(t.devices[gpu]));
+  EXPECT_FALSE(is_host_only(Device{}));  // a mesh rank without lanes did nothing: all bubble
+}
+
 TEST(Analyze, PeakActivationBytesPerDevice) {
   Timeline t = two_step_timeline();
   t.counters.push_back({0, std::string(kActivationBytesCounter), {{0, 100}, {50, 4096}, {90, 10}}});
