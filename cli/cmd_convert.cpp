@@ -1,0 +1,69 @@
+// `meshscope convert TRACE... -o OUT.json`: any trace meshscope imports (Kineto / Chrome JSON,
+// .json.gz, Nsight Systems SQLite, per-rank files or a folder of them) as a meshscope Chrome
+// trace, written whole or not at all.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "traces/chrome_export.h"
+#include "traces/import/load_trace.h"
+
+namespace meshscope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ConvertArgs {
+  std::vector<std::string> inputs;
+  std::string output;
+  bool no_host = false;
+  traces::ClockAlign align = traces::ClockAlign::kCollectiveEnds;
+};
+
+void run(const ConvertArgs& args) {
+  std::vector<fs::path> paths;
+  for (const std::string& p : args.inputs) {
+    std::error_code ec;
+    if (!fs::exists(p, ec)) throw UserError(p + ": no such file or folder");
+    paths.emplace_back(p);
+  }
+  traces::ImportOptions options;
+  options.keep_host = !args.no_host;
+  options.align = args.align;
+  traces::ImportReport report;
+  const traces::Timeline t = paths.size() == 1 && !fs::is_directory(paths[0])
+                                 ? traces::load_trace(paths[0], options, &report)
+                                 : traces::load_traces(paths, options, &report);
+  traces::write_chrome_trace(t, fs::path(args.output));
+  for (const std::string& line : report.lines()) std::fprintf(stderr, "warning: %s\n", line.c_str());
+  std::printf("wrote %s: %zu devices, %zu spans, %zu flows, %zu steps\n", args.output.c_str(),
+              t.devices.size(), t.spans.size(), t.flows.size(), t.steps.size());
+}
+
+}  // namespace
+
+void add_convert_command(CLI::App& app) {
+  auto args = std::make_shared<ConvertArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "convert", "Import traces (Kineto/Chrome JSON, .json.gz, Nsight SQLite) as a meshscope trace");
+  cmd->add_option("traces", args->inputs, "Trace files, or a folder of per-rank traces")
+      ->required();
+  cmd->add_option("-o,--out", args->output, "Output Chrome trace (.json)")->required();
+  cmd->add_flag("--no-host", args->no_host, "Drop host events (CPU ops, runtime calls)");
+  const std::map<std::string, traces::ClockAlign> aligns = {
+      {"none", traces::ClockAlign::kNone},
+      {"base-time", traces::ClockAlign::kBaseTime},
+      {"collective-ends", traces::ClockAlign::kCollectiveEnds}};
+  cmd->add_option("--align", args->align, "Clock alignment of per-rank files")
+      ->transform(CLI::CheckedTransformer(aligns))
+      ->default_str("collective-ends");
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace meshscope::cli
