@@ -1,0 +1,86 @@
+// `meshscope calibrate TRACE... -o calib.json [--hardware NAME]`: fit per-phase compute rates and
+// link alpha/beta from profiled traces, for `simulate`/`predict --calibration`.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "sim/cost/calibration.h"
+#include "sim/cost/fit.h"
+#include "sim/cost/hardware.h"
+#include "traces/import/load_trace.h"
+
+namespace meshscope::cli {
+namespace {
+
+struct CalibrateArgs {
+  std::vector<std::string> traces;
+  std::string out;
+  std::string hardware = "cpu-local";
+  std::string precision = "fp32";
+};
+
+void run(const CalibrateArgs& a) {
+  const auto precision = cost::parse_precision(a.precision);
+  if (!precision) throw UserError("--precision: '" + a.precision + "' is not bf16, fp16, fp32 or tf32");
+  const cost::Hardware hw = cost::find_hardware(a.hardware);
+  std::vector<traces::Timeline> timelines;
+  for (const std::string& p : a.traces) {
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) throw UserError(p + ": no such file");
+    timelines.push_back(traces::load_trace(p));
+  }
+  std::vector<const traces::Timeline*> ptrs;
+  for (const traces::Timeline& t : timelines) ptrs.push_back(&t);
+  cost::Calibration c = cost::fit_calibration(ptrs, hw, *precision);
+  c.traces = a.traces;
+  cost::save_calibration(c, a.out);
+  std::printf("calibration for %s from %zu trace(s):\n", hw.name.c_str(), a.traces.size());
+  for (size_t i = 0; i < c.phases.size(); ++i) {
+    const cost::PhaseFit& f = c.phases[i];
+    if (f.samples == 0) continue;
+    std::printf("  %-12s %8.3f GFLOP/s (%.1f%% of peak) + %.1f us per span, %d spans, rms error %.1f%%\n",
+                std::string(traces::kPhaseNames[i]).c_str(), f.flops_per_s / 1e9, 100 * f.efficiency,
+                f.overhead_ns / 1e3, f.samples, 100 * f.rms_error);
+  }
+  auto link = [](const char* what, const cost::LinkFit& l) {
+    if (l.samples == 0) {
+      std::printf("  %-12s no spans with bytes\n", what);
+      return;
+    }
+    std::printf("  %-12s alpha %.1f us, %.3f GB/s, %d spans, rms error %.1f%%\n", what, l.alpha_ns / 1e3,
+                l.bandwidth_bytes_per_s / 1e9, l.samples, 100 * l.rms_error);
+  };
+  link("p2p", c.p2p);
+  link("collective", c.collective);
+  std::printf("written: %s\n", a.out.c_str());
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto args = std::make_shared<CalibrateArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate",
+      "Fit compute rates per phase and link alpha/beta from profiled traces (meshscope run --out, "
+      "or imported profiles) into a calibration file for simulate/predict --calibration.");
+  cmd->add_option("TRACE", args->traces, "profiled traces")->required();
+  cmd->add_option("-o,--out", args->out, "calibration JSON to write")->required();
+  cmd->add_option("--hardware", args->hardware, "catalog entry the traces ran on")->capture_default_str();
+  cmd->add_option("--precision", args->precision, "precision the traces computed in")->capture_default_str();
+  cmd->callback([args] {
+    try {
+      run(*args);
+    } catch (const UserError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw UserError(e.what());
+    }
+  });
+}
+
+}  // namespace meshscope::cli

@@ -1,0 +1,156 @@
+// Least-squares fits of compute rates and link alpha/beta from Timelines.
+#include "sim/cost/fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "sim/cost/collective_model.h"
+#include "sim/mesh/mesh.h"
+
+namespace meshscope::cost {
+namespace {
+
+struct Samples {
+  std::vector<double> x, y;
+};
+
+// The windows to learn from: every step but the first when there are several.
+std::vector<traces::StepWindow> windows_of(const traces::Timeline& t) {
+  if (t.steps.size() >= 2) return {t.steps.begin() + 1, t.steps.end()};
+  if (!t.steps.empty()) return t.steps;
+  return {t.extent()};
+}
+
+bool inside(const traces::Span& s, const std::vector<traces::StepWindow>& w) {
+  for (const traces::StepWindow& x : w)
+    if (s.begin_ns >= x.begin_ns && s.end_ns <= x.end_ns) return true;
+  return false;
+}
+
+// "dp=2 pp=4 tp=1" -> shape; missing keys stay 1.
+mesh::MeshShape mesh_of(const traces::Timeline& t) {
+  mesh::MeshShape m;
+  auto it = t.metadata.find("mesh");
+  if (it == t.metadata.end()) return m;
+  const std::string& s = it->second;
+  auto read = [&](const char* key, int& out) {
+    const size_t p = s.find(key);
+    if (p != std::string::npos) out = std::max(1, std::atoi(s.c_str() + p + std::string(key).size()));
+  };
+  read("dp=", m.dp);
+  read("pp=", m.pp);
+  read("tp=", m.tp);
+  return m;
+}
+
+// Group size and collective kind from a span name like "ALLREDUCE(dp) s0".
+bool collective_of(std::string_view name, const mesh::MeshShape& m, CollectiveKind* kind, int* n) {
+  struct K {
+    std::string_view token;
+    CollectiveKind kind;
+  };
+  for (const K& k : {K{"ALLREDUCE", CollectiveKind::kAllReduce}, K{"ALLGATHER", CollectiveKind::kAllGather},
+                     K{"REDUCESCATTER", CollectiveKind::kReduceScatter}, K{"ALLTOALL", CollectiveKind::kAllToAll}}) {
+    if (name.rfind(k.token, 0) != 0) continue;
+    *kind = k.kind;
+    const auto open = name.find('(');
+    const auto close = name.find(')');
+    const std::string_view g = open != std::string_view::npos && close > open ? name.substr(open + 1, close - open - 1) : "world";
+    *n = g == "dp" ? m.dp : g == "pp" ? m.pp : g == "tp" ? m.tp : m.size();
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
+  LineFit f;
+  f.samples = static_cast<int>(x.size());
+  if (x.empty()) return f;
+  const double n = static_cast<double>(x.size());
+  double sx = 0, sy = 0;
+  for (size_t i = 0; i < x.size(); ++i) sx += x[i], sy += y[i];
+  const double mx = sx / n, my = sy / n;
+  double sxx = 0, sxy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxx += (x[i] - mx) * (x[i] - mx);
+    sxy += (x[i] - mx) * (y[i] - my);
+  }
+  const bool varied = mx > 0 && std::sqrt(sxx / n) > 0.01 * mx;
+  if (varied) {
+    f.slope = sxy / sxx;
+    f.intercept = my - f.slope * mx;
+  }
+  if (!varied || f.intercept < 0 || f.slope <= 0) {
+    f.intercept = 0;
+    f.slope = sx > 0 ? sy / sx : 0;
+  }
+  double err = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double pred = f.intercept + f.slope * x[i];
+    if (y[i] > 0) err += ((pred - y[i]) / y[i]) * ((pred - y[i]) / y[i]);
+  }
+  f.rms_relative_error = std::sqrt(err / n);
+  return f;
+}
+
+Calibration fit_calibration(const std::vector<const traces::Timeline*>& timelines, const Hardware& hw,
+                            Precision precision) {
+  std::map<traces::Phase, Samples> compute;
+  Samples p2p, coll;
+  for (const traces::Timeline* t : timelines) {
+    const auto win = windows_of(*t);
+    const mesh::MeshShape m = mesh_of(*t);
+    for (const traces::Span& s : t->spans) {
+      if (!inside(s, win) || s.end_ns <= s.begin_ns) continue;
+      const double dur = static_cast<double>(s.duration_ns());
+      if (s.kind == traces::SpanKind::kCompute && s.flops > 0) {
+        compute[s.phase].x.push_back(s.flops);
+        compute[s.phase].y.push_back(dur);
+      } else if (s.kind == traces::SpanKind::kRecv && s.bytes > 0) {
+        p2p.x.push_back(static_cast<double>(s.bytes));
+        p2p.y.push_back(dur);
+      } else if (s.kind == traces::SpanKind::kCollective && s.bytes > 0) {
+        CollectiveKind kind;
+        int n = 1;
+        if (collective_of(t->span_name(s), m, &kind, &n) && n > 1) {
+          coll.x.push_back(bus_factor(kind, n) * static_cast<double>(s.bytes));
+          coll.y.push_back(dur);
+        }
+      }
+    }
+  }
+  if (compute.empty()) throw std::invalid_argument("calibrate: no compute span with FLOPs in the traces");
+  Calibration c;
+  c.hardware = hw.name;
+  double peak = hw.peak(precision);
+  if (peak <= 0) peak = hw.peak(Precision::kFp32);
+  for (const auto& [phase, smp] : compute) {
+    const LineFit f = fit_line(smp.x, smp.y);
+    PhaseFit& p = c.phases[static_cast<size_t>(phase)];
+    p.flops_per_s = f.slope > 0 ? 1e9 / f.slope : 0;
+    p.overhead_ns = f.intercept;
+    p.efficiency = peak > 0 ? p.flops_per_s / peak : 0;
+    p.samples = f.samples;
+    p.rms_error = f.rms_relative_error;
+  }
+  auto link = [](const Samples& s) {
+    LinkFit l;
+    if (s.x.empty()) return l;
+    const LineFit f = fit_line(s.x, s.y);
+    l.alpha_ns = f.intercept;
+    l.bandwidth_bytes_per_s = f.slope > 0 ? 1e9 / f.slope : 0;
+    l.samples = f.samples;
+    l.rms_error = f.rms_relative_error;
+    return l;
+  };
+  c.p2p = link(p2p);
+  c.collective = link(coll);
+  return c;
+}
+
+}  // namespace meshscope::cost
