@@ -24,6 +24,7 @@ void add_validate_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 
 }  // namespace meshscope::cli

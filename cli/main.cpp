@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   meshscope::cli::add_analyze_command(app);
   meshscope::cli::add_simulate_command(app);
   meshscope::cli::add_predict_command(app);
+  meshscope::cli::add_calibrate_command(app);
   meshscope::cli::add_convert_command(app);
   try {
     app.parse(argc, argv);
