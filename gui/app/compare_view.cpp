@@ -101,7 +101,7 @@ void CompareView::draw_pair(const Run& a, const Run& b, const char* label_a, con
   }
   if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) axis_.fit();
 
-  // Ruler in offsets from the runs' first steps.
+  // Ruler in offsets from the runs' first steps (a's scale when the runs have their own).
   dl->AddRectFilled(
       ImVec2(plot_x, min.y),
       ImVec2(plot_x + static_cast<float>(axis_.width_px()), min.y + TimelineView::kRulerPx),
@@ -115,7 +115,17 @@ void CompareView::draw_pair(const Run& a, const Run& b, const char* label_a, con
                 format_ruler_label(rel, ticks.step_ns).c_str());
   }
 
-  const TimeAxis axis_b = axis_.shifted(-model_.b_to_a_shift_ns);
+  ImGui::SetCursorScreenPos(ImVec2(min.x + 4, min.y + 2));
+  ImGui::Checkbox("one time scale", &shared_axis_);
+  TimeAxis axis_b = axis_.shifted(-model_.b_to_a_shift_ns);
+  if (!shared_axis_) {
+    // The same fractions of b's run as of a's are in view.
+    const double len_a = static_cast<double>(a.end_ns() - a.begin_ns());
+    const double len_b = static_cast<double>(std::max<int64_t>(b.end_ns() - b.begin_ns(), 1));
+    const double scale = len_b / std::max(len_a, 1.0);
+    axis_b.set_bounds(b.begin_ns(), b.end_ns());
+    axis_b.show_rel(axis_.begin_rel_ns() * scale, axis_.end_rel_ns() * scale);
+  }
   struct Half {
     const Run& run;
     const RowLayout& layout;

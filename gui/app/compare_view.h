@@ -14,6 +14,10 @@ namespace meshscope::gui {
 
 class CompareView {
  public:
+  // shared_axis: both runs on one time scale (compare); off: each run scaled to the width, the
+  // same fraction of each in view (what-if, where a CPU run and a GPU prediction differ 100x).
+  explicit CompareView(bool shared_axis = true) : shared_axis_(shared_axis) {}
+
   void draw(Session& session);
 
   // Draws runs a and b stacked in the region [min, min + size) on one axis; used by the what-if
@@ -31,6 +35,7 @@ class CompareView {
   TimeAxis axis_;  // on a's clock; b is drawn through axis_.shifted(-model_.b_to_a_shift_ns)
   RowLayout layout_a_, layout_b_;
   float scroll_a_ = 0, scroll_b_ = 0;
+  bool shared_axis_ = true;
   TrackPainter painter_;
 };
 

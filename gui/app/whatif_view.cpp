@@ -14,9 +14,10 @@ namespace {
 
 constexpr float kControlsPx = 270;
 
-bool string_combo(const char* label, std::string& value, const std::vector<std::string>& choices) {
+bool string_combo(const char* label, std::string& value, const std::vector<std::string>& choices,
+                  const std::string& fallback = "") {
   bool changed = false;
-  if (ImGui::BeginCombo(label, value.empty() ? "(default)" : value.c_str())) {
+  if (ImGui::BeginCombo(label, value.empty() ? fallback.c_str() : value.c_str())) {
     for (const std::string& c : choices) {
       if (ImGui::Selectable(c.c_str(), c == value)) {
         value = c;
@@ -120,6 +121,8 @@ void WhatIfView::draw(Session& session) {
 bool WhatIfView::draw_controls() {
   bool changed = false;
   ImGui::TextUnformatted("What if ...");
+  ImGui::TextWrapped("model: %s",
+                     config_.model.empty() ? "(the simulator's default)" : config_.model.c_str());
   ImGui::PushItemWidth(150);
   changed |= string_combo("schedule", config_.schedule, predictor_->schedules);
   changed |= positive_int("microbatches", config_.microbatches, 1024);
@@ -128,7 +131,8 @@ bool WhatIfView::draw_controls() {
   changed |= positive_int("tp", config_.tp, 64);
   if (config_.schedule == "interleaved")
     changed |= positive_int("virtual stages", config_.virtual_stages, 16);
-  changed |= string_combo("hardware", config_.hardware, predictor_->hardware);
+  changed |= string_combo("hardware", config_.hardware, predictor_->hardware,
+                          predictor_->default_hardware);
   int axis = static_cast<int>(axis_);
   if (ImGui::BeginCombo("scaling", std::string(name(axis_)).c_str())) {
     for (int i = 0; i < static_cast<int>(ScalingAxis::kCount); ++i) {

@@ -46,7 +46,7 @@ class WhatIfView {
   std::unique_ptr<Run> predicted_;
   std::vector<ScalingPoint> points_;
   std::string error_;
-  CompareView pair_;
+  CompareView pair_{false};
 };
 
 }  // namespace meshscope::gui

@@ -24,6 +24,7 @@ std::string describe(const WhatIfConfig& c) {
   std::string out = c.schedule + " dp=" + std::to_string(c.dp) + " pp=" + std::to_string(c.pp) +
                     " tp=" + std::to_string(c.tp) + " m=" + std::to_string(c.microbatches);
   if (c.schedule == "interleaved") out += " v=" + std::to_string(c.virtual_stages);
+  if (c.micro_batch > 0) out += " mb=" + std::to_string(c.micro_batch);
   if (!c.hardware.empty()) out += " on " + c.hardware;
   return out;
 }
@@ -51,7 +52,32 @@ WhatIfConfig config_from_metadata(const traces::Timeline& t, WhatIfConfig c) {
     }
   }
   if (auto hw = get("hardware")) c.hardware = *hw;
+  if (auto model = get("model")) {
+    c.model = *model;
+    for (const auto& [key, value] : description_words(*model)) {
+      const auto batch = key == "batch" ? to_int(value) : std::nullopt;
+      if (batch && *batch % (c.dp * c.microbatches) == 0)
+        c.micro_batch = *batch / (c.dp * c.microbatches);
+    }
+  }
   return c;
+}
+
+std::vector<std::pair<std::string, std::string>> description_words(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(text);
+  std::string word;
+  bool first = true;
+  while (in >> word) {
+    const auto eq = word.find('=');
+    if (first && eq == std::string::npos) {
+      out.emplace_back("", word);
+    } else if (eq != std::string::npos) {
+      out.emplace_back(word.substr(0, eq), word.substr(eq + 1));
+    }
+    first = false;
+  }
+  return out;
 }
 
 std::vector<int> scaling_values(ScalingAxis axis, const WhatIfConfig& c) {

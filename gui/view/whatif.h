@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "traces/timeline.h"
@@ -24,6 +25,12 @@ struct WhatIfConfig {
   int tp = 1;
   int virtual_stages = 2;  // interleaved only
   std::string hardware;    // a catalog name ("h100-sxm"); empty: the predictor's default
+  // The workload as the executor describes it ("mlp L=8 h=256 batch=32"); empty: the
+  // predictor's default model.
+  std::string model;
+  // Samples per microbatch, kept when microbatches or dp change (the step then processes
+  // micro_batch x microbatches x dp samples); 0: derived from the model's batch.
+  int64_t micro_batch = 0;
   friend bool operator==(const WhatIfConfig&, const WhatIfConfig&) = default;
 };
 
@@ -31,14 +38,20 @@ struct WhatIfConfig {
 std::string describe(const WhatIfConfig& c);
 
 // Reads what a measured run says about itself (metadata "schedule", "mesh" as "dp=2 pp=4 tp=1",
-// "microbatches") over `defaults`; fields it does not hold keep their default.
+// "microbatches", "model", "hardware") over `defaults`; fields it does not hold keep their
+// default. The micro-batch size comes from the model's "batch=" over dp x microbatches.
 WhatIfConfig config_from_metadata(const traces::Timeline& t, WhatIfConfig defaults);
+
+// "key=value" words of a description ("mlp L=8 h=256 batch=32" -> L, h, batch); the first word
+// (the kind) under the key "".
+std::vector<std::pair<std::string, std::string>> description_words(const std::string& text);
 
 struct Predictor {
   // Throws with a message for a configuration it cannot simulate.
   std::function<traces::Timeline(const WhatIfConfig&)> simulate;
   std::vector<std::string> schedules;  // choices offered in the panel
   std::vector<std::string> hardware;
+  std::string default_hardware;  // used when a configuration names none
 };
 
 enum class ScalingAxis : uint8_t { kMicrobatches = 0, kPipeline = 1, kDataParallel = 2, kCount };

@@ -1,0 +1,81 @@
+#include "gui/view/whatif.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "gui/view/synthetic.h"
+
+namespace meshscope::gui {
+namespace {
+
+TEST(WhatIf, ConfigComesFromTheMeasuredRunsMetadata) {
+  traces::Timeline t;
+  t.metadata = {{"schedule", "gpipe"},
+                {"mesh", "dp=2 pp=4 tp=1"},
+                {"microbatches", "8"},
+                {"model", "mlp L=8 h=512 batch=64"}};
+  const WhatIfConfig c = config_from_metadata(t, WhatIfConfig{});
+  EXPECT_EQ(c.schedule, "gpipe");
+  EXPECT_EQ(c.dp, 2);
+  EXPECT_EQ(c.pp, 4);
+  EXPECT_EQ(c.tp, 1);
+  EXPECT_EQ(c.microbatches, 8);
+  EXPECT_EQ(c.model, "mlp L=8 h=512 batch=64");
+  EXPECT_EQ(c.micro_batch, 4);  // 64 samples over dp 2 x 8 microbatches
+  EXPECT_EQ(describe(c), "gpipe dp=2 pp=4 tp=1 m=8 mb=4");
+}
+
+TEST(WhatIf, MissingOrBadMetadataKeepsTheDefaults) {
+  traces::Timeline t;
+  t.metadata = {{"mesh", "dp=x pp=0"}, {"microbatches", "-3"}};
+  WhatIfConfig d;
+  d.pp = 6;
+  const WhatIfConfig c = config_from_metadata(t, d);
+  EXPECT_EQ(c, d);
+}
+
+TEST(WhatIf, DescriptionWordsSplitKindAndKeys) {
+  const auto w = description_words("gpt L=24 h=2304 heads=24");
+  ASSERT_EQ(w.size(), 4u);
+  EXPECT_EQ(w[0], (std::pair<std::string, std::string>{"", "gpt"}));
+  EXPECT_EQ(w[3], (std::pair<std::string, std::string>{"heads", "24"}));
+}
+
+TEST(WhatIf, ScalingValuesArePowersOfTwoAndIncludeTheConfiguration) {
+  WhatIfConfig c;
+  c.microbatches = 12;
+  EXPECT_EQ(scaling_values(ScalingAxis::kMicrobatches, c),
+            (std::vector<int>{1, 2, 4, 8, 12, 16, 32, 64}));
+  c.dp = 3;
+  EXPECT_EQ(scaling_values(ScalingAxis::kDataParallel, c), (std::vector<int>{1, 2, 3, 4, 8, 16}));
+  EXPECT_EQ(with_value(c, ScalingAxis::kPipeline, 8).pp, 8);
+}
+
+// A predictor made of the synthetic 1F1B generator: the sweep must see its bubble shrink as
+// microbatches grow, and carry a rejected point's message without stopping.
+TEST(WhatIf, SweepRunsThePredictorAtEachPointAndKeepsErrors) {
+  Predictor p;
+  p.simulate = [](const WhatIfConfig& c) {
+    if (c.microbatches > 16) throw std::invalid_argument("too many microbatches");
+    SyntheticOptions o;
+    o.pp = c.pp;
+    o.microbatches = c.microbatches;
+    o.jitter = 0;
+    return make_synthetic_pipeline(o);
+  };
+  WhatIfConfig c;
+  c.pp = 4;
+  const auto points = sweep(p, c, ScalingAxis::kMicrobatches);
+  ASSERT_EQ(points.size(), 7u);
+  for (size_t i = 1; i < 5; ++i) {
+    EXPECT_LT(points[i].bubble_fraction, points[i - 1].bubble_fraction) << points[i].x;
+    EXPECT_GT(points[i].throughput, points[i - 1].throughput) << points[i].x;
+  }
+  EXPECT_DOUBLE_EQ(points[0].throughput, 1.0);
+  EXPECT_EQ(points[5].error, "too many microbatches");
+  EXPECT_EQ(points[6].step_ns, 0);
+}
+
+}  // namespace
+}  // namespace meshscope::gui
