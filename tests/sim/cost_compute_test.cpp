@@ -1,0 +1,64 @@
+#include "sim/cost/compute_model.h"
+
+#include <gtest/gtest.h>
+
+namespace meshscope::cost {
+namespace {
+
+Hardware toy() {
+  Hardware hw;
+  hw.name = "toy";
+  hw.peak_flops[static_cast<size_t>(Precision::kBf16)] = 100e12;
+  hw.memory_bandwidth_bytes_per_s = 1e12;
+  hw.compute_units = 100;
+  hw.launch_overhead_ns = 1000;
+  hw.efficiency = Efficiency{};
+  hw.efficiency.gemm_max = 0.8;
+  hw.efficiency.tile_m = 128;
+  hw.efficiency.tile_n = 128;
+  hw.efficiency.k_half = 0;  // isolate tile and wave effects
+  hw.efficiency.memory = 0.5;
+  return hw;
+}
+
+TEST(CostCompute, LargeAlignedGemmReachesTheCeiling) {
+  const Hardware hw = toy();
+  // 1280 x 1280 = 100 tiles of 128 x 128: one full wave on 100 units.
+  EXPECT_DOUBLE_EQ(gemm_efficiency(hw, 1280, 1280, 4096), 0.8);
+}
+
+TEST(CostCompute, TileAndWaveQuantizationCost) {
+  const Hardware hw = toy();
+  // 101 tiles need two waves: best of the tile choices is well under the ceiling.
+  const double one_more = gemm_efficiency(hw, 1280 + 128, 1280, 4096);
+  EXPECT_LT(one_more, 0.8);
+  // A ragged edge pads tiles.
+  EXPECT_LT(gemm_efficiency(hw, 1281, 1280, 4096), 0.8);
+  // Reductions too short to amortise the main loop pay k / (k + k_half).
+  Hardware h = toy();
+  h.efficiency.k_half = 128;
+  EXPECT_NEAR(gemm_efficiency(h, 1280, 1280, 128), 0.8 * 0.5, 1e-12);
+}
+
+TEST(CostCompute, OpTimeIsTheRooflineMaximumPlusLaunch) {
+  const ComputeModel cm(toy(), Precision::kBf16);
+  model::OpCost gemm{"g", model::OpKind::kGemm, 2.0 * 1280 * 1280 * 4096, 1e6, 1280, 1280, 4096};
+  EXPECT_NEAR(cm.op_seconds(gemm), gemm.flops / (100e12 * 0.8) + 1e-6, 1e-15);
+  model::OpCost add{"add", model::OpKind::kElementwise, 1e6, 8e9};
+  EXPECT_NEAR(cm.op_seconds(add), 8e9 / (1e12 * 0.5) + 1e-6, 1e-12);  // memory-bound
+}
+
+TEST(CostCompute, CalibratedPhaseReplacesTheOpModel) {
+  Calibration cal;
+  cal.phases[static_cast<size_t>(traces::Phase::kForward)].flops_per_s = 1e9;
+  cal.phases[static_cast<size_t>(traces::Phase::kForward)].overhead_ns = 500;
+  const ComputeModel cm(toy(), Precision::kBf16, &cal);
+  std::vector<model::OpCost> ops = {{"a", model::OpKind::kGemm, 3e9, 0, 64, 64, 64},
+                                    {"b", model::OpKind::kElementwise, 1e9, 0}};
+  EXPECT_NEAR(cm.phase_seconds(ops, traces::Phase::kForward), 500e-9 + 4.0, 1e-12);
+  // Phases it did not fit still use the op model.
+  EXPECT_LT(cm.phase_seconds(ops, traces::Phase::kWeightGrad), 1.0);
+}
+
+}  // namespace
+}  // namespace meshscope::cost

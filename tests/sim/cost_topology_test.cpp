@@ -1,0 +1,46 @@
+#include "sim/cost/topology.h"
+
+#include <gtest/gtest.h>
+
+namespace meshscope::cost {
+namespace {
+
+TEST(CostTopology, TensorParallelInnermostKeepsTpGroupsInOneNode) {
+  const Topology t({.dp = 4, .pp = 2, .tp = 8}, 1, 8);
+  const GroupSpan tp = t.span(mesh::GroupKind::kTp, 5);
+  EXPECT_EQ(tp.ranks, 8);
+  EXPECT_EQ(tp.nodes, 1);
+  const GroupSpan dp = t.span(mesh::GroupKind::kDp, 5);
+  EXPECT_EQ(dp.ranks, 4);
+  EXPECT_EQ(dp.nodes, 4);
+  EXPECT_EQ(dp.ranks_per_node, 1);
+  EXPECT_EQ(t.num_nodes(), 8);
+  EXPECT_TRUE(t.same_node(0, 7));
+  EXPECT_FALSE(t.same_node(7, 8));
+}
+
+TEST(CostTopology, PlacementOrderIsConfigurable) {
+  std::string err;
+  const auto order = parse_dim_order("dp,tp,pp", &err);
+  ASSERT_TRUE(order) << err;
+  EXPECT_EQ(to_string(*order), "dp,tp,cp,pp");
+  const Topology t({.dp = 8, .pp = 2, .tp = 2}, 1, 8, *order);
+  EXPECT_EQ(t.span(mesh::GroupKind::kDp, 0).nodes, 1);  // dp innermost now
+  EXPECT_EQ(t.span(mesh::GroupKind::kTp, 0).nodes, 2);
+  EXPECT_FALSE(parse_dim_order("tp,tp,dp", &err));
+  EXPECT_FALSE(parse_dim_order("tp,xp", &err));
+  EXPECT_NE(err.find("xp"), std::string::npos);
+}
+
+TEST(CostTopology, ContextAndExpertGroups) {
+  const Topology t({.dp = 8, .pp = 1, .tp = 4}, 2, 8);  // tp 4 x cp 2 fill a node
+  EXPECT_EQ(t.span_of_dim(MeshDim::kCp, 0).nodes, 1);
+  EXPECT_EQ(t.span(mesh::GroupKind::kDp, 0).nodes, 8);
+  const GroupSpan ep = t.span_of_dim(MeshDim::kDp, 3 * 4, 4);  // dp 3's block of 4
+  EXPECT_EQ(ep.ranks, 4);
+  EXPECT_EQ(ep.nodes, 4);
+  EXPECT_EQ(t.num_devices(), 64);
+}
+
+}  // namespace
+}  // namespace meshscope::cost
