@@ -1,0 +1,115 @@
+#include "sim/model/gpt.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+namespace meshscope::model {
+namespace {
+
+GptSpec gpt3() {
+  GptSpec g;
+  g.layers = 96;
+  g.hidden = 12288;
+  g.heads = 96;
+  g.seq = 2048;
+  g.vocab = 51200;
+  return g;
+}
+
+LayerParallel par(int tp, bool sp, Recompute r, bool flash) {
+  LayerParallel p;
+  p.micro_batch = 1;
+  p.seq = 2048;
+  p.tp = tp;
+  p.sequence_parallel = sp;
+  p.recompute = r;
+  p.flash_attention = flash;
+  return p;
+}
+
+TEST(Gpt, ModelFlopsAreMegatrons) {
+  // Narayanan et al. 2021: 72 B s L h^2 (1 + s / 6h + V / 12 L h) per iteration.
+  const GptSpec g = gpt3();
+  const GptModel m = build_gpt(g, par(8, true, Recompute::kSelective, false), 8);
+  const double s = 2048, L = 96, h = 12288, V = 51200;
+  const double megatron = 72 * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h));
+  EXPECT_NEAR(m.model_flops_per_microbatch / megatron, 1.0, 1e-12);
+}
+
+TEST(Gpt, Gpt3HasAbout175BParameters) {
+  const GptModel m = build_gpt(gpt3(), par(1, false, Recompute::kNone, true), 1);
+  EXPECT_NEAR(m.total_parameters / 1e9, 174.6, 0.5);
+}
+
+TEST(Gpt, ActivationMemoryFollowsKorthikanti) {
+  TransformerShape sh{12288, 96, 96, 0, false, 0, 1, 0};
+  const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+  const double sbh = s * b * h;
+  // Eq. 1 (no parallelism, no recomputation): sbh (34 + 5 a s / h).
+  EXPECT_DOUBLE_EQ(transformer_layer(sh, par(1, false, Recompute::kNone, false)).activation_bytes,
+                   std::floor(sbh * (34 + 5 * a * s / h)));
+  // Eq. 2 (tensor parallel): sbh (10 + 24 / t + 5 a s / (h t)).
+  EXPECT_NEAR(transformer_layer(sh, par(8, false, Recompute::kNone, false)).activation_bytes,
+              sbh * (10 + 24 / t + 5 * a * s / (h * t)), 1);
+  // Table 2, sequence parallel + selective recomputation: 34 sbh / t.
+  EXPECT_NEAR(transformer_layer(sh, par(8, true, Recompute::kSelective, false)).activation_bytes,
+              34 * sbh / t, 1);
+  // Full recomputation keeps the layer input: 2 sbh.
+  EXPECT_NEAR(transformer_layer(sh, par(8, false, Recompute::kFull, false)).activation_bytes, 2 * sbh, 1);
+}
+
+TEST(Gpt, FullRecomputationRepeatsTheForwardInTheBackward) {
+  TransformerShape sh{4096, 32, 32, 0, false, 0, 1, 0};
+  const LayerCost none = transformer_layer(sh, par(2, false, Recompute::kNone, true));
+  const LayerCost full = transformer_layer(sh, par(2, false, Recompute::kFull, true));
+  EXPECT_NEAR(total_flops(full.input_grad) - total_flops(none.input_grad), total_flops(none.forward), 1);
+  EXPECT_EQ(full.comm_backward.size(), none.comm_backward.size() + none.comm_forward.size());
+  EXPECT_DOUBLE_EQ(total_flops(full.forward), total_flops(none.forward));
+}
+
+TEST(Gpt, SequenceParallelTradesAllReducesForGatherAndScatter) {
+  TransformerShape sh{4096, 32, 32, 0, false, 0, 1, 0};
+  const LayerCost tp = transformer_layer(sh, par(4, false, Recompute::kNone, true));
+  const LayerCost sp = transformer_layer(sh, par(4, true, Recompute::kNone, true));
+  ASSERT_EQ(tp.comm_forward.size(), 2u);
+  EXPECT_EQ(tp.comm_forward[0].op, CommOp::kAllReduce);
+  ASSERT_EQ(sp.comm_forward.size(), 4u);
+  EXPECT_EQ(sp.comm_forward[0].op, CommOp::kAllGather);
+  EXPECT_EQ(sp.comm_forward[1].op, CommOp::kReduceScatter);
+  EXPECT_LT(sp.activation_bytes, tp.activation_bytes);
+}
+
+TEST(Gpt, LayersSplitLikeLlama3) {
+  const auto split = split_layers(126, 16);
+  EXPECT_EQ(split.front(), 7);
+  EXPECT_EQ(split.back(), 7);
+  EXPECT_EQ(split[5], 8);
+  EXPECT_EQ(std::accumulate(split.begin(), split.end(), 0), 126);
+  EXPECT_THROW(split_layers(3, 4), std::invalid_argument);
+}
+
+TEST(Gpt, ShapesThatDoNotDivideAreRejected) {
+  GptSpec g;  // 24 heads
+  try {
+    build_gpt(g, par(16, false, Recompute::kNone, true), 1);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("heads"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Gpt, StagesCarryEmbeddingAndLogitsAtTheEnds) {
+  const GptModel m = build_gpt(gpt3(), par(8, true, Recompute::kSelective, false), 8);
+  ASSERT_EQ(m.stages.size(), 8u);
+  EXPECT_EQ(m.stages.front().cost.input_bytes, 0);
+  EXPECT_EQ(m.stages.back().cost.output_bytes, 0);
+  EXPECT_EQ(m.stages[3].cost.output_bytes, 2048 * 12288 * 2 / 8);  // SP: a tp shard of the activation
+  // Middle stages are alike; the last one also runs the logits.
+  EXPECT_EQ(m.stages[2].cost.forward_flops(), m.stages[5].cost.forward_flops());
+  EXPECT_GT(m.stages[7].cost.forward_flops(), m.stages[5].cost.forward_flops());
+}
+
+}  // namespace
+}  // namespace meshscope::model
