@@ -1,0 +1,79 @@
+#include "sim/predict/config.h"
+
+#include <gtest/gtest.h>
+
+namespace meshscope::predict {
+namespace {
+
+using nlohmann::json;
+
+json issue_example() {
+  return json::parse(R"({"model": {"kind": "gpt", "layers": 24, "hidden": 2304, "heads": 24, "seq": 2048, "vocab": 51200},
+    "mesh": {"dp": 16, "tp": 1, "pp": 1},
+    "batch": {"global": 512, "micro": 1},
+    "schedule": "1f1b", "virtual_stages": 1,
+    "cluster": {"gpu": "a100-80gb", "gpus_per_node": 8},
+    "options": {"recompute": "none", "sequence_parallel": false, "precision": "bf16", "zero": 0}})");
+}
+
+std::string error_of(const json& j) {
+  try {
+    parse_config(j, "cfg.json");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PredictConfig, ReadsTheIssuesKeys) {
+  const PredictConfig c = parse_config(issue_example(), "cfg.json");
+  EXPECT_EQ(c.model, ModelKind::kGpt);
+  EXPECT_EQ(c.gpt.hidden, 2304);
+  EXPECT_EQ(c.mesh.dp, 16);
+  EXPECT_EQ(c.microbatches(), 32);
+  EXPECT_EQ(c.schedule, schedule::Family::kOneFOneB);
+  EXPECT_EQ(c.gpu, "a100-80gb");
+  EXPECT_EQ(c.precision, cost::Precision::kBf16);
+  EXPECT_EQ(c.gpus(), 16);
+}
+
+TEST(PredictConfig, BadValuesNameTheirKey) {
+  json j = issue_example();
+  j["mesh"]["dp"] = 0;
+  EXPECT_EQ(error_of(j), "cfg.json: key 'mesh.dp': must be an integer >= 1");
+  j = issue_example();
+  j["model"]["hiden"] = 5;
+  EXPECT_EQ(error_of(j), "cfg.json: key 'model.hiden': unknown key");
+  j = issue_example();
+  j["batch"]["global"] = 100;
+  EXPECT_NE(error_of(j).find("key 'batch.global'"), std::string::npos);
+  j = issue_example();
+  j["schedule"] = "2f2b";
+  EXPECT_NE(error_of(j).find("key 'schedule': '2f2b' is not one of"), std::string::npos);
+  j = issue_example();
+  j["options"]["recompute"] = "some";
+  EXPECT_NE(error_of(j).find("key 'options.recompute'"), std::string::npos);
+  j = issue_example();
+  j["virtual_stages"] = 2;
+  EXPECT_NE(error_of(j).find("key 'virtual_stages'"), std::string::npos);
+}
+
+TEST(PredictConfig, ListsSweepTheirCartesianProduct) {
+  json j = issue_example();
+  j["mesh"]["dp"] = {8, 16};
+  j["cluster"]["gpu"] = {"a100-80gb", "h100-sxm", "h200-sxm"};
+  const auto points = expand_sweep(j, "cfg.json");
+  ASSERT_EQ(points.size(), 6u);
+  // The first key in document order varies slowest.
+  EXPECT_EQ(points[0].swept[0].first, "cluster.gpu");
+  EXPECT_EQ(points[0].config.gpu, "a100-80gb");
+  EXPECT_EQ(points[1].config.mesh.dp, 16);
+  EXPECT_EQ(points[5].config.gpu, "h200-sxm");
+  EXPECT_EQ(points[5].swept[1].second, "16");
+  EXPECT_EQ(expand_sweep(issue_example(), "cfg.json").size(), 1u);
+  j["mesh"]["tp"] = json::array();
+  EXPECT_THROW(expand_sweep(j, "cfg.json"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace meshscope::predict

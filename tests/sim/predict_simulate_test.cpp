@@ -1,0 +1,111 @@
+#include "sim/predict/simulate.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/predict/memory.h"
+#include "sim/predict/search.h"
+
+namespace meshscope::predict {
+namespace {
+
+PredictConfig small_gpt() {
+  PredictConfig c;
+  c.gpt.layers = 8;
+  c.gpt.hidden = 1024;
+  c.gpt.heads = 16;
+  c.gpt.seq = 1024;
+  c.gpt.vocab = 32000;
+  c.mesh = {2, 4, 2};
+  c.global_batch = 32;
+  c.micro_batch = 2;
+  c.gpu = "h100-sxm";
+  return c;
+}
+
+TEST(PredictSimulate, FiguresAreConsistentWithTheStepTime) {
+  const PredictConfig c = small_gpt();
+  const Simulation sim = simulate(c);
+  const Summary& s = sim.summary;
+  ASSERT_GT(s.step_time_s, 0);
+  EXPECT_EQ(s.gpus, 16);
+  EXPECT_EQ(s.microbatches, 8);
+  EXPECT_DOUBLE_EQ(s.tokens_per_s, 32.0 * 1024 / s.step_time_s);
+  EXPECT_NEAR(s.mfu, s.tflops_per_gpu * 1e12 / 989.4e12, 1e-12);
+  EXPECT_GT(s.bubble_fraction, 0);
+  EXPECT_LT(s.bubble_fraction, 1);
+  EXPECT_TRUE(s.fits);
+  EXPECT_EQ(s.memory.size(), 4u);
+  // 1F1B: the first stage holds the most activations.
+  EXPECT_GT(s.memory[0].activations_bytes, s.memory[3].activations_bytes);
+  EXPECT_EQ(sim.timeline.metadata.at("source"), "sim");
+}
+
+TEST(PredictSimulate, ReplicasOnceOrAllGiveTheSameFigures) {
+  PredictConfig c = small_gpt();
+  c.symmetry = Symmetry::kOff;
+  const Summary full = simulate(c).summary;
+  c.symmetry = Symmetry::kOn;
+  const Summary once = simulate(c).summary;
+  EXPECT_TRUE(once.replicas_simulated_once);
+  EXPECT_FALSE(full.replicas_simulated_once);
+  EXPECT_EQ(full.step_time_s, once.step_time_s);
+  EXPECT_DOUBLE_EQ(full.bubble_fraction, once.bubble_fraction);
+  EXPECT_EQ(full.peak_memory_bytes, once.peak_memory_bytes);
+  EXPECT_LT(once.simulated_actions, full.simulated_actions);
+}
+
+TEST(PredictSimulate, ZeroShardsStateOverDataParallelRanks) {
+  const StateBytesPerParam b = state_bytes(cost::Precision::kBf16, true);
+  EXPECT_EQ(b.parameters + b.gradients + b.optimizer, 16);
+  const int64_t P = 1'000'000;
+  EXPECT_EQ(device_memory(P, 0, 8, 1, 0, b, 0).total(), 16 * P);
+  EXPECT_EQ(device_memory(P, 0, 8, 1, 1, b, 0).total(), 4 * P + 12 * P / 8);
+  EXPECT_EQ(device_memory(P, 0, 8, 1, 2, b, 0).total(), 2 * P + 14 * P / 8);
+  EXPECT_EQ(device_memory(P, 0, 8, 1, 3, b, 0).total(), 16 * P / 8);
+  // The simulated step pays for ZeRO-3's gathers, and memory shrinks.
+  PredictConfig c = small_gpt();
+  c.mesh = {8, 1, 1};
+  c.micro_batch = 1;
+  const Summary z0 = simulate(c).summary;
+  c.zero = 3;
+  const Summary z3 = simulate(c).summary;
+  EXPECT_LT(z3.peak_memory_bytes, z0.peak_memory_bytes);
+  EXPECT_GT(z3.step_time_s, z0.step_time_s);
+}
+
+TEST(PredictSimulate, ConfigsThatDoNotFitAreFlagged) {
+  PredictConfig c = small_gpt();
+  c.gpt.layers = 96;
+  c.gpt.hidden = 12288;
+  c.gpt.heads = 96;
+  c.mesh = {1, 1, 1};
+  c.global_batch = 1;
+  c.micro_batch = 1;
+  c.gpu = "a100-80gb";
+  EXPECT_FALSE(simulate(c, {.build_timeline = false}).summary.fits);
+}
+
+TEST(PredictSimulate, SearchReturnsFittingConfigurationsFastestFirst) {
+  PredictConfig base = small_gpt();
+  SearchOptions o;
+  o.gpus = 8;
+  o.micro_batches = {1, 2};
+  const auto found = search(base, o);
+  ASSERT_FALSE(found.empty());
+  for (size_t i = 0; i < found.size(); ++i) {
+    EXPECT_TRUE(found[i].summary.fits);
+    EXPECT_EQ(found[i].summary.gpus, 8);
+    if (i > 0) {
+      EXPECT_LE(found[i - 1].summary.step_time_s, found[i].summary.step_time_s);
+    }
+  }
+}
+
+TEST(PredictSimulate, ShapesTheModelCannotTakeAreReported) {
+  PredictConfig c = small_gpt();
+  c.mesh = {1, 1, 32};
+  EXPECT_THROW(simulate(c), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace meshscope::predict
