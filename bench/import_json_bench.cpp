@@ -5,6 +5,7 @@
 //   MESHSCOPE_IMPORT_BENCH_ITERATIONS=N  trace size (default 60000 iterations, about 96 MB)
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,7 +13,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <unistd.h>
 #include <string>
 
 #include "traces/import/byte_source.h"

@@ -41,7 +41,8 @@ void run(const ConvertArgs& args) {
                                  ? traces::load_trace(paths[0], options, &report)
                                  : traces::load_traces(paths, options, &report);
   traces::write_chrome_trace(t, fs::path(args.output));
-  for (const std::string& line : report.lines()) std::fprintf(stderr, "warning: %s\n", line.c_str());
+  for (const std::string& line : report.lines())
+    std::fprintf(stderr, "warning: %s\n", line.c_str());
   std::printf("wrote %s: %zu devices, %zu spans, %zu flows, %zu steps\n", args.output.c_str(),
               t.devices.size(), t.spans.size(), t.flows.size(), t.steps.size());
 }
@@ -51,7 +52,8 @@ void run(const ConvertArgs& args) {
 void add_convert_command(CLI::App& app) {
   auto args = std::make_shared<ConvertArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "convert", "Import traces (Kineto/Chrome JSON, .json.gz, Nsight SQLite) as a meshscope trace");
+      "convert",
+      "Import traces (Kineto/Chrome JSON, .json.gz, Nsight SQLite) as a meshscope trace");
   cmd->add_option("traces", args->inputs, "Trace files, or a folder of per-rank traces")
       ->required();
   cmd->add_option("-o,--out", args->output, "Output Chrome trace (.json)")->required();

@@ -11,12 +11,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace meshscope::traces;
   ImportOptions options;
   options.format = TraceFormat::kChromeJson;
-  options.max_event_bytes = int64_t{1} << 20;    // keep each run small
+  options.max_event_bytes = int64_t{1} << 20;  // keep each run small
   options.max_inflated_bytes = int64_t{64} << 20;
   try {
-    const Timeline t =
-        load_trace_bytes(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json",
-                         options);
+    const Timeline t = load_trace_bytes(std::string_view(reinterpret_cast<const char*>(data), size),
+                                        "fuzz.json", options);
     // Whatever came back must be internally consistent.
     for (const Span& s : t.spans) {
       if (s.device >= t.devices.size() || s.lane >= t.devices[s.device].lanes.size() ||

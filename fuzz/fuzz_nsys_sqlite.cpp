@@ -12,8 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ImportOptions options;
   options.format = TraceFormat::kNsysSqlite;
   try {
-    const Timeline t = load_trace_bytes(
-        std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.sqlite", options);
+    const Timeline t = load_trace_bytes(std::string_view(reinterpret_cast<const char*>(data), size),
+                                        "fuzz.sqlite", options);
     for (const Span& s : t.spans) {
       if (s.device >= t.devices.size() || s.lane >= t.devices[s.device].lanes.size() ||
           s.end_ns < s.begin_ns) {

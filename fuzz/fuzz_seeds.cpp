@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 using namespace meshscope::traces;
 
 void write(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 std::string kineto(int64_t iterations) {
@@ -129,8 +130,8 @@ int main(int argc, char** argv) {
         R"({"ph":"i","name":"mark","pid":"p","tid":1,"ts":1.5},)");
   // gzip through the library's own reader is tested elsewhere; here a real .gz of the trace.
   const std::string gz_path = (out / "chrome_json" / "kineto.json.gz").string();
-  const std::string cmd = "gzip -c '" + (out / "chrome_json" / "kineto.json").string() + "' > '" +
-                          gz_path + "'";
+  const std::string cmd =
+      "gzip -c '" + (out / "chrome_json" / "kineto.json").string() + "' > '" + gz_path + "'";
   if (std::system(cmd.c_str()) != 0) fs::remove(gz_path);
   if (!nsys_seed(out / "nsys_sqlite" / "nsys.sqlite")) return 1;
   return 0;

@@ -65,15 +65,14 @@ TEST(ImportBadInput, InflatedSizeCap) {
 TEST(ImportBadInput, WrongTypesAndMissingFieldsSkipTheEventWithACount) {
   ImportReport report;
   const Timeline t = load_trace_bytes(
-      trace_of({kGood,
-                R"({"ph":"X","name":"ts as text","pid":0,"tid":7,"ts":"12","dur":1})",
+      trace_of({kGood, R"({"ph":"X","name":"ts as text","pid":0,"tid":7,"ts":"12","dur":1})",
                 R"({"ph":"X","name":"no dur","pid":0,"tid":7,"ts":1})",
                 R"({"ph":"X","name":"no pid","tid":7,"ts":1,"dur":1})",
                 R"({"ph":7,"name":"ph number"})", R"({"name":"no ph"})",
                 R"({"ph":"X","name":"dur object","pid":0,"tid":7,"ts":1,"dur":{}})"}),
       "types.json", {}, &report);
   EXPECT_EQ(t.spans.size(), 1u);
-  EXPECT_EQ(report.count(ImportWarning::kWrongType), 3u);    // ts text, ph number, dur object
+  EXPECT_EQ(report.count(ImportWarning::kWrongType), 3u);     // ts text, ph number, dur object
   EXPECT_EQ(report.count(ImportWarning::kMissingField), 3u);  // dur, pid, ph
   EXPECT_EQ(report.lines().front().rfind("3 events missing a required field skipped", 0), 0u);
 }
@@ -97,8 +96,7 @@ TEST(ImportBadInput, NegativeDurationsAndBadNumbers) {
 TEST(ImportBadInput, UnpairedAndDanglingFlowsAreCounted) {
   ImportReport report;
   const Timeline t = load_trace_bytes(
-      trace_of({kGood,
-                R"({"ph":"s","id":1,"pid":0,"tid":7,"ts":1,"cat":"ac2g","name":"ac2g"})",
+      trace_of({kGood, R"({"ph":"s","id":1,"pid":0,"tid":7,"ts":1,"cat":"ac2g","name":"ac2g"})",
                 R"({"ph":"f","id":2,"pid":0,"tid":7,"ts":1,"cat":"ac2g","name":"ac2g","bp":"e"})",
                 R"({"ph":"s","id":3,"pid":0,"tid":7,"ts":1,"cat":"ac2g","name":"ac2g"})",
                 R"({"ph":"f","id":3,"pid":0,"tid":99,"ts":1,"cat":"ac2g","name":"ac2g","bp":"e"})",
@@ -125,14 +123,15 @@ TEST(ImportBadInput, InvalidUtf8InAName) {
 
 TEST(ImportBadInput, NotATrace) {
   EXPECT_EQ(error_of(""), "bad.json: byte 0: empty file: not a trace");
-  EXPECT_EQ(error_of("\x7f" "ELF\x02\x01"),
+  EXPECT_EQ(error_of("\x7f"
+                     "ELF\x02\x01"),
             "bad.json: byte 0: not a Chrome trace: expected '{' or '[' at the start");
   EXPECT_EQ(error_of(R"({"schemaVersion": 1})"),
             "bad.json: not a Chrome trace: the top-level object has no traceEvents");
   EXPECT_EQ(error_of(R"({"traceEvents": {}})"), "bad.json: byte 16: traceEvents is not an array");
   EXPECT_EQ(error_of("[1]"), "bad.json: byte 1: a trace event is not an object");
-  EXPECT_EQ(error_of("SQLite format 3" + std::string(1, '\0') + std::string(200, 'x')).rfind(
-                "bad.json: SQLite: ", 0),
+  EXPECT_EQ(error_of("SQLite format 3" + std::string(1, '\0') + std::string(200, 'x'))
+                .rfind("bad.json: SQLite: ", 0),
             0u);
 }
 
@@ -141,7 +140,8 @@ TEST(ImportBadInput, UnreadableFiles) {
     load_trace("/nonexistent/trace.json");
     FAIL() << "no error";
   } catch (const ImportError& e) {
-    EXPECT_EQ(std::string(e.what()), "/nonexistent/trace.json: cannot open: No such file or directory");
+    EXPECT_EQ(std::string(e.what()),
+              "/nonexistent/trace.json: cannot open: No such file or directory");
     EXPECT_EQ(e.byte_offset(), -1);
   }
   TempFile folder("_dir");

@@ -99,25 +99,25 @@ TEST(MicrosToNs, ExponentsAndLimits) {
 }
 
 TEST(ChromeReader, DecodesEscapesAndUnicode) {
-  const auto seen = read_string(
-      R"([{"ph":"X","name":"q\"b\\s\/\b\f\n\r\t\u00e9\ud83d\ude00 \udc00 x","ts":1}])");
+  const auto seen =
+      read_string(R"([{"ph":"X","name":"q\"b\\s\/\b\f\n\r\t\u00e9\ud83d\ude00 \udc00 x","ts":1}])");
   ASSERT_EQ(seen.events.size(), 1u);
   // é (U+00E9), 😀 (U+1F600 from a surrogate pair), and a lone surrogate as U+FFFD.
   EXPECT_EQ(seen.events[0], "X|q\"b\\s/\b\f\n\r\t\xC3\xA9\xF0\x9F\x98\x80 \xEF\xBF\xBD x|1|");
 }
 
 TEST(ChromeReader, KeepsScalarArgsAndSkipsNestedOnes) {
-  const auto seen = read_string(
-      R"({"traceEvents":[{"ph":"X","ts":2.5,"name":"k","args":{"grid":[1,[2,{"a":3}]],)"
-      R"("stream":7,"bad":null,"ok":true,"nested":{"x":{"y":1}},"s":"v"}}]})");
+  const auto seen =
+      read_string(R"({"traceEvents":[{"ph":"X","ts":2.5,"name":"k","args":{"grid":[1,[2,{"a":3}]],)"
+                  R"("stream":7,"bad":null,"ok":true,"nested":{"x":{"y":1}},"s":"v"}}]})");
   ASSERT_EQ(seen.events.size(), 1u);
   EXPECT_EQ(seen.events[0], "X|k|2.5|grid=;stream=7;bad=null;ok=true;nested=;s=v;");
 }
 
 TEST(ChromeReader, HandsOverTopLevelMembersWithTheirText) {
-  const auto seen = read_string(
-      R"({"distributedInfo": {"rank": 1, "world_size": 2, "pg_config": [{"a": 1}]},)"
-      R"( "traceEvents": [], "baseTimeNanoseconds": 1711964646000000000})");
+  const auto seen =
+      read_string(R"({"distributedInfo": {"rank": 1, "world_size": 2, "pg_config": [{"a": 1}]},)"
+                  R"( "traceEvents": [], "baseTimeNanoseconds": 1711964646000000000})");
   ASSERT_EQ(seen.members.size(), 2u);
   EXPECT_EQ(seen.members[0],
             "distributedInfo={rank:1;world_size:2;pg_config:;} raw "
@@ -164,7 +164,8 @@ TEST(ChromeReader, ErrorsNameTheFileAndTheByte) {
   EXPECT_EQ(error_of("[{\"name\":\"a\x01\"}]"),
             "t.json: byte 11: control character in string (or unterminated string)");
   EXPECT_EQ(error_of(R"([{"ph":tru}])"), "t.json: byte 10: invalid literal");
-  EXPECT_EQ(error_of("<html>"), "t.json: byte 0: not a Chrome trace: expected '{' or '[' at the start");
+  EXPECT_EQ(error_of("<html>"),
+            "t.json: byte 0: not a Chrome trace: expected '{' or '[' at the start");
   EXPECT_EQ(error_of("[] x"), "t.json: byte 3: unexpected content after the trace");
   EXPECT_EQ(error_of(" \n "), "t.json: byte 3: empty file: not a trace");
 }
@@ -211,8 +212,8 @@ TEST(ChromeReader, AnEventLargerThanTheLimitIsAnError) {
 TEST(ChromeReader, LongWhitespaceRunsNeedNoBuffer) {
   ImportOptions options;
   options.max_event_bytes = 1 << 20;
-  const std::string json = "[" + std::string(5 << 20, ' ') + "{\"ph\":\"X\"}" +
-                           std::string(3 << 20, '\n') + "]";
+  const std::string json =
+      "[" + std::string(5 << 20, ' ') + "{\"ph\":\"X\"}" + std::string(3 << 20, '\n') + "]";
   auto source = open_memory_source(json);
   RecordingSink sink;
   ImportReport report;

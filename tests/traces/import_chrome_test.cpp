@@ -152,6 +152,24 @@ TEST(ChromeImport, LaunchFlowsBindToTheSlicesTheyPointAt) {
   EXPECT_EQ(report.count(ImportWarning::kUnpairedFlow), 2u);
 }
 
+TEST(ChromeImport, AFlowBindsToItsEnclosingSlicePastManyChildren) {
+  // An outer op with 10 000 short children; the flow starts after the last child ended.
+  std::string json =
+      R"J([{"ph":"X","cat":"cpu_op","name":"outer","pid":1,"tid":1,"ts":0,"dur":100000})J";
+  for (int i = 0; i < 10000; ++i) {
+    json += R"J(,{"ph":"X","cat":"cpu_op","name":"child","pid":1,"tid":1,"ts":)J" +
+            std::to_string(i * 5 + 1) + R"J(,"dur":2})J";
+  }
+  json +=
+      R"J(,{"ph":"X","cat":"cpu_op","name":"next","pid":1,"tid":2,"ts":100500,"dur":100})J"
+      R"J(,{"ph":"s","id":1,"pid":1,"tid":1,"ts":99999,"cat":"fwdbwd","name":"fwdbwd"})J"
+      R"J(,{"ph":"f","id":1,"pid":1,"tid":2,"ts":100550,"cat":"fwdbwd","name":"fwdbwd","bp":"e"}])J";
+  const Timeline t = load_trace_bytes(json, "nested.json");
+  ASSERT_EQ(t.flows.size(), 1u);
+  EXPECT_EQ(t.span_name(t.spans[t.flows[0].from]), "outer");
+  EXPECT_EQ(t.span_name(t.spans[t.flows[0].to]), "next");
+}
+
 TEST(ChromeImport, ProfilerStepsBecomeStepsCoveringTheWorkTheyLaunched) {
   const Timeline t = load_trace_bytes(
       trace_of({

@@ -12,9 +12,9 @@
 namespace meshscope::traces {
 namespace {
 
-const std::filesystem::path kFixture =
-    std::filesystem::path(MESHSCOPE_SOURCE_DIR) / ".." / "shared" / "fixtures" /
-    "kineto_2rank_a100_nccl_rank0.json.gz";
+const std::filesystem::path kFixture = std::filesystem::path(MESHSCOPE_SOURCE_DIR) / ".." /
+                                       "shared" / "fixtures" /
+                                       "kineto_2rank_a100_nccl_rank0.json.gz";
 
 class KinetoFixture : public ::testing::Test {
  protected:

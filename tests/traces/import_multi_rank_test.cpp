@@ -41,7 +41,8 @@ struct TwoRanks {
 };
 
 TEST(MultiRank, DevicesOfEveryRankInRankOrder) {
-  TwoRanks ranks{TempFile(".json", synthetic(1, 1000, 0)), TempFile(".json", synthetic(0, 1000, 0))};
+  TwoRanks ranks{TempFile(".json", synthetic(1, 1000, 0)),
+                 TempFile(".json", synthetic(0, 1000, 0))};
   ImportReport report;
   const Timeline t = load_traces(ranks.files(), {}, &report);
   ASSERT_EQ(t.devices.size(), 4u);
@@ -66,12 +67,14 @@ TEST(MultiRank, BaseTimesPutRanksOnOneAxis) {
   const Timeline t = load_traces(ranks.files(), options, &report);
   EXPECT_EQ(report.clocks[1].offset_ns, 2'000'000);
   // Both ranks ran the same work at the same real time.
-  EXPECT_EQ(first_of(t, 0, SpanKind::kCollective).end_ns, first_of(t, 2, SpanKind::kCollective).end_ns);
+  EXPECT_EQ(first_of(t, 0, SpanKind::kCollective).end_ns,
+            first_of(t, 2, SpanKind::kCollective).end_ns);
 }
 
 TEST(MultiRank, CollectiveEndsRemoveClockSkew) {
   // Rank 1's clock runs 37 µs ahead; the base times do not know it.
-  TwoRanks ranks{TempFile(".json", synthetic(1, 5000, 37'000)), TempFile(".json", synthetic(0, 5000, 0))};
+  TwoRanks ranks{TempFile(".json", synthetic(1, 5000, 37'000)),
+                 TempFile(".json", synthetic(0, 5000, 0))};
   ImportOptions base_only;
   base_only.align = ClockAlign::kBaseTime;
   const Timeline skewed = load_traces(ranks.files(), base_only);
@@ -84,7 +87,8 @@ TEST(MultiRank, CollectiveEndsRemoveClockSkew) {
   EXPECT_EQ(report.clocks[1].offset_ns, -37'000);
   EXPECT_EQ(report.clocks[1].matched_collectives, 12);
   EXPECT_EQ(report.clocks[1].residual_skew_ns, 0);
-  EXPECT_EQ(first_of(t, 2, SpanKind::kCollective).end_ns, first_of(t, 0, SpanKind::kCollective).end_ns);
+  EXPECT_EQ(first_of(t, 2, SpanKind::kCollective).end_ns,
+            first_of(t, 0, SpanKind::kCollective).end_ns);
   EXPECT_EQ(t.metadata.at("rank 1.clock_offset_ns"), "-37000");
 }
 
@@ -94,7 +98,8 @@ TEST(MultiRank, ResidualSkewIsWhatTheMedianCannotExplain) {
     for (int end : ends_us) {
       if (!events.empty()) events += ",";
       events += R"J({"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)",)J"
-                R"("pid":0,"tid":40,"ts":)" + std::to_string(end - 50) + R"(,"dur":50})";
+                R"("pid":0,"tid":40,"ts":)" +
+                std::to_string(end - 50) + R"(,"dur":50})";
     }
     return R"({"distributedInfo":{"rank":)" + std::to_string(rank) +
            R"(},"baseTimeNanoseconds":0,"traceEvents":[)" + events + "]}";

@@ -78,23 +78,47 @@ void fill_typical(NsysDb& db) {
     INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100 80GB HBM3');
   )sql");
   db.exec("INSERT INTO ThreadNames VALUES (8, 10, " + g(kGlobalTid) + ")");
-  db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES "
-          "(1000, 1200, 0, " + g(kGlobalTid) + ", 11, 1, 0, NULL), "
-          "(1300, 1400, 0, " + g(kGlobalTid) + ", 12, 1, 0, NULL), "
-          "(1500, 1550, 0, " + g(kGlobalTid) + ", 13, 6, 0, NULL)");
-  db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES "
-          "(2000, 2600, 0, 1, 7, 11, " + g(kGlobalPid) + ", 2, 3, NULL, 128, 256), "
-          "(2100, 5100, 0, 1, 13, 12, " + g(kGlobalPid) + ", 4, 5, NULL, 8, 544)");
-  db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES "
-          "(2700, 2800, 0, 1, 7, 13, " + g(kGlobalPid) + ", 1048576, 1, 0, 1)");
-  db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES "
-          "(2900, 2950, 0, 1, 7, NULL, " + g(kGlobalPid) + ", 0, 4096)");
-  db.exec("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId) VALUES "
-          "(900, 1600, 59, 'ProfilerStep#3', " + g(kGlobalTid) + ", NULL), "
-          "(950, 1450, 59, NULL, " + g(kGlobalTid) + ", 7), "
-          "(960, 1000, 34, 'a mark', " + g(kGlobalTid) + ", NULL), "
-          "(970, 5000, 60, 'async range', " + g(kGlobalTid) + ", NULL), "
-          "(980, NULL, 59, 'never popped', " + g(kGlobalTid) + ", NULL)");
+  db.exec(
+      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES "
+      "(1000, 1200, 0, " +
+      g(kGlobalTid) +
+      ", 11, 1, 0, NULL), "
+      "(1300, 1400, 0, " +
+      g(kGlobalTid) +
+      ", 12, 1, 0, NULL), "
+      "(1500, 1550, 0, " +
+      g(kGlobalTid) + ", 13, 6, 0, NULL)");
+  db.exec(
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES "
+      "(2000, 2600, 0, 1, 7, 11, " +
+      g(kGlobalPid) +
+      ", 2, 3, NULL, 128, 256), "
+      "(2100, 5100, 0, 1, 13, 12, " +
+      g(kGlobalPid) + ", 4, 5, NULL, 8, 544)");
+  db.exec(
+      "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES "
+      "(2700, 2800, 0, 1, 7, 13, " +
+      g(kGlobalPid) + ", 1048576, 1, 0, 1)");
+  db.exec(
+      "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES "
+      "(2900, 2950, 0, 1, 7, NULL, " +
+      g(kGlobalPid) + ", 0, 4096)");
+  db.exec(
+      "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId) VALUES "
+      "(900, 1600, 59, 'ProfilerStep#3', " +
+      g(kGlobalTid) +
+      ", NULL), "
+      "(950, 1450, 59, NULL, " +
+      g(kGlobalTid) +
+      ", 7), "
+      "(960, 1000, 34, 'a mark', " +
+      g(kGlobalTid) +
+      ", NULL), "
+      "(970, 5000, 60, 'async range', " +
+      g(kGlobalTid) +
+      ", NULL), "
+      "(980, NULL, 59, 'never popped', " +
+      g(kGlobalTid) + ", NULL)");
 }
 
 const Span* find_span(const Timeline& t, std::string_view name) {
@@ -162,12 +186,13 @@ TEST(NsysImport, BadRowsAreCountedAndSkipped) {
     NsysDb db(file.path());
     db.exec("INSERT INTO StringIds VALUES (1, 'k')");
     // SQLite keeps whatever type it is given: text where a number belongs, end before start.
-    db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES "
-            "(10, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
-            "('x', 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
-            "(30, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
-            "(10, 20, 'gpu', 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
-            "(10, 20, 0, 1, 7, NULL, NULL, 99, 99, NULL, 1, 1)");
+    db.exec(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES "
+        "(10, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
+        "('x', 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
+        "(30, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
+        "(10, 20, 'gpu', 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
+        "(10, 20, 0, 1, 7, NULL, NULL, 99, 99, NULL, 1, 1)");
   }
   ImportReport report;
   const Timeline t = load_trace(file.path(), {}, &report);

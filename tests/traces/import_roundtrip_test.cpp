@@ -72,11 +72,12 @@ Timeline executor_order_timeline(int stages, int microbatches) {
   for (int m = 0; m < microbatches; ++m) {
     for (int s = 0; s < stages; ++s) {
       const int64_t begin = (m + s) * 1000 + s * 7;
-      const uint32_t f = testing::add(t, static_cast<uint16_t>(s), 0, SpanKind::kCompute, begin,
-                                      begin + 999, "F s" + std::to_string(s), Phase::kForward,
-                                      static_cast<int16_t>(s), m);
+      const uint32_t f =
+          testing::add(t, static_cast<uint16_t>(s), 0, SpanKind::kCompute, begin, begin + 999,
+                       "F s" + std::to_string(s), Phase::kForward, static_cast<int16_t>(s), m);
       t.spans[f].flops = 1.0 / 3.0 * (m + 1);
-      if (previous[static_cast<size_t>(m)] != UINT32_MAX) t.add_flow(previous[static_cast<size_t>(m)], f);
+      if (previous[static_cast<size_t>(m)] != UINT32_MAX)
+        t.add_flow(previous[static_cast<size_t>(m)], f);
       previous[static_cast<size_t>(m)] = f;
       const uint32_t send = testing::add(t, static_cast<uint16_t>(s), 1, SpanKind::kSend,
                                          begin + 999, begin + 1100, "send");
@@ -85,7 +86,8 @@ Timeline executor_order_timeline(int stages, int microbatches) {
   }
   t.counters.push_back({1, std::string(kActivationBytesCounter), {{0, 0}, {500, 3.25e8}}});
   t.steps.push_back({0, (microbatches + stages) * 1000});
-  t.metadata = {{"source", "cpu"}, {"schedule", "gpipe"}, {"microbatches", std::to_string(microbatches)}};
+  t.metadata = {
+      {"source", "cpu"}, {"schedule", "gpipe"}, {"microbatches", std::to_string(microbatches)}};
   return t;
 }
 

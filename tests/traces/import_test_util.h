@@ -48,9 +48,8 @@ class TempFile {
  public:
   explicit TempFile(std::string_view suffix, std::string_view contents = {}) {
     std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() /
-            ("meshscope_import_" + std::to_string(rd()) + std::to_string(rd()) +
-             std::string(suffix));
+    path_ = std::filesystem::temp_directory_path() / ("meshscope_import_" + std::to_string(rd()) +
+                                                      std::to_string(rd()) + std::string(suffix));
     if (!contents.empty()) write(contents);
   }
   ~TempFile() {

@@ -128,7 +128,8 @@ class GzipSource : public ByteSource {
     if (out_total_ > kRatioGraceBytes &&
         static_cast<double>(out_total_) >
             opts_.max_inflate_ratio * static_cast<double>(std::max<int64_t>(in_total_, 1))) {
-      fail("inflated data exceeds " + std::to_string(static_cast<int64_t>(opts_.max_inflate_ratio)) +
+      fail("inflated data exceeds " +
+           std::to_string(static_cast<int64_t>(opts_.max_inflate_ratio)) +
            "x the compressed size: a gzip bomb? (ImportOptions::max_inflate_ratio)");
     }
   }
@@ -196,8 +197,8 @@ OpenedTrace open_trace_source(const std::filesystem::path& file, const std::stri
   OpenedTrace opened;
   if (has_gzip_magic(raw->peek(2))) {
     opened.gzip = true;
-    opened.source = std::make_unique<PeekableSource>(
-        open_gzip_source(std::move(raw), display_name, options));
+    opened.source =
+        std::make_unique<PeekableSource>(open_gzip_source(std::move(raw), display_name, options));
   } else {
     opened.source = std::move(raw);
   }

@@ -34,8 +34,7 @@ inline bool has_sqlite_magic(std::string_view head) { return head.starts_with(kS
 // Inflates gzip (also concatenated members) from `compressed`. Errors name `file` and the offset
 // into the inflated stream; options.max_inflated_bytes and max_inflate_ratio bound the output.
 std::unique_ptr<ByteSource> open_gzip_source(std::unique_ptr<ByteSource> compressed,
-                                             const std::string& file,
-                                             const ImportOptions& options);
+                                             const std::string& file, const ImportOptions& options);
 
 // A source whose first bytes can be looked at before they are consumed.
 class PeekableSource : public ByteSource {

@@ -42,15 +42,22 @@ ArgView scan_args(const ChromeEvent& ev) {
         if (k == "span") a.span = v;
         break;
       case 5:
-        if (k == "stage") a.stage = v;
-        else if (k == "phase") a.phase = v;
-        else if (k == "bytes") a.bytes = v;
-        else if (k == "flops") a.flops = v;
-        else if (k == "dtype") a.dtype = v;
+        if (k == "stage")
+          a.stage = v;
+        else if (k == "phase")
+          a.phase = v;
+        else if (k == "bytes")
+          a.bytes = v;
+        else if (k == "flops")
+          a.flops = v;
+        else if (k == "dtype")
+          a.dtype = v;
         break;
       case 6:
-        if (k == "device") a.device = v;
-        else if (k == "stream") a.stream = v;
+        if (k == "device")
+          a.device = v;
+        else if (k == "stream")
+          a.stream = v;
         break;
       case 10:
         if (k == "microbatch") a.microbatch = v;
@@ -67,7 +74,8 @@ ArgView scan_args(const ChromeEvent& ev) {
       case 15:
         if (k == "Collective name") a.collective = v;
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return a;
@@ -135,15 +143,29 @@ void ChromeTimelineBuilder::on_event(const ChromeEvent& ev) {
   }
   const char ph = ev.ph.text[0];
   switch (ph) {
-    case 'X': complete_event(ev); break;
-    case 'B': begin_event(ev); break;
-    case 'E': end_event(ev); break;
+    case 'X':
+      complete_event(ev);
+      break;
+    case 'B':
+      begin_event(ev);
+      break;
+    case 'E':
+      end_event(ev);
+      break;
     case 's':
     case 't':
-    case 'f': flow_event(ev, ph); break;
-    case 'M': metadata_event(ev); break;
-    case 'C': counter_event(ev); break;
-    default: report_.warn(ImportWarning::kUnsupportedPhase, ev.offset); break;
+    case 'f':
+      flow_event(ev, ph);
+      break;
+    case 'M':
+      metadata_event(ev);
+      break;
+    case 'C':
+      counter_event(ev);
+      break;
+    default:
+      report_.warn(ImportWarning::kUnsupportedPhase, ev.offset);
+      break;
   }
 }
 
@@ -274,8 +296,8 @@ uint32_t ChromeTimelineBuilder::emit_span(const ChromeEvent& ev, const Placed& p
 }
 
 int64_t ChromeTimelineBuilder::nccl_bytes(const ArgView& a) const {
-  const auto size = a.dtype != nullptr && a.dtype->is_string() ? dtype_bytes(a.dtype->text)
-                                                                : std::nullopt;
+  const auto size =
+      a.dtype != nullptr && a.dtype->is_string() ? dtype_bytes(a.dtype->text) : std::nullopt;
   const int64_t n = std::max(as_int(a.in_nelems).value_or(0), as_int(a.out_nelems).value_or(0));
   if (!size || n <= 0 || n > (int64_t{1} << 56)) return 0;
   return n * *size;
@@ -356,8 +378,8 @@ void ChromeTimelineBuilder::begin_event(const ChromeEvent& ev) {
 void ChromeTimelineBuilder::end_event(const ChromeEvent& ev) {
   int64_t end_ns = 0;
   if (!read_time(ev, ev.ts, end_ns)) return;
-  const auto it = ev.pid.present() ? slot_of_.find(ThreadKey{id_key(ev.pid), id_key(ev.tid)})
-                                   : slot_of_.end();
+  const auto it =
+      ev.pid.present() ? slot_of_.find(ThreadKey{id_key(ev.pid), id_key(ev.tid)}) : slot_of_.end();
   if (it == slot_of_.end() || slots_[it->second].open.empty()) {
     report_.warn(ImportWarning::kUnmatchedBeginEnd, ev.offset);
     return;

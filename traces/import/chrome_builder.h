@@ -38,7 +38,7 @@ struct IdKeyHash {
 };
 struct ThreadKeyHash {
   size_t operator()(const ThreadKey& k) const {
-    return IdKeyHash{}(k.pid) * 0x9E3779B97F4A7C15ULL ^ IdKeyHash{}(k.tid);
+    return IdKeyHash{}(k.pid) * 0x9E3779B97F4A7C15ULL ^ IdKeyHash {}(k.tid);
   }
 };
 struct StringViewHash {
@@ -97,7 +97,7 @@ class ChromeTimelineBuilder : public ChromeSink {
     bool enclosing = true;  // binds to the enclosing slice, else to the next one
     int64_t ts_ns = 0;
     int64_t offset = 0;
-    int64_t span = -1;      // meshscope: index of the X event it binds to
+    int64_t span = -1;  // meshscope: index of the X event it binds to
   };
   struct Placed {
     SpanKind kind = SpanKind::kHost;
@@ -145,7 +145,7 @@ class ChromeTimelineBuilder : public ChromeSink {
   bool saw_event_ = false;
   bool saw_kineto_ = false;
 
-  StringIndex names_;      // span name -> Timeline string id
+  StringIndex names_;       // span name -> Timeline string id
   StringIndex id_strings_;  // string pids, tids, flow ids, categories
   std::vector<std::string> id_string_list_;
   std::vector<DeviceRec> devices_;

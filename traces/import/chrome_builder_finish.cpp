@@ -13,7 +13,7 @@ namespace meshscope::traces::importer {
 namespace {
 
 constexpr uint32_t kNoSpan = UINT32_MAX;
-// A flow end that binds to an enclosing slice looks back at most this many spans on its lane.
+// A flow end that binds to an enclosing slice climbs at most this many enclosing levels.
 constexpr int kMaxEnclosingWalk = 4096;
 
 bool id_less(const IdKey& a, const IdKey& b) {
@@ -53,8 +53,8 @@ void ChromeTimelineBuilder::on_member(const ChromeMember& m) {
   } else if (m.key == "deviceProperties" && m.value.type == JsonType::kArray) {
     // Depth was bounded by the scanner already; NaN (which nlohmann refuses) just loses the name.
     const auto props = nlohmann::json::parse(m.raw, nullptr, /*allow_exceptions=*/false);
-    if (props.is_array() && !props.empty() && props[0].is_object() &&
-        props[0].contains("name") && props[0]["name"].is_string()) {
+    if (props.is_array() && !props.empty() && props[0].is_object() && props[0].contains("name") &&
+        props[0]["name"].is_string()) {
       gpu_model_ = props[0]["name"].get<std::string>();
     }
   }
@@ -144,8 +144,9 @@ void ChromeTimelineBuilder::build_devices() {
     return k.is_string ? id_string_list_[static_cast<size_t>(k.value)] : std::to_string(k.value);
   };
   const std::string rank_prefix = rank_ ? "rank " + std::to_string(*rank_) + " · " : "";
-  const auto hosts = std::count_if(devices_.begin(), devices_.end(),
-                                   [](const DeviceRec& d) { return d.cls == DeviceClass::kProcess; });
+  const auto hosts = std::count_if(devices_.begin(), devices_.end(), [](const DeviceRec& d) {
+    return d.cls == DeviceClass::kProcess;
+  });
 
   std::vector<uint16_t> device_map(devices_.size());
   std::vector<std::vector<uint16_t>> lane_map(devices_.size());
@@ -250,19 +251,38 @@ void ChromeTimelineBuilder::bind_flows() {
     size_t i = 0;
     for (size_t d = 0; d < tl_.devices.size(); ++d) {
       for (size_t l = 0; l <= tl_.devices[d].lanes.size(); ++l) {
-        while (i < order.size() && std::pair<size_t, size_t>{tl_.spans[order[i]].device,
-                                                             tl_.spans[order[i]].lane} <
-                                       std::pair{d, l}) {
+        while (i < order.size() &&
+               std::pair<size_t, size_t>{tl_.spans[order[i]].device, tl_.spans[order[i]].lane} <
+                   std::pair{d, l}) {
           ++i;
         }
         lane_first[d][l] = static_cast<uint32_t>(i);
       }
     }
   }
+  // parent[k]: the position in `order` of the slice that encloses the one at k (kNoSpan: none),
+  // from one stack sweep per lane; an enclosing slice of ts is the latest slice to begin before
+  // ts or one of its ancestors.
+  std::vector<uint32_t> parent(order.size(), kNoSpan);
+  {
+    std::vector<uint32_t> open;
+    for (uint32_t k = 0; k < order.size(); ++k) {
+      const Span& s = tl_.spans[order[k]];
+      if (k > 0) {
+        const Span& prev = tl_.spans[order[k - 1]];
+        if (prev.device != s.device || prev.lane != s.lane) open.clear();
+      }
+      while (!open.empty() && tl_.spans[order[open.back()]].end_ns < s.end_ns) open.pop_back();
+      parent[k] = open.empty() ? kNoSpan : open.back();
+      open.push_back(k);
+    }
+  }
   const auto lane_range = [&](uint16_t device, uint16_t lane) {
     return std::pair{order.begin() + lane_first[device][lane],
                      order.begin() + lane_first[device][lane + 1u]};
   };
+  // Climbing is linear in the ends overall, whatever the nesting a hostile file builds.
+  int64_t walk_budget = (int64_t{1} << 24) + 64 * static_cast<int64_t>(flow_ends_.size());
   const auto bind = [&](const FlowEnd& e) -> uint32_t {
     if (e.span >= 0) {
       return e.span < static_cast<int64_t>(x_event_span_.size())
@@ -273,17 +293,20 @@ void ChromeTimelineBuilder::bind_flows() {
     if (slot == slot_of_.end()) return kNoSpan;
     const auto [lo, hi] = lane_range(slots_[slot->second].device, slots_[slot->second].lane);
     if (!e.enclosing) {  // the next slice that begins at or after ts
-      const auto it = std::lower_bound(lo, hi, e.ts_ns, [&](uint32_t i, int64_t t) {
-        return tl_.spans[i].begin_ns < t;
-      });
+      const auto it = std::lower_bound(
+          lo, hi, e.ts_ns, [&](uint32_t i, int64_t t) { return tl_.spans[i].begin_ns < t; });
       return it == hi ? kNoSpan : *it;
     }
-    auto it = std::upper_bound(lo, hi, e.ts_ns, [&](int64_t t, uint32_t i) {
-      return t < tl_.spans[i].begin_ns;
-    });
-    for (int walked = 0; it != lo && walked < kMaxEnclosingWalk; ++walked) {
-      --it;
-      if (tl_.spans[*it].end_ns >= e.ts_ns) return *it;  // the innermost enclosing slice
+    const auto it = std::upper_bound(
+        lo, hi, e.ts_ns, [&](int64_t t, uint32_t i) { return t < tl_.spans[i].begin_ns; });
+    if (it == lo) return kNoSpan;
+    // The latest slice to begin, else the first of its enclosing slices that still runs at ts.
+    auto at = static_cast<uint32_t>(it - order.begin() - 1);
+    for (int walked = 0;
+         at != kNoSpan && walked < kMaxEnclosingWalk && (walked == 0 || walk_budget > 0);
+         ++walked, --walk_budget) {
+      if (tl_.spans[order[at]].end_ns >= e.ts_ns) return order[at];
+      at = parent[at];
     }
     return kNoSpan;
   };

@@ -72,7 +72,8 @@ class ChromeReader {
   // Parses one unit at the scanner's position; false when the document is complete.
   bool step() {
     switch (state_) {
-      case State::kStart: return start();
+      case State::kStart:
+        return start();
       case State::kTopFirstMember:
         if (scan_.consume_if('}')) {
           state_ = State::kTrailer;
@@ -80,7 +81,8 @@ class ChromeReader {
         }
         state_ = State::kTopMember;
         return true;
-      case State::kTopMember: return top_member();
+      case State::kTopMember:
+        return top_member();
       case State::kTopAfterMember:
         if (scan_.consume_if(',')) {
           state_ = State::kTopMember;
@@ -97,7 +99,8 @@ class ChromeReader {
           state_ = State::kEvent;
         }
         return true;
-      case State::kEvent: return event();
+      case State::kEvent:
+        return event();
       case State::kEventsAfter:
         if (scan_.consume_if(',')) {
           // A trailing comma before ']' is what streaming writers leave; accept it.
@@ -236,13 +239,12 @@ class ChromeReader {
       case 4:
         if (key == "name") return &ev.name;
         return nullptr;
-      default: return nullptr;
+      default:
+        return nullptr;
     }
   }
 
-  void end_of_events() {
-    state_ = summary_.object_form ? State::kTopAfterMember : State::kTrailer;
-  }
+  void end_of_events() { state_ = summary_.object_form ? State::kTopAfterMember : State::kTrailer; }
 
   // At the end of the stream: returns when the document is complete (or acceptably unclosed).
   void finish_at_end_of_stream() {
@@ -250,8 +252,8 @@ class ChromeReader {
     while (p < buffer_.end() && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
     const bool only_whitespace_left = p >= buffer_.end();
     if (state_ == State::kTrailer && only_whitespace_left) return;
-    const bool between_events = state_ == State::kEventsFirst || state_ == State::kEvent ||
-                                state_ == State::kEventsAfter;
+    const bool between_events =
+        state_ == State::kEventsFirst || state_ == State::kEvent || state_ == State::kEventsAfter;
     if (!summary_.object_form && between_events && only_whitespace_left) {
       // The Trace Event Format lets the array form end without ']' (a writer that crashed).
       report_.warn(ImportWarning::kArrayNotClosed, buffer_.offset_of(buffer_.end()));

@@ -84,11 +84,11 @@ constexpr std::string_view name(ImportWarning w) {
 // How one rank's clock was put on the common axis by load_traces.
 struct RankClock {
   std::string file;
-  int rank = -1;                  // distributedInfo.rank, else the file's position in the list
-  int64_t offset_ns = 0;          // added to every timestamp of the file
-  int matched_collectives = 0;    // NCCL collectives used to refine the offset; 0: base time only
-  int64_t residual_skew_ns = 0;   // after alignment: median |end - reference end| over matches
-  int64_t max_skew_ns = 0;        // ... and the largest
+  int rank = -1;                 // distributedInfo.rank, else the file's position in the list
+  int64_t offset_ns = 0;         // added to every timestamp of the file
+  int matched_collectives = 0;   // NCCL collectives used to refine the offset; 0: base time only
+  int64_t residual_skew_ns = 0;  // after alignment: median |end - reference end| over matches
+  int64_t max_skew_ns = 0;       // ... and the largest
 };
 
 struct ImportReport {
@@ -99,8 +99,8 @@ struct ImportReport {
   // named once reports of several files are merged.
   std::array<int64_t, kKinds> first_at{};
   std::array<std::string, kKinds> first_where{};
-  std::string file;              // set by load_trace
-  uint64_t events_read = 0;      // trace events (JSON) or rows (SQLite) looked at
+  std::string file;          // set by load_trace
+  uint64_t events_read = 0;  // trace events (JSON) or rows (SQLite) looked at
   uint64_t spans_kept = 0;
   std::vector<RankClock> clocks;  // load_traces: one per file, in the merged device order
 

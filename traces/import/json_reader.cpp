@@ -212,16 +212,34 @@ std::string_view JsonScanner::string_impl() {
       const char e = p_[1];
       char simple = 0;
       switch (e) {
-        case '"': simple = '"'; break;
-        case '\\': simple = '\\'; break;
-        case '/': simple = '/'; break;
-        case 'b': simple = '\b'; break;
-        case 'f': simple = '\f'; break;
-        case 'n': simple = '\n'; break;
-        case 'r': simple = '\r'; break;
-        case 't': simple = '\t'; break;
-        case 'u': break;
-        default: fail(p_ + 1, "invalid escape in string");
+        case '"':
+          simple = '"';
+          break;
+        case '\\':
+          simple = '\\';
+          break;
+        case '/':
+          simple = '/';
+          break;
+        case 'b':
+          simple = '\b';
+          break;
+        case 'f':
+          simple = '\f';
+          break;
+        case 'n':
+          simple = '\n';
+          break;
+        case 'r':
+          simple = '\r';
+          break;
+        case 't':
+          simple = '\t';
+          break;
+        case 'u':
+          break;
+        default:
+          fail(p_ + 1, "invalid escape in string");
       }
       if (e != 'u') {
         put(&simple, 1);
@@ -320,12 +338,23 @@ std::string_view JsonScanner::number() {
 JsonScalar JsonScanner::value_or_skip(int depth) {
   const char c = peek_after_ws();
   switch (c) {
-    case '"': return {JsonType::kString, string_impl<true>()};
-    case '{': skip_value(depth); return {JsonType::kObject, {}};
-    case '[': skip_value(depth); return {JsonType::kArray, {}};
-    case 't': literal("true"); return {JsonType::kTrue, "true"};
-    case 'f': literal("false"); return {JsonType::kFalse, "false"};
-    case 'n': literal("null"); return {JsonType::kNull, "null"};
+    case '"':
+      return {JsonType::kString, string_impl<true>()};
+    case '{':
+      skip_value(depth);
+      return {JsonType::kObject, {}};
+    case '[':
+      skip_value(depth);
+      return {JsonType::kArray, {}};
+    case 't':
+      literal("true");
+      return {JsonType::kTrue, "true"};
+    case 'f':
+      literal("false");
+      return {JsonType::kFalse, "false"};
+    case 'n':
+      literal("null");
+      return {JsonType::kNull, "null"};
     default:
       if (c == '-' || c == 'N' || c == 'I' || is_digit(c)) return {JsonType::kNumber, number()};
       fail_here("expected a value");
@@ -391,7 +420,8 @@ bool micros_text_to_ns(std::string_view text, int64_t& ns) {
     ++p;
   }
   if (p == e || !is_digit(*p)) return false;  // NaN, Infinity
-  constexpr uint64_t kMaxMicros = static_cast<uint64_t>(std::numeric_limits<int64_t>::max() / 1000 - 1);
+  constexpr uint64_t kMaxMicros =
+      static_cast<uint64_t>(std::numeric_limits<int64_t>::max() / 1000 - 1);
   uint64_t whole = 0;
   for (; p < e && is_digit(*p); ++p) {
     whole = whole * 10 + static_cast<uint64_t>(*p - '0');

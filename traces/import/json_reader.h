@@ -18,7 +18,16 @@ namespace meshscope::traces::importer {
 // Thrown when a unit crosses the end of the buffered bytes; never escapes the importer.
 struct NeedMoreInput {};
 
-enum class JsonType : uint8_t { kAbsent = 0, kString, kNumber, kTrue, kFalse, kNull, kObject, kArray };
+enum class JsonType : uint8_t {
+  kAbsent = 0,
+  kString,
+  kNumber,
+  kTrue,
+  kFalse,
+  kNull,
+  kObject,
+  kArray
+};
 
 // A value as read: strings unescaped, numbers as their text (parsed only when someone asks),
 // objects and arrays skipped (their type only). Views die with the unit they came from.
@@ -73,8 +82,8 @@ class JsonScanner {
   void expect(char c, const char* what);
   bool consume_if(char c);
 
-  std::string_view string();       // at '"': the unescaped text
-  std::string_view number();       // at a number (also NaN, Infinity, -Infinity): its text
+  std::string_view string();            // at '"': the unescaped text
+  std::string_view number();            // at a number (also NaN, Infinity, -Infinity): its text
   JsonScalar value_or_skip(int depth);  // scalars read; objects and arrays skipped
   void skip_value(int depth);
 
@@ -103,7 +112,7 @@ class JsonScanner {
 // Number text -> value. Decimal microseconds -> integer nanoseconds exactly (rounded half away
 // from zero below the ns); false when not finite or out of int64 range.
 bool micros_text_to_ns(std::string_view text, int64_t& ns);
-bool number_text_to_int(std::string_view text, int64_t& out);  // integers only
+bool number_text_to_int(std::string_view text, int64_t& out);    // integers only
 bool number_text_to_double(std::string_view text, double& out);  // false for NaN/Infinity/range
 
 }  // namespace meshscope::traces::importer

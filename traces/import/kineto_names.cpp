@@ -55,10 +55,14 @@ struct CommName {
 
 // Matched as prefixes of what follows "ncclKernel_" / "ncclDevKernel_"; longer names first.
 constexpr std::array kKernelOps = {
-    CommName{"SendRecv", CommOp::kSendRecv},        CommName{"Send", CommOp::kSend},
-    CommName{"Recv", CommOp::kRecv},                CommName{"AllReduce", CommOp::kCollective},
-    CommName{"AllGather", CommOp::kCollective},     CommName{"ReduceScatter", CommOp::kCollective},
-    CommName{"Broadcast", CommOp::kCollective},     CommName{"Reduce", CommOp::kCollective},
+    CommName{"SendRecv", CommOp::kSendRecv},
+    CommName{"Send", CommOp::kSend},
+    CommName{"Recv", CommOp::kRecv},
+    CommName{"AllReduce", CommOp::kCollective},
+    CommName{"AllGather", CommOp::kCollective},
+    CommName{"ReduceScatter", CommOp::kCollective},
+    CommName{"Broadcast", CommOp::kCollective},
+    CommName{"Reduce", CommOp::kCollective},
     CommName{"AllToAll", CommOp::kCollective},
 };
 
@@ -107,22 +111,44 @@ CommOp comm_op_from_op_name(std::string_view op_name) {
 
 SpanKind span_kind_of(CommOp op) {
   switch (op) {
-    case CommOp::kRecv: return SpanKind::kRecv;
+    case CommOp::kRecv:
+      return SpanKind::kRecv;
     case CommOp::kSend:
-    case CommOp::kSendRecv: return SpanKind::kSend;
-    case CommOp::kCollective: return SpanKind::kCollective;
-    default: return SpanKind::kCompute;
+    case CommOp::kSendRecv:
+      return SpanKind::kSend;
+    case CommOp::kCollective:
+      return SpanKind::kCollective;
+    default:
+      return SpanKind::kCompute;
   }
 }
 
 std::optional<int> dtype_bytes(std::string_view dtype) {
   static constexpr std::array<std::pair<std::string_view, int>, 24> kSizes = {{
-      {"Float", 4},          {"Double", 8},         {"Half", 2},          {"BFloat16", 2},
-      {"Int", 4},            {"Long", 8},           {"Short", 2},         {"Char", 1},
-      {"Byte", 1},           {"Bool", 1},           {"ComplexHalf", 4},   {"ComplexFloat", 8},
-      {"ComplexDouble", 16}, {"Float8_e4m3fn", 1},  {"Float8_e5m2", 1},   {"Float8_e4m3fnuz", 1},
-      {"Float8_e5m2fnuz", 1}, {"UInt16", 2},        {"UInt32", 4},        {"UInt64", 8},
-      {"QInt8", 1},          {"QUInt8", 1},         {"QInt32", 4},        {"Float8_e8m0fnu", 1},
+      {"Float", 4},
+      {"Double", 8},
+      {"Half", 2},
+      {"BFloat16", 2},
+      {"Int", 4},
+      {"Long", 8},
+      {"Short", 2},
+      {"Char", 1},
+      {"Byte", 1},
+      {"Bool", 1},
+      {"ComplexHalf", 4},
+      {"ComplexFloat", 8},
+      {"ComplexDouble", 16},
+      {"Float8_e4m3fn", 1},
+      {"Float8_e5m2", 1},
+      {"Float8_e4m3fnuz", 1},
+      {"Float8_e5m2fnuz", 1},
+      {"UInt16", 2},
+      {"UInt32", 4},
+      {"UInt64", 8},
+      {"QInt8", 1},
+      {"QUInt8", 1},
+      {"QInt32", 4},
+      {"Float8_e8m0fnu", 1},
   }};
   for (const auto& [n, size] : kSizes) {
     if (n == dtype) return size;

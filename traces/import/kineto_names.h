@@ -14,18 +14,18 @@ namespace meshscope::traces::importer {
 
 enum class KinetoCategory : uint8_t {
   kUnknown = 0,
-  kKernel,              // "kernel" (older traces: "Kernel")
-  kMemcpy,              // "gpu_memcpy" ("Memcpy")
-  kMemset,              // "gpu_memset" ("Memset")
-  kGpuUserAnnotation,   // "gpu_user_annotation": a record_function range projected on a stream
-  kCudaSync,            // "cuda_sync": a stream or event wait shown on the GPU
-  kRuntime,             // "cuda_runtime" ("Runtime")
-  kDriver,              // "cuda_driver" ("Driver")
-  kCpuOp,               // "cpu_op" ("Operator")
-  kUserAnnotation,      // "user_annotation": record_function ranges, ProfilerStep#N
-  kPythonFunction,      // "python_function" ("python")
-  kHostOther,           // "overhead", "cpu_instant_event", "external_correlation", ...
-  kTrace,               // "Trace": the profiler's own window marker, not work
+  kKernel,             // "kernel" (older traces: "Kernel")
+  kMemcpy,             // "gpu_memcpy" ("Memcpy")
+  kMemset,             // "gpu_memset" ("Memset")
+  kGpuUserAnnotation,  // "gpu_user_annotation": a record_function range projected on a stream
+  kCudaSync,           // "cuda_sync": a stream or event wait shown on the GPU
+  kRuntime,            // "cuda_runtime" ("Runtime")
+  kDriver,             // "cuda_driver" ("Driver")
+  kCpuOp,              // "cpu_op" ("Operator")
+  kUserAnnotation,     // "user_annotation": record_function ranges, ProfilerStep#N
+  kPythonFunction,     // "python_function" ("python")
+  kHostOther,          // "overhead", "cpu_instant_event", "external_correlation", ...
+  kTrace,              // "Trace": the profiler's own window marker, not work
   kCount
 };
 

@@ -72,11 +72,13 @@ class Writer {
     const int64_t op_begin = host_ns;
     const int64_t op_dur = 30'000 + rand(30'000);
     const auto k = static_cast<size_t>(i % 4);
-    emit("\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d,\n"
-         "    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"External id\": %" PRId64
-         ", \"Record function id\": 0, \"Sequence number\": %" PRId64 ", \"Fwd thread id\": 0\n"
-         "    }",
-         kOps[k], kHostPid, kMainTid, us(op_begin).c_str(), dur(op_dur).c_str(), ext, i);
+    emit(
+        "\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d,\n"
+        "    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"External id\": %" PRId64
+        ", \"Record function id\": 0, \"Sequence number\": %" PRId64
+        ", \"Fwd thread id\": 0\n"
+        "    }",
+        kOps[k], kHostPid, kMainTid, us(op_begin).c_str(), dur(op_dur).c_str(), ext, i);
     ++counts_.host_spans;
     const int64_t launch_at = op_begin + 5'000;
     gpu_ns = std::max(gpu_ns, launch_at + 6'000);
@@ -98,14 +100,15 @@ class Writer {
     const int64_t corr = next_correlation_++;
     runtime("cudaLaunchKernel", ext, corr, launch_at, 4'000);
     flow('s', corr, kHostPid, kMainTid, launch_at);
-    emit("\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,\n"
-         "    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"External id\": %" PRId64
-         ",\n      \"queued\": 0, \"device\": 0, \"context\": 1,\n      \"stream\": %d, "
-         "\"correlation\": %" PRId64
-         ",\n      \"registers per thread\": 128,\n      \"shared memory\": 0,\n      \"blocks "
-         "per SM\": 0.5,\n      \"warps per SM\": 2,\n      \"grid\": [216, 1, 1],\n      "
-         "\"block\": [128, 1, 1],\n      \"est. achieved occupancy %%\": 6%s\n    }",
-         name, stream, us(begin).c_str(), dur(length).c_str(), ext, stream, corr, extra_args);
+    emit(
+        "\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,\n"
+        "    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"External id\": %" PRId64
+        ",\n      \"queued\": 0, \"device\": 0, \"context\": 1,\n      \"stream\": %d, "
+        "\"correlation\": %" PRId64
+        ",\n      \"registers per thread\": 128,\n      \"shared memory\": 0,\n      \"blocks "
+        "per SM\": 0.5,\n      \"warps per SM\": 2,\n      \"grid\": [216, 1, 1],\n      "
+        "\"block\": [128, 1, 1],\n      \"est. achieved occupancy %%\": 6%s\n    }",
+        name, stream, us(begin).c_str(), dur(length).c_str(), ext, stream, corr, extra_args);
     flow('f', corr, 0, stream, begin);
     ++counts_.kernels;
     ++counts_.launch_flows;
@@ -116,12 +119,15 @@ class Writer {
     runtime("cudaMemcpyAsync", ext, corr, launch_at, 3'000);
     flow('s', corr, kHostPid, kMainTid, launch_at);
     const int64_t length = 2'000 + rand(8'000);
-    emit("\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Pinned -> "
-         "Device)\", \"pid\": 0, \"tid\": %d,\n    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n"
-         "      \"External id\": %" PRId64 ",\n      \"device\": 0, \"context\": 1,\n      "
-         "\"stream\": %d, \"correlation\": %" PRId64 ",\n      \"bytes\": 1048576, \"memory "
-         "bandwidth (GB/s)\": 104.8576\n    }",
-         kComputeStream, us(gpu_ns).c_str(), dur(length).c_str(), ext, kComputeStream, corr);
+    emit(
+        "\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Pinned -> "
+        "Device)\", \"pid\": 0, \"tid\": %d,\n    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n"
+        "      \"External id\": %" PRId64
+        ",\n      \"device\": 0, \"context\": 1,\n      "
+        "\"stream\": %d, \"correlation\": %" PRId64
+        ",\n      \"bytes\": 1048576, \"memory "
+        "bandwidth (GB/s)\": 104.8576\n    }",
+        kComputeStream, us(gpu_ns).c_str(), dur(length).c_str(), ext, kComputeStream, corr);
     flow('f', corr, 0, kComputeStream, gpu_ns);
     gpu_ns += length + 1'000;
     ++counts_.memcpys;
@@ -130,11 +136,13 @@ class Writer {
 
   void all_reduce(int64_t at, int64_t& comm_ns, int64_t gpu_ns) {
     const int64_t ext = next_external_id_++;
-    emit("\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": %d, "
-         "\"tid\": %d,\n    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"External id\": "
-         "%" PRId64 ", \"Collective name\": \"allreduce\", \"dtype\": \"Float\",\n      \"In msg "
-         "nelems\": 4194304, \"Out msg nelems\": 4194304, \"Group size\": %d\n    }",
-         kHostPid, kMainTid, us(at).c_str(), dur(9'000).c_str(), ext, o_.world_size);
+    emit(
+        "\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": %d, "
+        "\"tid\": %d,\n    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"External id\": "
+        "%" PRId64
+        ", \"Collective name\": \"allreduce\", \"dtype\": \"Float\",\n      \"In msg "
+        "nelems\": 4194304, \"Out msg nelems\": 4194304, \"Group size\": %d\n    }",
+        kHostPid, kMainTid, us(at).c_str(), dur(9'000).c_str(), ext, o_.world_size);
     ++counts_.host_spans;
     const int64_t begin = std::max(comm_ns, gpu_ns - 50'000);
     const int64_t length = 300'000 + rand(100'000);
@@ -152,15 +160,17 @@ class Writer {
   }
 
   void runtime(const char* name, int64_t ext, int64_t corr, int64_t at, int64_t length) {
-    emit("\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d,\n"
-         "    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"External id\": %" PRId64
-         ", \"cbid\": 211, \"correlation\": %" PRId64 "\n    }",
-         name, kHostPid, kMainTid, us(at).c_str(), dur(length).c_str(), ext, corr);
+    emit(
+        "\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d,\n"
+        "    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"External id\": %" PRId64
+        ", \"cbid\": 211, \"correlation\": %" PRId64 "\n    }",
+        name, kHostPid, kMainTid, us(at).c_str(), dur(length).c_str(), ext, corr);
     ++counts_.host_spans;
   }
 
   void flow(char ph, int64_t id, int pid, int tid, int64_t at) {
-    emit("\"ph\": \"%c\", \"id\": %" PRId64 ", \"pid\": %d, \"tid\": %d, \"ts\": %s,\n"
+    emit("\"ph\": \"%c\", \"id\": %" PRId64
+         ", \"pid\": %d, \"tid\": %d, \"ts\": %s,\n"
          "    \"cat\": \"ac2g\", \"name\": \"ac2g\"%s",
          ph, id, pid, tid, us(at).c_str(), ph == 'f' ? ", \"bp\": \"e\"" : "");
   }
@@ -178,15 +188,18 @@ class Writer {
   }
 
   void metadata() {
-    emit("\"name\": \"process_name\", \"ph\": \"M\", \"ts\": %s, \"pid\": %d, \"tid\": 0,\n"
-         "    \"args\": {\n      \"name\": \"python3\"\n    }",
-         us(0).c_str(), kHostPid);
-    emit("\"name\": \"thread_name\", \"ph\": \"M\", \"ts\": %s, \"pid\": %d, \"tid\": %d,\n"
-         "    \"args\": {\n      \"name\": \"thread %d (python3)\"\n    }",
-         us(0).c_str(), kHostPid, kMainTid, kMainTid);
-    emit("\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": %s, \"pid\": 0, \"tid\": 0,\n"
-         "    \"args\": {\n      \"labels\": \"GPU 0\"\n    }",
-         us(0).c_str());
+    emit(
+        "\"name\": \"process_name\", \"ph\": \"M\", \"ts\": %s, \"pid\": %d, \"tid\": 0,\n"
+        "    \"args\": {\n      \"name\": \"python3\"\n    }",
+        us(0).c_str(), kHostPid);
+    emit(
+        "\"name\": \"thread_name\", \"ph\": \"M\", \"ts\": %s, \"pid\": %d, \"tid\": %d,\n"
+        "    \"args\": {\n      \"name\": \"thread %d (python3)\"\n    }",
+        us(0).c_str(), kHostPid, kMainTid, kMainTid);
+    emit(
+        "\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": %s, \"pid\": 0, \"tid\": 0,\n"
+        "    \"args\": {\n      \"labels\": \"GPU 0\"\n    }",
+        us(0).c_str());
   }
 
   void trailer() {
@@ -218,17 +231,18 @@ class Writer {
   }
 
   // Kineto's µs with three decimals, on the (possibly skewed) clock of this rank.
-  std::string us(int64_t ns) const {
-    return dur(ns + o_.clock_offset_ns);
-  }
+  std::string us(int64_t ns) const { return dur(ns + o_.clock_offset_ns); }
   static std::string dur(int64_t ns) {
-    const uint64_t mag = ns < 0 ? uint64_t{0} - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+    const uint64_t mag =
+        ns < 0 ? uint64_t{0} - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
     char text[32];
     std::snprintf(text, sizeof text, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", mag / 1000,
                   mag % 1000);
     return text;
   }
-  int64_t rand(int64_t below) { return static_cast<int64_t>(rng_() % static_cast<uint64_t>(below)); }
+  int64_t rand(int64_t below) {
+    return static_cast<int64_t>(rng_() % static_cast<uint64_t>(below));
+  }
 
   const SyntheticKinetoOptions& o_;
   const std::function<void(std::string_view)>& sink_;

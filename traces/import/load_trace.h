@@ -32,8 +32,8 @@ Timeline load_trace_bytes(std::string_view bytes, std::string_view display_name,
 // Reads per-rank files as one mesh Timeline: devices of every rank (ordered by rank), clocks put
 // on one axis as options.align says (report->clocks tells the offsets and the residual skew),
 // steps merged by index. Each path may be a file or a folder (its trace files, sorted by name).
-Timeline load_traces(std::span<const std::filesystem::path> paths, const ImportOptions& options = {},
-                     ImportReport* report = nullptr);
+Timeline load_traces(std::span<const std::filesystem::path> paths,
+                     const ImportOptions& options = {}, ImportReport* report = nullptr);
 
 // The trace files directly inside a folder (*.json, *.json.gz, *.sqlite, *.db), sorted by name.
 std::vector<std::filesystem::path> trace_files_in(const std::filesystem::path& folder);

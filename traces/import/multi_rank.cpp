@@ -118,9 +118,9 @@ Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& 
     // Imported per-rank files name their devices "GPU 0"; say whose. meshscope's own traces
     // (and Kineto files with distributedInfo) already do.
     const auto source = t.metadata.find("source");
-    const bool foreign = source != t.metadata.end() &&
-                         (source->second == "kineto" || source->second == "nsys" ||
-                          source->second == "chrome");
+    const bool foreign =
+        source != t.metadata.end() &&
+        (source->second == "kineto" || source->second == "nsys" || source->second == "chrome");
     const bool named_by_rank = t.metadata.count("rank") > 0 || !foreign;
     const auto device_base = static_cast<uint32_t>(out.devices.size());
     if (device_base + t.devices.size() > UINT16_MAX) {
@@ -134,7 +134,8 @@ Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& 
       out.devices.push_back(std::move(d));
     }
     std::vector<uint32_t> string_map(t.strings.size());
-    for (uint32_t i = 0; i < t.strings.size(); ++i) string_map[i] = out.strings.intern(t.strings.get(i));
+    for (uint32_t i = 0; i < t.strings.size(); ++i)
+      string_map[i] = out.strings.intern(t.strings.get(i));
     const auto span_base = static_cast<uint32_t>(out.spans.size());
     if (span_base + t.spans.size() > UINT32_MAX) throw std::length_error("more than 2^32 spans");
     out.spans.reserve(out.spans.size() + t.spans.size());

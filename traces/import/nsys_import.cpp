@@ -30,7 +30,7 @@ constexpr std::string_view kNvtxTable = "NVTX_EVENTS";
 
 // CUPTI_ACTIVITY_MEMCPY_KIND_* in order (cupti_activity.h).
 constexpr std::array<std::string_view, 11> kCopyKinds = {
-    "Memcpy", "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA", "Memcpy AtoH", "Memcpy AtoA",
+    "Memcpy",      "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA", "Memcpy AtoH", "Memcpy AtoA",
     "Memcpy AtoD", "Memcpy DtoA", "Memcpy DtoD", "Memcpy HtoH", "Memcpy PtoP"};
 
 int64_t pid_of(int64_t global_id) { return global_id / kPidScale % kPidScale; }
@@ -43,7 +43,8 @@ class NsysImporter {
       : db_(db), name_(std::move(name)), options_(options), report_(report) {}
 
   Timeline run() {
-    for (std::string_view t : {kKernelTable, kMemcpyTable, kMemsetTable, kRuntimeTable, kNvtxTable}) {
+    for (std::string_view t :
+         {kKernelTable, kMemcpyTable, kMemsetTable, kRuntimeTable, kNvtxTable}) {
       if (db_.has_table(std::string(t))) present_.insert(std::string(t));
     }
     if (present_.empty()) {
@@ -93,7 +94,8 @@ class NsysImporter {
       for (std::string_view t : {kRuntimeTable, kNvtxTable}) {
         const std::string table(t);
         if (!present_.count(table)) continue;
-        SqliteStatement q(db_.get(), "SELECT DISTINCT " + col(table, "globalTid") + " FROM " + table);
+        SqliteStatement q(db_.get(),
+                          "SELECT DISTINCT " + col(table, "globalTid") + " FROM " + table);
         while (q.step()) {
           if (const auto g = q.integer(0)) host_lanes.emplace(pid_of(*g), tid_of(*g));
         }
@@ -123,15 +125,14 @@ class NsysImporter {
           host_device_.erase(it);
           continue;
         }
-        it->second = tl_.add_device(0, pids.size() > 1 ? "host pid " + std::to_string(pid)
-                                                       : std::string("host"));
+        it->second = tl_.add_device(
+            0, pids.size() > 1 ? "host pid " + std::to_string(pid) : std::string("host"));
       }
       if (tl_.devices[it->second].lanes.size() >= UINT16_MAX) continue;
       const auto name = thread_names.find(tid);
-      host_lane_[{pid, tid}] =
-          tl_.add_lane(it->second,
-                       name != thread_names.end() ? name->second : "thread " + std::to_string(tid),
-                       LaneKind::kHost);
+      host_lane_[{pid, tid}] = tl_.add_lane(
+          it->second, name != thread_names.end() ? name->second : "thread " + std::to_string(tid),
+          LaneKind::kHost);
     }
   }
 
@@ -167,13 +168,12 @@ class NsysImporter {
         break;
       }
     }
-    const std::string sql =
-        "SELECT " + col(table, "start") + ", " + col(table, "end") + ", " +
-        col(table, "deviceId") + ", " + col(table, "streamId") + ", " +
-        col(table, "correlationId") + ", " + col(table, "globalPid") + ", " +
-        (kernel ? name_value(table, name_column) : col(table, "bytes")) + ", " +
-        (memcpy ? col(table, "copyKind") : std::string("NULL")) + " FROM " + table +
-        (kernel ? name_join(table, name_column) : "");
+    const std::string sql = "SELECT " + col(table, "start") + ", " + col(table, "end") + ", " +
+                            col(table, "deviceId") + ", " + col(table, "streamId") + ", " +
+                            col(table, "correlationId") + ", " + col(table, "globalPid") + ", " +
+                            (kernel ? name_value(table, name_column) : col(table, "bytes")) + ", " +
+                            (memcpy ? col(table, "copyKind") : std::string("NULL")) + " FROM " +
+                            table + (kernel ? name_join(table, name_column) : "");
     SqliteStatement q(db_.get(), sql);
     int64_t row = 0;
     while (q.step()) {
@@ -223,9 +223,9 @@ class NsysImporter {
     const auto begin = q.integer(0);
     const auto end = q.integer(1);
     if (!begin || !end) {
-      report_.warn_at(q.is_null(0) || q.is_null(1) ? ImportWarning::kMissingField
-                                                   : ImportWarning::kWrongType,
-                      where());
+      report_.warn_at(
+          q.is_null(0) || q.is_null(1) ? ImportWarning::kMissingField : ImportWarning::kWrongType,
+          where());
       return false;
     }
     if (*end < *begin) {
@@ -247,10 +247,9 @@ class NsysImporter {
       }
       return;
     }
-    SqliteStatement q(db_.get(), "SELECT " + col(table, "start") + ", " + col(table, "end") +
-                                     ", " + col(table, "globalTid") + ", " +
-                                     col(table, "correlationId") + ", " +
-                                     name_value(table, "nameId") + " FROM " + table +
+    SqliteStatement q(db_.get(), "SELECT " + col(table, "start") + ", " + col(table, "end") + ", " +
+                                     col(table, "globalTid") + ", " + col(table, "correlationId") +
+                                     ", " + name_value(table, "nameId") + " FROM " + table +
                                      name_join(table, "nameId"));
     int64_t row = 0;
     while (q.step()) {
@@ -277,13 +276,13 @@ class NsysImporter {
     const std::string table(kNvtxTable);
     const bool text_ids = db_.has_column(table, "textId") && db_.has_table("StringIds");
     const std::string text = db_.has_column(table, "text") ? table + ".\"text\"" : "NULL";
-    SqliteStatement q(
-        db_.get(),
-        "SELECT " + col(table, "start") + ", " + col(table, "end") + ", " +
-            col(table, "globalTid") + ", " + (text_ids ? "COALESCE(" + text + ", s.value)" : text) +
-            " FROM " + table + (text_ids ? name_join(table, "textId") : "") + " WHERE " +
-            col(table, "eventType") + " IN (" + std::to_string(kNvtxPushPopRange) + ", " +
-            std::to_string(kNvtxStartEndRange) + ")");
+    SqliteStatement q(db_.get(),
+                      "SELECT " + col(table, "start") + ", " + col(table, "end") + ", " +
+                          col(table, "globalTid") + ", " +
+                          (text_ids ? "COALESCE(" + text + ", s.value)" : text) + " FROM " + table +
+                          (text_ids ? name_join(table, "textId") : "") + " WHERE " +
+                          col(table, "eventType") + " IN (" + std::to_string(kNvtxPushPopRange) +
+                          ", " + std::to_string(kNvtxStartEndRange) + ")");
     int64_t row = 0;
     while (q.step()) {
       ++row;

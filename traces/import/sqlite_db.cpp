@@ -33,7 +33,8 @@ bool SqliteStatement::step() {
 
 std::optional<int64_t> SqliteStatement::integer(int col) const {
   switch (sqlite3_column_type(stmt_, col)) {
-    case SQLITE_INTEGER: return sqlite3_column_int64(stmt_, col);
+    case SQLITE_INTEGER:
+      return sqlite3_column_int64(stmt_, col);
     case SQLITE_FLOAT: {
       const double d = sqlite3_column_double(stmt_, col);
       if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) {
@@ -41,7 +42,8 @@ std::optional<int64_t> SqliteStatement::integer(int col) const {
       }
       return std::nullopt;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -53,8 +55,8 @@ std::string_view SqliteStatement::text(int col) const {
 
 SqliteDb SqliteDb::open_file(const std::filesystem::path& file) {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+  const int rc =
+      sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
   SqliteDb db(raw);
   if (rc != SQLITE_OK) {
     throw std::runtime_error(raw ? sqlite3_errmsg(raw) : "cannot open the database");
@@ -84,14 +86,14 @@ SqliteDb SqliteDb::open_bytes(std::string_view bytes) {
 }
 
 bool SqliteDb::has_table(const std::string& table) const {
-  SqliteStatement q(db_.get(), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '" +
-                                   table + "'");
+  SqliteStatement q(db_.get(),
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '" + table + "'");
   return q.step();
 }
 
 bool SqliteDb::has_column(const std::string& table, const std::string& column) const {
-  SqliteStatement q(db_.get(), "SELECT 1 FROM pragma_table_info('" + table +
-                                   "') WHERE name = '" + column + "'");
+  SqliteStatement q(
+      db_.get(), "SELECT 1 FROM pragma_table_info('" + table + "') WHERE name = '" + column + "'");
   return q.step();
 }
 
