@@ -67,7 +67,9 @@ bool collective_of(std::string_view name, const mesh::MeshShape& m, CollectiveKi
 
 }  // namespace
 
-LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
+namespace {
+
+LineFit fit_once(const std::vector<double>& x, const std::vector<double>& y) {
   LineFit f;
   f.samples = static_cast<int>(x.size());
   if (x.empty()) return f;
@@ -85,7 +87,9 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
     f.slope = sxy / sxx;
     f.intercept = my - f.slope * mx;
   }
-  if (!varied || f.intercept < 0 || f.slope <= 0) {
+  // An overhead longer than the shortest span is noise fitted as overhead, not overhead.
+  const double shortest = *std::min_element(y.begin(), y.end());
+  if (!varied || f.intercept < 0 || f.slope <= 0 || f.intercept >= shortest) {
     f.intercept = 0;
     f.slope = sx > 0 ? sy / sx : 0;
   }
@@ -96,6 +100,29 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
   }
   f.rms_relative_error = std::sqrt(err / n);
   return f;
+}
+
+}  // namespace
+
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
+  LineFit f = fit_once(x, y);
+  if (x.size() < 10) return f;
+  // Profiles of a shared machine carry preempted spans: drop the worst tenth and fit again.
+  std::vector<std::pair<double, size_t>> res;
+  for (size_t i = 0; i < x.size(); ++i)
+  {
+    const double pred = f.intercept + f.slope * x[i];
+    res.emplace_back(std::fabs(pred - y[i]) / std::max(pred, 1e-9), i);
+  }
+  std::sort(res.begin(), res.end());
+  std::vector<double> kx, ky;
+  for (size_t k = 0; k < res.size() - res.size() / 10; ++k) {
+    kx.push_back(x[res[k].second]);
+    ky.push_back(y[res[k].second]);
+  }
+  LineFit g = fit_once(kx, ky);
+  g.samples = static_cast<int>(x.size());
+  return g;
 }
 
 Calibration fit_calibration(const std::vector<const traces::Timeline*>& timelines, const Hardware& hw,

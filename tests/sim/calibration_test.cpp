@@ -1,0 +1,120 @@
+#include "sim/cost/calibration.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sim/cost/fit.h"
+#include "sim/cost/hardware.h"
+
+namespace meshscope::cost {
+namespace {
+
+TEST(Calibration, LineFitRecoversSlopeAndIntercept) {
+  std::vector<double> x, y;
+  for (int i = 1; i <= 20; ++i) {
+    x.push_back(1e6 * i);
+    y.push_back(5000 + 2.5e-3 * 1e6 * i);
+  }
+  const LineFit f = fit_line(x, y);
+  EXPECT_NEAR(f.intercept, 5000, 1e-6);
+  EXPECT_NEAR(f.slope, 2.5e-3, 1e-12);
+  EXPECT_NEAR(f.rms_relative_error, 0, 1e-12);
+  // One size only: no intercept can be told apart, the ratio of sums is the rate.
+  const LineFit g = fit_line({100, 100, 100}, {10, 12, 14});
+  EXPECT_EQ(g.intercept, 0);
+  EXPECT_NEAR(g.slope, 0.12, 1e-12);
+}
+
+TEST(Calibration, OutliersOfAPreemptedSpanAreDropped) {
+  std::vector<double> x, y;
+  for (int i = 1; i <= 30; ++i) {
+    x.push_back(1e6 * (1 + i % 3));
+    y.push_back(1e-3 * x.back());
+  }
+  y[7] *= 20;  // the thread was descheduled
+  const LineFit f = fit_line(x, y);
+  EXPECT_NEAR(f.slope, 1e-3, 1e-6);
+}
+
+// A Timeline whose forwards run at exactly 2 GFLOP/s + 10 us and transfers at 1 GB/s + 5 us.
+traces::Timeline synthetic() {
+  traces::Timeline t;
+  t.metadata["mesh"] = "dp=2 pp=1 tp=1";
+  const uint16_t d = t.add_device(0, "rank 0");
+  t.add_lane(d, "compute", traces::LaneKind::kCompute);
+  int64_t now = 0;
+  for (int i = 0; i < 40; ++i) {
+    traces::Span s;
+    s.device = d;
+    s.kind = traces::SpanKind::kCompute;
+    s.phase = traces::Phase::kForward;
+    s.flops = 1e6 * (1 + i % 4);
+    s.begin_ns = now;
+    s.end_ns = now + 10'000 + static_cast<int64_t>(s.flops / 2.0);
+    now = s.end_ns;
+    t.add_span(s);
+    traces::Span r;
+    r.device = d;
+    r.kind = traces::SpanKind::kRecv;
+    r.bytes = 1000 * (1 + i % 5);
+    r.begin_ns = now;
+    r.end_ns = now + 5000 + r.bytes;
+    now = r.end_ns;
+    t.add_span(r);
+    traces::Span c;
+    c.device = d;
+    c.kind = traces::SpanKind::kCollective;
+    c.name = t.strings.intern("ALLREDUCE(dp) s0");
+    c.bytes = 4000 * (1 + i % 3);
+    c.begin_ns = now;
+    c.end_ns = now + 2000 + c.bytes;  // bus bytes = bytes for n = 2: 2(n-1)/n = 1
+    now = c.end_ns;
+    t.add_span(c);
+  }
+  t.steps.push_back({0, now});
+  return t;
+}
+
+TEST(Calibration, FitRecoversRatesFromATimeline) {
+  const traces::Timeline t = synthetic();
+  const Hardware hw = find_hardware("cpu-local");
+  const Calibration c = fit_calibration({&t}, hw, Precision::kFp32);
+  const PhaseFit& f = c.phase(traces::Phase::kForward);
+  EXPECT_NEAR(f.flops_per_s, 2e9, 2e9 * 1e-6);
+  EXPECT_NEAR(f.overhead_ns, 10'000, 1);
+  EXPECT_NEAR(f.efficiency, 2e9 / hw.peak(Precision::kFp32), 1e-9);
+  EXPECT_NEAR(c.p2p.bandwidth_bytes_per_s, 1e9, 1);
+  EXPECT_NEAR(c.p2p.alpha_ns, 5000, 1e-3);
+  EXPECT_NEAR(c.collective.bandwidth_bytes_per_s, 1e9, 1);
+  EXPECT_NEAR(c.collective.alpha_ns, 2000, 1e-3);
+  EXPECT_EQ(c.phase(traces::Phase::kBackward).samples, 0);
+}
+
+TEST(Calibration, FilesRoundTripAndBadOnesNameTheKey) {
+  const auto dir = std::filesystem::temp_directory_path() / "meshscope_calibration_test";
+  std::filesystem::create_directories(dir);
+  const traces::Timeline t = synthetic();
+  Calibration c = fit_calibration({&t}, find_hardware("cpu-local"), Precision::kFp32);
+  c.traces = {"a.json"};
+  save_calibration(c, (dir / "c.json").string());
+  const Calibration back = load_calibration((dir / "c.json").string());
+  EXPECT_EQ(back.hardware, "cpu-local");
+  EXPECT_EQ(back.traces, c.traces);
+  EXPECT_DOUBLE_EQ(back.phase(traces::Phase::kForward).flops_per_s, c.phase(traces::Phase::kForward).flops_per_s);
+  EXPECT_DOUBLE_EQ(back.p2p.alpha_ns, c.p2p.alpha_ns);
+  std::ofstream(dir / "bad.json") << R"({"format": "meshscope-calibration", "compute": {"sideways": {}}})";
+  try {
+    load_calibration((dir / "bad.json").string());
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'compute.sideways'"), std::string::npos) << e.what();
+  }
+  std::ofstream(dir / "other.json") << R"({"name": "x"})";
+  EXPECT_THROW(load_calibration((dir / "other.json").string()), std::runtime_error);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace meshscope::cost
