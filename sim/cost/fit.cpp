@@ -109,8 +109,7 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
   if (x.size() < 10) return f;
   // Profiles of a shared machine carry preempted spans: drop the worst tenth and fit again.
   std::vector<std::pair<double, size_t>> res;
-  for (size_t i = 0; i < x.size(); ++i)
-  {
+  for (size_t i = 0; i < x.size(); ++i) {
     const double pred = f.intercept + f.slope * x[i];
     res.emplace_back(std::fabs(pred - y[i]) / std::max(pred, 1e-9), i);
   }
