@@ -6,6 +6,7 @@
 #   - naive, GPipe, 1F1B, interleaved, ZB-H1, TP and DP on 4 virtual devices (cuda-virtual,
 #     CUPTI tracer): equal to one device, measured bubble fraction against the closed form,
 #     CUPTI records dropped;
+#   - the cuda backend (NCCL) with one rank, and a pipeline over up to 4 GPUs where present;
 #   - profiler overhead: step time with CUPTI capture against the host-clock tracer (target < 2%).
 #
 # Usage:
@@ -43,7 +44,7 @@ while [[ $# -gt 0 ]]; do
     --bundle) bundle=$2; shift 2 ;;
     --dry-run) dry_run=1; shift ;;
     --cpu-plumbing) backend=cpu; capture=host; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -uo/{/^#/p}' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -294,6 +295,34 @@ schedule_checks() {
   done
 }
 
+# The cuda backend (one rank per GPU, NCCL): a single rank on one GPU; a pipeline over up to 4 GPUs
+# where there are that many.
+cuda_backend_checks() {
+  local gpus=0 json why
+  command -v nvidia-smi > /dev/null && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  local cases=("dp1|--schedule dp --dp 1 -m 2")
+  if [[ $gpus -ge 2 ]]; then
+    local p=$(( gpus < 4 ? gpus : 4 ))
+    cases+=("1f1b pp$p|--schedule 1f1b --pp $p -m $(( 2 * p ))")
+  fi
+  local entry label args
+  for entry in "${cases[@]}"; do
+    IFS='|' read -r label args <<< "$entry"
+    json="$out/cuda.$label.json"
+    [[ $backend == cpu ]] && { row "cuda backend" "$label" SKIP "cpu plumbing"; continue; }
+    # shellcheck disable=SC2086  # args holds several words on purpose
+    if timeout 150 "$bin/meshscope" run --backend cuda --json $args --steps 2 \
+         "${small_model[@]}" > "$json" 2> "$json.err"; then
+      row "cuda backend" "$label" \
+        "$([[ $(json_field "$json" "d['equal_to_one_device']") == True ]] && echo ok || echo FAIL)" \
+        "vs 1 device rel err $(json_field "$json" "'%.1e' % d['max_relative_error']"); $(json_field "$json" "d['backend']")"
+    else
+      why=$(tail -1 "$json.err")
+      row "cuda backend" "$label" "$([[ $why == *"no CUDA device"* ]] && echo SKIP || echo FAIL)" "$why"
+    fi
+  done
+}
+
 overhead_check() {
   [[ $(left_s) -gt 45 ]] || { row overhead "1f1b pp4" SKIP "out of time"; return; }
   local rep tracer json host=() cupti=()
@@ -356,6 +385,7 @@ fi
 kernel_checks
 gtests
 schedule_checks
+cuda_backend_checks
 if [[ $dry_run == 1 ]]; then
   row overhead "1f1b pp4" SKIP "dry run"
 else

@@ -13,7 +13,7 @@ namespace meshscope::capture::cupti::testing {
 
 CompletedBuffer SyntheticBuffer::complete(uint64_t dropped) const {
   CompletedBuffer b{ActivityBuffer(std::max<size_t>(bytes_.size(), 8)), bytes_.size(), dropped};
-  std::memcpy(b.buffer.data(), bytes_.data(), bytes_.size());
+  if (!bytes_.empty()) std::memcpy(b.buffer.data(), bytes_.data(), bytes_.size());
   return b;
 }
 
