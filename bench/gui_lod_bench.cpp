@@ -43,7 +43,8 @@ const Fixture& fixture() {
   return f;
 }
 
-// Folds every row (all 96, not just those a window shows) at zoom 10^range(0) over 1920 px.
+// Folds every row (all 96, not just those a window shows) at zoom 10^range(0) over 1920 px;
+// range(1) = 0 turns the block summaries off, to measure what they save.
 void BM_BuildBoxesAllRows(benchmark::State& state) {
   const Fixture& f = fixture();
   gui::TimeAxis axis;
@@ -56,7 +57,7 @@ void BM_BuildBoxesAllRows(benchmark::State& state) {
   for (auto _ : state) {
     for (const gui::Row& row : f.index->rows()) {
       boxes.clear();
-      gui::build_boxes(f.timeline, row, axis, gui::LodOptions{}, boxes);
+      gui::build_boxes(f.timeline, row, axis, gui::LodOptions{3.0, state.range(1) != 0}, boxes);
       total += boxes.size();
     }
     benchmark::DoNotOptimize(total);
@@ -65,7 +66,10 @@ void BM_BuildBoxesAllRows(benchmark::State& state) {
       static_cast<double>(total) / static_cast<double>(state.iterations());
   state.counters["spans"] = static_cast<double>(f.timeline.spans.size());
 }
-BENCHMARK(BM_BuildBoxesAllRows)->DenseRange(0, 6)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BuildBoxesAllRows)
+    ->ArgsProduct({benchmark::CreateDenseRange(0, 6, 1), {1, 0}})
+    ->ArgNames({"zoom_log10", "summaries"})
+    ->Unit(benchmark::kMillisecond);
 
 // What the mesh view does per frame: the state of every device at one instant.
 void BM_DeviceStateAllDevices(benchmark::State& state) {

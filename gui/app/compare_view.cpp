@@ -148,6 +148,7 @@ void CompareView::draw_pair(const Run& a, const Run& b, const char* label_a, con
     PaintTarget target{dl, ImVec2(plot_x, rows_top - h.scroll), TimelineView::kLabelPx, rows_top,
                        rows_top + rows_h};
     PaintOptions options;
+    options.max_flows = static_cast<size_t>(h.axis.width_px() / 12);  // as the timeline view
     painter_.paint(target, h.run, h.layout, h.axis, options);
     dl->PopClipRect();
   }

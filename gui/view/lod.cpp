@@ -107,7 +107,7 @@ void build_boxes(const Timeline& t, const Row& row, const TimeAxis& axis, const 
       //    narrow and close by construction), up to the block boundary;
       //  - take one more span if it is narrow and close; else the fold ends.
       while (next < last) {
-        if (next % kBlock == 0) {
+        if (options.block_summaries && next % kBlock == 0) {
           size_t k = next / kBlock;
           while ((k + 1) * kBlock <= last && row.blocks[k].max_gap_ns < min_ns &&
                  row.blocks[k].max_width_ns < min_ns) {

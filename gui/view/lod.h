@@ -26,6 +26,9 @@ struct Box {
 struct LodOptions {
   // Spans narrower than this many pixels are merged with narrow neighbours closer than it.
   double min_px = 3.0;
+  // Skip whole blocks by their summaries (Row::blocks). Off only to measure what they save
+  // (bench/gui_lod_bench); the boxes are the same either way.
+  bool block_summaries = true;
 };
 
 // Position in `row` of the first span that ends after t_ns (row.size() if none): the first span

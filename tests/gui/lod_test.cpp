@@ -203,6 +203,9 @@ TEST(Lod, MatchesTheSlowFoldingRuleOnRandomRowsAtManyZooms) {
       build_boxes(t, index.rows()[0], a, LodOptions{3}, boxes);
       const auto ref = reference_folds(t, a, 3);
       ASSERT_EQ(boxes.size(), ref.size()) << "trial " << trial << " zoom " << zoom;
+      std::vector<Box> plain;
+      build_boxes(t, index.rows()[0], a, LodOptions{3, false}, plain);
+      ASSERT_EQ(plain.size(), boxes.size()) << "trial " << trial << " zoom " << zoom;
       for (size_t b = 0; b < boxes.size(); ++b) {
         EXPECT_EQ(boxes[b].first, ref[b].first)
             << "trial " << trial << " zoom " << zoom << " box " << b;
