@@ -86,22 +86,28 @@ EngineResult simulate_symmetric(const EngineInput& in, const SymmetricOptions& o
   if (in.tier_of) rin.tier_of = [&](int a, int b) { return in.tier_of(original[a], original[b]); };
   if (in.collective_ns)
     rin.collective_ns = [&](int r, const Action& a) { return in.collective_ns(original[r], a); };
-  EngineResult res = simulate(rin);
+  return simulate_representatives(rin, s.mesh, options);
+}
+
+EngineResult simulate_representatives(const EngineInput& reduced, const mesh::MeshShape& shape,
+                                      const SymmetricOptions& options) {
+  const mesh::Mesh full(shape);
+  EngineResult res = simulate(reduced);
   std::vector<RankStats> stats(full.size());
   for (int r = 0; r < full.size(); ++r) stats[r] = res.ranks[full.coord_of(r).pp];
   res.ranks = std::move(stats);
-  if (in.build_timeline) {
+  if (reduced.build_timeline) {
     // Devices carry their full-mesh rank, name and coordinate.
     if (options.expand_timeline) {
-      res.timeline = expand_replicas(res.timeline, s.mesh);
+      res.timeline = expand_replicas(res.timeline, shape);
     } else {
       for (traces::Device& d : res.timeline.devices) {
-        const int r = original[d.rank];
+        const int r = full.rank_of({0, d.rank, 0});
         d.rank = r;
         d.coord = full.coord_of(r);
         d.name = "rank " + std::to_string(r) + " \u00b7 " + full.describe(r);
       }
-      res.timeline.metadata["mesh"] = mesh::to_string(s.mesh);
+      res.timeline.metadata["mesh"] = mesh::to_string(shape);
       res.timeline.metadata["replicas"] = "simulated once: devices stand for their dp x tp replicas";
     }
   }

@@ -22,6 +22,12 @@ struct SymmetricOptions {
 // entry per rank of the full mesh. Throws std::invalid_argument when !replicas_symmetric(input).
 EngineResult simulate_symmetric(const EngineInput& input, const SymmetricOptions& options = {});
 
+// Runs an input that already holds only the representatives (mesh dp=1 x pp x tp=1; its
+// tier_of and collective_ns price them as the full mesh's ranks) and reports it as the full mesh:
+// `ranks` per full rank, the Timeline's devices renamed (or expanded) to full-mesh ranks.
+EngineResult simulate_representatives(const EngineInput& reduced, const mesh::MeshShape& full,
+                                      const SymmetricOptions& options = {});
+
 // Copies a representatives-only Timeline onto every device of `full`.
 traces::Timeline expand_replicas(const traces::Timeline& reduced, const mesh::MeshShape& full);
 

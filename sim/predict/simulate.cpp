@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -39,6 +40,42 @@ std::string mesh_text(const PredictConfig& c) {
 // Bytes read and written per parameter by one optimizer update.
 double update_bytes(const PredictConfig& c) { return c.optimizer == Optimizer::kAdam ? 28 : 12; }
 
+schedule::Schedule generate_or_explain(const schedule::GeneratorConfig& g) {
+  try {
+    return schedule::generate(g);
+  } catch (const std::invalid_argument& ex) {
+    throw std::invalid_argument(std::string("schedule: ") + ex.what());
+  }
+}
+
+// Every replica's transfers use the tier its representative's do, and its collectives cost the
+// same: then the representatives' simulation is the full one (engine/symmetry.h).
+template <typename Tier, typename Coll>
+bool replicas_cost_alike(const mesh::Mesh& m, const schedule::Schedule& reps, const std::vector<int>& original,
+                         const Tier& tier, const Coll& coll) {
+  const mesh::MeshShape shape = m.shape();
+  for (int st = 0; st + 1 < reps.num_stages; ++st) {
+    const int p = reps.stage_owner[st], q = reps.stage_owner[st + 1];
+    if (p == q) continue;
+    const int want = tier(original[p], original[q]);
+    for (int dp = 0; dp < shape.dp; ++dp)
+      for (int tp = 0; tp < shape.tp; ++tp)
+        if (tier(m.rank_of({dp, p, tp}), m.rank_of({dp, q, tp})) != want) return false;
+  }
+  for (int p = 0; p < shape.pp; ++p) {
+    std::set<std::tuple<int, int, int, int64_t>> seen;  // ZeRO-3 repeats its gathers per microbatch
+    for (const schedule::Action& a : reps.ranks[p]) {
+      if (!schedule::is_collective(a.kind)) continue;
+      if (!seen.emplace(static_cast<int>(a.kind), static_cast<int>(a.group), a.stage, a.bytes).second) continue;
+      const int64_t want = coll(original[p], a);
+      for (int dp = 0; dp < shape.dp; ++dp)
+        for (int tp = 0; tp < shape.tp; ++tp)
+          if (coll(m.rank_of({dp, p, tp}), a) != want) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
@@ -60,32 +97,20 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
     g.gradient_bytes.push_back(param_bytes[s]);
   }
   Simulation out;
-  try {
-    out.schedule = schedule::generate(g);
-  } catch (const std::invalid_argument& ex) {
-    throw std::invalid_argument(std::string("schedule: ") + ex.what());
-  }
-  apply_zero(out.schedule, c.zero, param_bytes);
-
   const cost::ComputeModel compute(hw, c.precision, o.calibration);
   const cost::Topology topo(c.mesh, c.cp, hw.devices_per_node, c.placement);
   const CommPricer pricer(hw, topo, c.ep, o.calibration);
-  engine::EngineInput in;
-  in.schedule = &out.schedule;
+  std::vector<engine::StageTiming> timings;
   for (int s = 0; s < num_stages; ++s) {
     const double shards = c.zero >= 1 ? c.mesh.dp : 1;
     const double opt_s = compute.stream_seconds(
         (w.dense_parameters[s] + w.expert_parameters[s]) / shards * update_bytes(c));
-    in.stages.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
+    timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
   }
-  in.tier_of = [&topo](int a, int b) { return topo.same_node(a, b) ? 0 : 1; };
-  const cost::P2pLink intra = cost::p2p_link(hw, true, o.calibration);
-  const cost::P2pLink inter = cost::p2p_link(hw, false, o.calibration);
-  in.links = {engine::LinkSpec{intra.bandwidth_bytes_per_s, static_cast<int64_t>(intra.latency_ns)},
-              engine::LinkSpec{inter.bandwidth_bytes_per_s, static_cast<int64_t>(inter.latency_ns)}};
-  // Collectives of the schedule (dp gradients, ZeRO): priced per group span, memoised.
+  // Prices of the full mesh's links and collectives, by global rank.
+  auto tier_full = [&topo](int a, int b) { return topo.same_node(a, b) ? 0 : 1; };
   std::map<std::tuple<int, int, int64_t, int, int, int, int>, int64_t> memo;
-  in.collective_ns = [&](int rank, const schedule::Action& a) -> int64_t {
+  auto coll_full = [&](int rank, const schedule::Action& a) -> int64_t {
     const cost::GroupSpan span = topo.span(a.group, rank);
     const auto key = std::make_tuple(static_cast<int>(a.kind), a.stage, a.bytes, span.ranks,
                                      span.nodes, span.ranks_per_node, static_cast<int>(a.group));
@@ -109,17 +134,49 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
     memo.emplace(key, v);
     return v;
   };
+  const cost::P2pLink intra = cost::p2p_link(hw, true, o.calibration);
+  const cost::P2pLink inter = cost::p2p_link(hw, false, o.calibration);
+  engine::EngineInput in;
+  in.stages = timings;
+  in.links = {engine::LinkSpec{intra.bandwidth_bytes_per_s, static_cast<int64_t>(intra.latency_ns)},
+              engine::LinkSpec{inter.bandwidth_bytes_per_s, static_cast<int64_t>(inter.latency_ns)}};
   in.build_timeline = o.build_timeline;
 
+  // Identical replicas: generate and run only the representatives (dp 0, tp 0 of each pp rank)
+  // when every replica's links and collectives cost what the representative's do.
+  const mesh::Mesh m(c.mesh);
   bool once = false;
+  engine::EngineResult r;
   if (c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1) {
-    once = engine::replicas_symmetric(in);
+    schedule::GeneratorConfig rg = g;
+    rg.mesh = {std::min(c.mesh.dp, 2), c.mesh.pp, 1};  // dp 2 keeps the dp all-reduces in
+    schedule::Schedule slice = generate_or_explain(rg);
+    schedule::Schedule reps = slice;
+    reps.mesh = {1, c.mesh.pp, 1};
+    reps.ranks.resize(c.mesh.pp);
+    apply_zero(reps, c.zero, c.mesh.dp, param_bytes);
+    std::vector<int> original(c.mesh.pp);
+    for (int p = 0; p < c.mesh.pp; ++p) original[p] = m.rank_of({0, p, 0});
+    once = replicas_cost_alike(m, reps, original, tier_full, coll_full);
     if (!once && c.symmetry == Symmetry::kOn)
       throw std::invalid_argument("options.symmetry: replicas differ (their nodes split links "
                                   "differently); use \"auto\" or \"off\"");
+    if (once) {
+      out.schedule = std::move(reps);
+      in.schedule = &out.schedule;
+      in.tier_of = [&](int a, int b) { return tier_full(original[a], original[b]); };
+      in.collective_ns = [&](int rank, const schedule::Action& a) { return coll_full(original[rank], a); };
+      r = engine::simulate_representatives(in, c.mesh, {o.expand_replicas});
+    }
   }
-  engine::EngineResult r = once ? engine::simulate_symmetric(in, {o.expand_replicas})
-                                : engine::simulate(in);
+  if (!once) {
+    out.schedule = generate_or_explain(g);
+    apply_zero(out.schedule, c.zero, c.mesh.dp, param_bytes);
+    in.schedule = &out.schedule;
+    in.tier_of = tier_full;
+    in.collective_ns = coll_full;
+    r = engine::simulate(in);
+  }
 
   Summary& s = out.summary;
   s.model = w.description;
@@ -141,7 +198,6 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   }
   for (const engine::RankStats& st : r.ranks) s.communication_s = std::max(s.communication_s, st.communication_ns * 1e-9);
   const StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
-  const mesh::Mesh m(c.mesh);
   for (int p = 0; p < c.mesh.pp; ++p) {
     int64_t dense = 0, expert = 0;
     for (int st = 0; st < num_stages; ++st)

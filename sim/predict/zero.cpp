@@ -3,10 +3,10 @@
 
 namespace meshscope::predict {
 
-void apply_zero(schedule::Schedule& s, int zero, const std::vector<int64_t>& param_bytes) {
+void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes) {
   using schedule::Action;
   using schedule::ActionKind;
-  if (zero <= 0 || s.mesh.dp <= 1) return;
+  if (zero <= 0 || dp <= 1) return;
   auto collective = [](ActionKind k, int stage, int64_t bytes) {
     Action a;
     a.kind = k;

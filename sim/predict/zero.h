@@ -11,8 +11,9 @@
 
 namespace meshscope::predict {
 
-// `param_bytes[s]`: stage s's parameters held by one tp rank, in the compute precision.
-// No change when zero == 0 or dp == 1.
-void apply_zero(schedule::Schedule& s, int zero, const std::vector<int64_t>& param_bytes);
+// `param_bytes[s]`: stage s's parameters held by one tp rank, in the compute precision; `dp`: the
+// data-parallel degree of the mesh (a schedule of representatives has mesh.dp = 1 but stands for
+// dp replicas). No change when zero == 0 or dp == 1.
+void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes);
 
 }  // namespace meshscope::predict
