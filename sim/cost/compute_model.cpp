@@ -88,8 +88,21 @@ double ComputeModel::phase_seconds(const std::vector<model::OpCost>& ops,
                                    traces::Phase phase) const {
   if (ops.empty()) return 0.0;
   if (calibrated_) {
-    const PhaseFit& fit = calibration_.phase(phase);
-    if (fit.flops_per_s > 0) return fit.overhead_ns * 1e-9 + model::total_flops(ops) / fit.flops_per_s;
+    // A profile of a 1F1B run has B but no I or W spans, a zero-bubble one the reverse: the
+    // backward's rate stands in for its halves and the other way round.
+    using traces::Phase;
+    const PhaseFit* fit = &calibration_.phase(phase);
+    double overhead_share = 1;
+    if (fit->flops_per_s <= 0 && (phase == Phase::kInputGrad || phase == Phase::kWeightGrad)) {
+      fit = &calibration_.phase(Phase::kBackward);
+      overhead_share = 0.5;
+    }
+    if (fit->flops_per_s <= 0 && phase == Phase::kBackward) {
+      fit = &calibration_.phase(Phase::kInputGrad);
+      overhead_share = 2;
+    }
+    if (fit->flops_per_s > 0)
+      return overhead_share * fit->overhead_ns * 1e-9 + model::total_flops(ops) / fit->flops_per_s;
   }
   double s = 0;
   for (const model::OpCost& op : ops) s += op_seconds(op);
