@@ -170,7 +170,9 @@ TEST(CpuBackend, FactoryResolvesAutoSaysWhyAndParsesNames) {
     EXPECT_NE(log.str().find("no GPU"), std::string::npos) << log.str();
     EXPECT_THROW(make_backend(BackendKind::kCuda, BackendOptions{{1, 1, 1}}), std::runtime_error);
   }
-  if (!cuda_backends_built()) EXPECT_EQ(picked, BackendKind::kCpu);
+  if (!cuda_backends_built()) {
+    EXPECT_EQ(picked, BackendKind::kCpu);
+  }
   EXPECT_EQ(resolve_backend_kind(BackendKind::kCpu, {1, 1, 1}, &log), BackendKind::kCpu);
   EXPECT_EQ(parse_backend_kind("cuda-virtual"), BackendKind::kCudaVirtual);
   EXPECT_EQ(parse_backend_kind("tpu"), std::nullopt);
