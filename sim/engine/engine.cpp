@@ -142,6 +142,10 @@ class Sim {
       st.compute_start = now;
       ++st.pc;
       queue_.push(now + op.value, EventType::kComputeDone, static_cast<uint32_t>(r));
+      // The rank resumes at its next op when this compute ends: with thousands of ranks in
+      // flight that op is a cache miss unless fetched now, while other ranks' events run.
+      __builtin_prefetch(p_.ops.data() + st.pc);
+      __builtin_prefetch(state_.data() + st.pc);
       return;
     }
     st.blocked = false;
