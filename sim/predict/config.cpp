@@ -118,6 +118,46 @@ void parse_model(Reader m, PredictConfig& c) {
   m.check_unknown();
 }
 
+// What the model builders would reject, said with the key to change.
+void check_shapes(const PredictConfig& c, Reader& mesh, Reader& top) {
+  const int tp = c.mesh.tp;
+  const int stages = c.mesh.pp * c.virtual_stages;
+  auto need = [&](Reader& r, const char* key, bool ok, const std::string& why) {
+    if (!ok) r.fail(key, why);
+  };
+  if (c.model == ModelKind::kGpt) {
+    const model::GptSpec& g = c.gpt;
+    const int64_t kv = g.kv_heads > 0 ? g.kv_heads : g.heads;
+    const int64_t ffn = g.ffn > 0 ? g.ffn : 4 * g.hidden;
+    auto div = [&](const char* what, int64_t v) {
+      need(mesh, "tp", v % tp == 0,
+           "model." + std::string(what) + " (" + std::to_string(v) + ") is not divisible by tp (" +
+               std::to_string(tp) + ")");
+    };
+    div("heads", g.heads);
+    div("kv_heads", kv);
+    div("ffn", ffn);
+    div("vocab", g.vocab);
+    need(mesh, "cp", g.seq % c.cp == 0, "model.seq (" + std::to_string(g.seq) + ") is not divisible by cp");
+    need(mesh, "ep", g.experts == 0 || g.experts % c.ep == 0, "model.experts is not divisible by ep");
+    if (c.layers_per_stage.empty())
+      need(mesh, "pp", g.layers >= stages,
+           "model.layers (" + std::to_string(g.layers) + ") fewer than pp x virtual_stages (" +
+               std::to_string(stages) + ")");
+  } else if (c.model == ModelKind::kMlp) {
+    need(mesh, "pp", c.mlp_layers >= stages, "model.layers fewer than pp x virtual_stages");
+    need(mesh, "tp", (4 * c.mlp_hidden) % tp == 0, "4 x model.hidden is not divisible by tp");
+  } else if (c.model == ModelKind::kVgg) {
+    need(mesh, "tp", tp == 1, "the vgg model runs with tp = 1");
+  }
+  if (c.schedule == schedule::Family::kInterleaved)
+    need(top, "schedule", c.microbatches() % c.mesh.pp == 0,
+         "interleaved needs microbatches per replica (" + std::to_string(c.microbatches()) +
+             ") divisible by pp (Megatron's constraint)");
+  if (c.schedule == schedule::Family::kTensorParallel || c.schedule == schedule::Family::kDataParallel)
+    need(top, "schedule", c.mesh.pp == 1, "the tp and dp families run with pp = 1");
+}
+
 }  // namespace
 
 int PredictConfig::microbatches() const {
@@ -187,6 +227,7 @@ PredictConfig parse_config(const json& j, const std::string& where) {
   c.symmetry = opt.choice("symmetry", Symmetry::kAuto, kSymmetryNames);
   opt.check_unknown();
   top.check_unknown();
+  check_shapes(c, mesh, top);
   return c;
 }
 

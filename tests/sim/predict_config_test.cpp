@@ -54,6 +54,13 @@ TEST(PredictConfig, BadValuesNameTheirKey) {
   j["options"]["recompute"] = "some";
   EXPECT_NE(error_of(j).find("key 'options.recompute'"), std::string::npos);
   j = issue_example();
+  j["mesh"]["tp"] = 16;
+  EXPECT_EQ(error_of(j), "cfg.json: key 'mesh.tp': model.heads (24) is not divisible by tp (16)");
+  j = issue_example();
+  j["mesh"]["pp"] = 32;
+  j["mesh"]["dp"] = 1;
+  EXPECT_NE(error_of(j).find("key 'mesh.pp': model.layers (24) fewer than"), std::string::npos);
+  j = issue_example();
   j["virtual_stages"] = 2;
   EXPECT_NE(error_of(j).find("key 'virtual_stages'"), std::string::npos);
 }
