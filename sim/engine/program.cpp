@@ -72,6 +72,9 @@ Program compile(const EngineInput& in) {
   Program p;
   p.num_ranks = ranks;
   const std::vector<int16_t> slot = stage_slots(s, &p.slots_per_rank);
+  std::vector<int> owner(s.num_stages);
+  for (int st = 0; st < s.num_stages; ++st)
+    owner[st] = st < static_cast<int>(s.stage_owner.size()) ? s.stage_owner[st] : st % s.mesh.pp;
   const int m = std::max(1, s.num_microbatches);
   const int v = p.slots_per_rank;
 
@@ -140,12 +143,16 @@ Program compile(const EngineInput& in) {
       Op& op = p.ops[gi];
       if (schedule::is_send(a.kind)) {
         p.sends[ns++] = static_cast<int32_t>(gi);
-        const auto peer = a.peer >= 0 ? std::optional<int>(a.peer) : schedule::derived_peer(s, mesh, r, a);
-        if (!peer || *peer < 0 || *peer >= ranks)
-          throw SimulationError(where(r, i, a) + ": no rank holds the next stage");
         const int peer_stage = schedule::p2p_peer_stage(a);
         if (peer_stage < 0 || peer_stage >= s.num_stages)
           throw SimulationError(where(r, i, a) + ": sends past the last stage");
+        // The same dp/tp position on the pp rank owning the peer stage: moving one pp step moves
+        // the global rank by tp (mesh.h rank order), so no coordinate arithmetic is needed.
+        const std::optional<int> peer =
+            a.peer >= 0 ? std::optional<int>(a.peer)
+                        : std::optional<int>(r + (owner[peer_stage] - owner[a.stage]) * s.mesh.tp);
+        if (!peer || *peer < 0 || *peer >= ranks)
+          throw SimulationError(where(r, i, a) + ": no rank holds the next stage");
         const int32_t recv = recv_at[recv_key(*peer, a.kind == ActionKind::kSendBackward, peer_stage, a.microbatch)];
         if (recv < 0)
           throw SimulationError(where(r, i, a) + ": rank " + std::to_string(*peer) +
