@@ -72,7 +72,7 @@ void run(const SimulateArgs& a) {
               s.model.c_str(), static_cast<long long>(s.gpus), s.hardware.c_str(), s.step_time_s,
               s.tokens_per_s, s.tflops_per_gpu, 100 * s.mfu, s.peak_memory_bytes / 1073741824.0,
               s.memory_capacity_bytes / 1073741824.0, s.fits ? "fits" : "DOES NOT FIT");
-  if (s.replicas_simulated_once)
+  if (s.replicas_simulated_once && !a.all_devices)
     std::printf("identical dp/tp replicas simulated once: %lld devices in the trace stand for %lld "
                 "(--all-devices copies them)\n",
                 static_cast<long long>(s.simulated_ranks), static_cast<long long>(s.gpus));

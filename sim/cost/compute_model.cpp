@@ -22,7 +22,6 @@ double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int6
   const Efficiency& e = hw.efficiency;
   if (m <= 0 || n <= 0 || k <= 0) return e.gemm_max;
   const int64_t units = std::max(1, hw.compute_units);
-  const double k_util = static_cast<double>(k) / (static_cast<double>(k) + e.k_half);
   // Libraries pick the tile per shape: try the catalog's tile and smaller ones, each smaller tile
   // paying for its lower data reuse.
   struct Tile {
@@ -38,12 +37,19 @@ double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int6
     const int64_t tm = ceil_div(m, t.tm), tn = ceil_div(n, t.tn);
     const double tile_util = static_cast<double>(m) * static_cast<double>(n) /
                              (static_cast<double>(tm * t.tm) * static_cast<double>(tn * t.tn));
-    const int64_t count = tm * tn * std::max<int64_t>(1, batch);
+    const int64_t tiles = tm * tn * std::max<int64_t>(1, batch);
+    // Too few tiles for the units and a long reduction: libraries split k (split-K, stream-K),
+    // each split at least kMinSplitK deep.
+    constexpr int64_t kMinSplitK = 256;
+    const int64_t split = std::clamp<int64_t>(units / tiles, 1, std::max<int64_t>(1, k / kMinSplitK));
+    const int64_t count = tiles * split;
     const double wave_util =
         static_cast<double>(count) / static_cast<double>(ceil_div(count, units) * units);
-    best = std::max(best, t.reuse * tile_util * wave_util);
+    const double kk = static_cast<double>(k) / static_cast<double>(split);
+    const double k_util = kk / (kk + e.k_half);
+    best = std::max(best, t.reuse * tile_util * wave_util * k_util);
   }
-  return e.gemm_max * best * k_util;
+  return e.gemm_max * best;
 }
 
 ComputeModel::ComputeModel(const Hardware& hw, Precision precision, const Calibration* calibration)

@@ -19,7 +19,9 @@ namespace meshscope::cost {
 //   wave_util = tiles / (ceil(tiles / units) units)              (the last, partial wave)
 // over the catalog's tile (tile_m x tile_n, reuse 1), its transpose, halves (0.95) and quarters
 // (0.85, 0.7), as libraries pick a tile per shape; k_half stands for the main loop's prologue and
-// epilogue that short reductions cannot amortise.
+// epilogue that short reductions cannot amortise. When there are fewer tiles than units, k is
+// split (split-K: up to units / tiles ways, each at least 256 deep), multiplying the tiles and
+// shortening each reduction.
 double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int64_t batch = 1);
 
 class ComputeModel {
