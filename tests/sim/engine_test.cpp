@@ -91,6 +91,21 @@ TEST(Engine, PeakActivationsFollowTheSchedule) {
   }
 }
 
+TEST(Engine, InterleavedHoldsMegatronsWarmupPlusOne) {
+  // Megatron-LM's interleaved 1F1B runs (p - r - 1) * 2 + (v - 1) * p warm-up forwards on rank r,
+  // then one more before its first backward: that many chunk activations at the peak.
+  for (int p : {2, 4}) {
+    for (int v : {2, 3}) {
+      const int m = 4 * p;
+      const auto r = simulate(equal_stages(make(Family::kInterleaved, 1, p, m, v), 1000, 1000, 1000));
+      for (int rank = 0; rank < p; ++rank) {
+        const int held = std::min(v * m, (p - rank - 1) * 2 + (v - 1) * p + 1);
+        EXPECT_EQ(r.ranks[rank].peak_activation_bytes, 100 * held) << "p=" << p << " v=" << v << " rank " << rank;
+      }
+    }
+  }
+}
+
 TEST(Engine, TimelineLooksLikeTheExecutors) {
   const auto s = make(Family::kOneFOneB, 2, 2, 4);
   EngineInput in = equal_stages(s, 1000, 1000, 1000);
