@@ -105,6 +105,7 @@ Hardware parse_hardware(const json& j, const std::string& where) {
       if (f <= 0 || f > 1) fail(w, "*", "efficiencies must be in (0, 1]");
     if (ef.tile_m < 1 || ef.tile_n < 1) fail(w, "tile_m", "tiles must be >= 1");
   }
+  hw.host_cores = static_cast<int>(number_or(j, "host_cores", where, 0));
   hw.devices_per_node = static_cast<int>(number(j, "devices_per_node", where, 1));
   hw.nics_per_node = static_cast<int>(number_or(j, "nics_per_node", where, hw.devices_per_node));
   hw.intra_node = parse_tier(j, "intra_node", where);

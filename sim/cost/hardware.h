@@ -59,6 +59,8 @@ struct Hardware {
   int compute_units = 1;          // SMs (GPU) or cores (CPU)
   double launch_overhead_ns = 0;  // fixed cost per op
   Efficiency efficiency;
+  // cpu kind: cores the host has; ranks beyond them share cores (0: every device computes alone).
+  int host_cores = 0;
   int devices_per_node = 1;
   int nics_per_node = 1;
   LinkTier intra_node;

@@ -78,7 +78,10 @@ class Sim {
       ++events;
       now_ = e.time_ns;
       switch (e.type()) {
-        case EventType::kComputeDone: compute_done(static_cast<int>(e.target())); break;
+        case EventType::kComputeDone:
+          if (in_.shared_processors > 0 && !finish_shared(static_cast<int>(e.target()), e.seq())) break;
+          compute_done(static_cast<int>(e.target()));
+          break;
         case EventType::kTransferDone: transfer_done(e.target(), e.seq()); break;
         case EventType::kCollectiveDone: collective_done(e.target()); break;
       }
@@ -141,7 +144,11 @@ class Sim {
       st.compute_op = g;
       st.compute_start = now;
       ++st.pc;
-      queue_.push(now + op.value, EventType::kComputeDone, static_cast<uint32_t>(r));
+      if (in_.shared_processors > 0) {
+        start_shared(r, op.value, now);
+      } else {
+        queue_.push(now + op.value, EventType::kComputeDone, static_cast<uint32_t>(r));
+      }
       // The rank resumes at its next op when this compute ends: with thousands of ranks in
       // flight that op is a cache miss unless fetched now, while other ranks' events run.
       __builtin_prefetch(p_.ops.data() + st.pc);
@@ -186,6 +193,42 @@ class Sim {
     RankState& st = ranks_[r];
     st.activation += delta;
     stats_[r].peak_activation_bytes = std::max(stats_[r].peak_activation_bytes, st.activation);
+  }
+
+  // ---- compute on shared processors (cpu backend) -------------------------------------------
+  struct Job {
+    double remaining = 0;  // ns of work at full speed
+    double rate = 1;
+    int64_t last_ns = 0;
+    uint64_t seq = 0;
+  };
+
+  void start_shared(int r, int64_t work_ns, int64_t now) {
+    if (jobs_.empty()) jobs_.resize(p_.num_ranks);
+    jobs_[r] = Job{static_cast<double>(work_ns), 1, now, 0};
+    computing_.push_back(r);
+    reshare(now);
+  }
+
+  // True when the event is the job's latest completion (and the job is done).
+  bool finish_shared(int r, uint64_t seq) {
+    if (jobs_[r].seq != seq) return false;
+    computing_.erase(std::find(computing_.begin(), computing_.end(), r));
+    reshare(now_);
+    return true;
+  }
+
+  void reshare(int64_t now) {
+    const double rate = std::min(1.0, static_cast<double>(in_.shared_processors) /
+                                          static_cast<double>(std::max<size_t>(1, computing_.size())));
+    for (int r : computing_) {
+      Job& j = jobs_[r];
+      j.remaining = std::max(0.0, j.remaining - static_cast<double>(now - j.last_ns) * j.rate);
+      j.last_ns = now;
+      j.rate = rate;
+      j.seq = queue_.push(now + static_cast<int64_t>(std::ceil(j.remaining / rate)), EventType::kComputeDone,
+                          static_cast<uint32_t>(r));
+    }
   }
 
   // ---- point-to-point transfers -------------------------------------------------------------
@@ -354,6 +397,8 @@ class Sim {
   std::vector<uint32_t> free_;
   std::vector<Port> ports_;
   std::vector<uint32_t> touched_;
+  std::vector<Job> jobs_;
+  std::vector<int> computing_;  // ranks computing on shared processors
 };
 
 }  // namespace

@@ -62,6 +62,10 @@ struct EngineInput {
   std::vector<LinkSpec> links = {LinkSpec{}};
   // Duration of a collective action issued by `rank`; empty: collectives are free.
   std::function<int64_t(int rank, const schedule::Action&)> collective_ns;
+  // > 0: the compute of all ranks shares this many processors (the CPU backend runs every rank
+  // as a thread on the host's cores): n ranks computing at once each progress at
+  // min(1, processors / n). 0: every rank computes on its own device.
+  int shared_processors = 0;
   bool build_timeline = true;
   // Timeline metadata and names: the mesh coordinates print as in the executor's devices.
   std::string source = "sim";

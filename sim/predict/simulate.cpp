@@ -40,6 +40,8 @@ std::string mesh_text(const PredictConfig& c) {
 // Bytes read and written per parameter by one optimizer update.
 double update_bytes(const PredictConfig& c) { return c.optimizer == Optimizer::kAdam ? 28 : 12; }
 
+int m_size(const PredictConfig& c) { return c.mesh.dp * c.mesh.pp * c.mesh.tp; }
+
 schedule::Schedule generate_or_explain(const schedule::GeneratorConfig& g) {
   try {
     return schedule::generate(g);
@@ -141,13 +143,17 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   in.links = {engine::LinkSpec{intra.bandwidth_bytes_per_s, static_cast<int64_t>(intra.latency_ns)},
               engine::LinkSpec{inter.bandwidth_bytes_per_s, static_cast<int64_t>(inter.latency_ns)}};
   in.build_timeline = o.build_timeline;
+  // CPU backend: every rank is a thread; beyond the host's cores they share them.
+  const bool shared_cores = hw.kind == "cpu" && hw.host_cores > 0 && m_size(c) > hw.host_cores;
+  if (shared_cores) in.shared_processors = hw.host_cores;
 
   // Identical replicas: generate and run only the representatives (dp 0, tp 0 of each pp rank)
   // when every replica's links and collectives cost what the representative's do.
   const mesh::Mesh m(c.mesh);
   bool once = false;
   engine::EngineResult r;
-  if (c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1) {
+  // Replicas sharing cores slow each other down: they cannot be simulated once.
+  if (c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shared_cores) {
     schedule::GeneratorConfig rg = g;
     rg.mesh = {std::min(c.mesh.dp, 2), c.mesh.pp, 1};  // dp 2 keeps the dp all-reduces in
     schedule::Schedule slice = generate_or_explain(rg);

@@ -179,6 +179,29 @@ TEST(Engine, CollectiveStartsWhenEveryMemberArrives) {
   EXPECT_EQ(simulate(in).step_time_ns, 100 + 200 + 50 + 10);
 }
 
+TEST(Engine, RanksSharingProcessorsSlowEachOtherDown) {
+  // Four independent replicas (F 1000 + B 2000, two microbatches each) on two cores: all four
+  // compute at once at half speed, so the step takes twice its work.
+  const auto s = make(Family::kDataParallel, 4, 1, 2);
+  EngineInput in = equal_stages(s, 1000, 1000, 1000);
+  EXPECT_EQ(simulate(in).step_time_ns, 6000);
+  in.shared_processors = 2;
+  const EngineResult r = simulate(in);
+  EXPECT_EQ(r.step_time_ns, 12000);
+  EXPECT_EQ(r.ranks[0].compute_ns, 12000);
+  in.shared_processors = 4;
+  EXPECT_EQ(simulate(in).step_time_ns, 6000);
+  // A pipeline's idle ranks leave their core to the busy ones: 1F1B p = 4 on 2 cores is slower
+  // than on 4, but by less than 2x.
+  const auto pipe = make(Family::kOneFOneB, 1, 4, 8);
+  EngineInput pin = equal_stages(pipe, 1000, 1000, 1000);
+  const int64_t own = simulate(pin).step_time_ns;
+  pin.shared_processors = 2;
+  const int64_t shared = simulate(pin).step_time_ns;
+  EXPECT_GT(shared, own);
+  EXPECT_LT(shared, 2 * own);
+}
+
 TEST(Engine, ReportsDeadlockInsteadOfHanging) {
   // Both ranks wait for the other's data before producing their own.
   const auto s = schedule::load(
