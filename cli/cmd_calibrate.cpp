@@ -12,6 +12,7 @@
 #include "sim/cost/calibration.h"
 #include "sim/cost/fit.h"
 #include "sim/cost/hardware.h"
+#include "sim/predict/calibrate_model.h"
 #include "traces/import/load_trace.h"
 
 namespace meshscope::cli {
@@ -36,16 +37,21 @@ void run(const CalibrateArgs& a) {
   }
   std::vector<const traces::Timeline*> ptrs;
   for (const traces::Timeline& t : timelines) ptrs.push_back(&t);
-  cost::Calibration c = cost::fit_calibration(ptrs, hw, *precision);
+  int rebuilt = 0;
+  cost::Calibration c = predict::calibrate_against_model(ptrs, hw, *precision, &rebuilt);
   c.traces = a.traces;
   cost::save_calibration(c, a.out);
-  std::printf("calibration for %s from %zu trace(s):\n", hw.name.c_str(), a.traces.size());
+  std::printf("calibration for %s from %zu trace(s), %d with a workload rebuilt for a fit against "
+              "the op model:\n",
+              hw.name.c_str(), a.traces.size(), rebuilt);
   for (size_t i = 0; i < c.phases.size(); ++i) {
     const cost::PhaseFit& f = c.phases[i];
     if (f.samples == 0) continue;
-    std::printf("  %-12s %8.3f GFLOP/s (%.1f%% of peak) + %.1f us per span, %d spans, rms error %.1f%%\n",
-                std::string(traces::kPhaseNames[i]).c_str(), f.flops_per_s / 1e9, 100 * f.efficiency,
-                f.overhead_ns / 1e3, f.samples, 100 * f.rms_error);
+    std::printf("  %-12s %8.3f GFLOP/s (%.1f%% of peak)", std::string(traces::kPhaseNames[i]).c_str(),
+                f.flops_per_s / 1e9, 100 * f.efficiency);
+    if (f.model_scale > 0) std::printf(", %.2f x the op model", f.model_scale);
+    std::printf(" + %.1f us per span, %d spans, rms error %.1f%%\n", f.overhead_ns / 1e3, f.samples,
+                100 * f.rms_error);
   }
   auto link = [](const char* what, const cost::LinkFit& l) {
     if (l.samples == 0) {

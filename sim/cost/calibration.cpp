@@ -43,7 +43,7 @@ std::string to_json(const Calibration& c) {
     phases[std::string(traces::kPhaseNames[i])] = {
         {"flops_per_s", f.flops_per_s}, {"overhead_ns", f.overhead_ns},
         {"efficiency", f.efficiency},   {"samples", f.samples},
-        {"rms_error", f.rms_error}};
+        {"rms_error", f.rms_error},     {"model_scale", f.model_scale}};
   }
   json j = {{"format", "meshscope-calibration"},
             {"version", 1},
@@ -79,7 +79,8 @@ Calibration load_calibration(const std::string& path) {
       f.efficiency = v.value("efficiency", 0.0);
       f.samples = v.value("samples", 0);
       f.rms_error = v.value("rms_error", 0.0);
-      if (f.flops_per_s < 0)
+      f.model_scale = v.value("model_scale", 0.0);
+      if (f.flops_per_s < 0 || f.model_scale < 0)
         throw std::runtime_error(path + ": key 'compute." + key + ".flops_per_s': must be >= 0");
     }
   }

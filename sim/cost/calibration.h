@@ -17,6 +17,9 @@ struct PhaseFit {
   double efficiency = 0;   // flops_per_s over the hardware's peak at the fitted precision
   int samples = 0;
   double rms_error = 0;    // relative, over the fitted spans
+  // When > 0 (fitted against the workload the trace ran): duration = overhead_ns + model_scale x
+  // the op model's time for the span's ops, so GEMM shape effects carry over to other configs.
+  double model_scale = 0;
 };
 
 // duration_ns = alpha_ns + bytes / bandwidth_bytes_per_s (for collectives: bus bytes, i.e. the

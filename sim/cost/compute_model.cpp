@@ -99,13 +99,19 @@ double ComputeModel::phase_seconds(const std::vector<model::OpCost>& ops,
     using traces::Phase;
     const PhaseFit* fit = &calibration_.phase(phase);
     double overhead_share = 1;
-    if (fit->flops_per_s <= 0 && (phase == Phase::kInputGrad || phase == Phase::kWeightGrad)) {
+    auto fitted = [](const PhaseFit* f) { return f->flops_per_s > 0 || f->model_scale > 0; };
+    if (!fitted(fit) && (phase == Phase::kInputGrad || phase == Phase::kWeightGrad)) {
       fit = &calibration_.phase(Phase::kBackward);
       overhead_share = 0.5;
     }
-    if (fit->flops_per_s <= 0 && phase == Phase::kBackward) {
+    if (!fitted(fit) && phase == Phase::kBackward) {
       fit = &calibration_.phase(Phase::kInputGrad);
       overhead_share = 2;
+    }
+    if (fit->model_scale > 0) {
+      double s = 0;
+      for (const model::OpCost& op : ops) s += op_seconds(op);
+      return overhead_share * fit->overhead_ns * 1e-9 + fit->model_scale * s;
     }
     if (fit->flops_per_s > 0)
       return overhead_share * fit->overhead_ns * 1e-9 + model::total_flops(ops) / fit->flops_per_s;

@@ -1,0 +1,107 @@
+// Fitting a scale on the op model from traces whose workload can be rebuilt.
+#include "sim/predict/calibrate_model.h"
+
+#include <map>
+#include <sstream>
+
+#include "sim/cost/compute_model.h"
+#include "sim/cost/fit.h"
+#include "sim/predict/workload_costs.h"
+
+namespace meshscope::predict {
+namespace {
+
+int key_int(const std::string& text, const std::string& key, int def) {
+  const size_t p = text.find(key + "=");
+  if (p == std::string::npos) return def;
+  return std::atoi(text.c_str() + p + key.size() + 1);
+}
+
+}  // namespace
+
+std::optional<PredictConfig> config_of_trace(const traces::Timeline& t, const std::string& hardware) {
+  auto get = [&](const char* k) -> std::string {
+    auto it = t.metadata.find(k);
+    return it == t.metadata.end() ? "" : it->second;
+  };
+  const std::string model = get("model"), mesh = get("mesh");
+  if (model.empty() || mesh.empty()) return std::nullopt;
+  std::istringstream words(model);
+  std::string kind;
+  words >> kind;
+  PredictConfig c;
+  if (kind == "mlp") c.model = ModelKind::kMlp;
+  else if (kind == "chain") c.model = ModelKind::kChain;
+  else if (kind == "classifier") c.model = ModelKind::kClassifier;
+  else return std::nullopt;
+  c.mlp_layers = key_int(model, "L", c.mlp_layers);
+  c.mlp_hidden = key_int(model, "h", c.mlp_hidden);
+  c.global_batch = key_int(model, "batch", 0);
+  c.mesh = {key_int(mesh, "dp", 1), key_int(mesh, "pp", 1), key_int(mesh, "tp", 1)};
+  const int m = std::atoi(get("microbatches").c_str());
+  const int stages = std::atoi(get("stages").c_str());
+  if (c.global_batch <= 0 || m <= 0 || c.global_batch % (int64_t{m} * c.mesh.dp) != 0) return std::nullopt;
+  c.micro_batch = c.global_batch / (int64_t{m} * c.mesh.dp);
+  c.virtual_stages = stages > 0 ? std::max(1, stages / c.mesh.pp) : 1;
+  c.gpu = hardware;
+  c.precision = cost::Precision::kFp32;
+  c.optimizer = Optimizer::kSgd;
+  return c;
+}
+
+cost::Calibration calibrate_against_model(const std::vector<const traces::Timeline*>& timelines,
+                                          const cost::Hardware& hw, cost::Precision precision,
+                                          int* rebuilt) {
+  cost::Calibration cal = cost::fit_calibration(timelines, hw, precision);
+  const cost::ComputeModel model(hw, precision);
+  std::map<traces::Phase, std::pair<std::vector<double>, std::vector<double>>> samples;
+  int used = 0;
+  for (const traces::Timeline* t : timelines) {
+    const auto c = config_of_trace(*t, hw.name);
+    if (!c) continue;
+    WorkloadCosts w;
+    try {
+      w = workload_costs(*c);
+    } catch (const std::exception&) {
+      continue;
+    }
+    ++used;
+    const auto windows = t->steps.size() >= 2 ? std::vector<traces::StepWindow>(t->steps.begin() + 1, t->steps.end())
+                                               : t->steps;
+    for (const traces::Span& s : t->spans) {
+      if (s.kind != traces::SpanKind::kCompute || s.stage < 0 || s.stage >= static_cast<int>(w.stages.size()))
+        continue;
+      bool inside = windows.empty();
+      for (const auto& win : windows) inside |= s.begin_ns >= win.begin_ns && s.end_ns <= win.end_ns;
+      if (!inside) continue;
+      const model::StageCost& st = w.stages[s.stage];
+      std::vector<model::OpCost> ops;
+      switch (s.phase) {
+        case traces::Phase::kForward: ops = st.forward; break;
+        case traces::Phase::kInputGrad: ops = st.input_grad; break;
+        case traces::Phase::kWeightGrad: ops = st.weight_grad; break;
+        case traces::Phase::kBackward:
+          ops = st.input_grad;
+          ops.insert(ops.end(), st.weight_grad.begin(), st.weight_grad.end());
+          break;
+        default: continue;
+      }
+      double x = 0;
+      for (const model::OpCost& op : ops) x += model.op_seconds(op);
+      samples[s.phase].first.push_back(x * 1e9);
+      samples[s.phase].second.push_back(static_cast<double>(s.duration_ns()));
+    }
+  }
+  for (const auto& [phase, xy] : samples) {
+    const cost::LineFit f = cost::fit_line(xy.first, xy.second);
+    if (f.slope <= 0) continue;
+    cost::PhaseFit& p = cal.phases[static_cast<size_t>(phase)];
+    p.model_scale = f.slope;
+    p.overhead_ns = f.intercept;
+    p.rms_error = f.rms_relative_error;
+  }
+  if (rebuilt) *rebuilt = used;
+  return cal;
+}
+
+}  // namespace meshscope::predict
