@@ -1,0 +1,70 @@
+#include "sim/predict/calibrate_model.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/cost/compute_model.h"
+#include "sim/predict/workload_costs.h"
+
+namespace meshscope::predict {
+namespace {
+
+traces::Timeline trace_of_mlp() {
+  traces::Timeline t;
+  t.metadata = {{"model", "mlp L=3 h=64 batch=32"}, {"mesh", "dp=1 pp=2 tp=1"},
+                {"microbatches", "4"}, {"stages", "2"}, {"schedule", "1f1b"}};
+  return t;
+}
+
+TEST(PredictCalibrate, RebuildsTheConfigurationATraceRan) {
+  const auto c = config_of_trace(trace_of_mlp(), "cpu-local");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->model, ModelKind::kMlp);
+  EXPECT_EQ(c->mlp_layers, 3);
+  EXPECT_EQ(c->mlp_hidden, 64);
+  EXPECT_EQ(c->mesh.pp, 2);
+  EXPECT_EQ(c->micro_batch, 8);
+  traces::Timeline gpt = trace_of_mlp();
+  gpt.metadata["model"] = "some-net";
+  EXPECT_FALSE(config_of_trace(gpt, "cpu-local"));
+}
+
+TEST(PredictCalibrate, FitsAScaleOnTheOpModel) {
+  // Stages of 2 and 1 blocks (different op times). Spans that take 3x the op model's time plus 20 us: the fit must find exactly that.
+  traces::Timeline t = trace_of_mlp();
+  const auto c = config_of_trace(t, "cpu-local");
+  const cost::Hardware hw = cost::find_hardware("cpu-local");
+  const cost::ComputeModel model(hw, cost::Precision::kFp32);
+  const WorkloadCosts w = workload_costs(*c);
+  const uint16_t d = t.add_device(0, "rank 0");
+  t.add_lane(d, "compute", traces::LaneKind::kCompute);
+  int64_t now = 0;
+  for (int rep = 0; rep < 6; ++rep)
+    for (int s = 0; s < 2; ++s) {
+      double x = 0;
+      for (const model::OpCost& op : w.stages[s].forward) x += model.op_seconds(op);
+      traces::Span sp;
+      sp.device = d;
+      sp.kind = traces::SpanKind::kCompute;
+      sp.phase = traces::Phase::kForward;
+      sp.stage = static_cast<int16_t>(s);
+      sp.flops = w.stages[s].forward_flops();
+      sp.begin_ns = now;
+      sp.end_ns = now + 20'000 + static_cast<int64_t>(std::llround(3 * x * 1e9));
+      now = sp.end_ns;
+      t.add_span(sp);
+    }
+  int rebuilt = 0;
+  const cost::Calibration cal = calibrate_against_model({&t}, hw, cost::Precision::kFp32, &rebuilt);
+  EXPECT_EQ(rebuilt, 1);
+  const cost::PhaseFit& f = cal.phase(traces::Phase::kForward);
+  EXPECT_NEAR(f.model_scale, 3.0, 1e-3);
+  EXPECT_NEAR(f.overhead_ns, 20'000, 20);
+  // The calibrated model reproduces a span of either stage.
+  const cost::ComputeModel calibrated(hw, cost::Precision::kFp32, &cal);
+  double x1 = 0;
+  for (const model::OpCost& op : w.stages[1].forward) x1 += model.op_seconds(op);
+  EXPECT_NEAR(calibrated.phase_seconds(w.stages[1].forward, traces::Phase::kForward), 20e-6 + 3 * x1, 1e-7);
+}
+
+}  // namespace
+}  // namespace meshscope::predict
