@@ -34,6 +34,8 @@ struct Transfer {
 struct Port {
   double bytes_per_ns = 0;
   std::vector<uint32_t> active;  // transfers in flight through this port
+  int collectives = 0;           // collectives running on it, each counting as one more transfer
+  double sharers() const { return static_cast<double>(active.size() + collectives); }
 };
 
 struct RankState {
@@ -283,8 +285,7 @@ class Sim {
       t.last_ns = now;
       const Port& out = ports_[t.port_out];
       const Port& in = ports_[t.port_in];
-      t.rate = std::min(out.bytes_per_ns / static_cast<double>(out.active.size()),
-                        in.bytes_per_ns / static_cast<double>(in.active.size()));
+      t.rate = std::min(out.bytes_per_ns / out.sharers(), in.bytes_per_ns / in.sharers());
       const double data_ns = t.remaining > 0 ? std::ceil(t.remaining / t.rate) : 0.0;
       t.seq = queue_.push(now + t.latency_left + static_cast<int64_t>(data_ns), EventType::kTransferDone, id);
     }
@@ -334,13 +335,30 @@ class Sim {
     const Instance& I = p_.instances[inst];
     if (++inst_arrived_[inst] == I.members_end - I.members_begin) {
       inst_start_[inst] = now;  // the last member to arrive: events come in time order
+      occupy_ports(I, +1, now);
       queue_.push(now + I.duration_ns, EventType::kCollectiveDone, static_cast<uint32_t>(inst));
+    }
+  }
+
+  // A running collective holds each member's egress and ingress port of its tier.
+  void occupy_ports(const Instance& I, int delta, int64_t now) {
+    const int tiers = static_cast<int>(in_.links.size());
+    for (int32_t k = I.members_begin; k < I.members_end; ++k) {
+      const uint32_t g = static_cast<uint32_t>(p_.members[k]);
+      const int tier = p_.ops[g].peer;
+      if (tier < 0) continue;
+      const int r = rank_of_member(g);
+      const auto out = static_cast<uint32_t>((static_cast<size_t>(r) * tiers + tier) * 2);
+      ports_[out].collectives += delta;
+      ports_[out + 1].collectives += delta;
+      if (!ports_[out].active.empty() || !ports_[out + 1].active.empty()) rerate(out, out + 1, now);
     }
   }
 
   void collective_done(uint32_t inst) {
     const Instance& I = p_.instances[inst];
     const int64_t start = inst_start_[inst];
+    occupy_ports(I, -1, now_);
     for (int32_t k = I.members_begin; k < I.members_end; ++k) {
       const uint32_t g = static_cast<uint32_t>(p_.members[k]);
       const int r = rank_of_member(g);

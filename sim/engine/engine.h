@@ -62,6 +62,10 @@ struct EngineInput {
   std::vector<LinkSpec> links = {LinkSpec{}};
   // Duration of a collective action issued by `rank`; empty: collectives are free.
   std::function<int64_t(int rank, const schedule::Action&)> collective_ns;
+  // The link tier whose ports a collective of `rank` keeps busy while it runs (-1: none; empty:
+  // none). Transfers through those ports meanwhile get a share of the bandwidth as if the
+  // collective were one more transfer; the collective's own duration stays collective_ns's.
+  std::function<int(int rank, const schedule::Action&)> collective_tier;
   // > 0: the compute of all ranks shares this many processors (the CPU backend runs every rank
   // as a thread on the host's cores): n ranks computing at once each progress at
   // min(1, processors / n). 0: every rank computes on its own device.

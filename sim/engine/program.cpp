@@ -115,6 +115,9 @@ Program compile(const EngineInput& in) {
         }
       } else if (schedule::is_collective(a.kind)) {
         op.value = in.collective_ns ? in.collective_ns(r, a) : 0;
+        op.peer = in.collective_tier ? in.collective_tier(r, a) : -1;
+        if (op.peer >= static_cast<int>(in.links.size()))
+          throw std::invalid_argument("simulate: collective_tier gave a tier outside links");
         ++p.coll_begin[r + 1];
       }
     }

@@ -13,7 +13,7 @@ namespace meshscope::engine {
 struct Op {
   int64_t value = 0;  // compute and collectives: duration in ns; SEND/RECV: bytes
   int32_t aux = -1;   // SEND: global index of its RECV; RECV: of its SEND; collective: instance
-  int32_t peer = -1;  // SEND/RECV: the other rank
+  int32_t peer = -1;  // SEND/RECV: the other rank; collectives: the link tier they occupy (-1: none)
   int32_t stage = 0;
   int16_t slot = 0;   // the action's stage among the stages this rank holds
   schedule::ActionKind kind = schedule::ActionKind::kForward;

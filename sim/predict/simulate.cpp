@@ -136,6 +136,11 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
     memo.emplace(key, v);
     return v;
   };
+  // A collective keeps its members' network ports busy when its group spans nodes, else their
+  // NVLink ports: point-to-point transfers then share them.
+  auto tier_of_coll = [&topo](int rank, const schedule::Action& a) {
+    return topo.span(a.group, rank).nodes > 1 ? 1 : 0;
+  };
   const cost::P2pLink intra = cost::p2p_link(hw, true, o.calibration);
   const cost::P2pLink inter = cost::p2p_link(hw, false, o.calibration);
   engine::EngineInput in;
@@ -172,6 +177,7 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
       in.schedule = &out.schedule;
       in.tier_of = [&](int a, int b) { return tier_full(original[a], original[b]); };
       in.collective_ns = [&](int rank, const schedule::Action& a) { return coll_full(original[rank], a); };
+      in.collective_tier = [&](int rank, const schedule::Action& a) { return tier_of_coll(original[rank], a); };
       r = engine::simulate_representatives(in, c.mesh, {o.expand_replicas});
     }
   }
@@ -181,6 +187,7 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
     in.schedule = &out.schedule;
     in.tier_of = tier_full;
     in.collective_ns = coll_full;
+    in.collective_tier = tier_of_coll;
     r = engine::simulate(in);
   }
 

@@ -164,6 +164,30 @@ TEST(Engine, TransfersShareAPortsBandwidth) {
   EXPECT_EQ(simulate(in).step_time_ns, 1'000'000);
 }
 
+TEST(Engine, CollectivesTakeTheirShareOfTheLinks) {
+  // Each replica sends 1 MB from pp 0 to pp 1 while its pp 0 rank runs a 2 ms dp all-reduce on
+  // the same ports: the transfer gets half the link and takes 2 ms instead of 1.
+  const auto s = schedule::load(
+      "mesh dp=2 pp=2 tp=1\nmicrobatches 1\nstages 2\n"
+      "rank 0: 0ALLREDUCE(dp):8 0F0 0SEND_F0@1:1000000\n"
+      "rank 1: 1RECV_F0@0:1000000 1F0\n"
+      "rank 2: 0ALLREDUCE(dp):8 0F0 0SEND_F0@3:1000000\n"
+      "rank 3: 1RECV_F0@2:1000000 1F0\n");
+  EngineInput in;
+  in.schedule = &s;
+  in.stages.assign(2, StageTiming{});
+  in.links = {LinkSpec{1e9, 0}};
+  in.collective_ns = [](int, const schedule::Action&) { return int64_t{2'000'000}; };
+  auto recv_ns = [](const EngineResult& r) {
+    for (const traces::Span& sp : r.timeline.spans)
+      if (sp.kind == traces::SpanKind::kRecv) return sp.duration_ns();
+    return int64_t{0};
+  };
+  EXPECT_EQ(recv_ns(simulate(in)), 1'000'000);
+  in.collective_tier = [](int, const schedule::Action&) { return 0; };
+  EXPECT_EQ(recv_ns(simulate(in)), 2'000'000);
+}
+
 TEST(Engine, CollectiveStartsWhenEveryMemberArrives) {
   const auto s = schedule::load(
       "mesh dp=2 pp=1 tp=1\nmicrobatches 1\n"
