@@ -23,6 +23,7 @@ struct SimulateArgs {
   std::string config;
   std::string out;
   std::string schedule_out;
+  std::string schedule_file;
   std::string calibration;
   bool json = false;
   bool all_devices = false;
@@ -38,6 +39,11 @@ void run(const SimulateArgs& a) {
   predict::SimulateOptions so;
   so.calibration = cal.get();
   so.expand_replicas = a.all_devices;
+  schedule::Schedule given;
+  if (!a.schedule_file.empty()) {
+    given = schedule::load_file(a.schedule_file);
+    so.schedule = &given;
+  }
   predict::Simulation sim;
   try {
     sim = predict::simulate(c, so);
@@ -90,6 +96,8 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--config", args->config, "configuration JSON (keys: sim/predict/config.h)")->required();
   cmd->add_option("--out", args->out, "write the simulated Chrome trace here");
   cmd->add_option("--schedule-out", args->schedule_out, "write the simulated schedule (text form) here");
+  cmd->add_option("--schedule-file", args->schedule_file,
+                  "simulate this schedule (text form) instead of generating one; costs from --config");
   cmd->add_option("--calibration", args->calibration, "calibration from `meshscope calibrate`");
   cmd->add_flag("--all-devices", args->all_devices,
                 "put every device in the trace even when identical replicas were simulated once");

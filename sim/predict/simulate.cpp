@@ -158,7 +158,20 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   bool once = false;
   engine::EngineResult r;
   // Replicas sharing cores slow each other down: they cannot be simulated once.
-  if (c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shared_cores) {
+  if (o.schedule != nullptr) {
+    if (!(o.schedule->mesh == c.mesh) || o.schedule->num_stages != num_stages)
+      throw std::invalid_argument("schedule: its mesh " + mesh::to_string(o.schedule->mesh) + " and " +
+                                  std::to_string(o.schedule->num_stages) + " stages differ from the config's " +
+                                  mesh::to_string(c.mesh) + " and " + std::to_string(num_stages));
+    out.schedule = *o.schedule;
+    in.schedule = &out.schedule;
+    in.tier_of = tier_full;
+    in.collective_ns = coll_full;
+    in.collective_tier = tier_of_coll;
+    once = c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shared_cores &&
+           engine::replicas_symmetric(in);
+    r = once ? engine::simulate_symmetric(in, {o.expand_replicas}) : engine::simulate(in);
+  } else if (c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shared_cores) {
     schedule::GeneratorConfig rg = g;
     rg.mesh = {std::min(c.mesh.dp, 2), c.mesh.pp, 1};  // dp 2 keeps the dp all-reduces in
     schedule::Schedule slice = generate_or_explain(rg);
@@ -181,7 +194,7 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
       r = engine::simulate_representatives(in, c.mesh, {o.expand_replicas});
     }
   }
-  if (!once) {
+  if (!once && o.schedule == nullptr) {
     out.schedule = generate_or_explain(g);
     apply_zero(out.schedule, c.zero, c.mesh.dp, param_bytes);
     in.schedule = &out.schedule;

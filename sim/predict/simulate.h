@@ -48,6 +48,9 @@ struct SimulateOptions {
   bool build_timeline = true;
   bool expand_replicas = false;  // with symmetric replicas: copy their spans to every device
   const cost::Calibration* calibration = nullptr;
+  // Run this schedule (a file written by hand or by `run --dump-schedule`) instead of generating
+  // one; its mesh and stage count must match the config's. Costs still come from the config.
+  const schedule::Schedule* schedule = nullptr;
 };
 
 struct Simulation {

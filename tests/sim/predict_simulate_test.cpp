@@ -135,6 +135,24 @@ TEST(PredictSimulate, ExpertParallelShardsExpertsAndAddsAllToAlls) {
   EXPECT_GT(forward_ns(ep4), forward_ns(ep1));
 }
 
+TEST(PredictSimulate, RunsAGivenScheduleWithTheConfigsCosts) {
+  PredictConfig c = small_gpt();
+  c.symmetry = Symmetry::kOff;
+  const Simulation generated = simulate(c);
+  // The same schedule handed back gives the same step; a shuffled one (GPipe order) another.
+  SimulateOptions o;
+  o.schedule = &generated.schedule;
+  EXPECT_EQ(simulate(c, o).summary.step_time_s, generated.summary.step_time_s);
+  PredictConfig gp = c;
+  gp.schedule = schedule::Family::kGpipe;
+  const Simulation gpipe = simulate(gp);
+  o.schedule = &gpipe.schedule;
+  EXPECT_EQ(simulate(c, o).summary.peak_memory_bytes, gpipe.summary.peak_memory_bytes);
+  PredictConfig other = c;
+  other.mesh = {1, 2, 2};
+  EXPECT_THROW(simulate(other, o), std::invalid_argument);
+}
+
 TEST(PredictSimulate, ShapesTheModelCannotTakeAreReported) {
   PredictConfig c = small_gpt();
   c.mesh = {1, 1, 32};
