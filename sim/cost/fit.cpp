@@ -150,7 +150,9 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
       }
     }
   }
-  if (compute.empty()) throw std::invalid_argument("calibrate: no compute span with FLOPs in the traces");
+  if (compute.empty() && p2p.x.empty() && coll.x.empty())
+    throw std::invalid_argument("calibrate: the traces have no compute span with FLOPs and no "
+                                "transfer or collective with bytes: nothing to fit");
   Calibration c;
   c.hardware = hw.name;
   double peak = hw.peak(precision);

@@ -23,7 +23,8 @@ struct LineFit {
 };
 LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y);
 
-// Throws std::invalid_argument when no timeline has a compute span with FLOPs.
+// Phases or links without spans stay uncalibrated (GPU kernel traces carry no FLOPs: only their
+// transfers and collectives are fitted). Throws std::invalid_argument when nothing can be fitted.
 Calibration fit_calibration(const std::vector<const traces::Timeline*>& timelines,
                             const Hardware& hw, Precision precision);
 
