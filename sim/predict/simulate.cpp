@@ -147,7 +147,10 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   in.stages = timings;
   in.links = {engine::LinkSpec{intra.bandwidth_bytes_per_s, static_cast<int64_t>(intra.latency_ns)},
               engine::LinkSpec{inter.bandwidth_bytes_per_s, static_cast<int64_t>(inter.latency_ns)}};
-  in.build_timeline = o.build_timeline;
+  // The bubble fraction comes from traces::analyze (as `run` reports it), so a Timeline is built
+  // whenever it is small enough to be cheap, even when the caller does not want it.
+  constexpr int kTimelineForBubbles = 4096;
+  in.build_timeline = o.build_timeline || c.mesh.pp <= kTimelineForBubbles;
   // CPU backend: every rank is a thread; beyond the host's cores they share them.
   const bool shared_cores = hw.kind == "cpu" && hw.host_cores > 0 && m_size(c) > hw.host_cores;
   if (shared_cores) in.shared_processors = hw.host_cores;
@@ -170,6 +173,7 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
     in.collective_tier = tier_of_coll;
     once = c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shared_cores &&
            engine::replicas_symmetric(in);
+    if (!once) in.build_timeline = o.build_timeline || m.size() <= kTimelineForBubbles;
     r = once ? engine::simulate_symmetric(in, {o.expand_replicas}) : engine::simulate(in);
   } else if (c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shared_cores) {
     schedule::GeneratorConfig rg = g;
@@ -186,6 +190,7 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
       throw std::invalid_argument("options.symmetry: replicas differ (their nodes split links "
                                   "differently); use \"auto\" or \"off\"");
     if (once) {
+      in.build_timeline = o.build_timeline || c.mesh.pp <= kTimelineForBubbles;
       out.schedule = std::move(reps);
       in.schedule = &out.schedule;
       in.tier_of = [&](int a, int b) { return tier_full(original[a], original[b]); };
@@ -195,6 +200,7 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
     }
   }
   if (!once && o.schedule == nullptr) {
+    in.build_timeline = o.build_timeline || m.size() <= kTimelineForBubbles;
     out.schedule = generate_or_explain(g);
     apply_zero(out.schedule, c.zero, c.mesh.dp, param_bytes);
     in.schedule = &out.schedule;
@@ -217,7 +223,7 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   const double model_flops = w.model_flops_per_microbatch * c.microbatches() * c.mesh.dp;
   s.tflops_per_gpu = s.step_time_s > 0 ? model_flops / s.step_time_s / s.gpus / 1e12 : 0;
   s.mfu = s.tflops_per_gpu * 1e12 / compute.peak_flops();
-  if (o.build_timeline) {
+  if (in.build_timeline) {
     s.bubble_fraction = traces::analyze(r.timeline).bubble_fraction;
   } else {
     s.bubble_fraction = r.compute_idle_fraction();
@@ -240,7 +246,7 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   s.replicas_simulated_once = once;
   s.simulated_ranks = once ? c.mesh.pp : m.size();
   s.simulated_actions = r.actions;
-  out.timeline = std::move(r.timeline);
+  if (o.build_timeline) out.timeline = std::move(r.timeline);
   if (o.build_timeline) {
     out.timeline.metadata["model"] = w.description;
     out.timeline.metadata["hardware"] = hw.name;

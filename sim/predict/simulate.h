@@ -29,7 +29,9 @@ struct Summary {
   double samples_per_s = 0;
   double tflops_per_gpu = 0;  // model FLOPs (no recomputation) per second per GPU, in TFLOP/s
   double mfu = 0;             // tflops_per_gpu over the peak at the configured precision
-  double bubble_fraction = 0; // overall idle over the step window (traces::analyze)
+  // Overall idle over the step window (traces::analyze); for a full simulation of more than 4096
+  // ranks, the mean compute-idle share instead (no Timeline is built for it).
+  double bubble_fraction = 0;
   double communication_s = 0; // most communication time of any device
   int64_t peak_memory_bytes = 0;
   double memory_capacity_bytes = 0;
