@@ -200,7 +200,7 @@ void run(const PredictArgs& a) {
   const std::vector<predict::SweepPoint> points = predict::expand_sweep(j, a.config);
   std::vector<Row> rows;
   predict::SimulateOptions so;
-  so.build_timeline = true;  // replicas run once, so the timeline stays small; bubbles need it
+  so.build_timeline = false;  // figures only (simulate() still analyzes a small Timeline for bubbles)
   so.calibration = cal.get();
   for (size_t i = 0; i < points.size(); ++i) {
     Row r;
