@@ -91,6 +91,18 @@ TEST(Engine, PeakActivationsFollowTheSchedule) {
   }
 }
 
+TEST(Engine, ZbH1KeepsTheMemoryOf1f1b) {
+  // Qi et al. 2023: ZB-H1 keeps 1F1B's peak (p microbatches on the first rank). Rank r holds
+  // p - r microbatches like 1F1B, plus the W-only part (A_W) of the r weight gradients it defers.
+  for (int p : {2, 4, 6}) {
+    const auto r = simulate(equal_stages(make(Family::kZbH1, 1, p, 2 * p), 1000, 1000, 1000));
+    for (int rank = 0; rank < p; ++rank) {
+      EXPECT_EQ(r.ranks[rank].peak_activation_bytes, 100 * (p - rank) + 40 * rank) << "p=" << p << " rank " << rank;
+      EXPECT_LE(r.ranks[rank].peak_activation_bytes, 100 * p);
+    }
+  }
+}
+
 TEST(Engine, InterleavedHoldsMegatronsWarmupPlusOne) {
   // Megatron-LM's interleaved 1F1B runs (p - r - 1) * 2 + (v - 1) * p warm-up forwards on rank r,
   // then one more before its first backward: that many chunk activations at the peak.
