@@ -67,12 +67,9 @@ void run(const SchedulesArgs& args) {
     return;
   }
   const schedule::Schedule s = generate(args);
-  if (args.grid) {
-    std::cout << schedule::format_grid(s);
-    return;
-  }
+  if (args.grid) std::cout << schedule::format_grid(s);
   if (args.out.empty()) {
-    std::cout << schedule::dump(s);
+    if (!args.grid) std::cout << schedule::dump(s);
     return;
   }
   try {
@@ -109,7 +106,8 @@ void add_schedules_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("-o,--out", args->out, "write the schedule text to FILE (whole or not at all)")
       ->type_name("FILE");
-  cmd->add_flag("--grid", args->grid, "print the step x rank grid instead of the text");
+  cmd->add_flag("--grid", args->grid,
+                "print the step x rank grid (instead of the text when no --out is given)");
   cmd->callback([args] { run(*args); });
 }
 
