@@ -1,9 +1,33 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, and runs the whole suite with ctest.
-# GUI tests run under Xvfb (xvfb-run) with Mesa's software OpenGL.
+# The test command: installs what is missing, builds, and runs the whole suite with ctest; then
+# runs the suite again under AddressSanitizer + UndefinedBehaviorSanitizer (scripts/ci-sanitize.sh)
+# and fuzzes the trace importers for a bounded time (scripts/ci-fuzz.sh, FUZZ_SECONDS per target).
+# GUI tests start their own Xvfb (tests/gui/with_display.sh) and skip when there is none.
+#   MESHSCOPE_QUICK=1   only the build and ctest (skip the sanitizer build and the fuzzers)
+#   MESHSCOPE_JOBS=N    parallel build and test jobs (default: number of cores)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MESHSCOPE_BUILD_DIR:-$root/build}
+jobs=${MESHSCOPE_JOBS:-$(nproc)}
+export MESHSCOPE_JOBS=$jobs
+
+step() { printf '\n== %s (%s)\n' "$1" "$(date +%H:%M:%S)"; }
+
+step "build"
 "$root/scripts/build.sh" "$@"
-cd "$build"
-ctest --output-on-failure -j "${MESHSCOPE_JOBS:-$(nproc)}" --timeout 600
+
+step "test suite"
+(cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600)
+
+if [ "${MESHSCOPE_QUICK:-0}" = 1 ]; then
+  echo "MESHSCOPE_QUICK=1: sanitizers and fuzzing skipped"
+  exit 0
+fi
+
+step "test suite under ASan + UBSan"
+"$root/scripts/ci-sanitize.sh"
+
+step "fuzzing the importers (${FUZZ_SECONDS:-60} s per target)"
+FUZZ_SECONDS=${FUZZ_SECONDS:-60} "$root/scripts/ci-fuzz.sh"
+
+step "all tests passed"
