@@ -1,9 +1,12 @@
-# MPI is optional: it only carries the NCCL unique id between nodes, as nccl-tests does.
-set(_mpi_found FALSE)
-if(NOT MESHSCOPE_MPI STREQUAL "OFF" AND MESHSCOPE_CUDA_ENABLED)
-  find_package(MPI QUIET COMPONENTS CXX)
-  if(MPI_CXX_FOUND)
-    set(_mpi_found TRUE)
-  endif()
+# MPI would carry the NCCL unique id between nodes (as nccl-tests does) for a multi-node launch of
+# the cuda backend; that launch is not implemented yet (the cuda backend runs every rank in one
+# process), so MPI is never used: ON is an error rather than a promise, AUTO resolves to OFF.
+if(MESHSCOPE_MPI STREQUAL "ON")
+  message(FATAL_ERROR "MESHSCOPE_MPI=ON: the multi-node MPI launch of the cuda backend is not "
+                      "implemented yet (the cuda backend runs all ranks in one process); "
+                      "configure with MESHSCOPE_MPI=AUTO or OFF")
 endif()
-meshscope_resolve(MESHSCOPE_MPI ${_mpi_found} "MPI (and MESHSCOPE_CUDA)")
+set(MESHSCOPE_MPI_ENABLED OFF)
+if(MESHSCOPE_MPI STREQUAL "AUTO")
+  message(STATUS "meshscope: MESHSCOPE_MPI: multi-node launch not implemented yet, so OFF")
+endif()
