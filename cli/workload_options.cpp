@@ -19,6 +19,7 @@ model::WorkloadSpec WorkloadArgs::to_spec() const {
   s.batch = batch;
   s.lr = lr;
   s.seed = seed;
+  s.data_gradient = data_gradient;
   return s;
 }
 
@@ -32,6 +33,9 @@ void add_workload_options(CLI::App& cmd, WorkloadArgs& a) {
   cmd.add_option("--lr", a.lr, "SGD learning rate")->capture_default_str();
   cmd.add_option("--seed", a.seed, "seed of the weights and the synthetic data")
       ->capture_default_str();
+  cmd.add_flag("--data-gradient", a.data_gradient,
+               "also compute the gradient of the input data, so the first stage costs what the "
+               "others do (for bubble measurements against the closed forms)");
 }
 
 std::string format_losses(const std::vector<double>& losses) {

@@ -20,6 +20,7 @@ struct WorkloadArgs {
   int batch = 32;
   float lr = 0.05f;
   uint64_t seed = 1;
+  bool data_gradient = false;
 
   // Throws UserError naming the flag for an unknown model.
   model::WorkloadSpec to_spec() const;
