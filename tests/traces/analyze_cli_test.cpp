@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <filesystem>
+#include <unistd.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -32,7 +33,11 @@ std::string slurp(const fs::path& p) {
 class AnalyzeCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / "meshscope_analyze_cli_test";
+    // One folder per process and test: ctest runs the tests of this file in parallel, and other
+    // build trees may run them at the same time.
+    dir_ = fs::temp_directory_path() /
+           ("meshscope_analyze_cli_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
