@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 
@@ -12,6 +13,13 @@ std::string format_seconds(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g s", s);
   return buf;
+}
+
+std::chrono::nanoseconds watchdog_poll_interval(double timeout_s) {
+  // Clamped in double before converting: a cast of a huge (or infinite) timeout to integer
+  // nanoseconds would overflow.
+  const double poll_s = std::clamp(timeout_s / 20, 1e-3, 0.1);
+  return std::chrono::nanoseconds(static_cast<int64_t>(poll_s * 1e9));
 }
 
 Watchdog::Watchdog(const std::vector<RankProgress>& progress, double timeout_s,
@@ -53,10 +61,7 @@ uint64_t Watchdog::total_ticks() const {
 void Watchdog::loop() {
   using Clock = std::chrono::steady_clock;
   const auto timeout = std::chrono::duration<double>(timeout_s_);
-  // Poll often enough to fire within ~5% of the timeout, rarely enough to cost nothing.
-  const auto poll = std::clamp(std::chrono::duration_cast<Clock::duration>(timeout / 20),
-                               Clock::duration(std::chrono::milliseconds(1)),
-                               Clock::duration(std::chrono::milliseconds(100)));
+  const auto poll = watchdog_poll_interval(timeout_s_);
   uint64_t last = total_ticks();
   auto last_change = Clock::now();
   std::unique_lock lock(mu_);

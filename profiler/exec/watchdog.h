@@ -2,6 +2,7 @@
 // seconds, with a message saying which rank waits on what, so a deadlock never hangs.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -46,5 +47,9 @@ class Watchdog {
 
 // "5 s", "0.25 s"
 std::string format_seconds(double s);
+
+// How often the watchdog looks at the ranks: a 20th of the timeout (so it fires within ~5% of
+// it), between 1 ms and 100 ms. Any timeout > 0 works, an infinite one included (never fires).
+std::chrono::nanoseconds watchdog_poll_interval(double timeout_s);
 
 }  // namespace meshscope::exec

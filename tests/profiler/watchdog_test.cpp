@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "profiler/exec/executor.h"
@@ -67,6 +68,16 @@ TEST(Watchdog, StaysQuietWhileSomeRankProgresses) {
   w.stop();
   EXPECT_FALSE(w.fired());
   EXPECT_FALSE(aborted);
+}
+
+TEST(Watchdog, PollsATwentiethOfTheTimeoutWithinOneAndOneHundredMilliseconds) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(watchdog_poll_interval(0.5), milliseconds(25));
+  EXPECT_EQ(watchdog_poll_interval(1e-6), milliseconds(1));
+  EXPECT_EQ(watchdog_poll_interval(60), milliseconds(100));
+  // `--timeout 1e300` or `inf`: a rare poll, not an integer overflow into a 1 ms busy poll.
+  EXPECT_EQ(watchdog_poll_interval(1e300), milliseconds(100));
+  EXPECT_EQ(watchdog_poll_interval(std::numeric_limits<double>::infinity()), milliseconds(100));
 }
 
 TEST(Watchdog, DeadlockedScheduleIsAbortedAndNamesTheRanks) {
