@@ -36,14 +36,17 @@ TransferInfo CpuMailbox::take(int src, int64_t tag, void* dst, size_t bytes) {
   Message msg;
   {
     std::unique_lock lock(mu_);
+    // Checked first, not only before waiting: after an abort every call throws (transport.h),
+    // so a rank whose messages happen to be queued stops at once instead of running on.
+    if (abort_.aborted()) abort_.throw_aborted();
     auto match = [&] {
       return std::find_if(pending_.begin(), pending_.end(),
                           [&](const Message& m) { return m.src == src && m.tag == tag; });
     };
     auto it = match();
     while (it == pending_.end()) {
-      if (abort_.aborted()) abort_.throw_aborted();
       cv_.wait(lock);
+      if (abort_.aborted()) abort_.throw_aborted();
       it = match();
     }
     msg = std::move(*it);

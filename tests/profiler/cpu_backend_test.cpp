@@ -160,6 +160,23 @@ TEST(CpuBackend, AbortWakesEveryBlockedCallWithTheReason) {
   EXPECT_THROW(b->transport(1).send(0, 0, &v, 4), Aborted);
 }
 
+TEST(CpuBackend, EveryCallAfterAnAbortThrowsEvenWithItsMessageQueued) {
+  // A rank whose inputs were all sent before the abort must still stop at its next call, not
+  // run on through its program.
+  auto b = cpu({1, 2, 1});
+  const float x = 1;
+  b->transport(0).send(1, 7, &x, sizeof x);
+  b->abort("stop: test");
+  float got = 0;
+  try {
+    b->transport(1).recv(0, 7, &got, sizeof got);
+    FAIL() << "recv returned after the abort";
+  } catch (const Aborted& e) {
+    EXPECT_STREQ(e.what(), "stop: test");
+  }
+  EXPECT_THROW(b->transport(1).all_reduce(GroupKind::kPp, &got, 1), Aborted);
+}
+
 TEST(CpuBackend, FactoryResolvesAutoSaysWhyAndParsesNames) {
   std::ostringstream log;
   const BackendKind picked = resolve_backend_kind(BackendKind::kAuto, {1, 2, 1}, &log);
