@@ -142,6 +142,23 @@ TEST(ChromeReader, ChunkBoundariesDoNotChangeWhatIsRead) {
   EXPECT_EQ(whole.members, trickled.members);
 }
 
+// Empty arrays and objects, and a trailing comma, decided by the byte after '[', '{' or ',':
+// when a chunk ends right there the reader must wait for that byte, not guess (a file source
+// hands over its first 16 bytes alone, exactly `{"traceEvents":[`).
+TEST(ChromeReader, EmptyContainersReadTheSameWhateverTheChunkBoundaries) {
+  for (const std::string json :
+       {R"({"traceEvents":[]})", "[]", "[ ]", R"({})", R"({"a":{},"traceEvents":[],"b":{}})",
+        R"({"traceEvents":[{"ph":"X","args":{}},]})", R"([{"ph":"X"},])",
+        R"({"traceEvents":[{}]})"}) {
+    const Recorded whole = read_string(json);
+    TrickleSource trickle(json);
+    const Recorded trickled = read_all(trickle);
+    EXPECT_EQ(whole.events, trickled.events) << json;
+    EXPECT_EQ(whole.members, trickled.members) << json;
+  }
+  EXPECT_EQ(read_string(R"({"traceEvents":[{"ph":"X","args":{}},]})").events.size(), 1u);
+}
+
 TEST(ChromeReader, ArrayFormWithoutClosingBracketIsAcceptedWithAWarning) {
   ImportReport report;
   const auto seen = read_string(R"([{"ph":"X","ts":1},{"ph":"X","ts":2},)"

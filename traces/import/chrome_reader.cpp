@@ -249,7 +249,14 @@ class ChromeReader {
   // At the end of the stream: returns when the document is complete (or acceptably unclosed).
   void finish_at_end_of_stream() {
     const char* p = scan_.pos();
-    while (p < buffer_.end() && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+    const auto skip_ws = [&] {
+      while (p < buffer_.end() && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+    };
+    skip_ws();
+    if (!summary_.object_form && state_ == State::kEventsAfter && p < buffer_.end() && *p == ',') {
+      ++p;  // an unclosed array's last event is usually followed by its comma
+      skip_ws();
+    }
     const bool only_whitespace_left = p >= buffer_.end();
     if (state_ == State::kTrailer && only_whitespace_left) return;
     const bool between_events =

@@ -141,6 +141,9 @@ void JsonScanner::expect(char c, const char* what) {
 
 bool JsonScanner::consume_if(char c) {
   skip_ws();
+  // At the end of the buffered bytes the answer is in the next chunk: "no" would send the caller
+  // down the wrong branch (an empty array read as the start of an event).
+  if (p_ >= buffer_.end()) throw NeedMoreInput{};
   if (*p_ != c) return false;
   ++p_;
   return true;

@@ -80,6 +80,7 @@ class JsonScanner {
   }
   // Consumes `c` after whitespace, or fails with "expected <what>".
   void expect(char c, const char* what);
+  // Consumes `c` after whitespace if it is there; throws NeedMoreInput at the end of the buffer.
   bool consume_if(char c);
 
   std::string_view string();            // at '"': the unescaped text
