@@ -81,6 +81,13 @@ void run(const AnalyzeArgs& args) {
   } else {
     for (const std::string& w : warnings)
       std::fprintf(stderr, "meshscope: warning: %s\n", w.c_str());
+    if (timeline.spans.empty()) {
+      // A valid trace with no events (a profiler window that caught nothing): not an error, but a
+      // table of zeros would read as a measured result.
+      std::printf("nothing to analyze: the trace has no spans\n");
+      std::fflush(stdout);
+      return;
+    }
     std::fputs(traces::format_table(analysis).c_str(), stdout);
     print_clocks(report);
   }

@@ -84,6 +84,21 @@ TEST_F(AnalyzeCli, TablePrintsDevicesAndOverall) {
   EXPECT_NE(r.out.find("rank 3"), std::string::npos) << r.out;
 }
 
+TEST_F(AnalyzeCli, AnEmptyTraceHasNothingToAnalyze) {
+  // Both forms, as a file (whose first 16 bytes the reader gets alone: `{"traceEvents":[`).
+  for (const std::string text : {R"({"traceEvents":[]})", "[]", "{\"traceEvents\": [ ]}\n"}) {
+    const fs::path p = dir_ / "empty.json";
+    std::ofstream(p) << text;
+    const Result r = run(p.string());
+    EXPECT_EQ(r.exit_code, 0) << text << ": " << r.err;
+    EXPECT_EQ(r.err, "") << text;
+    EXPECT_EQ(r.out, "nothing to analyze: the trace has no spans\n") << text;
+    const Result j = run(p.string() + " --json");
+    ASSERT_EQ(j.exit_code, 0) << text << ": " << j.err;
+    EXPECT_TRUE(nlohmann::json::parse(j.out).at("devices").empty()) << j.out;
+  }
+}
+
 TEST_F(AnalyzeCli, UnreadableOrMalformedFilesFailWithOneLine) {
   const Result missing = run((dir_ / "nope.json").string());
   EXPECT_NE(missing.exit_code, 0);
