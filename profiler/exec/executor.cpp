@@ -6,6 +6,8 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <string>
+#include <system_error>
 #include <thread>
 
 #include "profiler/exec/progress.h"
@@ -127,7 +129,18 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
                       abort_all);
     std::vector<std::thread> threads;
     threads.reserve(world);
-    for (int r = 0; r < world; ++r) threads.emplace_back([&shared, r] { rank_main(shared, r); });
+    try {
+      for (int r = 0; r < world; ++r) threads.emplace_back([&shared, r] { rank_main(shared, r); });
+    } catch (const std::system_error& e) {
+      // The ranks already started wait for the others at the first barrier: release them, or
+      // destroying their joinable threads would terminate the process.
+      const std::string why = "run: could not start the thread of rank " +
+                              std::to_string(threads.size()) + " of " + std::to_string(world) +
+                              " (" + e.what() + "); run fewer ranks";
+      abort_all(why);
+      for (std::thread& t : threads) t.join();
+      throw std::runtime_error(why);
+    }
     for (std::thread& t : threads) t.join();
     watchdog.stop();
     traces::Timeline timeline = tracer.finish();

@@ -3,7 +3,12 @@
 // the run fail with its error instead of hanging the others.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <thread>
 
@@ -169,6 +174,51 @@ TEST(Watchdog, AFailingRankFailsTheRunWithoutWaitingForTheTimeout) {
   }
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(30));  // not the 60 s timeout
   EXPECT_TRUE(backend.aborted());
+}
+
+// Caps the process's address space at what it maps now plus `extra_bytes`.
+void limit_address_space(size_t extra_bytes) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  size_t vm_kib = 0;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmSize:", 0) == 0) vm_kib = std::stoul(line.substr(7));
+  }
+  const rlim_t cap = vm_kib * 1024 + extra_bytes;
+  const rlimit limit{cap, cap};
+  if (vm_kib == 0 || setrlimit(RLIMIT_AS, &limit) != 0) {
+    std::fprintf(stderr, "cannot limit the address space\n");
+    std::exit(3);
+  }
+}
+
+TEST(WatchdogDeathTest, RanksThatCannotStartFailTheRunInsteadOfTerminating) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizers reserve far more address space than this test leaves";
+#else
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  schedule::GeneratorConfig g;
+  g.family = schedule::Family::kDataParallel;
+  g.mesh = {64, 1, 1};
+  g.microbatches = 1;
+  RunConfig c = config_for(schedule::generate(g), 30);
+  c.workload.batch = 64;
+  // 64 rank threads need 64 stacks of 2-8 MiB each: only a few fit in 32 MiB more. Before the
+  // fix the started threads were destroyed joinable and the process terminated.
+  EXPECT_EXIT(
+      {
+        limit_address_space(size_t{32} << 20);
+        try {
+          run(c);
+          std::fprintf(stderr, "the run started all 64 threads\n");
+          std::exit(2);
+        } catch (const std::runtime_error& e) {
+          std::fprintf(stderr, "%s\n", e.what());
+          std::exit(0);
+        }
+      },
+      ::testing::ExitedWithCode(0), "could not start the thread of rank [0-9]+ of 64");
+#endif
 }
 
 TEST(Watchdog, ScheduleTheWorkloadCannotRunIsRejectedBeforeStarting) {
