@@ -179,6 +179,13 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
       p.infos.push_back(std::move(info));
     }
   }
+  for (const RankPlan& receiver : plans) {
+    for (const PlannedAction& pa : receiver.actions) {
+      if (schedule::is_recv(pa.kind) && pa.peer != receiver.rank) {
+        plans[pa.peer].peer_recv_orders[receiver.rank].push_back(pa.tag);
+      }
+    }
+  }
   return plans;
 }
 

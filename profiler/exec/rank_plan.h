@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "profiler/capture/action_tracer.h"
@@ -36,6 +37,9 @@ struct RankPlan {
   std::vector<capture::InnerInfo> inner;   // tp collectives of the rank's stages
   // Global ranks this rank's collectives talk to, per group kind (for the watchdog's message).
   std::vector<std::vector<int>> group_ranks;
+  // Per peer this rank sends to (itself excluded): the tags of those messages in the order the
+  // peer receives them, for Transport::expect_recv_order.
+  std::map<int, std::vector<int64_t>> peer_recv_orders;
 };
 
 // The message tag of a p2p transfer, named after the receiving stage: activations to stage s and

@@ -111,6 +111,7 @@ void run_steps(SharedRun& shared, int rank) {
   runtime::DeviceOps& dev = backend.device(rank);
   runtime::Transport& net = backend.transport(rank);
   const RankPlan& plan = shared.plans[rank];
+  for (const auto& [peer, tags] : plan.peer_recv_orders) net.expect_recv_order(peer, tags);
   const std::vector<capture::ActionInfo>& infos = (*shared.programs)[rank];
   RankProgress& progress = (*shared.progress)[rank];
   RankResult& result = shared.results[rank];

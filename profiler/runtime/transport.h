@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sim/mesh/mesh.h"
 
@@ -49,6 +50,16 @@ class Transport {
   virtual ~Transport() = default;
 
   virtual int rank() const = 0;
+
+  // The tags `peer` receives from this rank within one step, in the order it receives them
+  // (each once; the order repeats every step). Called before the first send to `peer`. Backends
+  // that match messages by tag (cpu, cuda-virtual) need not care; one whose channels deliver in
+  // send order (cuda: NCCL) holds a send back until every message the peer takes before it has
+  // gone (send_sequencer.h), so receives may come in another order than the sends.
+  virtual void expect_recv_order(int peer, const std::vector<int64_t>& tags) {
+    (void)peer;
+    (void)tags;
+  }
 
   virtual void send(int peer, int64_t tag, const void* src, size_t bytes) = 0;
   virtual TransferInfo recv(int peer, int64_t tag, void* dst, size_t bytes) = 0;

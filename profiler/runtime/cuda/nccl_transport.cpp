@@ -39,12 +39,31 @@ void NcclTransport::send(int peer, int64_t tag, const void* src, size_t bytes) {
     self_[tag].emplace_back(staging, bytes);
     return;
   }
-  to_p2p_.order(compute_, c->send_stream.get());
+  std::vector<Staged> ready;
+  try {
+    ready = sequencers_[peer].push(tag, Staged{staging, bytes});
+  } catch (const std::invalid_argument& e) {
+    MESHSCOPE_CUDA_WARN(cudaFreeAsync(staging, compute_));
+    throw std::runtime_error("rank " + std::to_string(rank_) + ": send to rank " +
+                             std::to_string(peer) + ": " + e.what());
+  }
+  for (const Staged& m : ready) post_send(*c, m);
+}
+
+void NcclTransport::post_send(Channel& c, const Staged& m) {
+  // A message held back was staged earlier on the compute stream: ordering after all compute
+  // issued so far covers it.
+  to_p2p_.order(compute_, c.send_stream.get());
   MESHSCOPE_NCCL_CHECK(ncclGroupStart());
   MESHSCOPE_NCCL_CHECK(
-      ncclSend(staging, bytes, ncclUint8, 1, c->send_comm.comm, c->send_stream.get()));
+      ncclSend(m.data, m.bytes, ncclUint8, 1, c.send_comm.comm, c.send_stream.get()));
   MESHSCOPE_NCCL_CHECK(ncclGroupEnd());
-  MESHSCOPE_CUDA_CHECK(cudaFreeAsync(staging, c->send_stream.get()));
+  MESHSCOPE_CUDA_CHECK(cudaFreeAsync(m.data, c.send_stream.get()));
+}
+
+void NcclTransport::expect_recv_order(int peer, const std::vector<int64_t>& tags) {
+  if (peer == rank_) return;  // sends to self are matched by tag
+  sequencers_[peer].expect(tags);
 }
 
 TransferInfo NcclTransport::recv(int peer, int64_t tag, void* dst, size_t bytes) {
@@ -63,8 +82,8 @@ TransferInfo NcclTransport::recv(int peer, int64_t tag, void* dst, size_t bytes)
     MESHSCOPE_CUDA_CHECK(cudaFreeAsync(staging, compute_));
     return {};
   }
-  // NCCL matches a channel's messages in order; the schedule keeps one order per pair and
-  // direction, so the tag needs no matching here (sizes are the schedule's, checked by it).
+  // NCCL matches a channel's messages in order; the sender released them in this rank's receive
+  // order (expect_recv_order), so the tag needs no matching here (sizes are the schedule's).
   Channel& c = channel(peer, rank_, "recv");
   to_p2p_.order(compute_, c.recv_stream.get());
   MESHSCOPE_NCCL_CHECK(ncclGroupStart());

@@ -1,12 +1,14 @@
 // The cuda backend's Transport: staged ncclSend/ncclRecv on the pair's channel (each in its own
-// group call), NCCL collectives on the group's communicator, ordered with the compute stream by
+// group call; sends released in the receiver's order), NCCL collectives on the group's communicator, ordered with the compute stream by
 // events. A peer equal to the caller is served by a local copy.
 #pragma once
 
 #include <deque>
 #include <map>
+#include <vector>
 
 #include "profiler/runtime/cuda/nccl_backend.h"
+#include "profiler/runtime/send_sequencer.h"
 #include "profiler/runtime/transport.h"
 
 namespace meshscope::runtime::cuda {
@@ -16,6 +18,7 @@ class NcclTransport final : public Transport {
   NcclTransport(int rank, CudaNcclBackend& backend, cudaStream_t compute, cudaStream_t comm);
 
   int rank() const override { return rank_; }
+  void expect_recv_order(int peer, const std::vector<int64_t>& tags) override;
   void send(int peer, int64_t tag, const void* src, size_t bytes) override;
   TransferInfo recv(int peer, int64_t tag, void* dst, size_t bytes) override;
   TransferInfo all_reduce(mesh::GroupKind group, float* data, size_t count) override;
@@ -25,7 +28,12 @@ class NcclTransport final : public Transport {
                               size_t count) override;
 
  private:
+  struct Staged {
+    void* data = nullptr;  // on the compute stream's pool; freed on the channel's stream
+    size_t bytes = 0;
+  };
   Channel& channel(int from, int to, const char* call);
+  void post_send(Channel& c, const Staged& m);
   void before_collective();
   void after_collective();
 
@@ -36,6 +44,9 @@ class NcclTransport final : public Transport {
   StreamLink to_comm_, to_compute_, to_p2p_, from_p2p_;
   // Sends to self: staged buffers by tag, FIFO.
   std::map<int64_t, std::deque<std::pair<void*, size_t>>> self_;
+  // Sends to each peer, released in the order the peer receives them: NCCL pairs a channel's
+  // sends and recvs by position, so a message must not overtake one the peer takes earlier.
+  std::map<int, SendSequencer<Staged>> sequencers_;
 };
 
 }  // namespace meshscope::runtime::cuda
