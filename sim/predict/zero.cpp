@@ -25,8 +25,13 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
         continue;  // ZeRO-3 reduced each microbatch's gradients already
       }
       if (zero >= 3 && (a.kind == ActionKind::kForward || a.kind == ActionKind::kBackward ||
-                        a.kind == ActionKind::kInputGrad))
-        out.push_back(collective(ActionKind::kAllGather, a.stage, pb));
+                        a.kind == ActionKind::kInputGrad)) {
+        // Issued ahead of the receives that feed the compute (a prefetch): a RECV holds the
+        // program until its send has run, and the gather need not wait for that.
+        auto at = out.end();
+        while (at != out.begin() && schedule::is_recv((at - 1)->kind)) --at;
+        out.insert(at, collective(ActionKind::kAllGather, a.stage, pb));
+      }
       out.push_back(a);
       if (zero >= 3 && (a.kind == ActionKind::kBackward || a.kind == ActionKind::kWeightGrad))
         out.push_back(collective(ActionKind::kReduceScatter, a.stage, pb));
