@@ -16,8 +16,12 @@ namespace {
 
 using schedule::ActionKind;
 
-constexpr uint8_t kArrived = 1;
-constexpr uint8_t kIssued = 2;
+// Per-op state bits. Those of a transfer all live on its RECV, the one byte both sides touch.
+constexpr uint8_t kArrived = 1;     // RECV: its transfer has arrived
+constexpr uint8_t kIssued = 2;      // RECV: the cursor has passed it and counts it pending
+constexpr uint8_t kSendIssued = 4;  // RECV: the sender's cursor has passed the SEND
+constexpr uint8_t kWaitedOn = 8;    // RECV: the receiver's cursor waits here for that
+constexpr uint8_t kReached = 16;    // collective: the cursor has reached it (counted in its instance)
 
 struct Transfer {
   uint32_t send_op = 0, recv_op = 0;
@@ -47,6 +51,7 @@ struct RankState {
   int64_t compute_start = 0;
   int64_t activation = 0;
   bool compute_busy = false, blocked = false, send_busy = false, coll_busy = false;
+  bool waiting = false;  // the cursor waits at a RECV or collective for its partners to issue theirs
 };
 
 class Sim {
@@ -55,7 +60,9 @@ class Sim {
       : in_(in), p_(p), rec_(in, p, in.build_timeline), state_(p.ops.size(), 0),
         ranks_(p.num_ranks), stats_(p.num_ranks),
         pending_colls_(static_cast<size_t>(p.num_ranks) * p.slots_per_rank * 2, 0),
-        inst_arrived_(p.instances.size(), 0), inst_start_(p.instances.size(), 0) {
+        inst_reached_(p.instances.size(), 0), sync_reached_(p.tp_syncs.size(), 0),
+        inst_arrived_(p.instances.size(), 0),
+        inst_start_(p.instances.size(), 0) {
     const int tiers = static_cast<int>(in.links.size());
     ports_.resize(static_cast<size_t>(p.num_ranks) * tiers * 2);
     for (size_t i = 0; i < ports_.size(); ++i) {
@@ -74,6 +81,7 @@ class Sim {
 
   EngineResult run() {
     for (int r = 0; r < p_.num_ranks; ++r) advance(r, 0);
+    wake_waiting();
     int64_t events = 0;
     while (!queue_.empty()) {
       const Event e = queue_.pop();
@@ -87,6 +95,7 @@ class Sim {
         case EventType::kTransferDone: transfer_done(e.target(), e.seq()); break;
         case EventType::kCollectiveDone: collective_done(e.target()); break;
       }
+      wake_waiting();
     }
     check_finished();
     EngineResult res;
@@ -99,9 +108,13 @@ class Sim {
   }
 
  private:
-  // Runs rank r's cursor as far as it can go at time now_.
+  // Runs rank r's cursor as far as it can go at time now_. The cursor passes a RECV once its SEND
+  // has been issued and a collective once every member has reached it (the rendezvous semantics
+  // of validator.h, so a schedule deadlocks here exactly when it does there and in the executor);
+  // the data itself still moves on the communication streams while compute goes on.
   void advance(int r, int64_t now) {
     RankState& st = ranks_[r];
+    st.waiting = false;
     while (st.pc < st.end) {
       const uint32_t g = st.pc;
       const Op& op = p_.ops[g];
@@ -110,10 +123,16 @@ class Sim {
         case ActionKind::kSendBackward:
           ++st.sends_issued;
           ++st.pc;
+          if ((state_[op.aux] |= kSendIssued) & kWaitedOn) wake_.push_back(op.peer);
           start_next_send(r, now);
           continue;
         case ActionKind::kRecvForward:
         case ActionKind::kRecvBackward:
+          if (!(state_[g] & kSendIssued)) {
+            state_[g] |= kWaitedOn;
+            st.waiting = true;
+            return;
+          }
           if (!(state_[g] & kArrived)) {
             state_[g] |= kIssued;
             ++st.pending_recvs;
@@ -124,6 +143,10 @@ class Sim {
         case ActionKind::kAllGather:
         case ActionKind::kReduceScatter:
         case ActionKind::kAllToAll:
+          if (!reach(g, p_.instances, p_.members, inst_reached_, 0)) {
+            st.waiting = true;
+            return;
+          }
           ++st.colls_issued;
           ++pending_colls_[coll_index(r, op)];
           ++st.pc;
@@ -132,8 +155,14 @@ class Sim {
         default:
           break;
       }
-      // Compute: waits for earlier receives and for this stage's earlier collectives that it
-      // consumes: gathers and all-to-alls bring its inputs; STEP also needs reduced gradients.
+      // Compute: with tp programs that differ, first the tp group's rendezvous (program.h); then
+      // it waits for earlier receives and for this stage's earlier collectives that it consumes:
+      // gathers and all-to-alls bring its inputs; STEP also needs reduced gradients.
+      if (op.aux >= 0 && !p_.tp_syncs.empty() &&
+          !reach(g, p_.tp_syncs, p_.tp_sync_members, sync_reached_, in_.schedule->mesh.tp)) {
+        st.waiting = true;
+        return;
+      }
       if (st.compute_busy) return;
       const size_t ci = 2 * slot_index(r, op.slot);
       if (st.pending_recvs > 0 || pending_colls_[ci] > 0 ||
@@ -158,6 +187,33 @@ class Sim {
       return;
     }
     st.blocked = false;
+  }
+
+  // Counts the cursor's arrival at op g, a member of rendezvous instances[op.aux]; true once all
+  // `expected` members (0: every listed member) have reached it. The last to arrive wakes the others.
+  bool reach(uint32_t g, const std::vector<Instance>& instances, const std::vector<int32_t>& members,
+             std::vector<int32_t>& reached, int32_t expected) {
+    const int32_t inst = p_.ops[g].aux;
+    const Instance& I = instances[inst];
+    const int32_t size = expected > 0 ? expected : I.members_end - I.members_begin;
+    if (!(state_[g] & kReached)) {
+      state_[g] |= kReached;
+      if (++reached[inst] == size && size > 1) {
+        for (int32_t k = I.members_begin; k < I.members_end; ++k) {
+          const auto m = static_cast<uint32_t>(members[k]);
+          if (m != g) wake_.push_back(rank_of_member(m));
+        }
+      }
+    }
+    return reached[inst] == size;
+  }
+
+  void wake_waiting() {
+    while (!wake_.empty()) {
+      const int r = wake_.back();
+      wake_.pop_back();
+      if (ranks_[r].waiting) advance(r, now_);
+    }
   }
 
   size_t slot_index(int r, int slot) const {
@@ -378,6 +434,28 @@ class Sim {
   // collective's position in its rank's list instead of searching.
   int rank_of_member(uint32_t g) const { return p_.rank_of_op(g); }
 
+  std::string why_stuck(int r, uint32_t g) const {
+    const RankState& st = ranks_[r];
+    const Op& op = p_.ops[g];
+    if (st.waiting && schedule::is_recv(op.kind))
+      return " (waiting for rank " + std::to_string(op.peer) + " to send it)";
+    if (st.waiting && schedule::is_collective(op.kind)) {
+      const Instance& I = p_.instances[op.aux];
+      for (int32_t k = I.members_begin; k < I.members_end; ++k) {
+        const auto m = static_cast<uint32_t>(p_.members[k]);
+        if (!(state_[m] & kReached))
+          return " (waiting for rank " + std::to_string(rank_of_member(m)) + " of its " +
+                 std::string(mesh::name(in_.schedule->ranks[r][g - p_.rank_begin[r]].group)) +
+                 " group to reach it)";
+      }
+    }
+    if (st.waiting && schedule::is_compute(op.kind))
+      return " (waiting for its tp group to reach the same compute)";
+    if (st.pending_recvs > 0) return " (waiting for a RECV's data)";
+    if (st.coll_head < st.colls_issued) return " (waiting for its group's collective)";
+    return "";
+  }
+
   void check_finished() const {
     std::string stuck;
     int count = 0;
@@ -389,9 +467,7 @@ class Sim {
       if (++count > 4) continue;
       const uint32_t g = st.pc < st.end ? st.pc : (st.coll_head < st.colls_issued ? static_cast<uint32_t>(p_.colls[st.coll_head]) : st.pc - 1);
       const schedule::Action& a = in_.schedule->ranks[r][g - p_.rank_begin[r]];
-      std::string why = st.pending_recvs > 0 ? " (waiting for a RECV's data)"
-                        : st.coll_head < st.colls_issued ? " (waiting for its group's collective)"
-                                                         : "";
+      const std::string why = why_stuck(r, g);
       stuck += (stuck.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " at action " +
                std::to_string(g - p_.rank_begin[r]) + " '" + schedule::to_string(a) + "'" + why;
     }
@@ -409,7 +485,9 @@ class Sim {
   std::vector<RankState> ranks_;
   std::vector<RankStats> stats_;
   std::vector<int32_t> pending_colls_;
-  std::vector<int32_t> inst_arrived_;
+  std::vector<int32_t> inst_reached_;  // members whose cursor has reached the collective
+  std::vector<int32_t> sync_reached_;  // the same for tp compute rendezvous
+  std::vector<int32_t> inst_arrived_;  // members whose collective stream has reached it
   std::vector<int64_t> inst_start_;
   std::vector<Transfer> transfers_;
   std::vector<uint32_t> free_;
@@ -417,6 +495,7 @@ class Sim {
   std::vector<uint32_t> touched_;
   std::vector<Job> jobs_;
   std::vector<int> computing_;  // ranks computing on shared processors
+  std::vector<int> wake_;       // waiting ranks whose partners have just issued
 };
 
 }  // namespace

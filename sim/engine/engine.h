@@ -4,7 +4,11 @@
 // Semantics (the executor's, with GPU streams):
 // - Each rank has a program cursor, one compute stream, one send stream and one collective stream.
 //   The cursor runs compute actions (F, B, I, W, STEP) on the compute stream one at a time and
-//   waits for each to finish; SEND, RECV and collectives are issued without waiting.
+//   waits for each to finish. SEND is issued without waiting. The cursor passes a RECV once the
+//   peer has issued the matching SEND, and a collective once every member of its group has
+//   reached it: the rendezvous of schedule/validator.h (and of the executor), so a schedule
+//   deadlocks here exactly when the validator says it does; the data then moves on the
+//   communication streams while the cursor goes on.
 // - A compute action starts once every RECV issued before it has its data and every all-gather
 //   and all-to-all issued before it on the same stage has completed (they bring its inputs:
 //   ZeRO-3 parameters, expert tokens); STEP also waits for the stage's all-reduces and

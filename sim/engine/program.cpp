@@ -52,6 +52,53 @@ std::vector<int16_t> stage_slots(const schedule::Schedule& s, int* slots_per_ran
   return slot;
 }
 
+// True when every tp rank runs its group's tp 0 program action for action.
+bool tp_programs_agree(const schedule::Schedule& s, const mesh::Mesh& mesh) {
+  for (int r = 0; r < mesh.size(); ++r) {
+    const int lead = mesh.peer_in_group(mesh::GroupKind::kTp, r, 0);
+    if (lead == r) continue;
+    const auto& mine = s.ranks[r];
+    const auto& theirs = s.ranks[lead];
+    if (mine.size() != theirs.size()) return false;
+    for (size_t i = 0; i < mine.size(); ++i) {
+      const Action& a = mine[i];
+      const Action& b = theirs[i];
+      if (a.kind != b.kind || a.stage != b.stage || a.microbatch != b.microbatch || a.group != b.group ||
+          a.bytes != b.bytes)
+        return false;
+    }
+  }
+  return true;
+}
+
+// Numbers each tp group's computes by position: the k-th compute of every member is one rendezvous.
+void add_tp_syncs(const mesh::Mesh& mesh, Program& p) {
+  std::vector<std::vector<int32_t>> by_member(mesh.size());  // [rank] -> its compute ops
+  for (int r = 0; r < mesh.size(); ++r)
+    for (uint32_t g = p.rank_begin[r]; g < p.rank_begin[r + 1]; ++g)
+      if (schedule::is_compute(p.ops[g].kind)) by_member[r].push_back(static_cast<int32_t>(g));
+  for (int r = 0; r < mesh.size(); ++r) {
+    if (mesh.index_in_group(mesh::GroupKind::kTp, r) != 0) continue;
+    const std::vector<int> group = mesh.group_ranks(mesh::GroupKind::kTp, r);
+    size_t longest = 0;
+    for (int m : group) longest = std::max(longest, by_member[m].size());
+    for (size_t k = 0; k < longest; ++k) {
+      Instance I;
+      I.members_begin = static_cast<int32_t>(p.tp_sync_members.size());
+      for (int m : group) {
+        if (k >= by_member[m].size()) continue;
+        const int32_t g = by_member[m][k];
+        p.ops[g].aux = static_cast<int32_t>(p.tp_syncs.size());
+        p.tp_sync_members.push_back(g);
+      }
+      // A member short of computes never arrives (the engine waits for tp members, not for
+      // members_end - members_begin): the others wait, as in the validator.
+      I.members_end = static_cast<int32_t>(p.tp_sync_members.size());
+      p.tp_syncs.push_back(I);
+    }
+  }
+}
+
 }  // namespace
 
 int Program::rank_of_op(uint32_t g) const {
@@ -231,6 +278,7 @@ Program compile(const EngineInput& in) {
                             std::string(mesh::name(a0.group)) + " group, only " +
                             std::to_string(have) + " ever issue it");
   }
+  if (s.mesh.tp > 1 && !tp_programs_agree(s, mesh)) add_tp_syncs(mesh, p);
   return p;
 }
 

@@ -35,6 +35,12 @@ struct Program {
   // Per rank, its SENDs and its collectives in program order (CSR over ranks).
   std::vector<uint32_t> send_begin, coll_begin;
   std::vector<int32_t> sends, colls;
+  // When the tp ranks of a group run programs that differ, the k-th compute of each member is one
+  // rendezvous (the tp collectives inside compute, validator.h): compute ops then carry their
+  // index here in `aux`, with members as for collectives. Empty when tp = 1 or the programs agree
+  // (they then keep in step without it).
+  std::vector<Instance> tp_syncs;
+  std::vector<int32_t> tp_sync_members;
 
   int rank_of_op(uint32_t g) const;  // binary search; only for error messages
 };
