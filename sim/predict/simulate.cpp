@@ -16,6 +16,7 @@
 #include "sim/predict/workload_costs.h"
 #include "sim/predict/zero.h"
 #include "sim/schedule/generators.h"
+#include "sim/schedule/validator.h"
 #include "traces/analysis.h"
 
 namespace meshscope::predict {
@@ -162,6 +163,10 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   engine::EngineResult r;
   // Replicas sharing cores slow each other down: they cannot be simulated once.
   if (o.schedule != nullptr) {
+    // The engine reports deadlocks and unmatched transfers, but runs work in any order: what the
+    // executor would refuse (a B before its F, work missing or repeated) must not get a step time.
+    const schedule::ValidationResult valid = schedule::validate(*o.schedule);
+    if (!valid.ok()) throw std::invalid_argument("schedule: " + valid.error->message);
     if (!(o.schedule->mesh == c.mesh) || o.schedule->num_stages != num_stages)
       throw std::invalid_argument("schedule: its mesh " + mesh::to_string(o.schedule->mesh) + " and " +
                                   std::to_string(o.schedule->num_stages) + " stages differ from the config's " +

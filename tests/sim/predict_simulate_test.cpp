@@ -4,6 +4,7 @@
 
 #include "sim/predict/memory.h"
 #include "sim/predict/search.h"
+#include "sim/schedule/schedule_text.h"
 
 namespace meshscope::predict {
 namespace {
@@ -151,6 +152,30 @@ TEST(PredictSimulate, RunsAGivenScheduleWithTheConfigsCosts) {
   PredictConfig other = c;
   other.mesh = {1, 2, 2};
   EXPECT_THROW(simulate(other, o), std::invalid_argument);
+}
+
+TEST(PredictSimulate, AGivenScheduleTheValidatorRejectsGetsNoStepTime) {
+  PredictConfig c;
+  c.model = ModelKind::kMlp;
+  c.mlp_layers = 2;
+  c.mlp_hidden = 64;
+  c.mesh = {1, 2, 1};
+  c.global_batch = 1;
+  c.gpu = "a100-80gb";
+  // Rank 1 runs its backward before its forward: the engine alone would time it.
+  const auto s = schedule::load(
+      "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
+      "rank 0: 0F0 0SEND_F0 0RECV_B0 0B0 0STEP\n"
+      "rank 1: 1RECV_F0 1B0 1F0 1SEND_B0 1STEP\n");
+  SimulateOptions o;
+  o.schedule = &s;
+  try {
+    simulate(c, o);
+    FAIL() << "expected the schedule to be rejected";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1 (dp0 pp1 tp0) step 1 (1B0): missing input"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(PredictSimulate, ShapesTheModelCannotTakeAreReported) {
