@@ -88,15 +88,22 @@ void run(const DemoArgs& a) {
   const auto backend = runtime::parse_backend_kind(a.backend);
   if (!backend) throw UserError("unknown backend '" + a.backend + "' (auto, cpu, cuda, cuda-virtual)");
   if (a.steps < 1) throw UserError("--steps must be >= 1");
+  if (!(a.timeout_s > 0)) throw UserError("--timeout must be > 0 seconds");
   const std::filesystem::path dir = a.out;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw UserError("cannot create output folder " + dir.string() + ": " + ec.message());
 
   const std::vector<DemoRun> runs = demo_runs();
+  // One backend for every run, picked for the largest mesh (auto says once, up front, what it
+  // picked and why), so the table compares like with like.
+  mesh::MeshShape largest = runs.front().generator.mesh;
+  for (const DemoRun& d : runs) {
+    if (d.generator.mesh.size() > largest.size()) largest = d.generator.mesh;
+  }
+  const runtime::BackendKind kind = runtime::resolve_backend_kind(*backend, largest, &std::cerr);
   std::vector<RunSummary> summaries;
   bool all_equal = true;
-  std::ostream* log = &std::cerr;  // auto says once which backend it picked
   for (size_t i = 0; i < runs.size(); ++i) {
     const DemoRun& d = runs[i];
     std::fprintf(stderr, "[%zu/%zu] %-16s %s ... ", i + 1, runs.size(), d.label.c_str(),
@@ -108,10 +115,15 @@ void run(const DemoArgs& a) {
     spec.workload = d.workload;
     spec.schedule = generate_for_workload(d.generator, d.workload);
     spec.steps = a.steps;
-    spec.backend = *backend;
+    spec.backend = kind;
     spec.timeout_s = a.timeout_s;
-    RunSummary s = execute(spec, dir / (d.label + ".json"), log);
-    log = nullptr;
+    RunSummary s;
+    try {
+      s = execute(spec, dir / (d.label + ".json"), nullptr);
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "failed\n");  // the error follows on its own line
+      throw;
+    }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const bool equal = s.max_relative_error <= kEquivalenceTolerance;

@@ -143,15 +143,20 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--schedule-file", a->schedule_file,
                   "run a schedule text file instead (see `meshscope schedules --dump`)");
-  cmd->add_option("--dp", a->dp, "data-parallel replicas (default 1)");
-  cmd->add_option("--pp", a->pp, "pipeline ranks (default 1; 4 when no dimension is given)");
-  cmd->add_option("--tp", a->tp, "tensor-parallel ranks (default 1)");
+  cmd->add_option("--dp", a->dp, "data-parallel replicas (default 1)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--pp", a->pp, "pipeline ranks (default 1; 4 when no dimension is given)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--tp", a->tp, "tensor-parallel ranks (default 1)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--devices", a->devices,
-                  "number of devices; alone, it sizes the family's own dimension");
+                  "number of devices; alone, it sizes the family's own dimension")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--microbatches,-m", a->microbatches, "microbatches per replica per step")
       ->capture_default_str();
   cmd->add_option("--virtual,-v", a->virtual_stages,
-                  "model chunks per pp rank (interleaved; default 2 there, 1 elsewhere)");
+                  "model chunks per pp rank (interleaved; default 2 there, 1 elsewhere)")
+      ->check(CLI::Range(1, 1 << 20));
   add_workload_options(*cmd, a->workload);
   cmd->add_option("--steps", a->steps, "training steps")->capture_default_str();
   cmd->add_option("--backend,-b", a->backend, "auto, cpu, cuda or cuda-virtual")

@@ -119,6 +119,47 @@ TEST(RunCli, BadArgumentsGiveOneLineErrorAndNonZeroExit) {
   }
 }
 
+TEST(RunCli, MeshDimensionsBelowOneAreRefusedNotReplacedByDefaults) {
+  // 0 used to mean "not given", so `--pp 0` silently ran on four pipeline ranks.
+  for (const std::string flag : {"--pp 0", "--dp 0", "--tp -2", "--devices 0", "--virtual 0"}) {
+    const Result r = meshscope("run --model chain --batch 4 --backend cpu " + flag);
+    EXPECT_NE(r.status, 0) << flag << ": " << r.out;
+    const std::string name = flag.substr(0, flag.find(' '));
+    EXPECT_EQ(r.err.rfind(name, 0), 0u) << flag << ": " << r.err;
+    EXPECT_EQ(r.out, "") << flag;
+  }
+}
+
+// Whether this machine runs the GPU backends (then the no-GPU expectations do not apply).
+bool gpu_backends_run() {
+  return meshscope("run --backend cuda-virtual --model chain --pp 3 -m 1 --batch 4 --steps 1 "
+                   "--no-check").status == 0;
+}
+
+TEST(RunCli, GpuBackendsWithoutAGpuFailWithOneLine) {
+  if (gpu_backends_run()) GTEST_SKIP() << "a GPU is present";
+  for (const std::string backend : {"cuda", "cuda-virtual"}) {
+    const Result r = meshscope("run --backend " + backend + " --model chain --pp 3 -m 1 --batch 4");
+    EXPECT_EQ(r.status, 1) << backend;
+    EXPECT_EQ(r.err.rfind("meshscope: error: ", 0), 0u) << backend << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << backend << ": " << r.err;
+    EXPECT_EQ(r.out, "") << backend;
+  }
+}
+
+TEST(RunCli, AutoFallsBackToCpuSayingSoOnce) {
+  if (gpu_backends_run()) GTEST_SKIP() << "a GPU is present";
+  const Result r = meshscope("run --backend auto --model chain --pp 3 -m 1 --batch 4 --steps 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.rfind("backend: cpu (no GPU", 0), 0u) << r.err;
+  size_t mentions = 0;
+  for (size_t at = r.err.find("backend:"); at != std::string::npos; at = r.err.find("backend:", at + 1)) {
+    ++mentions;
+  }
+  EXPECT_EQ(mentions, 1u) << r.err;
+  EXPECT_NE(r.out.find("backend cpu (3 threads)"), std::string::npos) << r.out;
+}
+
 TEST(RunCli, UnwritableTraceLeavesNoFileAndFails) {
   const Result r = meshscope("run --schedule gpipe --pp 2 -m 2 --model chain --batch 4 --backend cpu "
                              "--out /nonexistent_dir/run.json");
@@ -142,6 +183,18 @@ TEST(RunCli, HandWrittenScheduleRunsAndADeadlockingOneIsRejected) {
                              " --model mlp --layers 2 --hidden 16 --batch 8 --backend cpu");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("rank 0"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
+TEST(DemoCli, BadArgumentsFailBeforeAnyRunWithOneLine) {
+  const fs::path dir = temp_dir("demo_bad");
+  for (const std::string args : {"--timeout 0", "--timeout -1", "--steps 0", "--backend tpu"}) {
+    const Result r = meshscope("demo " + args + " --out " + dir.string());
+    EXPECT_EQ(r.status, 1) << args;
+    EXPECT_EQ(r.err.rfind("meshscope: error: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+  EXPECT_TRUE(fs::is_empty(dir));
   fs::remove_all(dir);
 }
 
