@@ -2,6 +2,7 @@
 // it against one device, write its Chrome trace and print the summary.
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -123,6 +124,13 @@ void run(const RunArgs& a) {
     } else {
       std::printf("trace: %s (open in https://ui.perfetto.dev or chrome://tracing)\n",
                   summary.trace.c_str());
+    }
+  }
+  for (size_t step = 0; step < summary.losses.size(); ++step) {
+    if (!std::isfinite(summary.losses[step])) {
+      throw std::runtime_error("training diverged: the loss of step " + std::to_string(step) +
+                               " is " + std::to_string(summary.losses[step]) +
+                               " (try a smaller --lr)");
     }
   }
   if (summary.checked && !(summary.max_relative_error <= kEquivalenceTolerance)) {

@@ -16,11 +16,13 @@
 namespace meshscope::cli {
 namespace {
 
-// max |a - b| / max |b| over a tensor.
+// max |a - b| / max |b| over a tensor; infinite when either holds a NaN or an infinity (a
+// diverged run is never "equal", and std::max would silently skip a NaN).
 double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return INFINITY;
   double diff = 0, mag = 0;
   for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
     diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
     mag = std::max(mag, std::abs(static_cast<double>(b[i])));
   }
@@ -34,6 +36,7 @@ double compare_with_reference(const RunSpec& spec, const exec::RunResult& got) {
     return INFINITY;
   }
   for (size_t s = 0; s < want.losses.size(); ++s) {
+    if (!std::isfinite(got.losses[s]) || !std::isfinite(want.losses[s])) return INFINITY;
     const double mag = std::max(std::abs(want.losses[s]), 1e-30);
     err = std::max(err, std::abs(got.losses[s] - want.losses[s]) / mag);
   }

@@ -107,6 +107,20 @@ TEST(RunCli, JsonSummaryReportsEquivalenceWithOneDevice) {
   EXPECT_EQ(j["losses"].size(), 2u);
 }
 
+TEST(RunCli, ADivergedRunIsNeitherEqualToOneDeviceNorASuccess) {
+  // lr 99 drives the loss to inf and then NaN within a few steps, on one device as on two; a NaN
+  // used to slip through the comparison and be reported "equal".
+  const std::string args = "run --lr 99 --steps 8 --model mlp --layers 2 --hidden 16 --pp 2 -m 2 "
+                           "--backend cpu";
+  const Result r = meshscope(args);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err.rfind("meshscope: error: training diverged: the loss of step ", 0), 0u) << r.err;
+  EXPECT_EQ(r.out.find("equal ("), std::string::npos) << r.out;
+  const Result j = meshscope(args + " --json");
+  EXPECT_EQ(j.status, 1);
+  EXPECT_FALSE(nlohmann::json::parse(j.out)["equal_to_one_device"].get<bool>());
+}
+
 TEST(RunCli, BadArgumentsGiveOneLineErrorAndNonZeroExit) {
   for (const std::string args :
        {"run --schedule nosuch", "run --model nosuch", "run --backend tpu",

@@ -54,10 +54,12 @@ inline RunResult run_cpu(const schedule::Schedule& s, const model::WorkloadSpec&
   return run(c);
 }
 
-// max |a - b| / max |b| over a tensor: the relative error of the whole tensor.
+// max |a - b| / max |b| over a tensor: the relative error of the whole tensor; infinite when
+// either holds a NaN or an infinity (std::max would skip a NaN).
 inline double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
   double diff = 0, mag = 0;
   for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
     diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
     mag = std::max(mag, std::abs(static_cast<double>(b[i])));
   }
