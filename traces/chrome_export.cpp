@@ -5,10 +5,12 @@
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
+#include <unordered_map>
 #include <vector>
 
 #include "traces/atomic_file.h"
 #include "traces/chrome_export_text.h"
+#include "traces/chrome_kineto.h"
 
 namespace meshscope::traces {
 namespace {
@@ -27,11 +29,20 @@ class ChromeWriter {
       names_.emplace_back();
       jt::append_string(names_.back(), t.strings.get(static_cast<uint32_t>(i)));
     }
+    // Kineto's correlation id on both ends of each launch flow (the first one a span has).
+    for (size_t i = 0; i < t.flows.size(); ++i) {
+      const Flow& f = t.flows[i];
+      if (f.from >= t.spans.size() || f.to >= t.spans.size()) continue;  // flow_events throws
+      if (flow_name(t.spans[f.from], t.spans[f.to]) != kLaunchFlow) continue;
+      correlation_.try_emplace(f.from, static_cast<int64_t>(i));
+      correlation_.try_emplace(f.to, static_cast<int64_t>(i));
+    }
   }
 
   void write() {
     buf_ += "{\"displayTimeUnit\":\"ns\",\n\"meshscope\":";
     header();
+    distributed_info();
     buf_ += ",\n\"traceEvents\":[";
     for (size_t d = 0; d < t_.devices.size(); ++d) device_metadata(d);
     for (size_t i = 0; i < t_.spans.size(); ++i) span_event(i);
@@ -88,6 +99,19 @@ class ChromeWriter {
       buf_ += '}';
     }
     buf_ += "]}";
+  }
+
+  // Kineto's per-rank facts, for tools that read one file per rank.
+  void distributed_info() {
+    const auto rank = one_rank(t_);
+    if (!rank) return;
+    buf_ += ",\n\"distributedInfo\":{\"rank\":";
+    jt::append_int(buf_, rank->rank);
+    if (rank->world_size) {
+      buf_ += ",\"world_size\":";
+      jt::append_int(buf_, *rank->world_size);
+    }
+    buf_ += '}';
   }
 
   void metadata_event(std::string_view name, size_t pid, size_t tid) {
@@ -172,8 +196,9 @@ class ChromeWriter {
     check_span(i);
     const Span& s = t_.spans[i];
     begin_event();
+    const Lane& lane = t_.devices[s.device].lanes[s.lane];
     buf_ += "\"ph\":\"X\",\"cat\":\"";
-    buf_ += name(s.kind);
+    buf_ += kineto_category(s.kind, lane.kind, t_.strings.get(s.name));
     buf_ += "\",\"name\":";
     buf_ += names_[s.name];
     pid_tid(s.device, s.lane);
@@ -181,17 +206,28 @@ class ChromeWriter {
     jt::append_us(buf_, s.begin_ns);
     buf_ += ",\"dur\":";
     jt::append_us(buf_, s.end_ns - s.begin_ns);
-    span_args(s);
+    span_args(i, s, lane);
     end_event();
   }
 
-  void span_args(const Span& s) {
-    const size_t mark = buf_.size();
-    buf_ += ",\"args\":{";
-    const size_t open = buf_.size();
-    const auto sep = [&] {
-      if (buf_.size() != open) buf_ += ',';
-    };
+  void span_args(size_t i, const Span& s, const Lane& lane) {
+    buf_ += ",\"args\":{\"kind\":\"";
+    buf_ += name(s.kind);
+    buf_ += '"';
+    const auto sep = [&] { buf_ += ','; };
+    if (has_kineto_stream(s.kind)) {
+      sep();
+      key("device");
+      jt::append_int(buf_, s.device);
+      sep();
+      key("stream");
+      jt::append_int(buf_, kineto_stream(lane, s.lane));
+    }
+    if (const auto c = correlation_.find(static_cast<uint32_t>(i)); c != correlation_.end()) {
+      sep();
+      key("correlation");
+      jt::append_int(buf_, c->second);
+    }
     if (s.stage != -1) {
       sep();
       key("stage");
@@ -219,15 +255,12 @@ class ChromeWriter {
       key("flops");
       jt::append_double(buf_, s.flops);
     }
-    if (buf_.size() == open) {
-      buf_.resize(mark);  // no args at all: leave the key out
-    } else {
-      buf_ += '}';
-    }
+    buf_ += '}';
   }
 
-  std::string_view flow_name(const Span& from, const Span& to) const {
-    if (from.kind == SpanKind::kHost && is_device_activity(to.kind)) return "ac2g";
+  static constexpr std::string_view kLaunchFlow = "ac2g";
+  static std::string_view flow_name(const Span& from, const Span& to) {
+    if (from.kind == SpanKind::kHost && is_device_activity(to.kind)) return kLaunchFlow;
     if (from.kind == SpanKind::kSend && to.kind == SpanKind::kRecv) return "p2p";
     return "flow";
   }
@@ -293,6 +326,7 @@ class ChromeWriter {
   std::string buf_;
   std::vector<std::string> names_;
   std::vector<int64_t> rank_order_;
+  std::unordered_map<uint32_t, int64_t> correlation_;  // span -> its launch flow's id
   bool first_event_ = true;
 };
 

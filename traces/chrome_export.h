@@ -1,13 +1,16 @@
 // Chrome Trace Event Format export of a Timeline, streamed (bounded memory) and written whole or
 // not at all. Opens in Perfetto (ui.perfetto.dev) and chrome://tracing.
 //
-// The file (object form; "version 1" of meshscope's layout, which the importer reads back so
-// that import(export(T)) == T):
+// The file (object form; version 2 of meshscope's layout, which the importer reads back so that
+// import(export(T)) == T; Kineto's (PyTorch profiler's) names wherever Kineto has one, so tools
+// made for PyTorch traces read it: see chrome_kineto.h for the mapping and what HTA makes of it):
 // {
 //   "displayTimeUnit": "ns",
-//   "meshscope": {"version": 1,
+//   "meshscope": {"version": 2,
 //                 "metadata": {Timeline::metadata, string -> string},
 //                 "steps": [{"begin_ns": int, "end_ns": int}, ...]},      // Timeline::steps
+//   "distributedInfo": {"rank": r, "world_size": w},   // Kineto's; only when the Timeline is one
+//                                                      // rank's (one_rank), world_size if known
 //   "traceEvents": [
 //     -- for each device d (pid = d, the device index), then each of its lanes l (tid = l):
 //     {"ph":"M","name":"process_name","pid":d,"tid":0,
@@ -18,27 +21,34 @@
 //      "lane_kind": "compute"|"comm"|"host"}},
 //     {"ph":"M","name":"thread_sort_index","pid":d,"tid":l,"args":{"sort_index": l}},
 //     -- one X event per span, in Timeline::spans order (the k-th X event is span k):
-//     {"ph":"X","cat": name(SpanKind) ("compute", "send", ..., "idle"),"name": span name,
-//      "pid": device,"tid": lane,"ts": µs,"dur": µs,
-//      "args":{"stage": s, "microbatch": m, "phase": name(Phase), "bytes": b, "flops": f}},
-//        (each arg only where set: stage/microbatch != -1, phase != none, bytes/flops != 0)
+//     {"ph":"X","cat": kineto_category ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime",
+//      "cuda_driver", "cpu_op", "user_annotation", "gpu_user_annotation", or "idle"),
+//      "name": span name,"pid": device,"tid": lane,"ts": µs,"dur": µs,
+//      "args":{"kind": name(SpanKind) ("compute", "send", ..., "idle"; what the importer reads),
+//              "device": d, "stream": kineto_stream,          (device work only: Kineto's args)
+//              "correlation": c,                  (both ends of a host -> device launch flow)
+//              "stage": s, "microbatch": m, "phase": name(Phase), "bytes": b, "flops": f}},
+//        (stage, microbatch, phase, bytes, flops only where set: stage/microbatch != -1,
+//         phase != none, bytes/flops != 0)
 //     -- two events per flow, in Timeline::flows order (id = flow index); "span" is the index of
 //        the span each end binds to, so the binding is exact even where slices nest:
 //     {"ph":"s","cat":c,"name":c,"id":i,"pid","tid","ts": begin of the from-span,"bp":"e",
 //      "args":{"span": from}},
 //     {"ph":"f","cat":c,"name":c,"id":i,"pid","tid","ts": begin of the to-span,"bp":"e",
 //      "args":{"span": to}},
-//        (c = "ac2g" for a host launch -> device activity, as Kineto names it; "p2p" for a
-//         send -> recv; "flow" otherwise)
+//        (c = "ac2g" for a host launch -> device activity, as Kineto names it, and then the
+//         spans' "correlation" is i; "p2p" for a send -> recv; "flow" otherwise)
 //     -- one C event per counter sample, in Timeline::counters order:
 //     {"ph":"C","name": Counter::name,"pid": device,"ts": µs,"args":{"value": v}}
 //   ]
 // }
+// Version 1 (before Kineto's names) wrote cat = name(SpanKind) and no "kind" arg; the importer
+// still reads it.
 // Times: ts/dur are microseconds with exactly three decimals, formatted from the integer
 // nanoseconds (1234567 ns -> 1234.567), so no float rounding ever enters. Strings are escaped
 // JSON; bytes that are not valid UTF-8 become U+FFFD. Non-finite counter values and flops (which
-// JSON cannot hold) are left out. Idle spans are exported like any other span (cat "idle"), so
-// call add_idle_spans() first to show bubbles.
+// JSON cannot hold) are left out. Idle spans are exported like any other span (cat "idle", no
+// stream), so call add_idle_spans() first to show bubbles.
 //
 // A Timeline that cannot be exported faithfully (a span with end < begin, a device, lane or flow
 // index out of range) throws std::invalid_argument naming the span or flow; the file is then not
@@ -54,10 +64,10 @@
 
 namespace meshscope::traces {
 
-inline constexpr int kChromeFormatVersion = 1;
+inline constexpr int kChromeFormatVersion = 2;
 
 // Streams the trace to `sink` in chunks of about 1 MiB; memory does not grow with the number of
-// spans (only with the number of distinct strings).
+// spans (only with the number of distinct strings and of host -> device launch flows).
 void write_chrome_trace(const Timeline& t, const std::function<void(std::string_view)>& sink);
 
 // Writes the trace to `path` through AtomicFile: the old file (if any) stays intact on failure.

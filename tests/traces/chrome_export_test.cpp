@@ -119,7 +119,8 @@ TEST(ChromeExport, CompleteEventsInSpanOrderWithArgsWhereSet) {
   const auto x = events_with(doc, "X");
   ASSERT_EQ(x.size(), s.t.spans.size());
   const json& fwd = x[s.fwd];
-  EXPECT_EQ(fwd.at("cat"), "compute");
+  EXPECT_EQ(fwd.at("cat"), "kernel");
+  EXPECT_EQ(fwd.at("args").at("kind"), "compute");
   EXPECT_EQ(fwd.at("name"), "F s1 mb2");
   EXPECT_EQ(fwd.at("pid"), 0);
   EXPECT_EQ(fwd.at("tid"), 0);
@@ -132,7 +133,8 @@ TEST(ChromeExport, CompleteEventsInSpanOrderWithArgsWhereSet) {
   EXPECT_FALSE(fwd.at("args").contains("bytes"));
 
   const json& send = x[s.send];
-  EXPECT_EQ(send.at("cat"), "send");
+  EXPECT_EQ(send.at("cat"), "kernel");
+  EXPECT_EQ(send.at("args").at("kind"), "send");
   EXPECT_EQ(send.at("tid"), 1);
   EXPECT_EQ(send.at("args").at("bytes"), 4096);
   EXPECT_FALSE(send.at("args").contains("stage"));
@@ -142,12 +144,95 @@ TEST(ChromeExport, CompleteEventsInSpanOrderWithArgsWhereSet) {
   EXPECT_EQ(idle.at("cat"), "idle");
   EXPECT_EQ(idle.at("name"), "idle 1.240 ms");
   EXPECT_EQ(idle.at("pid"), 1);
-  EXPECT_FALSE(idle.contains("args"));
+  EXPECT_EQ(idle.at("args"), json({{"kind", "idle"}}));
 
   const json& bare = x[s.bare];
-  EXPECT_EQ(bare.at("cat"), "host");
+  EXPECT_EQ(bare.at("cat"), "cpu_op");
+  EXPECT_EQ(bare.at("args"), json({{"kind", "host"}}));
   EXPECT_EQ(bare.at("name"), "quote\" back\\ nl\n ctl\x01 bad\xEF\xBF\xBD end");
   EXPECT_EQ(bare.at("dur").get<double>(), 0.0);
+}
+
+// Kineto's (PyTorch profiler's) names, so tools made for PyTorch traces read ours (issue 6,
+// part 6; mapping in chrome_kineto.h).
+TEST(ChromeExport, KinetoCategoriesAndArgs) {
+  Timeline t;
+  const uint16_t gpu = t.add_device(0, "GPU 0");
+  t.add_lane(gpu, "stream 7", LaneKind::kCompute);
+  t.add_lane(gpu, "comm", LaneKind::kComm);
+  t.add_lane(gpu, "thread 12", LaneKind::kHost);
+  struct Case {
+    uint16_t lane;
+    SpanKind kind;
+    const char* name;
+    const char* cat;
+  };
+  const std::vector<Case> cases = {
+      {0, SpanKind::kCompute, "gemm", "kernel"},
+      {1, SpanKind::kSend, "SEND_F s0 mb0", "kernel"},
+      {1, SpanKind::kRecv, "RECV_B s0 mb0", "kernel"},
+      {1, SpanKind::kCollective, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "kernel"},
+      {0, SpanKind::kMemcpy, "Memcpy DtoD", "gpu_memcpy"},
+      {0, SpanKind::kMemset, "Memset", "gpu_memset"},
+      {0, SpanKind::kIdle, "idle 5 ns", "idle"},
+      {2, SpanKind::kHost, "cudaLaunchKernel", "cuda_runtime"},
+      {2, SpanKind::kHost, "cuLaunchKernelEx", "cuda_driver"},
+      {2, SpanKind::kHost, "aten::mm", "cpu_op"},
+      {2, SpanKind::kHost, "cudnn_convolution", "cpu_op"},
+      {2, SpanKind::kAnnotation, "ProfilerStep#3", "user_annotation"},
+      {0, SpanKind::kAnnotation, "forward", "gpu_user_annotation"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    add(t, gpu, cases[i].lane, cases[i].kind, int64_t(i) * 10, int64_t(i) * 10 + 5, cases[i].name);
+  }
+  t.add_flow(7, 0);  // cudaLaunchKernel -> gemm: a launch, Kineto's ac2g
+  t.add_flow(1, 2);  // send -> recv: not a launch
+  const json doc = json::parse(export_chrome_json(t));
+  const auto x = events_with(doc, "X");
+  ASSERT_EQ(x.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const json& e = x[i];
+    EXPECT_EQ(e.at("cat"), cases[i].cat) << cases[i].name;
+    EXPECT_EQ(e.at("args").at("kind"), name(cases[i].kind)) << cases[i].name;
+    // HTA takes events with an integer args.stream as GPU work: device work only.
+    const bool device_work = is_device_activity(cases[i].kind);
+    EXPECT_EQ(e.at("args").contains("stream"), device_work) << cases[i].name;
+    EXPECT_EQ(e.at("args").contains("device"), device_work) << cases[i].name;
+    if (device_work) EXPECT_EQ(e.at("args").at("device"), gpu) << cases[i].name;
+  }
+  EXPECT_EQ(x[0].at("args").at("stream"), 7);  // from the lane's name, as Kineto's was
+  EXPECT_EQ(x[1].at("args").at("stream"), 1);  // else the lane index
+  // The launch's two ends share Kineto's correlation id, which is its ac2g flow's id.
+  const auto starts = events_with(doc, "s");
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_EQ(starts[0].at("cat"), "ac2g");
+  EXPECT_EQ(x[7].at("args").at("correlation"), starts[0].at("id"));
+  EXPECT_EQ(x[0].at("args").at("correlation"), starts[0].at("id"));
+  EXPECT_EQ(starts[1].at("cat"), "p2p");
+  EXPECT_FALSE(x[1].at("args").contains("correlation"));
+  EXPECT_FALSE(x[2].at("args").contains("correlation"));
+}
+
+TEST(ChromeExport, DistributedInfoOnlyWhenTheTraceIsOneRanks) {
+  // Several ranks (sample(): ranks 3 and 1): no distributedInfo.
+  EXPECT_FALSE(json::parse(export_chrome_json(sample().t)).contains("distributedInfo"));
+  // One rank of a meshscope run (devices placed in the mesh).
+  Timeline run;
+  testing::add_device(run, 2, MeshCoord{0, 2, 0});
+  EXPECT_EQ(json::parse(export_chrome_json(run)).at("distributedInfo"), json({{"rank", 2}}));
+  // An imported per-rank trace: metadata says the rank and the world size.
+  Timeline imported;
+  imported.add_device(1, "rank 1 · GPU 0");
+  imported.add_device(1, "rank 1 · host");
+  imported.metadata = {{"rank", "1"}, {"world_size", "8"}};
+  EXPECT_EQ(json::parse(export_chrome_json(imported)).at("distributedInfo"),
+            json({{"rank", 1}, {"world_size", 8}}));
+  // Devices of another rank than metadata says, or nobody's rank: none.
+  imported.devices[1].rank = 0;
+  EXPECT_FALSE(json::parse(export_chrome_json(imported)).contains("distributedInfo"));
+  Timeline unknown;
+  unknown.add_device(0, "pid 4242");
+  EXPECT_FALSE(json::parse(export_chrome_json(unknown)).contains("distributedInfo"));
 }
 
 TEST(ChromeExport, FlowFromSendToRecvBindsToEnclosingSlices) {

@@ -108,6 +108,22 @@ TEST(ImportRoundTrip, ThroughAnotherJsonWriter) {
   expect_same(t, load_trace_bytes(rewritten, "rewritten.json"));
 }
 
+TEST(ImportRoundTrip, OneRankTraceWithKinetoDistributedInfo) {
+  // One rank of a run: the export says so in Kineto's distributedInfo (a member another writer
+  // may put before the meshscope header); the import still takes devices from the header.
+  Timeline t = executor_order_timeline(1, 3);
+  t.devices[0].rank = 5;
+  t.counters[0].device = 0;
+  t.metadata["rank"] = "5";
+  t.metadata["world_size"] = "8";
+  const std::string json = export_chrome_json(t);
+  const nlohmann::json doc = nlohmann::json::parse(json);
+  EXPECT_EQ(doc.at("distributedInfo").at("rank"), 5);
+  EXPECT_EQ(doc.at("distributedInfo").at("world_size"), 8);
+  expect_same(t, load_trace_bytes(json, "rank5.json"));
+  expect_same(t, load_trace_bytes(doc.dump(2), "rank5-rewritten.json"));  // keys sorted
+}
+
 TEST(ImportRoundTrip, LargeTraceAcrossChunkBoundaries) {
   const Timeline t = executor_order_timeline(4, 20000);  // 160k spans, ~25 MB of JSON
   const std::string json = export_chrome_json(t);

@@ -188,6 +188,17 @@ bool ChromeTimelineBuilder::read_time(const ChromeEvent& ev, const JsonScalar& v
 ChromeTimelineBuilder::Placed ChromeTimelineBuilder::place(const ChromeEvent& ev) {
   Placed p;
   const std::string_view cat = ev.cat.is_string() ? ev.cat.text : std::string_view{};
+  if (mode_ == Mode::kMeshscope) {
+    // Every event sits on device pid, lane tid. The kind is args.kind (version 2, whose cat is
+    // Kineto's), or the cat itself (version 1).
+    if (const JsonScalar* kind = ev.arg("kind")) {
+      if (const auto k = kind->is_string() ? parse_span_kind(kind->text) : std::nullopt) {
+        p.kind = *k;
+        return p;
+      }
+      report_.warn(ImportWarning::kWrongType, ev.offset);
+    }
+  }
   if (const auto kind = parse_span_kind(cat)) {  // meshscope's own categories
     p.kind = *kind;
     return p;
@@ -198,7 +209,7 @@ ChromeTimelineBuilder::Placed ChromeTimelineBuilder::place(const ChromeEvent& ev
     return p;
   }
   p.kind = info.kind;
-  if (mode_ == Mode::kMeshscope) return p;  // every event sits on device pid, lane tid
+  if (mode_ == Mode::kMeshscope) return p;
   if (info.category != KinetoCategory::kUnknown) saw_kineto_ = true;
   p.cls = info.placement == Placement::kGpu ? DeviceClass::kGpu : DeviceClass::kProcess;
   p.host = info.placement == Placement::kHost;
