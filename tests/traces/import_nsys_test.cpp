@@ -180,6 +180,83 @@ TEST(NsysImport, GpuWorkHostCallsAndNvtxRanges) {
   EXPECT_EQ(t.metadata.at("gpu"), "NVIDIA H100 80GB HBM3");
 }
 
+// NCCL runs ncclSend and ncclRecv as one kernel, ncclDevKernel_SendRecv; the direction comes from
+// NCCL's NVTX ranges around the launching call (sendrecv_direction.h), as NCCL names them.
+void fill_send_recv(NsysDb& db) {
+  db.exec(R"sql(
+    INSERT INTO StringIds VALUES (1, 'cuLaunchKernelEx'),
+      (2, 'ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)'),
+      (3, 'ncclDevKernel_SendRecv'), (4, 'ncclSend');
+  )sql");
+  struct Call {
+    int64_t launch_ns;
+    int64_t correlation;
+  };
+  // Launches: a lone send, a lone recv, a group of two sends, a group of a send and a recv
+  // (both ways), a PyTorch-named recv without NCCL's ranges, and one with no ranges at all.
+  const std::vector<Call> calls = {{120, 21}, {320, 22}, {560, 23}, {760, 24}, {950, 25},
+                                   {1100, 26}};
+  std::string runtime, kernels;
+  for (const Call& c : calls) {
+    runtime += (runtime.empty() ? "" : ", ") + std::string("(") + g(c.launch_ns) + ", " +
+               g(c.launch_ns + 5) + ", 0, " + g(kGlobalTid) + ", " + g(c.correlation) +
+               ", 1, 0, NULL)";
+    kernels += (kernels.empty() ? "" : ", ") + std::string("(") + g(c.launch_ns + 50) + ", " +
+               g(c.launch_ns + 90) + ", 0, 1, 13, " + g(c.correlation) + ", " + g(kGlobalPid) +
+               ", 2, 3, NULL, 2, 640)";
+  }
+  db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES " + runtime);
+  db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES " + kernels);
+  std::string ranges;
+  const auto range = [&](int64_t begin, int64_t end, const std::string& text) {
+    ranges += (ranges.empty() ? "" : ", ") + std::string("(") + g(begin) + ", " + g(end) +
+              ", 59, " + (text.empty() ? "NULL" : "'" + text + "'") + ", " + g(kGlobalTid) +
+              ", " + (text.empty() ? "4" : "NULL") + ")";
+  };
+  // ncclSend ends its own group: ncclGroupStart and ncclGroupEnd inside its range.
+  const auto lone = [&](int64_t at, const std::string& call) {
+    range(at, at + 100, call);
+    range(at + 5, at + 6, "ncclGroupStart");
+    range(at + 10, at + 90, "ncclGroupEnd");
+  };
+  lone(100, "");  // "ncclSend" through StringIds, as nvtx3's registered strings are exported
+  lone(300, "ncclRecv");
+  range(500, 501, "ncclGroupStart");
+  lone(505, "ncclSend");  // its launch is deferred to the outer group's end
+  range(530, 540, "ncclSend");
+  range(550, 600, "ncclGroupEnd");
+  range(700, 701, "ncclGroupStart");
+  range(710, 720, "ncclSend");
+  range(730, 740, "ncclRecv");
+  range(750, 800, "ncclGroupEnd");
+  range(900, 1000, "nccl:recv 1<-0");
+  db.exec("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId) VALUES " +
+          ranges);
+}
+
+TEST(NsysImport, SendRecvKernelsTakeTheirDirectionFromNcclsNvtxRanges) {
+  testing::TempFile file(".sqlite");
+  {
+    NsysDb db(file.path());
+    fill_send_recv(db);
+  }
+  for (const bool keep_host : {true, false}) {
+    ImportOptions options;
+    options.keep_host = keep_host;
+    ImportReport report;
+    const Timeline t = load_trace(file.path(), options, &report);
+    std::vector<SpanKind> kinds;
+    for (const Span& s : t.spans) {
+      if (t.devices[s.device].name == "GPU 0") kinds.push_back(s.kind);
+    }
+    const std::vector<SpanKind> expected = {SpanKind::kSend, SpanKind::kRecv, SpanKind::kSend,
+                                            SpanKind::kSend, SpanKind::kRecv, SpanKind::kSend};
+    EXPECT_EQ(kinds, expected) << "keep_host " << keep_host;
+    // The group of a send and a recv moves data both ways; the last launch has no ranges.
+    EXPECT_EQ(report.count(ImportWarning::kSendRecvDirection), 2u) << "keep_host " << keep_host;
+  }
+}
+
 TEST(NsysImport, BadRowsAreCountedAndSkipped) {
   testing::TempFile file(".sqlite");
   {

@@ -104,8 +104,9 @@ CommOp comm_op_from_collective_name(std::string_view n) {
 CommOp comm_op_from_op_name(std::string_view op_name) {
   if (!op_name.starts_with("nccl:")) return CommOp::kNone;
   std::string_view n = op_name.substr(5);
-  const size_t space = n.find(' ');
-  if (space != std::string_view::npos) n = n.substr(0, space);  // "send 0->1"
+  // "send 0->1" (record_function), "send, seq = 3" (NVTX ranges of emit_nvtx)
+  const size_t end = n.find_first_of(" ,(");
+  if (end != std::string_view::npos) n = n.substr(0, end);
   return comm_op_from_collective_name(n);
 }
 

@@ -2,7 +2,8 @@
 // one device per deviceId with a lane per streamId; CUDA runtime calls and NVTX ranges go to one
 // host device per process with a lane per thread (pid/tid decoded from globalTid as the nsys
 // documentation says: pid = globalTid / 2^24 % 2^24, tid = globalTid % 2^24). Launch flows join
-// runtime calls to the GPU work with the same (process, correlationId).
+// runtime calls to the GPU work with the same (process, correlationId). NCCL SendRecv kernels
+// get their direction from the NVTX ranges around their launch (sendrecv_direction.h).
 #include "traces/import/nsys_import.h"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 
 #include "traces/import/import_common.h"
 #include "traces/import/kineto_names.h"
+#include "traces/import/sendrecv_direction.h"
 #include "traces/import/sqlite_db.h"
 
 namespace meshscope::traces::importer {
@@ -56,8 +58,12 @@ class NsysImporter {
     for (std::string_view t : {kKernelTable, kMemcpyTable, kMemsetTable}) {
       if (present_.count(std::string(t))) read_gpu_table(std::string(t));
     }
+    for (const SendRecvKernel& k : send_recv_) {
+      if (k.correlation) sendrecv_correlations_.insert({k.pid, *k.correlation});
+    }
     if (present_.count(std::string(kRuntimeTable))) read_runtime();
     if (present_.count(std::string(kNvtxTable))) read_nvtx();
+    resolve_send_recv();
     link_launches();
     std::vector<bool> is_gpu(tl_.devices.size(), false);
     for (const auto& [id, index] : gpu_device_) is_gpu[index] = true;
@@ -196,7 +202,10 @@ class NsysImporter {
         s.name = intern(name);
         const CommOp comm = nccl_kernel_op(name);
         s.kind = comm == CommOp::kNone ? SpanKind::kCompute : span_kind_of(comm);
-        if (comm == CommOp::kSendRecv) report_.warn_at(ImportWarning::kSendRecvDirection, where());
+        if (comm == CommOp::kSendRecv) {
+          send_recv_.push_back({static_cast<uint32_t>(tl_.spans.size()),
+                                q.integer(5) ? pid_of(*q.integer(5)) : -1, q.integer(4), where()});
+        }
       } else if (memcpy) {
         s.kind = SpanKind::kMemcpy;
         const int64_t k = q.integer(7).value_or(0);
@@ -245,6 +254,7 @@ class NsysImporter {
         report_.warn_at(ImportWarning::kHostDropped, table,
                         static_cast<uint64_t>(count.integer(0).value_or(0)));
       }
+      if (!send_recv_.empty()) read_sendrecv_launches();
       return;
     }
     SqliteStatement q(db_.get(), "SELECT " + col(table, "start") + ", " + col(table, "end") + ", " +
@@ -268,6 +278,7 @@ class NsysImporter {
       if (const auto corr = q.integer(3)) {
         launch_of_[{pid_of(*q.integer(2)), *corr}] = index;
         launch_by_correlation_[*corr] = index;
+        note_sendrecv_launch(*q.integer(2), *corr, s.begin_ns);
       }
     }
   }
@@ -291,6 +302,9 @@ class NsysImporter {
       Span s;
       if (!read_interval(q, s, where)) continue;  // an unended range has a NULL end
       const std::string_view name = q.text(3);
+      if (const auto tid = q.integer(2); tid && !send_recv_.empty()) {
+        directions_.add_range(*tid, s.begin_ns, s.end_ns, name);
+      }
       if (const auto n = profiler_step_number(name)) {
         auto [it, fresh] = steps_.try_emplace(*n, StepWindow{s.begin_ns, s.end_ns});
         if (!fresh) {
@@ -309,6 +323,43 @@ class NsysImporter {
       s.kind = SpanKind::kAnnotation;
       s.name = intern(name);
       tl_.add_span(s);
+    }
+  }
+
+  // Where and when the call that launched each SendRecv kernel ran, also when host calls are not
+  // kept.
+  void read_sendrecv_launches() {
+    const std::string table(kRuntimeTable);
+    SqliteStatement q(db_.get(), "SELECT " + col(table, "start") + ", " + col(table, "globalTid") +
+                                     ", " + col(table, "correlationId") + " FROM " + table);
+    while (q.step()) {
+      const auto start = q.integer(0);
+      const auto tid = q.integer(1);
+      const auto corr = q.integer(2);
+      if (start && tid && corr) note_sendrecv_launch(*tid, *corr, *start);
+    }
+  }
+
+  void note_sendrecv_launch(int64_t global_tid, int64_t correlation, int64_t begin_ns) {
+    if (sendrecv_correlations_.empty()) return;
+    const std::pair key{pid_of(global_tid), correlation};
+    if (sendrecv_correlations_.count(key)) sendrecv_launch_[key] = {global_tid, begin_ns};
+  }
+
+  void resolve_send_recv() {
+    for (const SendRecvKernel& k : send_recv_) {
+      CommOp op = CommOp::kSendRecv;
+      if (k.correlation) {
+        const auto launch = sendrecv_launch_.find({k.pid, *k.correlation});
+        if (launch != sendrecv_launch_.end()) {
+          op = directions_.direction(launch->second.first, launch->second.second);
+        }
+      }
+      if (op == CommOp::kSendRecv) {
+        report_.warn_at(ImportWarning::kSendRecvDirection, k.where);
+      } else {
+        tl_.spans[k.span].kind = span_kind_of(op);
+      }
     }
   }
 
@@ -357,6 +408,12 @@ class NsysImporter {
     int64_t correlation;
     uint32_t span;
   };
+  struct SendRecvKernel {
+    uint32_t span;
+    int64_t pid;
+    std::optional<int64_t> correlation;
+    std::string where;
+  };
   const SqliteDb& db_;
   std::string name_;
   ImportOptions options_;
@@ -369,6 +426,10 @@ class NsysImporter {
   std::unordered_map<int64_t, uint32_t> launch_by_correlation_;
   std::vector<Launched> launched_;
   std::map<int64_t, StepWindow> steps_;
+  std::vector<SendRecvKernel> send_recv_;
+  std::set<std::pair<int64_t, int64_t>> sendrecv_correlations_;  // (pid, correlationId)
+  std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> sendrecv_launch_;  // -> tid, t
+  SendRecvDirection directions_;
 };
 
 Timeline import_db(const SqliteDb& db, const std::string& name, const ImportOptions& options,

@@ -1,6 +1,8 @@
 // Nsight Systems' SQLite export (`nsys export --type sqlite`) as a Timeline: CUPTI kernels,
 // memcpys and memsets per GPU and stream (names through StringIds), NVTX push/pop and start/end
-// ranges on host threads, CUDA runtime calls with their launch flows.
+// ranges on host threads, CUDA runtime calls with their launch flows; NCCL kernels as
+// communication, SendRecv kernels as sends or recvs where NCCL's NVTX ranges around their launch
+// tell which (sendrecv_direction.h), else as sends with a counted warning.
 #pragma once
 
 #include <filesystem>
