@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "cli/commands.h"
@@ -85,6 +86,10 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
     return generate_for_workload(g, spec);
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
+  } catch (const std::bad_alloc&) {
+    throw UserError("out of memory laying out the model (--layers " + std::to_string(spec.layers) +
+                    ", --hidden " + std::to_string(spec.hidden) + ", --batch " +
+                    std::to_string(spec.batch) + "): use a smaller one");
   }
 }
 

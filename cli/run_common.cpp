@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <new>
+#include <stdexcept>
 #include <sstream>
 
 #include "profiler/exec/executor.h"
@@ -118,8 +120,10 @@ schedule::Schedule generate_for_workload(const schedule::GeneratorConfig& config
   return schedule::generate(sized);
 }
 
-RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path,
-                   std::ostream* log) {
+namespace {
+
+RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& trace_path,
+                             std::ostream* log) {
   exec::RunConfig config;
   config.workload = spec.workload;
   config.schedule = spec.schedule;
@@ -153,6 +157,23 @@ RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path,
     s.trace = trace_path;
   }
   return s;
+}
+
+}  // namespace
+
+RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path,
+                   std::ostream* log) {
+  try {
+    return execute_unguarded(spec, trace_path, log);
+  } catch (const std::bad_alloc&) {
+    // Named from the spec alone: building the workload again could run out of memory too.
+    const model::WorkloadSpec& w = spec.workload;
+    throw std::runtime_error(
+        "out of memory running " + spec.label + " (" + std::string(model::name(w.kind)) +
+        " layers=" + std::to_string(w.layers) + " hidden=" + std::to_string(w.hidden) +
+        " batch=" + std::to_string(w.batch) + " on " + mesh::to_string(spec.schedule.mesh) +
+        ", " + std::to_string(spec.steps) + " steps): use a smaller model, batch or step count");
+  }
 }
 
 std::string format_summary_table(const std::vector<RunSummary>& runs) {

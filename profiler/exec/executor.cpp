@@ -49,6 +49,27 @@ void check_schedule(const schedule::Schedule& s, const mesh::Mesh& m, const mode
   if (s.num_microbatches < 1) bad("the schedule needs at least one microbatch");
 }
 
+void check_size(const schedule::Schedule& s, const model::Workload& w, int steps) {
+  int64_t actions = 0;
+  for (const auto& program : s.ranks) actions += static_cast<int64_t>(program.size());
+  const int64_t per_sample = w.loss == model::LossKind::kMse ? w.input_dim + w.output_dim
+                                                             : w.input_dim + 1;
+  const int64_t data_bytes = int64_t{steps} * w.spec.batch * per_sample * 4;
+  if (actions > kMaxRecordedActions / steps) {
+    throw std::invalid_argument("run: " + std::to_string(steps) + " steps of " +
+                                std::to_string(actions) + " actions are more than the " +
+                                std::to_string(kMaxRecordedActions) +
+                                " actions a run records; run fewer steps");
+  }
+  if (data_bytes > kMaxDataBytes) {
+    throw std::invalid_argument("run: the synthetic data of " + std::to_string(steps) +
+                                " steps of " + std::to_string(w.spec.batch) + " samples takes " +
+                                std::to_string(data_bytes >> 20) + " MiB, more than " +
+                                std::to_string(kMaxDataBytes >> 20) +
+                                " MiB; run fewer steps or a smaller batch");
+  }
+}
+
 }  // namespace
 
 int microbatch_rows(int batch, int dp, int microbatches) {
@@ -71,6 +92,7 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   const schedule::Schedule& sched = config.schedule;
   const mesh::Mesh& mesh = backend.mesh();
   check_schedule(sched, mesh, workload);
+  check_size(sched, workload, config.steps);
   model::check_tp(workload, mesh.shape().tp);
   const int rows = microbatch_rows(workload.spec.batch, mesh.shape().dp, sched.num_microbatches);
   const auto partition = model::partition_units(static_cast<int>(workload.units.size()), sched.num_stages);

@@ -2,11 +2,18 @@
 // tensors and real math, and returns the losses, the final weights and the Timeline.
 #pragma once
 
+#include <cstdint>
+
 #include "profiler/capture/action_tracer.h"
 #include "profiler/exec/run_config.h"
 #include "profiler/runtime/backend.h"
 
 namespace meshscope::exec {
+
+// What a run may hold before it starts (the synthetic data of every step, a record per action and
+// step), so an absurd step count fails at once, saying so, instead of exhausting memory.
+inline constexpr int64_t kMaxRecordedActions = int64_t{1} << 26;
+inline constexpr int64_t kMaxDataBytes = int64_t{4} << 30;
 
 // Builds the backend (config.backend; auto says once what it picked on config.log) and the tracer,
 // then runs. Throws std::invalid_argument for a config or schedule it cannot run (naming rank,

@@ -2,6 +2,7 @@
 #include "profiler/exec/rank_worker.h"
 
 #include <memory>
+#include <new>
 
 #include "profiler/exec/stage_runtime.h"
 
@@ -174,6 +175,7 @@ void rank_main(SharedRun& shared, int rank) {
   } catch (const runtime::Aborted&) {
     progress.state.store(RankState::kFailed, std::memory_order_relaxed);
   } catch (const std::exception& e) {
+    const bool out_of_memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
     progress.state.store(RankState::kFailed, std::memory_order_relaxed);
     const int32_t index = progress.action.load(std::memory_order_relaxed);
     std::string where = "rank " + std::to_string(rank);
@@ -181,7 +183,7 @@ void rank_main(SharedRun& shared, int rank) {
       where += " at action " + std::to_string(index) + " '" +
                schedule::to_string(shared.schedule->ranks[rank][index]) + "'";
     }
-    const std::string msg = where + ": " + e.what();
+    const std::string msg = where + ": " + (out_of_memory ? "out of memory" : e.what());
     {
       std::lock_guard lock(shared.error_mu);
       if (shared.first_error.empty()) shared.first_error = msg;

@@ -41,13 +41,14 @@ std::string read_file(const fs::path& p) {
 }
 
 // Runs `meshscope ARGS` with stderr captured to a file; returns exit status, stdout and stderr.
-Result meshscope(const std::string& args) {
+// `shell_prefix` runs first in the same shell (e.g. "ulimit -v 1000000;").
+Result meshscope(const std::string& args, const std::string& shell_prefix = "") {
   static int counter = 0;
   const fs::path err = fs::temp_directory_path() /
                        ("meshscope_cli_err_" + std::to_string(::getpid()) + "_" +
                         std::to_string(counter++));
-  const std::string cmd =
-      std::string(MESHSCOPE_BINARY_DIR) + "/meshscope " + args + " 2>" + err.string();
+  const std::string cmd = shell_prefix + std::string(MESHSCOPE_BINARY_DIR) + "/meshscope " +
+                          args + " 2>" + err.string();
   Result r;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (!pipe) return r;
@@ -119,6 +120,21 @@ TEST(RunCli, ADivergedRunIsNeitherEqualToOneDeviceNorASuccess) {
   const Result j = meshscope(args + " --json");
   EXPECT_EQ(j.status, 1);
   EXPECT_FALSE(nlohmann::json::parse(j.out)["equal_to_one_device"].get<bool>());
+}
+
+TEST(RunCli, OutOfMemorySaysSoInOneLine) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizers reserve more address space than the limit this test sets";
+#else
+  // 1 GiB of address space; h = 65536 needs 4h x h floats (64 GiB) per block.
+  for (const std::string args : {"run --model mlp --layers 2 --hidden 65536 --pp 2 -m 2",
+                                 "run --model mlp --layers 100000000 --hidden 8 --pp 2 -m 2"}) {
+    const Result r = meshscope(args + " --backend cpu", "ulimit -v 1000000; ");
+    EXPECT_EQ(r.status, 1) << args;
+    EXPECT_EQ(r.err.rfind("meshscope: error: out of memory ", 0), 0u) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+#endif
 }
 
 TEST(RunCli, BadArgumentsGiveOneLineErrorAndNonZeroExit) {

@@ -221,6 +221,34 @@ TEST(WatchdogDeathTest, RanksThatCannotStartFailTheRunInsteadOfTerminating) {
 #endif
 }
 
+TEST(Watchdog, StepCountsBeyondWhatARunCanHoldAreRejectedBeforeAllocating) {
+  // Before, every step's data was generated up front: a billion steps ran out of memory after
+  // minutes instead of failing at once.
+  schedule::GeneratorConfig g;
+  g.family = schedule::Family::kOneFOneB;
+  g.mesh = {1, 2, 1};
+  g.microbatches = 2;
+  RunConfig c = config_for(schedule::generate(g), 5);
+  c.steps = 1'000'000'000;
+  const auto t0 = Clock::now();
+  try {
+    run(c);
+    FAIL() << "a billion steps ran";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("run fewer steps"), std::string::npos) << e.what();
+  }
+  c.steps = 10'000;
+  c.workload.batch = 1 << 20;  // 10k steps of a million samples: hundreds of GiB of data
+  try {
+    run(c);
+    FAIL() << "hundreds of GiB of data were generated";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("run fewer steps or a smaller batch"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(5));
+}
+
 TEST(Watchdog, ScheduleTheWorkloadCannotRunIsRejectedBeforeStarting) {
   const auto s = schedule::load(
       "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
