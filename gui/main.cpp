@@ -36,7 +36,7 @@ int interactive(App& app, int width, int height) {
     std::fprintf(stderr, "meshscope-gui: error: %s\n", e.c_str());
   while (!window.should_close()) {
     window.begin_frame();
-    for (const std::string& path : window.take_dropped_paths()) app.open(path);
+    app.open_dropped(window.take_dropped_paths());
     app.frame(ImGui::GetIO().DeltaTime);
     window.end_frame();
   }

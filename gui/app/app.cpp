@@ -21,6 +21,12 @@ bool App::open(const std::filesystem::path& path) {
   }
 }
 
+size_t App::open_dropped(const std::vector<std::string>& paths) {
+  size_t opened = 0;
+  for (const std::string& p : paths) opened += open(p) ? 1 : 0;
+  return opened;
+}
+
 void App::frame(float delta_s) {
   session_.playhead.advance(delta_s);
   const ImGuiViewport* vp = ImGui::GetMainViewport();

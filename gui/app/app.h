@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "gui/app/compare_view.h"
 #include "gui/app/mesh_view.h"
@@ -23,6 +25,10 @@ class App {
   // Opens a trace and makes it the shown run; on failure the message goes to the session's
   // errors (shown in the window) and false is returned.
   bool open(const std::filesystem::path& path);
+  // Files or folders dropped on the window (what the window loop hands over each frame): each
+  // opens as its own run, in order, as on the command line; a folder opens as one multi-rank run.
+  // Returns how many opened; the others' errors go to the session's errors.
+  size_t open_dropped(const std::vector<std::string>& paths);
   void set_view(ViewKind v) { session_.switch_to = v; }
   ViewKind view() const { return view_; }
 

@@ -52,6 +52,8 @@ class Window {
   Image read_pixels() const;
   // Files dropped on the window since the last call.
   std::vector<std::string> take_dropped_paths();
+  // The GLFW window, for tests that drive its callbacks.
+  GLFWwindow* handle() const { return window_; }
 
  private:
   static void on_drop(GLFWwindow* window, int count, const char** paths);
