@@ -138,28 +138,46 @@ std::vector<std::string> catalog_dirs() {
       if (!d.empty()) dirs.push_back(d);
   }
   if (std::string(MESHSCOPE_CATALOG_DIR).size() > 0) dirs.emplace_back(MESHSCOPE_CATALOG_DIR);
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back((exe.parent_path() / "catalog").string());
   return dirs;
 }
 
 Hardware find_hardware(const std::string& name_or_path) {
-  namespace fs = std::filesystem;
-  if (name_or_path.ends_with(".json")) return load_hardware_file(name_or_path);
-  for (const std::string& dir : catalog_dirs()) {
-    const fs::path p = fs::path(dir) / (name_or_path + ".json");
-    if (fs::exists(p)) return load_hardware_file(p.string());
-  }
-  std::string known;
-  for (const std::string& n : list_hardware()) known += (known.empty() ? "" : ", ") + n;
-  throw std::runtime_error("unknown hardware '" + name_or_path + "' (catalog has: " + known + ")");
+  return find_hardware_in(name_or_path, catalog_dirs());
 }
 
-std::vector<std::string> list_hardware() {
+Hardware find_hardware_in(const std::string& name_or_path, const std::vector<std::string>& dirs) {
+  namespace fs = std::filesystem;
+  if (name_or_path.ends_with(".json")) return load_hardware_file(name_or_path);
+  std::string searched;
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    const fs::path p = fs::path(dir) / (name_or_path + ".json");
+    if (fs::exists(p, ec)) return load_hardware_file(p.string());
+    searched += (searched.empty() ? "" : ", ") + dir + (fs::is_directory(dir, ec) ? "" : " (missing)");
+  }
+  std::string known;
+  for (const std::string& n : list_hardware_in(dirs)) known += (known.empty() ? "" : ", ") + n;
+  if (searched.empty()) searched = "no directory";
+  throw std::runtime_error("unknown hardware '" + name_or_path + "': no " + name_or_path +
+                           ".json in " + searched + "; " +
+                           (known.empty() ? "no catalog found at all"
+                                          : "the catalog has " + known) +
+                           " (set MESHSCOPE_CATALOG to a directory of hardware .json files, e.g. "
+                           "the source tree's sim/cost/catalog, or give a path ending in .json)");
+}
+
+std::vector<std::string> list_hardware() { return list_hardware_in(catalog_dirs()); }
+
+std::vector<std::string> list_hardware_in(const std::vector<std::string>& dirs) {
   namespace fs = std::filesystem;
   std::vector<std::string> names;
-  for (const std::string& dir : catalog_dirs()) {
+  for (const std::string& dir : dirs) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-      if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".json") names.push_back(it->path().stem().string());
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());

@@ -74,12 +74,17 @@ struct Hardware {
 Hardware parse_hardware(const nlohmann::json& j, const std::string& where);
 Hardware load_hardware_file(const std::string& path);
 
-// Directories searched for "<name>.json": $MESHSCOPE_CATALOG (colon-separated), then the catalog
-// shipped in the source tree.
+// Directories searched for "<name>.json", in order: $MESHSCOPE_CATALOG (colon-separated), the
+// catalog of the source tree the program was built from, then `catalog/` next to the executable
+// (the build copies it there, so a build tree moved elsewhere still finds its catalog).
 std::vector<std::string> catalog_dirs();
-// `name_or_path` is a catalog name ("a100-80gb") or a path to a .json file.
+// `name_or_path` is a catalog name ("a100-80gb") or a path to a .json file. An unknown name throws
+// std::runtime_error naming the directories searched and the entries found.
 Hardware find_hardware(const std::string& name_or_path);
-// Names of every entry in the catalog directories, sorted.
+// find_hardware over `dirs` instead of catalog_dirs().
+Hardware find_hardware_in(const std::string& name_or_path, const std::vector<std::string>& dirs);
+// Names of every entry in the catalog directories (or `dirs`), sorted.
 std::vector<std::string> list_hardware();
+std::vector<std::string> list_hardware_in(const std::vector<std::string>& dirs);
 
 }  // namespace meshscope::cost

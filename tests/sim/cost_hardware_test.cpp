@@ -35,6 +35,28 @@ TEST(CostHardware, UnknownNameListsTheCatalog) {
   }
 }
 
+TEST(CostHardware, AMissingCatalogSaysWhereItLookedAndHowToPointAtOne) {
+  const std::string nowhere = (std::filesystem::temp_directory_path() / "meshscope_no_catalog_here").string();
+  EXPECT_TRUE(list_hardware_in({nowhere}).empty());
+  try {
+    find_hardware_in("a100-80gb", {nowhere});
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(nowhere + " (missing)"), std::string::npos) << m;
+    EXPECT_NE(m.find("no catalog found"), std::string::npos) << m;
+    EXPECT_NE(m.find("MESHSCOPE_CATALOG"), std::string::npos) << m;
+  }
+}
+
+TEST(CostHardware, TheCatalogNextToTheExecutableIsSearchedLast) {
+  // A build tree moved away from its sources still finds the copy the build puts beside it.
+  const std::vector<std::string> dirs = catalog_dirs();
+  ASSERT_FALSE(dirs.empty());
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe");
+  EXPECT_EQ(std::filesystem::path(dirs.back()), exe.parent_path() / "catalog");
+}
+
 TEST(CostHardware, UsersExtendTheCatalogWithoutRecompiling) {
   const auto dir = std::filesystem::temp_directory_path() / "meshscope_catalog_test";
   std::filesystem::create_directories(dir);
