@@ -2,8 +2,12 @@
 #include "sim/predict/config.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <set>
 #include <stdexcept>
 
@@ -29,13 +33,22 @@ class Reader {
   }
   const json& at(const std::string& key) { return j_.at(key); }
 
+  // Every count fits an int (mesh dimensions, layers, batch sizes are ints downstream).
   int64_t integer(const std::string& key, int64_t def, int64_t lo = 1) {
     if (!has(key)) return def;
     const json& v = at(key);
-    if (!v.is_number_integer() && !(v.is_number_float() && v.get<double>() == std::floor(v.get<double>())))
-      fail(key, "must be an integer >= " + std::to_string(lo));
+    constexpr int64_t hi = std::numeric_limits<int32_t>::max();
+    const std::string range = "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi)) fail(key, range);
+      return static_cast<int64_t>(d);
+    }
+    if (!v.is_number_integer()) fail(key, range);
+    if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(hi) : v.get<int64_t>() > hi)
+      fail(key, range);
     const int64_t x = v.get<int64_t>();
-    if (x < lo) fail(key, "must be an integer >= " + std::to_string(lo));
+    if (x < lo) fail(key, range);
     return x;
   }
   bool boolean(const std::string& key, bool def) {
@@ -118,8 +131,48 @@ void parse_model(Reader m, PredictConfig& c) {
   m.check_unknown();
 }
 
+// What the simulator counts in 64-bit bytes and 32-bit ranks, with room to spare: configurations
+// beyond it would overflow silently.
+constexpr double kMaxGpus = 1 << 24;      // the engine's event targets (engine/event_queue.h)
+constexpr double kMaxStages = 1 << 20;    // schedule text's limit
+constexpr double kMaxModelBytes = 1e17;   // parameters, or activations of one microbatch
+
+// Rough upper bounds of a model's parameter and per-microbatch activation bytes (4 bytes a value).
+std::pair<double, double> model_bytes(const PredictConfig& c) {
+  const double b = static_cast<double>(c.micro_batch);
+  if (c.model == ModelKind::kGpt) {
+    const model::GptSpec& g = c.gpt;
+    const double h = g.hidden, s = g.seq, L = g.layers, V = g.vocab;
+    const double f = g.ffn > 0 ? g.ffn : 4 * h, e = std::max<double>(1, g.experts);
+    const double ef = g.expert_ffn > 0 ? g.expert_ffn : f;
+    const double params = L * (4 * h * h + 3 * h * std::max(f, ef * e)) + 2 * V * h;
+    const double acts = b * s * (L * (34 * h + 5 * static_cast<double>(g.heads) * s + 3 * f) + 2 * V);
+    return {4 * params, 4 * acts};
+  }
+  if (c.model == ModelKind::kVgg) {
+    const double px = static_cast<double>(c.vgg.image) * c.vgg.image;
+    return {4 * (1.5e8 + 4096.0 * c.vgg.classes), 4 * b * px * 64 * 20};
+  }
+  const double h = c.mlp_hidden, L = c.mlp_layers;
+  return {4 * L * 8 * h * h, 4 * b * L * 10 * h};
+}
+
 // What the model builders would reject, said with the key to change.
 void check_shapes(const PredictConfig& c, Reader& mesh, Reader& top) {
+  const double gpus = static_cast<double>(c.mesh.dp) * c.mesh.pp * c.mesh.tp * c.cp;
+  if (gpus > kMaxGpus)
+    mesh.fail("", "dp x pp x tp x cp = " + std::to_string(static_cast<int64_t>(gpus)) +
+                      " GPUs; the simulator takes at most " + std::to_string(static_cast<int64_t>(kMaxGpus)));
+  if (static_cast<double>(c.mesh.pp) * c.virtual_stages > kMaxStages)
+    top.fail("virtual_stages", "pp x virtual_stages is more than " +
+                                   std::to_string(static_cast<int64_t>(kMaxStages)) + " stages");
+  const auto [param_bytes, act_bytes] = model_bytes(c);
+  if (param_bytes > kMaxModelBytes || act_bytes > kMaxModelBytes) {
+    char b[160];
+    std::snprintf(b, sizeof b, "too large to count: about %.2g bytes of parameters, %.2g of activations "
+                  "per microbatch (at most %.0e each)", param_bytes, act_bytes, kMaxModelBytes);
+    top.fail("model", b);
+  }
   const int tp = c.mesh.tp;
   const int stages = c.mesh.pp * c.virtual_stages;
   auto need = [&](Reader& r, const char* key, bool ok, const std::string& why) {
@@ -207,6 +260,11 @@ PredictConfig parse_config(const json& j, const std::string& where) {
 
   Reader cluster = top.child("cluster");
   c.gpu = cluster.string("gpu", c.gpu);
+  try {
+    (void)cost::find_hardware(c.gpu);  // an unknown name or a bad file is the config's error
+  } catch (const std::runtime_error& e) {
+    cluster.fail("gpu", e.what());
+  }
   c.gpus_per_node = static_cast<int>(cluster.integer("gpus_per_node", 0, 0));
   if (cluster.has("placement")) {
     std::string err;
@@ -272,6 +330,8 @@ std::vector<SweepPoint> expand_sweep(const json& j, const std::string& where) {
 }
 
 json load_json_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(path + ": is a directory, not a JSON file");
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot open");
   try {

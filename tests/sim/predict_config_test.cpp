@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 namespace meshscope::predict {
 namespace {
 
@@ -40,7 +43,24 @@ TEST(PredictConfig, ReadsTheIssuesKeys) {
 TEST(PredictConfig, BadValuesNameTheirKey) {
   json j = issue_example();
   j["mesh"]["dp"] = 0;
-  EXPECT_EQ(error_of(j), "cfg.json: key 'mesh.dp': must be an integer >= 1");
+  EXPECT_EQ(error_of(j), "cfg.json: key 'mesh.dp': must be an integer in [1, 2147483647]");
+  // Values past an int are refused, not wrapped to negative sizes.
+  j["mesh"]["dp"] = 3000000000;
+  EXPECT_EQ(error_of(j), "cfg.json: key 'mesh.dp': must be an integer in [1, 2147483647]");
+  j["mesh"]["dp"] = 1e30;
+  EXPECT_EQ(error_of(j), "cfg.json: key 'mesh.dp': must be an integer in [1, 2147483647]");
+  j = issue_example();
+  j["mesh"] = {{"dp", 65536}, {"pp", 24}, {"tp", 24}};
+  j["batch"]["global"] = 65536;
+  EXPECT_NE(error_of(j).find("key 'mesh': dp x pp x tp x cp = 37748736 GPUs"), std::string::npos) << error_of(j);
+  j = issue_example();
+  j["model"]["hidden"] = 2147483640;
+  j["model"]["seq"] = 2147483647;
+  EXPECT_NE(error_of(j).find("key 'model': too large to count"), std::string::npos) << error_of(j);
+  j = issue_example();
+  j["cluster"]["gpu"] = "a100-40gb";
+  EXPECT_NE(error_of(j).find("key 'cluster.gpu': unknown hardware 'a100-40gb'"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("MESHSCOPE_CATALOG"), std::string::npos) << error_of(j);
   j = issue_example();
   j["model"]["hiden"] = 5;
   EXPECT_EQ(error_of(j), "cfg.json: key 'model.hiden': unknown key");
@@ -63,6 +83,24 @@ TEST(PredictConfig, BadValuesNameTheirKey) {
   j = issue_example();
   j["virtual_stages"] = 2;
   EXPECT_NE(error_of(j).find("key 'virtual_stages'"), std::string::npos);
+}
+
+TEST(PredictConfig, FilesThatAreNoJsonNameThemselves) {
+  const auto dir = std::filesystem::temp_directory_path() / "meshscope_config_test";
+  std::filesystem::create_directories(dir);
+  const auto message = [](const std::string& path) -> std::string {
+    try {
+      load_json_file(path);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "(loaded)";
+  };
+  EXPECT_EQ(message(dir.string()), dir.string() + ": is a directory, not a JSON file");
+  std::ofstream(dir / "cut.json") << R"({"model": {"kind": )";
+  EXPECT_EQ(message((dir / "cut.json").string()).rfind((dir / "cut.json").string() + ": malformed JSON at byte ", 0), 0u);
+  EXPECT_EQ(message((dir / "none.json").string()), (dir / "none.json").string() + ": cannot open");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PredictConfig, ListsSweepTheirCartesianProduct) {
