@@ -56,6 +56,9 @@ std::string to_json(const Calibration& c) {
 }
 
 Calibration load_calibration(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw std::runtime_error(path + ": is a directory, not a calibration file");
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot open calibration file");
   json j;
@@ -67,22 +70,30 @@ Calibration load_calibration(const std::string& path) {
   if (!j.is_object() || j.value("format", "") != "meshscope-calibration")
     throw std::runtime_error(path + ": key 'format': not a meshscope calibration file");
   Calibration c;
-  c.hardware = j.value("hardware", "");
-  if (j.contains("traces")) c.traces = j.at("traces").get<std::vector<std::string>>();
-  if (j.contains("compute")) {
-    for (const auto& [key, v] : j.at("compute").items()) {
-      const auto phase = traces::parse_phase(key);
-      if (!phase) throw std::runtime_error(path + ": key 'compute." + key + "': unknown phase");
-      PhaseFit& f = c.phases[static_cast<size_t>(*phase)];
-      f.flops_per_s = v.value("flops_per_s", 0.0);
-      f.overhead_ns = v.value("overhead_ns", 0.0);
-      f.efficiency = v.value("efficiency", 0.0);
-      f.samples = v.value("samples", 0);
-      f.rms_error = v.value("rms_error", 0.0);
-      f.model_scale = v.value("model_scale", 0.0);
-      if (f.flops_per_s < 0 || f.model_scale < 0)
-        throw std::runtime_error(path + ": key 'compute." + key + ".flops_per_s': must be >= 0");
+  std::string key = "hardware";  // the key being read, for a wrongly typed value
+  try {
+    c.hardware = j.value("hardware", "");
+    key = "traces";
+    if (j.contains("traces")) c.traces = j.at("traces").get<std::vector<std::string>>();
+    if (j.contains("compute")) {
+      for (const auto& [name, v] : j.at("compute").items()) {
+        key = "compute." + name;
+        const auto phase = traces::parse_phase(name);
+        if (!phase) throw std::runtime_error(path + ": key '" + key + "': unknown phase");
+        PhaseFit& f = c.phases[static_cast<size_t>(*phase)];
+        f.flops_per_s = v.value("flops_per_s", 0.0);
+        f.overhead_ns = v.value("overhead_ns", 0.0);
+        f.efficiency = v.value("efficiency", 0.0);
+        f.samples = v.value("samples", 0);
+        f.rms_error = v.value("rms_error", 0.0);
+        f.model_scale = v.value("model_scale", 0.0);
+        if (f.flops_per_s < 0 || f.model_scale < 0 || f.overhead_ns < 0)
+          throw std::runtime_error(path + ": key '" + key +
+                                   "': flops_per_s, model_scale and overhead_ns must be >= 0");
+      }
     }
+  } catch (const json::exception& e) {
+    throw std::runtime_error(path + ": key '" + key + "': " + e.what());
   }
   if (j.contains("p2p")) c.p2p = link_from(j.at("p2p"), path + ": key 'p2p'");
   if (j.contains("collective")) c.collective = link_from(j.at("collective"), path + ": key 'collective'");
@@ -95,7 +106,11 @@ void save_calibration(const Calibration& c, const std::string& path) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error(path + ": cannot write");
     out << to_json(c);
-    if (!out.flush()) throw std::runtime_error(path + ": write failed");
+    if (!out.flush()) {
+      out.close();
+      std::remove(tmp.c_str());
+      throw std::runtime_error(path + ": write failed");
+    }
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);

@@ -294,6 +294,9 @@ Schedule load(std::string_view text, std::string_view source_name) {
 }
 
 Schedule load_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw ScheduleParseError(path, 0, 0, "is a directory, not a schedule file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw ScheduleParseError(path, 0, 0, std::string("cannot open: ") + std::strerror(errno));

@@ -113,6 +113,30 @@ TEST(Calibration, FilesRoundTripAndBadOnesNameTheKey) {
   }
   std::ofstream(dir / "other.json") << R"({"name": "x"})";
   EXPECT_THROW(load_calibration((dir / "other.json").string()), std::runtime_error);
+  // Wrongly typed or negative values, and a directory, are the file's errors with the key named.
+  const auto message = [&](const std::string& name, const std::string& text) -> std::string {
+    std::ofstream(dir / name) << text;
+    try {
+      load_calibration((dir / name).string());
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "(loaded)";
+  };
+  EXPECT_NE(message("typed.json", R"({"format": "meshscope-calibration", "compute": {"forward": 5}})")
+                .find("typed.json: key 'compute.forward': "),
+            std::string::npos);
+  EXPECT_NE(message("hw.json", R"({"format": "meshscope-calibration", "hardware": 7})").find("hw.json: key 'hardware'"),
+            std::string::npos);
+  EXPECT_NE(message("neg.json", R"({"format": "meshscope-calibration", "compute": {"forward": {"overhead_ns": -5}}})")
+                .find("must be >= 0"),
+            std::string::npos);
+  try {
+    load_calibration(dir.string());
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+  }
   std::filesystem::remove_all(dir);
 }
 

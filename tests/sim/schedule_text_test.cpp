@@ -117,6 +117,12 @@ TEST(ScheduleText, LoadFileAndSaveFileWriteWholeFiles) {
     EXPECT_EQ(e.line(), 0);
   }
   EXPECT_THROW(save_file(s, (dir / "no_such_dir" / "x.sched").string()), std::runtime_error);
+  try {
+    load_file(dir.string());  // a directory opens as a stream but reads as nothing
+    ADD_FAILURE() << "loaded a directory";
+  } catch (const ScheduleParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+  }
   std::filesystem::remove_all(dir);
 }
 
