@@ -84,6 +84,10 @@ bool replicas_cost_alike(const mesh::Mesh& m, const schedule::Schedule& reps, co
 Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const cost::Hardware hw = hardware_for(c);
+  // Fitted rates replace the catalog's: those of another device would silently mean nothing.
+  if (o.calibration != nullptr && !o.calibration->hardware.empty() && o.calibration->hardware != hw.name)
+    throw std::invalid_argument("calibration: fitted on '" + o.calibration->hardware +
+                                "' (calibrate --hardware), the config runs on '" + hw.name + "'");
   const WorkloadCosts w = workload_costs(c);
   const int num_stages = static_cast<int>(w.stages.size());
   const int e = cost::element_bytes(c.precision);

@@ -178,6 +178,22 @@ TEST(PredictSimulate, AGivenScheduleTheValidatorRejectsGetsNoStepTime) {
   }
 }
 
+TEST(PredictSimulate, ACalibrationOfAnotherDeviceIsRefused) {
+  const PredictConfig c = small_gpt();  // h100-sxm
+  cost::Calibration cal;
+  cal.hardware = "cpu-local";
+  SimulateOptions o;
+  o.calibration = &cal;
+  try {
+    simulate(c, o);
+    FAIL() << "a cpu-local calibration was applied to h100-sxm";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("fitted on 'cpu-local'"), std::string::npos) << e.what();
+  }
+  cal.hardware = "h100-sxm";
+  EXPECT_GT(simulate(c, o).summary.step_time_s, 0);
+}
+
 TEST(PredictSimulate, ShapesTheModelCannotTakeAreReported) {
   PredictConfig c = small_gpt();
   c.mesh = {1, 1, 32};
