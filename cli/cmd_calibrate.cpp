@@ -78,15 +78,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("-o,--out", args->out, "calibration JSON to write")->required();
   cmd->add_option("--hardware", args->hardware, "catalog entry the traces ran on")->capture_default_str();
   cmd->add_option("--precision", args->precision, "precision the traces computed in")->capture_default_str();
-  cmd->callback([args] {
-    try {
-      run(*args);
-    } catch (const UserError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw UserError(e.what());
-    }
-  });
+  cmd->callback([args] { run(*args); });
 }
 
 }  // namespace meshscope::cli

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "sim/cost/calibration.h"
+#include "cli/sim_options.h"
 #include "sim/predict/config.h"
 #include "sim/predict/plot.h"
 #include "sim/predict/search.h"
@@ -25,23 +25,28 @@ namespace meshscope::cli {
 namespace {
 
 struct PredictArgs {
-  std::string config;
+  SimInputArgs input;
   bool json = false;
   std::string csv;
   std::string plot;
-  std::string calibration;
   bool search = false;
   int64_t gpus = 0;
   int top = 10;
 };
 
-void progress_bar(size_t i, size_t n) {
-  if (n <= 1) return;
-  const int width = 30;
-  const int done = static_cast<int>(width * i / n);
-  std::fprintf(stderr, "\r[%s%s] %zu/%zu", std::string(done, '#').c_str(),
-               std::string(width - done, ' ').c_str(), i, n);
-  if (i == n) std::fprintf(stderr, "\n");
+// Point i of n done: on a terminal a bar redrawn in place; elsewhere (a log, CI) a plain line at
+// each quarter, so redirected output does not fill with carriage returns.
+void progress(size_t i, size_t n) {
+  if (n <= 1 || i == 0) return;
+  if (::isatty(::fileno(stderr))) {
+    const int width = 30;
+    const int done = static_cast<int>(width * i / n);
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu", std::string(done, '#').c_str(),
+                 std::string(width - done, ' ').c_str(), i, n);
+    if (i == n) std::fprintf(stderr, "\n");
+  } else if (i * 4 / n != (i - 1) * 4 / n) {
+    std::fprintf(stderr, "predict: %zu of %zu points done\n", i, n);
+  }
   std::fflush(stderr);
 }
 
@@ -169,7 +174,7 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base, const 
   predict::SearchOptions so;
   so.gpus = a.gpus;
   so.calibration = cal;
-  const auto found = predict::search(base, so, progress_bar);
+  const auto found = predict::search(base, so, progress);
   if (found.empty()) throw UserError("no configuration of " + std::to_string(a.gpus) + " GPUs fits memory");
   if (a.json) {
     nlohmann::json out = nlohmann::json::array();
@@ -189,30 +194,29 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base, const 
 }
 
 void run(const PredictArgs& a) {
-  std::unique_ptr<cost::Calibration> cal;
-  if (!a.calibration.empty()) cal = std::make_unique<cost::Calibration>(cost::load_calibration(a.calibration));
-  const nlohmann::json j = predict::load_json_file(a.config);
+  const SimInputs in = load_sim_inputs(a.input);
+  const std::string& where = a.input.config;
   if (a.search) {
     if (a.gpus < 1) throw UserError("--search needs --gpus N");
-    run_search(a, predict::parse_config(j, a.config), cal.get());
+    run_search(a, predict::parse_config(in.config, where), in.calibration_or_null());
     return;
   }
-  const std::vector<predict::SweepPoint> points = predict::expand_sweep(j, a.config);
+  const std::vector<predict::SweepPoint> points = predict::expand_sweep(in.config, where);
   std::vector<Row> rows;
   predict::SimulateOptions so;
   so.build_timeline = false;  // figures only (simulate() still analyzes a small Timeline for bubbles)
-  so.calibration = cal.get();
+  so.calibration = in.calibration_or_null();
   for (size_t i = 0; i < points.size(); ++i) {
     Row r;
     r.swept = points[i].swept;
     try {
       r.summary = predict::simulate(points[i].config, so).summary;
     } catch (const std::invalid_argument& e) {
-      if (points.size() == 1) throw UserError(a.config + ": " + e.what());
+      if (points.size() == 1) throw UserError(where + ": " + e.what());
       r.error = e.what();
     }
     rows.push_back(std::move(r));
-    progress_bar(i + 1, points.size());
+    progress(i + 1, points.size());
   }
   if (!a.csv.empty()) write_file(a.csv, csv_of(rows));
   if (!a.plot.empty()) write_file(a.plot, predict::render_svg(chart_of(rows)));
@@ -238,24 +242,15 @@ void add_predict_command(CLI::App& app) {
       "Predict step time, tokens/s, TFLOP/s per GPU, MFU, bubble fraction and memory of a "
       "configuration by simulation; lists in place of values sweep them; --search finds the "
       "fastest mesh that fits. Config keys: sim/predict/config.h.");
-  cmd->add_option("--config", args->config, "configuration JSON (lists sweep)")->required();
+  add_sim_input_options(*cmd, args->input, "configuration JSON (lists sweep)");
   cmd->add_flag("--json", args->json, "print JSON (step_time_s, tokens_per_s, tflops_per_gpu, mfu, "
                                       "bubble_fraction, peak_memory_bytes, fits, ...)");
   cmd->add_option("--csv", args->csv, "also write the rows as CSV");
   cmd->add_option("--plot", args->plot, "also write an SVG chart of throughput over the sweep");
-  cmd->add_option("--calibration", args->calibration, "calibration from `meshscope calibrate`");
   cmd->add_flag("--search", args->search, "search dp x pp x tp, microbatch size and schedule");
   cmd->add_option("--gpus", args->gpus, "GPU budget for --search");
   cmd->add_option("--top", args->top, "rows --search prints")->capture_default_str();
-  cmd->callback([args] {
-    try {
-      run(*args);
-    } catch (const UserError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw UserError(e.what());
-    }
-  });
+  cmd->callback([args] { run(*args); });
 }
 
 }  // namespace meshscope::cli

@@ -9,10 +9,11 @@
 
 #include "cli/commands.h"
 #include "cli/run_common.h"
-#include "sim/cost/calibration.h"
+#include "cli/sim_options.h"
 #include "sim/predict/config.h"
 #include "sim/predict/simulate.h"
 #include "sim/schedule/schedule_text.h"
+#include "sim/schedule/validator.h"
 #include "traces/analysis.h"
 #include "traces/chrome_export.h"
 
@@ -20,35 +21,35 @@ namespace meshscope::cli {
 namespace {
 
 struct SimulateArgs {
-  std::string config;
+  SimInputArgs input;
   std::string out;
   std::string schedule_out;
   std::string schedule_file;
-  std::string calibration;
   bool json = false;
   bool all_devices = false;
 };
 
 void run(const SimulateArgs& a) {
-  std::unique_ptr<cost::Calibration> cal;
-  if (!a.calibration.empty()) cal = std::make_unique<cost::Calibration>(cost::load_calibration(a.calibration));
-  const nlohmann::json j = predict::load_json_file(a.config);
-  const auto points = predict::expand_sweep(j, a.config);
-  if (points.size() != 1) throw UserError(a.config + ": simulate takes one configuration, not a sweep (use predict)");
+  const SimInputs in = load_sim_inputs(a.input);
+  const std::string& where = a.input.config;
+  const auto points = predict::expand_sweep(in.config, where);
+  if (points.size() != 1) throw UserError(where + ": simulate takes one configuration, not a sweep (use predict)");
   const predict::PredictConfig& c = points.front().config;
   predict::SimulateOptions so;
-  so.calibration = cal.get();
+  so.calibration = in.calibration_or_null();
   so.expand_replicas = a.all_devices;
   schedule::Schedule given;
   if (!a.schedule_file.empty()) {
     given = schedule::load_file(a.schedule_file);
+    const schedule::ValidationResult valid = schedule::validate(given);
+    if (!valid.ok()) throw UserError(a.schedule_file + ": " + valid.error->message);
     so.schedule = &given;
   }
   predict::Simulation sim;
   try {
     sim = predict::simulate(c, so);
   } catch (const std::invalid_argument& e) {
-    throw UserError(a.config + ": " + e.what());
+    throw UserError(where + ": " + e.what());
   }
   if (!a.schedule_out.empty()) schedule::save_file(sim.schedule, a.schedule_out);
   traces::add_idle_spans(sim.timeline);
@@ -93,24 +94,15 @@ void add_simulate_command(CLI::App& app) {
       "simulate",
       "Simulate one configuration (same JSON as predict) into a Timeline: Chrome trace, the "
       "summary table of `run`, step time, MFU and memory.");
-  cmd->add_option("--config", args->config, "configuration JSON (keys: sim/predict/config.h)")->required();
+  add_sim_input_options(*cmd, args->input, "configuration JSON (keys: sim/predict/config.h)");
   cmd->add_option("--out", args->out, "write the simulated Chrome trace here");
   cmd->add_option("--schedule-out", args->schedule_out, "write the simulated schedule (text form) here");
   cmd->add_option("--schedule-file", args->schedule_file,
                   "simulate this schedule (text form) instead of generating one; costs from --config");
-  cmd->add_option("--calibration", args->calibration, "calibration from `meshscope calibrate`");
   cmd->add_flag("--all-devices", args->all_devices,
                 "put every device in the trace even when identical replicas were simulated once");
   cmd->add_flag("--json", args->json, "print the predicted figures as JSON");
-  cmd->callback([args] {
-    try {
-      run(*args);
-    } catch (const UserError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw UserError(e.what());
-    }
-  });
+  cmd->callback([args] { run(*args); });
 }
 
 }  // namespace meshscope::cli

@@ -1,0 +1,132 @@
+// `meshscope predict`, `simulate` and the hardware catalog as a user meets them: progress output
+// in logs, hand-written schedules, the binary run from elsewhere or moved away from its sources.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class SimCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("meshscope_sim_cli_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir_ / name) << text;
+    return dir_ / name;
+  }
+
+  // `cd CWD && ENV BINARY ARGS`, stdout and stderr to files (so stderr is no terminal).
+  Outcome sh(const std::string& args, const std::string& cwd = "/", const std::string& env = "",
+             const std::string& binary = std::string(MESHSCOPE_BINARY_DIR) + "/meshscope") const {
+    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    const std::string cmd = "cd '" + cwd + "' && " + env + " '" + binary + "' " + args + " >'" + out.string() +
+                            "' 2>'" + err.string() + "'";
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  }
+
+  fs::path dir_;
+};
+
+std::string mlp_config(const std::string& gpu, const std::string& pp = "2") {
+  return R"({"model": {"kind": "mlp", "layers": 4, "hidden": 64}, "mesh": {"dp": 1, "tp": 1, "pp": )" + pp +
+         R"(}, "batch": {"global": 4, "micro": 1}, "schedule": "1f1b", "cluster": {"gpu": ")" + gpu + R"("}})";
+}
+
+TEST_F(SimCli, SweepProgressInALogIsAFewPlainLines) {
+  const fs::path cfg = write("sweep.json", R"({"model": {"kind": "mlp", "layers": 4, "hidden": 64},
+      "mesh": {"pp": [1, 2, 4]}, "batch": {"global": 4, "micro": 1}, "schedule": ["1f1b", "gpipe", "zb-h1"]})");
+  const Outcome r = sh("predict --config " + cfg.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
+  const auto lines = std::count(r.err.begin(), r.err.end(), '\n');
+  EXPECT_GE(lines, 1) << r.err;
+  EXPECT_LE(lines, 4) << r.err;
+  EXPECT_NE(r.err.find("9 of 9 points done"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 10) << r.out;  // header + 9 rows
+}
+
+TEST_F(SimCli, SimulateRefusesAScheduleTheValidatorRejects) {
+  const fs::path cfg = write("cfg.json", mlp_config("a100-80gb"));
+  // Each rank receives before it sends what the other waits for.
+  const fs::path sched = write("cross.sched",
+                               "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
+                               "rank 0: 0F0 0RECV_B0 0SEND_F0 0B0 0STEP\n"
+                               "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0 1STEP\n");
+  const fs::path trace = dir_ / "trace.json";
+  const Outcome r = sh("simulate --config " + cfg.string() + " --schedule-file " + sched.string() + " --out " +
+                       trace.string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("meshscope: error: " + sched.string() + ": deadlock: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(trace));
+  // The same ranks with the receive after the send run.
+  const fs::path fixed = write("fixed.sched",
+                               "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
+                               "rank 0: 0F0 0SEND_F0 0RECV_B0 0B0 0STEP\n"
+                               "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0 1STEP\n");
+  const Outcome ok = sh("simulate --config " + cfg.string() + " --schedule-file " + fixed.string() + " --json");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("\"step_time_s\""), std::string::npos) << ok.out;
+}
+
+TEST_F(SimCli, TheCatalogIsFoundFromAnyDirectory) {
+  const fs::path cfg = write("cfg.json", mlp_config("h100-sxm"));
+  const Outcome r = sh("predict --json --config " + cfg.string(), dir_.string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"hardware\": \"h100-sxm\""), std::string::npos) << r.out;
+}
+
+TEST_F(SimCli, AMovedBinaryFindsTheCatalogBesideIt) {
+  // Only the catalog next to the copied binary has this entry.
+  fs::create_directories(dir_ / "bin" / "catalog");
+  fs::copy_file(std::string(MESHSCOPE_BINARY_DIR) + "/meshscope", dir_ / "bin" / "meshscope");
+  std::string entry = slurp(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/catalog/a100-80gb.json");
+  const auto name = entry.find("\"a100-80gb\"");
+  ASSERT_NE(name, std::string::npos);
+  entry.replace(name, 11, "\"moved-gpu\"");
+  write("bin/catalog/moved-gpu.json", entry);
+  const fs::path cfg = write("cfg.json", mlp_config("moved-gpu"));
+  const Outcome r = sh("predict --json --config " + cfg.string(), "/", "", (dir_ / "bin" / "meshscope").string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"hardware\": \"moved-gpu\""), std::string::npos) << r.out;
+}
+
+TEST_F(SimCli, UnknownHardwareSaysWhereItLookedAndAboutMeshscopeCatalog) {
+  const fs::path cfg = write("cfg.json", mlp_config("no-such-gpu"));
+  const Outcome r = sh("predict --config " + cfg.string(), "/", "MESHSCOPE_CATALOG=/nonexistent/catalog");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(cfg.string() + ": key 'cluster.gpu': unknown hardware 'no-such-gpu'"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/catalog (missing)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("MESHSCOPE_CATALOG"), std::string::npos) << r.err;
+}
+
+}  // namespace
