@@ -41,6 +41,18 @@ std::string mesh_text(const PredictConfig& c) {
 // Bytes read and written per parameter by one optimizer update.
 double update_bytes(const PredictConfig& c) { return c.optimizer == Optimizer::kAdam ? 28 : 12; }
 
+// One optimizer update of `params` parameters: a memory-bound pass, or, when a profile calibrated
+// the optimizer phase, its fitted rate. The executor's STEP is SGD counted as 2 FLOPs per parameter
+// over 12 bytes moved; another optimizer scales by the bytes it moves.
+double optimizer_seconds(const PredictConfig& c, double params, const cost::ComputeModel& compute,
+                         const cost::Calibration* calibration) {
+  if (calibration != nullptr) {
+    const cost::PhaseFit& f = calibration->phase(traces::Phase::kOptimizer);
+    if (f.flops_per_s > 0) return f.overhead_ns * 1e-9 + 2 * params / f.flops_per_s * update_bytes(c) / 12;
+  }
+  return compute.stream_seconds(params * update_bytes(c));
+}
+
 int m_size(const PredictConfig& c) { return c.mesh.dp * c.mesh.pp * c.mesh.tp; }
 
 schedule::Schedule generate_or_explain(const schedule::GeneratorConfig& g) {
@@ -110,8 +122,8 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   std::vector<engine::StageTiming> timings;
   for (int s = 0; s < num_stages; ++s) {
     const double shards = c.zero >= 1 ? c.mesh.dp : 1;
-    const double opt_s = compute.stream_seconds(
-        (w.dense_parameters[s] + w.expert_parameters[s]) / shards * update_bytes(c));
+    const double opt_s = optimizer_seconds(c, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute,
+                                           o.calibration);
     timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
   }
   // Prices of the full mesh's links and collectives, by global rank.

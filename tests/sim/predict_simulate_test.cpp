@@ -194,6 +194,34 @@ TEST(PredictSimulate, ACalibrationOfAnotherDeviceIsRefused) {
   EXPECT_GT(simulate(c, o).summary.step_time_s, 0);
 }
 
+TEST(PredictSimulate, AStepFollowsTheCalibratedOptimizerRate) {
+  PredictConfig c;
+  c.model = ModelKind::kMlp;
+  c.mlp_layers = 2;
+  c.mlp_hidden = 256;
+  c.mesh = {1, 1, 1};
+  c.schedule = schedule::Family::kDataParallel;
+  c.gpu = "cpu-local";
+  c.precision = cost::Precision::kFp32;
+  c.optimizer = Optimizer::kSgd;
+  auto step_ns = [&](double flops_per_s) {
+    cost::Calibration cal;
+    cal.hardware = "cpu-local";
+    cal.phases[static_cast<size_t>(traces::Phase::kOptimizer)].flops_per_s = flops_per_s;
+    SimulateOptions o;
+    o.calibration = flops_per_s > 0 ? &cal : nullptr;
+    const Simulation sim = simulate(c, o);
+    for (const traces::Span& sp : sim.timeline.spans)
+      if (sp.phase == traces::Phase::kOptimizer) return sp.end_ns - sp.begin_ns;
+    return int64_t{-1};
+  };
+  // 2 layers of 256 x 1024 and 1024 x 256 weights plus biases: 2 FLOPs per parameter at 1 GFLOP/s.
+  const double params = 2 * (256.0 * 1024 + 1024 + 1024.0 * 256 + 256);
+  EXPECT_NEAR(step_ns(1e9), 2 * params, 1);
+  EXPECT_NEAR(step_ns(2e9), params, 1);
+  EXPECT_GT(step_ns(0), 0);  // uncalibrated: the catalog's memory-bound pass
+}
+
 TEST(PredictSimulate, ShapesTheModelCannotTakeAreReported) {
   PredictConfig c = small_gpt();
   c.mesh = {1, 1, 32};
