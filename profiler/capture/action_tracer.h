@@ -43,6 +43,7 @@ struct InnerInfo {
 struct ActionEnd {
   int64_t ready_ns = 0;           // recv/collective: runtime::TransferInfo::ready_ns; 0 otherwise
   int64_t activation_bytes = -1;  // activation memory the rank holds after it; -1: unchanged
+  int64_t done_ns = 0;            // send: runtime::TransferInfo::done_ns; 0 otherwise
 };
 
 struct RunInfo {

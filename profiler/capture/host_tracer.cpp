@@ -71,6 +71,7 @@ void HostClockTracer::action_end(int rank, int, const ActionInfo&, const ActionE
   RankLog& log = ranks_[rank];
   log.open.end_ns = runtime::host_now_ns();
   log.open.ready_ns = end.ready_ns;
+  log.open.done_ns = end.done_ns;
   log.open.activation_bytes = end.activation_bytes;
   log.records.push_back(log.open);
 }
@@ -101,6 +102,11 @@ void HostClockTracer::build_spans(traces::Timeline& tl) const {
         s.begin_ns = std::min(rec.ready_ns, rec.end_ns) - origin_ns_;
       }
       s.end_ns = rec.end_ns - origin_ns_;
+      // A send is over once its payload was handed over; the time spent after (descheduled by
+      // the receiver it woke, on an oversubscribed host) is not transfer time.
+      if (schedule::is_send(a.action.kind) && rec.done_ns > 0) {
+        s.end_ns = std::clamp(rec.done_ns, rec.begin_ns, rec.end_ns) - origin_ns_;
+      }
       s.bytes = a.bytes;
       s.flops = a.flops;
       s.name = names[rec.index];

@@ -86,13 +86,11 @@ runtime::TransferInfo execute(const PlannedAction& pa, StageRuntime& stage,
       stage.weight_grad(mb, ctx);
       break;
     case ActionKind::kSendForward:
-      net.send(pa.peer, pa.tag, stage.output(mb), pa.bytes);
-      break;
+      return net.send(pa.peer, pa.tag, stage.output(mb), pa.bytes);
     case ActionKind::kRecvForward:
       return net.recv(pa.peer, pa.tag, stage.input(mb), pa.bytes);
     case ActionKind::kSendBackward:
-      net.send(pa.peer, pa.tag, stage.grad_input(mb), pa.bytes);
-      break;
+      return net.send(pa.peer, pa.tag, stage.grad_input(mb), pa.bytes);
     case ActionKind::kRecvBackward:
       return net.recv(pa.peer, pa.tag, stage.grad_output(mb), pa.bytes);
     case ActionKind::kAllReduce:
@@ -138,7 +136,9 @@ void run_steps(SharedRun& shared, int rank) {
       progress.action.store(static_cast<int32_t>(i), std::memory_order_relaxed);
       tracer.action_begin(rank, step, info);
       capture::ActionEnd end;
-      end.ready_ns = execute(pa, *st.stages[pa.local_stage], net, ctx).ready_ns;
+      const runtime::TransferInfo transfer = execute(pa, *st.stages[pa.local_stage], net, ctx);
+      end.ready_ns = transfer.ready_ns;
+      end.done_ns = transfer.done_ns;
       if (pa.activation_delta != 0) {
         held += pa.activation_delta;
         end.activation_bytes = held;

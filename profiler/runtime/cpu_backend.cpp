@@ -23,10 +23,10 @@ void CpuTransport::check_peer(int peer, const char* what) const {
   }
 }
 
-void CpuTransport::send(int peer, int64_t tag, const void* src, size_t bytes) {
+TransferInfo CpuTransport::send(int peer, int64_t tag, const void* src, size_t bytes) {
   check_peer(peer, "send");
   if (abort_.aborted()) abort_.throw_aborted();
-  mailboxes_[peer]->post(rank_, tag, src, bytes);
+  return TransferInfo{0, mailboxes_[peer]->post(rank_, tag, src, bytes)};
 }
 
 TransferInfo CpuTransport::recv(int peer, int64_t tag, void* dst, size_t bytes) {

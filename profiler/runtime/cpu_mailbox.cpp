@@ -14,7 +14,7 @@ CpuMailbox::CpuMailbox(int owner, const AbortState& abort) : owner_(owner), abor
   pool_.reserve(64);
 }
 
-void CpuMailbox::post(int src, int64_t tag, const void* data, size_t bytes) {
+int64_t CpuMailbox::post(int src, int64_t tag, const void* data, size_t bytes) {
   std::vector<std::byte> buffer;
   {
     std::lock_guard lock(mu_);
@@ -25,11 +25,13 @@ void CpuMailbox::post(int src, int64_t tag, const void* data, size_t bytes) {
   }
   buffer.resize(bytes);  // reuses the pooled capacity: no allocation once warm
   if (bytes > 0) std::memcpy(buffer.data(), data, bytes);
+  const int64_t queued_ns = host_now_ns();
   {
     std::lock_guard lock(mu_);
-    pending_.push_back(Message{src, tag, host_now_ns(), std::move(buffer)});
+    pending_.push_back(Message{src, tag, queued_ns, std::move(buffer)});
   }
   cv_.notify_all();
+  return queued_ns;
 }
 
 TransferInfo CpuMailbox::take(int src, int64_t tag, void* dst, size_t bytes) {

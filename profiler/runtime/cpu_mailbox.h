@@ -19,7 +19,8 @@ class CpuMailbox {
   CpuMailbox(int owner, const AbortState& abort);
 
   // Copies `bytes` from `data` into a pooled buffer and queues it; called by the sender's thread.
-  void post(int src, int64_t tag, const void* data, size_t bytes);
+  // Returns when the message was queued, before the owner was woken (host clock).
+  int64_t post(int src, int64_t tag, const void* data, size_t bytes);
   // Blocks until a message from `src` with `tag` is queued (or the backend aborts), then copies it
   // into `dst`. Throws std::runtime_error when its size is not `bytes`, Aborted on abort.
   TransferInfo take(int src, int64_t tag, void* dst, size_t bytes);

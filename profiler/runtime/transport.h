@@ -25,8 +25,13 @@ struct Aborted : std::runtime_error {
 // backend reports when the waiting thread woke up and began copying).
 // A tracer starts the transfer's span at max(call begin, ready_ns) so the wait shows as idle.
 // 0 where the backend cannot tell (a GPU backend then relies on device timestamps instead).
+// done_ns (send): when the payload was handed over (copied and queued) before the receiver was
+// woken; a tracer ends the send's span there, since on a host with more rank threads than cores
+// waking the receiver can preempt the sender for milliseconds that are not transfer time. 0 where
+// the backend cannot tell (the span then ends when send() returns).
 struct TransferInfo {
   int64_t ready_ns = 0;
+  int64_t done_ns = 0;
 };
 
 // Contract (every backend):
@@ -61,7 +66,7 @@ class Transport {
     (void)tags;
   }
 
-  virtual void send(int peer, int64_t tag, const void* src, size_t bytes) = 0;
+  virtual TransferInfo send(int peer, int64_t tag, const void* src, size_t bytes) = 0;
   virtual TransferInfo recv(int peer, int64_t tag, void* dst, size_t bytes) = 0;
 
   // In place: data = sum over the group's members, `count` floats.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "profiler/runtime/backend.h"
+#include "profiler/runtime/clock.h"
 
 namespace meshscope::runtime {
 namespace {
@@ -46,6 +47,19 @@ TEST(CpuBackend, SendCopiesAndNeverWaitsForTheReceiver) {
   EXPECT_EQ(got, (std::vector<float>{1, 2, 3}));
   b->transport(1).recv(0, 7, got.data(), 12);
   EXPECT_EQ(got, (std::vector<float>{100, 2, 3}));
+}
+
+TEST(CpuBackend, SendReportsWhenItHandedThePayloadOver) {
+  auto b = cpu({1, 2, 1});
+  const float x = 3;
+  const int64_t t0 = host_now_ns();
+  const TransferInfo sent = b->transport(0).send(1, 4, &x, sizeof x);
+  const int64_t t1 = host_now_ns();
+  EXPECT_GE(sent.done_ns, t0);
+  EXPECT_LE(sent.done_ns, t1);
+  float got = 0;
+  EXPECT_GE(b->transport(1).recv(0, 4, &got, sizeof got).ready_ns, sent.done_ns);
+  EXPECT_EQ(got, 3);
 }
 
 TEST(CpuBackend, RecvMatchesTagAndSourceAndReportsReadyTime) {

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <map>
 
 #include "exec_test_util.h"
@@ -177,6 +179,39 @@ TEST(HostTracer, RecvSpanStartsWhenTheDataWasReady) {
   EXPECT_EQ(t.spans[t.flows[0].to].kind, SpanKind::kRecv);
   ASSERT_EQ(t.steps.size(), 1u);
   EXPECT_LE(t.steps[0].begin_ns, recv->begin_ns);
+}
+
+TEST(HostTracer, SendSpanEndsWhenThePayloadWasHandedOver) {
+  // On a host with more rank threads than cores, waking the receiver can preempt the sender for
+  // milliseconds; that is not transfer time, so the span ends at the send's done_ns.
+  const auto s = schedule::load(
+      "mesh dp=1 pp=2 tp=1\nmicrobatches 1\nrank 0: 0F0 0SEND_F0\nrank 1: 1RECV_F0 1F0\n");
+  mesh::Mesh m(s.mesh);
+  std::vector<std::vector<ActionInfo>> programs(2);
+  programs[0].push_back({s.ranks[0][1], 0, "SEND_F s0 mb0", SpanKind::kSend,
+                         traces::Phase::kForward, 1, 5, 64});
+  std::vector<std::vector<InnerInfo>> inner(2);
+  RunInfo info;
+  info.mesh = &m;
+  info.schedule = &s;
+  info.steps = 1;
+  info.programs = &programs;
+  info.inner = &inner;
+  HostClockTracer tracer;
+  tracer.begin_run(info);
+  tracer.step_begin(0, 0);
+  const int64_t before = runtime::host_now_ns();
+  tracer.action_begin(0, 0, programs[0][0]);
+  ActionEnd end;
+  end.done_ns = runtime::host_now_ns();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // descheduled after the hand-over
+  tracer.action_end(0, 0, programs[0][0], end);
+  tracer.step_end(0, 0);
+  const traces::Timeline t = tracer.finish();
+  const traces::Span* send = find_span(t, 0, "SEND_F s0 mb0");
+  ASSERT_NE(send, nullptr);
+  EXPECT_LE(send->end_ns - send->begin_ns, end.done_ns - before);
+  EXPECT_GE(send->end_ns, send->begin_ns);
 }
 
 }  // namespace

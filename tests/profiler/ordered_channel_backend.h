@@ -26,7 +26,7 @@ class OrderedChannelTransport final : public Transport {
     ++expect_calls_;
     if (use_order_) sequencers_[peer].expect(tags);
   }
-  void send(int peer, int64_t tag, const void* src, size_t bytes) override {
+  TransferInfo send(int peer, int64_t tag, const void* src, size_t bytes) override {
     if (peer == rank()) return inner_.send(peer, tag, src, bytes);  // keyed, like NCCL's self path
     std::vector<std::byte> m(sizeof tag + bytes);
     std::memcpy(m.data(), &tag, sizeof tag);
@@ -34,6 +34,7 @@ class OrderedChannelTransport final : public Transport {
     for (const auto& out : sequencers_[peer].push(tag, std::move(m))) {
       inner_.send(peer, kChannelTag, out.data(), out.size());
     }
+    return {};
   }
   TransferInfo recv(int peer, int64_t tag, void* dst, size_t bytes) override {
     if (peer == rank()) return inner_.recv(peer, tag, dst, bytes);

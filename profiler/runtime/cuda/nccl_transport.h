@@ -19,7 +19,7 @@ class NcclTransport final : public Transport {
 
   int rank() const override { return rank_; }
   void expect_recv_order(int peer, const std::vector<int64_t>& tags) override;
-  void send(int peer, int64_t tag, const void* src, size_t bytes) override;
+  TransferInfo send(int peer, int64_t tag, const void* src, size_t bytes) override;
   TransferInfo recv(int peer, int64_t tag, void* dst, size_t bytes) override;
   TransferInfo all_reduce(mesh::GroupKind group, float* data, size_t count) override;
   TransferInfo all_gather(mesh::GroupKind group, const float* src, float* dst,
