@@ -34,6 +34,14 @@ void run(const CalibrateArgs& a) {
     std::error_code ec;
     if (!std::filesystem::exists(p, ec)) throw UserError(p + ": no such file");
     timelines.push_back(traces::load_trace(p));
+    // A CPU profile fitted as a GPU (or the reverse) gives rates of one device for another.
+    const auto backend = timelines.back().metadata.find("backend");
+    if (backend != timelines.back().metadata.end()) {
+      const bool cpu_trace = backend->second.rfind("cpu", 0) == 0;
+      if (cpu_trace != (hw.kind == "cpu"))
+        throw UserError(p + ": ran on the " + backend->second + " backend, but --hardware " + hw.name + " is a " +
+                        hw.kind + (cpu_trace ? " (use --hardware cpu-local)" : ""));
+    }
   }
   std::vector<const traces::Timeline*> ptrs;
   for (const traces::Timeline& t : timelines) ptrs.push_back(&t);

@@ -96,6 +96,26 @@ TEST_F(SimCli, SimulateRefusesAScheduleTheValidatorRejects) {
   EXPECT_NE(ok.out.find("\"step_time_s\""), std::string::npos) << ok.out;
 }
 
+TEST_F(SimCli, CalibrationStaysWithTheHardwareItWasFittedOn) {
+  const fs::path trace = dir_ / "run.json";
+  const Outcome run = sh("run --schedule 1f1b --pp 2 -m 4 --model mlp --layers 2 --hidden 64 --batch 16 --steps 2 "
+                         "--no-check --backend cpu -o " + trace.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const fs::path calib = dir_ / "calib.json";
+  const Outcome gpu = sh("calibrate " + trace.string() + " --hardware h100-sxm -o " + calib.string());
+  EXPECT_EQ(gpu.exit_code, 1);
+  EXPECT_NE(gpu.err.find(trace.string() + ": ran on the cpu"), std::string::npos) << gpu.err;
+  EXPECT_FALSE(fs::exists(calib));
+  const Outcome cpu = sh("calibrate " + trace.string() + " -o " + calib.string());
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  const fs::path on_cpu = write("cpu.json", mlp_config("cpu-local"));
+  const fs::path on_gpu = write("gpu.json", mlp_config("a100-80gb"));
+  EXPECT_EQ(sh("predict --config " + on_cpu.string() + " --calibration " + calib.string()).exit_code, 0);
+  const Outcome refused = sh("predict --config " + on_gpu.string() + " --calibration " + calib.string());
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("fitted on 'cpu-local'"), std::string::npos) << refused.err;
+}
+
 TEST_F(SimCli, TheCatalogIsFoundFromAnyDirectory) {
   const fs::path cfg = write("cfg.json", mlp_config("h100-sxm"));
   const Outcome r = sh("predict --json --config " + cfg.string(), dir_.string());
