@@ -19,8 +19,8 @@ namespace {
 struct SchedulesArgs {
   std::string family;  // empty: list the families
   int dp = 1, pp = 1, tp = 1;
-  int microbatches = 0;  // 0: pp (or 1)
-  int virtual_stages = 1;
+  int microbatches = 0;    // 0: pp (or 1)
+  int virtual_stages = 0;  // 0: 2 for interleaved, 1 for the others (as `run`)
   int64_t activation_bytes = 0;
   int64_t gradient_bytes = 0;
   std::string out;
@@ -51,7 +51,8 @@ schedule::Schedule generate(const SchedulesArgs& args) {
   config.family = *family;
   config.mesh = {.dp = args.dp, .pp = args.pp, .tp = args.tp};
   config.microbatches = args.microbatches > 0 ? args.microbatches : args.pp;
-  config.virtual_stages = args.virtual_stages;
+  config.virtual_stages =
+      args.virtual_stages > 0 ? args.virtual_stages : (*family == schedule::Family::kInterleaved ? 2 : 1);
   if (args.activation_bytes > 0) config.activation_bytes = {args.activation_bytes};
   if (args.gradient_bytes > 0) config.gradient_bytes = {args.gradient_bytes};
   try {
@@ -90,20 +91,20 @@ void add_schedules_command(CLI::App& app) {
          "--dump", args->family,
          "generate this family's schedule and print it as schedule text (" + family_names() + ")")
       ->type_name("FAMILY");
-  cmd->add_option("--dp", args->dp, "data-parallel replicas")->check(CLI::PositiveNumber);
-  cmd->add_option("--pp", args->pp, "pipeline ranks")->check(CLI::PositiveNumber);
-  cmd->add_option("--tp", args->tp, "tensor-parallel ranks per stage")->check(CLI::PositiveNumber);
+  cmd->add_option("--dp", args->dp, "data-parallel replicas")->check(CLI::Range(1, schedule::kMaxRanks));
+  cmd->add_option("--pp", args->pp, "pipeline ranks")->check(CLI::Range(1, schedule::kMaxRanks));
+  cmd->add_option("--tp", args->tp, "tensor-parallel ranks per stage")->check(CLI::Range(1, schedule::kMaxRanks));
   cmd->add_option("--microbatches,-m", args->microbatches,
                   "microbatches per replica per step (default: pp)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--virtual,-v", args->virtual_stages, "model chunks per pp rank (interleaved)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, schedule::kMaxRanks));
+  cmd->add_option("--virtual,-v", args->virtual_stages, "model chunks per pp rank (interleaved; default 2 there, 1 elsewhere)")
+      ->check(CLI::Range(1, schedule::kMaxRanks));
   cmd->add_option("--activation-bytes", args->activation_bytes,
                   "bytes each stage sends per microbatch (and receives back as gradient)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 50));
   cmd->add_option("--grad-bytes", args->gradient_bytes,
                   "bytes of each stage's gradients, all-reduced over dp")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 50));
   cmd->add_option("-o,--out", args->out, "write the schedule text to FILE (whole or not at all)")
       ->type_name("FILE");
   cmd->add_flag("--grid", args->grid,

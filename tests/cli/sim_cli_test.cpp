@@ -116,6 +116,17 @@ TEST_F(SimCli, CalibrationStaysWithTheHardwareItWasFittedOn) {
   EXPECT_NE(refused.err.find("fitted on 'cpu-local'"), std::string::npos) << refused.err;
 }
 
+TEST_F(SimCli, SchedulesDumpsInterleavedWithTwoChunksByDefault) {
+  // As `run` does; with one chunk per rank interleaved is no schedule at all.
+  const Outcome r = sh("schedules --dump interleaved --pp 2 -m 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("stages 4\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stage_owner 0 1 0 1\n"), std::string::npos) << r.out;
+  const Outcome bad = sh("schedules --dump 1f1b --pp 0");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_EQ(bad.err.rfind("--pp: Value 0 not in range 1 to 1048576\n", 0), 0u) << bad.err;
+}
+
 TEST_F(SimCli, TheCatalogIsFoundFromAnyDirectory) {
   const fs::path cfg = write("cfg.json", mlp_config("h100-sxm"));
   const Outcome r = sh("predict --json --config " + cfg.string(), dir_.string());
