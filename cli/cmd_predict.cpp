@@ -98,8 +98,11 @@ void print_table(const std::vector<Row>& rows) {
   }
   std::vector<size_t> w(header.size(), 0);
   for (size_t i = 0; i < header.size(); ++i) w[i] = header[i].size();
-  for (const auto& c : cells)
-    for (size_t i = 0; i < c.size() && i < w.size(); ++i) w[i] = std::max(w[i], c[i].size());
+  // An error row's message runs on past the columns; it does not widen them.
+  for (size_t r = 0; r < cells.size(); ++r) {
+    const size_t n = rows[r].error.empty() ? cells[r].size() : rows[r].swept.size();
+    for (size_t i = 0; i < n && i < w.size(); ++i) w[i] = std::max(w[i], cells[r][i].size());
+  }
   auto line = [&](const std::vector<std::string>& c) {
     std::string s;
     for (size_t i = 0; i < c.size(); ++i) s += c[i] + std::string(i + 1 < c.size() && i < w.size() ? w[i] - c[i].size() + 2 : 0, ' ');
@@ -115,6 +118,13 @@ void write_file(const std::string& path, const std::string& text) {
   f.commit();
 }
 
+// A quoted CSV field (RFC 4180: quotes inside doubled).
+std::string quoted(const std::string& v) {
+  std::string o = "\"";
+  for (char c : v) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
 std::string csv_of(const std::vector<Row>& rows) {
   std::string o;
   if (!rows.empty())
@@ -122,12 +132,16 @@ std::string csv_of(const std::vector<Row>& rows) {
   o += "gpus,mesh,schedule,step_time_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"
        "peak_memory_bytes,fits,error\n";
   for (const Row& r : rows) {
-    for (const auto& [k, v] : r.swept) o += "\"" + v + "\",";
+    for (const auto& [k, v] : r.swept) o += quoted(v) + ",";
     const predict::Summary& s = r.summary;
-    o += std::to_string(s.gpus) + ",\"" + s.mesh + "\"," + s.schedule + "," + fmt("%.9g", s.step_time_s) + "," +
-         fmt("%.9g", s.tokens_per_s) + "," + fmt("%.6g", s.tflops_per_gpu) + "," + fmt("%.6g", s.mfu) + "," +
-         fmt("%.6g", s.bubble_fraction) + "," + std::to_string(s.peak_memory_bytes) + "," +
-         (s.fits ? "true" : "false") + ",\"" + r.error + "\"\n";
+    if (r.error.empty()) {
+      o += std::to_string(s.gpus) + "," + quoted(s.mesh) + "," + s.schedule + "," + fmt("%.9g", s.step_time_s) +
+           "," + fmt("%.9g", s.tokens_per_s) + "," + fmt("%.6g", s.tflops_per_gpu) + "," + fmt("%.6g", s.mfu) +
+           "," + fmt("%.6g", s.bubble_fraction) + "," + std::to_string(s.peak_memory_bytes) + "," +
+           (s.fits ? "true" : "false") + ",\"\"\n";
+    } else {
+      o += ",,,,,,,,,," + quoted(r.error) + "\n";  // no figures for a point that did not run
+    }
   }
   return o;
 }
@@ -209,9 +223,11 @@ void run(const PredictArgs& a) {
   for (size_t i = 0; i < points.size(); ++i) {
     Row r;
     r.swept = points[i].swept;
+    r.error = points[i].error;
     try {
-      r.summary = predict::simulate(points[i].config, so).summary;
-    } catch (const std::invalid_argument& e) {
+      if (r.error.empty()) r.summary = predict::simulate(points[i].config, so).summary;
+    } catch (const std::exception& e) {
+      // One point that cannot be simulated is a row of the sweep, not the end of it.
       if (points.size() == 1) throw UserError(where + ": " + e.what());
       r.error = e.what();
     }

@@ -306,7 +306,13 @@ std::vector<SweepPoint> expand_sweep(const json& j, const std::string& where) {
         }
       };
   walk(j, json::json_pointer(), "");
+  double count = 1;
+  for (const auto& [ptr, dotted] : lists) count *= static_cast<double>(j.at(ptr).size());
+  if (count > static_cast<double>(kMaxSweepPoints))
+    throw std::runtime_error(where + ": the lists sweep " + std::to_string(static_cast<int64_t>(count)) +
+                             " combinations; at most " + std::to_string(kMaxSweepPoints));
   std::vector<SweepPoint> points;
+  size_t invalid = 0;
   std::vector<size_t> idx(lists.size(), 0);
   for (;;) {
     SweepPoint p;
@@ -316,16 +322,29 @@ std::vector<SweepPoint> expand_sweep(const json& j, const std::string& where) {
       p.json[lists[i].first] = value;
       p.swept.emplace_back(lists[i].second, value.is_string() ? value.get<std::string>() : value.dump());
     }
-    p.config = parse_config(p.json, where);
+    if (lists.empty()) {
+      p.config = parse_config(p.json, where);
+      points.push_back(std::move(p));
+      return points;
+    }
+    try {
+      p.config = parse_config(p.json, where);
+    } catch (const std::runtime_error& e) {
+      p.error = e.what();
+      if (p.error.rfind(where + ": ", 0) == 0) p.error.erase(0, where.size() + 2);
+      ++invalid;
+    }
     points.push_back(std::move(p));
     size_t k = lists.size();
     while (k > 0) {
       --k;
       if (++idx[k] < j.at(lists[k].first).size()) break;
       idx[k] = 0;
-      if (k == 0) return points;
+      if (k == 0) {
+        if (invalid == points.size()) throw std::runtime_error(where + ": " + points.front().error);
+        return points;
+      }
     }
-    if (lists.empty()) return points;
   }
 }
 

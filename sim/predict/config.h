@@ -86,13 +86,17 @@ PredictConfig parse_config(const nlohmann::json& j, const std::string& where);
 
 // One point of a sweep: its configuration and the values of the swept keys ("mesh.tp" -> "4").
 struct SweepPoint {
-  PredictConfig config;
+  PredictConfig config;  // default when `error` is set
   nlohmann::json json;
   std::vector<std::pair<std::string, std::string>> swept;
+  std::string error;  // why this combination is no valid configuration ("key 'mesh.tp': ...")
 };
 
 // Expands lists into their Cartesian product (first key outermost); a config without lists is a
-// sweep of one. Throws std::runtime_error naming the key on a bad point.
+// sweep of one. A combination that is no valid configuration (tp = 16 for 24 heads) becomes a
+// point with `error`; throws std::runtime_error naming the key when there is no list, when every
+// point is invalid (the first point's error), or for a sweep of more than kMaxSweepPoints.
+inline constexpr size_t kMaxSweepPoints = 100000;
 std::vector<SweepPoint> expand_sweep(const nlohmann::json& j, const std::string& where);
 
 // Reads and parses a JSON file (malformed JSON: the byte offset is in the message).

@@ -120,5 +120,29 @@ TEST(PredictConfig, ListsSweepTheirCartesianProduct) {
   EXPECT_THROW(expand_sweep(j, "cfg.json"), std::runtime_error);
 }
 
+TEST(PredictConfig, AnInvalidCombinationIsOnePointOfTheSweep) {
+  json j = issue_example();  // 24 heads
+  j["mesh"]["tp"] = {1, 16, 8};
+  const auto points = expand_sweep(j, "cfg.json");
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[0].error, "");
+  EXPECT_EQ(points[1].error, "key 'mesh.tp': model.heads (24) is not divisible by tp (16)");
+  EXPECT_EQ(points[2].config.mesh.tp, 8);
+  // When no combination is valid, the configuration is at fault: the first point's error.
+  j["mesh"]["tp"] = {16, 48};
+  try {
+    expand_sweep(j, "cfg.json");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "cfg.json: key 'mesh.tp': model.heads (24) is not divisible by tp (16)");
+  }
+  // A product too large to enumerate is refused before it is.
+  j = issue_example();
+  const json many = json::array({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  for (const char* key : {"layers", "hidden", "heads", "seq", "vocab"}) j["model"][key] = many;
+  j["mesh"]["dp"] = many;
+  EXPECT_THROW(expand_sweep(j, "cfg.json"), std::runtime_error);
+}
+
 }  // namespace
 }  // namespace meshscope::predict
