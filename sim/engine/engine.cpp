@@ -238,18 +238,10 @@ class Sim {
   }
 
   void track_activation(int r, const Op& op) {
-    const StageTiming& t = in_.stages[op.stage];
-    const int64_t w = t.weight_grad_bytes > 0 ? t.weight_grad_bytes : t.activation_bytes / 2;
-    int64_t delta = 0;
-    switch (op.kind) {
-      case ActionKind::kForward: delta = t.activation_bytes; break;
-      case ActionKind::kBackward: delta = -t.activation_bytes; break;
-      case ActionKind::kInputGrad: delta = -(t.activation_bytes - w); break;
-      case ActionKind::kWeightGrad: delta = -w; break;
-      default: return;
-    }
+    const std::optional<int64_t> delta = activation_delta(in_.stages[op.stage], op.kind);
+    if (!delta) return;
     RankState& st = ranks_[r];
-    st.activation += delta;
+    st.activation += *delta;
     stats_[r].peak_activation_bytes = std::max(stats_[r].peak_activation_bytes, st.activation);
   }
 

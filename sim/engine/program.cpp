@@ -101,6 +101,17 @@ void add_tp_syncs(const mesh::Mesh& mesh, Program& p) {
 
 }  // namespace
 
+std::optional<int64_t> activation_delta(const StageTiming& t, ActionKind kind) {
+  const int64_t w = t.weight_grad_bytes > 0 ? t.weight_grad_bytes : t.activation_bytes / 2;
+  switch (kind) {
+    case ActionKind::kForward: return t.activation_bytes;
+    case ActionKind::kBackward: return -t.activation_bytes;
+    case ActionKind::kInputGrad: return -(t.activation_bytes - w);
+    case ActionKind::kWeightGrad: return -w;
+    default: return std::nullopt;
+  }
+}
+
 int Program::rank_of_op(uint32_t g) const {
   auto it = std::upper_bound(rank_begin.begin(), rank_begin.end(), g);
   return static_cast<int>(it - rank_begin.begin()) - 1;

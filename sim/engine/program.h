@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim/engine/engine.h"
@@ -47,5 +48,9 @@ struct Program {
 
 // Throws SimulationError naming the rank and action for unmatched transfers or collectives.
 Program compile(const EngineInput& input);
+
+// Activation bytes a compute action of the stage adds when it ends: +A for F, released by B (or
+// by I and W, W freeing what the weight gradient needs); nullopt for actions that hold none.
+std::optional<int64_t> activation_delta(const StageTiming& t, schedule::ActionKind kind);
 
 }  // namespace meshscope::engine

@@ -157,18 +157,10 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
     int64_t held = 0;
     for (uint32_t g : lane_ops[0]) {
       const Op& op = program_.ops[g];
-      const StageTiming& t = input_.stages[op.stage];
-      const int64_t w = t.weight_grad_bytes > 0 ? t.weight_grad_bytes : t.activation_bytes / 2;
-      int64_t delta = 0;
-      switch (op.kind) {
-        case ActionKind::kForward: delta = t.activation_bytes; break;
-        case ActionKind::kBackward: delta = -t.activation_bytes; break;
-        case ActionKind::kInputGrad: delta = -(t.activation_bytes - w); break;
-        case ActionKind::kWeightGrad: delta = -w; break;
-        default: continue;
-      }
+      const std::optional<int64_t> delta = activation_delta(input_.stages[op.stage], op.kind);
+      if (!delta) continue;
       if (c.samples.empty()) c.samples.push_back({0, 0.0});
-      held += delta;
+      held += *delta;
       c.samples.push_back({times_[2 * g + 1], static_cast<double>(held)});
     }
     if (!c.samples.empty()) {
