@@ -15,7 +15,6 @@
 #include "profiler/exec/rank_worker.h"
 #include "profiler/exec/step_barrier.h"
 #include "profiler/exec/watchdog.h"
-#include "profiler/runtime/clock.h"
 #include "sim/model/data.h"
 #include "sim/model/workload_cost.h"
 
@@ -145,7 +144,6 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   };
   shared.abort = abort_all;
 
-  const int64_t t0 = runtime::host_now_ns();
   {
     Watchdog watchdog(progress, config.timeout_s, [&] { return describe_ranks(shared); },
                       abort_all);
@@ -170,7 +168,6 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
     if (!shared.first_error.empty()) throw std::runtime_error(shared.first_error);
     RunResult result;
     result.timeline = std::move(timeline);
-    result.wall_s = static_cast<double>(runtime::host_now_ns() - t0) * 1e-9;
     result.backend = info.backend;
     gather_results(shared, result);
     return result;

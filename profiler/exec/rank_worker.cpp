@@ -1,10 +1,13 @@
 // One rank's thread: set up its stages on its device, then run its program step after step.
 #include "profiler/exec/rank_worker.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <new>
 
 #include "profiler/exec/stage_runtime.h"
+#include "profiler/runtime/clock.h"
 
 namespace meshscope::exec {
 namespace {
@@ -125,6 +128,7 @@ void run_steps(SharedRun& shared, int rank) {
     progress.state.store(RankState::kBarrier, std::memory_order_relaxed);
     progress.ticks.fetch_add(1, std::memory_order_relaxed);
     shared.barrier->arrive_and_wait();
+    if (step == 0) result.steps_begin_ns = runtime::host_now_ns();
     progress.step.store(step, std::memory_order_relaxed);
     progress.state.store(RankState::kRunning, std::memory_order_relaxed);
     ctx.step = step;
@@ -147,6 +151,7 @@ void run_steps(SharedRun& shared, int rank) {
       progress.ticks.fetch_add(1, std::memory_order_relaxed);
     }
     backend.synchronize(rank);
+    result.steps_end_ns = runtime::host_now_ns();
     tracer.step_end(rank, step);
     progress.action.store(-1, std::memory_order_relaxed);
     dev.download(&result.losses[step], st.loss.get(), sizeof(double));
@@ -251,7 +256,13 @@ void gather_results(const SharedRun& shared, RunResult& result) {
       }
     }
   }
-  for (const RankResult& r : shared.results) result.actions += r.actions;
+  int64_t begin_ns = INT64_MAX, end_ns = INT64_MIN;
+  for (const RankResult& r : shared.results) {
+    result.actions += r.actions;
+    begin_ns = std::min(begin_ns, r.steps_begin_ns);
+    end_ns = std::max(end_ns, r.steps_end_ns);
+  }
+  result.wall_s = end_ns > begin_ns ? static_cast<double>(end_ns - begin_ns) * 1e-9 : 0.0;
 }
 
 }  // namespace meshscope::exec

@@ -19,6 +19,8 @@
 namespace meshscope::exec {
 
 struct RankResult {
+  int64_t steps_begin_ns = 0;  // host clock: released from the first step's barrier
+  int64_t steps_end_ns = 0;    // host clock: its last step's work finished (synchronised)
   std::vector<double> losses;  // per step: this rank's loss sum (meaningful on last-stage ranks)
   std::vector<std::vector<model::LinearWeights>> stage_weights;  // per local stage (dp 0 only)
   int64_t actions = 0;

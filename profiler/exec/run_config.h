@@ -31,7 +31,10 @@ struct RunResult {
   std::vector<double> losses;                // per step: the full-batch mean loss
   std::vector<model::LinearWeights> weights; // after the last step, full matrices (dp replica 0)
   std::string backend;                       // Backend::description()
-  double wall_s = 0;                         // the steps, from the first barrier to the last rank
+  // The steps on the host clock: from the first rank released into step 0 to the last rank
+  // done with its last step (set-up, weight download and building the Timeline left out, so
+  // runs with different tracers compare).
+  double wall_s = 0;
   int64_t actions = 0;                       // actions executed, all ranks and steps
 };
 
