@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "exec_test_util.h"
-#include "traces/analysis.h"
+#include "profiler/exec/bubble_probe.h"
 
 namespace meshscope::exec {
 namespace {
@@ -85,11 +85,6 @@ class RealtimeScope {
   bool active_ = false;
 };
 
-struct Sample {
-  int64_t step_ns;
-  double bubble;
-};
-
 double measured_bubble(schedule::Family family, int pp, int m) {
   model::WorkloadSpec spec;
   spec.kind = model::WorkloadKind::kMlp;
@@ -105,22 +100,7 @@ double measured_bubble(schedule::Family family, int pp, int m) {
   config.backend_options.pin_threads = true;
   config.steps = 5;
   config.timeout_s = 20;  // bounds the time under SCHED_FIFO should a run ever stop moving
-  std::vector<Sample> samples;
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    RunResult r = run(config);
-    const std::vector<traces::StepWindow> windows = r.timeline.steps;
-    for (size_t w = 1; w < windows.size(); ++w) {  // step 0 warms up
-      r.timeline.steps = {windows[w]};
-      const traces::TimelineAnalysis a = traces::analyze(r.timeline);
-      samples.push_back({a.step_time_ns, a.bubble_fraction});
-    }
-  }
-  std::sort(samples.begin(), samples.end(),
-            [](const Sample& a, const Sample& b) { return a.step_ns < b.step_ns; });
-  std::vector<double> fastest;
-  for (size_t i = 0; i < samples.size() / 4; ++i) fastest.push_back(samples[i].bubble);
-  std::sort(fastest.begin(), fastest.end());
-  return fastest[fastest.size() / 2];
+  return measure_bubble(config, 4).bubble_fraction;
 }
 
 TEST(ExecutorBubble, GpipeAndOneFOneBMatchTheClosedFormAtTwoStages) {
