@@ -44,6 +44,26 @@ double peak(const traces::Timeline& t, int device) {
   return p;
 }
 
+// A schedule whose tracer calls a test makes by hand, with the programs it describes.
+struct HandDrivenRun {
+  explicit HandDrivenRun(std::string_view text)
+      : schedule(schedule::load(text)), mesh(schedule.mesh), programs(schedule.ranks.size()),
+        inner(schedule.ranks.size()) {}
+  RunInfo info() const {
+    RunInfo i;
+    i.mesh = &mesh;
+    i.schedule = &schedule;
+    i.steps = 1;
+    i.programs = &programs;
+    i.inner = &inner;
+    return i;
+  }
+  schedule::Schedule schedule;
+  mesh::Mesh mesh;
+  std::vector<std::vector<ActionInfo>> programs;
+  std::vector<std::vector<InnerInfo>> inner;
+};
+
 TEST(HostTracer, PipelineRunTimelineHasDevicesSpansFlowsAndSteps) {
   const int steps = 2, m = 4;
   const auto s = exec::testing::make_schedule(Family::kOneFOneB, {1, 2, 2}, m);
@@ -138,25 +158,16 @@ TEST(HostTracer, ActivationCounterPeaksFollowTheSchedule) {
 }
 
 TEST(HostTracer, RecvSpanStartsWhenTheDataWasReady) {
-  const auto s = schedule::load(
-      "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
-      "rank 0: 0F0 0SEND_F0\nrank 1: 1RECV_F0\n");
-  mesh::Mesh m(s.mesh);
-  std::vector<std::vector<ActionInfo>> programs(2);
+  HandDrivenRun run("mesh dp=1 pp=2 tp=1\nmicrobatches 1\nrank 0: 0F0 0SEND_F0\nrank 1: 1RECV_F0\n");
+  const auto& s = run.schedule;
+  auto& programs = run.programs;
   programs[0].push_back({s.ranks[0][0], 0, "F s0 mb0", SpanKind::kCompute, traces::Phase::kForward});
   programs[0].push_back({s.ranks[0][1], 1, "SEND_F s0 mb0", SpanKind::kSend,
                          traces::Phase::kForward, 1, 5, 64});
   programs[1].push_back({s.ranks[1][0], 0, "RECV_F s1 mb0", SpanKind::kRecv,
                          traces::Phase::kForward, 0, 5, 64});
-  std::vector<std::vector<InnerInfo>> inner(2);
-  RunInfo info;
-  info.mesh = &m;
-  info.schedule = &s;
-  info.steps = 1;
-  info.programs = &programs;
-  info.inner = &inner;
   HostClockTracer tracer;
-  tracer.begin_run(info);
+  tracer.begin_run(run.info());
   tracer.step_begin(1, 0);
   tracer.action_begin(1, 0, programs[1][0]);  // the receiver starts waiting first
   tracer.step_begin(0, 0);
@@ -184,21 +195,12 @@ TEST(HostTracer, RecvSpanStartsWhenTheDataWasReady) {
 TEST(HostTracer, SendSpanEndsWhenThePayloadWasHandedOver) {
   // On a host with more rank threads than cores, waking the receiver can preempt the sender for
   // milliseconds; that is not transfer time, so the span ends at the send's done_ns.
-  const auto s = schedule::load(
-      "mesh dp=1 pp=2 tp=1\nmicrobatches 1\nrank 0: 0F0 0SEND_F0\nrank 1: 1RECV_F0 1F0\n");
-  mesh::Mesh m(s.mesh);
-  std::vector<std::vector<ActionInfo>> programs(2);
-  programs[0].push_back({s.ranks[0][1], 0, "SEND_F s0 mb0", SpanKind::kSend,
+  HandDrivenRun run("mesh dp=1 pp=2 tp=1\nmicrobatches 1\nrank 0: 0SEND_F0\nrank 1: 1RECV_F0\n");
+  auto& programs = run.programs;
+  programs[0].push_back({run.schedule.ranks[0][0], 0, "SEND_F s0 mb0", SpanKind::kSend,
                          traces::Phase::kForward, 1, 5, 64});
-  std::vector<std::vector<InnerInfo>> inner(2);
-  RunInfo info;
-  info.mesh = &m;
-  info.schedule = &s;
-  info.steps = 1;
-  info.programs = &programs;
-  info.inner = &inner;
   HostClockTracer tracer;
-  tracer.begin_run(info);
+  tracer.begin_run(run.info());
   tracer.step_begin(0, 0);
   const int64_t before = runtime::host_now_ns();
   tracer.action_begin(0, 0, programs[0][0]);
