@@ -93,6 +93,30 @@ TEST(ImportBadInput, NegativeDurationsAndBadNumbers) {
   EXPECT_EQ(report.count(ImportWarning::kBadNumber), 4u);
 }
 
+TEST(ImportBadInput, TimesFarApartAreRefusedBeforeTheyOverflow) {
+  // Each time alone fits int64 ns, but the 18e18 ns between them would not: every duration,
+  // window and offset computed from them would wrap (a negative step time, a viewer that asked
+  // for exabytes). Times beyond ±(2^62 - 1) ns are skipped as bad numbers.
+  ImportReport report;
+  const Timeline t = load_trace_bytes(
+      trace_of({R"({"ph":"X","name":"early","pid":0,"tid":7,"ts":-9000000000000000,"dur":1})",
+                R"({"ph":"X","name":"late","pid":0,"tid":7,"ts":9000000000000000,"dur":1})",
+                R"({"ph":"X","name":"ends late","pid":0,"tid":7,"ts":4611686018427387,"dur":1})",
+                R"({"ph":"X","name":"kept","pid":0,"tid":7,"ts":4611686018427386,"dur":0.5})",
+                R"({"ph":"X","name":"kept too","pid":0,"tid":7,"ts":-4611686018427387,"dur":1})",
+                R"({"ph":"C","name":"mem","pid":0,"ts":-9000000000000000,"args":{"v":1}})"},
+               R"("baseTimeNanoseconds": 9000000000000000000)"),
+      "far.json", {}, &report);
+  ASSERT_EQ(t.spans.size(), 2u);
+  EXPECT_EQ(report.count(ImportWarning::kBadNumber), 5u);  // 3 spans, the counter, the base time
+  EXPECT_EQ(t.metadata.count("base_time_ns"), 0u);
+  // What is kept is as far apart as the importer allows, and its arithmetic holds.
+  const StepWindow e = t.extent();
+  EXPECT_EQ(e.begin_ns, -4611686018427387000);
+  EXPECT_EQ(e.end_ns, 4611686018427386500);
+  EXPECT_EQ(e.end_ns - e.begin_ns, 9223372036854773500);  // just below 2^63: no wrap
+}
+
 TEST(ImportBadInput, UnpairedAndDanglingFlowsAreCounted) {
   ImportReport report;
   const Timeline t = load_trace_bytes(

@@ -129,6 +129,28 @@ TEST(MultiRank, DifferentCollectiveSequencesLeaveTheBaseTimeAlone) {
   EXPECT_EQ(report.clocks[1].offset_ns, 0);
 }
 
+TEST(MultiRank, OffsetsThatWouldOverflowAreAnErrorNamingTheFile) {
+  // Base times 4e18 ns apart and events near the end of the range on the later rank: shifting it
+  // onto the earlier rank's axis would leave int64 (and the importers' ±2^62 ns).
+  const auto one = [](int rank, const char* base, const char* ts) {
+    return R"({"distributedInfo":{"rank":)" + std::to_string(rank) + R"(},"baseTimeNanoseconds":)" +
+           base + R"(,"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":40,"ts":)" +
+           ts + R"(,"dur":5}]})";
+  };
+  TempFile r0(".json", one(0, "0", "10"));
+  TempFile r1(".json", one(1, "4000000000000000000", "4000000000000000"));
+  const std::vector<std::filesystem::path> files = {r0.path(), r1.path()};
+  try {
+    load_traces(files);
+    FAIL() << "no error";
+  } catch (const ImportError& e) {
+    EXPECT_EQ(e.file(), r1.path().string());
+    EXPECT_NE(std::string(e.what()).find("clock offset of 4000000000000000000 ns"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(MultiRank, AFolderOfTracesAndNamesForRanklessFiles) {
   TempFile folder("_ranks");
   std::filesystem::create_directory(folder.path());

@@ -269,13 +269,15 @@ TEST(NsysImport, BadRowsAreCountedAndSkipped) {
         "('x', 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
         "(30, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
         "(10, 20, 'gpu', 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
-        "(10, 20, 0, 1, 7, NULL, NULL, 99, 99, NULL, 1, 1)");
+        "(10, 20, 0, 1, 7, NULL, NULL, 99, 99, NULL, 1, 1), "
+        "(-9000000000000000000, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1)");
   }
   ImportReport report;
   const Timeline t = load_trace(file.path(), {}, &report);
   EXPECT_EQ(t.spans.size(), 2u);  // the good row, and the one whose name id is unknown
   EXPECT_EQ(report.count(ImportWarning::kWrongType), 2u);
   EXPECT_EQ(report.count(ImportWarning::kNegativeDuration), 1u);
+  EXPECT_EQ(report.count(ImportWarning::kBadNumber), 1u);  // 9e18 ns before the 20 ns end
   EXPECT_NE(report.lines().at(0).find("CUPTI_ACTIVITY_KIND_KERNEL row 2"), std::string::npos);
 }
 

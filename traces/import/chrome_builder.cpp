@@ -178,7 +178,7 @@ bool ChromeTimelineBuilder::read_time(const ChromeEvent& ev, const JsonScalar& v
     report_.warn(ImportWarning::kWrongType, ev.offset);
     return false;
   }
-  if (!micros_text_to_ns(v.text, ns)) {
+  if (!micros_text_to_ns(v.text, ns) || !time_in_range(ns)) {
     report_.warn(ImportWarning::kBadNumber, ev.offset);
     return false;
   }
@@ -230,7 +230,7 @@ void ChromeTimelineBuilder::complete_event(const ChromeEvent& ev) {
       report_.warn(ImportWarning::kNegativeDuration, ev.offset);
       return false;
     }
-    if (__builtin_add_overflow(s.begin_ns, dur, &s.end_ns)) {
+    if (__builtin_add_overflow(s.begin_ns, dur, &s.end_ns) || !time_in_range(s.end_ns)) {
       report_.warn(ImportWarning::kBadNumber, ev.offset);
       return false;
     }

@@ -49,7 +49,13 @@ void ChromeTimelineBuilder::on_member(const ChromeMember& m) {
     }
   } else if (m.key == "baseTimeNanoseconds") {
     int64_t x = 0;
-    if (m.value.is_number() && number_text_to_int(m.value.text, x)) base_time_ns_ = x;
+    if (m.value.is_number() && number_text_to_int(m.value.text, x)) {
+      if (time_in_range(x)) {
+        base_time_ns_ = x;
+      } else {
+        report_.warn(ImportWarning::kBadNumber, m.offset);
+      }
+    }
   } else if (m.key == "deviceProperties" && m.value.type == JsonType::kArray) {
     // Depth was bounded by the scanner already; NaN (which nlohmann refuses) just loses the name.
     const auto props = nlohmann::json::parse(m.raw, nullptr, /*allow_exceptions=*/false);
@@ -85,7 +91,17 @@ void ChromeTimelineBuilder::read_meshscope_header(const ChromeMember& m) {
           !s["begin_ns"].is_number_integer() || !s["end_ns"].is_number_integer()) {
         fail("step " + std::to_string(header_steps_.size()) + " lacks integer begin_ns/end_ns");
       }
-      header_steps_.push_back({s["begin_ns"].get<int64_t>(), s["end_ns"].get<int64_t>()});
+      // Unsigned values past int64 would wrap in get<int64_t>: refuse them with the rest.
+      const auto too_big = [](const nlohmann::json& v) {
+        return v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kMaxTimeNs);
+      };
+      const StepWindow w{s["begin_ns"].get<int64_t>(), s["end_ns"].get<int64_t>()};
+      if (too_big(s["begin_ns"]) || too_big(s["end_ns"]) || !time_in_range(w.begin_ns) ||
+          !time_in_range(w.end_ns)) {
+        fail("step " + std::to_string(header_steps_.size()) + " lies beyond ±" +
+             std::to_string(kMaxTimeNs) + " ns");
+      }
+      header_steps_.push_back(w);
     }
   }
 }

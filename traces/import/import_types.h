@@ -32,6 +32,12 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(ClockAlign::kC
     kClockAlignNames = {"none", "base-time", "collective-ends"};
 constexpr std::string_view name(ClockAlign a) { return kClockAlignNames[static_cast<size_t>(a)]; }
 
+// The times an importer accepts: within ±(2^62 - 1) ns of zero (±146 years; epoch-based clocks
+// such as Kineto's reach 2116), so the difference of any two fits in int64 and no duration,
+// window or offset computed from them overflows. Timestamps beyond are kBadNumber.
+inline constexpr int64_t kMaxTimeNs = (int64_t{1} << 62) - 1;
+constexpr bool time_in_range(int64_t ns) { return ns >= -kMaxTimeNs && ns <= kMaxTimeNs; }
+
 struct ImportOptions {
   TraceFormat format = TraceFormat::kAuto;
   // Host-side events (CPU ops, CUDA runtime/driver calls, CPU annotations) become kHost and
@@ -53,7 +59,7 @@ enum class ImportWarning : uint8_t {
   kMissingField,           // an event without ts, ph, pid or dur where it needs one
   kWrongType,              // a field of the wrong JSON type (e.g. ts as a string)
   kNegativeDuration,       // dur < 0 or end < begin
-  kBadNumber,              // NaN, Infinity or a timestamp beyond +-292 years in ns
+  kBadNumber,              // NaN, Infinity, or a time beyond kMaxTimeNs
   kUnmatchedBeginEnd,      // `E` without `B`, or `B` never closed
   kUnsupportedPhase,       // instant (i/I), async (b/e/n), sample, object and mark events
   kHostDropped,            // host events dropped because ImportOptions::keep_host is false

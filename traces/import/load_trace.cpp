@@ -124,7 +124,7 @@ Timeline load_traces(std::span<const std::filesystem::path> paths, const ImportO
       r.rank = static_cast<int>(value);
     }
     if (const auto it = meta.find("base_time_ns");
-        it != meta.end() && parse_int(it->second, value)) {
+        it != meta.end() && parse_int(it->second, value) && time_in_range(value)) {
       r.base_time_ns = value;
     }
     total.merge(one);

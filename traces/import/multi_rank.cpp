@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "traces/import/kineto_names.h"
 
@@ -56,6 +57,13 @@ std::vector<std::pair<int64_t, int64_t>> match(const std::vector<Collective>& re
   return pairs;
 }
 
+// a + b when it is a time the importers accept (import_types.h); nullopt otherwise.
+std::optional<int64_t> shifted(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (__builtin_add_overflow(a, b, &out) || !time_in_range(out)) return std::nullopt;
+  return out;
+}
+
 int64_t median(std::vector<int64_t> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(v.size() / 2), v.end());
   return v[v.size() / 2];
@@ -93,10 +101,16 @@ std::vector<int64_t> align_clocks(const std::vector<RankTrace>& ranks, ClockAlig
       std::vector<int64_t> deltas;
       deltas.reserve(pairs.size());
       for (const auto& [ref_end, end] : pairs) {
-        deltas.push_back((ref_end + offsets[0]) - (end + offsets[i]));
+        // Both ends on the common axis; a pair that would not fit is no evidence of skew.
+        const auto a = shifted(ref_end, offsets[0]);
+        const auto b = shifted(end, offsets[i]);
+        if (a && b && time_in_range(*a - *b)) deltas.push_back(*a - *b);
       }
+      if (deltas.empty()) continue;
       const int64_t correction = median(deltas);
-      offsets[i] += correction;
+      const auto corrected = shifted(offsets[i], correction);
+      if (!corrected) continue;
+      offsets[i] = *corrected;
       std::vector<int64_t> residual;
       residual.reserve(deltas.size());
       for (int64_t d : deltas) residual.push_back(std::llabs(d - correction));
@@ -139,9 +153,19 @@ Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& 
     const auto span_base = static_cast<uint32_t>(out.spans.size());
     if (span_base + t.spans.size() > UINT32_MAX) throw std::length_error("more than 2^32 spans");
     out.spans.reserve(out.spans.size() + t.spans.size());
+    const auto move = [&](int64_t& ns) {
+      const auto moved = shifted(ns, shift);
+      if (!moved) {
+        throw ImportError(ranks[r].file, "",
+                          "its clock offset of " + std::to_string(shift) +
+                              " ns moves its events beyond ±" + std::to_string(kMaxTimeNs) +
+                              " ns (base times or collective ends that cannot be aligned)");
+      }
+      ns = *moved;
+    };
     for (Span s : t.spans) {
-      s.begin_ns += shift;
-      s.end_ns += shift;
+      move(s.begin_ns);
+      move(s.end_ns);
       s.device = static_cast<uint16_t>(s.device + device_base);
       s.name = string_map[s.name];
       out.spans.push_back(s);
@@ -149,11 +173,13 @@ Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& 
     for (const Flow& f : t.flows) out.add_flow(f.from + span_base, f.to + span_base);
     for (Counter& c : t.counters) {
       c.device = static_cast<uint16_t>(c.device + device_base);
-      for (CounterSample& s : c.samples) s.t_ns += shift;
+      for (CounterSample& s : c.samples) move(s.t_ns);
       out.counters.push_back(std::move(c));
     }
     for (size_t k = 0; k < t.steps.size(); ++k) {
-      const StepWindow w{t.steps[k].begin_ns + shift, t.steps[k].end_ns + shift};
+      StepWindow w = t.steps[k];
+      move(w.begin_ns);
+      move(w.end_ns);
       if (k >= out.steps.size()) {
         out.steps.push_back(w);
       } else {

@@ -237,6 +237,10 @@ class NsysImporter {
           where());
       return false;
     }
+    if (!time_in_range(*begin) || !time_in_range(*end)) {
+      report_.warn_at(ImportWarning::kBadNumber, where());
+      return false;
+    }
     if (*end < *begin) {
       report_.warn_at(ImportWarning::kNegativeDuration, where());
       return false;
@@ -391,7 +395,9 @@ class NsysImporter {
         db_.has_column("TARGET_INFO_SESSION_START_TIME", "utcEpochNs")) {
       SqliteStatement q(db_.get(), "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME");
       if (q.step()) {
-        if (const auto v = q.integer(0)) tl_.metadata["base_time_ns"] = std::to_string(*v);
+        if (const auto v = q.integer(0); v && time_in_range(*v)) {
+          tl_.metadata["base_time_ns"] = std::to_string(*v);
+        }
       }
     }
     if (db_.has_table("TARGET_INFO_GPU") && db_.has_column("TARGET_INFO_GPU", "name")) {
