@@ -49,9 +49,11 @@ nlohmann::json to_json(const Summary& s);
 struct SimulateOptions {
   bool build_timeline = true;
   bool expand_replicas = false;  // with symmetric replicas: copy their spans to every device
+  // Fitted rates (`meshscope calibrate`); its hardware must be the config's cluster.gpu.
   const cost::Calibration* calibration = nullptr;
   // Run this schedule (a file written by hand or by `run --dump-schedule`) instead of generating
-  // one; its mesh and stage count must match the config's. Costs still come from the config.
+  // one; the validator must accept it, its mesh and stage count must match the config's. Costs
+  // still come from the config; ZeRO's collectives are not written into it.
   const schedule::Schedule* schedule = nullptr;
 };
 
@@ -62,7 +64,8 @@ struct Simulation {
 };
 
 // Throws std::invalid_argument (config does not fit: "mesh.tp: heads (24) must be divisible by
-// 16"), std::runtime_error (unknown hardware) or engine::SimulationError.
+// 16"; a given schedule the validator rejects; a calibration of other hardware),
+// std::runtime_error (unknown hardware) or engine::SimulationError.
 Simulation simulate(const PredictConfig& config, const SimulateOptions& options = {});
 
 }  // namespace meshscope::predict
