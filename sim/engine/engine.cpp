@@ -110,7 +110,7 @@ class Sim {
  private:
   // Runs rank r's cursor as far as it can go at time now_. The cursor passes a RECV once its SEND
   // has been issued and a collective once every member has reached it (the rendezvous semantics
-  // of validator.h, so a schedule deadlocks here exactly when it does there and in the executor);
+  // of validator.h, so a schedule deadlocks here when it does there and in the executor);
   // the data itself still moves on the communication streams while compute goes on.
   void advance(int r, int64_t now) {
     RankState& st = ranks_[r];

@@ -6,9 +6,11 @@
 //   The cursor runs compute actions (F, B, I, W, STEP) on the compute stream one at a time and
 //   waits for each to finish. SEND is issued without waiting. The cursor passes a RECV once the
 //   peer has issued the matching SEND, and a collective once every member of its group has
-//   reached it: the rendezvous of schedule/validator.h (and of the executor), so a schedule
-//   deadlocks here exactly when the validator says it does; the data then moves on the
-//   communication streams while the cursor goes on.
+//   reached it, and with tp ranks whose programs differ each compute waits for its tp group:
+//   the rendezvous of schedule/validator.h (and of the executor). So a schedule the validator
+//   accepts runs here, and one it finds deadlocking fails here too (as a deadlock, or as the
+//   unmatched transfer or collective behind it); the data then moves on the communication
+//   streams while the cursor goes on.
 // - A compute action starts once every RECV issued before it has its data and every all-gather
 //   and all-to-all issued before it on the same stage has completed (they bring its inputs:
 //   ZeRO-3 parameters, expert tokens); STEP also waits for the stage's all-reduces and
