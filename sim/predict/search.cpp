@@ -3,17 +3,23 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "sim/cost/hardware.h"
 
 namespace meshscope::predict {
 namespace {
 
+// Ascending; n is at most kMaxSearchGpus.
 std::vector<int> divisors(int64_t n) {
-  std::vector<int> d;
-  for (int64_t i = 1; i <= n; ++i)
-    if (n % i == 0) d.push_back(static_cast<int>(i));
-  return d;
+  std::vector<int> low, high;
+  for (int64_t i = 1; i * i <= n; ++i)
+    if (n % i == 0) {
+      low.push_back(static_cast<int>(i));
+      if (i * i != n) high.push_back(static_cast<int>(n / i));
+    }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
 }
 
 int64_t layers_of(const PredictConfig& c) {
@@ -28,7 +34,9 @@ int64_t layers_of(const PredictConfig& c) {
 }  // namespace
 
 std::vector<PredictConfig> search_space(const PredictConfig& base, const SearchOptions& o) {
-  if (o.gpus < 1) throw std::invalid_argument("--gpus must be >= 1");
+  if (o.gpus < 1 || o.gpus > kMaxSearchGpus)
+    throw std::invalid_argument("--gpus must be in [1, " + std::to_string(kMaxSearchGpus) + "], got " +
+                                std::to_string(o.gpus));
   const int per_node = base.gpus_per_node > 0 ? base.gpus_per_node
                                                : cost::find_hardware(base.gpu).devices_per_node;
   const int max_tp = o.max_tp > 0 ? o.max_tp : per_node;

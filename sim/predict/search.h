@@ -12,8 +12,11 @@
 
 namespace meshscope::predict {
 
+// As many GPUs as a prediction config may use (config.cpp).
+inline constexpr int64_t kMaxSearchGpus = int64_t{1} << 24;
+
 struct SearchOptions {
-  int64_t gpus = 8;
+  int64_t gpus = 8;  // in [1, kMaxSearchGpus]; search_space throws std::invalid_argument otherwise
   std::vector<int> micro_batches = {1, 2, 4, 8};
   int max_tp = 0;  // 0: GPUs per node
   const cost::Calibration* calibration = nullptr;

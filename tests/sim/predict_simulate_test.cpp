@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <tuple>
+
 #include "sim/predict/memory.h"
 #include "sim/predict/search.h"
 #include "sim/schedule/schedule_text.h"
@@ -100,6 +103,25 @@ TEST(PredictSimulate, SearchReturnsFittingConfigurationsFastestFirst) {
       EXPECT_LE(found[i - 1].summary.step_time_s, found[i].summary.step_time_s);
     }
   }
+}
+
+TEST(PredictSimulate, SearchSpaceCoversEveryFactorisationAndRefusesAbsurdBudgets) {
+  PredictConfig c = small_gpt();  // 8 layers, h100 nodes of 8
+  c.global_batch = 3 << 12;  // divisible by every dp of 12 GPUs
+  SearchOptions o;
+  o.gpus = 12;
+  o.micro_batches = {1};
+  std::set<std::tuple<int, int, int>> meshes;
+  for (const PredictConfig& p : search_space(c, o)) {
+    EXPECT_EQ(int64_t{p.mesh.dp} * p.mesh.pp * p.mesh.tp, 12);
+    meshes.insert({p.mesh.dp, p.mesh.pp, p.mesh.tp});
+  }
+  // 12 = dp x pp x tp has 18 ordered factorisations; tp <= 8 GPUs per node drops tp 12, pp <= 8
+  // layers drops pp 12.
+  EXPECT_EQ(meshes.size(), 16u);
+  EXPECT_TRUE(meshes.count({1, 4, 3}));
+  o.gpus = int64_t{1} << 40;  // enumerating its divisors one by one took minutes
+  EXPECT_THROW(search_space(c, o), std::invalid_argument);
 }
 
 TEST(PredictSimulate, ContextParallelSplitsTheSequence) {
