@@ -64,9 +64,12 @@ TEST(Watchdog, FiresWhenNothingMovesAndCallsAbortOnce) {
 TEST(Watchdog, StaysQuietWhileSomeRankProgresses) {
   std::vector<RankProgress> progress(2);
   bool aborted = false;
-  Watchdog w(progress, 0.05, [] { return std::string(); },
+  // A timeout far above any scheduling delay of a loaded CI host (a stall of the ticking thread
+  // as long as the timeout would be a real lack of progress), progress for four timeouts.
+  Watchdog w(progress, 0.25, [] { return std::string(); },
              [&](const std::string&) { aborted = true; });
-  for (int i = 0; i < 100; ++i) {  // 0.2 s of progress, four timeouts long
+  const auto t0 = Clock::now();
+  while (Clock::now() - t0 < std::chrono::seconds(1)) {
     progress[1].ticks.fetch_add(1);
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
