@@ -31,9 +31,9 @@ class OrderedChannelTransport final : public Transport {
     std::vector<std::byte> m(sizeof tag + bytes);
     std::memcpy(m.data(), &tag, sizeof tag);
     if (bytes > 0) std::memcpy(m.data() + sizeof tag, src, bytes);
-    for (const auto& out : sequencers_[peer].push(tag, std::move(m))) {
-      inner_.send(peer, kChannelTag, out.data(), out.size());
-    }
+    const auto ready = sequencers_[peer].push(tag, std::move(m));
+    if (ready.empty()) ++held_sends_;
+    for (const auto& out : ready) inner_.send(peer, kChannelTag, out.data(), out.size());
     return {};
   }
   TransferInfo recv(int peer, int64_t tag, void* dst, size_t bytes) override {
@@ -63,6 +63,8 @@ class OrderedChannelTransport final : public Transport {
 
   void ignore_recv_order() { use_order_ = false; }
   int expect_calls() const { return expect_calls_; }
+  // Sends that had to wait for one the receiver takes earlier.
+  int held_sends() const { return held_sends_; }
 
  private:
   static constexpr int64_t kChannelTag = -1;  // one FIFO per (sender, receiver)
@@ -70,6 +72,7 @@ class OrderedChannelTransport final : public Transport {
   std::map<int, SendSequencer<std::vector<std::byte>>> sequencers_;
   bool use_order_ = true;
   int expect_calls_ = 0;
+  int held_sends_ = 0;
 };
 
 class OrderedChannelBackend final : public Backend {
