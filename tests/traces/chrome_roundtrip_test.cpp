@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "tests/traces/timeline_equal.h"
 #include "tests/traces/trace_fixtures.h"
 #include "traces/analysis.h"
 #include "traces/chrome_export.h"
@@ -14,59 +15,7 @@ namespace {
 
 using testing::add;
 
-// Every field of every record, strings compared by value.
-void expect_same_timeline(const Timeline& a, const Timeline& b) {
-  ASSERT_EQ(a.devices.size(), b.devices.size());
-  for (size_t d = 0; d < a.devices.size(); ++d) {
-    const Device& x = a.devices[d];
-    const Device& y = b.devices[d];
-    EXPECT_EQ(x.rank, y.rank) << "device " << d;
-    EXPECT_EQ(x.name, y.name) << "device " << d;
-    EXPECT_EQ(x.coord, y.coord) << "device " << d;
-    ASSERT_EQ(x.lanes.size(), y.lanes.size()) << "device " << d;
-    for (size_t l = 0; l < x.lanes.size(); ++l) {
-      EXPECT_EQ(x.lanes[l].name, y.lanes[l].name) << "device " << d << " lane " << l;
-      EXPECT_EQ(x.lanes[l].kind, y.lanes[l].kind) << "device " << d << " lane " << l;
-    }
-  }
-  ASSERT_EQ(a.spans.size(), b.spans.size());
-  for (size_t i = 0; i < a.spans.size(); ++i) {
-    const Span& x = a.spans[i];
-    const Span& y = b.spans[i];
-    EXPECT_EQ(x.begin_ns, y.begin_ns) << "span " << i;
-    EXPECT_EQ(x.end_ns, y.end_ns) << "span " << i;
-    EXPECT_EQ(x.bytes, y.bytes) << "span " << i;
-    EXPECT_EQ(x.flops, y.flops) << "span " << i;
-    EXPECT_EQ(a.span_name(x), b.span_name(y)) << "span " << i;
-    EXPECT_EQ(x.microbatch, y.microbatch) << "span " << i;
-    EXPECT_EQ(x.device, y.device) << "span " << i;
-    EXPECT_EQ(x.lane, y.lane) << "span " << i;
-    EXPECT_EQ(x.stage, y.stage) << "span " << i;
-    EXPECT_EQ(x.kind, y.kind) << "span " << i;
-    EXPECT_EQ(x.phase, y.phase) << "span " << i;
-  }
-  ASSERT_EQ(a.flows.size(), b.flows.size());
-  for (size_t i = 0; i < a.flows.size(); ++i) {
-    EXPECT_EQ(a.flows[i].from, b.flows[i].from) << "flow " << i;
-    EXPECT_EQ(a.flows[i].to, b.flows[i].to) << "flow " << i;
-  }
-  ASSERT_EQ(a.counters.size(), b.counters.size());
-  for (size_t c = 0; c < a.counters.size(); ++c) {
-    EXPECT_EQ(a.counters[c].device, b.counters[c].device) << "counter " << c;
-    EXPECT_EQ(a.counters[c].name, b.counters[c].name) << "counter " << c;
-    ASSERT_EQ(a.counters[c].samples.size(), b.counters[c].samples.size()) << "counter " << c;
-    for (size_t s = 0; s < a.counters[c].samples.size(); ++s) {
-      EXPECT_EQ(a.counters[c].samples[s].t_ns, b.counters[c].samples[s].t_ns);
-      EXPECT_EQ(a.counters[c].samples[s].value, b.counters[c].samples[s].value);
-    }
-  }
-  ASSERT_EQ(a.steps.size(), b.steps.size());
-  for (size_t s = 0; s < a.steps.size(); ++s) {
-    EXPECT_EQ(a.steps[s].begin_ns, b.steps[s].begin_ns);
-    EXPECT_EQ(a.steps[s].end_ns, b.steps[s].end_ns);
-  }
-  EXPECT_EQ(a.metadata, b.metadata);
-}
+using testing::expect_same_timeline;
 
 // Everything a meshscope trace can hold: every span kind and phase, nesting on one lane, a lane
 // and a device without spans, odd names, fractional flops, negative and large times.
@@ -136,9 +85,8 @@ TEST(ChromeRoundTrip, KindsComeFromArgsNotFromKinetoCategories) {
   for (auto& e : doc.at("traceEvents")) {
     if (e.at("ph") != "X" || e.at("cat") != "kernel") continue;
     auto& kind = e.at("args").at("kind");
-    if (kind == "send") kind = "recv";
-    else if (kind == "recv") kind = "send";
-    else continue;
+    if (kind != "send" && kind != "recv") continue;
+    kind = kind == "send" ? "recv" : "send";
     ++changed;
   }
   ASSERT_EQ(changed, 2u);

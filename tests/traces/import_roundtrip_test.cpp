@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/traces/import_test_util.h"
+#include "tests/traces/timeline_equal.h"
 #include "tests/traces/trace_fixtures.h"
 #include "traces/chrome_export.h"
 #include "traces/import/load_trace.h"
@@ -14,54 +15,7 @@
 namespace meshscope::traces {
 namespace {
 
-void expect_same(const Timeline& a, const Timeline& b) {
-  ASSERT_EQ(a.devices.size(), b.devices.size());
-  for (size_t d = 0; d < a.devices.size(); ++d) {
-    EXPECT_EQ(a.devices[d].name, b.devices[d].name);
-    EXPECT_EQ(a.devices[d].rank, b.devices[d].rank);
-    EXPECT_EQ(a.devices[d].coord, b.devices[d].coord);
-    ASSERT_EQ(a.devices[d].lanes.size(), b.devices[d].lanes.size());
-    for (size_t l = 0; l < a.devices[d].lanes.size(); ++l) {
-      EXPECT_EQ(a.devices[d].lanes[l].name, b.devices[d].lanes[l].name);
-      EXPECT_EQ(a.devices[d].lanes[l].kind, b.devices[d].lanes[l].kind);
-    }
-  }
-  ASSERT_EQ(a.spans.size(), b.spans.size());
-  size_t mismatches = 0;
-  for (size_t i = 0; i < a.spans.size() && mismatches < 5; ++i) {
-    const Span& x = a.spans[i];
-    const Span& y = b.spans[i];
-    const bool same = x.begin_ns == y.begin_ns && x.end_ns == y.end_ns && x.bytes == y.bytes &&
-                      x.flops == y.flops && a.span_name(x) == b.span_name(y) &&
-                      x.microbatch == y.microbatch && x.device == y.device && x.lane == y.lane &&
-                      x.stage == y.stage && x.kind == y.kind && x.phase == y.phase;
-    if (!same) {
-      ++mismatches;
-      ADD_FAILURE() << "span " << i << " differs: " << a.span_name(x) << " vs " << b.span_name(y);
-    }
-  }
-  ASSERT_EQ(a.flows.size(), b.flows.size());
-  for (size_t i = 0; i < a.flows.size(); ++i) {
-    EXPECT_EQ(a.flows[i].from, b.flows[i].from);
-    EXPECT_EQ(a.flows[i].to, b.flows[i].to);
-  }
-  ASSERT_EQ(a.counters.size(), b.counters.size());
-  for (size_t c = 0; c < a.counters.size(); ++c) {
-    EXPECT_EQ(a.counters[c].device, b.counters[c].device);
-    EXPECT_EQ(a.counters[c].name, b.counters[c].name);
-    ASSERT_EQ(a.counters[c].samples.size(), b.counters[c].samples.size());
-    for (size_t s = 0; s < a.counters[c].samples.size(); ++s) {
-      EXPECT_EQ(a.counters[c].samples[s].t_ns, b.counters[c].samples[s].t_ns);
-      EXPECT_EQ(a.counters[c].samples[s].value, b.counters[c].samples[s].value);
-    }
-  }
-  ASSERT_EQ(a.steps.size(), b.steps.size());
-  for (size_t s = 0; s < a.steps.size(); ++s) {
-    EXPECT_EQ(a.steps[s].begin_ns, b.steps[s].begin_ns);
-    EXPECT_EQ(a.steps[s].end_ns, b.steps[s].end_ns);
-  }
-  EXPECT_EQ(a.metadata, b.metadata);
-}
+using testing::expect_same_timeline;
 
 // Spans in the order an executor appends them: interleaved across devices, not sorted; flows
 // from each forward to the next stage's forward of the same microbatch; odd flops values.
@@ -93,19 +47,20 @@ Timeline executor_order_timeline(int stages, int microbatches) {
 
 TEST(ImportRoundTrip, ExecutorOrderIsKept) {
   const Timeline t = executor_order_timeline(3, 5);
-  expect_same(t, load_trace_bytes(export_chrome_json(t), "order.json"));
+  expect_same_timeline(t, load_trace_bytes(export_chrome_json(t), "order.json"));
 }
 
 TEST(ImportRoundTrip, ThroughGzip) {
   const Timeline t = executor_order_timeline(2, 4);
-  expect_same(t, load_trace_bytes(testing::gzip_bytes(export_chrome_json(t)), "t.json.gz"));
+  expect_same_timeline(t,
+                       load_trace_bytes(testing::gzip_bytes(export_chrome_json(t)), "t.json.gz"));
 }
 
 TEST(ImportRoundTrip, ThroughAnotherJsonWriter) {
   // nlohmann::json sorts keys and pretty-prints; numbers go through doubles and back.
   const Timeline t = executor_order_timeline(2, 3);
   const std::string rewritten = nlohmann::json::parse(export_chrome_json(t)).dump(2);
-  expect_same(t, load_trace_bytes(rewritten, "rewritten.json"));
+  expect_same_timeline(t, load_trace_bytes(rewritten, "rewritten.json"));
 }
 
 TEST(ImportRoundTrip, OneRankTraceWithKinetoDistributedInfo) {
@@ -120,8 +75,8 @@ TEST(ImportRoundTrip, OneRankTraceWithKinetoDistributedInfo) {
   const nlohmann::json doc = nlohmann::json::parse(json);
   EXPECT_EQ(doc.at("distributedInfo").at("rank"), 5);
   EXPECT_EQ(doc.at("distributedInfo").at("world_size"), 8);
-  expect_same(t, load_trace_bytes(json, "rank5.json"));
-  expect_same(t, load_trace_bytes(doc.dump(2), "rank5-rewritten.json"));  // keys sorted
+  expect_same_timeline(t, load_trace_bytes(json, "rank5.json"));
+  expect_same_timeline(t, load_trace_bytes(doc.dump(2), "rank5-rewritten.json"));  // keys sorted
 }
 
 TEST(ImportRoundTrip, LargeTraceAcrossChunkBoundaries) {
@@ -129,7 +84,7 @@ TEST(ImportRoundTrip, LargeTraceAcrossChunkBoundaries) {
   const std::string json = export_chrome_json(t);
   ASSERT_GT(json.size(), size_t{8} << 20);
   testing::TempFile file(".json", json);
-  expect_same(t, load_trace(file.path()));
+  expect_same_timeline(t, load_trace(file.path()));
 }
 
 TEST(ImportRoundTrip, SeveralMeshscopeFilesKeepTheirDeviceNames) {

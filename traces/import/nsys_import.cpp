@@ -438,12 +438,16 @@ class NsysImporter {
   SendRecvDirection directions_;
 };
 
-Timeline import_db(const SqliteDb& db, const std::string& name, const ImportOptions& options,
+// Opens the database with `open` and imports it; SQLite's own errors become ImportErrors.
+template <typename Open>
+Timeline import_db(const Open& open, const std::string& name, const ImportOptions& options,
                    ImportReport& report) {
   try {
+    const SqliteDb db = open();
     return NsysImporter(db, name, options, report).run();
+  } catch (const ImportError&) {
+    throw;
   } catch (const std::runtime_error& e) {
-    if (dynamic_cast<const ImportError*>(&e) != nullptr) throw;
     throw ImportError(name, "", std::string("SQLite: ") + e.what());
   }
 }
@@ -452,26 +456,12 @@ Timeline import_db(const SqliteDb& db, const std::string& name, const ImportOpti
 
 Timeline load_nsys_sqlite(const std::filesystem::path& file, const std::string& name,
                           const ImportOptions& options, ImportReport& report) {
-  try {
-    const SqliteDb db = SqliteDb::open_file(file);
-    return import_db(db, name, options, report);
-  } catch (const ImportError&) {
-    throw;
-  } catch (const std::runtime_error& e) {
-    throw ImportError(name, "", std::string("SQLite: ") + e.what());
-  }
+  return import_db([&] { return SqliteDb::open_file(file); }, name, options, report);
 }
 
 Timeline load_nsys_sqlite_bytes(std::string_view bytes, const std::string& name,
                                 const ImportOptions& options, ImportReport& report) {
-  try {
-    const SqliteDb db = SqliteDb::open_bytes(bytes);
-    return import_db(db, name, options, report);
-  } catch (const ImportError&) {
-    throw;
-  } catch (const std::runtime_error& e) {
-    throw ImportError(name, "", std::string("SQLite: ") + e.what());
-  }
+  return import_db([&] { return SqliteDb::open_bytes(bytes); }, name, options, report);
 }
 
 }  // namespace meshscope::traces::importer
