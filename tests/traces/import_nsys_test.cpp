@@ -194,8 +194,8 @@ void fill_send_recv(NsysDb& db) {
   };
   // Launches: a lone send, a lone recv, a group of two sends, a group of a send and a recv
   // (both ways), a PyTorch-named recv without NCCL's ranges, and one with no ranges at all.
-  const std::vector<Call> calls = {{120, 21}, {320, 22}, {560, 23}, {760, 24}, {950, 25},
-                                   {1100, 26}};
+  const std::vector<Call> calls = {{120, 21}, {320, 22}, {560, 23},
+                                   {760, 24}, {950, 25}, {1100, 26}};
   std::string runtime, kernels;
   for (const Call& c : calls) {
     runtime += (runtime.empty() ? "" : ", ") + std::string("(") + g(c.launch_ns) + ", " +
@@ -210,8 +210,8 @@ void fill_send_recv(NsysDb& db) {
   std::string ranges;
   const auto range = [&](int64_t begin, int64_t end, const std::string& text) {
     ranges += (ranges.empty() ? "" : ", ") + std::string("(") + g(begin) + ", " + g(end) +
-              ", 59, " + (text.empty() ? "NULL" : "'" + text + "'") + ", " + g(kGlobalTid) +
-              ", " + (text.empty() ? "4" : "NULL") + ")";
+              ", 59, " + (text.empty() ? "NULL" : "'" + text + "'") + ", " + g(kGlobalTid) + ", " +
+              (text.empty() ? "4" : "NULL") + ")";
   };
   // ncclSend ends its own group: ncclGroupStart and ncclGroupEnd inside its range.
   const auto lone = [&](int64_t at, const std::string& call) {

@@ -15,16 +15,16 @@ TEST(SendRecvDirection, TheInnermostCallAroundTheLaunchDecides) {
   d.add_range(kThread, 10, 90, "ncclSend");
   d.add_range(kThread, 20, 80, "ncclGroupEnd");
   d.add_range(kThread, 200, 300, "ncclRecv_impl");  // builds that wrap the body
-  d.add_range(kThread, 400, 500, "ncclAllToAll");  // p2p kernels of a collective: both ways
+  d.add_range(kThread, 400, 500, "ncclAllToAll");   // p2p kernels of a collective: both ways
   d.add_range(kThread, 420, 480, "ncclSend");
-  d.add_range(kThread, 600, 700, "forward");       // not NCCL's: ignored
+  d.add_range(kThread, 600, 700, "forward");  // not NCCL's: ignored
   d.add_range(kThread, 610, 690, "nccl:recv, seq = 4");
   EXPECT_EQ(d.direction(kThread, 50), CommOp::kSend);
   EXPECT_EQ(d.direction(kThread, 250), CommOp::kRecv);
   EXPECT_EQ(d.direction(kThread, 450), CommOp::kSend);  // the innermost call is the send
   EXPECT_EQ(d.direction(kThread, 410), CommOp::kSendRecv);
   EXPECT_EQ(d.direction(kThread, 650), CommOp::kRecv);
-  EXPECT_EQ(d.direction(kThread, 150), CommOp::kSendRecv);  // between calls
+  EXPECT_EQ(d.direction(kThread, 150), CommOp::kSendRecv);     // between calls
   EXPECT_EQ(d.direction(kThread + 1, 50), CommOp::kSendRecv);  // another thread's launch
 }
 

@@ -11,8 +11,8 @@ namespace {
 // NCCL's API functions as its NVTX ranges name them (the function's name; some builds wrap the
 // body in FUNC_impl).
 constexpr std::array<std::string_view, 9> kCollectiveCalls = {
-    "ncclAllReduce",     "ncclAllGather", "ncclReduceScatter", "ncclBroadcast", "ncclBcast",
-    "ncclReduce",        "ncclAllToAll",  "ncclAlltoAll",      "ncclGather"};
+    "ncclAllReduce", "ncclAllGather", "ncclReduceScatter", "ncclBroadcast", "ncclBcast",
+    "ncclReduce",    "ncclAllToAll",  "ncclAlltoAll",      "ncclGather"};
 
 }  // namespace
 
@@ -79,9 +79,8 @@ CommOp SendRecvDirection::direction(int64_t thread, int64_t launch_ns) {
   Thread& t = it->second;
   if (!t.ready) prepare(t);
   // The latest range to begin at or before the launch, then up to the innermost that encloses it.
-  const auto after = std::upper_bound(
-      t.ranges.begin(), t.ranges.end(), launch_ns,
-      [](int64_t ns, const Range& r) { return ns < r.begin_ns; });
+  const auto after = std::upper_bound(t.ranges.begin(), t.ranges.end(), launch_ns,
+                                      [](int64_t ns, const Range& r) { return ns < r.begin_ns; });
   auto at = static_cast<int32_t>(after - t.ranges.begin()) - 1;
   while (at >= 0 && t.ranges[at].end_ns < launch_ns) at = t.parent[at];
   int32_t group_end = -1;
