@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "fuzz/fuzz_check.h"
 #include "traces/import/load_trace.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -14,15 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const Timeline t = load_trace_bytes(std::string_view(reinterpret_cast<const char*>(data), size),
                                         "fuzz.sqlite", options);
-    for (const Span& s : t.spans) {
-      if (s.device >= t.devices.size() || s.lane >= t.devices[s.device].lanes.size() ||
-          s.end_ns < s.begin_ns) {
-        __builtin_trap();
-      }
-    }
-    for (const Flow& f : t.flows) {
-      if (f.from >= t.spans.size() || f.to >= t.spans.size()) __builtin_trap();
-    }
+    meshscope::fuzz::check_timeline(t);
   } catch (const ImportError&) {
   }
   return 0;

@@ -38,6 +38,9 @@ Timeline rich_timeline() {
   add(t, gpu, 0, SpanKind::kCompute, 40, 50, "sgd", Phase::kOptimizer);
   const uint32_t ar = add(t, gpu, 1, SpanKind::kCollective, 100, 900, "ncclAllReduce");
   t.spans[ar].bytes = int64_t{1} << 40;
+  // A flow back in time: its target begins before its source (re-exported Kineto flows bound
+  // to enclosing slices do this).
+  t.add_flow(ar, add(t, gpu, 3, SpanKind::kAnnotation, 50, 2000, "enclosing range"));
   const uint32_t send = add(t, 0, 1, SpanKind::kSend, 1500, 1600, "SEND_F s0 mb0");
   const uint32_t recv = add(t, 1, 1, SpanKind::kRecv, 1700, 1800, "RECV_F s1 mb0");
   t.spans[send].bytes = t.spans[recv].bytes = 4096;

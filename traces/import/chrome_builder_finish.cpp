@@ -327,15 +327,19 @@ void ChromeTimelineBuilder::bind_flows() {
     return kNoSpan;
   };
 
-  // Pair the ends of each (category, id) in time order: s, then any t steps, then f.
+  // Pair the ends of each (category, id) in time order: s, then any t steps, then f. meshscope's
+  // own flows have one s and one f per id and may point back in time (a recv that began before
+  // its send, an enclosing slice), so there the phase orders them, not the time.
   std::vector<uint32_t> ends(flow_ends_.size());
   std::iota(ends.begin(), ends.end(), 0u);
   const auto phase_rank = [](char ph) { return ph == 's' ? 0 : ph == 't' ? 1 : 2; };
+  const bool by_phase = mode_ == Mode::kMeshscope;
   std::stable_sort(ends.begin(), ends.end(), [&](uint32_t a, uint32_t b) {
     const FlowEnd& x = flow_ends_[a];
     const FlowEnd& y = flow_ends_[b];
     if (x.cat != y.cat) return x.cat < y.cat;
     if (x.id != y.id) return id_less(x.id, y.id);
+    if (by_phase && x.ph != y.ph) return phase_rank(x.ph) < phase_rank(y.ph);
     if (x.ts_ns != y.ts_ns) return x.ts_ns < y.ts_ns;
     return phase_rank(x.ph) < phase_rank(y.ph);
   });

@@ -1,0 +1,81 @@
+// What every Timeline an importer returns must satisfy, checked by both fuzz targets: indices in
+// range, times the importers accept, an analysis and idle derivation without overflow (UBSan
+// watches), and an export that reads back as the same Timeline. A violation traps.
+#pragma once
+
+#include <string>
+
+#include "traces/analysis.h"
+#include "traces/chrome_export.h"
+#include "traces/import/load_trace.h"
+
+namespace meshscope::fuzz {
+
+inline void require(bool ok) {
+  if (!ok) __builtin_trap();
+}
+
+inline void check_indices(const traces::Timeline& t) {
+  using namespace traces;
+  for (const Span& s : t.spans) {
+    require(s.device < t.devices.size() && s.lane < t.devices[s.device].lanes.size());
+    require(s.begin_ns <= s.end_ns && time_in_range(s.begin_ns) && time_in_range(s.end_ns));
+    require(s.name < t.strings.size());
+  }
+  for (const Flow& f : t.flows) require(f.from < t.spans.size() && f.to < t.spans.size());
+  for (const Counter& c : t.counters) require(c.device < t.devices.size());
+}
+
+inline void check_same(const traces::Timeline& a, const traces::Timeline& b) {
+  using namespace traces;
+  require(a.devices.size() == b.devices.size() && a.spans.size() == b.spans.size() &&
+          a.flows.size() == b.flows.size() && a.counters.size() == b.counters.size() &&
+          a.steps.size() == b.steps.size());
+  for (size_t d = 0; d < a.devices.size(); ++d) {
+    const Device& x = a.devices[d];
+    const Device& y = b.devices[d];
+    require(x.rank == y.rank && x.name == y.name && x.coord == y.coord &&
+            x.lanes.size() == y.lanes.size());
+    for (size_t l = 0; l < x.lanes.size(); ++l) {
+      require(x.lanes[l].name == y.lanes[l].name && x.lanes[l].kind == y.lanes[l].kind);
+    }
+  }
+  for (size_t i = 0; i < a.spans.size(); ++i) {
+    const Span& x = a.spans[i];
+    const Span& y = b.spans[i];
+    require(x.begin_ns == y.begin_ns && x.end_ns == y.end_ns && x.bytes == y.bytes &&
+            x.device == y.device && x.lane == y.lane && x.stage == y.stage &&
+            x.microbatch == y.microbatch && x.kind == y.kind && x.phase == y.phase &&
+            a.span_name(x) == b.span_name(y));
+    require(x.flops == y.flops || (x.flops != x.flops && y.flops != y.flops));
+  }
+  for (size_t i = 0; i < a.flows.size(); ++i) {
+    require(a.flows[i].from == b.flows[i].from && a.flows[i].to == b.flows[i].to);
+  }
+  for (size_t c = 0; c < a.counters.size(); ++c) {
+    require(a.counters[c].device == b.counters[c].device &&
+            a.counters[c].name == b.counters[c].name &&
+            a.counters[c].samples.size() == b.counters[c].samples.size());
+  }
+  for (size_t s = 0; s < a.steps.size(); ++s) {
+    require(a.steps[s].begin_ns == b.steps[s].begin_ns && a.steps[s].end_ns == b.steps[s].end_ns);
+  }
+}
+
+// Everything downstream of an import, on what the importer returned.
+inline void check_timeline(const traces::Timeline& t) {
+  using namespace traces;
+  check_indices(t);
+  (void)analyze(t);
+  Timeline with_idle = t;
+  add_idle_spans(with_idle);
+  check_indices(with_idle);
+  // import(export(T)) == T for whatever an importer makes, not only for meshscope's own runs.
+  try {
+    check_same(t, load_trace_bytes(export_chrome_json(t), "roundtrip.json"));
+  } catch (const ImportError&) {
+    __builtin_trap();  // our own export refused by our own importer
+  }
+}
+
+}  // namespace meshscope::fuzz
