@@ -165,9 +165,14 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   in.links = {engine::LinkSpec{intra.bandwidth_bytes_per_s, static_cast<int64_t>(intra.latency_ns)},
               engine::LinkSpec{inter.bandwidth_bytes_per_s, static_cast<int64_t>(inter.latency_ns)}};
   // The bubble fraction comes from traces::analyze (as `run` reports it), so a Timeline is built
-  // whenever it is small enough to be cheap, even when the caller does not want it.
-  constexpr int kTimelineForBubbles = 4096;
-  in.build_timeline = o.build_timeline || c.mesh.pp <= kTimelineForBubbles;
+  // whenever it is small enough to be cheap, even when the caller does not want it: a Timeline
+  // costs about 100 bytes and 100 ns a span.
+  const auto timeline_for = [&o](const schedule::Schedule& s) {
+    int64_t actions = 0;
+    for (const auto& program : s.ranks) actions += static_cast<int64_t>(program.size());
+    return o.build_timeline ||
+           (static_cast<int64_t>(s.ranks.size()) <= kTimelineRanksForBubbles && actions <= kTimelineActionsForBubbles);
+  };
   // CPU backend: every rank is a thread; beyond the host's cores they share them.
   const bool shared_cores = hw.kind == "cpu" && hw.host_cores > 0 && m_size(c) > hw.host_cores;
   if (shared_cores) in.shared_processors = hw.host_cores;
@@ -194,7 +199,7 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
     in.collective_tier = tier_of_coll;
     once = c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shared_cores &&
            engine::replicas_symmetric(in);
-    if (!once) in.build_timeline = o.build_timeline || m.size() <= kTimelineForBubbles;
+    in.build_timeline = timeline_for(out.schedule);
     r = once ? engine::simulate_symmetric(in, {o.expand_replicas}) : engine::simulate(in);
   } else if (c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shared_cores) {
     schedule::GeneratorConfig rg = g;
@@ -211,7 +216,7 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
       throw std::invalid_argument("options.symmetry: replicas differ (their nodes split links "
                                   "differently); use \"auto\" or \"off\"");
     if (once) {
-      in.build_timeline = o.build_timeline || c.mesh.pp <= kTimelineForBubbles;
+      in.build_timeline = timeline_for(reps);
       out.schedule = std::move(reps);
       in.schedule = &out.schedule;
       in.tier_of = [&](int a, int b) { return tier_full(original[a], original[b]); };
@@ -221,9 +226,9 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
     }
   }
   if (!once && o.schedule == nullptr) {
-    in.build_timeline = o.build_timeline || m.size() <= kTimelineForBubbles;
     out.schedule = generate_or_explain(g);
     apply_zero(out.schedule, c.zero, c.mesh.dp, param_bytes);
+    in.build_timeline = timeline_for(out.schedule);
     in.schedule = &out.schedule;
     in.tier_of = tier_full;
     in.collective_ns = coll_full;

@@ -29,8 +29,9 @@ struct Summary {
   double samples_per_s = 0;
   double tflops_per_gpu = 0;  // model FLOPs (no recomputation) per second per GPU, in TFLOP/s
   double mfu = 0;             // tflops_per_gpu over the peak at the configured precision
-  // Overall idle over the step window (traces::analyze); for a full simulation of more than 4096
-  // ranks, the mean compute-idle share instead (no Timeline is built for it).
+  // Overall idle over the step window (traces::analyze); for a simulation of more than
+  // kTimelineRanksForBubbles ranks or kTimelineActionsForBubbles actions, the mean compute-idle
+  // share instead (no Timeline is built for it unless the caller wants one).
   double bubble_fraction = 0;
   double communication_s = 0; // most communication time of any device
   int64_t peak_memory_bytes = 0;
@@ -45,6 +46,10 @@ struct Summary {
 };
 
 nlohmann::json to_json(const Summary& s);
+
+// Up to these sizes a Timeline is built for the bubble fraction even when not asked for.
+inline constexpr int64_t kTimelineRanksForBubbles = 4096;
+inline constexpr int64_t kTimelineActionsForBubbles = int64_t{1} << 21;
 
 struct SimulateOptions {
   bool build_timeline = true;

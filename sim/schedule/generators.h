@@ -89,7 +89,9 @@ struct GeneratorConfig {
 // wrong length or with negative values, or a schedule of more than kMaxGeneratedActions actions.
 void check_config(const GeneratorConfig& config);
 
-inline constexpr int64_t kMaxGeneratedActions = int64_t{1} << 27;
+// About 50 bytes each in the engine: 2^25 actions (16,384 GPUs with 256 microbatches of 1F1B) fit a
+// few GiB.
+inline constexpr int64_t kMaxGeneratedActions = int64_t{1} << 25;
 
 // The schedule for `config` (checked by check_config first).
 Schedule generate(const GeneratorConfig& config);

@@ -257,6 +257,10 @@ TEST(Generators, RejectsImpossibleConfigsWithAReason) {
   EXPECT_NE(rejection(bytes).find("gradient bytes"), std::string::npos);
   EXPECT_NE(rejection(config(Family::kGpipe, 1024, 64, 8, 1024)).find("actions"),
             std::string::npos);
+  // 2,048 ranks x 4,096 microbatches: some 60 M actions, several GiB in the simulator; refused
+  // before anything is allocated. 16,384 GPUs with 256 microbatches still generate.
+  EXPECT_NE(rejection(config(Family::kOneFOneB, 16, 16, 8, 4096)).find("more than 33554432"), std::string::npos);
+  EXPECT_NO_THROW(check_config(config(Family::kOneFOneB, 128, 16, 8, 256)));
 }
 
 }  // namespace
