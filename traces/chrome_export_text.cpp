@@ -40,6 +40,23 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
 
 }  // namespace
 
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : utf8_sequence_length(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 void append_string(std::string& out, std::string_view s) {
   out += '"';
   for (size_t i = 0; i < s.size();) {

@@ -11,6 +11,10 @@ namespace meshscope::traces::json_text {
 // not valid UTF-8 become U+FFFD, so the output is always valid JSON.
 void append_string(std::string& out, std::string_view s);
 
+// `s` with every byte sequence that is not valid UTF-8 replaced by U+FFFD, as append_string
+// writes it: importers of sources that do not check (SQLite text) keep what the export keeps.
+std::string valid_utf8(std::string_view s);
+
 void append_int(std::string& out, int64_t v);
 
 // Shortest text that reads back as the same double. Caller guarantees a finite value.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tests/traces/import_test_util.h"
+#include "traces/chrome_export.h"
 #include "traces/import/load_trace.h"
 
 namespace meshscope::traces {
@@ -279,6 +280,27 @@ TEST(NsysImport, BadRowsAreCountedAndSkipped) {
   EXPECT_EQ(report.count(ImportWarning::kNegativeDuration), 1u);
   EXPECT_EQ(report.count(ImportWarning::kBadNumber), 1u);  // 9e18 ns before the 20 ns end
   EXPECT_NE(report.lines().at(0).find("CUPTI_ACTIVITY_KIND_KERNEL row 2"), std::string::npos);
+}
+
+TEST(NsysImport, TextThatIsNotUtf8IsRepairedAsTheExportWouldWriteIt) {
+  // SQLite stores any bytes as TEXT; the Timeline holds valid UTF-8 (as JSON can), so a name
+  // survives export and re-import unchanged.
+  testing::TempFile file(".sqlite");
+  {
+    NsysDb db(file.path());
+    db.exec("INSERT INTO StringIds VALUES (1, CAST(X'6B80FF' AS TEXT))");        // "k", 2 bad bytes
+    db.exec("INSERT INTO TARGET_INFO_GPU VALUES (0, CAST(X'4755C3' AS TEXT))");  // cut short
+    db.exec(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, "
+        "1, 1)");
+  }
+  const Timeline t = load_trace(file.path());
+  ASSERT_EQ(t.spans.size(), 1u);
+  EXPECT_EQ(t.span_name(t.spans[0]), "k\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(t.metadata.at("gpu"), "GU\xEF\xBF\xBD");
+  const Timeline back = load_trace_bytes(export_chrome_json(t), "back.json");
+  EXPECT_EQ(back.span_name(back.spans[0]), t.span_name(t.spans[0]));
+  EXPECT_EQ(back.metadata.at("gpu"), t.metadata.at("gpu"));
 }
 
 TEST(NsysImport, KeepHostOffDropsRuntimeAndNvtx) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "traces/chrome_export.h"
+#include "traces/chrome_export_text.h"
 #include "traces/import/chrome_builder.h"
 #include "traces/import/import_common.h"
 
@@ -401,7 +402,7 @@ void ChromeTimelineBuilder::fill_metadata(const ChromeReadSummary& summary) {
     tl_.metadata = header_metadata_;
   } else {
     tl_.metadata["source"] = saw_kineto_ ? "kineto" : "chrome";
-    tl_.metadata["trace_file"] = file_;
+    tl_.metadata["trace_file"] = json_text::valid_utf8(file_);  // a path need not be UTF-8
     if (rank_) tl_.metadata["rank"] = std::to_string(*rank_);
     if (world_size_) tl_.metadata["world_size"] = std::to_string(*world_size_);
     if (base_time_ns_) tl_.metadata["base_time_ns"] = std::to_string(*base_time_ns_);

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "traces/chrome_export_text.h"
 #include "traces/import/import_common.h"
 #include "traces/import/kineto_names.h"
 #include "traces/import/sendrecv_direction.h"
@@ -150,7 +151,8 @@ class NsysImporter {
                       "s.id = t.nameId");
     while (q.step()) {
       if (const auto g = q.integer(0)) {
-        names[tid_of(*g)] = std::string(q.text(1)) + " (" + std::to_string(tid_of(*g)) + ")";
+        names[tid_of(*g)] =
+            json_text::valid_utf8(q.text(1)) + " (" + std::to_string(tid_of(*g)) + ")";
       }
     }
     return names;
@@ -390,7 +392,7 @@ class NsysImporter {
 
   void fill_metadata() {
     tl_.metadata["source"] = "nsys";
-    tl_.metadata["trace_file"] = name_;
+    tl_.metadata["trace_file"] = json_text::valid_utf8(name_);
     if (db_.has_table("TARGET_INFO_SESSION_START_TIME") &&
         db_.has_column("TARGET_INFO_SESSION_START_TIME", "utcEpochNs")) {
       SqliteStatement q(db_.get(), "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME");
@@ -402,12 +404,13 @@ class NsysImporter {
     }
     if (db_.has_table("TARGET_INFO_GPU") && db_.has_column("TARGET_INFO_GPU", "name")) {
       SqliteStatement q(db_.get(), "SELECT name FROM TARGET_INFO_GPU");
-      if (q.step() && !q.text(0).empty()) tl_.metadata["gpu"] = std::string(q.text(0));
+      if (q.step() && !q.text(0).empty()) tl_.metadata["gpu"] = json_text::valid_utf8(q.text(0));
     }
     note_warnings(tl_, report_);
   }
 
-  uint32_t intern(std::string_view s) { return tl_.strings.intern(s); }
+  // SQLite keeps whatever bytes it was given; the Timeline holds valid UTF-8, as JSON can.
+  uint32_t intern(std::string_view s) { return tl_.strings.intern(json_text::valid_utf8(s)); }
 
   struct Launched {
     int64_t pid;
