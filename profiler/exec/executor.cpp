@@ -2,6 +2,9 @@
 // gathers losses, weights and the Timeline.
 #include "profiler/exec/executor.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -10,11 +13,13 @@
 #include <system_error>
 #include <thread>
 
+#include "profiler/exec/process_run.h"
 #include "profiler/exec/progress.h"
 #include "profiler/exec/rank_plan.h"
 #include "profiler/exec/rank_worker.h"
 #include "profiler/exec/step_barrier.h"
 #include "profiler/exec/watchdog.h"
+#include "profiler/runtime/clock.h"
 #include "sim/model/data.h"
 #include "sim/model/workload_cost.h"
 
@@ -67,6 +72,72 @@ void check_size(const schedule::Schedule& s, const model::Workload& w, int steps
                                 std::to_string(kMaxDataBytes >> 20) +
                                 " MiB; run fewer steps or a smaller batch");
   }
+}
+
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "?";
+  return buf;
+}
+
+// After the local ranks stopped: every process learns how every other ended; on success the
+// parts go to process 0, which returns the whole run; the others return their own part.
+RunResult finish_across_processes(SharedRun& shared, const RunConfig& config,
+                                  runtime::ProcessMessenger& processes,
+                                  const std::vector<int>& local, const Watchdog& watchdog,
+                                  traces::Timeline timeline, const std::string& backend) {
+  using Outcome = ProcessReport::Outcome;
+  ProcessReport mine;
+  mine.host = host_name();
+  if (watchdog.fired()) {
+    mine.outcome = Outcome::kDeadlock;
+    mine.message = watchdog.message();
+  } else if (!shared.first_error.empty()) {
+    mine.outcome = Outcome::kFailed;
+    mine.message = shared.first_error;
+  } else if (processes.aborted()) {
+    mine.outcome = Outcome::kAborted;
+    mine.message = processes.abort_state().reason();
+  }
+  if (mine.outcome != Outcome::kOk) mine.where = describe_ranks(shared);
+  // Another process may still be inside its last step: wait up to the watchdog's timeout.
+  const int64_t deadline =
+      runtime::host_now_ns() + static_cast<int64_t>(std::min(config.timeout_s, 1e6) * 1e9);
+  std::vector<ProcessReport> reports;
+  for (const std::string& bytes :
+       processes.exchange_after_abort(encode_report(mine), "how its part of the run ended",
+                                      deadline)) {
+    reports.push_back(decode_report(bytes));
+  }
+  bool deadlock = false;
+  const std::string error = combine_reports(reports, deadlock);
+  if (deadlock) throw DeadlockError(error);
+  if (!error.empty()) throw std::runtime_error(error);
+
+  ProcessPart part;
+  part.ranks = local;
+  for (int r : local) part.results.push_back(shared.results[r]);
+  part.timeline = std::move(timeline);
+  part.host = mine.host;
+  RunResult result;
+  result.backend = backend;
+  result.process = processes.index();
+  result.processes = processes.size();
+  const auto all = processes.gather_after_abort(
+      0, processes.index() == 0 ? std::string() : encode_part(part), "its rank's results",
+      deadline);
+  if (processes.index() != 0) return result;
+  std::vector<ProcessPart> parts;
+  parts.push_back(std::move(part));
+  for (size_t p = 1; p < all.size(); ++p) parts.push_back(decode_part(all[p]));
+  result.timeline = merge_parts(parts);
+  result.timeline.metadata["processes"] = std::to_string(processes.size());
+  for (const ProcessPart& p : parts) {
+    for (size_t i = 0; i < p.ranks.size(); ++i) shared.results[p.ranks[i]] = p.results[i];
+  }
+  gather_results(shared, result);
+  return result;
 }
 
 }  // namespace
@@ -133,8 +204,18 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   tracer.begin_run(info);
 
   const int world = mesh.size();
+  runtime::ProcessMessenger* processes = backend.processes();
+  std::vector<int> local;  // the ranks that run in this process
+  for (int r = 0; r < world; ++r) {
+    if (backend.hosts(r)) local.push_back(r);
+  }
+  if (local.empty()) throw std::invalid_argument("run: this process hosts none of the ranks");
   std::vector<RankProgress> progress(world);
-  StepBarrier barrier(world);
+  std::function<void()> across_processes;
+  if (processes != nullptr) {
+    across_processes = [processes] { processes->exchange("", "the barrier before a step"); };
+  }
+  StepBarrier barrier(static_cast<int>(local.size()), across_processes);
   shared.progress = &progress;
   shared.barrier = &barrier;
   shared.results.resize(world);
@@ -144,34 +225,35 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   };
   shared.abort = abort_all;
 
-  {
-    Watchdog watchdog(progress, config.timeout_s, [&] { return describe_ranks(shared); },
-                      abort_all);
-    std::vector<std::thread> threads;
-    threads.reserve(world);
-    try {
-      for (int r = 0; r < world; ++r) threads.emplace_back([&shared, r] { rank_main(shared, r); });
-    } catch (const std::system_error& e) {
-      // The ranks already started wait for the others at the first barrier: release them, or
-      // destroying their joinable threads would terminate the process.
-      const std::string why = "run: could not start the thread of rank " +
-                              std::to_string(threads.size()) + " of " + std::to_string(world) +
-                              " (" + e.what() + "); run fewer ranks";
-      abort_all(why);
-      for (std::thread& t : threads) t.join();
-      throw std::runtime_error(why);
-    }
+  Watchdog watchdog(progress, config.timeout_s, [&] { return describe_ranks(shared); }, abort_all);
+  std::vector<std::thread> threads;
+  threads.reserve(local.size());
+  try {
+    for (int r : local) threads.emplace_back([&shared, r] { rank_main(shared, r); });
+  } catch (const std::system_error& e) {
+    // The ranks already started wait for the others at the first barrier: release them, or
+    // destroying their joinable threads would terminate the process.
+    const std::string why = "run: could not start the thread of rank " +
+                            std::to_string(local[threads.size()]) + " of " +
+                            std::to_string(world) + " (" + e.what() + "); run fewer ranks";
+    abort_all(why);
     for (std::thread& t : threads) t.join();
-    watchdog.stop();
-    traces::Timeline timeline = tracer.finish();
-    if (watchdog.fired()) throw DeadlockError(watchdog.message());
-    if (!shared.first_error.empty()) throw std::runtime_error(shared.first_error);
-    RunResult result;
-    result.timeline = std::move(timeline);
-    result.backend = info.backend;
-    gather_results(shared, result);
-    return result;
+    throw std::runtime_error(why);
   }
+  for (std::thread& t : threads) t.join();
+  watchdog.stop();
+  traces::Timeline timeline = tracer.finish();
+  if (processes != nullptr) {
+    return finish_across_processes(shared, config, *processes, local, watchdog,
+                                   std::move(timeline), info.backend);
+  }
+  if (watchdog.fired()) throw DeadlockError(watchdog.message());
+  if (!shared.first_error.empty()) throw std::runtime_error(shared.first_error);
+  RunResult result;
+  result.timeline = std::move(timeline);
+  result.backend = info.backend;
+  gather_results(shared, result);
+  return result;
 }
 
 }  // namespace meshscope::exec

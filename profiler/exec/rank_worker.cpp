@@ -200,6 +200,7 @@ void rank_main(SharedRun& shared, int rank) {
 std::string describe_ranks(const SharedRun& shared) {
   std::string out;
   for (size_t r = 0; r < shared.plans.size(); ++r) {
+    if (!shared.backend->hosts(static_cast<int>(r))) continue;  // another process tells of it
     const RankProgress& p = (*shared.progress)[r];
     const RankPlan& plan = shared.plans[r];
     if (!out.empty()) out += "; ";

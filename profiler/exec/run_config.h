@@ -36,6 +36,10 @@ struct RunResult {
   // runs with different tracers compare).
   double wall_s = 0;
   int64_t actions = 0;                       // actions executed, all ranks and steps
+  // A multi-process run (one rank per process): process 0's result holds the whole run; the
+  // others' hold only `backend`, `process` and `processes`.
+  int process = 0;
+  int processes = 1;
 };
 
 // The watchdog fired: what() is "deadlock: no progress for 5 s; rank 0 waits at action 3

@@ -1,9 +1,11 @@
 // The barrier the ranks meet at before each step (so step windows do not overlap); abortable like
-// every other wait of a run.
+// every other wait of a run. In a multi-process run the last local rank to arrive also meets the
+// other processes (`across_processes`) before the local ranks are released.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -13,7 +15,8 @@ namespace meshscope::exec {
 
 class StepBarrier {
  public:
-  explicit StepBarrier(int parties) : parties_(parties) {}
+  explicit StepBarrier(int parties, std::function<void()> across_processes = {})
+      : parties_(parties), across_processes_(std::move(across_processes)) {}
 
   // Throws runtime::Aborted(reason) once abort() was called.
   void arrive_and_wait() {
@@ -21,6 +24,16 @@ class StepBarrier {
     if (aborted_) throw runtime::Aborted(reason_);
     const uint64_t gen = generation_;
     if (++arrived_ == parties_) {
+      if (across_processes_) {
+        try {
+          across_processes_();
+        } catch (const std::exception& e) {
+          if (!aborted_) reason_ = e.what();
+          aborted_ = true;
+          cv_.notify_all();
+          throw;
+        }
+      }
       arrived_ = 0;
       ++generation_;
       cv_.notify_all();
@@ -43,6 +56,7 @@ class StepBarrier {
   std::mutex mu_;
   std::condition_variable cv_;
   int parties_;
+  std::function<void()> across_processes_;
   int arrived_ = 0;
   uint64_t generation_ = 0;
   bool aborted_ = false;

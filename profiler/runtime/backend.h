@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "profiler/runtime/device_ops.h"
+#include "profiler/runtime/process_messenger.h"
 #include "profiler/runtime/transport.h"
 #include "sim/mesh/mesh.h"
 
@@ -31,11 +32,15 @@ struct BackendOptions {
   // cpu: pin rank r's thread to the r-th CPU it may run on (only when there are at least as many
   // CPUs as ranks), so a rank woken by its peer never queues behind that peer on one core.
   bool pin_threads = false;
+  // A multi-process launch (mpirun): this process runs the rank equal to its process index and
+  // reaches the others through the messenger. Null: every rank runs in this process.
+  ProcessMessenger* processes = nullptr;
 };
 
 // Contract:
 // - Construction sets up every rank (devices, streams, communicators); it throws
 //   std::runtime_error with the reason when that fails (no GPU, too few GPUs, NCCL init error).
+// - Only ranks it hosts() have a thread in this process; device()/transport() of other ranks throw.
 // - attach_thread(rank) is called once on each rank's host thread before its device() or
 //   transport() is used (cuda: binds the device / green context to the thread).
 // - device(rank) / transport(rank) stay valid for the backend's lifetime; each is used by its
@@ -54,6 +59,14 @@ class Backend {
   virtual std::string description() const = 0;
   virtual const mesh::Mesh& mesh() const = 0;
   int world_size() const { return mesh().size(); }
+
+  // The ranks whose host threads run in this process: all, except in a multi-process launch.
+  virtual bool hosts(int rank) const {
+    (void)rank;
+    return true;
+  }
+  // The other processes of a multi-process launch; null when every rank runs in this process.
+  virtual ProcessMessenger* processes() { return nullptr; }
 
   virtual void attach_thread(int rank) = 0;
   virtual DeviceOps& device(int rank) = 0;

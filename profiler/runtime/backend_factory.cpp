@@ -6,6 +6,7 @@
 
 #include "profiler/runtime/backend.h"
 #include "profiler/runtime/cpu_backend.h"
+#include "profiler/runtime/process_cpu_backend.h"
 #if MESHSCOPE_HAS_CUDA_BACKEND
 #include "profiler/runtime/cuda_entry.h"
 #endif
@@ -54,7 +55,44 @@ BackendKind resolve_backend_kind(BackendKind requested, const mesh::MeshShape& m
   return picked;
 }
 
+namespace {
+
+// One rank per process: auto picks cuda when this process sees a GPU (each process drives one).
+std::unique_ptr<Backend> make_process_backend(BackendKind kind, const BackendOptions& options) {
+  ProcessMessenger& processes = *options.processes;
+  check_one_rank_per_process(options.mesh, processes);
+  if (kind == BackendKind::kAuto) {
+    std::string why;
+    kind = gpu_count(&why) > 0 ? BackendKind::kCuda : BackendKind::kCpu;
+    if (options.log != nullptr) {
+      *options.log << "backend: " << name(kind) << " (a process per rank, "
+                   << processes.description()
+                   << (kind == BackendKind::kCpu ? "; no GPU: " + why : std::string()) << ")\n";
+    }
+  }
+  switch (kind) {
+    case BackendKind::kCpu:
+      return std::make_unique<ProcessCpuBackend>(options.mesh, processes);
+    case BackendKind::kCuda:
+#if MESHSCOPE_HAS_CUDA_BACKEND
+      return cuda::make_cuda_backend(options);
+#else
+      throw std::runtime_error("backend 'cuda' is not in this build: configure with "
+                               "MESHSCOPE_CUDA=ON on a machine with the CUDA toolkit");
+#endif
+    case BackendKind::kCudaVirtual:
+      throw std::runtime_error("backend 'cuda-virtual' runs every rank on one GPU in one process: "
+                               "start it without mpirun");
+    default:
+      break;
+  }
+  throw std::runtime_error("make_backend: unknown backend kind");
+}
+
+}  // namespace
+
 std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options) {
+  if (options.processes != nullptr) return make_process_backend(kind, options);
   kind = resolve_backend_kind(kind, options.mesh, options.log);
   switch (kind) {
     case BackendKind::kCpu:

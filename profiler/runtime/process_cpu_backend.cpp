@@ -1,0 +1,172 @@
+// Transfers and collectives of one rank per process, as messages.
+#include "profiler/runtime/process_cpu_backend.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "kernels/cpu/ops.h"
+#include "profiler/runtime/clock.h"
+
+namespace meshscope::runtime {
+namespace {
+
+constexpr const char* kOpNames[] = {"all_reduce", "all_gather", "reduce_scatter"};
+constexpr size_t kCollectiveHeader = 1 + sizeof(uint64_t);
+
+}  // namespace
+
+void check_one_rank_per_process(const mesh::MeshShape& shape, const ProcessMessenger& messenger) {
+  if (messenger.size() != shape.size()) {
+    throw std::runtime_error(
+        "the mesh " + mesh::to_string(shape) + " has " + std::to_string(shape.size()) +
+        " ranks but " + std::to_string(messenger.size()) +
+        " processes were launched; a multi-process run has one rank per process: launch " +
+        std::to_string(shape.size()) + " (mpirun -np " + std::to_string(shape.size()) + ")");
+  }
+}
+
+ProcessCpuTransport::ProcessCpuTransport(int rank, const mesh::Mesh& mesh,
+                                         ProcessMessenger& messenger)
+    : rank_(rank), mesh_(mesh), messenger_(messenger) {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    groups_[g] = mesh_.group_ranks(static_cast<mesh::GroupKind>(g), rank_);
+  }
+}
+
+void ProcessCpuTransport::check_peer(int peer, const char* what) const {
+  if (peer < 0 || peer >= mesh_.size()) {
+    throw std::runtime_error(std::string(what) + " on rank " + std::to_string(rank_) +
+                             ": peer rank " + std::to_string(peer) + " is outside [0, " +
+                             std::to_string(mesh_.size()) + ")");
+  }
+}
+
+TransferInfo ProcessCpuTransport::send(int peer, int64_t tag, const void* src, size_t bytes) {
+  check_peer(peer, "send");
+  if (messenger_.aborted()) messenger_.abort_state().throw_aborted();
+  messenger_.send(peer, ProcessMessenger::Channel::kPeer, tag, src, bytes);
+  return TransferInfo{0, host_now_ns()};
+}
+
+TransferInfo ProcessCpuTransport::recv(int peer, int64_t tag, void* dst, size_t bytes) {
+  check_peer(peer, "recv");
+  const std::string got = messenger_.receive(peer, ProcessMessenger::Channel::kPeer, tag,
+                                             "the message with tag " + std::to_string(tag));
+  const int64_t ready = host_now_ns();
+  if (got.size() != bytes) {
+    throw std::runtime_error("recv on rank " + std::to_string(rank_) + " from rank " +
+                             std::to_string(peer) + " (tag " + std::to_string(tag) + "): " +
+                             std::to_string(bytes) + " bytes expected, " +
+                             std::to_string(got.size()) + " sent");
+  }
+  if (bytes > 0) std::memcpy(dst, got.data(), bytes);
+  return TransferInfo{ready, 0};
+}
+
+std::vector<std::string> ProcessCpuTransport::gather_group(mesh::GroupKind group, Op op,
+                                                           const float* src, size_t count_in,
+                                                           int64_t& ready_ns) {
+  const size_t g = static_cast<size_t>(group);
+  const int64_t tag = (static_cast<int64_t>(g) << 48) | sequence_[g]++;
+  std::string mine(kCollectiveHeader + count_in * sizeof(float), '\0');
+  mine[0] = static_cast<char>(op);
+  const uint64_t count = count_in;
+  std::memcpy(mine.data() + 1, &count, sizeof count);
+  if (count_in > 0) std::memcpy(mine.data() + kCollectiveHeader, src, count_in * sizeof(float));
+  const std::vector<int>& members = groups_[g];
+  std::vector<std::string> all = messenger_.all_gather(
+      members, ProcessMessenger::Channel::kGroup, tag, mine,
+      std::string(kOpNames[static_cast<int>(op)]) + " of group " + std::string(mesh::name(group)));
+  ready_ns = host_now_ns();
+  for (size_t i = 0; i < all.size(); ++i) {
+    uint64_t theirs = 0;
+    if (all[i].size() >= kCollectiveHeader) std::memcpy(&theirs, all[i].data() + 1, sizeof theirs);
+    if (all[i].size() != mine.size() || all[i][0] != mine[0] || theirs != count) {
+      const int their_op = all[i].empty() ? 0 : static_cast<int>(all[i][0]) % 3;
+      throw std::runtime_error(std::string(kOpNames[static_cast<int>(op)]) + " of " +
+                               std::to_string(count_in) + " floats on rank " +
+                               std::to_string(rank_) + " met " + kOpNames[their_op] + " of " +
+                               std::to_string(theirs) + " floats from rank " +
+                               std::to_string(members[i]) + " in group " +
+                               std::string(mesh::name(group)));
+    }
+  }
+  return all;
+}
+
+TransferInfo ProcessCpuTransport::all_reduce(mesh::GroupKind group, float* data, size_t count) {
+  int64_t ready = 0;
+  // The payloads sit 9 bytes into their strings, not aligned for float: sum aligned copies.
+  const auto all = gather_group(group, Op::kAllReduce, data, count, ready);
+  std::vector<std::vector<float>> inputs(all.size(), std::vector<float>(count));
+  std::vector<const float*> ptrs;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (count > 0) std::memcpy(inputs[i].data(), all[i].data() + kCollectiveHeader, count * 4);
+    ptrs.push_back(inputs[i].data());
+  }
+  kernels::cpu::sum(count, ptrs.data(), static_cast<int>(ptrs.size()), data);
+  return TransferInfo{ready, 0};
+}
+
+TransferInfo ProcessCpuTransport::all_gather(mesh::GroupKind group, const float* src, float* dst,
+                                             size_t count) {
+  int64_t ready = 0;
+  const auto all = gather_group(group, Op::kAllGather, src, count, ready);
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (count > 0) std::memcpy(dst + i * count, all[i].data() + kCollectiveHeader, count * 4);
+  }
+  return TransferInfo{ready, 0};
+}
+
+TransferInfo ProcessCpuTransport::reduce_scatter(mesh::GroupKind group, const float* src,
+                                                 float* dst, size_t count) {
+  int64_t ready = 0;
+  const size_t n = groups_[static_cast<size_t>(group)].size();
+  const auto all = gather_group(group, Op::kReduceScatter, src, count * n, ready);
+  const size_t member = static_cast<size_t>(mesh_.index_in_group(group, rank_));
+  std::vector<std::vector<float>> inputs(all.size(), std::vector<float>(count));
+  std::vector<const float*> ptrs;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (count > 0) {
+      std::memcpy(inputs[i].data(), all[i].data() + kCollectiveHeader + member * count * 4,
+                  count * 4);
+    }
+    ptrs.push_back(inputs[i].data());
+  }
+  kernels::cpu::sum(count, ptrs.data(), static_cast<int>(ptrs.size()), dst);
+  return TransferInfo{ready, 0};
+}
+
+ProcessCpuBackend::ProcessCpuBackend(const mesh::MeshShape& shape, ProcessMessenger& messenger)
+    : mesh_(shape), messenger_(messenger), rank_(messenger.index()) {
+  check_one_rank_per_process(shape, messenger);
+  transport_ = std::make_unique<ProcessCpuTransport>(rank_, mesh_, messenger_);
+}
+
+std::string ProcessCpuBackend::description() const {
+  return "cpu (a process per rank: " + messenger_.description() + ")";
+}
+
+void ProcessCpuBackend::check_rank(int rank, const char* what) const {
+  if (rank != rank_) {
+    throw std::out_of_range(std::string("cpu backend (process ") + std::to_string(rank_) +
+                            "): " + what + " of rank " + std::to_string(rank) +
+                            ", which runs in another process");
+  }
+}
+
+void ProcessCpuBackend::attach_thread(int rank) { check_rank(rank, "attach_thread"); }
+
+DeviceOps& ProcessCpuBackend::device(int rank) {
+  check_rank(rank, "device");
+  return device_;
+}
+
+Transport& ProcessCpuBackend::transport(int rank) {
+  check_rank(rank, "transport");
+  return *transport_;
+}
+
+void ProcessCpuBackend::synchronize(int rank) { check_rank(rank, "synchronize"); }
+
+}  // namespace meshscope::runtime

@@ -1,0 +1,35 @@
+// Running one rank per process (a multi-node launch by mpirun): the raw message layer between the
+// processes. ProcessLink is all a launcher has to provide (MPI: profiler/runtime/mpi); everything
+// above it (tags, collectives, aborts, the cpu transport, the NCCL unique id) is plain C++ in
+// process_messenger.h, so it is tested with in-process links without MPI.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace meshscope::runtime {
+
+// Contract:
+// - Processes are numbered 0..size()-1; index() is this one.
+// - post(to, bytes) never waits for the receiver (the link copies or owns `bytes`); messages from
+//   one process to another arrive in post order. Posting to oneself is allowed.
+// - poll() returns one message that has arrived (sender, bytes), or nothing; it never blocks.
+// - Used by one thread at a time (the messenger serialises its calls).
+// - Destruction may happen with messages never polled (an aborted run); it must not hang.
+class ProcessLink {
+ public:
+  virtual ~ProcessLink() = default;
+  virtual int index() const = 0;
+  virtual int size() const = 0;
+  virtual void post(int to, std::string bytes) = 0;
+  virtual std::optional<std::pair<int, std::string>> poll() = 0;
+  // "MPI (Open MPI v4.1.4), 4 processes on 2 hosts" for logs and trace metadata.
+  virtual std::string describe() const = 0;
+};
+
+// How many processes the environment says were launched together (Open MPI's mpirun sets
+// OMPI_COMM_WORLD_SIZE, MPICH's and Slurm's PMI set PMI_SIZE); 1 when neither says so.
+int launched_process_count();
+
+}  // namespace meshscope::runtime

@@ -1,0 +1,193 @@
+// Framing ([channel: 1 byte][tag: 8 bytes][payload]), a stash of messages that arrived before
+// anyone asked for them, and polling waits that watch the abort flag and a deadline.
+#include "profiler/runtime/process_messenger.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "profiler/runtime/clock.h"
+
+namespace meshscope::runtime {
+namespace {
+
+constexpr size_t kHeaderBytes = 1 + sizeof(int64_t);
+
+std::string frame(ProcessMessenger::Channel channel, int64_t tag, const void* data, size_t bytes) {
+  std::string out(kHeaderBytes + bytes, '\0');
+  out[0] = static_cast<char>(channel);
+  std::memcpy(out.data() + 1, &tag, sizeof tag);
+  if (bytes > 0) std::memcpy(out.data() + kHeaderBytes, data, bytes);
+  return out;
+}
+
+}  // namespace
+
+int launched_process_count() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* v = std::getenv(var);
+    if (v == nullptr || *v == '\0') continue;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (*end == '\0' && n >= 1 && n <= (1 << 20)) return static_cast<int>(n);
+  }
+  return 1;
+}
+
+ProcessMessenger::ProcessMessenger(std::unique_ptr<ProcessLink> link) : link_(std::move(link)) {
+  if (!link_) throw std::invalid_argument("ProcessMessenger: no link");
+  index_ = link_->index();
+  size_ = link_->size();
+  description_ = link_->describe();
+}
+
+void ProcessMessenger::send(int to, Channel channel, int64_t tag, const void* data, size_t bytes) {
+  if (to < 0 || to >= size_) {
+    throw std::runtime_error("process " + std::to_string(index_) + ": send to process " +
+                             std::to_string(to) + ", outside [0, " + std::to_string(size_) + ")");
+  }
+  std::string message = frame(channel, tag, data, bytes);
+  std::lock_guard lock(mu_);
+  link_->post(to, std::move(message));
+}
+
+void ProcessMessenger::abort(const std::string& reason) noexcept { abort_.set(reason); }
+
+void ProcessMessenger::notify_abort_locked() {
+  if (abort_sent_ || !abort_.aborted()) return;
+  abort_sent_ = true;
+  const std::string reason = abort_.reason();
+  for (int p = 0; p < size_; ++p) {
+    if (p != index_) link_->post(p, frame(Channel::kAbort, 0, reason.data(), reason.size()));
+  }
+}
+
+void ProcessMessenger::pump_locked() {
+  notify_abort_locked();
+  while (auto arrived = link_->poll()) {
+    auto& [from, bytes] = *arrived;
+    if (bytes.size() < kHeaderBytes || bytes[0] > static_cast<char>(Channel::kAbort)) {
+      throw std::runtime_error("process " + std::to_string(index_) +
+                               ": malformed message from process " + std::to_string(from) + " (" +
+                               std::to_string(bytes.size()) + " bytes)");
+    }
+    const auto channel = static_cast<uint8_t>(bytes[0]);
+    int64_t tag = 0;
+    std::memcpy(&tag, bytes.data() + 1, sizeof tag);
+    bytes.erase(0, kHeaderBytes);
+    if (channel == static_cast<uint8_t>(Channel::kAbort)) {
+      // Another process told everyone; no need to echo it.
+      abort_sent_ = true;
+      abort_.set(bytes);
+      continue;
+    }
+    stash_[{from, channel, tag}].push_back(std::move(bytes));
+  }
+}
+
+std::optional<std::string> ProcessMessenger::take_locked(const Key& key) {
+  auto it = stash_.find(key);
+  if (it == stash_.end()) return std::nullopt;
+  std::string out = std::move(it->second.front());
+  it->second.erase(it->second.begin());
+  if (it->second.empty()) stash_.erase(it);
+  return out;
+}
+
+std::string ProcessMessenger::wait_for(const Key& key, const std::string& what,
+                                       int64_t deadline_ns, bool abortable) {
+  // Spin briefly (a peer usually answers within microseconds), then back off to sleeps of up to
+  // 200 us so waiting ranks leave the cores to ranks that compute on an oversubscribed host.
+  auto pause = std::chrono::microseconds(0);
+  for (int round = 0;; ++round) {
+    {
+      std::lock_guard lock(mu_);
+      pump_locked();
+      if (auto got = take_locked(key)) return std::move(*got);
+      if (abortable && abort_.aborted()) abort_.throw_aborted();
+    }
+    if (deadline_ns > 0 && host_now_ns() > deadline_ns) {
+      throw std::runtime_error("process " + std::to_string(index_) + ": gave up waiting for " +
+                               what + " from process " + std::to_string(std::get<0>(key)));
+    }
+    if (round < 64) {
+      std::this_thread::yield();
+    } else {
+      pause = std::min(std::chrono::microseconds(200), pause + std::chrono::microseconds(10));
+      std::this_thread::sleep_for(pause);
+    }
+  }
+}
+
+std::string ProcessMessenger::receive(int from, Channel channel, int64_t tag,
+                                      const std::string& what, int64_t deadline_ns) {
+  if (from < 0 || from >= size_) {
+    throw std::runtime_error("process " + std::to_string(index_) + ": receive from process " +
+                             std::to_string(from) + ", outside [0, " + std::to_string(size_) + ")");
+  }
+  return wait_for({from, static_cast<uint8_t>(channel), tag}, what, deadline_ns, true);
+}
+
+std::vector<std::string> ProcessMessenger::all_gather(const std::vector<int>& members,
+                                                      Channel channel, int64_t tag,
+                                                      const std::string& mine,
+                                                      const std::string& what,
+                                                      int64_t deadline_ns) {
+  std::vector<std::string> out(members.size());
+  for (int m : members) {
+    if (m != index_) send(m, channel, tag, mine.data(), mine.size());
+  }
+  for (size_t i = 0; i < members.size(); ++i) {
+    out[i] = members[i] == index_ ? mine : receive(members[i], channel, tag, what, deadline_ns);
+  }
+  return out;
+}
+
+std::vector<std::string> ProcessMessenger::exchange(const std::string& mine,
+                                                    const std::string& what) {
+  std::vector<int> all(size_);
+  for (int p = 0; p < size_; ++p) all[p] = p;
+  const int64_t tag = driver_sequence_++;
+  return all_gather(all, Channel::kDriver, tag, mine, what);
+}
+
+std::vector<std::string> ProcessMessenger::exchange_after_abort(const std::string& mine,
+                                                                const std::string& what,
+                                                                int64_t deadline_ns) {
+  const int64_t tag = driver_sequence_++;
+  for (int p = 0; p < size_; ++p) {
+    if (p != index_) send(p, Channel::kDriver, tag, mine.data(), mine.size());
+  }
+  {
+    std::lock_guard lock(mu_);
+    notify_abort_locked();  // processes still inside their run must hear of an abort here
+  }
+  std::vector<std::string> out(size_);
+  for (int p = 0; p < size_; ++p) {
+    out[p] = p == index_ ? mine
+                         : wait_for({p, static_cast<uint8_t>(Channel::kDriver), tag}, what,
+                                    deadline_ns, false);
+  }
+  return out;
+}
+
+std::vector<std::string> ProcessMessenger::gather_after_abort(int root, const std::string& mine,
+                                                              const std::string& what,
+                                                              int64_t deadline_ns) {
+  const int64_t tag = driver_sequence_++;
+  if (index_ != root) {
+    send(root, Channel::kDriver, tag, mine.data(), mine.size());
+    return {};
+  }
+  std::vector<std::string> out(size_);
+  for (int p = 0; p < size_; ++p) {
+    out[p] = p == index_ ? mine
+                         : wait_for({p, static_cast<uint8_t>(Channel::kDriver), tag}, what,
+                                    deadline_ns, false);
+  }
+  return out;
+}
+
+}  // namespace meshscope::runtime

@@ -1,0 +1,86 @@
+// Tagged messages, gathers and aborts between the processes of a multi-process launch, on top of
+// a ProcessLink. One rank runs per process; the messenger serves the rank's transport (p2p and
+// collectives), the executor (step barriers, gathering results) and backend set-up (the NCCL
+// unique id).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "profiler/runtime/abort_state.h"
+#include "profiler/runtime/process_link.h"
+
+namespace meshscope::runtime {
+
+class ProcessMessenger {
+ public:
+  // What a message is for; each channel has its own tag space.
+  enum class Channel : uint8_t { kPeer = 0, kGroup = 1, kDriver = 2, kAbort = 3 };
+
+  explicit ProcessMessenger(std::unique_ptr<ProcessLink> link);
+
+  int index() const { return index_; }
+  int size() const { return size_; }
+  const std::string& description() const { return description_; }
+
+  // Eager: copies `bytes` and returns; never waits for the receiver.
+  void send(int to, Channel channel, int64_t tag, const void* data, size_t bytes);
+  // Waits for the message `from` sent on (channel, tag) (messages with the same key arrive in send
+  // order) and returns its bytes. Throws Aborted once abort() was called here or in any other
+  // process (whose reason it then carries), std::runtime_error when `deadline_ns` (host clock; 0:
+  // none) passes first, naming `what` it waited for.
+  std::string receive(int from, Channel channel, int64_t tag, const std::string& what,
+                      int64_t deadline_ns = 0);
+
+  // Every member's `mine` in member order at every member (members: process indices, this one
+  // included, the same list in every member). Abortable like receive().
+  std::vector<std::string> all_gather(const std::vector<int>& members, Channel channel, int64_t tag,
+                                      const std::string& mine, const std::string& what,
+                                      int64_t deadline_ns = 0);
+
+  // Driver-level exchanges: every process calls them in the same order (a sequence number is the
+  // tag). The first is abortable; the second still completes after an abort, so processes can
+  // tell each other how their run ended (bounded by the deadline).
+  std::vector<std::string> exchange(const std::string& mine, const std::string& what);
+  std::vector<std::string> exchange_after_abort(const std::string& mine, const std::string& what,
+                                                int64_t deadline_ns);
+
+  // Every process's `mine` at process `root` (in process order; empty elsewhere), bounded by the
+  // deadline and not abortable, like exchange_after_abort(); the others send to `root` only.
+  std::vector<std::string> gather_after_abort(int root, const std::string& mine,
+                                              const std::string& what, int64_t deadline_ns);
+
+  // Sets the abort flag with `reason` (any thread; never touches the link). The next wait on this
+  // process tells every other process, whose waits then throw Aborted too.
+  void abort(const std::string& reason) noexcept;
+  bool aborted() const noexcept { return abort_.aborted(); }
+  const AbortState& abort_state() const { return abort_; }
+
+ private:
+  using Key = std::tuple<int, uint8_t, int64_t>;  // (from, channel, tag)
+
+  // One pass: sends the abort notice if due, moves arrived messages into the stash. Lock held.
+  void pump_locked();
+  void notify_abort_locked();
+  std::optional<std::string> take_locked(const Key& key);
+  std::string wait_for(const Key& key, const std::string& what, int64_t deadline_ns,
+                       bool abortable);
+
+  std::unique_ptr<ProcessLink> link_;
+  int index_ = 0;
+  int size_ = 1;
+  std::string description_;
+  AbortState abort_;
+  std::mutex mu_;  // guards the link, the stash and the counters
+  bool abort_sent_ = false;
+  std::map<Key, std::vector<std::string>> stash_;  // arrived, not yet taken, in arrival order
+  int64_t driver_sequence_ = 0;
+};
+
+}  // namespace meshscope::runtime

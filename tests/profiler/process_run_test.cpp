@@ -1,0 +1,274 @@
+// Multi-process runs (one rank per process) with threads standing in for processes: the messenger,
+// the cpu backend across processes, and the executor's exchange and merge. The same code runs
+// under mpirun with an MPI link (tests/cli: the mpirun cases).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <future>
+#include <set>
+#include <thread>
+
+#include "loopback_link.h"
+#include "exec_test_util.h"
+#include "profiler/capture/host_tracer.h"
+#include "profiler/exec/process_run.h"
+#include "profiler/runtime/clock.h"
+#include "profiler/runtime/process_cpu_backend.h"
+#include "sim/schedule/schedule_text.h"
+
+namespace meshscope::exec {
+namespace {
+
+using runtime::ProcessMessenger;
+using runtime::testing::LoopbackHub;
+using runtime::testing::LoopbackLink;
+using Channel = ProcessMessenger::Channel;
+
+std::vector<std::unique_ptr<ProcessMessenger>> messengers(int n) {
+  auto hub = std::make_shared<LoopbackHub>(n);
+  std::vector<std::unique_ptr<ProcessMessenger>> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back(std::make_unique<ProcessMessenger>(std::make_unique<LoopbackLink>(hub, i)));
+  }
+  return out;
+}
+
+// Runs body(i) on n threads at once and returns what each returned or threw.
+template <typename T>
+std::vector<std::future<T>> on_each(int n, std::function<T(int)> body) {
+  std::vector<std::future<T>> out;
+  for (int i = 0; i < n; ++i) out.push_back(std::async(std::launch::async, body, i));
+  return out;
+}
+
+TEST(ProcessMessenger, MatchesMessagesByChannelAndTagWhateverTheirOrder) {
+  auto m = messengers(2);
+  const std::string a = "first", b = "second";
+  m[0]->send(1, Channel::kPeer, 7, a.data(), a.size());
+  m[0]->send(1, Channel::kGroup, 7, b.data(), b.size());
+  m[0]->send(1, Channel::kPeer, 3, b.data(), b.size());
+  m[0]->send(1, Channel::kPeer, 7, b.data(), b.size());
+  EXPECT_EQ(m[1]->receive(0, Channel::kPeer, 3, "tag 3"), "second");
+  EXPECT_EQ(m[1]->receive(0, Channel::kGroup, 7, "group 7"), "second");
+  EXPECT_EQ(m[1]->receive(0, Channel::kPeer, 7, "tag 7"), "first");  // same key: send order
+  EXPECT_EQ(m[1]->receive(0, Channel::kPeer, 7, "tag 7"), "second");
+}
+
+TEST(ProcessMessenger, ExchangeGivesEveryProcessEveryContribution) {
+  auto m = messengers(3);
+  auto got = on_each<std::vector<std::string>>(3, [&](int i) {
+    m[i]->exchange("a" + std::to_string(i), "warm-up");
+    return m[i]->exchange(std::string(static_cast<size_t>(i) * 1000, 'x'), "payload");
+  });
+  for (auto& f : got) {
+    const auto all = f.get();
+    ASSERT_EQ(all.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) EXPECT_EQ(all[i], std::string(i * 1000, 'x'));
+  }
+}
+
+TEST(ProcessMessenger, AnAbortInOneProcessWakesTheWaitsOfTheOthers) {
+  auto m = messengers(2);
+  auto waiting = std::async(std::launch::async, [&] {
+    try {
+      m[1]->receive(0, Channel::kPeer, 1, "a message that never comes");
+      return std::string("returned");
+    } catch (const runtime::Aborted& e) {
+      return std::string(e.what());
+    }
+  });
+  m[0]->abort("deadlock: rank 0 gave up");
+  // Process 0 tells the others on its next wait.
+  EXPECT_THROW(m[0]->receive(1, Channel::kPeer, 1, "anything"), runtime::Aborted);
+  EXPECT_EQ(waiting.get(), "deadlock: rank 0 gave up");
+  EXPECT_TRUE(m[1]->aborted());
+}
+
+TEST(ProcessMessenger, AWaitPastItsDeadlineSaysWhatItWaitedFor) {
+  auto m = messengers(2);
+  try {
+    m[0]->receive(1, Channel::kDriver, 0, "the step barrier", runtime::host_now_ns() + 20'000'000);
+    FAIL() << "returned";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "process 0: gave up waiting for the step barrier from process 1");
+  }
+}
+
+TEST(ProcessCpuBackend, RefusesAMeshThatIsNotOneRankPerProcess) {
+  auto m = messengers(2);
+  try {
+    runtime::ProcessCpuBackend b(mesh::MeshShape{1, 4, 1}, *m[0]);
+    FAIL() << "accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("4 ranks but 2 processes were launched"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+model::WorkloadSpec mlp_spec() {
+  model::WorkloadSpec s;
+  s.kind = model::WorkloadKind::kMlp;
+  s.layers = 8;
+  s.hidden = 16;
+  s.batch = 16;
+  s.lr = 0.1f;
+  s.seed = 5;
+  return s;
+}
+
+RunConfig config_for(const schedule::Schedule& s, const model::WorkloadSpec& spec,
+                     double timeout_s = 30) {
+  RunConfig c;
+  c.workload = spec;
+  c.schedule = s;
+  c.backend = runtime::BackendKind::kCpu;
+  c.steps = 2;
+  c.timeout_s = timeout_s;
+  return c;
+}
+
+// Every process runs its rank; returns process 0's result (the others' must be empty parts).
+RunResult run_processes(const RunConfig& config, std::vector<double> timeouts = {}) {
+  const int n = config.schedule.mesh.size();
+  auto m = messengers(n);
+  auto results = on_each<RunResult>(n, [&](int i) {
+    RunConfig c = config;
+    if (!timeouts.empty()) c.timeout_s = timeouts[i];
+    runtime::ProcessCpuBackend backend(c.schedule.mesh, *m[i]);
+    capture::HostClockTracer tracer;
+    return run(c, backend, tracer);
+  });
+  std::vector<RunResult> got;
+  std::exception_ptr error;
+  for (auto& f : results) {
+    try {
+      got.push_back(f.get());
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  for (size_t i = 1; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].process, static_cast<int>(i));
+    EXPECT_TRUE(got[i].timeline.spans.empty());
+  }
+  return std::move(got[0]);
+}
+
+struct Case {
+  schedule::Family family;
+  mesh::MeshShape mesh;
+  int microbatches;
+  int virtual_stages;
+};
+
+TEST(MultiProcessRun, EqualsTheSameRunInOneProcessBitForBit) {
+  const model::WorkloadSpec spec = mlp_spec();
+  const Case cases[] = {
+      {schedule::Family::kOneFOneB, {1, 4, 1}, 4, 1},
+      {schedule::Family::kInterleaved, {1, 2, 1}, 4, 2},
+      {schedule::Family::kZbH1, {1, 2, 2}, 4, 1},
+      {schedule::Family::kOneFOneB, {2, 2, 1}, 4, 1},
+      {schedule::Family::kTensorParallel, {1, 1, 2}, 2, 1},
+  };
+  for (const Case& c : cases) {
+    const auto s = testing::make_schedule_for(spec, c.family, c.mesh, c.microbatches,
+                                              c.virtual_stages);
+    const std::string what = s.name + " on " + mesh::to_string(c.mesh);
+    const RunResult threads = run(config_for(s, spec));
+    const RunResult processes = run_processes(config_for(s, spec));
+    EXPECT_EQ(processes.processes, c.mesh.size()) << what;
+    ASSERT_EQ(processes.losses, threads.losses) << what;
+    ASSERT_EQ(processes.weights.size(), threads.weights.size()) << what;
+    for (size_t i = 0; i < threads.weights.size(); ++i) {
+      EXPECT_EQ(processes.weights[i].w, threads.weights[i].w) << what << " " << i;
+      EXPECT_EQ(processes.weights[i].b, threads.weights[i].b) << what << " " << i;
+    }
+    testing::expect_equivalent(processes, run_reference(spec, 2), what);
+    EXPECT_EQ(processes.actions, threads.actions) << what;
+    // The merged Timeline: every rank's spans, every transfer's flow, both steps.
+    const traces::Timeline& t = processes.timeline;
+    ASSERT_EQ(t.devices.size(), threads.timeline.devices.size()) << what;
+    std::vector<size_t> per_device(t.devices.size(), 0);
+    for (const traces::Span& sp : t.spans) ++per_device[sp.device];
+    for (size_t d = 0; d < per_device.size(); ++d) EXPECT_GT(per_device[d], 0u) << what << d;
+    EXPECT_EQ(t.spans.size(), threads.timeline.spans.size()) << what;
+    EXPECT_EQ(t.flows.size(), threads.timeline.flows.size()) << what;
+    for (const traces::Flow& f : t.flows) {
+      EXPECT_EQ(t.spans[f.from].kind, traces::SpanKind::kSend) << what;
+      EXPECT_EQ(t.spans[f.to].kind, traces::SpanKind::kRecv) << what;
+      EXPECT_EQ(t.spans[f.from].microbatch, t.spans[f.to].microbatch) << what;
+    }
+    EXPECT_EQ(t.steps.size(), 2u) << what;
+    EXPECT_EQ(t.metadata.at("processes"), std::to_string(c.mesh.size())) << what;
+  }
+}
+
+TEST(MultiProcessRun, ADeadlockAcrossProcessesNamesEveryRankAndEndsEveryProcess) {
+  // Both ranks receive first. Process 1's own watchdog would wait 60 s: process 0's abort must
+  // end it.
+  const auto s = schedule::load(
+      "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
+      "rank 0: 0RECV_B0 0F0 0SEND_F0 0B0 0STEP\n"
+      "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0 1STEP\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  const int n = 2;
+  auto m = messengers(n);
+  auto outcomes = on_each<std::string>(n, [&](int i) -> std::string {
+    RunConfig c = config_for(s, mlp_spec(), i == 0 ? 0.3 : 60);
+    c.workload.layers = 2;
+    runtime::ProcessCpuBackend backend(s.mesh, *m[i]);
+    capture::HostClockTracer tracer;
+    try {
+      run(c, backend, tracer);
+      return "returned";
+    } catch (const DeadlockError& e) {
+      return e.what();
+    }
+  });
+  for (auto& f : outcomes) {
+    EXPECT_EQ(f.get(),
+              "deadlock: no progress for 0.3 s; rank 0 waits at action 0 '0RECV_B0' (from rank 1); "
+              "rank 1 waits at action 0 '1RECV_F0' (from rank 0)");
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+}
+
+TEST(ProcessParts, TransfersAcrossPartsArePairedByStageAndMicrobatch) {
+  traces::Timeline t;
+  for (int r = 0; r < 2; ++r) {
+    const uint16_t d = t.add_device(r, "rank " + std::to_string(r), {0, r, 0});
+    t.add_lane(d, "comm", traces::LaneKind::kComm);
+  }
+  auto span = [&](uint16_t dev, const char* name, int stage, int mb, traces::SpanKind k,
+                  int64_t at) {
+    traces::Span s;
+    s.device = dev;
+    s.name = t.strings.intern(name);
+    s.stage = static_cast<int16_t>(stage);
+    s.microbatch = mb;
+    s.kind = k;
+    s.begin_ns = at;
+    s.end_ns = at + 5;
+    return t.add_span(s);
+  };
+  const auto send1 = span(0, "SEND_F s0 mb1", 0, 1, traces::SpanKind::kSend, 10);
+  const auto send0 = span(0, "SEND_F s0 mb0", 0, 0, traces::SpanKind::kSend, 0);
+  const auto grad = span(1, "SEND_B s1 mb0", 1, 0, traces::SpanKind::kSend, 30);
+  const auto recv0 = span(1, "RECV_F s1 mb0", 1, 0, traces::SpanKind::kRecv, 5);
+  const auto recv1 = span(1, "RECV_F s1 mb1", 1, 1, traces::SpanKind::kRecv, 15);
+  const auto grad_in = span(0, "RECV_B s0 mb0", 0, 0, traces::SpanKind::kRecv, 35);
+  span(0, "RECV_B s0 mb1", 0, 1, traces::SpanKind::kRecv, 40);  // its send is missing
+  link_unpaired_transfers(t);
+  ASSERT_EQ(t.flows.size(), 3u);
+  std::set<std::pair<uint32_t, uint32_t>> flows;
+  for (const auto& f : t.flows) flows.insert({f.from, f.to});
+  EXPECT_TRUE(flows.count({send0, recv0}));
+  EXPECT_TRUE(flows.count({send1, recv1}));
+  EXPECT_TRUE(flows.count({grad, grad_in}));
+}
+
+}  // namespace
+}  // namespace meshscope::exec

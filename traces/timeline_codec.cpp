@@ -1,0 +1,108 @@
+// Layout: magic, then devices (rank, name, coord, lanes), strings, spans (raw), flows (raw),
+// counters, steps (raw), metadata. Spans keep their string indices, so strings go first in order.
+#include "traces/timeline_codec.h"
+
+#include <stdexcept>
+
+#include "traces/byte_codec.h"
+
+namespace meshscope::traces {
+namespace {
+
+constexpr uint32_t kMagic = 0x4d534c31;  // "MSL1"
+
+}  // namespace
+
+std::string encode_timeline(const Timeline& t) {
+  ByteWriter w;
+  w.put(kMagic);
+  w.put<uint64_t>(t.devices.size());
+  for (const Device& d : t.devices) {
+    w.put<int32_t>(d.rank);
+    w.put_string(d.name);
+    w.put(d.coord);
+    w.put<uint64_t>(d.lanes.size());
+    for (const Lane& l : d.lanes) {
+      w.put_string(l.name);
+      w.put(l.kind);
+    }
+  }
+  w.put<uint64_t>(t.strings.size());
+  for (size_t i = 0; i < t.strings.size(); ++i) w.put_string(t.strings.get(static_cast<uint32_t>(i)));
+  w.put_vector(t.spans);
+  w.put_vector(t.flows);
+  w.put<uint64_t>(t.counters.size());
+  for (const Counter& c : t.counters) {
+    w.put(c.device);
+    w.put_string(c.name);
+    w.put_vector(c.samples);
+  }
+  w.put_vector(t.steps);
+  w.put<uint64_t>(t.metadata.size());
+  for (const auto& [k, v] : t.metadata) {
+    w.put_string(k);
+    w.put_string(v);
+  }
+  return w.take();
+}
+
+Timeline decode_timeline(std::string_view bytes) {
+  ByteReader r(bytes, "timeline bytes");
+  auto bad = [&](const std::string& why) {
+    throw std::runtime_error("timeline bytes: " + why + " at byte " + std::to_string(r.offset()));
+  };
+  if (r.get<uint32_t>() != kMagic) bad("not an encoded timeline");
+  Timeline t;
+  const uint64_t devices = r.get_count(4 + 8 + sizeof(MeshCoord) + 8);
+  for (uint64_t i = 0; i < devices; ++i) {
+    Device d;
+    d.rank = r.get<int32_t>();
+    d.name = r.get_string();
+    d.coord = r.get<MeshCoord>();
+    const uint64_t lanes = r.get_count(9);
+    for (uint64_t j = 0; j < lanes; ++j) {
+      Lane l;
+      l.name = r.get_string();
+      l.kind = r.get<LaneKind>();
+      if (static_cast<size_t>(l.kind) >= static_cast<size_t>(LaneKind::kCount)) bad("lane kind");
+      d.lanes.push_back(std::move(l));
+    }
+    t.devices.push_back(std::move(d));
+  }
+  const uint64_t strings = r.get_count(8);
+  for (uint64_t i = 0; i < strings; ++i) {
+    const std::string s = r.get_string();
+    if (t.strings.intern(s) != i) bad("string table entry " + std::to_string(i) + " repeats");
+  }
+  t.spans = r.get_vector<Span>();
+  for (const Span& s : t.spans) {
+    if (s.device >= t.devices.size() || s.lane >= t.devices[s.device].lanes.size() ||
+        s.name >= t.strings.size() || static_cast<size_t>(s.kind) >= kSpanKindNames.size() ||
+        static_cast<size_t>(s.phase) >= kPhaseNames.size()) {
+      bad("a span refers to a device, lane, string or kind that does not exist");
+    }
+  }
+  t.flows = r.get_vector<Flow>();
+  for (const Flow& f : t.flows) {
+    if (f.from >= t.spans.size() || f.to >= t.spans.size()) bad("a flow refers to no span");
+  }
+  const uint64_t counters = r.get_count(2 + 8 + 8);
+  for (uint64_t i = 0; i < counters; ++i) {
+    Counter c;
+    c.device = r.get<uint16_t>();
+    c.name = r.get_string();
+    c.samples = r.get_vector<CounterSample>();
+    if (c.device >= t.devices.size()) bad("a counter refers to no device");
+    t.counters.push_back(std::move(c));
+  }
+  t.steps = r.get_vector<StepWindow>();
+  const uint64_t entries = r.get_count(16);
+  for (uint64_t i = 0; i < entries; ++i) {
+    std::string k = r.get_string();
+    t.metadata[std::move(k)] = r.get_string();
+  }
+  if (!r.done()) bad("trailing bytes");
+  return t;
+}
+
+}  // namespace meshscope::traces
