@@ -12,6 +12,9 @@
 #include "cli/commands.h"
 #include "cli/run_common.h"
 #include "cli/workload_options.h"
+#include "profiler/exec/run_config.h"
+#include "profiler/runtime/clock.h"
+#include "profiler/runtime/process_cpu_backend.h"
 #include "sim/schedule/schedule_text.h"
 #include "sim/schedule/validator.h"
 
@@ -33,6 +36,7 @@ struct RunArgs {
   std::string out;
   std::string dump_schedule;
   bool no_check = false;
+  bool no_validate = false;
   bool json = false;
 };
 
@@ -67,7 +71,11 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
       throw UserError(e.what());
     }
     const auto result = schedule::validate(s);
-    if (!result.ok()) {
+    if (!result.ok() && a.no_validate) {
+      if (runtime::launched_process_index() != 0) return s;  // process 0 warns
+      std::fprintf(stderr, "meshscope: warning: %s: %s (running it anyway: --no-validate)\n",
+                   a.schedule_file.c_str(), result.error->message.c_str());
+    } else if (!result.ok()) {
       throw UserError(a.schedule_file + ": " + result.error->message + "\n" + result.error->grid);
     }
     return s;
@@ -93,6 +101,28 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
   }
 }
 
+// A failed run under mpirun: the error is printed once (by process 0, or by the process where it
+// happened alone), then the processes wait for each other briefly so mpirun does not kill process
+// 0 before it printed; throws FailedElsewhere so main() prints nothing more.
+[[noreturn]] void end_launch_with_error(runtime::ProcessMessenger& processes,
+                                       const std::exception& e) {
+  const bool reported = dynamic_cast<const exec::FailureReportedByProcessZero*>(&e) != nullptr;
+  if (processes.index() == 0) {
+    std::fprintf(stderr, "meshscope: error: %s\n", e.what());
+  } else if (!reported) {
+    std::fprintf(stderr, "meshscope: error (process %d): %s\n", processes.index(), e.what());
+    processes.abort("process " + std::to_string(processes.index()) + " failed: " + e.what());
+  }
+  std::fflush(stderr);
+  try {
+    processes.exchange_after_abort("", "the other processes to stop",
+                                   runtime::host_now_ns() + 10'000'000'000);
+  } catch (const std::exception&) {
+    // A process that never gets here (it failed on its own, or is stuck) is mpirun's to end.
+  }
+  throw FailedElsewhere(e.what());
+}
+
 void run(const RunArgs& a) {
   RunSpec spec;
   spec.workload = a.workload.to_spec();
@@ -110,13 +140,25 @@ void run(const RunArgs& a) {
   if (a.steps < 1) throw UserError("--steps must be >= 1");
   if (!(a.timeout_s > 0)) throw UserError("--timeout must be > 0 seconds");
 
-  if (!a.dump_schedule.empty()) schedule::save_file(spec.schedule, a.dump_schedule);
+  // Under mpirun: one rank per process; process 0 prints and writes, the others stay quiet.
+  const std::unique_ptr<runtime::ProcessMessenger> processes = messenger_for_launch();
+  spec.processes = processes.get();
+  const bool primary = processes == nullptr || processes->index() == 0;
+  if (!a.dump_schedule.empty() && primary) schedule::save_file(spec.schedule, a.dump_schedule);
   RunSummary summary;
   try {
-    summary = execute(spec, a.out, a.json ? nullptr : &std::cerr);
-  } catch (const std::invalid_argument& e) {
-    throw UserError(e.what());
+    if (processes != nullptr && processes->size() != spec.schedule.mesh.size()) {
+      // Every process sees the same mismatch: process 0 says it.
+      if (!primary) throw exec::FailureReportedByProcessZero("");
+      runtime::check_one_rank_per_process(spec.schedule.mesh, *processes);
+    }
+    summary = execute(spec, a.out, a.json || !primary ? nullptr : &std::cerr);
+  } catch (const std::exception& e) {
+    if (processes != nullptr) end_launch_with_error(*processes, e);
+    if (dynamic_cast<const std::invalid_argument*>(&e) != nullptr) throw UserError(e.what());
+    throw;
   }
+  if (!summary.primary) return;
   if (a.json) {
     std::cout << to_json(summary).dump(2) << '\n';
   } else {
@@ -151,7 +193,9 @@ void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run",
       "Execute a schedule with real tensors on a device mesh (cpu threads or GPUs), compare the "
-      "result with one device, write a Chrome trace and print bubbles per device");
+      "result with one device, write a Chrome trace and print bubbles per device. Under mpirun "
+      "(`mpirun -np N meshscope run ...`, N = dp*pp*tp) each process runs one rank: cpu, or cuda "
+      "with one GPU per process; process 0 prints and writes the whole run");
   cmd->add_option("--schedule,-s", a->family, "schedule family (see `meshscope schedules`)")
       ->capture_default_str();
   cmd->add_option("--schedule-file", a->schedule_file,
@@ -181,6 +225,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--out,-o", a->out, "write the Chrome trace (JSON) here");
   cmd->add_option("--dump-schedule", a->dump_schedule, "write the schedule text here");
   cmd->add_flag("--no-check", a->no_check, "skip the comparison with one device");
+  cmd->add_flag("--no-validate", a->no_validate,
+                "run a --schedule-file even when the validator rejects it (to see what the "
+                "executor and its watchdog make of it)");
   cmd->add_flag("--json", a->json, "print the summary and the analysis as JSON");
   cmd->callback([a] { run(*a); });
 }

@@ -16,6 +16,12 @@ struct UserError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The command failed and another process of the same launch (process 0 of an mpirun) reports
+// why: exit non-zero without printing it again.
+struct FailedElsewhere : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // One line per subcommand; its source file is listed in cli/CMakeLists.txt.
 void add_run_command(CLI::App& app);
 void add_demo_command(CLI::App& app);

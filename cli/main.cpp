@@ -2,9 +2,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 #include "cli/commands.h"
+#include "profiler/runtime/process_link.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"meshscope: execute, capture, analyze and simulate parallel training schedules",
@@ -21,10 +23,20 @@ int main(int argc, char** argv) {
   meshscope::cli::add_predict_command(app);
   meshscope::cli::add_calibrate_command(app);
   meshscope::cli::add_convert_command(app);
+  const int processes = meshscope::runtime::launched_process_count();
+  if (processes > 1 && !(argc > 1 && std::strcmp(argv[1], "run") == 0)) {
+    std::fprintf(stderr,
+                 "meshscope: error: started as one of %d processes (mpirun); only `meshscope run` "
+                 "runs across processes\n",
+                 processes);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const meshscope::cli::FailedElsewhere&) {
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "meshscope: error: %s\n", e.what());
     return 1;

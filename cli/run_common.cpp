@@ -10,6 +10,9 @@
 
 #include "profiler/exec/executor.h"
 #include "profiler/exec/reference.h"
+#if MESHSCOPE_HAS_MPI
+#include "profiler/runtime/mpi/mpi_link.h"
+#endif
 #include "sim/model/partition.h"
 #include "sim/model/workload_cost.h"
 #include "traces/analysis_report.h"
@@ -132,9 +135,15 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
   config.steps = spec.steps;
   config.timeout_s = spec.timeout_s;
   config.log = log;
+  config.backend_options.processes = spec.processes;
   exec::RunResult result = exec::run(config);
 
   RunSummary s;
+  if (result.process != 0) {
+    s.primary = false;
+    s.backend = result.backend;
+    return s;
+  }
   s.label = spec.label;
   s.schedule = spec.schedule.name;
   s.mesh = mesh::to_string(spec.schedule.mesh);
@@ -160,6 +169,18 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
 }
 
 }  // namespace
+
+std::unique_ptr<runtime::ProcessMessenger> messenger_for_launch() {
+  const int processes = runtime::launched_process_count();
+  if (processes <= 1) return nullptr;
+#if MESHSCOPE_HAS_MPI
+  return std::make_unique<runtime::ProcessMessenger>(runtime::mpi::make_mpi_link());
+#else
+  throw std::runtime_error("started as one of " + std::to_string(processes) +
+                           " processes (mpirun), but this build has no MPI: configure with "
+                           "MESHSCOPE_MPI=ON (Debian: libopenmpi-dev), or start one process");
+#endif
+}
 
 RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path,
                    std::ostream* log) {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ struct RunSpec {
   capture::TracerKind tracer = capture::TracerKind::kAuto;
   double timeout_s = 60;
   bool check = true;  // also run one device on the same data and compare
+  // Launched by mpirun: this process runs one rank; process 0 gets the whole run.
+  runtime::ProcessMessenger* processes = nullptr;
 };
 
 struct RunSummary {
@@ -49,6 +52,9 @@ struct RunSummary {
   std::filesystem::path trace;    // empty when no trace was written
   int64_t actions = 0;
   double wall_s = 0;
+  // False on processes other than 0 of a multi-process run: they ran their rank and report
+  // nothing (process 0 analyses, checks and writes the whole run).
+  bool primary = true;
 };
 
 // Equivalence with one device is claimed within this relative error (float32 sums in another
@@ -57,6 +63,9 @@ inline constexpr double kEquivalenceTolerance = 1e-5;
 
 // Runs the spec; writes the Chrome trace (with idle spans) to `trace_path` unless it is empty.
 // Throws what the executor throws (invalid config, deadlock, rank failure).
+// Launched by mpirun: a messenger over MPI when this build has it, null when this process runs
+// alone; throws std::runtime_error when launched as several processes without MPI in the build.
+std::unique_ptr<runtime::ProcessMessenger> messenger_for_launch();
 RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path,
                    std::ostream* log);
 

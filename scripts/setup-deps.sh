@@ -10,6 +10,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libsimdjson-dev zlib1g-dev libsqlite3-dev
   libimgui-dev libglfw3-dev libgl-dev libgl1-mesa-dri xvfb xauth
   clang libclang-rt-14-dev
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -112,6 +112,7 @@ RunResult finish_across_processes(SharedRun& shared, const RunConfig& config,
   }
   bool deadlock = false;
   const std::string error = combine_reports(reports, deadlock);
+  if (!error.empty() && processes.index() != 0) throw FailureReportedByProcessZero(error);
   if (deadlock) throw DeadlockError(error);
   if (!error.empty()) throw std::runtime_error(error);
 

@@ -31,5 +31,7 @@ class ProcessLink {
 // How many processes the environment says were launched together (Open MPI's mpirun sets
 // OMPI_COMM_WORLD_SIZE, MPICH's and Slurm's PMI set PMI_SIZE); 1 when neither says so.
 int launched_process_count();
+// This process's index in that launch (OMPI_COMM_WORLD_RANK or PMI_RANK); 0 when not launched so.
+int launched_process_index();
 
 }  // namespace meshscope::runtime

@@ -225,7 +225,9 @@ TEST(MultiProcessRun, ADeadlockAcrossProcessesNamesEveryRankAndEndsEveryProcess)
       run(c, backend, tracer);
       return "returned";
     } catch (const DeadlockError& e) {
-      return e.what();
+      return i == 0 ? e.what() : "DeadlockError on a process that is not 0";
+    } catch (const FailureReportedByProcessZero& e) {
+      return i != 0 ? e.what() : "FailureReportedByProcessZero on process 0";
     }
   });
   for (auto& f : outcomes) {

@@ -1,0 +1,16 @@
+// The ProcessLink of an mpirun launch: messages as MPI point-to-point byte messages on a private
+// duplicate of MPI_COMM_WORLD. Built only with MESHSCOPE_MPI (target meshscope_runtime_mpi).
+#pragma once
+
+#include <memory>
+
+#include "profiler/runtime/process_link.h"
+
+namespace meshscope::runtime::mpi {
+
+// Initialises MPI (MPI_THREAD_SERIALIZED: the messenger serialises every call) unless the caller
+// already did; the link finalises it on destruction if it initialised it. Throws
+// std::runtime_error when MPI cannot start or lacks that thread level.
+std::unique_ptr<ProcessLink> make_mpi_link();
+
+}  // namespace meshscope::runtime::mpi

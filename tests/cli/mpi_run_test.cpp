@@ -1,0 +1,150 @@
+// `mpirun -np N meshscope run ...`: one rank per process over MPI. The run equals the same run in
+// one process (losses, trace: every rank's spans and every transfer's flow), a deadlock is
+// reported once and ends every process, a wrong process count or another command is refused.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+fs::path temp_dir() {
+  const fs::path dir = fs::temp_directory_path() / ("meshscope_mpi_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result shell(const std::string& cmd) {
+  static int counter = 0;
+  const fs::path err = temp_dir() / ("err_" + std::to_string(counter++));
+  Result r;
+  FILE* pipe = ::popen((cmd + " 2>" + err.string()).c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = read_file(err);
+  return r;
+}
+
+const std::string kMeshscope = std::string(MESHSCOPE_BINARY_DIR) + "/meshscope";
+
+// Open MPI refuses root unless told; CI containers run as root. --oversubscribe: more processes
+// than cores.
+Result mpirun(int processes, const std::string& args) {
+  return shell("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " +
+               std::string(MESHSCOPE_MPIEXEC) + " -n " + std::to_string(processes) + " " +
+               kMeshscope + " " + args);
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The "loss a -> b" of `run`'s first line.
+std::string losses(const std::string& out) {
+  const size_t at = out.find("loss ");
+  return at == std::string::npos ? "" : out.substr(at, out.find('\n', at) - at);
+}
+
+// Per trace: pids with complete events, and the count of each phase letter.
+struct TraceShape {
+  std::set<int> pids;
+  std::map<std::string, int> phases;
+};
+TraceShape shape(const fs::path& file) {
+  const nlohmann::json j = nlohmann::json::parse(read_file(file));
+  TraceShape s;
+  for (const auto& e : j.at("traceEvents")) {
+    const std::string ph = e.value("ph", "");
+    ++s.phases[ph];
+    if (ph == "X") s.pids.insert(e.at("pid").get<int>());
+  }
+  return s;
+}
+
+TEST(MpiRun, EqualsTheRunInOneProcess) {
+  const fs::path dir = temp_dir();
+  const std::string common = " --layers 8 --hidden 32 --steps 2 ";
+  for (const std::string mesh : {"--schedule 1f1b --pp 4", "--schedule zb-h1 --dp 2 --pp 2",
+                                 "--schedule tp --tp 2 --dp 2"}) {
+    const Result threads = shell(kMeshscope + " run " + mesh + common + "--out " +
+                                 (dir / "threads.json").string());
+    ASSERT_EQ(threads.status, 0) << mesh << "\n" << threads.err;
+    const Result mpi = mpirun(4, "run " + mesh + common + "--out " + (dir / "mpi.json").string());
+    ASSERT_EQ(mpi.status, 0) << mesh << "\n" << mpi.err;
+    EXPECT_NE(mpi.out.find("a process per rank: MPI"), std::string::npos) << mpi.out;
+    EXPECT_NE(mpi.out.find("equal ("), std::string::npos) << mpi.out;
+    EXPECT_EQ(losses(mpi.out), losses(threads.out)) << mesh;
+    EXPECT_EQ(count(mpi.out, "trace: "), 1u) << "only process 0 reports\n" << mpi.out;
+    const TraceShape a = shape(dir / "mpi.json"), b = shape(dir / "threads.json");
+    EXPECT_EQ(a.pids.size(), 4u) << mesh;
+    EXPECT_EQ(a.phases, b.phases) << mesh << ": spans, flows and counters of every rank";
+  }
+}
+
+TEST(MpiRun, ADeadlockIsReportedOnceAndEndsEveryProcess) {
+  const fs::path file = temp_dir() / "deadlock.txt";
+  std::ofstream(file) << "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
+                         "rank 0: 0RECV_B0 0F0 0SEND_F0 0B0 0STEP\n"
+                         "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0 1STEP\n";
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result r = mpirun(2, "run --schedule-file " + file.string() +
+                                 " --no-validate --timeout 1 --layers 2");
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(count(r.err,
+                  "meshscope: error: deadlock: no progress for 1 s; rank 0 waits at action 0 "
+                  "'0RECV_B0' (from rank 1); rank 1 waits at action 0 '1RECV_F0' (from rank 0)\n"),
+            1u)
+      << r.err;
+  EXPECT_EQ(count(r.err, "meshscope: warning:"), 1u) << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+}
+
+TEST(MpiRun, AProcessCountThatIsNotTheMeshSizeIsRefusedOnce) {
+  const Result r = mpirun(2, "run --schedule 1f1b --pp 4 --layers 4");
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(count(r.err, "meshscope: error: the mesh dp=1 pp=4 tp=1 has 4 ranks but 2 processes "
+                         "were launched; a multi-process run has one rank per process: launch 4 "
+                         "(mpirun -np 4)\n"),
+            1u)
+      << r.err;
+}
+
+TEST(MpiRun, OnlyRunRunsAcrossProcesses) {
+  const Result r = mpirun(2, "demo --out " + (temp_dir() / "demo").string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("only `meshscope run` runs across processes"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(temp_dir() / "demo" / "summary.json"));
+}
+
+}  // namespace
