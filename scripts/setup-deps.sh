@@ -2,6 +2,7 @@
 # Installs the Debian packages meshscope builds and tests with. Idempotent: installs only what is
 # missing, and runs apt-get update only when something is. CUDA is not installed here: the build
 # uses /usr/local/cuda when it exists and builds the CPU-only parts otherwise.
+# openssh-client: Open MPI's mpirun looks for an ssh agent even to start processes on this host.
 set -euo pipefail
 
 packages=(
@@ -10,7 +11,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libsimdjson-dev zlib1g-dev libsqlite3-dev
   libimgui-dev libglfw3-dev libgl-dev libgl1-mesa-dri xvfb xauth
   clang libclang-rt-14-dev
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin openssh-client
 )
 
 missing=()
