@@ -2,6 +2,7 @@
 #include "profiler/exec/process_run.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string_view>
@@ -139,22 +140,36 @@ traces::Timeline merge_parts(std::vector<ProcessPart>& parts) {
   const ProcessPart& root = parts.front();
   traces::Timeline out;
   out.metadata = root.timeline.metadata;
-  const size_t devices = root.timeline.devices.size();
-  std::vector<int> owner(devices, -1);
+  // A rank's device comes from the process that ran it, in process 0's device order; devices of
+  // no rank (a GPU's unattributed records) follow, from every process, named after it.
+  std::vector<std::vector<int>> device_map(parts.size());
   for (size_t pi = 0; pi < parts.size(); ++pi) {
-    if (parts[pi].timeline.devices.size() != devices) {
-      throw std::runtime_error("merge: process " + std::to_string(pi) + " traced " +
-                               std::to_string(parts[pi].timeline.devices.size()) +
-                               " devices, process 0 " + std::to_string(devices));
-    }
-    for (size_t d = 0; d < devices; ++d) {
-      if (hosted(parts[pi], parts[pi].timeline.devices[d].rank)) owner[d] = static_cast<int>(pi);
+    device_map[pi].assign(parts[pi].timeline.devices.size(), -1);
+  }
+  for (const traces::Device& want : root.timeline.devices) {
+    if (want.rank < 0) continue;
+    for (size_t pi = 0; pi < parts.size(); ++pi) {
+      if (!hosted(parts[pi], want.rank)) continue;
+      const auto& devices = parts[pi].timeline.devices;
+      for (size_t d = 0; d < devices.size(); ++d) {
+        if (devices[d].rank == want.rank && device_map[pi][d] < 0) {
+          device_map[pi][d] = static_cast<int>(out.devices.size());
+          out.devices.push_back(devices[d]);
+          break;
+        }
+      }
     }
   }
-  for (size_t d = 0; d < devices; ++d) {
-    const int o = std::max(owner[d], 0);
-    out.devices.push_back(parts[o].timeline.devices[d]);
+  for (size_t pi = 0; pi < parts.size(); ++pi) {
+    const auto& devices = parts[pi].timeline.devices;
+    for (size_t d = 0; d < devices.size(); ++d) {
+      if (devices[d].rank >= 0) continue;
+      device_map[pi][d] = static_cast<int>(out.devices.size());
+      out.devices.push_back(devices[d]);
+      if (parts.size() > 1) out.devices.back().name += " \u00b7 process " + std::to_string(pi);
+    }
   }
+  if (out.devices.size() > UINT16_MAX) throw std::runtime_error("merge: too many devices");
   std::vector<int64_t> shifts(parts.size(), 0);
   for (size_t pi = 0; pi < parts.size(); ++pi) shifts[pi] = shift_of(parts[pi], root);
 
@@ -165,7 +180,8 @@ traces::Timeline merge_parts(std::vector<ProcessPart>& parts) {
     std::vector<int64_t> index(t.spans.size(), -1);
     for (size_t i = 0; i < t.spans.size(); ++i) {
       traces::Span s = t.spans[i];
-      if (owner[s.device] != static_cast<int>(pi)) continue;
+      if (device_map[pi][s.device] < 0) continue;
+      s.device = static_cast<uint16_t>(device_map[pi][s.device]);
       s.begin_ns += shift;
       s.end_ns += shift;
       s.name = out.strings.intern(t.span_name(t.spans[i]));
@@ -177,8 +193,9 @@ traces::Timeline merge_parts(std::vector<ProcessPart>& parts) {
       }
     }
     for (const traces::Counter& c : t.counters) {
-      if (owner[c.device] != static_cast<int>(pi)) continue;
+      if (device_map[pi][c.device] < 0) continue;
       traces::Counter moved = c;
+      moved.device = static_cast<uint16_t>(device_map[pi][c.device]);
       for (traces::CounterSample& s : moved.samples) s.t_ns += shift;
       out.counters.push_back(std::move(moved));
     }

@@ -39,12 +39,13 @@ struct ProcessPart {
 std::string encode_part(const ProcessPart& part);
 ProcessPart decode_part(const std::string& bytes);
 
-// One Timeline from every process's part (parts[0] is process 0's): devices of each rank with
-// the lanes, spans and counters of the process that ran it, flows within each part, and flows
-// between parts re-paired from the sends' and receives' stages and microbatches. A part on
-// another host is moved onto process 0's clock by aligning the begin of step 0 (all ranks leave
-// the step-0 barrier together); parts on the same host share CLOCK_MONOTONIC and are only moved
-// to process 0's origin. The results' step times are moved the same way.
+// One Timeline from every process's part (parts[0] is process 0's): each rank's device, lanes,
+// spans and counters from the process that ran it, in process 0's device order; devices of no
+// rank (a GPU's unattributed records) after them, from every process; flows within each part,
+// and flows between parts re-paired from the sends' and receives' stages and microbatches. A
+// part on another host is moved onto process 0's clock by aligning the begin of step 0 (all
+// ranks leave the step-0 barrier together); parts on the same host share CLOCK_MONOTONIC and are
+// only moved to process 0's origin. The results' step times are moved the same way.
 traces::Timeline merge_parts(std::vector<ProcessPart>& parts);
 
 // Pairs send and recv spans that no flow joins yet: the k-th "SEND_F" of stage s, microbatch m to
