@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/run_common.h"
 #include "cli/workload_options.h"
+#include "profiler/exec/process_run.h"
 #include "profiler/exec/run_config.h"
 #include "profiler/runtime/clock.h"
 #include "profiler/runtime/process_cpu_backend.h"
@@ -103,22 +104,28 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
 
 // A failed run under mpirun: the error is printed once (by process 0, or by the process where it
 // happened alone), then the processes wait for each other briefly so mpirun does not kill process
-// 0 before it printed; throws FailedElsewhere so main() prints nothing more.
+// 0 before it printed; throws FailedElsewhere so main() prints nothing more. A process that
+// failed on its own (before or outside the run) sends its failure as its report, so the others,
+// still inside their run, end with its message.
 [[noreturn]] void end_launch_with_error(runtime::ProcessMessenger& processes,
                                        const std::exception& e) {
   const bool reported = dynamic_cast<const exec::FailureReportedByProcessZero*>(&e) != nullptr;
+  exec::ProcessReport report;
+  report.outcome = exec::ProcessReport::Outcome::kFailed;
+  report.message = e.what();
   if (processes.index() == 0) {
     std::fprintf(stderr, "meshscope: error: %s\n", e.what());
   } else if (!reported) {
+    report.message = "process " + std::to_string(processes.index()) + ": " + e.what();
     std::fprintf(stderr, "meshscope: error (process %d): %s\n", processes.index(), e.what());
-    processes.abort("process " + std::to_string(processes.index()) + " failed: " + e.what());
+    processes.abort(report.message);
   }
   std::fflush(stderr);
   try {
-    processes.exchange_after_abort("", "the other processes to stop",
-                                   runtime::host_now_ns() + 10'000'000'000);
+    processes.exchange_after_abort(exec::encode_report(report), "the other processes to stop",
+                                   runtime::host_now_ns() + 5'000'000'000);
   } catch (const std::exception&) {
-    // A process that never gets here (it failed on its own, or is stuck) is mpirun's to end.
+    // A process that never gets here (it ended already, or is stuck) is mpirun's to end.
   }
   throw FailedElsewhere(e.what());
 }

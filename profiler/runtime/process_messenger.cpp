@@ -70,6 +70,12 @@ void ProcessMessenger::send(int to, Channel channel, int64_t tag, const void* da
 
 void ProcessMessenger::abort(const std::string& reason) noexcept { abort_.set(reason); }
 
+bool ProcessMessenger::poll_abort() {
+  std::lock_guard lock(mu_);
+  pump_locked();
+  return abort_.aborted();
+}
+
 void ProcessMessenger::notify_abort_locked() {
   if (abort_sent_ || !abort_.aborted()) return;
   abort_sent_ = true;
@@ -83,7 +89,7 @@ void ProcessMessenger::pump_locked() {
   notify_abort_locked();
   while (auto arrived = link_->poll()) {
     auto& [from, bytes] = *arrived;
-    if (bytes.size() < kHeaderBytes || bytes[0] > static_cast<char>(Channel::kAbort)) {
+    if (bytes.size() < kHeaderBytes || static_cast<uint8_t>(bytes[0]) > static_cast<uint8_t>(Channel::kEnding)) {
       throw std::runtime_error("process " + std::to_string(index_) +
                                ": malformed message from process " + std::to_string(from) + " (" +
                                std::to_string(bytes.size()) + " bytes)");
@@ -171,9 +177,9 @@ std::vector<std::string> ProcessMessenger::exchange(const std::string& mine,
 std::vector<std::string> ProcessMessenger::exchange_after_abort(const std::string& mine,
                                                                 const std::string& what,
                                                                 int64_t deadline_ns) {
-  const int64_t tag = driver_sequence_++;
+  const int64_t tag = ending_sequence_++;
   for (int p = 0; p < size_; ++p) {
-    if (p != index_) send(p, Channel::kDriver, tag, mine.data(), mine.size());
+    if (p != index_) send(p, Channel::kEnding, tag, mine.data(), mine.size());
   }
   {
     std::lock_guard lock(mu_);
@@ -182,7 +188,7 @@ std::vector<std::string> ProcessMessenger::exchange_after_abort(const std::strin
   std::vector<std::string> out(size_);
   for (int p = 0; p < size_; ++p) {
     out[p] = p == index_ ? mine
-                         : wait_for({p, static_cast<uint8_t>(Channel::kDriver), tag}, what,
+                         : wait_for({p, static_cast<uint8_t>(Channel::kEnding), tag}, what,
                                     deadline_ns, false);
   }
   return out;
@@ -191,15 +197,15 @@ std::vector<std::string> ProcessMessenger::exchange_after_abort(const std::strin
 std::vector<std::string> ProcessMessenger::gather_after_abort(int root, const std::string& mine,
                                                               const std::string& what,
                                                               int64_t deadline_ns) {
-  const int64_t tag = driver_sequence_++;
+  const int64_t tag = ending_sequence_++;
   if (index_ != root) {
-    send(root, Channel::kDriver, tag, mine.data(), mine.size());
+    send(root, Channel::kEnding, tag, mine.data(), mine.size());
     return {};
   }
   std::vector<std::string> out(size_);
   for (int p = 0; p < size_; ++p) {
     out[p] = p == index_ ? mine
-                         : wait_for({p, static_cast<uint8_t>(Channel::kDriver), tag}, what,
+                         : wait_for({p, static_cast<uint8_t>(Channel::kEnding), tag}, what,
                                     deadline_ns, false);
   }
   return out;

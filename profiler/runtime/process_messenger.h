@@ -21,7 +21,10 @@ namespace meshscope::runtime {
 class ProcessMessenger {
  public:
   // What a message is for; each channel has its own tag space.
-  enum class Channel : uint8_t { kPeer = 0, kGroup = 1, kDriver = 2, kAbort = 3 };
+  // kDriver: exchanges during a run (step barriers, NCCL ids), in step with the other processes
+  // while all run; kEnding: exchanges after a process's run ended (a process may end its run
+  // before reaching a barrier the others reached, so these count on their own).
+  enum class Channel : uint8_t { kPeer = 0, kGroup = 1, kDriver = 2, kAbort = 3, kEnding = 4 };
 
   explicit ProcessMessenger(std::unique_ptr<ProcessLink> link);
 
@@ -44,9 +47,9 @@ class ProcessMessenger {
                                       const std::string& mine, const std::string& what,
                                       int64_t deadline_ns = 0);
 
-  // Driver-level exchanges: every process calls them in the same order (a sequence number is the
-  // tag). The first is abortable; the second still completes after an abort, so processes can
-  // tell each other how their run ended (bounded by the deadline).
+  // Driver-level exchanges: every process calls each kind in the same order (a sequence number per
+  // kind is the tag). exchange() is abortable; the *_after_abort ones still complete after an
+  // abort, so processes can tell each other how their run ended (bounded by the deadline).
   std::vector<std::string> exchange(const std::string& mine, const std::string& what);
   std::vector<std::string> exchange_after_abort(const std::string& mine, const std::string& what,
                                                 int64_t deadline_ns);
@@ -60,6 +63,10 @@ class ProcessMessenger {
   // process tells every other process, whose waits then throw Aborted too.
   void abort(const std::string& reason) noexcept;
   bool aborted() const noexcept { return abort_.aborted(); }
+  // Reads what has arrived (an abort notice from another process among it) without waiting, and
+  // tells the others of a local abort; returns aborted(). For waits outside the messenger (a GPU
+  // stream behind an NCCL transfer) that must end when another process aborts.
+  bool poll_abort();
   const AbortState& abort_state() const { return abort_; }
 
  private:
@@ -81,6 +88,7 @@ class ProcessMessenger {
   bool abort_sent_ = false;
   std::map<Key, std::vector<std::string>> stash_;  // arrived, not yet taken, in arrival order
   int64_t driver_sequence_ = 0;
+  int64_t ending_sequence_ = 0;
 };
 
 }  // namespace meshscope::runtime

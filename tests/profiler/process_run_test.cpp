@@ -85,6 +85,24 @@ TEST(ProcessMessenger, AnAbortInOneProcessWakesTheWaitsOfTheOthers) {
   EXPECT_TRUE(m[1]->aborted());
 }
 
+TEST(ProcessMessenger, EndingExchangesMatchWhenProcessesStoppedAtDifferentBarriers) {
+  // Process 0 reached a step barrier that process 1 never reached (it failed before): what they
+  // exchange after the abort must still pair up, not be mistaken for that barrier's message.
+  auto m = messengers(2);
+  auto zero = std::async(std::launch::async, [&] {
+    try {
+      m[0]->exchange("", "the barrier before step 1");
+    } catch (const runtime::Aborted&) {
+    }
+    return m[0]->exchange_after_abort("report of 0", "reports", runtime::host_now_ns() + 5e9);
+  });
+  m[1]->abort("rank 1 failed");
+  const auto from_one =
+      m[1]->exchange_after_abort("report of 1", "reports", runtime::host_now_ns() + 5e9);
+  EXPECT_EQ(from_one, (std::vector<std::string>{"report of 0", "report of 1"}));
+  EXPECT_EQ(zero.get(), (std::vector<std::string>{"report of 0", "report of 1"}));
+}
+
 TEST(ProcessMessenger, AWaitPastItsDeadlineSaysWhatItWaitedFor) {
   auto m = messengers(2);
   try {
