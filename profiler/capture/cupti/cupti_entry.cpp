@@ -17,6 +17,7 @@ std::unique_ptr<ActionTracer> make_cupti_tracer(runtime::Backend& backend) {
   }
   std::vector<TracedStream> streams;
   for (int r = 0; r < backend.world_size(); ++r) {
+    if (!backend.hosts(r)) continue;  // another process traces it
     const runtime::cuda::RankStreams s = gpu->streams(r);
     const uint32_t ordinal = static_cast<uint32_t>(s.gpu);
     streams.push_back({r, ordinal, s.compute, "compute", traces::LaneKind::kCompute});

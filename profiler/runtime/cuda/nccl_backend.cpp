@@ -2,6 +2,10 @@
 // ops and transports on each rank's thread; NCCL health polled while ranks wait.
 #include "profiler/runtime/cuda/nccl_backend.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -25,25 +29,151 @@ void require_gpus(int world) {
   }
 }
 
+// Under mpirun: this process's GPU is its index among the processes on its node (Open MPI, MPICH
+// and Slurm say it), one GPU per process as NCCL requires.
+int node_local_gpu() {
+  const kernels::cuda::DeviceProbe probe = kernels::cuda::probe_devices();
+  if (!probe.available()) throw std::runtime_error(kernels::cuda::no_device_message(probe));
+  const int gpus = static_cast<int>(probe.devices.size());
+  int local = 0;
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') {
+      local = std::atoi(v);
+      break;
+    }
+  }
+  if (local < 0 || local >= gpus) {
+    throw std::runtime_error("cuda backend: this is process " + std::to_string(local) +
+                             " on its node, which has " + std::to_string(gpus) +
+                             " GPU(s): start at most one process per GPU on each node");
+  }
+  return local;
+}
+
+// NCCL unique ids made by process 0 and handed to every process.
+std::vector<ncclUniqueId> shared_unique_ids(ProcessMessenger& processes, size_t count,
+                                            const std::string& what) {
+  std::string mine;
+  if (processes.index() == 0) {
+    mine.resize(count * sizeof(ncclUniqueId));
+    for (size_t i = 0; i < count; ++i) {
+      ncclUniqueId id;
+      MESHSCOPE_NCCL_CHECK(ncclGetUniqueId(&id));
+      std::memcpy(mine.data() + i * sizeof id, &id, sizeof id);
+    }
+  }
+  const std::string from_zero = processes.exchange(mine, what).front();
+  if (from_zero.size() != count * sizeof(ncclUniqueId)) {
+    throw std::runtime_error("cuda backend: process 0 sent " + std::to_string(from_zero.size()) +
+                             " bytes of NCCL unique ids, " +
+                             std::to_string(count * sizeof(ncclUniqueId)) + " expected");
+  }
+  std::vector<ncclUniqueId> ids(count);
+  if (count > 0) std::memcpy(ids.data(), from_zero.data(), from_zero.size());
+  return ids;
+}
+
 }  // namespace
 
 CudaNcclBackend::CudaNcclBackend(const BackendOptions& options)
-    : mesh_(options.mesh), ranks_(mesh_.size()) {
-  require_gpus(mesh_.size());
+    : mesh_(options.mesh), processes_(options.processes), gpu_of_(mesh_.size(), -1),
+      ranks_(mesh_.size()) {
+  if (processes_ == nullptr) {
+    require_gpus(mesh_.size());
+    for (int r = 0; r < mesh_.size(); ++r) gpu_of_[r] = r;
+  } else {
+    gpu_of_[processes_->index()] = node_local_gpu();
+  }
   for (int r = 0; r < mesh_.size(); ++r) {
-    MESHSCOPE_CUDA_CHECK(cudaSetDevice(r));
+    if (!hosts(r)) continue;
+    MESHSCOPE_CUDA_CHECK(cudaSetDevice(gpu_of_[r]));
     ranks_[r].compute = kernels::cuda::make_stream();
     ranks_[r].comm = kernels::cuda::make_stream();
   }
-  init_comms();
-  init_channels();
+  if (processes_ == nullptr) {
+    init_comms();
+    init_channels();
+  } else {
+    init_comms_across_processes();
+    init_channels_across_processes();
+  }
   int version = 0;
   ncclGetVersion(&version);
   cudaDeviceProp prop{};
-  MESHSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  description_ = "cuda (" + std::to_string(mesh_.size()) + " x " + prop.name + ", NCCL " +
-                 std::to_string(version) + ", " + std::to_string(channels_.size()) +
-                 " p2p channels)";
+  const int first = processes_ == nullptr ? 0 : gpu_of_[processes_->index()];
+  MESHSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&prop, first));
+  if (processes_ == nullptr) {
+    description_ = "cuda (" + std::to_string(mesh_.size()) + " x " + prop.name + ", NCCL " +
+                   std::to_string(version) + ", " + std::to_string(channels_.size()) +
+                   " p2p channels)";
+  } else {
+    description_ = "cuda (a process per rank: " + processes_->description() + "; this one on GPU " +
+                   std::to_string(first) + ", " + prop.name + ", NCCL " +
+                   std::to_string(version) + ")";
+  }
+}
+
+void CudaNcclBackend::check_hosted(int rank, const char* what) const {
+  if (rank < 0 || rank >= mesh_.size() || !hosts(rank)) {
+    throw std::runtime_error(std::string("cuda: ") + what + "(" + std::to_string(rank) +
+                             "): not a rank of this process");
+  }
+}
+
+void CudaNcclBackend::init_comms_across_processes() {
+  const int n = mesh_.size();
+  const int rank = processes_->index();
+  const ncclUniqueId id = shared_unique_ids(*processes_, 1, "the NCCL unique id").front();
+  MESHSCOPE_CUDA_CHECK(cudaSetDevice(gpu_of_[rank]));
+  Rank& me = ranks_[rank];
+  me.groups.resize(static_cast<size_t>(mesh::GroupKind::kCount));
+  ncclComm_t world = nullptr;
+  MESHSCOPE_NCCL_CHECK(ncclCommInitRank(&world, n, id, rank));
+  me.groups[static_cast<size_t>(mesh::GroupKind::kWorld)].comm = world;
+  // Every process splits for its own rank, in the same order: colour = the group's first rank,
+  // key = the member's position, as in one process.
+  for (auto g : {mesh::GroupKind::kDp, mesh::GroupKind::kPp, mesh::GroupKind::kTp}) {
+    const int color = mesh_.group_ranks(g, rank).front();
+    MESHSCOPE_NCCL_CHECK(ncclCommSplit(world, color, mesh_.index_in_group(g, rank),
+                                       &me.groups[static_cast<size_t>(g)].comm, nullptr));
+  }
+}
+
+void CudaNcclBackend::init_channels_across_processes() {
+  const int pp = mesh_.shape().pp;
+  if (pp < 2) return;
+  // The same channel list, in the same order, in every process; one unique id per channel.
+  std::vector<std::pair<int, int>> pairs;
+  for (int r = 0; r < mesh_.size(); ++r) {
+    const int index = mesh_.index_in_group(mesh::GroupKind::kPp, r);
+    for (int step : {1, pp - 1}) {
+      const std::pair<int, int> p{r, mesh_.peer_in_group(mesh::GroupKind::kPp, r, (index + step) % pp)};
+      if (std::find(pairs.begin(), pairs.end(), p) == pairs.end()) pairs.push_back(p);
+    }
+  }
+  const std::vector<ncclUniqueId> ids =
+      shared_unique_ids(*processes_, pairs.size(), "the NCCL unique ids of the p2p channels");
+  const int rank = processes_->index();
+  MESHSCOPE_CUDA_CHECK(cudaSetDevice(gpu_of_[rank]));
+  // This rank's ends of its channels, initialised together (each waits for its peer process).
+  MESHSCOPE_NCCL_CHECK(ncclGroupStart());
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const auto [from, to] = pairs[i];
+    if (from != rank && to != rank) continue;
+    auto& slot = channels_[pairs[i]];
+    slot = std::make_unique<Channel>();
+    slot->from = from;
+    slot->to = to;
+    if (from == rank) {
+      MESHSCOPE_NCCL_CHECK(ncclCommInitRank(&slot->send_comm.comm, 2, ids[i], 0));
+      slot->send_stream = kernels::cuda::make_stream();
+    } else {
+      MESHSCOPE_NCCL_CHECK(ncclCommInitRank(&slot->recv_comm.comm, 2, ids[i], 1));
+      slot->recv_stream = kernels::cuda::make_stream();
+    }
+  }
+  MESHSCOPE_NCCL_CHECK(ncclGroupEnd());
 }
 
 void CudaNcclBackend::init_comms() {
@@ -98,11 +228,13 @@ void CudaNcclBackend::init_channels() {
 
 CudaNcclBackend::~CudaNcclBackend() {
   for (int r = 0; r < mesh_.size(); ++r) {
-    if (cudaSetDevice(r) == cudaSuccess) MESHSCOPE_CUDA_WARN(cudaDeviceSynchronize());
+    if (!hosts(r)) continue;
+    if (cudaSetDevice(gpu_of_[r]) == cudaSuccess) MESHSCOPE_CUDA_WARN(cudaDeviceSynchronize());
     ranks_[r].transport.reset();
     ranks_[r].ops.reset();
   }
   for (int r = 0; r < mesh_.size(); ++r) {
+    if (!hosts(r)) continue;
     for (CommHandle* h : handles_of(r)) {
       if (h->comm != nullptr && !h->aborted) ncclCommDestroy(h->comm);
     }
@@ -120,6 +252,10 @@ std::vector<CommHandle*> CudaNcclBackend::handles_of(int rank) {
 }
 
 void CudaNcclBackend::health_check(int rank) {
+  // Another process's abort arrives through the messenger.
+  if (processes_ != nullptr && !abort_.aborted() && processes_->poll_abort()) {
+    abort_.set(processes_->abort_state().reason());
+  }
   if (abort_.aborted()) {
     std::lock_guard lock(abort_mu_);
     if (ranks_[rank].comms_aborted) return;
@@ -145,11 +281,8 @@ void CudaNcclBackend::health_check(int rank) {
 }
 
 void CudaNcclBackend::attach_thread(int rank) {
-  if (rank < 0 || rank >= mesh_.size()) {
-    throw std::runtime_error("cuda: attach_thread(" + std::to_string(rank) +
-                             ") outside the world of " + std::to_string(mesh_.size()));
-  }
-  MESHSCOPE_CUDA_CHECK(cudaSetDevice(rank));
+  check_hosted(rank, "attach_thread");
+  MESHSCOPE_CUDA_CHECK(cudaSetDevice(gpu_of_[rank]));
   Rank& r = ranks_[rank];
   if (r.ops) return;
   r.ops = std::make_unique<CudaDeviceOps>(r.compute.get(), abort_,
@@ -171,10 +304,14 @@ Transport& CudaNcclBackend::transport(int rank) {
 
 void CudaNcclBackend::synchronize(int rank) { device(rank).synchronize(); }
 
-void CudaNcclBackend::abort(const std::string& reason) noexcept { abort_.set(reason); }
+void CudaNcclBackend::abort(const std::string& reason) noexcept {
+  abort_.set(reason);
+  if (processes_ != nullptr) processes_->abort(reason);
+}
 
 RankStreams CudaNcclBackend::streams(int rank) const {
-  RankStreams s{rank, ranks_[rank].compute.get(), ranks_[rank].comm.get(), {}};
+  check_hosted(rank, "streams");
+  RankStreams s{gpu_of_[rank], ranks_[rank].compute.get(), ranks_[rank].comm.get(), {}};
   for (const auto& [key, c] : channels_) {
     if (c->from == rank) s.extra.emplace_back("p2p to rank " + std::to_string(c->to), c->send_stream.get());
     if (c->to == rank) s.extra.emplace_back("p2p from rank " + std::to_string(c->from), c->recv_stream.get());

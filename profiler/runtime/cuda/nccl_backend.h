@@ -5,6 +5,10 @@
 // after it on the same communicator). Sends are staged so the sender never waits (eager, as the
 // Transport contract asks). A hung or failed NCCL operation ends the run: ranks poll
 // ncclCommGetAsyncError while they wait, the watchdog's abort makes them ncclCommAbort.
+// Under mpirun (options.processes) each process runs one rank on one GPU of its node (its
+// node-local index): process 0 makes the NCCL unique ids (world, and one per p2p channel) and the
+// messenger carries them to every process, as nccl-tests does over MPI; an abort in any process
+// reaches the others through the messenger while they wait.
 #pragma once
 
 #include <nccl.h>
@@ -47,6 +51,10 @@ class CudaNcclBackend final : public GpuBackend {
   BackendKind kind() const override { return BackendKind::kCuda; }
   std::string description() const override { return description_; }
   const mesh::Mesh& mesh() const override { return mesh_; }
+  bool hosts(int rank) const override {
+    return processes_ == nullptr || rank == processes_->index();
+  }
+  ProcessMessenger* processes() override { return processes_; }
   void attach_thread(int rank) override;
   DeviceOps& device(int rank) override;
   Transport& transport(int rank) override;
@@ -70,13 +78,18 @@ class CudaNcclBackend final : public GpuBackend {
     bool comms_aborted = false;
   };
   void init_comms();
+  void init_comms_across_processes();
   void init_channels();
+  void init_channels_across_processes();
+  void check_hosted(int rank, const char* what) const;
   // Between polls of a rank's waits: asynchronous NCCL errors abort the run; after an abort the
   // rank aborts its communicators so nothing stays blocked on the GPU.
   void health_check(int rank);
   std::vector<CommHandle*> handles_of(int rank);
 
   mesh::Mesh mesh_;
+  ProcessMessenger* processes_ = nullptr;  // null: every rank in this process
+  std::vector<int> gpu_of_;                // CUDA device ordinal of each hosted rank
   AbortState abort_;
   std::string description_;
   std::vector<Rank> ranks_;
