@@ -108,7 +108,7 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
 // failed on its own (before or outside the run) sends its failure as its report, so the others,
 // still inside their run, end with its message.
 [[noreturn]] void end_launch_with_error(runtime::ProcessMessenger& processes,
-                                       const std::exception& e) {
+                                        const std::exception& e) {
   const bool reported = dynamic_cast<const exec::FailureReportedByProcessZero*>(&e) != nullptr;
   exec::ProcessReport report;
   report.outcome = exec::ProcessReport::Outcome::kFailed;

@@ -28,7 +28,8 @@ std::string encode_timeline(const Timeline& t) {
     }
   }
   w.put<uint64_t>(t.strings.size());
-  for (size_t i = 0; i < t.strings.size(); ++i) w.put_string(t.strings.get(static_cast<uint32_t>(i)));
+  for (size_t i = 0; i < t.strings.size(); ++i)
+    w.put_string(t.strings.get(static_cast<uint32_t>(i)));
   w.put_vector(t.spans);
   w.put_vector(t.flows);
   w.put<uint64_t>(t.counters.size());

@@ -74,7 +74,6 @@ void check_size(const schedule::Schedule& s, const model::Workload& w, int steps
   }
 }
 
-
 std::string host_name() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) return "?";
@@ -105,9 +104,8 @@ RunResult finish_across_processes(SharedRun& shared, const RunConfig& config,
   const int64_t deadline =
       runtime::host_now_ns() + static_cast<int64_t>(std::min(config.timeout_s, 1e6) * 1e9);
   std::vector<ProcessReport> reports;
-  for (const std::string& bytes :
-       processes.exchange_after_abort(encode_report(mine), "how its part of the run ended",
-                                      deadline)) {
+  for (const std::string& bytes : processes.exchange_after_abort(
+           encode_report(mine), "how its part of the run ended", deadline)) {
     reports.push_back(decode_report(bytes));
   }
   bool deadlock = false;
@@ -125,9 +123,9 @@ RunResult finish_across_processes(SharedRun& shared, const RunConfig& config,
   result.backend = backend;
   result.process = processes.index();
   result.processes = processes.size();
-  const auto all = processes.gather_after_abort(
-      0, processes.index() == 0 ? std::string() : encode_part(part), "its rank's results",
-      deadline);
+  const auto all =
+      processes.gather_after_abort(0, processes.index() == 0 ? std::string() : encode_part(part),
+                                   "its rank's results", deadline);
   if (processes.index() != 0) return result;
   std::vector<ProcessPart> parts;
   parts.push_back(std::move(part));
@@ -226,7 +224,8 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   };
   shared.abort = abort_all;
 
-  Watchdog watchdog(progress, config.timeout_s, [&] { return describe_ranks(shared); }, abort_all);
+  Watchdog watchdog(
+      progress, config.timeout_s, [&] { return describe_ranks(shared); }, abort_all);
   std::vector<std::thread> threads;
   threads.reserve(local.size());
   try {
@@ -235,8 +234,8 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
     // The ranks already started wait for the others at the first barrier: release them, or
     // destroying their joinable threads would terminate the process.
     const std::string why = "run: could not start the thread of rank " +
-                            std::to_string(local[threads.size()]) + " of " +
-                            std::to_string(world) + " (" + e.what() + "); run fewer ranks";
+                            std::to_string(local[threads.size()]) + " of " + std::to_string(world) +
+                            " (" + e.what() + "); run fewer ranks";
     abort_all(why);
     for (std::thread& t : threads) t.join();
     throw std::runtime_error(why);
@@ -245,8 +244,8 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   watchdog.stop();
   traces::Timeline timeline = tracer.finish();
   if (processes != nullptr) {
-    return finish_across_processes(shared, config, *processes, local, watchdog,
-                                   std::move(timeline), info.backend);
+    return finish_across_processes(shared, config, *processes, local, watchdog, std::move(timeline),
+                                   info.backend);
   }
   if (watchdog.fired()) throw DeadlockError(watchdog.message());
   if (!shared.first_error.empty()) throw std::runtime_error(shared.first_error);

@@ -31,9 +31,9 @@ std::string combine_reports(const std::vector<ProcessReport>& reports, bool& dea
 
 // What a process sends process 0 after a successful run.
 struct ProcessPart {
-  std::vector<int> ranks;                 // hosted ranks
-  std::vector<RankResult> results;        // same order as ranks
-  traces::Timeline timeline;              // from its tracer: spans of its ranks only
+  std::vector<int> ranks;           // hosted ranks
+  std::vector<RankResult> results;  // same order as ranks
+  traces::Timeline timeline;        // from its tracer: spans of its ranks only
   std::string host;
 };
 std::string encode_part(const ProcessPart& part);

@@ -77,12 +77,14 @@ std::unique_ptr<Backend> make_process_backend(BackendKind kind, const BackendOpt
 #if MESHSCOPE_HAS_CUDA_BACKEND
       return cuda::make_cuda_backend(options);
 #else
-      throw std::runtime_error("backend 'cuda' is not in this build: configure with "
-                               "MESHSCOPE_CUDA=ON on a machine with the CUDA toolkit");
+      throw std::runtime_error(
+          "backend 'cuda' is not in this build: configure with "
+          "MESHSCOPE_CUDA=ON on a machine with the CUDA toolkit");
 #endif
     case BackendKind::kCudaVirtual:
-      throw std::runtime_error("backend 'cuda-virtual' runs every rank on one GPU in one process: "
-                               "start it without mpirun");
+      throw std::runtime_error(
+          "backend 'cuda-virtual' runs every rank on one GPU in one process: "
+          "start it without mpirun");
     default:
       break;
   }

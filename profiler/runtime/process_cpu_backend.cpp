@@ -55,8 +55,8 @@ TransferInfo ProcessCpuTransport::recv(int peer, int64_t tag, void* dst, size_t 
   const int64_t ready = host_now_ns();
   if (got.size() != bytes) {
     throw std::runtime_error("recv on rank " + std::to_string(rank_) + " from rank " +
-                             std::to_string(peer) + " (tag " + std::to_string(tag) + "): " +
-                             std::to_string(bytes) + " bytes expected, " +
+                             std::to_string(peer) + " (tag " + std::to_string(tag) +
+                             "): " + std::to_string(bytes) + " bytes expected, " +
                              std::to_string(got.size()) + " sent");
   }
   if (bytes > 0) std::memcpy(dst, got.data(), bytes);
@@ -83,12 +83,11 @@ std::vector<std::string> ProcessCpuTransport::gather_group(mesh::GroupKind group
     if (all[i].size() >= kCollectiveHeader) std::memcpy(&theirs, all[i].data() + 1, sizeof theirs);
     if (all[i].size() != mine.size() || all[i][0] != mine[0] || theirs != count) {
       const int their_op = all[i].empty() ? 0 : static_cast<int>(all[i][0]) % 3;
-      throw std::runtime_error(std::string(kOpNames[static_cast<int>(op)]) + " of " +
-                               std::to_string(count_in) + " floats on rank " +
-                               std::to_string(rank_) + " met " + kOpNames[their_op] + " of " +
-                               std::to_string(theirs) + " floats from rank " +
-                               std::to_string(members[i]) + " in group " +
-                               std::string(mesh::name(group)));
+      throw std::runtime_error(
+          std::string(kOpNames[static_cast<int>(op)]) + " of " + std::to_string(count_in) +
+          " floats on rank " + std::to_string(rank_) + " met " + kOpNames[their_op] + " of " +
+          std::to_string(theirs) + " floats from rank " + std::to_string(members[i]) +
+          " in group " + std::string(mesh::name(group)));
     }
   }
   return all;

@@ -89,7 +89,8 @@ void ProcessMessenger::pump_locked() {
   notify_abort_locked();
   while (auto arrived = link_->poll()) {
     auto& [from, bytes] = *arrived;
-    if (bytes.size() < kHeaderBytes || static_cast<uint8_t>(bytes[0]) > static_cast<uint8_t>(Channel::kEnding)) {
+    if (bytes.size() < kHeaderBytes ||
+        static_cast<uint8_t>(bytes[0]) > static_cast<uint8_t>(Channel::kEnding)) {
       throw std::runtime_error("process " + std::to_string(index_) +
                                ": malformed message from process " + std::to_string(from) + " (" +
                                std::to_string(bytes.size()) + " bytes)");
@@ -117,8 +118,8 @@ std::optional<std::string> ProcessMessenger::take_locked(const Key& key) {
   return out;
 }
 
-std::string ProcessMessenger::wait_for(const Key& key, const std::string& what,
-                                       int64_t deadline_ns, bool abortable) {
+std::string ProcessMessenger::wait_for(const Key& key, const std::string& what, int64_t deadline_ns,
+                                       bool abortable) {
   // Spin briefly (a peer usually answers within microseconds), then back off to sleeps of up to
   // 200 us so waiting ranks leave the cores to ranks that compute on an oversubscribed host.
   auto pause = std::chrono::microseconds(0);

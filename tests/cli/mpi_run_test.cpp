@@ -59,9 +59,11 @@ const std::string kMeshscope = std::string(MESHSCOPE_BINARY_DIR) + "/meshscope";
 // Open MPI refuses root unless told; CI containers run as root. --oversubscribe: more processes
 // than cores.
 Result mpirun(int processes, const std::string& args) {
-  return shell("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " +
-               std::string(MESHSCOPE_MPIEXEC) + " -n " + std::to_string(processes) + " " +
-               kMeshscope + " " + args);
+  return shell(
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+      "OMPI_MCA_rmaps_base_oversubscribe=1 " +
+      std::string(MESHSCOPE_MPIEXEC) + " -n " + std::to_string(processes) + " " + kMeshscope + " " +
+      args);
 }
 
 size_t count(const std::string& text, const std::string& what) {
@@ -97,9 +99,10 @@ TraceShape shape(const fs::path& file) {
 class MpiRun : public ::testing::Test {
  protected:
   void SetUp() override {
-    static const Result probe = shell("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                                      "OMPI_MCA_rmaps_base_oversubscribe=1 " +
-                                      std::string(MESHSCOPE_MPIEXEC) + " -n 2 /bin/true");
+    static const Result probe = shell(
+        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+        "OMPI_MCA_rmaps_base_oversubscribe=1 " +
+        std::string(MESHSCOPE_MPIEXEC) + " -n 2 /bin/true");
     if (probe.status != 0) GTEST_SKIP() << "mpirun cannot start processes here: " << probe.err;
   }
 };
@@ -109,8 +112,8 @@ TEST_F(MpiRun, EqualsTheRunInOneProcess) {
   const std::string common = " --layers 8 --hidden 32 --steps 2 ";
   for (const std::string mesh : {"--schedule 1f1b --pp 4", "--schedule zb-h1 --dp 2 --pp 2",
                                  "--schedule tp --tp 2 --dp 2"}) {
-    const Result threads = shell(kMeshscope + " run " + mesh + common + "--out " +
-                                 (dir / "threads.json").string());
+    const Result threads =
+        shell(kMeshscope + " run " + mesh + common + "--out " + (dir / "threads.json").string());
     ASSERT_EQ(threads.status, 0) << mesh << "\n" << threads.err;
     const Result mpi = mpirun(4, "run " + mesh + common + "--out " + (dir / "mpi.json").string());
     ASSERT_EQ(mpi.status, 0) << mesh << "\n" << mpi.err;
@@ -130,8 +133,8 @@ TEST_F(MpiRun, ADeadlockIsReportedOnceAndEndsEveryProcess) {
                          "rank 0: 0RECV_B0 0F0 0SEND_F0 0B0 0STEP\n"
                          "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0 1STEP\n";
   const auto t0 = std::chrono::steady_clock::now();
-  const Result r = mpirun(2, "run --schedule-file " + file.string() +
-                                 " --no-validate --timeout 1 --layers 2");
+  const Result r =
+      mpirun(2, "run --schedule-file " + file.string() + " --no-validate --timeout 1 --layers 2");
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(count(r.err,
                   "meshscope: error: deadlock: no progress for 1 s; rank 0 waits at action 0 "
@@ -145,9 +148,10 @@ TEST_F(MpiRun, ADeadlockIsReportedOnceAndEndsEveryProcess) {
 TEST_F(MpiRun, AProcessCountThatIsNotTheMeshSizeIsRefusedOnce) {
   const Result r = mpirun(2, "run --schedule 1f1b --pp 4 --layers 4");
   EXPECT_NE(r.status, 0);
-  EXPECT_EQ(count(r.err, "meshscope: error: the mesh dp=1 pp=4 tp=1 has 4 ranks but 2 processes "
-                         "were launched; a multi-process run has one rank per process: launch 4 "
-                         "(mpirun -np 4)\n"),
+  EXPECT_EQ(count(r.err,
+                  "meshscope: error: the mesh dp=1 pp=4 tp=1 has 4 ranks but 2 processes "
+                  "were launched; a multi-process run has one rank per process: launch 4 "
+                  "(mpirun -np 4)\n"),
             1u)
       << r.err;
 }

@@ -9,8 +9,8 @@
 #include <set>
 #include <thread>
 
-#include "loopback_link.h"
 #include "exec_test_util.h"
+#include "loopback_link.h"
 #include "profiler/capture/host_tracer.h"
 #include "profiler/exec/process_run.h"
 #include "profiler/runtime/clock.h"
@@ -192,8 +192,8 @@ TEST(MultiProcessRun, EqualsTheSameRunInOneProcessBitForBit) {
       {schedule::Family::kTensorParallel, {1, 1, 2}, 2, 1},
   };
   for (const Case& c : cases) {
-    const auto s = testing::make_schedule_for(spec, c.family, c.mesh, c.microbatches,
-                                              c.virtual_stages);
+    const auto s =
+        testing::make_schedule_for(spec, c.family, c.mesh, c.microbatches, c.virtual_stages);
     const std::string what = s.name + " on " + mesh::to_string(c.mesh);
     const RunResult threads = run(config_for(s, spec));
     const RunResult processes = run_processes(config_for(s, spec));

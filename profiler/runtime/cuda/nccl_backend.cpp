@@ -77,7 +77,9 @@ std::vector<ncclUniqueId> shared_unique_ids(ProcessMessenger& processes, size_t 
 }  // namespace
 
 CudaNcclBackend::CudaNcclBackend(const BackendOptions& options)
-    : mesh_(options.mesh), processes_(options.processes), gpu_of_(mesh_.size(), -1),
+    : mesh_(options.mesh),
+      processes_(options.processes),
+      gpu_of_(mesh_.size(), -1),
       ranks_(mesh_.size()) {
   if (processes_ == nullptr) {
     require_gpus(mesh_.size());
@@ -109,8 +111,8 @@ CudaNcclBackend::CudaNcclBackend(const BackendOptions& options)
                    " p2p channels)";
   } else {
     description_ = "cuda (a process per rank: " + processes_->description() + "; this one on GPU " +
-                   std::to_string(first) + ", " + prop.name + ", NCCL " +
-                   std::to_string(version) + ")";
+                   std::to_string(first) + ", " + prop.name + ", NCCL " + std::to_string(version) +
+                   ")";
   }
 }
 
@@ -148,7 +150,8 @@ void CudaNcclBackend::init_channels_across_processes() {
   for (int r = 0; r < mesh_.size(); ++r) {
     const int index = mesh_.index_in_group(mesh::GroupKind::kPp, r);
     for (int step : {1, pp - 1}) {
-      const std::pair<int, int> p{r, mesh_.peer_in_group(mesh::GroupKind::kPp, r, (index + step) % pp)};
+      const std::pair<int, int> p{
+          r, mesh_.peer_in_group(mesh::GroupKind::kPp, r, (index + step) % pp)};
       if (std::find(pairs.begin(), pairs.end(), p) == pairs.end()) pairs.push_back(p);
     }
   }

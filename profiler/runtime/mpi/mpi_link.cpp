@@ -39,8 +39,9 @@ class MpiLink final : public ProcessLink {
       owns_mpi_ = true;
       if (provided < MPI_THREAD_SERIALIZED) {
         MPI_Finalize();
-        throw std::runtime_error("MPI offers no MPI_THREAD_SERIALIZED (a rank's thread and the "
-                                 "driver thread both send)");
+        throw std::runtime_error(
+            "MPI offers no MPI_THREAD_SERIALIZED (a rank's thread and the "
+            "driver thread both send)");
       }
     }
     // Errors come back as codes, so they become exceptions with MPI's text, not an abort.
@@ -101,9 +102,9 @@ class MpiLink final : public ProcessLink {
     int count = 0;
     check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
     std::string bytes(static_cast<size_t>(count), '\0');
-    check(MPI_Recv(bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, kTag, comm_,
-                   MPI_STATUS_IGNORE),
-          "MPI_Recv");
+    check(
+        MPI_Recv(bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, kTag, comm_, MPI_STATUS_IGNORE),
+        "MPI_Recv");
     return std::make_pair(status.MPI_SOURCE, std::move(bytes));
   }
 
