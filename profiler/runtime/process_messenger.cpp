@@ -175,6 +175,18 @@ std::vector<std::string> ProcessMessenger::exchange(const std::string& mine,
   return all_gather(all, Channel::kDriver, tag, mine, what);
 }
 
+std::vector<std::string> ProcessMessenger::collect_ending(int64_t tag, const std::string& mine,
+                                                          const std::string& what,
+                                                          int64_t deadline_ns) {
+  std::vector<std::string> out(size_);
+  for (int p = 0; p < size_; ++p) {
+    out[p] = p == index_ ? mine
+                         : wait_for({p, static_cast<uint8_t>(Channel::kEnding), tag}, what,
+                                    deadline_ns, false);
+  }
+  return out;
+}
+
 std::vector<std::string> ProcessMessenger::exchange_after_abort(const std::string& mine,
                                                                 const std::string& what,
                                                                 int64_t deadline_ns) {
@@ -186,13 +198,7 @@ std::vector<std::string> ProcessMessenger::exchange_after_abort(const std::strin
     std::lock_guard lock(mu_);
     notify_abort_locked();  // processes still inside their run must hear of an abort here
   }
-  std::vector<std::string> out(size_);
-  for (int p = 0; p < size_; ++p) {
-    out[p] = p == index_ ? mine
-                         : wait_for({p, static_cast<uint8_t>(Channel::kEnding), tag}, what,
-                                    deadline_ns, false);
-  }
-  return out;
+  return collect_ending(tag, mine, what, deadline_ns);
 }
 
 std::vector<std::string> ProcessMessenger::gather_after_abort(int root, const std::string& mine,
@@ -203,13 +209,7 @@ std::vector<std::string> ProcessMessenger::gather_after_abort(int root, const st
     send(root, Channel::kEnding, tag, mine.data(), mine.size());
     return {};
   }
-  std::vector<std::string> out(size_);
-  for (int p = 0; p < size_; ++p) {
-    out[p] = p == index_ ? mine
-                         : wait_for({p, static_cast<uint8_t>(Channel::kEnding), tag}, what,
-                                    deadline_ns, false);
-  }
-  return out;
+  return collect_ending(tag, mine, what, deadline_ns);
 }
 
 }  // namespace meshscope::runtime

@@ -78,6 +78,9 @@ class ProcessMessenger {
   std::optional<std::string> take_locked(const Key& key);
   std::string wait_for(const Key& key, const std::string& what, int64_t deadline_ns,
                        bool abortable);
+  // Every process's message on (kEnding, tag), `mine` in this process's place; not abortable.
+  std::vector<std::string> collect_ending(int64_t tag, const std::string& mine,
+                                          const std::string& what, int64_t deadline_ns);
 
   std::unique_ptr<ProcessLink> link_;
   int index_ = 0;

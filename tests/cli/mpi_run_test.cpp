@@ -2,6 +2,8 @@
 // one process (losses, trace: every rank's spans and every transfer's flow), a deadlock is
 // reported once and ends every process, a wrong process count or another command is refused.
 #include <gtest/gtest.h>
+
+#include "cli_test_util.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,38 +22,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using meshscope::cli_testing::read_file;
+using meshscope::cli_testing::Result;
+using meshscope::cli_testing::shell;
 
 fs::path temp_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("meshscope_mpi_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  static const fs::path dir = meshscope::cli_testing::temp_dir("mpi");
   return dir;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Result shell(const std::string& cmd) {
-  static int counter = 0;
-  const fs::path err = temp_dir() / ("err_" + std::to_string(counter++));
-  Result r;
-  FILE* pipe = ::popen((cmd + " 2>" + err.string()).c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = read_file(err);
-  return r;
 }
 
 const std::string kMeshscope = std::string(MESHSCOPE_BINARY_DIR) + "/meshscope";

@@ -2,6 +2,8 @@
 // errors, the trace files they write and what `analyze` reads back from them.
 #include <gtest/gtest.h>
 
+#include "cli_test_util.h"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -19,47 +21,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using meshscope::cli_testing::read_file;
+using meshscope::cli_testing::Result;
+using meshscope::cli_testing::temp_dir;
 
-fs::path temp_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("meshscope_cli_" + name + "_" +
-                                                    std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs `meshscope ARGS` with stderr captured to a file; returns exit status, stdout and stderr.
-// `shell_prefix` runs first in the same shell (e.g. "ulimit -v 1000000;").
+// Runs `meshscope ARGS`; `shell_prefix` runs first in the same shell (e.g. "ulimit -v 1000000;").
 Result meshscope(const std::string& args, const std::string& shell_prefix = "") {
-  static int counter = 0;
-  const fs::path err = fs::temp_directory_path() /
-                       ("meshscope_cli_err_" + std::to_string(::getpid()) + "_" +
-                        std::to_string(counter++));
-  const std::string cmd = shell_prefix + std::string(MESHSCOPE_BINARY_DIR) + "/meshscope " +
-                          args + " 2>" + err.string();
-  Result r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = read_file(err);
-  fs::remove(err);
-  return r;
+  return meshscope::cli_testing::shell(shell_prefix + std::string(MESHSCOPE_BINARY_DIR) +
+                                       "/meshscope " + args);
 }
 
 TEST(RunCli, OneFOneBTraceIsValidAndAnalyzeReportsBubblesPerDevice) {
