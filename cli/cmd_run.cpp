@@ -227,7 +227,8 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--tracer", a->tracer, "auto, host (clock) or cupti")->capture_default_str();
   cmd->add_option("--timeout", a->timeout_s,
-                  "seconds without progress after which the run is stopped as deadlocked")
+                  "seconds without progress after which the run is stopped as deadlocked (under "
+                  "mpirun each process watches its own rank)")
       ->capture_default_str();
   cmd->add_option("--out,-o", a->out, "write the Chrome trace (JSON) here");
   cmd->add_option("--dump-schedule", a->dump_schedule, "write the schedule text here");
