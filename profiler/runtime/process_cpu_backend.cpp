@@ -82,7 +82,7 @@ std::vector<std::string> ProcessCpuTransport::gather_group(mesh::GroupKind group
     uint64_t theirs = 0;
     if (all[i].size() >= kCollectiveHeader) std::memcpy(&theirs, all[i].data() + 1, sizeof theirs);
     if (all[i].size() != mine.size() || all[i][0] != mine[0] || theirs != count) {
-      const int their_op = all[i].empty() ? 0 : static_cast<int>(all[i][0]) % 3;
+      const int their_op = static_cast<uint8_t>(all[i][0]) % 3;
       throw std::runtime_error(
           std::string(kOpNames[static_cast<int>(op)]) + " of " + std::to_string(count_in) +
           " floats on rank " + std::to_string(rank_) + " met " + kOpNames[their_op] + " of " +

@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
-#include <initializer_list>
 #include <stdexcept>
 #include <thread>
 
@@ -26,30 +24,6 @@ std::string frame(ProcessMessenger::Channel channel, int64_t tag, const void* da
 }
 
 }  // namespace
-
-namespace {
-
-// The first of `vars` the environment sets to an integer in [0, 2^20]; nullopt when none does.
-std::optional<int> launch_variable(std::initializer_list<const char*> vars) {
-  for (const char* var : vars) {
-    const char* v = std::getenv(var);
-    if (v == nullptr || *v == '\0') continue;
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    if (*end == '\0' && n >= 0 && n <= (1 << 20)) return static_cast<int>(n);
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-int launched_process_count() {
-  return std::max(1, launch_variable({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}).value_or(1));
-}
-
-int launched_process_index() {
-  return launch_variable({"OMPI_COMM_WORLD_RANK", "PMI_RANK"}).value_or(0);
-}
 
 ProcessMessenger::ProcessMessenger(std::unique_ptr<ProcessLink> link) : link_(std::move(link)) {
   if (!link_) throw std::invalid_argument("ProcessMessenger: no link");

@@ -125,6 +125,53 @@ TEST(ProcessCpuBackend, RefusesAMeshThatIsNotOneRankPerProcess) {
   }
 }
 
+TEST(ProcessCpuTransport, CollectivesGiveEveryMemberTheSameExactResult) {
+  auto m = messengers(3);
+  using Out = std::vector<std::vector<float>>;
+  auto got = on_each<Out>(3, [&](int i) {
+    runtime::ProcessCpuBackend b(mesh::MeshShape{3, 1, 1}, *m[i]);
+    runtime::Transport& t = b.transport(i);
+    const float x = static_cast<float>(i + 1);
+    std::vector<float> reduced = {x, 10 * x};
+    t.all_reduce(mesh::GroupKind::kDp, reduced.data(), reduced.size());
+    std::vector<float> gathered(6);
+    const std::vector<float> mine = {x, -x};
+    t.all_gather(mesh::GroupKind::kDp, mine.data(), gathered.data(), 2);
+    std::vector<float> scattered(2);
+    std::vector<float> full(6);
+    for (int k = 0; k < 6; ++k) full[k] = x * static_cast<float>(k);
+    t.reduce_scatter(mesh::GroupKind::kDp, full.data(), scattered.data(), 2);
+    return Out{reduced, gathered, scattered};
+  });
+  for (int i = 0; i < 3; ++i) {
+    const Out out = got[i].get();
+    EXPECT_EQ(out[0], (std::vector<float>{6, 60})) << i;
+    EXPECT_EQ(out[1], (std::vector<float>{1, -1, 2, -2, 3, -3})) << i;
+    // sum over members of x * k for this member's elements k = 2i, 2i + 1: 6k.
+    EXPECT_EQ(out[2], (std::vector<float>{6.f * (2 * i), 6.f * (2 * i + 1)})) << i;
+  }
+}
+
+TEST(ProcessCpuTransport, MembersCallingDifferentCollectivesFailNamingBoth) {
+  auto m = messengers(2);
+  auto got = on_each<std::string>(2, [&](int i) -> std::string {
+    runtime::ProcessCpuBackend b(mesh::MeshShape{2, 1, 1}, *m[i]);
+    std::vector<float> data(4, 1.f), out(8);
+    try {
+      if (i == 0) {
+        b.transport(i).all_reduce(mesh::GroupKind::kDp, data.data(), 4);
+      } else {
+        b.transport(i).all_gather(mesh::GroupKind::kDp, data.data(), out.data(), 4);
+      }
+      return "returned";
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+  });
+  EXPECT_EQ(got[0].get(), "all_reduce of 4 floats on rank 0 met all_gather of 4 floats from rank 1 in group dp");
+  EXPECT_EQ(got[1].get(), "all_gather of 4 floats on rank 1 met all_reduce of 4 floats from rank 0 in group dp");
+}
+
 model::WorkloadSpec mlp_spec() {
   model::WorkloadSpec s;
   s.kind = model::WorkloadKind::kMlp;

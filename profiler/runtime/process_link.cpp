@@ -1,0 +1,33 @@
+// Reading how the environment launched this process (mpirun, srun, PMI).
+#include "profiler/runtime/process_link.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <initializer_list>
+
+namespace meshscope::runtime {
+namespace {
+
+// The first of `vars` the environment sets to an integer in [0, 2^20]; nullopt when none does.
+std::optional<int> launch_variable(std::initializer_list<const char*> vars) {
+  for (const char* var : vars) {
+    const char* v = std::getenv(var);
+    if (v == nullptr || *v == '\0') continue;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (*end == '\0' && n >= 0 && n <= (1 << 20)) return static_cast<int>(n);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int launched_process_count() {
+  return std::max(1, launch_variable({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}).value_or(1));
+}
+
+int launched_process_index() {
+  return launch_variable({"OMPI_COMM_WORLD_RANK", "PMI_RANK"}).value_or(0);
+}
+
+}  // namespace meshscope::runtime
