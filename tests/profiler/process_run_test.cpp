@@ -168,8 +168,10 @@ TEST(ProcessCpuTransport, MembersCallingDifferentCollectivesFailNamingBoth) {
       return e.what();
     }
   });
-  EXPECT_EQ(got[0].get(), "all_reduce of 4 floats on rank 0 met all_gather of 4 floats from rank 1 in group dp");
-  EXPECT_EQ(got[1].get(), "all_gather of 4 floats on rank 1 met all_reduce of 4 floats from rank 0 in group dp");
+  EXPECT_EQ(got[0].get(),
+            "all_reduce of 4 floats on rank 0 met all_gather of 4 floats from rank 1 in group dp");
+  EXPECT_EQ(got[1].get(),
+            "all_gather of 4 floats on rank 1 met all_reduce of 4 floats from rank 0 in group dp");
 }
 
 model::WorkloadSpec mlp_spec() {
