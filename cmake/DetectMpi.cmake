@@ -3,8 +3,8 @@
 # backend's NCCL unique id, as nccl-tests does). Debian: libopenmpi-dev, openmpi-bin.
 set(_mpi_found FALSE)
 if(NOT MESHSCOPE_MPI STREQUAL "OFF")
-  find_package(MPI QUIET COMPONENTS CXX)
-  if(MPI_CXX_FOUND)
+  find_package(MPI QUIET COMPONENTS C)
+  if(MPI_C_FOUND)
     set(_mpi_found TRUE)
   endif()
 endif()
