@@ -43,15 +43,32 @@ inline schedule::Schedule make_schedule_for(const model::WorkloadSpec& spec, sch
   return schedule::generate(g);
 }
 
-inline RunResult run_cpu(const schedule::Schedule& s, const model::WorkloadSpec& spec, int steps,
-                         double timeout_s = 30) {
+// The deep MLP the executor tests run: 8 blocks of h = 16, batch 16, learning rate 0.1.
+inline model::WorkloadSpec small_mlp_spec(uint64_t seed) {
+  model::WorkloadSpec s;
+  s.kind = model::WorkloadKind::kMlp;
+  s.layers = 8;
+  s.hidden = 16;
+  s.batch = 16;
+  s.lr = 0.1f;
+  s.seed = seed;
+  return s;
+}
+
+inline RunConfig cpu_config(const schedule::Schedule& s, const model::WorkloadSpec& spec,
+                            int steps, double timeout_s = 30) {
   RunConfig c;
   c.workload = spec;
   c.schedule = s;
   c.backend = runtime::BackendKind::kCpu;
   c.steps = steps;
   c.timeout_s = timeout_s;
-  return run(c);
+  return c;
+}
+
+inline RunResult run_cpu(const schedule::Schedule& s, const model::WorkloadSpec& spec, int steps,
+                         double timeout_s = 30) {
+  return run(cpu_config(s, spec, steps, timeout_s));
 }
 
 // max |a - b| / max |b| over a tensor: the relative error of the whole tensor; infinite when

@@ -23,16 +23,7 @@ using testing::run_cpu;
 
 constexpr int kSteps = 3;
 
-model::WorkloadSpec mlp_spec() {
-  model::WorkloadSpec s;
-  s.kind = model::WorkloadKind::kMlp;
-  s.layers = 8;
-  s.hidden = 16;
-  s.batch = 16;
-  s.lr = 0.1f;
-  s.seed = 7;
-  return s;
-}
+model::WorkloadSpec mlp_spec() { return testing::small_mlp_spec(7); }
 
 model::WorkloadSpec classifier_spec() {
   model::WorkloadSpec s;

@@ -174,26 +174,11 @@ TEST(ProcessCpuTransport, MembersCallingDifferentCollectivesFailNamingBoth) {
             "all_gather of 4 floats on rank 1 met all_reduce of 4 floats from rank 0 in group dp");
 }
 
-model::WorkloadSpec mlp_spec() {
-  model::WorkloadSpec s;
-  s.kind = model::WorkloadKind::kMlp;
-  s.layers = 8;
-  s.hidden = 16;
-  s.batch = 16;
-  s.lr = 0.1f;
-  s.seed = 5;
-  return s;
-}
+model::WorkloadSpec mlp_spec() { return testing::small_mlp_spec(5); }
 
 RunConfig config_for(const schedule::Schedule& s, const model::WorkloadSpec& spec,
                      double timeout_s = 30) {
-  RunConfig c;
-  c.workload = spec;
-  c.schedule = s;
-  c.backend = runtime::BackendKind::kCpu;
-  c.steps = 2;
-  c.timeout_s = timeout_s;
-  return c;
+  return testing::cpu_config(s, spec, 2, timeout_s);
 }
 
 // Every process runs its rank; returns process 0's result (the others' must be empty parts).
