@@ -1,7 +1,5 @@
-// Binds the what-if view to the simulator (sim/predict's simulate) when the build has it.
+// Binds the what-if view to the simulator (sim/predict's simulate).
 #include "gui/app/predictor.h"
-
-#ifdef MESHSCOPE_GUI_HAVE_PREDICT
 
 #include <algorithm>
 #include <charconv>
@@ -102,13 +100,3 @@ std::optional<Predictor> make_predictor() {
 }
 
 }  // namespace meshscope::gui
-
-#else
-
-namespace meshscope::gui {
-
-std::optional<Predictor> make_predictor() { return std::nullopt; }
-
-}  // namespace meshscope::gui
-
-#endif

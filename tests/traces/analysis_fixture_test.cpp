@@ -1,5 +1,5 @@
 // The HTA breakdown on a real PyTorch profiler trace (rank 0 of a 2-rank A100 NCCL run from
-// HolisticTraceAnalysis's public test data), when ../shared/fixtures is present.
+// HolisticTraceAnalysis's public test data), committed in tests/fixtures.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,10 +11,9 @@ namespace meshscope::traces {
 namespace {
 
 const std::filesystem::path kFixture = std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
-                                       "../shared/fixtures/kineto_2rank_a100_nccl_rank0.json.gz";
+                                       "tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz";
 
 TEST(AnalysisOnKinetoTrace, HtaBreakdownMatchesAnIndependentComputation) {
-  if (!std::filesystem::exists(kFixture)) GTEST_SKIP() << "fixture not present: " << kFixture;
   const Timeline t = load_trace(kFixture);
   const TimelineAnalysis a = analyze(t);
   ASSERT_EQ(a.hta.size(), 1u);  // one GPU; the host process has no GPU activity

@@ -198,7 +198,9 @@ TEST(ChromeExport, KinetoCategoriesAndArgs) {
     const bool device_work = is_device_activity(cases[i].kind);
     EXPECT_EQ(e.at("args").contains("stream"), device_work) << cases[i].name;
     EXPECT_EQ(e.at("args").contains("device"), device_work) << cases[i].name;
-    if (device_work) EXPECT_EQ(e.at("args").at("device"), gpu) << cases[i].name;
+    if (device_work) {
+      EXPECT_EQ(e.at("args").at("device"), gpu) << cases[i].name;
+    }
   }
   EXPECT_EQ(x[0].at("args").at("stream"), 7);  // from the lane's name, as Kineto's was
   EXPECT_EQ(x[1].at("args").at("stream"), 1);  // else the lane index

@@ -16,14 +16,12 @@
 namespace meshscope::traces {
 namespace {
 
-const std::filesystem::path kFixture = std::filesystem::path(MESHSCOPE_SOURCE_DIR) / ".." /
-                                       "shared" / "fixtures" /
-                                       "kineto_2rank_a100_nccl_rank0.json.gz";
+const std::filesystem::path kFixture = std::filesystem::path(MESHSCOPE_SOURCE_DIR) / "tests" /
+                                       "fixtures" / "kineto_2rank_a100_nccl_rank0.json.gz";
 
 class KinetoFixture : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!std::filesystem::exists(kFixture)) return;
     report_ = new ImportReport;
     timeline_ = new Timeline(load_trace(kFixture, {}, report_));
   }
@@ -34,7 +32,7 @@ class KinetoFixture : public ::testing::Test {
     report_ = nullptr;
   }
   void SetUp() override {
-    if (timeline_ == nullptr) GTEST_SKIP() << "fixture not present: " << kFixture;
+    ASSERT_NE(timeline_, nullptr) << kFixture;
   }
   static int64_t count(SpanKind k) {
     return std::count_if(timeline_->spans.begin(), timeline_->spans.end(),

@@ -24,8 +24,8 @@
 //   whatever a thread's nice. Without SCHED_FIFO the test skips: at normal priority on a loaded
 //   machine (load 5 on 2 cores) GPipe measured 0.28-0.42 against 0.20, four runs out of four.
 // - with fewer CPUs than ranks the two stages share a core and cannot overlap: the test skips.
-// ctest runs it alone (RUN_SERIAL, tests/profiler/CMakeLists.txt), so parallel tests do not
-// steal its cores.
+// It is a measurement, not a unit test: run it by hand on an otherwise idle machine (see
+// bench/CMakeLists.txt), never under ctest beside other tests that would steal its cores.
 // Checked under a load average of ~8 on 2 cores (eight compilers of other sessions running) and
 // on an idle machine.
 #include <gtest/gtest.h>
@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "exec_test_util.h"
+#include "tests/profiler/exec_test_util.h"
 #include "profiler/exec/bubble_probe.h"
 
 namespace meshscope::exec {

@@ -1,0 +1,14 @@
+// Where a test finds the source tree (committed fixtures, configs) and the build tree (the built
+// binaries), as configured by CMake.
+#pragma once
+
+namespace meshscope::testing {
+
+const char* source_dir();
+const char* binary_dir();
+
+}  // namespace meshscope::testing
+
+// The names the tests use: std::string(MESHSCOPE_SOURCE_DIR) + "/...".
+#define MESHSCOPE_SOURCE_DIR (::meshscope::testing::source_dir())
+#define MESHSCOPE_BINARY_DIR (::meshscope::testing::binary_dir())
