@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "traces/mesh_coord.h"
+
 namespace meshscope::traces {
 
 // What a span is. Stable values: they are written into traces and matched by the GUI's colours.
@@ -62,14 +64,6 @@ constexpr bool is_device_activity(SpanKind k) {
 constexpr bool is_communication(SpanKind k) {
   return k == SpanKind::kSend || k == SpanKind::kRecv || k == SpanKind::kCollective;
 }
-
-// Position of a device in a dp x pp x tp mesh; -1 where unknown (imported traces).
-struct MeshCoord {
-  int dp = -1;
-  int pp = -1;
-  int tp = -1;
-  friend bool operator==(const MeshCoord&, const MeshCoord&) = default;
-};
 
 struct Lane {
   std::string name;  // "compute", "comm", "stream 7", "host"

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "traces/timeline.h"
+#include "traces/mesh_coord.h"
 
 namespace meshscope::mesh {
 
