@@ -10,9 +10,8 @@
 
 #include "profiler/exec/executor.h"
 #include "profiler/exec/reference.h"
-#if MESHSCOPE_HAS_MPI
 #include "profiler/runtime/mpi/mpi_link.h"
-#endif
+#include "profiler/runtime/plugin.h"
 #include "sim/model/partition.h"
 #include "sim/model/workload_cost.h"
 #include "traces/analysis_report.h"
@@ -173,13 +172,21 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
 std::unique_ptr<runtime::ProcessMessenger> messenger_for_launch() {
   const int processes = runtime::launched_process_count();
   if (processes <= 1) return nullptr;
-#if MESHSCOPE_HAS_MPI
-  return std::make_unique<runtime::ProcessMessenger>(runtime::mpi::make_mpi_link());
-#else
-  throw std::runtime_error("started as one of " + std::to_string(processes) +
-                           " processes (mpirun), but this build has no MPI: configure with "
-                           "MESHSCOPE_MPI=ON (Debian: libopenmpi-dev), or start one process");
-#endif
+  if (MESHSCOPE_HAS_MPI == 0) {
+    throw std::runtime_error("started as one of " + std::to_string(processes) +
+                             " processes (mpirun), but this build has no MPI: configure with "
+                             "MESHSCOPE_MPI=ON (Debian: libopenmpi-dev), or start one process");
+  }
+  std::string why;
+  using Get = const runtime::mpi::MpiLinkEntry* (*)();
+  const auto get = reinterpret_cast<Get>(
+      runtime::plugin_symbol(runtime::kMpiModuleFile, runtime::mpi::kMpiLinkSymbol, &why));
+  if (get == nullptr || get()->abi != runtime::kPluginAbi) {
+    throw std::runtime_error("started as one of " + std::to_string(processes) +
+                             " processes (mpirun), but MPI is not available: " +
+                             (get == nullptr ? why : "libmeshscope-mpi.so is from another build"));
+  }
+  return std::make_unique<runtime::ProcessMessenger>(get()->make_mpi_link());
 }
 
 RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path,

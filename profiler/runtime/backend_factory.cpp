@@ -1,26 +1,50 @@
-// make_backend: the cpu backend always; cuda and cuda-virtual when profiler/runtime/cuda is built
-// (MESHSCOPE_HAS_CUDA_BACKEND), so a CPU-only build never needs CUDA headers or libraries.
+// make_backend: the cpu backend always; cuda and cuda-virtual from the GPU module when this build
+// made one (MESHSCOPE_HAS_CUDA_BACKEND), loaded only when a GPU backend is asked for or probed.
 #include <ostream>
 #include <stdexcept>
 #include <string>
 
 #include "profiler/runtime/backend.h"
 #include "profiler/runtime/cpu_backend.h"
-#include "profiler/runtime/process_cpu_backend.h"
-#if MESHSCOPE_HAS_CUDA_BACKEND
 #include "profiler/runtime/cuda_entry.h"
-#endif
+#include "profiler/runtime/process_cpu_backend.h"
 
 namespace meshscope::runtime {
 namespace {
 
+// The GPU module's table; nullptr with *why when this build has none or it cannot load.
+const cuda::CudaBackendEntry* cuda_entry(std::string* why) {
+  if (MESHSCOPE_HAS_CUDA_BACKEND == 0) {
+    *why = "this build has no CUDA backend (configure with MESHSCOPE_CUDA=ON)";
+    return nullptr;
+  }
+  using Get = const cuda::CudaBackendEntry* (*)();
+  const auto get =
+      reinterpret_cast<Get>(plugin_symbol(kGpuModuleFile, cuda::kCudaBackendSymbol, why));
+  if (get == nullptr) return nullptr;
+  const cuda::CudaBackendEntry* e = get();
+  if (e->abi != kPluginAbi || e->options_size != sizeof(BackendOptions)) {
+    *why = std::string(kGpuModuleFile) + " is from another build of meshscope";
+    return nullptr;
+  }
+  return e;
+}
+
 int gpu_count(std::string* why_none) {
-#if MESHSCOPE_HAS_CUDA_BACKEND
-  return cuda::usable_gpu_count(why_none);
-#else
-  *why_none = "this build has no CUDA backend (configure with MESHSCOPE_CUDA=ON)";
-  return 0;
-#endif
+  const cuda::CudaBackendEntry* e = cuda_entry(why_none);
+  return e != nullptr ? e->usable_gpu_count(why_none) : 0;
+}
+
+// The GPU backend `kind` (cuda or cuda-virtual), or an error saying why there is none.
+std::unique_ptr<Backend> make_gpu_backend(BackendKind kind, const BackendOptions& options) {
+  std::string why;
+  const cuda::CudaBackendEntry* e = cuda_entry(&why);
+  if (e == nullptr) {
+    throw std::runtime_error(std::string("backend '") + std::string(name(kind)) +
+                             "' is not available: " + why);
+  }
+  return kind == BackendKind::kCuda ? e->make_cuda_backend(options)
+                                    : e->make_cuda_virtual_backend(options);
 }
 
 }  // namespace
@@ -74,13 +98,7 @@ std::unique_ptr<Backend> make_process_backend(BackendKind kind, const BackendOpt
     case BackendKind::kCpu:
       return std::make_unique<ProcessCpuBackend>(options.mesh, processes);
     case BackendKind::kCuda:
-#if MESHSCOPE_HAS_CUDA_BACKEND
-      return cuda::make_cuda_backend(options);
-#else
-      throw std::runtime_error(
-          "backend 'cuda' is not in this build: configure with "
-          "MESHSCOPE_CUDA=ON on a machine with the CUDA toolkit");
-#endif
+      return make_gpu_backend(kind, options);
     case BackendKind::kCudaVirtual:
       throw std::runtime_error(
           "backend 'cuda-virtual' runs every rank on one GPU in one process: "
@@ -99,18 +117,9 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& op
   switch (kind) {
     case BackendKind::kCpu:
       return std::make_unique<CpuBackend>(options.mesh, options.pin_threads);
-#if MESHSCOPE_HAS_CUDA_BACKEND
-    case BackendKind::kCuda:
-      return cuda::make_cuda_backend(options);
-    case BackendKind::kCudaVirtual:
-      return cuda::make_cuda_virtual_backend(options);
-#else
     case BackendKind::kCuda:
     case BackendKind::kCudaVirtual:
-      throw std::runtime_error(std::string("backend '") + std::string(name(kind)) +
-                               "' is not in this build: configure with MESHSCOPE_CUDA=ON on a "
-                               "machine with the CUDA toolkit");
-#endif
+      return make_gpu_backend(kind, options);
     case BackendKind::kAuto:
     case BackendKind::kCount:
       break;

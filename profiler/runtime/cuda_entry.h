@@ -1,11 +1,14 @@
-// What profiler/runtime/cuda provides to the backend factory (backend_factory.cpp), which calls it
-// only in builds where the target meshscope_runtime_cuda exists (MESHSCOPE_HAS_CUDA_BACKEND).
+// What profiler/runtime/cuda provides to the backend factory (backend_factory.cpp). The cuda code
+// lives in the GPU module (libmeshscope-gpu.so, see plugin.h), which exports these functions as one
+// table; the factory loads it only when a GPU backend is asked for or probed.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
 #include "profiler/runtime/backend.h"
+#include "profiler/runtime/plugin.h"
 
 namespace meshscope::runtime::cuda {
 
@@ -16,5 +19,15 @@ int usable_gpu_count(std::string* why_none);
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options);
 // options.mesh.size() virtual devices on GPU options.gpu. Throws std::runtime_error on failure.
 std::unique_ptr<Backend> make_cuda_virtual_backend(const BackendOptions& options);
+
+// The table the GPU module returns from `extern "C" meshscope_cuda_backends()`.
+struct CudaBackendEntry {
+  int abi = kPluginAbi;
+  size_t options_size = sizeof(BackendOptions);  // a module of another build is refused
+  int (*usable_gpu_count)(std::string* why_none) = nullptr;
+  std::unique_ptr<Backend> (*make_cuda_backend)(const BackendOptions&) = nullptr;
+  std::unique_ptr<Backend> (*make_cuda_virtual_backend)(const BackendOptions&) = nullptr;
+};
+inline constexpr const char* kCudaBackendSymbol = "meshscope_cuda_backends";
 
 }  // namespace meshscope::runtime::cuda

@@ -1,5 +1,5 @@
 // make_cupti_tracer: the CUPTI + NVTX tracer for a cuda or cuda-virtual backend, with every
-// rank's compute and communication streams registered as its lanes.
+// rank's compute and communication streams registered as its lanes; exported by the GPU module.
 #include "profiler/capture/cupti_entry.h"
 
 #include <stdexcept>
@@ -32,3 +32,10 @@ std::unique_ptr<ActionTracer> make_cupti_tracer(runtime::Backend& backend) {
 }
 
 }  // namespace meshscope::capture::cupti
+
+extern "C" __attribute__((visibility("default"))) const meshscope::capture::cupti::CuptiTracerEntry*
+meshscope_cupti_tracers() {
+  static const meshscope::capture::cupti::CuptiTracerEntry entry{
+      .make_cupti_tracer = meshscope::capture::cupti::make_cupti_tracer};
+  return &entry;
+}

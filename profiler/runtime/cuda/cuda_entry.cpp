@@ -1,4 +1,5 @@
-// The entry points the backend factory calls: GPU count (never throws) and the two backends.
+// The entry points the backend factory calls: GPU count (never throws) and the two backends, and
+// the table through which the GPU module exports them.
 #include "profiler/runtime/cuda_entry.h"
 
 #include "kernels/cuda/device.h"
@@ -22,3 +23,12 @@ std::unique_ptr<Backend> make_cuda_virtual_backend(const BackendOptions& options
 }
 
 }  // namespace meshscope::runtime::cuda
+
+extern "C" __attribute__((visibility("default"))) const meshscope::runtime::cuda::CudaBackendEntry*
+meshscope_cuda_backends() {
+  using namespace meshscope::runtime::cuda;
+  static const CudaBackendEntry entry{.usable_gpu_count = usable_gpu_count,
+                                      .make_cuda_backend = make_cuda_backend,
+                                      .make_cuda_virtual_backend = make_cuda_virtual_backend};
+  return &entry;
+}

@@ -136,3 +136,10 @@ class MpiLink final : public ProcessLink {
 std::unique_ptr<ProcessLink> make_mpi_link() { return std::make_unique<MpiLink>(); }
 
 }  // namespace meshscope::runtime::mpi
+
+extern "C" __attribute__((visibility("default"))) const meshscope::runtime::mpi::MpiLinkEntry*
+meshscope_mpi_links() {
+  static const meshscope::runtime::mpi::MpiLinkEntry entry{
+      .make_mpi_link = meshscope::runtime::mpi::make_mpi_link};
+  return &entry;
+}

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "profiler/runtime/plugin.h"
 #include "profiler/runtime/process_link.h"
 
 namespace meshscope::runtime::mpi {
@@ -12,5 +13,13 @@ namespace meshscope::runtime::mpi {
 // already did; the link finalises it on destruction if it initialised it. Throws
 // std::runtime_error when MPI cannot start or lacks that thread level.
 std::unique_ptr<ProcessLink> make_mpi_link();
+
+// The table the MPI module (libmeshscope-mpi.so, profiler/runtime/plugin.h) returns from
+// `extern "C" meshscope_mpi_links()`, so only a launch under mpirun loads libmpi.
+struct MpiLinkEntry {
+  int abi = kPluginAbi;
+  std::unique_ptr<ProcessLink> (*make_mpi_link)() = nullptr;
+};
+inline constexpr const char* kMpiLinkSymbol = "meshscope_mpi_links";
 
 }  // namespace meshscope::runtime::mpi
