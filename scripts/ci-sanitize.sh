@@ -11,7 +11,8 @@ build=${MESHSCOPE_SANITIZE_BUILD_DIR:-$root/build-sanitize}
 jobs=${MESHSCOPE_JOBS:-2}
 
 # -O1 keeps the instrumented build and its tests quick; -g1 is enough for symbolized reports.
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+. "$root/scripts/compiler-cache.sh"
+cmake -S "$root" -B "$build" "${meshscope_cache_flags[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
   -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DMESHSCOPE_SANITIZE=ON -DMESHSCOPE_CUDA=OFF \
   -DMESHSCOPE_GUI=OFF -DMESHSCOPE_MPI=OFF -DMESHSCOPE_BENCH=OFF -DMESHSCOPE_TESTS=ON >/dev/null
 if [ -n "${MESHSCOPE_SANITIZE_TARGETS:-}" ]; then

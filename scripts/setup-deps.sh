@@ -6,11 +6,11 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake git pkg-config
+  build-essential cmake git pkg-config ccache
   googletest libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev libsimdjson-dev zlib1g-dev libsqlite3-dev
+  libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev
   libimgui-dev libglfw3-dev libgl-dev libgl1-mesa-dri xvfb xauth
-  clang libclang-rt-14-dev
+  clang clang-format libclang-rt-14-dev
   libopenmpi-dev openmpi-bin openssh-client
 )
 

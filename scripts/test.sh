@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, and runs the whole suite with ctest; then
-# runs the suite again under AddressSanitizer + UndefinedBehaviorSanitizer (scripts/ci-sanitize.sh)
-# and fuzzes the trace importers for a bounded time (scripts/ci-fuzz.sh, FUZZ_SECONDS per target).
+# The test command: installs what is missing, checks the sources' format, builds with warnings as
+# errors, and runs the whole suite with ctest; then runs the suite again under AddressSanitizer +
+# UndefinedBehaviorSanitizer (scripts/ci-sanitize.sh) and fuzzes the trace importers for a bounded
+# time (scripts/ci-fuzz.sh, FUZZ_SECONDS per target).
 # GUI tests start their own Xvfb (tests/gui/with_display.sh) and skip when there is none.
 #   MESHSCOPE_QUICK=1   only the build and ctest (skip the sanitizer build and the fuzzers)
 #   MESHSCOPE_JOBS=N    parallel build and test jobs (default: number of cores)
@@ -13,8 +14,12 @@ export MESHSCOPE_JOBS=$jobs
 
 step() { printf '\n== %s (%s)\n' "$1" "$(date +%H:%M:%S)"; }
 
+"$root/scripts/setup-deps.sh"
+step "format"
+"$root/scripts/check-format.sh"
+
 step "build"
-"$root/scripts/build.sh" "$@"
+"$root/scripts/build.sh" -DMESHSCOPE_WERROR=ON "$@"
 
 step "test suite"
 (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600)

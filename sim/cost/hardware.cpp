@@ -10,9 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#ifndef MESHSCOPE_CATALOG_DIR
-#define MESHSCOPE_CATALOG_DIR ""
-#endif
 
 namespace meshscope::cost {
 namespace {
@@ -137,10 +134,14 @@ std::vector<std::string> catalog_dirs() {
     while (std::getline(ss, d, ':'))
       if (!d.empty()) dirs.push_back(d);
   }
-  if (std::string(MESHSCOPE_CATALOG_DIR).size() > 0) dirs.emplace_back(MESHSCOPE_CATALOG_DIR);
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) dirs.push_back((exe.parent_path() / "catalog").string());
+  if (!ec) {
+    const std::filesystem::path bin = exe.parent_path();
+    dirs.push_back((bin.parent_path() / "share" / "meshscope" / "catalog").string());  // installed
+    dirs.push_back((bin.parent_path() / "catalog").string());  // a test program in build/tests/
+    dirs.push_back((bin / "catalog").string());                 // the build tree's copy
+  }
   return dirs;
 }
 

@@ -74,9 +74,10 @@ struct Hardware {
 Hardware parse_hardware(const nlohmann::json& j, const std::string& where);
 Hardware load_hardware_file(const std::string& path);
 
-// Directories searched for "<name>.json", in order: $MESHSCOPE_CATALOG (colon-separated), the
-// catalog of the source tree the program was built from, then `catalog/` next to the executable
-// (the build copies it there, so a build tree moved elsewhere still finds its catalog).
+// Directories searched for "<name>.json", in order: $MESHSCOPE_CATALOG (colon-separated), then
+// relative to the running executable: `../share/meshscope/catalog` (an installed tree),
+// `../catalog` (a test program in build/tests/), `catalog/` (the copy the build puts beside the
+// executables). Nothing is compiled in, so a moved or installed tree finds its catalog.
 std::vector<std::string> catalog_dirs();
 // `name_or_path` is a catalog name ("a100-80gb") or a path to a .json file. An unknown name throws
 // std::runtime_error naming the directories searched and the entries found.
