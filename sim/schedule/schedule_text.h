@@ -14,6 +14,8 @@
 // are required; `stages` defaults to pp, `stage_owner` to s % pp, `name` to "custom". Every rank
 // of the mesh has exactly one line (possibly empty after the colon); actions are the tokens of
 // action.h separated by blanks. Semantic checks (work, ordering, matching) are the validator's.
+// Tokens from torch's schedules (marker.h) are read and written too: "(0F3;3B1)OVERLAP_F_B" for an
+// overlapped group, the kept markers "0UNSHARD", "0WAIT_SEND_F3", ..., and "-" for an idle step.
 #pragma once
 
 #include <stdexcept>
