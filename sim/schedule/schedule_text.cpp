@@ -329,7 +329,7 @@ Schedule load(std::string_view text, std::string_view source_name) {
   return Parser(source_name).run(text);
 }
 
-Schedule load_file(const std::string& path) {
+std::string read_schedule_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw ScheduleParseError(path, 0, 0, "is a directory, not a schedule file");
@@ -339,9 +339,10 @@ Schedule load_file(const std::string& path) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) throw ScheduleParseError(path, 0, 0, "read error");
-  const std::string text = buffer.str();
-  return load(text, path);
+  return buffer.str();
 }
+
+Schedule load_file(const std::string& path) { return load(read_schedule_file(path), path); }
 
 void save_file(const Schedule& schedule, const std::string& path) {
   const std::string text = dump(schedule);

@@ -52,6 +52,8 @@ std::string dump(const Schedule& schedule);
 Schedule load(std::string_view text, std::string_view source_name = "<schedule>");
 // Reads a whole file; an unreadable file throws ScheduleParseError with line 0.
 Schedule load_file(const std::string& path);
+// The bytes of a schedule file, with load_file's errors (schedule_file.h reads either format).
+std::string read_schedule_file(const std::string& path);
 // Writes dump(schedule) to `path` whole or not at all (temp file + rename); throws
 // std::runtime_error naming the path on failure.
 void save_file(const Schedule& schedule, const std::string& path);
