@@ -1,7 +1,9 @@
-// `meshscope schedules`: list the schedule families, or generate one as a schedule text file
-// (`--dump FAMILY --pp 4 --microbatches 8 [-o FILE]`) to read, hand-edit and `validate`.
+// `meshscope schedules`: list the schedule families, or generate one (`--dump FAMILY --pp 4
+// --microbatches 8 [-o FILE]`) or convert a schedule file (`--from FILE`) to schedule text or
+// torch's CSV (`--format torch-csv`) to read, hand-edit, `validate` or hand to torch.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -10,8 +12,11 @@
 
 #include "cli/commands.h"
 #include "sim/schedule/generators.h"
+#include "sim/schedule/schedule_file.h"
 #include "sim/schedule/schedule_grid.h"
 #include "sim/schedule/schedule_text.h"
+#include "sim/schedule/torch_csv.h"
+#include "traces/atomic_file.h"
 
 namespace meshscope::cli {
 namespace {
@@ -23,6 +28,9 @@ struct SchedulesArgs {
   int virtual_stages = 0;  // 0: 2 for interleaved, 1 for the others (as `run`)
   int64_t activation_bytes = 0;
   int64_t gradient_bytes = 0;
+  std::string from;  // a schedule file to convert instead of generating
+  std::string format = "text";
+  std::string torch_format;  // empty: the input's torch variant, else compute_only
   std::string out;
   bool grid = false;
 };
@@ -51,8 +59,9 @@ schedule::Schedule generate(const SchedulesArgs& args) {
   config.family = *family;
   config.mesh = {.dp = args.dp, .pp = args.pp, .tp = args.tp};
   config.microbatches = args.microbatches > 0 ? args.microbatches : args.pp;
-  config.virtual_stages =
-      args.virtual_stages > 0 ? args.virtual_stages : (*family == schedule::Family::kInterleaved ? 2 : 1);
+  config.virtual_stages = args.virtual_stages > 0
+                              ? args.virtual_stages
+                              : (*family == schedule::Family::kInterleaved ? 2 : 1);
   if (args.activation_bytes > 0) config.activation_bytes = {args.activation_bytes};
   if (args.gradient_bytes > 0) config.gradient_bytes = {args.gradient_bytes};
   try {
@@ -62,19 +71,69 @@ schedule::Schedule generate(const SchedulesArgs& args) {
   }
 }
 
+// The schedule in the requested form; a torch CSV written in the variant asked for, else in the
+// one it was read from (so torch CSV -> meshscope -> torch CSV gives the same bytes).
+std::string render(const SchedulesArgs& args, const schedule::Schedule& s,
+                   const std::optional<schedule::TorchCsvFormat>& input_variant) {
+  const std::optional<schedule::ScheduleFileFormat> format =
+      schedule::parse_schedule_file_format(args.format);
+  if (!format) throw UserError("unknown --format '" + args.format + "' (text or torch-csv)");
+  if (*format == schedule::ScheduleFileFormat::kText) return schedule::dump(s);
+  // A schedule that came from torch through schedule text keeps torch's markers: WAIT_SEND,
+  // UNSHARD, ... only appear in compute_comms, so they say which variant it was.
+  const bool comms_markers = std::any_of(s.markers.begin(), s.markers.end(), [](const auto& rank) {
+    return std::any_of(rank.begin(), rank.end(), [](const schedule::Marker& m) {
+      return m.kind != schedule::MarkerKind::kIdle;
+    });
+  });
+  schedule::TorchCsvFormat variant =
+      input_variant.value_or(comms_markers ? schedule::TorchCsvFormat::kComputeComms
+                                           : schedule::TorchCsvFormat::kComputeOnly);
+  if (!args.torch_format.empty()) {
+    const auto v = schedule::parse_torch_csv_format(args.torch_format);
+    if (!v) {
+      throw UserError("unknown --torch-format '" + args.torch_format +
+                      "' (compute_only or compute_comms)");
+    }
+    variant = *v;
+  }
+  try {
+    return schedule::write_torch_csv(s, variant);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+}
+
 void run(const SchedulesArgs& args) {
-  if (args.family.empty()) {
+  if (!args.family.empty() && !args.from.empty()) {
+    throw UserError("give --dump FAMILY or --from FILE, not both");
+  }
+  if (args.family.empty() && args.from.empty()) {
     list_families();
     return;
   }
-  const schedule::Schedule s = generate(args);
+  schedule::Schedule s;
+  std::optional<schedule::TorchCsvFormat> input_variant;
+  if (!args.from.empty()) {
+    try {
+      schedule::LoadedSchedule loaded = schedule::load_schedule_file(args.from);
+      s = std::move(loaded.schedule);
+      if (loaded.format == schedule::ScheduleFileFormat::kTorchCsv)
+        input_variant = loaded.torch_format;
+    } catch (const schedule::ScheduleParseError& e) {
+      throw UserError(e.what());
+    }
+  } else {
+    s = generate(args);
+  }
+  const std::string text = render(args, s, input_variant);
   if (args.grid) std::cout << schedule::format_grid(s);
   if (args.out.empty()) {
-    if (!args.grid) std::cout << schedule::dump(s);
+    if (!args.grid) std::cout << text;
     return;
   }
   try {
-    schedule::save_file(s, args.out);
+    traces::write_file_atomic(args.out, text);
   } catch (const std::runtime_error& e) {
     throw UserError(e.what());
   }
@@ -91,13 +150,16 @@ void add_schedules_command(CLI::App& app) {
          "--dump", args->family,
          "generate this family's schedule and print it as schedule text (" + family_names() + ")")
       ->type_name("FAMILY");
-  cmd->add_option("--dp", args->dp, "data-parallel replicas")->check(CLI::Range(1, schedule::kMaxRanks));
+  cmd->add_option("--dp", args->dp, "data-parallel replicas")
+      ->check(CLI::Range(1, schedule::kMaxRanks));
   cmd->add_option("--pp", args->pp, "pipeline ranks")->check(CLI::Range(1, schedule::kMaxRanks));
-  cmd->add_option("--tp", args->tp, "tensor-parallel ranks per stage")->check(CLI::Range(1, schedule::kMaxRanks));
+  cmd->add_option("--tp", args->tp, "tensor-parallel ranks per stage")
+      ->check(CLI::Range(1, schedule::kMaxRanks));
   cmd->add_option("--microbatches,-m", args->microbatches,
                   "microbatches per replica per step (default: pp)")
       ->check(CLI::Range(1, schedule::kMaxRanks));
-  cmd->add_option("--virtual,-v", args->virtual_stages, "model chunks per pp rank (interleaved; default 2 there, 1 elsewhere)")
+  cmd->add_option("--virtual,-v", args->virtual_stages,
+                  "model chunks per pp rank (interleaved; default 2 there, 1 elsewhere)")
       ->check(CLI::Range(1, schedule::kMaxRanks));
   cmd->add_option("--activation-bytes", args->activation_bytes,
                   "bytes each stage sends per microbatch (and receives back as gradient)")
@@ -105,7 +167,20 @@ void add_schedules_command(CLI::App& app) {
   cmd->add_option("--grad-bytes", args->gradient_bytes,
                   "bytes of each stage's gradients, all-reduced over dp")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 50));
-  cmd->add_option("-o,--out", args->out, "write the schedule text to FILE (whole or not at all)")
+  cmd->add_option("--from", args->from,
+                  "convert this schedule file instead of generating one: " +
+                      std::string(schedule::kScheduleFileHelp))
+      ->type_name("FILE");
+  cmd->add_option("--format", args->format,
+                  "output form: text (meshscope schedule text) or torch-csv (torch's _load_csv "
+                  "format)")
+      ->capture_default_str();
+  cmd->add_option(
+      "--torch-format", args->torch_format,
+      "torch CSV variant: compute_only (torch lowers it itself) or compute_comms "
+      "(with SEND/RECV rows); default: the variant --from was in (a schedule text from torch: "
+      "compute_comms when it holds torch's UNSHARD/WAIT markers), else compute_only");
+  cmd->add_option("-o,--out", args->out, "write the schedule to FILE (whole or not at all)")
       ->type_name("FILE");
   cmd->add_flag("--grid", args->grid,
                 "print the step x rank grid (instead of the text when no --out is given)");
