@@ -1,10 +1,12 @@
 // `meshscope schedules`: list the schedule families, or generate one (`--dump FAMILY --pp 4
 // --microbatches 8 [-o FILE]`) or convert a schedule file (`--from FILE`) to schedule text or
-// torch's CSV (`--format torch-csv`) to read, hand-edit, `validate` or hand to torch.
+// torch's CSV (`--format torch-csv`) to read, hand-edit, `validate` or hand to torch; or recover
+// the schedule a torch.distributed.pipelining job ran from its traces (`--from-trace DIR`).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -17,6 +19,8 @@
 #include "sim/schedule/schedule_text.h"
 #include "sim/schedule/torch_csv.h"
 #include "traces/atomic_file.h"
+#include "traces/import/load_trace.h"
+#include "traces/import/torch_pipeline.h"
 
 namespace meshscope::cli {
 namespace {
@@ -28,7 +32,8 @@ struct SchedulesArgs {
   int virtual_stages = 0;  // 0: 2 for interleaved, 1 for the others (as `run`)
   int64_t activation_bytes = 0;
   int64_t gradient_bytes = 0;
-  std::string from;  // a schedule file to convert instead of generating
+  std::string from;        // a schedule file to convert instead of generating
+  std::string from_trace;  // a torch pipelining job's traces: the schedule that ran
   std::string format = "text";
   std::string torch_format;  // empty: the input's torch variant, else compute_only
   std::string out;
@@ -104,17 +109,77 @@ std::string render(const SchedulesArgs& args, const schedule::Schedule& s,
   }
 }
 
-void run(const SchedulesArgs& args) {
-  if (!args.family.empty() && !args.from.empty()) {
-    throw UserError("give --dump FAMILY or --from FILE, not both");
+// The schedule a torch.distributed.pipelining job ran, from its traces: each rank's actions in
+// order (traces/import/torch_pipeline.h), written as torch's CSV rows (`csv`, byte for byte what
+// torch writes for the run) and read as a Schedule. GPipe and 1F1B run no transfer actions of
+// their own (their rows are compute and REDUCE_GRAD): their Schedule is read from the compute
+// cells, lowered with meshscope's transfers, so that it validates and runs.
+struct RecoveredSchedule {
+  std::string csv;
+  schedule::TorchCsv parsed;
+};
+
+RecoveredSchedule schedule_from_trace(const std::string& path) {
+  traces::Timeline t;
+  try {
+    const std::vector<std::filesystem::path> paths = {path};
+    t = traces::load_traces(paths);
+  } catch (const traces::ImportError& e) {
+    throw UserError(e.what());
   }
-  if (args.family.empty() && args.from.empty()) {
+  const auto orders = traces::importer::torch_action_orders(t);
+  if (orders.empty()) {
+    throw UserError(path +
+                    ": no torch.distributed.pipelining actions in these traces (PP: ranges, "
+                    "GPipe's Forward/Backward, or Schedule1F1B's send/recv ops)");
+  }
+  RecoveredSchedule out;
+  std::string compute_csv;
+  bool transfers = false;
+  int expected = 0;
+  for (const auto& [rank, actions] : orders) {
+    if (rank != expected) {
+      throw UserError(path + ": no trace of rank " + std::to_string(expected) + " (ranks " +
+                      std::to_string(orders.begin()->first) + ".." +
+                      std::to_string(orders.rbegin()->first) + " found)");
+    }
+    ++expected;
+    std::string row, compute_row;
+    for (const std::string& a : actions) {
+      row += (row.empty() ? "" : ",") + a;
+      transfers =
+          transfers || a.find("SEND_") != std::string::npos || a.find("RECV_") != std::string::npos;
+      if (a.find("REDUCE_GRAD") == std::string::npos) {
+        compute_row += (compute_row.empty() ? "" : ",") + a;
+      }
+    }
+    out.csv += row + "\r\n";  // Python's csv.writer ends rows so
+    compute_csv += compute_row + "\r\n";
+  }
+  try {
+    out.parsed = schedule::parse_torch_csv(transfers ? out.csv : compute_csv, path);
+  } catch (const schedule::ScheduleParseError& e) {
+    throw UserError(std::string("the schedule recovered from the trace: ") + e.what());
+  }
+  return out;
+}
+
+void run(const SchedulesArgs& args) {
+  const int sources = !args.family.empty() + !args.from.empty() + !args.from_trace.empty();
+  if (sources > 1) throw UserError("give one of --dump FAMILY, --from FILE, --from-trace DIR");
+  if (sources == 0) {
     list_families();
     return;
   }
   schedule::Schedule s;
   std::optional<schedule::TorchCsvFormat> input_variant;
-  if (!args.from.empty()) {
+  std::string recovered_csv;
+  if (!args.from_trace.empty()) {
+    RecoveredSchedule recovered = schedule_from_trace(args.from_trace);
+    s = std::move(recovered.parsed.schedule);
+    input_variant = recovered.parsed.format;
+    recovered_csv = std::move(recovered.csv);
+  } else if (!args.from.empty()) {
     try {
       schedule::LoadedSchedule loaded = schedule::load_schedule_file(args.from);
       s = std::move(loaded.schedule);
@@ -126,7 +191,11 @@ void run(const SchedulesArgs& args) {
   } else {
     s = generate(args);
   }
-  const std::string text = render(args, s, input_variant);
+  // torch's CSV of a recovered run: its rows as torch writes them, unless a variant is asked for.
+  const bool torch_rows =
+      !recovered_csv.empty() && args.torch_format.empty() &&
+      schedule::parse_schedule_file_format(args.format) == schedule::ScheduleFileFormat::kTorchCsv;
+  const std::string text = torch_rows ? recovered_csv : render(args, s, input_variant);
   if (args.grid) std::cout << schedule::format_grid(s);
   if (args.out.empty()) {
     if (!args.grid) std::cout << text;
@@ -171,6 +240,10 @@ void add_schedules_command(CLI::App& app) {
                   "convert this schedule file instead of generating one: " +
                       std::string(schedule::kScheduleFileHelp))
       ->type_name("FILE");
+  cmd->add_option("--from-trace", args->from_trace,
+                  "recover the schedule a torch.distributed.pipelining job ran from its "
+                  "profiler traces (a folder of per-rank Kineto files, or one file)")
+      ->type_name("DIR");
   cmd->add_option("--format", args->format,
                   "output form: text (meshscope schedule text) or torch-csv (torch's _load_csv "
                   "format)")

@@ -159,8 +159,10 @@ TorchPipelineLabels label_torch_pipeline(Timeline& t) {
   }
   std::sort(ranges.begin(), ranges.end(),
             [](const ActionRange& a, const ActionRange& b) { return a.begin_ns < b.begin_ns; });
+  bool single_stage = inferred;
   for (ActionRange& r : ranges) {
     if (r.action.stage < 0 && r.action.type != TorchActionType::kOverlapFB) {
+      single_stage = true;
       r.action.stage = rank;  // GPipe: the rank's one stage
       r.action.text = torch_action_text(r.action.type, r.action.stage, r.action.microbatch);
     }
@@ -245,6 +247,12 @@ TorchPipelineLabels label_torch_pipeline(Timeline& t) {
     } else {
       stages.insert(r.action.stage);
     }
+  }
+  if (single_stage && !order.empty()) {
+    // GPipe and 1F1B reduce gradients after their last backward without a range of their own
+    // (PipelineScheduleSingle's perform_reduce_grad); torch's pipeline_order lists it so.
+    order.push_back(torch_action_text(TorchActionType::kReduceGrad, rank, -1));
+    order.push_back(torch_action_text(TorchActionType::kWaitReduceGrad, rank, -1));
   }
   std::vector<std::string> stage_text;
   for (int s : stages) stage_text.push_back(std::to_string(s));

@@ -24,7 +24,9 @@
 //              transfer actions stays idle, as in meshscope's own traces, where a compute span
 //              starts when its input is ready.
 //   metadata   "pipeline_actions": the first step's actions in order, space-separated, as torch
-//              writes them; "pipeline_stages": the stages this rank ran.
+//              writes them (a single-stage schedule — GPipe, 1F1B — ends with the REDUCE_GRAD and
+//              WAIT_REDUCE_GRAD its runtime does after the last backward without a range, as
+//              torch's pipeline_order lists them); "pipeline_stages": the stages this rank ran.
 // Across ranks (pair_torch_transfers, on the merged Timeline): a send of stage s in the forward
 // pass goes to stage s+1, in the backward pass to s-1; it is paired with the recv of that stage,
 // phase and microbatch on the rank that ran it, the k-th send with the k-th recv. Pairs are made
