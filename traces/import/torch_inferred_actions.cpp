@@ -74,26 +74,8 @@ InferredActions infer_single_stage_actions(const Timeline& t, int stage) {
     item_linked.push_back(starts_fwdbwd[i]);
   }
 
-  // Runs of forward / backward ops between transfer ops.
-  struct Run {
-    size_t first, last;
-    OpClass cls;
-    bool linked;
-  };
-  std::vector<Run> runs;
-  for (size_t i = 0; i < items.size(); ++i) {
-    const OpClass c = items[i].cls;
-    if (c != OpClass::kForward && c != OpClass::kBackward) continue;
-    if (!runs.empty() && runs.back().cls == c && runs.back().last + 1 == i) {
-      runs.back().last = i;
-      runs.back().linked = runs.back().linked || item_linked[i];
-    } else {
-      runs.push_back({i, i, c, item_linked[i]});
-    }
-  }
-  std::erase_if(runs, [](const Run& r) { return r.cls == OpClass::kForward && !r.linked; });
-
-  // Numbering per step window; ranges over the recvs before and the sends after each run.
+  // Step windows: a run never spans two steps (one step's last ops and the next one's first
+  // forward can meet without a transfer op between them).
   std::vector<StepWindow> steps = t.steps;
   std::sort(steps.begin(), steps.end(),
             [](const StepWindow& a, const StepWindow& b) { return a.begin_ns < b.begin_ns; });
@@ -104,6 +86,27 @@ InferredActions infer_single_stage_actions(const Timeline& t, int stage) {
     }
     return k;
   };
+  // Runs of forward / backward ops between transfer ops.
+  struct Run {
+    size_t first, last;
+    OpClass cls;
+    bool linked;
+  };
+  std::vector<Run> runs;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const OpClass c = items[i].cls;
+    if (c != OpClass::kForward && c != OpClass::kBackward) continue;
+    if (!runs.empty() && runs.back().cls == c && runs.back().last + 1 == i &&
+        step_of(items[runs.back().last].begin_ns) == step_of(items[i].begin_ns)) {
+      runs.back().last = i;
+      runs.back().linked = runs.back().linked || item_linked[i];
+    } else {
+      runs.push_back({i, i, c, item_linked[i]});
+    }
+  }
+  std::erase_if(runs, [](const Run& r) { return r.cls == OpClass::kForward && !r.linked; });
+
+  // Ranges over the recvs before and the sends after each run; numbering per step window.
   int current_step = INT32_MIN, forwards = 0, backwards = 0;
   int64_t previous_end = INT64_MIN;
   for (size_t r = 0; r < runs.size(); ++r) {

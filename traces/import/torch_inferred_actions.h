@@ -8,10 +8,11 @@
 //                  same thread (autograd's forward -> backward link, "fwdbwd"): the stage forward
 //                  (with the loss on the last stage). Runs without one (allocating a recv buffer,
 //                  scaling gradients by 1/microbatches) are no stage's compute.
-// The k-th forward run of a step is F k, the k-th backward run B k (torch's single-stage
-// schedules run microbatches in order). A recv op between two runs belongs to the run after it
-// (it receives that run's input), a send op to the run before it (it sends that run's output);
-// each action's range spans its recvs, its ops and its sends.
+// A run never spans two step windows (ProfilerStep#N). The k-th forward run of a step is F k, the
+// k-th backward run B k (torch's single-stage schedules run microbatches in order). A recv op
+// between two runs belongs to the run after it (it receives that run's input), a send op to the run
+// before it (it sends that run's output); each action's range spans its recvs, its ops and its
+// sends.
 #pragma once
 
 #include <cstdint>
