@@ -84,7 +84,20 @@ std::string join(const std::vector<std::string>& parts) {
 
 // Labels GPU spans: through launch flows from labelled host spans, else by the
 // gpu_user_annotation action range around them on their stream.
-uint64_t label_gpu_spans(Timeline& t, const std::vector<bool>& gpu_device) {
+// An NCCL SendRecv kernel whose direction the ops did not tell (imported as a send) moves data
+// the way its transfer action says.
+void direction_from_action(Span& s, TorchActionType action) {
+  if (s.kind != SpanKind::kSend && s.kind != SpanKind::kRecv) return;
+  if (action == TorchActionType::kSendForward || action == TorchActionType::kSendBackward) {
+    s.kind = SpanKind::kSend;
+  } else if (action == TorchActionType::kRecvForward || action == TorchActionType::kRecvBackward) {
+    s.kind = SpanKind::kRecv;
+  }
+}
+
+uint64_t label_gpu_spans(Timeline& t, const std::vector<bool>& gpu_device,
+                         const std::vector<ActionRange>& host_ranges, uint16_t host_device,
+                         uint16_t host_lane) {
   uint64_t labelled = 0;
   for (const Flow& f : t.flows) {
     const Span& from = t.spans[f.from];
@@ -93,6 +106,11 @@ uint64_t label_gpu_spans(Timeline& t, const std::vector<bool>& gpu_device) {
     to.stage = from.stage;
     to.microbatch = from.microbatch;
     to.phase = from.phase;
+    if (from.device == host_device && from.lane == host_lane) {
+      if (const ActionRange* r = action_at(host_ranges, from.begin_ns)) {
+        direction_from_action(to, r->action.type);
+      }
+    }
     ++labelled;
   }
   // Stream-side ranges, per (device, lane); spans are sorted by (device, lane, begin).
@@ -114,6 +132,7 @@ uint64_t label_gpu_spans(Timeline& t, const std::vector<bool>& gpu_device) {
     if (it == ranges.end()) continue;
     if (const ActionRange* r = action_at(it->second, s.begin_ns)) {
       label(s, r->action, is_backward_engine_op(t.span_name(s)));
+      direction_from_action(s, r->action.type);
       ++labelled;
     }
   }
@@ -204,7 +223,7 @@ TorchPipelineLabels label_torch_pipeline(Timeline& t) {
       s.kind = SpanKind::kCompute;
     }
   }
-  out.labelled_spans += label_gpu_spans(t, gpu_device);
+  out.labelled_spans += label_gpu_spans(t, gpu_device, ranges, device, lane);
   if (inferred) {
     // The inferred actions as ranges of their own, named as torch would name them.
     for (const ActionRange& r : ranges) {
