@@ -6,21 +6,19 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/torch_trace_schedule.h"
 #include "sim/schedule/generators.h"
 #include "sim/schedule/schedule_file.h"
 #include "sim/schedule/schedule_grid.h"
 #include "sim/schedule/schedule_text.h"
 #include "sim/schedule/torch_csv.h"
 #include "traces/atomic_file.h"
-#include "traces/import/load_trace.h"
-#include "traces/import/torch_pipeline.h"
 
 namespace meshscope::cli {
 namespace {
@@ -109,61 +107,6 @@ std::string render(const SchedulesArgs& args, const schedule::Schedule& s,
   }
 }
 
-// The schedule a torch.distributed.pipelining job ran, from its traces: each rank's actions in
-// order (traces/import/torch_pipeline.h), written as torch's CSV rows (`csv`, byte for byte what
-// torch writes for the run) and read as a Schedule. GPipe and 1F1B run no transfer actions of
-// their own (their rows are compute and REDUCE_GRAD): their Schedule is read from the compute
-// cells, lowered with meshscope's transfers, so that it validates and runs.
-struct RecoveredSchedule {
-  std::string csv;
-  schedule::TorchCsv parsed;
-};
-
-RecoveredSchedule schedule_from_trace(const std::string& path) {
-  traces::Timeline t;
-  try {
-    const std::vector<std::filesystem::path> paths = {path};
-    t = traces::load_traces(paths);
-  } catch (const traces::ImportError& e) {
-    throw UserError(e.what());
-  }
-  const auto orders = traces::importer::torch_action_orders(t);
-  if (orders.empty()) {
-    throw UserError(path +
-                    ": no torch.distributed.pipelining actions in these traces (PP: ranges, "
-                    "GPipe's Forward/Backward, or Schedule1F1B's send/recv ops)");
-  }
-  RecoveredSchedule out;
-  std::string compute_csv;
-  bool transfers = false;
-  int expected = 0;
-  for (const auto& [rank, actions] : orders) {
-    if (rank != expected) {
-      throw UserError(path + ": no trace of rank " + std::to_string(expected) + " (ranks " +
-                      std::to_string(orders.begin()->first) + ".." +
-                      std::to_string(orders.rbegin()->first) + " found)");
-    }
-    ++expected;
-    std::string row, compute_row;
-    for (const std::string& a : actions) {
-      row += (row.empty() ? "" : ",") + a;
-      transfers =
-          transfers || a.find("SEND_") != std::string::npos || a.find("RECV_") != std::string::npos;
-      if (a.find("REDUCE_GRAD") == std::string::npos) {
-        compute_row += (compute_row.empty() ? "" : ",") + a;
-      }
-    }
-    out.csv += row + "\r\n";  // Python's csv.writer ends rows so
-    compute_csv += compute_row + "\r\n";
-  }
-  try {
-    out.parsed = schedule::parse_torch_csv(transfers ? out.csv : compute_csv, path);
-  } catch (const schedule::ScheduleParseError& e) {
-    throw UserError(std::string("the schedule recovered from the trace: ") + e.what());
-  }
-  return out;
-}
-
 void run(const SchedulesArgs& args) {
   const int sources = !args.family.empty() + !args.from.empty() + !args.from_trace.empty();
   if (sources > 1) throw UserError("give one of --dump FAMILY, --from FILE, --from-trace DIR");
@@ -175,7 +118,8 @@ void run(const SchedulesArgs& args) {
   std::optional<schedule::TorchCsvFormat> input_variant;
   std::string recovered_csv;
   if (!args.from_trace.empty()) {
-    RecoveredSchedule recovered = schedule_from_trace(args.from_trace);
+    RecoveredSchedule recovered =
+        recover_torch_schedule(load_torch_job(args.from_trace), args.from_trace);
     s = std::move(recovered.parsed.schedule);
     input_variant = recovered.parsed.format;
     recovered_csv = std::move(recovered.csv);

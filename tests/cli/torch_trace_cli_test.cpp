@@ -3,6 +3,7 @@
 // it validates, and every rank is analysed as a pipeline device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -110,6 +111,43 @@ TEST(TorchTraceCli, FromTraceNamesWhatIsMissing) {
   EXPECT_NE(r.err.find("no torch.distributed.pipelining actions"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir / "x.csv"));
   r = shell(kBin + " schedules --from-trace " + dir.string() + " --dump gpipe");
+  EXPECT_NE(r.status, 0);
+}
+
+}  // namespace
+}  // namespace meshscope::cli_testing
+
+namespace meshscope::cli_testing {
+namespace {
+
+TEST(TorchTraceCli, PredictFromTraceReplaysTheRunThenAlternatives) {
+  const fs::path job = kTorch / "Interleaved1F1B";
+  Result r = shell(kBin + " predict --from-trace " + job.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto p = nlohmann::json::parse(r.out);
+  r = shell(kBin + " analyze --json " + job.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto a = nlohmann::json::parse(r.out);
+  EXPECT_EQ(p["measured_step_ns"], a["step_time_ns"]);
+  EXPECT_EQ(p["pp"], 4);
+  EXPECT_EQ(p["microbatches"], 4);
+  ASSERT_GE(p["rows"].size(), 2u);
+  // First the schedule that ran: torch's 8 stages, replayed; it cannot take less than the
+  // busiest rank's measured compute.
+  const auto& ran = p["rows"][0];
+  EXPECT_EQ(ran["stages"], 8);
+  int64_t busiest = 0;
+  for (const auto& d : a["devices"]) busiest = std::max(busiest, d["compute_ns"].get<int64_t>());
+  EXPECT_GE(ran["step_ns"].get<int64_t>(), busiest);
+  bool gpipe = false;
+  for (const auto& row : p["rows"]) gpipe = gpipe || row["schedule"] == "gpipe";
+  EXPECT_TRUE(gpipe);
+  // Only one alternative when asked for.
+  r = shell(kBin + " predict --from-trace " + job.string() + " --schedule 1f1b --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["rows"].size(), 2u);
+  // --config and --from-trace are one or the other.
+  r = shell(kBin + " predict --from-trace " + job.string() + " --config x.json");
   EXPECT_NE(r.status, 0);
 }
 
