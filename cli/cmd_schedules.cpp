@@ -43,9 +43,25 @@ std::string family_names() {
   return out;
 }
 
+// One line per family; chunks per rank and placement when they are not one chunk in a loop, and
+// torch.distributed.pipelining's class of the same order.
 void list_families() {
   for (const schedule::FamilyInfo& f : schedule::kFamilies) {
-    std::printf("%-12s %s\n", std::string(f.name).c_str(), std::string(f.description).c_str());
+    std::string extra;
+    if (f.max_virtual_stages != 1) {
+      extra = "chunks per rank: " +
+              (f.min_virtual_stages == f.max_virtual_stages
+                   ? std::to_string(f.min_virtual_stages)
+                   : std::to_string(f.min_virtual_stages) + "+ (default " +
+                         std::to_string(f.default_virtual_stages) + ")") +
+              ", placement " +
+              std::string(schedule::kPlacementNames[static_cast<size_t>(f.placement)]);
+    }
+    if (!f.torch_class.empty()) {
+      extra += (extra.empty() ? "" : "; ") + std::string("torch ") + std::string(f.torch_class);
+    }
+    std::printf("%-15s %s%s\n", std::string(f.name).c_str(), std::string(f.description).c_str(),
+                extra.empty() ? "" : (" [" + extra + "]").c_str());
   }
 }
 
@@ -59,9 +75,8 @@ schedule::Schedule generate(const SchedulesArgs& args) {
   config.family = *family;
   config.mesh = {.dp = args.dp, .pp = args.pp, .tp = args.tp};
   config.microbatches = args.microbatches > 0 ? args.microbatches : args.pp;
-  config.virtual_stages = args.virtual_stages > 0
-                              ? args.virtual_stages
-                              : (*family == schedule::Family::kInterleaved ? 2 : 1);
+  config.virtual_stages = args.virtual_stages > 0 ? args.virtual_stages
+                                                  : schedule::info(*family).default_virtual_stages;
   if (args.activation_bytes > 0) config.activation_bytes = {args.activation_bytes};
   if (args.gradient_bytes > 0) config.gradient_bytes = {args.gradient_bytes};
   try {
@@ -159,7 +174,7 @@ void add_schedules_command(CLI::App& app) {
                   "microbatches per replica per step (default: pp)")
       ->check(CLI::Range(1, schedule::kMaxRanks));
   cmd->add_option("--virtual,-v", args->virtual_stages,
-                  "model chunks per pp rank (interleaved; default 2 there, 1 elsewhere)")
+                  "model chunks per pp rank (default: the family's, see the list)")
       ->check(CLI::Range(1, schedule::kMaxRanks));
   cmd->add_option("--activation-bytes", args->activation_bytes,
                   "bytes each stage sends per microbatch (and receives back as gradient)")

@@ -80,6 +80,28 @@ TEST(ExecutorEquivalence, MlpEveryFamilyMatchesOneDevice) {
   for (const Case& c : kPipelineCases) check(mlp_spec(), c);
 }
 
+// The families taken from torch.distributed.pipelining: the V placement of zb-v and dualpipe-v
+// (rank r holds stages r and 2pp-1-r), dualpipe-v's overlapped F/B pairs, I/W splits across chunks,
+// looped BFS's reversed backwards.
+const std::vector<Case> kTorchFamilyCases = {
+    {"zb-v pp2", Family::kZbV, {1, 2, 1}, 4, 2},
+    {"zb-v pp4", Family::kZbV, {1, 4, 1}, 4, 2},
+    {"zb-v dp2 pp2 tp2", Family::kZbV, {2, 2, 2}, 2, 2},
+    {"dualpipe-v pp2", Family::kDualPipeV, {1, 2, 1}, 4, 2},
+    {"dualpipe-v pp4", Family::kDualPipeV, {1, 4, 1}, 8, 2},
+    {"dualpipe-v dp2 pp2 tp2", Family::kDualPipeV, {2, 2, 2}, 4, 2},
+    {"interleaved-zb pp2 v2", Family::kInterleavedZeroBubble, {1, 2, 1}, 4, 2},
+    {"interleaved-zb pp4 v2", Family::kInterleavedZeroBubble, {1, 4, 1}, 4, 2},
+    {"interleaved-zb dp2 pp2 tp2 v4", Family::kInterleavedZeroBubble, {2, 2, 2}, 2, 4},
+    {"looped-bfs pp2 v2", Family::kLoopedBfs, {1, 2, 1}, 4, 2},
+    {"looped-bfs pp2 v4", Family::kLoopedBfs, {1, 2, 1}, 2, 4},
+    {"looped-bfs dp2 pp2 tp2 v2", Family::kLoopedBfs, {2, 2, 2}, 2, 2},
+};
+
+TEST(ExecutorEquivalence, TorchFamiliesMatchOneDevice) {
+  for (const Case& c : kTorchFamilyCases) check(mlp_spec(), c);
+}
+
 TEST(ExecutorEquivalence, ClassifierMatchesOneDevice) {
   // Two layers: pipelines of two stages, tp over the 256 hidden units, dp over the batch.
   const std::vector<Case> cases = {
@@ -198,13 +220,29 @@ TEST(ExecutorEquivalence, GeneratedFamiliesRunOnInOrderChannelsWithoutHoldingASe
            {"interleaved pp4 v2", Family::kInterleaved, {1, 4, 1}, 8, 2},
            {"gpipe pp4", Family::kGpipe, {1, 4, 1}, 4, 1},
            {"1f1b pp4", Family::kOneFOneB, {1, 4, 1}, 8, 1},
-           {"zb-h1 pp4", Family::kZbH1, {1, 4, 1}, 4, 1}}) {
+           {"zb-h1 pp4", Family::kZbH1, {1, 4, 1}, 4, 1},
+           {"zb-v pp4", Family::kZbV, {1, 4, 1}, 4, 2},
+           {"interleaved-zb pp4 v2", Family::kInterleavedZeroBubble, {1, 4, 1}, 4, 2},
+           {"looped-bfs pp2 v4", Family::kLoopedBfs, {1, 2, 1}, 2, 4}}) {
     const auto s = testing::make_schedule_for(spec, c.family, c.mesh, c.microbatches,
                                               c.virtual_stages);
     int held = -1;
     expect_equivalent(run_on_ordered_channels(s, spec, true, &held), ref, c.name);
     EXPECT_EQ(held, 0) << c.name;
   }
+}
+
+TEST(ExecutorEquivalence, DualPipeVHoldsSendsOnInOrderChannelsAndStillMatches) {
+  // dualpipe-v's overlapped pairs send activations and gradients to the same neighbour (rank r
+  // holds stages r and 2pp-1-r; both r+1 and 2pp-2-r live on rank r+1), and that neighbour takes
+  // them in torch's order, not the order they were sent: an in-order channel holds some sends
+  // back (the cuda backend delays them), and the result is still one device's.
+  const auto spec = mlp_spec();
+  const auto s = testing::make_schedule_for(spec, Family::kDualPipeV, {1, 4, 1}, 8, 2);
+  int held = -1;
+  expect_equivalent(run_on_ordered_channels(s, spec, true, &held), run_reference(spec, kSteps),
+                    "dualpipe-v pp4");
+  EXPECT_GT(held, 0);
 }
 
 TEST(ExecutorEquivalence, ScheduleForAnotherModelSizeIsRejected) {
