@@ -25,7 +25,7 @@ struct SchedulesArgs {
   std::string family;  // empty: list the families
   int dp = 1, pp = 1, tp = 1;
   int microbatches = 0;    // 0: pp (or 1)
-  int virtual_stages = 0;  // 0: 2 for interleaved, 1 for the others (as `run`)
+  int virtual_stages = 0;  // 0: the family's default (as `run`)
   int64_t activation_bytes = 0;
   int64_t gradient_bytes = 0;
   std::string from;  // a schedule file to convert instead of generating
