@@ -59,7 +59,7 @@ SHAPES = [
     ("interleaved", 4, 6, 2),
     ("looped-bfs", 2, 4, 2), ("looped-bfs", 4, 8, 2), ("looped-bfs", 3, 5, 3),
     ("interleaved-zb", 2, 4, 2), ("interleaved-zb", 4, 8, 2), ("interleaved-zb", 2, 6, 3),
-    ("interleaved-zb", 4, 4, 2),
+    ("interleaved-zb", 4, 4, 2), ("interleaved-zb", 4, 8, 1), ("interleaved-zb", 3, 6, 1),
     ("zb-v", 2, 4, 2), ("zb-v", 4, 8, 2), ("zb-v", 3, 6, 2), ("zb-v", 4, 4, 2),
     ("dualpipe-v", 2, 4, 2), ("dualpipe-v", 4, 8, 2), ("dualpipe-v", 3, 7, 2),
 ]

@@ -123,6 +123,18 @@ TEST(TorchOrders, EveryFamilyTorchHasRunsTorchsOrderPerRank) {
   EXPECT_EQ(compared, static_cast<int>(shapes.size()) - 1);
 }
 
+// meshscope's zb-h1 (Qi et al. 2023) is torch's ScheduleInterleavedZeroBubble with one stage per
+// rank, order for order.
+TEST(TorchOrders, ZbH1IsTorchsInterleavedZeroBubbleWithOneChunk) {
+  for (const Shape& s :
+       {Shape{"interleaved-zb_pp4_m8_v1.compute_only.csv", Family::kZbH1, 4, 8, 1},
+        Shape{"interleaved-zb_pp3_m6_v1.compute_only.csv", Family::kZbH1, 3, 6, 1}}) {
+    SCOPED_TRACE(s.file);
+    const Schedule torch = parse_torch_csv(read(kDir / s.file), s.file).schedule;
+    EXPECT_EQ(compute_rows(generated(s)), compute_rows(torch));
+  }
+}
+
 TEST(TorchOrders, InterleavedKeepsMegatronsMicrobatchRule) {
   const Shape s{"interleaved_pp4_m6_v2.compute_only.csv", Family::kInterleaved, 4, 6, 2};
   ASSERT_TRUE(fs::exists(kDir / s.file));
