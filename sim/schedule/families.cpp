@@ -45,7 +45,8 @@ const std::array<FamilyInfo, static_cast<size_t>(Family::kCount)> kFamilies = {{
      .order = orders::interleaved},
     {.name = "zb-h1",
      .description = "ZB-H1 (Qi et al. 2023): 1F1B with backward split into I and W, rank r "
-                    "defers r W's into the cool-down bubble",
+                    "defers r W's into the cool-down bubble (torch: "
+                    "ScheduleInterleavedZeroBubble with one stage per rank)",
      .searchable = true,
      .torch_class = "",
      .order = orders::zb_h1},
