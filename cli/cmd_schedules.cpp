@@ -74,7 +74,13 @@ schedule::Schedule generate(const SchedulesArgs& args) {
   schedule::GeneratorConfig config;
   config.family = *family;
   config.mesh = {.dp = args.dp, .pp = args.pp, .tp = args.tp};
-  config.microbatches = args.microbatches > 0 ? args.microbatches : args.pp;
+  // Default: pp, or one per stage for a family that needs at least that many (dualpipe-v).
+  const schedule::FamilyInfo& info = schedule::info(*family);
+  const int fewest =
+      info.microbatch_rule == schedule::MicrobatchRule::kAtLeastStages
+          ? args.pp * (args.virtual_stages > 0 ? args.virtual_stages : info.default_virtual_stages)
+          : args.pp;
+  config.microbatches = args.microbatches > 0 ? args.microbatches : fewest;
   config.virtual_stages = args.virtual_stages > 0 ? args.virtual_stages
                                                   : schedule::info(*family).default_virtual_stages;
   if (args.activation_bytes > 0) config.activation_bytes = {args.activation_bytes};
@@ -170,8 +176,9 @@ void add_schedules_command(CLI::App& app) {
   cmd->add_option("--pp", args->pp, "pipeline ranks")->check(CLI::Range(1, schedule::kMaxRanks));
   cmd->add_option("--tp", args->tp, "tensor-parallel ranks per stage")
       ->check(CLI::Range(1, schedule::kMaxRanks));
-  cmd->add_option("--microbatches,-m", args->microbatches,
-                  "microbatches per replica per step (default: pp)")
+  cmd->add_option(
+         "--microbatches,-m", args->microbatches,
+         "microbatches per replica per step (default: pp; pp x virtual stages for dualpipe-v)")
       ->check(CLI::Range(1, schedule::kMaxRanks));
   cmd->add_option("--virtual,-v", args->virtual_stages,
                   "model chunks per pp rank (default: the family's, see the list)")
