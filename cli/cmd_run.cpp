@@ -29,7 +29,7 @@ struct RunArgs {
   int dp = 0, pp = 0, tp = 0;  // 0: not given
   int devices = 0;
   int microbatches = 8;
-  int virtual_stages = 0;  // 0: 2 for interleaved, 1 otherwise
+  int virtual_stages = 0;  // 0: the family's default (families.h)
   WorkloadArgs workload;
   int steps = 2;
   std::string backend = "auto";
@@ -91,7 +91,7 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
   g.mesh = resolve_mesh(a, *family);
   g.microbatches = a.microbatches;
   g.virtual_stages =
-      a.virtual_stages ? a.virtual_stages : (*family == schedule::Family::kInterleaved ? 2 : 1);
+      a.virtual_stages ? a.virtual_stages : schedule::info(*family).default_virtual_stages;
   try {
     return generate_for_workload(g, spec);
   } catch (const std::invalid_argument& e) {
@@ -222,7 +222,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--microbatches,-m", a->microbatches, "microbatches per replica per step")
       ->capture_default_str();
   cmd->add_option("--virtual,-v", a->virtual_stages,
-                  "model chunks per pp rank (interleaved; default 2 there, 1 elsewhere)")
+                  "model chunks per pp rank (default: the family's, see `meshscope schedules`)")
       ->check(CLI::Range(1, 1 << 20));
   add_workload_options(*cmd, a->workload);
   cmd->add_option("--steps", a->steps, "training steps")->capture_default_str();

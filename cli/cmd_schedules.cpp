@@ -27,7 +27,7 @@ struct SchedulesArgs {
   std::string family;  // empty: list the families
   int dp = 1, pp = 1, tp = 1;
   int microbatches = 0;    // 0: pp (or 1)
-  int virtual_stages = 0;  // 0: 2 for interleaved, 1 for the others (as `run`)
+  int virtual_stages = 0;  // 0: the family's default (as `run`)
   int64_t activation_bytes = 0;
   int64_t gradient_bytes = 0;
   std::string from;        // a schedule file to convert instead of generating
@@ -46,9 +46,25 @@ std::string family_names() {
   return out;
 }
 
+// One line per family; chunks per rank and placement when they are not one chunk in a loop, and
+// torch.distributed.pipelining's class of the same order.
 void list_families() {
   for (const schedule::FamilyInfo& f : schedule::kFamilies) {
-    std::printf("%-12s %s\n", std::string(f.name).c_str(), std::string(f.description).c_str());
+    std::string extra;
+    if (f.max_virtual_stages != 1) {
+      extra = "chunks per rank: " +
+              (f.min_virtual_stages == f.max_virtual_stages
+                   ? std::to_string(f.min_virtual_stages)
+                   : std::to_string(f.min_virtual_stages) + "+ (default " +
+                         std::to_string(f.default_virtual_stages) + ")") +
+              ", placement " +
+              std::string(schedule::kPlacementNames[static_cast<size_t>(f.placement)]);
+    }
+    if (!f.torch_class.empty()) {
+      extra += (extra.empty() ? "" : "; ") + std::string("torch ") + std::string(f.torch_class);
+    }
+    std::printf("%-15s %s%s\n", std::string(f.name).c_str(), std::string(f.description).c_str(),
+                extra.empty() ? "" : (" [" + extra + "]").c_str());
   }
 }
 
@@ -61,10 +77,15 @@ schedule::Schedule generate(const SchedulesArgs& args) {
   schedule::GeneratorConfig config;
   config.family = *family;
   config.mesh = {.dp = args.dp, .pp = args.pp, .tp = args.tp};
-  config.microbatches = args.microbatches > 0 ? args.microbatches : args.pp;
-  config.virtual_stages = args.virtual_stages > 0
-                              ? args.virtual_stages
-                              : (*family == schedule::Family::kInterleaved ? 2 : 1);
+  // Default: pp, or one per stage for a family that needs at least that many (dualpipe-v).
+  const schedule::FamilyInfo& info = schedule::info(*family);
+  const int fewest =
+      info.microbatch_rule == schedule::MicrobatchRule::kAtLeastStages
+          ? args.pp * (args.virtual_stages > 0 ? args.virtual_stages : info.default_virtual_stages)
+          : args.pp;
+  config.microbatches = args.microbatches > 0 ? args.microbatches : fewest;
+  config.virtual_stages = args.virtual_stages > 0 ? args.virtual_stages
+                                                  : schedule::info(*family).default_virtual_stages;
   if (args.activation_bytes > 0) config.activation_bytes = {args.activation_bytes};
   if (args.gradient_bytes > 0) config.gradient_bytes = {args.gradient_bytes};
   try {
@@ -168,11 +189,12 @@ void add_schedules_command(CLI::App& app) {
   cmd->add_option("--pp", args->pp, "pipeline ranks")->check(CLI::Range(1, schedule::kMaxRanks));
   cmd->add_option("--tp", args->tp, "tensor-parallel ranks per stage")
       ->check(CLI::Range(1, schedule::kMaxRanks));
-  cmd->add_option("--microbatches,-m", args->microbatches,
-                  "microbatches per replica per step (default: pp)")
+  cmd->add_option(
+         "--microbatches,-m", args->microbatches,
+         "microbatches per replica per step (default: pp; pp x virtual stages for dualpipe-v)")
       ->check(CLI::Range(1, schedule::kMaxRanks));
   cmd->add_option("--virtual,-v", args->virtual_stages,
-                  "model chunks per pp rank (interleaved; default 2 there, 1 elsewhere)")
+                  "model chunks per pp rank (default: the family's, see the list)")
       ->check(CLI::Range(1, schedule::kMaxRanks));
   cmd->add_option("--activation-bytes", args->activation_bytes,
                   "bytes each stage sends per microbatch (and receives back as gradient)")

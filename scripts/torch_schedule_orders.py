@@ -9,6 +9,14 @@ single-stage schedules (GPipe, 1F1B) have no `_dump_csv`; their `_get_pipeline_o
 with the same `csv.writer` call.
 
     /work/venv/bin/python scripts/torch_schedule_orders.py tests/fixtures/torch_orders
+
+With --load PP STAGES_PER_RANK STYLE MICROBATCHES FILE it goes the other way: torch's
+_PipelineScheduleRuntime reads a compute_only CSV (as `meshscope schedules --dump F --format
+torch-csv` writes it), lowers it with its own passes and dumps it back; it prints whether torch
+accepted it and wrote the same bytes.
+
+    meshscope schedules --dump zb-v --pp 4 -m 8 --format torch-csv -o zbv.csv
+    /work/venv/bin/python scripts/torch_schedule_orders.py --load 4 2 v 8 zbv.csv
 """
 import csv
 import os
@@ -51,7 +59,7 @@ SHAPES = [
     ("interleaved", 4, 6, 2),
     ("looped-bfs", 2, 4, 2), ("looped-bfs", 4, 8, 2), ("looped-bfs", 3, 5, 3),
     ("interleaved-zb", 2, 4, 2), ("interleaved-zb", 4, 8, 2), ("interleaved-zb", 2, 6, 3),
-    ("interleaved-zb", 4, 4, 2),
+    ("interleaved-zb", 4, 4, 2), ("interleaved-zb", 4, 8, 1), ("interleaved-zb", 3, 6, 1),
     ("zb-v", 2, 4, 2), ("zb-v", 4, 8, 2), ("zb-v", 3, 6, 2), ("zb-v", 4, 4, 2),
     ("dualpipe-v", 2, 4, 2), ("dualpipe-v", 4, 8, 2), ("dualpipe-v", 3, 7, 2),
 ]
@@ -81,5 +89,23 @@ def main(out_dir):
     print(f"torch {torch.__version__}: {len(SHAPES)} shapes written to {out_dir}")
 
 
+def load(pp, per_rank, style, m, path):
+    n = pp * per_rank
+    local = generate_rank_to_stage_mapping(pp, n, style)[0]
+    runtime = S._PipelineScheduleRuntime([StandInStage(s, n, pp, 0) for s in local], m)
+    runtime._load_csv(path, format="compute_only")
+    back = path + ".torch"
+    runtime._dump_csv(back, format="compute_only")
+    same = open(back, newline="").read() == open(path, newline="").read()
+    os.remove(back)
+    lowered = sum(len(r) for r in runtime.pipeline_order_with_comms.values())
+    print(f"{path}: torch {torch.__version__} loaded it, lowered to {lowered} actions, "
+          f"dumped back {'the same bytes' if same else 'DIFFERENT bytes'}")
+    return 0 if same else 1
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 7 and sys.argv[1] == "--load":
+        a = sys.argv[2:]
+        sys.exit(load(int(a[0]), int(a[1]), a[2], int(a[3]), a[4]))
     main(sys.argv[1] if len(sys.argv) > 1 else "tests/fixtures/torch_orders")

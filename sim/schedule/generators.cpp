@@ -31,13 +31,6 @@ void check_bytes(const std::vector<int64_t>& bytes, const std::string& family,
 
 }  // namespace
 
-std::optional<Family> parse_family(std::string_view s) {
-  for (size_t i = 0; i < kFamilies.size(); ++i) {
-    if (kFamilies[i].name == s) return static_cast<Family>(i);
-  }
-  return std::nullopt;
-}
-
 void check_config(const GeneratorConfig& c) {
   require(c.family < Family::kCount, "?", "unknown family");
   const std::string f(name(c.family));
@@ -48,23 +41,8 @@ void check_config(const GeneratorConfig& c) {
           "microbatches must be >= 1, got " + std::to_string(c.microbatches));
   require(c.virtual_stages >= 1, f,
           "virtual stages must be >= 1, got " + std::to_string(c.virtual_stages));
-  if (c.family == Family::kInterleaved) {
-    require(c.virtual_stages >= 2, f,
-            "needs virtual stages >= 2 (with one chunk per rank it is 1f1b)");
-    require(c.microbatches % shape.pp == 0, f,
-            "needs microbatches divisible by pp (as Megatron-LM), got " +
-                std::to_string(c.microbatches) +
-                " microbatches for pp=" + std::to_string(shape.pp));
-  } else {
-    require(c.virtual_stages == 1, f,
-            "takes one stage per pp rank; virtual stages (" + std::to_string(c.virtual_stages) +
-                ") are for 'interleaved'");
-  }
-  if (c.family == Family::kTensorParallel || c.family == Family::kDataParallel) {
-    require(shape.pp == 1, f,
-            "is for pp = 1 (got pp=" + std::to_string(shape.pp) +
-                "); use a pipeline family (gpipe, 1f1b, ...), which composes with dp and tp");
-  }
+  const std::string why = family_rule_violation(c.family, shape, c.virtual_stages, c.microbatches);
+  if (!why.empty()) throw std::invalid_argument(why);
   const int64_t stages = int64_t{shape.pp} * c.virtual_stages;
   require(stages <= (int64_t{1} << 20), f, "too many stages (" + std::to_string(stages) + ")");
   check_bytes(c.activation_bytes, f, "activation bytes", static_cast<int>(stages), true);
@@ -85,7 +63,7 @@ Schedule generate(const GeneratorConfig& config) {
   s.mesh = config.mesh;
   s.num_stages = config.mesh.pp * config.virtual_stages;
   s.num_microbatches = config.microbatches;
-  for (int st = 0; st < s.num_stages; ++st) s.stage_owner.push_back(st % config.mesh.pp);
+  s.stage_owner = stage_placement(info(config.family).placement, config.mesh.pp, s.num_stages);
   const std::vector<std::vector<Action>> orders = pipeline_compute_orders(
       config.family, config.mesh.pp, config.virtual_stages, config.microbatches);
   const Lowering lowering(s, config.activation_bytes, config.gradient_bytes);
