@@ -26,6 +26,7 @@
 #include "cli/commands.h"
 #include "cli/torch_trace_schedule.h"
 #include "sim/engine/engine.h"
+#include "sim/schedule/families.h"
 #include "sim/schedule/generators.h"
 #include "traces/analysis.h"
 
@@ -144,14 +145,17 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
     }
     rows.push_back(std::move(r));
   }
-  for (const schedule::Family f : {schedule::Family::kGpipe, schedule::Family::kOneFOneB,
-                                   schedule::Family::kInterleaved, schedule::Family::kZbH1}) {
-    if (!args.schedule.empty() && args.schedule != schedule::name(f)) continue;
+  // Every pipeline family (the descriptor's: not the pp = 1 ones), at its default chunks per rank.
+  for (size_t fi = 0; fi < schedule::kFamilies.size(); ++fi) {
+    const auto f = static_cast<schedule::Family>(fi);
+    const schedule::FamilyInfo& info = schedule::info(f);
+    if (info.pp_one_only || f == schedule::Family::kNaive) continue;
+    if (!args.schedule.empty() && args.schedule != info.name) continue;
     schedule::GeneratorConfig config;
     config.family = f;
     config.mesh = {.dp = 1, .pp = pp, .tp = 1};
     config.microbatches = microbatches;
-    config.virtual_stages = f == schedule::Family::kInterleaved ? 2 : 1;
+    config.virtual_stages = info.default_virtual_stages;
     Row r{std::string(schedule::name(f)), pp * config.virtual_stages, std::nullopt, ""};
     try {
       const schedule::Schedule alt = schedule::generate(config);
