@@ -74,8 +74,8 @@ TEST(TorchActionGrammar, ParsesTheRangesTorchWrites) {
 
 TEST(TorchActionGrammar, RejectsOtherNames) {
   for (const char* name : {"PP:", "PP:F0", "PP:1Q0", "PP:1F0x", "PP:(0F7;7B3)", "PP:()OVERLAP_F_B",
-                           "PP:(0F7;7SEND_F3)OVERLAP_F_B", "Forward", "Forward x", "aten::mm",
-                           "ProfilerStep#3", "gloo:recv"}) {
+                           "PP:(0F7;7SEND_F3)OVERLAP_F_B", "PP:40000F0", "Forward", "Forward x",
+                           "aten::mm", "ProfilerStep#3", "gloo:recv"}) {
     EXPECT_FALSE(parse_torch_range(name)) << name;
   }
 }

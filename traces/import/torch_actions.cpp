@@ -2,6 +2,7 @@
 #include "traces/import/torch_actions.h"
 
 #include <charconv>
+#include <cstdint>
 
 namespace meshscope::traces::importer {
 namespace {
@@ -32,7 +33,8 @@ size_t digits_prefix(std::string_view s) {
 std::optional<TorchSubAction> parse_single(std::string_view s) {
   const size_t n = digits_prefix(s);
   TorchSubAction a;
-  if (!parse_digits(s.substr(0, n), a.stage)) return std::nullopt;
+  // Stages are int16 in a Span; a larger number is no stage of a real job.
+  if (!parse_digits(s.substr(0, n), a.stage) || a.stage > INT16_MAX) return std::nullopt;
   const std::string_view rest = s.substr(n);
   for (TorchActionType t : kMatchOrder) {
     if (!rest.starts_with(token(t))) continue;

@@ -79,12 +79,11 @@ InferredActions infer_single_stage_actions(const Timeline& t, int stage) {
   std::vector<StepWindow> steps = t.steps;
   std::sort(steps.begin(), steps.end(),
             [](const StepWindow& a, const StepWindow& b) { return a.begin_ns < b.begin_ns; });
+  // The last step beginning at or before `ns` (-1: before the first); binary search.
   const auto step_of = [&](int64_t ns) {
-    int k = -1;
-    for (size_t i = 0; i < steps.size(); ++i) {
-      if (steps[i].begin_ns <= ns) k = static_cast<int>(i);
-    }
-    return k;
+    const auto it = std::upper_bound(steps.begin(), steps.end(), ns,
+                                     [](int64_t t, const StepWindow& w) { return t < w.begin_ns; });
+    return static_cast<int>(it - steps.begin()) - 1;
   };
   // Runs of forward / backward ops between transfer ops.
   struct Run {
