@@ -1,8 +1,10 @@
 // `meshscope predict --from-trace DIR`: replays a torch pipelining job with the costs its traces
 // show, first the schedule that ran (with its error against the measured step), then alternatives.
 //
-// Costs, from `traces::analyze` of the job (traces/analysis.h, stage_phases):
-//   per stage   F, B, I, W = the stage's compute of that phase / (its microbatches × steps);
+// Costs, from the job's compute spans (an imported job's ops under its compute actions):
+//   per stage   F, B, I, W = the mean over the stage's microbatches and steps of the time from the
+//               first to the last op of that phase (the python between them counts, the wait for
+//               the input before the first op does not);
 //               a stage measured with B only gets I = W = B / 2 for schedules that split it
 //               (assumption: the even split of Qi et al. 2023, "Zero Bubble Pipeline
 //               Parallelism", whose ZB schedules take T_F = T_B = T_W), one measured with I and
@@ -21,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/commands.h"
@@ -41,28 +44,46 @@ struct MeasuredCosts {
 
 MeasuredCosts measure(const traces::Timeline& t, const traces::TimelineAnalysis& a) {
   MeasuredCosts m;
-  const int64_t steps = std::max<int64_t>(1, static_cast<int64_t>(a.windows.size()));
-  for (const traces::DeviceAnalysis& d : a.devices) {
-    for (const traces::StagePhaseTime& p : d.stage_phases) {
-      if (p.microbatches <= 0) continue;
-      const int64_t per = p.compute_ns / (p.microbatches * steps);
-      engine::StageTiming& st = m.stages[p.stage];
-      switch (p.phase) {
-        case traces::Phase::kForward:
-          st.forward_ns = per;
-          break;
-        case traces::Phase::kBackward:
-          st.backward_ns = per;
-          break;
-        case traces::Phase::kInputGrad:
-          st.input_grad_ns = per;
-          break;
-        case traces::Phase::kWeightGrad:
-          st.weight_grad_ns = per;
-          break;
-        default:
-          break;
-      }
+  // Each (stage, phase, microbatch, step)'s compute spans, first begin to last end.
+  std::map<std::tuple<int, traces::Phase, int32_t, size_t>, std::pair<int64_t, int64_t>> extent;
+  for (const traces::Span& s : t.spans) {
+    if (s.kind != traces::SpanKind::kCompute || s.stage < 0 || s.microbatch < 0) continue;
+    const auto w =
+        std::upper_bound(a.windows.begin(), a.windows.end(), s.begin_ns,
+                         [](int64_t v, const traces::Interval& iv) { return v < iv.begin_ns; });
+    if (w == a.windows.begin() || s.begin_ns >= std::prev(w)->end_ns) continue;
+    const auto key = std::tuple(static_cast<int>(s.stage), s.phase, s.microbatch,
+                                static_cast<size_t>(w - a.windows.begin()));
+    auto [it, fresh] = extent.try_emplace(key, s.begin_ns, s.end_ns);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, s.begin_ns);
+      it->second.second = std::max(it->second.second, s.end_ns);
+    }
+  }
+  std::map<std::pair<int, traces::Phase>, std::pair<int64_t, int64_t>> sum;  // total, count
+  for (const auto& [key, e] : extent) {
+    auto& [total, count] = sum[{std::get<0>(key), std::get<1>(key)}];
+    total += e.second - e.first;
+    ++count;
+  }
+  for (const auto& [key, tc] : sum) {
+    const int64_t per = tc.first / tc.second;
+    engine::StageTiming& st = m.stages[key.first];
+    switch (key.second) {
+      case traces::Phase::kForward:
+        st.forward_ns = per;
+        break;
+      case traces::Phase::kBackward:
+        st.backward_ns = per;
+        break;
+      case traces::Phase::kInputGrad:
+        st.input_grad_ns = per;
+        break;
+      case traces::Phase::kWeightGrad:
+        st.weight_grad_ns = per;
+        break;
+      default:
+        break;
     }
   }
   for (auto& [stage, st] : m.stages) {
