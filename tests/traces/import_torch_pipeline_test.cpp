@@ -142,7 +142,7 @@ TEST_P(TorchFixture, EveryRankIsADeviceWithCompute) {
     for (const Lane& l : dev.lanes) compute_lane = compute_lane || l.kind == LaneKind::kCompute;
     if (!compute_lane) continue;
     EXPECT_EQ(dev.name, "rank " + std::to_string(dev.rank) + " \u00b7 CPU");
-    EXPECT_EQ(dev.coord.pp, dev.rank);
+    EXPECT_EQ(dev.coord, (MeshCoord{0, dev.rank, 0}));
     ranks.insert(dev.rank);
     int64_t compute = 0;
     for (const Span& s : timeline_.spans) {

@@ -247,9 +247,10 @@ TorchPipelineLabels label_torch_pipeline(Timeline& t) {
     d.rank = rank;
     d.name = "rank " + std::to_string(rank) + " \u00b7 CPU";
   }
-  // One pipeline: the rank's place in it is its rank (the default group is the pp group).
+  // One pipeline: the rank's place in it is its rank (the default group is the pp group), with
+  // no data or tensor parallelism beside it.
   for (size_t d = 0; d < t.devices.size(); ++d) {
-    if (gpu_device[d] || (out.cpu_device && d == device)) t.devices[d].coord.pp = rank;
+    if (gpu_device[d] || (out.cpu_device && d == device)) t.devices[d].coord = {0, rank, 0};
   }
 
   // The first step's actions, as torch writes them.

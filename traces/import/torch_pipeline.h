@@ -23,6 +23,7 @@
 //              Time in a compute action outside its ops (waiting for the input, python) and in
 //              transfer actions stays idle, as in meshscope's own traces, where a compute span
 //              starts when its input is ready.
+//   mesh       the rank's devices get mesh coordinate dp 0, pp = rank, tp 0 (one pipeline).
 //   metadata   "pipeline_actions": the first step's actions in order, space-separated, as torch
 //              writes them (a single-stage schedule — GPipe, 1F1B — ends with the REDUCE_GRAD and
 //              WAIT_REDUCE_GRAD its runtime does after the last backward without a range, as
