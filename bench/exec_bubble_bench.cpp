@@ -38,7 +38,7 @@ double closed_form(Family f, int p, int m, int v) {
 
 void measure(benchmark::State& state, Family family) {
   const bool pipeline = family != Family::kTensorParallel && family != Family::kDataParallel;
-  const int v = family == Family::kInterleaved ? 2 : 1;
+  const int v = schedule::info(family).default_virtual_stages;
   schedule::GeneratorConfig g;
   g.family = family;
   g.mesh = family == Family::kTensorParallel ? mesh::MeshShape{1, 1, kRanks}

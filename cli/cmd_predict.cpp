@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/predict_from_trace.h"
 #include "cli/sim_options.h"
 #include "sim/predict/config.h"
 #include "sim/predict/plot.h"
@@ -32,6 +33,7 @@ struct PredictArgs {
   bool search = false;
   int64_t gpus = 0;
   int top = 10;
+  PredictFromTraceArgs trace;  // --from-trace: replay a torch pipelining job
 };
 
 // Point i of n done: on a terminal a bar redrawn in place; elsewhere (a log, CI) a plain line at
@@ -208,6 +210,13 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base, const 
 }
 
 void run(const PredictArgs& a) {
+  if (!a.trace.trace.empty()) {
+    PredictFromTraceArgs t = a.trace;
+    t.json = a.json;
+    run_predict_from_trace(t);
+    return;
+  }
+  if (a.input.config.empty()) throw UserError("predict needs --config FILE or --from-trace DIR");
   const SimInputs in = load_sim_inputs(a.input);
   const std::string& where = a.input.config;
   if (a.search) {
@@ -266,6 +275,19 @@ void add_predict_command(CLI::App& app) {
   cmd->add_flag("--search", args->search, "search dp x pp x tp, microbatch size and schedule");
   cmd->add_option("--gpus", args->gpus, "GPU budget for --search");
   cmd->add_option("--top", args->top, "rows --search prints")->capture_default_str();
+  // A measured torch pipelining job instead of a config (cli/predict_from_trace.cpp).
+  cmd->get_option("--config")->required(false);
+  cmd->add_option("--from-trace", args->trace.trace,
+                  "replay a torch.distributed.pipelining job from its traces: the schedule that "
+                  "ran (with its error against the measured step), then the alternatives")
+      ->type_name("DIR")
+      ->excludes("--config");
+  cmd->add_option("--schedule", args->trace.schedule,
+                  "with --from-trace: only this alternative family");
+  cmd->add_option("--microbatches", args->trace.microbatches,
+                  "with --from-trace: microbatches of the alternatives (default: the run's)");
+  cmd->add_option("--pp", args->trace.pp,
+                  "with --from-trace: pipeline ranks of the alternatives (default: the run's)");
   cmd->callback([args] { run(*args); });
 }
 

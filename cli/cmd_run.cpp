@@ -16,6 +16,7 @@
 #include "profiler/exec/run_config.h"
 #include "profiler/runtime/clock.h"
 #include "profiler/runtime/process_cpu_backend.h"
+#include "sim/schedule/schedule_file.h"
 #include "sim/schedule/schedule_text.h"
 #include "sim/schedule/validator.h"
 
@@ -28,7 +29,7 @@ struct RunArgs {
   int dp = 0, pp = 0, tp = 0;  // 0: not given
   int devices = 0;
   int microbatches = 8;
-  int virtual_stages = 0;  // 0: 2 for interleaved, 1 otherwise
+  int virtual_stages = 0;  // 0: the family's default (families.h)
   WorkloadArgs workload;
   int steps = 2;
   std::string backend = "auto";
@@ -67,7 +68,7 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
   if (!a.schedule_file.empty()) {
     schedule::Schedule s;
     try {
-      s = schedule::load_file(a.schedule_file);
+      s = schedule::load_schedule_file(a.schedule_file).schedule;
     } catch (const schedule::ScheduleParseError& e) {
       throw UserError(e.what());
     }
@@ -89,8 +90,8 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
   g.family = *family;
   g.mesh = resolve_mesh(a, *family);
   g.microbatches = a.microbatches;
-  g.virtual_stages = a.virtual_stages ? a.virtual_stages
-                                      : (*family == schedule::Family::kInterleaved ? 2 : 1);
+  g.virtual_stages =
+      a.virtual_stages ? a.virtual_stages : schedule::info(*family).default_virtual_stages;
   try {
     return generate_for_workload(g, spec);
   } catch (const std::invalid_argument& e) {
@@ -139,7 +140,8 @@ void run(const RunArgs& a) {
   spec.timeout_s = a.timeout_s;
   spec.check = !a.no_check;
   const auto backend = runtime::parse_backend_kind(a.backend);
-  if (!backend) throw UserError("unknown backend '" + a.backend + "' (auto, cpu, cuda, cuda-virtual)");
+  if (!backend)
+    throw UserError("unknown backend '" + a.backend + "' (auto, cpu, cuda, cuda-virtual)");
   spec.backend = *backend;
   const auto tracer = capture::parse_tracer_kind(a.tracer);
   if (!tracer) throw UserError("unknown tracer '" + a.tracer + "' (auto, host, cupti)");
@@ -206,7 +208,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--schedule,-s", a->family, "schedule family (see `meshscope schedules`)")
       ->capture_default_str();
   cmd->add_option("--schedule-file", a->schedule_file,
-                  "run a schedule text file instead (see `meshscope schedules --dump`)");
+                  "run a schedule file instead (see `meshscope schedules --dump`): " +
+                      std::string(schedule::kScheduleFileHelp));
   cmd->add_option("--dp", a->dp, "data-parallel replicas (default 1)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--pp", a->pp, "pipeline ranks (default 1; 4 when no dimension is given)")
@@ -219,7 +222,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--microbatches,-m", a->microbatches, "microbatches per replica per step")
       ->capture_default_str();
   cmd->add_option("--virtual,-v", a->virtual_stages,
-                  "model chunks per pp rank (interleaved; default 2 there, 1 elsewhere)")
+                  "model chunks per pp rank (default: the family's, see `meshscope schedules`)")
       ->check(CLI::Range(1, 1 << 20));
   add_workload_options(*cmd, a->workload);
   cmd->add_option("--steps", a->steps, "training steps")->capture_default_str();

@@ -1,7 +1,10 @@
-// `meshscope schedules`: list the schedule families, or generate one as a schedule text file
-// (`--dump FAMILY --pp 4 --microbatches 8 [-o FILE]`) to read, hand-edit and `validate`.
+// `meshscope schedules`: list the schedule families, or generate one (`--dump FAMILY --pp 4
+// --microbatches 8 [-o FILE]`) or convert a schedule file (`--from FILE`) to schedule text or
+// torch's CSV (`--format torch-csv`) to read, hand-edit, `validate` or hand to torch; or recover
+// the schedule a torch.distributed.pipelining job ran from its traces (`--from-trace DIR`).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -9,9 +12,13 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/torch_trace_schedule.h"
 #include "sim/schedule/generators.h"
+#include "sim/schedule/schedule_file.h"
 #include "sim/schedule/schedule_grid.h"
 #include "sim/schedule/schedule_text.h"
+#include "sim/schedule/torch_csv.h"
+#include "traces/atomic_file.h"
 
 namespace meshscope::cli {
 namespace {
@@ -20,9 +27,13 @@ struct SchedulesArgs {
   std::string family;  // empty: list the families
   int dp = 1, pp = 1, tp = 1;
   int microbatches = 0;    // 0: pp (or 1)
-  int virtual_stages = 0;  // 0: 2 for interleaved, 1 for the others (as `run`)
+  int virtual_stages = 0;  // 0: the family's default (as `run`)
   int64_t activation_bytes = 0;
   int64_t gradient_bytes = 0;
+  std::string from;        // a schedule file to convert instead of generating
+  std::string from_trace;  // a torch pipelining job's traces: the schedule that ran
+  std::string format = "text";
+  std::string torch_format;  // empty: the input's torch variant, else compute_only
   std::string out;
   bool grid = false;
 };
@@ -35,9 +46,25 @@ std::string family_names() {
   return out;
 }
 
+// One line per family; chunks per rank and placement when they are not one chunk in a loop, and
+// torch.distributed.pipelining's class of the same order.
 void list_families() {
   for (const schedule::FamilyInfo& f : schedule::kFamilies) {
-    std::printf("%-12s %s\n", std::string(f.name).c_str(), std::string(f.description).c_str());
+    std::string extra;
+    if (f.max_virtual_stages != 1) {
+      extra = "chunks per rank: " +
+              (f.min_virtual_stages == f.max_virtual_stages
+                   ? std::to_string(f.min_virtual_stages)
+                   : std::to_string(f.min_virtual_stages) + "+ (default " +
+                         std::to_string(f.default_virtual_stages) + ")") +
+              ", placement " +
+              std::string(schedule::kPlacementNames[static_cast<size_t>(f.placement)]);
+    }
+    if (!f.torch_class.empty()) {
+      extra += (extra.empty() ? "" : "; ") + std::string("torch ") + std::string(f.torch_class);
+    }
+    std::printf("%-15s %s%s\n", std::string(f.name).c_str(), std::string(f.description).c_str(),
+                extra.empty() ? "" : (" [" + extra + "]").c_str());
   }
 }
 
@@ -50,9 +77,15 @@ schedule::Schedule generate(const SchedulesArgs& args) {
   schedule::GeneratorConfig config;
   config.family = *family;
   config.mesh = {.dp = args.dp, .pp = args.pp, .tp = args.tp};
-  config.microbatches = args.microbatches > 0 ? args.microbatches : args.pp;
-  config.virtual_stages =
-      args.virtual_stages > 0 ? args.virtual_stages : (*family == schedule::Family::kInterleaved ? 2 : 1);
+  // Default: pp, or one per stage for a family that needs at least that many (dualpipe-v).
+  const schedule::FamilyInfo& info = schedule::info(*family);
+  const int fewest =
+      info.microbatch_rule == schedule::MicrobatchRule::kAtLeastStages
+          ? args.pp * (args.virtual_stages > 0 ? args.virtual_stages : info.default_virtual_stages)
+          : args.pp;
+  config.microbatches = args.microbatches > 0 ? args.microbatches : fewest;
+  config.virtual_stages = args.virtual_stages > 0 ? args.virtual_stages
+                                                  : schedule::info(*family).default_virtual_stages;
   if (args.activation_bytes > 0) config.activation_bytes = {args.activation_bytes};
   if (args.gradient_bytes > 0) config.gradient_bytes = {args.gradient_bytes};
   try {
@@ -62,19 +95,79 @@ schedule::Schedule generate(const SchedulesArgs& args) {
   }
 }
 
+// The schedule in the requested form; a torch CSV written in the variant asked for, else in the
+// one it was read from (so torch CSV -> meshscope -> torch CSV gives the same bytes).
+std::string render(const SchedulesArgs& args, const schedule::Schedule& s,
+                   const std::optional<schedule::TorchCsvFormat>& input_variant) {
+  const std::optional<schedule::ScheduleFileFormat> format =
+      schedule::parse_schedule_file_format(args.format);
+  if (!format) throw UserError("unknown --format '" + args.format + "' (text or torch-csv)");
+  if (*format == schedule::ScheduleFileFormat::kText) return schedule::dump(s);
+  // A schedule that came from torch through schedule text keeps torch's markers: WAIT_SEND,
+  // UNSHARD, ... only appear in compute_comms, so they say which variant it was.
+  const bool comms_markers = std::any_of(s.markers.begin(), s.markers.end(), [](const auto& rank) {
+    return std::any_of(rank.begin(), rank.end(), [](const schedule::Marker& m) {
+      return m.kind != schedule::MarkerKind::kIdle;
+    });
+  });
+  schedule::TorchCsvFormat variant =
+      input_variant.value_or(comms_markers ? schedule::TorchCsvFormat::kComputeComms
+                                           : schedule::TorchCsvFormat::kComputeOnly);
+  if (!args.torch_format.empty()) {
+    const auto v = schedule::parse_torch_csv_format(args.torch_format);
+    if (!v) {
+      throw UserError("unknown --torch-format '" + args.torch_format +
+                      "' (compute_only or compute_comms)");
+    }
+    variant = *v;
+  }
+  try {
+    return schedule::write_torch_csv(s, variant);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+}
+
 void run(const SchedulesArgs& args) {
-  if (args.family.empty()) {
+  const int sources = !args.family.empty() + !args.from.empty() + !args.from_trace.empty();
+  if (sources > 1) throw UserError("give one of --dump FAMILY, --from FILE, --from-trace DIR");
+  if (sources == 0) {
     list_families();
     return;
   }
-  const schedule::Schedule s = generate(args);
+  schedule::Schedule s;
+  std::optional<schedule::TorchCsvFormat> input_variant;
+  std::string recovered_csv;
+  if (!args.from_trace.empty()) {
+    RecoveredSchedule recovered =
+        recover_torch_schedule(load_torch_job(args.from_trace), args.from_trace);
+    s = std::move(recovered.parsed.schedule);
+    input_variant = recovered.parsed.format;
+    recovered_csv = std::move(recovered.csv);
+  } else if (!args.from.empty()) {
+    try {
+      schedule::LoadedSchedule loaded = schedule::load_schedule_file(args.from);
+      s = std::move(loaded.schedule);
+      if (loaded.format == schedule::ScheduleFileFormat::kTorchCsv)
+        input_variant = loaded.torch_format;
+    } catch (const schedule::ScheduleParseError& e) {
+      throw UserError(e.what());
+    }
+  } else {
+    s = generate(args);
+  }
+  // torch's CSV of a recovered run: its rows as torch writes them, unless a variant is asked for.
+  const bool torch_rows =
+      !recovered_csv.empty() && args.torch_format.empty() &&
+      schedule::parse_schedule_file_format(args.format) == schedule::ScheduleFileFormat::kTorchCsv;
+  const std::string text = torch_rows ? recovered_csv : render(args, s, input_variant);
   if (args.grid) std::cout << schedule::format_grid(s);
   if (args.out.empty()) {
-    if (!args.grid) std::cout << schedule::dump(s);
+    if (!args.grid) std::cout << text;
     return;
   }
   try {
-    schedule::save_file(s, args.out);
+    traces::write_file_atomic(args.out, text);
   } catch (const std::runtime_error& e) {
     throw UserError(e.what());
   }
@@ -91,13 +184,17 @@ void add_schedules_command(CLI::App& app) {
          "--dump", args->family,
          "generate this family's schedule and print it as schedule text (" + family_names() + ")")
       ->type_name("FAMILY");
-  cmd->add_option("--dp", args->dp, "data-parallel replicas")->check(CLI::Range(1, schedule::kMaxRanks));
-  cmd->add_option("--pp", args->pp, "pipeline ranks")->check(CLI::Range(1, schedule::kMaxRanks));
-  cmd->add_option("--tp", args->tp, "tensor-parallel ranks per stage")->check(CLI::Range(1, schedule::kMaxRanks));
-  cmd->add_option("--microbatches,-m", args->microbatches,
-                  "microbatches per replica per step (default: pp)")
+  cmd->add_option("--dp", args->dp, "data-parallel replicas")
       ->check(CLI::Range(1, schedule::kMaxRanks));
-  cmd->add_option("--virtual,-v", args->virtual_stages, "model chunks per pp rank (interleaved; default 2 there, 1 elsewhere)")
+  cmd->add_option("--pp", args->pp, "pipeline ranks")->check(CLI::Range(1, schedule::kMaxRanks));
+  cmd->add_option("--tp", args->tp, "tensor-parallel ranks per stage")
+      ->check(CLI::Range(1, schedule::kMaxRanks));
+  cmd->add_option(
+         "--microbatches,-m", args->microbatches,
+         "microbatches per replica per step (default: pp; pp x virtual stages for dualpipe-v)")
+      ->check(CLI::Range(1, schedule::kMaxRanks));
+  cmd->add_option("--virtual,-v", args->virtual_stages,
+                  "model chunks per pp rank (default: the family's, see the list)")
       ->check(CLI::Range(1, schedule::kMaxRanks));
   cmd->add_option("--activation-bytes", args->activation_bytes,
                   "bytes each stage sends per microbatch (and receives back as gradient)")
@@ -105,7 +202,24 @@ void add_schedules_command(CLI::App& app) {
   cmd->add_option("--grad-bytes", args->gradient_bytes,
                   "bytes of each stage's gradients, all-reduced over dp")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 50));
-  cmd->add_option("-o,--out", args->out, "write the schedule text to FILE (whole or not at all)")
+  cmd->add_option("--from", args->from,
+                  "convert this schedule file instead of generating one: " +
+                      std::string(schedule::kScheduleFileHelp))
+      ->type_name("FILE");
+  cmd->add_option("--from-trace", args->from_trace,
+                  "recover the schedule a torch.distributed.pipelining job ran from its "
+                  "profiler traces (a folder of per-rank Kineto files, or one file)")
+      ->type_name("DIR");
+  cmd->add_option("--format", args->format,
+                  "output form: text (meshscope schedule text) or torch-csv (torch's _load_csv "
+                  "format)")
+      ->capture_default_str();
+  cmd->add_option(
+      "--torch-format", args->torch_format,
+      "torch CSV variant: compute_only (torch lowers it itself) or compute_comms "
+      "(with SEND/RECV rows); default: the variant --from was in (a schedule text from torch: "
+      "compute_comms when it holds torch's UNSHARD/WAIT markers), else compute_only");
+  cmd->add_option("-o,--out", args->out, "write the schedule to FILE (whole or not at all)")
       ->type_name("FILE");
   cmd->add_flag("--grid", args->grid,
                 "print the step x rank grid (instead of the text when no --out is given)");

@@ -12,6 +12,7 @@
 #include "cli/sim_options.h"
 #include "sim/predict/config.h"
 #include "sim/predict/simulate.h"
+#include "sim/schedule/schedule_file.h"
 #include "sim/schedule/schedule_text.h"
 #include "sim/schedule/validator.h"
 #include "traces/analysis.h"
@@ -33,14 +34,19 @@ void run(const SimulateArgs& a) {
   const SimInputs in = load_sim_inputs(a.input);
   const std::string& where = a.input.config;
   const auto points = predict::expand_sweep(in.config, where);
-  if (points.size() != 1) throw UserError(where + ": simulate takes one configuration, not a sweep (use predict)");
+  if (points.size() != 1)
+    throw UserError(where + ": simulate takes one configuration, not a sweep (use predict)");
   const predict::PredictConfig& c = points.front().config;
   predict::SimulateOptions so;
   so.calibration = in.calibration_or_null();
   so.expand_replicas = a.all_devices;
   schedule::Schedule given;
   if (!a.schedule_file.empty()) {
-    given = schedule::load_file(a.schedule_file);
+    try {
+      given = schedule::load_schedule_file(a.schedule_file).schedule;
+    } catch (const schedule::ScheduleParseError& e) {
+      throw UserError(e.what());
+    }
     const schedule::ValidationResult valid = schedule::validate(given);
     if (!valid.ok()) throw UserError(a.schedule_file + ": " + valid.error->message);
     so.schedule = &given;
@@ -74,15 +80,17 @@ void run(const SimulateArgs& a) {
   r.actions = sim.summary.simulated_actions;
   std::printf("%s", format_summary_table({r}).c_str());
   const predict::Summary& s = sim.summary;
-  std::printf("model %s on %lld x %s: %.4g s/step, %.4g tokens/s, %.1f TFLOP/s per GPU, MFU %.1f%%, "
-              "peak memory %.1f GiB of %.1f GiB (%s)\n",
-              s.model.c_str(), static_cast<long long>(s.gpus), s.hardware.c_str(), s.step_time_s,
-              s.tokens_per_s, s.tflops_per_gpu, 100 * s.mfu, s.peak_memory_bytes / 1073741824.0,
-              s.memory_capacity_bytes / 1073741824.0, s.fits ? "fits" : "DOES NOT FIT");
+  std::printf(
+      "model %s on %lld x %s: %.4g s/step, %.4g tokens/s, %.1f TFLOP/s per GPU, MFU %.1f%%, "
+      "peak memory %.1f GiB of %.1f GiB (%s)\n",
+      s.model.c_str(), static_cast<long long>(s.gpus), s.hardware.c_str(), s.step_time_s,
+      s.tokens_per_s, s.tflops_per_gpu, 100 * s.mfu, s.peak_memory_bytes / 1073741824.0,
+      s.memory_capacity_bytes / 1073741824.0, s.fits ? "fits" : "DOES NOT FIT");
   if (s.replicas_simulated_once && !a.all_devices)
-    std::printf("identical dp/tp replicas simulated once: %lld devices in the trace stand for %lld "
-                "(--all-devices copies them)\n",
-                static_cast<long long>(s.simulated_ranks), static_cast<long long>(s.gpus));
+    std::printf(
+        "identical dp/tp replicas simulated once: %lld devices in the trace stand for %lld "
+        "(--all-devices copies them)\n",
+        static_cast<long long>(s.simulated_ranks), static_cast<long long>(s.gpus));
   if (!a.out.empty()) std::printf("trace: %s\n", a.out.c_str());
 }
 
@@ -96,9 +104,11 @@ void add_simulate_command(CLI::App& app) {
       "summary table of `run`, step time, MFU and memory.");
   add_sim_input_options(*cmd, args->input, "configuration JSON (keys: sim/predict/config.h)");
   cmd->add_option("--out", args->out, "write the simulated Chrome trace here");
-  cmd->add_option("--schedule-out", args->schedule_out, "write the simulated schedule (text form) here");
+  cmd->add_option("--schedule-out", args->schedule_out,
+                  "write the simulated schedule (text form) here");
   cmd->add_option("--schedule-file", args->schedule_file,
-                  "simulate this schedule (text form) instead of generating one; costs from --config");
+                  "simulate this schedule instead of generating one; costs from --config. " +
+                      std::string(schedule::kScheduleFileHelp));
   cmd->add_flag("--all-devices", args->all_devices,
                 "put every device in the trace even when identical replicas were simulated once");
   cmd->add_flag("--json", args->json, "print the predicted figures as JSON");

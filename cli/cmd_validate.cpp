@@ -1,5 +1,6 @@
-// `meshscope validate FILE [--diff OTHER] [--quiet] [--grid]`: load a schedule text file, check it
-// (sim/schedule/validator.h), and optionally show how it differs from another one.
+// `meshscope validate FILE [--diff OTHER] [--quiet] [--grid]`: load a schedule file (text or
+// torch's CSV), check it (sim/schedule/validator.h), and optionally show how it differs from
+// another one.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -9,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "sim/schedule/schedule_diff.h"
+#include "sim/schedule/schedule_file.h"
 #include "sim/schedule/schedule_grid.h"
 #include "sim/schedule/schedule_text.h"
 #include "sim/schedule/validator.h"
@@ -25,7 +27,7 @@ struct ValidateArgs {
 
 schedule::Schedule load(const std::string& path) {
   try {
-    return schedule::load_file(path);
+    return schedule::load_schedule_file(path).schedule;
   } catch (const schedule::ScheduleParseError& e) {
     throw UserError(e.what());
   }
@@ -63,11 +65,13 @@ void add_validate_command(CLI::App& app) {
   auto args = std::make_shared<ValidateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "validate",
-      "Check a schedule text file: every microbatch's work exactly once, inputs before use, "
+      "Check a schedule file (text or torch's CSV): every microbatch's work exactly once, inputs "
+      "before use, "
       "matching sends and receives, agreeing collectives, no deadlock. Exit 0 when valid; "
       "otherwise the error, naming rank and action, and the step x rank grid");
   cmd->add_option("FILE", args->file,
-                  "schedule text file (`meshscope schedules --dump` writes one)")
+                  "schedule file (`meshscope schedules --dump` writes one): " +
+                      std::string(schedule::kScheduleFileHelp))
       ->required();
   cmd->add_option("--diff", args->other,
                   "also print how FILE differs from OTHER (first differing step per rank)")

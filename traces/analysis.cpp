@@ -5,6 +5,8 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <map>
+#include <set>
 
 #include "traces/analysis_spans.h"
 
@@ -31,8 +33,8 @@ std::vector<Interval> activity_extent(const Timeline& t) {
 }
 
 // Splits the idle gaps of one window at the device's first and last stage-compute span in it.
-void attribute_bubbles(const IntervalSet& busy, const IntervalSet& stage, Interval w,
-                       BubbleAttribution& out) {
+void attribute_bubbles(const IntervalSet& busy, const IntervalSet& stage, const IntervalSet* waits,
+                       Interval w, BubbleAttribution& out) {
   const IntervalSet gaps = gaps_within(busy, w);
   // Binary searches, not a scan: a long run has many windows and millions of stage spans.
   const auto first_it =
@@ -48,7 +50,14 @@ void attribute_bubbles(const IntervalSet& busy, const IntervalSet& stage, Interv
   const int64_t first = std::max(first_it->begin_ns, w.begin_ns);
   const int64_t last = std::min(last_it->end_ns, w.end_ns);
   out.warmup_ns += length_within(gaps, {w.begin_ns, first});
-  out.peer_wait_ns += length_within(gaps, {first, last});
+  if (waits == nullptr) {
+    out.peer_wait_ns += length_within(gaps, {first, last});
+  } else {
+    const IntervalSet steady = last > first ? intersect(gaps, {{first, last}}) : IntervalSet{};
+    const int64_t waiting = total_length(intersect(steady, *waits));
+    out.peer_wait_ns += waiting;
+    out.other_ns += total_length(steady) - waiting;
+  }
   out.cooldown_ns += length_within(gaps, {last, w.end_ns});
 }
 
@@ -62,6 +71,28 @@ std::optional<int64_t> peak_activation(const Timeline& t, uint16_t device) {
   }
   if (!peak) return std::nullopt;
   return static_cast<int64_t>(std::llround(*peak));
+}
+
+// Per (stage, phase): the union of the kCompute spans inside the windows and their microbatches.
+std::vector<StagePhaseTime> stage_phase_times(const Timeline& t,
+                                              const std::vector<detail::SpanRec>& recs,
+                                              const std::vector<Interval>& windows) {
+  std::map<std::pair<int, Phase>, std::vector<detail::SpanRec>> groups;
+  std::map<std::pair<int, Phase>, std::set<int32_t>> microbatches;
+  for (const detail::SpanRec& r : recs) {
+    const Span& s = t.spans[r.index];
+    if (r.kind != SpanKind::kCompute || s.stage < 0 || !is_stage_phase(r.phase)) continue;
+    groups[{s.stage, r.phase}].push_back(r);  // recs are sorted by begin, so each group is too
+    if (s.microbatch >= 0) microbatches[{s.stage, r.phase}].insert(s.microbatch);
+  }
+  std::vector<StagePhaseTime> out;
+  for (const auto& [key, list] : groups) {
+    const IntervalSet u = detail::union_of(list, [](const detail::SpanRec&) { return true; });
+    StagePhaseTime st{key.first, key.second, 0, static_cast<int>(microbatches[key].size())};
+    for (const Interval& w : windows) st.compute_ns += length_within(u, w);
+    out.push_back(st);
+  }
+  return out;
 }
 
 DeviceAnalysis analyze_device(const Timeline& t, uint16_t d,
@@ -85,14 +116,25 @@ DeviceAnalysis analyze_device(const Timeline& t, uint16_t d,
     return r.kind == SpanKind::kCompute && is_stage_phase(r.phase);
   });
   has_stage = has_stage || !stage.empty();
+  const IntervalSet waits = detail::union_of(recs, [&](const SpanRec& r) {
+    const Span& s = t.spans[r.index];
+    return r.kind == SpanKind::kAnnotation && s.stage >= 0 && s.microbatch >= 0;
+  });
   for (const Interval& w : windows) {
     a.window_ns += w.length_ns();
     a.busy_ns += length_within(busy, w);
     a.compute_ns += length_within(compute, w);
     a.communication_ns += length_within(comm, w);
     a.overlap_ns += length_within(overlap, w);
-    attribute_bubbles(busy, stage, w, a.bubbles);
+    BubbleAttribution& step = a.step_bubbles.emplace_back();
+    attribute_bubbles(busy, stage, waits.empty() ? nullptr : &waits, w, step);
+    a.bubbles.warmup_ns += step.warmup_ns;
+    a.bubbles.peer_wait_ns += step.peer_wait_ns;
+    a.bubbles.cooldown_ns += step.cooldown_ns;
+    a.bubbles.unattributed_ns += step.unattributed_ns;
+    a.bubbles.other_ns += step.other_ns;
   }
+  a.stage_phases = stage_phase_times(t, recs, windows);
   a.idle_ns = a.window_ns - a.busy_ns;
   a.bubble_fraction = a.window_ns > 0 ? static_cast<double>(a.idle_ns) / a.window_ns : 0.0;
   a.peak_activation_bytes = peak_activation(t, d);

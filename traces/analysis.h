@@ -33,7 +33,17 @@
 //              activations or gradients),
 //   cooldown   idle after the last (the pipeline draining; includes waiting for the step's end),
 //   unattributed  all idle of a window in which the device has no stage-compute span.
-// warmup + peer_wait + cooldown + unattributed = idle exactly.
+// When the device has wait ranges — kAnnotation spans of one stage's microbatch (stage >= 0 and
+// microbatch >= 0), as an imported torch.distributed.pipelining job has: its compute actions wait
+// inside them for their input, its transfer actions for their peer — peer_wait is only the
+// steady-state idle inside such a range, and the rest of the steady-state idle (between actions,
+// in per-step actions such as REDUCE_GRAD) is `other`. Without wait ranges (meshscope's own
+// traces, whose compute spans start when their input is ready) all of it is peer_wait.
+// warmup + peer_wait + other + cooldown + unattributed = idle exactly, per window and summed.
+//
+// Per stage and phase (stage_phases): the union of the device's kCompute spans of that stage and
+// phase (forward / backward / input_grad / weight_grad) inside the windows, and how many distinct
+// microbatches they belong to.
 //
 // The HTA breakdown (hta_breakdown) follows HolisticTraceAnalysis's published definitions; see
 // analysis_hta.h.
@@ -55,6 +65,14 @@ struct BubbleAttribution {
   int64_t peer_wait_ns = 0;
   int64_t cooldown_ns = 0;
   int64_t unattributed_ns = 0;
+  int64_t other_ns = 0;  // steady-state idle outside wait ranges (0 without wait ranges)
+};
+
+struct StagePhaseTime {
+  int stage = -1;
+  Phase phase = Phase::kNone;
+  int64_t compute_ns = 0;  // union of the device's kCompute spans of this stage and phase
+  int microbatches = 0;    // distinct microbatches among them
 };
 
 struct DeviceAnalysis {
@@ -70,7 +88,9 @@ struct DeviceAnalysis {
   int64_t idle_ns = 0;
   double bubble_fraction = 0;  // idle / window; 0 when the window is empty
   std::optional<int64_t> peak_activation_bytes;
-  BubbleAttribution bubbles;
+  BubbleAttribution bubbles;                    // summed over the windows
+  std::vector<BubbleAttribution> step_bubbles;  // one per window, in window order
+  std::vector<StagePhaseTime> stage_phases;     // by (stage, phase)
 };
 
 struct TimelineAnalysis {

@@ -2,7 +2,9 @@
 #include "traces/analysis_report.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
+#include <map>
 #include <string_view>
 #include <vector>
 
@@ -10,6 +12,14 @@ namespace meshscope::traces {
 namespace {
 
 using nlohmann::json;
+
+json bubbles_json(const BubbleAttribution& b) {
+  return {{"warmup_ns", b.warmup_ns},
+          {"peer_wait_ns", b.peer_wait_ns},
+          {"cooldown_ns", b.cooldown_ns},
+          {"unattributed_ns", b.unattributed_ns},
+          {"other_ns", b.other_ns}};
+}
 
 json device_json(const DeviceAnalysis& d) {
   json j = {{"device", d.device},
@@ -29,7 +39,19 @@ json device_json(const DeviceAnalysis& d) {
              {{"warmup_ns", d.bubbles.warmup_ns},
               {"peer_wait_ns", d.bubbles.peer_wait_ns},
               {"cooldown_ns", d.bubbles.cooldown_ns},
-              {"unattributed_ns", d.bubbles.unattributed_ns}}}};
+              {"unattributed_ns", d.bubbles.unattributed_ns},
+              {"other_ns", d.bubbles.other_ns}}}};
+  json steps = json::array();
+  for (const BubbleAttribution& b : d.step_bubbles) steps.push_back(bubbles_json(b));
+  j["step_bubbles"] = std::move(steps);
+  json phases = json::array();
+  for (const StagePhaseTime& p : d.stage_phases) {
+    phases.push_back({{"stage", p.stage},
+                      {"phase", std::string(name(p.phase))},
+                      {"compute_ns", p.compute_ns},
+                      {"microbatches", p.microbatches}});
+  }
+  j["stage_phases"] = std::move(phases);
   j["peak_activation_bytes"] =
       d.peak_activation_bytes ? json(*d.peak_activation_bytes) : json(nullptr);
   return j;
@@ -117,10 +139,36 @@ void render_devices(const TimelineAnalysis& a, std::string& out) {
 
 void render_bubbles(const TimelineAnalysis& a, std::string& out) {
   Table t;
-  t.add({"bubbles", "warm-up", "peer wait", "cool-down", "unattributed"});
+  t.add({"bubbles", "warm-up", "peer wait", "other", "cool-down", "unattributed"});
   for (const DeviceAnalysis& d : a.devices) {
     t.add({d.name, format_duration(d.bubbles.warmup_ns), format_duration(d.bubbles.peer_wait_ns),
-           format_duration(d.bubbles.cooldown_ns), format_duration(d.bubbles.unattributed_ns)});
+           format_duration(d.bubbles.other_ns), format_duration(d.bubbles.cooldown_ns),
+           format_duration(d.bubbles.unattributed_ns)});
+  }
+  t.render(out);
+}
+
+// F/B/I/W time per stage, per device: the stages it ran and what each phase took.
+void render_stage_phases(const TimelineAnalysis& a, std::string& out) {
+  Table t;
+  t.add({"stage compute", "stage", "forward", "backward", "input grad", "weight grad",
+         "microbatches"});
+  for (const DeviceAnalysis& d : a.devices) {
+    std::map<int, std::array<int64_t, static_cast<size_t>(Phase::kCount)>> by_stage;
+    std::map<int, int> microbatches;
+    for (const StagePhaseTime& p : d.stage_phases) {
+      by_stage[p.stage][static_cast<size_t>(p.phase)] += p.compute_ns;
+      microbatches[p.stage] = std::max(microbatches[p.stage], p.microbatches);
+    }
+    for (const auto& [stage, ns] : by_stage) {
+      const auto cell = [&](Phase p) {
+        const int64_t v = ns[static_cast<size_t>(p)];
+        return v > 0 ? format_duration(v) : std::string("-");
+      };
+      t.add({d.name, std::to_string(stage), cell(Phase::kForward), cell(Phase::kBackward),
+             cell(Phase::kInputGrad), cell(Phase::kWeightGrad),
+             std::to_string(microbatches[stage])});
+    }
   }
   t.render(out);
 }
@@ -191,6 +239,8 @@ std::string format_table(const TimelineAnalysis& a) {
   if (a.has_stage_annotations) {
     out += "\n";
     render_bubbles(a, out);
+    out += "\n";
+    render_stage_phases(a, out);
   }
   if (!a.hta.empty()) {
     out += "\n";

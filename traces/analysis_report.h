@@ -13,7 +13,9 @@
 //       "window_ns", "busy_ns", "compute_ns", "communication_ns", "overlap_ns", "idle_ns",
 //       "bubble_fraction",
 //       "peak_activation_bytes": integer, or null without an activation_bytes counter,
-//       "bubbles": {"warmup_ns", "peer_wait_ns", "cooldown_ns", "unattributed_ns"}
+//       "bubbles": {"warmup_ns", "peer_wait_ns", "cooldown_ns", "unattributed_ns", "other_ns"},
+//       "step_bubbles": [{the same five}, ...],              // one per window
+//       "stage_phases": [{"stage", "phase", "compute_ns", "microbatches"}, ...]
 //   }, ...],
 //   "has_stage_annotations": bool,                            // bubble attribution meaningful
 //   "hta": [{                                                 // devices with GPU activity
@@ -37,7 +39,8 @@ inline constexpr int kAnalysisJsonVersion = 1;
 nlohmann::json to_json(const TimelineAnalysis& a);
 
 // Per-device table (window, busy, compute, comm, overlap, idle, bubble %, peak activation), the
-// overall line, the bubble attribution when the trace has stage annotations, and the HTA table.
+// overall line, the bubble attribution and the F/B/I/W time per stage when the trace has stage
+// annotations, and the HTA table.
 std::string format_table(const TimelineAnalysis& a);
 
 // "512 B", "1.50 KiB", "3.25 MiB", "1.00 GiB".

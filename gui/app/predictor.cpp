@@ -71,7 +71,10 @@ predict::PredictConfig to_predict_config(const WhatIfConfig& c,
   const auto family = schedule::parse_family(c.schedule);
   if (!family) throw std::invalid_argument("what-if: unknown schedule '" + c.schedule + "'");
   pc.schedule = *family;
-  pc.virtual_stages = *family == schedule::Family::kInterleaved ? c.virtual_stages : 1;
+  // The what-if's chunk count, kept inside what the family takes (families.h).
+  const schedule::FamilyInfo& fi = schedule::info(*family);
+  pc.virtual_stages = std::clamp(c.virtual_stages, fi.min_virtual_stages,
+                                 fi.max_virtual_stages > 0 ? fi.max_virtual_stages : 1 << 20);
   pc.mesh = mesh::MeshShape{c.dp, c.pp, c.tp};
   pc.micro_batch = std::max<int64_t>(c.micro_batch, 1);
   pc.global_batch = pc.micro_batch * c.dp * c.microbatches;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "gui/view/activity.h"
+#include "sim/schedule/families.h"
 #include "traces/analysis.h"
 
 namespace meshscope::gui {
@@ -129,7 +130,10 @@ bool WhatIfView::draw_controls() {
   changed |= positive_int("dp", config_.dp, 64);
   changed |= positive_int("pp", config_.pp, 64);
   changed |= positive_int("tp", config_.tp, 64);
-  if (config_.schedule == "interleaved")
+  // The chunk count is a choice only for families that take more than one (families.h).
+  const std::optional<schedule::Family> family = schedule::parse_family(config_.schedule);
+  if (family && schedule::info(*family).max_virtual_stages != 1 &&
+      schedule::info(*family).min_virtual_stages != schedule::info(*family).max_virtual_stages)
     changed |= positive_int("virtual stages", config_.virtual_stages, 16);
   changed |= string_combo("hardware", config_.hardware, predictor_->hardware,
                           predictor_->default_hardware);

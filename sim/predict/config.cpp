@@ -203,12 +203,9 @@ void check_shapes(const PredictConfig& c, Reader& mesh, Reader& top) {
   } else if (c.model == ModelKind::kVgg) {
     need(mesh, "tp", tp == 1, "the vgg model runs with tp = 1");
   }
-  if (c.schedule == schedule::Family::kInterleaved)
-    need(top, "schedule", c.microbatches() % c.mesh.pp == 0,
-         "interleaved needs microbatches per replica (" + std::to_string(c.microbatches()) +
-             ") divisible by pp (Megatron's constraint)");
-  if (c.schedule == schedule::Family::kTensorParallel || c.schedule == schedule::Family::kDataParallel)
-    need(top, "schedule", c.mesh.pp == 1, "the tp and dp families run with pp = 1");
+  const std::string family_rule =
+      schedule::family_rule_violation(c.schedule, c.mesh, c.virtual_stages, c.microbatches());
+  need(top, "schedule", family_rule.empty(), family_rule);
 }
 
 }  // namespace
@@ -252,11 +249,12 @@ PredictConfig parse_config(const json& j, const std::string& where) {
     }
     c.schedule = *f;
   }
-  c.virtual_stages = static_cast<int>(top.integer("virtual_stages", 1));
-  if (c.virtual_stages > 1 && c.schedule != schedule::Family::kInterleaved)
-    top.fail("virtual_stages", "only the interleaved schedule takes more than 1");
-  if (c.schedule == schedule::Family::kInterleaved && c.virtual_stages < 2)
-    top.fail("virtual_stages", "the interleaved schedule needs 2 or more");
+  const schedule::FamilyInfo& family = schedule::info(c.schedule);
+  c.virtual_stages = static_cast<int>(top.integer("virtual_stages", family.default_virtual_stages));
+  if (c.virtual_stages < family.min_virtual_stages ||
+      (family.max_virtual_stages > 0 && c.virtual_stages > family.max_virtual_stages))
+    top.fail("virtual_stages",
+             schedule::family_rule_violation(c.schedule, c.mesh, c.virtual_stages, c.microbatches()));
 
   Reader cluster = top.child("cluster");
   c.gpu = cluster.string("gpu", c.gpu);

@@ -56,11 +56,19 @@ std::vector<PredictConfig> search_space(const PredictConfig& base, const SearchO
           schedule::Family f;
           int v;
         };
-        std::vector<Sched> scheds = {{schedule::Family::kOneFOneB, 1}, {schedule::Family::kZbH1, 1}};
-        if (pp == 1) scheds = {{schedule::Family::kOneFOneB, 1}};
-        if (pp > 1 && m % pp == 0)
-          for (int v : {2, 4})
-            if (layers_of(base) % (pp * v) == 0) scheds.push_back({schedule::Family::kInterleaved, v});
+        // The searchable families (families.h), each with the chunk counts it takes among 1, 2
+        // and 4 that split the layers evenly; with pp = 1 only 1f1b (the others equal it there).
+        std::vector<Sched> scheds;
+        for (size_t fi = 0; fi < schedule::kFamilies.size(); ++fi) {
+          const auto f = static_cast<schedule::Family>(fi);
+          if (!schedule::info(f).searchable || (pp == 1 && f != schedule::Family::kOneFOneB))
+            continue;
+          for (int v : {1, 2, 4}) {
+            if (v > 1 && layers_of(base) % (pp * v) != 0) continue;
+            if (schedule::family_rule_violation(f, {dp, pp, tp}, v, m).empty())
+              scheds.push_back({f, v});
+          }
+        }
         for (const Sched& s : scheds) {
           PredictConfig c = base;
           c.mesh = {dp, pp, tp};

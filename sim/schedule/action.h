@@ -16,15 +16,15 @@ using mesh::GroupKind;
 
 // Stable values; the text token of each kind is in kActionTokens.
 enum class ActionKind : uint8_t {
-  kForward = 0,        // F: stage forward of one microbatch
-  kBackward = 1,       // B: full backward (input + weight gradients)
-  kInputGrad = 2,      // I: gradient w.r.t. the stage input only (zero-bubble)
-  kWeightGrad = 3,     // W: gradient w.r.t. the weights only (zero-bubble), after its I
-  kSendForward = 4,    // SEND_F: send the stage's output activation to the next stage
-  kRecvForward = 5,    // RECV_F: receive the stage's input activation from the previous stage
-  kSendBackward = 6,   // SEND_B: send the gradient of the stage's input to the previous stage
-  kRecvBackward = 7,   // RECV_B: receive the gradient of the stage's output from the next stage
-  kAllReduce = 8,      // collectives over a named group (dp: gradients of the stage)
+  kForward = 0,       // F: stage forward of one microbatch
+  kBackward = 1,      // B: full backward (input + weight gradients)
+  kInputGrad = 2,     // I: gradient w.r.t. the stage input only (zero-bubble)
+  kWeightGrad = 3,    // W: gradient w.r.t. the weights only (zero-bubble), after its I
+  kSendForward = 4,   // SEND_F: send the stage's output activation to the next stage
+  kRecvForward = 5,   // RECV_F: receive the stage's input activation from the previous stage
+  kSendBackward = 6,  // SEND_B: send the gradient of the stage's input to the previous stage
+  kRecvBackward = 7,  // RECV_B: receive the gradient of the stage's output from the next stage
+  kAllReduce = 8,     // collectives over a named group (dp: gradients of the stage)
   kAllGather = 9,
   kReduceScatter = 10,
   kAllToAll = 11,
@@ -32,14 +32,14 @@ enum class ActionKind : uint8_t {
   kCount
 };
 inline constexpr std::array<std::string_view, static_cast<size_t>(ActionKind::kCount)>
-    kActionTokens = {"F",      "B",      "I",         "W",             "SEND_F",
-                     "RECV_F", "SEND_B", "RECV_B",    "ALLREDUCE",     "ALLGATHER",
-                     "REDUCESCATTER",    "ALLTOALL", "STEP"};
+    kActionTokens = {"F",      "B",      "I",         "W",         "SEND_F",        "RECV_F",
+                     "SEND_B", "RECV_B", "ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "ALLTOALL",
+                     "STEP"};
 constexpr std::string_view token(ActionKind k) { return kActionTokens[static_cast<size_t>(k)]; }
 
 constexpr bool is_compute(ActionKind k) {
-  return k == ActionKind::kForward || k == ActionKind::kBackward ||
-         k == ActionKind::kInputGrad || k == ActionKind::kWeightGrad;
+  return k == ActionKind::kForward || k == ActionKind::kBackward || k == ActionKind::kInputGrad ||
+         k == ActionKind::kWeightGrad;
 }
 constexpr bool is_p2p(ActionKind k) {
   return k == ActionKind::kSendForward || k == ActionKind::kRecvForward ||
@@ -71,6 +71,9 @@ struct Action {
   int32_t microbatch = -1;  // -1 for per-step actions (collectives on gradients, STEP)
   int32_t peer = -1;        // p2p only: global rank on the other side; -1 when not given
   int64_t bytes = 0;        // p2p and collectives: payload per rank; 0 when not given
+  // Compute only: this action and the next form one torch OVERLAP_F_B group (marker.h), run in
+  // order. Written "(0F3;3B1)OVERLAP_F_B" in schedule text and torch's CSV.
+  bool overlap_next = false;
 
   friend bool operator==(const Action&, const Action&) = default;
 };

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/schedule/placement.h"
+#include "sim/schedule/lowering.h"
 
 namespace meshscope::schedule {
 namespace {
@@ -29,77 +29,7 @@ void check_bytes(const std::vector<int64_t>& bytes, const std::string& family,
   }
 }
 
-int64_t pick(const std::vector<int64_t>& bytes, int stage) {
-  if (bytes.empty()) return 0;
-  if (bytes.size() == 1) return bytes[0];
-  return bytes[stage];
-}
-
-// Lowers one rank's compute order: a RECV before the compute that needs remote data, a SEND after
-// the compute that produces data for a remote stage, ALLREDUCE(dp) + STEP after a stage's last
-// gradient work.
-class Lowering {
- public:
-  Lowering(const GeneratorConfig& config, const Schedule& s, const mesh::Mesh& m)
-      : config_(config), s_(s), mesh_(m) {}
-
-  std::vector<Action> lower(int rank, const std::vector<Action>& order) const {
-    std::vector<int> last_grad(s_.num_stages, -1);
-    for (size_t i = 0; i < order.size(); ++i) {
-      if (order[i].kind == ActionKind::kBackward || order[i].kind == ActionKind::kWeightGrad) {
-        last_grad[order[i].stage] = static_cast<int>(i);
-      }
-    }
-    std::vector<Action> out;
-    out.reserve(order.size() * 2 + 2 * config_.virtual_stages);
-    for (size_t i = 0; i < order.size(); ++i) {
-      const Action& a = order[i];
-      const bool forward = a.kind == ActionKind::kForward;
-      const bool grad_in = a.kind == ActionKind::kBackward || a.kind == ActionKind::kInputGrad;
-      if (forward) transfer(rank, ActionKind::kRecvForward, a, &out);
-      if (grad_in) transfer(rank, ActionKind::kRecvBackward, a, &out);
-      out.push_back(a);
-      if (forward) transfer(rank, ActionKind::kSendForward, a, &out);
-      if (grad_in) transfer(rank, ActionKind::kSendBackward, a, &out);
-      if (last_grad[a.stage] == static_cast<int>(i)) finish_stage(a.stage, &out);
-    }
-    return out;
-  }
-
- private:
-  // Adds the transfer of `kind` for compute `a` when the neighbour stage exists on another rank.
-  void transfer(int rank, ActionKind kind, const Action& a, std::vector<Action>* out) const {
-    Action t{.kind = kind, .stage = a.stage, .microbatch = a.microbatch};
-    const int other = p2p_peer_stage(t);
-    if (other < 0 || other >= s_.num_stages || same_owner(s_, a.stage, other)) return;
-    t.peer = *stage_rank(s_, mesh_, other, rank);
-    t.bytes = pick(config_.activation_bytes, std::min(a.stage, other));
-    out->push_back(t);
-  }
-
-  void finish_stage(int stage, std::vector<Action>* out) const {
-    if (config_.mesh.dp > 1) {
-      out->push_back(Action{.kind = ActionKind::kAllReduce,
-                            .group = mesh::GroupKind::kDp,
-                            .stage = stage,
-                            .bytes = pick(config_.gradient_bytes, stage)});
-    }
-    out->push_back(Action{.kind = ActionKind::kOptimizerStep, .stage = stage});
-  }
-
-  const GeneratorConfig& config_;
-  const Schedule& s_;
-  const mesh::Mesh& mesh_;
-};
-
 }  // namespace
-
-std::optional<Family> parse_family(std::string_view s) {
-  for (size_t i = 0; i < kFamilies.size(); ++i) {
-    if (kFamilies[i].name == s) return static_cast<Family>(i);
-  }
-  return std::nullopt;
-}
 
 void check_config(const GeneratorConfig& c) {
   require(c.family < Family::kCount, "?", "unknown family");
@@ -111,23 +41,8 @@ void check_config(const GeneratorConfig& c) {
           "microbatches must be >= 1, got " + std::to_string(c.microbatches));
   require(c.virtual_stages >= 1, f,
           "virtual stages must be >= 1, got " + std::to_string(c.virtual_stages));
-  if (c.family == Family::kInterleaved) {
-    require(c.virtual_stages >= 2, f,
-            "needs virtual stages >= 2 (with one chunk per rank it is 1f1b)");
-    require(c.microbatches % shape.pp == 0, f,
-            "needs microbatches divisible by pp (as Megatron-LM), got " +
-                std::to_string(c.microbatches) +
-                " microbatches for pp=" + std::to_string(shape.pp));
-  } else {
-    require(c.virtual_stages == 1, f,
-            "takes one stage per pp rank; virtual stages (" + std::to_string(c.virtual_stages) +
-                ") are for 'interleaved'");
-  }
-  if (c.family == Family::kTensorParallel || c.family == Family::kDataParallel) {
-    require(shape.pp == 1, f,
-            "is for pp = 1 (got pp=" + std::to_string(shape.pp) +
-                "); use a pipeline family (gpipe, 1f1b, ...), which composes with dp and tp");
-  }
+  const std::string why = family_rule_violation(c.family, shape, c.virtual_stages, c.microbatches);
+  if (!why.empty()) throw std::invalid_argument(why);
   const int64_t stages = int64_t{shape.pp} * c.virtual_stages;
   require(stages <= (int64_t{1} << 20), f, "too many stages (" + std::to_string(stages) + ")");
   check_bytes(c.activation_bytes, f, "activation bytes", static_cast<int>(stages), true);
@@ -148,10 +63,10 @@ Schedule generate(const GeneratorConfig& config) {
   s.mesh = config.mesh;
   s.num_stages = config.mesh.pp * config.virtual_stages;
   s.num_microbatches = config.microbatches;
-  for (int st = 0; st < s.num_stages; ++st) s.stage_owner.push_back(st % config.mesh.pp);
+  s.stage_owner = stage_placement(info(config.family).placement, config.mesh.pp, s.num_stages);
   const std::vector<std::vector<Action>> orders = pipeline_compute_orders(
       config.family, config.mesh.pp, config.virtual_stages, config.microbatches);
-  const Lowering lowering(config, s, m);
+  const Lowering lowering(s, config.activation_bytes, config.gradient_bytes);
   s.ranks.resize(m.size());
   for (int r = 0; r < m.size(); ++r) s.ranks[r] = lowering.lower(r, orders[m.coord_of(r).pp]);
   return s;

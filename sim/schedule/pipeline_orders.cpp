@@ -1,6 +1,5 @@
-// The compute order of each pipeline family, per pp rank: which F/B/I/W it runs, in which order.
+// The compute order of meshscope's own pipeline families, per pp rank (families.h lists them).
 #include <algorithm>
-#include <stdexcept>
 
 #include "sim/schedule/generators.h"
 
@@ -14,7 +13,7 @@ Action fwd(int stage, int mb) { return compute(ActionKind::kForward, stage, mb);
 Action bwd(int stage, int mb) { return compute(ActionKind::kBackward, stage, mb); }
 
 // One microbatch at a time: F then B, so no two ranks ever compute at once.
-std::vector<Action> naive(int rank, int m) {
+std::vector<Action> naive_order(int rank, int m) {
   std::vector<Action> out;
   for (int mb = 0; mb < m; ++mb) {
     out.push_back(fwd(rank, mb));
@@ -23,7 +22,7 @@ std::vector<Action> naive(int rank, int m) {
   return out;
 }
 
-std::vector<Action> gpipe(int rank, int m) {
+std::vector<Action> gpipe_order(int rank, int m) {
   std::vector<Action> out;
   for (int mb = 0; mb < m; ++mb) out.push_back(fwd(rank, mb));
   for (int mb = 0; mb < m; ++mb) out.push_back(bwd(rank, mb));
@@ -31,7 +30,7 @@ std::vector<Action> gpipe(int rank, int m) {
 }
 
 // PipeDream-Flush: pp - rank - 1 warm-up forwards keep at most pp - rank microbatches in flight.
-std::vector<Action> one_f_one_b(int rank, int pp, int m) {
+std::vector<Action> one_f_one_b_order(int rank, int pp, int m) {
   const int warmup = std::min(pp - rank - 1, m);
   std::vector<Action> out;
   for (int mb = 0; mb < warmup; ++mb) out.push_back(fwd(rank, mb));
@@ -46,7 +45,7 @@ std::vector<Action> one_f_one_b(int rank, int pp, int m) {
 // ZB-H1: the 1F1B order with B split into I and W; rank r keeps its last r W's pending and runs
 // them after the last I, where 1F1B leaves rank r idle while gradients travel to rank 0. As in the
 // authors' DeepSpeed ZeroBubbleH1Pipeline and torch's _get_1f1b_rank_ops(enable_zero_bubble).
-std::vector<Action> zb_h1(int rank, int pp, int m) {
+std::vector<Action> zb_h1_order(int rank, int pp, int m) {
   const int warmup = std::min(pp - rank - 1, m);
   std::vector<Action> out;
   int next_w = 0;
@@ -67,7 +66,7 @@ std::vector<Action> zb_h1(int rank, int pp, int m) {
 // Megatron-LM's interleaved 1F1B (forward_backward_pipelining_with_interleaving): the k-th
 // forward of a rank runs chunk (k mod pp*v) / pp on microbatch (k / (pp*v)) * pp + k mod pp; the
 // k-th backward runs the chunks in reverse. Warm-up: 2(pp - rank - 1) + (v - 1) pp forwards.
-std::vector<Action> interleaved(int rank, int pp, int v, int m) {
+std::vector<Action> interleaved_order(int rank, int pp, int v, int m) {
   const int total = m * v;
   const int group = pp * v;
   const int warmup = std::min((pp - rank - 1) * 2 + (v - 1) * pp, total);
@@ -88,27 +87,19 @@ std::vector<Action> interleaved(int rank, int pp, int v, int m) {
   return out;
 }
 
-std::vector<Action> rank_order(Family family, int rank, int pp, int v, int m) {
-  switch (family) {
-    case Family::kNaive:
-      return naive(rank, m);
-    case Family::kGpipe:
-      return gpipe(rank, m);
-    case Family::kOneFOneB:
-    case Family::kTensorParallel:
-    case Family::kDataParallel:
-      return one_f_one_b(rank, pp, m);
-    case Family::kInterleaved:
-      return interleaved(rank, pp, v, m);
-    case Family::kZbH1:
-      return zb_h1(rank, pp, m);
-    case Family::kCount:
-      break;
-  }
-  throw std::invalid_argument("unknown schedule family");
-}
-
 }  // namespace
+
+namespace orders {
+std::vector<Action> naive(int rank, int /*pp*/, int /*v*/, int m) { return naive_order(rank, m); }
+std::vector<Action> gpipe(int rank, int /*pp*/, int /*v*/, int m) { return gpipe_order(rank, m); }
+std::vector<Action> one_f_one_b(int rank, int pp, int /*v*/, int m) {
+  return one_f_one_b_order(rank, pp, m);
+}
+std::vector<Action> interleaved(int rank, int pp, int v, int m) {
+  return interleaved_order(rank, pp, v, m);
+}
+std::vector<Action> zb_h1(int rank, int pp, int /*v*/, int m) { return zb_h1_order(rank, pp, m); }
+}  // namespace orders
 
 std::vector<std::vector<Action>> pipeline_compute_orders(Family family, int pp, int virtual_stages,
                                                          int microbatches) {
@@ -117,10 +108,10 @@ std::vector<std::vector<Action>> pipeline_compute_orders(Family family, int pp, 
                          .microbatches = microbatches,
                          .virtual_stages = virtual_stages};
   check_config(config);
-  std::vector<std::vector<Action>> orders;
+  std::vector<std::vector<Action>> out;
   for (int r = 0; r < pp; ++r)
-    orders.push_back(rank_order(family, r, pp, virtual_stages, microbatches));
-  return orders;
+    out.push_back(info(family).order(r, pp, virtual_stages, microbatches));
+  return out;
 }
 
 }  // namespace meshscope::schedule

@@ -7,6 +7,7 @@
 
 #include "sim/mesh/mesh.h"
 #include "sim/schedule/action.h"
+#include "sim/schedule/marker.h"
 
 namespace meshscope::schedule {
 
@@ -19,6 +20,10 @@ struct Schedule {
   std::vector<int> stage_owner;
   // ranks[r] = the actions of global rank r (see mesh::Mesh for rank order), in program order.
   std::vector<std::vector<Action>> ranks;
+  // Kept torch markers (marker.h) of each rank, sorted by `before`: empty, or one list per rank.
+  // The validator, executors and simulator do not look at them; the schedule text and torch's CSV
+  // write them back where they were.
+  std::vector<std::vector<Marker>> markers;
 
   int virtual_stages() const { return mesh.pp > 0 ? num_stages / mesh.pp : 0; }
 };

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <vector>
 
@@ -233,9 +234,24 @@ class Parser {
     std::vector<Action>& out = s_.ranks[*r];
     std::string error;
     for (const Word& w : split_words(actions)) {
+      const int column = static_cast<int>(colon) + 1 + w.column;
+      if (w.text.starts_with('(')) {
+        std::optional<std::vector<Action>> group = parse_overlap(w.text, &error);
+        if (!group) fail(column, error);
+        out.insert(out.end(), group->begin(), group->end());
+        continue;
+      }
       std::optional<Action> a = parse_action(w.text, &error);
-      if (!a) fail(static_cast<int>(colon) + 1 + w.column, error);
-      out.push_back(*a);
+      if (a) {
+        out.push_back(*a);
+        continue;
+      }
+      std::optional<Marker> m =
+          w.text == kIdleText ? Marker{.kind = MarkerKind::kIdle} : parse_marker(w.text, nullptr);
+      if (!m) fail(column, error);
+      if (s_.markers.empty()) s_.markers.resize(s_.ranks.size());
+      m->before = static_cast<int32_t>(out.size());
+      s_.markers[*r].push_back(*m);
     }
   }
 
@@ -280,10 +296,30 @@ std::string dump(const Schedule& s) {
   out += "\n";
   for (size_t r = 0; r < s.ranks.size(); ++r) {
     out += "rank " + std::to_string(r) + ":";
-    for (const Action& a : s.ranks[r]) {
+    const std::vector<Action>& actions = s.ranks[r];
+    const std::vector<Marker>* markers = r < s.markers.size() ? &s.markers[r] : nullptr;
+    size_t next = 0;
+    const auto flush_markers = [&](size_t before) {
+      while (markers && next < markers->size() &&
+             (*markers)[next].before <= static_cast<int>(before)) {
+        const Marker& m = (*markers)[next++];
+        out += ' ';
+        out += m.kind == MarkerKind::kIdle ? std::string(kIdleText) : to_string(m);
+      }
+    };
+    for (size_t i = 0; i < actions.size(); ++i) {
+      flush_markers(i);
+      size_t end = i + 1;
+      while (end < actions.size() && actions[end - 1].overlap_next) ++end;
       out += ' ';
-      out += to_string(a);
+      if (end - i > 1) {
+        out += overlap_to_string(std::span(actions).subspan(i, end - i));
+        i = end - 1;
+      } else {
+        out += to_string(actions[i]);
+      }
     }
+    flush_markers(actions.size());
     out += '\n';
   }
   return out;
@@ -293,7 +329,7 @@ Schedule load(std::string_view text, std::string_view source_name) {
   return Parser(source_name).run(text);
 }
 
-Schedule load_file(const std::string& path) {
+std::string read_schedule_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw ScheduleParseError(path, 0, 0, "is a directory, not a schedule file");
@@ -303,9 +339,10 @@ Schedule load_file(const std::string& path) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) throw ScheduleParseError(path, 0, 0, "read error");
-  const std::string text = buffer.str();
-  return load(text, path);
+  return buffer.str();
 }
+
+Schedule load_file(const std::string& path) { return load(read_schedule_file(path), path); }
 
 void save_file(const Schedule& schedule, const std::string& path) {
   const std::string text = dump(schedule);

@@ -14,6 +14,8 @@
 // are required; `stages` defaults to pp, `stage_owner` to s % pp, `name` to "custom". Every rank
 // of the mesh has exactly one line (possibly empty after the colon); actions are the tokens of
 // action.h separated by blanks. Semantic checks (work, ordering, matching) are the validator's.
+// Tokens from torch's schedules (marker.h) are read and written too: "(0F3;3B1)OVERLAP_F_B" for an
+// overlapped group, the kept markers "0UNSHARD", "0WAIT_SEND_F3", ..., and "-" for an idle step.
 #pragma once
 
 #include <stdexcept>
@@ -50,6 +52,8 @@ std::string dump(const Schedule& schedule);
 Schedule load(std::string_view text, std::string_view source_name = "<schedule>");
 // Reads a whole file; an unreadable file throws ScheduleParseError with line 0.
 Schedule load_file(const std::string& path);
+// The bytes of a schedule file, with load_file's errors (schedule_file.h reads either format).
+std::string read_schedule_file(const std::string& path);
 // Writes dump(schedule) to `path` whole or not at all (temp file + rename); throws
 // std::runtime_error naming the path on failure.
 void save_file(const Schedule& schedule, const std::string& path);

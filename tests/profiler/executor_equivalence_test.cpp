@@ -3,6 +3,7 @@
 // for the MLP, the classifier and the seed chain.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <tuple>
 
@@ -10,6 +11,7 @@
 #include "ordered_channel_backend.h"
 #include "profiler/capture/host_tracer.h"
 #include "sim/model/weights.h"
+#include "sim/schedule/schedule_file.h"
 #include "sim/schedule/schedule_text.h"
 #include "sim/schedule/validator.h"
 
@@ -55,7 +57,8 @@ void check(const model::WorkloadSpec& spec, const Case& c) {
   static std::map<std::tuple<int, uint64_t>, ReferenceResult> cache;
   const auto key = std::make_tuple(static_cast<int>(spec.kind), spec.seed);
   if (!cache.count(key)) cache[key] = run_reference(spec, kSteps);
-  const auto s = testing::make_schedule_for(spec, c.family, c.mesh, c.microbatches, c.virtual_stages);
+  const auto s =
+      testing::make_schedule_for(spec, c.family, c.mesh, c.microbatches, c.virtual_stages);
   const RunResult got = run_cpu(s, spec, kSteps);
   expect_equivalent(got, cache[key], std::string(model::name(spec.kind)) + " " + c.name);
 }
@@ -78,6 +81,47 @@ const std::vector<Case> kPipelineCases = {
 
 TEST(ExecutorEquivalence, MlpEveryFamilyMatchesOneDevice) {
   for (const Case& c : kPipelineCases) check(mlp_spec(), c);
+}
+
+// The families taken from torch.distributed.pipelining: the V placement of zb-v and dualpipe-v
+// (rank r holds stages r and 2pp-1-r), dualpipe-v's overlapped F/B pairs, I/W splits across chunks,
+// looped BFS's reversed backwards.
+const std::vector<Case> kTorchFamilyCases = {
+    {"zb-v pp2", Family::kZbV, {1, 2, 1}, 4, 2},
+    {"zb-v pp4", Family::kZbV, {1, 4, 1}, 4, 2},
+    {"zb-v dp2 pp2 tp2", Family::kZbV, {2, 2, 2}, 2, 2},
+    {"dualpipe-v pp2", Family::kDualPipeV, {1, 2, 1}, 4, 2},
+    {"dualpipe-v pp4", Family::kDualPipeV, {1, 4, 1}, 8, 2},
+    {"dualpipe-v dp2 pp2 tp2", Family::kDualPipeV, {2, 2, 2}, 4, 2},
+    {"interleaved-zb pp2 v2", Family::kInterleavedZeroBubble, {1, 2, 1}, 4, 2},
+    {"interleaved-zb pp4 v2", Family::kInterleavedZeroBubble, {1, 4, 1}, 4, 2},
+    {"interleaved-zb dp2 pp2 tp2 v4", Family::kInterleavedZeroBubble, {2, 2, 2}, 2, 4},
+    {"looped-bfs pp2 v2", Family::kLoopedBfs, {1, 2, 1}, 4, 2},
+    {"looped-bfs pp2 v4", Family::kLoopedBfs, {1, 2, 1}, 2, 4},
+    {"looped-bfs dp2 pp2 tp2 v2", Family::kLoopedBfs, {2, 2, 2}, 2, 2},
+};
+
+TEST(ExecutorEquivalence, TorchFamiliesMatchOneDevice) {
+  for (const Case& c : kTorchFamilyCases) check(mlp_spec(), c);
+}
+
+// torch's own lowering (compute_comms CSVs torch 2.15 wrote: its SEND/RECV order, OVERLAP_F_B,
+// the V placement) runs in meshscope equal to one device, for every fixture whose microbatches
+// divide the batch and whose stages the 8 layers cover.
+TEST(ExecutorEquivalence, TorchsOwnSchedulesMatchOneDevice) {
+  const auto spec = mlp_spec();
+  const ReferenceResult ref = run_reference(spec, kSteps);
+  const std::filesystem::path dir =
+      std::filesystem::path(MESHSCOPE_SOURCE_DIR) / "tests/fixtures/torch_orders";
+  int ran = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (!e.path().string().ends_with(".compute_comms.csv")) continue;
+    const schedule::Schedule s = schedule::load_schedule_file(e.path().string()).schedule;
+    if (spec.batch % s.num_microbatches != 0 || s.num_stages > spec.layers) continue;
+    expect_equivalent(run_cpu(s, spec, kSteps), ref, e.path().filename().string());
+    ++ran;
+  }
+  EXPECT_GE(ran, 8);
 }
 
 TEST(ExecutorEquivalence, ClassifierMatchesOneDevice) {
@@ -121,7 +165,8 @@ TEST(ExecutorEquivalence, MissingGradientAllReduceIsDetected) {
   // comparison must catch that.
   auto s = make_schedule(Family::kDataParallel, {2, 1, 1}, 2);
   for (auto& program : s.ranks) {
-    std::erase_if(program, [](const schedule::Action& a) { return schedule::is_collective(a.kind); });
+    std::erase_if(program,
+                  [](const schedule::Action& a) { return schedule::is_collective(a.kind); });
   }
   const auto spec = mlp_spec();
   const RunResult got = run_cpu(s, spec, kSteps);
@@ -192,19 +237,35 @@ TEST(ExecutorEquivalence, GeneratedFamiliesRunOnInOrderChannelsWithoutHoldingASe
   // sends to the same neighbour for several stages), so the cuda backend never delays a send.
   const auto spec = mlp_spec();
   const ReferenceResult ref = run_reference(spec, kSteps);
-  for (const Case& c : std::vector<Case>{
-           {"interleaved pp2 v2", Family::kInterleaved, {1, 2, 1}, 4, 2},
-           {"interleaved dp2 pp2 v4", Family::kInterleaved, {2, 2, 1}, 2, 4},
-           {"interleaved pp4 v2", Family::kInterleaved, {1, 4, 1}, 8, 2},
-           {"gpipe pp4", Family::kGpipe, {1, 4, 1}, 4, 1},
-           {"1f1b pp4", Family::kOneFOneB, {1, 4, 1}, 8, 1},
-           {"zb-h1 pp4", Family::kZbH1, {1, 4, 1}, 4, 1}}) {
-    const auto s = testing::make_schedule_for(spec, c.family, c.mesh, c.microbatches,
-                                              c.virtual_stages);
+  for (const Case& c :
+       std::vector<Case>{{"interleaved pp2 v2", Family::kInterleaved, {1, 2, 1}, 4, 2},
+                         {"interleaved dp2 pp2 v4", Family::kInterleaved, {2, 2, 1}, 2, 4},
+                         {"interleaved pp4 v2", Family::kInterleaved, {1, 4, 1}, 8, 2},
+                         {"gpipe pp4", Family::kGpipe, {1, 4, 1}, 4, 1},
+                         {"1f1b pp4", Family::kOneFOneB, {1, 4, 1}, 8, 1},
+                         {"zb-h1 pp4", Family::kZbH1, {1, 4, 1}, 4, 1},
+                         {"zb-v pp4", Family::kZbV, {1, 4, 1}, 4, 2},
+                         {"interleaved-zb pp4 v2", Family::kInterleavedZeroBubble, {1, 4, 1}, 4, 2},
+                         {"looped-bfs pp2 v4", Family::kLoopedBfs, {1, 2, 1}, 2, 4}}) {
+    const auto s =
+        testing::make_schedule_for(spec, c.family, c.mesh, c.microbatches, c.virtual_stages);
     int held = -1;
     expect_equivalent(run_on_ordered_channels(s, spec, true, &held), ref, c.name);
     EXPECT_EQ(held, 0) << c.name;
   }
+}
+
+TEST(ExecutorEquivalence, DualPipeVHoldsSendsOnInOrderChannelsAndStillMatches) {
+  // dualpipe-v's overlapped pairs send activations and gradients to the same neighbour (rank r
+  // holds stages r and 2pp-1-r; both r+1 and 2pp-2-r live on rank r+1), and that neighbour takes
+  // them in torch's order, not the order they were sent: an in-order channel holds some sends
+  // back (the cuda backend delays them), and the result is still one device's.
+  const auto spec = mlp_spec();
+  const auto s = testing::make_schedule_for(spec, Family::kDualPipeV, {1, 4, 1}, 8, 2);
+  int held = -1;
+  expect_equivalent(run_on_ordered_channels(s, spec, true, &held), run_reference(spec, kSteps),
+                    "dualpipe-v pp4");
+  EXPECT_GT(held, 0);
 }
 
 TEST(ExecutorEquivalence, ScheduleForAnotherModelSizeIsRejected) {

@@ -11,6 +11,7 @@
 #include "traces/import/chrome_reader.h"
 #include "traces/import/multi_rank.h"
 #include "traces/import/nsys_import.h"
+#include "traces/import/torch_pipeline.h"
 
 namespace meshscope::traces {
 namespace {
@@ -21,7 +22,12 @@ Timeline load_chrome(importer::ByteSource& source, const std::string& name,
                      const ImportOptions& options, ImportReport& report) {
   importer::ChromeTimelineBuilder builder(name, options, report);
   const auto summary = importer::read_chrome_json(source, name, options, builder, report);
-  return builder.finish(summary);
+  Timeline t = builder.finish(summary);
+  // A torch.distributed.pipelining job: its action ranges label the spans under them.
+  if (const auto it = t.metadata.find("source"); it != t.metadata.end() && it->second == "kineto") {
+    importer::label_torch_pipeline(t);
+  }
+  return t;
 }
 
 Timeline load_any(const std::filesystem::path& file, const std::string_view* memory,
@@ -134,6 +140,7 @@ Timeline load_traces(std::span<const std::filesystem::path> paths, const ImportO
                    [](const auto& a, const auto& b) { return a.rank < b.rank; });
   const auto offsets = importer::align_clocks(ranks, options.align, total.clocks);
   Timeline merged = importer::merge_ranks(ranks, offsets);
+  importer::pair_torch_transfers(merged);
   merged.metadata["clock_align"] = std::string(name(options.align));
   merged.sort_spans();
   if (report != nullptr) *report = std::move(total);

@@ -1,0 +1,61 @@
+// Recovering the schedule a torch.distributed.pipelining job ran from its traces.
+#include "cli/torch_trace_schedule.h"
+
+#include <filesystem>
+#include <vector>
+
+#include "cli/commands.h"
+#include "sim/schedule/schedule_text.h"
+#include "traces/import/load_trace.h"
+#include "traces/import/torch_pipeline.h"
+
+namespace meshscope::cli {
+
+traces::Timeline load_torch_job(const std::string& path) {
+  try {
+    const std::vector<std::filesystem::path> paths = {path};
+    return traces::load_traces(paths);
+  } catch (const traces::ImportError& e) {
+    throw UserError(e.what());
+  }
+}
+
+RecoveredSchedule recover_torch_schedule(const traces::Timeline& t, const std::string& path) {
+  const auto orders = traces::importer::torch_action_orders(t);
+  if (orders.empty()) {
+    throw UserError(path +
+                    ": no torch.distributed.pipelining actions in these traces (PP: ranges, "
+                    "GPipe's Forward/Backward, or Schedule1F1B's send/recv ops)");
+  }
+  RecoveredSchedule out;
+  std::string compute_csv;
+  bool transfers = false;
+  int expected = 0;
+  for (const auto& [rank, actions] : orders) {
+    if (rank != expected) {
+      throw UserError(path + ": no trace of rank " + std::to_string(expected) + " (ranks " +
+                      std::to_string(orders.begin()->first) + ".." +
+                      std::to_string(orders.rbegin()->first) + " found)");
+    }
+    ++expected;
+    std::string row, compute_row;
+    for (const std::string& a : actions) {
+      row += (row.empty() ? "" : ",") + a;
+      transfers =
+          transfers || a.find("SEND_") != std::string::npos || a.find("RECV_") != std::string::npos;
+      if (a.find("REDUCE_GRAD") == std::string::npos) {
+        compute_row += (compute_row.empty() ? "" : ",") + a;
+      }
+    }
+    out.csv += row + "\r\n";  // Python's csv.writer ends rows so
+    compute_csv += compute_row + "\r\n";
+  }
+  try {
+    out.parsed = schedule::parse_torch_csv(transfers ? out.csv : compute_csv, path);
+  } catch (const schedule::ScheduleParseError& e) {
+    throw UserError(std::string("the schedule recovered from the trace: ") + e.what());
+  }
+  return out;
+}
+
+}  // namespace meshscope::cli

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""A small torch.distributed.pipelining job on CPU (gloo), profiled per rank with torch.profiler.
+
+Writes, into --out:
+  rank<R>.json                 one Kineto trace per rank (with distributedInfo)
+  schedule.compute_only.csv    torch's own CSV of the schedule (pipeline_order), rank 0 writes it
+  schedule.compute_comms.csv   with torch's SEND/RECV lowering, where the schedule class has one
+  job.meta                     the job's shape (schedule, pp, microbatches, sizes, stage placement)
+
+Example:
+  python scripts/torch_pipeline_job.py --schedule Interleaved1F1B --pp 4 --microbatches 8 \
+      --stages-per-rank 2 --hidden 64 --batch 16 --steps 1 --out /tmp/job
+"""
+
+import argparse
+import csv
+import json
+import os
+import socket
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+from torch.distributed import pipelining as pipe
+from torch.profiler import ProfilerActivity, profile
+
+# The V-shaped schedules put stages r and 2*pp-1-r on rank r; the others loop: r, r+pp, r+2pp, ...
+V_SHAPED = {"ZBVZeroBubble", "DualPipeV"}
+SINGLE_STAGE = {"GPipe", "1F1B"}
+
+
+def schedule_class(name):
+    """torch's class for a schedule name, or None when this torch has no such class."""
+    return getattr(pipe.schedules, "Schedule" + name, None)
+
+
+def stages_of_rank(rank, pp, stages_per_rank, v_shaped):
+    if v_shaped:
+        return [rank, 2 * pp - 1 - rank]
+    return [rank + k * pp for k in range(stages_per_rank)]
+
+
+def stage_module(stage, layers_per_stage, hidden):
+    torch.manual_seed(1000 + stage)
+    layers = []
+    for _ in range(layers_per_stage):
+        layers += [nn.Linear(hidden, hidden), nn.ReLU()]
+    return nn.Sequential(*layers)
+
+
+def dump_schedule_csvs(sched, out):
+    """torch's own CSV of the schedule. The multi-stage classes write it themselves (_dump_csv,
+    compute_only, and compute_comms after their comm lowering); the single-stage ones (GPipe,
+    1F1B) have a pipeline_order but no _dump_csv, so their rows are written exactly as
+    PipelineScheduleMulti._dump_csv writes them (csv.writer, one row per rank)."""
+    made = []
+    only = os.path.join(out, "schedule.compute_only.csv")
+    if isinstance(sched, pipe.schedules.PipelineScheduleMulti):
+        sched._dump_csv(only, format="compute_only")
+        made.append("compute_only")
+        if getattr(sched, "pipeline_order_with_comms", None) is not None:
+            sched._dump_csv(os.path.join(out, "schedule.compute_comms.csv"), format="compute_comms")
+            made.append("compute_comms")
+    elif getattr(sched, "pipeline_order", None) is not None:
+        with open(only, "w", newline="") as f:
+            writer = csv.writer(f)
+            for rank in sched.pipeline_order:
+                writer.writerow(sched.pipeline_order[rank])
+        made.append("compute_only")
+    return made
+
+
+def worker(rank, args, port):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", rank=rank, world_size=args.pp)
+    v_shaped = args.schedule in V_SHAPED
+    per_rank = 1 if args.schedule in SINGLE_STAGE else (2 if v_shaped else args.stages_per_rank)
+    num_stages = args.pp * per_rank
+    my_stages = stages_of_rank(rank, args.pp, per_rank, v_shaped)
+    device = torch.device("cpu")
+    stages = []
+    for s in my_stages:
+        mod = stage_module(s, args.layers_per_stage, args.hidden)
+        # Dynamic metadata mode: torch infers shapes from the first microbatch.
+        stages.append(pipe.PipelineStage(mod, s, num_stages, device))
+    loss_fn = nn.MSELoss()
+    cls = schedule_class(args.schedule)
+    if args.schedule in SINGLE_STAGE:
+        sched = cls(stages[0], args.microbatches, loss_fn=loss_fn)
+    else:
+        sched = cls(stages, args.microbatches, loss_fn=loss_fn)
+
+    torch.manual_seed(7)
+    x = torch.randn(args.batch, args.hidden)
+    y = torch.randn(args.batch, args.hidden)
+    first = 0 in my_stages
+    last = (num_stages - 1) in my_stages
+
+    def one_step():
+        kwargs = {}
+        if last:
+            kwargs["target"] = y
+            kwargs["losses"] = []
+        if first:
+            sched.step(x, **kwargs)
+        else:
+            sched.step(**kwargs)
+
+    for _ in range(args.warmup):
+        one_step()
+    dist.barrier()
+    # A profiler schedule makes prof.step() mark each step as ProfilerStep#N (the step windows).
+    trace_file = os.path.join(args.out, f"rank{rank}.json")
+    with profile(
+        activities=[ProfilerActivity.CPU],
+        schedule=torch.profiler.schedule(wait=0, warmup=0, active=args.steps, repeat=1),
+        on_trace_ready=lambda p: p.export_chrome_trace(trace_file),
+    ) as prof:
+        for _ in range(args.steps):
+            one_step()
+            prof.step()
+    dist.barrier()
+    if rank == 0:
+        made = dump_schedule_csvs(sched, args.out)
+        placement = {}
+        for r in range(args.pp):
+            for s in stages_of_rank(r, args.pp, per_rank, v_shaped):
+                placement[str(s)] = r
+        job = {
+            "torch": torch.__version__,
+            "schedule": args.schedule,
+            "class": cls.__name__,
+            "pp": args.pp,
+            "microbatches": args.microbatches,
+            "stages_per_rank": per_rank,
+            "num_stages": num_stages,
+            "hidden": args.hidden,
+            "layers_per_stage": args.layers_per_stage,
+            "batch": args.batch,
+            "steps": args.steps,
+            "warmup": args.warmup,
+            "stage_to_rank": placement,
+            "csv_formats": made,
+        }
+        with open(os.path.join(args.out, "job.meta"), "w") as f:
+            json.dump(job, f, indent=1)
+    dist.destroy_process_group()
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--schedule", required=True,
+                   help="GPipe, 1F1B, Interleaved1F1B, ZBVZeroBubble, DualPipeV, InterleavedZeroBubble, LoopedBFS")
+    p.add_argument("--pp", type=int, default=4, help="ranks (one process each)")
+    p.add_argument("--microbatches", type=int, default=4)
+    p.add_argument("--stages-per-rank", type=int, default=2, help="looped schedules (V-shaped: always 2)")
+    p.add_argument("--hidden", type=int, default=32)
+    p.add_argument("--layers-per-stage", type=int, default=2)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--steps", type=int, default=1, help="profiled steps")
+    p.add_argument("--warmup", type=int, default=1, help="unprofiled steps first")
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    if schedule_class(args.schedule) is None:
+        print(f"torch {torch.__version__} has no schedule class Schedule{args.schedule}", file=sys.stderr)
+        return 2
+    if args.batch % args.microbatches:
+        print(f"--batch {args.batch} is not divisible by --microbatches {args.microbatches}", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    mp.spawn(worker, args=(args, free_port()), nprocs=args.pp, join=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

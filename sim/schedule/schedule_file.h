@@ -1,0 +1,40 @@
+// Reading a schedule file in either form meshscope takes: its own schedule text or torch's CSV.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "sim/schedule/schedule.h"
+#include "sim/schedule/torch_csv.h"
+
+namespace meshscope::schedule {
+
+enum class ScheduleFileFormat : uint8_t { kText = 0, kTorchCsv = 1, kCount };
+inline constexpr std::array<std::string_view, static_cast<size_t>(ScheduleFileFormat::kCount)>
+    kScheduleFileFormatNames = {"text", "torch-csv"};
+constexpr std::string_view name(ScheduleFileFormat f) {
+  return kScheduleFileFormatNames[static_cast<size_t>(f)];
+}
+std::optional<ScheduleFileFormat> parse_schedule_file_format(std::string_view s);
+
+// How a file is told apart, for --help texts.
+inline constexpr std::string_view kScheduleFileHelp =
+    "meshscope schedule text or torch.distributed.pipelining's schedule CSV (compute_only or "
+    "compute_comms): a .csv file is read as torch's CSV, a .sched file as text, any other by its "
+    "first character (a letter or '#' starts schedule text)";
+
+// By content alone: schedule text when the first non-blank byte is a letter or '#'.
+ScheduleFileFormat detect_schedule_format(std::string_view path, std::string_view text);
+
+struct LoadedSchedule {
+  Schedule schedule;
+  ScheduleFileFormat format = ScheduleFileFormat::kText;
+  TorchCsvFormat torch_format = TorchCsvFormat::kComputeOnly;  // when format is kTorchCsv
+};
+
+// Throws ScheduleParseError naming the file (line 0 when it cannot be read).
+LoadedSchedule load_schedule_file(const std::string& path);
+
+}  // namespace meshscope::schedule

@@ -1,0 +1,50 @@
+// torch.distributed.pipelining's schedule CSV (`_dump_csv` / `_load_csv` in
+// torch/distributed/pipelining/schedules.py, torch 2.15) read into and written from a Schedule.
+//
+// The format: one row per pp rank, one cell per action, written by Python's csv.writer (cells
+// joined by ',', every row ended by "\r\n"). Cells are torch's _Action tokens: "0F0", "1B3",
+// "2I1", "2W1"; "0SEND_F0", "2RECV_B1"; "0UNSHARD", "0RESHARD", "0REDUCE_GRAD",
+// "0WAIT_REDUCE_GRAD", "0WAIT_SEND_F3"; "(0F3;3B1)OVERLAP_F_B"; an empty cell is torch's None
+// (an idle step). Two variants:
+// - compute_only: compute cells (F, B, I, W, OVERLAP_F_B) and empty cells only. Reading lowers it
+//   with meshscope's transfers and steps (lowering.h); writing keeps compute and idle cells.
+// - compute_comms: what torch's runtime runs (its own lowering: SEND/RECV, UNSHARD/RESHARD,
+//   REDUCE_GRAD and the waits); no empty cells. Reading keeps every cell in order (the markers of
+//   marker.h where meshscope has no action) and adds STEP after each stage's last gradient work.
+// A schedule read from either writes back byte for byte in the same variant. Stage s lives on
+// the row whose actions name it (torch infers the placement the same way); the mesh is dp=1,
+// pp=rows, tp=1; microbatches = the largest microbatch + 1.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/schedule/schedule.h"
+
+namespace meshscope::schedule {
+
+enum class TorchCsvFormat : uint8_t { kComputeOnly = 0, kComputeComms = 1, kCount };
+inline constexpr std::array<std::string_view, static_cast<size_t>(TorchCsvFormat::kCount)>
+    kTorchCsvFormatNames = {"compute_only", "compute_comms"};
+constexpr std::string_view name(TorchCsvFormat f) {
+  return kTorchCsvFormatNames[static_cast<size_t>(f)];
+}
+std::optional<TorchCsvFormat> parse_torch_csv_format(std::string_view s);
+
+struct TorchCsv {
+  Schedule schedule;
+  TorchCsvFormat format = TorchCsvFormat::kComputeOnly;  // the variant the text was in
+};
+
+// Throws ScheduleParseError (schedule_text.h): "x.csv:2:17: unknown action 'FOO' in '3FOO2'";
+// line and column are 1-based (the column is the cell's first byte).
+TorchCsv parse_torch_csv(std::string_view text, std::string_view source_name = "<torch csv>");
+
+// Throws std::invalid_argument for a schedule torch's CSV cannot hold: a mesh with dp or tp > 1
+// (the CSV is one pipeline), collectives other than the dp all-reduce before STEP.
+std::string write_torch_csv(const Schedule& schedule, TorchCsvFormat format);
+
+}  // namespace meshscope::schedule

@@ -1,0 +1,54 @@
+// `meshscope schedules`, `validate` and `run` with torch.distributed.pipelining's schedule CSV, as
+// a user hands it over: converted both ways byte for byte, checked, and executed on the cpu
+// backend.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/cli/cli_test_util.h"
+
+namespace meshscope::cli_testing {
+namespace {
+
+const std::string kBin = std::string(MESHSCOPE_BINARY_DIR) + "/meshscope";
+const fs::path kTorch = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/fixtures/torch_orders";
+
+TEST(SchedulesCli, TorchCsvThroughScheduleTextComesBackByteForByte) {
+  const fs::path dir = temp_dir("schedules_torch");
+  for (const char* name :
+       {"dualpipe-v_pp4_m8_v2.compute_comms.csv", "interleaved-zb_pp4_m8_v2.compute_only.csv",
+        "looped-bfs_pp3_m5_v3.compute_comms.csv"}) {
+    SCOPED_TRACE(name);
+    const fs::path csv = kTorch / name;
+    const fs::path sched = dir / "s.sched", back = dir / "back.csv";
+    Result r = shell(kBin + " schedules --from " + csv.string() + " -o " + sched.string());
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = shell(kBin + " schedules --from " + sched.string() + " --format torch-csv -o " +
+              back.string());
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(read_file(back), read_file(csv));
+  }
+}
+
+TEST(SchedulesCli, ValidateTakesTorchCsvAndNamesTheBadCell) {
+  const fs::path dir = temp_dir("validate_torch");
+  Result r = shell(kBin + " validate " + (kTorch / "zb-v_pp4_m8_v2.compute_only.csv").string());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("valid: torch, dp=1 pp=4 tp=1, 8 stages"), std::string::npos) << r.out;
+  std::ofstream(dir / "bad.csv") << "0F0,0B0\r\n1F0,3FOO2\r\n";
+  r = shell(kBin + " validate " + (dir / "bad.csv").string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("bad.csv:2:5: unknown action 'FOO' in '3FOO2'"), std::string::npos) << r.err;
+}
+
+TEST(SchedulesCli, RunExecutesTorchsDualPipeVEqualToOneDevice) {
+  const fs::path dir = temp_dir("run_torch");
+  const Result r = shell(kBin + " run --backend cpu --steps 1 --schedule-file " +
+                         (kTorch / "dualpipe-v_pp2_m4_v2.compute_comms.csv").string() + " --out " +
+                         (dir / "t.json").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("equal ("), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace meshscope::cli_testing

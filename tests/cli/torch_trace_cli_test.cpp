@@ -1,0 +1,155 @@
+// `meshscope schedules --from-trace` and `meshscope analyze` on the traces of real torch 2.15
+// pipelining jobs (tests/fixtures/torch): the schedule recovered is torch's own CSV byte for byte,
+// it validates, and every rank is analysed as a pipeline device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "tests/cli/cli_test_util.h"
+
+namespace meshscope::cli_testing {
+namespace {
+
+const std::string kBin = std::string(MESHSCOPE_BINARY_DIR) + "/meshscope";
+const fs::path kTorch = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/fixtures/torch";
+
+TEST(TorchTraceCli, RecoveredScheduleIsTorchsOwnCsv) {
+  const fs::path dir = temp_dir("torch_from_trace");
+  // Multi-stage schedules: what the runtime ran is its compute_comms CSV; GPipe: its
+  // pipeline_order rows (compute and REDUCE_GRAD).
+  for (const char* name : {"GPipe", "Interleaved1F1B", "LoopedBFS", "InterleavedZeroBubble",
+                           "ZBVZeroBubble", "DualPipeV"}) {
+    SCOPED_TRACE(name);
+    const fs::path job = kTorch / name;
+    fs::path expected = job / "schedule.compute_comms.csv";
+    if (!fs::exists(expected)) expected = job / "schedule.compute_only.csv";
+    const fs::path out = dir / (std::string(name) + ".csv");
+    const Result r = shell(kBin + " schedules --from-trace " + job.string() +
+                           " --format torch-csv -o " + out.string());
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(read_file(out), read_file(expected));
+  }
+}
+
+TEST(TorchTraceCli, Recovered1F1BIsWhatItsRuntimeRan) {
+  // torch 2.15's Schedule1F1B.pipeline_order numbers the last rank's forwards 1..n while its
+  // runtime runs 0..n-1: the other rows are torch's, the last is the run's.
+  const fs::path job = kTorch / "1F1B";
+  const Result r = shell(kBin + " schedules --from-trace " + job.string() + " --format torch-csv");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string torch = read_file(job / "schedule.compute_only.csv");
+  const size_t last_row = torch.rfind("\r\n", torch.size() - 3) + 2;
+  EXPECT_EQ(r.out.substr(0, last_row), torch.substr(0, last_row));
+  EXPECT_EQ(r.out.substr(last_row),
+            "3F0,3B0,3F1,3B1,3F2,3B2,3F3,3B3,3REDUCE_GRAD,3WAIT_REDUCE_GRAD\r\n");
+}
+
+TEST(TorchTraceCli, RecoveredScheduleTextValidates) {
+  const fs::path dir = temp_dir("torch_from_trace_text");
+  for (const char* name : {"GPipe", "1F1B", "Interleaved1F1B", "ZBVZeroBubble", "DualPipeV"}) {
+    SCOPED_TRACE(name);
+    const fs::path sched = dir / (std::string(name) + ".sched");
+    Result r = shell(kBin + " schedules --from-trace " + (kTorch / name).string() + " -o " +
+                     sched.string());
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(read_file(sched).find("mesh dp=1 pp=4 tp=1"), std::string::npos);
+    r = shell(kBin + " validate " + sched.string());
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+  }
+}
+
+TEST(TorchTraceCli, AnalyzeReportsEveryRankAsAPipelineDevice) {
+  for (const char* name : {"GPipe", "1F1B", "InterleavedZeroBubble", "DualPipeV"}) {
+    SCOPED_TRACE(name);
+    const fs::path job = kTorch / name;
+    const auto meta = nlohmann::json::parse(read_file(job / "job.meta"));
+    const Result r = shell(kBin + " analyze --json " + job.string());
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto a = nlohmann::json::parse(r.out);
+    EXPECT_TRUE(a["has_stage_annotations"].get<bool>());
+    ASSERT_EQ(a["devices"].size(), meta["pp"].get<size_t>());
+    for (const auto& d : a["devices"]) {
+      const int rank = d["rank"];
+      EXPECT_EQ(d["name"], "rank " + std::to_string(rank) + " \u00b7 CPU");
+      EXPECT_GT(d["compute_ns"].get<int64_t>(), 0);
+      const auto& b = d["bubbles"];
+      EXPECT_EQ(b["warmup_ns"].get<int64_t>() + b["peer_wait_ns"].get<int64_t>() +
+                    b["other_ns"].get<int64_t>() + b["cooldown_ns"].get<int64_t>() +
+                    b["unattributed_ns"].get<int64_t>(),
+                d["idle_ns"].get<int64_t>());
+      EXPECT_EQ(d["step_bubbles"].size(), a["windows"].size());
+      // The stages torch placed on this rank, each with forward work of every microbatch.
+      std::set<int> stages;
+      for (const auto& [stage, owner] : meta["stage_to_rank"].items()) {
+        if (owner.get<int>() == rank) stages.insert(std::stoi(stage));
+      }
+      std::set<int> seen;
+      for (const auto& p : d["stage_phases"]) {
+        if (p["phase"] != "forward") continue;
+        seen.insert(p["stage"].get<int>());
+        EXPECT_EQ(p["microbatches"], meta["microbatches"]);
+      }
+      EXPECT_EQ(seen, stages) << "rank " << rank;
+    }
+  }
+}
+
+TEST(TorchTraceCli, FromTraceNamesWhatIsMissing) {
+  Result r = shell(kBin + " schedules --from-trace /nonexistent/torch/job");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("/nonexistent/torch/job"), std::string::npos) << r.err;
+  // A trace without pipeline actions: said so in one line, nothing written.
+  const fs::path dir = temp_dir("torch_from_trace_none");
+  std::ofstream(dir / "rank0.json")
+      << R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,)"
+      << R"("ts":1,"dur":5}]})";
+  r = shell(kBin + " schedules --from-trace " + dir.string() + " -o " + (dir / "x.csv").string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("no torch.distributed.pipelining actions"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "x.csv"));
+  r = shell(kBin + " schedules --from-trace " + dir.string() + " --dump gpipe");
+  EXPECT_NE(r.status, 0);
+}
+
+}  // namespace
+}  // namespace meshscope::cli_testing
+
+namespace meshscope::cli_testing {
+namespace {
+
+TEST(TorchTraceCli, PredictFromTraceReplaysTheRunThenAlternatives) {
+  const fs::path job = kTorch / "Interleaved1F1B";
+  Result r = shell(kBin + " predict --from-trace " + job.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto p = nlohmann::json::parse(r.out);
+  r = shell(kBin + " analyze --json " + job.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto a = nlohmann::json::parse(r.out);
+  EXPECT_EQ(p["measured_step_ns"], a["step_time_ns"]);
+  EXPECT_EQ(p["pp"], 4);
+  EXPECT_EQ(p["microbatches"], 4);
+  ASSERT_GE(p["rows"].size(), 2u);
+  // First the schedule that ran: torch's 8 stages, replayed; it cannot take less than the
+  // busiest rank's measured compute.
+  const auto& ran = p["rows"][0];
+  EXPECT_EQ(ran["stages"], 8);
+  int64_t busiest = 0;
+  for (const auto& d : a["devices"]) busiest = std::max(busiest, d["compute_ns"].get<int64_t>());
+  EXPECT_GE(ran["step_ns"].get<int64_t>(), busiest);
+  bool gpipe = false;
+  for (const auto& row : p["rows"]) gpipe = gpipe || row["schedule"] == "gpipe";
+  EXPECT_TRUE(gpipe);
+  // Only one alternative when asked for.
+  r = shell(kBin + " predict --from-trace " + job.string() + " --schedule 1f1b --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["rows"].size(), 2u);
+  // --config and --from-trace are one or the other.
+  r = shell(kBin + " predict --from-trace " + job.string() + " --config x.json");
+  EXPECT_NE(r.status, 0);
+}
+
+}  // namespace
+}  // namespace meshscope::cli_testing

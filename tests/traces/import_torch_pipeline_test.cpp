@@ -1,0 +1,285 @@
+// torch.distributed.pipelining traces: the action-name grammar, and the traces of real torch 2.15
+// jobs (tests/fixtures/torch, made by scripts/make-torch-fixtures.sh) read as pipelines — every
+// rank a device, each rank's action order equal to torch's own CSV of the schedule, the stage
+// placement torch used, and every cross-rank send paired with its recv.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "traces/import/load_trace.h"
+#include "traces/import/torch_actions.h"
+#include "traces/import/torch_pipeline.h"
+
+namespace meshscope::traces {
+namespace {
+
+using importer::parse_torch_range;
+using importer::TorchActionType;
+
+TEST(TorchActionGrammar, ParsesTheRangesTorchWrites) {
+  const auto f = parse_torch_range("PP:1F0");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->type, TorchActionType::kForward);
+  EXPECT_EQ(f->stage, 1);
+  EXPECT_EQ(f->microbatch, 0);
+  EXPECT_EQ(f->text, "1F0");
+
+  const auto i = parse_torch_range("PP:6I3");
+  ASSERT_TRUE(i);
+  EXPECT_EQ(i->type, TorchActionType::kInputGrad);
+  EXPECT_EQ(i->stage, 6);
+  EXPECT_EQ(i->microbatch, 3);
+
+  const auto send = parse_torch_range("PP:12SEND_F10");
+  ASSERT_TRUE(send);
+  EXPECT_EQ(send->type, TorchActionType::kSendForward);
+  EXPECT_EQ(send->stage, 12);
+  EXPECT_EQ(send->microbatch, 10);
+
+  EXPECT_EQ(parse_torch_range("PP:1RECV_B2")->type, TorchActionType::kRecvBackward);
+  EXPECT_EQ(parse_torch_range("PP:3WAIT_SEND_F0")->type, TorchActionType::kWaitSendForward);
+  const auto unshard = parse_torch_range("PP:0UNSHARD");
+  ASSERT_TRUE(unshard);
+  EXPECT_EQ(unshard->type, TorchActionType::kUnshard);
+  EXPECT_EQ(unshard->microbatch, -1);
+  EXPECT_EQ(parse_torch_range("PP:0REDUCE_GRAD")->type, TorchActionType::kReduceGrad);
+  EXPECT_EQ(parse_torch_range("PP:7WAIT_REDUCE_GRAD")->type, TorchActionType::kWaitReduceGrad);
+
+  const auto overlap = parse_torch_range("PP:(0F7;7B3)OVERLAP_F_B");
+  ASSERT_TRUE(overlap);
+  EXPECT_EQ(overlap->type, TorchActionType::kOverlapFB);
+  ASSERT_EQ(overlap->part_count, 2);
+  EXPECT_EQ(overlap->parts[0].type, TorchActionType::kForward);
+  EXPECT_EQ(overlap->parts[0].stage, 0);
+  EXPECT_EQ(overlap->parts[0].microbatch, 7);
+  EXPECT_EQ(overlap->parts[1].type, TorchActionType::kBackward);
+  EXPECT_EQ(overlap->parts[1].stage, 7);
+  EXPECT_EQ(overlap->parts[1].microbatch, 3);
+  EXPECT_EQ(overlap->text, "(0F7;7B3)OVERLAP_F_B");
+
+  const auto gpipe = parse_torch_range("Backward 5");
+  ASSERT_TRUE(gpipe);
+  EXPECT_EQ(gpipe->type, TorchActionType::kBackward);
+  EXPECT_EQ(gpipe->stage, -1);
+  EXPECT_EQ(gpipe->microbatch, 5);
+  EXPECT_EQ(parse_torch_range("Forward 0")->type, TorchActionType::kForward);
+}
+
+TEST(TorchActionGrammar, RejectsOtherNames) {
+  for (const char* name : {"PP:", "PP:F0", "PP:1Q0", "PP:1F0x", "PP:(0F7;7B3)", "PP:()OVERLAP_F_B",
+                           "PP:(0F7;7SEND_F3)OVERLAP_F_B", "PP:40000F0", "Forward", "Forward x",
+                           "aten::mm", "ProfilerStep#3", "gloo:recv"}) {
+    EXPECT_FALSE(parse_torch_range(name)) << name;
+  }
+}
+
+const std::filesystem::path kFixtures =
+    std::filesystem::path(MESHSCOPE_SOURCE_DIR) / "tests" / "fixtures" / "torch";
+
+std::vector<std::vector<std::string>> read_csv(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.emplace_back();
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+std::vector<std::string> non_empty(const std::vector<std::string>& cells) {
+  std::vector<std::string> out;
+  for (const auto& c : cells) {
+    if (!c.empty()) out.push_back(c);
+  }
+  return out;
+}
+
+bool is_compute_token(const std::string& text) {
+  const auto a = parse_torch_range("PP:" + text);
+  return a && importer::is_compute(a->type);
+}
+
+class TorchFixture : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    dir_ = kFixtures / GetParam();
+    if (!std::filesystem::exists(dir_ / "job.meta")) GTEST_SKIP() << "no fixture " << dir_;
+    job_ = nlohmann::json::parse(std::ifstream(dir_ / "job.meta"));
+    const std::vector<std::filesystem::path> paths = {dir_};
+    timeline_ = load_traces(paths);
+    only_ = read_csv(dir_ / "schedule.compute_only.csv");
+    if (std::filesystem::exists(dir_ / "schedule.compute_comms.csv")) {
+      comms_ = read_csv(dir_ / "schedule.compute_comms.csv");
+    }
+  }
+  std::filesystem::path dir_;
+  nlohmann::json job_;
+  Timeline timeline_;
+  std::vector<std::vector<std::string>> only_, comms_;
+};
+
+TEST_P(TorchFixture, EveryRankIsADeviceWithCompute) {
+  const int pp = job_["pp"];
+  ASSERT_EQ(static_cast<int>(trace_files_in(dir_).size()), pp);
+  ASSERT_EQ(static_cast<int>(only_.size()), pp);
+  std::set<int> ranks;
+  for (size_t d = 0; d < timeline_.devices.size(); ++d) {
+    const Device& dev = timeline_.devices[d];
+    bool compute_lane = false;
+    for (const Lane& l : dev.lanes) compute_lane = compute_lane || l.kind == LaneKind::kCompute;
+    if (!compute_lane) continue;
+    EXPECT_EQ(dev.name, "rank " + std::to_string(dev.rank) + " \u00b7 CPU");
+    EXPECT_EQ(dev.coord, (MeshCoord{0, dev.rank, 0}));
+    ranks.insert(dev.rank);
+    int64_t compute = 0;
+    for (const Span& s : timeline_.spans) {
+      if (s.device == d && s.kind == SpanKind::kCompute) compute += s.duration_ns();
+    }
+    EXPECT_GT(compute, 0) << dev.name;
+  }
+  EXPECT_EQ(static_cast<int>(ranks.size()), pp);
+}
+
+// The type of each compute action in order ("F", "B", "I", "W", "OVERLAP_F_B").
+std::vector<std::string> compute_types(const std::vector<std::string>& actions) {
+  std::vector<std::string> out;
+  for (const auto& a : actions) {
+    const auto parsed = parse_torch_range("PP:" + a);
+    if (parsed && importer::is_compute(parsed->type)) out.emplace_back(token(parsed->type));
+  }
+  return out;
+}
+
+TEST_P(TorchFixture, ActionOrderIsTorchsSchedule) {
+  const auto orders = importer::torch_action_orders(timeline_);
+  ASSERT_EQ(orders.size(), only_.size());
+  const int microbatches = job_["microbatches"];
+  for (const auto& [rank, order] : orders) {
+    ASSERT_LT(static_cast<size_t>(rank), only_.size());
+    const auto row = non_empty(only_[static_cast<size_t>(rank)]);
+    // The kinds of compute in torch's order, always.
+    EXPECT_EQ(compute_types(order), compute_types(row)) << "rank " << rank;
+    if (!comms_.empty()) {
+      // With comm lowering torch runs exactly its compute_comms row, one PP: range per action,
+      // and its compute_only row is that row's compute actions.
+      EXPECT_EQ(order, non_empty(comms_[static_cast<size_t>(rank)])) << "rank " << rank;
+      std::vector<std::string> compute, expected;
+      for (const auto& a : order) {
+        if (is_compute_token(a)) compute.push_back(a);
+      }
+      for (const auto& a : row) {
+        if (is_compute_token(a)) expected.push_back(a);
+      }
+      EXPECT_EQ(compute, expected) << "rank " << rank;
+    } else {
+      // GPipe, 1F1B: one stage per rank, each microbatch's F and B once, in microbatch order
+      // (their runtime loops i = 0..n-1; 1F1B's pipeline_order numbers the last rank's forwards
+      // from 1, a torch 2.15 quirk the runtime does not share).
+      std::vector<std::string> forwards, backwards, expected_f, expected_b;
+      for (const auto& a : order) {
+        if (a.find('F') != std::string::npos) forwards.push_back(a);
+        if (a.find('B') != std::string::npos) backwards.push_back(a);
+      }
+      for (int m = 0; m < microbatches; ++m) {
+        expected_f.push_back(std::to_string(rank) + "F" + std::to_string(m));
+        expected_b.push_back(std::to_string(rank) + "B" + std::to_string(m));
+      }
+      EXPECT_EQ(forwards, expected_f) << "rank " << rank;
+      EXPECT_EQ(backwards, expected_b) << "rank " << rank;
+    }
+  }
+}
+
+TEST_P(TorchFixture, StagePlacementIsTorchs) {
+  const auto& placement = job_["stage_to_rank"];
+  std::string expected;
+  for (int s = 0; s < static_cast<int>(job_["num_stages"]); ++s) {
+    const int rank = placement[std::to_string(s)];
+    expected += (expected.empty() ? "" : " ") + std::to_string(rank);
+  }
+  EXPECT_EQ(timeline_.metadata.at("pipeline_stage_owner"), expected);
+}
+
+TEST_P(TorchFixture, ComputeSpansLieInTheirActions) {
+  // Each compute span is inside an action range of its device with its stage, microbatch and
+  // phase.
+  std::vector<const Span*> actions;
+  for (const Span& s : timeline_.spans) {
+    // torch's own ranges, or the ones inferred for Schedule1F1B ("1F0 (inferred)").
+    if (s.kind == SpanKind::kAnnotation && s.stage >= 0 &&
+        (parse_torch_range(timeline_.span_name(s)) ||
+         timeline_.span_name(s).ends_with(" (inferred)"))) {
+      actions.push_back(&s);
+    }
+  }
+  size_t checked = 0;
+  for (const Span& s : timeline_.spans) {
+    if (s.kind != SpanKind::kCompute) continue;
+    ASSERT_GE(s.stage, 0);
+    ASSERT_NE(s.phase, Phase::kNone);
+    bool inside = false;
+    for (const Span* a : actions) {
+      if (a->device == s.device && a->begin_ns <= s.begin_ns && s.end_ns <= a->end_ns) {
+        const auto parsed = parse_torch_range(timeline_.span_name(*a));
+        inside = (parsed && parsed->type == TorchActionType::kOverlapFB) ||
+                 (a->stage == s.stage && a->microbatch == s.microbatch && a->phase == s.phase);
+        break;
+      }
+    }
+    EXPECT_TRUE(inside) << timeline_.span_name(s) << " at " << s.begin_ns;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0u);
+}
+
+TEST_P(TorchFixture, SendsArePairedWithTheirRecvs) {
+  // One c10d::send per SEND action to another rank (one activation tensor per microbatch).
+  size_t expected = 0;
+  if (!comms_.empty()) {
+    for (const auto& row : comms_) {
+      for (const auto& a : row) {
+        if (a.find("SEND_F") != std::string::npos || a.find("SEND_B") != std::string::npos) {
+          if (a.find("WAIT_") == std::string::npos) ++expected;
+        }
+      }
+    }
+  } else {
+    // GPipe / 1F1B: every stage but the last sends each microbatch's activation forward, every
+    // stage but the first each gradient back.
+    expected =
+        2 * static_cast<size_t>(job_["microbatches"]) * (static_cast<size_t>(job_["pp"]) - 1);
+  }
+  size_t paired = 0;
+  for (const Flow& f : timeline_.flows) {
+    const Span& from = timeline_.spans[f.from];
+    const Span& to = timeline_.spans[f.to];
+    if (timeline_.span_name(from) != "c10d::send") continue;
+    ASSERT_EQ(timeline_.span_name(to), "c10d::recv_");
+    EXPECT_NE(timeline_.devices[from.device].rank, timeline_.devices[to.device].rank);
+    EXPECT_EQ(from.microbatch, to.microbatch);
+    EXPECT_EQ(from.phase, to.phase);
+    EXPECT_EQ(to.stage, from.stage + (from.phase == Phase::kForward ? 1 : -1));
+    ++paired;
+  }
+  EXPECT_EQ(paired, expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch215, TorchFixture,
+                         ::testing::Values("GPipe", "1F1B", "Interleaved1F1B", "LoopedBFS",
+                                           "InterleavedZeroBubble", "ZBVZeroBubble", "DualPipeV"));
+
+}  // namespace
+}  // namespace meshscope::traces

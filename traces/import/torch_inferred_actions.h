@@ -1,0 +1,41 @@
+// The actions of a torch pipeline schedule that writes no action ranges of its own: torch's
+// Schedule1F1B runs forward_one_chunk / backward_one_chunk with only its send/recv ops and
+// autograd's records around them. Read from the thread that issues the c10d::send / c10d::recv_
+// ops, whose outermost ops fall into runs separated by those transfer ops:
+//   backward run   outermost ops named "autograd::engine::evaluate_function: ..." (autograd's
+//                  engine running the stage's backward);
+//   forward run    other outermost ops of which at least one starts a flow to a later span of the
+//                  same thread (autograd's forward -> backward link, "fwdbwd"): the stage forward
+//                  (with the loss on the last stage). Runs without one (allocating a recv buffer,
+//                  scaling gradients by 1/microbatches) are no stage's compute.
+// A run never spans two step windows (ProfilerStep#N). The k-th forward run of a step is F k, the
+// k-th backward run B k (torch's single-stage schedules run microbatches in order). A recv op
+// between two runs belongs to the run after it (it receives that run's input), a send op to the run
+// before it (it sends that run's output); each action's range spans its recvs, its ops and its
+// sends.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "traces/import/torch_actions.h"
+#include "traces/timeline.h"
+
+namespace meshscope::traces::importer {
+
+struct InferredAction {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  TorchAction action;
+};
+
+struct InferredActions {
+  uint16_t device = 0;
+  uint16_t lane = 0;
+  std::vector<InferredAction> actions;  // by begin; empty when the trace shows none
+};
+
+// `stage` is the one stage the rank runs. Spans must be in Timeline::sort_spans order.
+InferredActions infer_single_stage_actions(const Timeline& t, int stage);
+
+}  // namespace meshscope::traces::importer

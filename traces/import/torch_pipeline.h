@@ -1,0 +1,65 @@
+// torch.distributed.pipelining jobs read as pipelines: the action ranges its runtime writes
+// ("PP:1F0", GPipe's "Forward i") label the spans under them with stage, microbatch and phase as
+// meshscope's own traces carry them; a rank without GPU activity gets the thread that ran the
+// actions as its device, with the ops under compute actions as its compute; sends and receives
+// of different ranks are paired into flows through the stage -> rank placement the trace shows.
+//
+// Per rank (label_torch_pipeline, on one file's Timeline):
+//   actions    the annotation spans on host threads whose names parse (torch_actions.h); the
+//              thread holding most of them runs the schedule ("driving thread"). GPipe's ranges
+//              name no stage: a single-stage schedule runs stage = rank (torch places stage i on
+//              pp rank i; the default process group is taken as the pp group).
+//   labels     every other span of the driving thread takes the stage, microbatch and phase of
+//              the action it begins in (asynchronous gloo:send/gloo:recv ranges: the action that
+//              posted them). In an OVERLAP_F_B action, autograd's ops
+//              ("autograd::engine::evaluate_function: ...") belong to its backward part, the
+//              others to its forward part. GPU spans take the labels of the host op that launched
+//              them (launch flows), else of the gpu_user_annotation action range around them on
+//              their stream.
+//   CPU rank   when the file has no GPU device: the driving thread's lane becomes a compute lane
+//              (the device is named "rank R · CPU"), and each outermost op inside a compute action
+//              becomes a kCompute span — except torch's transfer ops (c10d::*, gloo:*, nccl:*),
+//              which stay host spans: GPipe's "Forward i" wraps its blocking recv and its send.
+//              Time in a compute action outside its ops (waiting for the input, python) and in
+//              transfer actions stays idle, as in meshscope's own traces, where a compute span
+//              starts when its input is ready.
+//   mesh       the rank's devices get mesh coordinate dp 0, pp = rank, tp 0 (one pipeline).
+//   metadata   "pipeline_actions": the first step's actions in order, space-separated, as torch
+//              writes them (a single-stage schedule — GPipe, 1F1B — ends with the REDUCE_GRAD and
+//              WAIT_REDUCE_GRAD its runtime does after the last backward without a range, as
+//              torch's pipeline_order lists them); "pipeline_stages": the stages this rank ran.
+// Across ranks (pair_torch_transfers, on the merged Timeline): a send of stage s in the forward
+// pass goes to stage s+1, in the backward pass to s-1; it is paired with the recv of that stage,
+// phase and microbatch on the rank that ran it, the k-th send with the k-th recv. Pairs are made
+// within one kind of record: c10d::send -> c10d::recv_ ops, gloo:send -> gloo:recv ranges, GPU
+// kSend -> kRecv spans. metadata "pipeline_stage_owner": the rank of each stage, in stage order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "traces/timeline.h"
+
+namespace meshscope::traces::importer {
+
+struct TorchPipelineLabels {
+  int actions = 0;              // action ranges found on the driving thread
+  uint64_t labelled_spans = 0;  // spans given a stage
+  bool cpu_device = false;      // the driving thread became the rank's device
+};
+
+// Labels one rank's Timeline in place (see above). A file without torch pipeline ranges is left
+// as it is (actions == 0).
+TorchPipelineLabels label_torch_pipeline(Timeline& t);
+
+// Adds send -> recv flows across the ranks of a merged Timeline; returns how many.
+size_t pair_torch_transfers(Timeline& t);
+
+// What a trace of a torch pipelining job says of its schedule: each rank's actions in order
+// (the first profiled step), from the metadata label_torch_pipeline leaves ("pipeline_actions",
+// or "rank R.pipeline_actions" after merging). Empty when the trace has none.
+std::map<int, std::vector<std::string>> torch_action_orders(const Timeline& t);
+
+}  // namespace meshscope::traces::importer
