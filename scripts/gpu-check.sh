@@ -452,13 +452,14 @@ cuda_backend_check() {
 # in odd pairs, CUPTI first in even ones) so drift over the lease cancels; each run's steady
 # period from its steps after the first.
 overhead_check() {
-  local pair order tracer json trace period status host=() cupti=()
+  local pair order which tracer json trace period status host=() cupti=()
   local name="1f1b pp4 (5 pairs)"
   for pair in 1 2 3 4 5; do
-    order=(host "$capture"); (( pair % 2 == 0 )) && order=("$capture" host)
-    for tracer in "${order[@]}"; do
-      json="$out/overhead.$pair.$tracer.json"
-      trace="$out/overhead.$pair.$tracer.trace.json"
+    order=(base probe); (( pair % 2 == 0 )) && order=(probe base)
+    for which in "${order[@]}"; do
+      tracer=host; [[ $which == probe ]] && tracer=$capture
+      json="$out/overhead.$pair.$which.json"
+      trace="$out/overhead.$pair.$which.trace.json"
       run_json 45 "$json" --backend "$backend" --schedule 1f1b --pp 4 -m 8 --steps 5 \
         --tracer "$tracer" --no-check "${large_model[@]}" --out "$trace"
       status=$?
@@ -471,7 +472,7 @@ overhead_check() {
         row overhead "$name" FAIL "pair $pair, $tracer: no step periods in $(basename "$trace")"
         return
       fi
-      if [[ $tracer == host ]]; then host+=("$period"); else cupti+=("$period"); fi
+      if [[ $which == base ]]; then host+=("$period"); else cupti+=("$period"); fi
     done
   done
   local verdict

@@ -71,10 +71,8 @@ CudaVirtualBackend::CudaVirtualBackend(const BackendOptions& options)
 
 CudaVirtualBackend::~CudaVirtualBackend() {
   // Staged sends nobody received: free them before the streams go.
-  for (const Message& m : mailboxes_.drain()) {
-    MESHSCOPE_CUDA_WARN(cudaFree(m.staging));
-    MESHSCOPE_CUDA_WARN(cudaEventDestroy(m.ready));
-  }
+  // Their events went back to the senders, whose transports destroy them below.
+  for (const Message& m : mailboxes_.drain()) MESHSCOPE_CUDA_WARN(cudaFree(m.staging));
   MESHSCOPE_CUDA_WARN(cudaDeviceSynchronize());
   // Each rank's events, cuBLAS handle and pool go with its own context current, as they came.
   for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
