@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
 #include "profiler/capture/cupti/cupti_tracer.h"
 #include "profiler/capture/cupti/external_id.h"
+#include "profiler/capture/cupti_entry.h"
 #include "profiler/runtime/clock.h"
 #include "tests/profiler/cupti_fake.h"
 
@@ -264,6 +266,16 @@ TEST_F(CuptiTracerTest, DroppedRecordsAreCountedAndReported) {
   const traces::Timeline t = run_both();
   EXPECT_EQ(t.metadata.at("cupti_dropped_records"), "3");
   EXPECT_EQ(tracer_->report().dropped_records, 3u);
+}
+
+TEST(NvtxInjection, PointsNvtxAtTheLoadedLibcuptiUnlessAToolIsChosen) {
+  unsetenv("NVTX_INJECTION64_PATH");
+  const std::string path = prepare_nvtx_injection();
+  EXPECT_NE(path.find("libcupti"), std::string::npos) << path;
+  EXPECT_EQ(path, std::getenv("NVTX_INJECTION64_PATH"));
+  setenv("NVTX_INJECTION64_PATH", "/opt/nsight/libToolsInjection64.so", 1);
+  EXPECT_EQ(prepare_nvtx_injection(), "/opt/nsight/libToolsInjection64.so");
+  unsetenv("NVTX_INJECTION64_PATH");
 }
 
 }  // namespace
