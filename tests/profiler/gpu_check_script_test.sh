@@ -57,7 +57,7 @@ steps = [{"begin_ns": b, "end_ns": b + period - 1000} for b in begins]
 if out:
     json.dump({"meshscope": {"metadata": md, "steps": steps}, "traceEvents": []}, open(out, "w"))
 print(json.dumps({"equal_to_one_device": True, "max_relative_error": 1e-7, "wall_s": 0.1,
-                  "backend": "cuda-virtual (4 green contexts x 32 SMs on NVIDIA H200, 32 hardware queues)"}))
+                  "backend": "cuda-virtual (4 green contexts x 32 SMs of 132 on NVIDIA H200, 32 hardware queues)"}))
 PY
 EOF
 cat > "$bundle/meshscope-kernel-check" <<'EOF'

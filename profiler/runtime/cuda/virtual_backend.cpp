@@ -58,7 +58,8 @@ CudaVirtualBackend::CudaVirtualBackend(const BackendOptions& options)
   }
   description_ =
       "cuda-virtual (" + std::to_string(mesh_.size()) +
-      (devices_.green() ? " green contexts x " + std::to_string(devices_.sms_each()) + " SMs"
+      (devices_.green() ? " green contexts x " + std::to_string(devices_.sms_each()) + " SMs of " +
+                              std::to_string(devices_.sms_total())
                         : " stream pairs, no green contexts: " + devices_.fallback_reason()) +
       " on " + gpu_name(gpu_) + ", " + std::to_string(max_connections()) + " hardware queues)";
   const int streams = 2 * mesh_.size();
