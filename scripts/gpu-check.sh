@@ -496,7 +496,7 @@ gtests() {
     [[ -x $t ]] || continue
     found=1
     name=$(basename "$t")
-    capped 60 "$t" --gtest_brief=1 "${filter[@]}" > "$out/$name.log" 2>&1
+    capped 120 "$t" --gtest_brief=1 "${filter[@]}" > "$out/$name.log" 2>&1
     status=$?
     summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$name.log" | sed 's/\[ *//; s/ *\]//' | tr '\n' ' ')
     if [[ $status != 0 ]]; then row gtest "$name" FAIL "${summary:-$(why_failed $status "$out/$name.log")}"
