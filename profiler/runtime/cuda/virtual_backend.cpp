@@ -24,9 +24,10 @@ int checked_gpu(const BackendOptions& options) {
 }
 
 // CUDA_DEVICE_MAX_CONNECTIONS: the hardware work queues the host feeds the GPU through (1 to 32,
-// default 8; CUDA C++ Programming Guide, "CUDA Environment Variables"). Streams beyond that share
-// queues, and work on a shared queue runs in issue order, so streams of different virtual devices
-// could serialise behind each other as no two real GPUs would.
+// default 8; CUDA C++ Programming Guide 12.x, "CUDA Environment Variables"). Streams beyond that
+// share queues, and work on a shared queue runs in issue order, so streams of different virtual
+// devices could serialise behind each other as no two real GPUs would. Counted as one pool for
+// all green contexts (assumption: CUDA 13.0 does not say whether each gets its own).
 int max_connections() {
   const char* v = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
   const int n = v != nullptr ? std::atoi(v) : 0;
