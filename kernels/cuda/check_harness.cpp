@@ -93,7 +93,7 @@ std::string format_check_results(const std::vector<CheckResult>& results, uint64
   char line[256];
   int failed = 0;
   for (const auto& r : results) {
-    std::snprintf(line, sizeof line, "%-4s %-30s %-34s rel_err %.3e  tol %.0e%s%s\n",
+    std::snprintf(line, sizeof line, "%-4s %-30s %-34s rel_err %.3e  tol %.1e%s%s\n",
                   r.passed ? "ok" : "FAIL", r.op.c_str(), r.variant.c_str(), r.rel_error,
                   r.tolerance, r.note.empty() ? "" : "  ", r.note.c_str());
     out += line;

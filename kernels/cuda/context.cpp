@@ -18,6 +18,10 @@ Context::Context(cudaStream_t stream, GemmPrecision precision)
   MESHSCOPE_CUDA_CHECK(cudaMemsetAsync(labels_.data(), 0, sizeof(LabelCheck), stream_));
 }
 
+void Context::set_sm_count_target(int sms) {
+  MESHSCOPE_CUBLAS_CHECK(cublasSetSmCountTarget(cublas_.get(), sms));
+}
+
 void* Context::scratch(size_t bytes) {
   if (scratch_.size() < bytes) {
     // cudaFree waits for the device, so work still reading the old scratch finishes first.

@@ -1,5 +1,7 @@
 // meshscope-kernel-check: runs the CUDA-vs-CPU op checks without GoogleTest (for gpu-check.sh).
 // Exit 0: all passed; 1: a check failed or the device failed; 2: no device (skipped).
+// --versions: one line per library ("version<TAB>cublas<TAB>13.0.0<TAB>cublasGetProperty"), exit 0
+// when every version could be read, 1 otherwise; needs no device.
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -7,6 +9,7 @@
 
 #include "kernels/cuda/check_harness.h"
 #include "kernels/cuda/device.h"
+#include "kernels/cuda/library_versions.h"
 
 int main(int argc, char** argv) {
   using namespace meshscope::kernels::cuda;
@@ -15,8 +18,16 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--seed" && i + 1 < argc) {
       options.seed = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--versions") {
+      bool all = true;
+      for (const LibraryVersion& v : library_versions()) {
+        std::printf("version\t%s\t%s\t%s\n", v.library.c_str(),
+                    v.version.empty() ? "?" : v.version.c_str(), v.detail.c_str());
+        all = all && !v.version.empty();
+      }
+      return all ? 0 : 1;
     } else {
-      std::fprintf(stderr, "usage: meshscope-kernel-check [--seed N]\n");
+      std::fprintf(stderr, "usage: meshscope-kernel-check [--seed N | --versions]\n");
       return 1;
     }
   }

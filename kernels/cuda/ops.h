@@ -41,6 +41,9 @@ class Context {
 
   cudaStream_t stream() const { return stream_; }
   cublasHandle_t cublas() const { return cublas_.get(); }
+  // cuBLAS picks kernels for this many SMs instead of the whole GPU's (cublasSetSmCountTarget):
+  // the SM share of a green context, whose kernels cannot run on more.
+  void set_sm_count_target(int sms);
   GemmPrecision precision() const { return precision_; }
   void set_precision(GemmPrecision p) { precision_ = p; }
 
@@ -90,8 +93,12 @@ double mse(Context& ctx, size_t n, const float* pred, const float* target, float
 void sgd(Context& ctx, size_t n, float lr, float* param, const float* grad);
 void axpy(Context& ctx, size_t n, float alpha, const float* x, float* y);
 // out = sum_i inputs[i]; `inputs` is a host array of device pointers (peers' buffers on one GPU
-// for the cuda-virtual collectives). out may alias inputs[0].
-void sum(Context& ctx, size_t n, const float* const* inputs, int num_inputs, float* out);
+// for the cuda-virtual collectives). out may alias inputs[0]. Needs only a stream (no cuBLAS
+// handle), so a transport's comm stream runs it without a Context of its own.
+void sum(cudaStream_t stream, size_t n, const float* const* inputs, int num_inputs, float* out);
+inline void sum(Context& ctx, size_t n, const float* const* inputs, int num_inputs, float* out) {
+  sum(ctx.stream(), n, inputs, num_inputs, out);
+}
 void fill(Context& ctx, size_t n, float value, float* x);
 
 // Rounds n floats to bf16 (round to nearest even); used by the bf16 GEMM.

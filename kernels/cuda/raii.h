@@ -1,5 +1,5 @@
-// Move-only owners for CUDA streams, events, cuBLAS handles and device memory (as nvbench's
-// cuda_timer owns its events): every resource has exactly one owner and is released once.
+// Move-only owners for CUDA streams, events, cuBLAS handles, memory pools and device memory (as
+// nvbench's cuda_timer owns its events): every resource has exactly one owner and is released once.
 #pragma once
 
 #include <cublas_v2.h>
@@ -50,6 +50,9 @@ struct EventRelease {
 struct CublasRelease {
   void operator()(cublasHandle_t h) const noexcept { cublasDestroy(h); }
 };
+struct MemPoolRelease {
+  void operator()(cudaMemPool_t p) const noexcept { MESHSCOPE_CUDA_WARN(cudaMemPoolDestroy(p)); }
+};
 struct DeviceFree {
   void operator()(void* p) const noexcept { MESHSCOPE_CUDA_WARN(cudaFree(p)); }
 };
@@ -60,12 +63,23 @@ struct HostFree {
 using Stream = UniqueHandle<cudaStream_t, StreamRelease>;
 using Event = UniqueHandle<cudaEvent_t, EventRelease>;
 using CublasHandle = UniqueHandle<cublasHandle_t, CublasRelease>;
+using MemPool = UniqueHandle<cudaMemPool_t, MemPoolRelease>;
 
 // A non-blocking stream (does not synchronize with the legacy default stream).
 Stream make_stream(int priority = 0);
 // Events without timing are cheaper; timing ones back cudaEventElapsedTime.
 Event make_event(bool timing = false);
 CublasHandle make_cublas(cudaStream_t stream);
+// A stream-ordered memory pool of its own on `device` (for cudaMallocFromPoolAsync), instead of
+// the device's default pool, which every user of the device shares:
+//  - release threshold UINT64_MAX: memory freed to the pool stays there across synchronisations
+//    (the default pool's threshold is 0, so each step's synchronise would trim it and the next
+//    step would pay for growing it again);
+//  - no opportunistic or internal-dependency reuse: memory freed on one stream is reused on
+//    another only after an event dependency the program made itself, so one user's frees never
+//    insert waits into another's streams (cudaMemPoolReuseAllowInternalDependencies inserts
+//    them). Stream-order reuse (cudaMemPoolReuseFollowEventDependencies) stays on.
+MemPool make_device_pool(int device);
 
 // `count` elements of T in device memory on the current device.
 template <typename T>

@@ -18,29 +18,58 @@ std::optional<TracerKind> parse_tracer_kind(std::string_view s) {
   return std::nullopt;
 }
 
+namespace {
+
+bool on_gpu(runtime::BackendKind backend) {
+  return backend == runtime::BackendKind::kCuda || backend == runtime::BackendKind::kCudaVirtual;
+}
+
+TracerKind resolve(TracerKind kind, runtime::BackendKind backend) {
+  if (kind != TracerKind::kAuto) return kind;
+  return on_gpu(backend) && MESHSCOPE_HAS_CUPTI_TRACER ? TracerKind::kCupti
+                                                       : TracerKind::kHostClock;
+}
+
+// The GPU module's CUPTI table; nullptr with *why when this build has none or it cannot load.
+const cupti::CuptiTracerEntry* cupti_entry(std::string* why) {
+  if (MESHSCOPE_HAS_CUPTI_TRACER == 0) {
+    *why = "this build has no CUPTI tracer (configure with MESHSCOPE_CUDA=ON)";
+    return nullptr;
+  }
+  using Get = const cupti::CuptiTracerEntry* (*)();
+  const auto get = reinterpret_cast<Get>(
+      runtime::plugin_symbol(runtime::kGpuModuleFile, cupti::kCuptiTracerSymbol, why));
+  if (get == nullptr) return nullptr;
+  const cupti::CuptiTracerEntry* e = get();
+  if (e->abi != runtime::kPluginAbi) {
+    *why = std::string(runtime::kGpuModuleFile) + " is from another build of meshscope";
+    return nullptr;
+  }
+  return e;
+}
+
+}  // namespace
+
+void prepare_tracer(TracerKind kind, runtime::BackendKind backend) {
+  // An auto backend may become a GPU one; the variable is harmless on the cpu backend.
+  const bool maybe_gpu = on_gpu(backend) || backend == runtime::BackendKind::kAuto;
+  const TracerKind k = resolve(kind, maybe_gpu ? runtime::BackendKind::kCudaVirtual : backend);
+  if (k != TracerKind::kCupti || !maybe_gpu) return;
+  std::string why;  // a module that cannot load is reported by make_backend / make_tracer
+  if (const cupti::CuptiTracerEntry* e = cupti_entry(&why)) e->prepare_nvtx_injection();
+}
+
 std::unique_ptr<ActionTracer> make_tracer(TracerKind kind, runtime::Backend& backend) {
-  const bool gpu = backend.kind() == runtime::BackendKind::kCuda ||
-                   backend.kind() == runtime::BackendKind::kCudaVirtual;
-  if (kind == TracerKind::kAuto)
-    kind = gpu && MESHSCOPE_HAS_CUPTI_TRACER ? TracerKind::kCupti : TracerKind::kHostClock;
+  const bool gpu = on_gpu(backend.kind());
+  kind = resolve(kind, backend.kind());
   if (kind == TracerKind::kHostClock) return std::make_unique<HostClockTracer>();
   if (!gpu) {
     throw std::runtime_error("tracer 'cupti' needs a cuda backend, not '" +
                              std::string(runtime::name(backend.kind())) + "'");
   }
-  if (MESHSCOPE_HAS_CUPTI_TRACER == 0)
-    throw std::runtime_error(
-        "tracer 'cupti' is not in this build (configure with MESHSCOPE_CUDA=ON)");
   std::string why;
-  using Get = const cupti::CuptiTracerEntry* (*)();
-  const auto get = reinterpret_cast<Get>(
-      runtime::plugin_symbol(runtime::kGpuModuleFile, cupti::kCuptiTracerSymbol, &why));
-  if (get == nullptr) throw std::runtime_error("tracer 'cupti' is not available: " + why);
-  const cupti::CuptiTracerEntry* e = get();
-  if (e->abi != runtime::kPluginAbi) {
-    throw std::runtime_error(std::string("tracer 'cupti': ") + runtime::kGpuModuleFile +
-                             " is from another build of meshscope");
-  }
+  const cupti::CuptiTracerEntry* e = cupti_entry(&why);
+  if (e == nullptr) throw std::runtime_error("tracer 'cupti' is not available: " + why);
   return e->make_cupti_tracer(backend);
 }
 

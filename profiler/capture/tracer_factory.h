@@ -23,4 +23,9 @@ std::optional<TracerKind> parse_tracer_kind(std::string_view s);
 // Throws std::runtime_error when kCupti is asked for but not built or the backend is not cuda.
 std::unique_ptr<ActionTracer> make_tracer(TracerKind kind, runtime::Backend& backend);
 
+// What must happen before the backend is built, while the process has no CUDA or NCCL thread:
+// for a run that will use the CUPTI tracer (kind as make_tracer resolves it for `backend`),
+// NVTX_INJECTION64_PATH is pointed at libcupti (cupti_entry.h). Does nothing otherwise.
+void prepare_tracer(TracerKind kind, runtime::BackendKind backend);
+
 }  // namespace meshscope::capture

@@ -149,6 +149,7 @@ RunResult run(const RunConfig& config) {
   runtime::BackendOptions options = config.backend_options;
   options.mesh = config.schedule.mesh;
   if (options.log == nullptr) options.log = config.log;
+  capture::prepare_tracer(config.tracer, config.backend);  // before any CUDA or NCCL thread
   auto backend = runtime::make_backend(config.backend, options);
   auto tracer = capture::make_tracer(config.tracer, *backend);
   return run(config, *backend, *tracer);

@@ -90,6 +90,35 @@ TEST(CudaDevice, ProbeSaysWhyThereIsNoDevice) {
   EXPECT_EQ(no_device_message(probe).rfind("no CUDA device: ", 0), 0u);
 }
 
+TEST(CudaRaii, ARanksPoolKeepsFreedMemoryAndInsertsNoHiddenDependencies) {
+  const DeviceProbe probe = probe_devices();
+  if (!probe.available()) GTEST_SKIP() << no_device_message(probe);
+  const MemPool pool = make_device_pool(0);
+  ASSERT_TRUE(pool);
+  uint64_t threshold = 0;
+  ASSERT_EQ(cudaMemPoolGetAttribute(pool.get(), cudaMemPoolAttrReleaseThreshold, &threshold),
+            cudaSuccess);
+  EXPECT_EQ(threshold, UINT64_MAX);
+  int internal = 1, opportunistic = 1;
+  ASSERT_EQ(
+      cudaMemPoolGetAttribute(pool.get(), cudaMemPoolReuseAllowInternalDependencies, &internal),
+      cudaSuccess);
+  ASSERT_EQ(cudaMemPoolGetAttribute(pool.get(), cudaMemPoolReuseAllowOpportunistic, &opportunistic),
+            cudaSuccess);
+  EXPECT_EQ(internal, 0);
+  EXPECT_EQ(opportunistic, 0);
+  // Freed memory stays in the pool across a synchronisation (the default pool would trim it).
+  Stream stream = make_stream();
+  void* p = nullptr;
+  ASSERT_EQ(cudaMallocFromPoolAsync(&p, size_t{64} << 20, pool.get(), stream.get()), cudaSuccess);
+  ASSERT_EQ(cudaFreeAsync(p, stream.get()), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
+  uint64_t reserved = 0;
+  ASSERT_EQ(cudaMemPoolGetAttribute(pool.get(), cudaMemPoolAttrReservedMemCurrent, &reserved),
+            cudaSuccess);
+  EXPECT_GE(reserved, uint64_t{64} << 20);
+}
+
 TEST(CudaOps, EveryOpMatchesTheCpuReference) {
   const DeviceProbe probe = probe_devices();
   if (!probe.available()) GTEST_SKIP() << no_device_message(probe);

@@ -3,11 +3,14 @@
 // semantics on 4 virtual devices and every schedule family equal to one device.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <sstream>
+#include <string>
 #include <thread>
 
 #include "exec_test_util.h"
 #include "kernels/cuda/device.h"
+#include "profiler/capture/cupti/cupti_api.h"
 #include "profiler/runtime/backend.h"
 #include "profiler/runtime/cuda/gpu_backend.h"
 
@@ -20,9 +23,9 @@ bool have_gpu(std::string* why) {
   return probe.available();
 }
 
-#define SKIP_WITHOUT_GPU()                  \
-  do {                                      \
-    std::string why;                        \
+#define SKIP_WITHOUT_GPU()                    \
+  do {                                        \
+    std::string why;                          \
     if (!have_gpu(&why)) GTEST_SKIP() << why; \
   } while (0)
 
@@ -157,6 +160,25 @@ TEST(CudaVirtualBackend, ExposesEachRanksStreamsForTheTracer) {
   EXPECT_NE(gpu->streams(0).compute, gpu->streams(0).comm);
 }
 
+TEST(CudaVirtualBackend, EachVirtualDevicesStreamsAreTracedInAContextOfTheirOwn) {
+  SKIP_WITHOUT_GPU();
+  auto b = make_backend(BackendKind::kCudaVirtual, options({1, 4, 1}));
+  if (b->description().find("green contexts x") == std::string::npos) {
+    GTEST_SKIP() << "no green contexts: " << b->description();
+  }
+  auto* gpu = dynamic_cast<cuda::GpuBackend*>(b.get());
+  ASSERT_NE(gpu, nullptr);
+  const auto api = capture::cupti::make_cupti_api();
+  std::set<uint32_t> contexts;
+  for (int r = 0; r < 4; ++r) {
+    const auto compute = api->stream_key(gpu->streams(r).compute);
+    const auto comm = api->stream_key(gpu->streams(r).comm);
+    EXPECT_EQ(compute.context, comm.context) << "rank " << r;
+    contexts.insert(compute.context);
+  }
+  EXPECT_EQ(contexts.size(), 4u);  // CUPTI stream ids alone could collide across them
+}
+
 struct Family {
   const char* name;
   schedule::Family family;
@@ -194,7 +216,15 @@ TEST(CudaVirtualBackend, EveryScheduleFamilyEqualsOneDevice) {
     c.timeout_s = 60;
     const exec::RunResult got = exec::run(c);
     exec::testing::expect_equivalent(got, reference, f.name);
-    EXPECT_EQ(got.timeline.metadata.at("cupti_dropped_records"), "0") << f.name;
+    const auto& md = got.timeline.metadata;
+    EXPECT_EQ(md.at("cupti_dropped_records"), "0") << f.name;
+    EXPECT_EQ(md.at("cupti_untimed_records"), "0") << f.name;
+    // CUPTI recorded the run's GPU work and tied it to its actions.
+    EXPECT_GT(std::stoll(md.at("cupti_gpu_ops")), 0) << f.name;
+    EXPECT_GT(
+        std::stoll(md.at("cupti_ops_by_external_id")) + std::stoll(md.at("cupti_ops_by_nvtx")), 0)
+        << f.name;
+    EXPECT_GT(std::stoll(md.at("cupti_nvtx_ranges")), 0) << f.name << ": NVTX reached no tool";
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -67,6 +68,34 @@ TEST(CudaVirtualMailboxes, UntakenMessagesAreHandedBackForCleanup) {
   box.post(0, 1, 1, msg(4, 0));
   box.post(1, 0, 1, msg(4, 0));
   EXPECT_EQ(box.drain().size(), 2u);
+}
+
+// Events are opaque handles on the host side: fake ones stand for a sender's events.
+cudaEvent_t event(uintptr_t v) { return reinterpret_cast<cudaEvent_t>(v); }
+
+TEST(CudaVirtualMailboxes, EventsGoBackToTheRankThatMadeThemOnlyOnce) {
+  AbortState abort;
+  Mailboxes box(abort);
+  box.post(0, 1, 1, {nullptr, 4, event(0x10), 0});
+  box.post(2, 1, 1, {nullptr, 4, event(0x20), 0});
+  const Message a = box.take(0, 1, 1);
+  const Message b = box.take(2, 1, 1);
+  box.give_back(0, a.ready);  // what rank 1 does once its stream waits on them
+  box.give_back(2, b.ready);
+  EXPECT_TRUE(box.take_back(1).empty());  // the receiver owns none of them
+  EXPECT_EQ(box.take_back(0), std::vector<cudaEvent_t>{event(0x10)});
+  EXPECT_EQ(box.take_back(2), std::vector<cudaEvent_t>{event(0x20)});
+  EXPECT_TRUE(box.take_back(0).empty());
+}
+
+TEST(CudaVirtualMailboxes, EventsOfUntakenMessagesGoBackToTheirSenders) {
+  AbortState abort;
+  Mailboxes box(abort);
+  box.post(3, 0, 1, {nullptr, 4, event(0x30), 0});
+  const std::vector<Message> left = box.drain();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].ready, nullptr);  // not the cleaner's to destroy
+  EXPECT_EQ(box.take_back(3), std::vector<cudaEvent_t>{event(0x30)});
 }
 
 TEST(CudaVirtualRendezvous, EveryMemberGetsEveryContributionInMemberOrder) {

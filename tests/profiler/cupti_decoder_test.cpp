@@ -25,7 +25,8 @@ TEST(CuptiDecoder, RealCuptiWalkerReadsEveryRecordOfTheSyntheticLayout) {
       .add(testing::memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 64, 5, 6, 0, 14, 2))
       .add(testing::peer_copy_record(64, 5, 6, 0, 1, 14, 3))
       .add(testing::memset_record(32, 7, 8, 0, 13, 4))
-      .add(testing::sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, 9, 10, 5, 13))
+      .add(testing::sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, 9, 10, 5,
+                                13))
       .add(testing::external_record(99, 1))
       .add(testing::marker_start(1, 11, 7, "F s0 mb0", "meshscope"))
       .add(testing::marker_payload(1, 99))
@@ -38,6 +39,30 @@ TEST(CuptiDecoder, RealCuptiWalkerReadsEveryRecordOfTheSyntheticLayout) {
   EXPECT_EQ(r.markers.size(), 2u);
   EXPECT_EQ(r.payloads.size(), 1u);
   EXPECT_EQ(r.ignored_records, 0u);
+}
+
+TEST(CuptiDecoder, RecordsWithoutTimestampsOrEndingBeforeTheyBeginAreDroppedAndCounted) {
+  SyntheticBuffer buf;
+  buf.add(testing::kernel_record("untimed", 0, 0, 0, 13, 1))
+      .add(testing::kernel_record("no_end", 7, 0, 0, 13, 2))
+      .add(testing::memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 64, 6, 5, 0, 14, 3))
+      .add(testing::memset_record(32, 0, 8, 0, 13, 4))
+      .add(testing::runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 0, 2, 7, 5))
+      .add(
+          testing::sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, 9, 8, 5, 13))
+      .add(testing::marker_start(1, 0, 7, "F s0 mb0", "meshscope"))
+      .add(testing::kernel_record("timed", 3, 3, 0, 13, 6));  // zero length is a time
+  const RecordSet r = decode(buf);
+  ASSERT_EQ(r.ops.size(), 1u);
+  EXPECT_EQ(r.ops[0].name, "timed");
+  EXPECT_TRUE(r.api_calls.empty());
+  EXPECT_TRUE(r.syncs.empty());
+  EXPECT_TRUE(r.markers.empty());
+  EXPECT_EQ(r.untimed_records, 7u);
+  RecordSet sum;
+  RecordSet more = decode(buf);
+  sum.append(std::move(more));
+  EXPECT_EQ(sum.untimed_records, 7u);
 }
 
 TEST(CuptiDecoder, KernelKeepsTimesPlaceAndACopyOfItsName) {
@@ -88,7 +113,8 @@ TEST(CuptiDecoder, CopiesAndSetsKeepDirectionAndBytes) {
 
 TEST(CuptiDecoder, ApiCallsAreNamedAndKeepTheirThread) {
   SyntheticBuffer buf;
-  buf.add(testing::runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 10, 20, 4242, 8));
+  buf.add(
+      testing::runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 10, 20, 4242, 8));
   const RecordSet r = decode(buf);
   ASSERT_EQ(r.api_calls.size(), 1u);
   EXPECT_EQ(r.api_calls[0].name, "cudaLaunchKernel");

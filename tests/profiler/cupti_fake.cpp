@@ -18,13 +18,14 @@ CompletedBuffer SyntheticBuffer::complete(uint64_t dropped) const {
 }
 
 CUpti_ActivityKernel10 kernel_record(const char* name, uint64_t start, uint64_t end,
-                                     uint32_t device, uint32_t stream, uint32_t correlation) {
+                                     uint32_t device, uint32_t stream, uint32_t correlation,
+                                     uint32_t context) {
   CUpti_ActivityKernel10 k{};
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   k.start = start;
   k.end = end;
   k.deviceId = device;
-  k.contextId = 1;
+  k.contextId = context;
   k.streamId = stream;
   k.correlationId = correlation;
   k.name = name;
@@ -58,6 +59,7 @@ CUpti_ActivityMemcpyPtoP4 peer_copy_record(uint64_t bytes, uint64_t start, uint6
   m.start = start;
   m.end = end;
   m.deviceId = src;
+  m.contextId = 1;
   m.streamId = stream;
   m.srcDeviceId = src;
   m.dstDeviceId = dst;
@@ -65,14 +67,15 @@ CUpti_ActivityMemcpyPtoP4 peer_copy_record(uint64_t bytes, uint64_t start, uint6
   return m;
 }
 
-CUpti_ActivityMemset4 memset_record(uint64_t bytes, uint64_t start, uint64_t end,
-                                    uint32_t device, uint32_t stream, uint32_t correlation) {
+CUpti_ActivityMemset4 memset_record(uint64_t bytes, uint64_t start, uint64_t end, uint32_t device,
+                                    uint32_t stream, uint32_t correlation) {
   CUpti_ActivityMemset4 m{};
   m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
   m.bytes = bytes;
   m.start = start;
   m.end = end;
   m.deviceId = device;
+  m.contextId = 1;
   m.streamId = stream;
   m.correlationId = correlation;
   return m;
@@ -91,9 +94,8 @@ CUpti_ActivityAPI runtime_record(CUpti_runtime_api_trace_cbid cbid, uint64_t sta
   return a;
 }
 
-CUpti_ActivitySynchronization2 sync_record(CUpti_ActivitySynchronizationType type,
-                                           uint64_t start, uint64_t end, uint32_t correlation,
-                                           uint32_t stream) {
+CUpti_ActivitySynchronization2 sync_record(CUpti_ActivitySynchronizationType type, uint64_t start,
+                                           uint64_t end, uint32_t correlation, uint32_t stream) {
   CUpti_ActivitySynchronization2 s{};
   s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
   s.type = type;
@@ -147,9 +149,12 @@ CUpti_ActivityMarkerData2 marker_payload(uint32_t id, uint64_t payload) {
 FakeCupti::FakeCupti(int64_t offset_ns, double drift_ppm)
     : offset_ns_(offset_ns), drift_ppm_(drift_ppm), origin_ns_(runtime::host_now_ns()) {}
 
-void FakeCupti::start(std::span<const CUpti_ActivityKind>, BufferHandler on_complete) {
+void FakeCupti::start(std::span<const CUpti_ActivityKind> kinds, BufferHandler on_complete) {
   calls.push_back("start");
   handler_ = std::move(on_complete);
+  std::lock_guard lock(mutex_);
+  enabled.assign(kinds.begin(), kinds.end());
+  on_.insert(kinds.begin(), kinds.end());
   started_ = true;
 }
 
@@ -175,6 +180,8 @@ void FakeCupti::flush() {
 
 void FakeCupti::stop() {
   calls.push_back("stop");
+  std::lock_guard lock(mutex_);
+  on_.clear();
   started_ = false;
 }
 
@@ -207,7 +214,7 @@ uint32_t FakeCupti::thread_id() const { return static_cast<uint32_t>(::syscall(S
 
 void FakeCupti::push_external_id(uint64_t id) {
   std::lock_guard lock(mutex_);
-  stacks_[thread_id()].push_back(id);
+  if (!ignore_external_) stacks_[thread_id()].push_back(id);
   pushed_ids.push_back(id);
 }
 
@@ -224,9 +231,9 @@ int FakeCupti::open_ids() const {
   return n;
 }
 
-uint32_t FakeCupti::stream_id(CUstream stream) {
-  auto it = stream_ids_.find(stream);
-  return it != stream_ids_.end() ? it->second : 0;
+StreamKey FakeCupti::stream_key(CUstream stream) {
+  auto it = stream_keys_.find(stream);
+  return it != stream_keys_.end() ? it->second : StreamKey{};
 }
 
 void FakeCupti::queue(CompletedBuffer b) {
@@ -238,6 +245,7 @@ void FakeCupti::deliver_now(CompletedBuffer b) { handler_(std::move(b)); }
 
 template <typename Record>
 void FakeCupti::emit(const Record& r) {
+  if (on_.count(r.kind) == 0) return;  // CUPTI records only the enabled kinds
   if (to_drop_ > 0) {
     --to_drop_;
     ++dropped_pending_;
@@ -259,8 +267,8 @@ void FakeCupti::launch_kernel(const char* name, uint32_t device, uint32_t stream
   if (const auto& stack = stacks_[thread]; !stack.empty()) {
     emit(external_record(stack.back(), correlation));
   }
-  emit(kernel_record(name, to_cupti(gpu_begin_host_ns), to_cupti(gpu_end_host_ns), device,
-                     stream, correlation));
+  emit(kernel_record(name, to_cupti(gpu_begin_host_ns), to_cupti(gpu_end_host_ns), device, stream,
+                     correlation));
 }
 
 void FakeCupti::launch_copy(CUpti_ActivityMemcpyKind kind, uint64_t bytes, uint32_t device,
@@ -276,6 +284,28 @@ void FakeCupti::launch_copy(CUpti_ActivityMemcpyKind kind, uint64_t bytes, uint3
   }
   emit(memcpy_record(kind, bytes, to_cupti(gpu_begin_host_ns), to_cupti(gpu_end_host_ns), device,
                      stream, correlation));
+}
+
+void FakeCupti::nvtx_push(const std::string& name, uint64_t payload, const std::string& domain) {
+  const int64_t now = runtime::host_now_ns();
+  std::lock_guard lock(mutex_);
+  const uint32_t id = next_marker_++;
+  const uint32_t thread = thread_id();
+  open_markers_[thread].push_back(id);
+  const char* n = strings_.emplace_back(name).c_str();
+  const char* d = strings_.emplace_back(domain).c_str();
+  emit(marker_start(id, static_cast<uint64_t>(to_cupti(now)), thread, n, d));
+  emit(marker_payload(id, payload));
+}
+
+void FakeCupti::nvtx_pop() {
+  const int64_t now = runtime::host_now_ns();
+  std::lock_guard lock(mutex_);
+  const uint32_t thread = thread_id();
+  auto& open = open_markers_[thread];
+  if (open.empty()) return;
+  emit(marker_end(open.back(), static_cast<uint64_t>(to_cupti(now)), thread));
+  open.pop_back();
 }
 
 }  // namespace meshscope::capture::cupti::testing

@@ -2,13 +2,16 @@
 // CUpti_Activity* structs out in buffers the way CUPTI does (walked by the real
 // cuptiActivityGetNextRecord, which needs no driver), keeps a per-thread external correlation
 // stack, and hands buffers over at flush() in a chosen order, with a chosen number of drops.
+// Like CUPTI it records only the kinds start() enabled, and nothing once stopped.
 #pragma once
 
 #include <cupti.h>
 
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,24 +38,25 @@ class SyntheticBuffer {
 };
 
 // Record makers with the fields the capture reads; the rest zero, as CUPTI leaves unused ones.
+// Every record maker puts its op in context 1 unless told otherwise.
 CUpti_ActivityKernel10 kernel_record(const char* name, uint64_t start, uint64_t end,
-                                     uint32_t device, uint32_t stream, uint32_t correlation);
+                                     uint32_t device, uint32_t stream, uint32_t correlation,
+                                     uint32_t context = 1);
 CUpti_ActivityMemcpy6 memcpy_record(CUpti_ActivityMemcpyKind kind, uint64_t bytes, uint64_t start,
                                     uint64_t end, uint32_t device, uint32_t stream,
                                     uint32_t correlation);
 CUpti_ActivityMemcpyPtoP4 peer_copy_record(uint64_t bytes, uint64_t start, uint64_t end,
                                            uint32_t src, uint32_t dst, uint32_t stream,
                                            uint32_t correlation);
-CUpti_ActivityMemset4 memset_record(uint64_t bytes, uint64_t start, uint64_t end,
-                                    uint32_t device, uint32_t stream, uint32_t correlation);
+CUpti_ActivityMemset4 memset_record(uint64_t bytes, uint64_t start, uint64_t end, uint32_t device,
+                                    uint32_t stream, uint32_t correlation);
 CUpti_ActivityAPI runtime_record(CUpti_runtime_api_trace_cbid cbid, uint64_t start, uint64_t end,
                                  uint32_t thread, uint32_t correlation);
-CUpti_ActivitySynchronization2 sync_record(CUpti_ActivitySynchronizationType type,
-                                           uint64_t start, uint64_t end, uint32_t correlation,
-                                           uint32_t stream);
-CUpti_ActivityExternalCorrelation external_record(uint64_t external_id, uint32_t correlation,
-                                                  CUpti_ExternalCorrelationKind kind =
-                                                      CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0);
+CUpti_ActivitySynchronization2 sync_record(CUpti_ActivitySynchronizationType type, uint64_t start,
+                                           uint64_t end, uint32_t correlation, uint32_t stream);
+CUpti_ActivityExternalCorrelation external_record(
+    uint64_t external_id, uint32_t correlation,
+    CUpti_ExternalCorrelationKind kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0);
 CUpti_ActivityMarker2 marker_start(uint32_t id, uint64_t t, uint32_t thread, const char* name,
                                    const char* domain);
 CUpti_ActivityMarker2 marker_end(uint32_t id, uint64_t t, uint32_t thread);
@@ -73,11 +77,13 @@ class FakeCupti final : public CuptiApi {
   std::string callback_name(bool driver, uint32_t cbid) override;
   void push_external_id(uint64_t id) override;
   void pop_external_id() override;
-  uint32_t stream_id(CUstream stream) override;
+  StreamKey stream_key(CUstream stream) override;
 
   // Test controls.
   int64_t to_cupti(int64_t host_ns) const;
-  void map_stream(CUstream stream, uint32_t id) { stream_ids_[stream] = id; }
+  void map_stream(CUstream stream, uint32_t id, uint32_t context = 1) {
+    stream_keys_[stream] = {context, id};
+  }
   // Queues a buffer for the next flush(), or hands it over right now (as CUPTI's thread does).
   void queue(CompletedBuffer b);
   void deliver_now(CompletedBuffer b);
@@ -91,10 +97,18 @@ class FakeCupti final : public CuptiApi {
   // of the top of the thread's stack (if any) and the kernel or copy record, as CUPTI emits them.
   void launch_kernel(const char* name, uint32_t device, uint32_t stream, int64_t gpu_begin_host_ns,
                      int64_t gpu_end_host_ns);
-  void launch_copy(CUpti_ActivityMemcpyKind kind, uint64_t bytes, uint32_t device,
-                   uint32_t stream, int64_t gpu_begin_host_ns, int64_t gpu_end_host_ns);
+  void launch_copy(CUpti_ActivityMemcpyKind kind, uint64_t bytes, uint32_t device, uint32_t stream,
+                   int64_t gpu_begin_host_ns, int64_t gpu_end_host_ns);
+  // An NVTX push/pop on the calling thread as CUPTI records it once NVTX is injected: a MARKER
+  // start (and a MARKER_DATA payload) at the push, a MARKER end at the pop.
+  void nvtx_push(const std::string& name, uint64_t payload, const std::string& domain);
+  void nvtx_pop();
+  // Ids pushed on the external correlation stack are not linked to launches when set (as when
+  // CUPTI lost the EXTERNAL_CORRELATION records): labels must then come from NVTX.
+  void set_ignore_external_ids(bool on) { ignore_external_ = on; }
 
   std::vector<std::string> calls;           // "start", "stop", "flush", in order
+  std::vector<CUpti_ActivityKind> enabled;  // the kinds start() was given, in order
   std::vector<uint64_t> pushed_ids;         // every id pushed, in order (all threads)
   int open_ids() const;                     // pushes not yet popped, over all threads
 
@@ -114,7 +128,12 @@ class FakeCupti final : public CuptiApi {
   uint64_t to_drop_ = 0;
   uint64_t dropped_pending_ = 0;
   uint32_t next_correlation_ = 1;
-  std::map<CUstream, uint32_t> stream_ids_;
+  bool ignore_external_ = false;
+  uint32_t next_marker_ = 1;
+  std::set<CUpti_ActivityKind> on_;  // kinds recorded now
+  std::map<CUstream, StreamKey> stream_keys_;
+  std::deque<std::string> strings_;                         // names the marker records point at
+  std::map<uint32_t, std::vector<uint32_t>> open_markers_;  // per thread
   mutable std::mutex mutex_;
   std::map<uint32_t, std::vector<uint64_t>> stacks_;  // per thread
   SyntheticBuffer current_;

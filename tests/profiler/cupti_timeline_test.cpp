@@ -54,10 +54,10 @@ class CuptiTimelineTest : public ::testing::Test {
   CuptiTimelineTest() {
     programs_ = {
         {info(ActionKind::kForward, 0, 0, 0, "F s0 mb0", SpanKind::kCompute, Phase::kForward),
-         info(ActionKind::kSendForward, 0, 0, 1, "SEND_F s0 mb0", SpanKind::kSend,
-              Phase::kForward, 1, 7, 4096)},
-        {info(ActionKind::kRecvForward, 1, 0, 0, "RECV_F s1 mb0", SpanKind::kRecv,
-              Phase::kForward, 0, 7, 4096),
+         info(ActionKind::kSendForward, 0, 0, 1, "SEND_F s0 mb0", SpanKind::kSend, Phase::kForward,
+              1, 7, 4096)},
+        {info(ActionKind::kRecvForward, 1, 0, 0, "RECV_F s1 mb0", SpanKind::kRecv, Phase::kForward,
+              0, 7, 4096),
          info(ActionKind::kForward, 1, 0, 1, "F s1 mb0", SpanKind::kCompute, Phase::kForward)}};
     clock_.add({kOffset, 0});
   }
@@ -67,11 +67,16 @@ class CuptiTimelineTest : public ::testing::Test {
     in.records = &records;
     in.clock = &clock_;
     in.programs = &programs_;
-    in.ranks = {
-        {"rank 0 · dp0 pp0 tp0", {0, 0, 0}, kThread0,
-         {{0, kCompute0, "compute", LaneKind::kCompute}, {0, kComm0, "comm", LaneKind::kComm}}},
-        {"rank 1 · dp0 pp1 tp0", {0, 1, 0}, kThread1,
-         {{0, kCompute1, "compute", LaneKind::kCompute}, {0, kComm1, "comm", LaneKind::kComm}}}};
+    in.ranks = {{"rank 0 · dp0 pp0 tp0",
+                 {0, 0, 0},
+                 kThread0,
+                 {{0, 1, kCompute0, "compute", LaneKind::kCompute},
+                  {0, 1, kComm0, "comm", LaneKind::kComm}}},
+                {"rank 1 · dp0 pp1 tp0",
+                 {0, 1, 0},
+                 kThread1,
+                 {{0, 1, kCompute1, "compute", LaneKind::kCompute},
+                  {0, 1, kComm1, "comm", LaneKind::kComm}}}};
     in.host = host_;
     return in;
   }
@@ -197,8 +202,8 @@ TEST_F(CuptiTimelineTest, CommunicationKernelsAndCopiesTakeTheKindOfTheirAction)
   b.add(testing::external_record(id(0, 0, 1), 1))  // SEND_F on rank 0
       .add(testing::kernel_record("ncclDevKernel_SendRecv", c(100), c(900), 0, kComm0, 1))
       .add(testing::external_record(id(0, 1, 0), 2))  // RECV_F on rank 1
-      .add(testing::memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 4096, c(200), c(800), 0,
-                                  kComm1, 2))
+      .add(testing::memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 4096, c(200), c(800), 0, kComm1,
+                                  2))
       .add(testing::kernel_record("_Z31ncclDevKernel_AllReduce_Sum_f32Pv", c(1000), c(2000), 0,
                                   kComm0, 3))  // no action, mangled as CUPTI reports it
       .add(testing::memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 64, c(3000), c(3100), 0,
@@ -245,8 +250,8 @@ TEST_F(CuptiTimelineTest, ASendThatIssuedNoGpuWorkFlowsFromItsHostAnnotation) {
            {{0, 0, -1, 40, 90, -1}, {0, 1, -1, 95, 99, -1}}};
   SyntheticBuffer b;
   b.add(testing::external_record(id(0, 1, 0), 3))
-      .add(testing::memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 4096, c(450), c(600), 0,
-                                  kComm1, 3));
+      .add(testing::memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 4096, c(450), c(600), 0, kComm1,
+                                  3));
   const auto t = build({b});
   ASSERT_EQ(t.flows.size(), 1u);
   const traces::Span& from = t.spans[t.flows[0].from];
@@ -277,14 +282,16 @@ std::vector<std::tuple<int, std::string, int64_t, int64_t, int, int, int>> canon
     const traces::Timeline& t) {
   std::vector<std::tuple<int, std::string, int64_t, int64_t, int, int, int>> out;
   for (const auto& s : t.spans) {
-    out.emplace_back(s.device, std::string(t.devices[s.device].lanes[s.lane].name) + "/" +
-                                   std::string(t.span_name(s)),
-                     s.begin_ns, s.end_ns, static_cast<int>(s.kind), s.stage, s.microbatch);
+    out.emplace_back(
+        s.device,
+        std::string(t.devices[s.device].lanes[s.lane].name) + "/" + std::string(t.span_name(s)),
+        s.begin_ns, s.end_ns, static_cast<int>(s.kind), s.stage, s.microbatch);
   }
   for (const auto& f : t.flows) {
-    out.emplace_back(-1, std::string(t.span_name(t.spans[f.from])) + "->" +
-                             std::string(t.span_name(t.spans[f.to])),
-                     t.spans[f.from].begin_ns, t.spans[f.to].begin_ns, 0, 0, 0);
+    out.emplace_back(
+        -1,
+        std::string(t.span_name(t.spans[f.from])) + "->" + std::string(t.span_name(t.spans[f.to])),
+        t.spans[f.from].begin_ns, t.spans[f.to].begin_ns, 0, 0, 0);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -297,15 +304,15 @@ TEST_F(CuptiTimelineTest, BuffersCompletedOutOfOrderGiveTheSameTimeline) {
   SyntheticBuffer kernels, links, calls;
   kernels.add(testing::kernel_record("fwd0", c(100), c(300), 0, kCompute0, 1))
       .add(testing::kernel_record("send", c(300), c(350), 0, kComm0, 2))
-      .add(testing::memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 4096, c(360), c(400), 0,
-                                  kComm1, 3))
+      .add(testing::memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 4096, c(360), c(400), 0, kComm1,
+                                  3))
       .add(testing::kernel_record("fwd1", c(400), c(700), 0, kCompute1, 4));
   links.add(testing::external_record(id(0, 0, 0), 1))
       .add(testing::external_record(id(0, 0, 1), 2))
       .add(testing::external_record(id(0, 1, 0), 3))
       .add(testing::external_record(id(0, 1, 1), 4));
-  calls.add(testing::runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, c(55),
-                                    c(58), kThread0, 1));
+  calls.add(testing::runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, c(55), c(58),
+                                    kThread0, 1));
   const auto in_order = canon(build({calls, links, kernels}));
   const auto reversed = canon(build({kernels, links, calls}));
   const auto shuffled = canon(build({links, kernels, calls}));
@@ -366,6 +373,67 @@ TEST_F(CuptiTimelineTest, StepWindowIsTheGpuExtentAndMemoryIsSampledWhenTheGpuFi
   bool rank1_idle = false;
   for (const auto& s : t.spans) rank1_idle |= s.kind == SpanKind::kIdle && s.device == 1;
   EXPECT_TRUE(rank1_idle);
+}
+
+TEST_F(CuptiTimelineTest, EqualStreamIdsOfTwoContextsBelongToTheirOwnRanks) {
+  // Each green context is a context of its own, and CUPTI numbers streams per context: rank 1's
+  // stream has rank 0's stream id in another context.
+  SyntheticBuffer b;
+  b.add(testing::kernel_record("in_ctx1", c(100), c(200), 0, kCompute0, 1, /*context=*/1))
+      .add(testing::kernel_record("in_ctx2", c(100), c(200), 0, kCompute0, 2, /*context=*/2));
+  records_ = decode_all({b});
+  BuildInput in = input(records_);
+  in.ranks[1].streams = {{0, 2, kCompute0, "compute", LaneKind::kCompute}};
+  const auto t = build_timeline(in, &report_);
+  const traces::Span* a = find(t, "in_ctx1");
+  const traces::Span* z = find(t, "in_ctx2");
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(z, nullptr);
+  EXPECT_EQ(a->device, 0);
+  EXPECT_EQ(z->device, 1);
+  EXPECT_EQ(lane_name(t, *a), "compute");
+  EXPECT_EQ(lane_name(t, *z), "compute");
+  EXPECT_EQ(report_.unlabelled, 2u);
+  EXPECT_EQ(report_.unattributed, 0u);
+}
+
+TEST_F(CuptiTimelineTest, TheMetadataCountsHowOpsWereLabelled) {
+  SyntheticBuffer b;
+  b.add(testing::external_record(id(0, 0, 0), 1))
+      .add(testing::kernel_record("by_id", c(100), c(200), 0, kCompute0, 1))
+      .add(testing::marker_start(9, c(300), kThread1, "F s1 mb0", "meshscope"))
+      .add(testing::marker_payload(9, id(0, 1, 1)))
+      .add(testing::runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, c(310), c(320),
+                                   kThread1, 2))
+      .add(testing::marker_end(9, c(900), kThread1))
+      .add(testing::kernel_record("by_nvtx", c(400), c(500), 0, kCompute1, 2))
+      .add(testing::kernel_record("by_none", c(600), c(700), 0, kCompute1, 3))
+      .add(testing::kernel_record("stray", c(600), c(700), 5, 77, 4));
+  const auto t = build({b});
+  EXPECT_EQ(t.metadata.at("cupti_gpu_ops"), "4");
+  EXPECT_EQ(t.metadata.at("cupti_ops_by_external_id"), "1");
+  EXPECT_EQ(t.metadata.at("cupti_ops_by_nvtx"), "1");
+  EXPECT_EQ(t.metadata.at("cupti_ops_unlabelled"), "1");
+  EXPECT_EQ(t.metadata.at("cupti_unattributed_ops"), "1");
+  EXPECT_EQ(t.metadata.at("cupti_nvtx_ranges"), "1");
+}
+
+TEST_F(CuptiTimelineTest, RecordsCuptiCouldNotTimeAreDroppedAndLeaveTheStepWindowAlone) {
+  SyntheticBuffer b;
+  b.add(testing::external_record(id(0, 0, 0), 1))
+      .add(testing::kernel_record("fwd0", c(100), c(300), 0, kCompute0, 1))
+      .add(testing::external_record(id(0, 1, 1), 2))
+      .add(testing::kernel_record("untimed", 0, 0, 0, kCompute1, 2))  // no timestamps
+      .add(testing::external_record(id(0, 1, 1), 3))
+      .add(testing::kernel_record("reversed", c(900), c(400), 0, kCompute1, 3));
+  const auto t = build({b});
+  EXPECT_EQ(find(t, "untimed"), nullptr);
+  EXPECT_EQ(find(t, "reversed"), nullptr);
+  ASSERT_EQ(t.steps.size(), 1u);
+  EXPECT_EQ(t.steps[0].begin_ns, 100);  // not the CUPTI epoch mapped to the host clock
+  EXPECT_EQ(t.steps[0].end_ns, 300);
+  EXPECT_EQ(report_.untimed_records, 2u);
+  EXPECT_EQ(t.metadata.at("cupti_untimed_records"), "2");
 }
 
 }  // namespace

@@ -2,11 +2,14 @@
 // records from a fake CUPTI (split over many buffers, completed out of order) -> the Timeline.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
 #include "profiler/capture/cupti/cupti_tracer.h"
 #include "profiler/capture/cupti/external_id.h"
+#include "profiler/capture/cupti_entry.h"
 #include "profiler/runtime/clock.h"
 #include "tests/profiler/cupti_fake.h"
 
@@ -17,27 +20,39 @@ using schedule::ActionKind;
 using traces::Phase;
 using traces::SpanKind;
 
+// Records the tracer's NVTX calls; with `forward` set it also makes them NVTX events of the fake
+// CUPTI, as libcupti records them once injected into NVTX.
 class RecordingMarker final : public RangeMarker {
  public:
+  explicit RecordingMarker(testing::FakeCupti& fake) : fake_(fake) {}
   struct Push {
     std::string label;
     uint64_t payload;
   };
+  void open() override { fake_.calls.push_back("marker open"); }
   void push(const std::string& label, uint64_t payload) override {
-    std::lock_guard lock(mutex);
-    pushes.push_back({label, payload});
+    {
+      std::lock_guard lock(mutex);
+      pushes.push_back({label, payload});
+    }
+    if (forward) fake_.nvtx_push(label, payload, "meshscope");
   }
   void pop() override {
-    std::lock_guard lock(mutex);
-    ++pops;
+    {
+      std::lock_guard lock(mutex);
+      ++pops;
+    }
+    if (forward) fake_.nvtx_pop();
   }
+  testing::FakeCupti& fake_;
+  bool forward = false;
   std::mutex mutex;
   std::vector<Push> pushes;
   int pops = 0;
 };
 
-ActionInfo info(ActionKind kind, int stage, int index, std::string label, SpanKind sk,
-                Phase phase, int peer = -1, int64_t tag = -1) {
+ActionInfo info(ActionKind kind, int stage, int index, std::string label, SpanKind sk, Phase phase,
+                int peer = -1, int64_t tag = -1) {
   ActionInfo a;
   a.action.kind = kind;
   a.action.stage = stage;
@@ -59,28 +74,26 @@ class CuptiTracerTest : public ::testing::Test {
   CuptiTracerTest() : mesh_(mesh::MeshShape{1, 2, 1}) {
     programs_ = {
         {info(ActionKind::kForward, 0, 0, "F s0 mb0", SpanKind::kCompute, Phase::kForward),
-         info(ActionKind::kSendForward, 0, 1, "SEND_F s0 mb0", SpanKind::kSend, Phase::kForward,
-              1, 3)},
-        {info(ActionKind::kRecvForward, 1, 0, "RECV_F s1 mb0", SpanKind::kRecv, Phase::kForward,
-              0, 3),
+         info(ActionKind::kSendForward, 0, 1, "SEND_F s0 mb0", SpanKind::kSend, Phase::kForward, 1,
+              3)},
+        {info(ActionKind::kRecvForward, 1, 0, "RECV_F s1 mb0", SpanKind::kRecv, Phase::kForward, 0,
+              3),
          info(ActionKind::kForward, 1, 1, "F s1 mb0", SpanKind::kCompute, Phase::kForward)}};
-    inner_ = {{}, {InnerInfo{"tp all-reduce s1 fc2", mesh::GroupKind::kTp,
-                             SpanKind::kCollective, 512}}};
+    inner_ = {
+        {}, {InnerInfo{"tp all-reduce s1 fc2", mesh::GroupKind::kTp, SpanKind::kCollective, 512}}};
     auto fake = std::make_unique<testing::FakeCupti>(/*offset_ns=*/1'795'000'000'000'000'000,
                                                      /*drift_ppm=*/20);
     fake_ = fake.get();
-    auto marker = std::make_unique<RecordingMarker>();
+    auto marker = std::make_unique<RecordingMarker>(*fake_);
     marker_ = marker.get();
     std::vector<TracedStream> streams;
     for (int r = 0; r < 2; ++r) {
       fake_->map_stream(fake_stream(0x100 + 2 * r), 10 + 2 * r);
       fake_->map_stream(fake_stream(0x101 + 2 * r), 11 + 2 * r);
-      streams.push_back({r, 0, fake_stream(0x100 + 2 * r), "compute",
-                         traces::LaneKind::kCompute});
+      streams.push_back({r, 0, fake_stream(0x100 + 2 * r), "compute", traces::LaneKind::kCompute});
       streams.push_back({r, 0, fake_stream(0x101 + 2 * r), "comm", traces::LaneKind::kComm});
     }
-    tracer_ = std::make_unique<CuptiTracer>(std::move(fake), std::move(marker),
-                                            std::move(streams));
+    tracer_ = std::make_unique<CuptiTracer>(std::move(fake), std::move(marker), std::move(streams));
     run_.mesh = &mesh_;
     run_.steps = 2;
     run_.backend = "cuda-virtual (fake)";
@@ -126,8 +139,8 @@ class CuptiTracerTest : public ::testing::Test {
     return tracer_->finish();
   }
 
-  const traces::Span* find(const traces::Timeline& t, int device, std::string_view name,
-                           int stage, SpanKind kind) {
+  const traces::Span* find(const traces::Timeline& t, int device, std::string_view name, int stage,
+                           SpanKind kind) {
     for (const auto& s : t.spans) {
       if (s.device == device && t.span_name(s) == name && s.stage == stage && s.kind == kind) {
         return &s;
@@ -196,6 +209,37 @@ TEST_F(CuptiTracerTest, RecordsOverManyOutOfOrderBuffersBecomeALabelledTimeline)
   EXPECT_EQ(t.metadata.at("tracer"), "cupti");
   EXPECT_EQ(t.metadata.at("source"), "cuda-virtual");
   EXPECT_EQ(t.metadata.at("cupti_dropped_records"), "0");
+  // The counts a reader checks that the capture recorded and labelled something.
+  EXPECT_EQ(t.metadata.at("cupti_gpu_ops"), "10");
+  EXPECT_EQ(t.metadata.at("cupti_ops_by_external_id"), "10");
+  EXPECT_EQ(t.metadata.at("cupti_ops_by_nvtx"), "0");
+  EXPECT_EQ(t.metadata.at("cupti_ops_unlabelled"), "0");
+  EXPECT_EQ(t.metadata.at("cupti_untimed_records"), "0");
+}
+
+TEST_F(CuptiTracerTest, TheMarkersFirstNvtxCallComesAfterCuptiRecordsTheNvtxKinds) {
+  run_both();
+  const auto at = [&](const std::string& call) {
+    return std::find(fake_->calls.begin(), fake_->calls.end(), call) - fake_->calls.begin();
+  };
+  ASSERT_LT(at("marker open"), static_cast<long>(fake_->calls.size()));
+  EXPECT_LT(at("start"), at("marker open"));
+  // Both NVTX kinds, enabled before any other.
+  ASSERT_GE(fake_->enabled.size(), 2u);
+  EXPECT_EQ(fake_->enabled[0], CUPTI_ACTIVITY_KIND_MARKER);
+  EXPECT_EQ(fake_->enabled[1], CUPTI_ACTIVITY_KIND_MARKER_DATA);
+}
+
+TEST_F(CuptiTracerTest, WithoutExternalIdsTheNvtxRangesStillLabelEveryOp) {
+  // Needs MARKER_DATA among the captured kinds: the range's payload is the action's id.
+  fake_->set_ignore_external_ids(true);
+  marker_->forward = true;
+  const traces::Timeline t = run_both();
+  EXPECT_EQ(tracer_->report().by_external_id, 0u);
+  EXPECT_EQ(tracer_->report().by_nvtx, 10u);
+  EXPECT_EQ(t.metadata.at("cupti_ops_by_nvtx"), "10");
+  EXPECT_NE(find(t, 1, "sum_peers", 1, SpanKind::kCollective), nullptr);  // innermost range
+  EXPECT_NE(find(t, 1, "memcpy DtoD", 1, SpanKind::kRecv), nullptr);
 }
 
 TEST_F(CuptiTracerTest, GpuTimesLandOnTheHostClockDespiteOffsetAndDrift) {
@@ -222,6 +266,16 @@ TEST_F(CuptiTracerTest, DroppedRecordsAreCountedAndReported) {
   const traces::Timeline t = run_both();
   EXPECT_EQ(t.metadata.at("cupti_dropped_records"), "3");
   EXPECT_EQ(tracer_->report().dropped_records, 3u);
+}
+
+TEST(NvtxInjection, PointsNvtxAtTheLoadedLibcuptiUnlessAToolIsChosen) {
+  unsetenv("NVTX_INJECTION64_PATH");
+  const std::string path = prepare_nvtx_injection();
+  EXPECT_NE(path.find("libcupti"), std::string::npos) << path;
+  EXPECT_EQ(path, std::getenv("NVTX_INJECTION64_PATH"));
+  setenv("NVTX_INJECTION64_PATH", "/opt/nsight/libToolsInjection64.so", 1);
+  EXPECT_EQ(prepare_nvtx_injection(), "/opt/nsight/libToolsInjection64.so");
+  unsetenv("NVTX_INJECTION64_PATH");
 }
 
 }  // namespace

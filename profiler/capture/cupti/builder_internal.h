@@ -35,7 +35,7 @@ class Builder {
   void add_gpu_ops(BuildReport& report);
   void add_api_calls();
   void add_foreign_ranges();
-  uint16_t lane_for(uint16_t device, uint32_t gpu, uint32_t stream, traces::LaneKind kind);
+  uint16_t lane_for(uint16_t device, const GpuOp& op, traces::LaneKind kind);
   uint16_t unattributed_device(uint32_t gpu);
   const ActionInfo* action_of(const ExternalKey& k) const;
   const InnerInfo* inner_of(const ExternalKey& k) const;
@@ -51,12 +51,14 @@ class Builder {
   RecordLabeler labeler_;
   traces::Timeline t_;
   std::vector<uint16_t> host_lane_, api_lane_;  // per rank
-  std::map<std::tuple<uint16_t, uint32_t, uint32_t>, uint16_t> lanes_;  // (device, gpu, stream)
-  std::map<std::pair<uint32_t, uint32_t>, int> stream_rank_;            // (gpu, stream) -> rank
-  std::map<uint32_t, uint16_t> unattributed_;                           // gpu -> device
+  // CUPTI stream ids are unique within a context only: a stream is (gpu, context, stream).
+  using StreamAt = std::tuple<uint32_t, uint32_t, uint32_t>;
+  std::map<std::pair<uint16_t, StreamAt>, uint16_t> lanes_;  // (timeline device, stream) -> lane
+  std::map<StreamAt, int> stream_rank_;                      // stream -> rank
+  std::map<uint32_t, uint16_t> unattributed_;                // gpu -> device
   std::unordered_map<uint32_t, int> thread_rank_;
-  std::unordered_map<uint64_t, ActionGpu> gpu_;          // encode(key) -> GPU work
-  std::unordered_map<uint64_t, uint32_t> host_span_;     // encode(key) -> host annotation span
+  std::unordered_map<uint64_t, ActionGpu> gpu_;       // encode(key) -> GPU work
+  std::unordered_map<uint64_t, uint32_t> host_span_;  // encode(key) -> host annotation span
   std::map<int, traces::StepWindow> gpu_steps_, host_steps_;
 };
 

@@ -36,15 +36,29 @@ struct CompletedBuffer {
   uint64_t dropped = 0;
 };
 
-// The record kinds the capture enables. DRIVER as well as RUNTIME: cuBLAS and NCCL launch their
-// kernels through the driver API, and a kernel's correlation id is that of the API call that
-// launched it, so without DRIVER records their kernels would have no external correlation.
-inline constexpr CUpti_ActivityKind kCapturedKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,    CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMCPY2,              CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,      CUPTI_ACTIVITY_KIND_RUNTIME,
-    CUPTI_ACTIVITY_KIND_DRIVER,               CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-    CUPTI_ACTIVITY_KIND_MARKER};
+// The record kinds the capture enables, in the order it enables them. The NVTX kinds first:
+// MARKER carries a range's start and end, MARKER_DATA its payload (the action's external id), and
+// CUPTI only records NVTX events while they are on (cupti_activity.h: MARKER_DATA needs MARKER).
+// DRIVER as well as RUNTIME: cuBLAS and NCCL launch their kernels through the driver API, and a
+// kernel's correlation id is that of the API call that launched it, so without DRIVER records
+// their kernels would have no external correlation.
+inline constexpr CUpti_ActivityKind kCapturedKinds[] = {CUPTI_ACTIVITY_KIND_MARKER,
+                                                        CUPTI_ACTIVITY_KIND_MARKER_DATA,
+                                                        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                                        CUPTI_ACTIVITY_KIND_MEMCPY,
+                                                        CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                                        CUPTI_ACTIVITY_KIND_MEMSET,
+                                                        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                                        CUPTI_ACTIVITY_KIND_RUNTIME,
+                                                        CUPTI_ACTIVITY_KIND_DRIVER,
+                                                        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+
+// Where a stream's records say they ran: CUPTI stream ids are unique only within a context
+// (cuptiGetStreamIdEx), and every green context is a context of its own.
+struct StreamKey {
+  uint32_t context = 0;  // cuptiGetContextId of the stream's context
+  uint32_t stream = 0;   // cuptiGetStreamIdEx
+};
 
 class CuptiApi {
  public:
@@ -69,8 +83,8 @@ class CuptiApi {
   // The calling thread's external correlation stack (CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0).
   virtual void push_external_id(uint64_t id) = 0;
   virtual void pop_external_id() = 0;
-  // CUPTI's id of a stream, as it appears in records' streamId (cuptiGetStreamIdEx).
-  virtual uint32_t stream_id(CUstream stream) = 0;
+  // The context and stream ids of a stream, as its records carry them (contextId, streamId).
+  virtual StreamKey stream_key(CUstream stream) = 0;
 };
 
 // The libcupti implementation. Only one may be started at a time per process (CUPTI's callbacks

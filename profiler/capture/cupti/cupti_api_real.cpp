@@ -1,9 +1,13 @@
 // The libcupti implementation of CuptiApi: buffer callbacks, activity kinds, timestamps and the
 // external correlation stack.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
 #include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 #include "profiler/capture/cupti/cupti_api.h"
@@ -53,8 +57,8 @@ class RealCuptiApi final : public CuptiApi {
     try {
       // System thread ids (gettid) so records match the ids the tracer takes on each rank thread.
       MESHSCOPE_CUPTI_CHECK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
-      MESHSCOPE_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&RealCuptiApi::requested,
-                                                           &RealCuptiApi::completed));
+      MESHSCOPE_CUPTI_CHECK(
+          cuptiActivityRegisterCallbacks(&RealCuptiApi::requested, &RealCuptiApi::completed));
       for (CUpti_ActivityKind kind : kinds) {
         MESHSCOPE_CUPTI_CHECK(cuptiActivityEnable(kind));
         enabled_.push_back(kind);
@@ -66,7 +70,9 @@ class RealCuptiApi final : public CuptiApi {
     }
   }
 
-  void flush() override { MESHSCOPE_CUPTI_WARN(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)); }
+  void flush() override {
+    MESHSCOPE_CUPTI_WARN(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  }
 
   void stop() override {
     for (CUpti_ActivityKind kind : enabled_) MESHSCOPE_CUPTI_WARN(cuptiActivityDisable(kind));
@@ -103,10 +109,18 @@ class RealCuptiApi final : public CuptiApi {
     cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
   }
 
-  uint32_t stream_id(CUstream stream) override {
-    uint32_t id = 0;
-    MESHSCOPE_CUPTI_CHECK(cuptiGetStreamIdEx(nullptr, stream, 0, &id));
-    return id;
+  StreamKey stream_key(CUstream stream) override {
+    StreamKey key;
+    MESHSCOPE_CUPTI_CHECK(cuptiGetStreamIdEx(nullptr, stream, 0, &key.stream));
+    CUcontext context = nullptr;
+    const CUresult status = stream_context(stream, &context);
+    if (status != CUDA_SUCCESS || context == nullptr) {
+      throw std::runtime_error("CUPTI capture: cuStreamGetCtx failed (CUresult " +
+                               std::to_string(static_cast<int>(status)) +
+                               "): a stream's records cannot be told from another context's");
+    }
+    MESHSCOPE_CUPTI_CHECK(cuptiGetContextId(context, &key.context));
+    return key;
   }
 
  private:
@@ -124,7 +138,7 @@ class RealCuptiApi final : public CuptiApi {
   }
 
   static void CUPTIAPI completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t,
-                                size_t valid_bytes) {
+                                 size_t valid_bytes) {
     RealCuptiApi* self = g_active.load();
     if (self == nullptr || buffer == nullptr) return;
     CompletedBuffer done;
@@ -141,6 +155,23 @@ class RealCuptiApi final : public CuptiApi {
       done.dropped = dropped;
     }
     self->handler_(std::move(done));
+  }
+
+  // cuStreamGetCtx through the runtime (the binary does not link libcuda; driver_api.h). For a
+  // stream of a green context it gives the context cuCtxFromGreenCtx gives (cuda.h).
+  static CUresult stream_context(CUstream stream, CUcontext* context) {
+    static const auto get = [] {
+      void* fn = nullptr;
+      cudaDriverEntryPointQueryResult found{};
+      if (cudaGetDriverEntryPointByVersion("cuStreamGetCtx", &fn, 13000, cudaEnableDefault,
+                                           &found) != cudaSuccess ||
+          found != cudaDriverEntryPointSuccess) {
+        (void)cudaGetLastError();
+        fn = nullptr;
+      }
+      return reinterpret_cast<decltype(&::cuStreamGetCtx)>(fn);
+    }();
+    return get != nullptr ? get(stream, context) : CUDA_ERROR_NOT_FOUND;
   }
 
   size_t buffer_bytes_;

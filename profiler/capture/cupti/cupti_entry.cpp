@@ -36,6 +36,7 @@ std::unique_ptr<ActionTracer> make_cupti_tracer(runtime::Backend& backend) {
 extern "C" __attribute__((visibility("default"))) const meshscope::capture::cupti::CuptiTracerEntry*
 meshscope_cupti_tracers() {
   static const meshscope::capture::cupti::CuptiTracerEntry entry{
-      .make_cupti_tracer = meshscope::capture::cupti::make_cupti_tracer};
+      .make_cupti_tracer = meshscope::capture::cupti::make_cupti_tracer,
+      .prepare_nvtx_injection = meshscope::capture::cupti::prepare_nvtx_injection};
   return &entry;
 }

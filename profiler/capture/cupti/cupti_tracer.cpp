@@ -15,7 +15,9 @@ namespace meshscope::capture::cupti {
 
 CuptiTracer::CuptiTracer(std::unique_ptr<CuptiApi> api, std::unique_ptr<RangeMarker> marker,
                          std::vector<TracedStream> streams)
-    : api_(std::move(api)), marker_(std::move(marker)), streams_(std::move(streams)),
+    : api_(std::move(api)),
+      marker_(std::move(marker)),
+      streams_(std::move(streams)),
       capture_(*api_) {}
 
 CuptiTracer::~CuptiTracer() = default;
@@ -29,16 +31,18 @@ void CuptiTracer::begin_run(const RunInfo& run) {
   }
   run_ = run;
   ranks_.assign(run.mesh->size(), RankState{});
-  const size_t microbatches =
-      run.schedule != nullptr ? static_cast<size_t>(std::max(run.schedule->num_microbatches, 1))
-                              : 1;
+  const size_t microbatches = run.schedule != nullptr
+                                  ? static_cast<size_t>(std::max(run.schedule->num_microbatches, 1))
+                                  : 1;
   for (int r = 0; r < run.mesh->size(); ++r) {
     const size_t program = (*run.programs)[r].size();
     // Each tp collective runs once per microbatch (in its F, or in its B / I) and step.
     const size_t inner = run.inner != nullptr ? (*run.inner)[r].size() * microbatches : 0;
     ranks_[r].actions.reserve(static_cast<size_t>(std::max(run.steps, 1)) * (program + inner));
   }
+  // CUPTI first (its NVTX kinds on), then the marker's first NVTX call.
   capture_.start();
+  marker_->open();
 }
 
 void CuptiTracer::step_begin(int rank, int) {
@@ -109,7 +113,9 @@ traces::Timeline CuptiTracer::finish() {
     layout.coord = run_.mesh->coord_of(r);
     layout.thread = ranks_[r].thread;
     for (const TracedStream& s : streams_) {
-      if (s.rank == r) layout.streams.push_back({s.gpu, api_->stream_id(s.stream), s.lane, s.kind});
+      if (s.rank != r) continue;
+      const StreamKey key = api_->stream_key(s.stream);
+      layout.streams.push_back({s.gpu, key.context, key.stream, s.lane, s.kind});
     }
     in.ranks.push_back(std::move(layout));
     // Actions cut short by an abort never ended: drop them.

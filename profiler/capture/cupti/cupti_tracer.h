@@ -28,11 +28,14 @@ struct TracedStream {
 class RangeMarker {
  public:
   virtual ~RangeMarker() = default;
+  // Called once, after CUPTI records the NVTX kinds: the marker's first NVTX call (the domain's
+  // creation) comes after that, so CUPTI sees the domain being made.
+  virtual void open() = 0;
   virtual void push(const std::string& label, uint64_t payload) = 0;
   virtual void pop() = 0;
 };
-// NVTX ranges in the "meshscope" domain. Points NVTX_INJECTION64_PATH at libcupti when unset, so
-// CUPTI sees the ranges (NVTX reads it at its first call in the process).
+// NVTX ranges in the "meshscope" domain. NVTX reads NVTX_INJECTION64_PATH at its first call, so
+// prepare_nvtx_injection() (cupti_entry.h) must have pointed it at libcupti before then.
 std::unique_ptr<RangeMarker> make_nvtx_marker();
 
 class CuptiTracer final : public ActionTracer {

@@ -14,6 +14,14 @@ namespace {
 int64_t ns(uint64_t t) { return static_cast<int64_t>(t); }
 std::string copy_string(const char* s) { return s != nullptr ? std::string(s) : std::string(); }
 
+// False for an interval CUPTI could not time: a zero end (never filled in, e.g. a kernel still
+// running when the buffer was flushed) or an end before its start; counts it as untimed.
+bool timed(uint64_t start, uint64_t end, RecordSet& out) {
+  if (start != 0 && end != 0 && end >= start) return true;
+  ++out.untimed_records;
+  return false;
+}
+
 // CUPTI reports kernels by their mangled names ("_Z22ncclDevKernel_SendRecv..."): demangle, so
 // names read as written and NCCL kernels can be recognised by prefix.
 std::string kernel_name(const char* mangled) {
@@ -25,6 +33,7 @@ std::string kernel_name(const char* mangled) {
 }
 
 void decode_kernel(const CUpti_ActivityKernel10& k, RecordSet& out) {
+  if (!timed(k.start, k.end, out)) return;
   GpuOp op;
   op.kind = GpuOpKind::kKernel;
   op.begin_ns = ns(k.start);
@@ -38,6 +47,7 @@ void decode_kernel(const CUpti_ActivityKernel10& k, RecordSet& out) {
 }
 
 void decode_memcpy(const CUpti_ActivityMemcpy6& m, RecordSet& out) {
+  if (!timed(m.start, m.end, out)) return;
   GpuOp op;
   op.kind = GpuOpKind::kMemcpy;
   op.copy = copy_direction(m.copyKind);
@@ -52,6 +62,7 @@ void decode_memcpy(const CUpti_ActivityMemcpy6& m, RecordSet& out) {
 }
 
 void decode_peer_copy(const CUpti_ActivityMemcpyPtoP4& m, RecordSet& out) {
+  if (!timed(m.start, m.end, out)) return;
   GpuOp op;
   op.kind = GpuOpKind::kMemcpy;
   op.copy = CopyDirection::kPeerToPeer;
@@ -68,6 +79,7 @@ void decode_peer_copy(const CUpti_ActivityMemcpyPtoP4& m, RecordSet& out) {
 }
 
 void decode_memset(const CUpti_ActivityMemset4& m, RecordSet& out) {
+  if (!timed(m.start, m.end, out)) return;
   GpuOp op;
   op.kind = GpuOpKind::kMemset;
   op.begin_ns = ns(m.start);
@@ -81,6 +93,7 @@ void decode_memset(const CUpti_ActivityMemset4& m, RecordSet& out) {
 }
 
 void decode_sync(const CUpti_ActivitySynchronization2& s, RecordSet& out) {
+  if (!timed(s.start, s.end, out)) return;
   SyncWait w;
   w.begin_ns = ns(s.start);
   w.end_ns = ns(s.end);
@@ -91,6 +104,7 @@ void decode_sync(const CUpti_ActivitySynchronization2& s, RecordSet& out) {
 }
 
 void decode_api(CuptiApi& api, const CUpti_ActivityAPI& a, bool driver, RecordSet& out) {
+  if (!timed(a.start, a.end, out)) return;
   ApiCall call;
   call.begin_ns = ns(a.start);
   call.end_ns = ns(a.end);
@@ -103,6 +117,10 @@ void decode_api(CuptiApi& api, const CUpti_ActivityAPI& a, bool driver, RecordSe
 }
 
 void decode_marker(const CUpti_ActivityMarker2& m, RecordSet& out) {
+  if (m.timestamp == 0) {  // "timestamp information could not be collected for the marker"
+    ++out.untimed_records;
+    return;
+  }
   MarkerEvent e;
   if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
     e.edge = MarkerEvent::Edge::kStart;
@@ -198,6 +216,7 @@ void RecordSet::append(RecordSet&& o) {
   move_all(payloads, o.payloads);
   dropped_records += o.dropped_records;
   ignored_records += o.ignored_records;
+  untimed_records += o.untimed_records;
   buffers += o.buffers;
 }
 

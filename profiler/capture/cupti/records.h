@@ -15,14 +15,20 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(GpuOpKind::kCo
     kGpuOpKindNames = {"kernel", "memcpy", "memset"};
 
 // CUpti_ActivityMemcpyKind values that move data between two device buffers.
-enum class CopyDirection : uint8_t { kOther = 0, kHostToDevice, kDeviceToHost, kDeviceToDevice,
-                                     kPeerToPeer, kCount };
+enum class CopyDirection : uint8_t {
+  kOther = 0,
+  kHostToDevice,
+  kDeviceToHost,
+  kDeviceToDevice,
+  kPeerToPeer,
+  kCount
+};
 
 // Work that ran on a GPU stream.
 struct GpuOp {
   GpuOpKind kind = GpuOpKind::kKernel;
   CopyDirection copy = CopyDirection::kOther;  // memcpy only
-  int64_t begin_ns = 0;  // CUPTI clock
+  int64_t begin_ns = 0;                        // CUPTI clock
   int64_t end_ns = 0;
   uint32_t device = 0;
   uint32_t context = 0;
@@ -31,7 +37,7 @@ struct GpuOp {
   int64_t bytes = 0;         // memcpy/memset
   uint32_t src_device = 0;   // peer-to-peer memcpy
   uint32_t dst_device = 0;
-  std::string name;          // kernel name; "" for copies and sets
+  std::string name;  // kernel name; "" for copies and sets
 };
 
 // A CUDA runtime or driver API call on a host thread.
@@ -87,6 +93,10 @@ struct RecordSet {
   std::vector<MarkerPayload> payloads;
   uint64_t dropped_records = 0;  // CUPTI ran out of buffer space and lost these
   uint64_t ignored_records = 0;  // kinds this capture does not use
+  // Records CUPTI could not time (start or end 0, or end before start; cupti_activity.h: "a
+  // value of 0 for both the start and end timestamps indicates that timestamp information could
+  // not be collected"): dropped, since one of them would stretch a step window to the epoch.
+  uint64_t untimed_records = 0;
   uint64_t buffers = 0;
 
   void append(RecordSet&& other);

@@ -75,8 +75,9 @@ void Builder::add_devices() {
     const RankLayout& layout = in_.ranks[r];
     const uint16_t d = t_.add_device(static_cast<int>(r), layout.name, layout.coord);
     for (const StreamLane& s : layout.streams) {
-      lanes_[{d, s.device, s.stream}] = t_.add_lane(d, s.lane, s.kind);
-      stream_rank_[{s.device, s.stream}] = static_cast<int>(r);
+      const StreamAt at{s.device, s.context, s.stream};
+      lanes_[{d, at}] = t_.add_lane(d, s.lane, s.kind);
+      stream_rank_[at] = static_cast<int>(r);
     }
     host_lane_.push_back(t_.add_lane(d, "host", LaneKind::kHost));
     api_lane_.push_back(t_.add_lane(d, "cuda api", LaneKind::kHost));
@@ -84,9 +85,9 @@ void Builder::add_devices() {
   }
 }
 
-uint16_t Builder::lane_for(uint16_t device, uint32_t gpu, uint32_t stream, LaneKind kind) {
-  auto [it, fresh] = lanes_.try_emplace({device, gpu, stream}, 0);
-  if (fresh) it->second = t_.add_lane(device, "stream " + std::to_string(stream), kind);
+uint16_t Builder::lane_for(uint16_t device, const GpuOp& op, LaneKind kind) {
+  auto [it, fresh] = lanes_.try_emplace({device, {op.device, op.context, op.stream}}, 0);
+  if (fresh) it->second = t_.add_lane(device, "stream " + std::to_string(op.stream), kind);
   return it->second;
 }
 
@@ -120,7 +121,7 @@ void Builder::add_gpu_ops(BuildReport& report) {
                                          : kCopyNames[static_cast<size_t>(op.copy)]);
     if (op.kind != GpuOpKind::kKernel) s.bytes = op.bytes;
 
-    auto by_stream = stream_rank_.find({op.device, op.stream});
+    auto by_stream = stream_rank_.find({op.device, op.context, op.stream});
     if (action != nullptr) {
       s.device = static_cast<uint16_t>(label.key->rank);
       s.stage = static_cast<int16_t>(action->action.stage);
@@ -134,9 +135,9 @@ void Builder::add_gpu_ops(BuildReport& report) {
       s.device = unattributed_device(op.device);
       report.unattributed++;
     }
-    const LaneKind lane_kind = traces::is_communication(s.kind) ? LaneKind::kComm
-                                                                 : LaneKind::kCompute;
-    s.lane = lane_for(s.device, op.device, op.stream, lane_kind);
+    const LaneKind lane_kind =
+        traces::is_communication(s.kind) ? LaneKind::kComm : LaneKind::kCompute;
+    s.lane = lane_for(s.device, op, lane_kind);
     if (action == nullptr) {
       t_.add_span(s);
       continue;
@@ -156,7 +157,8 @@ void Builder::add_gpu_ops(BuildReport& report) {
       work.end_ns = s.end_ns;
       work.last_span = index;
     }
-    if (traces::is_device_activity(s.kind)) note_step(gpu_steps_, label.key->step, s.begin_ns, s.end_ns);
+    if (traces::is_device_activity(s.kind))
+      note_step(gpu_steps_, label.key->step, s.begin_ns, s.end_ns);
   }
 }
 
@@ -219,11 +221,20 @@ traces::Timeline Builder::run(BuildReport& report) {
   add_counters();
   add_steps();
   report.dropped_records = in_.records->dropped_records;
+  report.untimed_records = in_.records->untimed_records;
   report.unmatched_markers = labeler_.unmatched_markers();
-  t_.metadata["cupti_dropped_records"] = std::to_string(report.dropped_records);
-  t_.metadata["cupti_buffers"] = std::to_string(in_.records->buffers);
-  t_.metadata["cupti_gpu_ops"] = std::to_string(in_.records->ops.size());
-  t_.metadata["cupti_unattributed_ops"] = std::to_string(report.unattributed);
+  // What the capture saw, so a reader (scripts/gpu-check.sh) can tell a trace that recorded
+  // nothing, or labelled nothing, from a good one.
+  auto count = [&](const char* key, uint64_t n) { t_.metadata[key] = std::to_string(n); };
+  count("cupti_dropped_records", report.dropped_records);
+  count("cupti_untimed_records", report.untimed_records);
+  count("cupti_buffers", in_.records->buffers);
+  count("cupti_gpu_ops", in_.records->ops.size());
+  count("cupti_ops_by_external_id", report.by_external_id);
+  count("cupti_ops_by_nvtx", report.by_nvtx);
+  count("cupti_ops_unlabelled", report.unlabelled);
+  count("cupti_unattributed_ops", report.unattributed);
+  count("cupti_nvtx_ranges", labeler_.ranges().size());
   t_.metadata["clock_pairs"] = std::to_string(in_.clock->size());
   t_.metadata["clock_drift_ppm"] = std::to_string(in_.clock->drift_ppm());
   traces::add_idle_spans(t_);

@@ -1,7 +1,8 @@
 // Builds the Timeline of a GPU run from CUPTI records plus what the tracer knows: which CUPTI
 // stream belongs to which rank, each rank's host thread, each action's host-clock interval, and
 // the programs (ActionInfo) the external ids point into.
-//   - GPU ops land on their rank's lane for their stream ("compute", "comm", or "stream N"),
+//   - GPU ops land on their rank's lane for their (device, context, stream) ("compute", "comm",
+//     or "stream N"),
 //     with stage, microbatch and phase of their action (labeler.h says how an op finds it).
 //   - Kernels and copies of communication actions become send/recv/collective spans; NCCL
 //     kernels outside any action become collectives; other kernels compute, copies memcpy.
@@ -24,9 +25,10 @@
 namespace meshscope::capture::cupti {
 
 struct StreamLane {
-  uint32_t device = 0;  // CUDA device ordinal as CUPTI reports it
-  uint32_t stream = 0;  // CUPTI stream id
-  std::string lane;     // "compute", "comm"
+  uint32_t device = 0;   // CUDA device ordinal as CUPTI reports it
+  uint32_t context = 0;  // CUPTI context id (stream ids repeat across contexts)
+  uint32_t stream = 0;   // CUPTI stream id
+  std::string lane;      // "compute", "comm"
   traces::LaneKind kind = traces::LaneKind::kCompute;
 };
 
@@ -53,7 +55,7 @@ struct BuildInput {
   std::vector<RankLayout> ranks;
   const std::vector<std::vector<ActionInfo>>* programs = nullptr;  // RunInfo::programs
   const std::vector<std::vector<InnerInfo>>* inner = nullptr;      // RunInfo::inner (may be null)
-  std::vector<std::vector<HostAction>> host;  // per rank, in issue order
+  std::vector<std::vector<HostAction>> host;                       // per rank, in issue order
   std::map<std::string, std::string> metadata;
   std::string nvtx_domain = "meshscope";
 };
@@ -67,6 +69,7 @@ struct BuildReport {
   uint64_t dropped_records = 0;
   uint64_t unmatched_markers = 0;
   uint64_t flows = 0;
+  uint64_t untimed_records = 0;  // RecordSet::untimed_records
 };
 
 traces::Timeline build_timeline(const BuildInput& in, BuildReport* report = nullptr);

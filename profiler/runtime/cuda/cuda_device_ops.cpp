@@ -8,8 +8,9 @@ namespace meshscope::runtime::cuda {
 
 namespace kc = kernels::cuda;
 
-CudaDeviceOps::CudaDeviceOps(cudaStream_t compute, const AbortState& abort, HealthCheck check)
-    : ctx_(compute), abort_(abort), check_(std::move(check)) {}
+CudaDeviceOps::CudaDeviceOps(cudaStream_t compute, cudaMemPool_t pool, const AbortState& abort,
+                             HealthCheck check)
+    : ctx_(compute), pool_(pool), abort_(abort), check_(std::move(check)) {}
 
 void CudaDeviceOps::check_abort() const {
   if (abort_.aborted()) abort_.throw_aborted();
@@ -18,11 +19,13 @@ void CudaDeviceOps::check_abort() const {
 void* CudaDeviceOps::allocate(size_t bytes) {
   check_abort();
   void* p = nullptr;
-  MESHSCOPE_CUDA_CHECK(cudaMallocAsync(&p, bytes == 0 ? 1 : bytes, stream()));
+  MESHSCOPE_CUDA_CHECK(cudaMallocFromPoolAsync(&p, bytes == 0 ? 1 : bytes, pool_, stream()));
   return p;
 }
 
-void CudaDeviceOps::deallocate(void* p) noexcept { MESHSCOPE_CUDA_WARN(cudaFreeAsync(p, stream())); }
+void CudaDeviceOps::deallocate(void* p) noexcept {
+  MESHSCOPE_CUDA_WARN(cudaFreeAsync(p, stream()));
+}
 
 void CudaDeviceOps::upload(void* dst, const void* host_src, size_t bytes) {
   check_abort();
@@ -90,8 +93,8 @@ void CudaDeviceOps::softmax_cross_entropy(int rows, int classes, const float* lo
                                        loss_accum);
 }
 
-void CudaDeviceOps::mse(size_t n, const float* pred, const float* target, float scale,
-                        float* grad, double* loss_accum) {
+void CudaDeviceOps::mse(size_t n, const float* pred, const float* target, float scale, float* grad,
+                        double* loss_accum) {
   check_abort();
   kc::mse_accumulate(ctx_, n, pred, target, scale, grad, loss_accum);
 }

@@ -1,4 +1,5 @@
-// A rank's DeviceOps on a CUDA stream: stream-ordered memory (cudaMallocAsync), the ops of
+// A rank's DeviceOps on a CUDA stream: stream-ordered memory from the rank's own pool
+// (cudaMallocFromPoolAsync; kernels::cuda::make_device_pool says why not the default), the ops of
 // kernels/cuda, waits that an abort interrupts. Created on the rank's own thread (attach_thread),
 // after its device or green context is current, because the cuBLAS handle binds to it.
 #pragma once
@@ -12,10 +13,13 @@ namespace meshscope::runtime::cuda {
 
 class CudaDeviceOps final : public DeviceOps {
  public:
-  CudaDeviceOps(cudaStream_t compute, const AbortState& abort, HealthCheck check);
+  // `pool` (not owned) serves allocate(); the backend keeps it alive longer than these ops.
+  CudaDeviceOps(cudaStream_t compute, cudaMemPool_t pool, const AbortState& abort,
+                HealthCheck check);
 
   kernels::cuda::Context& context() { return ctx_; }
   cudaStream_t stream() const { return ctx_.stream(); }
+  cudaMemPool_t pool() const { return pool_; }
 
   void* allocate(size_t bytes) override;
   void deallocate(void* p) noexcept override;
@@ -44,6 +48,7 @@ class CudaDeviceOps final : public DeviceOps {
   void check_abort() const;
 
   kernels::cuda::Context ctx_;
+  cudaMemPool_t pool_;
   const AbortState& abort_;
   HealthCheck check_;
 };

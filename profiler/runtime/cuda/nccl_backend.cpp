@@ -90,6 +90,7 @@ CudaNcclBackend::CudaNcclBackend(const BackendOptions& options)
   for (int r = 0; r < mesh_.size(); ++r) {
     if (!hosts(r)) continue;
     MESHSCOPE_CUDA_CHECK(cudaSetDevice(gpu_of_[r]));
+    ranks_[r].pool = kernels::cuda::make_device_pool(gpu_of_[r]);
     ranks_[r].compute = kernels::cuda::make_stream();
     ranks_[r].comm = kernels::cuda::make_stream();
   }
@@ -275,8 +276,8 @@ void CudaNcclBackend::health_check(int rank) {
     ncclResult_t async = ncclSuccess;
     if (h->comm == nullptr || ncclCommGetAsyncError(h->comm, &async) != ncclSuccess) continue;
     if (async != ncclSuccess && async != ncclInProgress) {
-      abort("rank " + std::to_string(rank) + ": NCCL reported an asynchronous error: " +
-            ncclGetErrorString(async));
+      abort("rank " + std::to_string(rank) +
+            ": NCCL reported an asynchronous error: " + ncclGetErrorString(async));
       health_check(rank);  // aborts this rank's communicators
       return;
     }
@@ -288,9 +289,10 @@ void CudaNcclBackend::attach_thread(int rank) {
   MESHSCOPE_CUDA_CHECK(cudaSetDevice(gpu_of_[rank]));
   Rank& r = ranks_[rank];
   if (r.ops) return;
-  r.ops = std::make_unique<CudaDeviceOps>(r.compute.get(), abort_,
+  r.ops = std::make_unique<CudaDeviceOps>(r.compute.get(), r.pool.get(), abort_,
                                           [this, rank] { health_check(rank); });
-  r.transport = std::make_unique<NcclTransport>(rank, *this, r.compute.get(), r.comm.get());
+  r.transport =
+      std::make_unique<NcclTransport>(rank, *this, r.compute.get(), r.comm.get(), r.pool.get());
 }
 
 DeviceOps& CudaNcclBackend::device(int rank) {
@@ -305,7 +307,18 @@ Transport& CudaNcclBackend::transport(int rank) {
   return *ranks_[rank].transport;
 }
 
-void CudaNcclBackend::synchronize(int rank) { device(rank).synchronize(); }
+void CudaNcclBackend::synchronize(int rank) {
+  device(rank).synchronize();
+  // Compute never waits on the channel streams (a send waits there for its receiver), so join
+  // them too: the sends and the cudaFreeAsync of their staging buffers must have run before a
+  // step counts as done and before the tracer flushes CUPTI (which does not wait for the GPU).
+  const HealthCheck check = [this, rank] { health_check(rank); };
+  wait_stream(ranks_[rank].comm.get(), abort_, check);
+  for (const auto& [key, c] : channels_) {
+    if (c->from == rank) wait_stream(c->send_stream.get(), abort_, check);
+    if (c->to == rank) wait_stream(c->recv_stream.get(), abort_, check);
+  }
+}
 
 void CudaNcclBackend::abort(const std::string& reason) noexcept {
   abort_.set(reason);
@@ -316,8 +329,10 @@ RankStreams CudaNcclBackend::streams(int rank) const {
   check_hosted(rank, "streams");
   RankStreams s{gpu_of_[rank], ranks_[rank].compute.get(), ranks_[rank].comm.get(), {}};
   for (const auto& [key, c] : channels_) {
-    if (c->from == rank) s.extra.emplace_back("p2p to rank " + std::to_string(c->to), c->send_stream.get());
-    if (c->to == rank) s.extra.emplace_back("p2p from rank " + std::to_string(c->from), c->recv_stream.get());
+    if (c->from == rank)
+      s.extra.emplace_back("p2p to rank " + std::to_string(c->to), c->send_stream.get());
+    if (c->to == rank)
+      s.extra.emplace_back("p2p from rank " + std::to_string(c->from), c->recv_stream.get());
   }
   return s;
 }

@@ -37,8 +37,8 @@ struct CommHandle {
 struct Channel {
   int from = 0;
   int to = 0;
-  CommHandle send_comm;  // from's handle (comm rank 0)
-  CommHandle recv_comm;  // to's handle (comm rank 1)
+  CommHandle send_comm;               // from's handle (comm rank 0)
+  CommHandle recv_comm;               // to's handle (comm rank 1)
   kernels::cuda::Stream send_stream;  // on from's GPU
   kernels::cuda::Stream recv_stream;  // on to's GPU
 };
@@ -70,6 +70,7 @@ class CudaNcclBackend final : public GpuBackend {
 
  private:
   struct Rank {
+    kernels::cuda::MemPool pool;  // first: outlives the ops and transport that allocate from it
     kernels::cuda::Stream compute;
     kernels::cuda::Stream comm;
     std::vector<CommHandle> groups;  // by GroupKind

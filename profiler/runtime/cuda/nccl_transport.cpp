@@ -10,8 +10,8 @@
 namespace meshscope::runtime::cuda {
 
 NcclTransport::NcclTransport(int rank, CudaNcclBackend& backend, cudaStream_t compute,
-                             cudaStream_t comm)
-    : rank_(rank), backend_(backend), compute_(compute), comm_(comm) {}
+                             cudaStream_t comm, cudaMemPool_t pool)
+    : rank_(rank), backend_(backend), compute_(compute), comm_(comm), pool_(pool) {}
 
 Channel& NcclTransport::channel(int from, int to, const char* call) {
   const AbortState& abort = backend_.abort_state();
@@ -30,10 +30,9 @@ TransferInfo NcclTransport::send(int peer, int64_t tag, const void* src, size_t 
   // waits on the GPU for its receiver) sits on the channel's stream, which compute never waits on.
   Channel* c = peer == rank_ ? nullptr : &channel(rank_, peer, "send");
   void* staging = nullptr;
-  MESHSCOPE_CUDA_CHECK(cudaMallocAsync(&staging, bytes == 0 ? 1 : bytes, compute_));
+  MESHSCOPE_CUDA_CHECK(cudaMallocFromPoolAsync(&staging, bytes == 0 ? 1 : bytes, pool_, compute_));
   if (bytes > 0) {
-    MESHSCOPE_CUDA_CHECK(
-        cudaMemcpyAsync(staging, src, bytes, cudaMemcpyDeviceToDevice, compute_));
+    MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(staging, src, bytes, cudaMemcpyDeviceToDevice, compute_));
   }
   if (peer == rank_) {
     self_[tag].emplace_back(staging, bytes);

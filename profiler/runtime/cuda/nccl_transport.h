@@ -1,6 +1,7 @@
 // The cuda backend's Transport: staged ncclSend/ncclRecv on the pair's channel (each in its own
-// group call; sends released in the receiver's order), NCCL collectives on the group's communicator, ordered with the compute stream by
-// events. A peer equal to the caller is served by a local copy.
+// group call; sends released in the receiver's order), NCCL collectives on the group's
+// communicator, ordered with the compute stream by events. A peer equal to the caller is served by
+// a local copy.
 #pragma once
 
 #include <deque>
@@ -15,7 +16,9 @@ namespace meshscope::runtime::cuda {
 
 class NcclTransport final : public Transport {
  public:
-  NcclTransport(int rank, CudaNcclBackend& backend, cudaStream_t compute, cudaStream_t comm);
+  // Staging buffers come from `pool`, the rank's own (kernels::cuda::make_device_pool).
+  NcclTransport(int rank, CudaNcclBackend& backend, cudaStream_t compute, cudaStream_t comm,
+                cudaMemPool_t pool);
 
   int rank() const override { return rank_; }
   void expect_recv_order(int peer, const std::vector<int64_t>& tags) override;
@@ -41,6 +44,7 @@ class NcclTransport final : public Transport {
   CudaNcclBackend& backend_;
   cudaStream_t compute_;
   cudaStream_t comm_;
+  cudaMemPool_t pool_;
   StreamLink to_comm_, to_compute_, to_p2p_, from_p2p_;
   // Sends to self: staged buffers by tag, FIFO.
   std::map<int64_t, std::deque<std::pair<void*, size_t>>> self_;

@@ -2,6 +2,7 @@
 // rank's device ops and transport on its own thread (its context must be current there).
 #include "profiler/runtime/cuda/virtual_backend.h"
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -22,6 +23,17 @@ int checked_gpu(const BackendOptions& options) {
   return options.gpu;
 }
 
+// CUDA_DEVICE_MAX_CONNECTIONS: the hardware work queues the host feeds the GPU through (1 to 32,
+// default 8; CUDA C++ Programming Guide 12.x, "CUDA Environment Variables"). Streams beyond that
+// share queues, and work on a shared queue runs in issue order, so streams of different virtual
+// devices could serialise behind each other as no two real GPUs would. Counted as one pool for
+// all green contexts (assumption: CUDA 13.0 does not say whether each gets its own).
+int max_connections() {
+  const char* v = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  const int n = v != nullptr ? std::atoi(v) : 0;
+  return n >= 1 && n <= 32 ? n : 8;
+}
+
 std::string gpu_name(int gpu) {
   cudaDeviceProp prop{};
   return cudaGetDeviceProperties(&prop, gpu) == cudaSuccess ? prop.name : "GPU";
@@ -30,9 +42,12 @@ std::string gpu_name(int gpu) {
 }  // namespace
 
 CudaVirtualBackend::CudaVirtualBackend(const BackendOptions& options)
-    : mesh_(options.mesh), gpu_(checked_gpu(options)),
-      devices_(gpu_, mesh_.size(), options.green_contexts, options.log), mailboxes_(abort_),
-      seats_(mesh_.size()), ranks_(mesh_.size()) {
+    : mesh_(options.mesh),
+      gpu_(checked_gpu(options)),
+      devices_(gpu_, mesh_.size(), options.green_contexts, options.log),
+      mailboxes_(abort_),
+      seats_(mesh_.size()),
+      ranks_(mesh_.size()) {
   for (int r = 0; r < mesh_.size(); ++r) {
     for (int g = 0; g < static_cast<int>(mesh::GroupKind::kCount); ++g) {
       const auto kind = static_cast<mesh::GroupKind>(g);
@@ -42,22 +57,36 @@ CudaVirtualBackend::CudaVirtualBackend(const BackendOptions& options)
       seats_[r][g] = {slot.get(), mesh_.index_in_group(kind, r)};
     }
   }
-  description_ = "cuda-virtual (" + std::to_string(mesh_.size()) +
-                 (devices_.green() ? " green contexts x " + std::to_string(devices_.sms_each()) +
-                                         " SMs"
-                                   : " stream pairs, no green contexts: " +
-                                         devices_.fallback_reason()) +
-                 " on " + gpu_name(gpu_) + ")";
+  description_ =
+      "cuda-virtual (" + std::to_string(mesh_.size()) +
+      (devices_.green() ? " green contexts x " + std::to_string(devices_.sms_each()) + " SMs of " +
+                              std::to_string(devices_.sms_total())
+                        : " stream pairs, no green contexts: " + devices_.fallback_reason()) +
+      " on " + gpu_name(gpu_) + ", " + std::to_string(max_connections()) + " hardware queues)";
+  const int streams = 2 * mesh_.size();
+  if (streams > max_connections() && options.log != nullptr) {
+    *options.log << "cuda-virtual: warning: " << streams << " streams share " << max_connections()
+                 << " hardware queues (CUDA_DEVICE_MAX_CONNECTIONS): work of different virtual "
+                    "devices may queue behind each other; set CUDA_DEVICE_MAX_CONNECTIONS=32\n";
+  }
 }
 
 CudaVirtualBackend::~CudaVirtualBackend() {
   // Staged sends nobody received: free them before the streams go.
-  for (const Message& m : mailboxes_.drain()) {
-    MESHSCOPE_CUDA_WARN(cudaFree(m.staging));
-    MESHSCOPE_CUDA_WARN(cudaEventDestroy(m.ready));
-  }
+  // Their events went back to the senders, whose transports destroy them below.
+  for (const Message& m : mailboxes_.drain()) MESHSCOPE_CUDA_WARN(cudaFree(m.staging));
   MESHSCOPE_CUDA_WARN(cudaDeviceSynchronize());
-  ranks_.clear();
+  // Each rank's events, cuBLAS handle and pool go with its own context current, as they came.
+  for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+    try {
+      devices_.make_current(r);
+    } catch (const std::exception&) {
+      // Released anyway: the driver still knows the handles.
+    }
+    ranks_[r].transport.reset();
+    ranks_[r].ops.reset();
+    ranks_[r].pool.reset();
+  }
 }
 
 void CudaVirtualBackend::attach_thread(int rank) {
@@ -70,9 +99,13 @@ void CudaVirtualBackend::attach_thread(int rank) {
   Rank& r = ranks_[rank];
   if (r.ops) return;
   VirtualDevice& d = devices_[rank];
-  r.ops = std::make_unique<CudaDeviceOps>(d.compute.get(), abort_, HealthCheck{});
-  r.transport = std::make_unique<VirtualTransport>(rank, mesh_.size(), d.compute.get(),
-                                                   d.comm.get(), mailboxes_, seats_[rank], abort_);
+  r.pool = kernels::cuda::make_device_pool(gpu_);
+  r.ops = std::make_unique<CudaDeviceOps>(d.compute.get(), r.pool.get(), abort_, HealthCheck{});
+  // cuBLAS otherwise picks kernels (grid sizes, split-k) for all of the GPU's SMs.
+  if (devices_.green()) r.ops->context().set_sm_count_target(devices_.sms_each());
+  r.transport =
+      std::make_unique<VirtualTransport>(rank, mesh_.size(), d.compute.get(), d.comm.get(),
+                                         r.pool.get(), mailboxes_, seats_[rank], abort_);
 }
 
 void CudaVirtualBackend::check_attached(int rank, const char* what) const {
@@ -92,7 +125,12 @@ Transport& CudaVirtualBackend::transport(int rank) {
   return *ranks_[rank].transport;
 }
 
-void CudaVirtualBackend::synchronize(int rank) { device(rank).synchronize(); }
+void CudaVirtualBackend::synchronize(int rank) {
+  device(rank).synchronize();
+  // Every comm operation ends by ordering compute after it, so compute covers comm; waiting on
+  // comm as well keeps that true if one ever does not.
+  wait_stream(devices_[rank].comm.get(), abort_);
+}
 
 void CudaVirtualBackend::abort(const std::string& reason) noexcept {
   abort_.set(reason);

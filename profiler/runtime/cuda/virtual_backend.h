@@ -1,5 +1,6 @@
 // cuda-virtual: the mesh's ranks as virtual devices on one GPU (virtual_devices.h), each with a
-// host thread, CudaDeviceOps on its compute stream and a VirtualTransport on its comm stream.
+// host thread, CudaDeviceOps on its compute stream and a VirtualTransport on its comm stream, a
+// memory pool of its own (as a GPU of its own would have), and a cuBLAS handle tuned for its SMs.
 #pragma once
 
 #include <map>
@@ -32,6 +33,7 @@ class CudaVirtualBackend final : public GpuBackend {
 
  private:
   struct Rank {
+    kernels::cuda::MemPool pool;  // first: outlives the ops and transport that allocate from it
     std::unique_ptr<CudaDeviceOps> ops;
     std::unique_ptr<VirtualTransport> transport;
   };

@@ -44,6 +44,7 @@ bool VirtualDevices::try_green(int gpu, int count) {
     check_driver(api, api.device_get_dev_resource(dev, &all, CU_DEV_RESOURCE_TYPE_SM),
                  "cuDeviceGetDevResource");
     // Equal shares, rounded down to the split granularity (8 SMs on sm_90).
+    sms_total_ = static_cast<int>(all.sm.smCount);
     const unsigned align = std::max(1u, all.sm.smCoscheduledAlignment);
     const unsigned share = all.sm.smCount / count / align * align;
     if (share == 0 || share < all.sm.minSmPartitionSize) {

@@ -16,7 +16,7 @@
 namespace meshscope::runtime::cuda {
 
 struct VirtualDevice {
-  CUgreenCtx green = nullptr;  // owned by VirtualDevices; null with plain streams
+  CUgreenCtx green = nullptr;   // owned by VirtualDevices; null with plain streams
   CUcontext context = nullptr;  // the green context as a CUcontext, made current on the rank
   kernels::cuda::Stream compute;
   kernels::cuda::Stream comm;
@@ -35,6 +35,7 @@ class VirtualDevices {
   int size() const { return static_cast<int>(devices_.size()); }
   bool green() const { return green_; }
   int sms_each() const { return sms_each_; }
+  int sms_total() const { return sms_total_; }  // the GPU's SMs, as the driver reported them
   const std::string& fallback_reason() const { return fallback_reason_; }
   // Makes the virtual device's context current on the calling thread (no-op for plain streams).
   void make_current(int i) const;
@@ -47,6 +48,7 @@ class VirtualDevices {
   std::vector<VirtualDevice> devices_;
   bool green_ = false;
   int sms_each_ = 0;
+  int sms_total_ = 0;
   std::string fallback_reason_;
 };
 

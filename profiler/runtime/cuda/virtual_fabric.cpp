@@ -1,6 +1,8 @@
 // Mailboxes and rendezvous rounds for cuda-virtual; every wait ends on abort.
 #include "profiler/runtime/cuda/virtual_fabric.h"
 
+#include <utility>
+
 namespace meshscope::runtime::cuda {
 
 void Mailboxes::post(int src, int dst, int64_t tag, Message m) {
@@ -31,10 +33,30 @@ void Mailboxes::wake_all() {
   cv_.notify_all();
 }
 
+void Mailboxes::give_back(int owner, cudaEvent_t event) {
+  if (event == nullptr) return;
+  std::lock_guard lock(mu_);
+  returned_[owner].push_back(event);
+}
+
+std::vector<cudaEvent_t> Mailboxes::take_back(int owner) {
+  std::lock_guard lock(mu_);
+  std::vector<cudaEvent_t> out;
+  auto it = returned_.find(owner);
+  if (it != returned_.end()) out.swap(it->second);
+  return out;
+}
+
 std::vector<Message> Mailboxes::drain() {
   std::lock_guard lock(mu_);
   std::vector<Message> left;
-  for (auto& [key, q] : queues_) left.insert(left.end(), q.begin(), q.end());
+  for (auto& [key, q] : queues_) {
+    for (Message& m : q) {
+      if (m.ready != nullptr)
+        returned_[std::get<0>(key)].push_back(std::exchange(m.ready, nullptr));
+      left.push_back(m);
+    }
+  }
   queues_.clear();
   return left;
 }

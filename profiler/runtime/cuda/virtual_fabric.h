@@ -19,13 +19,16 @@
 namespace meshscope::runtime::cuda {
 
 struct Message {
-  void* staging = nullptr;        // device buffer holding the payload (receiver frees it)
+  void* staging = nullptr;  // device buffer holding the payload (receiver frees it)
   size_t bytes = 0;
-  cudaEvent_t ready = nullptr;    // recorded after the staging copy (receiver destroys it)
-  int64_t posted_ns = 0;          // host clock when the sender posted it
+  cudaEvent_t ready = nullptr;  // recorded after the staging copy (sender's; given back)
+  int64_t posted_ns = 0;        // host clock when the sender posted it
 };
 
-// Messages between ranks matched by (source, destination, tag), FIFO for equal keys.
+// Messages between ranks matched by (source, destination, tag), FIFO for equal keys; and the way
+// back for each message's event: the sender made it in its own (green) context, so the receiver
+// hands it back once its stream wait is enqueued (cudaStreamWaitEvent takes the record as it is
+// then), and the sender reuses or destroys it on its own thread.
 class Mailboxes {
  public:
   explicit Mailboxes(const AbortState& abort) : abort_(abort) {}
@@ -33,7 +36,12 @@ class Mailboxes {
   // Blocks until a matching message was posted; throws Aborted after an abort.
   Message take(int src, int dst, int64_t tag);
   void wake_all();
-  // Messages posted and never taken (the receiver frees them at shutdown).
+  // A message's event, back to the rank that posted it.
+  void give_back(int owner, cudaEvent_t event);
+  // The events given back to `owner` so far (each once).
+  std::vector<cudaEvent_t> take_back(int owner);
+  // Messages posted and never taken, for their staging buffers to be freed at shutdown; their
+  // events go back to their senders (take_back) as if received.
   std::vector<Message> drain();
 
  private:
@@ -41,6 +49,7 @@ class Mailboxes {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::tuple<int, int, int64_t>, std::deque<Message>> queues_;
+  std::map<int, std::vector<cudaEvent_t>> returned_;  // by owner
 };
 
 // What a member contributes to one rendezvous round.

@@ -12,11 +12,31 @@
 namespace meshscope::runtime::cuda {
 
 VirtualTransport::VirtualTransport(int rank, int world, cudaStream_t compute, cudaStream_t comm,
-                                   Mailboxes& mailboxes, GroupSeats seats,
+                                   cudaMemPool_t pool, Mailboxes& mailboxes, GroupSeats seats,
                                    const AbortState& abort)
-    : rank_(rank), world_(world), compute_(compute), comm_(comm), mailboxes_(mailboxes),
-      seats_(seats), abort_(abort), ready_(kernels::cuda::make_event()),
-      read_(kernels::cuda::make_event()), sum_ctx_(comm) {}
+    : rank_(rank),
+      world_(world),
+      compute_(compute),
+      comm_(comm),
+      pool_(pool),
+      mailboxes_(mailboxes),
+      seats_(seats),
+      abort_(abort),
+      ready_(kernels::cuda::make_event()),
+      read_(kernels::cuda::make_event()) {}
+
+VirtualTransport::~VirtualTransport() {
+  // Events still with receivers at shutdown came back through Mailboxes::drain().
+  for (cudaEvent_t e : mailboxes_.take_back(rank_)) kernels::cuda::Event owned(e);
+}
+
+kernels::cuda::Event VirtualTransport::send_event() {
+  for (cudaEvent_t e : mailboxes_.take_back(rank_)) spare_.emplace_back(e);
+  if (spare_.empty()) return kernels::cuda::make_event();
+  kernels::cuda::Event e = std::move(spare_.back());
+  spare_.pop_back();
+  return e;
+}
 
 void VirtualTransport::check(int peer, const char* call) const {
   if (abort_.aborted()) abort_.throw_aborted();
@@ -32,11 +52,11 @@ TransferInfo VirtualTransport::send(int peer, int64_t tag, const void* src, size
   // Stage the payload so the sender may overwrite src and never waits for the receiver.
   to_comm_.order(compute_, comm_);
   void* staging = nullptr;
-  MESHSCOPE_CUDA_CHECK(cudaMallocAsync(&staging, std::max<size_t>(bytes, 1), comm_));
+  MESHSCOPE_CUDA_CHECK(cudaMallocFromPoolAsync(&staging, std::max<size_t>(bytes, 1), pool_, comm_));
   if (bytes > 0) {
     MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(staging, src, bytes, cudaMemcpyDeviceToDevice, comm_));
   }
-  kernels::cuda::Event ready = kernels::cuda::make_event();
+  kernels::cuda::Event ready = send_event();
   MESHSCOPE_CUDA_CHECK(cudaEventRecord(ready.get(), comm_));
   to_compute_.order(comm_, compute_);  // later writes to src wait for the staging copy
   mailboxes_.post(rank_, peer, tag, {staging, bytes, ready.release(), host_now_ns()});
@@ -46,8 +66,8 @@ TransferInfo VirtualTransport::send(int peer, int64_t tag, const void* src, size
 TransferInfo VirtualTransport::recv(int peer, int64_t tag, void* dst, size_t bytes) {
   check(peer, "recv");
   const Message m = mailboxes_.take(peer, rank_, tag);
-  kernels::cuda::Event ready(m.ready);  // destroyed once the wait below is enqueued
   if (m.bytes != bytes) {
+    mailboxes_.give_back(peer, m.ready);
     MESHSCOPE_CUDA_WARN(cudaFreeAsync(m.staging, comm_));
     throw std::runtime_error("rank " + std::to_string(rank_) + ": recv from rank " +
                              std::to_string(peer) + " tag " + std::to_string(tag) + " expects " +
@@ -55,7 +75,9 @@ TransferInfo VirtualTransport::recv(int peer, int64_t tag, void* dst, size_t byt
                              std::to_string(m.bytes));
   }
   to_comm_.order(compute_, comm_);  // dst may still be read by earlier compute
-  MESHSCOPE_CUDA_CHECK(cudaStreamWaitEvent(comm_, m.ready, 0));
+  const cudaError_t waited = cudaStreamWaitEvent(comm_, m.ready, 0);
+  mailboxes_.give_back(peer, m.ready);  // the wait holds the record: the sender may reuse it
+  MESHSCOPE_CUDA_CHECK(waited);
   if (bytes > 0) {
     MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst, m.staging, bytes, cudaMemcpyDeviceToDevice, comm_));
   }
@@ -94,8 +116,9 @@ TransferInfo VirtualTransport::all_reduce(mesh::GroupKind group, float* data, si
   for (const auto& c : all) inputs.push_back(static_cast<const float*>(c.src));
   // Every member sums the same buffers in group order with the same kernel: identical bits.
   void* tmp = nullptr;
-  MESHSCOPE_CUDA_CHECK(cudaMallocAsync(&tmp, std::max<size_t>(count, 1) * sizeof(float), comm_));
-  kernels::cuda::sum(sum_ctx_, count, inputs.data(), static_cast<int>(inputs.size()),
+  MESHSCOPE_CUDA_CHECK(
+      cudaMallocFromPoolAsync(&tmp, std::max<size_t>(count, 1) * sizeof(float), pool_, comm_));
+  kernels::cuda::sum(comm_, count, inputs.data(), static_cast<int>(inputs.size()),
                      static_cast<float*>(tmp));
   finish_reading(seat);  // nobody overwrites its data before every member has summed it
   MESHSCOPE_CUDA_CHECK(
@@ -119,14 +142,15 @@ TransferInfo VirtualTransport::all_gather(mesh::GroupKind group, const float* sr
   return {last_arrival(all)};
 }
 
-TransferInfo VirtualTransport::reduce_scatter(mesh::GroupKind group, const float* src,
-                                              float* dst, size_t count) {
+TransferInfo VirtualTransport::reduce_scatter(mesh::GroupKind group, const float* src, float* dst,
+                                              size_t count) {
   if (abort_.aborted()) abort_.throw_aborted();
   const GroupSeat& seat = seats_[static_cast<size_t>(group)];
   const auto all = gather_ready(seat, src, dst);
   std::vector<const float*> inputs;
-  for (const auto& c : all) inputs.push_back(static_cast<const float*>(c.src) + seat.member * count);
-  kernels::cuda::sum(sum_ctx_, count, inputs.data(), static_cast<int>(inputs.size()), dst);
+  for (const auto& c : all)
+    inputs.push_back(static_cast<const float*>(c.src) + seat.member * count);
+  kernels::cuda::sum(comm_, count, inputs.data(), static_cast<int>(inputs.size()), dst);
   if (all.size() > 1) finish_reading(seat);
   to_compute_.order(comm_, compute_);
   return {last_arrival(all)};

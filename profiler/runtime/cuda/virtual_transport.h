@@ -1,10 +1,12 @@
 // cuda-virtual's Transport: P2P as device-to-device copies ordered by events (the sender stages
 // its buffer and records an event, the receiver's host waits for the message, its stream waits
-// on the event and copies), collectives as kernels over the peers' buffers on one GPU.
+// on the event and copies, then hands the event back), collectives as kernels over the peers'
+// buffers on one GPU. Staging and scratch memory come from the rank's own pool.
 #pragma once
 
 #include <array>
 #include <memory>
+#include <vector>
 
 #include "kernels/cuda/ops.h"
 #include "profiler/runtime/abort_state.h"
@@ -24,9 +26,13 @@ using GroupSeats = std::array<GroupSeat, static_cast<size_t>(mesh::GroupKind::kC
 
 class VirtualTransport final : public Transport {
  public:
-  // Created on the rank's thread (its events belong to its context).
-  VirtualTransport(int rank, int world, cudaStream_t compute, cudaStream_t comm,
+  // Created on the rank's thread (its events belong to its context); destroyed with that
+  // context current (CudaVirtualBackend's destructor), as it destroys its events.
+  VirtualTransport(int rank, int world, cudaStream_t compute, cudaStream_t comm, cudaMemPool_t pool,
                    Mailboxes& mailboxes, GroupSeats seats, const AbortState& abort);
+  ~VirtualTransport() override;
+  VirtualTransport(const VirtualTransport&) = delete;
+  VirtualTransport& operator=(const VirtualTransport&) = delete;
 
   int rank() const override { return rank_; }
   TransferInfo send(int peer, int64_t tag, const void* src, size_t bytes) override;
@@ -44,17 +50,20 @@ class VirtualTransport final : public Transport {
   // Phase 2: every member finished reading; then later compute may overwrite the buffers.
   void finish_reading(const GroupSeat& seat);
   static int64_t last_arrival(const std::vector<Contribution>& c);
+  // An event of this rank's for a send: one the receivers gave back, else a new one.
+  kernels::cuda::Event send_event();
 
   int rank_;
   int world_;
   cudaStream_t compute_;
   cudaStream_t comm_;
+  cudaMemPool_t pool_;
   Mailboxes& mailboxes_;
   GroupSeats seats_;
   const AbortState& abort_;
   StreamLink to_comm_, to_compute_;
   kernels::cuda::Event ready_, read_;
-  kernels::cuda::Context sum_ctx_;  // the reduction kernels run on the comm stream
+  std::vector<kernels::cuda::Event> spare_;  // send events given back, ready for reuse
 };
 
 }  // namespace meshscope::runtime::cuda

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""gpu_check_parse.py: the reading and arithmetic of scripts/gpu-check.sh, one subcommand each.
+
+    table RESULTS_TSV                 the result rows as an aligned table
+    nvidia-lib-dirs                   Python's nvidia/*/lib folders (CUDA wheels), one a line
+    kernel-summary KERNEL_CHECK_LOG   "n/m ok; worst rel err by tolerance: ..."
+    closed-form P M V FAMILY          the family's bubble fraction with equal stage costs
+    cupti-verdict TRACE               "ok|detail" or "FAIL|why" from a CUPTI trace's metadata
+    steady-period TRACE               median period between step starts from the second step, ms
+    drop-first-step TRACE OUT         TRACE without its first step window, written to OUT
+    overhead BASE_MS PROBE_MS NAME    "ok|detail" or "FAIL|detail": the median per-pair overhead
+Only the standard library; every subcommand exits 1 with a one-line reason on unreadable input.
+"""
+import collections
+import glob
+import json
+import os
+import re
+import site
+import statistics
+import sys
+
+
+def table(path):
+    rows = [l.rstrip("\n").split("\t") for l in open(path) if l.strip()]
+    head = ["section", "check", "status", "detail"]
+    w = [max(len(r[i]) for r in rows + [head]) for i in range(3)]
+    for r in [head] + rows:
+        print("  ".join(c.ljust(w[i]) if i < 3 else c for i, c in enumerate(r)))
+
+
+def nvidia_lib_dirs():
+    dirs = set(site.getsitepackages() + [site.getusersitepackages()])
+    dirs.update(p for p in sys.path if p.endswith(("site-packages", "dist-packages")))
+    for d in sorted(dirs):
+        for lib in sorted(glob.glob(os.path.join(d, "nvidia", "*", "lib"))):
+            print(lib)
+
+
+def kernel_summary(path):
+    worst = collections.defaultdict(float)
+    n = failed = 0
+    for line in open(path):
+        m = re.match(r"(ok|FAIL)\s+(\S+)\s+(\w+).*rel_err (\S+)\s+tol (\S+)", line)
+        if not m:
+            continue
+        n += 1
+        failed += m.group(1) == "FAIL"
+        worst[m.group(5)] = max(worst[m.group(5)], float(m.group(4)))
+    print(f"{n - failed}/{n} ok; worst rel err by tolerance: "
+          + ", ".join(f"{v:.1e} (tol {k})" for k, v in sorted(worst.items())))
+
+
+def closed_form(p, m, v, family):
+    p, m, v = int(p), int(m), int(v)
+    f = {"naive": (p - 1) / p, "gpipe": (p - 1) / (m + p - 1), "1f1b": (p - 1) / (m + p - 1),
+         "interleaved": (p - 1) / (v * m + p - 1), "zb-h1": (p - 1) / (3 * m + p - 1)}
+    print("%.3f" % f.get(family, 0.0))
+
+
+def cupti_verdict(path):
+    try:
+        md = json.load(open(path))["meshscope"]["metadata"]
+    except Exception as e:  # a missing or unreadable trace is the verdict itself
+        print(f"FAIL|no trace metadata ({e.__class__.__name__})")
+        return
+
+    def n(key):
+        try:
+            return int(md.get(key, "-1"))
+        except ValueError:
+            return -1
+
+    ops, ext, nvtx = n("cupti_gpu_ops"), n("cupti_ops_by_external_id"), n("cupti_ops_by_nvtx")
+    none, dropped = n("cupti_ops_unlabelled"), n("cupti_dropped_records")
+    untimed = n("cupti_untimed_records")
+    detail = (f"CUPTI {ops} ops: {ext} by external id, {nvtx} by NVTX, {none} unlabelled; "
+              f"dropped {dropped}, untimed {untimed}")
+    if ops <= 0:
+        print("FAIL|CUPTI recorded nothing (" + detail + ")")
+    elif ext + nvtx <= 0:
+        print("FAIL|CUPTI labelled none of its ops (" + detail + ")")
+    elif dropped != 0:
+        print("FAIL|" + detail)
+    else:
+        print("ok|" + detail)
+
+
+def step_begins(path):
+    steps = json.load(open(path))["meshscope"]["steps"]
+    return [s["begin_ns"] for s in steps]
+
+
+def steady_period(path):
+    begins = step_begins(path)
+    periods = [b - a for a, b in zip(begins[1:], begins[2:])]
+    if not periods:
+        sys.exit(f"{path}: fewer than 3 steps, no steady period")
+    print("%.4f" % (statistics.median(periods) / 1e6))
+
+
+def drop_first_step(path, out):
+    d = json.load(open(path))
+    d["meshscope"]["steps"] = d["meshscope"]["steps"][1:]
+    json.dump(d, open(out, "w"))
+
+
+def overhead(base, probe, name):
+    h = [float(x) for x in base.split()]
+    c = [float(x) for x in probe.split()]
+    if not h or len(h) != len(c):
+        sys.exit("overhead: need as many probe periods as base periods")
+    o = sorted((ci - hi) / hi * 100 for hi, ci in zip(h, c))
+    m = statistics.median(o)
+    print(("ok" if m < 2 else "FAIL")
+          + "|overhead median %+.2f%% (pairs %s; target < 2%%); steady period median %.2f ms "
+            "host-clock, %.2f ms %s" % (m, " ".join("%+.1f" % x for x in o),
+                                        statistics.median(h), statistics.median(c), name))
+
+
+COMMANDS = {"table": table, "nvidia-lib-dirs": nvidia_lib_dirs, "kernel-summary": kernel_summary,
+            "closed-form": closed_form, "cupti-verdict": cupti_verdict,
+            "steady-period": steady_period, "drop-first-step": drop_first_step,
+            "overhead": overhead}
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
+        sys.exit("usage: gpu_check_parse.py {" + ",".join(COMMANDS) + "} ARGS...")
+    try:
+        COMMANDS[sys.argv[1]](*sys.argv[2:])
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+        sys.exit(f"gpu_check_parse.py {sys.argv[1]}: {e.__class__.__name__}: {e}")

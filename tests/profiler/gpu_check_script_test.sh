@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# gpu_check_script_test.sh: scripts/gpu-check.sh's own logic, without a GPU. Fake bundles (shell
+# scripts standing for meshscope, meshscope-kernel-check and a GoogleTest) and a fake nvidia-smi
+# on PATH play the machines it must judge:
+#   - no GPU listed: the rows that need one are SKIP and the exit is 3, "no GPU: nothing tested";
+#   - a GPU listed that the binaries cannot use: those rows FAIL (never SKIP), exit 1;
+#   - a GPU listed and CUPTI recording nothing: the schedule rows FAIL, exit 1;
+#   - everything working: exit 0 with no FAIL or SKIP row;
+#   - killed mid-run: the table is still printed, with the kill as a FAIL row;
+#   - a hung step under a 30 s budget: cut at the budget, the script ends within it.
+# Usage: gpu_check_script_test.sh PATH/TO/gpu-check.sh
+set -uo pipefail
+
+script=${1:?usage: gpu_check_script_test.sh PATH/TO/gpu-check.sh}
+work=$(mktemp -d /tmp/gpu-check-test.XXXXXX)
+trap '[[ -n ${KEEP_WORK:-} ]] && echo "kept $work" || rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$(( failures + 1 )); }
+pass() { echo "ok: $*"; }
+
+# --- Fakes -------------------------------------------------------------------------------------
+bundle=$work/bundle
+mkdir -p "$bundle" "$work/gpu-bin" "$work/broken-smi-bin" "$work/libs"
+for lib in libcublas.so.13 libcublasLt.so.13 libcupti.so.13 libnccl.so.2; do : > "$work/libs/$lib"; done
+echo "0000000 fake" > "$bundle/COMMIT"
+
+# FAKE_MODE: nodevice (the runtime sees no device), empty (runs, CUPTI records nothing),
+# good, sleep (every run hangs).
+cat > "$bundle/meshscope" <<'EOF'
+#!/usr/bin/env bash
+mode=${FAKE_MODE:-good}
+[[ ${1:-} == --version ]] && { echo "meshscope 0.1.0"; exit 0; }
+if [[ ${1:-} == analyze ]]; then
+  echo '{"overall": {"bubble_fraction": 0.25}, "step_time_ns": 2000000}'
+  exit 0
+fi
+out="" tracer=auto args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case ${args[i]} in --out) out=${args[i+1]} ;; --tracer) tracer=${args[i+1]} ;; esac
+done
+case $mode in
+  nodevice) echo "meshscope: error: no CUDA device: cudaErrorNoDevice (no CUDA-capable device is detected)" >&2; exit 1 ;;
+  sleep) sleep 100; exit 0 ;;
+esac
+ops=10; [[ $mode == empty ]] && ops=0
+period=2000000; [[ $tracer == cupti ]] && period=2010000
+python3 - "$out" "$ops" "$period" "$tracer" <<'PY'
+import json, sys
+out, ops, period, tracer = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+md = {"tracer": tracer}
+if tracer == "cupti":
+    md.update({k: str(v) for k, v in {
+        "cupti_gpu_ops": ops, "cupti_ops_by_external_id": ops, "cupti_ops_by_nvtx": 0,
+        "cupti_ops_unlabelled": 0, "cupti_dropped_records": 0, "cupti_untimed_records": 0}.items()})
+begins = [0] + [10_000_000 + i * period for i in range(4)]  # step 0 slow, as on a GPU
+steps = [{"begin_ns": b, "end_ns": b + period - 1000} for b in begins]
+if out:
+    json.dump({"meshscope": {"metadata": md, "steps": steps}, "traceEvents": []}, open(out, "w"))
+print(json.dumps({"equal_to_one_device": True, "max_relative_error": 1e-7, "wall_s": 0.1,
+                  "backend": "cuda-virtual (4 green contexts x 32 SMs of 132 on NVIDIA H200, 32 hardware queues)"}))
+PY
+EOF
+cat > "$bundle/meshscope-kernel-check" <<'EOF'
+#!/usr/bin/env bash
+mode=${FAKE_MODE:-good}
+if [[ ${1:-} == --versions ]]; then
+  if [[ $mode == nodevice ]]; then printf 'version\tdriver\t?\tcudaErrorInsufficientDriver\n'; exit 1; fi
+  printf 'version\tdriver\t13.0\tcudaDriverGetVersion\nversion\truntime\t13.0\tcudaRuntimeGetVersion\n'
+  printf 'version\tcublas\t13.0.0\tcublasGetProperty\nversion\tcupti\t130001\tcuptiGetVersion\n'
+  printf 'version\tnccl\t2.27.7\tncclGetVersion\n'
+  exit 0
+fi
+case $mode in
+  nodevice) echo "SKIP: no CUDA device: cudaErrorNoDevice (no CUDA-capable device is detected)"; exit 2 ;;
+  sleep) sleep 100 ;;
+esac
+echo "ok   gemm                           fp32 NN 67x45x129 beta=0             rel_err 1.000e-07  tol 1.0e-05"
+echo "ok   gemm                           tf32 NN 67x45x129 beta=0             rel_err 7.000e-04  tol 1.5e-03"
+echo "2 checks, 0 failed (seed 1)"
+EOF
+cat > "$bundle/cuda_ops_test" <<'EOF'
+#!/usr/bin/env bash
+echo "[==========] 3 tests from 1 test suite ran. (5 ms total)"
+echo "[  PASSED  ] 3 tests."
+EOF
+cat > "$work/gpu-bin/nvidia-smi" <<'EOF'
+#!/usr/bin/env bash
+case "$*" in
+  -L) echo "GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)" ;;
+  *query-gpu*) echo "NVIDIA H200, 143771 MiB, 580.65.06" ;;
+  *) echo "fake nvidia-smi" ;;
+esac
+EOF
+cat > "$work/broken-smi-bin/nvidia-smi" <<'EOF'
+#!/usr/bin/env bash
+echo "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver." >&2
+exit 9
+EOF
+chmod +x "$bundle"/* "$work/gpu-bin/nvidia-smi" "$work/broken-smi-bin/nvidia-smi"
+
+# run_check NAME SMI_DIR MODE [ARGS...]: runs the script; sets rc, log, tsv.
+run_check() {
+  local name=$1 smi=$2 mode=$3; shift 3
+  log=$work/$name.log
+  tsv=$work/$name/results.tsv
+  PATH="$smi:$PATH" FAKE_MODE=$mode GPU_CHECK_LIB_DIRS=$work/libs \
+    bash "$script" --prebuilt "$bundle" --out "$work/$name" "$@" > "$log" 2>&1
+  rc=$?
+}
+status_of() { awk -F'\t' -v s="$1" -v c="$2" '$1 == s && $2 == c {print $3}' "$tsv" | head -1; }
+
+# --- No GPU listed: nothing may pass -------------------------------------------------------------
+run_check nogpu "$work/broken-smi-bin" nodevice
+if [[ $rc == 3 ]]; then pass "no GPU: exit 3"; else fail "no GPU: exit $rc, want 3"; fi
+grep -q "no GPU: nothing tested" "$log" && pass "no GPU: says nothing was tested" \
+  || fail "no GPU: no 'nothing tested' line"
+[[ $(status_of kernels "CUDA ops vs CPU") == SKIP ]] && pass "no GPU: kernel row SKIP" \
+  || fail "no GPU: kernel row is '$(status_of kernels "CUDA ops vs CPU")'"
+grep -qP '\tFAIL\t' "$tsv" && fail "no GPU: a FAIL row where nothing could run"
+[[ -s $work/nogpu/gpu-check.tar.gz ]] && pass "no GPU: archive written" || fail "no GPU: no archive"
+if ! command -v nvidia-smi > /dev/null; then  # the plain machine, as it is: no nvidia-smi at all
+  PATH="$PATH" FAKE_MODE=nodevice GPU_CHECK_LIB_DIRS=$work/libs \
+    bash "$script" --prebuilt "$bundle" --out "$work/nosmi" > "$work/nosmi.log" 2>&1
+  rc=$?
+  [[ $rc == 3 ]] && pass "no nvidia-smi: exit 3" || fail "no nvidia-smi: exit $rc, want 3"
+fi
+
+# --- A GPU listed that the binaries cannot use ---------------------------------------------------
+run_check unusable "$work/gpu-bin" nodevice
+[[ $rc == 1 ]] && pass "unusable GPU: exit 1" || fail "unusable GPU: exit $rc, want 1"
+grep -qP '\tSKIP\t' "$tsv" && fail "unusable GPU: a SKIP row: $(grep -P '\tSKIP\t' "$tsv" | head -1)"
+for check in "kernels|CUDA ops vs CPU" "schedule|1f1b" "schedule|dp" "version|driver"; do
+  IFS='|' read -r section name <<< "$check"
+  if [[ $(status_of "$section" "$name") == FAIL ]]; then pass "unusable GPU: $section $name FAIL"
+  else fail "unusable GPU: $section $name is '$(status_of "$section" "$name")', want FAIL"; fi
+done
+grep -q "did not run although nvidia-smi lists a GPU" "$tsv" && pass "unusable GPU: rows say why" \
+  || fail "unusable GPU: no reason given"
+
+# --- A GPU listed, CUPTI records nothing ---------------------------------------------------------
+run_check empty "$work/gpu-bin" empty
+[[ $rc == 1 ]] && pass "empty CUPTI: exit 1" || fail "empty CUPTI: exit $rc, want 1"
+if [[ $(status_of schedule 1f1b) == FAIL ]] && grep -P '^schedule\t1f1b\t' "$tsv" | grep -q "CUPTI recorded nothing"; then
+  pass "empty CUPTI: 1f1b FAIL, CUPTI recorded nothing"
+else
+  fail "empty CUPTI: 1f1b row: $(grep -P '^schedule\t1f1b\t' "$tsv")"
+fi
+
+# --- Everything works ----------------------------------------------------------------------------
+run_check good "$work/gpu-bin" good
+[[ $rc == 0 ]] && pass "good: exit 0" || fail "good: exit $rc, want 0: $(grep -P '\t(FAIL|SKIP|MISSING)\t' "$tsv" | head -3)"
+[[ $(status_of overhead "1f1b pp4 (5 pairs)") == ok ]] && pass "good: overhead row ok" \
+  || fail "good: overhead row '$(status_of overhead "1f1b pp4 (5 pairs)")'"
+grep -P '^overhead\t' "$tsv" | grep -q "overhead median +0.50%" && pass "good: overhead from steady periods" \
+  || fail "good: overhead figure: $(grep -P '^overhead\t' "$tsv")"
+[[ $(status_of setup "green contexts") == info ]] && pass "good: green-context split reported" \
+  || fail "good: no green-context row"
+[[ $(status_of version cupti) == info ]] && pass "good: versions up front" || fail "good: no cupti version"
+head -1 "$tsv" | grep -qP '^setup\t' && pass "good: setup first" || fail "good: first row $(head -1 "$tsv")"
+grep -q "^section" "$log" && pass "good: table printed" || fail "good: no table"
+
+# --- Killed mid-run: the table still comes -------------------------------------------------------
+PATH="$work/gpu-bin:$PATH" FAKE_MODE=sleep GPU_CHECK_LIB_DIRS=$work/libs \
+  bash "$script" --prebuilt "$bundle" --out "$work/killed" > "$work/killed.log" 2>&1 &
+pid=$!
+for _ in $(seq 50); do grep -q "version" "$work/killed/results.tsv" 2> /dev/null && break; sleep 0.1; done
+sleep 0.5
+kill -TERM "$pid"
+t0=$(date +%s)
+wait "$pid"
+rc=$?
+[[ $rc == 1 ]] && pass "killed: exit 1" || fail "killed: exit $rc, want 1"
+(( $(date +%s) - t0 <= 10 )) && pass "killed: ended at once" || fail "killed: took $(( $(date +%s) - t0 )) s to end"
+grep -q "killed by SIGTERM" "$work/killed.log" && grep -q "^section" "$work/killed.log" \
+  && pass "killed: table printed with the kill" || fail "killed: no table or no kill row"
+
+# --- A hung step under a short budget ------------------------------------------------------------
+t0=$(date +%s)
+run_check budget "$work/gpu-bin" sleep --budget 30
+took=$(( $(date +%s) - t0 ))
+[[ $rc == 1 ]] && pass "budget: exit 1" || fail "budget: exit $rc, want 1"
+(( took <= 40 )) && pass "budget: ended after $took s (budget 30 s)" || fail "budget: took $took s"
+grep -q "timed out" "$tsv" && pass "budget: the hung step timed out" || fail "budget: no timed-out row"
+
+echo "$failures failure(s)"
+[[ $failures == 0 ]]
