@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sim/engine/event_queue.h"
+#include "sim/engine/ports.h"
 #include "sim/engine/program.h"
 #include "sim/engine/recorder.h"
 
@@ -35,14 +36,8 @@ struct Transfer {
   bool active = false;
 };
 
-struct Port {
-  double bytes_per_ns = 0;
-  std::vector<uint32_t> active;  // transfers in flight through this port
-  int collectives = 0;           // collectives running on it, each counting as one more transfer
-  double sharers() const { return static_cast<double>(active.size() + collectives); }
-};
-
-struct RankState {
+// One cache line: the event loop touches a rank's state at every event of that rank.
+struct alignas(64) RankState {
   uint32_t pc = 0, end = 0;
   uint32_t sends_started = 0, sends_issued = 0;  // absolute indices into Program::sends
   uint32_t coll_head = 0, colls_issued = 0;      // absolute indices into Program::colls
@@ -124,7 +119,12 @@ class Sim {
           ++st.sends_issued;
           ++st.pc;
           if ((state_[op.aux] |= kSendIssued) & kWaitedOn) wake_.push_back(op.peer);
-          start_next_send(r, now);
+          if (!st.send_busy && st.sends_started + 1 == st.sends_issued) {
+            ++st.sends_started;  // the send stream is idle and this is its only send: start it
+            start_send(r, g, now);
+          } else {
+            start_next_send(r, now);
+          }
           continue;
         case ActionKind::kRecvForward:
         case ActionKind::kRecvBackward:
@@ -285,10 +285,13 @@ class Sim {
   void start_next_send(int r, int64_t now) {
     RankState& st = ranks_[r];
     if (st.send_busy || st.sends_started == st.sends_issued) return;
-    const uint32_t g = static_cast<uint32_t>(p_.sends[st.sends_started++]);
+    start_send(r, static_cast<uint32_t>(p_.sends[st.sends_started++]), now);
+  }
+
+  void start_send(int r, uint32_t g, int64_t now) {
     const Op& op = p_.ops[g];
-    st.send_busy = true;
-    const int tier = in_.tier_of ? in_.tier_of(r, op.peer) : 0;
+    ranks_[r].send_busy = true;
+    const int tier = op.tier;
     const int tiers = static_cast<int>(in_.links.size());
     uint32_t id;
     if (!free_.empty()) {
@@ -318,9 +321,11 @@ class Sim {
   // Brings every transfer through the two ports up to `now` and re-times it at its new rate.
   void rerate(uint32_t a, uint32_t b, int64_t now) {
     touched_.clear();
-    for (uint32_t id : ports_[a].active) touched_.push_back(id);
-    for (uint32_t id : ports_[b].active)
-      if (std::find(touched_.begin(), touched_.end(), id) == touched_.end()) touched_.push_back(id);
+    const PortTransfers& pa = ports_[a].active;
+    const PortTransfers& pb = ports_[b].active;
+    for (size_t i = 0; i < pa.size(); ++i) touched_.push_back(pa[i]);
+    for (size_t i = 0; i < pb.size(); ++i)
+      if (std::find(touched_.begin(), touched_.end(), pb[i]) == touched_.end()) touched_.push_back(pb[i]);
     for (uint32_t id : touched_) {
       Transfer& t = transfers_[id];
       int64_t dt = now - t.last_ns;
@@ -339,18 +344,12 @@ class Sim {
     }
   }
 
-  static void drop(std::vector<uint32_t>& v, uint32_t id) {
-    auto it = std::find(v.begin(), v.end(), id);
-    *it = v.back();
-    v.pop_back();
-  }
-
   void transfer_done(uint32_t id, uint64_t seq) {
     Transfer& t = transfers_[id];
     if (!t.active || t.seq != seq) return;  // superseded by a re-timing
     t.active = false;
-    drop(ports_[t.port_out].active, id);
-    drop(ports_[t.port_in].active, id);
+    ports_[t.port_out].active.drop(id);
+    ports_[t.port_in].active.drop(id);
     const Transfer done = t;
     free_.push_back(id);
     rerate(done.port_out, done.port_in, now_);

@@ -2,6 +2,7 @@
 #include "sim/engine/program.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -228,6 +229,10 @@ Program compile(const EngineInput& in) {
                                 " bytes, its RECV expects " + std::to_string(ra.bytes));
         op.aux = recv;
         op.peer = *peer;
+        const int tier = in.tier_of ? in.tier_of(r, *peer) : 0;
+        if (tier < 0 || tier >= static_cast<int>(in.links.size()) || tier > UINT8_MAX)
+          throw std::invalid_argument("simulate: tier_of gave a tier outside links");
+        op.tier = static_cast<uint8_t>(tier);
         rop.aux = static_cast<int32_t>(gi);
         rop.peer = r;
       } else if (schedule::is_collective(a.kind)) {
