@@ -51,8 +51,10 @@ struct alignas(64) RankState {
 
 class Sim {
  public:
-  Sim(const EngineInput& in, const Program& p)
-      : in_(in), p_(p), rec_(in, p, in.build_timeline), state_(p.ops.size(), 0),
+  // The loop keeps its per-op state bits in the program's ops (Op::state): they share the op's
+  // cache line, which the cursor reads anyway.
+  Sim(const EngineInput& in, Program& p)
+      : in_(in), p_(p), rec_(in, p, in.build_timeline),
         ranks_(p.num_ranks), stats_(p.num_ranks),
         pending_colls_(static_cast<size_t>(p.num_ranks) * p.slots_per_rank * 2, 0),
         inst_reached_(p.instances.size(), 0), sync_reached_(p.tp_syncs.size(), 0),
@@ -118,7 +120,7 @@ class Sim {
         case ActionKind::kSendBackward:
           ++st.sends_issued;
           ++st.pc;
-          if ((state_[op.aux] |= kSendIssued) & kWaitedOn) wake_.push_back(op.peer);
+          if ((p_.ops[op.aux].state |= kSendIssued) & kWaitedOn) wake_.push_back(op.peer);
           if (!st.send_busy && st.sends_started + 1 == st.sends_issued) {
             ++st.sends_started;  // the send stream is idle and this is its only send: start it
             start_send(r, g, now);
@@ -128,13 +130,13 @@ class Sim {
           continue;
         case ActionKind::kRecvForward:
         case ActionKind::kRecvBackward:
-          if (!(state_[g] & kSendIssued)) {
-            state_[g] |= kWaitedOn;
+          if (!(p_.ops[g].state & kSendIssued)) {
+            p_.ops[g].state |= kWaitedOn;
             st.waiting = true;
             return;
           }
-          if (!(state_[g] & kArrived)) {
-            state_[g] |= kIssued;
+          if (!(p_.ops[g].state & kArrived)) {
+            p_.ops[g].state |= kIssued;
             ++st.pending_recvs;
           }
           ++st.pc;
@@ -183,7 +185,6 @@ class Sim {
       // The rank resumes at its next op when this compute ends: with thousands of ranks in
       // flight that op is a cache miss unless fetched now, while other ranks' events run.
       __builtin_prefetch(p_.ops.data() + st.pc);
-      __builtin_prefetch(state_.data() + st.pc);
       return;
     }
     st.blocked = false;
@@ -196,8 +197,8 @@ class Sim {
     const int32_t inst = p_.ops[g].aux;
     const Instance& I = instances[inst];
     const int32_t size = expected > 0 ? expected : I.members_end - I.members_begin;
-    if (!(state_[g] & kReached)) {
-      state_[g] |= kReached;
+    if (!(p_.ops[g].state & kReached)) {
+      p_.ops[g].state |= kReached;
       if (++reached[inst] == size && size > 1) {
         for (int32_t k = I.members_begin; k < I.members_end; ++k) {
           const auto m = static_cast<uint32_t>(members[k]);
@@ -362,7 +363,7 @@ class Sim {
       rec_.record(done.send_op, done.start_ns, now_);
       rec_.record(done.recv_op, done.start_ns, now_);
     }
-    uint8_t& rs = state_[done.recv_op];
+    uint8_t& rs = p_.ops[done.recv_op].state;
     rs |= kArrived;
     RankState& dst = ranks_[done.dst];
     if (rs & kIssued) {
@@ -434,7 +435,7 @@ class Sim {
       const Instance& I = p_.instances[op.aux];
       for (int32_t k = I.members_begin; k < I.members_end; ++k) {
         const auto m = static_cast<uint32_t>(p_.members[k]);
-        if (!(state_[m] & kReached))
+        if (!(p_.ops[m].state & kReached))
           return " (waiting for rank " + std::to_string(rank_of_member(m)) + " of its " +
                  std::string(mesh::name(in_.schedule->ranks[r][g - p_.rank_begin[r]].group)) +
                  " group to reach it)";
@@ -468,11 +469,10 @@ class Sim {
   }
 
   const EngineInput& in_;
-  const Program& p_;
+  Program& p_;
   Recorder rec_;
   EventQueue queue_;
   int64_t now_ = 0;
-  std::vector<uint8_t> state_;
   std::vector<RankState> ranks_;
   std::vector<RankStats> stats_;
   std::vector<int32_t> pending_colls_;
@@ -504,7 +504,7 @@ EngineResult simulate(const EngineInput& input) {
   if (input.build_timeline && input.schedule->mesh.size() >= 65535)
     throw std::invalid_argument("simulate: a Timeline holds at most 65534 devices; simulate "
                                 "without one or use symmetric replicas");
-  const Program program = compile(input);
+  Program program = compile(input);
   if (static_cast<uint64_t>(program.num_ranks) > EventQueue::kMaxTarget ||
       program.instances.size() > EventQueue::kMaxTarget)
     throw std::invalid_argument("simulate: more than 16M ranks or collectives");

@@ -53,21 +53,20 @@ std::vector<int16_t> stage_slots(const schedule::Schedule& s, int* slots_per_ran
   return slot;
 }
 
-// True when every tp rank runs its group's tp 0 program action for action.
-bool tp_programs_agree(const schedule::Schedule& s, const mesh::Mesh& mesh) {
-  for (int r = 0; r < mesh.size(); ++r) {
-    const int lead = mesh.peer_in_group(mesh::GroupKind::kTp, r, 0);
-    if (lead == r) continue;
-    const auto& mine = s.ranks[r];
-    const auto& theirs = s.ranks[lead];
-    if (mine.size() != theirs.size()) return false;
-    for (size_t i = 0; i < mine.size(); ++i) {
-      const Action& a = mine[i];
-      const Action& b = theirs[i];
-      if (a.kind != b.kind || a.stage != b.stage || a.microbatch != b.microbatch || a.group != b.group ||
-          a.bytes != b.bytes)
-        return false;
-    }
+// True when rank r runs its tp group's tp 0 program action for action (checked in compile's
+// first pass, while both programs are in cache).
+bool agrees_with_tp_lead(const schedule::Schedule& s, const mesh::Mesh& mesh, int r) {
+  const int lead = mesh.peer_in_group(mesh::GroupKind::kTp, r, 0);
+  if (lead == r) return true;
+  const auto& mine = s.ranks[r];
+  const auto& theirs = s.ranks[lead];
+  if (mine.size() != theirs.size()) return false;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const Action& a = mine[i];
+    const Action& b = theirs[i];
+    if (a.kind != b.kind || a.stage != b.stage || a.microbatch != b.microbatch || a.group != b.group ||
+        a.bytes != b.bytes)
+      return false;
   }
   return true;
 }
@@ -148,8 +147,11 @@ Program compile(const EngineInput& in) {
   };
   p.send_begin.assign(ranks + 1, 0);
   p.coll_begin.assign(ranks + 1, 0);
+  bool tp_agree = true;
+  size_t recvs = 0;
   for (int r = 0; r < ranks; ++r) {
     const auto& acts = s.ranks[r];
+    if (s.mesh.tp > 1 && tp_agree) tp_agree = agrees_with_tp_lead(s, mesh, r);
     for (size_t i = 0; i < acts.size(); ++i) {
       const Action& a = acts[i];
       Op& op = p.ops[p.rank_begin[r] + i];
@@ -162,7 +164,8 @@ Program compile(const EngineInput& in) {
       if (schedule::is_compute(a.kind) || a.kind == ActionKind::kOptimizerStep) {
         op.value = compute_ns(t, a.kind);
       } else if (schedule::is_p2p(a.kind)) {
-        op.value = a.bytes > 0 ? a.bytes : t.p2p_bytes;
+        // A RECV keeps its own size (0: not given) until its SEND is matched to it and checked.
+        op.value = a.bytes > 0 || !schedule::is_send(a.kind) ? a.bytes : t.p2p_bytes;
         if (a.microbatch < 0 || a.microbatch >= m)
           throw SimulationError(where(r, i, a) + ": microbatch outside 0.." + std::to_string(m - 1));
         if (schedule::is_send(a.kind)) {
@@ -171,6 +174,7 @@ Program compile(const EngineInput& in) {
           int32_t& cell = recv_at[recv_key(r, a.kind == ActionKind::kRecvBackward, a.stage, a.microbatch)];
           if (cell >= 0) throw SimulationError(where(r, i, a) + ": the same RECV appears twice");
           cell = static_cast<int32_t>(p.rank_begin[r] + i);
+          ++recvs;
         }
       } else if (schedule::is_collective(a.kind)) {
         op.value = in.collective_ns ? in.collective_ns(r, a) : 0;
@@ -195,6 +199,7 @@ Program compile(const EngineInput& in) {
   group_seq.assign(static_cast<size_t>(ranks) * 4, 0);
   for (int g = 0; g < 4; ++g) inst_of[g].resize(ranks);
   std::vector<int32_t> op_instance(p.colls.size());
+  size_t matched = 0;  // RECVs given their SEND
   for (int r = 0; r < ranks; ++r) {
     const auto& acts = s.ranks[r];
     uint32_t ns = p.send_begin[r], nc = p.coll_begin[r];
@@ -223,12 +228,14 @@ Program compile(const EngineInput& in) {
         if (rop.aux >= 0)
           throw SimulationError(where(r, i, a) + ": its RECV on rank " + std::to_string(*peer) +
                                 " is already matched to another SEND");
-        const Action& ra = s.ranks[*peer][recv - p.rank_begin[*peer]];
-        if (ra.bytes > 0 && a.bytes > 0 && ra.bytes != a.bytes)
+        const int64_t expects = rop.value;
+        if (expects > 0 && a.bytes > 0 && expects != a.bytes)
           throw SimulationError(where(r, i, a) + ": sends " + std::to_string(a.bytes) +
-                                " bytes, its RECV expects " + std::to_string(ra.bytes));
+                                " bytes, its RECV expects " + std::to_string(expects));
+        rop.value = expects > 0 ? expects : in.stages[rop.stage].p2p_bytes;
         op.aux = recv;
         op.peer = *peer;
+        ++matched;
         const int tier = in.tier_of ? in.tier_of(r, *peer) : 0;
         if (tier < 0 || tier >= static_cast<int>(in.links.size()) || tier > UINT8_MAX)
           throw std::invalid_argument("simulate: tier_of gave a tier outside links");
@@ -255,7 +262,8 @@ Program compile(const EngineInput& in) {
       }
     }
   }
-  for (size_t g = 0; g < p.ops.size(); ++g) {
+  // A RECV no SEND matched: found by a scan only when there is one.
+  for (size_t g = 0; matched != recvs && g < p.ops.size(); ++g) {
     const Op& op = p.ops[g];
     if (schedule::is_recv(op.kind) && op.aux < 0) {
       const int r = p.rank_of_op(static_cast<uint32_t>(g));
@@ -294,7 +302,7 @@ Program compile(const EngineInput& in) {
                             std::string(mesh::name(a0.group)) + " group, only " +
                             std::to_string(have) + " ever issue it");
   }
-  if (s.mesh.tp > 1 && !tp_programs_agree(s, mesh)) add_tp_syncs(mesh, p);
+  if (!tp_agree) add_tp_syncs(mesh, p);
   return p;
 }
 

@@ -19,7 +19,10 @@ struct Op {
   int32_t stage = 0;
   int16_t slot = 0;   // the action's stage among the stages this rank holds
   schedule::ActionKind kind = schedule::ActionKind::kForward;
-  uint8_t tier = 0;   // SEND: the link tier to its peer (EngineInput::tier_of), priced at compile
+  union {
+    uint8_t tier = 0;  // SEND: the link tier to its peer (EngineInput::tier_of), priced at compile
+    uint8_t state;     // every other op: the event loop's state bits (engine.cpp), 0 from compile
+  };
 };
 static_assert(sizeof(Op) == 24, "an Op is a third of a cache line: the event loop's misses are on ops");
 
