@@ -53,22 +53,10 @@ std::vector<int16_t> stage_slots(const schedule::Schedule& s, int* slots_per_ran
   return slot;
 }
 
-// True when rank r runs its tp group's tp 0 program action for action (checked in compile's
-// first pass, while both programs are in cache).
-bool agrees_with_tp_lead(const schedule::Schedule& s, const mesh::Mesh& mesh, int r) {
-  const int lead = mesh.peer_in_group(mesh::GroupKind::kTp, r, 0);
-  if (lead == r) return true;
-  const auto& mine = s.ranks[r];
-  const auto& theirs = s.ranks[lead];
-  if (mine.size() != theirs.size()) return false;
-  for (size_t i = 0; i < mine.size(); ++i) {
-    const Action& a = mine[i];
-    const Action& b = theirs[i];
-    if (a.kind != b.kind || a.stage != b.stage || a.microbatch != b.microbatch || a.group != b.group ||
-        a.bytes != b.bytes)
-      return false;
-  }
-  return true;
+// True when two tp ranks' actions are the same step of the same program (peers aside).
+bool same_tp_step(const Action& a, const Action& b) {
+  return a.kind == b.kind && a.stage == b.stage && a.microbatch == b.microbatch && a.group == b.group &&
+         a.bytes == b.bytes;
 }
 
 // Numbers each tp group's computes by position: the k-th compute of every member is one rendezvous.
@@ -147,13 +135,19 @@ Program compile(const EngineInput& in) {
   };
   p.send_begin.assign(ranks + 1, 0);
   p.coll_begin.assign(ranks + 1, 0);
+  // Whether every tp rank runs its group's tp 0 program action for action, checked in this pass
+  // while the lead's program (a few ranks back) is still in cache.
   bool tp_agree = true;
   size_t recvs = 0;
   for (int r = 0; r < ranks; ++r) {
     const auto& acts = s.ranks[r];
-    if (s.mesh.tp > 1 && tp_agree) tp_agree = agrees_with_tp_lead(s, mesh, r);
+    const int lead = s.mesh.tp > 1 ? mesh.peer_in_group(mesh::GroupKind::kTp, r, 0) : r;
+    const auto& lead_acts = s.ranks[lead];
+    if (lead != r && lead_acts.size() != acts.size()) tp_agree = false;
+    const bool compare = lead != r && tp_agree;
     for (size_t i = 0; i < acts.size(); ++i) {
       const Action& a = acts[i];
+      if (compare && tp_agree && !same_tp_step(a, lead_acts[i])) tp_agree = false;
       Op& op = p.ops[p.rank_begin[r] + i];
       op.kind = a.kind;
       if (a.stage < 0 || a.stage >= s.num_stages)
