@@ -54,7 +54,7 @@ class Sim {
   // The loop keeps its per-op state bits in the program's ops (Op::state): they share the op's
   // cache line, which the cursor reads anyway.
   Sim(const EngineInput& in, Program& p)
-      : in_(in), p_(p), rec_(in, p, in.build_timeline),
+      : in_(in), p_(p), rec_(in, p, in.build_timeline || in.record_busy),
         ranks_(p.num_ranks), stats_(p.num_ranks),
         pending_colls_(static_cast<size_t>(p.num_ranks) * p.slots_per_rank * 2, 0),
         inst_reached_(p.instances.size(), 0), sync_reached_(p.tp_syncs.size(), 0),
@@ -99,8 +99,10 @@ class Sim {
     res.events = events;
     res.actions = static_cast<int64_t>(p_.ops.size());
     for (const RankStats& s : stats_) res.step_time_ns = std::max(res.step_time_ns, s.end_ns);
+    if (rec_.enabled())
+      for (int r = 0; r < p_.num_ranks; ++r) stats_[r].busy_ns = rec_.busy_ns(r);
     res.ranks = std::move(stats_);
-    if (rec_.enabled()) res.timeline = rec_.finish(res.step_time_ns);
+    if (in_.build_timeline) res.timeline = rec_.finish(res.step_time_ns);
     return res;
   }
 

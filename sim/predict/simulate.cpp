@@ -217,14 +217,16 @@ engine::EngineInput engine_input(const Resolved& r) {
   return in;
 }
 
-// The bubble fraction comes from traces::analyze (as `run` reports it), so a Timeline is built
-// whenever it is small enough to be cheap, even when the caller does not want it: a Timeline
-// costs about 100 bytes and 100 ns a span.
-bool timeline_for(const SimulateOptions& o, const schedule::Schedule& s) {
+// The bubble fraction is traces::analyze's (as `run` reports it): from the Timeline when the
+// caller wants one, else, up to the sizes where that is cheap, from the same busy time computed
+// from the ops' times without building the Timeline (its span names alone cost a string each).
+void record_for(const SimulateOptions& o, const schedule::Schedule& s, engine::EngineInput& in) {
   int64_t actions = 0;
   for (const auto& program : s.ranks) actions += static_cast<int64_t>(program.size());
-  return o.build_timeline || (static_cast<int64_t>(s.ranks.size()) <= kTimelineRanksForBubbles &&
-                              actions <= kTimelineActionsForBubbles);
+  in.build_timeline = o.build_timeline;
+  in.record_busy = !o.build_timeline &&
+                   static_cast<int64_t>(s.ranks.size()) <= kTimelineRanksForBubbles &&
+                   actions <= kTimelineActionsForBubbles;
 }
 
 // ---- 3. replication: the representatives once, or every rank ------------------------------------
@@ -288,6 +290,7 @@ struct Run {
   schedule::Schedule schedule;
   bool once = false;  // the representatives stood for their replicas
   bool timeline = false;
+  bool busy = false;  // RankStats::busy_ns recorded
 };
 
 // A given schedule: validated, then run once over the representatives when it is symmetric.
@@ -315,7 +318,9 @@ Run run_given(const Resolved& r, FullMeshPrices& prices, engine::EngineInput in,
   };
   run.once = c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shares_cores(r) &&
              engine::replicas_symmetric(in);
-  in.build_timeline = run.timeline = timeline_for(o, run.schedule);
+  record_for(o, run.schedule, in);
+  run.timeline = in.build_timeline;
+  run.busy = in.record_busy;
   run.result =
       run.once ? engine::simulate_symmetric(in, {o.expand_replicas}) : engine::simulate(in);
   return run;
@@ -343,7 +348,9 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
           "options.symmetry: replicas differ (their nodes split links "
           "differently); use \"auto\" or \"off\"");
     if (run.once) {
-      in.build_timeline = run.timeline = timeline_for(o, reps);
+      record_for(o, reps, in);
+      run.timeline = in.build_timeline;
+      run.busy = in.record_busy;
       run.schedule = std::move(reps);
       in.schedule = &run.schedule;
       in.tier_of = [&](int a, int b) { return prices.tier(original[a], original[b]); };
@@ -360,7 +367,9 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
   check_full_footprint(r, o.build_timeline);
   run.schedule = generate_or_explain(r.generator);
   apply_zero(run.schedule, c.zero, c.mesh.dp, r.param_bytes);
-  in.build_timeline = run.timeline = timeline_for(o, run.schedule);
+  record_for(o, run.schedule, in);
+  run.timeline = in.build_timeline;
+  run.busy = in.record_busy;
   in.schedule = &run.schedule;
   in.tier_of = [&prices](int a, int b) { return prices.tier(a, b); };
   in.collective_ns = [&prices](int rank, const schedule::Action& a) {
@@ -374,6 +383,26 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
 }
 
 // ---- 4. summarise: throughput, MFU, bubbles, memory ---------------------------------------------
+
+// traces::analyze's overall bubble fraction over the simulated ranks (the representatives when
+// they stood for their replicas, as the Timeline's devices then are): sum of idle over sum of
+// windows, the window [0, step end], in the same integers.
+double busy_bubble_fraction(const Resolved& r, const Run& run) {
+  const engine::EngineResult& res = run.result;
+  const int64_t window = res.step_time_ns;
+  int64_t idle = 0, devices = 0;
+  auto add = [&](int rank) {
+    idle += window - res.ranks[rank].busy_ns;
+    ++devices;
+  };
+  if (run.once) {
+    for (int p = 0; p < r.config.mesh.pp; ++p) add(r.mesh.rank_of({0, p, 0}));
+  } else {
+    for (int rank = 0; rank < r.mesh.size(); ++rank) add(rank);
+  }
+  const int64_t all_windows = window * devices;
+  return window > 0 && all_windows > 0 ? static_cast<double>(idle) / all_windows : 0.0;
+}
 
 Summary summarise(const Resolved& r, const Run& run) {
   const PredictConfig& c = r.config;
@@ -391,8 +420,9 @@ Summary summarise(const Resolved& r, const Run& run) {
   const double model_flops = r.w.model_flops_per_microbatch * c.microbatches() * c.mesh.dp;
   s.tflops_per_gpu = s.step_time_s > 0 ? model_flops / s.step_time_s / s.gpus / 1e12 : 0;
   s.mfu = s.tflops_per_gpu * 1e12 / r.compute.peak_flops();
-  s.bubble_fraction =
-      run.timeline ? traces::analyze(res.timeline).bubble_fraction : res.compute_idle_fraction();
+  s.bubble_fraction = run.timeline ? traces::analyze(res.timeline).bubble_fraction
+                      : run.busy   ? busy_bubble_fraction(r, run)
+                                   : res.compute_idle_fraction();
   for (const engine::RankStats& st : res.ranks)
     s.communication_s = std::max(s.communication_s, st.communication_ns * 1e-9);
   const StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
