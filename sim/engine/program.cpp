@@ -198,6 +198,11 @@ Program compile(const EngineInput& in) {
     const auto& acts = s.ranks[r];
     uint32_t ns = p.send_begin[r], nc = p.coll_begin[r];
     const mesh::MeshCoord c = mesh.coord_of(r);
+    // Forward sends write into the next pp rank's RECVs, tp ranks ahead (mesh.h rank order),
+    // last touched a whole pass ago: fetch its ops while this rank's are walked.
+    if (const int ahead = r + s.mesh.tp; ahead < ranks)
+      for (uint32_t g = p.rank_begin[ahead]; g < p.rank_begin[ahead + 1]; g += 64 / sizeof(Op))
+        __builtin_prefetch(&p.ops[g], 1);
     for (size_t i = 0; i < acts.size(); ++i) {
       const Action& a = acts[i];
       const uint32_t gi = p.rank_begin[r] + static_cast<uint32_t>(i);
