@@ -199,11 +199,11 @@ TEST_F(SimCli, HostileConfigsGetOneLineNamingFileAndKey) {
   cfg = write("inf.json", R"({"model": {"kind": "mlp", "layers": 1e999, "hidden": 8}})");
   expect_one_line_error(sh("simulate --config " + cfg.string()), cfg.string(),
                         ": number '1e999' out of range at byte ");
-  // Every rank of 8M simulated (symmetry off) would need hundreds of GiB: refused before generating.
-  cfg = write("full.json", R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8}, "mesh": {"dp": 8388608},
-      "batch": {"global": 268435456}, "options": {"symmetry": "off"}})");
+  // Every rank of 16M simulated (symmetry off) would need over 500 GiB: refused before generating.
+  cfg = write("full.json", R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8}, "mesh": {"dp": 16777216},
+      "batch": {"global": 1073741824}, "options": {"symmetry": "off"}})");
   expect_one_line_error(sh("predict --config " + cfg.string()), cfg.string(),
-                        ": key 'mesh': simulating every one of its 8388608 ranks means about ");
+                        ": key 'mesh': simulating every one of its 16777216 ranks means about ");
 }
 
 TEST_F(SimCli, SearchSaysWhyNothingWasFound) {
