@@ -51,8 +51,7 @@ struct alignas(64) RankState {
 
 class Sim {
  public:
-  // The loop keeps its per-op state bits in the program's ops (Op::state): they share the op's
-  // cache line, which the cursor reads anyway.
+  // Per-op state bits live in the program's ops (Op::state), on the line the cursor reads anyway.
   Sim(const EngineInput& in, Program& p)
       : in_(in), p_(p), rec_(in, p, in.build_timeline || in.record_busy),
         ranks_(p.num_ranks), stats_(p.num_ranks),

@@ -1,23 +1,14 @@
-// Parsing prediction configs and expanding sweeps.
+// Parsing one prediction config: every key read, checked and named in its errors.
 #include "sim/predict/config.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <functional>
 #include <limits>
 #include <set>
-#include <sstream>
 #include <stdexcept>
-#include <type_traits>
 
 #include "sim/predict/footprint.h"
-
-#ifndef MESHSCOPE_SOURCE_ROOT
-#define MESHSCOPE_SOURCE_ROOT ""
-#endif
 
 namespace meshscope::predict {
 namespace {
@@ -398,28 +389,11 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
   return c;
 }
 
-// "model.a.a.a.a.a..." of a hostile nesting, cut to what a line can hold.
-std::string shortened(const std::string& dotted) {
+}  // namespace
+
+std::string shortened_key(const std::string& dotted) {
   return dotted.size() <= 60 ? dotted : dotted.substr(0, 60) + "...";
 }
-
-// The dotted key under which `v` (at `depth`) nests deeper than kMaxConfigDepth, if it does; the
-// recursion stops at that depth.
-std::optional<std::string> too_deep(const json& v, int depth, const std::string& dotted) {
-  if (depth > kMaxConfigDepth) return dotted;
-  if (v.is_object()) {
-    for (const auto& [k, x] : v.items())
-      if (x.is_structured())
-        if (auto d = too_deep(x, depth + 1, dotted.empty() ? k : dotted + "." + k)) return d;
-  } else if (v.is_array()) {
-    for (const json& x : v)
-      if (x.is_structured())
-        if (auto d = too_deep(x, depth + 1, dotted)) return d;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 int PredictConfig::microbatches() const {
   return static_cast<int>(global_batch / (micro_batch * mesh.dp));
@@ -460,181 +434,6 @@ std::vector<std::string> config_keys() {
     }
   }
   return {keys.begin(), keys.end()};
-}
-
-std::vector<SweepPoint> expand_sweep(const json& j, const std::string& where) {
-  // Paths (JSON pointers) of every list that stands for a value; layers_per_stage is a list by
-  // nature, so only a list of lists sweeps it.
-  std::vector<std::pair<json::json_pointer, std::string>> lists;
-  // The walk below, copying a point and dumping a value all recurse: the depth is bounded first (a
-  // JSON value built in memory can nest arbitrarily deep).
-  if (const auto deep = too_deep(j, 1, ""))
-    throw std::runtime_error(where + ": key '" + shortened(*deep) + "': nested deeper than " +
-                             std::to_string(kMaxConfigDepth) + " levels");
-  std::function<void(const json&, const json::json_pointer&, const std::string&)> walk =
-      [&](const json& v, const json::json_pointer& ptr, const std::string& dotted) {
-        if (v.is_object()) {
-          for (const auto& [k, x] : v.items())
-            walk(x, ptr / k, dotted.empty() ? k : dotted + "." + k);
-        } else if (v.is_array()) {
-          const bool natural_list = dotted == "model.layers_per_stage";
-          if (!natural_list || (!v.empty() && v.front().is_array())) {
-            if (v.empty())
-              throw std::runtime_error(where + ": key '" + dotted +
-                                       "': an empty list sweeps nothing");
-            lists.emplace_back(ptr, dotted);
-          }
-        }
-      };
-  walk(j, json::json_pointer(), "");
-  double count = 1;
-  for (const auto& [ptr, dotted] : lists) count *= static_cast<double>(j.at(ptr).size());
-  if (count > static_cast<double>(kMaxSweepPoints))
-    throw std::runtime_error(where + ": the lists sweep " +
-                             std::to_string(static_cast<int64_t>(count)) +
-                             " combinations; at most " + std::to_string(kMaxSweepPoints));
-  std::vector<SweepPoint> points;
-  HardwareCache catalog;  // each catalog entry read once for the whole sweep
-  size_t invalid = 0;
-  std::vector<size_t> idx(lists.size(), 0);
-  for (;;) {
-    SweepPoint p;
-    p.json = j;
-    for (size_t i = 0; i < lists.size(); ++i) {
-      const json& value = j.at(lists[i].first).at(idx[i]);
-      p.json[lists[i].first] = value;
-      p.swept.emplace_back(lists[i].second,
-                           value.is_string() ? value.get<std::string>() : value.dump());
-    }
-    if (lists.empty()) {
-      p.config = parse_config(p.json, where, &catalog);
-      points.push_back(std::move(p));
-      return points;
-    }
-    try {
-      p.config = parse_config(p.json, where, &catalog);
-    } catch (const std::runtime_error& e) {
-      p.error = e.what();
-      if (p.error.rfind(where + ": ", 0) == 0) p.error.erase(0, where.size() + 2);
-      ++invalid;
-    }
-    points.push_back(std::move(p));
-    size_t k = lists.size();
-    while (k > 0) {
-      --k;
-      if (++idx[k] < j.at(lists[k].first).size()) break;
-      idx[k] = 0;
-      if (k == 0) {
-        if (invalid == points.size()) throw std::runtime_error(where + ": " + points.front().error);
-        return points;
-      }
-    }
-  }
-}
-
-namespace {
-
-// The byte offset and dotted key where `text` first nests deeper than kMaxConfigDepth.
-std::optional<std::pair<size_t, std::string>> too_deep_text(const std::string& text) {
-  std::vector<std::string> keys;  // per open level: its latest key ("" in a list)
-  std::string str;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char ch = text[i];
-    if (in_string) {
-      if (ch == '\\') {
-        ++i;
-      } else if (ch == '"') {
-        in_string = false;
-      } else if (str.size() < 64) {
-        str += ch;
-      }
-      continue;
-    }
-    if (ch == '"') {
-      in_string = true;
-      str.clear();
-    } else if (ch == ':' && !keys.empty()) {
-      keys.back() = str;
-    } else if (ch == '{' || ch == '[') {
-      if (static_cast<int>(keys.size()) >= kMaxConfigDepth) {
-        std::string dotted;
-        for (const std::string& k : keys)
-          if (!k.empty()) dotted += (dotted.empty() ? "" : ".") + k;
-        return std::make_pair(i, dotted);
-      }
-      keys.emplace_back();
-    } else if ((ch == '}' || ch == ']') && !keys.empty()) {
-      keys.pop_back();
-    }
-  }
-  return std::nullopt;
-}
-
-// nlohmann's DOM builder, told where the parser failed: a number beyond a double's range
-// (1e999) raises out_of_range, which carries no position of its own.
-class PositionedDomParser : public nlohmann::detail::json_sax_dom_parser<json> {
- public:
-  explicit PositionedDomParser(json& result) : json_sax_dom_parser(result, false) {}
-  template <class Exception>
-  bool parse_error(std::size_t position, const std::string& token, const Exception& ex) {
-    byte = position;
-    this->token = token;
-    out_of_range = std::is_same_v<Exception, nlohmann::detail::out_of_range>;
-    (void)ex;
-    return false;
-  }
-  std::size_t byte = 0;
-  std::string token;
-  bool out_of_range = false;
-};
-
-}  // namespace
-
-json load_json_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw std::runtime_error(path + ": is a directory, not a JSON file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (const auto deep = too_deep_text(text))
-    throw std::runtime_error(
-        path + ": " + (deep->second.empty() ? "" : "key '" + shortened(deep->second) + "': ") +
-        "nested deeper than " + std::to_string(kMaxConfigDepth) + " levels at byte " +
-        std::to_string(deep->first));
-  json result;
-  PositionedDomParser sax(result);
-  if (!json::sax_parse(text, &sax)) {
-    if (sax.out_of_range)
-      throw std::runtime_error(path + ": number '" + sax.token.substr(0, 40) +
-                               "' out of range at byte " + std::to_string(sax.byte));
-    throw std::runtime_error(path + ": malformed JSON at byte " + std::to_string(sax.byte));
-  }
-  return result;
-}
-
-std::string resolve_config_path(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path, ec)) return path;
-  std::vector<fs::path> roots;
-  if (const char* env = std::getenv("MESHSCOPE_CONFIGS")) {
-    std::stringstream ss(env);
-    std::string d;
-    while (std::getline(ss, d, ':'))
-      if (!d.empty()) roots.emplace_back(d);
-  }
-  const fs::path source = MESHSCOPE_SOURCE_ROOT;
-  if (!source.empty()) {
-    roots.push_back(source);  // "sim/predict/configs/x.json" as the README writes it
-    roots.push_back(source / "sim" / "predict" / "configs");  // "x.json", "cpu/A-....json"
-  }
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) roots.push_back(exe.parent_path() / "configs");
-  for (const fs::path& r : roots)
-    if (fs::is_regular_file(r / path, ec)) return (r / path).string();
-  return path;
 }
 
 }  // namespace meshscope::predict

@@ -112,6 +112,9 @@ std::vector<std::string> config_keys();
 // refused before anything walks it recursively.
 inline constexpr int kMaxConfigDepth = 16;
 
+// A dotted key as error messages print it: a hostile nesting's "model.a.a.a..." cut to 60 chars.
+std::string shortened_key(const std::string& dotted);
+
 // One point of a sweep: its configuration and the values of the swept keys ("mesh.tp" -> "4").
 struct SweepPoint {
   PredictConfig config;  // default when `error` is set
