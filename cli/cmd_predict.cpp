@@ -190,8 +190,9 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base, const 
   predict::SearchOptions so;
   so.gpus = a.gpus;
   so.calibration = cal;
-  const auto found = predict::search(base, so, progress);
-  if (found.empty()) throw UserError("no configuration of " + std::to_string(a.gpus) + " GPUs fits memory");
+  predict::SearchReport report;
+  const auto found = predict::search(base, so, progress, &report);
+  if (found.empty()) throw UserError(a.input.config + ": " + predict::why_nothing_fits(base, so, report));
   if (a.json) {
     nlohmann::json out = nlohmann::json::array();
     for (size_t i = 0; i < found.size() && static_cast<int>(i) < a.top; ++i) {
@@ -266,7 +267,7 @@ void add_predict_command(CLI::App& app) {
       "predict",
       "Predict step time, tokens/s, TFLOP/s per GPU, MFU, bubble fraction and memory of a "
       "configuration by simulation; lists in place of values sweep them; --search finds the "
-      "fastest mesh that fits. Config keys: sim/predict/config.h.");
+      "fastest mesh that fits. Config keys: docs/CONFIG.md.");
   add_sim_input_options(*cmd, args->input, "configuration JSON (lists sweep)");
   cmd->add_flag("--json", args->json, "print JSON (step_time_s, tokens_per_s, tflops_per_gpu, mfu, "
                                       "bubble_fraction, peak_memory_bytes, fits, ...)");
@@ -274,7 +275,9 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--plot", args->plot, "also write an SVG chart of throughput over the sweep");
   cmd->add_flag("--search", args->search, "search dp x pp x tp, microbatch size and schedule");
   cmd->add_option("--gpus", args->gpus, "GPU budget for --search");
-  cmd->add_option("--top", args->top, "rows --search prints")->capture_default_str();
+  cmd->add_option("--top", args->top, "rows --search prints")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   // A measured torch pipelining job instead of a config (cli/predict_from_trace.cpp).
   cmd->get_option("--config")->required(false);
   cmd->add_option("--from-trace", args->trace.trace,

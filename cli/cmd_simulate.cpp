@@ -102,7 +102,7 @@ void add_simulate_command(CLI::App& app) {
       "simulate",
       "Simulate one configuration (same JSON as predict) into a Timeline: Chrome trace, the "
       "summary table of `run`, step time, MFU and memory.");
-  add_sim_input_options(*cmd, args->input, "configuration JSON (keys: sim/predict/config.h)");
+  add_sim_input_options(*cmd, args->input, "configuration JSON (keys: docs/CONFIG.md)");
   cmd->add_option("--out", args->out, "write the simulated Chrome trace here");
   cmd->add_option("--schedule-out", args->schedule_out,
                   "write the simulated schedule (text form) here");

@@ -15,7 +15,7 @@ void add_sim_input_options(CLI::App& cmd, SimInputArgs& args, const std::string&
 SimInputs load_sim_inputs(const SimInputArgs& args) {
   SimInputs in;
   if (!args.calibration.empty()) in.calibration = cost::load_calibration(args.calibration);
-  in.config = predict::load_json_file(args.config);
+  in.config = predict::load_json_file(predict::resolve_config_path(args.config));
   return in;
 }
 

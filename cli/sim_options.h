@@ -15,7 +15,7 @@ class App;
 namespace meshscope::cli {
 
 struct SimInputArgs {
-  std::string config;       // configuration JSON (keys: sim/predict/config.h)
+  std::string config;       // configuration JSON (keys: docs/CONFIG.md)
   std::string calibration;  // from `meshscope calibrate`; empty: the catalog's figures
 };
 
@@ -25,7 +25,9 @@ void add_sim_input_options(CLI::App& cmd, SimInputArgs& args, const std::string&
 struct SimInputs {
   nlohmann::json config;
   std::optional<cost::Calibration> calibration;
-  const cost::Calibration* calibration_or_null() const { return calibration ? &*calibration : nullptr; }
+  const cost::Calibration* calibration_or_null() const {
+    return calibration ? &*calibration : nullptr;
+  }
 };
 
 // Reads both files; throws std::runtime_error naming the file (and byte or key) on bad input.

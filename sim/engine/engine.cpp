@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sim/engine/event_queue.h"
+#include "sim/engine/ports.h"
 #include "sim/engine/program.h"
 #include "sim/engine/recorder.h"
 
@@ -35,14 +36,8 @@ struct Transfer {
   bool active = false;
 };
 
-struct Port {
-  double bytes_per_ns = 0;
-  std::vector<uint32_t> active;  // transfers in flight through this port
-  int collectives = 0;           // collectives running on it, each counting as one more transfer
-  double sharers() const { return static_cast<double>(active.size() + collectives); }
-};
-
-struct RankState {
+// One cache line: the event loop touches a rank's state at every event of that rank.
+struct alignas(64) RankState {
   uint32_t pc = 0, end = 0;
   uint32_t sends_started = 0, sends_issued = 0;  // absolute indices into Program::sends
   uint32_t coll_head = 0, colls_issued = 0;      // absolute indices into Program::colls
@@ -56,8 +51,9 @@ struct RankState {
 
 class Sim {
  public:
-  Sim(const EngineInput& in, const Program& p)
-      : in_(in), p_(p), rec_(in, p, in.build_timeline), state_(p.ops.size(), 0),
+  // Per-op state bits live in the program's ops (Op::state), on the line the cursor reads anyway.
+  Sim(const EngineInput& in, Program& p)
+      : in_(in), p_(p), rec_(in, p, in.build_timeline || in.record_busy),
         ranks_(p.num_ranks), stats_(p.num_ranks),
         pending_colls_(static_cast<size_t>(p.num_ranks) * p.slots_per_rank * 2, 0),
         inst_reached_(p.instances.size(), 0), sync_reached_(p.tp_syncs.size(), 0),
@@ -102,8 +98,10 @@ class Sim {
     res.events = events;
     res.actions = static_cast<int64_t>(p_.ops.size());
     for (const RankStats& s : stats_) res.step_time_ns = std::max(res.step_time_ns, s.end_ns);
+    if (rec_.enabled())
+      for (int r = 0; r < p_.num_ranks; ++r) stats_[r].busy_ns = rec_.busy_ns(r);
     res.ranks = std::move(stats_);
-    if (rec_.enabled()) res.timeline = rec_.finish(res.step_time_ns);
+    if (in_.build_timeline) res.timeline = rec_.finish(res.step_time_ns);
     return res;
   }
 
@@ -123,18 +121,23 @@ class Sim {
         case ActionKind::kSendBackward:
           ++st.sends_issued;
           ++st.pc;
-          if ((state_[op.aux] |= kSendIssued) & kWaitedOn) wake_.push_back(op.peer);
-          start_next_send(r, now);
+          if ((p_.ops[op.aux].state |= kSendIssued) & kWaitedOn) wake_.push_back(op.peer);
+          if (!st.send_busy && st.sends_started + 1 == st.sends_issued) {
+            ++st.sends_started;  // the send stream is idle and this is its only send: start it
+            start_send(r, g, now);
+          } else {
+            start_next_send(r, now);
+          }
           continue;
         case ActionKind::kRecvForward:
         case ActionKind::kRecvBackward:
-          if (!(state_[g] & kSendIssued)) {
-            state_[g] |= kWaitedOn;
+          if (!(p_.ops[g].state & kSendIssued)) {
+            p_.ops[g].state |= kWaitedOn;
             st.waiting = true;
             return;
           }
-          if (!(state_[g] & kArrived)) {
-            state_[g] |= kIssued;
+          if (!(p_.ops[g].state & kArrived)) {
+            p_.ops[g].state |= kIssued;
             ++st.pending_recvs;
           }
           ++st.pc;
@@ -183,7 +186,6 @@ class Sim {
       // The rank resumes at its next op when this compute ends: with thousands of ranks in
       // flight that op is a cache miss unless fetched now, while other ranks' events run.
       __builtin_prefetch(p_.ops.data() + st.pc);
-      __builtin_prefetch(state_.data() + st.pc);
       return;
     }
     st.blocked = false;
@@ -196,8 +198,8 @@ class Sim {
     const int32_t inst = p_.ops[g].aux;
     const Instance& I = instances[inst];
     const int32_t size = expected > 0 ? expected : I.members_end - I.members_begin;
-    if (!(state_[g] & kReached)) {
-      state_[g] |= kReached;
+    if (!(p_.ops[g].state & kReached)) {
+      p_.ops[g].state |= kReached;
       if (++reached[inst] == size && size > 1) {
         for (int32_t k = I.members_begin; k < I.members_end; ++k) {
           const auto m = static_cast<uint32_t>(members[k]);
@@ -285,10 +287,13 @@ class Sim {
   void start_next_send(int r, int64_t now) {
     RankState& st = ranks_[r];
     if (st.send_busy || st.sends_started == st.sends_issued) return;
-    const uint32_t g = static_cast<uint32_t>(p_.sends[st.sends_started++]);
+    start_send(r, static_cast<uint32_t>(p_.sends[st.sends_started++]), now);
+  }
+
+  void start_send(int r, uint32_t g, int64_t now) {
     const Op& op = p_.ops[g];
-    st.send_busy = true;
-    const int tier = in_.tier_of ? in_.tier_of(r, op.peer) : 0;
+    ranks_[r].send_busy = true;
+    const int tier = op.tier;
     const int tiers = static_cast<int>(in_.links.size());
     uint32_t id;
     if (!free_.empty()) {
@@ -318,9 +323,11 @@ class Sim {
   // Brings every transfer through the two ports up to `now` and re-times it at its new rate.
   void rerate(uint32_t a, uint32_t b, int64_t now) {
     touched_.clear();
-    for (uint32_t id : ports_[a].active) touched_.push_back(id);
-    for (uint32_t id : ports_[b].active)
-      if (std::find(touched_.begin(), touched_.end(), id) == touched_.end()) touched_.push_back(id);
+    const PortTransfers& pa = ports_[a].active;
+    const PortTransfers& pb = ports_[b].active;
+    for (size_t i = 0; i < pa.size(); ++i) touched_.push_back(pa[i]);
+    for (size_t i = 0; i < pb.size(); ++i)
+      if (std::find(touched_.begin(), touched_.end(), pb[i]) == touched_.end()) touched_.push_back(pb[i]);
     for (uint32_t id : touched_) {
       Transfer& t = transfers_[id];
       int64_t dt = now - t.last_ns;
@@ -339,18 +346,12 @@ class Sim {
     }
   }
 
-  static void drop(std::vector<uint32_t>& v, uint32_t id) {
-    auto it = std::find(v.begin(), v.end(), id);
-    *it = v.back();
-    v.pop_back();
-  }
-
   void transfer_done(uint32_t id, uint64_t seq) {
     Transfer& t = transfers_[id];
     if (!t.active || t.seq != seq) return;  // superseded by a re-timing
     t.active = false;
-    drop(ports_[t.port_out].active, id);
-    drop(ports_[t.port_in].active, id);
+    ports_[t.port_out].active.drop(id);
+    ports_[t.port_in].active.drop(id);
     const Transfer done = t;
     free_.push_back(id);
     rerate(done.port_out, done.port_in, now_);
@@ -363,7 +364,7 @@ class Sim {
       rec_.record(done.send_op, done.start_ns, now_);
       rec_.record(done.recv_op, done.start_ns, now_);
     }
-    uint8_t& rs = state_[done.recv_op];
+    uint8_t& rs = p_.ops[done.recv_op].state;
     rs |= kArrived;
     RankState& dst = ranks_[done.dst];
     if (rs & kIssued) {
@@ -435,7 +436,7 @@ class Sim {
       const Instance& I = p_.instances[op.aux];
       for (int32_t k = I.members_begin; k < I.members_end; ++k) {
         const auto m = static_cast<uint32_t>(p_.members[k]);
-        if (!(state_[m] & kReached))
+        if (!(p_.ops[m].state & kReached))
           return " (waiting for rank " + std::to_string(rank_of_member(m)) + " of its " +
                  std::string(mesh::name(in_.schedule->ranks[r][g - p_.rank_begin[r]].group)) +
                  " group to reach it)";
@@ -469,11 +470,10 @@ class Sim {
   }
 
   const EngineInput& in_;
-  const Program& p_;
+  Program& p_;
   Recorder rec_;
   EventQueue queue_;
   int64_t now_ = 0;
-  std::vector<uint8_t> state_;
   std::vector<RankState> ranks_;
   std::vector<RankStats> stats_;
   std::vector<int32_t> pending_colls_;
@@ -505,7 +505,7 @@ EngineResult simulate(const EngineInput& input) {
   if (input.build_timeline && input.schedule->mesh.size() >= 65535)
     throw std::invalid_argument("simulate: a Timeline holds at most 65534 devices; simulate "
                                 "without one or use symmetric replicas");
-  const Program program = compile(input);
+  Program program = compile(input);
   if (static_cast<uint64_t>(program.num_ranks) > EventQueue::kMaxTarget ||
       program.instances.size() > EventQueue::kMaxTarget)
     throw std::invalid_argument("simulate: more than 16M ranks or collectives");

@@ -77,6 +77,8 @@ struct EngineInput {
   // min(1, processors / n). 0: every rank computes on its own device.
   int shared_processors = 0;
   bool build_timeline = true;
+  // Without a Timeline: still record when each op ran, for RankStats::busy_ns.
+  bool record_busy = false;
   // Timeline metadata and names: the mesh coordinates print as in the executor's devices.
   std::string source = "sim";
 };
@@ -86,6 +88,8 @@ struct RankStats {
   int64_t communication_ns = 0;  // sum of send, recv and collective spans
   int64_t end_ns = 0;            // when its last activity ended
   int64_t peak_activation_bytes = 0;
+  // Union of its activity spans (traces::analyze's busy time); with build_timeline or record_busy.
+  int64_t busy_ns = 0;
 };
 
 struct EngineResult {

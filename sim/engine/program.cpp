@@ -2,6 +2,7 @@
 #include "sim/engine/program.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -52,23 +53,10 @@ std::vector<int16_t> stage_slots(const schedule::Schedule& s, int* slots_per_ran
   return slot;
 }
 
-// True when every tp rank runs its group's tp 0 program action for action.
-bool tp_programs_agree(const schedule::Schedule& s, const mesh::Mesh& mesh) {
-  for (int r = 0; r < mesh.size(); ++r) {
-    const int lead = mesh.peer_in_group(mesh::GroupKind::kTp, r, 0);
-    if (lead == r) continue;
-    const auto& mine = s.ranks[r];
-    const auto& theirs = s.ranks[lead];
-    if (mine.size() != theirs.size()) return false;
-    for (size_t i = 0; i < mine.size(); ++i) {
-      const Action& a = mine[i];
-      const Action& b = theirs[i];
-      if (a.kind != b.kind || a.stage != b.stage || a.microbatch != b.microbatch || a.group != b.group ||
-          a.bytes != b.bytes)
-        return false;
-    }
-  }
-  return true;
+// True when two tp ranks' actions are the same step of the same program (peers aside).
+bool same_tp_step(const Action& a, const Action& b) {
+  return a.kind == b.kind && a.stage == b.stage && a.microbatch == b.microbatch && a.group == b.group &&
+         a.bytes == b.bytes;
 }
 
 // Numbers each tp group's computes by position: the k-th compute of every member is one rendezvous.
@@ -147,10 +135,19 @@ Program compile(const EngineInput& in) {
   };
   p.send_begin.assign(ranks + 1, 0);
   p.coll_begin.assign(ranks + 1, 0);
+  // Whether every tp rank runs its group's tp 0 program action for action, checked in this pass
+  // while the lead's program (a few ranks back) is still in cache.
+  bool tp_agree = true;
+  size_t recvs = 0;
   for (int r = 0; r < ranks; ++r) {
     const auto& acts = s.ranks[r];
+    const int lead = s.mesh.tp > 1 ? mesh.peer_in_group(mesh::GroupKind::kTp, r, 0) : r;
+    const auto& lead_acts = s.ranks[lead];
+    if (lead != r && lead_acts.size() != acts.size()) tp_agree = false;
+    const bool compare = lead != r && tp_agree;
     for (size_t i = 0; i < acts.size(); ++i) {
       const Action& a = acts[i];
+      if (compare && tp_agree && !same_tp_step(a, lead_acts[i])) tp_agree = false;
       Op& op = p.ops[p.rank_begin[r] + i];
       op.kind = a.kind;
       if (a.stage < 0 || a.stage >= s.num_stages)
@@ -161,7 +158,8 @@ Program compile(const EngineInput& in) {
       if (schedule::is_compute(a.kind) || a.kind == ActionKind::kOptimizerStep) {
         op.value = compute_ns(t, a.kind);
       } else if (schedule::is_p2p(a.kind)) {
-        op.value = a.bytes > 0 ? a.bytes : t.p2p_bytes;
+        // A RECV keeps its own size (0: not given) until its SEND is matched to it and checked.
+        op.value = a.bytes > 0 || !schedule::is_send(a.kind) ? a.bytes : t.p2p_bytes;
         if (a.microbatch < 0 || a.microbatch >= m)
           throw SimulationError(where(r, i, a) + ": microbatch outside 0.." + std::to_string(m - 1));
         if (schedule::is_send(a.kind)) {
@@ -170,6 +168,7 @@ Program compile(const EngineInput& in) {
           int32_t& cell = recv_at[recv_key(r, a.kind == ActionKind::kRecvBackward, a.stage, a.microbatch)];
           if (cell >= 0) throw SimulationError(where(r, i, a) + ": the same RECV appears twice");
           cell = static_cast<int32_t>(p.rank_begin[r] + i);
+          ++recvs;
         }
       } else if (schedule::is_collective(a.kind)) {
         op.value = in.collective_ns ? in.collective_ns(r, a) : 0;
@@ -194,10 +193,16 @@ Program compile(const EngineInput& in) {
   group_seq.assign(static_cast<size_t>(ranks) * 4, 0);
   for (int g = 0; g < 4; ++g) inst_of[g].resize(ranks);
   std::vector<int32_t> op_instance(p.colls.size());
+  size_t matched = 0;  // RECVs given their SEND
   for (int r = 0; r < ranks; ++r) {
     const auto& acts = s.ranks[r];
     uint32_t ns = p.send_begin[r], nc = p.coll_begin[r];
     const mesh::MeshCoord c = mesh.coord_of(r);
+    // Forward sends write into the next pp rank's RECVs, tp ranks ahead (mesh.h rank order),
+    // last touched a whole pass ago: fetch its ops while this rank's are walked.
+    if (const int ahead = r + s.mesh.tp; ahead < ranks)
+      for (uint32_t g = p.rank_begin[ahead]; g < p.rank_begin[ahead + 1]; g += 64 / sizeof(Op))
+        __builtin_prefetch(&p.ops[g], 1);
     for (size_t i = 0; i < acts.size(); ++i) {
       const Action& a = acts[i];
       const uint32_t gi = p.rank_begin[r] + static_cast<uint32_t>(i);
@@ -222,12 +227,18 @@ Program compile(const EngineInput& in) {
         if (rop.aux >= 0)
           throw SimulationError(where(r, i, a) + ": its RECV on rank " + std::to_string(*peer) +
                                 " is already matched to another SEND");
-        const Action& ra = s.ranks[*peer][recv - p.rank_begin[*peer]];
-        if (ra.bytes > 0 && a.bytes > 0 && ra.bytes != a.bytes)
+        const int64_t expects = rop.value;
+        if (expects > 0 && a.bytes > 0 && expects != a.bytes)
           throw SimulationError(where(r, i, a) + ": sends " + std::to_string(a.bytes) +
-                                " bytes, its RECV expects " + std::to_string(ra.bytes));
+                                " bytes, its RECV expects " + std::to_string(expects));
+        rop.value = expects > 0 ? expects : in.stages[rop.stage].p2p_bytes;
         op.aux = recv;
         op.peer = *peer;
+        ++matched;
+        const int tier = in.tier_of ? in.tier_of(r, *peer) : 0;
+        if (tier < 0 || tier >= static_cast<int>(in.links.size()) || tier > UINT8_MAX)
+          throw std::invalid_argument("simulate: tier_of gave a tier outside links");
+        op.tier = static_cast<uint8_t>(tier);
         rop.aux = static_cast<int32_t>(gi);
         rop.peer = r;
       } else if (schedule::is_collective(a.kind)) {
@@ -250,7 +261,8 @@ Program compile(const EngineInput& in) {
       }
     }
   }
-  for (size_t g = 0; g < p.ops.size(); ++g) {
+  // A RECV no SEND matched: found by a scan only when there is one.
+  for (size_t g = 0; matched != recvs && g < p.ops.size(); ++g) {
     const Op& op = p.ops[g];
     if (schedule::is_recv(op.kind) && op.aux < 0) {
       const int r = p.rank_of_op(static_cast<uint32_t>(g));
@@ -289,7 +301,7 @@ Program compile(const EngineInput& in) {
                             std::string(mesh::name(a0.group)) + " group, only " +
                             std::to_string(have) + " ever issue it");
   }
-  if (s.mesh.tp > 1 && !tp_programs_agree(s, mesh)) add_tp_syncs(mesh, p);
+  if (!tp_agree) add_tp_syncs(mesh, p);
   return p;
 }
 

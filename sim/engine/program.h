@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/engine/engine.h"
+#include "sim/engine/huge_pages.h"
 
 namespace meshscope::engine {
 
@@ -18,7 +19,12 @@ struct Op {
   int32_t stage = 0;
   int16_t slot = 0;   // the action's stage among the stages this rank holds
   schedule::ActionKind kind = schedule::ActionKind::kForward;
+  union {
+    uint8_t tier = 0;  // SEND: the link tier to its peer (EngineInput::tier_of), priced at compile
+    uint8_t state;     // every other op: the event loop's state bits (engine.cpp), 0 from compile
+  };
 };
+static_assert(sizeof(Op) == 24, "an Op is a third of a cache line: the event loop's misses are on ops");
 
 struct Instance {
   int32_t members_begin = 0;  // into Program::members (global op indices)
@@ -30,7 +36,7 @@ struct Program {
   int num_ranks = 0;
   int slots_per_rank = 1;
   std::vector<uint32_t> rank_begin;  // ops of rank r: [rank_begin[r], rank_begin[r + 1])
-  std::vector<Op> ops;
+  std::vector<Op, HugePageAllocator<Op>> ops;
   std::vector<Instance> instances;
   std::vector<int32_t> members;
   // Per rank, its SENDs and its collectives in program order (CSR over ranks).

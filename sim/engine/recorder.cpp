@@ -2,7 +2,9 @@
 #include "sim/engine/recorder.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
+#include <utility>
 
 namespace meshscope::engine {
 namespace {
@@ -75,6 +77,20 @@ class Names {
 Recorder::Recorder(const EngineInput& input, const Program& program, bool enabled)
     : input_(input), program_(program), enabled_(enabled) {
   if (enabled_) times_.assign(2 * program.ops.size(), 0);
+}
+
+int64_t Recorder::busy_ns(int rank) const {
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (uint32_t g = program_.rank_begin[rank]; g < program_.rank_begin[rank + 1]; ++g)
+    if (times_[2 * g + 1] > times_[2 * g]) spans.emplace_back(times_[2 * g], times_[2 * g + 1]);
+  std::sort(spans.begin(), spans.end());
+  int64_t busy = 0, end = INT64_MIN;
+  for (const auto& [b, e] : spans) {
+    if (e <= end) continue;
+    busy += e - std::max(b, end);
+    end = e;
+  }
+  return busy;
 }
 
 traces::Timeline Recorder::finish(int64_t step_end_ns) {

@@ -24,6 +24,10 @@ class Recorder {
     times_[2 * static_cast<size_t>(op) + 1] = end_ns;
   }
 
+  // Length of the union of rank r's activity (every op's [begin, end)): traces::analyze's busy
+  // time of that device, without building a Timeline.
+  int64_t busy_ns(int rank) const;
+
   // Builds the Timeline; the recorder is spent afterwards.
   traces::Timeline finish(int64_t step_end_ns);
 

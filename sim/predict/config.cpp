@@ -1,15 +1,14 @@
-// Parsing prediction configs and expanding sweeps.
+// Parsing one prediction config: every key read, checked and named in its errors.
 #include "sim/predict/config.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <functional>
 #include <limits>
 #include <set>
 #include <stdexcept>
+
+#include "sim/predict/footprint.h"
 
 namespace meshscope::predict {
 namespace {
@@ -18,8 +17,10 @@ using nlohmann::json;
 
 class Reader {
  public:
-  Reader(const json& j, std::string where, std::string prefix)
-      : j_(j), where_(std::move(where)), prefix_(std::move(prefix)) {
+  // `keys`, when given, collects every dotted key the parser asks for (config_keys).
+  Reader(const json& j, std::string where, std::string prefix,
+         std::set<std::string>* keys = nullptr)
+      : j_(j), where_(std::move(where)), prefix_(std::move(prefix)), keys_(keys) {
     if (!j_.is_object()) fail("", "must be an object");
   }
 
@@ -29,6 +30,7 @@ class Reader {
   }
   bool has(const std::string& key) {
     seen_.insert(key);
+    if (keys_ != nullptr) keys_->insert(dotted(key));
     return j_.contains(key);
   }
   const json& at(const std::string& key) { return j_.at(key); }
@@ -38,14 +40,17 @@ class Reader {
     if (!has(key)) return def;
     const json& v = at(key);
     constexpr int64_t hi = std::numeric_limits<int32_t>::max();
-    const std::string range = "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    const std::string range =
+        "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
     if (v.is_number_float()) {
       const double d = v.get<double>();
-      if (d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi)) fail(key, range);
+      if (d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi))
+        fail(key, range);
       return static_cast<int64_t>(d);
     }
     if (!v.is_number_integer()) fail(key, range);
-    if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(hi) : v.get<int64_t>() > hi)
+    if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(hi)
+                               : v.get<int64_t>() > hi)
       fail(key, range);
     const int64_t x = v.get<int64_t>();
     if (x < lo) fail(key, range);
@@ -64,20 +69,37 @@ class Reader {
   template <typename Enum, size_t N>
   Enum choice(const std::string& key, Enum def, const std::array<std::string_view, N>& names) {
     if (!has(key)) return def;
+    return required_choice<Enum>(key, names);
+  }
+  // A key the config must give: what it models has no default.
+  template <typename Enum, size_t N>
+  Enum required_choice(const std::string& key, const std::array<std::string_view, N>& names) {
+    if (!has(key)) fail(key, "missing: one of " + list(names));
     const std::string v = string(key, "");
     for (size_t i = 0; i < N; ++i)
       if (names[i] == v) return static_cast<Enum>(i);
+    fail(key, "'" + v + "' is not one of " + list(names));
+  }
+  template <size_t N>
+  static std::string list(const std::array<std::string_view, N>& names) {
     std::string all;
     for (auto n : names) all += (all.empty() ? "" : ", ") + std::string(n);
-    fail(key, "'" + v + "' is not one of " + all);
+    return all;
+  }
+  int64_t required_integer(const std::string& key, const std::string& what) {
+    if (!has(key)) fail(key, "missing: " + what);
+    return integer(key, 0);
   }
   void check_unknown() const {
     for (const auto& [k, v] : j_.items())
       if (!seen_.count(k)) fail(k, "unknown key");
   }
   Reader child(const std::string& key) {
-    if (!has(key)) return Reader(empty_, where_, prefix_.empty() ? key : prefix_ + "." + key);
-    return Reader(at(key), where_, prefix_.empty() ? key : prefix_ + "." + key);
+    if (!has(key)) return Reader(empty_, where_, dotted(key), keys_);
+    return Reader(at(key), where_, dotted(key), keys_);
+  }
+  std::string dotted(const std::string& key) const {
+    return prefix_.empty() ? key : prefix_ + "." + key;
   }
 
  private:
@@ -85,25 +107,35 @@ class Reader {
   const json& j_;
   std::string where_;
   std::string prefix_;
+  std::set<std::string>* keys_;
   std::set<std::string> seen_;
 };
 
+constexpr int kMaxMlpHidden = 1 << 16;  // model::make_workload's limit (workload.cpp)
+
 void parse_model(Reader m, PredictConfig& c) {
-  c.model = m.choice("kind", ModelKind::kGpt, kModelKindNames);
+  c.model = m.required_choice<ModelKind>("kind", kModelKindNames);
   switch (c.model) {
     case ModelKind::kGpt: {
+      // A GPT's shape has no sensible default: a config that leaves it out predicts nothing real.
       model::GptSpec& g = c.gpt;
-      g.layers = m.integer("layers", g.layers);
-      g.hidden = m.integer("hidden", g.hidden);
-      g.heads = m.integer("heads", g.heads);
+      g.layers = m.required_integer("layers", "transformer layers of the gpt model");
+      g.hidden = m.required_integer("hidden", "the gpt model's hidden size");
+      g.heads = m.required_integer("heads", "the gpt model's attention heads");
       g.kv_heads = m.integer("kv_heads", 0, 0);
       g.ffn = m.integer("ffn", 0, 0);
-      g.seq = m.integer("seq", g.seq);
-      g.vocab = m.integer("vocab", g.vocab);
+      g.seq = m.required_integer("seq", "the gpt model's sequence length in tokens");
+      g.vocab = m.required_integer("vocab", "the gpt model's vocabulary size");
       g.gated_mlp = m.boolean("gated_mlp", g.gated_mlp);
       g.experts = m.integer("experts", 0, 0);
       g.top_k = m.integer("top_k", 1);
+      if (m.has("top_k") && g.experts == 0) m.fail("top_k", "needs model.experts > 0");
+      if (g.experts > 0 && g.top_k > g.experts)
+        m.fail("top_k", std::to_string(g.top_k) + " is more than model.experts (" +
+                            std::to_string(g.experts) +
+                            "): a token is routed to top_k distinct experts");
       g.expert_ffn = m.integer("expert_ffn", 0, 0);
+      if (m.has("expert_ffn") && g.experts == 0) m.fail("expert_ffn", "needs model.experts > 0");
       g.tied_embeddings = m.boolean("tied_embeddings", g.tied_embeddings);
       g.learned_positions = m.boolean("learned_positions", g.learned_positions);
       if (g.hidden % g.heads != 0) m.fail("hidden", "must be divisible by heads");
@@ -111,7 +143,8 @@ void parse_model(Reader m, PredictConfig& c) {
         const json& l = m.at("layers_per_stage");
         if (!l.is_array()) m.fail("layers_per_stage", "must be a list of integers");
         for (const json& x : l) {
-          if (!x.is_number_integer() || x.get<int>() < 0) m.fail("layers_per_stage", "must be a list of integers >= 0");
+          if (!x.is_number_integer() || x.get<int>() < 0)
+            m.fail("layers_per_stage", "must be a list of integers >= 0");
           c.layers_per_stage.push_back(x.get<int>());
         }
       }
@@ -122,8 +155,10 @@ void parse_model(Reader m, PredictConfig& c) {
       c.vgg.classes = m.integer("classes", c.vgg.classes);
       break;
     case ModelKind::kMlp:
-      c.mlp_layers = static_cast<int>(m.integer("layers", c.mlp_layers));
-      c.mlp_hidden = static_cast<int>(m.integer("hidden", c.mlp_hidden));
+      c.mlp_layers = static_cast<int>(m.required_integer("layers", "blocks of the mlp model"));
+      c.mlp_hidden = static_cast<int>(m.required_integer("hidden", "the mlp model's hidden size"));
+      if (c.mlp_hidden > kMaxMlpHidden)
+        m.fail("hidden", "must be at most " + std::to_string(kMaxMlpHidden) + " for the mlp model");
       break;
     default:
       break;
@@ -133,9 +168,9 @@ void parse_model(Reader m, PredictConfig& c) {
 
 // What the simulator counts in 64-bit bytes and 32-bit ranks, with room to spare: configurations
 // beyond it would overflow silently.
-constexpr double kMaxGpus = 1 << 24;      // the engine's event targets (engine/event_queue.h)
-constexpr double kMaxStages = 1 << 20;    // schedule text's limit
-constexpr double kMaxModelBytes = 1e17;   // parameters, or activations of one microbatch
+constexpr double kMaxGpus = 1 << 24;     // the engine's event targets (engine/event_queue.h)
+constexpr double kMaxStages = 1 << 20;   // schedule text's limit
+constexpr double kMaxModelBytes = 1e17;  // parameters, or activations of one microbatch
 
 // Rough upper bounds of a model's parameter and per-microbatch activation bytes (4 bytes a value).
 std::pair<double, double> model_bytes(const PredictConfig& c) {
@@ -146,7 +181,8 @@ std::pair<double, double> model_bytes(const PredictConfig& c) {
     const double f = g.ffn > 0 ? g.ffn : 4 * h, e = std::max<double>(1, g.experts);
     const double ef = g.expert_ffn > 0 ? g.expert_ffn : f;
     const double params = L * (4 * h * h + 3 * h * std::max(f, ef * e)) + 2 * V * h;
-    const double acts = b * s * (L * (34 * h + 5 * static_cast<double>(g.heads) * s + 3 * f) + 2 * V);
+    const double acts =
+        b * s * (L * (34 * h + 5 * static_cast<double>(g.heads) * s + 3 * f) + 2 * V);
     return {4 * params, 4 * acts};
   }
   if (c.model == ModelKind::kVgg) {
@@ -157,20 +193,48 @@ std::pair<double, double> model_bytes(const PredictConfig& c) {
   return {4 * L * 8 * h * h, 4 * b * L * 10 * h};
 }
 
+// The least any simulation of `c` holds (replicas simulated once: pp ranks, no Timeline) against
+// this machine's memory; beyond it the run would die in std::bad_alloc after minutes.
+void check_footprint(const PredictConfig& c, Reader& top) {
+  const double memory = host_memory_bytes();
+  const double layers =
+      c.model == ModelKind::kGpt   ? static_cast<double>(c.gpt.layers) * gpt_layer_bytes()
+      : c.model == ModelKind::kMlp ? static_cast<double>(c.mlp_layers) * mlp_layer_bytes()
+                                   : 0;
+  if (layers > memory / 2)
+    top.fail("model.layers",
+             "building " +
+                 std::to_string(c.model == ModelKind::kGpt ? c.gpt.layers : c.mlp_layers) +
+                 " layers would take about " + bytes_text(layers) +
+                 " of memory; this machine has " + bytes_text(memory));
+  const double actions = schedule_actions(c.mesh.pp, c.microbatches(), c.virtual_stages);
+  const double bytes = actions * bytes_per_action(false);
+  if (bytes > memory / 2)
+    top.fail("batch.global", std::to_string(c.microbatches()) +
+                                 " microbatches per replica x pp x virtual_stages "
+                                 "make about " +
+                                 std::to_string(static_cast<int64_t>(actions)) +
+                                 " actions to simulate, about " + bytes_text(bytes) +
+                                 " of memory; this machine has " + bytes_text(memory));
+}
+
 // What the model builders would reject, said with the key to change.
 void check_shapes(const PredictConfig& c, Reader& mesh, Reader& top) {
   const double gpus = static_cast<double>(c.mesh.dp) * c.mesh.pp * c.mesh.tp * c.cp;
   if (gpus > kMaxGpus)
     mesh.fail("", "dp x pp x tp x cp = " + std::to_string(static_cast<int64_t>(gpus)) +
-                      " GPUs; the simulator takes at most " + std::to_string(static_cast<int64_t>(kMaxGpus)));
+                      " GPUs; the simulator takes at most " +
+                      std::to_string(static_cast<int64_t>(kMaxGpus)));
   if (static_cast<double>(c.mesh.pp) * c.virtual_stages > kMaxStages)
     top.fail("virtual_stages", "pp x virtual_stages is more than " +
                                    std::to_string(static_cast<int64_t>(kMaxStages)) + " stages");
   const auto [param_bytes, act_bytes] = model_bytes(c);
   if (param_bytes > kMaxModelBytes || act_bytes > kMaxModelBytes) {
     char b[160];
-    std::snprintf(b, sizeof b, "too large to count: about %.2g bytes of parameters, %.2g of activations "
-                  "per microbatch (at most %.0e each)", param_bytes, act_bytes, kMaxModelBytes);
+    std::snprintf(b, sizeof b,
+                  "too large to count: about %.2g bytes of parameters, %.2g of activations "
+                  "per microbatch (at most %.0e each)",
+                  param_bytes, act_bytes, kMaxModelBytes);
     top.fail("model", b);
   }
   const int tp = c.mesh.tp;
@@ -187,12 +251,22 @@ void check_shapes(const PredictConfig& c, Reader& mesh, Reader& top) {
            "model." + std::string(what) + " (" + std::to_string(v) + ") is not divisible by tp (" +
                std::to_string(tp) + ")");
     };
+    if (g.kv_heads > g.heads)
+      top.fail("model.kv_heads", std::to_string(g.kv_heads) + " is more than model.heads (" +
+                                     std::to_string(g.heads) +
+                                     "): each kv head serves a group of query heads");
+    if (g.heads % kv != 0)
+      top.fail("model.kv_heads", "model.heads (" + std::to_string(g.heads) +
+                                     ") is not divisible by kv_heads (" + std::to_string(kv) +
+                                     "): each kv head serves heads / kv_heads query heads");
     div("heads", g.heads);
     div("kv_heads", kv);
     div("ffn", ffn);
     div("vocab", g.vocab);
-    need(mesh, "cp", g.seq % c.cp == 0, "model.seq (" + std::to_string(g.seq) + ") is not divisible by cp");
-    need(mesh, "ep", g.experts == 0 || g.experts % c.ep == 0, "model.experts is not divisible by ep");
+    need(mesh, "cp", g.seq % c.cp == 0,
+         "model.seq (" + std::to_string(g.seq) + ") is not divisible by cp");
+    need(mesh, "ep", g.experts == 0 || g.experts % c.ep == 0,
+         "model.experts is not divisible by ep");
     if (c.layers_per_stage.empty())
       need(mesh, "pp", g.layers >= stages,
            "model.layers (" + std::to_string(g.layers) + ") fewer than pp x virtual_stages (" +
@@ -203,21 +277,29 @@ void check_shapes(const PredictConfig& c, Reader& mesh, Reader& top) {
   } else if (c.model == ModelKind::kVgg) {
     need(mesh, "tp", tp == 1, "the vgg model runs with tp = 1");
   }
+  const int64_t layers = c.model == ModelKind::kGpt ? c.gpt.layers : c.mlp_layers;
+  if (c.virtual_stages > 1 && c.layers_per_stage.empty() &&
+      (c.model == ModelKind::kGpt || c.model == ModelKind::kMlp))
+    need(top, "virtual_stages", layers % stages == 0,
+         "model.layers (" + std::to_string(layers) + ") is not divisible by pp x virtual_stages (" +
+             std::to_string(stages) +
+             "): every chunk gets the same layers, as Megatron's interleaved schedule requires "
+             "(model.layers_per_stage splits them unevenly on purpose)");
   const std::string family_rule =
       schedule::family_rule_violation(c.schedule, c.mesh, c.virtual_stages, c.microbatches());
   need(top, "schedule", family_rule.empty(), family_rule);
+  check_footprint(c, top);
 }
 
-}  // namespace
-
-int PredictConfig::microbatches() const {
-  return static_cast<int>(global_batch / (micro_batch * mesh.dp));
-}
-
-PredictConfig parse_config(const json& j, const std::string& where) {
+PredictConfig parse_config_logged(const json& j, const std::string& where, HardwareCache* catalog,
+                                  std::set<std::string>* keys) {
   PredictConfig c;
-  Reader top(j, where, "");
+  Reader top(j, where, "", keys);
   top.string("name", "");
+  if (!top.has("model"))
+    top.fail("model",
+             "missing: a config must say what it models, e.g. {\"kind\": \"gpt\", \"layers\": 24, "
+             "\"hidden\": 2304, \"heads\": 24, \"seq\": 2048, \"vocab\": 51200}");
   parse_model(top.child("model"), c);
 
   Reader mesh = top.child("mesh");
@@ -226,16 +308,19 @@ PredictConfig parse_config(const json& j, const std::string& where) {
   c.mesh.pp = static_cast<int>(mesh.integer("pp", 1));
   c.cp = static_cast<int>(mesh.integer("cp", 1));
   c.ep = static_cast<int>(mesh.integer("ep", 1));
-  if (c.mesh.dp % c.ep != 0) mesh.fail("ep", "must divide mesh.dp (experts are sharded inside the dp group)");
+  if (c.mesh.dp % c.ep != 0)
+    mesh.fail("ep", "must divide mesh.dp (experts are sharded inside the dp group)");
   if (c.ep > 1 && c.gpt.experts == 0) mesh.fail("ep", "needs model.experts > 0");
-  if (c.cp > 1 && c.model != ModelKind::kGpt) mesh.fail("cp", "context parallelism needs a gpt model");
+  if (c.cp > 1 && c.model != ModelKind::kGpt)
+    mesh.fail("cp", "context parallelism needs a gpt model");
   mesh.check_unknown();
 
   Reader batch = top.child("batch");
   c.micro_batch = batch.integer("micro", 1);
   c.global_batch = batch.integer("global", c.micro_batch * c.mesh.dp);
   if (c.global_batch % (c.micro_batch * c.mesh.dp) != 0)
-    batch.fail("global", std::to_string(c.global_batch) + " is not divisible by batch.micro x mesh.dp = " +
+    batch.fail("global", std::to_string(c.global_batch) +
+                             " is not divisible by batch.micro x mesh.dp = " +
                              std::to_string(c.micro_batch * c.mesh.dp));
   batch.check_unknown();
 
@@ -244,7 +329,8 @@ PredictConfig parse_config(const json& j, const std::string& where) {
     const auto f = schedule::parse_family(s);
     if (!f) {
       std::string all;
-      for (const auto& info : schedule::kFamilies) all += (all.empty() ? "" : ", ") + std::string(info.name);
+      for (const auto& info : schedule::kFamilies)
+        all += (all.empty() ? "" : ", ") + std::string(info.name);
       top.fail("schedule", "'" + s + "' is not one of " + all);
     }
     c.schedule = *f;
@@ -258,12 +344,25 @@ PredictConfig parse_config(const json& j, const std::string& where) {
 
   Reader cluster = top.child("cluster");
   c.gpu = cluster.string("gpu", c.gpu);
+  // The catalog entry is read here once and travels with the configuration (simulate uses it).
+  std::shared_ptr<const cost::Hardware> hardware;
   try {
-    (void)cost::find_hardware(c.gpu);  // an unknown name or a bad file is the config's error
+    hardware = catalog ? catalog->get(c.gpu)
+                       : std::make_shared<const cost::Hardware>(cost::find_hardware(c.gpu));
   } catch (const std::runtime_error& e) {
-    cluster.fail("gpu", e.what());
+    cluster.fail("gpu", e.what());  // an unknown name or a bad file is the config's error
   }
+  c.hardware = {c.gpu, hardware};
   c.gpus_per_node = static_cast<int>(cluster.integer("gpus_per_node", 0, 0));
+  c.nodes = static_cast<int>(cluster.integer("nodes", 0, 0));
+  if (c.nodes > 0) {
+    const int64_t per_node = c.gpus_per_node > 0 ? c.gpus_per_node : hardware->devices_per_node;
+    if (int64_t{c.nodes} * per_node != c.gpus())
+      cluster.fail("nodes", std::to_string(c.nodes) + " nodes of " + std::to_string(per_node) +
+                                " GPUs are " + std::to_string(int64_t{c.nodes} * per_node) +
+                                " GPUs; the mesh (dp x pp x tp x cp) uses " +
+                                std::to_string(c.gpus()));
+  }
   if (cluster.has("placement")) {
     std::string err;
     const auto order = cost::parse_dim_order(cluster.string("placement", ""), &err);
@@ -287,75 +386,51 @@ PredictConfig parse_config(const json& j, const std::string& where) {
   return c;
 }
 
-std::vector<SweepPoint> expand_sweep(const json& j, const std::string& where) {
-  // Paths (JSON pointers) of every list that stands for a value; layers_per_stage is a list by
-  // nature, so only a list of lists sweeps it.
-  std::vector<std::pair<json::json_pointer, std::string>> lists;
-  std::function<void(const json&, const json::json_pointer&, const std::string&)> walk =
-      [&](const json& v, const json::json_pointer& ptr, const std::string& dotted) {
-        if (v.is_object()) {
-          for (const auto& [k, x] : v.items()) walk(x, ptr / k, dotted.empty() ? k : dotted + "." + k);
-        } else if (v.is_array()) {
-          const bool natural_list = dotted == "model.layers_per_stage";
-          if (!natural_list || (!v.empty() && v.front().is_array())) {
-            if (v.empty()) throw std::runtime_error(where + ": key '" + dotted + "': an empty list sweeps nothing");
-            lists.emplace_back(ptr, dotted);
-          }
-        }
-      };
-  walk(j, json::json_pointer(), "");
-  double count = 1;
-  for (const auto& [ptr, dotted] : lists) count *= static_cast<double>(j.at(ptr).size());
-  if (count > static_cast<double>(kMaxSweepPoints))
-    throw std::runtime_error(where + ": the lists sweep " + std::to_string(static_cast<int64_t>(count)) +
-                             " combinations; at most " + std::to_string(kMaxSweepPoints));
-  std::vector<SweepPoint> points;
-  size_t invalid = 0;
-  std::vector<size_t> idx(lists.size(), 0);
-  for (;;) {
-    SweepPoint p;
-    p.json = j;
-    for (size_t i = 0; i < lists.size(); ++i) {
-      const json& value = j.at(lists[i].first).at(idx[i]);
-      p.json[lists[i].first] = value;
-      p.swept.emplace_back(lists[i].second, value.is_string() ? value.get<std::string>() : value.dump());
-    }
-    if (lists.empty()) {
-      p.config = parse_config(p.json, where);
-      points.push_back(std::move(p));
-      return points;
-    }
-    try {
-      p.config = parse_config(p.json, where);
-    } catch (const std::runtime_error& e) {
-      p.error = e.what();
-      if (p.error.rfind(where + ": ", 0) == 0) p.error.erase(0, where.size() + 2);
-      ++invalid;
-    }
-    points.push_back(std::move(p));
-    size_t k = lists.size();
-    while (k > 0) {
-      --k;
-      if (++idx[k] < j.at(lists[k].first).size()) break;
-      idx[k] = 0;
-      if (k == 0) {
-        if (invalid == points.size()) throw std::runtime_error(where + ": " + points.front().error);
-        return points;
-      }
-    }
-  }
+}  // namespace
+
+std::string shortened_key(const std::string& dotted) {
+  return dotted.size() <= 60 ? dotted : dotted.substr(0, 60) + "...";
 }
 
-json load_json_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(path + ": is a directory, not a JSON file");
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open");
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(path + ": malformed JSON at byte " + std::to_string(e.byte));
+int PredictConfig::microbatches() const {
+  return static_cast<int>(global_batch / (micro_batch * mesh.dp));
+}
+
+std::shared_ptr<const cost::Hardware> HardwareCache::get(const std::string& name_or_path) {
+  auto it = entries_.find(name_or_path);
+  if (it == entries_.end())
+    it = entries_
+             .emplace(name_or_path,
+                      std::make_shared<const cost::Hardware>(cost::find_hardware(name_or_path)))
+             .first;
+  return it->second;
+}
+
+PredictConfig parse_config(const json& j, const std::string& where, HardwareCache* catalog) {
+  return parse_config_logged(j, where, catalog, nullptr);
+}
+
+std::vector<std::string> config_keys() {
+  // One valid configuration per model kind, each reading every key of its kind.
+  std::set<std::string> keys;
+  HardwareCache catalog;
+  for (const std::string_view kind : kModelKindNames) {
+    json j = {{"model", {{"kind", kind}}}};
+    if (kind == "gpt")
+      j["model"].update({{"layers", 2},
+                         {"hidden", 64},
+                         {"heads", 4},
+                         {"seq", 16},
+                         {"vocab", 64},
+                         {"experts", 2}});
+    if (kind == "mlp") j["model"].update({{"layers", 2}, {"hidden", 8}});
+    try {
+      parse_config_logged(j, "config_keys", &catalog, &keys);
+    } catch (const std::runtime_error&) {
+      // A kind whose minimal config fails still logged the keys it read.
+    }
   }
+  return {keys.begin(), keys.end()};
 }
 
 }  // namespace meshscope::predict

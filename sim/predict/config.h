@@ -2,20 +2,20 @@
 // from the JSON of `meshscope predict --config`, and sweeps: any value given as a list expands
 // into one configuration per combination.
 //
-//   {"model": {"kind": "gpt", "layers": 24, "hidden": 2304, "heads": 24, "seq": 2048, "vocab": 51200},
+//   {"model": {"kind": "gpt", "layers": 24, "hidden": 2304, "heads": 24, "seq": 2048, "vocab":
+//   51200},
 //    "mesh": {"dp": 16, "tp": 1, "pp": 1},
 //    "batch": {"global": 512, "micro": 1},
 //    "schedule": "1f1b", "virtual_stages": 1,
 //    "cluster": {"gpu": "a100-80gb", "gpus_per_node": 8},
 //    "options": {"recompute": "none", "sequence_parallel": false, "precision": "bf16", "zero": 0}}
 //
-// Further keys: model.{kv_heads, ffn, gated_mlp, experts, top_k, expert_ffn, tied_embeddings,
-// learned_positions, layers_per_stage} (gpt), model.{image, classes} (vgg), model.{layers, hidden}
-// (mlp), mesh.{cp, ep}, cluster.{placement ("tp,cp,pp,dp"), nodes}, options.{flash_attention,
-// optimizer ("adam"|"sgd"), symmetry ("auto"|"on"|"off")}.
+// Every key, its type, unit, default and meaning: docs/CONFIG.md.
 #pragma once
 
 #include <array>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,23 +34,39 @@
 namespace meshscope::predict {
 
 enum class ModelKind : uint8_t { kGpt = 0, kVgg, kMlp, kChain, kClassifier, kCount };
-inline constexpr std::array<std::string_view, static_cast<size_t>(ModelKind::kCount)> kModelKindNames = {
-    "gpt", "vgg", "mlp", "chain", "classifier"};
+inline constexpr std::array<std::string_view, static_cast<size_t>(ModelKind::kCount)>
+    kModelKindNames = {"gpt", "vgg", "mlp", "chain", "classifier"};
 constexpr std::string_view name(ModelKind k) { return kModelKindNames[static_cast<size_t>(k)]; }
 
 enum class Optimizer : uint8_t { kAdam = 0, kSgd, kCount };
-inline constexpr std::array<std::string_view, static_cast<size_t>(Optimizer::kCount)> kOptimizerNames = {
-    "adam", "sgd"};
+inline constexpr std::array<std::string_view, static_cast<size_t>(Optimizer::kCount)>
+    kOptimizerNames = {"adam", "sgd"};
 
 enum class Symmetry : uint8_t { kAuto = 0, kOn, kOff, kCount };
-inline constexpr std::array<std::string_view, static_cast<size_t>(Symmetry::kCount)> kSymmetryNames = {
-    "auto", "on", "off"};
+inline constexpr std::array<std::string_view, static_cast<size_t>(Symmetry::kCount)>
+    kSymmetryNames = {"auto", "on", "off"};
+
+// Catalog entries read once per name or path: a sweep or a search reads each file once.
+class HardwareCache {
+ public:
+  // cost::find_hardware's entry (its errors too), read at the first call for the name.
+  std::shared_ptr<const cost::Hardware> get(const std::string& name_or_path);
+
+ private:
+  std::map<std::string, std::shared_ptr<const cost::Hardware>> entries_;
+};
+
+// The catalog entry a configuration's `gpu` named when it was parsed.
+struct ResolvedHardware {
+  std::string gpu;  // the name it was read for: a config whose gpu changed since reads it again
+  std::shared_ptr<const cost::Hardware> entry;
+};
 
 struct PredictConfig {
   ModelKind model = ModelKind::kGpt;
   model::GptSpec gpt;
   model::VggSpec vgg;
-  int mlp_layers = 8;   // mlp: blocks h -> 4h -> h
+  int mlp_layers = 8;  // mlp: blocks h -> 4h -> h
   int mlp_hidden = 256;
   std::vector<int> layers_per_stage;  // gpt only; empty: split evenly
 
@@ -66,6 +82,8 @@ struct PredictConfig {
 
   std::string gpu = "a100-80gb";  // catalog name or path to a .json
   int gpus_per_node = 0;          // 0: the catalog's devices_per_node
+  int nodes = 0;                  // 0: as many as the mesh needs; else nodes x per node = gpus()
+  ResolvedHardware hardware;      // set by parse_config; empty: simulate reads the catalog
   cost::DimOrder placement = cost::kDefaultOrder;
 
   model::Recompute recompute = model::Recompute::kNone;
@@ -81,8 +99,21 @@ struct PredictConfig {
 };
 
 // Parses one configuration; `where` (the file name) starts every error message, which names the
-// key: "run.json: key 'mesh.dp': must be an integer >= 1". Unknown keys are errors too.
-PredictConfig parse_config(const nlohmann::json& j, const std::string& where);
+// key: "run.json: key 'mesh.dp': must be an integer >= 1". Unknown keys are errors too. The
+// catalog entry of cluster.gpu is read through `catalog` when given (else from disk).
+PredictConfig parse_config(const nlohmann::json& j, const std::string& where,
+                           HardwareCache* catalog = nullptr);
+
+// Keys a configuration may hold, dotted ("model.kv_heads"), as parse_config reads them for every
+// model kind: what docs/CONFIG.md must describe.
+std::vector<std::string> config_keys();
+
+// Deeper nesting than a configuration has any use for (top, section, list, list of lists) is
+// refused before anything walks it recursively.
+inline constexpr int kMaxConfigDepth = 16;
+
+// A dotted key as error messages print it: a hostile nesting's "model.a.a.a..." cut to 60 chars.
+std::string shortened_key(const std::string& dotted);
 
 // One point of a sweep: its configuration and the values of the swept keys ("mesh.tp" -> "4").
 struct SweepPoint {
@@ -99,7 +130,15 @@ struct SweepPoint {
 inline constexpr size_t kMaxSweepPoints = 100000;
 std::vector<SweepPoint> expand_sweep(const nlohmann::json& j, const std::string& where);
 
-// Reads and parses a JSON file (malformed JSON: the byte offset is in the message).
+// Reads and parses a JSON file. Every error names the file and, where it has one, the byte:
+// malformed JSON, a number out of a double's range, nesting deeper than kMaxConfigDepth.
 nlohmann::json load_json_file(const std::string& path);
+
+// Where `predict --config NAME` finds NAME when it is not a file from the working directory: a
+// relative path is tried against each configs folder (MESHSCOPE_CONFIGS, colon-separated; the
+// source tree's sim/predict/configs; `configs/` next to the executable), so the README's
+// `sim/predict/configs/...` and a bare `korthikanti-175b.json` work from any directory. Returns
+// the path unchanged when no folder has it (the error then names the path as given).
+std::string resolve_config_path(const std::string& path);
 
 }  // namespace meshscope::predict

@@ -2,6 +2,8 @@
 #include "sim/predict/search.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -24,24 +26,41 @@ std::vector<int> divisors(int64_t n) {
 
 int64_t layers_of(const PredictConfig& c) {
   switch (c.model) {
-    case ModelKind::kGpt: return c.gpt.layers;
-    case ModelKind::kMlp: return c.mlp_layers;
-    case ModelKind::kVgg: return 16;
-    default: return 3;
+    case ModelKind::kGpt:
+      return c.gpt.layers;
+    case ModelKind::kMlp:
+      return c.mlp_layers;
+    case ModelKind::kVgg:
+      return 16;
+    default:
+      return 3;
   }
+}
+
+// The catalog entry parse_config read, else the catalog's (a config built in code).
+cost::Hardware hardware_of(const PredictConfig& c) {
+  return c.hardware.entry && c.hardware.gpu == c.gpu ? *c.hardware.entry
+                                                     : cost::find_hardware(c.gpu);
+}
+
+std::string joined(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return s;
 }
 
 }  // namespace
 
 std::vector<PredictConfig> search_space(const PredictConfig& base, const SearchOptions& o) {
   if (o.gpus < 1 || o.gpus > kMaxSearchGpus)
-    throw std::invalid_argument("--gpus must be in [1, " + std::to_string(kMaxSearchGpus) + "], got " +
-                                std::to_string(o.gpus));
-  const int per_node = base.gpus_per_node > 0 ? base.gpus_per_node
-                                               : cost::find_hardware(base.gpu).devices_per_node;
+    throw std::invalid_argument("--gpus must be in [1, " + std::to_string(kMaxSearchGpus) +
+                                "], got " + std::to_string(o.gpus));
+  const int per_node =
+      base.gpus_per_node > 0 ? base.gpus_per_node : hardware_of(base).devices_per_node;
   const int max_tp = o.max_tp > 0 ? o.max_tp : per_node;
   const int64_t per_cp = o.gpus / base.cp;
-  if (per_cp * base.cp != o.gpus) throw std::invalid_argument("--gpus must be divisible by mesh.cp");
+  if (per_cp * base.cp != o.gpus)
+    throw std::invalid_argument("--gpus must be divisible by mesh.cp");
   std::vector<PredictConfig> out;
   for (int tp : divisors(per_cp)) {
     if (tp > max_tp) continue;
@@ -86,8 +105,16 @@ std::vector<PredictConfig> search_space(const PredictConfig& base, const SearchO
 }
 
 std::vector<Candidate> search(const PredictConfig& base, const SearchOptions& o,
-                              const std::function<void(size_t, size_t)>& progress) {
-  const std::vector<PredictConfig> space = search_space(base, o);
+                              const std::function<void(size_t, size_t)>& progress,
+                              SearchReport* report) {
+  PredictConfig resolved = base;
+  if (!resolved.hardware.entry || resolved.hardware.gpu != resolved.gpu)  // the catalog read once
+    resolved.hardware = {base.gpu,
+                         std::make_shared<const cost::Hardware>(cost::find_hardware(base.gpu))};
+  const std::vector<PredictConfig> space = search_space(resolved, o);
+  SearchReport rep;
+  rep.candidates = space.size();
+  rep.memory_capacity_bytes = resolved.hardware.entry->memory_bytes;
   std::vector<Candidate> fits;
   SimulateOptions so;
   so.build_timeline = false;
@@ -96,7 +123,10 @@ std::vector<Candidate> search(const PredictConfig& base, const SearchOptions& o,
     const PredictConfig& c = space[i];
     try {
       Simulation sim = simulate(c, so);
-      if (sim.summary.fits) {
+      if (!sim.summary.fits) {
+        if (rep.over_memory++ == 0 || sim.summary.peak_memory_bytes < rep.least_memory_bytes)
+          rep.least_memory_bytes = sim.summary.peak_memory_bytes;
+      } else {
         Candidate cand;
         cand.config = c;
         cand.summary = std::move(sim.summary);
@@ -105,15 +135,39 @@ std::vector<Candidate> search(const PredictConfig& base, const SearchOptions& o,
                      (c.virtual_stages > 1 ? " v=" + std::to_string(c.virtual_stages) : "");
         fits.push_back(std::move(cand));
       }
-    } catch (const std::invalid_argument&) {
+    } catch (const std::invalid_argument& e) {
       // This shape does not suit the model (heads over tp, layers over stages): not a candidate.
+      if (rep.unsuitable++ == 0) rep.first_unsuitable = e.what();
     }
     if (progress) progress(i + 1, space.size());
   }
   std::stable_sort(fits.begin(), fits.end(), [](const Candidate& a, const Candidate& b) {
     return a.summary.step_time_s < b.summary.step_time_s;
   });
+  if (report != nullptr) *report = rep;
   return fits;
+}
+
+std::string why_nothing_fits(const PredictConfig& base, const SearchOptions& o,
+                             const SearchReport& r) {
+  const std::string gpus = std::to_string(o.gpus) + " GPUs";
+  if (r.candidates == 0) {
+    return "no mesh of " + gpus + " divides batch.global (" + std::to_string(base.global_batch) +
+           ") into microbatches: it must be divisible by micro x dp for a micro of " +
+           joined(o.micro_batches) +
+           " and a dp that with tp (at most GPUs per node) and pp (at most the layers) uses the " +
+           gpus;
+  }
+  if (r.over_memory == 0) {
+    return "none of the " + std::to_string(r.candidates) + " configurations of " + gpus +
+           " suits the model; the first: " + r.first_unsuitable;
+  }
+  char b[96];
+  std::snprintf(b, sizeof b, "%.1f GiB of the device's %.1f GiB",
+                r.least_memory_bytes / 1073741824.0, r.memory_capacity_bytes / 1073741824.0);
+  return "no configuration of " + gpus + " fits memory: " + std::to_string(r.over_memory) +
+         " simulated, the smallest needs " + b +
+         " (options.zero, options.recompute or more GPUs reduce it)";
 }
 
 }  // namespace meshscope::predict

@@ -31,9 +31,25 @@ struct Candidate {
 // The configurations the search tries (model, batch, cluster and options come from `base`).
 std::vector<PredictConfig> search_space(const PredictConfig& base, const SearchOptions& options);
 
+// What became of the search space: so an empty result says why.
+struct SearchReport {
+  size_t candidates = 0;           // meshes x microbatch sizes x schedules tried
+  size_t unsuitable = 0;           // the model cannot take them (heads over tp, ...)
+  std::string first_unsuitable;    // the first one's reason
+  size_t over_memory = 0;          // simulated but beyond the device's memory
+  int64_t least_memory_bytes = 0;  // the smallest peak among those
+  double memory_capacity_bytes = 0;
+};
+
 // Simulates every candidate (progress(i, n) after each) and returns those that fit, fastest first.
 // Candidates the model cannot take (heads not divisible by tp, ...) are skipped.
 std::vector<Candidate> search(const PredictConfig& base, const SearchOptions& options,
-                              const std::function<void(size_t, size_t)>& progress = {});
+                              const std::function<void(size_t, size_t)>& progress = {},
+                              SearchReport* report = nullptr);
+
+// Why a search found nothing, in one line naming the key to change: no mesh of the GPU budget
+// divides batch.global, none suits the model, or none fits memory.
+std::string why_nothing_fits(const PredictConfig& base, const SearchOptions& options,
+                             const SearchReport& report);
 
 }  // namespace meshscope::predict

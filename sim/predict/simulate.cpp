@@ -7,12 +7,14 @@
 #include <set>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 
 #include "sim/cost/collective_model.h"
 #include "sim/cost/compute_model.h"
 #include "sim/cost/hardware.h"
 #include "sim/cost/topology.h"
 #include "sim/engine/symmetry.h"
+#include "sim/predict/footprint.h"
 #include "sim/predict/workload_costs.h"
 #include "sim/predict/zero.h"
 #include "sim/schedule/generators.h"
@@ -21,15 +23,6 @@
 
 namespace meshscope::predict {
 namespace {
-
-cost::Hardware hardware_for(const PredictConfig& c) {
-  cost::Hardware hw = cost::find_hardware(c.gpu);
-  if (c.gpus_per_node > 0) {
-    hw.devices_per_node = c.gpus_per_node;
-    hw.nics_per_node = std::min(hw.nics_per_node, c.gpus_per_node);
-  }
-  return hw;
-}
 
 std::string mesh_text(const PredictConfig& c) {
   std::string s = mesh::to_string(c.mesh);
@@ -48,12 +41,11 @@ double optimizer_seconds(const PredictConfig& c, double params, const cost::Comp
                          const cost::Calibration* calibration) {
   if (calibration != nullptr) {
     const cost::PhaseFit& f = calibration->phase(traces::Phase::kOptimizer);
-    if (f.flops_per_s > 0) return f.overhead_ns * 1e-9 + 2 * params / f.flops_per_s * update_bytes(c) / 12;
+    if (f.flops_per_s > 0)
+      return f.overhead_ns * 1e-9 + 2 * params / f.flops_per_s * update_bytes(c) / 12;
   }
   return compute.stream_seconds(params * update_bytes(c));
 }
-
-int m_size(const PredictConfig& c) { return c.mesh.dp * c.mesh.pp * c.mesh.tp; }
 
 schedule::Schedule generate_or_explain(const schedule::GeneratorConfig& g) {
   try {
@@ -63,222 +55,416 @@ schedule::Schedule generate_or_explain(const schedule::GeneratorConfig& g) {
   }
 }
 
+// ---- 1. resolve: the configuration's hardware, workload and per-stage times ---------------------
+
+// Everything priced once per configuration. Not copyable: the models hold references into it.
+struct Resolved {
+  Resolved(const PredictConfig& c, const SimulateOptions& o)
+      : config(c),
+        calibration(o.calibration),
+        hw(hardware_for(c)),
+        w(workload_costs(c)),
+        num_stages(static_cast<int>(w.stages.size())),
+        compute(hw, c.precision, o.calibration),
+        topo(c.mesh, c.cp, hw.devices_per_node, c.placement),
+        pricer(hw, topo, c.ep, o.calibration),
+        mesh(c.mesh) {
+    // Fitted rates replace the catalog's: those of another device would silently mean nothing.
+    if (o.calibration != nullptr && !o.calibration->hardware.empty() &&
+        o.calibration->hardware != hw.name)
+      throw std::invalid_argument("calibration: fitted on '" + o.calibration->hardware +
+                                  "' (calibrate --hardware), the config runs on '" + hw.name + "'");
+    const int e = cost::element_bytes(c.precision);
+    generator.family = c.schedule;
+    generator.mesh = c.mesh;
+    generator.microbatches = c.microbatches();
+    generator.virtual_stages = c.virtual_stages;
+    param_bytes.resize(num_stages);
+    for (int s = 0; s < num_stages; ++s) {
+      generator.activation_bytes.push_back(w.stages[s].output_bytes);
+      param_bytes[s] = (w.dense_parameters[s] + w.expert_parameters[s]) * e;
+      generator.gradient_bytes.push_back(param_bytes[s]);
+      const double shards = c.zero >= 1 ? c.mesh.dp : 1;
+      const double opt_s = optimizer_seconds(
+          c, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute, o.calibration);
+      timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
+    }
+  }
+  Resolved(const Resolved&) = delete;
+  Resolved& operator=(const Resolved&) = delete;
+
+  static cost::Hardware hardware_for(const PredictConfig& c) {
+    // The entry parse_config read, unless the caller changed the gpu since.
+    cost::Hardware hw = c.hardware.entry && c.hardware.gpu == c.gpu ? *c.hardware.entry
+                                                                    : cost::find_hardware(c.gpu);
+    if (c.gpus_per_node > 0) {
+      hw.devices_per_node = c.gpus_per_node;
+      hw.nics_per_node = std::min(hw.nics_per_node, c.gpus_per_node);
+    }
+    return hw;
+  }
+
+  const PredictConfig& config;
+  const cost::Calibration* calibration;
+  const cost::Hardware hw;
+  const WorkloadCosts w;
+  const int num_stages;
+  const cost::ComputeModel compute;
+  const cost::Topology topo;
+  const CommPricer pricer;
+  const mesh::Mesh mesh;
+  schedule::GeneratorConfig generator;
+  std::vector<int64_t> param_bytes;
+  std::vector<engine::StageTiming> timings;
+};
+
+// Prices of the full mesh's links and collectives, by global rank. A collective's price depends
+// on its group's span over nodes, which is the same for every member of one group: spans are
+// computed once per group (O(group size) each, so O(ranks) for all groups of a kind).
+class FullMeshPrices {
+ public:
+  explicit FullMeshPrices(const Resolved& r) : r_(r) {}
+
+  int tier(int a, int b) const { return r_.topo.same_node(a, b) ? 0 : 1; }
+
+  int64_t collective_ns(int rank, const schedule::Action& a) {
+    const cost::GroupSpan span = span_of(a.group, rank);
+    const auto key = std::make_tuple(static_cast<int>(a.kind), a.stage, a.bytes, span.ranks,
+                                     span.nodes, span.ranks_per_node, static_cast<int>(a.group));
+    auto it = prices_.find(key);
+    if (it != prices_.end()) return it->second;
+    const PredictConfig& c = r_.config;
+    const auto kind = collective_kind(a.kind);
+    double seconds;
+    const int64_t expert = a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages
+                               ? r_.w.expert_parameters[a.stage]
+                               : 0;
+    if (expert > 0 && c.ep > 1) {
+      // Expert gradients reduce over the dp / ep replicas of each expert only.
+      const double share = static_cast<double>(expert) / (expert + r_.w.dense_parameters[a.stage]);
+      cost::GroupSpan edp{span.ranks / c.ep, std::min(span.nodes, span.ranks / c.ep),
+                          std::max(1, span.ranks_per_node / c.ep)};
+      seconds =
+          cost::collective_time(r_.hw, kind, a.bytes * (1 - share), span, r_.calibration).seconds +
+          cost::collective_time(r_.hw, kind, a.bytes * share, edp, r_.calibration).seconds;
+    } else {
+      seconds =
+          cost::collective_time(r_.hw, kind, static_cast<double>(a.bytes), span, r_.calibration)
+              .seconds;
+    }
+    const int64_t v = static_cast<int64_t>(std::llround(seconds * 1e9));
+    prices_.emplace(key, v);
+    return v;
+  }
+
+  // A collective keeps its members' network ports busy when its group spans nodes, else their
+  // NVLink ports: point-to-point transfers then share them.
+  int collective_tier(int rank, const schedule::Action& a) {
+    return span_of(a.group, rank).nodes > 1 ? 1 : 0;
+  }
+
+  // The first member of `rank`'s group of kind g: every member's group span is that member's.
+  int group_leader(mesh::GroupKind g, int rank) const {
+    mesh::MeshCoord c = r_.mesh.coord_of(rank);
+    switch (g) {
+      case mesh::GroupKind::kDp:
+        c.dp = 0;
+        break;
+      case mesh::GroupKind::kTp:
+        c.tp = 0;
+        break;
+      case mesh::GroupKind::kPp:
+        c.pp = 0;
+        break;
+      default:
+        return 0;
+    }
+    return r_.mesh.rank_of(c);
+  }
+
+ private:
+  cost::GroupSpan span_of(mesh::GroupKind g, int rank) {
+    const int leader = group_leader(g, rank);
+    const uint64_t key = (uint64_t{static_cast<uint8_t>(g)} << 32) | static_cast<uint32_t>(leader);
+    auto it = spans_.find(key);
+    if (it == spans_.end()) it = spans_.emplace(key, r_.topo.span(g, leader)).first;
+    return it->second;
+  }
+
+  const Resolved& r_;
+  std::unordered_map<uint64_t, cost::GroupSpan> spans_;
+  std::map<std::tuple<int, int, int64_t, int, int, int, int>, int64_t> prices_;
+};
+
+// ---- 2. the engine's input: stage times, link tiers, shared processors --------------------------
+
+// CPU backend: every rank is a thread; beyond the host's cores they share them.
+bool shares_cores(const Resolved& r) {
+  const PredictConfig& c = r.config;
+  return r.hw.kind == "cpu" && r.hw.host_cores > 0 &&
+         c.mesh.dp * c.mesh.pp * c.mesh.tp > r.hw.host_cores;
+}
+
+engine::EngineInput engine_input(const Resolved& r) {
+  const cost::P2pLink intra = cost::p2p_link(r.hw, true, r.calibration);
+  const cost::P2pLink inter = cost::p2p_link(r.hw, false, r.calibration);
+  engine::EngineInput in;
+  in.stages = r.timings;
+  in.links = {
+      engine::LinkSpec{intra.bandwidth_bytes_per_s, static_cast<int64_t>(intra.latency_ns)},
+      engine::LinkSpec{inter.bandwidth_bytes_per_s, static_cast<int64_t>(inter.latency_ns)}};
+  if (shares_cores(r)) in.shared_processors = r.hw.host_cores;
+  return in;
+}
+
+// The bubble fraction is traces::analyze's (as `run` reports it): from the Timeline when the
+// caller wants one, else, up to the sizes where that is cheap, from the same busy time computed
+// from the ops' times without building the Timeline (its span names alone cost a string each).
+void record_for(const SimulateOptions& o, const schedule::Schedule& s, engine::EngineInput& in) {
+  int64_t actions = 0;
+  for (const auto& program : s.ranks) actions += static_cast<int64_t>(program.size());
+  in.build_timeline = o.build_timeline;
+  in.record_busy = !o.build_timeline &&
+                   static_cast<int64_t>(s.ranks.size()) <= kTimelineRanksForBubbles &&
+                   actions <= kTimelineActionsForBubbles;
+}
+
+// ---- 3. replication: the representatives once, or every rank ------------------------------------
+
 // Every replica's transfers use the tier its representative's do, and its collectives cost the
-// same: then the representatives' simulation is the full one (engine/symmetry.h).
-template <typename Tier, typename Coll>
-bool replicas_cost_alike(const mesh::Mesh& m, const schedule::Schedule& reps, const std::vector<int>& original,
-                         const Tier& tier, const Coll& coll) {
+// same: then the representatives' simulation is the full one (engine/symmetry.h). A collective
+// is checked once per distinct group of its kind (one member stands for its group: they share
+// its span), so the check is linear in the ranks.
+bool replicas_cost_alike(const Resolved& r, FullMeshPrices& prices, const schedule::Schedule& reps,
+                         const std::vector<int>& original) {
+  const mesh::Mesh& m = r.mesh;
   const mesh::MeshShape shape = m.shape();
   for (int st = 0; st + 1 < reps.num_stages; ++st) {
     const int p = reps.stage_owner[st], q = reps.stage_owner[st + 1];
     if (p == q) continue;
-    const int want = tier(original[p], original[q]);
+    const int want = prices.tier(original[p], original[q]);
     for (int dp = 0; dp < shape.dp; ++dp)
       for (int tp = 0; tp < shape.tp; ++tp)
-        if (tier(m.rank_of({dp, p, tp}), m.rank_of({dp, q, tp})) != want) return false;
+        if (prices.tier(m.rank_of({dp, p, tp}), m.rank_of({dp, q, tp})) != want) return false;
   }
+  std::vector<int> leaders;
   for (int p = 0; p < shape.pp; ++p) {
     std::set<std::tuple<int, int, int, int64_t>> seen;  // ZeRO-3 repeats its gathers per microbatch
     for (const schedule::Action& a : reps.ranks[p]) {
       if (!schedule::is_collective(a.kind)) continue;
-      if (!seen.emplace(static_cast<int>(a.kind), static_cast<int>(a.group), a.stage, a.bytes).second) continue;
-      const int64_t want = coll(original[p], a);
+      if (!seen.emplace(static_cast<int>(a.kind), static_cast<int>(a.group), a.stage, a.bytes)
+               .second)
+        continue;
+      const int64_t want = prices.collective_ns(original[p], a);
+      leaders.clear();
       for (int dp = 0; dp < shape.dp; ++dp)
-        for (int tp = 0; tp < shape.tp; ++tp)
-          if (coll(m.rank_of({dp, p, tp}), a) != want) return false;
+        for (int tp = 0; tp < shape.tp; ++tp) {
+          const int rank = m.rank_of({dp, p, tp});
+          if (prices.group_leader(a.group, rank) == rank) leaders.push_back(rank);
+        }
+      for (int rank : leaders)
+        if (prices.collective_ns(rank, a) != want) return false;
     }
   }
   return true;
+}
+
+// What simulating every rank holds in memory, refused beyond half of this machine's.
+void check_full_footprint(const Resolved& r, bool timeline) {
+  const PredictConfig& c = r.config;
+  const double actions =
+      schedule_actions(static_cast<double>(r.mesh.size()), c.microbatches(), c.virtual_stages);
+  const double bytes = actions * bytes_per_action(timeline);
+  const double memory = host_memory_bytes();
+  if (bytes > memory / 2)
+    throw std::invalid_argument(
+        "key 'mesh': simulating every one of its " + std::to_string(r.mesh.size()) +
+        " ranks means about " + std::to_string(static_cast<int64_t>(actions)) + " actions, " +
+        bytes_text(bytes) + " of memory; this machine has " + bytes_text(memory) +
+        (c.symmetry == Symmetry::kOff ? " (options.symmetry is \"off\")"
+                                      : " (its replicas differ)"));
+}
+
+struct Run {
+  engine::EngineResult result;
+  schedule::Schedule schedule;
+  bool once = false;  // the representatives stood for their replicas
+  bool timeline = false;
+  bool busy = false;  // RankStats::busy_ns recorded
+};
+
+// A given schedule: validated, then run once over the representatives when it is symmetric.
+Run run_given(const Resolved& r, FullMeshPrices& prices, engine::EngineInput in,
+              const SimulateOptions& o) {
+  const PredictConfig& c = r.config;
+  // The engine reports deadlocks and unmatched transfers, but runs work in any order: what the
+  // executor would refuse (a B before its F, work missing or repeated) must not get a step time.
+  const schedule::ValidationResult valid = schedule::validate(*o.schedule);
+  if (!valid.ok()) throw std::invalid_argument("schedule: " + valid.error->message);
+  if (!(o.schedule->mesh == c.mesh) || o.schedule->num_stages != r.num_stages)
+    throw std::invalid_argument("schedule: its mesh " + mesh::to_string(o.schedule->mesh) +
+                                " and " + std::to_string(o.schedule->num_stages) +
+                                " stages differ from the config's " + mesh::to_string(c.mesh) +
+                                " and " + std::to_string(r.num_stages));
+  Run run;
+  run.schedule = *o.schedule;
+  in.schedule = &run.schedule;
+  in.tier_of = [&prices](int a, int b) { return prices.tier(a, b); };
+  in.collective_ns = [&prices](int rank, const schedule::Action& a) {
+    return prices.collective_ns(rank, a);
+  };
+  in.collective_tier = [&prices](int rank, const schedule::Action& a) {
+    return prices.collective_tier(rank, a);
+  };
+  run.once = c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shares_cores(r) &&
+             engine::replicas_symmetric(in);
+  record_for(o, run.schedule, in);
+  run.timeline = in.build_timeline;
+  run.busy = in.record_busy;
+  run.result =
+      run.once ? engine::simulate_symmetric(in, {o.expand_replicas}) : engine::simulate(in);
+  return run;
+}
+
+// Generated: the representatives (dp 0, tp 0 of each pp rank) alone when every replica's links
+// and collectives cost what the representative's do; else every rank.
+Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput in,
+                  const SimulateOptions& o) {
+  const PredictConfig& c = r.config;
+  Run run;
+  // Replicas sharing cores slow each other down: they cannot be simulated once.
+  if (c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shares_cores(r)) {
+    schedule::GeneratorConfig rg = r.generator;
+    rg.mesh = {std::min(c.mesh.dp, 2), c.mesh.pp, 1};  // dp 2 keeps the dp all-reduces in
+    schedule::Schedule reps = generate_or_explain(rg);
+    reps.mesh = {1, c.mesh.pp, 1};
+    reps.ranks.resize(c.mesh.pp);
+    apply_zero(reps, c.zero, c.mesh.dp, r.param_bytes);
+    std::vector<int> original(c.mesh.pp);
+    for (int p = 0; p < c.mesh.pp; ++p) original[p] = r.mesh.rank_of({0, p, 0});
+    run.once = replicas_cost_alike(r, prices, reps, original);
+    if (!run.once && c.symmetry == Symmetry::kOn)
+      throw std::invalid_argument(
+          "options.symmetry: replicas differ (their nodes split links "
+          "differently); use \"auto\" or \"off\"");
+    if (run.once) {
+      record_for(o, reps, in);
+      run.timeline = in.build_timeline;
+      run.busy = in.record_busy;
+      run.schedule = std::move(reps);
+      in.schedule = &run.schedule;
+      in.tier_of = [&](int a, int b) { return prices.tier(original[a], original[b]); };
+      in.collective_ns = [&](int rank, const schedule::Action& a) {
+        return prices.collective_ns(original[rank], a);
+      };
+      in.collective_tier = [&](int rank, const schedule::Action& a) {
+        return prices.collective_tier(original[rank], a);
+      };
+      run.result = engine::simulate_representatives(in, c.mesh, {o.expand_replicas});
+      return run;
+    }
+  }
+  check_full_footprint(r, o.build_timeline);
+  run.schedule = generate_or_explain(r.generator);
+  apply_zero(run.schedule, c.zero, c.mesh.dp, r.param_bytes);
+  record_for(o, run.schedule, in);
+  run.timeline = in.build_timeline;
+  run.busy = in.record_busy;
+  in.schedule = &run.schedule;
+  in.tier_of = [&prices](int a, int b) { return prices.tier(a, b); };
+  in.collective_ns = [&prices](int rank, const schedule::Action& a) {
+    return prices.collective_ns(rank, a);
+  };
+  in.collective_tier = [&prices](int rank, const schedule::Action& a) {
+    return prices.collective_tier(rank, a);
+  };
+  run.result = engine::simulate(in);
+  return run;
+}
+
+// ---- 4. summarise: throughput, MFU, bubbles, memory ---------------------------------------------
+
+// traces::analyze's overall bubble fraction over the simulated ranks (the representatives when
+// they stood for their replicas, as the Timeline's devices then are): sum of idle over sum of
+// windows, the window [0, step end], in the same integers.
+double busy_bubble_fraction(const Resolved& r, const Run& run) {
+  const engine::EngineResult& res = run.result;
+  const int64_t window = res.step_time_ns;
+  int64_t idle = 0, devices = 0;
+  auto add = [&](int rank) {
+    idle += window - res.ranks[rank].busy_ns;
+    ++devices;
+  };
+  if (run.once) {
+    for (int p = 0; p < r.config.mesh.pp; ++p) add(r.mesh.rank_of({0, p, 0}));
+  } else {
+    for (int rank = 0; rank < r.mesh.size(); ++rank) add(rank);
+  }
+  const int64_t all_windows = window * devices;
+  return window > 0 && all_windows > 0 ? static_cast<double>(idle) / all_windows : 0.0;
+}
+
+Summary summarise(const Resolved& r, const Run& run) {
+  const PredictConfig& c = r.config;
+  const engine::EngineResult& res = run.result;
+  Summary s;
+  s.model = r.w.description;
+  s.hardware = r.hw.name;
+  s.schedule = run.schedule.name;
+  s.mesh = mesh_text(c);
+  s.gpus = c.gpus();
+  s.microbatches = c.microbatches();
+  s.step_time_s = res.step_time_ns * 1e-9;
+  s.samples_per_s = s.step_time_s > 0 ? c.global_batch / s.step_time_s : 0;
+  s.tokens_per_s = s.samples_per_s * r.w.tokens_per_sample;
+  const double model_flops = r.w.model_flops_per_microbatch * c.microbatches() * c.mesh.dp;
+  s.tflops_per_gpu = s.step_time_s > 0 ? model_flops / s.step_time_s / s.gpus / 1e12 : 0;
+  s.mfu = s.tflops_per_gpu * 1e12 / r.compute.peak_flops();
+  s.bubble_fraction = run.timeline ? traces::analyze(res.timeline).bubble_fraction
+                      : run.busy   ? busy_bubble_fraction(r, run)
+                                   : res.compute_idle_fraction();
+  for (const engine::RankStats& st : res.ranks)
+    s.communication_s = std::max(s.communication_s, st.communication_ns * 1e-9);
+  const StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
+  for (int p = 0; p < c.mesh.pp; ++p) {
+    int64_t dense = 0, expert = 0;
+    for (int st = 0; st < r.num_stages; ++st)
+      if (run.schedule.stage_owner[st] == p) {
+        dense += r.w.dense_parameters[st];
+        expert += r.w.expert_parameters[st];
+      }
+    const int64_t act = res.ranks[r.mesh.rank_of({0, p, 0})].peak_activation_bytes;
+    s.memory.push_back(device_memory(dense, expert, c.mesh.dp, c.ep, c.zero, per_param, act));
+    s.peak_memory_bytes = std::max(s.peak_memory_bytes, s.memory.back().total());
+  }
+  s.memory_capacity_bytes = r.hw.memory_bytes;
+  s.fits = s.peak_memory_bytes <= r.hw.memory_bytes;
+  s.replicas_simulated_once = run.once;
+  s.simulated_ranks = run.once ? c.mesh.pp : r.mesh.size();
+  s.simulated_actions = res.actions;
+  return s;
 }
 
 }  // namespace
 
 Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  const cost::Hardware hw = hardware_for(c);
-  // Fitted rates replace the catalog's: those of another device would silently mean nothing.
-  if (o.calibration != nullptr && !o.calibration->hardware.empty() && o.calibration->hardware != hw.name)
-    throw std::invalid_argument("calibration: fitted on '" + o.calibration->hardware +
-                                "' (calibrate --hardware), the config runs on '" + hw.name + "'");
-  const WorkloadCosts w = workload_costs(c);
-  const int num_stages = static_cast<int>(w.stages.size());
-  const int e = cost::element_bytes(c.precision);
-
-  schedule::GeneratorConfig g;
-  g.family = c.schedule;
-  g.mesh = c.mesh;
-  g.microbatches = c.microbatches();
-  g.virtual_stages = c.virtual_stages;
-  std::vector<int64_t> param_bytes(num_stages);
-  for (int s = 0; s < num_stages; ++s) {
-    g.activation_bytes.push_back(w.stages[s].output_bytes);
-    param_bytes[s] = (w.dense_parameters[s] + w.expert_parameters[s]) * e;
-    g.gradient_bytes.push_back(param_bytes[s]);
-  }
+  const Resolved r(c, o);
+  FullMeshPrices prices(r);
+  engine::EngineInput in = engine_input(r);
+  Run run = o.schedule != nullptr ? run_given(r, prices, std::move(in), o)
+                                  : run_generated(r, prices, std::move(in), o);
   Simulation out;
-  const cost::ComputeModel compute(hw, c.precision, o.calibration);
-  const cost::Topology topo(c.mesh, c.cp, hw.devices_per_node, c.placement);
-  const CommPricer pricer(hw, topo, c.ep, o.calibration);
-  std::vector<engine::StageTiming> timings;
-  for (int s = 0; s < num_stages; ++s) {
-    const double shards = c.zero >= 1 ? c.mesh.dp : 1;
-    const double opt_s = optimizer_seconds(c, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute,
-                                           o.calibration);
-    timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
-  }
-  // Prices of the full mesh's links and collectives, by global rank.
-  auto tier_full = [&topo](int a, int b) { return topo.same_node(a, b) ? 0 : 1; };
-  std::map<std::tuple<int, int, int64_t, int, int, int, int>, int64_t> memo;
-  auto coll_full = [&](int rank, const schedule::Action& a) -> int64_t {
-    const cost::GroupSpan span = topo.span(a.group, rank);
-    const auto key = std::make_tuple(static_cast<int>(a.kind), a.stage, a.bytes, span.ranks,
-                                     span.nodes, span.ranks_per_node, static_cast<int>(a.group));
-    auto it = memo.find(key);
-    if (it != memo.end()) return it->second;
-    const auto kind = collective_kind(a.kind);
-    double seconds;
-    const int64_t expert = a.group == mesh::GroupKind::kDp && a.stage < num_stages
-                               ? w.expert_parameters[a.stage] : 0;
-    if (expert > 0 && c.ep > 1) {
-      // Expert gradients reduce over the dp / ep replicas of each expert only.
-      const double share = static_cast<double>(expert) / (expert + w.dense_parameters[a.stage]);
-      cost::GroupSpan edp{span.ranks / c.ep, std::min(span.nodes, span.ranks / c.ep),
-                          std::max(1, span.ranks_per_node / c.ep)};
-      seconds = cost::collective_time(hw, kind, a.bytes * (1 - share), span, o.calibration).seconds +
-                cost::collective_time(hw, kind, a.bytes * share, edp, o.calibration).seconds;
-    } else {
-      seconds = cost::collective_time(hw, kind, static_cast<double>(a.bytes), span, o.calibration).seconds;
-    }
-    const int64_t v = static_cast<int64_t>(std::llround(seconds * 1e9));
-    memo.emplace(key, v);
-    return v;
-  };
-  // A collective keeps its members' network ports busy when its group spans nodes, else their
-  // NVLink ports: point-to-point transfers then share them.
-  auto tier_of_coll = [&topo](int rank, const schedule::Action& a) {
-    return topo.span(a.group, rank).nodes > 1 ? 1 : 0;
-  };
-  const cost::P2pLink intra = cost::p2p_link(hw, true, o.calibration);
-  const cost::P2pLink inter = cost::p2p_link(hw, false, o.calibration);
-  engine::EngineInput in;
-  in.stages = timings;
-  in.links = {engine::LinkSpec{intra.bandwidth_bytes_per_s, static_cast<int64_t>(intra.latency_ns)},
-              engine::LinkSpec{inter.bandwidth_bytes_per_s, static_cast<int64_t>(inter.latency_ns)}};
-  // The bubble fraction comes from traces::analyze (as `run` reports it), so a Timeline is built
-  // whenever it is small enough to be cheap, even when the caller does not want it: a Timeline
-  // costs about 100 bytes and 100 ns a span.
-  const auto timeline_for = [&o](const schedule::Schedule& s) {
-    int64_t actions = 0;
-    for (const auto& program : s.ranks) actions += static_cast<int64_t>(program.size());
-    return o.build_timeline ||
-           (static_cast<int64_t>(s.ranks.size()) <= kTimelineRanksForBubbles && actions <= kTimelineActionsForBubbles);
-  };
-  // CPU backend: every rank is a thread; beyond the host's cores they share them.
-  const bool shared_cores = hw.kind == "cpu" && hw.host_cores > 0 && m_size(c) > hw.host_cores;
-  if (shared_cores) in.shared_processors = hw.host_cores;
-
-  // Identical replicas: generate and run only the representatives (dp 0, tp 0 of each pp rank)
-  // when every replica's links and collectives cost what the representative's do.
-  const mesh::Mesh m(c.mesh);
-  bool once = false;
-  engine::EngineResult r;
-  // Replicas sharing cores slow each other down: they cannot be simulated once.
-  if (o.schedule != nullptr) {
-    // The engine reports deadlocks and unmatched transfers, but runs work in any order: what the
-    // executor would refuse (a B before its F, work missing or repeated) must not get a step time.
-    const schedule::ValidationResult valid = schedule::validate(*o.schedule);
-    if (!valid.ok()) throw std::invalid_argument("schedule: " + valid.error->message);
-    if (!(o.schedule->mesh == c.mesh) || o.schedule->num_stages != num_stages)
-      throw std::invalid_argument("schedule: its mesh " + mesh::to_string(o.schedule->mesh) + " and " +
-                                  std::to_string(o.schedule->num_stages) + " stages differ from the config's " +
-                                  mesh::to_string(c.mesh) + " and " + std::to_string(num_stages));
-    out.schedule = *o.schedule;
-    in.schedule = &out.schedule;
-    in.tier_of = tier_full;
-    in.collective_ns = coll_full;
-    in.collective_tier = tier_of_coll;
-    once = c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shared_cores &&
-           engine::replicas_symmetric(in);
-    in.build_timeline = timeline_for(out.schedule);
-    r = once ? engine::simulate_symmetric(in, {o.expand_replicas}) : engine::simulate(in);
-  } else if (c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shared_cores) {
-    schedule::GeneratorConfig rg = g;
-    rg.mesh = {std::min(c.mesh.dp, 2), c.mesh.pp, 1};  // dp 2 keeps the dp all-reduces in
-    schedule::Schedule slice = generate_or_explain(rg);
-    schedule::Schedule reps = slice;
-    reps.mesh = {1, c.mesh.pp, 1};
-    reps.ranks.resize(c.mesh.pp);
-    apply_zero(reps, c.zero, c.mesh.dp, param_bytes);
-    std::vector<int> original(c.mesh.pp);
-    for (int p = 0; p < c.mesh.pp; ++p) original[p] = m.rank_of({0, p, 0});
-    once = replicas_cost_alike(m, reps, original, tier_full, coll_full);
-    if (!once && c.symmetry == Symmetry::kOn)
-      throw std::invalid_argument("options.symmetry: replicas differ (their nodes split links "
-                                  "differently); use \"auto\" or \"off\"");
-    if (once) {
-      in.build_timeline = timeline_for(reps);
-      out.schedule = std::move(reps);
-      in.schedule = &out.schedule;
-      in.tier_of = [&](int a, int b) { return tier_full(original[a], original[b]); };
-      in.collective_ns = [&](int rank, const schedule::Action& a) { return coll_full(original[rank], a); };
-      in.collective_tier = [&](int rank, const schedule::Action& a) { return tier_of_coll(original[rank], a); };
-      r = engine::simulate_representatives(in, c.mesh, {o.expand_replicas});
-    }
-  }
-  if (!once && o.schedule == nullptr) {
-    out.schedule = generate_or_explain(g);
-    apply_zero(out.schedule, c.zero, c.mesh.dp, param_bytes);
-    in.build_timeline = timeline_for(out.schedule);
-    in.schedule = &out.schedule;
-    in.tier_of = tier_full;
-    in.collective_ns = coll_full;
-    in.collective_tier = tier_of_coll;
-    r = engine::simulate(in);
-  }
-
-  Summary& s = out.summary;
-  s.model = w.description;
-  s.hardware = hw.name;
-  s.schedule = out.schedule.name;
-  s.mesh = mesh_text(c);
-  s.gpus = c.gpus();
-  s.microbatches = c.microbatches();
-  s.step_time_s = r.step_time_ns * 1e-9;
-  s.samples_per_s = s.step_time_s > 0 ? c.global_batch / s.step_time_s : 0;
-  s.tokens_per_s = s.samples_per_s * w.tokens_per_sample;
-  const double model_flops = w.model_flops_per_microbatch * c.microbatches() * c.mesh.dp;
-  s.tflops_per_gpu = s.step_time_s > 0 ? model_flops / s.step_time_s / s.gpus / 1e12 : 0;
-  s.mfu = s.tflops_per_gpu * 1e12 / compute.peak_flops();
-  if (in.build_timeline) {
-    s.bubble_fraction = traces::analyze(r.timeline).bubble_fraction;
-  } else {
-    s.bubble_fraction = r.compute_idle_fraction();
-  }
-  for (const engine::RankStats& st : r.ranks) s.communication_s = std::max(s.communication_s, st.communication_ns * 1e-9);
-  const StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
-  for (int p = 0; p < c.mesh.pp; ++p) {
-    int64_t dense = 0, expert = 0;
-    for (int st = 0; st < num_stages; ++st)
-      if (out.schedule.stage_owner[st] == p) {
-        dense += w.dense_parameters[st];
-        expert += w.expert_parameters[st];
-      }
-    const int64_t act = r.ranks[m.rank_of({0, p, 0})].peak_activation_bytes;
-    s.memory.push_back(device_memory(dense, expert, c.mesh.dp, c.ep, c.zero, per_param, act));
-    s.peak_memory_bytes = std::max(s.peak_memory_bytes, s.memory.back().total());
-  }
-  s.memory_capacity_bytes = hw.memory_bytes;
-  s.fits = s.peak_memory_bytes <= hw.memory_bytes;
-  s.replicas_simulated_once = once;
-  s.simulated_ranks = once ? c.mesh.pp : m.size();
-  s.simulated_actions = r.actions;
-  if (o.build_timeline) out.timeline = std::move(r.timeline);
+  out.summary = summarise(r, run);
+  out.schedule = std::move(run.schedule);
   if (o.build_timeline) {
-    out.timeline.metadata["model"] = w.description;
-    out.timeline.metadata["hardware"] = hw.name;
+    out.timeline = std::move(run.result.timeline);
+    out.timeline.metadata["model"] = r.w.description;
+    out.timeline.metadata["hardware"] = r.hw.name;
     out.timeline.metadata["backend"] = "sim";
   }
-  s.simulator_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out.summary.simulator_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
 

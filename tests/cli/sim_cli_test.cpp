@@ -176,4 +176,64 @@ TEST_F(SimCli, UnknownHardwareSaysWhereItLookedAndAboutMeshscopeCatalog) {
   EXPECT_NE(r.err.find("MESHSCOPE_CATALOG"), std::string::npos) << r.err;
 }
 
+
+// One line on stderr, exit 1, naming the file: what every hostile config below gets.
+void expect_one_line_error(const Outcome& r, const std::string& file, const std::string& what) {
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("meshscope: error: " + file, 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+}
+
+TEST_F(SimCli, HostileConfigsGetOneLineNamingFileAndKey) {
+  const std::string deep = R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8, "x": )" + std::string(20000, '[') +
+                           std::string(20000, ']') + "}}";
+  fs::path cfg = write("deep.json", deep);
+  expect_one_line_error(sh("predict --config " + cfg.string()), cfg.string(),
+                        ": key 'model.x': nested deeper than 16 levels at byte ");
+  cfg = write("layers.json", R"({"model": {"kind": "gpt", "layers": 2147483647, "hidden": 64, "heads": 1,
+      "seq": 8, "vocab": 8}})");
+  expect_one_line_error(sh("predict --config " + cfg.string()), cfg.string(), ": key 'model.layers': building ");
+  cfg = write("empty.json", "{}");
+  expect_one_line_error(sh("predict --config " + cfg.string()), cfg.string(), ": key 'model': missing");
+  cfg = write("inf.json", R"({"model": {"kind": "mlp", "layers": 1e999, "hidden": 8}})");
+  expect_one_line_error(sh("simulate --config " + cfg.string()), cfg.string(),
+                        ": number '1e999' out of range at byte ");
+  // Every rank of 16M simulated (symmetry off) would need over 500 GiB: refused before generating.
+  cfg = write("full.json", R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8}, "mesh": {"dp": 16777216},
+      "batch": {"global": 1073741824}, "options": {"symmetry": "off"}})");
+  expect_one_line_error(sh("predict --config " + cfg.string()), cfg.string(),
+                        ": key 'mesh': simulating every one of its 16777216 ranks means about ");
+}
+
+TEST_F(SimCli, SearchSaysWhyNothingWasFound) {
+  const fs::path cfg = write("small.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 64, "heads": 4,
+      "seq": 16, "vocab": 64}, "batch": {"global": 6}})");
+  expect_one_line_error(sh("predict --search --gpus 64 --config " + cfg.string()), cfg.string(),
+                        ": no mesh of 64 GPUs divides batch.global (6) into microbatches");
+  const Outcome ok = sh("predict --search --gpus 2 --config " + cfg.string());
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  for (const char* top : {"0", "-1"}) {
+    const Outcome r = sh("predict --search --gpus 2 --top " + std::string(top) + " --config " + cfg.string());
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.err.find("--top"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << r.out;
+  }
+}
+
+TEST_F(SimCli, TheReadmesConfigPathsWorkFromAnyDirectory) {
+  // The README tour writes sim/predict/configs/... relative to the repository.
+  const Outcome r = sh("predict --json --config sim/predict/configs/cpu/A-1f1b-pp2-m8.json", dir_.string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"step_time_s\""), std::string::npos) << r.out;
+  const Outcome bare = sh("simulate --json --config korthikanti-175b.json", dir_.string());
+  EXPECT_EQ(bare.exit_code, 0) << bare.err;
+  // A file in the working directory comes first; a path found nowhere is named as given.
+  write("korthikanti-175b.json", mlp_config("a100-80gb"));
+  const Outcome local = sh("predict --json --config korthikanti-175b.json", dir_.string());
+  EXPECT_NE(local.out.find("\"model\": \"mlp"), std::string::npos) << local.out;
+  const Outcome missing = sh("predict --config no/such.json", dir_.string());
+  EXPECT_EQ(missing.err, "meshscope: error: no/such.json: cannot open\n");
+}
+
 }  // namespace

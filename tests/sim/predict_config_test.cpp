@@ -1,9 +1,15 @@
 #include "sim/predict/config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "sim/predict/search.h"
+#include "sim/predict/simulate.h"
 
 namespace meshscope::predict {
 namespace {
@@ -11,7 +17,8 @@ namespace {
 using nlohmann::json;
 
 json issue_example() {
-  return json::parse(R"({"model": {"kind": "gpt", "layers": 24, "hidden": 2304, "heads": 24, "seq": 2048, "vocab": 51200},
+  return json::parse(
+      R"({"model": {"kind": "gpt", "layers": 24, "hidden": 2304, "heads": 24, "seq": 2048, "vocab": 51200},
     "mesh": {"dp": 16, "tp": 1, "pp": 1},
     "batch": {"global": 512, "micro": 1},
     "schedule": "1f1b", "virtual_stages": 1,
@@ -52,14 +59,16 @@ TEST(PredictConfig, BadValuesNameTheirKey) {
   j = issue_example();
   j["mesh"] = {{"dp", 65536}, {"pp", 24}, {"tp", 24}};
   j["batch"]["global"] = 65536;
-  EXPECT_NE(error_of(j).find("key 'mesh': dp x pp x tp x cp = 37748736 GPUs"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("key 'mesh': dp x pp x tp x cp = 37748736 GPUs"), std::string::npos)
+      << error_of(j);
   j = issue_example();
   j["model"]["hidden"] = 2147483640;
   j["model"]["seq"] = 2147483647;
   EXPECT_NE(error_of(j).find("key 'model': too large to count"), std::string::npos) << error_of(j);
   j = issue_example();
   j["cluster"]["gpu"] = "a100-40gb";
-  EXPECT_NE(error_of(j).find("key 'cluster.gpu': unknown hardware 'a100-40gb'"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("key 'cluster.gpu': unknown hardware 'a100-40gb'"), std::string::npos)
+      << error_of(j);
   EXPECT_NE(error_of(j).find("MESHSCOPE_CATALOG"), std::string::npos) << error_of(j);
   j = issue_example();
   j["model"]["hiden"] = 5;
@@ -98,7 +107,9 @@ TEST(PredictConfig, FilesThatAreNoJsonNameThemselves) {
   };
   EXPECT_EQ(message(dir.string()), dir.string() + ": is a directory, not a JSON file");
   std::ofstream(dir / "cut.json") << R"({"model": {"kind": )";
-  EXPECT_EQ(message((dir / "cut.json").string()).rfind((dir / "cut.json").string() + ": malformed JSON at byte ", 0), 0u);
+  EXPECT_EQ(message((dir / "cut.json").string())
+                .rfind((dir / "cut.json").string() + ": malformed JSON at byte ", 0),
+            0u);
   EXPECT_EQ(message((dir / "none.json").string()), (dir / "none.json").string() + ": cannot open");
   std::filesystem::remove_all(dir);
 }
@@ -134,7 +145,8 @@ TEST(PredictConfig, AnInvalidCombinationIsOnePointOfTheSweep) {
     expand_sweep(j, "cfg.json");
     FAIL();
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()), "cfg.json: key 'mesh.tp': model.heads (24) is not divisible by tp (16)");
+    EXPECT_EQ(std::string(e.what()),
+              "cfg.json: key 'mesh.tp': model.heads (24) is not divisible by tp (16)");
   }
   // A product too large to enumerate is refused before it is.
   j = issue_example();
@@ -142,6 +154,224 @@ TEST(PredictConfig, AnInvalidCombinationIsOnePointOfTheSweep) {
   for (const char* key : {"layers", "hidden", "heads", "seq", "vocab"}) j["model"][key] = many;
   j["mesh"]["dp"] = many;
   EXPECT_THROW(expand_sweep(j, "cfg.json"), std::runtime_error);
+}
+
+// A temporary file removed at the end of the test.
+struct TempFile {
+  explicit TempFile(const std::string& name, const std::string& text)
+      : path((std::filesystem::temp_directory_path() /
+              ("meshscope_cfg_" + std::to_string(::getpid()) + "_" + name))
+                 .string()) {
+    std::ofstream(path) << text;
+  }
+  ~TempFile() { std::filesystem::remove(path); }
+  std::string path;
+};
+
+std::string load_error(const std::string& path) {
+  try {
+    load_json_file(path);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+std::string sweep_error(const json& j) {
+  try {
+    expand_sweep(j, "cfg.json");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PredictConfig, NestingTwentyThousandDeepIsRefusedNotACrash) {
+  // From a file: refused before parsing, with the byte and the key it is under.
+  const std::string deep = R"({"model": {"kind": "gpt", "x": )" + std::string(20000, '[') +
+                           std::string(20000, ']') + "}}";
+  TempFile f("deep.json", deep);
+  const std::string e = load_error(f.path);
+  EXPECT_EQ(e, f.path + ": key 'model.x': nested deeper than 16 levels at byte 45") << e;
+  // Built in memory (as the GUI or a test would): the sweep's walk stops at the same depth.
+  json v = 1;
+  for (int i = 0; i < 20000; ++i) {
+    json outer = json::array();
+    outer.push_back(std::move(v));
+    v = std::move(outer);
+  }
+  json j = issue_example();
+  j["model"]["x"] = std::move(v);
+  EXPECT_EQ(sweep_error(j), "cfg.json: key 'model.x': nested deeper than 16 levels");
+  // A sweep of lists of lists (layers_per_stage) is well within the bound.
+  j = issue_example();
+  j["mesh"]["pp"] = 2;
+  j["model"]["layers_per_stage"] = json::array({json::array({12, 12}), json::array({8, 16})});
+  EXPECT_EQ(expand_sweep(j, "cfg.json").size(), 2u);
+}
+
+TEST(PredictConfig, ANumberBeyondADoubleNamesTheFileAndByte) {
+  TempFile f("big.json", R"({"model": {"layers": 1e999}})");
+  EXPECT_EQ(load_error(f.path), f.path + ": number '1e999' out of range at byte 26");
+}
+
+TEST(PredictConfig, AConfigMustSayWhatItModels) {
+  EXPECT_EQ(error_of(json::object())
+                .rfind("cfg.json: key 'model': missing: a config must say what it models", 0),
+            0u)
+      << error_of(json::object());
+  json j = issue_example();
+  j.erase("model");
+  EXPECT_NE(error_of(j).find("key 'model': missing"), std::string::npos);
+  j["model"] = json::object();
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'model.kind': missing: one of gpt, vgg, mlp, chain, classifier");
+  j["model"] = {{"kind", "gpt"}};
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'model.layers': missing: transformer layers of the gpt model");
+  j = issue_example();
+  j["model"].erase("vocab");
+  EXPECT_EQ(error_of(j), "cfg.json: key 'model.vocab': missing: the gpt model's vocabulary size");
+  j["model"] = {{"kind", "mlp"}, {"layers", 4}};
+  EXPECT_EQ(error_of(j), "cfg.json: key 'model.hidden': missing: the mlp model's hidden size");
+}
+
+TEST(PredictConfig, ALayerCountBeyondMemoryIsRefusedUpFront) {
+  json j = issue_example();
+  j["model"] = {{"kind", "gpt"}, {"layers", 2147483647}, {"hidden", 64}, {"heads", 1}, {"seq", 8},
+                {"vocab", 8}};
+  j["mesh"] = {{"dp", 1}};
+  j["batch"] = {{"global", 1}};
+  const std::string e = error_of(j);
+  EXPECT_EQ(
+      e.rfind("cfg.json: key 'model.layers': building 2147483647 layers would take about ", 0), 0u)
+      << e;
+  EXPECT_NE(e.find("TiB of memory; this machine has "), std::string::npos) << e;
+  j["model"] = {{"kind", "mlp"}, {"layers", 2147483647}, {"hidden", 8}};
+  EXPECT_NE(error_of(j).find("key 'model.layers': building 2147483647 layers"), std::string::npos)
+      << error_of(j);
+  // Two billion microbatches are refused the same way, naming the batch.
+  j["model"] = {{"kind", "mlp"}, {"layers", 2}, {"hidden", 8}};
+  j["batch"] = {{"global", 2147483647}};
+  EXPECT_NE(error_of(j).find("key 'batch.global': 2147483647 microbatches per replica"),
+            std::string::npos)
+      << error_of(j);
+}
+
+TEST(PredictConfig, TopKCannotExceedTheExperts) {
+  json j = issue_example();
+  j["model"]["experts"] = 2;
+  j["model"]["top_k"] = 4;
+  EXPECT_EQ(error_of(j).rfind("cfg.json: key 'model.top_k': 4 is more than model.experts (2)", 0),
+            0u)
+      << error_of(j);
+  j["model"]["top_k"] = 2;
+  EXPECT_EQ(error_of(j), "");
+  j["model"].erase("experts");
+  EXPECT_EQ(error_of(j), "cfg.json: key 'model.top_k': needs model.experts > 0");
+}
+
+TEST(PredictConfig, KvHeadsMustDivideTheHeadsAndSaySo) {
+  json j = issue_example();  // 24 heads
+  j["model"]["kv_heads"] = 5;
+  EXPECT_EQ(
+      error_of(j).rfind(
+          "cfg.json: key 'model.kv_heads': model.heads (24) is not divisible by kv_heads (5)", 0),
+      0u)
+      << error_of(j);
+  j["model"]["kv_heads"] = 48;
+  EXPECT_EQ(
+      error_of(j).rfind("cfg.json: key 'model.kv_heads': 48 is more than model.heads (24)", 0), 0u)
+      << error_of(j);
+  j["model"]["kv_heads"] = 8;
+  EXPECT_EQ(error_of(j), "");
+}
+
+TEST(PredictConfig, ClusterNodesIsAcceptedAndMustMatchTheMesh) {
+  json j = issue_example();  // dp 16, 8 GPUs per node
+  j["cluster"]["nodes"] = 2;
+  EXPECT_EQ(parse_config(j, "cfg.json").nodes, 2);
+  j["cluster"]["nodes"] = 4;
+  EXPECT_EQ(
+      error_of(j),
+      "cfg.json: key 'cluster.nodes': 4 nodes of 8 GPUs are 32 GPUs; the mesh (dp x pp x tp x cp) "
+      "uses 16");
+}
+
+TEST(PredictConfig, AnInterleavedSplitMustDivideTheLayersAsMegatronRequires) {
+  json j = issue_example();  // 24 layers, 32 microbatches per replica
+  j["mesh"]["pp"] = 4;
+  j["schedule"] = "interleaved";
+  j["virtual_stages"] = 4;  // 16 chunks for 24 layers
+  EXPECT_EQ(error_of(j).rfind(
+                "cfg.json: key 'virtual_stages': model.layers (24) is not divisible by pp x "
+                "virtual_stages (16)",
+                0),
+            0u)
+      << error_of(j);
+  j["virtual_stages"] = 3;  // 12 chunks of 2 layers
+  EXPECT_EQ(error_of(j), "");
+  // An uneven split asked for explicitly stays allowed.
+  j["virtual_stages"] = 4;
+  j["model"]["layers_per_stage"] = {2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 2};
+  EXPECT_EQ(error_of(j), "");
+}
+
+TEST(PredictConfig, ASweepReadsEachCatalogEntryOnce) {
+  // The entry is a file that disappears after the sweep is expanded: simulating its points must
+  // not read it again.
+  std::ifstream src(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/catalog/a100-80gb.json");
+  std::stringstream text;
+  text << src.rdbuf();
+  auto entry = std::make_unique<TempFile>("gpu.json", text.str());
+  json j = issue_example();
+  j["cluster"]["gpu"] = entry->path;
+  j["mesh"]["dp"] = {8, 16};
+  const auto points = expand_sweep(j, "cfg.json");
+  entry.reset();
+  for (const SweepPoint& p : points)
+    EXPECT_GT(simulate(p.config, {.build_timeline = false}).summary.step_time_s, 0);
+}
+
+TEST(PredictConfig, EveryKeyTheParserReadsIsInTheReference) {
+  std::ifstream in(std::string(MESHSCOPE_SOURCE_DIR) + "/docs/CONFIG.md");
+  ASSERT_TRUE(in) << "docs/CONFIG.md";
+  std::stringstream doc;
+  doc << in.rdbuf();
+  const std::vector<std::string> keys = config_keys();
+  EXPECT_GT(keys.size(), 35u);
+  for (const std::string& k : keys)
+    EXPECT_NE(doc.str().find("`" + k + "`"), std::string::npos) << k << " is not in docs/CONFIG.md";
+}
+
+TEST(PredictSearch, AnEmptySearchSaysWhy) {
+  json j = issue_example();
+  j["model"]["layers"] = 2;
+  j["batch"] = {{"global", 6}, {"micro", 1}};
+  j["mesh"] = {{"dp", 1}};
+  const PredictConfig base = parse_config(j, "cfg.json");
+  SearchOptions so;
+  so.gpus = 64;  // tp <= 8 and pp <= 2 leave dp >= 4, and no such dp divides 6
+  SearchReport report;
+  EXPECT_TRUE(search(base, so, {}, &report).empty());
+  EXPECT_EQ(report.candidates, 0u);
+  EXPECT_EQ(why_nothing_fits(base, so, report)
+                .rfind("no mesh of 64 GPUs divides batch.global (6) into microbatches", 0),
+            0u)
+      << why_nothing_fits(base, so, report);
+  // A batch that divides, on a model too big for one device: memory is the reason.
+  j = issue_example();
+  j["model"]["layers"] = 96;
+  j["model"]["hidden"] = 12288;
+  j["model"]["heads"] = 96;
+  j["mesh"] = {{"dp", 1}};
+  j["batch"] = {{"global", 8}, {"micro", 1}};
+  so.gpus = 1;
+  const PredictConfig big = parse_config(j, "cfg.json");
+  EXPECT_TRUE(search(big, so, {}, &report).empty());
+  EXPECT_EQ(why_nothing_fits(big, so, report).rfind("no configuration of 1 GPUs fits memory: ", 0),
+            0u)
+      << why_nothing_fits(big, so, report);
 }
 
 }  // namespace

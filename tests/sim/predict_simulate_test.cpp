@@ -58,6 +58,34 @@ TEST(PredictSimulate, ReplicasOnceOrAllGiveTheSameFigures) {
   EXPECT_LT(once.simulated_actions, full.simulated_actions);
 }
 
+TEST(PredictSimulate, BubblesWithoutATimelineAreTheTimelinesExactly) {
+  // Figures-only runs (predict, search) take the bubble fraction from the ops' busy time instead
+  // of building and analysing a Timeline: the two must agree to the last bit.
+  std::vector<PredictConfig> configs;
+  configs.push_back(small_gpt());  // replicas simulated once
+  PredictConfig c = small_gpt();
+  c.symmetry = Symmetry::kOff;  // every rank
+  configs.push_back(c);
+  c.schedule = schedule::Family::kZbH1;
+  configs.push_back(c);
+  c = small_gpt();
+  c.schedule = schedule::Family::kInterleaved;
+  c.virtual_stages = 2;
+  c.zero = 3;
+  configs.push_back(c);
+  c = small_gpt();
+  c.mesh = {1, 1, 4};
+  c.schedule = schedule::Family::kTensorParallel;
+  configs.push_back(c);
+  for (const PredictConfig& cfg : configs) {
+    const Summary with = simulate(cfg, {.build_timeline = true}).summary;
+    const Summary without = simulate(cfg, {.build_timeline = false}).summary;
+    if (cfg.mesh.pp > 1) EXPECT_GT(with.bubble_fraction, 0.05);
+    EXPECT_EQ(with.bubble_fraction, without.bubble_fraction) << with.schedule << " " << with.mesh;
+    EXPECT_EQ(with.step_time_s, without.step_time_s);
+  }
+}
+
 TEST(PredictSimulate, ZeroShardsStateOverDataParallelRanks) {
   const StateBytesPerParam b = state_bytes(cost::Precision::kBf16, true);
   EXPECT_EQ(b.parameters + b.gradients + b.optimizer, 16);
@@ -107,7 +135,7 @@ TEST(PredictSimulate, SearchReturnsFittingConfigurationsFastestFirst) {
 
 TEST(PredictSimulate, SearchSpaceCoversEveryFactorisationAndRefusesAbsurdBudgets) {
   PredictConfig c = small_gpt();  // 8 layers, h100 nodes of 8
-  c.global_batch = 3 << 12;  // divisible by every dp of 12 GPUs
+  c.global_batch = 3 << 12;       // divisible by every dp of 12 GPUs
   SearchOptions o;
   o.gpus = 12;
   o.micro_batches = {1};
@@ -133,7 +161,9 @@ TEST(PredictSimulate, ContextParallelSplitsTheSequence) {
   const Summary two = simulate(c).summary;
   EXPECT_EQ(two.gpus, 2 * one.gpus);
   // Each rank holds half the tokens: about half the activations, and a faster step.
-  EXPECT_NEAR(static_cast<double>(two.memory[0].activations_bytes) / one.memory[0].activations_bytes, 0.5, 0.05);
+  EXPECT_NEAR(
+      static_cast<double>(two.memory[0].activations_bytes) / one.memory[0].activations_bytes, 0.5,
+      0.05);
   EXPECT_LT(two.step_time_s, one.step_time_s);
 }
 
@@ -147,7 +177,8 @@ TEST(PredictSimulate, ExpertParallelShardsExpertsAndAddsAllToAlls) {
   c.micro_batch = 1;
   auto forward_ns = [](const Simulation& s) {
     for (const traces::Span& sp : s.timeline.spans)
-      if (sp.kind == traces::SpanKind::kCompute && sp.phase == traces::Phase::kForward) return sp.duration_ns();
+      if (sp.kind == traces::SpanKind::kCompute && sp.phase == traces::Phase::kForward)
+        return sp.duration_ns();
     return int64_t{0};
   };
   const Simulation ep1 = simulate(c);
@@ -195,7 +226,8 @@ TEST(PredictSimulate, AGivenScheduleTheValidatorRejectsGetsNoStepTime) {
     simulate(c, o);
     FAIL() << "expected the schedule to be rejected";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("rank 1 (dp0 pp1 tp0) step 1 (1B0): missing input"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("rank 1 (dp0 pp1 tp0) step 1 (1B0): missing input"),
+              std::string::npos)
         << e.what();
   }
 }

@@ -1,0 +1,52 @@
+// A link port of the event loop: its bandwidth and the transfers and collectives sharing it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace meshscope::engine {
+
+// Transfers in flight through one port: a pipeline's ports hold one or two, kept inline so a
+// port is one cache line; more spill to the heap.
+class PortTransfers {
+ public:
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  uint32_t operator[](size_t i) const { return i < kInline ? inline_[i] : more_[i - kInline]; }
+  void push_back(uint32_t id) {
+    if (n_ < kInline) {
+      inline_[n_] = id;
+    } else {
+      more_.push_back(id);
+    }
+    ++n_;
+  }
+  // Removes `id` (present), moving the last one into its place.
+  void drop(uint32_t id) {
+    size_t i = 0;
+    while ((*this)[i] != id) ++i;
+    const uint32_t last = (*this)[n_ - 1];
+    if (i < kInline) {
+      inline_[i] = last;
+    } else {
+      more_[i - kInline] = last;
+    }
+    if (--n_ >= kInline) more_.pop_back();
+  }
+
+ private:
+  static constexpr size_t kInline = 5;
+  uint32_t n_ = 0;
+  uint32_t inline_[kInline] = {};
+  std::vector<uint32_t> more_;
+};
+
+struct alignas(64) Port {
+  double bytes_per_ns = 0;
+  PortTransfers active;  // transfers in flight through this port
+  int collectives = 0;   // collectives running on it, each counting as one more transfer
+  double sharers() const { return static_cast<double>(active.size() + collectives); }
+};
+
+}  // namespace meshscope::engine

@@ -1,0 +1,30 @@
+// What a simulation would hold in host memory, estimated before it is built, so a configuration
+// that cannot fit is refused with the key to change instead of dying in std::bad_alloc.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace meshscope::predict {
+
+// Upper bound of the actions a generated schedule gives `ranks` ranks holding `virtual_stages`
+// chunks each, `microbatches` per replica: F, B (or I and W), a send and a receive each way per
+// microbatch and chunk (7), and the per-step collectives and STEP of each chunk.
+double schedule_actions(double ranks, double microbatches, double virtual_stages);
+
+// Host bytes per action: the Action (schedule.h), its compiled engine Op (program.h), the
+// engine's per-op state and the generator's growth slack; with a Timeline, its span too.
+double bytes_per_action(bool timeline);
+
+// Host bytes the workload's per-layer op records take (a GPT layer appends about 32 OpCosts over
+// its three passes, transformer.cpp; an mlp block 2 linears and their unit).
+double gpt_layer_bytes();
+double mlp_layer_bytes();
+
+// This machine's physical memory (sysconf); the budget no simulation may exceed.
+double host_memory_bytes();
+
+// "1.2 TiB", "24.0 GiB", "512 MiB".
+std::string bytes_text(double bytes);
+
+}  // namespace meshscope::predict
