@@ -9,6 +9,8 @@
 //    "cluster": {"gpu": "a100-80gb", "gpus_per_node": 8},
 //    "options": {"recompute": "none", "sequence_parallel": false, "precision": "bf16", "zero": 0}}
 //
+// "framework": "megatron-core-2024" (the default; see sim/cost/frameworks/) names the training
+// framework whose kernels and overlap the prediction assumes.
 // Further keys: model.{kv_heads, ffn, gated_mlp, experts, top_k, expert_ffn, tied_embeddings,
 // learned_positions, layers_per_stage} (gpt), model.{image, classes} (vgg), model.{layers, hidden}
 // (mlp), mesh.{cp, ep}, cluster.{placement ("tp,cp,pp,dp"), nodes}, options.{flash_attention,
@@ -65,7 +67,10 @@ struct PredictConfig {
   int virtual_stages = 1;
 
   std::string gpu = "a100-80gb";  // catalog name or path to a .json
-  int gpus_per_node = 0;          // 0: the catalog's devices_per_node
+  // Training framework profile (sim/cost/frameworks/<name>.json or a path to a .json): its
+  // attention kernel, elementwise fusions and communication overlap. Top-level key "framework".
+  std::string framework = "megatron-core-2024";
+  int gpus_per_node = 0;  // 0: the catalog's devices_per_node
   cost::DimOrder placement = cost::kDefaultOrder;
 
   model::Recompute recompute = model::Recompute::kNone;

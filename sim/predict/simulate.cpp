@@ -10,6 +10,7 @@
 
 #include "sim/cost/collective_model.h"
 #include "sim/cost/compute_model.h"
+#include "sim/cost/framework.h"
 #include "sim/cost/hardware.h"
 #include "sim/cost/topology.h"
 #include "sim/engine/symmetry.h"
@@ -51,6 +52,38 @@ double optimizer_seconds(const PredictConfig& c, double params, const cost::Comp
     if (f.flops_per_s > 0) return f.overhead_ns * 1e-9 + 2 * params / f.flops_per_s * update_bytes(c) / 12;
   }
   return compute.stream_seconds(params * update_bytes(c));
+}
+
+// What a data-parallel collective leaves exposed when the framework overlaps it with compute: all
+// of it beyond the `window` of compute it hides behind, and at least one layer's share, which has
+// nothing to hide behind (the first layer's gradients are reduced after the backward has ended; the
+// first layer's parameters must be gathered before the forward can start).
+double exposed_seconds(double seconds, double window_s, int layers) {
+  return std::max(seconds / std::max(1, layers), seconds - window_s);
+}
+
+// The development-set residuals behind a prediction's range: the framework's on this hardware,
+// else its widest over any hardware, else the widest of every profile.
+std::pair<cost::Residuals, std::string> residuals_for(const cost::Framework& fw,
+                                                      const std::string& hw) {
+  const auto it = fw.residuals.find(hw);
+  if (it != fw.residuals.end()) return {it->second, fw.name + " on " + hw};
+  auto widen = [](cost::Residuals& into, const cost::Residuals& r) {
+    into.low = into.rows == 0 ? r.low : std::min(into.low, r.low);
+    into.high = into.rows == 0 ? r.high : std::max(into.high, r.high);
+    into.rows += r.rows;
+  };
+  cost::Residuals all;
+  for (const auto& [name, r] : fw.residuals) widen(all, r);
+  if (all.rows > 0) return {all, fw.name + " (all hardware)"};
+  for (const std::string& name : cost::list_frameworks()) {
+    try {
+      for (const auto& [h, r] : cost::find_framework(name).residuals) widen(all, r);
+    } catch (const std::runtime_error&) {
+      // A malformed profile beside the others gives no residuals; its own use reports it.
+    }
+  }
+  return {all, all.rows > 0 ? std::string("every framework") : std::string("none")};
 }
 
 int m_size(const PredictConfig& c) { return c.mesh.dp * c.mesh.pp * c.mesh.tp; }
@@ -95,12 +128,14 @@ bool replicas_cost_alike(const mesh::Mesh& m, const schedule::Schedule& reps, co
 
 Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  const cost::Hardware hw = hardware_for(c);
+  cost::Hardware hw = hardware_for(c);
+  const cost::Framework fw = cost::find_framework(c.framework);
+  hw.efficiency.attention = cost::attention_efficiency(hw, fw.flash);
   // Fitted rates replace the catalog's: those of another device would silently mean nothing.
   if (o.calibration != nullptr && !o.calibration->hardware.empty() && o.calibration->hardware != hw.name)
     throw std::invalid_argument("calibration: fitted on '" + o.calibration->hardware +
                                 "' (calibrate --hardware), the config runs on '" + hw.name + "'");
-  const WorkloadCosts w = workload_costs(c);
+  const WorkloadCosts w = workload_costs(c, fw);
   const int num_stages = static_cast<int>(w.stages.size());
   const int e = cost::element_bytes(c.precision);
 
@@ -148,6 +183,20 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
                 cost::collective_time(hw, kind, a.bytes * share, edp, o.calibration).seconds;
     } else {
       seconds = cost::collective_time(hw, kind, static_cast<double>(a.bytes), span, o.calibration).seconds;
+    }
+    if (a.group == mesh::GroupKind::kDp && a.stage < num_stages) {
+      // Gradient reductions hide behind a microbatch's backward, parameter gathers behind the
+      // forward before their use, when the framework overlaps them (framework.h).
+      const engine::StageTiming& t = timings[a.stage];
+      const int layers = w.layers[a.stage];
+      if (kind == cost::CollectiveKind::kAllGather) {
+        if (fw.param_gather == cost::Overlap::kOverlapped)
+          seconds = exposed_seconds(seconds, t.forward_ns * 1e-9, layers);
+      } else if (kind == cost::CollectiveKind::kAllReduce ||
+                 kind == cost::CollectiveKind::kReduceScatter) {
+        if (fw.grad_reduce == cost::Overlap::kOverlapped)
+          seconds = exposed_seconds(seconds, t.backward_ns * 1e-9, layers);
+      }
     }
     const int64_t v = static_cast<int64_t>(std::llround(seconds * 1e9));
     memo.emplace(key, v);
@@ -239,6 +288,7 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   Summary& s = out.summary;
   s.model = w.description;
   s.hardware = hw.name;
+  s.framework = fw.name;
   s.schedule = out.schedule.name;
   s.mesh = mesh_text(c);
   s.gpus = c.gpus();
@@ -249,6 +299,15 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   const double model_flops = w.model_flops_per_microbatch * c.microbatches() * c.mesh.dp;
   s.tflops_per_gpu = s.step_time_s > 0 ? model_flops / s.step_time_s / s.gpus / 1e12 : 0;
   s.mfu = s.tflops_per_gpu * 1e12 / compute.peak_flops();
+  const auto [res, basis] = residuals_for(fw, hw.name);
+  s.range_rows = res.rows;
+  s.range_basis = basis;
+  s.step_time_s_low = s.step_time_s * (1 + res.low);
+  s.step_time_s_high = s.step_time_s * (1 + res.high);
+  s.tokens_per_s_low = s.tokens_per_s / (1 + res.high);
+  s.tokens_per_s_high = s.tokens_per_s / (1 + res.low);
+  s.mfu_low = s.mfu / (1 + res.high);
+  s.mfu_high = s.mfu / (1 + res.low);
   if (in.build_timeline) {
     s.bubble_fraction = traces::analyze(r.timeline).bubble_fraction;
   } else {
@@ -295,15 +354,24 @@ nlohmann::json to_json(const Summary& s) {
   }
   return {{"model", s.model},
           {"hardware", s.hardware},
+          {"framework", s.framework},
           {"schedule", s.schedule},
           {"mesh", s.mesh},
           {"gpus", s.gpus},
           {"microbatches", s.microbatches},
           {"step_time_s", s.step_time_s},
+          {"step_time_s_low", s.step_time_s_low},
+          {"step_time_s_high", s.step_time_s_high},
           {"tokens_per_s", s.tokens_per_s},
+          {"tokens_per_s_low", s.tokens_per_s_low},
+          {"tokens_per_s_high", s.tokens_per_s_high},
           {"samples_per_s", s.samples_per_s},
           {"tflops_per_gpu", s.tflops_per_gpu},
           {"mfu", s.mfu},
+          {"mfu_low", s.mfu_low},
+          {"mfu_high", s.mfu_high},
+          {"range_rows", s.range_rows},
+          {"range_basis", s.range_basis},
           {"bubble_fraction", s.bubble_fraction},
           {"communication_s", s.communication_s},
           {"peak_memory_bytes", s.peak_memory_bytes},

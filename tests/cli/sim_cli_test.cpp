@@ -73,17 +73,20 @@ TEST_F(SimCli, SweepProgressInALogIsAFewPlainLines) {
 }
 
 TEST_F(SimCli, AnInvalidSweepPointIsARowNotTheEndOfTheSweep) {
-  const fs::path cfg = write("tp.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 768, "heads": 12,
+  const fs::path cfg =
+      write("tp.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 768, "heads": 12,
       "seq": 256, "vocab": 1024}, "mesh": {"tp": [1, 8, 2]}, "batch": {"global": 2, "micro": 1}})");
   const fs::path csv = dir_ / "tp.csv";
   const Outcome r = sh("predict --config " + cfg.string() + " --csv " + csv.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("error: key 'mesh.tp': model.heads (12) is not divisible by tp (8)"), std::string::npos)
+  EXPECT_NE(r.out.find("error: key 'mesh.tp': model.heads (12) is not divisible by tp (8)"),
+            std::string::npos)
       << r.out;
   // The rows that ran keep narrow columns; the CSV leaves the failed row's figures empty.
   EXPECT_NE(r.out.find("\n2        2     dp=1 pp=1 tp=2"), std::string::npos) << r.out;
   const std::string text = slurp(csv);
-  EXPECT_NE(text.find("\n\"8\",,,,,,,,,,,\"key 'mesh.tp': model.heads (12) is not divisible by tp (8)\"\n"),
+  EXPECT_NE(text.find("\n\"8\",,,,,,,,,,,\"key 'mesh.tp': model.heads (12) is not divisible by tp "
+                      "(8)\",,,,,,\n"),
             std::string::npos)
       << text;
 }
