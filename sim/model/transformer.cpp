@@ -38,6 +38,12 @@ TpCollective comm(const char* name, CommOp op, CommAxis axis, double bytes, bool
 
 }  // namespace
 
+double backward_bytes_factor(const OpCost& op) {
+  const bool passes_through =
+      op.name.find("residual") != std::string::npos || op.name == "attn.rope";
+  return passes_through ? 1.0 : 1.5;
+}
+
 std::optional<Recompute> parse_recompute(std::string_view s) {
   for (size_t i = 0; i < kRecomputeNames.size(); ++i)
     if (kRecomputeNames[i] == s) return static_cast<Recompute>(i);
@@ -130,8 +136,6 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     add_linear(attn, "attn.qk", s_local, d, s, e, b * a / t);
     fwd.push_back(elementwise("attn.softmax", OpKind::kElementwise,
                               double(b) * q_heads * s_local * s, e, 5, pass.softmax));
-    ig.push_back(elementwise("attn.softmax.grad", OpKind::kElementwise,
-                             double(b) * q_heads * s_local * s, e, 5, pass.softmax));
     add_linear(attn, "attn.av", s_local, s, d, e, b * a / t);
   }
   if (par.cp > 1) {
@@ -189,11 +193,15 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   fwd.push_back(
       elementwise("mlp.dropout_residual", OpKind::kElementwise, Tr * h, e, 2, pass.residual));
 
-  // Backward of the elementwise ops: as many bytes again.
+  // Backward of the elementwise ops (the softmax's too), from first principles: a pointwise or
+  // normalising op's gradient reads the saved tensor and the incoming gradient and writes its own,
+  // 3 accesses where the forward made 2; a residual add passes its gradient through and adds the
+  // branch's (as many bytes as its forward); a rotary embedding rotates the gradient back (same).
   for (const OpCost& op : fwd)
     if (op.kind == OpKind::kNorm || op.kind == OpKind::kElementwise) {
       OpCost g = op;
       g.name += ".grad";
+      g.bytes *= backward_bytes_factor(op);
       ig.push_back(g);
     }
   if (par.recompute == Recompute::kSelective && !par.flash_attention) {

@@ -78,6 +78,10 @@ struct GemmOps {
 };
 void add_linear(const GemmOps& out, const char* name, int64_t tokens, int64_t in, int64_t out_dim,
                 int element_bytes, int64_t repeat = 1);
+// Bytes of an elementwise op's gradient over its forward's: 1.5 for pointwise and normalising ops
+// (read the saved tensor and the incoming gradient, write one: 3 accesses for the forward's 2), 1
+// for residual adds and rotary embeddings.
+double backward_bytes_factor(const OpCost& op);
 // `passes`: reads + writes of each element (2: read once, write once).
 OpCost elementwise(const char* name, OpKind kind, double elements, int element_bytes,
                    double flops_per_element = 1, double passes = 2);
