@@ -153,6 +153,20 @@ TEST_F(SimCli, TheCatalogIsFoundFromAnyDirectory) {
   EXPECT_NE(r.out.find("\"hardware\": \"h100-sxm\""), std::string::npos) << r.out;
 }
 
+TEST_F(SimCli, PredictPrintsTheDevelopmentSetsRangeBesideEachFigure) {
+  const std::string cfg = std::string(MESHSCOPE_SOURCE_DIR) + "/sim/predict/configs/korthikanti-175b.json";
+  const Outcome json = sh("predict --json --config " + cfg, dir_.string());
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  for (const char* key : {"\"step_time_s_low\"", "\"step_time_s_high\"", "\"tokens_per_s_low\"",
+                          "\"tokens_per_s_high\"", "\"mfu_low\"", "\"mfu_high\"",
+                          "\"range_basis\": \"megatron-2022 on a100-80gb\""})
+    EXPECT_NE(json.out.find(key), std::string::npos) << key << "\n" << json.out;
+  const Outcome text = sh("predict --config " + cfg + " --plot " + (dir_ / "p.svg").string(), dir_.string());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find(" s ("), std::string::npos) << text.out;  // "13.62 s (14.3..15.3)"
+  EXPECT_NE(slurp((dir_ / "p.svg").string()).find("class=\"range\""), std::string::npos);
+}
+
 TEST_F(SimCli, AMovedBinaryFindsTheCatalogBesideIt) {
   // Only the catalog next to the copied binary has this entry.
   fs::create_directories(dir_ / "bin" / "catalog");
