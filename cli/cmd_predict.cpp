@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <set>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -114,6 +115,13 @@ void print_table(const std::vector<Row>& rows) {
   };
   line(header);
   for (const auto& c : cells) line(c);
+  // What the ranges in brackets are, once per distinct basis.
+  std::set<std::string> bases;
+  for (const Row& r : rows)
+    if (r.error.empty() && bases.insert(r.summary.range_basis).second)
+      std::printf("(a..b): where published runs fell around such predictions: %s, %d development runs "
+                  "(docs/ACCURACY.md)\n",
+                  r.summary.range_basis.c_str(), r.summary.range_rows);
 }
 
 void write_file(const std::string& path, const std::string& text) {

@@ -69,7 +69,7 @@ TEST_F(SimCli, SweepProgressInALogIsAFewPlainLines) {
   EXPECT_GE(lines, 1) << r.err;
   EXPECT_LE(lines, 4) << r.err;
   EXPECT_NE(r.err.find("9 of 9 points done"), std::string::npos) << r.err;
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 10) << r.out;  // header + 9 rows
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 11) << r.out;  // header + 9 rows + ranges' note
 }
 
 TEST_F(SimCli, AnInvalidSweepPointIsARowNotTheEndOfTheSweep) {
