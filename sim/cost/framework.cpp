@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 
@@ -144,10 +146,25 @@ std::vector<std::string> framework_dirs() {
 }
 
 Framework find_framework(const std::string& name_or_path) {
-  if (name_or_path.ends_with(".json")) return load_framework_file(name_or_path);
-  return load_framework_file(
-      find_json_in(name_or_path, framework_dirs(), "framework",
-                   "profiles live in sim/cost/frameworks; or give a path ending in .json"));
+  // Every simulate() of a search or sweep asks for its profile: parse each file once per process
+  // (profiles are data beside the program, not edited while it runs). Thread-safe: the GUI
+  // simulates on background threads.
+  static std::mutex mutex;
+  static std::map<std::string, Framework> cache;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto it = cache.find(name_or_path);
+    if (it != cache.end()) return it->second;
+  }
+  const std::string path =
+      name_or_path.ends_with(".json")
+          ? name_or_path
+          : find_json_in(name_or_path, framework_dirs(), "framework",
+                         "profiles live in sim/cost/frameworks; or give a path ending in .json");
+  Framework f = load_framework_file(path);
+  const std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(name_or_path, f);
+  return f;
 }
 
 double attention_efficiency(const Hardware& hw, AttentionKernel k) {

@@ -67,7 +67,7 @@ Framework load_framework_file(const std::string& path);
 // of catalog_dirs() (the source tree's sim/cost/frameworks, the copy next to the executable).
 std::vector<std::string> framework_dirs();
 // `name_or_path`: a profile name ("megatron-2022") or a path ending in .json. An unknown name
-// throws std::runtime_error listing the profiles found.
+// throws std::runtime_error listing the profiles found. Each profile is read once per process.
 Framework find_framework(const std::string& name_or_path);
 std::vector<std::string> list_frameworks();
 
