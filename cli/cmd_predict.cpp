@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <set>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -88,10 +89,14 @@ void print_table(const std::vector<Row>& rows) {
       c.push_back(std::to_string(s.gpus));
       c.push_back(s.mesh);
       c.push_back(s.schedule);
-      c.push_back(fmt("%.4g s", s.step_time_s));
-      c.push_back(fmt("%.4g", s.tokens_per_s));
+      // The development set's range beside each point (Summary::range_basis).
+      c.push_back(fmt("%.4g s", s.step_time_s) + fmt(" (%.3g", s.step_time_s_low) +
+                  fmt("..%.3g)", s.step_time_s_high));
+      c.push_back(fmt("%.4g", s.tokens_per_s) + fmt(" (%.3g", s.tokens_per_s_low) +
+                  fmt("..%.3g)", s.tokens_per_s_high));
       c.push_back(fmt("%.1f", s.tflops_per_gpu));
-      c.push_back(fmt("%.1f%%", 100 * s.mfu));
+      c.push_back(fmt("%.1f%%", 100 * s.mfu) + fmt(" (%.1f", 100 * s.mfu_low) +
+                  fmt("..%.1f)", 100 * s.mfu_high));
       c.push_back(fmt("%.1f%%", 100 * s.bubble_fraction));
       c.push_back(gib(static_cast<double>(s.peak_memory_bytes)));
       c.push_back(s.fits ? "yes" : "NO");
@@ -112,6 +117,13 @@ void print_table(const std::vector<Row>& rows) {
   };
   line(header);
   for (const auto& c : cells) line(c);
+  // What the ranges in brackets are, once per distinct basis.
+  std::set<std::string> bases;
+  for (const Row& r : rows)
+    if (r.error.empty() && bases.insert(r.summary.range_basis).second)
+      std::printf("(a..b): where published runs fell around such predictions: %s, %d development runs "
+                  "(docs/ACCURACY.md)\n",
+                  r.summary.range_basis.c_str(), r.summary.range_rows);
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -132,17 +144,23 @@ std::string csv_of(const std::vector<Row>& rows) {
   if (!rows.empty())
     for (const auto& [k, v] : rows.front().swept) o += k + ",";
   o += "gpus,mesh,schedule,step_time_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"
-       "peak_memory_bytes,fits,error\n";
+       "peak_memory_bytes,fits,error,step_time_s_low,step_time_s_high,tokens_per_s_low,tokens_per_"
+       "s_high,"
+       "mfu_low,mfu_high\n";
   for (const Row& r : rows) {
     for (const auto& [k, v] : r.swept) o += quoted(v) + ",";
     const predict::Summary& s = r.summary;
     if (r.error.empty()) {
-      o += std::to_string(s.gpus) + "," + quoted(s.mesh) + "," + s.schedule + "," + fmt("%.9g", s.step_time_s) +
-           "," + fmt("%.9g", s.tokens_per_s) + "," + fmt("%.6g", s.tflops_per_gpu) + "," + fmt("%.6g", s.mfu) +
-           "," + fmt("%.6g", s.bubble_fraction) + "," + std::to_string(s.peak_memory_bytes) + "," +
-           (s.fits ? "true" : "false") + ",\"\"\n";
+      o += std::to_string(s.gpus) + "," + quoted(s.mesh) + "," + s.schedule + "," +
+           fmt("%.9g", s.step_time_s) + "," + fmt("%.9g", s.tokens_per_s) + "," +
+           fmt("%.6g", s.tflops_per_gpu) + "," + fmt("%.6g", s.mfu) + "," +
+           fmt("%.6g", s.bubble_fraction) + "," + std::to_string(s.peak_memory_bytes) + "," +
+           (s.fits ? "true" : "false") + ",\"\"," + fmt("%.9g", s.step_time_s_low) + "," +
+           fmt("%.9g", s.step_time_s_high) + "," + fmt("%.9g", s.tokens_per_s_low) + "," +
+           fmt("%.9g", s.tokens_per_s_high) + "," + fmt("%.6g", s.mfu_low) + "," +
+           fmt("%.6g", s.mfu_high) + "\n";
     } else {
-      o += ",,,,,,,,,," + quoted(r.error) + "\n";  // no figures for a point that did not run
+      o += ",,,,,,,,,," + quoted(r.error) + ",,,,,,\n";  // no figures for a point that did not run
     }
   }
   return o;
@@ -181,6 +199,8 @@ predict::Chart chart_of(const std::vector<Row>& rows) {
     s.label = label;
     s.x.push_back(x);
     s.y.push_back(r.summary.tokens_per_s);
+    s.y_low.push_back(r.summary.tokens_per_s_low);
+    s.y_high.push_back(r.summary.tokens_per_s_high);
   }
   for (auto& [k, s] : series) c.series.push_back(std::move(s));
   return c;

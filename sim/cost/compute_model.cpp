@@ -23,7 +23,8 @@ double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int6
   if (m <= 0 || n <= 0 || k <= 0) return e.gemm_max;
   const int64_t units = std::max(1, hw.compute_units);
   // Libraries pick the tile per shape: try the catalog's tile and smaller ones, each smaller tile
-  // paying for its lower data reuse.
+  // paying for its lower data reuse. The reuse factors 0.95, 0.85 and 0.7 are assumptions (a
+  // smaller tile reads more operand bytes per FLOP; no public table gives the factor per tile).
   struct Tile {
     int64_t tm, tn;
     double reuse;
@@ -39,7 +40,7 @@ double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int6
                              (static_cast<double>(tm * t.tm) * static_cast<double>(tn * t.tn));
     const int64_t tiles = tm * tn * std::max<int64_t>(1, batch);
     // Too few tiles for the units and a long reduction: libraries split k (split-K, stream-K),
-    // each split at least kMinSplitK deep.
+    // each split at least kMinSplitK deep (256: an assumption, two 128-deep main-loop stages).
     constexpr int64_t kMinSplitK = 256;
     const int64_t split = std::clamp<int64_t>(units / tiles, 1, std::max<int64_t>(1, k / kMinSplitK));
     const int64_t count = tiles * split;

@@ -96,6 +96,10 @@ Hardware parse_hardware(const json& j, const std::string& where) {
     ef.tile_n = static_cast<int64_t>(number_or(e, "tile_n", w, static_cast<double>(ef.tile_n)));
     ef.k_half = number_or(e, "k_half", w, ef.k_half);
     ef.attention = number_or(e, "attention", w, ef.attention);
+    ef.attention_flash2 = number_or(e, "attention_flash2", w, 0);
+    ef.attention_flash3 = number_or(e, "attention_flash3", w, 0);
+    for (double f : {ef.attention_flash2, ef.attention_flash3})
+      if (f > 1) fail(w, "attention_flash*", "efficiencies must be in (0, 1]");
     ef.conv = number_or(e, "conv", w, ef.conv);
     ef.memory = number_or(e, "memory", w, ef.memory);
     for (double f : {ef.gemm_max, ef.attention, ef.conv, ef.memory})
@@ -149,30 +153,40 @@ Hardware find_hardware(const std::string& name_or_path) {
   return find_hardware_in(name_or_path, catalog_dirs());
 }
 
-Hardware find_hardware_in(const std::string& name_or_path, const std::vector<std::string>& dirs) {
+std::string find_json_in(const std::string& name, const std::vector<std::string>& dirs,
+                         const std::string& what, const std::string& hint) {
   namespace fs = std::filesystem;
-  if (name_or_path.ends_with(".json")) return load_hardware_file(name_or_path);
   std::string searched;
   for (const std::string& dir : dirs) {
     std::error_code ec;
-    const fs::path p = fs::path(dir) / (name_or_path + ".json");
-    if (fs::exists(p, ec)) return load_hardware_file(p.string());
-    searched += (searched.empty() ? "" : ", ") + dir + (fs::is_directory(dir, ec) ? "" : " (missing)");
+    const fs::path p = fs::path(dir) / (name + ".json");
+    if (fs::exists(p, ec)) return p.string();
+    searched +=
+        (searched.empty() ? "" : ", ") + dir + (fs::is_directory(dir, ec) ? "" : " (missing)");
   }
   std::string known;
-  for (const std::string& n : list_hardware_in(dirs)) known += (known.empty() ? "" : ", ") + n;
+  for (const std::string& n : list_json_in(dirs)) known += (known.empty() ? "" : ", ") + n;
   if (searched.empty()) searched = "no directory";
-  throw std::runtime_error("unknown hardware '" + name_or_path + "': no " + name_or_path +
-                           ".json in " + searched + "; " +
-                           (known.empty() ? "no catalog found at all"
-                                          : "the catalog has " + known) +
-                           " (set MESHSCOPE_CATALOG to a directory of hardware .json files, e.g. "
-                           "the source tree's sim/cost/catalog, or give a path ending in .json)");
+  throw std::runtime_error(
+      "unknown " + what + " '" + name + "': no " + name + ".json in " + searched + "; " +
+      (known.empty() ? "no catalog found at all" : "the catalog has " + known) + " (" + hint + ")");
+}
+
+Hardware find_hardware_in(const std::string& name_or_path, const std::vector<std::string>& dirs) {
+  if (name_or_path.ends_with(".json")) return load_hardware_file(name_or_path);
+  return load_hardware_file(
+      find_json_in(name_or_path, dirs, "hardware",
+                   "set MESHSCOPE_CATALOG to a directory of hardware .json files, e.g. "
+                   "the source tree's sim/cost/catalog, or give a path ending in .json"));
 }
 
 std::vector<std::string> list_hardware() { return list_hardware_in(catalog_dirs()); }
 
 std::vector<std::string> list_hardware_in(const std::vector<std::string>& dirs) {
+  return list_json_in(dirs);
+}
+
+std::vector<std::string> list_json_in(const std::vector<std::string>& dirs) {
   namespace fs = std::filesystem;
   std::vector<std::string> names;
   for (const std::string& dir : dirs) {

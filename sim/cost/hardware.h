@@ -29,29 +29,32 @@ constexpr std::string_view name(LinkKind k) { return kLinkKindNames[static_cast<
 
 // One level of the interconnect, as seen from one device.
 struct LinkTier {
-  std::string name;                   // "nvlink4 (nvswitch)", "infiniband ndr"
+  std::string name;  // "nvlink4 (nvswitch)", "infiniband ndr"
   LinkKind kind = LinkKind::kNvlink;
-  double bandwidth_bytes_per_s = 0;   // per device, one direction
-  double latency_ns = 0;              // one point-to-point message (alpha)
+  double bandwidth_bytes_per_s = 0;  // per device, one direction
+  double latency_ns = 0;             // one point-to-point message (alpha)
   // Fraction of bandwidth_bytes_per_s that NCCL's bus bandwidth reaches on this tier.
   double collective_efficiency = 1.0;
 };
 
 // How close kernels get to the peak rates; see compute_model.h for how these combine.
 struct Efficiency {
-  double gemm_max = 0.8;     // best fraction of peak for large GEMMs
-  int64_t tile_m = 128;      // output tile of the GEMM kernels (tile and wave quantization)
+  double gemm_max = 0.8;  // best fraction of peak for large GEMMs
+  int64_t tile_m = 128;   // output tile of the GEMM kernels (tile and wave quantization)
   int64_t tile_n = 256;
-  double k_half = 128;       // reduction depth at which a GEMM's main loop runs at half rate
-  double attention = 0.5;    // fused attention (flash style), fraction of peak
-  double conv = 0.6;         // convolutions (implicit GEMM), fraction of peak
-  double memory = 0.85;      // streaming kernels, fraction of memory bandwidth
+  double k_half = 128;     // reduction depth at which a GEMM's main loop runs at half rate
+  double attention = 0.5;  // fused attention (flash style), fraction of peak
+  double attention_flash2 =
+      0;  // FlashAttention-2 forward+backward, fraction of peak (0: attention)
+  double attention_flash3 = 0;  // FlashAttention-3 (Hopper only; 0: none, FA2's rate is used)
+  double conv = 0.6;            // convolutions (implicit GEMM), fraction of peak
+  double memory = 0.85;         // streaming kernels, fraction of memory bandwidth
 };
 
 struct Hardware {
-  std::string name;         // catalog key: "h100-sxm"
+  std::string name;  // catalog key: "h100-sxm"
   std::string description;
-  std::string kind;         // "gpu" or "cpu"
+  std::string kind;  // "gpu" or "cpu"
   std::vector<std::string> sources;
   std::array<double, static_cast<size_t>(Precision::kCount)> peak_flops{};  // dense, per device
   double memory_bytes = 0;
@@ -87,5 +90,11 @@ Hardware find_hardware_in(const std::string& name_or_path, const std::vector<std
 // Names of every entry in the catalog directories (or `dirs`), sorted.
 std::vector<std::string> list_hardware();
 std::vector<std::string> list_hardware_in(const std::vector<std::string>& dirs);
+// The data-file lookup behind find_hardware_in, for any kind of catalog entry (`what` and `hint`
+// go into the error): the path of "<name>.json" in the first of `dirs` that has it.
+std::string find_json_in(const std::string& name, const std::vector<std::string>& dirs,
+                         const std::string& what, const std::string& hint);
+// Stems of the .json files in `dirs`, sorted, without repeats.
+std::vector<std::string> list_json_in(const std::vector<std::string>& dirs);
 
 }  // namespace meshscope::cost

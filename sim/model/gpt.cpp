@@ -50,10 +50,12 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
     throw std::invalid_argument("layers_per_stage must list " + std::to_string(num_stages) +
                                 " stages summing to the model's layers");
   if (par.tp < 1 || spec.vocab % par.tp != 0)
-    throw std::invalid_argument("vocab (" + std::to_string(spec.vocab) + ") must be divisible by tp");
+    throw std::invalid_argument("vocab (" + std::to_string(spec.vocab) +
+                                ") must be divisible by tp");
 
-  TransformerShape shape{spec.hidden, spec.heads, spec.kv_heads, spec.ffn, spec.gated_mlp,
-                         spec.experts, spec.top_k, spec.expert_ffn};
+  TransformerShape shape{spec.hidden, spec.heads,      spec.kv_heads,
+                         spec.ffn,    spec.gated_mlp,  spec.experts,
+                         spec.top_k,  spec.expert_ffn, !spec.learned_positions};
   const LayerCost layer = transformer_layer(shape, par);
   const int64_t h = spec.hidden, t = par.tp, V = spec.vocab;
   const int e = par.element_bytes;
@@ -88,7 +90,12 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
     c.activation_bytes += st.layers * layer.activation_bytes;
     c.weight_grad_bytes += st.layers * layer.weight_grad_bytes;
     if (last) {
-      c.forward.push_back(elementwise("final_norm", OpKind::kNorm, T * h * rep, e, 5));
+      c.forward.push_back(
+          elementwise("final_norm", OpKind::kNorm, T * h * rep, e, 5, par.passes.norm));
+      OpCost norm_grad = c.forward.back();
+      norm_grad.name = "final_norm.grad";
+      norm_grad.bytes *= backward_bytes_factor(norm_grad);
+      c.input_grad.push_back(norm_grad);
       if (sp) {
         c.tp_forward.push_back(tp_comm("logits.tp_in", CommOp::kAllGather, T * h * e));
         c.tp_backward.push_back(tp_comm("logits.tp_in", CommOp::kReduceScatter, T * h * e));

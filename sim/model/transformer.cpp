@@ -38,6 +38,12 @@ TpCollective comm(const char* name, CommOp op, CommAxis axis, double bytes, bool
 
 }  // namespace
 
+double backward_bytes_factor(const OpCost& op) {
+  const bool passes_through =
+      op.name.find("residual") != std::string::npos || op.name == "attn.rope";
+  return passes_through ? 1.0 : 1.5;
+}
+
 std::optional<Recompute> parse_recompute(std::string_view s) {
   for (size_t i = 0; i < kRecomputeNames.size(); ++i)
     if (kRecomputeNames[i] == s) return static_cast<Recompute>(i);
@@ -52,12 +58,13 @@ void add_linear(const GemmOps& out, const char* name, int64_t tokens, int64_t in
   out.weight_grad->push_back(gemm(n + ".wgrad", in, out_dim, tokens, e, repeat));
 }
 
-OpCost elementwise(const char* name, OpKind kind, double elements, int e, double flops_per_element) {
+OpCost elementwise(const char* name, OpKind kind, double elements, int e, double flops_per_element,
+                   double passes) {
   OpCost op;
   op.name = name;
   op.kind = kind;
   op.flops = elements * flops_per_element;
-  op.bytes = elements * e * 2.0;  // read + write
+  op.bytes = elements * e * passes;
   return op;
 }
 
@@ -103,10 +110,14 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   };
 
   // Attention block.
-  fwd.push_back(elementwise("ln1", OpKind::kNorm, Tr * h, e, 5));
+  const ElementwisePasses& pass = par.passes;
+  fwd.push_back(elementwise("ln1", OpKind::kNorm, Tr * h, e, 5, pass.norm));
   tp_entry("attn.tp_in");
   add_linear(ops, "attn.qkv", T, h, (a + 2 * kv) * d / t, e, 1);
   const double q_heads = static_cast<double>(a) / t;
+  if (sh.rotary && pass.rope > 0)
+    fwd.push_back(elementwise("attn.rope", OpKind::kElementwise, double(T) * (a + kv) * d / t, e, 3,
+                              pass.rope));
   if (par.flash_attention) {
     OpCost core;
     core.name = "attn.core";
@@ -123,8 +134,8 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     const int64_t s_local = s / par.cp;
     GemmOps attn{&fwd, &ig, &ig};  // the score GEMMs have no weights: both grads go to I
     add_linear(attn, "attn.qk", s_local, d, s, e, b * a / t);
-    fwd.push_back(elementwise("attn.softmax", OpKind::kElementwise, double(b) * q_heads * s_local * s, e, 5));
-    ig.push_back(elementwise("attn.softmax.grad", OpKind::kElementwise, double(b) * q_heads * s_local * s, e, 5));
+    fwd.push_back(elementwise("attn.softmax", OpKind::kElementwise,
+                              double(b) * q_heads * s_local * s, e, 5, pass.softmax));
     add_linear(attn, "attn.av", s_local, s, d, e, b * a / t);
   }
   if (par.cp > 1) {
@@ -135,10 +146,11 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   }
   add_linear(ops, "attn.proj", T, h / t, h, e, 1);
   tp_exit("attn.tp_out");
-  fwd.push_back(elementwise("attn.dropout_residual", OpKind::kElementwise, Tr * h, e, 2));
+  fwd.push_back(
+      elementwise("attn.dropout_residual", OpKind::kElementwise, Tr * h, e, 2, pass.residual));
 
   // MLP block.
-  fwd.push_back(elementwise("ln2", OpKind::kNorm, Tr * h, e, 5));
+  fwd.push_back(elementwise("ln2", OpKind::kNorm, Tr * h, e, 5, pass.norm));
   tp_entry("mlp.tp_in");
   const int64_t up = sh.gated_mlp ? 2 : 1;
   if (sh.experts > 0) {
@@ -155,7 +167,8 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
       cb.push_back(comm("moe.combine.grad", CommOp::kAllToAll, CommAxis::kEp, a2a));
     }
     add_linear(ops, "moe.fc1", per_expert, h, up * fe / t, e, local_experts);
-    fwd.push_back(elementwise("moe.act", OpKind::kElementwise, double(routed) * up * fe / t, e, 8));
+    fwd.push_back(elementwise("moe.act", OpKind::kElementwise, double(routed) * up * fe / t, e, 8,
+                              pass.activation));
     add_linear(ops, "moe.fc2", per_expert, fe / t, h, e, local_experts);
     if (par.ep > 1) {
       cf.push_back(comm("moe.combine", CommOp::kAllToAll, CommAxis::kEp, a2a));
@@ -168,7 +181,8 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     L.model_flops += 2.0 * b * s * h * fe * (1 + up) * sh.top_k + 2.0 * b * s * h * sh.experts;
   } else {
     add_linear(ops, "mlp.fc1", T, h, up * f / t, e, 1);
-    fwd.push_back(elementwise("mlp.act", OpKind::kElementwise, double(T) * up * f / t, e, 8));
+    fwd.push_back(elementwise("mlp.act", OpKind::kElementwise, double(T) * up * f / t, e, 8,
+                              pass.activation));
     add_linear(ops, "mlp.fc2", T, f / t, h, e, 1);
     L.dense_parameters += (1 + up) * h * f / t + f / t + h;
     L.activation_bytes += static_cast<int64_t>(double(T) * e * (up + 1.0) * f / t);
@@ -176,13 +190,18 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     L.model_flops += 2.0 * b * s * h * f * (1 + up);
   }
   tp_exit("mlp.tp_out");
-  fwd.push_back(elementwise("mlp.dropout_residual", OpKind::kElementwise, Tr * h, e, 2));
+  fwd.push_back(
+      elementwise("mlp.dropout_residual", OpKind::kElementwise, Tr * h, e, 2, pass.residual));
 
-  // Backward of the elementwise ops: as many bytes again.
+  // Backward of the elementwise ops (the softmax's too), from first principles: a pointwise or
+  // normalising op's gradient reads the saved tensor and the incoming gradient and writes its own,
+  // 3 accesses where the forward made 2; a residual add passes its gradient through and adds the
+  // branch's (as many bytes as its forward); a rotary embedding rotates the gradient back (same).
   for (const OpCost& op : fwd)
     if (op.kind == OpKind::kNorm || op.kind == OpKind::kElementwise) {
       OpCost g = op;
       g.name += ".grad";
+      g.bytes *= backward_bytes_factor(op);
       ig.push_back(g);
     }
   if (par.recompute == Recompute::kSelective && !par.flash_attention) {

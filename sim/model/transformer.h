@@ -20,6 +20,17 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(Recompute::kCo
 constexpr std::string_view name(Recompute r) { return kRecomputeNames[static_cast<size_t>(r)]; }
 std::optional<Recompute> parse_recompute(std::string_view s);
 
+// Reads + writes of device memory per element of each elementwise op's tensor in one forward
+// pass (a fused op reads its input once and writes its output once: 2); the backward moves as
+// many again. A training framework's fusions set them (sim/cost/frameworks/*.json).
+struct ElementwisePasses {
+  double norm = 2;        // layer norm / RMS norm over the hidden state
+  double activation = 2;  // GeLU or SwiGLU over the MLP's inner activation
+  double residual = 3;    // (bias +) (dropout +) residual add: two reads, one write
+  double rope = 0;        // rotary embedding over q and k (models with rotary positions only)
+  double softmax = 2;     // attention softmax over the scores, when not flash attention
+};
+
 struct TransformerShape {
   int64_t hidden = 0;
   int64_t heads = 0;
@@ -29,6 +40,7 @@ struct TransformerShape {
   int64_t experts = 0;    // 0: dense MLP; else mixture of experts, top_k of them per token
   int64_t top_k = 1;
   int64_t expert_ffn = 0;
+  bool rotary = false;  // rotary position embedding applied to q and k in every layer
 };
 
 struct LayerParallel {
@@ -41,6 +53,7 @@ struct LayerParallel {
   bool flash_attention = true;  // no seq^2 scores kept; attention recomputed inside its backward
   Recompute recompute = Recompute::kNone;
   int element_bytes = 2;
+  ElementwisePasses passes;
 };
 
 struct LayerCost {
@@ -65,7 +78,12 @@ struct GemmOps {
 };
 void add_linear(const GemmOps& out, const char* name, int64_t tokens, int64_t in, int64_t out_dim,
                 int element_bytes, int64_t repeat = 1);
+// Bytes of an elementwise op's gradient over its forward's: 1.5 for pointwise and normalising ops
+// (read the saved tensor and the incoming gradient, write one: 3 accesses for the forward's 2), 1
+// for residual adds and rotary embeddings.
+double backward_bytes_factor(const OpCost& op);
+// `passes`: reads + writes of each element (2: read once, write once).
 OpCost elementwise(const char* name, OpKind kind, double elements, int element_bytes,
-                   double flops_per_element = 1);
+                   double flops_per_element = 1, double passes = 2);
 
 }  // namespace meshscope::model

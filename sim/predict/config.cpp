@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "sim/cost/framework.h"
 #include "sim/predict/footprint.h"
 
 namespace meshscope::predict {
@@ -371,8 +372,20 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
   }
   cluster.check_unknown();
 
+  c.framework = top.string("framework", std::string(cost::kDefaultFramework));
+  cost::Framework framework;
+  try {
+    framework = cost::find_framework(c.framework);  // unknown or malformed: the config's error
+  } catch (const std::runtime_error& e) {
+    top.fail("framework", e.what());
+  }
+
   Reader opt = top.child("options");
   c.recompute = opt.choice("recompute", model::Recompute::kNone, model::kRecomputeNames);
+  if (std::find(framework.recompute.begin(), framework.recompute.end(), model::name(c.recompute)) ==
+      framework.recompute.end())
+    opt.fail("recompute", "framework '" + framework.name + "' has no '" +
+                              std::string(model::name(c.recompute)) + "' recomputation");
   c.sequence_parallel = opt.boolean("sequence_parallel", false);
   c.flash_attention = opt.boolean("flash_attention", true);
   c.precision = opt.choice("precision", cost::Precision::kBf16, cost::kPrecisionNames);

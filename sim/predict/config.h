@@ -11,6 +11,8 @@
 //    "options": {"recompute": "none", "sequence_parallel": false, "precision": "bf16", "zero": 0}}
 //
 // Every key, its type, unit, default and meaning: docs/CONFIG.md.
+// "framework": "megatron-core-2024" (the default; see sim/cost/frameworks/) names the training
+// framework whose kernels and overlap the prediction assumes.
 #pragma once
 
 #include <array>
@@ -81,6 +83,9 @@ struct PredictConfig {
   int virtual_stages = 1;
 
   std::string gpu = "a100-80gb";  // catalog name or path to a .json
+  // Training framework profile (sim/cost/frameworks/<name>.json or a path to a .json): its
+  // attention kernel, elementwise fusions and communication overlap. Top-level key "framework".
+  std::string framework = "megatron-core-2024";
   int gpus_per_node = 0;          // 0: the catalog's devices_per_node
   int nodes = 0;                  // 0: as many as the mesh needs; else nodes x per node = gpus()
   ResolvedHardware hardware;      // set by parse_config; empty: simulate reads the catalog

@@ -117,7 +117,10 @@ std::string resolve_config_path(const std::string& path) {
     roots.push_back(source / "sim" / "predict" / "configs");  // "x.json", "cpu/A-....json"
   }
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) roots.push_back(exe.parent_path() / "configs");
+  if (!ec) {
+    roots.push_back(exe.parent_path() / "configs");
+    roots.push_back(exe.parent_path().parent_path() / "share" / "meshscope" / "configs");  // installed
+  }
   for (const fs::path& r : roots)
     if (fs::is_regular_file(r / path, ec)) return (r / path).string();
   return path;

@@ -42,6 +42,7 @@ std::string render_svg(const Chart& c) {
       x0 = std::min(x0, x);
       x1 = std::max(x1, x);
       y1 = std::max(y1, s.y[i]);
+      if (i < s.y_high.size()) y1 = std::max(y1, s.y_high[i]);
     }
   if (!std::isfinite(x0)) x0 = 0, x1 = 1;
   if (x1 == x0) x1 = x0 + 1;
@@ -91,6 +92,18 @@ std::string render_svg(const Chart& c) {
     std::string d;
     for (size_t i : order) d += (d.empty() ? "M" : " L") + num(px(s.x[i])) + " " + num(py(s.y[i]));
     o += "<path d=\"" + d + "\" stroke=\"" + col + "\" stroke-width=\"2\" fill=\"none\"/>\n";
+    // The range around each point, as a bar with caps.
+    for (size_t i : order) {
+      if (i >= s.y_low.size() || i >= s.y_high.size() || s.y_low[i] == s.y_high[i]) continue;
+      const double x = px(s.x[i]), lo = py(s.y_low[i]), hi = py(s.y_high[i]);
+      std::snprintf(buf, sizeof buf,
+                    "<path class=\"range\" d=\"M%.1f %.1f V%.1f M%.1f %.1f H%.1f M%.1f %.1f "
+                    "H%.1f\" stroke=\"%s\" "
+                    "stroke-width=\"1\" fill=\"none\"><title>%s: %s .. %s</title></path>\n",
+                    x, lo, hi, x - 4, lo, x + 4, x - 4, hi, x + 4, col, esc(s.label).c_str(),
+                    num(s.y_low[i]).c_str(), num(s.y_high[i]).c_str());
+      o += buf;
+    }
     for (size_t i : order) {
       std::snprintf(buf, sizeof buf, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s: %s</title></circle>\n",
                     px(s.x[i]), py(s.y[i]), col, esc(s.label).c_str(), num(s.y[i]).c_str());

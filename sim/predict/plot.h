@@ -10,6 +10,8 @@ namespace meshscope::predict {
 struct Series {
   std::string label;
   std::vector<double> x, y;
+  // Optional, one per point: the range drawn as an error bar (predict's development-set range).
+  std::vector<double> y_low, y_high;
 };
 
 struct Chart {

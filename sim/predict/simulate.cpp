@@ -11,6 +11,7 @@
 
 #include "sim/cost/collective_model.h"
 #include "sim/cost/compute_model.h"
+#include "sim/cost/framework.h"
 #include "sim/cost/hardware.h"
 #include "sim/cost/topology.h"
 #include "sim/engine/symmetry.h"
@@ -47,6 +48,38 @@ double optimizer_seconds(const PredictConfig& c, double params, const cost::Comp
   return compute.stream_seconds(params * update_bytes(c));
 }
 
+// What a data-parallel collective leaves exposed when the framework overlaps it with compute: all
+// of it beyond the `window` of compute it hides behind, and at least one layer's share, which has
+// nothing to hide behind (the first layer's gradients are reduced after the backward has ended; the
+// first layer's parameters must be gathered before the forward can start).
+double exposed_seconds(double seconds, double window_s, int layers) {
+  return std::max(seconds / std::max(1, layers), seconds - window_s);
+}
+
+// The development-set residuals behind a prediction's range: the framework's on this hardware,
+// else its widest over any hardware, else the widest of every profile.
+std::pair<cost::Residuals, std::string> residuals_for(const cost::Framework& fw,
+                                                      const std::string& hw) {
+  const auto it = fw.residuals.find(hw);
+  if (it != fw.residuals.end()) return {it->second, fw.name + " on " + hw};
+  auto widen = [](cost::Residuals& into, const cost::Residuals& r) {
+    into.low = into.rows == 0 ? r.low : std::min(into.low, r.low);
+    into.high = into.rows == 0 ? r.high : std::max(into.high, r.high);
+    into.rows += r.rows;
+  };
+  cost::Residuals all;
+  for (const auto& [name, r] : fw.residuals) widen(all, r);
+  if (all.rows > 0) return {all, fw.name + " (all hardware)"};
+  for (const std::string& name : cost::list_frameworks()) {
+    try {
+      for (const auto& [h, r] : cost::find_framework(name).residuals) widen(all, r);
+    } catch (const std::runtime_error&) {
+      // A malformed profile beside the others gives no residuals; its own use reports it.
+    }
+  }
+  return {all, all.rows > 0 ? std::string("every framework") : std::string("none")};
+}
+
 schedule::Schedule generate_or_explain(const schedule::GeneratorConfig& g) {
   try {
     return schedule::generate(g);
@@ -62,8 +95,9 @@ struct Resolved {
   Resolved(const PredictConfig& c, const SimulateOptions& o)
       : config(c),
         calibration(o.calibration),
-        hw(hardware_for(c)),
-        w(workload_costs(c)),
+        fw(cost::find_framework(c.framework)),
+        hw(hardware_for(c, fw)),
+        w(workload_costs(c, fw)),
         num_stages(static_cast<int>(w.stages.size())),
         compute(hw, c.precision, o.calibration),
         topo(c.mesh, c.cp, hw.devices_per_node, c.placement),
@@ -93,10 +127,11 @@ struct Resolved {
   Resolved(const Resolved&) = delete;
   Resolved& operator=(const Resolved&) = delete;
 
-  static cost::Hardware hardware_for(const PredictConfig& c) {
+  static cost::Hardware hardware_for(const PredictConfig& c, const cost::Framework& fw) {
     // The entry parse_config read, unless the caller changed the gpu since.
     cost::Hardware hw = c.hardware.entry && c.hardware.gpu == c.gpu ? *c.hardware.entry
                                                                     : cost::find_hardware(c.gpu);
+    hw.efficiency.attention = cost::attention_efficiency(hw, fw.flash);
     if (c.gpus_per_node > 0) {
       hw.devices_per_node = c.gpus_per_node;
       hw.nics_per_node = std::min(hw.nics_per_node, c.gpus_per_node);
@@ -106,6 +141,7 @@ struct Resolved {
 
   const PredictConfig& config;
   const cost::Calibration* calibration;
+  const cost::Framework fw;
   const cost::Hardware hw;
   const WorkloadCosts w;
   const int num_stages;
@@ -151,6 +187,20 @@ class FullMeshPrices {
       seconds =
           cost::collective_time(r_.hw, kind, static_cast<double>(a.bytes), span, r_.calibration)
               .seconds;
+    }
+    if (a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages) {
+      // Gradient reductions hide behind a microbatch's backward, parameter gathers behind the
+      // forward before their use, when the framework overlaps them (framework.h).
+      const engine::StageTiming& t = r_.timings[a.stage];
+      const int layers = r_.w.layers[a.stage];
+      if (kind == cost::CollectiveKind::kAllGather) {
+        if (r_.fw.param_gather == cost::Overlap::kOverlapped)
+          seconds = exposed_seconds(seconds, t.forward_ns * 1e-9, layers);
+      } else if (kind == cost::CollectiveKind::kAllReduce ||
+                 kind == cost::CollectiveKind::kReduceScatter) {
+        if (r_.fw.grad_reduce == cost::Overlap::kOverlapped)
+          seconds = exposed_seconds(seconds, t.backward_ns * 1e-9, layers);
+      }
     }
     const int64_t v = static_cast<int64_t>(std::llround(seconds * 1e9));
     prices_.emplace(key, v);
@@ -410,6 +460,7 @@ Summary summarise(const Resolved& r, const Run& run) {
   Summary s;
   s.model = r.w.description;
   s.hardware = r.hw.name;
+  s.framework = r.fw.name;
   s.schedule = run.schedule.name;
   s.mesh = mesh_text(c);
   s.gpus = c.gpus();
@@ -420,6 +471,15 @@ Summary summarise(const Resolved& r, const Run& run) {
   const double model_flops = r.w.model_flops_per_microbatch * c.microbatches() * c.mesh.dp;
   s.tflops_per_gpu = s.step_time_s > 0 ? model_flops / s.step_time_s / s.gpus / 1e12 : 0;
   s.mfu = s.tflops_per_gpu * 1e12 / r.compute.peak_flops();
+  const auto [res_range, basis] = residuals_for(r.fw, r.hw.name);
+  s.range_rows = res_range.rows;
+  s.range_basis = basis;
+  s.step_time_s_low = s.step_time_s * (1 + res_range.low);
+  s.step_time_s_high = s.step_time_s * (1 + res_range.high);
+  s.tokens_per_s_low = s.tokens_per_s / (1 + res_range.high);
+  s.tokens_per_s_high = s.tokens_per_s / (1 + res_range.low);
+  s.mfu_low = s.mfu / (1 + res_range.high);
+  s.mfu_high = s.mfu / (1 + res_range.low);
   s.bubble_fraction = run.timeline ? traces::analyze(res.timeline).bubble_fraction
                       : run.busy   ? busy_bubble_fraction(r, run)
                                    : res.compute_idle_fraction();
@@ -481,15 +541,24 @@ nlohmann::json to_json(const Summary& s) {
   }
   return {{"model", s.model},
           {"hardware", s.hardware},
+          {"framework", s.framework},
           {"schedule", s.schedule},
           {"mesh", s.mesh},
           {"gpus", s.gpus},
           {"microbatches", s.microbatches},
           {"step_time_s", s.step_time_s},
+          {"step_time_s_low", s.step_time_s_low},
+          {"step_time_s_high", s.step_time_s_high},
           {"tokens_per_s", s.tokens_per_s},
+          {"tokens_per_s_low", s.tokens_per_s_low},
+          {"tokens_per_s_high", s.tokens_per_s_high},
           {"samples_per_s", s.samples_per_s},
           {"tflops_per_gpu", s.tflops_per_gpu},
           {"mfu", s.mfu},
+          {"mfu_low", s.mfu_low},
+          {"mfu_high", s.mfu_high},
+          {"range_rows", s.range_rows},
+          {"range_basis", s.range_basis},
           {"bubble_fraction", s.bubble_fraction},
           {"communication_s", s.communication_s},
           {"peak_memory_bytes", s.peak_memory_bytes},

@@ -18,10 +18,11 @@
 namespace meshscope::predict {
 
 struct Summary {
-  std::string model;     // WorkloadCosts::description
-  std::string hardware;  // catalog name
-  std::string schedule;  // family name
-  std::string mesh;      // "dp=16 pp=1 tp=1 cp=1"
+  std::string model;      // WorkloadCosts::description
+  std::string hardware;   // catalog name
+  std::string framework;  // framework profile name
+  std::string schedule;   // family name
+  std::string mesh;       // "dp=16 pp=1 tp=1 cp=1"
   int64_t gpus = 0;
   int microbatches = 0;
   double step_time_s = 0;
@@ -33,7 +34,15 @@ struct Summary {
   // kTimelineRanksForBubbles ranks or kTimelineActionsForBubbles actions, the mean compute-idle
   // share instead (no Timeline is built for it unless the caller wants one).
   double bubble_fraction = 0;
-  double communication_s = 0; // most communication time of any device
+  // The range published runs of the development set fell in around such a prediction
+  // (cost::Residuals of the framework on this hardware; see range_basis): step time x (1 + low ..
+  // 1 + high), throughput and MFU inversely. Equal to the point when no residuals are known.
+  double step_time_s_low = 0, step_time_s_high = 0;
+  double tokens_per_s_low = 0, tokens_per_s_high = 0;
+  double mfu_low = 0, mfu_high = 0;
+  int range_rows = 0;          // development-set runs behind the range
+  std::string range_basis;     // "torchtitan on a100-80gb", "megatron-2022 (all hardware)", ...
+  double communication_s = 0;  // most communication time of any device
   int64_t peak_memory_bytes = 0;
   double memory_capacity_bytes = 0;
   bool fits = true;

@@ -17,7 +17,7 @@ namespace {
 
 int64_t ns(double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); }
 
-WorkloadCosts gpt_costs(const PredictConfig& c) {
+WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework) {
   model::LayerParallel par;
   par.micro_batch = c.micro_batch;
   par.seq = c.gpt.seq;
@@ -28,6 +28,7 @@ WorkloadCosts gpt_costs(const PredictConfig& c) {
   par.flash_attention = c.flash_attention;
   par.recompute = c.recompute;
   par.element_bytes = cost::element_bytes(c.precision);
+  par.passes = framework.passes;
   const int stages = c.mesh.pp * c.virtual_stages;
   const model::GptModel g = model::build_gpt(c.gpt, par, stages, c.layers_per_stage);
   WorkloadCosts w;
@@ -35,6 +36,7 @@ WorkloadCosts gpt_costs(const PredictConfig& c) {
     w.stages.push_back(s.cost);
     w.dense_parameters.push_back(s.dense_parameters);
     w.expert_parameters.push_back(s.expert_parameters);
+    w.layers.push_back(s.layers);
   }
   w.model_flops_per_microbatch = g.model_flops_per_microbatch;
   w.tokens_per_sample = c.gpt.seq;
@@ -86,20 +88,37 @@ WorkloadCosts executable_costs(const PredictConfig& c) {
 
 }  // namespace
 
-WorkloadCosts workload_costs(const PredictConfig& c) {
+WorkloadCosts workload_costs(const PredictConfig& c, const cost::Framework& framework) {
+  WorkloadCosts w;
   switch (c.model) {
-    case ModelKind::kGpt: return gpt_costs(c);
-    case ModelKind::kVgg: return vgg_costs(c);
-    default: return executable_costs(c);
+    case ModelKind::kGpt:
+      w = gpt_costs(c, framework);
+      break;
+    case ModelKind::kVgg:
+      w = vgg_costs(c);
+      break;
+    default:
+      w = executable_costs(c);
+      break;
   }
+  w.layers.resize(w.stages.size(), 1);
+  return w;
+}
+
+WorkloadCosts workload_costs(const PredictConfig& c) {
+  return workload_costs(c, cost::find_framework(c.framework));
 }
 
 cost::CollectiveKind collective_kind(schedule::ActionKind k) {
   switch (k) {
-    case schedule::ActionKind::kAllGather: return cost::CollectiveKind::kAllGather;
-    case schedule::ActionKind::kReduceScatter: return cost::CollectiveKind::kReduceScatter;
-    case schedule::ActionKind::kAllToAll: return cost::CollectiveKind::kAllToAll;
-    default: return cost::CollectiveKind::kAllReduce;
+    case schedule::ActionKind::kAllGather:
+      return cost::CollectiveKind::kAllGather;
+    case schedule::ActionKind::kReduceScatter:
+      return cost::CollectiveKind::kReduceScatter;
+    case schedule::ActionKind::kAllToAll:
+      return cost::CollectiveKind::kAllToAll;
+    default:
+      return cost::CollectiveKind::kAllReduce;
   }
 }
 

@@ -8,6 +8,7 @@
 #include "sim/cost/calibration.h"
 #include "sim/cost/collective_model.h"
 #include "sim/cost/compute_model.h"
+#include "sim/cost/framework.h"
 #include "sim/cost/topology.h"
 #include "sim/engine/engine.h"
 #include "sim/model/stage_cost.h"
@@ -16,15 +17,18 @@
 namespace meshscope::predict {
 
 struct WorkloadCosts {
-  std::vector<model::StageCost> stages;     // per stage, one tp rank, one microbatch
-  std::vector<int64_t> dense_parameters;    // per stage, per tp rank
-  std::vector<int64_t> expert_parameters;   // per stage, per tp rank (after the ep split)
-  double model_flops_per_microbatch = 0;    // forward + backward, all tp/cp ranks, no recompute
-  int64_t tokens_per_sample = 1;            // seq for gpt; 1 otherwise
-  std::string description;                  // "gpt L=24 h=2304 heads=24 seq=2048 V=51200"
+  std::vector<model::StageCost> stages;    // per stage, one tp rank, one microbatch
+  std::vector<int64_t> dense_parameters;   // per stage, per tp rank
+  std::vector<int64_t> expert_parameters;  // per stage, per tp rank (after the ep split)
+  std::vector<int> layers;                 // per stage: transformer layers (1 for other models)
+  double model_flops_per_microbatch = 0;   // forward + backward, all tp/cp ranks, no recompute
+  int64_t tokens_per_sample = 1;           // seq for gpt; 1 otherwise
+  std::string description;                 // "gpt L=24 h=2304 heads=24 seq=2048 V=51200"
 };
 
 // Throws std::invalid_argument naming the config key that does not fit (e.g. heads over tp).
+// `framework` sets the elementwise ops' memory passes; the first form loads c.framework.
+WorkloadCosts workload_costs(const PredictConfig& c, const cost::Framework& framework);
 WorkloadCosts workload_costs(const PredictConfig& c);
 
 // Prices in-stage collectives (tp, cp, ep) on the groups of one representative rank.

@@ -69,21 +69,24 @@ TEST_F(SimCli, SweepProgressInALogIsAFewPlainLines) {
   EXPECT_GE(lines, 1) << r.err;
   EXPECT_LE(lines, 4) << r.err;
   EXPECT_NE(r.err.find("9 of 9 points done"), std::string::npos) << r.err;
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 10) << r.out;  // header + 9 rows
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 11) << r.out;  // header + 9 rows + ranges' note
 }
 
 TEST_F(SimCli, AnInvalidSweepPointIsARowNotTheEndOfTheSweep) {
-  const fs::path cfg = write("tp.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 768, "heads": 12,
+  const fs::path cfg =
+      write("tp.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 768, "heads": 12,
       "seq": 256, "vocab": 1024}, "mesh": {"tp": [1, 8, 2]}, "batch": {"global": 2, "micro": 1}})");
   const fs::path csv = dir_ / "tp.csv";
   const Outcome r = sh("predict --config " + cfg.string() + " --csv " + csv.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("error: key 'mesh.tp': model.heads (12) is not divisible by tp (8)"), std::string::npos)
+  EXPECT_NE(r.out.find("error: key 'mesh.tp': model.heads (12) is not divisible by tp (8)"),
+            std::string::npos)
       << r.out;
   // The rows that ran keep narrow columns; the CSV leaves the failed row's figures empty.
   EXPECT_NE(r.out.find("\n2        2     dp=1 pp=1 tp=2"), std::string::npos) << r.out;
   const std::string text = slurp(csv);
-  EXPECT_NE(text.find("\n\"8\",,,,,,,,,,,\"key 'mesh.tp': model.heads (12) is not divisible by tp (8)\"\n"),
+  EXPECT_NE(text.find("\n\"8\",,,,,,,,,,,\"key 'mesh.tp': model.heads (12) is not divisible by tp "
+                      "(8)\",,,,,,\n"),
             std::string::npos)
       << text;
 }
@@ -148,6 +151,20 @@ TEST_F(SimCli, TheCatalogIsFoundFromAnyDirectory) {
   const Outcome r = sh("predict --json --config " + cfg.string(), dir_.string());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"hardware\": \"h100-sxm\""), std::string::npos) << r.out;
+}
+
+TEST_F(SimCli, PredictPrintsTheDevelopmentSetsRangeBesideEachFigure) {
+  const std::string cfg = std::string(MESHSCOPE_SOURCE_DIR) + "/sim/predict/configs/korthikanti-175b.json";
+  const Outcome json = sh("predict --json --config " + cfg, dir_.string());
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  for (const char* key : {"\"step_time_s_low\"", "\"step_time_s_high\"", "\"tokens_per_s_low\"",
+                          "\"tokens_per_s_high\"", "\"mfu_low\"", "\"mfu_high\"",
+                          "\"range_basis\": \"megatron-2022 on a100-80gb\""})
+    EXPECT_NE(json.out.find(key), std::string::npos) << key << "\n" << json.out;
+  const Outcome text = sh("predict --config " + cfg + " --plot " + (dir_ / "p.svg").string(), dir_.string());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find(" s ("), std::string::npos) << text.out;  // "13.62 s (14.3..15.3)"
+  EXPECT_NE(slurp((dir_ / "p.svg").string()).find("class=\"range\""), std::string::npos);
 }
 
 TEST_F(SimCli, AMovedBinaryFindsTheCatalogBesideIt) {

@@ -29,6 +29,19 @@ TEST(PredictPlot, OneLinePerSeriesWithEveryPoint) {
   EXPECT_NE(svg.find("M80 "), std::string::npos);
 }
 
+TEST(PredictPlot, RangesAreDrawnAsBarsAroundThePoints) {
+  Chart c;
+  Series s{"a100", {8, 16}, {1, 2}};
+  s.y_low = {0.8, 1.6};
+  s.y_high = {1.2, 2.4};
+  c.series = {s};
+  const std::string svg = render_svg(c);
+  EXPECT_EQ(count(svg, "class=\"range\""), 2u);
+  EXPECT_NE(svg.find("a100: 1.6 .. 2.4"), std::string::npos) << svg;
+  c.series[0].y_low.clear();  // no range: no bars
+  EXPECT_EQ(count(render_svg(c), "class=\"range\""), 0u);
+}
+
 TEST(PredictPlot, EmptyChartIsStillAnImage) {
   const std::string svg = render_svg(Chart{});
   EXPECT_NE(svg.find("</svg>"), std::string::npos);

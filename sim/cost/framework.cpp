@@ -1,0 +1,179 @@
+// Reading framework profiles (sim/cost/frameworks/*.json).
+#include "sim/cost/framework.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cost/hardware.h"
+
+namespace meshscope::cost {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& where, const std::string& key, const std::string& why) {
+  throw std::runtime_error(where + ": key '" + key + "': " + why);
+}
+
+template <typename Enum, size_t N>
+Enum enum_of(const json& j, const std::string& key, const std::array<std::string_view, N>& names,
+             const std::string& where, Enum def) {
+  if (!j.contains(key)) return def;
+  const json& v = j.at(key);
+  std::string all;
+  for (std::string_view n : names) all += (all.empty() ? "" : ", ") + std::string(n);
+  if (!v.is_string()) fail(where, key, "must be one of " + all);
+  const auto it = std::find(names.begin(), names.end(), v.get<std::string>());
+  if (it == names.end())
+    fail(where, key, "must be one of " + all + ", not '" + v.get<std::string>() + "'");
+  return static_cast<Enum>(it - names.begin());
+}
+
+double passes_of(const json& j, const std::string& key, const std::string& where, double def) {
+  if (!j.contains(key)) return def;
+  const json& v = j.at(key);
+  if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 100)
+    fail(where, "elementwise_passes." + key, "must be a number in [0, 100]");
+  return v.get<double>();
+}
+
+}  // namespace
+
+std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
+  for (size_t i = 0; i < kAttentionKernelNames.size(); ++i)
+    if (kAttentionKernelNames[i] == s) return static_cast<AttentionKernel>(i);
+  return std::nullopt;
+}
+
+Framework parse_framework(const json& j, const std::string& where) {
+  if (!j.is_object())
+    throw std::runtime_error(where + ": a framework profile must be a JSON object");
+  static const char* kKeys[] = {"name",      "description",        "sources",     "flash_attention",
+                                "softmax",   "elementwise_passes", "grad_reduce", "param_gather",
+                                "recompute", "residuals"};
+  for (const auto& [k, v] : j.items())
+    if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* x) { return k == x; }) ==
+        std::end(kKeys))
+      fail(where, k, "unknown key");
+  Framework f;
+  if (!j.contains("name") || !j.at("name").is_string() || j.at("name").get<std::string>().empty())
+    fail(where, "name", "missing (a non-empty string)");
+  f.name = j.at("name").get<std::string>();
+  f.description = j.value("description", "");
+  if (j.contains("sources")) {
+    if (!j.at("sources").is_array()) fail(where, "sources", "must be a list of strings");
+    for (const json& s : j.at("sources")) {
+      if (!s.is_string()) fail(where, "sources", "must be a list of strings");
+      f.sources.push_back(s.get<std::string>());
+    }
+  }
+  f.flash = enum_of(j, "flash_attention", kAttentionKernelNames, where, AttentionKernel::kFlash2);
+  if (f.flash != AttentionKernel::kFlash2 && f.flash != AttentionKernel::kFlash3)
+    fail(where, "flash_attention", "must be flash2 or flash3");
+  f.softmax = enum_of(j, "softmax", kAttentionKernelNames, where, AttentionKernel::kFusedSoftmax);
+  if (f.softmax != AttentionKernel::kUnfused && f.softmax != AttentionKernel::kFusedSoftmax)
+    fail(where, "softmax", "must be unfused or fused-softmax");
+  if (j.contains("elementwise_passes")) {
+    const json& p = j.at("elementwise_passes");
+    if (!p.is_object()) fail(where, "elementwise_passes", "must be an object");
+    for (const auto& [k, v] : p.items())
+      if (k != "norm" && k != "activation" && k != "residual" && k != "rope" && k != "softmax")
+        fail(where, "elementwise_passes." + k,
+             "unknown key (norm, activation, residual, rope, softmax)");
+    f.passes.norm = passes_of(p, "norm", where, f.passes.norm);
+    f.passes.activation = passes_of(p, "activation", where, f.passes.activation);
+    f.passes.residual = passes_of(p, "residual", where, f.passes.residual);
+    f.passes.rope = passes_of(p, "rope", where, f.passes.rope);
+    f.passes.softmax = passes_of(p, "softmax", where, f.passes.softmax);
+  }
+  f.grad_reduce = enum_of(j, "grad_reduce", kOverlapNames, where, Overlap::kExposed);
+  f.param_gather = enum_of(j, "param_gather", kOverlapNames, where, Overlap::kExposed);
+  if (j.contains("recompute")) {
+    if (!j.at("recompute").is_array())
+      fail(where, "recompute", "must be a list of none, selective, full");
+    for (const json& r : j.at("recompute")) {
+      if (!r.is_string() || (r != "none" && r != "selective" && r != "full"))
+        fail(where, "recompute", "must be a list of none, selective, full");
+      f.recompute.push_back(r.get<std::string>());
+    }
+  } else {
+    f.recompute = {"none", "selective", "full"};
+  }
+  if (j.contains("residuals")) {
+    const json& r = j.at("residuals");
+    if (!r.is_object()) fail(where, "residuals", "must map hardware names to {low, high, rows}");
+    for (const auto& [hw, v] : r.items()) {
+      const std::string key = "residuals." + hw;
+      if (!v.is_object() || !v.contains("low") || !v.contains("high") || !v.contains("rows") ||
+          !v.at("low").is_number() || !v.at("high").is_number() ||
+          !v.at("rows").is_number_integer())
+        fail(where, key, "must be {\"low\": number, \"high\": number, \"rows\": integer}");
+      Residuals res{v.at("low").get<double>(), v.at("high").get<double>(), v.at("rows").get<int>()};
+      if (!(res.low <= res.high) || res.low <= -1 || res.rows < 1)
+        fail(where, key, "needs -1 < low <= high and rows >= 1");
+      f.residuals[hw] = res;
+    }
+  }
+  return f;
+}
+
+Framework load_framework_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open framework profile");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+  return parse_framework(j, path);
+}
+
+std::vector<std::string> framework_dirs() {
+  std::vector<std::string> dirs;
+  for (std::string d : catalog_dirs()) {
+    while (d.size() > 1 && d.back() == '/') d.pop_back();
+    dirs.push_back((std::filesystem::path(d).parent_path() / "frameworks").string());
+  }
+  return dirs;
+}
+
+Framework find_framework(const std::string& name_or_path) {
+  // Every simulate() of a search or sweep asks for its profile: parse each file once per process
+  // (profiles are data beside the program, not edited while it runs). Thread-safe: the GUI
+  // simulates on background threads.
+  static std::mutex mutex;
+  static std::map<std::string, Framework> cache;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto it = cache.find(name_or_path);
+    if (it != cache.end()) return it->second;
+  }
+  const std::string path =
+      name_or_path.ends_with(".json")
+          ? name_or_path
+          : find_json_in(name_or_path, framework_dirs(), "framework",
+                         "profiles live in sim/cost/frameworks; or give a path ending in .json");
+  Framework f = load_framework_file(path);
+  const std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(name_or_path, f);
+  return f;
+}
+
+double attention_efficiency(const Hardware& hw, AttentionKernel k) {
+  const Efficiency& e = hw.efficiency;
+  const double fa2 = e.attention_flash2 > 0 ? e.attention_flash2 : e.attention;
+  if (k == AttentionKernel::kFlash3 && e.attention_flash3 > 0) return e.attention_flash3;
+  return fa2;
+}
+
+std::vector<std::string> list_frameworks() { return list_json_in(framework_dirs()); }
+
+}  // namespace meshscope::cost

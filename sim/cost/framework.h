@@ -1,0 +1,82 @@
+// A training framework's profile (sim/cost/frameworks/*.json): what it costs beyond the math —
+// which attention kernel it runs, how many memory passes its elementwise ops make, whether its
+// data-parallel collectives hide behind compute — read from data files beside the hardware catalog.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "sim/cost/hardware.h"
+#include "sim/model/transformer.h"
+
+namespace meshscope::cost {
+
+// The attention kernel when a config asks for flash attention, or the softmax when it does not.
+enum class AttentionKernel : uint8_t { kUnfused = 0, kFusedSoftmax, kFlash2, kFlash3, kCount };
+inline constexpr std::array<std::string_view, static_cast<size_t>(AttentionKernel::kCount)>
+    kAttentionKernelNames = {"unfused", "fused-softmax", "flash2", "flash3"};
+constexpr std::string_view name(AttentionKernel k) {
+  return kAttentionKernelNames[static_cast<size_t>(k)];
+}
+std::optional<AttentionKernel> parse_attention_kernel(std::string_view s);
+
+// How a data-parallel collective relates to the compute around it.
+enum class Overlap : uint8_t { kExposed = 0, kOverlapped, kCount };
+inline constexpr std::array<std::string_view, static_cast<size_t>(Overlap::kCount)> kOverlapNames =
+    {"exposed", "overlapped"};
+
+// How published step times compared with meshscope's predictions on the development set
+// (docs/ACCURACY.md): published / predicted - 1, the lowest and highest over `rows` runs.
+struct Residuals {
+  double low = 0;
+  double high = 0;
+  int rows = 0;
+};
+
+struct Framework {
+  std::string name;  // "megatron-2022"
+  std::string description;
+  std::vector<std::string> sources;
+  AttentionKernel flash = AttentionKernel::kFlash2;          // when options.flash_attention
+  AttentionKernel softmax = AttentionKernel::kFusedSoftmax;  // when not
+  model::ElementwisePasses passes;
+  // Data-parallel gradient reduction: bucketed and issued during the last microbatch's backward
+  // (overlapped), or after it (exposed).
+  Overlap grad_reduce = Overlap::kExposed;
+  // ZeRO's parameter all-gathers (ZeRO-3 per microbatch, ZeRO-1/2 after the step): prefetched
+  // behind the compute that precedes their use (overlapped), or waited for (exposed).
+  Overlap param_gather = Overlap::kExposed;
+  // Recomputation granularities it offers ("none", "selective", "full").
+  std::vector<std::string> recompute;
+  // Per hardware catalog name: the development set's residuals for this framework there
+  // (tests/sim/predict_published_test.cpp keeps them equal to the current model's).
+  std::map<std::string, Residuals> residuals;
+};
+
+// Parses one profile; `where` names the file in errors ("where: key 'x': why").
+Framework parse_framework(const nlohmann::json& j, const std::string& where);
+Framework load_framework_file(const std::string& path);
+// Directories searched for "<name>.json": the "frameworks" folder beside each catalog directory
+// of catalog_dirs() (the source tree's sim/cost/frameworks, the copy next to the executable).
+std::vector<std::string> framework_dirs();
+// `name_or_path`: a profile name ("megatron-2022") or a path ending in .json. An unknown name
+// throws std::runtime_error listing the profiles found. Each profile is read once per process.
+Framework find_framework(const std::string& name_or_path);
+std::vector<std::string> list_frameworks();
+
+// The fraction of peak the attention kernel `k` reaches on `hw` (catalog
+// efficiency.attention_flash2, attention_flash3; FlashAttention-3 needs Hopper: without an FA3 rate
+// the FA2 rate is used).
+double attention_efficiency(const Hardware& hw, AttentionKernel k);
+
+// The default of a config that names no framework.
+inline constexpr std::string_view kDefaultFramework = "megatron-core-2024";
+
+}  // namespace meshscope::cost

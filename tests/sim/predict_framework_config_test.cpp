@@ -1,0 +1,67 @@
+// The config's "framework" key: its default, a profile's effect on a prediction, and the
+// one-line errors for an unknown profile or a recomputation the framework does not offer.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/predict/config.h"
+#include "sim/predict/simulate.h"
+
+namespace meshscope::predict {
+namespace {
+
+using nlohmann::json;
+
+json tiny_gpt() {
+  return json::parse(
+      R"({"model": {"kind": "gpt", "layers": 4, "hidden": 1024, "heads": 16, "seq": 2048},
+                         "mesh": {"dp": 8}, "batch": {"global": 16, "micro": 1},
+                         "cluster": {"gpu": "h100-sxm"}})");
+}
+
+std::string error_of(const json& j) {
+  try {
+    parse_config(j, "cfg.json");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PredictFrameworkConfig, DefaultsToMegatronCore2024) {
+  EXPECT_EQ(parse_config(tiny_gpt(), "cfg.json").framework, "megatron-core-2024");
+  EXPECT_EQ(
+      simulate(parse_config(tiny_gpt(), "cfg.json"), {.build_timeline = false}).summary.framework,
+      "megatron-core-2024");
+}
+
+TEST(PredictFrameworkConfig, UnknownProfilesAndUnofferedRecomputationAreRefused) {
+  json j = tiny_gpt();
+  j["framework"] = "nope";
+  EXPECT_NE(error_of(j).find("cfg.json: key 'framework': unknown framework 'nope'"),
+            std::string::npos)
+      << error_of(j);
+  j["framework"] = "llm-foundry";
+  j["options"]["recompute"] = "selective";
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.recompute': framework 'llm-foundry' has no 'selective' "
+            "recomputation");
+}
+
+TEST(PredictFrameworkConfig, AnEagerFrameworksElementwiseTrafficAndFa2CostTime) {
+  // torchtitan runs eager RMSNorm and RoPE (many passes) and FA2 on H100; megatron-core fuses
+  // them and runs FA3-class attention: the same model and mesh must be slower under torchtitan.
+  json j = tiny_gpt();
+  j["model"]["learned_positions"] = false;
+  j["framework"] = "megatron-core-2024";
+  const Summary fused = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  j["framework"] = "torchtitan";
+  const Summary eager = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  EXPECT_GT(eager.step_time_s, fused.step_time_s * 1.05);
+  EXPECT_EQ(eager.framework, "torchtitan");
+}
+
+}  // namespace
+}  // namespace meshscope::predict
