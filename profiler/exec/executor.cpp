@@ -15,6 +15,7 @@
 
 #include "profiler/exec/process_run.h"
 #include "profiler/exec/progress.h"
+#include "profiler/exec/progress_report.h"
 #include "profiler/exec/rank_plan.h"
 #include "profiler/exec/rank_worker.h"
 #include "profiler/exec/step_barrier.h"
@@ -175,7 +176,19 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   shared.steps = config.steps;
   shared.rows = rows;
   shared.initial = model::init_weights(workload);
-  for (int s = 0; s < config.steps; ++s) shared.batches.push_back(model::make_batch(workload, s));
+  const auto prepare_begin = std::chrono::steady_clock::now();
+  auto last_note = prepare_begin;
+  for (int s = 0; s < config.steps; ++s) {
+    shared.batches.push_back(model::make_batch(workload, s));
+    // A huge batch takes a while to make: say so every 10 s, so a long start is seen to move.
+    const auto now = std::chrono::steady_clock::now();
+    if (config.log != nullptr && now - last_note > std::chrono::seconds(10)) {
+      *config.log << "run: made the data of step " << s + 1 << " of " << config.steps << " ("
+                  << std::chrono::duration_cast<std::chrono::seconds>(now - prepare_begin).count()
+                  << " s)" << std::endl;
+      last_note = now;
+    }
+  }
   shared.plans = make_plans(workload, sched, mesh, partition, costs, rows);
   std::vector<std::vector<capture::ActionInfo>> programs;
   std::vector<std::vector<capture::InnerInfo>> inner;
@@ -226,6 +239,14 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
 
   Watchdog watchdog(
       progress, config.timeout_s, [&] { return describe_ranks(shared); }, abort_all);
+  // Every tick a rank bumps: one per stage set up, per action, per step barrier, and at the end.
+  uint64_t expected_ticks = 0;
+  for (int r : local) {
+    const RankPlan& p = shared.plans[static_cast<size_t>(r)];
+    expected_ticks +=
+        p.stages.size() + 1 + static_cast<uint64_t>(config.steps) * (p.actions.size() + 1);
+  }
+  ProgressReport report(progress, local, expected_ticks, config.steps, config.log);
   std::vector<std::thread> threads;
   threads.reserve(local.size());
   try {
@@ -241,6 +262,7 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
     throw std::runtime_error(why);
   }
   for (std::thread& t : threads) t.join();
+  report.stop();
   watchdog.stop();
   traces::Timeline timeline = tracer.finish();
   if (processes != nullptr) {
