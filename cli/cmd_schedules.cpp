@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/output_path.h"
 #include "sim/schedule/generators.h"
 #include "sim/schedule/schedule_grid.h"
 #include "sim/schedule/schedule_text.h"
@@ -106,6 +107,7 @@ void add_schedules_command(CLI::App& app) {
                   "bytes of each stage's gradients, all-reduced over dp")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 50));
   cmd->add_option("-o,--out", args->out, "write the schedule text to FILE (whole or not at all)")
+      ->check(output_file_check())
       ->type_name("FILE");
   cmd->add_flag("--grid", args->grid,
                 "print the step x rank grid (instead of the text when no --out is given)");
