@@ -176,18 +176,12 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   shared.steps = config.steps;
   shared.rows = rows;
   shared.initial = model::init_weights(workload);
-  const auto prepare_begin = std::chrono::steady_clock::now();
-  auto last_note = prepare_begin;
+  // Progress lines from here on: making a huge batch can take minutes before any rank runs.
+  std::vector<RankProgress> progress(static_cast<size_t>(mesh.size()));
+  ProgressReport report(progress, config.steps, config.log);
   for (int s = 0; s < config.steps; ++s) {
     shared.batches.push_back(model::make_batch(workload, s));
-    // A huge batch takes a while to make: say so every 10 s, so a long start is seen to move.
-    const auto now = std::chrono::steady_clock::now();
-    if (config.log != nullptr && now - last_note > std::chrono::seconds(10)) {
-      *config.log << "run: made the data of step " << s + 1 << " of " << config.steps << " ("
-                  << std::chrono::duration_cast<std::chrono::seconds>(now - prepare_begin).count()
-                  << " s)" << std::endl;
-      last_note = now;
-    }
+    report.data_made(s + 1);
   }
   shared.plans = make_plans(workload, sched, mesh, partition, costs, rows);
   std::vector<std::vector<capture::ActionInfo>> programs;
@@ -222,7 +216,6 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
     if (backend.hosts(r)) local.push_back(r);
   }
   if (local.empty()) throw std::invalid_argument("run: this process hosts none of the ranks");
-  std::vector<RankProgress> progress(world);
   std::function<void()> across_processes;
   if (processes != nullptr) {
     across_processes = [processes] { processes->exchange("", "the barrier before a step"); };
@@ -246,7 +239,7 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
     expected_ticks +=
         p.stages.size() + 1 + static_cast<uint64_t>(config.steps) * (p.actions.size() + 1);
   }
-  ProgressReport report(progress, local, expected_ticks, config.steps, config.log);
+  report.start_ranks(local, expected_ticks);
   std::vector<std::thread> threads;
   threads.reserve(local.size());
   try {

@@ -1,26 +1,25 @@
-// ProgressReport: a periodic line from the ranks' progress counters.
+// ProgressReport: a periodic line from the data preparation and the ranks' progress counters.
 #include "profiler/exec/progress_report.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
-#include <string>
 
 namespace meshscope::exec {
 
-ProgressReport::ProgressReport(const std::vector<RankProgress>& progress,
-                               const std::vector<int>& local_ranks, uint64_t expected_ticks,
-                               int steps, std::ostream* log, std::chrono::milliseconds interval)
-    : progress_(progress),
-      local_(local_ranks),
-      expected_(std::max<uint64_t>(expected_ticks, 1)),
-      steps_(steps),
-      log_(log),
-      interval_(interval) {
+ProgressReport::ProgressReport(const std::vector<RankProgress>& progress, int steps,
+                               std::ostream* log, std::chrono::milliseconds interval)
+    : progress_(progress), steps_(steps), log_(log), interval_(interval) {
   if (log_ != nullptr) thread_ = std::thread([this] { loop(); });
 }
 
 ProgressReport::~ProgressReport() { stop(); }
+
+void ProgressReport::start_ranks(const std::vector<int>& local_ranks, uint64_t expected_ticks) {
+  std::lock_guard lock(mu_);
+  local_ = local_ranks;
+  expected_ = std::max<uint64_t>(expected_ticks, 1);
+}
 
 void ProgressReport::stop() {
   {
@@ -32,6 +31,14 @@ void ProgressReport::stop() {
 }
 
 std::string ProgressReport::line(std::chrono::steady_clock::duration elapsed) const {
+  const double seconds = std::chrono::duration<double>(elapsed).count();
+  char buf[160];
+  if (local_.empty()) {
+    std::snprintf(buf, sizeof buf, "run: making the data of step %d of %d, %.0f s",
+                  std::min(data_made_.load(std::memory_order_relaxed) + 1, steps_), steps_,
+                  seconds);
+    return buf;
+  }
   uint64_t ticks = 0;
   int step = steps_;  // the step the slowest rank is in
   for (int r : local_) {
@@ -41,11 +48,10 @@ std::string ProgressReport::line(std::chrono::steady_clock::duration elapsed) co
       step = std::min(step, std::max(0, p.step.load(std::memory_order_relaxed)));
   }
   ticks = std::min(ticks, expected_);
-  char buf[160];
   std::snprintf(buf, sizeof buf, "run: %.0f%% (%llu of %llu actions), step %d of %d, %.0f s",
                 100.0 * static_cast<double>(ticks) / static_cast<double>(expected_),
                 static_cast<unsigned long long>(ticks), static_cast<unsigned long long>(expected_),
-                std::min(step + 1, steps_), steps_, std::chrono::duration<double>(elapsed).count());
+                std::min(step + 1, steps_), steps_, seconds);
   return buf;
 }
 

@@ -162,20 +162,31 @@ big=in/big.json
 } >$big
 mkdir -p out/kills
 "$bin" convert $big -o out/kills/reference.json >/dev/null 2>&1
+# Half the signals at fixed times from the start (most land while the input is read), half once
+# the temp file exists (inside the write itself).
 for sig in TERM INT KILL; do
-  for delay in 0.1 0.5 1.0 1.5 2.0 3.0; do
+  for when in 0.3 1.0 2.0 w0 w0.02 w0.05; do
     tried=$((tried + 1))
     target=out/kills/victim_$sig.json
     printf 'previous contents' >$target
     "$bin" convert $big -o $target >/dev/null 2>&1 &
     pid=$!
-    sleep $delay
+    case $when in
+      w*)
+        for _ in $(seq 1 3000); do
+          ls -a out/kills | grep -q "^\.victim_$sig.json.tmp\.$pid\." && break
+          kill -0 $pid 2>/dev/null || break
+          sleep 0.01
+        done
+        sleep "${when#w}" ;;
+      *) sleep "$when" ;;
+    esac
     # Did the signal land inside the write (its temp file exists)? Counted for the report.
-    if ls -a out/kills | grep -q "^\.victim_$sig.json.tmp\."; then mid_write=$((mid_write + 1)); fi
+    if ls -a out/kills | grep -q "^\.victim_$sig.json.tmp\.$pid\."; then mid_write=$((mid_write + 1)); fi
     kill -$sig $pid 2>/dev/null
     wait $pid 2>/dev/null
     if [ "$(cat $target)" != "previous contents" ] && ! cmp -s $target out/kills/reference.json; then
-      partial=$((partial + 1)); fail "PARTIAL $target after SIG$sig at ${delay}s"
+      partial=$((partial + 1)); fail "PARTIAL $target after SIG$sig at $when"
     fi
     if [ $sig != KILL ]; then no_temps out/kills; fi
   done
