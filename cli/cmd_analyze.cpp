@@ -68,7 +68,13 @@ void run(const AnalyzeArgs& args) {
   if (args.kernel_wait_ns < 0) throw UserError("--kernel-wait-ns must be >= 0");
   traces::ImportReport report;
   const traces::Timeline timeline = load(args, report);
-  traces::require_spans(timeline, args.traces.size() == 1 ? args.traces[0] : "the traces", &report);
+  if (timeline.spans.empty()) {
+    // Nothing usable: the warnings say why (what was skipped), then the error.
+    for (const std::string& w : report.lines())
+      std::fprintf(stderr, "meshscope: warning: %s\n", w.c_str());
+    traces::require_spans(timeline, args.traces.size() == 1 ? args.traces[0] : "the traces",
+                          &report);
+  }
   traces::AnalysisOptions options;
   options.hta.consecutive_kernel_delay_ns = args.kernel_wait_ns;
   const traces::TimelineAnalysis analysis = traces::analyze(timeline, options);
