@@ -68,6 +68,13 @@ void run(const AnalyzeArgs& args) {
   if (args.kernel_wait_ns < 0) throw UserError("--kernel-wait-ns must be >= 0");
   traces::ImportReport report;
   const traces::Timeline timeline = load(args, report);
+  if (timeline.spans.empty()) {
+    // Nothing usable: the warnings say why (what was skipped), then the error.
+    for (const std::string& w : report.lines())
+      std::fprintf(stderr, "meshscope: warning: %s\n", w.c_str());
+    traces::require_spans(timeline, args.traces.size() == 1 ? args.traces[0] : "the traces",
+                          &report);
+  }
   traces::AnalysisOptions options;
   options.hta.consecutive_kernel_delay_ns = args.kernel_wait_ns;
   const traces::TimelineAnalysis analysis = traces::analyze(timeline, options);
@@ -81,13 +88,6 @@ void run(const AnalyzeArgs& args) {
   } else {
     for (const std::string& w : warnings)
       std::fprintf(stderr, "meshscope: warning: %s\n", w.c_str());
-    if (timeline.spans.empty()) {
-      // A valid trace with no events (a profiler window that caught nothing): not an error, but a
-      // table of zeros would read as a measured result.
-      std::printf("nothing to analyze: the trace has no spans\n");
-      std::fflush(stdout);
-      return;
-    }
     std::fputs(traces::format_table(analysis).c_str(), stdout);
     print_clocks(report);
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/output_path.h"
 #include "sim/cost/calibration.h"
 #include "sim/cost/fit.h"
 #include "sim/cost/hardware.h"
@@ -83,7 +84,9 @@ void add_calibrate_command(CLI::App& app) {
       "Fit compute rates per phase and link alpha/beta from profiled traces (meshscope run --out, "
       "or imported profiles) into a calibration file for simulate/predict --calibration.");
   cmd->add_option("TRACE", args->traces, "profiled traces")->required();
-  cmd->add_option("-o,--out", args->out, "calibration JSON to write")->required();
+  cmd->add_option("-o,--out", args->out, "calibration JSON to write")
+      ->required()
+      ->check(output_file_check());
   cmd->add_option("--hardware", args->hardware, "catalog entry the traces ran on")->capture_default_str();
   cmd->add_option("--precision", args->precision, "precision the traces computed in")->capture_default_str();
   cmd->callback([args] { run(*args); });

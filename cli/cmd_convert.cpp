@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/output_path.h"
 #include "traces/chrome_export.h"
 #include "traces/import/load_trace.h"
 
@@ -40,9 +41,21 @@ void run(const ConvertArgs& args) {
   const traces::Timeline t = paths.size() == 1 && !fs::is_directory(paths[0])
                                  ? traces::load_trace(paths[0], options, &report)
                                  : traces::load_traces(paths, options, &report);
-  traces::write_chrome_trace(t, fs::path(args.output));
   for (const std::string& line : report.lines())
     std::fprintf(stderr, "warning: %s\n", line.c_str());
+  traces::require_spans(t, args.inputs.size() == 1 ? args.inputs[0] : "the traces", &report);
+  if (args.output == "-") {
+    // The trace itself goes to stdout; the summary line to stderr, so a pipe gets JSON only.
+    traces::write_chrome_trace(t, [](std::string_view chunk) {
+      if (std::fwrite(chunk.data(), 1, chunk.size(), stdout) != chunk.size())
+        throw std::runtime_error("cannot write to stdout");
+    });
+    if (std::fflush(stdout) != 0) throw std::runtime_error("cannot write to stdout");
+    std::fprintf(stderr, "wrote stdout: %zu devices, %zu spans, %zu flows, %zu steps\n",
+                 t.devices.size(), t.spans.size(), t.flows.size(), t.steps.size());
+    return;
+  }
+  traces::write_chrome_trace(t, fs::path(args.output));
   std::printf("wrote %s: %zu devices, %zu spans, %zu flows, %zu steps\n", args.output.c_str(),
               t.devices.size(), t.spans.size(), t.flows.size(), t.steps.size());
 }
@@ -56,7 +69,9 @@ void add_convert_command(CLI::App& app) {
       "Import traces (Kineto/Chrome JSON, .json.gz, Nsight SQLite) as a meshscope trace");
   cmd->add_option("traces", args->inputs, "Trace files, or a folder of per-rank traces")
       ->required();
-  cmd->add_option("-o,--out", args->output, "Output Chrome trace (.json)")->required();
+  cmd->add_option("-o,--out", args->output, "Output Chrome trace (.json); - for stdout")
+      ->required()
+      ->check(output_file_check(DashMeans::kStdout));
   cmd->add_flag("--no-host", args->no_host, "Drop host events (CPU ops, runtime calls)");
   const std::map<std::string, traces::ClockAlign> aligns = {
       {"none", traces::ClockAlign::kNone},

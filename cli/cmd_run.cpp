@@ -2,6 +2,7 @@
 // it against one device, write its Chrome trace and print the summary.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -10,7 +11,9 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/output_path.h"
 #include "cli/run_common.h"
+#include "cli/run_memory.h"
 #include "cli/workload_options.h"
 #include "profiler/exec/process_run.h"
 #include "profiler/exec/run_config.h"
@@ -134,6 +137,8 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
 void run(const RunArgs& a) {
   RunSpec spec;
   spec.workload = a.workload.to_spec();
+  // Before the layer list or any tensor exists: --layers 2147483647 is refused in milliseconds.
+  check_run_fits_in_memory(spec.workload, std::max(a.dp, 1), a.steps, !a.no_check);
   spec.schedule = build_schedule(a, spec.workload);
   spec.label = spec.schedule.name;
   spec.steps = a.steps;
@@ -233,8 +238,10 @@ void add_run_command(CLI::App& app) {
                   "seconds without progress after which the run is stopped as deadlocked (under "
                   "mpirun each process watches its own rank)")
       ->capture_default_str();
-  cmd->add_option("--out,-o", a->out, "write the Chrome trace (JSON) here");
-  cmd->add_option("--dump-schedule", a->dump_schedule, "write the schedule text here");
+  cmd->add_option("--out,-o", a->out, "write the Chrome trace (JSON) here")
+      ->check(output_file_check());
+  cmd->add_option("--dump-schedule", a->dump_schedule, "write the schedule text here")
+      ->check(output_file_check());
   cmd->add_flag("--no-check", a->no_check, "skip the comparison with one device");
   cmd->add_flag("--no-validate", a->no_validate,
                 "run a --schedule-file even when the validator rejects it (to see what the "

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/output_path.h"
 #include "cli/torch_trace_schedule.h"
 #include "sim/schedule/generators.h"
 #include "sim/schedule/schedule_file.h"
@@ -220,6 +221,7 @@ void add_schedules_command(CLI::App& app) {
       "(with SEND/RECV rows); default: the variant --from was in (a schedule text from torch: "
       "compute_comms when it holds torch's UNSHARD/WAIT markers), else compute_only");
   cmd->add_option("-o,--out", args->out, "write the schedule to FILE (whole or not at all)")
+      ->check(output_file_check())
       ->type_name("FILE");
   cmd->add_flag("--grid", args->grid,
                 "print the step x rank grid (instead of the text when no --out is given)");

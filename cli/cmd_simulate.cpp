@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/output_path.h"
 #include "cli/run_common.h"
 #include "cli/sim_options.h"
 #include "sim/predict/config.h"
@@ -103,9 +104,11 @@ void add_simulate_command(CLI::App& app) {
       "Simulate one configuration (same JSON as predict) into a Timeline: Chrome trace, the "
       "summary table of `run`, step time, MFU and memory.");
   add_sim_input_options(*cmd, args->input, "configuration JSON (keys: docs/CONFIG.md)");
-  cmd->add_option("--out", args->out, "write the simulated Chrome trace here");
+  cmd->add_option("--out", args->out, "write the simulated Chrome trace here")
+      ->check(output_file_check());
   cmd->add_option("--schedule-out", args->schedule_out,
-                  "write the simulated schedule (text form) here");
+                  "write the simulated schedule (text form) here")
+      ->check(output_file_check());
   cmd->add_option("--schedule-file", args->schedule_file,
                   "simulate this schedule instead of generating one; costs from --config. " +
                       std::string(schedule::kScheduleFileHelp));

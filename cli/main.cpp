@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <string>
 
 #include "cli/commands.h"
 #include "profiler/runtime/process_link.h"
+#include "traces/printable.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"meshscope: execute, capture, analyze and simulate parallel training schedules",
@@ -29,6 +31,17 @@ int main(int argc, char** argv) {
                  "meshscope: error: started as one of %d processes (mpirun); only `meshscope run` "
                  "runs across processes\n",
                  processes);
+    return 2;
+  }
+  if (argc > 1 && argv[1][0] != '-' &&
+      app.get_subcommands([&](CLI::App* c) { return c->check_name(argv[1]); }).empty()) {
+    // CLI11 alone would say "A subcommand is required", which hides the typo.
+    std::string names;
+    for (const CLI::App* c : app.get_subcommands({}))
+      names += (names.empty() ? "" : ", ") + c->get_name();
+    std::fprintf(stderr,
+                 "meshscope: error: unknown command '%s'; the commands are: %s (see --help)\n",
+                 meshscope::traces::printable(argv[1]).c_str(), names.c_str());
     return 2;
   }
   try {

@@ -13,7 +13,9 @@
 #include "gui/app/headless.h"
 #include "gui/app/platform.h"
 #include "gui/app/predictor.h"
+#include "gui/view/frame_pacing.h"
 #include "gui/view/synthetic.h"
+#include "traces/host_memory.h"
 
 namespace {
 
@@ -34,7 +36,12 @@ int interactive(App& app, int width, int height) {
   meshscope::gui::Window window({width, height, true, "meshscope"});
   for (const std::string& e : app.session().errors)
     std::fprintf(stderr, "meshscope-gui: error: %s\n", e.c_str());
+  // Draw only when something changed (gui/view/frame_pacing.h): an idle viewer sleeps.
+  meshscope::gui::FramePacing pacing;
   while (!window.should_close()) {
+    const bool animating = app.session().playhead.playing() || app.busy();
+    const bool event = window.wait_events(pacing.wait_s(animating));
+    if (!pacing.should_draw(event, animating)) continue;
     window.begin_frame();
     app.open_dropped(window.take_dropped_paths());
     app.frame(ImGui::GetIO().DeltaTime);
@@ -87,6 +94,16 @@ int main(int argc, char** argv) {
   if (!view_kind) bad = "unknown --view '" + view + "' (timeline, mesh, stats, compare, what-if)";
   if (!range.empty() && !parse_range(range, fractions))
     bad = "bad --range '" + range + "' (want FROM:TO, e.g. 0:0.25)";
+  // A synthetic trace is sized by its flag alone: refuse one that cannot fit before building it.
+  for (const size_t spans : {synthetic, bench ? bench_options.spans : size_t{0}}) {
+    const auto available = meshscope::traces::available_memory_bytes();
+    const double needed = meshscope::gui::synthetic_peak_bytes(spans);
+    if (available && needed > *available) {
+      bad = "a synthetic trace of " + std::to_string(spans) + " spans needs about " +
+            meshscope::traces::format_bytes(needed) + ", more than the " +
+            meshscope::traces::format_bytes(*available) + " of memory available";
+    }
+  }
   if (!bad.empty()) {
     std::fprintf(stderr, "meshscope-gui: error: %s\n", bad.c_str());
     return 2;

@@ -3,8 +3,10 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +14,9 @@
 #include <stdexcept>
 #include <utility>
 #include <vector>
+
+#include "traces/printable.h"
+#include "traces/temp_files.h"
 
 namespace meshscope::traces {
 namespace {
@@ -53,20 +58,71 @@ std::filesystem::path folder_of(const std::filesystem::path& target) {
   return target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
 }
 
+// What a non-regular file is, for the refusal.
+const char* kind_of(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISDIR(mode)) return "a folder";
+  return "not a regular file";
+}
+
+std::string quoted(const std::filesystem::path& p) {
+  return "'" + printable(p.string(), 200) + "'";
+}
+
+// The refusals that need no temporary file: an empty path, a special file or a symbolic link as
+// target (rename would replace the node itself: /dev/null would become a regular file), a
+// missing folder, a kernel file system.
+void check_target(const std::filesystem::path& target) {
+  if (target.empty()) throw std::runtime_error("the output path is empty");
+  if (!target.has_filename()) {
+    throw std::runtime_error("cannot write " + quoted(target) + ": not a file path");
+  }
+  struct stat st {};
+  if (::lstat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    throw std::runtime_error("refusing to write " + quoted(target) + ": it is " +
+                             kind_of(st.st_mode) +
+                             "; only regular files are replaced (give a file path)");
+  }
+  const std::filesystem::path folder = folder_of(target);
+  if (::stat(folder.c_str(), &st) != 0) {
+    const int err = errno;
+    throw std::runtime_error("cannot write " + quoted(target) + ": folder " + quoted(folder) +
+                             ": " + std::strerror(err));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    throw std::runtime_error("cannot write " + quoted(target) + ": " + quoted(folder) +
+                             " is not a folder");
+  }
+  struct statfs fs {};
+  constexpr long kProcMagic = 0x9fa0, kSysfsMagic = 0x62656572;
+  if (::statfs(folder.c_str(), &fs) == 0 && (fs.f_type == kProcMagic || fs.f_type == kSysfsMagic)) {
+    throw std::runtime_error("refusing to write " + quoted(target) + ": " + quoted(folder) +
+                             " is a kernel file system (" +
+                             (fs.f_type == kProcMagic ? "proc" : "sysfs") + "), not storage");
+  }
+}
+
 }  // namespace
 
 AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
-  if (target_.empty() || !target_.has_filename()) {
-    throw std::runtime_error("cannot write '" + target_.string() + "': not a file path");
+  check_target(target_);
+  sweep_stale_temp_files(target_);
+  const std::string name = temp_name_pattern(target_);
+  temp_c_ = std::make_unique<char[]>(name.size() + 1);
+  std::copy(name.begin(), name.end(), temp_c_.get());
+  temp_c_[name.size()] = '\0';
+  fd_ = ::mkostemp(temp_c_.get(), O_CLOEXEC);
+  if (fd_ < 0) {
+    const int err = errno;
+    throw std::runtime_error("cannot write " + quoted(target_) +
+                             ": cannot create a file in its folder: " + std::strerror(err));
   }
-  const std::filesystem::path pattern =
-      folder_of(target_) / ("." + target_.filename().string() + ".tmp.XXXXXX");
-  std::string name = pattern.string();
-  std::vector<char> buf(name.begin(), name.end());
-  buf.push_back('\0');
-  fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
-  if (fd_ < 0) fail("cannot write", target_, errno);
-  temp_ = std::filesystem::path(buf.data());
+  temp_ = std::filesystem::path(temp_c_.get());
+  remember_temp_file(temp_c_.get());
   if (::fchmod(fd_, mode_for(target_)) != 0) {
     const int err = errno;
     discard();
@@ -80,6 +136,7 @@ AtomicFile::~AtomicFile() { discard(); }
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
     : target_(std::move(other.target_)),
       temp_(std::move(other.temp_)),
+      temp_c_(std::move(other.temp_c_)),
       fd_(std::exchange(other.fd_, -1)),
       buffer_(std::move(other.buffer_)),
       bytes_written_(other.bytes_written_) {}
@@ -89,6 +146,7 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
     discard();
     target_ = std::move(other.target_);
     temp_ = std::move(other.temp_);
+    temp_c_ = std::move(other.temp_c_);
     fd_ = std::exchange(other.fd_, -1);
     buffer_ = std::move(other.buffer_);
     bytes_written_ = other.bytes_written_;
@@ -139,14 +197,22 @@ void AtomicFile::commit() {
   const int fd = std::exchange(fd_, -1);
   if (::close(fd) != 0) {
     const int err = errno;
-    ::unlink(temp_.c_str());
+    remove_temp();
     fail("cannot write", target_, err);
+  }
+  // The target may have become a special file or a link while we wrote.
+  struct stat st {};
+  if (::lstat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    remove_temp();
+    throw std::runtime_error("refusing to write " + quoted(target_) + ": it is " +
+                             kind_of(st.st_mode) + "; only regular files are replaced");
   }
   if (::rename(temp_.c_str(), target_.c_str()) != 0) {
     const int err = errno;
-    ::unlink(temp_.c_str());
+    remove_temp();
     fail("cannot replace", target_, err);
   }
+  forget_temp_file(temp_c_.get());
   fsync_folder(folder_of(target_));
 }
 
@@ -154,8 +220,15 @@ void AtomicFile::discard() noexcept {
   if (fd_ < 0) return;
   ::close(fd_);
   fd_ = -1;
-  ::unlink(temp_.c_str());
+  remove_temp();
 }
+
+void AtomicFile::remove_temp() noexcept {
+  ::unlink(temp_.c_str());
+  if (temp_c_) forget_temp_file(temp_c_.get());
+}
+
+void check_output_path(const std::filesystem::path& target) { AtomicFile probe(target); }
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view contents) {
   AtomicFile out(path);

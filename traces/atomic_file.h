@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,12 @@ namespace meshscope::traces {
 // the rename is atomic), which commit() flushes, fsyncs and renames over the target. Destroying
 // an uncommitted AtomicFile (an exception, an early return) removes the temporary and leaves the
 // target untouched. Every failure throws std::runtime_error naming the path and the reason.
+//
+// Only regular files are replaced: a target that is a device node (/dev/null, /dev/full), a FIFO,
+// a socket, a folder or a symbolic link is refused before anything is written, and so is one in a
+// kernel file system (/proc, /sys). The temporary is ".NAME.tmp.PID.XXXXXX" (traces/temp_files.h):
+// SIGINT, SIGTERM and SIGHUP remove it, and creating an AtomicFile sweeps the leftovers of writers
+// that were killed outright (kill -9) from the target's folder.
 //
 //   AtomicFile out("run.json");
 //   out.write(header);
@@ -41,13 +48,21 @@ class AtomicFile {
   void flush_buffer();
   void write_all(std::string_view data);
   void discard() noexcept;
+  void remove_temp() noexcept;
 
   std::filesystem::path target_;
   std::filesystem::path temp_;
+  // temp_ as a C string at a fixed address (it survives moves), for the signal-time cleanup.
+  std::unique_ptr<char[]> temp_c_;
   int fd_ = -1;
   std::string buffer_;
   size_t bytes_written_ = 0;
 };
+
+// Throws the error an AtomicFile for `target` would throw (an empty path, a missing or read-only
+// folder, a target that is not a regular file), without touching the target: for checking an
+// output path before a long run rather than after it. Creates and removes one temporary file.
+void check_output_path(const std::filesystem::path& target);
 
 // Writes `contents` to `path` through an AtomicFile.
 void write_file_atomic(const std::filesystem::path& path, std::string_view contents);

@@ -117,27 +117,31 @@ void MeshView::draw_strip(Session& session, const Run& run, ImVec2 min, ImVec2 s
   ImDrawList* dl = ImGui::GetWindowDrawList();
   Playhead& p = session.playhead;
   const size_t devices = run.timeline.devices.size();
-  const float lane_h = std::max(1.0f, size.y / static_cast<float>(std::max<size_t>(devices, 1)));
   const int columns = std::max(1, static_cast<int>(size.x / 2));
   const double range = static_cast<double>(p.end_ns() - p.begin_ns());
   dl->AddRectFilled(min, ImVec2(min.x + size.x, min.y + size.y), IM_COL32(25, 25, 28, 255));
   const StripKey key{&run, p.begin_ns(), p.end_ns(), columns};
   if (!(key == strip_key_)) {
     strip_key_ = key;
+    // One lane per pixel row at most: more devices than rows are sampled, not all drawn.
+    strip_lanes_ = strip_devices(devices, static_cast<size_t>(std::max(1.0f, size.y)));
     strip_.clear();
-    for (uint16_t d = 0; d < devices; ++d) {
+    strip_.reserve(strip_lanes_.size() * static_cast<size_t>(columns));
+    for (const size_t d : strip_lanes_) {
       for (int c = 0; c < columns; ++c) {
         const auto t = p.begin_ns() + static_cast<int64_t>(range * (c + 0.5) / columns);
-        strip_.push_back(device_state_at(run.timeline, *run.index, d, t).activity(run.timeline));
+        strip_.push_back(device_state_at(run.timeline, *run.index, static_cast<uint16_t>(d), t)
+                             .activity(run.timeline));
       }
     }
   }
-  for (uint16_t d = 0; d < devices; ++d) {
+  const size_t lanes = strip_lanes_.size();
+  const float lane_h = size.y / static_cast<float>(std::max<size_t>(lanes, 1));
+  for (size_t l = 0; l < lanes; ++l) {
     for (int c = 0; c < columns; ++c) {
-      const Activity a =
-          strip_[static_cast<size_t>(d) * static_cast<size_t>(columns) + static_cast<size_t>(c)];
+      const Activity a = strip_[l * static_cast<size_t>(columns) + static_cast<size_t>(c)];
       const float x = min.x + size.x * static_cast<float>(c) / static_cast<float>(columns);
-      const float y = min.y + lane_h * d;
+      const float y = min.y + lane_h * static_cast<float>(l);
       dl->AddRectFilled(ImVec2(x, y),
                         ImVec2(x + size.x / static_cast<float>(columns) + 0.5f,
                                y + lane_h - (lane_h > 3 ? 1 : 0)),
@@ -159,7 +163,16 @@ void MeshView::draw_strip(Session& session, const Run& run, ImVec2 min, ImVec2 s
 void MeshView::draw_cells(Session& session, const Run& run, ImVec2 min, ImVec2 size) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   cells_ = layout_mesh(run.timeline, run.grid, size.x, size.y, 6);
+  // Cells outside the panel or beyond the cap cost vertices and show nothing.
+  std::erase_if(cells_, [&](const MeshCell& c) { return c.y >= size.y || c.x >= size.x; });
+  if (cells_.size() > kMaxMeshCells) cells_.resize(kMaxMeshCells);
+  if (cells_.size() < run.timeline.devices.size()) {
+    ImGui::TextDisabled("showing %zu of %zu devices (the strip above samples all of them)",
+                        cells_.size(), run.timeline.devices.size());
+    min.y += ImGui::GetTextLineHeightWithSpacing();
+  }
   const int64_t t = session.playhead.t_ns();
+  const float line = ImGui::GetFontSize();
   for (MeshCell& cell : cells_) {
     cell.x += min.x;
     cell.y += min.y;
@@ -176,12 +189,12 @@ void MeshView::draw_cells(Session& session, const Run& run, ImVec2 min, ImVec2 s
                         ImDrawFlags_RoundCornersBottom);
     }
     dl->AddRect(a, b, darker(fill, 0.5f), 4);
+    if (cell.h < line + 8 || cell.w < 2 * line) continue;  // too small for any text
     const bool light_fill =
         act == Activity::kRecv || act == Activity::kCollective || act == Activity::kSend;
     const ImU32 ink = light_fill ? kDarkText : kText;
     const ImVec4 clip(a.x, a.y, b.x, b.y);
     const std::string& dev_name = run.timeline.devices[cell.device].name;
-    const float line = ImGui::GetFontSize();
     dl->AddText(nullptr, 0, ImVec2(a.x + 5, a.y + 4), ink, dev_name.c_str(), nullptr, 0, &clip);
     // The headline in large type: F3 / B3 / S3 / R3 / bubble, readable while it plays.
     const std::string headline = headline_of(run.timeline, state);

@@ -37,7 +37,8 @@ class MeshView {
     bool operator==(const StripKey&) const = default;
   };
   StripKey strip_key_;
-  std::vector<Activity> strip_;  // device-major, `columns` per device
+  std::vector<size_t> strip_lanes_;  // the device each strip lane shows (strip_devices)
+  std::vector<Activity> strip_;      // lane-major, `columns` per lane
   std::vector<MeshCell> cells_;
 };
 

@@ -56,6 +56,7 @@ Window::Window(const WindowOptions& options) {
   glfwSwapInterval(options.visible ? 1 : 0);
   glfwSetWindowUserPointer(window_, this);
   glfwSetDropCallback(window_, &Window::on_drop);
+  install_event_callbacks();
   imgui_ = std::make_unique<ImGuiSession>();
   ImGui_ImplGlfw_InitForOpenGL(window_, true);
   ImGui_ImplOpenGL3_Init("#version 130");
@@ -71,10 +72,38 @@ Window::~Window() {
 
 void Window::on_drop(GLFWwindow* window, int count, const char** paths) {
   auto* self = static_cast<Window*>(glfwGetWindowUserPointer(window));
+  self->event_ = true;
   for (int i = 0; i < count; ++i) self->dropped_.emplace_back(paths[i]);
 }
 
 bool Window::should_close() const { return glfwWindowShouldClose(window_); }
+
+void Window::install_event_callbacks() {
+  // Each callback only notes that something happened; ImGui's callbacks (installed after, with
+  // chaining) do the work and call these first.
+  static const auto note = [](GLFWwindow* w) {
+    static_cast<Window*>(glfwGetWindowUserPointer(w))->event_ = true;
+  };
+  glfwSetCursorPosCallback(window_, [](GLFWwindow* w, double, double) { note(w); });
+  glfwSetMouseButtonCallback(window_, [](GLFWwindow* w, int, int, int) { note(w); });
+  glfwSetScrollCallback(window_, [](GLFWwindow* w, double, double) { note(w); });
+  glfwSetKeyCallback(window_, [](GLFWwindow* w, int, int, int, int) { note(w); });
+  glfwSetCharCallback(window_, [](GLFWwindow* w, unsigned int) { note(w); });
+  glfwSetCursorEnterCallback(window_, [](GLFWwindow* w, int) { note(w); });
+  glfwSetWindowFocusCallback(window_, [](GLFWwindow* w, int) { note(w); });
+  glfwSetFramebufferSizeCallback(window_, [](GLFWwindow* w, int, int) { note(w); });
+  glfwSetWindowRefreshCallback(window_, [](GLFWwindow* w) { note(w); });
+  glfwSetWindowCloseCallback(window_, [](GLFWwindow* w) { note(w); });
+}
+
+bool Window::wait_events(double timeout_s) {
+  if (timeout_s > 0) {
+    glfwWaitEventsTimeout(timeout_s);
+  } else {
+    glfwPollEvents();
+  }
+  return std::exchange(event_, false);
+}
 
 void Window::begin_frame() {
   glfwPollEvents();

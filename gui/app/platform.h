@@ -43,6 +43,9 @@ class Window {
   Window& operator=(const Window&) = delete;
 
   bool should_close() const;
+  // Waits up to `timeout_s` for events (0: only takes what is queued) and returns whether any
+  // arrived since the last call: input, resize, expose, focus or a drop (gui/view/frame_pacing.h).
+  bool wait_events(double timeout_s);
   // Polls events and starts an ImGui frame.
   void begin_frame();
   // Renders the ImGui frame into the back buffer; swaps unless told not to (a screenshot reads
@@ -57,10 +60,13 @@ class Window {
 
  private:
   static void on_drop(GLFWwindow* window, int count, const char** paths);
+  // Installed before ImGui's own callbacks, which chain to these.
+  void install_event_callbacks();
 
   GLFWwindow* window_ = nullptr;
   std::unique_ptr<ImGuiSession> imgui_;
   std::vector<std::string> dropped_;
+  bool event_ = false;  // set by the callbacks, taken by wait_events
 };
 
 // Frames without a window or GPU: the font atlas is built and draw lists are produced exactly as

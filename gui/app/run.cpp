@@ -46,7 +46,7 @@ std::unique_ptr<Run> load_run(const std::filesystem::path& path) {
   } else {
     t = traces::load_trace(path);
   }
-  if (t.spans.empty()) throw std::runtime_error(path.string() + ": the trace holds no spans");
+  traces::require_spans(t, path);
   return make_run(std::move(t), path.filename().string());
 }
 

@@ -61,6 +61,15 @@ std::vector<MeshCell> layout_mesh(const Timeline& t, const MeshGrid& grid, float
   return cells;
 }
 
+std::vector<size_t> strip_devices(size_t devices, size_t lanes_px) {
+  const size_t lanes = std::min(devices, std::max<size_t>(lanes_px, 1));
+  std::vector<size_t> out(lanes);
+  for (size_t l = 0; l < lanes; ++l) {
+    out[l] = lanes == 1 ? 0 : l * (devices - 1) / (lanes - 1);
+  }
+  return out;
+}
+
 Activity DeviceState::activity(const Timeline& t) const {
   if (compute) return activity_of(t.spans[*compute]);
   if (comm) return activity_of(t.spans[*comm]);

@@ -33,6 +33,15 @@ struct MeshCell {
 std::vector<MeshCell> layout_mesh(const traces::Timeline& t, const MeshGrid& grid, float width_px,
                                   float height_px, float gap_px);
 
+// The devices a strip of `lanes_px` pixel rows shows: all of them when they fit one per row, else
+// every k-th (evenly spread, first and last included) so a 65,535-device trace costs as many
+// lanes as the strip has pixel rows, not a lane per device (vertex buffers beyond 2 GiB).
+std::vector<size_t> strip_devices(size_t devices, size_t lanes_px);
+
+// At most this many mesh cells are drawn (about the number a screen can show legibly); beyond it
+// the view says how many devices it left out.
+inline constexpr size_t kMaxMeshCells = 4096;
+
 // What a device does at one instant. Compute and communication can overlap (a comm lane beside
 // the compute lane), so both are reported; neither means the device is idle.
 struct DeviceState {

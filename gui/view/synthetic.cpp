@@ -143,6 +143,10 @@ static size_t spans_per_step(const SyntheticOptions& o) {
   return pipelines * (2 * m * pp + 4 * m * (pp - 1) + pp * (o.dp > 1 ? 2 : 1));
 }
 
+double synthetic_peak_bytes(size_t spans) {
+  return static_cast<double>(spans) * kSyntheticPeakBytesPerSpan;
+}
+
 int steps_for_spans(const SyntheticOptions& o, size_t spans) {
   return static_cast<int>(std::max<size_t>(1, spans / std::max<size_t>(spans_per_step(o), 1)));
 }

@@ -28,6 +28,12 @@ struct SyntheticOptions {
 // The number of steps that makes about `spans` spans (before idle spans) with the other options.
 int steps_for_spans(const SyntheticOptions& options, size_t spans);
 
+// Peak memory while a synthetic trace of `spans` spans is built and opened (spans, idle spans,
+// the track index): 104 B per span, as measured for issue 14 (`meshscope-gui --synthetic
+// 100000000` peaked at 10.4 GB); 55.7 B per span stay resident afterwards (docs/GUI.md).
+inline constexpr double kSyntheticPeakBytesPerSpan = 104;
+double synthetic_peak_bytes(size_t spans);
+
 // The Timeline, sorted. Lanes per device: 0 "compute", 1 "comm". Span names like "F s2 mb5".
 // Throws std::invalid_argument when a dimension or count is < 1.
 traces::Timeline make_synthetic_pipeline(const SyntheticOptions& options);

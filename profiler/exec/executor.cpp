@@ -15,6 +15,7 @@
 
 #include "profiler/exec/process_run.h"
 #include "profiler/exec/progress.h"
+#include "profiler/exec/progress_report.h"
 #include "profiler/exec/rank_plan.h"
 #include "profiler/exec/rank_worker.h"
 #include "profiler/exec/step_barrier.h"
@@ -176,7 +177,13 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   shared.steps = config.steps;
   shared.rows = rows;
   shared.initial = model::init_weights(workload);
-  for (int s = 0; s < config.steps; ++s) shared.batches.push_back(model::make_batch(workload, s));
+  // Progress lines from here on: making a huge batch can take minutes before any rank runs.
+  std::vector<RankProgress> progress(static_cast<size_t>(mesh.size()));
+  ProgressReport report(progress, config.steps, config.log);
+  for (int s = 0; s < config.steps; ++s) {
+    shared.batches.push_back(model::make_batch(workload, s));
+    report.data_made(s + 1);
+  }
   shared.plans = make_plans(workload, sched, mesh, partition, costs, rows);
   std::vector<std::vector<capture::ActionInfo>> programs;
   std::vector<std::vector<capture::InnerInfo>> inner;
@@ -210,7 +217,6 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
     if (backend.hosts(r)) local.push_back(r);
   }
   if (local.empty()) throw std::invalid_argument("run: this process hosts none of the ranks");
-  std::vector<RankProgress> progress(world);
   std::function<void()> across_processes;
   if (processes != nullptr) {
     across_processes = [processes] { processes->exchange("", "the barrier before a step"); };
@@ -227,6 +233,14 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
 
   Watchdog watchdog(
       progress, config.timeout_s, [&] { return describe_ranks(shared); }, abort_all);
+  // Every tick a rank bumps: one per stage set up, per action, per step barrier, and at the end.
+  uint64_t expected_ticks = 0;
+  for (int r : local) {
+    const RankPlan& p = shared.plans[static_cast<size_t>(r)];
+    expected_ticks +=
+        p.stages.size() + 1 + static_cast<uint64_t>(config.steps) * (p.actions.size() + 1);
+  }
+  report.start_ranks(local, expected_ticks);
   std::vector<std::thread> threads;
   threads.reserve(local.size());
   try {
@@ -242,6 +256,7 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
     throw std::runtime_error(why);
   }
   for (std::thread& t : threads) t.join();
+  report.stop();
   watchdog.stop();
   traces::Timeline timeline = tracer.finish();
   if (processes != nullptr) {

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <stdexcept>
+#include <string>
 
 #include "profiler/exec/stage_runtime.h"
 #include "profiler/runtime/clock.h"
@@ -71,8 +73,62 @@ void load_batch(const SharedRun& shared, const RankPlan& plan, runtime::DeviceOp
   dev.zero(st.loss.get(), sizeof(double));
 }
 
-runtime::TransferInfo execute(const PlannedAction& pa, StageRuntime& stage,
-                              runtime::Transport& net, RankContext& ctx) {
+// Which microbatches' inputs (activations for F, gradients for B and I) have arrived on this
+// rank in the current step, for the stages that get them from another rank. A schedule run with
+// --no-validate may compute before (or without) the RECV that brings the data: the math would
+// then read a stale buffer and the run would "succeed". Such an action fails instead.
+class ArrivalCheck {
+ public:
+  ArrivalCheck(const RankPlan& plan, int microbatches, int stages) {
+    for (const StageLayout& l : plan.stages) {
+      const int st = l.stage;
+      needs_input_.push_back(st > 0 && plan.local_of[st - 1] < 0);
+      needs_grad_.push_back(st + 1 < stages && plan.local_of[st + 1] < 0);
+    }
+    input_.assign(plan.stages.size(), std::vector<char>(static_cast<size_t>(microbatches), 0));
+    grad_ = input_;
+  }
+  void new_step() {
+    for (auto& v : input_) std::fill(v.begin(), v.end(), 0);
+    for (auto& v : grad_) std::fill(v.begin(), v.end(), 0);
+  }
+  // Throws naming what never arrived when `pa` would compute on it.
+  void before(const PlannedAction& pa) {
+    const auto k = static_cast<size_t>(pa.local_stage);
+    const auto mb = static_cast<size_t>(pa.microbatch);
+    switch (pa.kind) {
+      case ActionKind::kRecvForward:
+        input_[k][mb] = 1;
+        break;
+      case ActionKind::kRecvBackward:
+        grad_[k][mb] = 1;
+        break;
+      case ActionKind::kForward:
+        if (needs_input_[k] && !input_[k][mb]) missing("input activations", "RECV_F", pa);
+        break;
+      case ActionKind::kBackward:
+      case ActionKind::kInputGrad:
+        if (needs_grad_[k] && !grad_[k][mb]) missing("output gradient", "RECV_B", pa);
+        break;
+      default:
+        break;
+    }
+  }
+
+ private:
+  [[noreturn]] static void missing(const char* what, const char* recv, const PlannedAction& pa) {
+    throw std::runtime_error("its " + std::string(what) + " never arrived: no " + recv +
+                             " of microbatch " + std::to_string(pa.microbatch) +
+                             " ran before it in this step, so a send to this rank is never "
+                             "matched (the validator rejects this schedule)");
+  }
+
+  std::vector<bool> needs_input_, needs_grad_;   // per local stage
+  std::vector<std::vector<char>> input_, grad_;  // per local stage, per microbatch
+};
+
+runtime::TransferInfo execute(const PlannedAction& pa, StageRuntime& stage, runtime::Transport& net,
+                              RankContext& ctx) {
   const int mb = pa.microbatch;
   switch (pa.kind) {
     case ActionKind::kForward:
@@ -120,8 +176,9 @@ void run_steps(SharedRun& shared, int rank) {
   capture::ActionTracer& tracer = *shared.tracer;
   RankTensors st;
   set_up(shared, plan, dev, st);
-  RankContext ctx{&dev, &net, &tracer, &(*shared.inner)[rank], &progress.inner, rank, 0,
-                  st.loss.as<double>()};
+  RankContext ctx{
+      &dev, &net, &tracer, &(*shared.inner)[rank], &progress.inner, rank, 0, st.loss.as<double>()};
+  ArrivalCheck arrivals(plan, shared.schedule->num_microbatches, shared.schedule->num_stages);
   result.losses.assign(shared.steps, 0.0);
   for (int step = 0; step < shared.steps; ++step) {
     load_batch(shared, plan, dev, st, step);
@@ -134,10 +191,12 @@ void run_steps(SharedRun& shared, int rank) {
     ctx.step = step;
     int64_t held = 0;  // activation bytes held, for the timeline's memory counter
     tracer.step_begin(rank, step);
+    arrivals.new_step();
     for (size_t i = 0; i < plan.actions.size(); ++i) {
       const PlannedAction& pa = plan.actions[i];
       const capture::ActionInfo& info = infos[i];
       progress.action.store(static_cast<int32_t>(i), std::memory_order_relaxed);
+      arrivals.before(pa);
       tracer.action_begin(rank, step, info);
       capture::ActionEnd end;
       const runtime::TransferInfo transfer = execute(pa, *st.stages[pa.local_stage], net, ctx);
@@ -242,7 +301,8 @@ void gather_results(const SharedRun& shared, RunResult& result) {
   result.losses.assign(shared.steps, 0.0);
   for (int d = 0; d < m.shape().dp; ++d) {
     const int r = m.rank_of({d, s.stage_owner[last], 0});
-    for (int step = 0; step < shared.steps; ++step) result.losses[step] += shared.results[r].losses[step];
+    for (int step = 0; step < shared.steps; ++step)
+      result.losses[step] += shared.results[r].losses[step];
   }
   result.weights = shared.initial;
   for (int stage = 0; stage < s.num_stages; ++stage) {

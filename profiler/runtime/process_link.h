@@ -26,6 +26,10 @@ class ProcessLink {
   virtual std::optional<std::pair<int, std::string>> poll() = 0;
   // "MPI (Open MPI v4.1.4), 4 processes on 2 hosts" for logs and trace metadata.
   virtual std::string describe() const = 0;
+  // Another process stopped answering (a wait for it passed its deadline): it may never reach its
+  // own end, so destruction must end this process's part without waiting for it (MPI: MPI_Abort
+  // instead of MPI_Finalize, which waits for every process). The error was reported already.
+  virtual void abandon() noexcept {}
 };
 
 // How many processes the environment says were launched together (Open MPI's mpirun sets

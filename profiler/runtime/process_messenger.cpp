@@ -105,6 +105,12 @@ std::string ProcessMessenger::wait_for(const Key& key, const std::string& what, 
       if (abortable && abort_.aborted()) abort_.throw_aborted();
     }
     if (deadline_ns > 0 && host_now_ns() > deadline_ns) {
+      {
+        // A process that does not answer by a deadline may never reach its own end either: the
+        // link must not wait for it when this one ends (ProcessLink::abandon).
+        std::lock_guard lock(mu_);
+        link_->abandon();
+      }
       throw std::runtime_error("process " + std::to_string(index_) + ": gave up waiting for " +
                                what + " from process " + std::to_string(std::get<0>(key)));
     }

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "traces/atomic_file.h"
+
 namespace meshscope::cost {
 namespace {
 
@@ -101,23 +103,7 @@ Calibration load_calibration(const std::string& path) {
 }
 
 void save_calibration(const Calibration& c, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(path + ": cannot write");
-    out << to_json(c);
-    if (!out.flush()) {
-      out.close();
-      std::remove(tmp.c_str());
-      throw std::runtime_error(path + ": write failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error(path + ": cannot rename temp file into place");
-  }
+  traces::write_file_atomic(path, to_json(c));
 }
 
 }  // namespace meshscope::cost

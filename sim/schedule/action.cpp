@@ -3,6 +3,8 @@
 
 #include <limits>
 
+#include "traces/printable.h"
+
 namespace meshscope::schedule {
 namespace {
 
@@ -31,8 +33,8 @@ class Cursor {
     if (peek() == '-')
       return fail(error, "negative " + std::string(what) + " in '" + whole() + "'");
     if (!is_digit(peek())) {
-      return fail(error, "expected " + std::string(what) + " at '" + std::string(rest()) +
-                             "' in '" + whole() + "'");
+      return fail(error, "expected " + std::string(what) + " at '" + rest_quoted() + "' in '" +
+                             whole() + "'");
     }
     int64_t value = 0;
     while (is_digit(peek())) {
@@ -53,7 +55,9 @@ class Cursor {
     return text_.substr(begin, pos_ - begin);
   }
 
-  std::string whole() const { return std::string(text_); }
+  // The token and its unread part as messages quote them: escaped and bounded (traces/printable.h).
+  std::string whole() const { return traces::printable(text_); }
+  std::string rest_quoted() const { return traces::printable(rest()); }
 
   static bool fail(std::string* error, std::string message) {
     if (error) *error = std::move(message);
@@ -92,7 +96,7 @@ bool read_group(Cursor& c, Action* a, std::string* error) {
   const std::string_view group = c.read_word();
   const std::optional<mesh::GroupKind> kind = mesh::parse_group_kind(group);
   if (!kind) {
-    return Cursor::fail(error, "unknown group '" + std::string(group) +
+    return Cursor::fail(error, "unknown group '" + traces::printable(group) +
                                    "' (expected world, dp, pp or tp) in '" + c.whole() + "'");
   }
   if (c.peek() != ')') return Cursor::fail(error, "missing ')' in '" + c.whole() + "'");
@@ -132,9 +136,9 @@ std::optional<Action> parse_action(std::string_view text, std::string* error) {
   const std::string_view word = c.read_word();
   const std::optional<ActionKind> kind = kind_of_token(word);
   if (!kind) {
-    Cursor::fail(error, word.empty()
-                            ? "missing action kind after the stage in '" + c.whole() + "'"
-                            : "unknown action '" + std::string(word) + "' in '" + c.whole() + "'");
+    Cursor::fail(error, word.empty() ? "missing action kind after the stage in '" + c.whole() + "'"
+                                     : "unknown action '" + traces::printable(word) + "' in '" +
+                                           c.whole() + "'");
     return std::nullopt;
   }
   a.kind = *kind;
@@ -147,8 +151,7 @@ std::optional<Action> parse_action(std::string_view text, std::string* error) {
     return std::nullopt;
   }
   if (!c.done()) {
-    Cursor::fail(error,
-                 "unexpected '" + std::string(c.rest()) + "' at the end of '" + c.whole() + "'");
+    Cursor::fail(error, "unexpected '" + c.rest_quoted() + "' at the end of '" + c.whole() + "'");
     return std::nullopt;
   }
   return a;

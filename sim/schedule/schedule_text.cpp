@@ -11,8 +11,15 @@
 #include <sstream>
 #include <vector>
 
+#include "traces/atomic_file.h"
+#include "traces/printable.h"
+
 namespace meshscope::schedule {
 namespace {
+
+// The parser quotes input in its reasons through printable() (short); this bounds the whole
+// reason as a last resort (a header line quoting several words).
+constexpr size_t kMaxReasonBytes = 400;
 
 constexpr std::string_view kVersionPrefix = "# meshscope schedule v";
 constexpr int kVersion = 1;
@@ -86,14 +93,14 @@ class Parser {
                                              (key[4] == ':' || (key[4] >= '0' && key[4] <= '9')));
     if (rank_line) return parse_rank(line, words);
     if (header_done_) {
-      fail(words[0].column, "header '" + std::string(key) + "' after the first rank line");
+      fail(words[0].column, "header '" + traces::printable(key) + "' after the first rank line");
     }
     if (key == "name") return parse_name(words);
     if (key == "mesh") return parse_mesh(words);
     if (key == "stages") return parse_count(words, &stages_, kMaxStages);
     if (key == "microbatches") return parse_count(words, &microbatches_, kMaxMicrobatches);
     if (key == "stage_owner") return parse_owner(words);
-    fail(words[0].column, "unknown keyword '" + std::string(key) +
+    fail(words[0].column, "unknown keyword '" + traces::printable(key) +
                               "' (expected name, mesh, stages, microbatches, stage_owner or rank)");
   }
 
@@ -104,36 +111,42 @@ class Parser {
     if (words.empty() || parse_int(words[0].text, 0, 1 << 30) != kVersion) {
       fail(static_cast<int>(kVersionPrefix.size()) + 1,
            "unsupported schedule format version 'v" +
-               std::string(words.empty() ? "" : words[0].text) + "' (this build reads v1)");
+               traces::printable(words.empty() ? "" : words[0].text) + "' (this build reads v1)");
     }
   }
 
   void once(bool* seen, const Word& w) {
-    if (*seen) fail(w.column, "'" + std::string(w.text) + "' given twice");
+    if (*seen) fail(w.column, "'" + traces::printable(w.text) + "' given twice");
     *seen = true;
   }
 
   void expect_args(const std::vector<Word>& words, size_t n) {
-    if (words.size() < n + 1) fail(0, "'" + std::string(words[0].text) + "' needs a value");
+    if (words.size() < n + 1) fail(0, "'" + traces::printable(words[0].text) + "' needs a value");
     if (words.size() > n + 1) {
-      fail(words[n + 1].column, "unexpected '" + std::string(words[n + 1].text) + "'");
+      fail(words[n + 1].column, "unexpected '" + traces::printable(words[n + 1].text) + "'");
     }
   }
 
   void parse_name(const std::vector<Word>& words) {
     once(&seen_name_, words[0]);
     expect_args(words, 1);
+    if (words[1].text.size() > kMaxScheduleNameBytes ||
+        traces::printable(words[1].text, kMaxScheduleNameBytes) != words[1].text)
+      fail(words[1].column, "name must be at most " + std::to_string(kMaxScheduleNameBytes) +
+                                " bytes without control characters, got '" +
+                                traces::printable(words[1].text) + "'");
     s_.name = std::string(words[1].text);
   }
 
   void parse_count(const std::vector<Word>& words, std::optional<int>* out, int max) {
-    if (out->has_value()) fail(words[0].column, "'" + std::string(words[0].text) + "' given twice");
+    if (out->has_value())
+      fail(words[0].column, "'" + traces::printable(words[0].text) + "' given twice");
     expect_args(words, 1);
     const std::optional<int64_t> v = parse_int(words[1].text, 1, max);
     if (!v) {
-      fail(words[1].column, "'" + std::string(words[0].text) + "' must be an integer in [1, " +
-                                std::to_string(max) + "], got '" + std::string(words[1].text) +
-                                "'");
+      fail(words[1].column, "'" + traces::printable(words[0].text) +
+                                "' must be an integer in [1, " + std::to_string(max) + "], got '" +
+                                traces::printable(words[1].text) + "'");
     }
     *out = static_cast<int>(*v);
   }
@@ -150,14 +163,14 @@ class Parser {
       int d = 0;
       while (d < 3 && (eq == std::string_view::npos || w.substr(0, eq) != kNames[d])) ++d;
       if (d == 3)
-        fail(words[i].column, "expected dp=N, pp=N or tp=N, got '" + std::string(w) + "'");
+        fail(words[i].column, "expected dp=N, pp=N or tp=N, got '" + traces::printable(w) + "'");
       if (seen[d]) fail(words[i].column, std::string(kNames[d]) + " given twice");
       seen[d] = true;
       const std::optional<int64_t> v = parse_int(w.substr(eq + 1), 1, kMaxRanks);
       if (!v) {
         fail(words[i].column + static_cast<int>(eq) + 1,
              std::string(kNames[d]) + " must be an integer in [1, " + std::to_string(kMaxRanks) +
-                 "], got '" + std::string(w.substr(eq + 1)) + "'");
+                 "], got '" + traces::printable(w.substr(eq + 1)) + "'");
       }
       *dims[d] = static_cast<int>(*v);
     }
@@ -175,7 +188,7 @@ class Parser {
       const std::optional<int64_t> v = parse_int(words[i].text, 0, kMaxRanks);
       if (!v)
         fail(words[i].column,
-             "stage owner must be a pp coordinate, got '" + std::string(words[i].text) + "'");
+             "stage owner must be a pp coordinate, got '" + traces::printable(words[i].text) + "'");
       s_.stage_owner.push_back(static_cast<int>(*v));
       owner_columns_.push_back(words[i].column);
       owner_line_ = line_;
@@ -225,8 +238,8 @@ class Parser {
     const std::optional<int64_t> r = parse_int(number, 0, s_.mesh.size() - 1);
     if (!r) {
       fail(number_col, "rank must be an integer in [0, " + std::to_string(s_.mesh.size() - 1) +
-                           "] for mesh " + to_string(s_.mesh) + ", got '" + std::string(number) +
-                           "'");
+                           "] for mesh " + to_string(s_.mesh) + ", got '" +
+                           traces::printable(number) + "'");
     }
     if (seen_rank_[*r]) fail(number_col, "rank " + std::to_string(*r) + " has two lines");
     seen_rank_[*r] = true;
@@ -266,8 +279,14 @@ class Parser {
   std::vector<bool> seen_rank_;
 };
 
+std::string too_large(uintmax_t size) {
+  return (size > 0 ? "is " + std::to_string(size) + " bytes, more" : std::string("has more")) +
+         " than the " + std::to_string(kMaxScheduleFileBytes >> 20) +
+         " MiB a schedule file may have";
+}
+
 std::string format_location(const std::string& source, int line, int column) {
-  std::string out = source;
+  std::string out = traces::printable(source, 200);
   if (line > 0) out += ":" + std::to_string(line);
   if (line > 0 && column > 0) out += ":" + std::to_string(column);
   return out;
@@ -277,7 +296,8 @@ std::string format_location(const std::string& source, int line, int column) {
 
 ScheduleParseError::ScheduleParseError(std::string source, int line, int column,
                                        const std::string& reason)
-    : std::runtime_error(format_location(source, line, column) + ": " + reason),
+    : std::runtime_error(format_location(source, line, column) + ": " +
+                         traces::printable(reason, kMaxReasonBytes)),
       source_(std::move(source)),
       line_(line),
       column_(column),
@@ -336,36 +356,25 @@ std::string read_schedule_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw ScheduleParseError(path, 0, 0, std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  // Read at most one byte past the limit, so /dev/zero or a 20 GB file is refused after 64 MiB
+  // instead of exhausting memory.
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxScheduleFileBytes) throw ScheduleParseError(path, 0, 0, too_large(size));
+  std::string text;
+  std::vector<char> chunk(size_t{1} << 16);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    text.append(chunk.data(), static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxScheduleFileBytes) throw ScheduleParseError(path, 0, 0, too_large(0));
+  }
   if (in.bad()) throw ScheduleParseError(path, 0, 0, "read error");
-  return buffer.str();
+  return text;
 }
 
 Schedule load_file(const std::string& path) { return load(read_schedule_file(path), path); }
 
 void save_file(const Schedule& schedule, const std::string& path) {
-  const std::string text = dump(schedule);
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw std::runtime_error("cannot write '" + temp + "': " + std::strerror(errno));
-    }
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      std::remove(temp.c_str());
-      throw std::runtime_error("cannot write '" + temp + "': " + std::strerror(errno));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::remove(temp.c_str());
-    throw std::runtime_error("cannot rename '" + temp + "' to '" + path + "': " + ec.message());
-  }
+  traces::write_file_atomic(path, dump(schedule));
 }
 
 }  // namespace meshscope::schedule

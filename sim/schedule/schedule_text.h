@@ -18,6 +18,7 @@
 // overlapped group, the kept markers "0UNSHARD", "0WAIT_SEND_F3", ..., and "-" for an idle step.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -46,6 +47,11 @@ class ScheduleParseError : public std::runtime_error {
 inline constexpr int kMaxRanks = 1 << 20;
 inline constexpr int kMaxStages = 1 << 20;
 inline constexpr int kMaxMicrobatches = 1 << 24;
+// A schedule file larger than this is refused before it is read whole (assumption: the largest
+// generated schedules, 1024 ranks x 1000 actions of ~14 bytes, are ~15 MB; 64 MiB leaves room).
+inline constexpr uintmax_t kMaxScheduleFileBytes = uintmax_t{64} << 20;
+// Longest schedule name accepted (it names runs in tables and traces).
+inline constexpr size_t kMaxScheduleNameBytes = 200;
 
 std::string dump(const Schedule& schedule);
 // Throws ScheduleParseError; `source_name` is used only in messages.

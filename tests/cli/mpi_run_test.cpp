@@ -122,6 +122,47 @@ TEST_F(MpiRun, ADeadlockIsReportedOnceAndEndsEveryProcess) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
 }
 
+TEST_F(MpiRun, AStoppedRankEndsEveryProcessInBoundedTime) {
+  // kill -STOP one rank's process mid-run: the others see no progress, report it, and the whole
+  // job ends (MPI_Abort) instead of waiting in MPI_Finalize for a process that never comes.
+  const fs::path out = temp_dir() / "stopped";
+  const std::string script =
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+      "OMPI_MCA_rmaps_base_oversubscribe=1 " +
+      std::string(MESHSCOPE_MPIEXEC) + " -n 4 " + kMeshscope +
+      // ~0.1 s a step here: minutes in all, so the run is under way when rank 1 stops.
+      " run --schedule 1f1b --pp 4 --layers 16 --hidden 256 --steps 600 --timeout 2 "
+      "--no-check >" + out.string() + ".out 2>" + out.string() + ".err &\n"
+      "mp=$!; target=; all=\n"
+      "for i in $(seq 1 200); do\n"
+      "  for p in $(pgrep -P $mp); do\n"
+      "    if tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1;"
+      " then target=$p; fi\n"
+      "  done\n"
+      "  [ -n \"$target\" ] && break; sleep 0.1\n"
+      "done\n"
+      "all=$(pgrep -P $mp | tr '\\n' ' ')\n"
+      "sleep 3; kill -STOP $target\n"
+      "start=$(date +%s); ended=0\n"
+      "for i in $(seq 1 900); do kill -0 $mp 2>/dev/null || { ended=1; break; }; sleep 0.1; done\n"
+      "if [ $ended = 1 ]; then wait $mp; echo \"rc=$? after $(( $(date +%s) - start )) s\";"
+      " else echo HUNG; fi\n"
+      // Whatever is left (a hang): end it, by the ids of this job's own processes.
+      "for p in $all; do kill -CONT $p 2>/dev/null; kill -KILL $p 2>/dev/null; done\n"
+      "kill -KILL $mp 2>/dev/null; wait 2>/dev/null; echo \"target=$target\"\n";
+  const Result r = shell(script);
+  const std::string err = read_file(out.string() + ".err");
+  ASSERT_NE(r.out.find("target="), std::string::npos) << r.out;
+  ASSERT_EQ(r.out.find("target=\n"), std::string::npos) << "rank 1 was not found\n" << r.out;
+  EXPECT_EQ(r.out.find("HUNG"), std::string::npos) << r.out << err;
+  EXPECT_NE(r.out.find("rc="), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("rc=0 "), std::string::npos) << r.out << err;
+  // The others noticed the stopped rank (not some other failure before the run).
+  EXPECT_TRUE(err.find("no progress for 2 s") != std::string::npos ||
+              err.find("gave up waiting") != std::string::npos)
+      << err;
+}
+
 TEST_F(MpiRun, AProcessCountThatIsNotTheMeshSizeIsRefusedOnce) {
   const Result r = mpirun(2, "run --schedule 1f1b --pp 4 --layers 4");
   EXPECT_NE(r.status, 0);

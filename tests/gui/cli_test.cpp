@@ -2,11 +2,18 @@
 // one-line errors and non-zero exits for files it cannot use.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "gui/view/activity.h"
 #include "gui/view/png.h"
@@ -108,6 +115,60 @@ TEST_F(GuiCli, BadArgumentsAreRejected) {
   EXPECT_EQ(run("--view nonsense --screenshot x.png").rc, 2);
   EXPECT_EQ(run("--size 12 --screenshot x.png").rc, 2);
   EXPECT_EQ(run("--range 0.5:0.2 --screenshot x.png").rc, 2);
+}
+
+TEST_F(GuiCli, ASyntheticTraceThatCannotFitIsRefusedWithTheEstimate) {
+  const Result r = run("--synthetic 100000000000 --screenshot " + (dir_ / "x.png").string());
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_NE(r.err.find("a synthetic trace of 100000000000 spans needs about 9.5 TiB"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "x.png"));
+}
+
+// CPU seconds (user + system) the process has used so far, from /proc/PID/stat.
+double cpu_seconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(text.substr(close + 2));
+  std::string f;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(f);  // utime, stime
+  }
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+TEST_F(GuiCli, AnIdleWindowSleepsInsteadOfRedrawing) {
+  if (!have_display())
+    GTEST_SKIP() << "no X display: ctest runs this under Xvfb when xvfb is installed";
+  SyntheticOptions o;
+  o.pp = 8;
+  o.microbatches = 16;
+  traces::Timeline t = make_synthetic_pipeline(o);
+  const fs::path trace = dir_ / "run.json";
+  traces::write_chrome_trace(t, trace);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string gui = std::string(MESHSCOPE_BINARY_DIR) + "/meshscope-gui";
+    ::execl(gui.c_str(), gui.c_str(), trace.c_str(), "--size", "1200x800",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // open, first frames
+  const double before = cpu_seconds(child);
+  std::this_thread::sleep_for(std::chrono::seconds(4));  // nobody touches the window
+  const double used = cpu_seconds(child) - before;
+  ::kill(child, SIGTERM);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_GE(before, 0) << "the viewer did not start";
+  std::printf("idle viewer: %.2f CPU seconds in 4 s\n", used);
+  // Redrawing continuously costs a core or more (software OpenGL); sleeping costs nearly nothing.
+  EXPECT_LT(used, 0.4) << used << " CPU seconds in 4 idle seconds";
 }
 
 }  // namespace

@@ -106,7 +106,9 @@ TEST(ScheduleText, LoadFileAndSaveFileWriteWholeFiles) {
   const std::string path = (dir / "two.sched").string();
   const Schedule s = load(kTwoStage);
   save_file(s, path);
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
+  }
   const Schedule back = load_file(path);
   EXPECT_EQ(back.ranks, s.ranks);
   try {
@@ -124,6 +126,52 @@ TEST(ScheduleText, LoadFileAndSaveFileWriteWholeFiles) {
     EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST(ScheduleText, AFileOverTheSizeLimitIsRefusedBeforeItIsRead) {
+  // A sparse file of 65 MiB costs no disk; /dev/zero never ends.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "meshscope_text_big";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path big = dir / "big.sched";
+  std::ofstream(big) << "mesh pp=1\n";
+  std::filesystem::resize_file(big, kMaxScheduleFileBytes + 1);
+  try {
+    load_file(big.string());
+    ADD_FAILURE() << "loaded a 65 MiB file";
+  } catch (const ScheduleParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("is 67108865 bytes, more than the 64 MiB a schedule file "
+                                         "may have"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    load_file("/dev/zero");
+    ADD_FAILURE() << "loaded /dev/zero";
+  } catch (const ScheduleParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than the 64 MiB"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ScheduleText, InputQuotedInErrorsIsEscapedAndShort) {
+  // Control bytes (an ANSI escape, NUL, a bell) never reach the terminal raw.
+  const std::string evil = std::string("0F0\x1b[2J\x07") + '\0' + "x";
+  const std::string text = "mesh pp=1\nmicrobatches 1\nrank 0: " + evil + "\n";
+  const std::string what = parse_error(text).what();
+  EXPECT_NE(what.find("\\x1b[2J\\x07\\x00x"), std::string::npos) << what;
+  for (const char c : what) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20) << what;
+  // A 10 MB token: a short line, the token cut once with its size.
+  const std::string huge(10'000'000, 'F');
+  const std::string long_what =
+      parse_error("mesh pp=1\nmicrobatches 1\nrank 0: 0" + huge + "\n").what();
+  EXPECT_LT(long_what.size(), 600u) << long_what.substr(0, 600);
+  EXPECT_NE(long_what.find("(10000001 bytes)"), std::string::npos) << long_what;
+  // In a header word and the file name too.
+  EXPECT_NE(std::string(parse_error("mesh pp=1\nmicrobatches 1\nna\x1bme x\n").what()).find(
+                "na\\x1bme"),
+            std::string::npos);
+  EXPECT_THROW(load("name bad\x1bname\nmesh pp=1\nmicrobatches 1\nrank 0:\n"),
+               ScheduleParseError);
 }
 
 }  // namespace

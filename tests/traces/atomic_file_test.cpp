@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -100,14 +104,126 @@ TEST_F(AtomicFileTest, UnwritableFolderThrowsNamingThePath) {
   }
 }
 
-TEST_F(AtomicFileTest, TargetThatIsAFolderFailsAtCommitWithoutLeftovers) {
+TEST_F(AtomicFileTest, TargetThatIsAFolderIsRefusedWithoutLeftovers) {
   const fs::path p = dir_ / "sub";
   fs::create_directories(p / "keep");
-  AtomicFile f(p);
-  f.write("data");
-  EXPECT_THROW(f.commit(), std::runtime_error);
+  EXPECT_THROW(AtomicFile f(p), std::runtime_error);
   EXPECT_TRUE(fs::is_directory(p / "keep"));
   EXPECT_EQ(entries(dir_), 1u);
+}
+
+// The message of the error an AtomicFile for `p` throws ("" when none).
+std::string refusal(const fs::path& p) {
+  try {
+    AtomicFile f(p);
+    f.write("data");
+    f.commit();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(AtomicFileTest, SpecialFilesAndSymbolicLinksAreRefusedAndLeftAsTheyWere) {
+  // rename(2) over them would replace the node itself: /dev/null would become a regular file.
+  const fs::path fifo = dir_ / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_NE(refusal(fifo).find("it is a FIFO (named pipe); only regular files are replaced"),
+            std::string::npos)
+      << refusal(fifo);
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+
+  const fs::path target = dir_ / "target.json", link = dir_ / "link.json";
+  write_file_atomic(target, "target");
+  fs::create_symlink(target, link);
+  EXPECT_NE(refusal(link).find("it is a symbolic link"), std::string::npos) << refusal(link);
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  EXPECT_EQ(read(target), "target");
+
+  // A character device like /dev/null, made here so the real one is never at risk if this breaks
+  // (mknod needs root; elsewhere the FIFO and the link stand for special files).
+  const fs::path dev = dir_ / "null";
+  if (::mknod(dev.c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0) {
+    EXPECT_NE(refusal(dev).find("it is a character device"), std::string::npos) << refusal(dev);
+    EXPECT_TRUE(fs::is_character_file(fs::symlink_status(dev)));
+  }
+  EXPECT_NE(refusal("/proc/version").find("kernel file system (proc)"), std::string::npos)
+      << refusal("/proc/version");
+  EXPECT_EQ(refusal(""), "the output path is empty");
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+  }
+}
+
+TEST_F(AtomicFileTest, CheckOutputPathFailsLikeTheWriteWouldAndTouchesNothing) {
+  EXPECT_THROW(check_output_path(dir_ / "missing" / "x.json"), std::runtime_error);
+  EXPECT_THROW(check_output_path(""), std::runtime_error);
+  EXPECT_THROW(check_output_path(dir_), std::runtime_error);
+  check_output_path(dir_ / "fine.json");
+  EXPECT_EQ(entries(dir_), 0u);
+  write_file_atomic(dir_ / "old.json", "old");
+  check_output_path(dir_ / "old.json");
+  EXPECT_EQ(read(dir_ / "old.json"), "old");
+  EXPECT_EQ(entries(dir_), 1u);
+}
+
+TEST_F(AtomicFileTest, TheTempNameCarriesTheWritersPid) {
+  AtomicFile f(dir_ / "out.json");
+  const std::string prefix = ".out.json.tmp." + std::to_string(::getpid()) + ".";
+  EXPECT_EQ(f.temp_path().filename().string().rfind(prefix, 0), 0u) << f.temp_path();
+}
+
+TEST_F(AtomicFileTest, SigtermOrSigintDuringAWriteRemovesTheTemp) {
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    const fs::path p = dir_ / "out.json";
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      AtomicFile f(p);
+      f.write(std::string(3 << 20, 'x'));
+      ::raise(sig);
+      ::_exit(0);  // not reached: the signal ends the process
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << "the signal still ends it";
+    EXPECT_EQ(entries(dir_), 0u) << "signal " << sig << " left the temp file";
+  }
+}
+
+// A pid that no process has now: a child that already exited and was reaped.
+pid_t dead_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  return child;
+}
+
+void touch(const fs::path& p, std::chrono::minutes age) {
+  std::ofstream(p) << "leftover";
+  fs::last_write_time(p, fs::file_time_type::clock::now() - age);
+}
+
+TEST_F(AtomicFileTest, LeftoversOfKilledWritersAreSweptOthersKept) {
+  const std::string dead = std::to_string(dead_pid());
+  const std::string alive = std::to_string(::getpid());
+  const fs::path stale = dir_ / (".out.json.tmp." + dead + ".AAAAAA");
+  const fs::path fresh = dir_ / (".out.json.tmp." + dead + ".BBBBBB");    // written just now
+  const fs::path live = dir_ / (".out.json.tmp." + alive + ".CCCCCC");    // its writer runs
+  const fs::path other = dir_ / (".other.json.tmp." + dead + ".DDDDDD");  // another target's
+  const fs::path mine = dir_ / ".out.json.tmp.notapid";
+  touch(stale, std::chrono::minutes(60));
+  touch(fresh, std::chrono::minutes(0));
+  touch(live, std::chrono::minutes(60));
+  touch(other, std::chrono::minutes(60));
+  touch(mine, std::chrono::minutes(60));
+  write_file_atomic(dir_ / "out.json", "new");
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(fresh));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(other));
+  EXPECT_TRUE(fs::exists(mine));
+  EXPECT_EQ(read(dir_ / "out.json"), "new");
 }
 
 TEST_F(AtomicFileTest, NewFileGetsOrdinaryModeAndReplacedFileKeepsItsMode) {

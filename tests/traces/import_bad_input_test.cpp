@@ -77,6 +77,33 @@ TEST(ImportBadInput, WrongTypesAndMissingFieldsSkipTheEventWithACount) {
   EXPECT_EQ(report.lines().front().rfind("3 events missing a required field skipped", 0), 0u);
 }
 
+TEST(ImportBadInput, APidOrTidThatIsNotANumberOrStringIsAWrongTypeNotProcessZero) {
+  const std::string bad = R"({"ph":"X","name":"odd ids","pid":{"a":1},"tid":[1],"ts":1,"dur":1})";
+  ImportReport report;
+  const std::string json = trace_of({kGood, bad});
+  const Timeline t = load_trace_bytes(json, "ids.json", {}, &report);
+  ASSERT_EQ(t.spans.size(), 1u);  // only the good event; nothing landed on "pid 0 / tid 0"
+  EXPECT_EQ(t.span_name(t.spans[0]), "ok");
+  EXPECT_EQ(report.count(ImportWarning::kWrongType), 1u);
+  EXPECT_NE(report.lines().at(0).find("byte " + std::to_string(json.find(bad))), std::string::npos)
+      << report.lines().at(0);
+  // Alone in a file, nothing usable is left: an error naming the file.
+  const Timeline alone = load_trace_bytes(trace_of({bad}), "alone.json", {}, &report);
+  EXPECT_THROW(require_spans(alone, "alone.json", &report), ImportError);
+}
+
+TEST(ImportBadInput, ADeviceWhoseEveryEventWasSkippedDoesNotAppear) {
+  ImportReport report;
+  const Timeline t = load_trace_bytes(
+      trace_of({kGood, R"({"ph":"X","cat":"kernel","name":"neg","pid":1,"tid":7,"ts":5,"dur":-1})",
+                R"({"ph":"M","name":"process_name","pid":1,"args":{"name":"GPU 1"}})"}),
+      "skipped.json", {}, &report);
+  EXPECT_EQ(report.count(ImportWarning::kNegativeDuration), 1u);
+  ASSERT_EQ(t.devices.size(), 1u) << "the device of pid 1 holds nothing: not a 100% bubble";
+  EXPECT_EQ(t.spans.size(), 1u);
+  EXPECT_EQ(t.spans[0].device, 0);
+}
+
 TEST(ImportBadInput, NegativeDurationsAndBadNumbers) {
   ImportReport report;
   const Timeline t = load_trace_bytes(

@@ -282,6 +282,43 @@ TEST(NsysImport, BadRowsAreCountedAndSkipped) {
   EXPECT_NE(report.lines().at(0).find("CUPTI_ACTIVITY_KIND_KERNEL row 2"), std::string::npos);
 }
 
+TEST(NsysImport, RowsOfDevicesPastTheTimelinesLimitAreReportedAsSuch) {
+  // 65,537 GPUs: the Timeline holds 65,535 devices; the rows of the other two are skipped as
+  // "beyond the limit", not as "a field of the wrong type" (their fields are fine).
+  testing::TempFile file(".sqlite");
+  {
+    NsysDb db(file.path());
+    db.exec("INSERT INTO StringIds VALUES (1, 'k')");
+    db.exec(
+        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 65536) "
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT 10, 20, i, 1, 7, NULL, NULL, 1, 1, NULL, "
+        "1, 1 FROM n");
+  }
+  ImportReport report;
+  const Timeline t = load_trace(file.path(), {}, &report);
+  EXPECT_EQ(t.devices.size(), 65535u);
+  EXPECT_EQ(t.spans.size(), 65535u);
+  EXPECT_EQ(report.count(ImportWarning::kWrongType), 0u);
+  EXPECT_GE(report.count(ImportWarning::kTooManyDevicesOrLanes), 2u);
+}
+
+TEST(NsysImport, AGpuWhoseEveryRowWasSkippedDoesNotAppear) {
+  testing::TempFile file(".sqlite");
+  {
+    NsysDb db(file.path());
+    db.exec("INSERT INTO StringIds VALUES (1, 'k')");
+    db.exec(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES "
+        "(10, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
+        "(30, 20, 1, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1)");  // GPU 1: end before start only
+  }
+  ImportReport report;
+  const Timeline t = load_trace(file.path(), {}, &report);
+  EXPECT_EQ(report.count(ImportWarning::kNegativeDuration), 1u);
+  ASSERT_EQ(t.devices.size(), 1u) << "GPU 1 holds nothing: not a 100% bubble";
+  EXPECT_EQ(t.devices[0].name, "GPU 0");
+}
+
 TEST(NsysImport, TextThatIsNotUtf8IsRepairedAsTheExportWouldWriteIt) {
   // SQLite stores any bytes as TEXT; the Timeline holds valid UTF-8 (as JSON can), so a name
   // survives export and re-import unchanged.

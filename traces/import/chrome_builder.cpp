@@ -141,7 +141,17 @@ void ChromeTimelineBuilder::on_event(const ChromeEvent& ev) {
     if (mode_ == Mode::kMeshscope) x_event_span_.push_back(kNoSpan);
     return;
   }
+  // pid and tid name a process and a thread: a number or a string. An object or an array would
+  // otherwise become pid 0 / tid 0 without a word.
+  const auto is_id = [](const JsonScalar& v) {
+    return !v.present() || v.is_string() || v.is_number();
+  };
   const char ph = ev.ph.text[0];
+  if (!is_id(ev.pid) || !is_id(ev.tid)) {
+    report_.warn(ImportWarning::kWrongType, ev.offset);
+    if (mode_ == Mode::kMeshscope && ph == 'X') x_event_span_.push_back(kNoSpan);
+    return;
+  }
   switch (ph) {
     case 'X':
       complete_event(ev);

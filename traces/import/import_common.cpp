@@ -38,4 +38,23 @@ void note_warnings(Timeline& t, const ImportReport& report) {
   t.metadata["import_warnings"] = all;
 }
 
+size_t drop_devices_without_spans(Timeline& t) {
+  std::vector<bool> used(t.devices.size(), false);
+  for (const Span& s : t.spans) used[s.device] = true;
+  if (std::find(used.begin(), used.end(), false) == used.end()) return 0;
+  std::vector<uint16_t> new_index(t.devices.size(), 0);
+  std::vector<Device> kept;
+  for (size_t d = 0; d < t.devices.size(); ++d) {
+    if (!used[d]) continue;
+    new_index[d] = static_cast<uint16_t>(kept.size());
+    kept.push_back(std::move(t.devices[d]));
+  }
+  const size_t removed = t.devices.size() - kept.size();
+  t.devices = std::move(kept);
+  for (Span& s : t.spans) s.device = new_index[s.device];
+  std::erase_if(t.counters, [&](const Counter& c) { return !used[c.device]; });
+  for (Counter& c : t.counters) c.device = new_index[c.device];
+  return removed;
+}
+
 }  // namespace meshscope::traces::importer

@@ -9,6 +9,7 @@
 #include "traces/import/byte_source.h"
 #include "traces/import/chrome_builder.h"
 #include "traces/import/chrome_reader.h"
+#include "traces/import/import_common.h"
 #include "traces/import/multi_rank.h"
 #include "traces/import/nsys_import.h"
 #include "traces/import/torch_pipeline.h"
@@ -47,10 +48,14 @@ Timeline load_any(const std::filesystem::path& file, const std::string_view* mem
       if (opened.gzip) {
         throw ImportError(name, "", "a gzip-compressed SQLite file: decompress it first");
       }
-      return memory != nullptr ? importer::load_nsys_sqlite_bytes(*memory, name, options, r)
-                               : importer::load_nsys_sqlite(file, name, options, r);
+      Timeline t = memory != nullptr ? importer::load_nsys_sqlite_bytes(*memory, name, options, r)
+                                     : importer::load_nsys_sqlite(file, name, options, r);
+      importer::drop_devices_without_spans(t);
+      return t;
     }
-    return load_chrome(*opened.source, name, options, r);
+    Timeline t = load_chrome(*opened.source, name, options, r);
+    importer::drop_devices_without_spans(t);
+    return t;
   } catch (const std::length_error& e) {
     // The Timeline's own limits (2^32 spans, 2^16 devices) or an allocation size limit.
     throw ImportError(name, "", std::string("trace too large: ") + e.what());
@@ -145,6 +150,17 @@ Timeline load_traces(std::span<const std::filesystem::path> paths, const ImportO
   merged.sort_spans();
   if (report != nullptr) *report = std::move(total);
   return merged;
+}
+
+void require_spans(const Timeline& t, const std::filesystem::path& source,
+                   const ImportReport* report) {
+  if (!t.spans.empty()) return;
+  std::string reason = "no usable spans";
+  if (report != nullptr && report->events_read > 0) {
+    reason += " (" + std::to_string(report->events_read) + " events read, " +
+              std::to_string(report->total_warnings()) + " skipped with warnings)";
+  }
+  throw ImportError(source, std::string(), reason + ": nothing to analyze, convert or show");
 }
 
 }  // namespace meshscope::traces

@@ -35,6 +35,12 @@ Timeline load_trace_bytes(std::string_view bytes, std::string_view display_name,
 Timeline load_traces(std::span<const std::filesystem::path> paths,
                      const ImportOptions& options = {}, ImportReport* report = nullptr);
 
+// The one rule for "nothing usable was read" (every command and the viewer exit non-zero on it):
+// a trace without spans — `{"traceEvents":[]}`, events that all lacked "ph" — throws ImportError
+// naming `source` and, when `report` says so, how many events were read and skipped.
+void require_spans(const Timeline& t, const std::filesystem::path& source,
+                   const ImportReport* report = nullptr);
+
 // The trace files directly inside a folder (*.json, *.json.gz, *.sqlite, *.db), sorted by name.
 std::vector<std::filesystem::path> trace_files_in(const std::filesystem::path& folder);
 

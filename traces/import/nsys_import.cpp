@@ -194,7 +194,10 @@ class NsysImporter {
       const auto stream = q.integer(3);
       const auto lane = device && stream ? gpu_lane_.find({*device, *stream}) : gpu_lane_.end();
       if (lane == gpu_lane_.end()) {
-        report_.warn_at(ImportWarning::kWrongType, where());
+        // Valid ids without a lane: the device (or stream) was past the Timeline's limits.
+        report_.warn_at(
+            device && stream ? ImportWarning::kTooManyDevicesOrLanes : ImportWarning::kWrongType,
+            where());
         continue;
       }
       s.device = gpu_device_.at(*device);
@@ -275,7 +278,7 @@ class NsysImporter {
       Span s;
       if (!read_interval(q, s, where)) continue;
       if (!place_on_thread(q.integer(2), s)) {
-        report_.warn_at(ImportWarning::kWrongType, where());
+        report_.warn_at(unplaced_thread_warning(q.integer(2)), where());
         continue;
       }
       s.kind = SpanKind::kHost;
@@ -323,7 +326,7 @@ class NsysImporter {
         continue;
       }
       if (!place_on_thread(q.integer(2), s)) {
-        report_.warn_at(ImportWarning::kWrongType, where());
+        report_.warn_at(unplaced_thread_warning(q.integer(2)), where());
         continue;
       }
       s.kind = SpanKind::kAnnotation;
@@ -367,6 +370,11 @@ class NsysImporter {
         tl_.spans[k.span].kind = span_kind_of(op);
       }
     }
+  }
+
+  // A valid globalTid without a lane: its process or thread was past the Timeline's limits.
+  static ImportWarning unplaced_thread_warning(std::optional<int64_t> global_tid) {
+    return global_tid ? ImportWarning::kTooManyDevicesOrLanes : ImportWarning::kWrongType;
   }
 
   bool place_on_thread(std::optional<int64_t> global_tid, Span& s) {

@@ -1,6 +1,7 @@
 // Eager sends (MPI_Isend of a buffer the link keeps until the request completes), polled receives
 // (MPI_Iprobe + MPI_Recv of whatever arrived), and a shutdown that never hangs on a message nobody
-// will receive (an aborted run): unfinished sends are cancelled after a grace period.
+// will receive (an aborted run): unfinished sends are cancelled after a grace period, and a launch
+// where some process stopped answering ends with MPI_Abort.
 #include "profiler/runtime/mpi/mpi_link.h"
 
 #include <mpi.h>
@@ -58,6 +59,11 @@ class MpiLink final : public ProcessLink {
   }
 
   ~MpiLink() override {
+    if (abandoned_) {
+      // MPI_Finalize would wait for a process that is stopped or stuck; MPI_Abort has the launcher
+      // end every process of the job (the stuck one included) and never returns.
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     // Give unfinished sends a moment to be received; then cancel them, so finalising never waits
     // for a receiver that stopped listening.
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
@@ -77,6 +83,7 @@ class MpiLink final : public ProcessLink {
   int index() const override { return index_; }
   int size() const override { return size_; }
   std::string describe() const override { return description_; }
+  void abandon() noexcept override { abandoned_ = true; }
 
   void post(int to, std::string bytes) override {
     if (bytes.size() > static_cast<size_t>(INT_MAX)) {
@@ -125,6 +132,7 @@ class MpiLink final : public ProcessLink {
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool owns_mpi_ = false;
+  bool abandoned_ = false;
   int index_ = 0;
   int size_ = 1;
   std::string description_;

@@ -1,0 +1,77 @@
+// estimate_run_memory and the refusal of runs that cannot fit.
+#include "cli/run_memory.h"
+
+#include "cli/commands.h"
+#include "traces/host_memory.h"
+
+namespace meshscope::cli {
+namespace {
+
+constexpr double kBookkeepingBytesPerBlock = 300;  // assumption, see run_memory.h
+constexpr double kFloat = 4;
+
+// Parameters, input and output width and saved floats per sample, from the shapes alone.
+struct Shape {
+  double parameters = 0, input = 0, output = 0, saved_per_sample = 0, blocks = 0;
+};
+
+Shape shape_of(const model::WorkloadSpec& spec) {
+  Shape s;
+  switch (spec.kind) {
+    case model::WorkloadKind::kMlp: {
+      const double h = spec.hidden, layers = spec.layers;
+      s.parameters = layers * (8 * h * h + 5 * h);
+      s.input = s.output = h;
+      s.saved_per_sample = layers * 10 * h;
+      s.blocks = layers;
+      break;
+    }
+    default: {
+      // chain and classifier have fixed, small shapes: build them (cheap) and count.
+      const model::Workload w = model::make_workload(spec);
+      s.parameters = static_cast<double>(w.parameters());
+      s.input = w.input_dim;
+      s.output = w.output_dim;
+      for (const model::Unit& u : w.units)
+        for (const model::LinearSpec& l : u.linears) s.saved_per_sample += 2.0 * (l.in + l.out);
+      s.blocks = static_cast<double>(w.units.size());
+      break;
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+RunMemoryEstimate estimate_run_memory(const model::WorkloadSpec& spec, int dp, int steps,
+                                      bool check) {
+  const Shape s = shape_of(spec);
+  RunMemoryEstimate e;
+  e.model_bytes = s.blocks * kBookkeepingBytesPerBlock;
+  e.weight_bytes = s.parameters * kFloat * (4 + 2.0 * dp + (check ? 2 : 0));
+  e.activation_bytes = double(spec.batch) * s.saved_per_sample * kFloat * (check ? 2 : 1);
+  e.data_bytes = double(steps) * spec.batch * (s.input + s.output) * kFloat;
+  return e;
+}
+
+void check_run_fits_in_memory(const model::WorkloadSpec& spec, int dp, int steps, bool check) {
+  // Out-of-range shapes get make_workload's own message, not an estimate.
+  if (spec.kind == model::WorkloadKind::kMlp &&
+      (spec.layers < 1 || spec.hidden < 1 || spec.hidden > (1 << 16)))
+    return;
+  if (spec.batch < 1 || steps < 1) return;
+  const std::optional<double> available = traces::available_memory_bytes();
+  if (!available) return;
+  const RunMemoryEstimate e = estimate_run_memory(spec, dp, steps, check);
+  if (e.total() <= *available) return;
+  throw UserError("this run needs about " + traces::format_bytes(e.total()) +
+                  " (weights and gradients " + traces::format_bytes(e.weight_bytes) +
+                  ", activations " + traces::format_bytes(e.activation_bytes) + ", data " +
+                  traces::format_bytes(e.data_bytes) + ", layer list " +
+                  traces::format_bytes(e.model_bytes) + "), more than the " +
+                  traces::format_bytes(*available) +
+                  " of memory available: use a smaller --layers, --hidden or --batch" +
+                  (check ? " (or --no-check)" : ""));
+}
+
+}  // namespace meshscope::cli

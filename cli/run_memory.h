@@ -1,0 +1,34 @@
+// How much host memory a `meshscope run` will take, judged from its flags before anything is
+// allocated, so an absurd --layers or --hidden is refused with the estimate instead of ending in
+// std::bad_alloc or the OOM killer minutes later.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/model/workload.h"
+
+namespace meshscope::cli {
+
+struct RunMemoryEstimate {
+  double model_bytes = 0;   // the layer list itself (names, shapes), before any tensor
+  double weight_bytes = 0;  // weights and gradients: every replica, the initial and result copies
+  double activation_bytes = 0;  // saved activations of one whole batch (and again for the check)
+  double data_bytes = 0;        // every step's inputs and targets
+  double total() const { return model_bytes + weight_bytes + activation_bytes + data_bytes; }
+};
+
+// Closed form from the workload's shapes (sim/model/workload.h): mlp blocks h -> 4h -> h hold
+// 8h^2 + 5h parameters; each parameter is held (4 + 2 dp) times as float32, 2 more with the check
+// against one device (its weights and gradients); each sample keeps about 10h floats per block for
+// backward (fc1 input, fc1 pre- and post-activation, fc2 output: h + 4h + 4h + h).
+// Assumption: ~300 bytes of bookkeeping per block (names, shape records), an upper bound read from
+// sim/model/workload.cpp's Unit layout. Figures are estimates within a small factor, not a
+// measurement; they only need to tell a run that fits from one that cannot.
+RunMemoryEstimate estimate_run_memory(const model::WorkloadSpec& spec, int dp, int steps,
+                                      bool check);
+
+// Throws UserError "this run needs about 33.0 TiB (...), more than the 19.5 GiB of memory
+// available: ..." when the estimate exceeds what is available.
+void check_run_fits_in_memory(const model::WorkloadSpec& spec, int dp, int steps, bool check);
+
+}  // namespace meshscope::cli

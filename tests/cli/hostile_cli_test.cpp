@@ -1,0 +1,219 @@
+// The `meshscope` command under hostile use (issue 14): special files and links as outputs,
+// output paths checked before a run, oversized inputs refused with an estimate, untrusted bytes
+// escaped in messages, one exit-code rule, concurrent writers, signals during a write, and a
+// broken schedule that must end in the watchdog's error. Each case runs the built binary.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using meshscope::cli_testing::read_file;
+using meshscope::cli_testing::Result;
+using meshscope::cli_testing::shell;
+
+const std::string kMeshscope = std::string(MESHSCOPE_BINARY_DIR) + "/meshscope";
+
+fs::path dir() {
+  static const fs::path d = meshscope::cli_testing::temp_dir("hostile");
+  return d;
+}
+
+Result meshscope(const std::string& args) { return shell(kMeshscope + " " + args); }
+
+// A small valid trace to convert.
+fs::path small_trace() {
+  const fs::path p = dir() / "small.json";
+  if (!fs::exists(p)) {
+    std::ofstream(p) << R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,)"
+                        R"("ts":1,"dur":2},{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,)"
+                        R"("ts":4,"dur":2}]})";
+  }
+  return p;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Case 1: an output that is a device node, a FIFO or a symbolic link is refused and left as it
+// was; `-o -` writes to stdout.
+TEST(HostileCli, SpecialFilesAndLinksGivenAsOutputAreRefusedAndLeftAlone) {
+  const fs::path fifo = dir() / "out.fifo";
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const fs::path target = dir() / "kept.json", link = dir() / "link.json";
+  std::ofstream(target) << "kept";
+  fs::remove(link);
+  fs::create_symlink(target, link);
+  // Never the real /dev/null or /dev/full: a broken build would replace them. A device node of
+  // our own (root only) stands in for them.
+  std::vector<fs::path> outputs = {fifo, link};
+  const fs::path dev = dir() / "null";
+  fs::remove(dev);
+  if (::mknod(dev.c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0) outputs.push_back(dev);
+  for (const fs::path& out : outputs) {
+    const Result r = meshscope("convert " + small_trace().string() + " -o " + out.string());
+    EXPECT_NE(r.status, 0) << out << ": " << r.out;
+    EXPECT_NE(r.err.find("only regular files are replaced"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("wrote"), std::string::npos) << r.out;
+  }
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  EXPECT_EQ(read_file(target), "kept");
+  if (fs::exists(dev)) EXPECT_TRUE(fs::is_character_file(fs::symlink_status(dev)));
+  // The same check guards the other writers.
+  const Result sched = meshscope("schedules --dump 1f1b --pp 2 -o " + fifo.string());
+  EXPECT_NE(sched.status, 0);
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+
+  const Result to_stdout = meshscope("convert " + small_trace().string() + " -o -");
+  ASSERT_EQ(to_stdout.status, 0) << to_stdout.err;
+  EXPECT_EQ(to_stdout.out.rfind("{", 0), 0u) << to_stdout.out.substr(0, 200);
+  EXPECT_NE(to_stdout.out.find("\"traceEvents\""), std::string::npos);
+  EXPECT_NE(to_stdout.err.find("wrote stdout"), std::string::npos) << to_stdout.err;
+}
+
+// Case 10: output paths are checked when the command line is parsed, before the run.
+TEST(HostileCli, AnUnwritableOutputPathFailsBeforeTheRun) {
+  for (const std::string out : {"/nonexistent/x.json", "''", "/proc/version"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    // A run that would take minutes: it must not start.
+    const Result r = meshscope("run --backend cpu --steps 1000 --layers 4 --hidden 64 --out " + out);
+    EXPECT_NE(r.status, 0) << out;
+    EXPECT_LT(seconds_since(t0), 10) << out << " ran before failing";
+    EXPECT_EQ(r.out.find("loss"), std::string::npos) << out << ": " << r.out;
+    EXPECT_LE(count(r.err, "\n"), 2u) << r.err;  // the error, and CLI11's "Run with --help"
+  }
+  EXPECT_NE(meshscope("run --out /nonexistent/x.json").err.find("/nonexistent"),
+            std::string::npos);
+  EXPECT_NE(meshscope("run --out ''").err.find("the output path is empty"), std::string::npos);
+  EXPECT_NE(meshscope("run --out /proc/version").err.find("kernel file system (proc)"),
+            std::string::npos);
+  EXPECT_NE(meshscope("run --dump-schedule /nonexistent/s.txt").status, 0);
+}
+
+// Case 4: schedule files have a size limit, /dev/zero is refused quickly.
+TEST(HostileCli, OversizedScheduleFilesAreRefusedQuickly) {
+  for (const std::string cmd : {"validate /dev/zero", "run --schedule-file /dev/zero"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Result r = meshscope(cmd);
+    EXPECT_NE(r.status, 0) << cmd;
+    EXPECT_NE(r.err.find("more than the 64 MiB a schedule file may have"), std::string::npos)
+        << cmd << ": " << r.err;
+    EXPECT_LT(seconds_since(t0), 10) << cmd;
+  }
+  const fs::path big = dir() / "big.sched";
+  std::ofstream(big) << "mesh pp=1\n";
+  fs::resize_file(big, uintmax_t{20} << 30);  // 20 GiB, sparse
+  const Result r = meshscope("validate " + big.string());
+  EXPECT_NE(r.err.find("is 21474836480 bytes"), std::string::npos) << r.err;
+  fs::remove(big);
+}
+
+// Case 5: sizes that cannot fit are refused with the estimate, before any allocation.
+TEST(HostileCli, ModelsThatCannotFitAreRefusedWithAnEstimate) {
+  for (const std::string flags : {"--layers 2147483647", "--layers 1000000 --hidden 1024"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Result r = meshscope("run --backend cpu " + flags);
+    EXPECT_NE(r.status, 0) << flags;
+    EXPECT_NE(r.err.find("this run needs about "), std::string::npos) << flags << ": " << r.err;
+    EXPECT_NE(r.err.find("of memory available"), std::string::npos) << r.err;
+    EXPECT_LT(seconds_since(t0), 5) << flags;
+  }
+}
+
+// Case 8: control bytes and huge tokens from a schedule file are escaped and cut, printed once.
+TEST(HostileCli, UntrustedBytesInMessagesAreEscapedAndShort) {
+  const fs::path evil = dir() / "evil.sched";
+  {
+    std::ofstream f(evil, std::ios::binary);
+    f << "mesh pp=1\nmicrobatches 1\nrank 0: 0F0\x1b]0;owned\x07" << '\0' << "\n";
+  }
+  const Result r = meshscope("validate " + evil.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("\\x1b]0;owned\\x07\\x00"), std::string::npos) << r.err;
+  for (const char c : r.err) {
+    if (c != '\n') EXPECT_GE(static_cast<unsigned char>(c), 0x20) << r.err;
+  }
+  const fs::path huge = dir() / "huge.sched";
+  std::ofstream(huge) << "mesh pp=1\nmicrobatches 1\nrank 0: 0" << std::string(10'000'000, 'Q')
+                      << "\n";
+  const Result h = meshscope("validate " + huge.string());
+  EXPECT_NE(h.status, 0);
+  EXPECT_LT(h.err.size(), 1000u) << h.err.substr(0, 1000);
+  EXPECT_EQ(count(h.err, "meshscope: error:"), 1u) << h.err.substr(0, 1000);
+}
+
+// Case 11: one exit-code rule; an unknown subcommand is named and the commands listed.
+TEST(HostileCli, NothingUsableReadIsAnErrorEverywhere) {
+  const fs::path empty = dir() / "empty.json", no_ph = dir() / "no_ph.json";
+  std::ofstream(empty) << R"({"traceEvents":[]})";
+  std::ofstream(no_ph) << R"({"traceEvents":[{"name":"a","ts":1,"dur":2,"pid":0,"tid":0}]})";
+  for (const fs::path& p : {empty, no_ph}) {
+    const Result a = meshscope("analyze " + p.string());
+    EXPECT_NE(a.status, 0) << p;
+    EXPECT_NE(a.err.find("no usable spans"), std::string::npos) << a.err;
+    const fs::path out = dir() / "converted.json";
+    fs::remove(out);
+    const Result c = meshscope("convert " + p.string() + " -o " + out.string());
+    EXPECT_NE(c.status, 0) << p;
+    EXPECT_FALSE(fs::exists(out)) << "nothing usable: nothing written";
+  }
+  const Result unknown = meshscope("frobnicate");
+  EXPECT_NE(unknown.status, 0);
+  EXPECT_NE(unknown.err.find("unknown command 'frobnicate'"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("run, demo, schedules, validate"), std::string::npos) << unknown.err;
+}
+
+// Case 7: concurrent writers of one path all succeed; the file is always whole.
+TEST(HostileCli, ConcurrentWritersOfOnePathAllSucceed) {
+  const fs::path out = dir() / "concurrent.sched";
+  const std::string one = kMeshscope + " schedules --dump 1f1b --pp 4 --microbatches 64 -o " +
+                          out.string() + " || echo FAILED";
+  std::string script = "for i in 1 2 3 4 5; do ";
+  for (int w = 0; w < 6; ++w) script += "(" + one + ") & ";
+  script += "wait; done";
+  const Result r = shell(script);
+  EXPECT_EQ(count(r.out, "FAILED"), 0u) << r.err;
+  EXPECT_EQ(r.err.find("cannot"), std::string::npos) << r.err;
+  EXPECT_EQ(meshscope("validate -q " + out.string()).status, 0);
+  for (const auto& e : fs::directory_iterator(dir())) {
+    EXPECT_EQ(e.path().filename().string().find("concurrent.sched.tmp"), std::string::npos)
+        << e.path();
+  }
+}
+
+// Case 12: a schedule whose forward runs before its input arrived fails instead of computing on
+// a stale buffer and exiting 0.
+TEST(HostileCli, AForwardWhoseInputNeverArrivedFailsTheRun) {
+  const std::string file =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/hostile/missing_recv.sched";
+  EXPECT_NE(meshscope("validate " + file).status, 0);
+  const Result r = meshscope("run --schedule-file " + file +
+                             " --no-validate --no-check --layers 2 --timeout 5");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.err.find("rank 1 at action 0 '1F0': its input activations never arrived: no "
+                       "RECV_F of microbatch 0 ran before it"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("loss"), std::string::npos) << r.out;
+}
+
+}  // namespace

@@ -1,0 +1,33 @@
+// Temporary files of unfinished writes: removed when the process is interrupted (SIGINT, SIGTERM,
+// SIGHUP), and swept when a killed process (kill -9) left them behind.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+namespace meshscope::traces {
+
+// The temporary name of a write to `target`: ".NAME.tmp.PID.XXXXXX" in the target's folder (the
+// X's for mkstemp). The writer's pid in the name lets a later writer tell a leftover from a write
+// in progress.
+std::string temp_name_pattern(const std::filesystem::path& target);
+
+// Remembers `path` (a C string that stays valid until forget_temp_file) as a temporary file to
+// unlink if SIGINT, SIGTERM or SIGHUP ends the process. The first call installs the handler for
+// each of those signals whose disposition is still the default; the handler unlinks every
+// remembered file (async-signal-safe: unlink only) and then lets the signal end the process as it
+// would have. At most kMaxTempFiles at once; more are simply not cleaned on a signal.
+inline constexpr int kMaxTempFiles = 256;
+void remember_temp_file(const char* path);
+void forget_temp_file(const char* path);
+
+// A leftover is a temporary of `target` whose writer process no longer exists and that nobody has
+// written for `min_age` (so a writer on another machine sharing the folder, with a pid unknown
+// here, is not swept while it works). Removes them; returns how many were removed. Errors (an
+// unreadable folder, a file removed meanwhile) are ignored: sweeping is best effort.
+inline constexpr std::chrono::minutes kStaleTempAge{10};
+int sweep_stale_temp_files(const std::filesystem::path& target,
+                           std::chrono::seconds min_age = kStaleTempAge);
+
+}  // namespace meshscope::traces
