@@ -11,7 +11,9 @@
 
 #include "cli/commands.h"
 #include "traces/analysis.h"
+#include "traces/analysis_hta_window.h"
 #include "traces/analysis_report.h"
+#include "traces/import/hta_events.h"
 #include "traces/import/load_trace.h"
 
 namespace meshscope::cli {
@@ -23,7 +25,40 @@ struct AnalyzeArgs {
   std::vector<std::string> traces;
   bool json = false;
   int64_t kernel_wait_ns = traces::HtaOptions{}.consecutive_kernel_delay_ns;
+  std::string window = "default";
 };
+
+// The files of the run: each argument, a folder as its trace files.
+std::vector<fs::path> run_files(const AnalyzeArgs& args) {
+  std::vector<fs::path> files;
+  for (const std::string& p : args.traces) {
+    if (fs::is_directory(p)) {
+      const auto inside = traces::trace_files_in(p);
+      files.insert(files.end(), inside.begin(), inside.end());
+    } else {
+      files.emplace_back(p);
+    }
+  }
+  return files;
+}
+
+// --window hta: HTA 0.5's own figures, from each file's raw events (analysis_hta_window.h).
+std::vector<traces::HtaRankFigures> hta_window(const AnalyzeArgs& args) {
+  std::vector<traces::HtaEventTable> tables;
+  for (const fs::path& f : run_files(args)) tables.push_back(traces::read_hta_events(f));
+  const bool filter = traces::hta_step_filter_applies(tables);
+  traces::HtaWindowOptions options;
+  options.consecutive_kernel_delay_us = static_cast<double>(args.kernel_wait_ns) / 1000.0;
+  std::vector<traces::HtaRankFigures> out;
+  for (const traces::HtaEventTable& t : tables) {
+    try {
+      out.push_back(traces::hta_rank_figures(t, filter, options));
+    } catch (const std::runtime_error& e) {
+      throw UserError(e.what());
+    }
+  }
+  return out;
+}
 
 traces::Timeline load(const AnalyzeArgs& args, traces::ImportReport& report) {
   std::vector<fs::path> paths;
@@ -70,11 +105,22 @@ void run(const AnalyzeArgs& args) {
   const traces::Timeline timeline = load(args, report);
   traces::AnalysisOptions options;
   options.hta.consecutive_kernel_delay_ns = args.kernel_wait_ns;
-  const traces::TimelineAnalysis analysis = traces::analyze(timeline, options);
+  traces::TimelineAnalysis analysis = traces::analyze(timeline, options);
+  const bool hta = args.window == "hta";
+  std::vector<traces::HtaRankFigures> hta_ranks;
+  if (hta) {
+    hta_ranks = hta_window(args);
+    analysis.hta.clear();  // replaced by HTA's own figures
+  }
   const std::vector<std::string> warnings = report.lines();
   if (args.json) {
     nlohmann::json j = traces::to_json(analysis);
     j["traces"] = args.traces;
+    j["window"] = args.window;
+    if (hta) {
+      j["hta"] = nlohmann::json::array();
+      for (const auto& f : hta_ranks) j["hta"].push_back(traces::to_json(f));
+    }
     j["import_warnings"] = warnings;
     j["clocks"] = clocks_json(report);
     std::cout << j.dump(2) << "\n";
@@ -89,6 +135,7 @@ void run(const AnalyzeArgs& args) {
       return;
     }
     std::fputs(traces::format_table(analysis).c_str(), stdout);
+    if (hta) std::fputs(("\n" + traces::format_hta_window_table(hta_ranks)).c_str(), stdout);
     print_clocks(report);
   }
   std::fflush(stdout);
@@ -109,7 +156,15 @@ void add_analyze_command(CLI::App& app) {
       ->required();
   cmd->add_flag("--json", args->json, "print JSON (keys documented in traces/analysis_report.h)");
   cmd->add_option("--kernel-wait-ns", args->kernel_wait_ns,
-                  "gaps between kernels shorter than this count as kernel wait (HTA's default 30)")
+                  "gaps between kernels shorter than this count as kernel wait (HTA 0.5 compares "
+                  "its default 30 with µs gaps: 30000 ns)")
+      ->capture_default_str();
+  cmd->add_option("--window", args->window,
+                  "default: step windows from ProfilerStep#N (else first to last GPU activity); "
+                  "hta: the HTA section computed as HolisticTraceAnalysis 0.5 does (last step "
+                  "dropped, GPU events without a CPU launch dropped, µs rounding, per-stream idle "
+                  "split); Kineto JSON only")
+      ->check(CLI::IsMember({"default", "hta"}))
       ->capture_default_str();
   cmd->callback([args] { run(*args); });
 }
