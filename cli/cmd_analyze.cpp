@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,21 @@ struct AnalyzeArgs {
   bool json = false;
   int64_t kernel_wait_ns = traces::HtaOptions{}.consecutive_kernel_delay_ns;
   std::string window = "default";
+  std::vector<std::string> comm_kernels;  // --comm-kernel
 };
+
+traces::ImportOptions import_options(const AnalyzeArgs& args) {
+  traces::ImportOptions options;
+  for (const std::string& p : args.comm_kernels) {
+    try {
+      std::regex check(p, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      throw UserError("--comm-kernel '" + p + "': not a regular expression (" + e.what() + ")");
+    }
+  }
+  options.comm_kernel_patterns = args.comm_kernels;
+  return options;
+}
 
 // The files of the run: each argument, a folder as its trace files.
 std::vector<fs::path> run_files(const AnalyzeArgs& args) {
@@ -69,10 +84,11 @@ traces::Timeline load(const AnalyzeArgs& args, traces::ImportReport& report) {
   }
   // One file is one trace (possibly many ranks, as meshscope's own exports are); several files or
   // a folder are the per-rank files of one run.
+  const traces::ImportOptions options = import_options(args);
   if (paths.size() == 1 && !fs::is_directory(paths[0])) {
-    return traces::load_trace(paths[0], {}, &report);
+    return traces::load_trace(paths[0], options, &report);
   }
-  return traces::load_traces(paths, {}, &report);
+  return traces::load_traces(paths, options, &report);
 }
 
 nlohmann::json clocks_json(const traces::ImportReport& report) {
@@ -159,6 +175,10 @@ void add_analyze_command(CLI::App& app) {
                   "gaps between kernels shorter than this count as kernel wait (HTA 0.5 compares "
                   "its default 30 with µs gaps: 30000 ns)")
       ->capture_default_str();
+  cmd->add_option("--comm-kernel", args->comm_kernels,
+                  "REGEX: kernels whose names match count as communication, besides NCCL/RCCL, "
+                  "vLLM custom and symmetric-memory all-reduce, DeepEP and NVSHMEM kernels "
+                  "(traces/import/comm_kernels.h); repeatable");
   cmd->add_option("--window", args->window,
                   "default: step windows from ProfilerStep#N (else first to last GPU activity); "
                   "hta: the HTA section computed as HolisticTraceAnalysis 0.5 does (last step "

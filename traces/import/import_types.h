@@ -45,6 +45,9 @@ struct ImportOptions {
   // Launch flows (runtime call -> kernel) need them.
   bool keep_host = true;
   ClockAlign align = ClockAlign::kCollectiveEnds;  // load_traces only
+  // Kernels whose names match one of these ECMAScript regular expressions (searched anywhere in
+  // the name) are communication (kCollective), besides those comm_kernels.h knows by name.
+  std::vector<std::string> comm_kernel_patterns;
   // Bounds that keep hostile input from exhausting the stack, memory or time.
   int max_depth = 128;                          // JSON nesting
   int64_t max_event_bytes = int64_t{64} << 20;  // one traceEvents element (or top-level value)

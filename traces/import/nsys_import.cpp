@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "traces/chrome_export_text.h"
+#include "traces/import/comm_kernels.h"
 #include "traces/import/import_common.h"
 #include "traces/import/kineto_names.h"
 #include "traces/import/sendrecv_direction.h"
@@ -43,7 +44,11 @@ class NsysImporter {
  public:
   NsysImporter(const SqliteDb& db, std::string name, const ImportOptions& options,
                ImportReport& report)
-      : db_(db), name_(std::move(name)), options_(options), report_(report) {}
+      : db_(db),
+        name_(std::move(name)),
+        options_(options),
+        comm_rules_(options.comm_kernel_patterns),
+        report_(report) {}
 
   Timeline run() {
     for (std::string_view t :
@@ -202,7 +207,7 @@ class NsysImporter {
       if (kernel) {
         const std::string_view name = q.text(6);
         s.name = intern(name);
-        const CommOp comm = nccl_kernel_op(name);
+        const CommOp comm = comm_rules_.classify(name).op;
         s.kind = comm == CommOp::kNone ? SpanKind::kCompute : span_kind_of(comm);
         if (comm == CommOp::kSendRecv) {
           send_recv_.push_back({static_cast<uint32_t>(tl_.spans.size()),
@@ -426,6 +431,7 @@ class NsysImporter {
   const SqliteDb& db_;
   std::string name_;
   ImportOptions options_;
+  CommKernelRules comm_rules_;
   ImportReport& report_;
   Timeline tl_;
   std::set<std::string> present_;
