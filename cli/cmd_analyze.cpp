@@ -28,6 +28,7 @@ struct AnalyzeArgs {
   int64_t kernel_wait_ns = traces::HtaOptions{}.consecutive_kernel_delay_ns;
   std::string window = "default";
   std::vector<std::string> comm_kernels;  // --comm-kernel
+  std::string rank_from = "distributed-info";
 };
 
 traces::ImportOptions import_options(const AnalyzeArgs& args) {
@@ -40,6 +41,7 @@ traces::ImportOptions import_options(const AnalyzeArgs& args) {
     }
   }
   options.comm_kernel_patterns = args.comm_kernels;
+  options.rank_from_file_order = args.rank_from == "file-order";
   return options;
 }
 
@@ -94,12 +96,16 @@ traces::Timeline load(const AnalyzeArgs& args, traces::ImportReport& report) {
 nlohmann::json clocks_json(const traces::ImportReport& report) {
   nlohmann::json out = nlohmann::json::array();
   for (const traces::RankClock& c : report.clocks) {
-    out.push_back({{"file", c.file},
-                   {"rank", c.rank},
-                   {"offset_ns", c.offset_ns},
-                   {"matched_collectives", c.matched_collectives},
-                   {"residual_skew_ns", c.residual_skew_ns},
-                   {"max_skew_ns", c.max_skew_ns}});
+    out.push_back(
+        {{"file", c.file},
+         {"rank", c.rank},
+         {"offset_ns", c.offset_ns},
+         {"matched_collectives", c.matched_collectives},
+         {"aligned_by_collectives", c.matched_collectives > 0},
+         {"residual_skew_ns",
+          c.matched_collectives > 0 ? nlohmann::json(c.residual_skew_ns) : nlohmann::json(nullptr)},
+         {"max_skew_ns",
+          c.matched_collectives > 0 ? nlohmann::json(c.max_skew_ns) : nlohmann::json(nullptr)}});
   }
   return out;
 }
@@ -108,6 +114,12 @@ void print_clocks(const traces::ImportReport& report) {
   if (report.clocks.size() < 2) return;
   std::printf("\nclock alignment:\n");
   for (const traces::RankClock& c : report.clocks) {
+    if (c.matched_collectives == 0) {
+      // Nothing was matched, so no skew was measured: a "0 ns" would read as a measured zero.
+      std::printf("  rank %d  %s  offset %s  not aligned by collectives (none matched)\n", c.rank,
+                  c.file.c_str(), traces::format_duration(c.offset_ns).c_str());
+      continue;
+    }
     std::printf("  rank %d  %s  offset %s  residual skew %s (max %s, %d collectives)\n", c.rank,
                 c.file.c_str(), traces::format_duration(c.offset_ns).c_str(),
                 traces::format_duration(c.residual_skew_ns).c_str(),
@@ -150,6 +162,14 @@ void run(const AnalyzeArgs& args) {
       std::fflush(stdout);
       return;
     }
+    if (analysis.devices.empty()) {
+      // Only host processes: a bubble fraction of 0% would read as a fully busy device.
+      std::printf(
+          "no GPU or accelerator activity found (host events only): no device time to "
+          "analyze\n");
+      std::fflush(stdout);
+      return;
+    }
     std::fputs(traces::format_table(analysis).c_str(), stdout);
     if (hta) std::fputs(("\n" + traces::format_hta_window_table(hta_ranks)).c_str(), stdout);
     print_clocks(report);
@@ -179,6 +199,12 @@ void add_analyze_command(CLI::App& app) {
                   "REGEX: kernels whose names match count as communication, besides NCCL/RCCL, "
                   "vLLM custom and symmetric-memory all-reduce, DeepEP and NVSHMEM kernels "
                   "(traces/import/comm_kernels.h); repeatable");
+  cmd->add_option("--rank-from", args->rank_from,
+                  "distributed-info: a file's rank is its distributedInfo.rank (files without one "
+                  "take their position; two files of one rank are refused); file-order: the "
+                  "files' positions (a folder's files sorted by name)")
+      ->check(CLI::IsMember({"distributed-info", "file-order"}))
+      ->capture_default_str();
   cmd->add_option("--window", args->window,
                   "default: step windows from ProfilerStep#N (else first to last GPU activity); "
                   "hta: the HTA section computed as HolisticTraceAnalysis 0.5 does (last step "

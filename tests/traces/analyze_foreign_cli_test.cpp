@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <unistd.h>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -57,6 +58,41 @@ TEST(AnalyzeForeignCli, DefaultWindowKeepsTheTimelineBreakdown) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("window"), "default");
   EXPECT_TRUE(j.at("hta").at(0).contains("span_ns"));
+}
+
+TEST(AnalyzeForeignCli, HostOnlyTraceSaysSoInsteadOfAZeroBubble) {
+  const fs::path f =
+      fs::temp_directory_path() / ("meshscope_host_only_" + std::to_string(::getpid()) + ".json");
+  {
+    std::FILE* out = std::fopen(f.c_str(), "w");
+    std::fputs(R"({"traceEvents":[{"ph":"X","cat":"mtia_ccp_events","name":"op","pid":1,)"
+               R"("tid":2,"ts":1,"dur":4,"args":{"device":0}}]})",
+               out);
+    std::fclose(out);
+  }
+  const Result r = analyze(f.string());
+  fs::remove(f);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("no GPU or accelerator activity"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("bubble fraction: 0.0%"), std::string::npos) << r.out;
+}
+
+TEST(AnalyzeForeignCli, RanksWithoutCollectivesAreNotAlignedRatherThanZeroSkew) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("meshscope_no_coll_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char* name : {"a.json", "b.json"}) {
+    std::FILE* out = std::fopen((dir / name).c_str(), "w");
+    std::fputs(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,)"
+               R"("ts":10,"dur":5,"args":{"device":0,"stream":7}}]})",
+               out);
+    std::fclose(out);
+  }
+  const Result r = analyze(dir.string());
+  fs::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("not aligned by collectives (none matched)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("residual skew 0 ns"), std::string::npos) << r.out;
 }
 
 TEST(AnalyzeForeignCli, WindowHtaRefusesAnUnknownWindow) {

@@ -211,6 +211,12 @@ ChromeTimelineBuilder::Placed ChromeTimelineBuilder::place(const ChromeEvent& ev
     return p;
   }
   const CategoryInfo info = classify_kineto_category(cat);
+  if (info.category == KinetoCategory::kUnknown &&
+      (ev.arg("stream") != nullptr || ev.arg("device") != nullptr)) {
+    // Device work of a kind not understood: say so rather than let it vanish from device time.
+    report_.warn_at(ImportWarning::kUnknownDeviceCategory,
+                    "category \"" + std::string(cat) + "\" at byte " + std::to_string(ev.offset));
+  }
   if (info.placement == Placement::kSkip) {
     p.skip = true;
     return p;
