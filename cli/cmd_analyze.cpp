@@ -12,8 +12,11 @@
 
 #include "cli/commands.h"
 #include "traces/analysis.h"
+#include "traces/analysis_critical_path.h"
 #include "traces/analysis_hta_window.h"
+#include "traces/analysis_kernels.h"
 #include "traces/analysis_report.h"
+#include "traces/analysis_stragglers.h"
 #include "traces/import/hta_events.h"
 #include "traces/import/load_trace.h"
 
@@ -29,6 +32,9 @@ struct AnalyzeArgs {
   std::string window = "default";
   std::vector<std::string> comm_kernels;  // --comm-kernel
   std::string rank_from = "distributed-info";
+  int kernels = 0;  // --kernels N: top N kernels per device; 0: no breakdown
+  bool stragglers = false;
+  bool critical_path = false;
 };
 
 traces::ImportOptions import_options(const AnalyzeArgs& args) {
@@ -145,6 +151,14 @@ void run(const AnalyzeArgs& args) {
     nlohmann::json j = traces::to_json(analysis);
     j["traces"] = args.traces;
     j["window"] = args.window;
+    if (args.kernels > 0) {
+      j["kernels"] =
+          traces::to_json(traces::kernel_breakdown(timeline, static_cast<size_t>(args.kernels)));
+    }
+    if (args.stragglers) j["stragglers"] = traces::to_json(traces::stragglers(timeline), timeline);
+    if (args.critical_path) {
+      j["critical_path"] = traces::to_json(traces::critical_paths(timeline), timeline);
+    }
     if (hta) {
       j["hta"] = nlohmann::json::array();
       for (const auto& f : hta_ranks) j["hta"].push_back(traces::to_json(f));
@@ -172,6 +186,20 @@ void run(const AnalyzeArgs& args) {
     }
     std::fputs(traces::format_table(analysis).c_str(), stdout);
     if (hta) std::fputs(("\n" + traces::format_hta_window_table(hta_ranks)).c_str(), stdout);
+    if (args.kernels > 0) {
+      const auto k = traces::kernel_breakdown(timeline, static_cast<size_t>(args.kernels));
+      std::fputs(("\n" + traces::format_kernel_table(k)).c_str(), stdout);
+    }
+    if (args.stragglers) {
+      std::fputs(
+          ("\n" + traces::format_straggler_table(traces::stragglers(timeline), timeline)).c_str(),
+          stdout);
+    }
+    if (args.critical_path) {
+      std::fputs(
+          ("\n" + traces::format_critical_path(traces::critical_paths(timeline), timeline)).c_str(),
+          stdout);
+    }
     print_clocks(report);
   }
   std::fflush(stdout);
@@ -205,6 +233,15 @@ void add_analyze_command(CLI::App& app) {
                   "files' positions (a folder's files sorted by name)")
       ->check(CLI::IsMember({"distributed-info", "file-order"}))
       ->capture_default_str();
+  cmd->add_option("--kernels", args->kernels,
+                  "N: the N kernels per device that took the most time, their share and the "
+                  "compute / communication / memory split (traces/analysis_kernels.h)");
+  cmd->add_flag("--stragglers", args->stragglers,
+                "per collective run on several devices, who arrived last and how long the others "
+                "waited (traces/analysis_stragglers.h)");
+  cmd->add_flag("--critical-path", args->critical_path,
+                "per step, the chain of work that decided its length and its share per kind and "
+                "rank (traces/analysis_critical_path.h)");
   cmd->add_option("--window", args->window,
                   "default: step windows from ProfilerStep#N (else first to last GPU activity); "
                   "hta: the HTA section computed as HolisticTraceAnalysis 0.5 does (last step "

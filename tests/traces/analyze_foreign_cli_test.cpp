@@ -95,6 +95,27 @@ TEST(AnalyzeForeignCli, RanksWithoutCollectivesAreNotAlignedRatherThanZeroSkew) 
   EXPECT_EQ(r.out.find("residual skew 0 ns"), std::string::npos) << r.out;
 }
 
+TEST(AnalyzeForeignCli, KernelsStragglersAndCriticalPathOnARealTrace) {
+  const Result r = analyze("--json --kernels 3 --stragglers --critical-path " +
+                           (kFixtures / "h800_deepseek_v3_rank0.json.gz").string());
+  ASSERT_EQ(r.exit_code, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& k = j.at("kernels").at(0);
+  EXPECT_EQ(k.at("top").size(), 3u);
+  // The largest kernel of this trace is DeepEP's combine (8 of them; found with Python over the
+  // raw JSON), communication now that DeepEP counts as such.
+  EXPECT_NE(k["top"][0].at("name").get<std::string>().find("dpsk::ep::internode::combine"),
+            std::string::npos);
+  EXPECT_EQ(k["top"][0].at("class"), "communication");
+  EXPECT_EQ(k["top"][0].at("count"), 8);
+  EXPECT_EQ(j.at("stragglers").at("collectives"), 0);  // one rank: nothing to compare
+  const auto& p = j.at("critical_path").at(0);
+  int64_t sum = 0;
+  for (const auto& [key, v] : p.at("by_kind").items()) sum += v.get<int64_t>();
+  EXPECT_EQ(sum, p.at("length_ns").get<int64_t>());  // the charges add up to the path
+  EXPECT_GT(p.at("length_ns").get<int64_t>(), 0);
+}
+
 TEST(AnalyzeForeignCli, WindowHtaRefusesAnUnknownWindow) {
   EXPECT_NE(analyze("--window bogus " + (kFixtures / "h800_deepseek_v3_rank0.json.gz").string())
                 .exit_code,
