@@ -116,6 +116,16 @@ TEST(AnalyzeForeignCli, KernelsStragglersAndCriticalPathOnARealTrace) {
   EXPECT_GT(p.at("length_ns").get<int64_t>(), 0);
 }
 
+TEST(AnalyzeForeignCli, EveryPercentageSaysOfWhat) {
+  const Result r = analyze((kFixtures / "a100_nccl_rank0_no_cpu_op.json.gz").string());
+  ASSERT_EQ(r.exit_code, 0);
+  for (const char* label : {"(mean per step)", "(idle % of the step windows × devices)",
+                            "totals over 3 steps", "bubble = idle % of the step windows",
+                            "= % of span", "= % of idle", "comm overlap = % of comm time"}) {
+    EXPECT_NE(r.out.find(label), std::string::npos) << label << "\n" << r.out;
+  }
+}
+
 TEST(AnalyzeForeignCli, WindowHtaRefusesAnUnknownWindow) {
   EXPECT_NE(analyze("--window bogus " + (kFixtures / "h800_deepseek_v3_rank0.json.gz").string())
                 .exit_code,
