@@ -68,7 +68,10 @@ std::vector<fs::path> run_files(const AnalyzeArgs& args) {
 // --window hta: HTA 0.5's own figures, from each file's raw events (analysis_hta_window.h).
 std::vector<traces::HtaRankFigures> hta_window(const AnalyzeArgs& args) {
   std::vector<traces::HtaEventTable> tables;
-  for (const fs::path& f : run_files(args)) tables.push_back(traces::read_hta_events(f));
+  for (const fs::path& f : run_files(args)) {
+    tables.push_back(traces::read_hta_events(f));
+    if (args.rank_from == "file-order") tables.back().rank = static_cast<int>(tables.size() - 1);
+  }
   const bool filter = traces::hta_step_filter_applies(tables);
   traces::HtaWindowOptions options;
   options.consecutive_kernel_delay_us = static_cast<double>(args.kernel_wait_ns) / 1000.0;
