@@ -6,12 +6,18 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "traces/analysis.h"
+#include "traces/analysis_critical_path.h"
+#include "traces/analysis_hta_window.h"
+#include "traces/analysis_kernels.h"
 #include "traces/analysis_report.h"
+#include "traces/analysis_stragglers.h"
+#include "traces/import/hta_events.h"
 #include "traces/import/load_trace.h"
 
 namespace meshscope::cli {
@@ -23,7 +29,62 @@ struct AnalyzeArgs {
   std::vector<std::string> traces;
   bool json = false;
   int64_t kernel_wait_ns = traces::HtaOptions{}.consecutive_kernel_delay_ns;
+  std::string window = "default";
+  std::vector<std::string> comm_kernels;  // --comm-kernel
+  std::string rank_from = "distributed-info";
+  int kernels = 0;  // --kernels N: top N kernels per device; 0: no breakdown
+  bool stragglers = false;
+  bool critical_path = false;
 };
+
+traces::ImportOptions import_options(const AnalyzeArgs& args) {
+  traces::ImportOptions options;
+  for (const std::string& p : args.comm_kernels) {
+    try {
+      std::regex check(p, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      throw UserError("--comm-kernel '" + p + "': not a regular expression (" + e.what() + ")");
+    }
+  }
+  options.comm_kernel_patterns = args.comm_kernels;
+  options.rank_from_file_order = args.rank_from == "file-order";
+  return options;
+}
+
+// The files of the run: each argument, a folder as its trace files.
+std::vector<fs::path> run_files(const AnalyzeArgs& args) {
+  std::vector<fs::path> files;
+  for (const std::string& p : args.traces) {
+    if (fs::is_directory(p)) {
+      const auto inside = traces::trace_files_in(p);
+      files.insert(files.end(), inside.begin(), inside.end());
+    } else {
+      files.emplace_back(p);
+    }
+  }
+  return files;
+}
+
+// --window hta: HTA 0.5's own figures, from each file's raw events (analysis_hta_window.h).
+std::vector<traces::HtaRankFigures> hta_window(const AnalyzeArgs& args) {
+  std::vector<traces::HtaEventTable> tables;
+  for (const fs::path& f : run_files(args)) {
+    tables.push_back(traces::read_hta_events(f));
+    if (args.rank_from == "file-order") tables.back().rank = static_cast<int>(tables.size() - 1);
+  }
+  const bool filter = traces::hta_step_filter_applies(tables);
+  traces::HtaWindowOptions options;
+  options.consecutive_kernel_delay_us = static_cast<double>(args.kernel_wait_ns) / 1000.0;
+  std::vector<traces::HtaRankFigures> out;
+  for (const traces::HtaEventTable& t : tables) {
+    try {
+      out.push_back(traces::hta_rank_figures(t, filter, options));
+    } catch (const std::runtime_error& e) {
+      throw UserError(e.what());
+    }
+  }
+  return out;
+}
 
 traces::Timeline load(const AnalyzeArgs& args, traces::ImportReport& report) {
   std::vector<fs::path> paths;
@@ -34,21 +95,26 @@ traces::Timeline load(const AnalyzeArgs& args, traces::ImportReport& report) {
   }
   // One file is one trace (possibly many ranks, as meshscope's own exports are); several files or
   // a folder are the per-rank files of one run.
+  const traces::ImportOptions options = import_options(args);
   if (paths.size() == 1 && !fs::is_directory(paths[0])) {
-    return traces::load_trace(paths[0], {}, &report);
+    return traces::load_trace(paths[0], options, &report);
   }
-  return traces::load_traces(paths, {}, &report);
+  return traces::load_traces(paths, options, &report);
 }
 
 nlohmann::json clocks_json(const traces::ImportReport& report) {
   nlohmann::json out = nlohmann::json::array();
   for (const traces::RankClock& c : report.clocks) {
-    out.push_back({{"file", c.file},
-                   {"rank", c.rank},
-                   {"offset_ns", c.offset_ns},
-                   {"matched_collectives", c.matched_collectives},
-                   {"residual_skew_ns", c.residual_skew_ns},
-                   {"max_skew_ns", c.max_skew_ns}});
+    out.push_back(
+        {{"file", c.file},
+         {"rank", c.rank},
+         {"offset_ns", c.offset_ns},
+         {"matched_collectives", c.matched_collectives},
+         {"aligned_by_collectives", c.matched_collectives > 0},
+         {"residual_skew_ns",
+          c.matched_collectives > 0 ? nlohmann::json(c.residual_skew_ns) : nlohmann::json(nullptr)},
+         {"max_skew_ns",
+          c.matched_collectives > 0 ? nlohmann::json(c.max_skew_ns) : nlohmann::json(nullptr)}});
   }
   return out;
 }
@@ -57,6 +123,12 @@ void print_clocks(const traces::ImportReport& report) {
   if (report.clocks.size() < 2) return;
   std::printf("\nclock alignment:\n");
   for (const traces::RankClock& c : report.clocks) {
+    if (c.matched_collectives == 0) {
+      // Nothing was matched, so no skew was measured: a "0 ns" would read as a measured zero.
+      std::printf("  rank %d  %s  offset %s  not aligned by collectives (none matched)\n", c.rank,
+                  c.file.c_str(), traces::format_duration(c.offset_ns).c_str());
+      continue;
+    }
     std::printf("  rank %d  %s  offset %s  residual skew %s (max %s, %d collectives)\n", c.rank,
                 c.file.c_str(), traces::format_duration(c.offset_ns).c_str(),
                 traces::format_duration(c.residual_skew_ns).c_str(),
@@ -77,18 +149,60 @@ void run(const AnalyzeArgs& args) {
   }
   traces::AnalysisOptions options;
   options.hta.consecutive_kernel_delay_ns = args.kernel_wait_ns;
-  const traces::TimelineAnalysis analysis = traces::analyze(timeline, options);
+  traces::TimelineAnalysis analysis = traces::analyze(timeline, options);
+  const bool hta = args.window == "hta";
+  std::vector<traces::HtaRankFigures> hta_ranks;
+  if (hta) {
+    hta_ranks = hta_window(args);
+    analysis.hta.clear();  // replaced by HTA's own figures
+  }
   const std::vector<std::string> warnings = report.lines();
   if (args.json) {
     nlohmann::json j = traces::to_json(analysis);
     j["traces"] = args.traces;
+    j["window"] = args.window;
+    if (args.kernels > 0) {
+      j["kernels"] =
+          traces::to_json(traces::kernel_breakdown(timeline, static_cast<size_t>(args.kernels)));
+    }
+    if (args.stragglers) j["stragglers"] = traces::to_json(traces::stragglers(timeline), timeline);
+    if (args.critical_path) {
+      j["critical_path"] = traces::to_json(traces::critical_paths(timeline), timeline);
+    }
+    if (hta) {
+      j["hta"] = nlohmann::json::array();
+      for (const auto& f : hta_ranks) j["hta"].push_back(traces::to_json(f));
+    }
     j["import_warnings"] = warnings;
     j["clocks"] = clocks_json(report);
     std::cout << j.dump(2) << "\n";
   } else {
     for (const std::string& w : warnings)
       std::fprintf(stderr, "meshscope: warning: %s\n", w.c_str());
+    if (analysis.devices.empty()) {
+      // Only host processes: a bubble fraction of 0% would read as a fully busy device.
+      std::printf(
+          "no GPU or accelerator activity found (host events only): no device time to "
+          "analyze\n");
+      std::fflush(stdout);
+      return;
+    }
     std::fputs(traces::format_table(analysis).c_str(), stdout);
+    if (hta) std::fputs(("\n" + traces::format_hta_window_table(hta_ranks)).c_str(), stdout);
+    if (args.kernels > 0) {
+      const auto k = traces::kernel_breakdown(timeline, static_cast<size_t>(args.kernels));
+      std::fputs(("\n" + traces::format_kernel_table(k)).c_str(), stdout);
+    }
+    if (args.stragglers) {
+      std::fputs(
+          ("\n" + traces::format_straggler_table(traces::stragglers(timeline), timeline)).c_str(),
+          stdout);
+    }
+    if (args.critical_path) {
+      std::fputs(
+          ("\n" + traces::format_critical_path(traces::critical_paths(timeline), timeline)).c_str(),
+          stdout);
+    }
     print_clocks(report);
   }
   std::fflush(stdout);
@@ -109,7 +223,34 @@ void add_analyze_command(CLI::App& app) {
       ->required();
   cmd->add_flag("--json", args->json, "print JSON (keys documented in traces/analysis_report.h)");
   cmd->add_option("--kernel-wait-ns", args->kernel_wait_ns,
-                  "gaps between kernels shorter than this count as kernel wait (HTA's default 30)")
+                  "gaps between kernels shorter than this count as kernel wait (HTA 0.5 compares "
+                  "its default 30 with µs gaps: 30000 ns)")
+      ->capture_default_str();
+  cmd->add_option("--comm-kernel", args->comm_kernels,
+                  "REGEX: kernels whose names match count as communication, besides NCCL/RCCL, "
+                  "vLLM custom and symmetric-memory all-reduce, DeepEP and NVSHMEM kernels "
+                  "(traces/import/comm_kernels.h); repeatable");
+  cmd->add_option("--rank-from", args->rank_from,
+                  "distributed-info: a file's rank is its distributedInfo.rank (files without one "
+                  "take their position; two files of one rank are refused); file-order: the "
+                  "files' positions (a folder's files sorted by name)")
+      ->check(CLI::IsMember({"distributed-info", "file-order"}))
+      ->capture_default_str();
+  cmd->add_option("--kernels", args->kernels,
+                  "N: the N kernels per device that took the most time, their share and the "
+                  "compute / communication / memory split (traces/analysis_kernels.h)");
+  cmd->add_flag("--stragglers", args->stragglers,
+                "per collective run on several devices, who arrived last and how long the others "
+                "waited (traces/analysis_stragglers.h)");
+  cmd->add_flag("--critical-path", args->critical_path,
+                "per step, the chain of work that decided its length and its share per kind and "
+                "rank (traces/analysis_critical_path.h)");
+  cmd->add_option("--window", args->window,
+                  "default: step windows from ProfilerStep#N (else first to last GPU activity); "
+                  "hta: the HTA section computed as HolisticTraceAnalysis 0.5 does (last step "
+                  "dropped, GPU events without a CPU launch dropped, µs rounding, per-stream idle "
+                  "split); Kineto JSON only")
+      ->check(CLI::IsMember({"default", "hta"}))
       ->capture_default_str();
   cmd->callback([args] { run(*args); });
 }

@@ -17,12 +17,15 @@
 //                            span, e.g. cudaLaunchKernel) strictly after the gap began: the
 //                            CPU was not enqueuing work fast enough;
 //                kernel wait otherwise, if the gap is shorter than consecutive_kernel_delay_ns
-//                            (HTA's default: 30 ns): the overhead of launching back-to-back
-//                            kernels;
+//                            (30 µs: HTA 0.5's default consecutive_kernel_delay=30 is documented
+//                            as ns but compared with gaps in µs, hta/analyzers/
+//                            breakdown_analysis.py _analyze_idle_time_for_stream): the overhead
+//                            of launching back-to-back kernels;
 //                other       the rest (e.g. waiting on an event from another stream or peer).
 //              host_wait + kernel_wait + other = idle exactly. HTA classifies gaps per CUDA
 //              stream; here the gaps are those of the whole device's busy union so the three
-//              parts add up to the device's idle time, as in HTA's temporal breakdown.
+//              parts add up to the device's idle time, as in HTA's temporal breakdown
+//              (`analyze --window hta` gives HTA's per-stream split: analysis_hta_window.h).
 //   overlap    |communication ∩ compute| / |communication|: the share of communication time
 //              during which compute also runs (HTA's comp_comm_overlap); 0 without communication.
 #pragma once
@@ -36,7 +39,7 @@ namespace meshscope::traces {
 struct Timeline;
 
 struct HtaOptions {
-  int64_t consecutive_kernel_delay_ns = 30;  // HTA's default threshold for kernel wait
+  int64_t consecutive_kernel_delay_ns = 30'000;  // HTA 0.5's effective threshold (see above)
 };
 
 struct HtaDeviceBreakdown {

@@ -138,6 +138,7 @@ void render_devices(const TimelineAnalysis& a, std::string& out) {
 }
 
 void render_bubbles(const TimelineAnalysis& a, std::string& out) {
+  out += "bubble attribution, totals over all steps:\n";
   Table t;
   t.add({"bubbles", "warm-up", "peer wait", "other", "cool-down", "unattributed"});
   for (const DeviceAnalysis& d : a.devices) {
@@ -174,6 +175,10 @@ void render_stage_phases(const TimelineAnalysis& a, std::string& out) {
 }
 
 void render_hta(const TimelineAnalysis& a, std::string& out) {
+  out +=
+      "HTA-style breakdown (span = first to last GPU activity, all steps): idle, compute, comm, "
+      "memory = % of span; host wait, kernel wait, other idle = % of idle; comm overlap = % of "
+      "comm time\n";
   Table t;
   t.add({"device time (HTA)", "span", "idle", "compute", "comm", "memory", "host wait",
          "kernel wait", "other idle", "comm overlap"});
@@ -232,9 +237,12 @@ json to_json(const TimelineAnalysis& a) {
 
 std::string format_table(const TimelineAnalysis& a) {
   std::string out;
-  out += "steps: " + std::to_string(a.windows.size()) +
-         "   step time: " + format_duration(a.step_time_ns) +
-         "   overall bubble fraction: " + percent(a.bubble_fraction) + "\n\n";
+  const std::string steps = std::to_string(a.windows.size());
+  out += "steps: " + steps + "   step time: " + format_duration(a.step_time_ns) +
+         " (mean per step)   overall bubble fraction: " + percent(a.bubble_fraction) +
+         " (idle % of the step windows × devices)\n\n";
+  out += "per device, totals over " + steps + (a.windows.size() == 1 ? " step" : " steps") +
+         " (bubble = idle % of the step windows):\n";
   render_devices(a, out);
   if (a.has_stage_annotations) {
     out += "\n";

@@ -24,7 +24,14 @@
 //       "other_idle_ns", "comm_compute_overlap_ns", "comm_compute_overlap"
 //   }, ...]
 // }
-// Definitions of every quantity: analysis.h and analysis_hta.h.
+// `meshscope analyze --json` adds "traces", "window" ("default" | "hta"), "import_warnings" and
+// "clocks". With --window hta, "hta" holds HTA 0.5's own figures per file instead
+// (analysis_hta_window.h to_json): {"file", "rank", "rounded_to_us", "step_filter", "kernels",
+// "gpu_events_dropped", "kernel_time_ns", "idle_ns", "compute_ns", "non_compute_ns",
+// "communication_ns", "comm_compute_overlap_ns", "idle_fraction", "compute_fraction",
+// "non_compute_fraction", "comm_compute_overlap" (null without communication),
+// "streams": [{"stream", "host_wait_ns", "kernel_wait_ns", "other_idle_ns"}]}.
+// Definitions of every quantity: analysis.h, analysis_hta.h and analysis_hta_window.h.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -80,7 +80,9 @@ TEST(PredictSimulate, BubblesWithoutATimelineAreTheTimelinesExactly) {
   for (const PredictConfig& cfg : configs) {
     const Summary with = simulate(cfg, {.build_timeline = true}).summary;
     const Summary without = simulate(cfg, {.build_timeline = false}).summary;
-    if (cfg.mesh.pp > 1) EXPECT_GT(with.bubble_fraction, 0.05);
+    if (cfg.mesh.pp > 1) {
+      EXPECT_GT(with.bubble_fraction, 0.05);
+    }
     EXPECT_EQ(with.bubble_fraction, without.bubble_fraction) << with.schedule << " " << with.mesh;
     EXPECT_EQ(with.step_time_s, without.step_time_s);
   }

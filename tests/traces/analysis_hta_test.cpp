@@ -10,6 +10,10 @@ namespace {
 
 using testing::add;
 
+// The kernel sequence below is laid out in ns: a 30 ns threshold keeps its gaps apart (the
+// default, 30 µs, is HTA's effective one; KernelWaitThresholdDefaultsToThirtyMicroseconds).
+constexpr HtaOptions k30ns{.consecutive_kernel_delay_ns = 30};
+
 // A GPU with a compute stream and an NCCL stream, and a host thread whose launch calls start each
 // kernel (a flow from the launch to the kernel, as the Kineto importer builds them).
 class HtaKernelSequence : public ::testing::Test {
@@ -44,7 +48,7 @@ class HtaKernelSequence : public ::testing::Test {
 };
 
 TEST_F(HtaKernelSequence, TemporalBreakdownFromFirstToLastKernel) {
-  const auto hta = hta_breakdown(t_);
+  const auto hta = hta_breakdown(t_, k30ns);
   ASSERT_EQ(hta.size(), 1u);  // the host device has no GPU activity
   const HtaDeviceBreakdown& h = hta[0];
   EXPECT_EQ(h.device, gpu_);
@@ -59,7 +63,7 @@ TEST_F(HtaKernelSequence, TemporalBreakdownFromFirstToLastKernel) {
 }
 
 TEST_F(HtaKernelSequence, IdleSplitsIntoHostWaitKernelWaitOther) {
-  const HtaDeviceBreakdown h = hta_breakdown(t_).at(0);
+  const HtaDeviceBreakdown h = hta_breakdown(t_, k30ns).at(0);
   EXPECT_EQ(h.host_wait_ns, 100 + 50);
   EXPECT_EQ(h.kernel_wait_ns, 10 + 5);
   EXPECT_EQ(h.other_idle_ns, 80);
@@ -74,8 +78,15 @@ TEST_F(HtaKernelSequence, KernelWaitThresholdIsAnOption) {
   EXPECT_EQ(h.host_wait_ns, 150);  // host wait does not depend on the threshold
 }
 
-TEST_F(HtaKernelSequence, CommunicationOverlapIsShareOfCommTimeWithCompute) {
+TEST_F(HtaKernelSequence, KernelWaitThresholdDefaultsToThirtyMicroseconds) {
+  EXPECT_EQ(HtaOptions{}.consecutive_kernel_delay_ns, 30'000);
   const HtaDeviceBreakdown h = hta_breakdown(t_).at(0);
+  EXPECT_EQ(h.kernel_wait_ns, 10 + 5 + 80);  // every gap not charged to the host is < 30 µs
+  EXPECT_EQ(h.other_idle_ns, 0);
+}
+
+TEST_F(HtaKernelSequence, CommunicationOverlapIsShareOfCommTimeWithCompute) {
+  const HtaDeviceBreakdown h = hta_breakdown(t_, k30ns).at(0);
   EXPECT_EQ(h.comm_compute_overlap_ns, 50 + 50);  // [450,500) and [600,650)
   EXPECT_DOUBLE_EQ(h.comm_compute_overlap, 0.5);
 }
@@ -89,7 +100,7 @@ TEST(HtaBreakdown, LaunchExactlyAtTheGapStartIsNotHostWait) {
   add(t, gpu, 0, SpanKind::kCompute, 0, 100);
   const uint32_t k = add(t, gpu, 0, SpanKind::kCompute, 200, 300);
   t.add_flow(add(t, host, 0, SpanKind::kHost, 100, 110), k);
-  const HtaDeviceBreakdown h = hta_breakdown(t).at(0);
+  const HtaDeviceBreakdown h = hta_breakdown(t, k30ns).at(0);
   EXPECT_EQ(h.host_wait_ns, 0);
   EXPECT_EQ(h.other_idle_ns, 100);
 }

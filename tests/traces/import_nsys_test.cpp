@@ -181,6 +181,42 @@ TEST(NsysImport, GpuWorkHostCallsAndNvtxRanges) {
   EXPECT_EQ(t.metadata.at("gpu"), "NVIDIA H100 80GB HBM3");
 }
 
+// Chrome's and Perfetto's importers need the slices of one thread to nest. "async range"
+// [970, 5000) is a start/end range that overlaps ProfilerStep#3 [900, 1600) without nesting.
+TEST(NsysImport, StartEndRangesGoToTheirOwnLanesSoEveryLaneNests) {
+  testing::TempFile file(".sqlite");
+  {
+    NsysDb db(file.path());
+    fill_typical(db);
+    db.exec(
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId) VALUES "
+        "(990, 1200, 60, 'second async', " +
+        g(kGlobalTid) + ", NULL), (5000, 5100, 60, 'third async', " + g(kGlobalTid) + ", NULL)");
+  }
+  const Timeline t = load_trace(file.path());
+  const Span* a = find_span(t, "async range");
+  const Span* b = find_span(t, "second async");
+  const Span* c = find_span(t, "third async");
+  ASSERT_TRUE(a && b && c);
+  const auto& lanes = t.devices[a->device].lanes;
+  EXPECT_EQ(lanes[a->lane].name, "NVTX start/end 0");
+  EXPECT_EQ(lanes[b->lane].name, "NVTX start/end 1");  // overlaps a without nesting in it
+  EXPECT_EQ(c->lane, a->lane);                         // starts when a ends: a's lane again
+  EXPECT_NE(find_span(t, "ProfilerStep#3")->lane, a->lane);
+  // Every lane: any two spans are disjoint or one contains the other.
+  for (size_t i = 0; i < t.spans.size(); ++i) {
+    for (size_t j = i + 1; j < t.spans.size(); ++j) {
+      const Span& x = t.spans[i];
+      const Span& y = t.spans[j];
+      if (x.device != y.device || x.lane != y.lane) continue;
+      const bool disjoint = x.end_ns <= y.begin_ns || y.end_ns <= x.begin_ns;
+      const bool nested = (x.begin_ns <= y.begin_ns && y.end_ns <= x.end_ns) ||
+                          (y.begin_ns <= x.begin_ns && x.end_ns <= y.end_ns);
+      EXPECT_TRUE(disjoint || nested) << t.span_name(x) << " / " << t.span_name(y);
+    }
+  }
+}
+
 // NCCL runs ncclSend and ncclRecv as one kernel, ncclDevKernel_SendRecv; the direction comes from
 // NCCL's NVTX ranges around the launching call (sendrecv_direction.h), as NCCL names them.
 void fill_send_recv(NsysDb& db) {

@@ -27,6 +27,7 @@ struct ArgView {
   const JsonScalar* out_nelems = nullptr;
   const JsonScalar* dtype = nullptr;
   const JsonScalar* external_id = nullptr;
+  const JsonScalar* correlation = nullptr;
   const JsonScalar* span = nullptr;
 };
 
@@ -63,7 +64,10 @@ ArgView scan_args(const ChromeEvent& ev) {
         if (k == "microbatch") a.microbatch = v;
         break;
       case 11:
-        if (k == "External id") a.external_id = v;
+        if (k == "External id")
+          a.external_id = v;
+        else if (k == "correlation")
+          a.correlation = v;
         break;
       case 13:
         if (k == "In msg nelems") a.in_nelems = v;
@@ -108,7 +112,10 @@ T clamp_to(int64_t v, T fallback) {
 
 ChromeTimelineBuilder::ChromeTimelineBuilder(std::string file, const ImportOptions& options,
                                              ImportReport& report)
-    : file_(std::move(file)), options_(options), report_(report) {}
+    : file_(std::move(file)),
+      options_(options),
+      comm_rules_(options.comm_kernel_patterns),
+      report_(report) {}
 
 uint32_t ChromeTimelineBuilder::intern(std::string_view s) {
   const auto it = names_.find(s);
@@ -214,6 +221,12 @@ ChromeTimelineBuilder::Placed ChromeTimelineBuilder::place(const ChromeEvent& ev
     return p;
   }
   const CategoryInfo info = classify_kineto_category(cat);
+  if (info.category == KinetoCategory::kUnknown &&
+      (ev.arg("stream") != nullptr || ev.arg("device") != nullptr)) {
+    // Device work of a kind not understood: say so rather than let it vanish from device time.
+    report_.warn_at(ImportWarning::kUnknownDeviceCategory,
+                    "category \"" + std::string(cat) + "\" at byte " + std::to_string(ev.offset));
+  }
   if (info.placement == Placement::kSkip) {
     p.skip = true;
     return p;
@@ -224,7 +237,7 @@ ChromeTimelineBuilder::Placed ChromeTimelineBuilder::place(const ChromeEvent& ev
   p.cls = info.placement == Placement::kGpu ? DeviceClass::kGpu : DeviceClass::kProcess;
   p.host = info.placement == Placement::kHost;
   if (info.category == KinetoCategory::kKernel) {
-    p.comm = nccl_kernel_op(as_text(ev.name));
+    p.comm = comm_rules_.classify(as_text(ev.name)).op;
     if (p.comm != CommOp::kNone) p.kind = span_kind_of(p.comm);
   }
   return p;
@@ -312,6 +325,12 @@ uint32_t ChromeTimelineBuilder::emit_span(const ChromeEvent& ev, const Placed& p
     return kNoSpan;
   }
   const uint32_t index = tl_.add_span(s);
+  if (mode_ == Mode::kKineto) {
+    const bool gpu = p.cls == DeviceClass::kGpu && is_device_activity(s.kind);
+    if (const auto c = as_int(a.correlation); c && (gpu || p.host)) {
+      correlation_ends_.push_back({*c, index, gpu});
+    }
+  }
   if (comm == CommOp::kSendRecv) send_recv_.emplace_back(index, external_id.value_or(-1));
   return index;
 }

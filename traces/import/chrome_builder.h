@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "traces/import/chrome_reader.h"
+#include "traces/import/comm_kernels.h"
+#include "traces/import/correlation_flows.h"
 #include "traces/import/import_types.h"
 #include "traces/import/kineto_names.h"
 #include "traces/timeline.h"
@@ -139,6 +141,7 @@ class ChromeTimelineBuilder : public ChromeSink {
 
   std::string file_;
   ImportOptions options_;
+  CommKernelRules comm_rules_;
   ImportReport& report_;
   Timeline tl_;
   Mode mode_ = Mode::kKineto;
@@ -160,6 +163,7 @@ class ChromeTimelineBuilder : public ChromeSink {
   std::vector<FlowEnd> flow_ends_;
   std::vector<uint32_t> x_event_span_;  // meshscope: X event ordinal -> span (UINT32_MAX: none)
   std::vector<std::pair<uint32_t, int64_t>> send_recv_;  // SendRecv kernel span, External id
+  std::vector<CorrelationEnd> correlation_ends_;         // Kineto spans with args.correlation
   std::unordered_map<int64_t, CommOp> comm_op_of_external_id_;
   std::map<int64_t, StepWindow> profiler_steps_;  // ProfilerStep#N -> host range
   std::map<std::pair<uint16_t, std::string>, uint32_t> counter_of_;

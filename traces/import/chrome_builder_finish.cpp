@@ -118,8 +118,11 @@ Timeline ChromeTimelineBuilder::finish(const ChromeReadSummary& summary) {
   }
   resolve_send_recv();
   build_devices();
+  // Correlation flows go in before sorting (which remaps them) and give way to flow events after.
+  const size_t correlation_flows = add_correlation_flows(tl_, correlation_ends_);
   if (mode_ != Mode::kMeshscope) tl_.sort_spans();  // meshscope keeps span order: flows use it
   bind_flows();
+  drop_redundant_correlation_flows(tl_, correlation_flows);
   build_steps();
   mark_comm_lanes(tl_, is_gpu_);
   fill_metadata(summary);

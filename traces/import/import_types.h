@@ -45,6 +45,13 @@ struct ImportOptions {
   // Launch flows (runtime call -> kernel) need them.
   bool keep_host = true;
   ClockAlign align = ClockAlign::kCollectiveEnds;  // load_traces only
+  // load_traces: ranks are the files' positions in the list (a folder's files sorted by name)
+  // instead of their distributedInfo.rank; files without one always take their position. Two
+  // files of one rank are refused unless this is set.
+  bool rank_from_file_order = false;
+  // Kernels whose names match one of these ECMAScript regular expressions (searched anywhere in
+  // the name) are communication (kCollective), besides those comm_kernels.h knows by name.
+  std::vector<std::string> comm_kernel_patterns;
   // Bounds that keep hostile input from exhausting the stack, memory or time.
   int max_depth = 128;                          // JSON nesting
   int64_t max_event_bytes = int64_t{64} << 20;  // one traceEvents element (or top-level value)
@@ -66,6 +73,7 @@ enum class ImportWarning : uint8_t {
   kSendRecvDirection,      // an NCCL SendRecv kernel whose direction no linked op told
   kArrayNotClosed,         // JSON array form without its closing `]` (allowed by the format)
   kTooManyDevicesOrLanes,  // beyond the Timeline's 65535 devices or lanes per device
+  kUnknownDeviceCategory,  // an event on a device (args.device/stream) of a category not understood
   kCount
 };
 inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning::kCount)>
@@ -82,6 +90,8 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning:
         "NCCL SendRecv kernels of unknown direction taken as sends",
         "trace arrays without their closing ] accepted",
         "events beyond the device or lane limit skipped",
+        "device events of a category not understood (e.g. MTIA's mtia_ccp_events) read as host "
+        "work, not device time",
 };
 constexpr std::string_view name(ImportWarning w) {
   return kImportWarningNames[static_cast<size_t>(w)];

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <stdexcept>
 
 #include "traces/import/byte_source.h"
@@ -65,6 +66,19 @@ Timeline load_any(const std::filesystem::path& file, const std::string_view* mem
 bool parse_int(const std::string& text, int64_t& out) {
   const auto r = std::from_chars(text.data(), text.data() + text.size(), out);
   return r.ec == std::errc() && r.ptr == text.data() + text.size();
+}
+
+// --rank-from file-order: the file's devices take `rank`, in their names too ("rank 0 · GPU 0",
+// as the builder named them from distributedInfo, becomes "rank 3 · GPU 0").
+void renumber_rank(Timeline& t, int rank) {
+  const std::string prefix = "rank " + t.metadata["rank"] + " · ";
+  for (Device& d : t.devices) {
+    d.rank = rank;
+    if (d.name.starts_with(prefix)) {
+      d.name = "rank " + std::to_string(rank) + " · " + d.name.substr(prefix.size());
+    }
+  }
+  t.metadata["rank"] = std::to_string(rank);
 }
 
 bool is_trace_file_name(const std::string& n) {
@@ -132,7 +146,11 @@ Timeline load_traces(std::span<const std::filesystem::path> paths, const ImportO
     const auto& meta = r.timeline.metadata;
     int64_t value = 0;
     if (const auto it = meta.find("rank"); it != meta.end() && parse_int(it->second, value)) {
-      r.rank = static_cast<int>(value);
+      if (options.rank_from_file_order) {
+        renumber_rank(r.timeline, r.rank);
+      } else {
+        r.rank = static_cast<int>(value);
+      }
     }
     if (const auto it = meta.find("base_time_ns");
         it != meta.end() && parse_int(it->second, value) && time_in_range(value)) {
@@ -140,6 +158,16 @@ Timeline load_traces(std::span<const std::filesystem::path> paths, const ImportO
     }
     total.merge(one);
     ranks.push_back(std::move(r));
+  }
+  std::map<int, const std::string*> file_of_rank;
+  for (const importer::RankTrace& r : ranks) {
+    const auto [it, fresh] = file_of_rank.emplace(r.rank, &r.file);
+    if (!fresh) {
+      throw ImportError(r.file, "",
+                        "rank " + std::to_string(r.rank) + " is also the rank of " + *it->second +
+                            ": one file per rank (or --rank-from file-order to number the files "
+                            "in order)");
+    }
   }
   std::stable_sort(ranks.begin(), ranks.end(),
                    [](const auto& a, const auto& b) { return a.rank < b.rank; });

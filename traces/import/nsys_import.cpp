@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "traces/chrome_export_text.h"
+#include "traces/import/comm_kernels.h"
 #include "traces/import/import_common.h"
 #include "traces/import/kineto_names.h"
 #include "traces/import/sendrecv_direction.h"
@@ -43,7 +44,11 @@ class NsysImporter {
  public:
   NsysImporter(const SqliteDb& db, std::string name, const ImportOptions& options,
                ImportReport& report)
-      : db_(db), name_(std::move(name)), options_(options), report_(report) {}
+      : db_(db),
+        name_(std::move(name)),
+        options_(options),
+        comm_rules_(options.comm_kernel_patterns),
+        report_(report) {}
 
   Timeline run() {
     for (std::string_view t :
@@ -205,7 +210,7 @@ class NsysImporter {
       if (kernel) {
         const std::string_view name = q.text(6);
         s.name = intern(name);
-        const CommOp comm = nccl_kernel_op(name);
+        const CommOp comm = comm_rules_.classify(name).op;
         s.kind = comm == CommOp::kNone ? SpanKind::kCompute : span_kind_of(comm);
         if (comm == CommOp::kSendRecv) {
           send_recv_.push_back({static_cast<uint32_t>(tl_.spans.size()),
@@ -296,13 +301,14 @@ class NsysImporter {
     const std::string table(kNvtxTable);
     const bool text_ids = db_.has_column(table, "textId") && db_.has_table("StringIds");
     const std::string text = db_.has_column(table, "text") ? table + ".\"text\"" : "NULL";
-    SqliteStatement q(db_.get(),
-                      "SELECT " + col(table, "start") + ", " + col(table, "end") + ", " +
-                          col(table, "globalTid") + ", " +
-                          (text_ids ? "COALESCE(" + text + ", s.value)" : text) + " FROM " + table +
-                          (text_ids ? name_join(table, "textId") : "") + " WHERE " +
-                          col(table, "eventType") + " IN (" + std::to_string(kNvtxPushPopRange) +
-                          ", " + std::to_string(kNvtxStartEndRange) + ")");
+    SqliteStatement q(db_.get(), "SELECT " + col(table, "start") + ", " + col(table, "end") + ", " +
+                                     col(table, "globalTid") + ", " +
+                                     (text_ids ? "COALESCE(" + text + ", s.value)" : text) + ", " +
+                                     col(table, "eventType") + " FROM " + table +
+                                     (text_ids ? name_join(table, "textId") : "") + " WHERE " +
+                                     col(table, "eventType") + " IN (" +
+                                     std::to_string(kNvtxPushPopRange) + ", " +
+                                     std::to_string(kNvtxStartEndRange) + ")");
     int64_t row = 0;
     while (q.step()) {
       ++row;
@@ -331,8 +337,41 @@ class NsysImporter {
       }
       s.kind = SpanKind::kAnnotation;
       s.name = intern(name);
+      if (q.integer(4) == kNvtxStartEndRange) {
+        start_end_.push_back(s);  // placed below, off the push/pop stacks
+        continue;
+      }
       tl_.add_span(s);
     }
+    place_start_end_ranges();
+  }
+
+  // Start/end ranges may overlap their thread's push/pop ranges and each other without nesting,
+  // which a thread's stack of slices cannot show: they go to a process's "NVTX start/end" lanes,
+  // each range on the first lane free at its start (interval partitioning), so every lane nests.
+  void place_start_end_ranges() {
+    std::stable_sort(start_end_.begin(), start_end_.end(),
+                     [](const Span& a, const Span& b) { return a.begin_ns < b.begin_ns; });
+    std::map<uint16_t, std::vector<std::pair<uint16_t, int64_t>>> lanes;  // device -> (lane, end)
+    for (Span s : start_end_) {
+      auto& free = lanes[s.device];
+      auto it = std::find_if(free.begin(), free.end(),
+                             [&](const auto& l) { return l.second <= s.begin_ns; });
+      if (it == free.end()) {
+        if (tl_.devices[s.device].lanes.size() >= UINT16_MAX) {
+          report_.warn_at(ImportWarning::kTooManyDevicesOrLanes, "NVTX start/end ranges");
+          continue;
+        }
+        const uint16_t lane = tl_.add_lane(
+            s.device, "NVTX start/end " + std::to_string(free.size()), LaneKind::kHost);
+        free.emplace_back(lane, s.end_ns);
+        it = std::prev(free.end());
+      }
+      it->second = s.end_ns;
+      s.lane = it->first;
+      tl_.add_span(s);
+    }
+    start_end_.clear();
   }
 
   // Where and when the call that launched each SendRecv kernel ran, also when host calls are not
@@ -434,6 +473,8 @@ class NsysImporter {
   const SqliteDb& db_;
   std::string name_;
   ImportOptions options_;
+  CommKernelRules comm_rules_;
+  std::vector<Span> start_end_;  // NVTX start/end ranges waiting for their lanes
   ImportReport& report_;
   Timeline tl_;
   std::set<std::string> present_;

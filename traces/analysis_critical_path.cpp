@@ -1,0 +1,318 @@
+// Critical path: a backward walk over lane order, flows and collective arrivals.
+#include "traces/analysis_critical_path.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+
+#include "traces/analysis.h"
+#include "traces/analysis_stragglers.h"
+
+namespace meshscope::traces {
+namespace {
+
+bool is_work(SpanKind k) { return is_device_activity(k) || k == SpanKind::kHost; }
+
+PathKind path_kind(SpanKind k) {
+  if (is_communication(k)) return PathKind::kCommunication;
+  if (k == SpanKind::kMemcpy || k == SpanKind::kMemset) return PathKind::kMemory;
+  if (k == SpanKind::kHost) return PathKind::kHost;
+  return PathKind::kCompute;
+}
+
+struct Dependency {
+  uint32_t span = 0;
+  int64_t release = std::numeric_limits<int64_t>::min();
+  PathStep::Via via = PathStep::Via::kStart;
+};
+
+class Graph {
+ public:
+  explicit Graph(const Timeline& t) : t_(t) {
+    std::map<std::pair<uint16_t, uint16_t>, size_t> lane_index;
+    std::map<uint16_t, size_t> device_index;
+    for (uint32_t i = 0; i < t.spans.size(); ++i) {
+      const Span& s = t.spans[i];
+      if (!is_work(s.kind)) continue;
+      auto [it, fresh] = lane_index.try_emplace({s.device, s.lane}, lanes_.size());
+      if (fresh) lanes_.emplace_back();
+      lanes_[it->second].push_back(i);
+      lane_of_[i] = it->second;
+    }
+    for (uint32_t i = 0; i < t.spans.size(); ++i) {
+      const Span& s = t.spans[i];
+      if (!is_device_activity(s.kind)) continue;
+      auto [it, fresh] = device_index.try_emplace(s.device, devices_.size());
+      if (fresh) devices_.emplace_back();
+      devices_[it->second].push_back(i);
+      device_of_[i] = it->second;
+    }
+    for (uint32_t i = 0; i < t.spans.size(); ++i) {
+      if (is_device_activity(t.spans[i].kind))
+        rank_work_[t.devices[t.spans[i].device].rank].push_back(i);
+    }
+    for (auto& [rank, l] : rank_work_) {
+      std::sort(l.begin(), l.end(),
+                [&](uint32_t a, uint32_t b) { return t.spans[a].end_ns < t.spans[b].end_ns; });
+    }
+    for (auto& l : devices_) {
+      std::sort(l.begin(), l.end(),
+                [&](uint32_t a, uint32_t b) { return t.spans[a].end_ns < t.spans[b].end_ns; });
+    }
+    for (auto& l : lanes_) {
+      std::sort(l.begin(), l.end(),
+                [&](uint32_t a, uint32_t b) { return t.spans[a].end_ns < t.spans[b].end_ns; });
+      std::vector<Interval> iv;
+      for (uint32_t i : l) iv.push_back({t.spans[i].begin_ns, t.spans[i].end_ns});
+      lane_busy_.push_back(merge_intervals(std::move(iv)));
+    }
+    for (const Flow& f : t.flows) {
+      if (f.from < t.spans.size() && f.to < t.spans.size() && is_work(t.spans[f.from].kind)) {
+        flows_in_[f.to].push_back(f.from);
+      }
+    }
+    const StragglerAnalysis st = stragglers(t);
+    for (const CollectiveInstance& c : st.instances) {
+      uint32_t last = c.spans.front();
+      for (uint32_t s : c.spans) {
+        if (t.spans[s].device == c.last_device) last = s;
+      }
+      for (uint32_t s : c.spans) {
+        if (s != last) late_peer_[s] = last;
+      }
+    }
+  }
+
+  Dependency latest(uint32_t i) const {
+    const Span& s = t_.spans[i];
+    Dependency best;
+    const auto offer = [&](uint32_t p, int64_t release, PathStep::Via via) {
+      if (p == i || release > s.begin_ns) return;
+      if (release > best.release) best = {p, release, via};
+    };
+    const auto latest_before = [&](const std::vector<uint32_t>& by_end, PathStep::Via via) {
+      auto pos = std::upper_bound(by_end.begin(), by_end.end(), s.begin_ns,
+                                  [&](int64_t v, uint32_t x) { return v < t_.spans[x].end_ns; });
+      while (pos != by_end.begin()) {
+        --pos;
+        if (*pos != i && t_.spans[*pos].begin_ns < s.begin_ns) {
+          offer(*pos, t_.spans[*pos].end_ns, via);
+          break;
+        }
+      }
+    };
+    if (const auto it = lane_of_.find(i); it != lane_of_.end()) {
+      latest_before(lanes_[it->second], PathStep::Via::kLane);
+    }
+    if (const auto it = device_of_.find(i); it != device_of_.end()) {
+      latest_before(devices_[it->second], PathStep::Via::kDevice);
+    }
+    if (const auto it = flows_in_.find(i); it != flows_in_.end()) {
+      for (uint32_t p : it->second) {
+        offer(p, std::min(t_.spans[p].end_ns, s.begin_ns), PathStep::Via::kFlow);
+      }
+    }
+    return best;
+  }
+
+  // How much of [from, to) the lane of span i was busy (a host thread inside an enclosing op).
+  int64_t lane_busy_within(uint32_t i, int64_t from, int64_t to) const {
+    const auto it = lane_of_.find(i);
+    if (it == lane_of_.end() || to <= from) return 0;
+    return length_within(lane_busy_[it->second], {from, to});
+  }
+
+  // For a host synchronize call (cudaStreamSynchronize, cudaDeviceSynchronize,
+  // cudaEventSynchronize, ...), the device work of its rank that ended last inside it, before
+  // `until`: the call returned because that work finished.
+  std::optional<uint32_t> synced_work(uint32_t i, int64_t until) const {
+    const Span& s = t_.spans[i];
+    if (s.kind != SpanKind::kHost ||
+        t_.span_name(s).find("Synchronize") == std::string_view::npos) {
+      return std::nullopt;
+    }
+    const auto it = rank_work_.find(t_.devices[s.device].rank);
+    if (it == rank_work_.end()) return std::nullopt;
+    const auto& l = it->second;
+    auto pos = std::upper_bound(l.begin(), l.end(), std::min(until, s.end_ns),
+                                [&](int64_t v, uint32_t x) { return v < t_.spans[x].end_ns; });
+    if (pos == l.begin()) return std::nullopt;
+    --pos;
+    if (t_.spans[*pos].end_ns <= s.begin_ns) return std::nullopt;
+    return *pos;
+  }
+
+  // The late arriver of the collective instance `i` belongs to, when `i` is not it.
+  std::optional<uint32_t> late_peer(uint32_t i) const {
+    const auto it = late_peer_.find(i);
+    if (it == late_peer_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  const Timeline& t_;
+  std::vector<std::vector<uint32_t>> lanes_;  // work spans per lane, by end
+  std::unordered_map<uint32_t, size_t> lane_of_;
+  std::vector<IntervalSet> lane_busy_;              // union of each lane's work
+  std::map<int, std::vector<uint32_t>> rank_work_;  // device activity per rank, by end
+  std::vector<std::vector<uint32_t>> devices_;      // device-activity spans per device, by end
+  std::unordered_map<uint32_t, size_t> device_of_;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> flows_in_;
+  std::unordered_map<uint32_t, uint32_t> late_peer_;
+};
+
+CriticalPath walk(const Timeline& t, const Graph& g, Interval w) {
+  CriticalPath p;
+  p.window = w;
+  int64_t last = -1;
+  for (uint32_t i = 0; i < t.spans.size(); ++i) {
+    const Span& s = t.spans[i];
+    if (!is_device_activity(s.kind) || s.end_ns > w.end_ns || s.end_ns <= w.begin_ns) continue;
+    if (last < 0 || s.end_ns > t.spans[static_cast<size_t>(last)].end_ns) last = i;
+  }
+  if (last < 0) return p;
+  auto cur = static_cast<uint32_t>(last);
+  int64_t until = t.spans[cur].end_ns;
+  p.end_ns = until;
+  std::vector<PathStep> rev;
+  PathStep::Via via = PathStep::Via::kStart;
+  for (size_t guard = 0; guard <= t.spans.size(); ++guard) {
+    const Span& s = t.spans[cur];
+    if (const auto q = g.late_peer(cur)) {
+      // It could not end before its late peer joined: the path goes on from that peer's begin.
+      const int64_t joined = t.spans[*q].begin_ns;
+      if (joined > s.begin_ns && joined < until && joined > w.begin_ns) {
+        const int rank = t.devices[s.device].rank;
+        rev.push_back({cur, until - joined, 0, via});
+        p.by_kind[static_cast<size_t>(path_kind(s.kind))] += until - joined;
+        p.by_rank[rank] += until - joined;
+        p.begin_ns = joined;
+        cur = *q;
+        until = joined;
+        via = PathStep::Via::kCollective;
+        continue;
+      }
+    }
+    if (const auto q = g.synced_work(cur, until)) {
+      const int64_t done = t.spans[*q].end_ns;
+      if (done > w.begin_ns) {
+        const int rank = t.devices[s.device].rank;
+        rev.push_back({cur, until - done, 0, via});
+        p.by_kind[static_cast<size_t>(PathKind::kHost)] += until - done;
+        p.by_rank[rank] += until - done;
+        p.begin_ns = done;
+        cur = *q;
+        until = done;
+        via = PathStep::Via::kSync;
+        continue;
+      }
+    }
+    const int64_t from = std::max(s.begin_ns, w.begin_ns);
+    PathStep step{cur, std::max<int64_t>(0, until - from), 0, via};
+    const int rank = t.devices[s.device].rank;
+    p.by_kind[static_cast<size_t>(path_kind(s.kind))] += step.charged_ns;
+    p.by_rank[rank] += step.charged_ns;
+    p.begin_ns = from;
+    const Dependency d = s.begin_ns > w.begin_ns ? g.latest(cur) : Dependency{};
+    if (d.via == PathStep::Via::kStart) {
+      rev.push_back(step);
+      break;
+    }
+    const int64_t release = std::max(d.release, w.begin_ns);
+    step.wait_ns = s.begin_ns - release;
+    // On a host thread the gap is often its enclosing op's own work: host time, not waiting.
+    const int64_t busy =
+        s.kind == SpanKind::kHost ? g.lane_busy_within(cur, release, s.begin_ns) : 0;
+    p.by_kind[static_cast<size_t>(PathKind::kHost)] += busy;
+    p.by_kind[static_cast<size_t>(PathKind::kWait)] += step.wait_ns - busy;
+    p.by_rank[rank] += step.wait_ns;
+    p.begin_ns = release;
+    rev.push_back(step);
+    if (d.release <= w.begin_ns) break;
+    cur = d.span;
+    until = release;
+    via = d.via;
+  }
+  p.steps.assign(rev.rbegin(), rev.rend());
+  return p;
+}
+
+std::string pct(int64_t part, int64_t whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", whole > 0 ? 100.0 * part / whole : 0.0);
+  return buf;
+}
+
+constexpr std::array<std::string_view, 6> kViaNames = {"start",      "lane",   "flow",
+                                                       "collective", "device", "sync"};
+
+}  // namespace
+
+std::vector<CriticalPath> critical_paths(const Timeline& t) {
+  const Graph g(t);
+  std::vector<CriticalPath> out;
+  for (const Interval& w : analysis_windows(t)) {
+    CriticalPath p = walk(t, g, w);
+    if (!p.steps.empty()) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+nlohmann::json to_json(const std::vector<CriticalPath>& paths, const Timeline& t) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const CriticalPath& p : paths) {
+    nlohmann::json kinds, ranks = nlohmann::json::array(), steps = nlohmann::json::array();
+    for (size_t k = 0; k < p.by_kind.size(); ++k) {
+      kinds[std::string(kPathKindNames[k]) + "_ns"] = p.by_kind[k];
+    }
+    for (const auto& [rank, ns] : p.by_rank) {
+      ranks.push_back({{"rank", rank},
+                       {"ns", ns},
+                       {"share", p.length_ns() > 0 ? static_cast<double>(ns) / p.length_ns() : 0}});
+    }
+    for (const PathStep& s : p.steps) {
+      const Span& span = t.spans[s.span];
+      steps.push_back({{"span", s.span},
+                       {"name", std::string(t.span_name(span))},
+                       {"kind", name(span.kind)},
+                       {"rank", t.devices[span.device].rank},
+                       {"device", span.device},
+                       {"begin_ns", span.begin_ns},
+                       {"end_ns", span.end_ns},
+                       {"charged_ns", s.charged_ns},
+                       {"wait_ns", s.wait_ns},
+                       {"reached_by", kViaNames[static_cast<size_t>(s.via)]}});
+    }
+    out.push_back({{"window", {{"begin_ns", p.window.begin_ns}, {"end_ns", p.window.end_ns}}},
+                   {"begin_ns", p.begin_ns},
+                   {"end_ns", p.end_ns},
+                   {"length_ns", p.length_ns()},
+                   {"by_kind", kinds},
+                   {"by_rank", ranks},
+                   {"steps", steps}});
+  }
+  return out;
+}
+
+std::string format_critical_path(const std::vector<CriticalPath>& paths, const Timeline& t) {
+  (void)t;
+  std::string out = "critical path per step (shares are % of the path's length):\n";
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const CriticalPath& p = paths[i];
+    out += "  step " + std::to_string(i) + ": " + format_duration(p.length_ns()) + " over " +
+           std::to_string(p.steps.size()) + " spans —";
+    for (size_t k = 0; k < p.by_kind.size(); ++k) {
+      out += " " + std::string(kPathKindNames[k]) + " " + pct(p.by_kind[k], p.length_ns());
+    }
+    out += "\n    by rank:";
+    for (const auto& [rank, ns] : p.by_rank) {
+      out += " rank " + std::to_string(rank) + " " + pct(ns, p.length_ns());
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace meshscope::traces

@@ -1,0 +1,135 @@
+// Stragglers: match collective spans across devices by name and occurrence, then compare begins.
+#include "traces/analysis_stragglers.h"
+
+#include <algorithm>
+#include <map>
+
+#include "traces/analysis.h"
+
+namespace meshscope::traces {
+namespace {
+
+std::vector<size_t> by_max_wait(const StragglerAnalysis& a, size_t top) {
+  std::vector<size_t> order(a.instances.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return a.instances[x].max_wait_ns > a.instances[y].max_wait_ns;
+  });
+  if (order.size() > top) order.resize(top);
+  return order;
+}
+
+}  // namespace
+
+StragglerAnalysis stragglers(const Timeline& t) {
+  // (name, occurrence) -> span per device; spans are visited in begin order per device.
+  std::vector<std::vector<uint32_t>> per_device(t.devices.size());
+  for (uint32_t i = 0; i < t.spans.size(); ++i) {
+    const Span& s = t.spans[i];
+    if (s.kind == SpanKind::kCollective && s.device < t.devices.size()) {
+      per_device[s.device].push_back(i);
+    }
+  }
+  std::map<std::pair<uint32_t, int64_t>, std::vector<uint32_t>> groups;
+  for (auto& list : per_device) {
+    std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
+      return t.spans[a].begin_ns < t.spans[b].begin_ns;
+    });
+    std::map<uint32_t, int64_t> seen;
+    for (uint32_t i : list) groups[{t.spans[i].name, seen[t.spans[i].name]++}].push_back(i);
+  }
+  StragglerAnalysis out;
+  std::map<uint16_t, StragglerDevice> dev;
+  for (auto& [key, spans] : groups) {
+    if (spans.size() < 2) continue;
+    CollectiveInstance c;
+    c.name = std::string(t.strings.get(key.first));
+    c.occurrence = key.second;
+    std::sort(spans.begin(), spans.end(),
+              [&](uint32_t a, uint32_t b) { return t.spans[a].device < t.spans[b].device; });
+    c.spans = spans;
+    c.last_device = t.spans[spans[0]].device;
+    c.last_arrival_ns = t.spans[spans[0]].begin_ns;
+    for (uint32_t i : spans) {
+      if (t.spans[i].begin_ns > c.last_arrival_ns) {
+        c.last_arrival_ns = t.spans[i].begin_ns;
+        c.last_device = t.spans[i].device;
+      }
+    }
+    for (uint32_t i : spans) {
+      const Span& s = t.spans[i];
+      StragglerDevice& d = dev[s.device];
+      ++d.collectives;
+      if (s.device == c.last_device) {
+        ++d.times_last;
+        continue;
+      }
+      const int64_t wait = c.last_arrival_ns - s.begin_ns;
+      d.waited_ns += wait;
+      c.total_wait_ns += wait;
+      c.max_wait_ns = std::max(c.max_wait_ns, wait);
+    }
+    dev[c.last_device].made_wait_ns += c.total_wait_ns;
+    out.instances.push_back(std::move(c));
+  }
+  std::stable_sort(out.instances.begin(), out.instances.end(),
+                   [](const CollectiveInstance& a, const CollectiveInstance& b) {
+                     return a.last_arrival_ns < b.last_arrival_ns;
+                   });
+  for (auto& [d, s] : dev) {
+    s.device = d;
+    s.rank = t.devices[d].rank;
+    s.name = t.devices[d].name;
+    out.devices.push_back(s);
+  }
+  return out;
+}
+
+nlohmann::json to_json(const StragglerAnalysis& a, const Timeline& t, size_t top) {
+  nlohmann::json inst = nlohmann::json::array();
+  for (size_t i : by_max_wait(a, top)) {
+    const CollectiveInstance& c = a.instances[i];
+    inst.push_back({{"name", c.name},
+                    {"occurrence", c.occurrence},
+                    {"devices", c.spans.size()},
+                    {"last_rank", t.devices[c.last_device].rank},
+                    {"last_device", c.last_device},
+                    {"last_arrival_ns", c.last_arrival_ns},
+                    {"max_wait_ns", c.max_wait_ns},
+                    {"total_wait_ns", c.total_wait_ns}});
+  }
+  nlohmann::json devs = nlohmann::json::array();
+  for (const StragglerDevice& d : a.devices) {
+    devs.push_back({{"device", d.device},
+                    {"rank", d.rank},
+                    {"name", d.name},
+                    {"collectives", d.collectives},
+                    {"times_last", d.times_last},
+                    {"waited_ns", d.waited_ns},
+                    {"made_others_wait_ns", d.made_wait_ns}});
+  }
+  return {{"collectives", a.instances.size()}, {"longest_waits", inst}, {"devices", devs}};
+}
+
+std::string format_straggler_table(const StragglerAnalysis& a, const Timeline& t, size_t top) {
+  if (a.instances.empty()) {
+    return "stragglers: no collective ran on two or more devices\n";
+  }
+  std::string out = "stragglers (" + std::to_string(a.instances.size()) +
+                    " collectives across devices; wait = last arrival − own arrival):\n";
+  for (const StragglerDevice& d : a.devices) {
+    out += "  " + d.name + ": last at " + std::to_string(d.times_last) + " of " +
+           std::to_string(d.collectives) + ", waited " + format_duration(d.waited_ns) +
+           " in total, made the others wait " + format_duration(d.made_wait_ns) + "\n";
+  }
+  out += "  longest waits:\n";
+  for (size_t i : by_max_wait(a, top)) {
+    const CollectiveInstance& c = a.instances[i];
+    const std::string n = c.name.size() > 60 ? c.name.substr(0, 57) + "..." : c.name;
+    out += "    " + format_duration(c.max_wait_ns) + "  waiting for " +
+           t.devices[c.last_device].name + "  " + n + " #" + std::to_string(c.occurrence) + "\n";
+  }
+  return out;
+}
+
+}  // namespace meshscope::traces

@@ -1,0 +1,57 @@
+// Stragglers: for each collective that several ranks ran, which rank arrived last and how long
+// the others waited for it.
+//
+//   instance   The k-th collective span (kCollective) of one name on each device: ranks issue
+//              their collectives in the same order, as NCCL requires, so the k-th all-reduce of a
+//              name on every rank is one collective. Instances on fewer than two devices are
+//              left out.
+//   arrival    The span's begin on each device; the last arriver is the device with the latest
+//              begin (the first in device order on ties).
+//   wait       last arrival − own arrival, for every other device: the time its kernel sat in
+//              the collective before its peer joined. Exact for traces on one clock (meshscope's
+//              own, or per-rank files aligned by `load_traces`; their residual skew bounds the
+//              error).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "traces/timeline.h"
+
+namespace meshscope::traces {
+
+struct CollectiveInstance {
+  std::string name;
+  int64_t occurrence = 0;       // k: the k-th of this name on each device (from 0)
+  std::vector<uint32_t> spans;  // one per device taking part, in device order
+  uint16_t last_device = 0;
+  int64_t last_arrival_ns = 0;
+  int64_t max_wait_ns = 0;    // of the earliest arriver
+  int64_t total_wait_ns = 0;  // Σ over the others
+};
+
+struct StragglerDevice {
+  uint16_t device = 0;
+  int rank = 0;
+  std::string name;
+  int64_t collectives = 0;
+  int64_t times_last = 0;    // instances it arrived last at
+  int64_t waited_ns = 0;     // Σ its waits for others
+  int64_t made_wait_ns = 0;  // Σ the others' waits at instances it arrived last at
+};
+
+struct StragglerAnalysis {
+  std::vector<CollectiveInstance> instances;  // in order of the last arrival
+  std::vector<StragglerDevice> devices;       // devices taking part, in device order
+};
+
+StragglerAnalysis stragglers(const Timeline& t);
+
+// `top` instances with the longest max wait in the JSON (all of them in "devices").
+nlohmann::json to_json(const StragglerAnalysis& a, const Timeline& t, size_t top = 20);
+std::string format_straggler_table(const StragglerAnalysis& a, const Timeline& t, size_t top = 5);
+
+}  // namespace meshscope::traces
