@@ -58,8 +58,13 @@ double optimizer_seconds(const PredictConfig& c, double params, const cost::Comp
 // of it beyond the `window` of compute it hides behind, and at least one layer's share, which has
 // nothing to hide behind (the first layer's gradients are reduced after the backward has ended; the
 // first layer's parameters must be gathered before the forward can start).
-double exposed_seconds(double seconds, double window_s, int layers) {
-  return std::max(seconds / std::max(1, layers), seconds - window_s);
+// The part that does hide still costs the compute it runs beside: its thread blocks hold
+// `sm_share` of the SMs (catalog collective_ctas), so the compute it overlaps runs that much
+// slower.
+double exposed_seconds(double seconds, double window_s, int layers, double sm_share) {
+  const double exposed =
+      std::min(seconds, std::max(seconds / std::max(1, layers), seconds - window_s));
+  return exposed + sm_share * (seconds - exposed);
 }
 
 // The development-set residuals behind a prediction's range: the framework's on this hardware,
@@ -171,6 +176,14 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
     auto it = memo.find(key);
     if (it != memo.end()) return it->second;
     const auto kind = collective_kind(a.kind);
+    // A framework that reduces gradients in fp32 (grad_reduce_bytes 4) moves that many bytes per
+    // element in its dp reductions, whatever the compute precision.
+    const bool grad_reduction =
+        a.group == mesh::GroupKind::kDp &&
+        (kind == cost::CollectiveKind::kAllReduce || kind == cost::CollectiveKind::kReduceScatter);
+    const double bytes =
+        static_cast<double>(a.bytes) *
+        (grad_reduction && fw.grad_reduce_bytes > 0 ? fw.grad_reduce_bytes / e : 1.0);
     double seconds;
     const int64_t expert = a.group == mesh::GroupKind::kDp && a.stage < num_stages
                                ? w.expert_parameters[a.stage] : 0;
@@ -179,23 +192,25 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
       const double share = static_cast<double>(expert) / (expert + w.dense_parameters[a.stage]);
       cost::GroupSpan edp{span.ranks / c.ep, std::min(span.nodes, span.ranks / c.ep),
                           std::max(1, span.ranks_per_node / c.ep)};
-      seconds = cost::collective_time(hw, kind, a.bytes * (1 - share), span, o.calibration).seconds +
-                cost::collective_time(hw, kind, a.bytes * share, edp, o.calibration).seconds;
+      seconds = cost::collective_time(hw, kind, bytes * (1 - share), span, o.calibration).seconds +
+                cost::collective_time(hw, kind, bytes * share, edp, o.calibration).seconds;
     } else {
-      seconds = cost::collective_time(hw, kind, static_cast<double>(a.bytes), span, o.calibration).seconds;
+      seconds = cost::collective_time(hw, kind, bytes, span, o.calibration).seconds;
     }
     if (a.group == mesh::GroupKind::kDp && a.stage < num_stages) {
       // Gradient reductions hide behind a microbatch's backward, parameter gathers behind the
       // forward before their use, when the framework overlaps them (framework.h).
       const engine::StageTiming& t = timings[a.stage];
       const int layers = w.layers[a.stage];
+      const double sm_share =
+          static_cast<double>(hw.collective_ctas) / std::max(1, hw.compute_units);
       if (kind == cost::CollectiveKind::kAllGather) {
         if (fw.param_gather == cost::Overlap::kOverlapped)
-          seconds = exposed_seconds(seconds, t.forward_ns * 1e-9, layers);
+          seconds = exposed_seconds(seconds, t.forward_ns * 1e-9, layers, sm_share);
       } else if (kind == cost::CollectiveKind::kAllReduce ||
                  kind == cost::CollectiveKind::kReduceScatter) {
         if (fw.grad_reduce == cost::Overlap::kOverlapped)
-          seconds = exposed_seconds(seconds, t.backward_ns * 1e-9, layers);
+          seconds = exposed_seconds(seconds, t.backward_ns * 1e-9, layers, sm_share);
       }
     }
     const int64_t v = static_cast<int64_t>(std::llround(seconds * 1e9));
