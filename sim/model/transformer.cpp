@@ -249,6 +249,11 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   double act = 0;
   if (par.recompute == Recompute::kFull) {
     act = Tr * h * e;  // the layer input only
+  } else if (par.recompute == Recompute::kOpSelective && sh.experts == 0) {
+    // The checkpointed layer input, the saved matmul outputs (wq, wv, w1, w2) and the attention
+    // output with its softmax statistics; everything else is rebuilt from them.
+    act = Td * e * (h + double(a) * d / t + double(kv) * d / t + double(f) / t + h) +
+          Td * e * a * d / t + Td * q_heads * 4;
   } else {
     act += 2 * Tr * h * e;                         // norm inputs
     act += Tr * h * e;                             // qkv input

@@ -90,6 +90,11 @@ TEST(Gpt, OpSelectiveRecomputationRerunsEveryOtherMatmulAndTheElementwiseOps) {
   for (const OpCost& o : op.input_grad) EXPECT_NE(o.name, "recompute.attn.core") << o.name;
   EXPECT_DOUBLE_EQ(total_flops(op.forward), total_flops(none.forward));
   EXPECT_DOUBLE_EQ(total_flops(op.weight_grad), total_flops(none.weight_grad));
+  // It keeps the layer input, wq, wv, w1, w2 and attention outputs: less than keeping
+  // everything, more than the layer input alone.
+  const LayerCost full = transformer_layer(sh, par(1, false, Recompute::kFull, true));
+  EXPECT_LT(op.activation_bytes, none.activation_bytes);
+  EXPECT_GT(op.activation_bytes, 4 * full.activation_bytes);
 }
 
 TEST(Gpt, SequenceParallelTradesAllReducesForGatherAndScatter) {

@@ -54,6 +54,7 @@ const std::vector<Row>& rows() {
       {"torchtitan-llama2-13b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2162, 0.17},
       {"torchtitan-llama2-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 353, 0.13},
       {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.17},
+      {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.21},
   };
   return r;
 }
