@@ -19,9 +19,16 @@
 namespace meshscope::cost {
 
 // The attention kernel when a config asks for flash attention, or the softmax when it does not.
-enum class AttentionKernel : uint8_t { kUnfused = 0, kFusedSoftmax, kFlash2, kFlash3, kCount };
+enum class AttentionKernel : uint8_t {
+  kUnfused = 0,
+  kFusedSoftmax,
+  kFlash2,
+  kFlash3,
+  kFlash1,
+  kCount
+};
 inline constexpr std::array<std::string_view, static_cast<size_t>(AttentionKernel::kCount)>
-    kAttentionKernelNames = {"unfused", "fused-softmax", "flash2", "flash3"};
+    kAttentionKernelNames = {"unfused", "fused-softmax", "flash2", "flash3", "flash1"};
 constexpr std::string_view name(AttentionKernel k) {
   return kAttentionKernelNames[static_cast<size_t>(k)];
 }
@@ -50,6 +57,9 @@ struct Framework {
   // Data-parallel gradient reduction: bucketed and issued during the last microbatch's backward
   // (overlapped), or after it (exposed).
   Overlap grad_reduce = Overlap::kExposed;
+  // Bytes per gradient element in the data-parallel gradient reductions (0: the config's element
+  // size). PyTorch FSDP's MixedPrecision reduce_dtype float32 reduces in 4 bytes.
+  double grad_reduce_bytes = 0;
   // ZeRO's parameter all-gathers (ZeRO-3 per microbatch, ZeRO-1/2 after the step): prefetched
   // behind the compute that precedes their use (overlapped), or waited for (exposed).
   Overlap param_gather = Overlap::kExposed;
@@ -72,8 +82,8 @@ Framework find_framework(const std::string& name_or_path);
 std::vector<std::string> list_frameworks();
 
 // The fraction of peak the attention kernel `k` reaches on `hw` (catalog
-// efficiency.attention_flash2, attention_flash3; FlashAttention-3 needs Hopper: without an FA3 rate
-// the FA2 rate is used).
+// efficiency.attention_flash2, attention_flash3; flash1 at half FA2's rate; FlashAttention-3
+// needs Hopper: without an FA3 rate the FA2 rate is used).
 double attention_efficiency(const Hardware& hw, AttentionKernel k);
 
 // The default of a config that names no framework.

@@ -87,6 +87,9 @@ Hardware parse_hardware(const json& j, const std::string& where) {
   hw.memory_bandwidth_bytes_per_s = number(j, "memory_bandwidth_bytes_per_s", where, 1);
   hw.compute_units = static_cast<int>(number(j, "compute_units", where, 1));
   hw.launch_overhead_ns = number_or(j, "launch_overhead_ns", where, 0);
+  hw.collective_ctas = static_cast<int>(number_or(j, "collective_ctas", where, 0));
+  if (hw.collective_ctas < 0 || hw.collective_ctas >= hw.compute_units)
+    fail(where, "collective_ctas", "must be at least 0 and below compute_units");
   if (j.contains("efficiency")) {
     const json& e = j.at("efficiency");
     const std::string w = where + ": efficiency";

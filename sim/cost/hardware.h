@@ -61,6 +61,9 @@ struct Hardware {
   double memory_bandwidth_bytes_per_s = 0;
   int compute_units = 1;          // SMs (GPU) or cores (CPU)
   double launch_overhead_ns = 0;  // fixed cost per op
+  // Thread blocks a large NCCL collective occupies, one SM each, which compute kernels cannot use
+  // while it runs (0: none counted).
+  int collective_ctas = 0;
   Efficiency efficiency;
   // cpu kind: cores the host has; ranks beyond them share cores (0: every device computes alone).
   int host_cores = 0;

@@ -213,6 +213,22 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
         ig.push_back(r);
       }
   }
+  if (par.recompute == Recompute::kOpSelective) {
+    // torchtitan's op-level policy counts the layer's matmuls in call order (wq, wk, wv, wo, w1,
+    // w3, w2) and saves every other one's output: wk, wo and w3 run again before the backward,
+    // as do the norms, rotary, activation and residual adds (their outputs are not saved). The
+    // model folds q, k, v into one GEMM and w1, w3 into fc1: the recomputed parts are priced as
+    // GEMMs of their own shapes.
+    ig.push_back(gemm("recompute.attn.k", T, kv * d / t, h, e, 1));
+    ig.push_back(gemm("recompute.attn.proj", T, h, h / t, e, 1));
+    if (sh.gated_mlp && sh.experts == 0) ig.push_back(gemm("recompute.mlp.w3", T, f / t, h, e, 1));
+    for (const OpCost& op : fwd)
+      if (op.kind == OpKind::kNorm || op.kind == OpKind::kElementwise) {
+        OpCost r = op;
+        r.name = "recompute." + r.name;
+        ig.push_back(r);
+      }
+  }
   if (par.recompute == Recompute::kFull) {
     std::vector<OpCost> again;
     for (const OpCost& op : fwd) {
@@ -233,6 +249,11 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   double act = 0;
   if (par.recompute == Recompute::kFull) {
     act = Tr * h * e;  // the layer input only
+  } else if (par.recompute == Recompute::kOpSelective && sh.experts == 0) {
+    // The checkpointed layer input, the saved matmul outputs (wq, wv, w1, w2) and the attention
+    // output with its softmax statistics; everything else is rebuilt from them.
+    act = Td * e * (h + double(a) * d / t + double(kv) * d / t + double(f) / t + h) +
+          Td * e * a * d / t + Td * q_heads * 4;
   } else {
     act += 2 * Tr * h * e;                         // norm inputs
     act += Tr * h * e;                             // qkv input

@@ -14,9 +14,12 @@
 
 namespace meshscope::model {
 
-enum class Recompute : uint8_t { kNone = 0, kSelective = 1, kFull = 2, kCount };
+// kSelective: Korthikanti et al.'s attention-core recomputation; kOpSelective: torchtitan's per-op
+// selective checkpointing, which saves every other matmul's output (wq, wv, w1, w2) and the
+// attention kernel's, and recomputes the other matmuls (wk, wo, w3) and every elementwise op.
+enum class Recompute : uint8_t { kNone = 0, kSelective = 1, kFull = 2, kOpSelective = 3, kCount };
 inline constexpr std::array<std::string_view, static_cast<size_t>(Recompute::kCount)>
-    kRecomputeNames = {"none", "selective", "full"};
+    kRecomputeNames = {"none", "selective", "full", "op-selective"};
 constexpr std::string_view name(Recompute r) { return kRecomputeNames[static_cast<size_t>(r)]; }
 std::optional<Recompute> parse_recompute(std::string_view s);
 

@@ -52,8 +52,13 @@ double optimizer_seconds(const PredictConfig& c, double params, const cost::Comp
 // of it beyond the `window` of compute it hides behind, and at least one layer's share, which has
 // nothing to hide behind (the first layer's gradients are reduced after the backward has ended; the
 // first layer's parameters must be gathered before the forward can start).
-double exposed_seconds(double seconds, double window_s, int layers) {
-  return std::max(seconds / std::max(1, layers), seconds - window_s);
+// The part that does hide still costs the compute it runs beside: its thread blocks hold
+// `sm_share` of the SMs (catalog collective_ctas), so the compute it overlaps runs that much
+// slower.
+double exposed_seconds(double seconds, double window_s, int layers, double sm_share) {
+  const double exposed =
+      std::min(seconds, std::max(seconds / std::max(1, layers), seconds - window_s));
+  return exposed + sm_share * (seconds - exposed);
 }
 
 // The development-set residuals behind a prediction's range: the framework's on this hardware,
@@ -171,6 +176,15 @@ class FullMeshPrices {
     if (it != prices_.end()) return it->second;
     const PredictConfig& c = r_.config;
     const auto kind = collective_kind(a.kind);
+    // A framework that reduces gradients in fp32 (grad_reduce_bytes 4) moves that many bytes per
+    // element in its dp reductions, whatever the compute precision.
+    const bool grad_reduction =
+        a.group == mesh::GroupKind::kDp &&
+        (kind == cost::CollectiveKind::kAllReduce || kind == cost::CollectiveKind::kReduceScatter);
+    const double e = cost::element_bytes(c.precision);
+    const double bytes =
+        static_cast<double>(a.bytes) *
+        (grad_reduction && r_.fw.grad_reduce_bytes > 0 ? r_.fw.grad_reduce_bytes / e : 1.0);
     double seconds;
     const int64_t expert = a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages
                                ? r_.w.expert_parameters[a.stage]
@@ -181,25 +195,25 @@ class FullMeshPrices {
       cost::GroupSpan edp{span.ranks / c.ep, std::min(span.nodes, span.ranks / c.ep),
                           std::max(1, span.ranks_per_node / c.ep)};
       seconds =
-          cost::collective_time(r_.hw, kind, a.bytes * (1 - share), span, r_.calibration).seconds +
-          cost::collective_time(r_.hw, kind, a.bytes * share, edp, r_.calibration).seconds;
+          cost::collective_time(r_.hw, kind, bytes * (1 - share), span, r_.calibration).seconds +
+          cost::collective_time(r_.hw, kind, bytes * share, edp, r_.calibration).seconds;
     } else {
-      seconds =
-          cost::collective_time(r_.hw, kind, static_cast<double>(a.bytes), span, r_.calibration)
-              .seconds;
+      seconds = cost::collective_time(r_.hw, kind, bytes, span, r_.calibration).seconds;
     }
     if (a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages) {
       // Gradient reductions hide behind a microbatch's backward, parameter gathers behind the
       // forward before their use, when the framework overlaps them (framework.h).
       const engine::StageTiming& t = r_.timings[a.stage];
       const int layers = r_.w.layers[a.stage];
+      const double sm_share =
+          static_cast<double>(r_.hw.collective_ctas) / std::max(1, r_.hw.compute_units);
       if (kind == cost::CollectiveKind::kAllGather) {
         if (r_.fw.param_gather == cost::Overlap::kOverlapped)
-          seconds = exposed_seconds(seconds, t.forward_ns * 1e-9, layers);
+          seconds = exposed_seconds(seconds, t.forward_ns * 1e-9, layers, sm_share);
       } else if (kind == cost::CollectiveKind::kAllReduce ||
                  kind == cost::CollectiveKind::kReduceScatter) {
         if (r_.fw.grad_reduce == cost::Overlap::kOverlapped)
-          seconds = exposed_seconds(seconds, t.backward_ns * 1e-9, layers);
+          seconds = exposed_seconds(seconds, t.backward_ns * 1e-9, layers, sm_share);
       }
     }
     const int64_t v = static_cast<int64_t>(std::llround(seconds * 1e9));

@@ -77,7 +77,9 @@ TEST(HostileCli, SpecialFilesAndLinksGivenAsOutputAreRefusedAndLeftAlone) {
   EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
   EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
   EXPECT_EQ(read_file(target), "kept");
-  if (fs::exists(dev)) EXPECT_TRUE(fs::is_character_file(fs::symlink_status(dev)));
+  if (fs::exists(dev)) {
+    EXPECT_TRUE(fs::is_character_file(fs::symlink_status(dev)));
+  }
   // The same check guards the other writers.
   const Result sched = meshscope("schedules --dump 1f1b --pp 2 -o " + fifo.string());
   EXPECT_NE(sched.status, 0);
@@ -150,7 +152,9 @@ TEST(HostileCli, UntrustedBytesInMessagesAreEscapedAndShort) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("\\x1b]0;owned\\x07\\x00"), std::string::npos) << r.err;
   for (const char c : r.err) {
-    if (c != '\n') EXPECT_GE(static_cast<unsigned char>(c), 0x20) << r.err;
+    if (c != '\n') {
+      EXPECT_GE(static_cast<unsigned char>(c), 0x20) << r.err;
+    }
   }
   const fs::path huge = dir() / "huge.sched";
   std::ofstream(huge) << "mesh pp=1\nmicrobatches 1\nrank 0: 0" << std::string(10'000'000, 'Q')

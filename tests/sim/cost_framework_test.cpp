@@ -68,5 +68,28 @@ TEST(CostFramework, FlashAttention3FallsBackToFlashAttention2WithoutHopper) {
             attention_efficiency(h100, AttentionKernel::kFlash3));
 }
 
+TEST(CostFramework, FlashAttentionOneRunsAtHalfFlashAttentionTwosRate) {
+  // Dao 2023 (FlashAttention-2), abstract: FA2 is about 2x faster than FlashAttention.
+  for (const char* gpu : {"a100-80gb", "h100-sxm"}) {
+    const Hardware hw = find_hardware(gpu);
+    EXPECT_DOUBLE_EQ(attention_efficiency(hw, AttentionKernel::kFlash1),
+                     0.5 * attention_efficiency(hw, AttentionKernel::kFlash2))
+        << gpu;
+  }
+  EXPECT_EQ(find_framework("llm-foundry").flash, AttentionKernel::kFlash1);
+}
+
+TEST(CostFramework, GradientReductionBytesAreFp32OrHalfAndNamedWhenWrong) {
+  EXPECT_DOUBLE_EQ(find_framework("llm-foundry").grad_reduce_bytes, 4);  // Composer DEFAULT
+  EXPECT_DOUBLE_EQ(find_framework("torchtitan").grad_reduce_bytes, 4);   // mixed_precision_reduce
+  EXPECT_DOUBLE_EQ(find_framework("megatron-2022").grad_reduce_bytes, 0);
+  EXPECT_NE(
+      error_of({{"name", "x"}, {"grad_reduce_bytes", 3}}).find("fw.json: key 'grad_reduce_bytes'"),
+      std::string::npos);
+  EXPECT_NE(error_of({{"name", "x"}, {"recompute", {"sometimes"}}}).find("key 'recompute'"),
+            std::string::npos);
+  EXPECT_EQ(error_of({{"name", "x"}, {"recompute", {"none", "op-selective"}}}), "");
+}
+
 }  // namespace
 }  // namespace meshscope::cost

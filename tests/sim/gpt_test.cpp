@@ -69,6 +69,34 @@ TEST(Gpt, FullRecomputationRepeatsTheForwardInTheBackward) {
   EXPECT_DOUBLE_EQ(total_flops(full.forward), total_flops(none.forward));
 }
 
+TEST(Gpt, OpSelectiveRecomputationRerunsEveryOtherMatmulAndTheElementwiseOps) {
+  // Llama 3 8B's layer (GQA 32/8 heads, SwiGLU 14336): torchtitan's per-op policy recomputes
+  // wk (h x kv d), wo (h x h) and w3 (h x ffn) and every norm, rotary and activation pass.
+  TransformerShape sh{4096, 32, 8, 14336, true, 0, 1, 0, true};
+  const LayerCost none = transformer_layer(sh, par(1, false, Recompute::kNone, true));
+  const LayerCost op = transformer_layer(sh, par(1, false, Recompute::kOpSelective, true));
+  const double tokens = 2048, h = 4096, kvd = 8 * 128, f = 14336;
+  EXPECT_NEAR(
+      total_flops(op.input_grad) - total_flops(none.input_grad),
+      2 * tokens * h * (kvd + h + f) +
+          [&] {
+            double elementwise = 0;
+            for (const OpCost& o : none.forward)
+              if (o.kind != OpKind::kGemm && o.kind != OpKind::kAttention) elementwise += o.flops;
+            return elementwise;
+          }(),
+      1e3);
+  // The attention kernel's output is saved: no attention runs again.
+  for (const OpCost& o : op.input_grad) EXPECT_NE(o.name, "recompute.attn.core") << o.name;
+  EXPECT_DOUBLE_EQ(total_flops(op.forward), total_flops(none.forward));
+  EXPECT_DOUBLE_EQ(total_flops(op.weight_grad), total_flops(none.weight_grad));
+  // It keeps the layer input, wq, wv, w1, w2 and attention outputs: less than keeping
+  // everything, more than the layer input alone.
+  const LayerCost full = transformer_layer(sh, par(1, false, Recompute::kFull, true));
+  EXPECT_LT(op.activation_bytes, none.activation_bytes);
+  EXPECT_GT(op.activation_bytes, 4 * full.activation_bytes);
+}
+
 TEST(Gpt, SequenceParallelTradesAllReducesForGatherAndScatter) {
   TransformerShape sh{4096, 32, 32, 0, false, 0, 1, 0};
   const LayerCost tp = transformer_layer(sh, par(4, false, Recompute::kNone, true));

@@ -2,6 +2,7 @@
 // one-line errors for an unknown profile or a recomputation the framework does not offer.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -61,6 +62,29 @@ TEST(PredictFrameworkConfig, AnEagerFrameworksElementwiseTrafficAndFa2CostTime) 
   const Summary eager = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
   EXPECT_GT(eager.step_time_s, fused.step_time_s * 1.05);
   EXPECT_EQ(eager.framework, "torchtitan");
+}
+
+TEST(PredictFrameworkConfig, Fp32GradientReductionMovesTwiceTheBytes) {
+  // Two profiles alike but for grad_reduce_bytes, their ZeRO-3 collectives exposed: the fp32
+  // reduce-scatters take longer, the all-gathers (bf16 parameters) do not change.
+  const std::string dir = ::testing::TempDir();
+  auto profile = [&](const char* name, int bytes) {
+    const std::string path = dir + "/" + name + ".json";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fprintf(f, R"({"name": "%s", "sources": ["test"], "grad_reduce": "exposed",
+                        "param_gather": "exposed", "grad_reduce_bytes": %d})",
+                 name, bytes);
+    std::fclose(f);
+    return path;
+  };
+  json j = tiny_gpt();
+  j["options"]["zero"] = 3;
+  j["framework"] = profile("reduce-bf16", 2);
+  const Summary half = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  j["framework"] = profile("reduce-fp32", 4);
+  const Summary full = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  EXPECT_GT(full.communication_s, half.communication_s * 1.2);
+  EXPECT_GT(full.step_time_s, half.step_time_s);
 }
 
 }  // namespace
