@@ -39,8 +39,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/profiler/exec_test_util.h"
 #include "profiler/exec/bubble_probe.h"
+#include "tests/profiler/exec_test_util.h"
 
 namespace meshscope::exec {
 namespace {
@@ -69,8 +69,8 @@ class RealtimeScope {
     pthread_getschedparam(pthread_self(), &policy_before_, &param_before_);
     sched_param fifo{};
     fifo.sched_priority = 1;
-    active_ = realtime_is_throttled() &&
-              pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0;
+    active_ =
+        realtime_is_throttled() && pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0;
   }
   ~RealtimeScope() {
     if (active_) pthread_setschedparam(pthread_self(), policy_before_, &param_before_);
@@ -105,7 +105,8 @@ double measured_bubble(schedule::Family family, int pp, int m) {
 
 TEST(ExecutorBubble, GpipeAndOneFOneBMatchTheClosedFormAtTwoStages) {
   const int p = 2, m = 4;
-  if (usable_cpus() < p) GTEST_SKIP() << "needs a CPU per rank (" << p << "), has " << usable_cpus();
+  if (usable_cpus() < p)
+    GTEST_SKIP() << "needs a CPU per rank (" << p << "), has " << usable_cpus();
   const int policy_before = sched_getscheduler(0);
   {
     const RealtimeScope realtime;

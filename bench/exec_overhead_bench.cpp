@@ -55,9 +55,7 @@ void report(benchmark::State& state, schedule::Family family, mesh::MeshShape sh
 }
 
 // One rank: F, B for every microbatch, then STEP. No transfers: the executor loop and tracer.
-void BM_OneRank(benchmark::State& state) {
-  report(state, schedule::Family::kGpipe, {1, 1, 1});
-}
+void BM_OneRank(benchmark::State& state) { report(state, schedule::Family::kGpipe, {1, 1, 1}); }
 BENCHMARK(BM_OneRank)->Arg(64)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 // Two ranks in a 1F1B pipeline: adds a send/recv per microbatch and direction, and the wake-up

@@ -16,10 +16,12 @@ void BM_CpuGemm(benchmark::State& state) {
   std::vector<float> a(static_cast<size_t>(m) * k, 0.5f), b(static_cast<size_t>(k) * n, 0.25f),
       c(static_cast<size_t>(m) * n);
   for (auto _ : state) {
-    meshscope::kernels::cpu::gemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
+    meshscope::kernels::cpu::gemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f,
+                                  c.data(), n);
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["flops"] = benchmark::Counter(2.0 * m * n * k, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["flops"] =
+      benchmark::Counter(2.0 * m * n * k, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_CpuGemm)
     ->Args({256, 256, 256})

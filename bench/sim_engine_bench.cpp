@@ -61,24 +61,39 @@ void run_engine(benchmark::State& state, int dp, int pp, int tp, int m, bool tim
   }
   state.counters["gpus"] = dp * pp * tp;
   state.counters["actions"] = static_cast<double>(actions);
-  state.counters["actions_per_s"] =
-      benchmark::Counter(static_cast<double>(actions), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["actions_per_s"] = benchmark::Counter(
+      static_cast<double>(actions), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // 16,384 GPUs: dp 128 x pp 16 x tp 8, 64 microbatches, 1F1B (the target: < 2 s).
-void BM_Engine16k(benchmark::State& state) { run_engine(state, 128, 16, 8, 64, state.range(0) != 0); }
-BENCHMARK(BM_Engine16k)->Arg(0)->Arg(1)->ArgName("timeline")->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_Engine16k(benchmark::State& state) {
+  run_engine(state, 128, 16, 8, 64, state.range(0) != 0);
+}
+BENCHMARK(BM_Engine16k)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("timeline")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Growth with GPU count (dp grows, pp 16, tp 8, m 64) and with microbatches (16k GPUs).
 void BM_EngineGpus(benchmark::State& state) {
   run_engine(state, static_cast<int>(state.range(0)), 16, 8, 64, false);
 }
-BENCHMARK(BM_EngineGpus)->RangeMultiplier(4)->Range(2, 128)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_EngineGpus)
+    ->RangeMultiplier(4)
+    ->Range(2, 128)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_EngineMicrobatches(benchmark::State& state) {
   run_engine(state, 128, 16, 8, static_cast<int>(state.range(0)), false);
 }
-BENCHMARK(BM_EngineMicrobatches)->RangeMultiplier(2)->Range(16, 128)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_EngineMicrobatches)
+    ->RangeMultiplier(2)
+    ->Range(16, 128)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

@@ -28,7 +28,8 @@ struct CalibrateArgs {
 
 void run(const CalibrateArgs& a) {
   const auto precision = cost::parse_precision(a.precision);
-  if (!precision) throw UserError("--precision: '" + a.precision + "' is not bf16, fp16, fp32 or tf32");
+  if (!precision)
+    throw UserError("--precision: '" + a.precision + "' is not bf16, fp16, fp32 or tf32");
   const cost::Hardware hw = cost::find_hardware(a.hardware);
   std::vector<traces::Timeline> timelines;
   for (const std::string& p : a.traces) {
@@ -40,8 +41,9 @@ void run(const CalibrateArgs& a) {
     if (backend != timelines.back().metadata.end()) {
       const bool cpu_trace = backend->second.rfind("cpu", 0) == 0;
       if (cpu_trace != (hw.kind == "cpu"))
-        throw UserError(p + ": ran on the " + backend->second + " backend, but --hardware " + hw.name + " is a " +
-                        hw.kind + (cpu_trace ? " (use --hardware cpu-local)" : ""));
+        throw UserError(p + ": ran on the " + backend->second + " backend, but --hardware " +
+                        hw.name + " is a " + hw.kind +
+                        (cpu_trace ? " (use --hardware cpu-local)" : ""));
     }
   }
   std::vector<const traces::Timeline*> ptrs;
@@ -50,14 +52,16 @@ void run(const CalibrateArgs& a) {
   cost::Calibration c = predict::calibrate_against_model(ptrs, hw, *precision, &rebuilt);
   c.traces = a.traces;
   cost::save_calibration(c, a.out);
-  std::printf("calibration for %s from %zu trace(s), %d with a workload rebuilt for a fit against "
-              "the op model:\n",
-              hw.name.c_str(), a.traces.size(), rebuilt);
+  std::printf(
+      "calibration for %s from %zu trace(s), %d with a workload rebuilt for a fit against "
+      "the op model:\n",
+      hw.name.c_str(), a.traces.size(), rebuilt);
   for (size_t i = 0; i < c.phases.size(); ++i) {
     const cost::PhaseFit& f = c.phases[i];
     if (f.samples == 0) continue;
-    std::printf("  %-12s %8.3f GFLOP/s (%.1f%% of peak)", std::string(traces::kPhaseNames[i]).c_str(),
-                f.flops_per_s / 1e9, 100 * f.efficiency);
+    std::printf("  %-12s %8.3f GFLOP/s (%.1f%% of peak)",
+                std::string(traces::kPhaseNames[i]).c_str(), f.flops_per_s / 1e9,
+                100 * f.efficiency);
     if (f.model_scale > 0) std::printf(", %.2f x the op model", f.model_scale);
     std::printf(" + %.1f us per span, %d spans, rms error %.1f%%\n", f.overhead_ns / 1e3, f.samples,
                 100 * f.rms_error);
@@ -67,8 +71,8 @@ void run(const CalibrateArgs& a) {
       std::printf("  %-12s no spans with bytes\n", what);
       return;
     }
-    std::printf("  %-12s alpha %.1f us, %.3f GB/s, %d spans, rms error %.1f%%\n", what, l.alpha_ns / 1e3,
-                l.bandwidth_bytes_per_s / 1e9, l.samples, 100 * l.rms_error);
+    std::printf("  %-12s alpha %.1f us, %.3f GB/s, %d spans, rms error %.1f%%\n", what,
+                l.alpha_ns / 1e3, l.bandwidth_bytes_per_s / 1e9, l.samples, 100 * l.rms_error);
   };
   link("p2p", c.p2p);
   link("collective", c.collective);
@@ -87,8 +91,10 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("-o,--out", args->out, "calibration JSON to write")
       ->required()
       ->check(output_file_check());
-  cmd->add_option("--hardware", args->hardware, "catalog entry the traces ran on")->capture_default_str();
-  cmd->add_option("--precision", args->precision, "precision the traces computed in")->capture_default_str();
+  cmd->add_option("--hardware", args->hardware, "catalog entry the traces ran on")
+      ->capture_default_str();
+  cmd->add_option("--precision", args->precision, "precision the traces computed in")
+      ->capture_default_str();
   cmd->callback([args] { run(*args); });
 }
 

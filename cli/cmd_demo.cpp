@@ -71,8 +71,8 @@ std::vector<DemoRun> demo_runs() {
       make("1f1b-pp4", "1F1B, deep MLP on 4 stages", mlp(), Family::kOneFOneB, {1, 4, 1}, 8),
       make("interleaved-pp4", "interleaved 1F1B, 2 chunks per rank", mlp(), Family::kInterleaved,
            {1, 4, 1}, 8, 2),
-      make("zb-h1-pp4", "ZB-H1 zero-bubble, deep MLP on 4 stages", mlp(), Family::kZbH1,
-           {1, 4, 1}, 8),
+      make("zb-h1-pp4", "ZB-H1 zero-bubble, deep MLP on 4 stages", mlp(), Family::kZbH1, {1, 4, 1},
+           8),
       make("tp4", "tensor parallel (Megatron column/row split), deep MLP", mlp(),
            Family::kTensorParallel, {1, 1, 4}, 2),
       make("dp4", "data parallel (gradient all-reduce), deep MLP", mlp(), Family::kDataParallel,
@@ -86,7 +86,8 @@ std::vector<DemoRun> demo_runs() {
 
 void run(const DemoArgs& a) {
   const auto backend = runtime::parse_backend_kind(a.backend);
-  if (!backend) throw UserError("unknown backend '" + a.backend + "' (auto, cpu, cuda, cuda-virtual)");
+  if (!backend)
+    throw UserError("unknown backend '" + a.backend + "' (auto, cpu, cuda, cuda-virtual)");
   if (a.steps < 1) throw UserError("--steps must be >= 1");
   if (!(a.timeout_s > 0)) throw UserError("--timeout must be > 0 seconds");
   const std::filesystem::path dir = a.out;
@@ -135,16 +136,18 @@ void run(const DemoArgs& a) {
 
   // "cpu (3 threads)" -> "cpu": the thread count differs per run.
   const std::string backend_name =
-      summaries.empty() ? "-" : summaries.front().backend.substr(0, summaries.front().backend.find(' '));
+      summaries.empty() ? "-"
+                        : summaries.front().backend.substr(0, summaries.front().backend.find(' '));
   std::printf("\nmeshscope demo: %zu runs, %d steps each, backend %s, one device per rank\n\n",
               summaries.size(), a.steps, backend_name.c_str());
   std::cout << format_summary_table(summaries);
   nlohmann::json all = nlohmann::json::array();
   for (const RunSummary& s : summaries) all.push_back(to_json(s));
   traces::write_file_atomic(dir / "summary.json", all.dump(2) + "\n");
-  std::printf("\ntraces: %s/<run>.json (open in https://ui.perfetto.dev, chrome://tracing or "
-              "meshscope-gui); summary: %s\n",
-              dir.c_str(), (dir / "summary.json").c_str());
+  std::printf(
+      "\ntraces: %s/<run>.json (open in https://ui.perfetto.dev, chrome://tracing or "
+      "meshscope-gui); summary: %s\n",
+      dir.c_str(), (dir / "summary.json").c_str());
   if (!all_equal) throw std::runtime_error("some runs differ from one device (see the table)");
 }
 

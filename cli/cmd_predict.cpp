@@ -3,15 +3,15 @@
 // MFU, bubbles and memory of one configuration, a sweep, or the best mesh for a GPU budget.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
-#include <set>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "cli/commands.h"
@@ -112,7 +112,8 @@ void print_table(const std::vector<Row>& rows) {
   }
   auto line = [&](const std::vector<std::string>& c) {
     std::string s;
-    for (size_t i = 0; i < c.size(); ++i) s += c[i] + std::string(i + 1 < c.size() && i < w.size() ? w[i] - c[i].size() + 2 : 0, ' ');
+    for (size_t i = 0; i < c.size(); ++i)
+      s += c[i] + std::string(i + 1 < c.size() && i < w.size() ? w[i] - c[i].size() + 2 : 0, ' ');
     std::printf("%s\n", s.c_str());
   };
   line(header);
@@ -121,9 +122,10 @@ void print_table(const std::vector<Row>& rows) {
   std::set<std::string> bases;
   for (const Row& r : rows)
     if (r.error.empty() && bases.insert(r.summary.range_basis).second)
-      std::printf("(a..b): where published runs fell around such predictions: %s, %d development runs "
-                  "(docs/ACCURACY.md)\n",
-                  r.summary.range_basis.c_str(), r.summary.range_rows);
+      std::printf(
+          "(a..b): where published runs fell around such predictions: %s, %d development runs "
+          "(docs/ACCURACY.md)\n",
+          r.summary.range_basis.c_str(), r.summary.range_rows);
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -176,7 +178,8 @@ predict::Chart chart_of(const std::vector<Row>& rows) {
   bool gpus_vary = false;
   for (const Row& r : rows) gpus_vary |= r.summary.gpus != rows.front().summary.gpus;
   std::string xkey = "gpus";
-  if (!gpus_vary && !rows.empty() && !rows.front().swept.empty()) xkey = rows.front().swept.front().first;
+  if (!gpus_vary && !rows.empty() && !rows.front().swept.empty())
+    xkey = rows.front().swept.front().first;
   c.x_label = xkey;
   c.log_x = xkey == "gpus";
   for (const Row& r : rows) {
@@ -206,13 +209,15 @@ predict::Chart chart_of(const std::vector<Row>& rows) {
   return c;
 }
 
-void run_search(const PredictArgs& a, const predict::PredictConfig& base, const cost::Calibration* cal) {
+void run_search(const PredictArgs& a, const predict::PredictConfig& base,
+                const cost::Calibration* cal) {
   predict::SearchOptions so;
   so.gpus = a.gpus;
   so.calibration = cal;
   predict::SearchReport report;
   const auto found = predict::search(base, so, progress, &report);
-  if (found.empty()) throw UserError(a.input.config + ": " + predict::why_nothing_fits(base, so, report));
+  if (found.empty())
+    throw UserError(a.input.config + ": " + predict::why_nothing_fits(base, so, report));
   if (a.json) {
     nlohmann::json out = nlohmann::json::array();
     for (size_t i = 0; i < found.size() && static_cast<int>(i) < a.top; ++i) {
@@ -223,7 +228,8 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base, const 
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
-  std::printf("fastest configurations of %lld GPUs that fit (%zu fit):\n", static_cast<long long>(a.gpus), found.size());
+  std::printf("fastest configurations of %lld GPUs that fit (%zu fit):\n",
+              static_cast<long long>(a.gpus), found.size());
   std::vector<Row> rows;
   for (size_t i = 0; i < found.size() && static_cast<int>(i) < a.top; ++i)
     rows.push_back(Row{{{"candidate", found[i].label}}, found[i].summary, ""});
@@ -248,7 +254,8 @@ void run(const PredictArgs& a) {
   const std::vector<predict::SweepPoint> points = predict::expand_sweep(in.config, where);
   std::vector<Row> rows;
   predict::SimulateOptions so;
-  so.build_timeline = false;  // figures only (simulate() still analyzes a small Timeline for bubbles)
+  so.build_timeline =
+      false;  // figures only (simulate() still analyzes a small Timeline for bubbles)
   so.calibration = in.calibration_or_null();
   for (size_t i = 0; i < points.size(); ++i) {
     Row r;
@@ -269,7 +276,8 @@ void run(const PredictArgs& a) {
   if (a.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const Row& r : rows) {
-      nlohmann::json o = r.error.empty() ? predict::to_json(r.summary) : nlohmann::json{{"error", r.error}};
+      nlohmann::json o =
+          r.error.empty() ? predict::to_json(r.summary) : nlohmann::json{{"error", r.error}};
       for (const auto& [k, v] : r.swept) o["sweep"][k] = v;
       out.push_back(o);
     }
@@ -289,8 +297,9 @@ void add_predict_command(CLI::App& app) {
       "configuration by simulation; lists in place of values sweep them; --search finds the "
       "fastest mesh that fits. Config keys: docs/CONFIG.md.");
   add_sim_input_options(*cmd, args->input, "configuration JSON (lists sweep)");
-  cmd->add_flag("--json", args->json, "print JSON (step_time_s, tokens_per_s, tflops_per_gpu, mfu, "
-                                      "bubble_fraction, peak_memory_bytes, fits, ...)");
+  cmd->add_flag("--json", args->json,
+                "print JSON (step_time_s, tokens_per_s, tflops_per_gpu, mfu, "
+                "bubble_fraction, peak_memory_bytes, fits, ...)");
   cmd->add_option("--csv", args->csv, "also write the rows as CSV");
   cmd->add_option("--plot", args->plot, "also write an SVG chart of throughput over the sweep");
   cmd->add_flag("--search", args->search, "search dp x pp x tp, microbatch size and schedule");

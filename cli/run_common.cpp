@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <new>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 
 #include "profiler/exec/executor.h"
 #include "profiler/exec/reference.h"
@@ -199,16 +199,22 @@ RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path,
     throw std::runtime_error(
         "out of memory running " + spec.label + " (" + std::string(model::name(w.kind)) +
         " layers=" + std::to_string(w.layers) + " hidden=" + std::to_string(w.hidden) +
-        " batch=" + std::to_string(w.batch) + " on " + mesh::to_string(spec.schedule.mesh) +
-        ", " + std::to_string(spec.steps) + " steps): use a smaller model, batch or step count");
+        " batch=" + std::to_string(w.batch) + " on " + mesh::to_string(spec.schedule.mesh) + ", " +
+        std::to_string(spec.steps) + " steps): use a smaller model, batch or step count");
   }
 }
 
 std::string format_summary_table(const std::vector<RunSummary>& runs) {
-  const std::vector<std::string> header = {"run",       "schedule",          "mesh",
-                                           "mb",        "step time",         "bubble",
-                                           "bubble per device %",            "comm time",
-                                           "peak activations per device",    "vs 1 device"};
+  const std::vector<std::string> header = {"run",
+                                           "schedule",
+                                           "mesh",
+                                           "mb",
+                                           "step time",
+                                           "bubble",
+                                           "bubble per device %",
+                                           "comm time",
+                                           "peak activations per device",
+                                           "vs 1 device"};
   std::vector<std::vector<std::string>> rows;
   for (const RunSummary& r : runs) {
     const auto& a = r.analysis;

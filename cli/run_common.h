@@ -20,7 +20,8 @@
 namespace meshscope::cli {
 
 // The generator's schedule with every transfer and all-reduce sized from the workload (bytes per
-// microbatch of the stage boundary, gradient bytes per stage), so a dumped schedule says what moves.
+// microbatch of the stage boundary, gradient bytes per stage), so a dumped schedule says what
+// moves.
 schedule::Schedule generate_for_workload(const schedule::GeneratorConfig& config,
                                          const model::WorkloadSpec& workload);
 
@@ -66,8 +67,7 @@ inline constexpr double kEquivalenceTolerance = 1e-5;
 // Launched by mpirun: a messenger over MPI when this build has it, null when this process runs
 // alone; throws std::runtime_error when launched as several processes without MPI in the build.
 std::unique_ptr<runtime::ProcessMessenger> messenger_for_launch();
-RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path,
-                   std::ostream* log);
+RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path, std::ostream* log);
 
 // One row per run: schedule, mesh, step time, overall and per-device bubble fractions,
 // communication time, per-device peak activation memory, equivalence with one device.

@@ -17,9 +17,9 @@ namespace meshscope::traces {
 
 // What a span is. Stable values: they are written into traces and matched by the GUI's colours.
 enum class SpanKind : uint8_t {
-  kCompute = 0,     // math: a stage's forward/backward, a GPU kernel that is neither comm nor memory
-  kSend = 1,        // point-to-point transfer, sending side
-  kRecv = 2,        // point-to-point transfer, receiving side (only the transfer, not the wait)
+  kCompute = 0,  // math: a stage's forward/backward, a GPU kernel that is neither comm nor memory
+  kSend = 1,     // point-to-point transfer, sending side
+  kRecv = 2,     // point-to-point transfer, receiving side (only the transfer, not the wait)
   kCollective = 3,  // all-reduce, all-gather, reduce-scatter, all-to-all (e.g. NCCL kernels)
   kMemcpy = 4,      // GPU memcpy that is not a P2P transfer of the schedule
   kMemset = 5,
@@ -71,8 +71,8 @@ struct Lane {
 };
 
 struct Device {
-  int rank = 0;        // global rank in a mesh run; GPU index for imported traces
-  std::string name;    // "rank 3 · dp0 pp1 tp0", "GPU 0"
+  int rank = 0;      // global rank in a mesh run; GPU index for imported traces
+  std::string name;  // "rank 3 · dp0 pp1 tp0", "GPU 0"
   MeshCoord coord;
   std::vector<Lane> lanes;
 };

@@ -23,7 +23,9 @@ struct Operand {
   const float* p;
   int ld;
   bool trans;
-  float at(int r, int c) const { return trans ? p[static_cast<long>(c) * ld + r] : p[static_cast<long>(r) * ld + c]; }
+  float at(int r, int c) const {
+    return trans ? p[static_cast<long>(c) * ld + r] : p[static_cast<long>(r) * ld + c];
+  }
 };
 
 // Packs op(A)[i0 .. i0+mc) x [p0 .. p0+kc) into micro-panels of kMr rows, zero-padded.

@@ -14,9 +14,9 @@ double softmax_cross_entropy(int rows, int classes, const float* logits, const i
   for (int r = 0; r < rows; ++r) {
     const int32_t label = labels[r];
     if (label < 0 || label >= classes) {
-      throw std::out_of_range("softmax_cross_entropy: label " + std::to_string(label) +
-                              " of row " + std::to_string(r) + " is outside [0, " +
-                              std::to_string(classes) + ")");
+      throw std::out_of_range("softmax_cross_entropy: label " + std::to_string(label) + " of row " +
+                              std::to_string(r) + " is outside [0, " + std::to_string(classes) +
+                              ")");
     }
     const float* z = logits + static_cast<long>(r) * classes;
     float* g = grad_logits + static_cast<long>(r) * classes;

@@ -5,7 +5,8 @@ namespace meshscope::kernels::cuda::detail {
 
 template <typename T, typename Op>
 __device__ T warp_reduce(T v, Op op) {
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_down_sync(0xffffffffu, v, offset));
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = op(v, __shfl_down_sync(0xffffffffu, v, offset));
   return v;
 }
 
@@ -29,7 +30,9 @@ __device__ T block_reduce(T v, Op op, T identity) {
 
 struct Sum {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a + b; }
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 struct Max {
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }

@@ -49,8 +49,8 @@ DeviceBuffer<float> Checker::poisoned(size_t n) {
 
 std::vector<float> Checker::download(const DeviceBuffer<float>& dev) {
   std::vector<float> host(dev.size());
-  MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(host.data(), dev.data(), dev.bytes(),
-                                       cudaMemcpyDeviceToHost, ctx_.stream()));
+  MESHSCOPE_CUDA_CHECK(
+      cudaMemcpyAsync(host.data(), dev.data(), dev.bytes(), cudaMemcpyDeviceToHost, ctx_.stream()));
   sync();
   return host;
 }
@@ -71,8 +71,8 @@ void Checker::expect_close(std::string op, std::string variant, double out, doub
 }
 
 void Checker::expect_true(std::string op, std::string variant, bool ok, std::string note) {
-  results_.push_back({std::move(op), std::move(variant), ok ? 0.0 : 1.0, 0.5, ok,
-                      ok ? "" : std::move(note)});
+  results_.push_back(
+      {std::move(op), std::move(variant), ok ? 0.0 : 1.0, 0.5, ok, ok ? "" : std::move(note)});
 }
 
 }  // namespace detail

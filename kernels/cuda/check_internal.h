@@ -28,8 +28,7 @@ class Checker {
   // Records ‖out − ref‖/‖ref‖ against the tolerance.
   void expect_close(std::string op, std::string variant, const std::vector<float>& out,
                     const std::vector<float>& ref, double tolerance);
-  void expect_close(std::string op, std::string variant, double out, double ref,
-                    double tolerance);
+  void expect_close(std::string op, std::string variant, double out, double ref, double tolerance);
   void expect_true(std::string op, std::string variant, bool ok, std::string note);
 
  private:
@@ -42,8 +41,8 @@ class Checker {
 template <typename T>
 DeviceBuffer<T> Checker::upload(const std::vector<T>& host) {
   DeviceBuffer<T> dev(host.size());
-  MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(dev.data(), host.data(), dev.bytes(),
-                                       cudaMemcpyHostToDevice, ctx_.stream()));
+  MESHSCOPE_CUDA_CHECK(
+      cudaMemcpyAsync(dev.data(), host.data(), dev.bytes(), cudaMemcpyHostToDevice, ctx_.stream()));
   return dev;
 }
 

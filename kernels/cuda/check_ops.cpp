@@ -22,8 +22,8 @@ void check_bias_activation(Checker& c, Activation act, bool with_bias) {
                           d_pre.data(), d_out.data());
   auto ref_pre = pre;
   std::vector<float> ref_out(kN);
-  cpu::bias_activation_forward(act, kRows, kCols, with_bias ? bias.data() : nullptr,
-                               ref_pre.data(), ref_out.data());
+  cpu::bias_activation_forward(act, kRows, kCols, with_bias ? bias.data() : nullptr, ref_pre.data(),
+                               ref_out.data());
   const std::string v = std::string(kActNames[static_cast<int>(act)]) +
                         (with_bias ? " bias" : " no-bias") + " 37x300";
   c.expect_close("bias_activation_forward.out", v, c.download(d_out), ref_out, kFp32Tolerance);
@@ -50,8 +50,8 @@ void check_bias_grad(Checker& c, float beta) {
   auto d_db = beta == 0 ? c.poisoned(kCols) : c.upload(ref);
   bias_grad(c.ctx(), kRows, kCols, d_grad.data(), beta, d_db.data());
   cpu::bias_grad(kRows, kCols, grad.data(), beta, ref.data());
-  c.expect_close("bias_grad", beta == 0 ? "beta=0 37x300" : "beta=1 37x300", c.download(d_db),
-                 ref, kFp32Tolerance);
+  c.expect_close("bias_grad", beta == 0 ? "beta=0 37x300" : "beta=1 37x300", c.download(d_db), ref,
+                 kFp32Tolerance);
 }
 
 void check_vector_ops(Checker& c) {
@@ -95,8 +95,8 @@ void check_sum(Checker& c, int inputs, bool alias_first) {
   std::vector<float> ref(kN);
   cpu::sum(kN, hptr.data(), inputs, ref.data());
   const auto got = alias_first ? c.download(dev[0]) : c.download(d_out);
-  c.expect_close("sum", std::to_string(inputs) + " inputs" + (alias_first ? " out=in[0]" : ""),
-                 got, ref, kFp32Tolerance);
+  c.expect_close("sum", std::to_string(inputs) + " inputs" + (alias_first ? " out=in[0]" : ""), got,
+                 ref, kFp32Tolerance);
 }
 
 void check_softmax_xent(Checker& c, int rows, int classes) {
@@ -106,9 +106,8 @@ void check_softmax_xent(Checker& c, int rows, int classes) {
   auto d_labels = c.upload(labels);
   auto d_grad = c.poisoned(logits.size());
   const float scale = 1.f / rows;
-  const double loss =
-      softmax_cross_entropy(c.ctx(), rows, classes, d_logits.data(), d_labels.data(), scale,
-                            d_grad.data());
+  const double loss = softmax_cross_entropy(c.ctx(), rows, classes, d_logits.data(),
+                                            d_labels.data(), scale, d_grad.data());
   std::vector<float> ref_grad(logits.size());
   const double ref_loss = cpu::softmax_cross_entropy(rows, classes, logits.data(), labels.data(),
                                                      scale, ref_grad.data());
@@ -155,15 +154,15 @@ void check_accumulate(Checker& c) {
   auto d_grad = c.poisoned(logits.size());
   DeviceBuffer<double> accum(1);
   const double start = 1.5;
-  MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(accum.data(), &start, sizeof(double),
-                                       cudaMemcpyHostToDevice, c.ctx().stream()));
+  MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(accum.data(), &start, sizeof(double), cudaMemcpyHostToDevice,
+                                       c.ctx().stream()));
   softmax_cross_entropy_accumulate(c.ctx(), rows, classes, d_logits.data(), d_labels.data(), 0.5f,
                                    d_grad.data(), accum.data());
   softmax_cross_entropy_accumulate(c.ctx(), rows, classes, d_logits.data(), d_labels.data(), 0.5f,
                                    d_grad.data(), accum.data());
   double got = 0;
-  MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(&got, accum.data(), sizeof(double),
-                                       cudaMemcpyDeviceToHost, c.ctx().stream()));
+  MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(&got, accum.data(), sizeof(double), cudaMemcpyDeviceToHost,
+                                       c.ctx().stream()));
   c.sync();
   std::vector<float> ref_grad(logits.size());
   const double ref = cpu::softmax_cross_entropy(rows, classes, logits.data(), labels.data(), 0.5f,

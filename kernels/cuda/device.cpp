@@ -21,8 +21,8 @@ DeviceProbe probe_devices() {
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
-    probe.devices.push_back({i, prop.name, prop.multiProcessorCount,
-                             prop.major * 10 + prop.minor, prop.totalGlobalMem});
+    probe.devices.push_back({i, prop.name, prop.multiProcessorCount, prop.major * 10 + prop.minor,
+                             prop.totalGlobalMem});
   }
   if (probe.devices.empty()) probe.reason = "cudaGetDeviceProperties failed on every device";
   return probe;

@@ -111,7 +111,7 @@ void activation_backward(Context& ctx, Activation act, int rows, int cols, const
   const size_t n = static_cast<size_t>(rows) * cols;
   if (n == 0) return;
   activation_backward_kernel<<<grid_for(n), kBlock, 0, ctx.stream()>>>(act, n, pre, grad_out,
-                                                                        grad_pre);
+                                                                       grad_pre);
   check_launch();
 }
 
@@ -149,8 +149,7 @@ void sum(cudaStream_t stream, size_t n, const float* const* inputs, int num_inpu
 
 void float_to_bf16(cudaStream_t stream, size_t n, const float* in, void* out_bf16) {
   if (n == 0) return;
-  to_bf16_kernel<<<grid_for(n), kBlock, 0, stream>>>(n, in,
-                                                     static_cast<__nv_bfloat16*>(out_bf16));
+  to_bf16_kernel<<<grid_for(n), kBlock, 0, stream>>>(n, in, static_cast<__nv_bfloat16*>(out_bf16));
   check_launch();
 }
 

@@ -21,7 +21,8 @@ __global__ void bias_grad_kernel(int rows, int cols, const float* grad, float be
   const int c = blockIdx.x * kTileCols + threadIdx.x;
   float acc = 0.f;
   if (c < cols) {
-    for (int r = threadIdx.y; r < rows; r += kTileRows) acc += grad[static_cast<size_t>(r) * cols + c];
+    for (int r = threadIdx.y; r < rows; r += kTileRows)
+      acc += grad[static_cast<size_t>(r) * cols + c];
   }
   partial[threadIdx.y][threadIdx.x] = acc;
   __syncthreads();
@@ -88,9 +89,8 @@ void softmax_cross_entropy_accumulate(Context& ctx, int rows, int classes, const
                                       const int32_t* labels, float scale, float* grad_logits,
                                       double* loss_accum) {
   if (rows == 0) return;
-  softmax_xent_kernel<<<rows, kBlock, 0, ctx.stream()>>>(classes, logits, labels, scale,
-                                                          grad_logits, loss_accum,
-                                                          ctx.label_check());
+  softmax_xent_kernel<<<rows, kBlock, 0, ctx.stream()>>>(
+      classes, logits, labels, scale, grad_logits, loss_accum, ctx.label_check());
   check_launch();
 }
 

@@ -19,15 +19,15 @@ namespace meshscope::capture {
 // the hot path formats nothing). One per action; the same object is passed for every step.
 struct ActionInfo {
   schedule::Action action;
-  int index = 0;            // position in the rank's program (schedule.ranks[rank])
-  std::string label;        // "F s2 mb5", "SEND_F s1 mb0", "ALLREDUCE(dp) s1", "STEP s0";
-                            // std::string so label.c_str() can go to NVTX
+  int index = 0;      // position in the rank's program (schedule.ranks[rank])
+  std::string label;  // "F s2 mb5", "SEND_F s1 mb0", "ALLREDUCE(dp) s1", "STEP s0";
+                      // std::string so label.c_str() can go to NVTX
   traces::SpanKind span_kind = traces::SpanKind::kCompute;
   traces::Phase phase = traces::Phase::kNone;
-  int peer = -1;            // p2p: the other global rank; -1 otherwise
-  int64_t tag = -1;         // p2p: message tag; a send and its recv carry the same tag
-  int64_t bytes = 0;        // payload actually moved by this rank (p2p, collectives); 0 otherwise
-  double flops = 0;         // compute: floating-point operations on this rank; 0 otherwise
+  int peer = -1;      // p2p: the other global rank; -1 otherwise
+  int64_t tag = -1;   // p2p: message tag; a send and its recv carry the same tag
+  int64_t bytes = 0;  // payload actually moved by this rank (p2p, collectives); 0 otherwise
+  double flops = 0;   // compute: floating-point operations on this rank; 0 otherwise
 };
 
 // A tensor-parallel collective issued inside a compute action (Megatron's all-reduces). Fixed

@@ -92,8 +92,10 @@ void HostClockTracer::build_spans(traces::Timeline& tl) const {
     const auto& program = (*run_.programs)[r];
     std::vector<uint32_t> names(program.size());
     for (size_t i = 0; i < program.size(); ++i) names[i] = tl.strings.intern(program[i].label);
-    traces::Counter counter{static_cast<uint16_t>(r), std::string(traces::kActivationBytesCounter), {}};
-    if (!ranks_[r].records.empty()) counter.samples.push_back({ranks_[r].records.front().begin_ns - origin_ns_, 0});
+    traces::Counter counter{
+        static_cast<uint16_t>(r), std::string(traces::kActivationBytesCounter), {}};
+    if (!ranks_[r].records.empty())
+      counter.samples.push_back({ranks_[r].records.front().begin_ns - origin_ns_, 0});
     for (const Record& rec : ranks_[r].records) {
       const ActionInfo& a = program[rec.index];
       traces::Span s;
@@ -155,8 +157,8 @@ traces::Timeline HostClockTracer::finish() {
   traces::Timeline tl;
   const mesh::Mesh& m = *run_.mesh;
   for (int r = 0; r < m.size(); ++r) {
-    const uint16_t d = tl.add_device(r, "rank " + std::to_string(r) + " \u00b7 " + m.describe(r),
-                                     m.coord_of(r));
+    const uint16_t d =
+        tl.add_device(r, "rank " + std::to_string(r) + " \u00b7 " + m.describe(r), m.coord_of(r));
     tl.add_lane(d, "compute", traces::LaneKind::kCompute);
     tl.add_lane(d, "comm", traces::LaneKind::kComm);
   }

@@ -14,8 +14,8 @@ namespace meshscope::exec {
 BubbleMeasurement measure_bubble(const RunConfig& config, int runs) {
   if (config.steps < 2 || runs < 1 || runs * (config.steps - 1) < 4) {
     throw std::invalid_argument("measure_bubble: needs at least 4 step windows after warm-up (" +
-                                std::to_string(runs) + " runs of " +
-                                std::to_string(config.steps) + " steps give fewer)");
+                                std::to_string(runs) + " runs of " + std::to_string(config.steps) +
+                                " steps give fewer)");
   }
   struct Sample {
     int64_t step_ns;

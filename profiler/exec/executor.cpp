@@ -57,8 +57,8 @@ void check_schedule(const schedule::Schedule& s, const mesh::Mesh& m, const mode
 void check_size(const schedule::Schedule& s, const model::Workload& w, int steps) {
   int64_t actions = 0;
   for (const auto& program : s.ranks) actions += static_cast<int64_t>(program.size());
-  const int64_t per_sample = w.loss == model::LossKind::kMse ? w.input_dim + w.output_dim
-                                                             : w.input_dim + 1;
+  const int64_t per_sample =
+      w.loss == model::LossKind::kMse ? w.input_dim + w.output_dim : w.input_dim + 1;
   const int64_t data_bytes = int64_t{steps} * w.spec.batch * per_sample * 4;
   if (actions > kMaxRecordedActions / steps) {
     throw std::invalid_argument("run: " + std::to_string(steps) + " steps of " +
@@ -166,7 +166,8 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   check_size(sched, workload, config.steps);
   model::check_tp(workload, mesh.shape().tp);
   const int rows = microbatch_rows(workload.spec.batch, mesh.shape().dp, sched.num_microbatches);
-  const auto partition = model::partition_units(static_cast<int>(workload.units.size()), sched.num_stages);
+  const auto partition =
+      model::partition_units(static_cast<int>(workload.units.size()), sched.num_stages);
   const auto costs = model::stage_costs(workload, partition, mesh.shape().tp, rows);
 
   SharedRun shared;

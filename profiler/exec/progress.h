@@ -7,12 +7,18 @@
 
 namespace meshscope::exec {
 
-enum class RankState : uint8_t { kStarting = 0, kBarrier = 1, kRunning = 2, kDone = 3, kFailed = 4 };
+enum class RankState : uint8_t {
+  kStarting = 0,
+  kBarrier = 1,
+  kRunning = 2,
+  kDone = 3,
+  kFailed = 4
+};
 
 struct alignas(64) RankProgress {
-  std::atomic<uint64_t> ticks{0};     // bumped after every action and step boundary
-  std::atomic<int32_t> action{-1};    // index of the action in progress
-  std::atomic<int32_t> inner{-1};     // tp collective in progress inside it (InnerInfo index)
+  std::atomic<uint64_t> ticks{0};   // bumped after every action and step boundary
+  std::atomic<int32_t> action{-1};  // index of the action in progress
+  std::atomic<int32_t> inner{-1};   // tp collective in progress inside it (InnerInfo index)
   std::atomic<int32_t> step{-1};
   std::atomic<RankState> state{RankState::kStarting};
 };

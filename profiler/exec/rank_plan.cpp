@@ -90,14 +90,16 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
     for (size_t i = 0; i < program.size(); ++i) {
       const schedule::Action& a = program[i];
       if (a.stage < 0 || a.stage >= num_stages) {
-        fail(r, i, a, "stage " + std::to_string(a.stage) + " does not exist (" +
-                          std::to_string(num_stages) + " stages)");
+        fail(r, i, a,
+             "stage " + std::to_string(a.stage) + " does not exist (" + std::to_string(num_stages) +
+                 " stages)");
       }
       const int local = p.local_of[a.stage];
       if (local < 0) {
-        fail(r, i, a, "stage " + std::to_string(a.stage) + " lives on pp rank " +
-                          std::to_string(s.stage_owner[a.stage]) + ", not on this rank (pp " +
-                          std::to_string(p.coord.pp) + ")");
+        fail(r, i, a,
+             "stage " + std::to_string(a.stage) + " lives on pp rank " +
+                 std::to_string(s.stage_owner[a.stage]) + ", not on this rank (pp " +
+                 std::to_string(p.coord.pp) + ")");
       }
       const StageLayout& st = p.stages[local];
       PlannedAction pa;
@@ -106,8 +108,9 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
       pa.microbatch = a.microbatch;
       const bool per_microbatch = schedule::is_compute(a.kind) || schedule::is_p2p(a.kind);
       if (per_microbatch && (a.microbatch < 0 || a.microbatch >= mbs)) {
-        fail(r, i, a, "microbatch " + std::to_string(a.microbatch) + " is outside [0, " +
-                          std::to_string(mbs) + ")");
+        fail(r, i, a,
+             "microbatch " + std::to_string(a.microbatch) + " is outside [0, " +
+                 std::to_string(mbs) + ")");
       }
       capture::ActionInfo info;
       info.action = a;
@@ -116,23 +119,27 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
       info.phase = phase_of(a.kind);
       info.span_kind = span_kind_of(a.kind);
       if (schedule::is_p2p(a.kind)) {
-        const bool fwd_dir = a.kind == ActionKind::kSendForward || a.kind == ActionKind::kRecvBackward;
+        const bool fwd_dir =
+            a.kind == ActionKind::kSendForward || a.kind == ActionKind::kRecvBackward;
         const int other = fwd_dir ? a.stage + 1 : a.stage - 1;
         if (other < 0 || other >= num_stages) {
           fail(r, i, a, "there is no stage " + std::to_string(other) + " to talk to");
         }
         const int peer = m.rank_of({p.coord.dp, s.stage_owner[other], p.coord.tp});
         if (a.peer >= 0 && a.peer != peer) {
-          fail(r, i, a, "names peer rank " + std::to_string(a.peer) + " but stage " +
-                            std::to_string(other) + " is on rank " + std::to_string(peer));
+          fail(r, i, a,
+               "names peer rank " + std::to_string(a.peer) + " but stage " + std::to_string(other) +
+                   " is on rank " + std::to_string(peer));
         }
         // Activations cross a boundary forward, gradients of the same shape come back.
-        const bool at_input = a.kind == ActionKind::kRecvForward || a.kind == ActionKind::kSendBackward;
+        const bool at_input =
+            a.kind == ActionKind::kRecvForward || a.kind == ActionKind::kSendBackward;
         pa.bytes = at_input ? st.input_bytes() : st.output_bytes();
         if (a.bytes > 0 && static_cast<size_t>(a.bytes) != pa.bytes) {
-          fail(r, i, a, "moves " + std::to_string(a.bytes) + " bytes but the workload's stage " +
-                            std::to_string(a.stage) + " boundary carries " +
-                            std::to_string(pa.bytes) + " per microbatch");
+          fail(r, i, a,
+               "moves " + std::to_string(a.bytes) + " bytes but the workload's stage " +
+                   std::to_string(a.stage) + " boundary carries " + std::to_string(pa.bytes) +
+                   " per microbatch");
         }
         pa.peer = peer;
         pa.tag = p2p_tag(a.kind, a.stage, a.microbatch, mbs);
@@ -140,15 +147,17 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
         info.tag = pa.tag;
       } else if (schedule::is_collective(a.kind)) {
         if (a.kind != ActionKind::kAllReduce || a.group != mesh::GroupKind::kDp) {
-          fail(r, i, a, "the executor runs gradient all-reduces over dp only (tp collectives "
-                        "happen inside F and B)");
+          fail(r, i, a,
+               "the executor runs gradient all-reduces over dp only (tp collectives "
+               "happen inside F and B)");
         }
         pa.group = a.group;
         pa.bytes = st.param_count * sizeof(float);
         if (a.bytes > 0 && static_cast<size_t>(a.bytes) != pa.bytes) {
-          fail(r, i, a, "reduces " + std::to_string(a.bytes) + " bytes but stage " +
-                            std::to_string(a.stage) + " holds " + std::to_string(pa.bytes) +
-                            " bytes of gradients per tp rank");
+          fail(r, i, a,
+               "reduces " + std::to_string(a.bytes) + " bytes but stage " +
+                   std::to_string(a.stage) + " holds " + std::to_string(pa.bytes) +
+                   " bytes of gradients per tp rank");
         }
       }
       info.bytes = static_cast<int64_t>(pa.bytes);

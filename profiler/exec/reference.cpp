@@ -48,11 +48,10 @@ double train_step(const model::Workload& w, std::vector<model::LinearWeights>& p
   }
   const float scale = static_cast<float>(model::loss_scale(w));
   Vec grad(x->size());
-  const double loss =
-      w.loss == model::LossKind::kMse
-          ? k::mse(x->size(), x->data(), batch.targets.data(), scale, grad.data())
-          : k::softmax_cross_entropy(n, w.output_dim, x->data(), batch.labels.data(), scale,
-                                     grad.data());
+  const double loss = w.loss == model::LossKind::kMse
+                          ? k::mse(x->size(), x->data(), batch.targets.data(), scale, grad.data())
+                          : k::softmax_cross_entropy(n, w.output_dim, x->data(),
+                                                     batch.labels.data(), scale, grad.data());
   std::vector<model::LinearWeights> grads = params;
   for (size_t u = w.units.size(); u-- > 0;) {
     const Vec d_unit_out = grad;
@@ -61,8 +60,8 @@ double train_step(const model::Workload& w, std::vector<model::LinearWeights>& p
       const model::LinearWeights& p = params[li];
       LinearTape& t = tape[li];
       Vec dz(grad.size());
-      k::activation_backward(act_of(w.units[u].linears[i].act), n, p.out, t.z.data(),
-                             grad.data(), dz.data());
+      k::activation_backward(act_of(w.units[u].linears[i].act), n, p.out, t.z.data(), grad.data(),
+                             dz.data());
       k::gemm(true, false, p.in, p.out, n, 1.0f, t.x->data(), p.in, dz.data(), p.out, 0.0f,
               grads[li].w.data(), p.out);
       k::bias_grad(n, p.out, dz.data(), 0.0f, grads[li].b.data());
@@ -87,7 +86,8 @@ ReferenceResult run_reference(const model::WorkloadSpec& spec, int steps) {
   const model::Workload w = model::make_workload(spec);
   ReferenceResult r;
   r.weights = model::init_weights(w);
-  for (int s = 0; s < steps; ++s) r.losses.push_back(train_step(w, r.weights, model::make_batch(w, s)));
+  for (int s = 0; s < steps; ++s)
+    r.losses.push_back(train_step(w, r.weights, model::make_batch(w, s)));
   return r;
 }
 

@@ -16,26 +16,26 @@
 namespace meshscope::exec {
 
 struct RunConfig {
-  model::WorkloadSpec workload;    // model, sizes, global batch, learning rate, seed
-  schedule::Schedule schedule;     // its mesh is the run's mesh (world = dp * pp * tp)
+  model::WorkloadSpec workload;  // model, sizes, global batch, learning rate, seed
+  schedule::Schedule schedule;   // its mesh is the run's mesh (world = dp * pp * tp)
   runtime::BackendKind backend = runtime::BackendKind::kAuto;
   runtime::BackendOptions backend_options;  // mesh is overwritten with the schedule's
   capture::TracerKind tracer = capture::TracerKind::kAuto;
   int steps = 1;
-  double timeout_s = 60;           // watchdog: abort after this long without progress
-  std::ostream* log = nullptr;     // one line on the backend auto picked; null: silent
+  double timeout_s = 60;        // watchdog: abort after this long without progress
+  std::ostream* log = nullptr;  // one line on the backend auto picked; null: silent
 };
 
 struct RunResult {
-  traces::Timeline timeline;                 // devices, spans, flows, activation counter, steps
-  std::vector<double> losses;                // per step: the full-batch mean loss
-  std::vector<model::LinearWeights> weights; // after the last step, full matrices (dp replica 0)
-  std::string backend;                       // Backend::description()
+  traces::Timeline timeline;                  // devices, spans, flows, activation counter, steps
+  std::vector<double> losses;                 // per step: the full-batch mean loss
+  std::vector<model::LinearWeights> weights;  // after the last step, full matrices (dp replica 0)
+  std::string backend;                        // Backend::description()
   // The steps on the host clock: from the first rank released into step 0 to the last rank
   // done with its last step (set-up, weight download and building the Timeline left out, so
   // runs with different tracers compare).
   double wall_s = 0;
-  int64_t actions = 0;                       // actions executed, all ranks and steps
+  int64_t actions = 0;  // actions executed, all ranks and steps
   // A multi-process run (one rank per process): process 0's result holds the whole run; the
   // others' hold only `backend`, `process` and `processes`.
   int process = 0;

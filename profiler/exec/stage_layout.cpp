@@ -24,8 +24,8 @@ StageLayout make_stage_layout(const model::Workload& w, const model::StageRange&
   size_t offset = 0;
   for (int u = range.first_unit; u < range.end_unit; ++u) {
     const model::Unit& unit = w.units[u];
-    s.units.push_back({static_cast<int>(s.linears.size()), static_cast<int>(unit.linears.size()),
-                       unit.residual});
+    s.units.push_back(
+        {static_cast<int>(s.linears.size()), static_cast<int>(unit.linears.size()), unit.residual});
     for (const model::LinearSpec& spec : unit.linears) {
       LinearLayout l;
       l.global_index = global++;

@@ -16,13 +16,13 @@ struct LinearLayout {
   int global_index = 0;  // position among the workload's linears (model::init_weights order)
   int in = 0;            // local (this tp rank's) shapes
   int out = 0;
-  int bias = 0;          // bias entries held (row split: the full out)
+  int bias = 0;  // bias entries held (row split: the full out)
   model::Activation act = model::Activation::kNone;
   model::TpSplit split = model::TpSplit::kReplicated;
   bool needs_dx = true;  // false for the first linear of stage 0: no gradient for the data
   int fwd_inner = -1;    // index into the rank's InnerInfo list; -1: no tp collective
   int bwd_inner = -1;
-  size_t w_offset = 0;   // floats into the stage's parameter (and gradient) buffer
+  size_t w_offset = 0;  // floats into the stage's parameter (and gradient) buffer
   size_t b_offset = 0;
 };
 
@@ -38,9 +38,9 @@ struct StageLayout {
   bool last = false;   // last stage: computes the loss
   int tp = 1;
   int tp_rank = 0;
-  int rows = 0;        // samples per microbatch
+  int rows = 0;  // samples per microbatch
   int microbatches = 0;
-  int input_dim = 0;   // local width of the stage input and output
+  int input_dim = 0;  // local width of the stage input and output
   int output_dim = 0;
   model::LossKind loss = model::LossKind::kMse;
   float loss_scale = 0;

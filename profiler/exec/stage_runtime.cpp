@@ -28,7 +28,8 @@ StageRuntime::StageRuntime(const StageLayout& layout, runtime::DeviceOps& dev)
     per_slot += aligned(rows * l.in);
   }
   for (const UnitLayout& u : layout_.units) {
-    if (u.residual) per_slot += aligned(rows * layout_.linears[u.first_linear + u.num_linears - 1].out);
+    if (u.residual)
+      per_slot += aligned(rows * layout_.linears[u.first_linear + u.num_linears - 1].out);
   }
   arena_ = runtime::DeviceBuffer(dev_, sizeof(float) * per_slot * layout_.microbatches);
   slots_.resize(layout_.microbatches);
@@ -92,7 +93,8 @@ void StageRuntime::bind_data(const float* inputs) {
 
 void StageRuntime::bind_targets(const float* targets, const int32_t* labels) {
   for (int j = 0; j < layout_.microbatches; ++j) {
-    if (targets != nullptr) slots_[j].targets = targets + size_t(j) * layout_.rows * layout_.output_dim;
+    if (targets != nullptr)
+      slots_[j].targets = targets + size_t(j) * layout_.rows * layout_.output_dim;
     if (labels != nullptr) slots_[j].labels = labels + size_t(j) * layout_.rows;
   }
 }
@@ -128,7 +130,7 @@ float* StageRuntime::unit_output_grad(const Slot& s, int unit) const {
 float* StageRuntime::linear_output_grad(const Slot& s, int unit, int linear) const {
   const UnitLayout& u = layout_.units[unit];
   return linear == u.first_linear + u.num_linears - 1 ? unit_output_grad(s, unit)
-                                                       : s.dx[linear + 1];
+                                                      : s.dx[linear + 1];
 }
 
 float* StageRuntime::pre_activation_grad(const Slot& s, int unit, int linear) const {
@@ -144,7 +146,8 @@ void StageRuntime::tp_all_reduce(int inner, float* data, size_t count, RankConte
   ctx.tracer->inner_end(ctx.rank, ctx.step, info, t.ready_ns);
 }
 
-// --- actions --------------------------------------------------------------------------------------
+// --- actions
+// --------------------------------------------------------------------------------------
 
 void StageRuntime::forward(int mb, RankContext& ctx) {
   Slot& s = slots_[mb];
@@ -171,8 +174,8 @@ void StageRuntime::forward(int mb, RankContext& ctx) {
   if (!layout_.last) return;
   const float* out = s.y.back();
   if (layout_.loss == model::LossKind::kMse) {
-    dev_.mse(size_t(rows) * layout_.output_dim, out, s.targets, layout_.loss_scale,
-             s.grad_output, ctx.loss_accum);
+    dev_.mse(size_t(rows) * layout_.output_dim, out, s.targets, layout_.loss_scale, s.grad_output,
+             ctx.loss_accum);
   } else {
     dev_.softmax_cross_entropy(rows, layout_.output_dim, out, s.labels, layout_.loss_scale,
                                s.grad_output, ctx.loss_accum);
@@ -213,8 +216,8 @@ void StageRuntime::weight_grad(int mb, RankContext&) {
     for (int i = unit.first_linear; i < unit.first_linear + unit.num_linears; ++i) {
       const LinearLayout& l = layout_.linears[i];
       const float* dz = pre_activation_grad(s, u, i);
-      dev_.gemm(true, false, l.in, l.out, rows, 1.0f, linear_input(s, u, i), l.in, dz, l.out,
-                1.0f, grads + l.w_offset, l.out);
+      dev_.gemm(true, false, l.in, l.out, rows, 1.0f, linear_input(s, u, i), l.in, dz, l.out, 1.0f,
+                grads + l.w_offset, l.out);
       dev_.bias_grad(rows, l.out, dz, 1.0f, grads + l.b_offset);
     }
   }

@@ -25,7 +25,9 @@ std::chrono::nanoseconds watchdog_poll_interval(double timeout_s) {
 Watchdog::Watchdog(const std::vector<RankProgress>& progress, double timeout_s,
                    std::function<std::string()> describe,
                    std::function<void(const std::string&)> abort)
-    : progress_(progress), timeout_s_(timeout_s), describe_(std::move(describe)),
+    : progress_(progress),
+      timeout_s_(timeout_s),
+      describe_(std::move(describe)),
       abort_(std::move(abort)) {
   if (!(timeout_s > 0)) throw std::invalid_argument("watchdog: timeout must be > 0 seconds");
   thread_ = std::thread([this] { loop(); });
@@ -77,7 +79,8 @@ void Watchdog::loop() {
     }
     if (now - last_change < timeout) continue;
     lock.unlock();
-    std::string msg = "deadlock: no progress for " + format_seconds(timeout_s_) + "; " + describe_();
+    std::string msg =
+        "deadlock: no progress for " + format_seconds(timeout_s_) + "; " + describe_();
     abort_(msg);
     lock.lock();
     fired_ = true;

@@ -25,9 +25,9 @@ constexpr std::string_view name(BackendKind k) { return kBackendKindNames[static
 std::optional<BackendKind> parse_backend_kind(std::string_view s);
 
 struct BackendOptions {
-  mesh::MeshShape mesh;  // world size = mesh.size(); groups come from mesh::Mesh
-  int gpu = 0;           // cuda-virtual: the physical GPU that holds the virtual devices
-  bool green_contexts = true;  // cuda-virtual: split SMs with green contexts where allowed
+  mesh::MeshShape mesh;         // world size = mesh.size(); groups come from mesh::Mesh
+  int gpu = 0;                  // cuda-virtual: the physical GPU that holds the virtual devices
+  bool green_contexts = true;   // cuda-virtual: split SMs with green contexts where allowed
   std::ostream* log = nullptr;  // where auto says once what it picked and why; null: silent
   // cpu: pin rank r's thread to the r-th CPU it may run on (only when there are at least as many
   // CPUs as ranks), so a rank woken by its peer never queues behind that peer on one core.

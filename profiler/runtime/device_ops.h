@@ -75,7 +75,8 @@ class DeviceBuffer {
     if (bytes > 0) ptr_ = ops.allocate(bytes);
   }
   DeviceBuffer(DeviceBuffer&& o) noexcept
-      : ops_(std::exchange(o.ops_, nullptr)), ptr_(std::exchange(o.ptr_, nullptr)),
+      : ops_(std::exchange(o.ops_, nullptr)),
+        ptr_(std::exchange(o.ptr_, nullptr)),
         bytes_(std::exchange(o.bytes_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
@@ -97,7 +98,9 @@ class DeviceBuffer {
   }
   void* get() const { return ptr_; }
   template <typename T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   size_t bytes() const { return bytes_; }
 
  private:

@@ -16,8 +16,10 @@ namespace {
 using nlohmann::json;
 
 json link_json(const LinkFit& f) {
-  return {{"alpha_ns", f.alpha_ns}, {"bandwidth_bytes_per_s", f.bandwidth_bytes_per_s},
-          {"samples", f.samples}, {"rms_error", f.rms_error}};
+  return {{"alpha_ns", f.alpha_ns},
+          {"bandwidth_bytes_per_s", f.bandwidth_bytes_per_s},
+          {"samples", f.samples},
+          {"rms_error", f.rms_error}};
 }
 
 LinkFit link_from(const json& j, const std::string& where) {
@@ -98,7 +100,8 @@ Calibration load_calibration(const std::string& path) {
     throw std::runtime_error(path + ": key '" + key + "': " + e.what());
   }
   if (j.contains("p2p")) c.p2p = link_from(j.at("p2p"), path + ": key 'p2p'");
-  if (j.contains("collective")) c.collective = link_from(j.at("collective"), path + ": key 'collective'");
+  if (j.contains("collective"))
+    c.collective = link_from(j.at("collective"), path + ": key 'collective'");
   return c;
 }
 

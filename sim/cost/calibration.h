@@ -14,9 +14,9 @@ namespace meshscope::cost {
 struct PhaseFit {
   double flops_per_s = 0;  // 0: not calibrated, use the catalog model
   double overhead_ns = 0;
-  double efficiency = 0;   // flops_per_s over the hardware's peak at the fitted precision
+  double efficiency = 0;  // flops_per_s over the hardware's peak at the fitted precision
   int samples = 0;
-  double rms_error = 0;    // relative, over the fitted spans
+  double rms_error = 0;  // relative, over the fitted spans
   // When > 0 (fitted against the workload the trace ran): duration = overhead_ns + model_scale x
   // the op model's time for the span's ops, so GEMM shape effects carry over to other configs.
   double model_scale = 0;
@@ -32,8 +32,8 @@ struct LinkFit {
 };
 
 struct Calibration {
-  std::string hardware;              // catalog entry the fit refers to ("cpu-local")
-  std::vector<std::string> traces;   // files it was fitted from
+  std::string hardware;             // catalog entry the fit refers to ("cpu-local")
+  std::vector<std::string> traces;  // files it was fitted from
   std::array<PhaseFit, static_cast<size_t>(traces::Phase::kCount)> phases{};
   LinkFit p2p;
   LinkFit collective;

@@ -29,14 +29,16 @@ double bus_bandwidth(const Hardware& hw, const GroupSpan& span) {
   // Across nodes every ring (channel) crosses a NIC; with k members per node NCCL drives up to
   // k NICs of that node, each at its own bandwidth.
   const int nics = std::max(1, std::min(span.ranks_per_node, hw.nics_per_node));
-  const double inter = nics * hw.inter_node.bandwidth_bytes_per_s * hw.inter_node.collective_efficiency;
+  const double inter =
+      nics * hw.inter_node.bandwidth_bytes_per_s * hw.inter_node.collective_efficiency;
   return std::min(intra, inter);
 }
 
 double protocol_bw(double bus, int algo, int proto, const GroupSpan& span, CollectiveKind kind) {
   const double ppn = span.ranks_per_node;
   if (algo == kRingIdx) {
-    if (proto == 0) return bus * ((span.nodes > 1 || kind == CollectiveKind::kAllReduce) ? 0.25 : 1.0 / 3.0);
+    if (proto == 0)
+      return bus * ((span.nodes > 1 || kind == CollectiveKind::kAllReduce) ? 0.25 : 1.0 / 3.0);
     if (proto == 1) return bus * (ppn < 2 ? 0.7 : 0.92);
     return bus;
   }
@@ -75,7 +77,8 @@ CollectiveTime ring_or_tree(const Hardware& hw, CollectiveKind kind, double byte
             bytes >= n / 16.0 * 65536)
           lat *= 1.9;
       } else {
-        lat += 2 * ((span.ranks_per_node - 1) * intra_lat + std::log2(std::max(1, nodes)) * inter_lat);
+        lat +=
+            2 * ((span.ranks_per_node - 1) * intra_lat + std::log2(std::max(1, nodes)) * inter_lat);
       }
       const double t = lat * 1e-6 + bytes / alg_bw;
       if (t < best.seconds) {
@@ -124,8 +127,10 @@ CollectiveTime all_to_all(const Hardware& hw, double bytes, const GroupSpan& spa
   const int k = std::min(span.ranks_per_node, n);
   const double intra_bytes = bytes * (k - 1) / n;
   const double inter_bytes = bytes * (n - k) / n;
-  const double intra = intra_bytes / (hw.intra_node.bandwidth_bytes_per_s * hw.intra_node.collective_efficiency);
-  const double inter = inter_bytes / (hw.inter_node.bandwidth_bytes_per_s * hw.inter_node.collective_efficiency);
+  const double intra =
+      intra_bytes / (hw.intra_node.bandwidth_bytes_per_s * hw.intra_node.collective_efficiency);
+  const double inter =
+      inter_bytes / (hw.inter_node.bandwidth_bytes_per_s * hw.inter_node.collective_efficiency);
   const double lat = span.nodes > 1 ? hw.inter_node.latency_ns : hw.intra_node.latency_ns;
   CollectiveTime t;
   t.algorithm = Algorithm::kDirect;

@@ -14,7 +14,13 @@
 
 namespace meshscope::cost {
 
-enum class CollectiveKind : uint8_t { kAllReduce = 0, kAllGather, kReduceScatter, kAllToAll, kCount };
+enum class CollectiveKind : uint8_t {
+  kAllReduce = 0,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kCount
+};
 inline constexpr std::array<std::string_view, static_cast<size_t>(CollectiveKind::kCount)>
     kCollectiveKindNames = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"};
 constexpr std::string_view name(CollectiveKind k) {

@@ -12,7 +12,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Independent GEMMs of the same shape folded into one op (attention heads, experts).
 int64_t batch_of(const model::OpCost& op) {
-  const double one = 2.0 * static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k);
+  const double one =
+      2.0 * static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k);
   return one > 0 ? std::max<int64_t>(1, std::llround(op.flops / one)) : 1;
 }
 
@@ -30,8 +31,8 @@ double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int6
     double reuse;
   };
   const int64_t TM = e.tile_m, TN = e.tile_n;
-  const Tile tiles[] = {{TM, TN, 1.0},          {TN, TM, 1.0},          {TM, TN / 2, 0.95},
-                        {TM / 2, TN, 0.95},     {TM / 2, TN / 2, 0.85}, {TM / 2, TN / 4, 0.7}};
+  const Tile tiles[] = {{TM, TN, 1.0},      {TN, TM, 1.0},          {TM, TN / 2, 0.95},
+                        {TM / 2, TN, 0.95}, {TM / 2, TN / 2, 0.85}, {TM / 2, TN / 4, 0.7}};
   double best = 0;
   for (const Tile& t : tiles) {
     if (t.tm < 1 || t.tn < 1) continue;
@@ -42,7 +43,8 @@ double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int6
     // Too few tiles for the units and a long reduction: libraries split k (split-K, stream-K),
     // each split at least kMinSplitK deep (256: an assumption, two 128-deep main-loop stages).
     constexpr int64_t kMinSplitK = 256;
-    const int64_t split = std::clamp<int64_t>(units / tiles, 1, std::max<int64_t>(1, k / kMinSplitK));
+    const int64_t split =
+        std::clamp<int64_t>(units / tiles, 1, std::max<int64_t>(1, k / kMinSplitK));
     const int64_t count = tiles * split;
     const double wave_util =
         static_cast<double>(count) / static_cast<double>(ceil_div(count, units) * units);

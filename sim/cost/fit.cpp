@@ -38,7 +38,8 @@ mesh::MeshShape mesh_of(const traces::Timeline& t) {
   const std::string& s = it->second;
   auto read = [&](const char* key, int& out) {
     const size_t p = s.find(key);
-    if (p != std::string::npos) out = std::max(1, std::atoi(s.c_str() + p + std::string(key).size()));
+    if (p != std::string::npos)
+      out = std::max(1, std::atoi(s.c_str() + p + std::string(key).size()));
   };
   read("dp=", m.dp);
   read("pp=", m.pp);
@@ -52,13 +53,17 @@ bool collective_of(std::string_view name, const mesh::MeshShape& m, CollectiveKi
     std::string_view token;
     CollectiveKind kind;
   };
-  for (const K& k : {K{"ALLREDUCE", CollectiveKind::kAllReduce}, K{"ALLGATHER", CollectiveKind::kAllGather},
-                     K{"REDUCESCATTER", CollectiveKind::kReduceScatter}, K{"ALLTOALL", CollectiveKind::kAllToAll}}) {
+  for (const K& k :
+       {K{"ALLREDUCE", CollectiveKind::kAllReduce}, K{"ALLGATHER", CollectiveKind::kAllGather},
+        K{"REDUCESCATTER", CollectiveKind::kReduceScatter},
+        K{"ALLTOALL", CollectiveKind::kAllToAll}}) {
     if (name.rfind(k.token, 0) != 0) continue;
     *kind = k.kind;
     const auto open = name.find('(');
     const auto close = name.find(')');
-    const std::string_view g = open != std::string_view::npos && close > open ? name.substr(open + 1, close - open - 1) : "world";
+    const std::string_view g = open != std::string_view::npos && close > open
+                                   ? name.substr(open + 1, close - open - 1)
+                                   : "world";
     *n = g == "dp" ? m.dp : g == "pp" ? m.pp : g == "tp" ? m.tp : m.size();
     return true;
   }
@@ -124,8 +129,8 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
   return g;
 }
 
-Calibration fit_calibration(const std::vector<const traces::Timeline*>& timelines, const Hardware& hw,
-                            Precision precision) {
+Calibration fit_calibration(const std::vector<const traces::Timeline*>& timelines,
+                            const Hardware& hw, Precision precision) {
   std::map<traces::Phase, Samples> compute;
   Samples p2p, coll;
   for (const traces::Timeline* t : timelines) {
@@ -151,8 +156,9 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
     }
   }
   if (compute.empty() && p2p.x.empty() && coll.x.empty())
-    throw std::invalid_argument("calibrate: the traces have no compute span with FLOPs and no "
-                                "transfer or collective with bytes: nothing to fit");
+    throw std::invalid_argument(
+        "calibrate: the traces have no compute span with FLOPs and no "
+        "transfer or collective with bytes: nothing to fit");
   Calibration c;
   c.hardware = hw.name;
   double peak = hw.peak(precision);

@@ -10,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-
 namespace meshscope::cost {
 namespace {
 
@@ -72,7 +71,8 @@ Hardware parse_hardware(const json& j, const std::string& where) {
   hw.kind = j.value("kind", "gpu");
   if (hw.kind != "gpu" && hw.kind != "cpu") fail(where, "kind", "must be gpu or cpu");
   if (j.contains("sources")) hw.sources = j.at("sources").get<std::vector<std::string>>();
-  if (hw.sources.empty()) fail(where, "sources", "every entry must cite where its figures come from");
+  if (hw.sources.empty())
+    fail(where, "sources", "every entry must cite where its figures come from");
   const json& peaks = require(j, "peak_flops", where);
   bool any = false;
   for (size_t i = 0; i < kPrecisionNames.size(); ++i) {
@@ -147,7 +147,7 @@ std::vector<std::string> catalog_dirs() {
     const std::filesystem::path bin = exe.parent_path();
     dirs.push_back((bin.parent_path() / "share" / "meshscope" / "catalog").string());  // installed
     dirs.push_back((bin.parent_path() / "catalog").string());  // a test program in build/tests/
-    dirs.push_back((bin / "catalog").string());                 // the build tree's copy
+    dirs.push_back((bin / "catalog").string());                // the build tree's copy
   }
   return dirs;
 }

@@ -19,7 +19,9 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(Precision::kCo
 constexpr std::string_view name(Precision p) { return kPrecisionNames[static_cast<size_t>(p)]; }
 std::optional<Precision> parse_precision(std::string_view s);
 // Bytes of one element of parameters and activations at a precision (tf32 is stored as fp32).
-constexpr int element_bytes(Precision p) { return p == Precision::kBf16 || p == Precision::kFp16 ? 2 : 4; }
+constexpr int element_bytes(Precision p) {
+  return p == Precision::kBf16 || p == Precision::kFp16 ? 2 : 4;
+}
 
 // Which row of NCCL's latency table (src/graph/tuning.cc, hwLat) a link tier uses.
 enum class LinkKind : uint8_t { kNvlink = 0, kPci = 1, kNet = 2, kCount };

@@ -13,7 +13,8 @@ std::optional<DimOrder> parse_dim_order(std::string_view s, std::string* error) 
   size_t pos = 0;
   while (pos <= s.size()) {
     const size_t comma = s.find(',', pos);
-    const std::string_view tok = s.substr(pos, comma == std::string_view::npos ? s.npos : comma - pos);
+    const std::string_view tok =
+        s.substr(pos, comma == std::string_view::npos ? s.npos : comma - pos);
     auto it = std::find(kMeshDimNames.begin(), kMeshDimNames.end(), tok);
     if (it == kMeshDimNames.end()) {
       if (error) *error = "unknown mesh dimension '" + std::string(tok) + "' (use tp, cp, pp, dp)";
@@ -41,7 +42,8 @@ std::optional<DimOrder> parse_dim_order(std::string_view s, std::string* error) 
 
 std::string to_string(const DimOrder& order) {
   std::string s;
-  for (MeshDim d : order) s += (s.empty() ? "" : ",") + std::string(kMeshDimNames[static_cast<size_t>(d)]);
+  for (MeshDim d : order)
+    s += (s.empty() ? "" : ",") + std::string(kMeshDimNames[static_cast<size_t>(d)]);
   return s;
 }
 
@@ -109,10 +111,14 @@ GroupSpan Topology::span_of_dim(MeshDim d, int rank, int size) const {
 
 GroupSpan Topology::span(mesh::GroupKind g, int rank) const {
   switch (g) {
-    case mesh::GroupKind::kTp: return span_of_dim(MeshDim::kTp, rank);
-    case mesh::GroupKind::kPp: return span_of_dim(MeshDim::kPp, rank);
-    case mesh::GroupKind::kDp: return span_of_dim(MeshDim::kDp, rank);
-    default: break;
+    case mesh::GroupKind::kTp:
+      return span_of_dim(MeshDim::kTp, rank);
+    case mesh::GroupKind::kPp:
+      return span_of_dim(MeshDim::kPp, rank);
+    case mesh::GroupKind::kDp:
+      return span_of_dim(MeshDim::kDp, rank);
+    default:
+      break;
   }
   GroupSpan span;
   span.ranks = static_cast<int>(num_devices());

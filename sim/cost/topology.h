@@ -14,8 +14,8 @@ namespace meshscope::cost {
 // The dimensions a device index is made of. cp (context parallel) ranks are not part of the
 // schedule's mesh: they run the same program, so they only matter for placement and group spans.
 enum class MeshDim : uint8_t { kTp = 0, kCp = 1, kPp = 2, kDp = 3, kCount };
-inline constexpr std::array<std::string_view, static_cast<size_t>(MeshDim::kCount)> kMeshDimNames = {
-    "tp", "cp", "pp", "dp"};
+inline constexpr std::array<std::string_view, static_cast<size_t>(MeshDim::kCount)> kMeshDimNames =
+    {"tp", "cp", "pp", "dp"};
 using DimOrder = std::array<MeshDim, static_cast<size_t>(MeshDim::kCount)>;
 inline constexpr DimOrder kDefaultOrder = {MeshDim::kTp, MeshDim::kCp, MeshDim::kPp, MeshDim::kDp};
 

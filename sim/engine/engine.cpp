@@ -22,7 +22,7 @@ constexpr uint8_t kArrived = 1;     // RECV: its transfer has arrived
 constexpr uint8_t kIssued = 2;      // RECV: the cursor has passed it and counts it pending
 constexpr uint8_t kSendIssued = 4;  // RECV: the sender's cursor has passed the SEND
 constexpr uint8_t kWaitedOn = 8;    // RECV: the receiver's cursor waits here for that
-constexpr uint8_t kReached = 16;    // collective: the cursor has reached it (counted in its instance)
+constexpr uint8_t kReached = 16;  // collective: the cursor has reached it (counted in its instance)
 
 struct Transfer {
   uint32_t send_op = 0, recv_op = 0;
@@ -46,17 +46,22 @@ struct alignas(64) RankState {
   int64_t compute_start = 0;
   int64_t activation = 0;
   bool compute_busy = false, blocked = false, send_busy = false, coll_busy = false;
-  bool waiting = false;  // the cursor waits at a RECV or collective for its partners to issue theirs
+  bool waiting =
+      false;  // the cursor waits at a RECV or collective for its partners to issue theirs
 };
 
 class Sim {
  public:
   // Per-op state bits live in the program's ops (Op::state), on the line the cursor reads anyway.
   Sim(const EngineInput& in, Program& p)
-      : in_(in), p_(p), rec_(in, p, in.build_timeline || in.record_busy),
-        ranks_(p.num_ranks), stats_(p.num_ranks),
+      : in_(in),
+        p_(p),
+        rec_(in, p, in.build_timeline || in.record_busy),
+        ranks_(p.num_ranks),
+        stats_(p.num_ranks),
         pending_colls_(static_cast<size_t>(p.num_ranks) * p.slots_per_rank * 2, 0),
-        inst_reached_(p.instances.size(), 0), sync_reached_(p.tp_syncs.size(), 0),
+        inst_reached_(p.instances.size(), 0),
+        sync_reached_(p.tp_syncs.size(), 0),
         inst_arrived_(p.instances.size(), 0),
         inst_start_(p.instances.size(), 0) {
     const int tiers = static_cast<int>(in.links.size());
@@ -85,11 +90,16 @@ class Sim {
       now_ = e.time_ns;
       switch (e.type()) {
         case EventType::kComputeDone:
-          if (in_.shared_processors > 0 && !finish_shared(static_cast<int>(e.target()), e.seq())) break;
+          if (in_.shared_processors > 0 && !finish_shared(static_cast<int>(e.target()), e.seq()))
+            break;
           compute_done(static_cast<int>(e.target()));
           break;
-        case EventType::kTransferDone: transfer_done(e.target(), e.seq()); break;
-        case EventType::kCollectiveDone: collective_done(e.target()); break;
+        case EventType::kTransferDone:
+          transfer_done(e.target(), e.seq());
+          break;
+        case EventType::kCollectiveDone:
+          collective_done(e.target());
+          break;
       }
       wake_waiting();
     }
@@ -192,9 +202,10 @@ class Sim {
   }
 
   // Counts the cursor's arrival at op g, a member of rendezvous instances[op.aux]; true once all
-  // `expected` members (0: every listed member) have reached it. The last to arrive wakes the others.
-  bool reach(uint32_t g, const std::vector<Instance>& instances, const std::vector<int32_t>& members,
-             std::vector<int32_t>& reached, int32_t expected) {
+  // `expected` members (0: every listed member) have reached it. The last to arrive wakes the
+  // others.
+  bool reach(uint32_t g, const std::vector<Instance>& instances,
+             const std::vector<int32_t>& members, std::vector<int32_t>& reached, int32_t expected) {
     const int32_t inst = p_.ops[g].aux;
     const Instance& I = instances[inst];
     const int32_t size = expected > 0 ? expected : I.members_end - I.members_begin;
@@ -271,15 +282,16 @@ class Sim {
   }
 
   void reshare(int64_t now) {
-    const double rate = std::min(1.0, static_cast<double>(in_.shared_processors) /
-                                          static_cast<double>(std::max<size_t>(1, computing_.size())));
+    const double rate =
+        std::min(1.0, static_cast<double>(in_.shared_processors) /
+                          static_cast<double>(std::max<size_t>(1, computing_.size())));
     for (int r : computing_) {
       Job& j = jobs_[r];
       j.remaining = std::max(0.0, j.remaining - static_cast<double>(now - j.last_ns) * j.rate);
       j.last_ns = now;
       j.rate = rate;
-      j.seq = queue_.push(now + static_cast<int64_t>(std::ceil(j.remaining / rate)), EventType::kComputeDone,
-                          static_cast<uint32_t>(r));
+      j.seq = queue_.push(now + static_cast<int64_t>(std::ceil(j.remaining / rate)),
+                          EventType::kComputeDone, static_cast<uint32_t>(r));
     }
   }
 
@@ -327,7 +339,8 @@ class Sim {
     const PortTransfers& pb = ports_[b].active;
     for (size_t i = 0; i < pa.size(); ++i) touched_.push_back(pa[i]);
     for (size_t i = 0; i < pb.size(); ++i)
-      if (std::find(touched_.begin(), touched_.end(), pb[i]) == touched_.end()) touched_.push_back(pb[i]);
+      if (std::find(touched_.begin(), touched_.end(), pb[i]) == touched_.end())
+        touched_.push_back(pb[i]);
     for (uint32_t id : touched_) {
       Transfer& t = transfers_[id];
       int64_t dt = now - t.last_ns;
@@ -342,7 +355,8 @@ class Sim {
       const Port& in = ports_[t.port_in];
       t.rate = std::min(out.bytes_per_ns / out.sharers(), in.bytes_per_ns / in.sharers());
       const double data_ns = t.remaining > 0 ? std::ceil(t.remaining / t.rate) : 0.0;
-      t.seq = queue_.push(now + t.latency_left + static_cast<int64_t>(data_ns), EventType::kTransferDone, id);
+      t.seq = queue_.push(now + t.latency_left + static_cast<int64_t>(data_ns),
+                          EventType::kTransferDone, id);
     }
   }
 
@@ -458,15 +472,19 @@ class Sim {
                         st.sends_started == st.sends_issued && !st.send_busy;
       if (done) continue;
       if (++count > 4) continue;
-      const uint32_t g = st.pc < st.end ? st.pc : (st.coll_head < st.colls_issued ? static_cast<uint32_t>(p_.colls[st.coll_head]) : st.pc - 1);
+      const uint32_t g = st.pc < st.end ? st.pc
+                                        : (st.coll_head < st.colls_issued
+                                               ? static_cast<uint32_t>(p_.colls[st.coll_head])
+                                               : st.pc - 1);
       const schedule::Action& a = in_.schedule->ranks[r][g - p_.rank_begin[r]];
       const std::string why = why_stuck(r, g);
-      stuck += (stuck.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " at action " +
-               std::to_string(g - p_.rank_begin[r]) + " '" + schedule::to_string(a) + "'" + why;
+      stuck += (stuck.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) +
+               " at action " + std::to_string(g - p_.rank_begin[r]) + " '" +
+               schedule::to_string(a) + "'" + why;
     }
     if (count > 0)
-      throw SimulationError("deadlock: " + std::to_string(count) + " rank(s) cannot finish: " + stuck +
-                            (count > 4 ? "; ..." : ""));
+      throw SimulationError("deadlock: " + std::to_string(count) +
+                            " rank(s) cannot finish: " + stuck + (count > 4 ? "; ..." : ""));
   }
 
   const EngineInput& in_;
@@ -503,8 +521,9 @@ EngineResult simulate(const EngineInput& input) {
   if (input.schedule == nullptr) throw std::invalid_argument("simulate: no schedule");
   if (input.links.empty()) throw std::invalid_argument("simulate: no link tiers");
   if (input.build_timeline && input.schedule->mesh.size() >= 65535)
-    throw std::invalid_argument("simulate: a Timeline holds at most 65534 devices; simulate "
-                                "without one or use symmetric replicas");
+    throw std::invalid_argument(
+        "simulate: a Timeline holds at most 65534 devices; simulate "
+        "without one or use symmetric replicas");
   Program program = compile(input);
   if (static_cast<uint64_t>(program.num_ranks) > EventQueue::kMaxTarget ||
       program.instances.size() > EventQueue::kMaxTarget)

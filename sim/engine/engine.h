@@ -20,7 +20,8 @@
 //   by the transfers in flight on the sender's egress and the receiver's ingress port of that tier.
 //   A RECV completes when its transfer has arrived.
 // - A collective starts when every member of the group has issued it and finished its earlier
-//   collectives; it then runs for the time the cost model gives and completes on all members at once.
+//   collectives; it then runs for the time the cost model gives and completes on all members at
+//   once.
 // A schedule that cannot finish is reported by SimulationError naming the stuck ranks and actions.
 #pragma once
 
@@ -42,7 +43,7 @@ struct SimulationError : std::runtime_error {
 // What one stage costs per microbatch (and per step, for STEP) on one rank.
 struct StageTiming {
   int64_t forward_ns = 0;
-  int64_t backward_ns = 0;     // B = I + W
+  int64_t backward_ns = 0;  // B = I + W
   int64_t input_grad_ns = 0;
   int64_t weight_grad_ns = 0;
   int64_t optimizer_ns = 0;
@@ -95,8 +96,8 @@ struct RankStats {
 struct EngineResult {
   int64_t step_time_ns = 0;  // last activity of any rank (the step starts at 0)
   std::vector<RankStats> ranks;
-  int64_t actions = 0;  // actions executed
-  int64_t events = 0;   // events popped
+  int64_t actions = 0;        // actions executed
+  int64_t events = 0;         // events popped
   traces::Timeline timeline;  // filled when build_timeline
   // Mean over ranks of (1 - compute / step): the pipeline bubble when communication is hidden.
   double compute_idle_fraction() const;

@@ -21,20 +21,29 @@ std::string where(int rank, size_t index, const Action& a) {
 
 int64_t compute_ns(const StageTiming& t, ActionKind k) {
   switch (k) {
-    case ActionKind::kForward: return t.forward_ns;
-    case ActionKind::kBackward: return t.backward_ns;
-    case ActionKind::kInputGrad: return t.input_grad_ns;
-    case ActionKind::kWeightGrad: return t.weight_grad_ns;
-    default: return t.optimizer_ns;
+    case ActionKind::kForward:
+      return t.forward_ns;
+    case ActionKind::kBackward:
+      return t.backward_ns;
+    case ActionKind::kInputGrad:
+      return t.input_grad_ns;
+    case ActionKind::kWeightGrad:
+      return t.weight_grad_ns;
+    default:
+      return t.optimizer_ns;
   }
 }
 
 int group_id(const mesh::MeshShape& s, mesh::GroupKind g, const mesh::MeshCoord& c) {
   switch (g) {
-    case mesh::GroupKind::kDp: return c.pp * s.tp + c.tp;
-    case mesh::GroupKind::kPp: return c.dp * s.tp + c.tp;
-    case mesh::GroupKind::kTp: return c.dp * s.pp + c.pp;
-    default: return 0;
+    case mesh::GroupKind::kDp:
+      return c.pp * s.tp + c.tp;
+    case mesh::GroupKind::kPp:
+      return c.dp * s.tp + c.tp;
+    case mesh::GroupKind::kTp:
+      return c.dp * s.pp + c.pp;
+    default:
+      return 0;
   }
 }
 
@@ -43,10 +52,11 @@ std::vector<int16_t> stage_slots(const schedule::Schedule& s, int* slots_per_ran
   std::vector<int16_t> slot(s.num_stages, 0);
   std::vector<int> count(std::max(1, s.mesh.pp), 0);
   for (int st = 0; st < s.num_stages; ++st) {
-    const int owner = st < static_cast<int>(s.stage_owner.size()) ? s.stage_owner[st] : st % s.mesh.pp;
+    const int owner =
+        st < static_cast<int>(s.stage_owner.size()) ? s.stage_owner[st] : st % s.mesh.pp;
     if (owner < 0 || owner >= s.mesh.pp)
-      throw SimulationError("stage " + std::to_string(st) + " owned by pp " + std::to_string(owner) +
-                            " outside the mesh");
+      throw SimulationError("stage " + std::to_string(st) + " owned by pp " +
+                            std::to_string(owner) + " outside the mesh");
     slot[st] = static_cast<int16_t>(count[owner]++);
   }
   *slots_per_rank = std::max(1, *std::max_element(count.begin(), count.end()));
@@ -55,8 +65,8 @@ std::vector<int16_t> stage_slots(const schedule::Schedule& s, int* slots_per_ran
 
 // True when two tp ranks' actions are the same step of the same program (peers aside).
 bool same_tp_step(const Action& a, const Action& b) {
-  return a.kind == b.kind && a.stage == b.stage && a.microbatch == b.microbatch && a.group == b.group &&
-         a.bytes == b.bytes;
+  return a.kind == b.kind && a.stage == b.stage && a.microbatch == b.microbatch &&
+         a.group == b.group && a.bytes == b.bytes;
 }
 
 // Numbers each tp group's computes by position: the k-th compute of every member is one rendezvous.
@@ -92,11 +102,16 @@ void add_tp_syncs(const mesh::Mesh& mesh, Program& p) {
 std::optional<int64_t> activation_delta(const StageTiming& t, ActionKind kind) {
   const int64_t w = t.weight_grad_bytes > 0 ? t.weight_grad_bytes : t.activation_bytes / 2;
   switch (kind) {
-    case ActionKind::kForward: return t.activation_bytes;
-    case ActionKind::kBackward: return -t.activation_bytes;
-    case ActionKind::kInputGrad: return -(t.activation_bytes - w);
-    case ActionKind::kWeightGrad: return -w;
-    default: return std::nullopt;
+    case ActionKind::kForward:
+      return t.activation_bytes;
+    case ActionKind::kBackward:
+      return -t.activation_bytes;
+    case ActionKind::kInputGrad:
+      return -(t.activation_bytes - w);
+    case ActionKind::kWeightGrad:
+      return -w;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -125,7 +140,8 @@ Program compile(const EngineInput& in) {
   const int v = p.slots_per_rank;
 
   p.rank_begin.resize(ranks + 1, 0);
-  for (int r = 0; r < ranks; ++r) p.rank_begin[r + 1] = p.rank_begin[r] + static_cast<uint32_t>(s.ranks[r].size());
+  for (int r = 0; r < ranks; ++r)
+    p.rank_begin[r + 1] = p.rank_begin[r] + static_cast<uint32_t>(s.ranks[r].size());
   p.ops.resize(p.rank_begin[ranks]);
 
   // Pass 1: durations, slots, and a dense table of where each RECV sits: (rank, dir, slot, mb).
@@ -151,7 +167,8 @@ Program compile(const EngineInput& in) {
       Op& op = p.ops[p.rank_begin[r] + i];
       op.kind = a.kind;
       if (a.stage < 0 || a.stage >= s.num_stages)
-        throw SimulationError(where(r, i, a) + ": stage outside 0.." + std::to_string(s.num_stages - 1));
+        throw SimulationError(where(r, i, a) + ": stage outside 0.." +
+                              std::to_string(s.num_stages - 1));
       op.slot = slot[a.stage];
       op.stage = a.stage;
       const StageTiming& t = in.stages[a.stage];
@@ -161,11 +178,13 @@ Program compile(const EngineInput& in) {
         // A RECV keeps its own size (0: not given) until its SEND is matched to it and checked.
         op.value = a.bytes > 0 || !schedule::is_send(a.kind) ? a.bytes : t.p2p_bytes;
         if (a.microbatch < 0 || a.microbatch >= m)
-          throw SimulationError(where(r, i, a) + ": microbatch outside 0.." + std::to_string(m - 1));
+          throw SimulationError(where(r, i, a) + ": microbatch outside 0.." +
+                                std::to_string(m - 1));
         if (schedule::is_send(a.kind)) {
           ++p.send_begin[r + 1];
         } else {
-          int32_t& cell = recv_at[recv_key(r, a.kind == ActionKind::kRecvBackward, a.stage, a.microbatch)];
+          int32_t& cell =
+              recv_at[recv_key(r, a.kind == ActionKind::kRecvBackward, a.stage, a.microbatch)];
           if (cell >= 0) throw SimulationError(where(r, i, a) + ": the same RECV appears twice");
           cell = static_cast<int32_t>(p.rank_begin[r] + i);
           ++recvs;
@@ -219,7 +238,8 @@ Program compile(const EngineInput& in) {
                         : std::optional<int>(r + (owner[peer_stage] - owner[a.stage]) * s.mesh.tp);
         if (!peer || *peer < 0 || *peer >= ranks)
           throw SimulationError(where(r, i, a) + ": no rank holds the next stage");
-        const int32_t recv = recv_at[recv_key(*peer, a.kind == ActionKind::kSendBackward, peer_stage, a.microbatch)];
+        const int32_t recv =
+            recv_at[recv_key(*peer, a.kind == ActionKind::kSendBackward, peer_stage, a.microbatch)];
         if (recv < 0)
           throw SimulationError(where(r, i, a) + ": rank " + std::to_string(*peer) +
                                 " has no matching RECV");
@@ -293,7 +313,8 @@ Program compile(const EngineInput& in) {
       const Action& a = s.ranks[r][g - p.rank_begin[r]];
       if (a.kind != a0.kind || a.bytes != a0.bytes)
         throw SimulationError(where(r, g - p.rank_begin[r], a) + ": its group partner " +
-                              where(r0, g0 - p.rank_begin[r0], a0) + " runs a different collective");
+                              where(r0, g0 - p.rank_begin[r0], a0) +
+                              " runs a different collective");
     }
     if (have != want)
       throw SimulationError("deadlock: " + where(r0, g0 - p.rank_begin[r0], a0) + " waits for " +

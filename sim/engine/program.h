@@ -15,16 +15,18 @@ namespace meshscope::engine {
 struct Op {
   int64_t value = 0;  // compute and collectives: duration in ns; SEND/RECV: bytes
   int32_t aux = -1;   // SEND: global index of its RECV; RECV: of its SEND; collective: instance
-  int32_t peer = -1;  // SEND/RECV: the other rank; collectives: the link tier they occupy (-1: none)
+  int32_t peer =
+      -1;  // SEND/RECV: the other rank; collectives: the link tier they occupy (-1: none)
   int32_t stage = 0;
-  int16_t slot = 0;   // the action's stage among the stages this rank holds
+  int16_t slot = 0;  // the action's stage among the stages this rank holds
   schedule::ActionKind kind = schedule::ActionKind::kForward;
   union {
     uint8_t tier = 0;  // SEND: the link tier to its peer (EngineInput::tier_of), priced at compile
     uint8_t state;     // every other op: the event loop's state bits (engine.cpp), 0 from compile
   };
 };
-static_assert(sizeof(Op) == 24, "an Op is a third of a cache line: the event loop's misses are on ops");
+static_assert(sizeof(Op) == 24,
+              "an Op is a third of a cache line: the event loop's misses are on ops");
 
 struct Instance {
   int32_t members_begin = 0;  // into Program::members (global op indices)

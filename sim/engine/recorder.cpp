@@ -15,16 +15,22 @@ traces::Phase phase_of(ActionKind k) {
   switch (k) {
     case ActionKind::kForward:
     case ActionKind::kSendForward:
-    case ActionKind::kRecvForward: return traces::Phase::kForward;
+    case ActionKind::kRecvForward:
+      return traces::Phase::kForward;
     case ActionKind::kBackward:
     case ActionKind::kSendBackward:
-    case ActionKind::kRecvBackward: return traces::Phase::kBackward;
-    case ActionKind::kInputGrad: return traces::Phase::kInputGrad;
-    case ActionKind::kWeightGrad: return traces::Phase::kWeightGrad;
+    case ActionKind::kRecvBackward:
+      return traces::Phase::kBackward;
+    case ActionKind::kInputGrad:
+      return traces::Phase::kInputGrad;
+    case ActionKind::kWeightGrad:
+      return traces::Phase::kWeightGrad;
     case ActionKind::kOptimizerStep:
     case ActionKind::kAllReduce:
-    case ActionKind::kReduceScatter: return traces::Phase::kOptimizer;  // gradient sync, as the executor
-    default: return traces::Phase::kNone;
+    case ActionKind::kReduceScatter:
+      return traces::Phase::kOptimizer;  // gradient sync, as the executor
+    default:
+      return traces::Phase::kNone;
   }
 }
 
@@ -46,7 +52,9 @@ SimLane lane_of(ActionKind k) {
 class Names {
  public:
   Names(const schedule::Schedule& s, traces::StringTable& strings)
-      : s_(s), strings_(strings), width_(std::max(s.num_microbatches + 1, 5)),
+      : s_(s),
+        strings_(strings),
+        width_(std::max(s.num_microbatches + 1, 5)),
         cache_(static_cast<size_t>(ActionKind::kCount) * s.num_stages * width_, 0) {}
 
   uint32_t of(const schedule::Action& a) {

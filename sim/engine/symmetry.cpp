@@ -12,8 +12,8 @@ namespace {
 using schedule::Action;
 
 bool same_action(const mesh::Mesh& m, int r, const Action& a, int rep, const Action& b) {
-  if (a.kind != b.kind || a.group != b.group || a.stage != b.stage || a.microbatch != b.microbatch ||
-      a.bytes != b.bytes)
+  if (a.kind != b.kind || a.group != b.group || a.stage != b.stage ||
+      a.microbatch != b.microbatch || a.bytes != b.bytes)
     return false;
   if ((a.peer < 0) != (b.peer < 0)) return false;
   if (a.peer < 0) return true;
@@ -47,8 +47,10 @@ bool replicas_symmetric(const EngineInput& in) {
       const Action& b = theirs[i];
       if (!same_action(m, r, a, rep, b)) return false;
       if (schedule::is_send(a.kind) && in.tier_of) {
-        const auto pa = a.peer >= 0 ? std::optional<int>(a.peer) : schedule::derived_peer(s, m, r, a);
-        const auto pb = b.peer >= 0 ? std::optional<int>(b.peer) : schedule::derived_peer(s, m, rep, b);
+        const auto pa =
+            a.peer >= 0 ? std::optional<int>(a.peer) : schedule::derived_peer(s, m, r, a);
+        const auto pb =
+            b.peer >= 0 ? std::optional<int>(b.peer) : schedule::derived_peer(s, m, rep, b);
         if (!pa || !pb || in.tier_of(r, *pa) != in.tier_of(rep, *pb)) return false;
       }
       if (schedule::is_collective(a.kind) && in.collective_ns &&
@@ -64,8 +66,9 @@ bool replicas_symmetric(const EngineInput& in) {
 
 EngineResult simulate_symmetric(const EngineInput& in, const SymmetricOptions& options) {
   if (!replicas_symmetric(in))
-    throw std::invalid_argument("simulate: replicas differ (schedule, links or collective costs); "
-                                "simulate the full mesh");
+    throw std::invalid_argument(
+        "simulate: replicas differ (schedule, links or collective costs); "
+        "simulate the full mesh");
   const schedule::Schedule& s = *in.schedule;
   const mesh::Mesh full(s.mesh);
   const mesh::MeshShape reduced_shape{1, s.mesh.pp, 1};
@@ -90,7 +93,9 @@ EngineResult simulate_symmetric(const EngineInput& in, const SymmetricOptions& o
   if (in.collective_ns)
     rin.collective_ns = [&](int r, const Action& a) { return in.collective_ns(original[r], a); };
   if (in.collective_tier)
-    rin.collective_tier = [&](int r, const Action& a) { return in.collective_tier(original[r], a); };
+    rin.collective_tier = [&](int r, const Action& a) {
+      return in.collective_tier(original[r], a);
+    };
   return simulate_representatives(rin, s.mesh, options);
 }
 
@@ -113,16 +118,19 @@ EngineResult simulate_representatives(const EngineInput& reduced, const mesh::Me
         d.name = "rank " + std::to_string(r) + " \u00b7 " + full.describe(r);
       }
       res.timeline.metadata["mesh"] = mesh::to_string(shape);
-      res.timeline.metadata["replicas"] = "simulated once: devices stand for their dp x tp replicas";
+      res.timeline.metadata["replicas"] =
+          "simulated once: devices stand for their dp x tp replicas";
     }
   }
   return res;
 }
 
-traces::Timeline expand_replicas(const traces::Timeline& reduced, const mesh::MeshShape& full_shape) {
+traces::Timeline expand_replicas(const traces::Timeline& reduced,
+                                 const mesh::MeshShape& full_shape) {
   const mesh::Mesh full(full_shape);
   if (static_cast<int>(reduced.devices.size()) != full_shape.pp)
-    throw std::invalid_argument("expand_replicas: timeline has " + std::to_string(reduced.devices.size()) +
+    throw std::invalid_argument("expand_replicas: timeline has " +
+                                std::to_string(reduced.devices.size()) +
                                 " devices, expected pp = " + std::to_string(full_shape.pp));
   traces::Timeline t;
   t.strings = reduced.strings;
@@ -154,7 +162,8 @@ traces::Timeline expand_replicas(const traces::Timeline& reduced, const mesh::Me
         t.counters.push_back(std::move(cc));
       }
   }
-  // A flow from device p's span to device q's: in replica (dp, tp) it joins the same replica's ranks.
+  // A flow from device p's span to device q's: in replica (dp, tp) it joins the same replica's
+  // ranks.
   for (int r = 0; r < full.size(); ++r) {
     const mesh::MeshCoord c = full.coord_of(r);
     for (const traces::Flow& f : reduced.flows) {
@@ -162,7 +171,8 @@ traces::Timeline expand_replicas(const traces::Timeline& reduced, const mesh::Me
       if (pf != c.pp) continue;
       const int pt = reduced.spans[f.to].device;
       const int to_rank = full.rank_of({c.dp, pt, c.tp});
-      t.flows.push_back({new_first[r] + (f.from - first[pf]), new_first[to_rank] + (f.to - first[pt])});
+      t.flows.push_back(
+          {new_first[r] + (f.from - first[pf]), new_first[to_rank] + (f.to - first[pt])});
     }
   }
   return t;

@@ -37,11 +37,16 @@ MeshCoord Mesh::coord_of(int rank) const {
 
 int Mesh::extent(GroupKind g) const {
   switch (g) {
-    case GroupKind::kWorld: return size();
-    case GroupKind::kDp: return shape_.dp;
-    case GroupKind::kPp: return shape_.pp;
-    case GroupKind::kTp: return shape_.tp;
-    case GroupKind::kCount: break;
+    case GroupKind::kWorld:
+      return size();
+    case GroupKind::kDp:
+      return shape_.dp;
+    case GroupKind::kPp:
+      return shape_.pp;
+    case GroupKind::kTp:
+      return shape_.tp;
+    case GroupKind::kCount:
+      break;
   }
   throw std::invalid_argument("bad group kind");
 }
@@ -49,27 +54,40 @@ int Mesh::extent(GroupKind g) const {
 int Mesh::index_in_group(GroupKind g, int rank) const {
   const MeshCoord c = coord_of(rank);
   switch (g) {
-    case GroupKind::kWorld: return rank;
-    case GroupKind::kDp: return c.dp;
-    case GroupKind::kPp: return c.pp;
-    case GroupKind::kTp: return c.tp;
-    case GroupKind::kCount: break;
+    case GroupKind::kWorld:
+      return rank;
+    case GroupKind::kDp:
+      return c.dp;
+    case GroupKind::kPp:
+      return c.pp;
+    case GroupKind::kTp:
+      return c.tp;
+    case GroupKind::kCount:
+      break;
   }
   throw std::invalid_argument("bad group kind");
 }
 
 int Mesh::peer_in_group(GroupKind g, int rank, int index) const {
   if (index < 0 || index >= extent(g)) {
-    throw std::out_of_range("index " + std::to_string(index) + " outside " +
-                            std::string(name(g)) + " group of " + std::to_string(extent(g)));
+    throw std::out_of_range("index " + std::to_string(index) + " outside " + std::string(name(g)) +
+                            " group of " + std::to_string(extent(g)));
   }
   MeshCoord c = coord_of(rank);
   switch (g) {
-    case GroupKind::kWorld: return index;
-    case GroupKind::kDp: c.dp = index; break;
-    case GroupKind::kPp: c.pp = index; break;
-    case GroupKind::kTp: c.tp = index; break;
-    case GroupKind::kCount: throw std::invalid_argument("bad group kind");
+    case GroupKind::kWorld:
+      return index;
+    case GroupKind::kDp:
+      c.dp = index;
+      break;
+    case GroupKind::kPp:
+      c.pp = index;
+      break;
+    case GroupKind::kTp:
+      c.tp = index;
+      break;
+    case GroupKind::kCount:
+      throw std::invalid_argument("bad group kind");
   }
   return rank_of(c);
 }

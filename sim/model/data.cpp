@@ -57,8 +57,8 @@ Batch make_batch(const Workload& w, int step) {
         const int label = static_cast<int>(r.next() % static_cast<uint64_t>(out));
         b.labels[i] = label;
         for (int k = 0; k < in; ++k) {
-          b.inputs[size_t(i) * in + k] = static_cast<float>(
-              kPrototypeScale * proto[size_t(label) * in + k] + r.normal());
+          b.inputs[size_t(i) * in + k] =
+              static_cast<float>(kPrototypeScale * proto[size_t(label) * in + k] + r.normal());
         }
       }
       break;

@@ -28,8 +28,8 @@ void append(std::vector<TpCollective>& to, const std::vector<TpCollective>& from
 std::vector<int> split_layers(int64_t layers, int stages) {
   if (stages < 1) throw std::invalid_argument("pipeline stages must be >= 1");
   if (layers < stages)
-    throw std::invalid_argument("layers (" + std::to_string(layers) + ") fewer than pipeline stages (" +
-                                std::to_string(stages) + ")");
+    throw std::invalid_argument("layers (" + std::to_string(layers) +
+                                ") fewer than pipeline stages (" + std::to_string(stages) + ")");
   const int64_t base = (layers + stages - 1) / stages;
   std::vector<int> split(stages, static_cast<int>(base));
   int64_t deficit = base * stages - layers;
@@ -74,7 +74,9 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
     if (first) {
       c.forward.push_back(elementwise("embedding", OpKind::kElementwise, T * h * rep, e, 1));
       c.weight_grad.push_back(elementwise("embedding.wgrad", OpKind::kElementwise, T * h, e, 1));
-      if (t > 1) c.tp_forward.push_back(tp_comm("embedding.tp", sp ? CommOp::kReduceScatter : CommOp::kAllReduce, T * h * e));
+      if (t > 1)
+        c.tp_forward.push_back(
+            tp_comm("embedding.tp", sp ? CommOp::kReduceScatter : CommOp::kAllReduce, T * h * e));
       st.dense_parameters += V * h / t + (spec.learned_positions ? spec.seq * h : 0);
       c.activation_bytes += static_cast<int64_t>(T * h * rep);  // dropout mask
     }
@@ -124,7 +126,8 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
       3.0 * (spec.layers * per_layer + 2.0 * par.micro_batch * spec.seq * h * V);
   // Whole-model parameters: one tp rank's share times tp, experts times ep.
   int64_t per_tp = 0;
-  for (const GptStage& st : model.stages) per_tp += st.dense_parameters + st.expert_parameters * par.ep;
+  for (const GptStage& st : model.stages)
+    per_tp += st.dense_parameters + st.expert_parameters * par.ep;
   model.total_parameters = per_tp * t;
   return model;
 }

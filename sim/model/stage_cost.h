@@ -47,14 +47,14 @@ struct TpCollective {
 struct StageCost {
   int stage = 0;
   std::vector<OpCost> forward;
-  std::vector<OpCost> input_grad;   // backward w.r.t. inputs (the I of zero-bubble schedules)
-  std::vector<OpCost> weight_grad;  // backward w.r.t. weights (the W)
+  std::vector<OpCost> input_grad;         // backward w.r.t. inputs (the I of zero-bubble schedules)
+  std::vector<OpCost> weight_grad;        // backward w.r.t. weights (the W)
   std::vector<TpCollective> tp_forward;   // per microbatch
   std::vector<TpCollective> tp_backward;  // per microbatch
-  int64_t parameters = 0;        // held by one tp rank
+  int64_t parameters = 0;                 // held by one tp rank
   int64_t activation_bytes = 0;  // kept from a microbatch's forward until its backward, per tp rank
-  int64_t output_bytes = 0;      // activation sent to the next stage per microbatch (grad back: same)
-  int64_t input_bytes = 0;       // activation received from the previous stage per microbatch
+  int64_t output_bytes = 0;  // activation sent to the next stage per microbatch (grad back: same)
+  int64_t input_bytes = 0;   // activation received from the previous stage per microbatch
   // Of activation_bytes, what the weight-gradient pass (W) still needs once the input-gradient
   // pass (I) is done (zero-bubble schedules); 0: unknown, the simulator assumes half.
   int64_t weight_grad_bytes = 0;

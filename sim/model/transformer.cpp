@@ -22,11 +22,14 @@ OpCost gemm(const std::string& name, int64_t m, int64_t n, int64_t k, int e, int
   op.k = k;
   const double r = static_cast<double>(repeat);
   op.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * r;
-  op.bytes = e * (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n) * r;
+  op.bytes =
+      e * (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n) *
+      r;
   return op;
 }
 
-TpCollective comm(const char* name, CommOp op, CommAxis axis, double bytes, bool overlapped = false) {
+TpCollective comm(const char* name, CommOp op, CommAxis axis, double bytes,
+                  bool overlapped = false) {
   TpCollective c;
   c.name = name;
   c.bytes = static_cast<int64_t>(bytes);
@@ -80,7 +83,7 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   require_divides(s, par.cp, "seq over cp");
   const int64_t d = h / a;
   const int e = par.element_bytes;
-  const int64_t T = b * s / par.cp;                       // tokens on this rank
+  const int64_t T = b * s / par.cp;                          // tokens on this rank
   const double rep = par.sequence_parallel ? 1.0 / t : 1.0;  // share of replicated regions
   const double Tr = static_cast<double>(T) * rep;
   const bool sp = par.sequence_parallel && t > 1;
@@ -255,13 +258,13 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     act = Td * e * (h + double(a) * d / t + double(kv) * d / t + double(f) / t + h) +
           Td * e * a * d / t + Td * q_heads * 4;
   } else {
-    act += 2 * Tr * h * e;                         // norm inputs
-    act += Tr * h * e;                             // qkv input
-    act += Td * (a + 2 * kv) * d * e / t;          // q, k, v
-    act += Td * h * e / t;                         // proj input
-    act += Tr * h;                                 // attention dropout mask
-    act += Tr * h * e;                             // fc1 input
-    act += Tr * h;                                 // mlp dropout mask
+    act += 2 * Tr * h * e;                 // norm inputs
+    act += Tr * h * e;                     // qkv input
+    act += Td * (a + 2 * kv) * d * e / t;  // q, k, v
+    act += Td * h * e / t;                 // proj input
+    act += Tr * h;                         // attention dropout mask
+    act += Tr * h * e;                     // fc1 input
+    act += Tr * h;                         // mlp dropout mask
     if (par.flash_attention) {
       act += Td * q_heads * 4;  // softmax statistics
     } else if (par.recompute == Recompute::kNone) {

@@ -37,10 +37,10 @@ struct ElementwisePasses {
 struct TransformerShape {
   int64_t hidden = 0;
   int64_t heads = 0;
-  int64_t kv_heads = 0;   // grouped-query attention; = heads for multi-head attention
-  int64_t ffn = 0;        // MLP inner size
-  bool gated_mlp = false; // SwiGLU: gate and up projections (three h x ffn matrices)
-  int64_t experts = 0;    // 0: dense MLP; else mixture of experts, top_k of them per token
+  int64_t kv_heads = 0;    // grouped-query attention; = heads for multi-head attention
+  int64_t ffn = 0;         // MLP inner size
+  bool gated_mlp = false;  // SwiGLU: gate and up projections (three h x ffn matrices)
+  int64_t experts = 0;     // 0: dense MLP; else mixture of experts, top_k of them per token
   int64_t top_k = 1;
   int64_t expert_ffn = 0;
   bool rotary = false;  // rotary position embedding applied to q and k in every layer
@@ -50,8 +50,8 @@ struct LayerParallel {
   int64_t micro_batch = 1;  // sequences per microbatch
   int64_t seq = 2048;       // full sequence length
   int tp = 1;
-  int cp = 1;               // context parallel: each rank holds seq / cp tokens
-  int ep = 1;               // expert parallel: experts / ep experts per rank
+  int cp = 1;  // context parallel: each rank holds seq / cp tokens
+  int ep = 1;  // expert parallel: experts / ep experts per rank
   bool sequence_parallel = false;
   bool flash_attention = true;  // no seq^2 scores kept; attention recomputed inside its backward
   Recompute recompute = Recompute::kNone;

@@ -86,7 +86,8 @@ std::vector<VggUnit> units_of(const VggSpec& spec, int64_t b, int e) {
 }  // namespace
 
 VggModel build_vgg(const VggSpec& spec, int64_t micro_batch, int num_stages, int e) {
-  if (micro_batch < 1 || num_stages < 1) throw std::invalid_argument("vgg: micro batch and stages must be >= 1");
+  if (micro_batch < 1 || num_stages < 1)
+    throw std::invalid_argument("vgg: micro batch and stages must be >= 1");
   std::vector<VggUnit> units = units_of(spec, micro_batch, e);
   if (static_cast<int>(units.size()) < num_stages)
     throw std::invalid_argument("vgg: " + std::to_string(units.size()) + " layers cannot fill " +

@@ -11,12 +11,12 @@
 namespace meshscope::model {
 
 struct VggSpec {
-  int64_t image = 224;      // square input, pixels per side
+  int64_t image = 224;  // square input, pixels per side
   int64_t in_channels = 3;
   int64_t classes = 1000;
   // Output channels of each 3x3 convolution; 0 is a 2x2 max pool (VGG-16's configuration "D").
-  std::vector<int64_t> convs = {64,  64,  0,   128, 128, 0,   256, 256, 256, 0,
-                                512, 512, 512, 0,   512, 512, 512, 0};
+  std::vector<int64_t> convs = {64, 64,  0,   128, 128, 0,   256, 256, 256,
+                                0,  512, 512, 512, 0,   512, 512, 512, 0};
   std::vector<int64_t> fc = {4096, 4096};
 };
 

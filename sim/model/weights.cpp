@@ -48,13 +48,15 @@ LinearWeights shard(const LinearWeights& full, TpSplit split, int rank, int tp) 
     p.out = cols;
     p.w.resize(size_t(full.in) * cols);
     for (int r = 0; r < full.in; ++r) {
-      for (int c = 0; c < cols; ++c) p.w[size_t(r) * cols + c] = full.w[size_t(r) * full.out + c0 + c];
+      for (int c = 0; c < cols; ++c)
+        p.w[size_t(r) * cols + c] = full.w[size_t(r) * full.out + c0 + c];
     }
     p.b.assign(full.b.begin() + c0, full.b.begin() + c0 + cols);
   } else {
     const int rows = full.in / tp, r0 = rank * rows;
     p.in = rows;
-    p.w.assign(full.w.begin() + size_t(r0) * full.out, full.w.begin() + size_t(r0 + rows) * full.out);
+    p.w.assign(full.w.begin() + size_t(r0) * full.out,
+               full.w.begin() + size_t(r0 + rows) * full.out);
     p.b = full.b;
   }
   return p;
@@ -69,7 +71,8 @@ void unshard(const LinearWeights& part, TpSplit split, int rank, int tp, LinearW
   if (split == TpSplit::kColumn) {
     const int cols = full.out / tp, c0 = rank * cols;
     for (int r = 0; r < full.in; ++r) {
-      for (int c = 0; c < cols; ++c) full.w[size_t(r) * full.out + c0 + c] = part.w[size_t(r) * cols + c];
+      for (int c = 0; c < cols; ++c)
+        full.w[size_t(r) * full.out + c0 + c] = part.w[size_t(r) * cols + c];
     }
     for (int c = 0; c < cols; ++c) full.b[c0 + c] = part.b[c];
   } else {

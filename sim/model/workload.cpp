@@ -32,10 +32,10 @@ Workload classifier() {
   w.input_dim = kClassifierInput;
   w.output_dim = kClassifierClasses;
   w.loss = LossKind::kSoftmaxCrossEntropy;
-  w.units.push_back(Unit{"fc1",
-                         {LinearSpec{"fc1", kClassifierInput, kClassifierHidden, Activation::kRelu,
-                                     TpSplit::kColumn}},
-                         false});
+  w.units.push_back(Unit{
+      "fc1",
+      {LinearSpec{"fc1", kClassifierInput, kClassifierHidden, Activation::kRelu, TpSplit::kColumn}},
+      false});
   w.units.push_back(Unit{
       "fc2",
       {LinearSpec{"fc2", kClassifierHidden, kClassifierClasses, Activation::kNone, TpSplit::kRow}},

@@ -10,7 +10,9 @@ constexpr double kF = sizeof(float);
 
 // FLOPs per element of an activation (forward) and of its derivative (backward); GELU's tanh
 // form counted as ~8 multiply/add-equivalents, as roofline models usually do.
-double act_flops(Activation a) { return a == Activation::kGelu ? 8 : a == Activation::kRelu ? 1 : 0; }
+double act_flops(Activation a) {
+  return a == Activation::kGelu ? 8 : a == Activation::kRelu ? 1 : 0;
+}
 double act_grad_flops(Activation a) {
   return a == Activation::kGelu ? 12 : a == Activation::kRelu ? 1 : 0;
 }
@@ -52,7 +54,7 @@ void add_linear(StageCost& c, const LinearSpec& l, int tp, int rows, bool needs_
   c.weight_grad.push_back(elementwise(l.name + ".bgrad", elems, 1, 1));
   c.parameters += int64_t{in} * out + (l.split == TpSplit::kRow ? l.out : out);
   c.activation_bytes += static_cast<int64_t>(
-      kF * elems * (l.act == Activation::kNone ? 1 : 2));  // pre-activation (+ activation)
+      kF * elems * (l.act == Activation::kNone ? 1 : 2));       // pre-activation (+ activation)
   c.weight_grad_bytes += static_cast<int64_t>(kF * rows * in);  // W needs every linear's input
 }
 
@@ -61,8 +63,8 @@ int unit_in_local(const Unit& u, int tp) { return local_in(u.linears.front(), tp
 
 }  // namespace
 
-std::vector<StageCost> stage_costs(const Workload& w, const std::vector<StageRange>& stages,
-                                   int tp, int microbatch_rows) {
+std::vector<StageCost> stage_costs(const Workload& w, const std::vector<StageRange>& stages, int tp,
+                                   int microbatch_rows) {
   check_tp(w, tp);
   if (microbatch_rows < 1) throw std::invalid_argument("stage_costs: microbatch_rows must be >= 1");
   std::vector<StageCost> out;

@@ -16,8 +16,8 @@ namespace meshscope::model {
 // includes the loss; activation_bytes is what the executor keeps from F to B (the stage input,
 // every linear's pre-activation and activation, residual outputs, the loss gradient), and of it
 // weight_grad_bytes is what W still needs after I (the input of every linear).
-std::vector<StageCost> stage_costs(const Workload& w, const std::vector<StageRange>& stages,
-                                   int tp, int microbatch_rows);
+std::vector<StageCost> stage_costs(const Workload& w, const std::vector<StageRange>& stages, int tp,
+                                   int microbatch_rows);
 
 // The same for a run: the workload of `spec` split into `num_stages` balanced stages, on a mesh
 // whose tp splits the linears and whose dp and `microbatches` split the global batch. What a

@@ -19,7 +19,8 @@ int key_int(const std::string& text, const std::string& key, int def) {
 
 }  // namespace
 
-std::optional<PredictConfig> config_of_trace(const traces::Timeline& t, const std::string& hardware) {
+std::optional<PredictConfig> config_of_trace(const traces::Timeline& t,
+                                             const std::string& hardware) {
   auto get = [&](const char* k) -> std::string {
     auto it = t.metadata.find(k);
     return it == t.metadata.end() ? "" : it->second;
@@ -30,17 +31,22 @@ std::optional<PredictConfig> config_of_trace(const traces::Timeline& t, const st
   std::string kind;
   words >> kind;
   PredictConfig c;
-  if (kind == "mlp") c.model = ModelKind::kMlp;
-  else if (kind == "chain") c.model = ModelKind::kChain;
-  else if (kind == "classifier") c.model = ModelKind::kClassifier;
-  else return std::nullopt;
+  if (kind == "mlp")
+    c.model = ModelKind::kMlp;
+  else if (kind == "chain")
+    c.model = ModelKind::kChain;
+  else if (kind == "classifier")
+    c.model = ModelKind::kClassifier;
+  else
+    return std::nullopt;
   c.mlp_layers = key_int(model, "L", c.mlp_layers);
   c.mlp_hidden = key_int(model, "h", c.mlp_hidden);
   c.global_batch = key_int(model, "batch", 0);
   c.mesh = {key_int(mesh, "dp", 1), key_int(mesh, "pp", 1), key_int(mesh, "tp", 1)};
   const int m = std::atoi(get("microbatches").c_str());
   const int stages = std::atoi(get("stages").c_str());
-  if (c.global_batch <= 0 || m <= 0 || c.global_batch % (int64_t{m} * c.mesh.dp) != 0) return std::nullopt;
+  if (c.global_batch <= 0 || m <= 0 || c.global_batch % (int64_t{m} * c.mesh.dp) != 0)
+    return std::nullopt;
   c.micro_batch = c.global_batch / (int64_t{m} * c.mesh.dp);
   c.virtual_stages = stages > 0 ? std::max(1, stages / c.mesh.pp) : 1;
   c.gpu = hardware;
@@ -66,25 +72,35 @@ cost::Calibration calibrate_against_model(const std::vector<const traces::Timeli
       continue;
     }
     ++used;
-    const auto windows = t->steps.size() >= 2 ? std::vector<traces::StepWindow>(t->steps.begin() + 1, t->steps.end())
-                                               : t->steps;
+    const auto windows = t->steps.size() >= 2
+                             ? std::vector<traces::StepWindow>(t->steps.begin() + 1, t->steps.end())
+                             : t->steps;
     for (const traces::Span& s : t->spans) {
-      if (s.kind != traces::SpanKind::kCompute || s.stage < 0 || s.stage >= static_cast<int>(w.stages.size()))
+      if (s.kind != traces::SpanKind::kCompute || s.stage < 0 ||
+          s.stage >= static_cast<int>(w.stages.size()))
         continue;
       bool inside = windows.empty();
-      for (const auto& win : windows) inside |= s.begin_ns >= win.begin_ns && s.end_ns <= win.end_ns;
+      for (const auto& win : windows)
+        inside |= s.begin_ns >= win.begin_ns && s.end_ns <= win.end_ns;
       if (!inside) continue;
       const model::StageCost& st = w.stages[s.stage];
       std::vector<model::OpCost> ops;
       switch (s.phase) {
-        case traces::Phase::kForward: ops = st.forward; break;
-        case traces::Phase::kInputGrad: ops = st.input_grad; break;
-        case traces::Phase::kWeightGrad: ops = st.weight_grad; break;
+        case traces::Phase::kForward:
+          ops = st.forward;
+          break;
+        case traces::Phase::kInputGrad:
+          ops = st.input_grad;
+          break;
+        case traces::Phase::kWeightGrad:
+          ops = st.weight_grad;
+          break;
         case traces::Phase::kBackward:
           ops = st.input_grad;
           ops.insert(ops.end(), st.weight_grad.begin(), st.weight_grad.end());
           break;
-        default: continue;
+        default:
+          continue;
       }
       double x = 0;
       for (const model::OpCost& op : ops) x += model.op_seconds(op);

@@ -18,7 +18,8 @@ namespace meshscope::predict {
 
 // The configuration a trace of the cpu backend ran, from its metadata ("model", "mesh",
 // "microbatches", "stages", "schedule"); nullopt when the model is not one meshscope builds.
-std::optional<PredictConfig> config_of_trace(const traces::Timeline& t, const std::string& hardware);
+std::optional<PredictConfig> config_of_trace(const traces::Timeline& t,
+                                             const std::string& hardware);
 
 // cost::fit_calibration, then, for the traces whose configuration is known, per-phase
 // model_scale and overhead fitted against the op model. `rebuilt` (optional) counts those traces.

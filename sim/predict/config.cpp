@@ -340,8 +340,8 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
   c.virtual_stages = static_cast<int>(top.integer("virtual_stages", family.default_virtual_stages));
   if (c.virtual_stages < family.min_virtual_stages ||
       (family.max_virtual_stages > 0 && c.virtual_stages > family.max_virtual_stages))
-    top.fail("virtual_stages",
-             schedule::family_rule_violation(c.schedule, c.mesh, c.virtual_stages, c.microbatches()));
+    top.fail("virtual_stages", schedule::family_rule_violation(c.schedule, c.mesh, c.virtual_stages,
+                                                               c.microbatches()));
 
   Reader cluster = top.child("cluster");
   c.gpu = cluster.string("gpu", c.gpu);

@@ -86,9 +86,9 @@ struct PredictConfig {
   // Training framework profile (sim/cost/frameworks/<name>.json or a path to a .json): its
   // attention kernel, elementwise fusions and communication overlap. Top-level key "framework".
   std::string framework = "megatron-core-2024";
-  int gpus_per_node = 0;          // 0: the catalog's devices_per_node
-  int nodes = 0;                  // 0: as many as the mesh needs; else nodes x per node = gpus()
-  ResolvedHardware hardware;      // set by parse_config; empty: simulate reads the catalog
+  int gpus_per_node = 0;      // 0: the catalog's devices_per_node
+  int nodes = 0;              // 0: as many as the mesh needs; else nodes x per node = gpus()
+  ResolvedHardware hardware;  // set by parse_config; empty: simulate reads the catalog
   cost::DimOrder placement = cost::kDefaultOrder;
 
   model::Recompute recompute = model::Recompute::kNone;

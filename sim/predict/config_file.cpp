@@ -119,7 +119,8 @@ std::string resolve_config_path(const std::string& path) {
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     roots.push_back(exe.parent_path() / "configs");
-    roots.push_back(exe.parent_path().parent_path() / "share" / "meshscope" / "configs");  // installed
+    roots.push_back(exe.parent_path().parent_path() / "share" / "meshscope" /
+                    "configs");  // installed
   }
   for (const fs::path& r : roots)
     if (fs::is_regular_file(r / path, ec)) return (r / path).string();

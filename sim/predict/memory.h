@@ -25,7 +25,9 @@ struct DeviceMemory {
   int64_t gradients_bytes = 0;
   int64_t optimizer_bytes = 0;
   int64_t activations_bytes = 0;  // peak held by the schedule
-  int64_t total() const { return parameters_bytes + gradients_bytes + optimizer_bytes + activations_bytes; }
+  int64_t total() const {
+    return parameters_bytes + gradients_bytes + optimizer_bytes + activations_bytes;
+  }
 };
 
 // `dense` parameters are replicated over the dp group of `dp` ranks, `expert` ones over dp / ep.

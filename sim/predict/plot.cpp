@@ -15,10 +15,14 @@ constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
 std::string esc(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else o += c;
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else
+      o += c;
   }
   return o;
 }
@@ -26,8 +30,10 @@ std::string esc(const std::string& s) {
 std::string num(double v) {
   char buf[32];
   const double a = std::fabs(v);
-  if (a != 0 && (a >= 1e6 || a < 1e-2)) std::snprintf(buf, sizeof buf, "%.2g", v);
-  else std::snprintf(buf, sizeof buf, "%.4g", v);
+  if (a != 0 && (a >= 1e6 || a < 1e-2))
+    std::snprintf(buf, sizeof buf, "%.2g", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
 }
 
@@ -48,18 +54,23 @@ std::string render_svg(const Chart& c) {
   if (x1 == x0) x1 = x0 + 1;
   if (y1 <= 0) y1 = 1;
   y1 *= 1.1;
-  auto px = [&](double x) { return L + ((c.log_x ? std::log2(std::max(x, 1e-12)) : x) - x0) / (x1 - x0) * (W - L - R); };
+  auto px = [&](double x) {
+    return L + ((c.log_x ? std::log2(std::max(x, 1e-12)) : x) - x0) / (x1 - x0) * (W - L - R);
+  };
   auto py = [&](double y) { return H - B - y / y1 * (H - T - B); };
   std::string o;
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+                "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" "
+                "height=\"100%%\" fill=\"white\"/>\n",
                 W, H);
   o += buf;
-  o += "<text x=\"" + num(W / 2) + "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" + esc(c.title) + "</text>\n";
+  o += "<text x=\"" + num(W / 2) + "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" +
+       esc(c.title) + "</text>\n";
   // Axes and ticks.
-  std::snprintf(buf, sizeof buf, "<path d=\"M%.1f %.1f V%.1f H%.1f\" stroke=\"black\" fill=\"none\"/>\n", L, T,
+  std::snprintf(buf, sizeof buf,
+                "<path d=\"M%.1f %.1f V%.1f H%.1f\" stroke=\"black\" fill=\"none\"/>\n", L, T,
                 H - B, W - R);
   o += buf;
   for (int i = 0; i <= 5; ++i) {
@@ -75,14 +86,14 @@ std::string render_svg(const Chart& c) {
   std::sort(xs.begin(), xs.end());
   xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
   for (double x : xs) {
-    std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", px(x),
-                  H - B + 18, num(x).c_str());
+    std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                  px(x), H - B + 18, num(x).c_str());
     o += buf;
   }
-  o += "<text x=\"" + num(L + (W - L - R) / 2) + "\" y=\"" + num(H - 16) + "\" text-anchor=\"middle\">" +
-       esc(c.x_label) + "</text>\n";
-  o += "<text transform=\"translate(18 " + num(T + (H - T - B) / 2) + ") rotate(-90)\" text-anchor=\"middle\">" +
-       esc(c.y_label) + "</text>\n";
+  o += "<text x=\"" + num(L + (W - L - R) / 2) + "\" y=\"" + num(H - 16) +
+       "\" text-anchor=\"middle\">" + esc(c.x_label) + "</text>\n";
+  o += "<text transform=\"translate(18 " + num(T + (H - T - B) / 2) +
+       ") rotate(-90)\" text-anchor=\"middle\">" + esc(c.y_label) + "</text>\n";
   for (size_t k = 0; k < c.series.size(); ++k) {
     const Series& s = c.series[k];
     const char* col = kColors[k % 8];
@@ -105,14 +116,17 @@ std::string render_svg(const Chart& c) {
       o += buf;
     }
     for (size_t i : order) {
-      std::snprintf(buf, sizeof buf, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s: %s</title></circle>\n",
-                    px(s.x[i]), py(s.y[i]), col, esc(s.label).c_str(), num(s.y[i]).c_str());
+      std::snprintf(
+          buf, sizeof buf,
+          "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s: %s</title></circle>\n",
+          px(s.x[i]), py(s.y[i]), col, esc(s.label).c_str(), num(s.y[i]).c_str());
       o += buf;
     }
     std::snprintf(buf, sizeof buf,
                   "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
                   "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-                  W - R + 16, T + 18.0 * k, col, W - R + 34, T + 18.0 * k + 10, esc(s.label).c_str());
+                  W - R + 16, T + 18.0 * k, col, W - R + 34, T + 18.0 * k + 10,
+                  esc(s.label).c_str());
     o += buf;
   }
   o += "</svg>\n";

@@ -26,7 +26,7 @@ struct Summary {
   int64_t gpus = 0;
   int microbatches = 0;
   double step_time_s = 0;
-  double tokens_per_s = 0;    // samples x tokens per sample (seq) per second
+  double tokens_per_s = 0;  // samples x tokens per sample (seq) per second
   double samples_per_s = 0;
   double tflops_per_gpu = 0;  // model FLOPs (no recomputation) per second per GPU, in TFLOP/s
   double mfu = 0;             // tflops_per_gpu over the peak at the configured precision

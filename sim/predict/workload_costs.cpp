@@ -49,8 +49,8 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
 
 WorkloadCosts vgg_costs(const PredictConfig& c) {
   if (c.mesh.tp != 1) throw std::invalid_argument("mesh.tp: the vgg model runs with tp = 1");
-  const model::VggModel v =
-      model::build_vgg(c.vgg, c.micro_batch, c.mesh.pp * c.virtual_stages, cost::element_bytes(c.precision));
+  const model::VggModel v = model::build_vgg(c.vgg, c.micro_batch, c.mesh.pp * c.virtual_stages,
+                                             cost::element_bytes(c.precision));
   WorkloadCosts w;
   w.stages = v.stages;
   for (const model::StageCost& s : v.stages) {

@@ -24,8 +24,8 @@ struct Result {
 
 // A fresh folder under the temporary directory, unique to `name` and this process.
 inline fs::path temp_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("meshscope_cli_" + name + "_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("meshscope_cli_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -41,9 +41,9 @@ inline std::string read_file(const fs::path& p) {
 // Runs `command` in /bin/sh with stderr captured to a file.
 inline Result shell(const std::string& command) {
   static int counter = 0;
-  const fs::path err = fs::temp_directory_path() /
-                       ("meshscope_cli_err_" + std::to_string(::getpid()) + "_" +
-                        std::to_string(counter++));
+  const fs::path err =
+      fs::temp_directory_path() /
+      ("meshscope_cli_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   Result r;
   FILE* pipe = ::popen((command + " 2>" + err.string()).c_str(), "r");
   if (!pipe) return r;

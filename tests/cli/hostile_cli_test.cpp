@@ -97,14 +97,14 @@ TEST(HostileCli, AnUnwritableOutputPathFailsBeforeTheRun) {
   for (const std::string out : {"/nonexistent/x.json", "''", "/proc/version"}) {
     const auto t0 = std::chrono::steady_clock::now();
     // A run that would take minutes: it must not start.
-    const Result r = meshscope("run --backend cpu --steps 1000 --layers 4 --hidden 64 --out " + out);
+    const Result r =
+        meshscope("run --backend cpu --steps 1000 --layers 4 --hidden 64 --out " + out);
     EXPECT_NE(r.status, 0) << out;
     EXPECT_LT(seconds_since(t0), 10) << out << " ran before failing";
     EXPECT_EQ(r.out.find("loss"), std::string::npos) << out << ": " << r.out;
     EXPECT_LE(count(r.err, "\n"), 2u) << r.err;  // the error, and CLI11's "Run with --help"
   }
-  EXPECT_NE(meshscope("run --out /nonexistent/x.json").err.find("/nonexistent"),
-            std::string::npos);
+  EXPECT_NE(meshscope("run --out /nonexistent/x.json").err.find("/nonexistent"), std::string::npos);
   EXPECT_NE(meshscope("run --out ''").err.find("the output path is empty"), std::string::npos);
   EXPECT_NE(meshscope("run --out /proc/version").err.find("kernel file system (proc)"),
             std::string::npos);
@@ -210,8 +210,8 @@ TEST(HostileCli, AForwardWhoseInputNeverArrivedFailsTheRun) {
   const std::string file =
       std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/hostile/missing_recv.sched";
   EXPECT_NE(meshscope("validate " + file).status, 0);
-  const Result r = meshscope("run --schedule-file " + file +
-                             " --no-validate --no-check --layers 2 --timeout 5");
+  const Result r =
+      meshscope("run --schedule-file " + file + " --no-validate --no-check --layers 2 --timeout 5");
   EXPECT_NE(r.status, 0) << r.out;
   EXPECT_NE(r.err.find("rank 1 at action 0 '1F0': its input activations never arrived: no "
                        "RECV_F of microbatch 0 ran before it"),

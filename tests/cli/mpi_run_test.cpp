@@ -3,9 +3,9 @@
 // reported once and ends every process, a wrong process count or another command is refused.
 #include <gtest/gtest.h>
 
-#include "cli_test_util.h"
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cli_test_util.h"
 
 #include <array>
 #include <chrono>
@@ -132,7 +132,9 @@ TEST_F(MpiRun, AStoppedRankEndsEveryProcessInBoundedTime) {
       std::string(MESHSCOPE_MPIEXEC) + " -n 4 " + kMeshscope +
       // ~0.1 s a step here: minutes in all, so the run is under way when rank 1 stops.
       " run --schedule 1f1b --pp 4 --layers 16 --hidden 256 --steps 600 --timeout 2 "
-      "--no-check >" + out.string() + ".out 2>" + out.string() + ".err &\n"
+      "--no-check >" +
+      out.string() + ".out 2>" + out.string() +
+      ".err &\n"
       "mp=$!; target=; all=\n"
       "for i in $(seq 1 200); do\n"
       "  for p in $(pgrep -P $mp); do\n"

@@ -4,6 +4,9 @@
 
 #include "cli_test_util.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -12,9 +15,6 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <algorithm>
 #include <string>
 
 namespace {
@@ -34,8 +34,10 @@ Result meshscope(const std::string& args, const std::string& shell_prefix = "") 
 TEST(RunCli, OneFOneBTraceIsValidAndAnalyzeReportsBubblesPerDevice) {
   const fs::path dir = temp_dir("1f1b");
   const fs::path trace = dir / "run.json";
-  const Result run = meshscope("run --schedule 1f1b --pp 4 --microbatches 8 --model mlp --layers 4 "
-                               "--hidden 64 --steps 1 --backend cpu --out " + trace.string());
+  const Result run = meshscope(
+      "run --schedule 1f1b --pp 4 --microbatches 8 --model mlp --layers 4 "
+      "--hidden 64 --steps 1 --backend cpu --out " +
+      trace.string());
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find("equal"), std::string::npos) << run.out;
 
@@ -68,8 +70,9 @@ TEST(RunCli, OneFOneBTraceIsValidAndAnalyzeReportsBubblesPerDevice) {
 }
 
 TEST(RunCli, JsonSummaryReportsEquivalenceWithOneDevice) {
-  const Result r = meshscope("run --schedule interleaved --pp 2 -m 4 --model mlp --layers 4 "
-                             "--hidden 32 --steps 2 --backend cpu --json");
+  const Result r = meshscope(
+      "run --schedule interleaved --pp 2 -m 4 --model mlp --layers 4 "
+      "--hidden 32 --steps 2 --backend cpu --json");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_TRUE(j["equal_to_one_device"].get<bool>());
@@ -80,8 +83,9 @@ TEST(RunCli, JsonSummaryReportsEquivalenceWithOneDevice) {
 TEST(RunCli, ADivergedRunIsNeitherEqualToOneDeviceNorASuccess) {
   // lr 99 drives the loss to inf and then NaN within a few steps, on one device as on two; a NaN
   // used to slip through the comparison and be reported "equal".
-  const std::string args = "run --lr 99 --steps 8 --model mlp --layers 2 --hidden 16 --pp 2 -m 2 "
-                           "--backend cpu";
+  const std::string args =
+      "run --lr 99 --steps 8 --model mlp --layers 2 --hidden 16 --pp 2 -m 2 "
+      "--backend cpu";
   const Result r = meshscope(args);
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err.rfind("meshscope: error: training diverged: the loss of step ", 0), 0u) << r.err;
@@ -133,8 +137,10 @@ TEST(RunCli, MeshDimensionsBelowOneAreRefusedNotReplacedByDefaults) {
 
 // Whether this machine runs the GPU backends (then the no-GPU expectations do not apply).
 bool gpu_backends_run() {
-  return meshscope("run --backend cuda-virtual --model chain --pp 3 -m 1 --batch 4 --steps 1 "
-                   "--no-check").status == 0;
+  return meshscope(
+             "run --backend cuda-virtual --model chain --pp 3 -m 1 --batch 4 --steps 1 "
+             "--no-check")
+             .status == 0;
 }
 
 TEST(RunCli, GpuBackendsWithoutAGpuFailWithOneLine) {
@@ -154,7 +160,8 @@ TEST(RunCli, AutoFallsBackToCpuSayingSoOnce) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err.rfind("backend: cpu (no GPU", 0), 0u) << r.err;
   size_t mentions = 0;
-  for (size_t at = r.err.find("backend:"); at != std::string::npos; at = r.err.find("backend:", at + 1)) {
+  for (size_t at = r.err.find("backend:"); at != std::string::npos;
+       at = r.err.find("backend:", at + 1)) {
     ++mentions;
   }
   EXPECT_EQ(mentions, 1u) << r.err;
@@ -162,8 +169,9 @@ TEST(RunCli, AutoFallsBackToCpuSayingSoOnce) {
 }
 
 TEST(RunCli, UnwritableTraceLeavesNoFileAndFails) {
-  const Result r = meshscope("run --schedule gpipe --pp 2 -m 2 --model chain --batch 4 --backend cpu "
-                             "--out /nonexistent_dir/run.json");
+  const Result r = meshscope(
+      "run --schedule gpipe --pp 2 -m 2 --model chain --batch 4 --backend cpu "
+      "--out /nonexistent_dir/run.json");
   EXPECT_NE(r.status, 0);
   EXPECT_FALSE(fs::exists("/nonexistent_dir/run.json"));
 }

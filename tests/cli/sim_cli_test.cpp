@@ -2,14 +2,14 @@
 // in logs, hand-written schedules, the binary run from elsewhere or moved away from its sources.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace {
 
@@ -45,8 +45,8 @@ class SimCli : public ::testing::Test {
   Outcome sh(const std::string& args, const std::string& cwd = "/", const std::string& env = "",
              const std::string& binary = std::string(MESHSCOPE_BINARY_DIR) + "/meshscope") const {
     const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string cmd = "cd '" + cwd + "' && " + env + " '" + binary + "' " + args + " >'" + out.string() +
-                            "' 2>'" + err.string() + "'";
+    const std::string cmd = "cd '" + cwd + "' && " + env + " '" + binary + "' " + args + " >'" +
+                            out.string() + "' 2>'" + err.string() + "'";
     const int status = std::system(cmd.c_str());
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
   }
@@ -55,8 +55,9 @@ class SimCli : public ::testing::Test {
 };
 
 std::string mlp_config(const std::string& gpu, const std::string& pp = "2") {
-  return R"({"model": {"kind": "mlp", "layers": 4, "hidden": 64}, "mesh": {"dp": 1, "tp": 1, "pp": )" + pp +
-         R"(}, "batch": {"global": 4, "micro": 1}, "schedule": "1f1b", "cluster": {"gpu": ")" + gpu + R"("}})";
+  return R"({"model": {"kind": "mlp", "layers": 4, "hidden": 64}, "mesh": {"dp": 1, "tp": 1, "pp": )" +
+         pp + R"(}, "batch": {"global": 4, "micro": 1}, "schedule": "1f1b", "cluster": {"gpu": ")" +
+         gpu + R"("}})";
 }
 
 TEST_F(SimCli, SweepProgressInALogIsAFewPlainLines) {
@@ -69,7 +70,8 @@ TEST_F(SimCli, SweepProgressInALogIsAFewPlainLines) {
   EXPECT_GE(lines, 1) << r.err;
   EXPECT_LE(lines, 4) << r.err;
   EXPECT_NE(r.err.find("9 of 9 points done"), std::string::npos) << r.err;
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 11) << r.out;  // header + 9 rows + ranges' note
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 11)
+      << r.out;  // header + 9 rows + ranges' note
 }
 
 TEST_F(SimCli, AnInvalidSweepPointIsARowNotTheEndOfTheSweep) {
@@ -99,8 +101,8 @@ TEST_F(SimCli, SimulateRefusesAScheduleTheValidatorRejects) {
                                "rank 0: 0F0 0RECV_B0 0SEND_F0 0B0 0STEP\n"
                                "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0 1STEP\n");
   const fs::path trace = dir_ / "trace.json";
-  const Outcome r = sh("simulate --config " + cfg.string() + " --schedule-file " + sched.string() + " --out " +
-                       trace.string());
+  const Outcome r = sh("simulate --config " + cfg.string() + " --schedule-file " + sched.string() +
+                       " --out " + trace.string());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.rfind("meshscope: error: " + sched.string() + ": deadlock: ", 0), 0u) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -110,18 +112,22 @@ TEST_F(SimCli, SimulateRefusesAScheduleTheValidatorRejects) {
                                "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
                                "rank 0: 0F0 0SEND_F0 0RECV_B0 0B0 0STEP\n"
                                "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0 1STEP\n");
-  const Outcome ok = sh("simulate --config " + cfg.string() + " --schedule-file " + fixed.string() + " --json");
+  const Outcome ok =
+      sh("simulate --config " + cfg.string() + " --schedule-file " + fixed.string() + " --json");
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_NE(ok.out.find("\"step_time_s\""), std::string::npos) << ok.out;
 }
 
 TEST_F(SimCli, CalibrationStaysWithTheHardwareItWasFittedOn) {
   const fs::path trace = dir_ / "run.json";
-  const Outcome run = sh("run --schedule 1f1b --pp 2 -m 4 --model mlp --layers 2 --hidden 64 --batch 16 --steps 2 "
-                         "--no-check --backend cpu -o " + trace.string());
+  const Outcome run =
+      sh("run --schedule 1f1b --pp 2 -m 4 --model mlp --layers 2 --hidden 64 --batch 16 --steps 2 "
+         "--no-check --backend cpu -o " +
+         trace.string());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const fs::path calib = dir_ / "calib.json";
-  const Outcome gpu = sh("calibrate " + trace.string() + " --hardware h100-sxm -o " + calib.string());
+  const Outcome gpu =
+      sh("calibrate " + trace.string() + " --hardware h100-sxm -o " + calib.string());
   EXPECT_EQ(gpu.exit_code, 1);
   EXPECT_NE(gpu.err.find(trace.string() + ": ran on the cpu"), std::string::npos) << gpu.err;
   EXPECT_FALSE(fs::exists(calib));
@@ -129,8 +135,10 @@ TEST_F(SimCli, CalibrationStaysWithTheHardwareItWasFittedOn) {
   ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
   const fs::path on_cpu = write("cpu.json", mlp_config("cpu-local"));
   const fs::path on_gpu = write("gpu.json", mlp_config("a100-80gb"));
-  EXPECT_EQ(sh("predict --config " + on_cpu.string() + " --calibration " + calib.string()).exit_code, 0);
-  const Outcome refused = sh("predict --config " + on_gpu.string() + " --calibration " + calib.string());
+  EXPECT_EQ(
+      sh("predict --config " + on_cpu.string() + " --calibration " + calib.string()).exit_code, 0);
+  const Outcome refused =
+      sh("predict --config " + on_gpu.string() + " --calibration " + calib.string());
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_NE(refused.err.find("fitted on 'cpu-local'"), std::string::npos) << refused.err;
 }
@@ -154,14 +162,16 @@ TEST_F(SimCli, TheCatalogIsFoundFromAnyDirectory) {
 }
 
 TEST_F(SimCli, PredictPrintsTheDevelopmentSetsRangeBesideEachFigure) {
-  const std::string cfg = std::string(MESHSCOPE_SOURCE_DIR) + "/sim/predict/configs/korthikanti-175b.json";
+  const std::string cfg =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/sim/predict/configs/korthikanti-175b.json";
   const Outcome json = sh("predict --json --config " + cfg, dir_.string());
   ASSERT_EQ(json.exit_code, 0) << json.err;
   for (const char* key : {"\"step_time_s_low\"", "\"step_time_s_high\"", "\"tokens_per_s_low\"",
                           "\"tokens_per_s_high\"", "\"mfu_low\"", "\"mfu_high\"",
                           "\"range_basis\": \"megatron-2022 on a100-80gb\""})
     EXPECT_NE(json.out.find(key), std::string::npos) << key << "\n" << json.out;
-  const Outcome text = sh("predict --config " + cfg + " --plot " + (dir_ / "p.svg").string(), dir_.string());
+  const Outcome text =
+      sh("predict --config " + cfg + " --plot " + (dir_ / "p.svg").string(), dir_.string());
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find(" s ("), std::string::npos) << text.out;  // "13.62 s (14.3..15.3)"
   EXPECT_NE(slurp((dir_ / "p.svg").string()).find("class=\"range\""), std::string::npos);
@@ -177,22 +187,24 @@ TEST_F(SimCli, AMovedBinaryFindsTheCatalogBesideIt) {
   entry.replace(name, 11, "\"moved-gpu\"");
   write("bin/catalog/moved-gpu.json", entry);
   const fs::path cfg = write("cfg.json", mlp_config("moved-gpu"));
-  const Outcome r = sh("predict --json --config " + cfg.string(), "/", "", (dir_ / "bin" / "meshscope").string());
+  const Outcome r =
+      sh("predict --json --config " + cfg.string(), "/", "", (dir_ / "bin" / "meshscope").string());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"hardware\": \"moved-gpu\""), std::string::npos) << r.out;
 }
 
 TEST_F(SimCli, UnknownHardwareSaysWhereItLookedAndAboutMeshscopeCatalog) {
   const fs::path cfg = write("cfg.json", mlp_config("no-such-gpu"));
-  const Outcome r = sh("predict --config " + cfg.string(), "/", "MESHSCOPE_CATALOG=/nonexistent/catalog");
+  const Outcome r =
+      sh("predict --config " + cfg.string(), "/", "MESHSCOPE_CATALOG=/nonexistent/catalog");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find(cfg.string() + ": key 'cluster.gpu': unknown hardware 'no-such-gpu'"), std::string::npos)
+  EXPECT_NE(r.err.find(cfg.string() + ": key 'cluster.gpu': unknown hardware 'no-such-gpu'"),
+            std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("/nonexistent/catalog (missing)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("MESHSCOPE_CATALOG"), std::string::npos) << r.err;
 }
-
 
 // One line on stderr, exit 1, naming the file: what every hostile config below gets.
 void expect_one_line_error(const Outcome& r, const std::string& file, const std::string& what) {
@@ -203,35 +215,41 @@ void expect_one_line_error(const Outcome& r, const std::string& file, const std:
 }
 
 TEST_F(SimCli, HostileConfigsGetOneLineNamingFileAndKey) {
-  const std::string deep = R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8, "x": )" + std::string(20000, '[') +
-                           std::string(20000, ']') + "}}";
+  const std::string deep = R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8, "x": )" +
+                           std::string(20000, '[') + std::string(20000, ']') + "}}";
   fs::path cfg = write("deep.json", deep);
   expect_one_line_error(sh("predict --config " + cfg.string()), cfg.string(),
                         ": key 'model.x': nested deeper than 16 levels at byte ");
-  cfg = write("layers.json", R"({"model": {"kind": "gpt", "layers": 2147483647, "hidden": 64, "heads": 1,
+  cfg = write("layers.json",
+              R"({"model": {"kind": "gpt", "layers": 2147483647, "hidden": 64, "heads": 1,
       "seq": 8, "vocab": 8}})");
-  expect_one_line_error(sh("predict --config " + cfg.string()), cfg.string(), ": key 'model.layers': building ");
+  expect_one_line_error(sh("predict --config " + cfg.string()), cfg.string(),
+                        ": key 'model.layers': building ");
   cfg = write("empty.json", "{}");
-  expect_one_line_error(sh("predict --config " + cfg.string()), cfg.string(), ": key 'model': missing");
+  expect_one_line_error(sh("predict --config " + cfg.string()), cfg.string(),
+                        ": key 'model': missing");
   cfg = write("inf.json", R"({"model": {"kind": "mlp", "layers": 1e999, "hidden": 8}})");
   expect_one_line_error(sh("simulate --config " + cfg.string()), cfg.string(),
                         ": number '1e999' out of range at byte ");
   // Every rank of 16M simulated (symmetry off) would need over 500 GiB: refused before generating.
-  cfg = write("full.json", R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8}, "mesh": {"dp": 16777216},
+  cfg = write("full.json",
+              R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8}, "mesh": {"dp": 16777216},
       "batch": {"global": 1073741824}, "options": {"symmetry": "off"}})");
   expect_one_line_error(sh("predict --config " + cfg.string()), cfg.string(),
                         ": key 'mesh': simulating every one of its 16777216 ranks means about ");
 }
 
 TEST_F(SimCli, SearchSaysWhyNothingWasFound) {
-  const fs::path cfg = write("small.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 64, "heads": 4,
+  const fs::path cfg =
+      write("small.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 64, "heads": 4,
       "seq": 16, "vocab": 64}, "batch": {"global": 6}})");
   expect_one_line_error(sh("predict --search --gpus 64 --config " + cfg.string()), cfg.string(),
                         ": no mesh of 64 GPUs divides batch.global (6) into microbatches");
   const Outcome ok = sh("predict --search --gpus 2 --config " + cfg.string());
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   for (const char* top : {"0", "-1"}) {
-    const Outcome r = sh("predict --search --gpus 2 --top " + std::string(top) + " --config " + cfg.string());
+    const Outcome r =
+        sh("predict --search --gpus 2 --top " + std::string(top) + " --config " + cfg.string());
     EXPECT_NE(r.exit_code, 0) << r.out;
     EXPECT_NE(r.err.find("--top"), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "") << r.out;
@@ -240,7 +258,8 @@ TEST_F(SimCli, SearchSaysWhyNothingWasFound) {
 
 TEST_F(SimCli, TheReadmesConfigPathsWorkFromAnyDirectory) {
   // The README tour writes sim/predict/configs/... relative to the repository.
-  const Outcome r = sh("predict --json --config sim/predict/configs/cpu/A-1f1b-pp2-m8.json", dir_.string());
+  const Outcome r =
+      sh("predict --json --config sim/predict/configs/cpu/A-1f1b-pp2-m8.json", dir_.string());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"step_time_s\""), std::string::npos) << r.out;
   const Outcome bare = sh("simulate --json --config korthikanti-175b.json", dir_.string());

@@ -45,18 +45,22 @@ void check(const Case& cs) {
     for (int j = 0; j < cs.n; ++j) {
       double s = 0, mag = 0;
       for (int p = 0; p < cs.k; ++p) {
-        const double x = cs.ta ? a[static_cast<size_t>(p) * lda + i] : a[static_cast<size_t>(i) * lda + p];
-        const double y = cs.tb ? b[static_cast<size_t>(j) * ldb + p] : b[static_cast<size_t>(p) * ldb + j];
+        const double x =
+            cs.ta ? a[static_cast<size_t>(p) * lda + i] : a[static_cast<size_t>(i) * lda + p];
+        const double y =
+            cs.tb ? b[static_cast<size_t>(j) * ldb + p] : b[static_cast<size_t>(p) * ldb + j];
         s += x * y;
         mag += std::abs(x * y);
       }
-      const double prev = cs.beta == 0.0f ? 0.0 : cs.beta * static_cast<double>(c0[static_cast<size_t>(i) * ldc + j]);
+      const double prev = cs.beta == 0.0f
+                              ? 0.0
+                              : cs.beta * static_cast<double>(c0[static_cast<size_t>(i) * ldc + j]);
       const double want = cs.alpha * s + prev;
       const double got = c[static_cast<size_t>(i) * ldc + j];
       const double tol = 1e-6 * (std::abs(cs.alpha) * mag + std::abs(prev)) + 1e-6;
       ASSERT_NEAR(got, want, tol) << "m=" << cs.m << " n=" << cs.n << " k=" << cs.k
-                                  << " ta=" << cs.ta << " tb=" << cs.tb << " at (" << i << ","
-                                  << j << ")";
+                                  << " ta=" << cs.ta << " tb=" << cs.tb << " at (" << i << "," << j
+                                  << ")";
     }
     // The padding between rows is not C's: it must be left alone.
     for (int j = cs.n; j < ldc; ++j) {
@@ -72,7 +76,7 @@ void check(const Case& cs) {
 
 TEST(CpuGemm, MatchesDoubleReferenceOverShapesAndTransposes) {
   const std::vector<std::tuple<int, int, int>> shapes = {
-      {1, 1, 1},   {3, 2, 1},    {1, 3, 2},     {5, 7, 3},    {17, 9, 33},
+      {1, 1, 1},    {3, 2, 1},      {1, 3, 2},      {5, 7, 3},     {17, 9, 33},
       {64, 64, 64}, {97, 130, 300}, {200, 33, 513}, {4, 1025, 17}, {129, 8, 260}};
   for (auto [m, n, k] : shapes) {
     for (int t = 0; t < 4; ++t) {

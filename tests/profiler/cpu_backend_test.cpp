@@ -157,8 +157,10 @@ TEST(CpuBackend, AbortWakesEveryBlockedCallWithTheReason) {
     threads.emplace_back([&, r] {
       try {
         float v = 0;
-        if (r == 0) b->transport(0).recv(1, 0, &v, 4);       // never sent
-        else b->transport(r).all_reduce(GroupKind::kTp, &v, 1);  // rank 0 never joins
+        if (r == 0)
+          b->transport(0).recv(1, 0, &v, 4);  // never sent
+        else
+          b->transport(r).all_reduce(GroupKind::kTp, &v, 1);  // rank 0 never joins
       } catch (const Aborted& e) {
         errors[r] = e.what();
       }

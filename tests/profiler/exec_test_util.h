@@ -55,8 +55,8 @@ inline model::WorkloadSpec small_mlp_spec(uint64_t seed) {
   return s;
 }
 
-inline RunConfig cpu_config(const schedule::Schedule& s, const model::WorkloadSpec& spec,
-                            int steps, double timeout_s = 30) {
+inline RunConfig cpu_config(const schedule::Schedule& s, const model::WorkloadSpec& spec, int steps,
+                            double timeout_s = 30) {
   RunConfig c;
   c.workload = spec;
   c.schedule = s;
@@ -93,7 +93,8 @@ inline void expect_equivalent(const RunResult& got, const ReferenceResult& want,
   }
   ASSERT_EQ(got.weights.size(), want.weights.size()) << what;
   for (size_t i = 0; i < want.weights.size(); ++i) {
-    ASSERT_EQ(got.weights[i].w.size(), want.weights[i].w.size()) << what << " " << want.weights[i].name;
+    ASSERT_EQ(got.weights[i].w.size(), want.weights[i].w.size())
+        << what << " " << want.weights[i].name;
     EXPECT_LE(relative_error(got.weights[i].w, want.weights[i].w), tol)
         << what << ": weights of " << want.weights[i].name;
     EXPECT_LE(relative_error(got.weights[i].b, want.weights[i].b), tol)

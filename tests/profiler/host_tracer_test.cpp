@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <map>
+#include <thread>
 
 #include "exec_test_util.h"
 #include "profiler/capture/host_tracer.h"
@@ -47,7 +47,9 @@ double peak(const traces::Timeline& t, int device) {
 // A schedule whose tracer calls a test makes by hand, with the programs it describes.
 struct HandDrivenRun {
   explicit HandDrivenRun(std::string_view text)
-      : schedule(schedule::load(text)), mesh(schedule.mesh), programs(schedule.ranks.size()),
+      : schedule(schedule::load(text)),
+        mesh(schedule.mesh),
+        programs(schedule.ranks.size()),
         inner(schedule.ranks.size()) {}
   RunInfo info() const {
     RunInfo i;
@@ -104,8 +106,8 @@ TEST(HostTracer, PipelineRunTimelineHasDevicesSpansFlowsAndSteps) {
   EXPECT_GT(f->flops, 0);
 
   // Every recv has exactly one flow from its send, between matching microbatches and stages.
-  const auto costs = model::stage_costs(model::make_workload(mlp()), model::partition_units(4, 2), 2,
-                                        16 / m);
+  const auto costs =
+      model::stage_costs(model::make_workload(mlp()), model::partition_units(4, 2), 2, 16 / m);
   std::map<uint32_t, int> flows_into;
   for (const auto& fl : t.flows) {
     const auto& from = t.spans[fl.from];
@@ -135,9 +137,10 @@ TEST(HostTracer, PipelineRunTimelineHasDevicesSpansFlowsAndSteps) {
   ASSERT_EQ(t.steps.size(), static_cast<size_t>(steps));
   EXPECT_LE(t.steps[0].end_ns, t.steps[1].begin_ns);
   for (const auto& sp : t.spans) {
-    const bool inside = std::any_of(t.steps.begin(), t.steps.end(), [&](const traces::StepWindow& w) {
-      return sp.begin_ns >= w.begin_ns && sp.end_ns <= w.end_ns;
-    });
+    const bool inside =
+        std::any_of(t.steps.begin(), t.steps.end(), [&](const traces::StepWindow& w) {
+          return sp.begin_ns >= w.begin_ns && sp.end_ns <= w.end_ns;
+        });
     EXPECT_TRUE(inside) << t.span_name(sp);
   }
 }
@@ -147,8 +150,8 @@ TEST(HostTracer, ActivationCounterPeaksFollowTheSchedule) {
   const int m = 4;
   const auto w = model::make_workload(mlp());
   const auto costs = model::stage_costs(w, model::partition_units(4, 2), 1, 16 / m);
-  const auto gpipe = exec::testing::run_cpu(
-      exec::testing::make_schedule(Family::kGpipe, {1, 2, 1}, m), mlp(), 1);
+  const auto gpipe =
+      exec::testing::run_cpu(exec::testing::make_schedule(Family::kGpipe, {1, 2, 1}, m), mlp(), 1);
   const auto ofob = exec::testing::run_cpu(
       exec::testing::make_schedule(Family::kOneFOneB, {1, 2, 1}, m), mlp(), 1);
   EXPECT_EQ(peak(gpipe.timeline, 0), m * costs[0].activation_bytes);
@@ -158,14 +161,16 @@ TEST(HostTracer, ActivationCounterPeaksFollowTheSchedule) {
 }
 
 TEST(HostTracer, RecvSpanStartsWhenTheDataWasReady) {
-  HandDrivenRun run("mesh dp=1 pp=2 tp=1\nmicrobatches 1\nrank 0: 0F0 0SEND_F0\nrank 1: 1RECV_F0\n");
+  HandDrivenRun run(
+      "mesh dp=1 pp=2 tp=1\nmicrobatches 1\nrank 0: 0F0 0SEND_F0\nrank 1: 1RECV_F0\n");
   const auto& s = run.schedule;
   auto& programs = run.programs;
-  programs[0].push_back({s.ranks[0][0], 0, "F s0 mb0", SpanKind::kCompute, traces::Phase::kForward});
-  programs[0].push_back({s.ranks[0][1], 1, "SEND_F s0 mb0", SpanKind::kSend,
-                         traces::Phase::kForward, 1, 5, 64});
-  programs[1].push_back({s.ranks[1][0], 0, "RECV_F s1 mb0", SpanKind::kRecv,
-                         traces::Phase::kForward, 0, 5, 64});
+  programs[0].push_back(
+      {s.ranks[0][0], 0, "F s0 mb0", SpanKind::kCompute, traces::Phase::kForward});
+  programs[0].push_back(
+      {s.ranks[0][1], 1, "SEND_F s0 mb0", SpanKind::kSend, traces::Phase::kForward, 1, 5, 64});
+  programs[1].push_back(
+      {s.ranks[1][0], 0, "RECV_F s1 mb0", SpanKind::kRecv, traces::Phase::kForward, 0, 5, 64});
   HostClockTracer tracer;
   tracer.begin_run(run.info());
   tracer.step_begin(1, 0);

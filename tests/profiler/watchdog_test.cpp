@@ -12,10 +12,10 @@
 #include <limits>
 #include <thread>
 
+#include "profiler/capture/host_tracer.h"
 #include "profiler/exec/executor.h"
 #include "profiler/exec/watchdog.h"
 #include "profiler/runtime/cpu_backend.h"
-#include "profiler/capture/host_tracer.h"
 #include "sim/schedule/generators.h"
 #include "sim/schedule/schedule_text.h"
 
@@ -45,11 +45,12 @@ TEST(Watchdog, FiresWhenNothingMovesAndCallsAbortOnce) {
   std::vector<RankProgress> progress(2);
   int aborts = 0;
   std::string reason;
-  Watchdog w(progress, 0.05, [] { return std::string("rank 0 is stuck"); },
-             [&](const std::string& r) {
-               ++aborts;
-               reason = r;
-             });
+  Watchdog w(
+      progress, 0.05, [] { return std::string("rank 0 is stuck"); },
+      [&](const std::string& r) {
+        ++aborts;
+        reason = r;
+      });
   const auto t0 = Clock::now();
   while (!w.fired() && Clock::now() - t0 < std::chrono::seconds(10)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -66,8 +67,8 @@ TEST(Watchdog, StaysQuietWhileSomeRankProgresses) {
   bool aborted = false;
   // A timeout far above any scheduling delay of a loaded CI host (a stall of the ticking thread
   // as long as the timeout would be a real lack of progress), progress for four timeouts.
-  Watchdog w(progress, 0.25, [] { return std::string(); },
-             [&](const std::string&) { aborted = true; });
+  Watchdog w(
+      progress, 0.25, [] { return std::string(); }, [&](const std::string&) { aborted = true; });
   const auto t0 = Clock::now();
   while (Clock::now() - t0 < std::chrono::seconds(1)) {
     progress[1].ticks.fetch_add(1);

@@ -102,9 +102,11 @@ TEST(Calibration, FilesRoundTripAndBadOnesNameTheKey) {
   const Calibration back = load_calibration((dir / "c.json").string());
   EXPECT_EQ(back.hardware, "cpu-local");
   EXPECT_EQ(back.traces, c.traces);
-  EXPECT_DOUBLE_EQ(back.phase(traces::Phase::kForward).flops_per_s, c.phase(traces::Phase::kForward).flops_per_s);
+  EXPECT_DOUBLE_EQ(back.phase(traces::Phase::kForward).flops_per_s,
+                   c.phase(traces::Phase::kForward).flops_per_s);
   EXPECT_DOUBLE_EQ(back.p2p.alpha_ns, c.p2p.alpha_ns);
-  std::ofstream(dir / "bad.json") << R"({"format": "meshscope-calibration", "compute": {"sideways": {}}})";
+  std::ofstream(dir / "bad.json")
+      << R"({"format": "meshscope-calibration", "compute": {"sideways": {}}})";
   try {
     load_calibration((dir / "bad.json").string());
     FAIL();
@@ -123,14 +125,18 @@ TEST(Calibration, FilesRoundTripAndBadOnesNameTheKey) {
     }
     return "(loaded)";
   };
-  EXPECT_NE(message("typed.json", R"({"format": "meshscope-calibration", "compute": {"forward": 5}})")
-                .find("typed.json: key 'compute.forward': "),
+  EXPECT_NE(
+      message("typed.json", R"({"format": "meshscope-calibration", "compute": {"forward": 5}})")
+          .find("typed.json: key 'compute.forward': "),
+      std::string::npos);
+  EXPECT_NE(message("hw.json", R"({"format": "meshscope-calibration", "hardware": 7})")
+                .find("hw.json: key 'hardware'"),
             std::string::npos);
-  EXPECT_NE(message("hw.json", R"({"format": "meshscope-calibration", "hardware": 7})").find("hw.json: key 'hardware'"),
-            std::string::npos);
-  EXPECT_NE(message("neg.json", R"({"format": "meshscope-calibration", "compute": {"forward": {"overhead_ns": -5}}})")
-                .find("must be >= 0"),
-            std::string::npos);
+  EXPECT_NE(
+      message("neg.json",
+              R"({"format": "meshscope-calibration", "compute": {"forward": {"overhead_ns": -5}}})")
+          .find("must be >= 0"),
+      std::string::npos);
   try {
     load_calibration(dir.string());
     FAIL();

@@ -32,7 +32,8 @@ TEST(CostCollective, GroupsAcrossNodesRunAtTheirNics) {
   const double nic = hw.inter_node.bandwidth_bytes_per_s * hw.inter_node.collective_efficiency;
   EXPECT_NEAR(dp.seconds, 2.0 * 15 / 16 * bytes / nic, 0.05 * dp.seconds);
   // The same group inside one node is much faster.
-  EXPECT_LT(collective_time(hw, CollectiveKind::kAllReduce, bytes, {16, 1, 16}).seconds, dp.seconds / 4);
+  EXPECT_LT(collective_time(hw, CollectiveKind::kAllReduce, bytes, {16, 1, 16}).seconds,
+            dp.seconds / 4);
   // A group of one costs nothing.
   EXPECT_EQ(collective_time(hw, CollectiveKind::kAllReduce, bytes, {1, 1, 1}).seconds, 0.0);
 }

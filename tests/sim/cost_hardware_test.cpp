@@ -36,7 +36,8 @@ TEST(CostHardware, UnknownNameListsTheCatalog) {
 }
 
 TEST(CostHardware, AMissingCatalogSaysWhereItLookedAndHowToPointAtOne) {
-  const std::string nowhere = (std::filesystem::temp_directory_path() / "meshscope_no_catalog_here").string();
+  const std::string nowhere =
+      (std::filesystem::temp_directory_path() / "meshscope_no_catalog_here").string();
   EXPECT_TRUE(list_hardware_in({nowhere}).empty());
   try {
     find_hardware_in("a100-80gb", {nowhere});
@@ -60,15 +61,16 @@ TEST(CostHardware, TheCatalogNextToTheExecutableIsSearchedLast) {
 TEST(CostHardware, UsersExtendTheCatalogWithoutRecompiling) {
   const auto dir = std::filesystem::temp_directory_path() / "meshscope_catalog_test";
   std::filesystem::create_directories(dir);
-  nlohmann::json j = {{"name", "toy"},
-                      {"sources", {"made up for a test"}},
-                      {"peak_flops", {{"bf16", 1e12}}},
-                      {"memory_bytes", 1e9},
-                      {"memory_bandwidth_bytes_per_s", 1e11},
-                      {"compute_units", 4},
-                      {"devices_per_node", 2},
-                      {"intra_node", {{"kind", "nvlink"}, {"bandwidth_bytes_per_s", 1e10}, {"latency_ns", 1000}}},
-                      {"inter_node", {{"kind", "net"}, {"bandwidth_bytes_per_s", 1e9}, {"latency_ns", 5000}}}};
+  nlohmann::json j = {
+      {"name", "toy"},
+      {"sources", {"made up for a test"}},
+      {"peak_flops", {{"bf16", 1e12}}},
+      {"memory_bytes", 1e9},
+      {"memory_bandwidth_bytes_per_s", 1e11},
+      {"compute_units", 4},
+      {"devices_per_node", 2},
+      {"intra_node", {{"kind", "nvlink"}, {"bandwidth_bytes_per_s", 1e10}, {"latency_ns", 1000}}},
+      {"inter_node", {{"kind", "net"}, {"bandwidth_bytes_per_s", 1e9}, {"latency_ns", 5000}}}};
   std::ofstream(dir / "toy.json") << j.dump();
   setenv("MESHSCOPE_CATALOG", dir.c_str(), 1);
   const Hardware hw = find_hardware("toy");

@@ -34,7 +34,9 @@ std::string engine_verdict(const schedule::Schedule& s) {
   }
 }
 
-bool is_deadlock(const std::string& message) { return message.find("deadlock") != std::string::npos; }
+bool is_deadlock(const std::string& message) {
+  return message.find("deadlock") != std::string::npos;
+}
 
 TEST(EngineSemantics, RecvWaitsForItsSendLikeTheValidator) {
   // Rank 0 receives the gradient before sending the activation it depends on: both ranks wait at
@@ -48,8 +50,12 @@ TEST(EngineSemantics, RecvWaitsForItsSendLikeTheValidator) {
   EXPECT_EQ(v.error->kind, schedule::ErrorKind::kDeadlock);
   const std::string e = engine_verdict(s);
   EXPECT_TRUE(is_deadlock(e)) << e;
-  EXPECT_NE(e.find("rank 0 at action 1 '0RECV_B0' (waiting for rank 1 to send it)"), std::string::npos) << e;
-  EXPECT_NE(e.find("rank 1 at action 0 '1RECV_F0' (waiting for rank 0 to send it)"), std::string::npos) << e;
+  EXPECT_NE(e.find("rank 0 at action 1 '0RECV_B0' (waiting for rank 1 to send it)"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("rank 1 at action 0 '1RECV_F0' (waiting for rank 0 to send it)"),
+            std::string::npos)
+      << e;
 }
 
 TEST(EngineSemantics, CollectiveWaitsForEveryMemberLikeTheValidator) {
@@ -66,8 +72,10 @@ TEST(EngineSemantics, CollectiveWaitsForEveryMemberLikeTheValidator) {
   EXPECT_EQ(v.error->kind, schedule::ErrorKind::kDeadlock) << v.error->message;
   const std::string e = engine_verdict(s);
   EXPECT_TRUE(is_deadlock(e)) << e;
-  EXPECT_NE(e.find("rank 0 at action 0 '0ALLGATHER(dp):8' (waiting for rank 2 of its dp group to reach it)"),
-            std::string::npos)
+  EXPECT_NE(
+      e.find(
+          "rank 0 at action 0 '0ALLGATHER(dp):8' (waiting for rank 2 of its dp group to reach it)"),
+      std::string::npos)
       << e;
 }
 
@@ -137,9 +145,9 @@ TEST(EngineSemantics, AgreesWithTheValidatorOnMutatedSchedules) {
     int m, v;
   };
   const Case cases[] = {
-      {Family::kOneFOneB, {1, 4, 1}, 4, 1},   {Family::kGpipe, {2, 2, 1}, 3, 1},
-      {Family::kInterleaved, {1, 2, 1}, 4, 2}, {Family::kZbH1, {1, 3, 1}, 3, 1},
-      {Family::kOneFOneB, {2, 2, 2}, 2, 1},   {Family::kDataParallel, {3, 1, 1}, 2, 1},
+      {Family::kOneFOneB, {1, 4, 1}, 4, 1},       {Family::kGpipe, {2, 2, 1}, 3, 1},
+      {Family::kInterleaved, {1, 2, 1}, 4, 2},    {Family::kZbH1, {1, 3, 1}, 3, 1},
+      {Family::kOneFOneB, {2, 2, 2}, 2, 1},       {Family::kDataParallel, {3, 1, 1}, 2, 1},
       {Family::kTensorParallel, {1, 1, 2}, 2, 1},
   };
   std::mt19937 rng(20240607);
@@ -164,8 +172,10 @@ TEST(EngineSemantics, AgreesWithTheValidatorOnMutatedSchedules) {
         EXPECT_EQ(e, "") << "the validator accepts, the engine fails:\n" << text;
       } else if (v.error->kind == schedule::ErrorKind::kDeadlock) {
         ++deadlocks;
-        EXPECT_TRUE(is_deadlock(e)) << "the validator finds a deadlock, the engine says '" << e
-                                    << "':\n" << v.error->message << "\n" << text;
+        EXPECT_TRUE(is_deadlock(e))
+            << "the validator finds a deadlock, the engine says '" << e << "':\n"
+            << v.error->message << "\n"
+            << text;
       }
       if (is_deadlock(e)) {
         EXPECT_FALSE(v.ok()) << "the engine deadlocks on a valid schedule: " << e << "\n" << text;

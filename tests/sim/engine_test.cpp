@@ -60,7 +60,8 @@ TEST(Engine, InterleavedBubbleShrinksByVirtualStages) {
       for (int m : {p, 2 * p, 4 * p}) {
         const auto s = make(Family::kInterleaved, 1, p, m, v);
         const EngineResult r = simulate(equal_stages(s, 1000, 1000, 1000));
-        EXPECT_EQ(r.step_time_ns, int64_t{v * m + p - 1} * 3000) << "p=" << p << " v=" << v << " m=" << m;
+        EXPECT_EQ(r.step_time_ns, int64_t{v * m + p - 1} * 3000)
+            << "p=" << p << " v=" << v << " m=" << m;
         EXPECT_DOUBLE_EQ(traces::analyze(r.timeline).bubble_fraction,
                          static_cast<double>(p - 1) / (v * m + p - 1));
       }
@@ -86,8 +87,8 @@ TEST(Engine, PeakActivationsFollowTheSchedule) {
   const auto gpipe = simulate(equal_stages(make(Family::kGpipe, 1, p, m), 1000, 1000, 1000));
   const auto ofob = simulate(equal_stages(make(Family::kOneFOneB, 1, p, m), 1000, 1000, 1000));
   for (int r = 0; r < p; ++r) {
-    EXPECT_EQ(gpipe.ranks[r].peak_activation_bytes, 100 * m);        // GPipe keeps all m
-    EXPECT_EQ(ofob.ranks[r].peak_activation_bytes, 100 * (p - r));   // 1F1B at most p - rank
+    EXPECT_EQ(gpipe.ranks[r].peak_activation_bytes, 100 * m);       // GPipe keeps all m
+    EXPECT_EQ(ofob.ranks[r].peak_activation_bytes, 100 * (p - r));  // 1F1B at most p - rank
   }
 }
 
@@ -97,7 +98,8 @@ TEST(Engine, ZbH1KeepsTheMemoryOf1f1b) {
   for (int p : {2, 4, 6}) {
     const auto r = simulate(equal_stages(make(Family::kZbH1, 1, p, 2 * p), 1000, 1000, 1000));
     for (int rank = 0; rank < p; ++rank) {
-      EXPECT_EQ(r.ranks[rank].peak_activation_bytes, 100 * (p - rank) + 40 * rank) << "p=" << p << " rank " << rank;
+      EXPECT_EQ(r.ranks[rank].peak_activation_bytes, 100 * (p - rank) + 40 * rank)
+          << "p=" << p << " rank " << rank;
       EXPECT_LE(r.ranks[rank].peak_activation_bytes, 100 * p);
     }
   }
@@ -109,10 +111,12 @@ TEST(Engine, InterleavedHoldsMegatronsWarmupPlusOne) {
   for (int p : {2, 4}) {
     for (int v : {2, 3}) {
       const int m = 4 * p;
-      const auto r = simulate(equal_stages(make(Family::kInterleaved, 1, p, m, v), 1000, 1000, 1000));
+      const auto r =
+          simulate(equal_stages(make(Family::kInterleaved, 1, p, m, v), 1000, 1000, 1000));
       for (int rank = 0; rank < p; ++rank) {
         const int held = std::min(v * m, (p - rank - 1) * 2 + (v - 1) * p + 1);
-        EXPECT_EQ(r.ranks[rank].peak_activation_bytes, 100 * held) << "p=" << p << " v=" << v << " rank " << rank;
+        EXPECT_EQ(r.ranks[rank].peak_activation_bytes, 100 * held)
+            << "p=" << p << " v=" << v << " rank " << rank;
       }
     }
   }
@@ -252,7 +256,8 @@ TEST(Engine, ReportsDeadlockInsteadOfHanging) {
     FAIL() << "expected a deadlock";
   } catch (const SimulationError& e) {
     EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("rank 0 at action 0 '0RECV_B0@1' (waiting for rank 1 to send it)"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "rank 0 at action 0 '0RECV_B0@1' (waiting for rank 1 to send it)"),
               std::string::npos)
         << e.what();
   }
@@ -261,12 +266,12 @@ TEST(Engine, ReportsDeadlockInsteadOfHanging) {
 TEST(Engine, RejectsUnmatchedTransfersAndCollectives) {
   EngineInput in;
   in.stages.assign(2, StageTiming{});
-  const auto lone_send = schedule::load(
-      "mesh dp=1 pp=2 tp=1\nmicrobatches 1\nrank 0: 0F0 0SEND_F0\nrank 1: 1F0\n");
+  const auto lone_send =
+      schedule::load("mesh dp=1 pp=2 tp=1\nmicrobatches 1\nrank 0: 0F0 0SEND_F0\nrank 1: 1F0\n");
   in.schedule = &lone_send;
   EXPECT_THROW(simulate(in), SimulationError);
-  const auto lone_recv = schedule::load(
-      "mesh dp=1 pp=2 tp=1\nmicrobatches 1\nrank 0: 0F0\nrank 1: 1RECV_F0 1F0\n");
+  const auto lone_recv =
+      schedule::load("mesh dp=1 pp=2 tp=1\nmicrobatches 1\nrank 0: 0F0\nrank 1: 1RECV_F0 1F0\n");
   in.schedule = &lone_recv;
   EXPECT_THROW(simulate(in), SimulationError);
   const auto half_collective = schedule::load(

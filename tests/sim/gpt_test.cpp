@@ -57,14 +57,16 @@ TEST(Gpt, ActivationMemoryFollowsKorthikanti) {
   EXPECT_NEAR(transformer_layer(sh, par(8, true, Recompute::kSelective, false)).activation_bytes,
               34 * sbh / t, 1);
   // Full recomputation keeps the layer input: 2 sbh.
-  EXPECT_NEAR(transformer_layer(sh, par(8, false, Recompute::kFull, false)).activation_bytes, 2 * sbh, 1);
+  EXPECT_NEAR(transformer_layer(sh, par(8, false, Recompute::kFull, false)).activation_bytes,
+              2 * sbh, 1);
 }
 
 TEST(Gpt, FullRecomputationRepeatsTheForwardInTheBackward) {
   TransformerShape sh{4096, 32, 32, 0, false, 0, 1, 0};
   const LayerCost none = transformer_layer(sh, par(2, false, Recompute::kNone, true));
   const LayerCost full = transformer_layer(sh, par(2, false, Recompute::kFull, true));
-  EXPECT_NEAR(total_flops(full.input_grad) - total_flops(none.input_grad), total_flops(none.forward), 1);
+  EXPECT_NEAR(total_flops(full.input_grad) - total_flops(none.input_grad),
+              total_flops(none.forward), 1);
   EXPECT_EQ(full.comm_backward.size(), none.comm_backward.size() + none.comm_forward.size());
   EXPECT_DOUBLE_EQ(total_flops(full.forward), total_flops(none.forward));
 }
@@ -133,7 +135,8 @@ TEST(Gpt, StagesCarryEmbeddingAndLogitsAtTheEnds) {
   ASSERT_EQ(m.stages.size(), 8u);
   EXPECT_EQ(m.stages.front().cost.input_bytes, 0);
   EXPECT_EQ(m.stages.back().cost.output_bytes, 0);
-  EXPECT_EQ(m.stages[3].cost.output_bytes, 2048 * 12288 * 2 / 8);  // SP: a tp shard of the activation
+  EXPECT_EQ(m.stages[3].cost.output_bytes,
+            2048 * 12288 * 2 / 8);  // SP: a tp shard of the activation
   // Middle stages are alike; the last one also runs the logits.
   EXPECT_EQ(m.stages[2].cost.forward_flops(), m.stages[5].cost.forward_flops());
   EXPECT_GT(m.stages[7].cost.forward_flops(), m.stages[5].cost.forward_flops());

@@ -59,7 +59,8 @@ TEST(ModelWorkloadCost, ChainOneStagePerLayer) {
   EXPECT_EQ(c[2].input_bytes, 4 * 2 * 3);
   EXPECT_DOUBLE_EQ(c[1].forward_flops() - c[1].forward[1].flops, 2.0 * 2 * 3 * 2);
   EXPECT_EQ(c[2].forward.back().kind, OpKind::kLoss);
-  EXPECT_THROW(stage_costs(make_workload(spec), partition_units(3, 3), 1, 0), std::invalid_argument);
+  EXPECT_THROW(stage_costs(make_workload(spec), partition_units(3, 3), 1, 0),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -10,8 +10,11 @@ namespace {
 
 traces::Timeline trace_of_mlp() {
   traces::Timeline t;
-  t.metadata = {{"model", "mlp L=3 h=64 batch=32"}, {"mesh", "dp=1 pp=2 tp=1"},
-                {"microbatches", "4"}, {"stages", "2"}, {"schedule", "1f1b"}};
+  t.metadata = {{"model", "mlp L=3 h=64 batch=32"},
+                {"mesh", "dp=1 pp=2 tp=1"},
+                {"microbatches", "4"},
+                {"stages", "2"},
+                {"schedule", "1f1b"}};
   return t;
 }
 
@@ -29,7 +32,8 @@ TEST(PredictCalibrate, RebuildsTheConfigurationATraceRan) {
 }
 
 TEST(PredictCalibrate, FitsAScaleOnTheOpModel) {
-  // Stages of 2 and 1 blocks (different op times). Spans that take 3x the op model's time plus 20 us: the fit must find exactly that.
+  // Stages of 2 and 1 blocks (different op times). Spans that take 3x the op model's time plus 20
+  // us: the fit must find exactly that.
   traces::Timeline t = trace_of_mlp();
   const auto c = config_of_trace(t, "cpu-local");
   const cost::Hardware hw = cost::find_hardware("cpu-local");
@@ -63,7 +67,8 @@ TEST(PredictCalibrate, FitsAScaleOnTheOpModel) {
   const cost::ComputeModel calibrated(hw, cost::Precision::kFp32, &cal);
   double x1 = 0;
   for (const model::OpCost& op : w.stages[1].forward) x1 += model.op_seconds(op);
-  EXPECT_NEAR(calibrated.phase_seconds(w.stages[1].forward, traces::Phase::kForward), 20e-6 + 3 * x1, 1e-7);
+  EXPECT_NEAR(calibrated.phase_seconds(w.stages[1].forward, traces::Phase::kForward),
+              20e-6 + 3 * x1, 1e-7);
 }
 
 }  // namespace

@@ -27,8 +27,9 @@ struct Row {
 };
 
 // Sources: Korthikanti et al. 2022 Table 5 (iteration time, present work; the full-recompute
-// baseline's times were not found in a stored source and are not used); Llama Team 2024 Table 4 (TFLOP/s per GPU); llm-foundry scripts/train/benchmarking/
-// README.md (tokens/s/GPU); torchtitan docs/performance.md (tokens/s per GPU).
+// baseline's times were not found in a stored source and are not used); Llama Team 2024 Table 4
+// (TFLOP/s per GPU); llm-foundry scripts/train/benchmarking/ README.md (tokens/s/GPU); torchtitan
+// docs/performance.md (tokens/s per GPU).
 const std::vector<Row>& rows() {
   static const std::vector<Row> r = {
       {"korthikanti-22b.json", Metric::kStepSeconds, 1.10, 0.07},

@@ -259,7 +259,8 @@ TEST(Generators, RejectsImpossibleConfigsWithAReason) {
             std::string::npos);
   // 2,048 ranks x 4,096 microbatches: some 60 M actions, several GiB in the simulator; refused
   // before anything is allocated. 16,384 GPUs with 256 microbatches still generate.
-  EXPECT_NE(rejection(config(Family::kOneFOneB, 16, 16, 8, 4096)).find("more than 33554432"), std::string::npos);
+  EXPECT_NE(rejection(config(Family::kOneFOneB, 16, 16, 8, 4096)).find("more than 33554432"),
+            std::string::npos);
   EXPECT_NO_THROW(check_config(config(Family::kOneFOneB, 128, 16, 8, 256)));
 }
 

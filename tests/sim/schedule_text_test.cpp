@@ -167,11 +167,10 @@ TEST(ScheduleText, InputQuotedInErrorsIsEscapedAndShort) {
   EXPECT_LT(long_what.size(), 600u) << long_what.substr(0, 600);
   EXPECT_NE(long_what.find("(10000001 bytes)"), std::string::npos) << long_what;
   // In a header word and the file name too.
-  EXPECT_NE(std::string(parse_error("mesh pp=1\nmicrobatches 1\nna\x1bme x\n").what()).find(
-                "na\\x1bme"),
-            std::string::npos);
-  EXPECT_THROW(load("name bad\x1bname\nmesh pp=1\nmicrobatches 1\nrank 0:\n"),
-               ScheduleParseError);
+  EXPECT_NE(
+      std::string(parse_error("mesh pp=1\nmicrobatches 1\nna\x1bme x\n").what()).find("na\\x1bme"),
+      std::string::npos);
+  EXPECT_THROW(load("name bad\x1bname\nmesh pp=1\nmicrobatches 1\nrank 0:\n"), ScheduleParseError);
 }
 
 }  // namespace

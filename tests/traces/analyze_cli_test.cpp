@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
-#include <filesystem>
 #include <unistd.h>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>

@@ -31,9 +31,7 @@ class KinetoFixture : public ::testing::Test {
     timeline_ = nullptr;
     report_ = nullptr;
   }
-  void SetUp() override {
-    ASSERT_NE(timeline_, nullptr) << kFixture;
-  }
+  void SetUp() override { ASSERT_NE(timeline_, nullptr) << kFixture; }
   static int64_t count(SpanKind k) {
     return std::count_if(timeline_->spans.begin(), timeline_->spans.end(),
                          [&](const Span& s) { return s.kind == k; });

@@ -5,10 +5,10 @@
 
 namespace meshscope::capture::cupti {
 
-RecordLabeler::RecordLabeler(const RecordSet& records, std::string_view domain)
-    : domain_(domain) {
+RecordLabeler::RecordLabeler(const RecordSet& records, std::string_view domain) : domain_(domain) {
   for (const auto& link : records.links) external_[link.correlation] = link.external_id;
-  for (const auto& call : records.api_calls) calls_[call.correlation] = {call.thread, call.begin_ns};
+  for (const auto& call : records.api_calls)
+    calls_[call.correlation] = {call.thread, call.begin_ns};
 
   std::unordered_map<uint32_t, uint64_t> payloads;
   for (const auto& p : records.payloads) payloads[p.id] = p.value;
@@ -47,9 +47,8 @@ std::optional<ExternalKey> RecordLabeler::enclosing_action(uint32_t thread, int6
   if (it == by_thread_.end()) return std::nullopt;
   const auto& idx = it->second;
   // Ranges of one thread nest, so the latest-beginning range that still covers t is innermost.
-  auto upper = std::upper_bound(idx.begin(), idx.end(), t_ns, [&](int64_t t, size_t i) {
-    return t < all_ranges_[i].begin_ns;
-  });
+  auto upper = std::upper_bound(idx.begin(), idx.end(), t_ns,
+                                [&](int64_t t, size_t i) { return t < all_ranges_[i].begin_ns; });
   while (upper != idx.begin()) {
     --upper;
     const auto& r = all_ranges_[*upper];

@@ -10,7 +10,8 @@ namespace meshscope::runtime::cuda {
 
 int usable_gpu_count(std::string* why_none) {
   const kernels::cuda::DeviceProbe probe = kernels::cuda::probe_devices();
-  if (!probe.available() && why_none != nullptr) *why_none = kernels::cuda::no_device_message(probe);
+  if (!probe.available() && why_none != nullptr)
+    *why_none = kernels::cuda::no_device_message(probe);
   return static_cast<int>(probe.devices.size());
 }
 

@@ -13,7 +13,7 @@
 namespace meshscope::runtime::cuda {
 
 struct RankStreams {
-  int gpu = 0;                    // CUDA device ordinal
+  int gpu = 0;                     // CUDA device ordinal
   cudaStream_t compute = nullptr;  // DeviceOps work
   cudaStream_t comm = nullptr;     // Transport work
   // Further streams the rank's transfers run on, with their lane names ("p2p to rank 3").
