@@ -232,8 +232,11 @@ bool hta_step_filter_applies(const std::vector<HtaEventTable>& run) {
 
 HtaRankFigures hta_rank_figures(const HtaEventTable& t, bool step_filter,
                                 const HtaWindowOptions& options) {
-  HtaRankFigures f{
-      .file = t.file, .rank = t.rank, .rounded = t.float_ts, .step_filter = step_filter};
+  HtaRankFigures f;
+  f.file = t.file;
+  f.rank = t.rank;
+  f.rounded = t.float_ts;
+  f.step_filter = step_filter;
   const std::vector<Row> rows = kept_rows(t, t.float_ts, step_filter, f.gpu_events_dropped);
   std::vector<UsInterval> kernels, comm, comp;
   for (const Row& r : rows) {

@@ -178,9 +178,11 @@ TEST_F(SimCli, PredictPrintsTheDevelopmentSetsRangeBesideEachFigure) {
 }
 
 TEST_F(SimCli, AMovedBinaryFindsTheCatalogBesideIt) {
-  // Only the catalog next to the copied binary has this entry.
+  // Only the catalog next to the copied binary has this entry; the framework profiles travel
+  // beside it the same way (bin/frameworks, as the build tree has them).
   fs::create_directories(dir_ / "bin" / "catalog");
   fs::copy_file(std::string(MESHSCOPE_BINARY_DIR) + "/meshscope", dir_ / "bin" / "meshscope");
+  fs::copy(std::string(MESHSCOPE_BINARY_DIR) + "/frameworks", dir_ / "bin" / "frameworks");
   std::string entry = slurp(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/catalog/a100-80gb.json");
   const auto name = entry.find("\"a100-80gb\"");
   ASSERT_NE(name, std::string::npos);

@@ -23,8 +23,8 @@ const std::map<std::string, std::set<std::string>> kMayUse = {
     {"traces/import", {"traces"}},
     {"kernels/cpu", {}},
     {"kernels/cuda", {"kernels/cpu"}},
-    {"sim/mesh", {}},  // plus traces/mesh_coord.h, see kCoreHeaders
-    {"sim/schedule", {"sim/mesh"}},
+    {"sim/mesh", {}},                          // plus traces/mesh_coord.h, see kCoreHeaders
+    {"sim/schedule", {"sim/mesh", "traces"}},  // atomic writer, printable()
     {"sim/model", {"sim/mesh"}},
     {"sim/cost", {"sim/model", "sim/mesh", "sim/schedule", "traces"}},
     {"sim/engine", {"sim/cost", "sim/schedule", "sim/mesh", "traces"}},
@@ -43,7 +43,7 @@ const std::map<std::string, std::set<std::string>> kMayUse = {
     {"gui/app",
      {"gui/view", "sim/predict", "sim/engine", "sim/cost", "sim/model", "sim/schedule", "sim/mesh",
       "traces", "traces/import"}},
-    {"gui", {"gui/app", "gui/view"}},  // main.cpp of meshscope-gui
+    {"gui", {"gui/app", "gui/view", "traces"}},  // main.cpp of meshscope-gui
     {"cli",
      {"profiler/exec", "profiler/capture", "profiler/runtime", "profiler/runtime/mpi",
       "sim/predict", "sim/engine", "sim/cost", "sim/model", "sim/schedule", "sim/mesh", "traces",

@@ -17,7 +17,7 @@ using nlohmann::json;
 
 json tiny_gpt() {
   return json::parse(
-      R"({"model": {"kind": "gpt", "layers": 4, "hidden": 1024, "heads": 16, "seq": 2048},
+      R"({"model": {"kind": "gpt", "layers": 4, "hidden": 1024, "heads": 16, "seq": 2048, "vocab": 51200},
                          "mesh": {"dp": 8}, "batch": {"global": 16, "micro": 1},
                          "cluster": {"gpu": "h100-sxm"}})");
 }

@@ -17,7 +17,8 @@ TEST(PredictPlot, OneLinePerSeriesWithEveryPoint) {
   c.x_label = "gpus";
   c.y_label = "tokens/s";
   c.log_x = true;
-  c.series = {{"a100", {8, 16, 32}, {1, 2, 3.5}}, {"h100", {8, 16, 32}, {3, 6, 11}}};
+  c.series = {{"a100", {8, 16, 32}, {1, 2, 3.5}, {}, {}},
+              {"h100", {8, 16, 32}, {3, 6, 11}, {}, {}}};
   const std::string svg = render_svg(c);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
@@ -31,7 +32,7 @@ TEST(PredictPlot, OneLinePerSeriesWithEveryPoint) {
 
 TEST(PredictPlot, RangesAreDrawnAsBarsAroundThePoints) {
   Chart c;
-  Series s{"a100", {8, 16}, {1, 2}};
+  Series s{"a100", {8, 16}, {1, 2}, {}, {}};
   s.y_low = {0.8, 1.6};
   s.y_high = {1.2, 2.4};
   c.series = {s};
