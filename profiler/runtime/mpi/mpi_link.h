@@ -1,5 +1,6 @@
 // The ProcessLink of an mpirun launch: messages as MPI point-to-point byte messages on a private
-// duplicate of MPI_COMM_WORLD. Built only with MESHSCOPE_MPI (target meshscope_runtime_mpi).
+// duplicate of MPI_COMM_WORLD. Built only with MESHSCOPE_MPI, into the MPI module
+// (libmeshscope-mpi.so, profiler/runtime/mpi/CMakeLists.txt).
 #pragma once
 
 #include <memory>
