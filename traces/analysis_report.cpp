@@ -161,8 +161,10 @@ void render_stage_phases(const TimelineAnalysis& a, std::string& out) {
       by_stage[p.stage][static_cast<size_t>(p.phase)] += p.compute_ns;
       microbatches[p.stage] = std::max(microbatches[p.stage], p.microbatches);
     }
-    for (const auto& [stage, ns] : by_stage) {
-      const auto cell = [&](Phase p) {
+    for (const auto& [stage, phase_ns] : by_stage) {
+      const auto& ns =
+          phase_ns;  // a structured binding cannot be captured before C++20 in clang 14
+      const auto cell = [&ns](Phase p) {
         const int64_t v = ns[static_cast<size_t>(p)];
         return v > 0 ? format_duration(v) : std::string("-");
       };
