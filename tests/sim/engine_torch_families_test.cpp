@@ -5,12 +5,14 @@
 
 #include "sim/engine/engine.h"
 #include "sim/schedule/generators.h"
+#include "tests/sim/engine_test_util.h"
 #include "traces/analysis.h"
 
 namespace meshscope::engine {
 namespace {
 
 using schedule::Family;
+using testing::equal_stages;
 
 schedule::Schedule make(Family f, int pp, int m, int v) {
   schedule::GeneratorConfig c;
@@ -19,22 +21,6 @@ schedule::Schedule make(Family f, int pp, int m, int v) {
   c.microbatches = m;
   c.virtual_stages = v;
   return schedule::generate(c);
-}
-
-EngineInput equal_stages(const schedule::Schedule& s, int64_t f, int64_t i, int64_t w) {
-  EngineInput in;
-  in.schedule = &s;
-  in.stages.assign(s.num_stages, StageTiming{});
-  for (StageTiming& t : in.stages) {
-    t.forward_ns = f;
-    t.input_grad_ns = i;
-    t.weight_grad_ns = w;
-    t.backward_ns = i + w;
-    t.activation_bytes = 100;
-    t.weight_grad_bytes = 40;
-  }
-  in.links = {LinkSpec{1e30, 0}};
-  return in;
 }
 
 // Step time of `f` on pp ranks with v chunks per rank, each chunk 1/v of a rank's layers.

@@ -11,20 +11,15 @@
 #include "sim/schedule/generators.h"
 #include "sim/schedule/torch_csv.h"
 #include "sim/schedule/validator.h"
+#include "tests/sim/torch_orders_fixture.h"
 
 namespace meshscope::schedule {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kDir = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/fixtures/torch_orders";
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+const fs::path& kDir = testing::kTorchOrdersDir;
+using testing::read;
 
 // Per rank, the compute cells of a compute_only CSV (torch's idle cells dropped: its runtime
 // skips them; meshscope's order has none).
