@@ -5,18 +5,9 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "traces/enum_names.h"
+
 namespace meshscope::traces {
-namespace {
-
-template <typename Enum, size_t N>
-std::optional<Enum> parse_enum(const std::array<std::string_view, N>& names, std::string_view s) {
-  for (size_t i = 0; i < N; ++i) {
-    if (names[i] == s) return static_cast<Enum>(i);
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 std::optional<SpanKind> parse_span_kind(std::string_view s) {
   return parse_enum<SpanKind>(kSpanKindNames, s);

@@ -5,13 +5,6 @@
 
 namespace meshscope::mesh {
 
-std::optional<GroupKind> parse_group_kind(std::string_view s) {
-  for (size_t i = 0; i < kGroupKindNames.size(); ++i) {
-    if (kGroupKindNames[i] == s) return static_cast<GroupKind>(i);
-  }
-  return std::nullopt;
-}
-
 std::string to_string(const MeshShape& s) {
   return "dp=" + std::to_string(s.dp) + " pp=" + std::to_string(s.pp) +
          " tp=" + std::to_string(s.tp);

@@ -7,19 +7,18 @@
 #include <string_view>
 #include <vector>
 
+#include "traces/collective.h"
 #include "traces/mesh_coord.h"
 
 namespace meshscope::mesh {
 
 using traces::MeshCoord;
 
-// Named process groups. A rank's group of kind K holds the ranks that differ from it only in the
-// K coordinate (kWorld: every rank).
-enum class GroupKind : uint8_t { kWorld = 0, kDp = 1, kPp = 2, kTp = 3, kCount };
-inline constexpr std::array<std::string_view, static_cast<size_t>(GroupKind::kCount)>
-    kGroupKindNames = {"world", "dp", "pp", "tp"};
-constexpr std::string_view name(GroupKind g) { return kGroupKindNames[static_cast<size_t>(g)]; }
-std::optional<GroupKind> parse_group_kind(std::string_view s);
+// The named process groups (world, dp, pp, tp) are the Timeline's: traces/collective.h.
+using traces::GroupKind;
+using traces::kGroupKindNames;
+using traces::name;
+using traces::parse_group_kind;
 
 struct MeshShape {
   int dp = 1;

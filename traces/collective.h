@@ -1,0 +1,62 @@
+// One collective, described once for every layer (schedule actions, the simulator's cost model,
+// the transports that run it, the importers that recognise it): what it does, over which group,
+// how many bytes, which algorithm. In the spirit of nccl-tests' per-collective descriptor
+// (src/common.h: the op, its count and type, the algorithm bandwidth factor).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "traces/enum_names.h"
+
+namespace meshscope::traces {
+
+// Stable values: written into traces.
+enum class CollectiveOp : uint8_t {
+  kAllReduce = 0,
+  kAllGather = 1,
+  kReduceScatter = 2,
+  kAllToAll = 3,
+  kCount
+};
+inline constexpr std::array<std::string_view, static_cast<size_t>(CollectiveOp::kCount)>
+    kCollectiveOpNames = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"};
+constexpr std::string_view name(CollectiveOp op) { return enum_name(kCollectiveOpNames, op); }
+constexpr std::optional<CollectiveOp> parse_collective_op(std::string_view s) {
+  return parse_enum<CollectiveOp>(kCollectiveOpNames, s);
+}
+
+// Named process groups of a mesh. A rank's group of kind K holds the ranks that differ from it
+// only in the K coordinate (kWorld: every rank). Stable values: written into traces.
+enum class GroupKind : uint8_t { kWorld = 0, kDp = 1, kPp = 2, kTp = 3, kCount };
+inline constexpr std::array<std::string_view, static_cast<size_t>(GroupKind::kCount)>
+    kGroupKindNames = {"world", "dp", "pp", "tp"};
+constexpr std::string_view name(GroupKind g) { return enum_name(kGroupKindNames, g); }
+constexpr std::optional<GroupKind> parse_group_kind(std::string_view s) {
+  return parse_enum<GroupKind>(kGroupKindNames, s);
+}
+
+// How the bytes move. kAuto: the transport or the cost model picks (as NCCL's tuner does).
+enum class CollectiveAlgorithm : uint8_t { kAuto = 0, kRing, kTree, kHierarchical, kDirect, kCount };
+inline constexpr std::array<std::string_view, static_cast<size_t>(CollectiveAlgorithm::kCount)>
+    kCollectiveAlgorithmNames = {"auto", "ring", "tree", "hierarchical", "direct"};
+constexpr std::string_view name(CollectiveAlgorithm a) {
+  return enum_name(kCollectiveAlgorithmNames, a);
+}
+constexpr std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view s) {
+  return parse_enum<CollectiveAlgorithm>(kCollectiveAlgorithmNames, s);
+}
+
+struct Collective {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  GroupKind group = GroupKind::kWorld;
+  // The full (unsharded) buffer of one rank: the all-reduce buffer, the all-gather's output, the
+  // reduce-scatter's input, the all-to-all's send buffer. 0 where not known.
+  int64_t bytes = 0;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+  friend bool operator==(const Collective&, const Collective&) = default;
+};
+
+}  // namespace meshscope::traces
