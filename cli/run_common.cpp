@@ -8,9 +8,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "profiler/exec/equivalence.h"
 #include "profiler/exec/executor.h"
 #include "profiler/exec/reference.h"
-#include "profiler/runtime/mpi/mpi_link.h"
+#include "profiler/runtime/mpi_entry.h"
 #include "profiler/runtime/plugin.h"
 #include "sim/model/partition.h"
 #include "sim/model/workload_cost.h"
@@ -19,37 +20,6 @@
 
 namespace meshscope::cli {
 namespace {
-
-// max |a - b| / max |b| over a tensor; infinite when either holds a NaN or an infinity (a
-// diverged run is never "equal", and std::max would silently skip a NaN).
-double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return INFINITY;
-  double diff = 0, mag = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
-    diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
-    mag = std::max(mag, std::abs(static_cast<double>(b[i])));
-  }
-  return mag > 0 ? diff / mag : diff;
-}
-
-double compare_with_reference(const RunSpec& spec, const exec::RunResult& got) {
-  const exec::ReferenceResult want = exec::run_reference(spec.workload, spec.steps);
-  double err = 0;
-  if (got.losses.size() != want.losses.size() || got.weights.size() != want.weights.size()) {
-    return INFINITY;
-  }
-  for (size_t s = 0; s < want.losses.size(); ++s) {
-    if (!std::isfinite(got.losses[s]) || !std::isfinite(want.losses[s])) return INFINITY;
-    const double mag = std::max(std::abs(want.losses[s]), 1e-30);
-    err = std::max(err, std::abs(got.losses[s] - want.losses[s]) / mag);
-  }
-  for (size_t i = 0; i < want.weights.size(); ++i) {
-    err = std::max(err, relative_error(got.weights[i].w, want.weights[i].w));
-    err = std::max(err, relative_error(got.weights[i].b, want.weights[i].b));
-  }
-  return err;
-}
 
 std::string percent(double fraction) {
   char buf[16];
@@ -103,25 +73,6 @@ std::string pad(const std::string& s, size_t width) {
 
 }  // namespace
 
-schedule::Schedule generate_for_workload(const schedule::GeneratorConfig& config,
-                                         const model::WorkloadSpec& workload_spec) {
-  schedule::check_config(config);
-  const model::Workload workload = model::make_workload(workload_spec);
-  model::check_tp(workload, config.mesh.tp);
-  const int stages = config.mesh.pp * config.virtual_stages;
-  const int rows = exec::microbatch_rows(workload_spec.batch, config.mesh.dp, config.microbatches);
-  const auto ranges = model::partition_units(static_cast<int>(workload.units.size()), stages);
-  const auto costs = model::stage_costs(workload, ranges, config.mesh.tp, rows);
-  schedule::GeneratorConfig sized = config;
-  sized.activation_bytes.clear();
-  sized.gradient_bytes.clear();
-  for (const model::StageCost& c : costs) {
-    sized.activation_bytes.push_back(c.output_bytes);
-    sized.gradient_bytes.push_back(c.parameters * static_cast<int64_t>(sizeof(float)));
-  }
-  return schedule::generate(sized);
-}
-
 namespace {
 
 RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& trace_path,
@@ -156,7 +107,8 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
   s.analysis = traces::analyze(result.timeline);
   if (spec.check) {
     s.checked = true;
-    s.max_relative_error = compare_with_reference(spec, result);
+    s.max_relative_error =
+        exec::max_relative_error(result, exec::run_reference(spec.workload, spec.steps));
   }
   if (!trace_path.empty()) {
     traces::add_idle_spans(result.timeline);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/capture/tracer_factory.h"
+#include "profiler/exec/workload_schedule.h"
 #include "profiler/runtime/backend.h"
 #include "sim/model/workload.h"
 #include "sim/schedule/generators.h"
@@ -19,11 +20,8 @@
 
 namespace meshscope::cli {
 
-// The generator's schedule with every transfer and all-reduce sized from the workload (bytes per
-// microbatch of the stage boundary, gradient bytes per stage), so a dumped schedule says what
-// moves.
-schedule::Schedule generate_for_workload(const schedule::GeneratorConfig& config,
-                                         const model::WorkloadSpec& workload);
+// The generator's schedule sized from the workload (profiler/exec/workload_schedule.h).
+using exec::generate_for_workload;
 
 struct RunSpec {
   std::string label;  // a short name for the table and the trace file: "1f1b-pp4"

@@ -39,7 +39,14 @@ constexpr std::optional<GroupKind> parse_group_kind(std::string_view s) {
 }
 
 // How the bytes move. kAuto: the transport or the cost model picks (as NCCL's tuner does).
-enum class CollectiveAlgorithm : uint8_t { kAuto = 0, kRing, kTree, kHierarchical, kDirect, kCount };
+enum class CollectiveAlgorithm : uint8_t {
+  kAuto = 0,
+  kRing,
+  kTree,
+  kHierarchical,
+  kDirect,
+  kCount
+};
 inline constexpr std::array<std::string_view, static_cast<size_t>(CollectiveAlgorithm::kCount)>
     kCollectiveAlgorithmNames = {"auto", "ring", "tree", "hierarchical", "direct"};
 constexpr std::string_view name(CollectiveAlgorithm a) {

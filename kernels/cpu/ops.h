@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace meshscope::kernels {
+#include "kernels/cpu/activation.h"
 
-enum class Activation : uint8_t { kNone = 0, kRelu = 1, kGelu = 2 };  // GELU: tanh approximation
+namespace meshscope::kernels {
 
 namespace cpu {
 

@@ -1,6 +1,8 @@
 // Reports, parts and the merge of a multi-process run.
 #include "profiler/exec/process_run.h"
 
+#include "traces/timeline_merge.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -173,40 +175,8 @@ traces::Timeline merge_parts(std::vector<ProcessPart>& parts) {
   std::vector<int64_t> shifts(parts.size(), 0);
   for (size_t pi = 0; pi < parts.size(); ++pi) shifts[pi] = shift_of(parts[pi], root);
 
-  std::map<size_t, traces::StepWindow> steps;
   for (size_t pi = 0; pi < parts.size(); ++pi) {
-    const traces::Timeline& t = parts[pi].timeline;
-    const int64_t shift = shifts[pi];
-    std::vector<int64_t> index(t.spans.size(), -1);
-    for (size_t i = 0; i < t.spans.size(); ++i) {
-      traces::Span s = t.spans[i];
-      if (device_map[pi][s.device] < 0) continue;
-      s.device = static_cast<uint16_t>(device_map[pi][s.device]);
-      s.begin_ns += shift;
-      s.end_ns += shift;
-      s.name = out.strings.intern(t.span_name(t.spans[i]));
-      index[i] = out.add_span(s);
-    }
-    for (const traces::Flow& f : t.flows) {
-      if (index[f.from] >= 0 && index[f.to] >= 0) {
-        out.add_flow(static_cast<uint32_t>(index[f.from]), static_cast<uint32_t>(index[f.to]));
-      }
-    }
-    for (const traces::Counter& c : t.counters) {
-      if (device_map[pi][c.device] < 0) continue;
-      traces::Counter moved = c;
-      moved.device = static_cast<uint16_t>(device_map[pi][c.device]);
-      for (traces::CounterSample& s : moved.samples) s.t_ns += shift;
-      out.counters.push_back(std::move(moved));
-    }
-    for (size_t k = 0; k < t.steps.size(); ++k) {
-      const traces::StepWindow w{t.steps[k].begin_ns + shift, t.steps[k].end_ns + shift};
-      auto [it, fresh] = steps.try_emplace(k, w);
-      if (!fresh) {
-        it->second.begin_ns = std::min(it->second.begin_ns, w.begin_ns);
-        it->second.end_ns = std::max(it->second.end_ns, w.end_ns);
-      }
-    }
+    traces::append_timeline(out, parts[pi].timeline, device_map[pi], shifts[pi]);
     const int64_t result_shift =
         parts[pi].host == root.host || parts[pi].results.empty() || root.results.empty()
             ? 0
@@ -216,7 +186,6 @@ traces::Timeline merge_parts(std::vector<ProcessPart>& parts) {
       r.steps_end_ns += result_shift;
     }
   }
-  for (const auto& [k, w] : steps) out.steps.push_back(w);
   std::sort(out.counters.begin(), out.counters.end(),
             [](const traces::Counter& a, const traces::Counter& b) { return a.device < b.device; });
   link_unpaired_transfers(out);

@@ -1,6 +1,8 @@
 // Compiling a Schedule into per-rank plans, with the checks that make the hot loop trust them.
 #include "profiler/exec/rank_plan.h"
 
+#include "sim/schedule/action_span.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -16,43 +18,6 @@ std::string where(int rank, size_t index, const schedule::Action& a) {
 
 [[noreturn]] void fail(int rank, size_t index, const schedule::Action& a, const std::string& why) {
   throw std::invalid_argument("schedule: " + where(rank, index, a) + ": " + why);
-}
-
-traces::Phase phase_of(ActionKind k) {
-  switch (k) {
-    case ActionKind::kForward:
-    case ActionKind::kSendForward:
-    case ActionKind::kRecvForward:
-      return traces::Phase::kForward;
-    case ActionKind::kBackward:
-    case ActionKind::kSendBackward:
-    case ActionKind::kRecvBackward:
-      return traces::Phase::kBackward;
-    case ActionKind::kInputGrad:
-      return traces::Phase::kInputGrad;
-    case ActionKind::kWeightGrad:
-      return traces::Phase::kWeightGrad;
-    case ActionKind::kOptimizerStep:
-    case ActionKind::kAllReduce:
-      return traces::Phase::kOptimizer;
-    default:
-      return traces::Phase::kNone;
-  }
-}
-
-traces::SpanKind span_kind_of(ActionKind k) {
-  if (schedule::is_send(k)) return traces::SpanKind::kSend;
-  if (schedule::is_recv(k)) return traces::SpanKind::kRecv;
-  if (schedule::is_collective(k)) return traces::SpanKind::kCollective;
-  return traces::SpanKind::kCompute;
-}
-
-std::string label_of(const schedule::Action& a) {
-  std::string s(schedule::token(a.kind));
-  if (schedule::is_collective(a.kind)) s += "(" + std::string(mesh::name(a.group)) + ")";
-  s += " s" + std::to_string(a.stage);
-  if (a.microbatch >= 0) s += " mb" + std::to_string(a.microbatch);
-  return s;
 }
 
 }  // namespace
@@ -115,9 +80,9 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
       capture::ActionInfo info;
       info.action = a;
       info.index = static_cast<int>(i);
-      info.label = label_of(a);
-      info.phase = phase_of(a.kind);
-      info.span_kind = span_kind_of(a.kind);
+      info.label = schedule::span_label(a);
+      info.phase = schedule::phase_of(a.kind);
+      info.span_kind = schedule::span_kind_of(a.kind);
       if (schedule::is_p2p(a.kind)) {
         const bool fwd_dir =
             a.kind == ActionKind::kSendForward || a.kind == ActionKind::kRecvBackward;

@@ -12,8 +12,6 @@ namespace {
 namespace k = kernels::cpu;
 using Vec = std::vector<float>;
 
-kernels::Activation act_of(model::Activation a) { return static_cast<kernels::Activation>(a); }
-
 struct LinearTape {
   const Vec* x = nullptr;  // input of the linear
   Vec z, a;
@@ -36,8 +34,8 @@ double train_step(const model::Workload& w, std::vector<model::LinearWeights>& p
       k::gemm(false, false, n, p.out, p.in, 1.0f, x->data(), p.in, p.w.data(), p.out, 0.0f,
               t.z.data(), p.out);
       t.a.resize(t.z.size());
-      k::bias_activation_forward(act_of(w.units[u].linears[i].act), n, p.out, p.b.data(),
-                                 t.z.data(), t.a.data());
+      k::bias_activation_forward(w.units[u].linears[i].act, n, p.out, p.b.data(), t.z.data(),
+                                 t.a.data());
       x = &t.a;
     }
     if (w.units[u].residual) {
@@ -60,7 +58,7 @@ double train_step(const model::Workload& w, std::vector<model::LinearWeights>& p
       const model::LinearWeights& p = params[li];
       LinearTape& t = tape[li];
       Vec dz(grad.size());
-      k::activation_backward(act_of(w.units[u].linears[i].act), n, p.out, t.z.data(), grad.data(),
+      k::activation_backward(w.units[u].linears[i].act, n, p.out, t.z.data(), grad.data(),
                              dz.data());
       k::gemm(true, false, p.in, p.out, n, 1.0f, t.x->data(), p.in, dz.data(), p.out, 0.0f,
               grads[li].w.data(), p.out);

@@ -9,8 +9,6 @@ namespace {
 
 constexpr size_t kAlignFloats = 16;  // 64-byte aligned carve-outs
 
-kernels::Activation kernel_act(model::Activation a) { return static_cast<kernels::Activation>(a); }
-
 size_t aligned(size_t floats) { return (floats + kAlignFloats - 1) / kAlignFloats * kAlignFloats; }
 
 }  // namespace
@@ -161,8 +159,7 @@ void StageRuntime::forward(int mb, RankContext& ctx) {
                 params + l.w_offset, l.out, 0.0f, s.z[i], l.out);
       // Row-parallel: partial products are summed over tp before the bias is added once.
       if (l.fwd_inner >= 0) tp_all_reduce(l.fwd_inner, s.z[i], size_t(rows) * l.out, ctx);
-      dev_.bias_activation_forward(kernel_act(l.act), rows, l.out, params + l.b_offset, s.z[i],
-                                   s.a[i]);
+      dev_.bias_activation_forward(l.act, rows, l.out, params + l.b_offset, s.z[i], s.a[i]);
     }
     if (unit.residual) {
       const int last = unit.first_linear + unit.num_linears - 1;
@@ -192,7 +189,7 @@ void StageRuntime::input_grad(int mb, RankContext& ctx) {
       const LinearLayout& l = layout_.linears[i];
       const float* d_out = linear_output_grad(s, u, i);
       if (s.dz[i] != nullptr) {
-        dev_.activation_backward(kernel_act(l.act), rows, l.out, s.z[i], d_out, s.dz[i]);
+        dev_.activation_backward(l.act, rows, l.out, s.z[i], d_out, s.dz[i]);
       }
       if (!l.needs_dx) continue;
       dev_.gemm(false, true, rows, l.in, l.out, 1.0f, pre_activation_grad(s, u, i), l.out,

@@ -1,6 +1,8 @@
 // Timeline assembly for the simulator.
 #include "sim/engine/recorder.h"
 
+#include "sim/schedule/action_span.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -10,36 +12,6 @@ namespace meshscope::engine {
 namespace {
 
 using schedule::ActionKind;
-
-traces::Phase phase_of(ActionKind k) {
-  switch (k) {
-    case ActionKind::kForward:
-    case ActionKind::kSendForward:
-    case ActionKind::kRecvForward:
-      return traces::Phase::kForward;
-    case ActionKind::kBackward:
-    case ActionKind::kSendBackward:
-    case ActionKind::kRecvBackward:
-      return traces::Phase::kBackward;
-    case ActionKind::kInputGrad:
-      return traces::Phase::kInputGrad;
-    case ActionKind::kWeightGrad:
-      return traces::Phase::kWeightGrad;
-    case ActionKind::kOptimizerStep:
-    case ActionKind::kAllReduce:
-    case ActionKind::kReduceScatter:
-      return traces::Phase::kOptimizer;  // gradient sync, as the executor
-    default:
-      return traces::Phase::kNone;
-  }
-}
-
-traces::SpanKind span_kind(ActionKind k) {
-  if (schedule::is_send(k)) return traces::SpanKind::kSend;
-  if (schedule::is_recv(k)) return traces::SpanKind::kRecv;
-  if (schedule::is_collective(k)) return traces::SpanKind::kCollective;
-  return traces::SpanKind::kCompute;
-}
 
 SimLane lane_of(ActionKind k) {
   if (schedule::is_send(k)) return SimLane::kSend;
@@ -63,11 +35,8 @@ class Names {
                        std::clamp(col, 0, width_ - 1);
     uint32_t& id = cache_[key];
     if (id == 0) {
-      // As the executor labels its spans: "F s2 mb5", "SEND_F s0 mb1", "ALLREDUCE(dp) s3".
-      std::string n(schedule::token(a.kind));
-      if (schedule::is_collective(a.kind)) n += "(" + std::string(mesh::name(a.group)) + ")";
-      n += " s" + std::to_string(a.stage);
-      if (a.microbatch >= 0) n += " mb" + std::to_string(a.microbatch);
+      // As the executor labels its spans (one rule: sim/schedule/action_span.h).
+      const std::string n = schedule::span_label(a);
       id = strings_.intern(n);
     }
     return id;
@@ -150,8 +119,8 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
       sp.lane = lane;
       sp.stage = static_cast<int16_t>(a.stage);
       sp.microbatch = a.microbatch;
-      sp.kind = span_kind(a.kind);
-      sp.phase = phase_of(a.kind);
+      sp.kind = schedule::span_kind_of(a.kind);
+      sp.phase = schedule::phase_of(a.kind);
       sp.name = names.of(a);
       if (schedule::is_p2p(a.kind)) {
         sp.bytes = op.value;

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/cpu/activation.h"
+
 namespace meshscope::model {
 
 enum class WorkloadKind : uint8_t { kChain = 0, kClassifier = 1, kMlp = 2, kCount };
@@ -19,7 +21,7 @@ constexpr std::string_view name(WorkloadKind k) {
 }
 std::optional<WorkloadKind> parse_workload_kind(std::string_view s);
 
-enum class Activation : uint8_t { kNone = 0, kRelu = 1, kGelu = 2 };  // GELU: tanh form
+using kernels::Activation;  // the kernels' enum: kNone, kRelu, kGelu (tanh form)
 enum class LossKind : uint8_t { kMse = 0, kSoftmaxCrossEntropy = 1 };
 
 // How a linear is split over the tp ranks (Megatron-LM): column-parallel splits the outputs (its

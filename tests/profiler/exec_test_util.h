@@ -8,8 +8,10 @@
 #include <cmath>
 #include <string>
 
+#include "profiler/exec/equivalence.h"
 #include "profiler/exec/executor.h"
 #include "profiler/exec/reference.h"
+#include "profiler/exec/workload_schedule.h"
 #include "sim/model/workload_cost.h"
 #include "sim/schedule/generators.h"
 
@@ -35,12 +37,7 @@ inline schedule::Schedule make_schedule_for(const model::WorkloadSpec& spec, sch
   g.mesh = shape;
   g.microbatches = microbatches;
   g.virtual_stages = virtual_stages;
-  for (const auto& c : model::workload_stage_costs(spec, shape.dp, shape.tp,
-                                                   shape.pp * virtual_stages, microbatches)) {
-    g.activation_bytes.push_back(c.output_bytes);
-    g.gradient_bytes.push_back(c.parameters * 4);
-  }
-  return schedule::generate(g);
+  return generate_for_workload(g, spec);
 }
 
 // The deep MLP the executor tests run: 8 blocks of h = 16, batch 16, learning rate 0.1.
@@ -69,18 +66,6 @@ inline RunConfig cpu_config(const schedule::Schedule& s, const model::WorkloadSp
 inline RunResult run_cpu(const schedule::Schedule& s, const model::WorkloadSpec& spec, int steps,
                          double timeout_s = 30) {
   return run(cpu_config(s, spec, steps, timeout_s));
-}
-
-// max |a - b| / max |b| over a tensor: the relative error of the whole tensor; infinite when
-// either holds a NaN or an infinity (std::max would skip a NaN).
-inline double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, mag = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
-    diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
-    mag = std::max(mag, std::abs(static_cast<double>(b[i])));
-  }
-  return mag > 0 ? diff / mag : diff;
 }
 
 // Loss of every step and every weight and bias within `tol` relative of the reference.

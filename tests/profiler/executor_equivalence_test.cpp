@@ -155,7 +155,7 @@ TEST(ExecutorEquivalence, TrainingMovesTheWeights) {
   const ReferenceResult ref = run_reference(spec, kSteps);
   const auto initial = model::init_weights(model::make_workload(spec));
   for (size_t i = 0; i < initial.size(); ++i) {
-    EXPECT_GT(testing::relative_error(ref.weights[i].w, initial[i].w), 1e-3) << initial[i].name;
+    EXPECT_GT(relative_error(ref.weights[i].w, initial[i].w), 1e-3) << initial[i].name;
   }
   EXPECT_LT(ref.losses.back(), ref.losses.front());
 }
@@ -173,7 +173,7 @@ TEST(ExecutorEquivalence, MissingGradientAllReduceIsDetected) {
   const ReferenceResult ref = run_reference(spec, kSteps);
   double worst = 0;
   for (size_t i = 0; i < ref.weights.size(); ++i) {
-    worst = std::max(worst, testing::relative_error(got.weights[i].w, ref.weights[i].w));
+    worst = std::max(worst, relative_error(got.weights[i].w, ref.weights[i].w));
   }
   EXPECT_GT(worst, 1e-4);
 }

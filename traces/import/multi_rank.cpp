@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 #include "traces/import/kineto_names.h"
+#include "traces/timeline_merge.h"
 
 namespace meshscope::traces::importer {
 namespace {
@@ -147,45 +149,16 @@ Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& 
       }
       out.devices.push_back(std::move(d));
     }
-    std::vector<uint32_t> string_map(t.strings.size());
-    for (uint32_t i = 0; i < t.strings.size(); ++i)
-      string_map[i] = out.strings.intern(t.strings.get(i));
-    const auto span_base = static_cast<uint32_t>(out.spans.size());
-    if (span_base + t.spans.size() > UINT32_MAX) throw std::length_error("more than 2^32 spans");
-    out.spans.reserve(out.spans.size() + t.spans.size());
-    const auto move = [&](int64_t& ns) {
-      const auto moved = shifted(ns, shift);
-      if (!moved) {
-        throw ImportError(ranks[r].file, "",
-                          "its clock offset of " + std::to_string(shift) +
-                              " ns moves its events beyond ±" + std::to_string(kMaxTimeNs) +
-                              " ns (base times or collective ends that cannot be aligned)");
-      }
-      ns = *moved;
-    };
-    for (Span s : t.spans) {
-      move(s.begin_ns);
-      move(s.end_ns);
-      s.device = static_cast<uint16_t>(s.device + device_base);
-      s.name = string_map[s.name];
-      out.spans.push_back(s);
-    }
-    for (const Flow& f : t.flows) out.add_flow(f.from + span_base, f.to + span_base);
-    for (Counter& c : t.counters) {
-      c.device = static_cast<uint16_t>(c.device + device_base);
-      for (CounterSample& s : c.samples) move(s.t_ns);
-      out.counters.push_back(std::move(c));
-    }
-    for (size_t k = 0; k < t.steps.size(); ++k) {
-      StepWindow w = t.steps[k];
-      move(w.begin_ns);
-      move(w.end_ns);
-      if (k >= out.steps.size()) {
-        out.steps.push_back(w);
-      } else {
-        out.steps[k].begin_ns = std::min(out.steps[k].begin_ns, w.begin_ns);
-        out.steps[k].end_ns = std::max(out.steps[k].end_ns, w.end_ns);
-      }
+    std::vector<int> device_map(t.devices.size());
+    for (size_t d = 0; d < device_map.size(); ++d)
+      device_map[d] = static_cast<int>(device_base + d);
+    try {
+      append_timeline(out, t, device_map, shift, kMaxTimeNs);
+    } catch (const std::out_of_range&) {
+      throw ImportError(ranks[r].file, "",
+                        "its clock offset of " + std::to_string(shift) +
+                            " ns moves its events beyond ±" + std::to_string(kMaxTimeNs) +
+                            " ns (base times or collective ends that cannot be aligned)");
     }
     const std::string prefix = "rank " + std::to_string(ranks[r].rank) + ".";
     for (const auto& [k, v] : t.metadata) out.metadata[prefix + k] = v;

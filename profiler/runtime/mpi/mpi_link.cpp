@@ -2,7 +2,7 @@
 // (MPI_Iprobe + MPI_Recv of whatever arrived), and a shutdown that never hangs on a message nobody
 // will receive (an aborted run): unfinished sends are cancelled after a grace period, and a launch
 // where some process stopped answering ends with MPI_Abort.
-#include "profiler/runtime/mpi/mpi_link.h"
+#include "profiler/runtime/mpi_entry.h"
 
 #include <mpi.h>
 

@@ -1,6 +1,8 @@
-// The ProcessLink of an mpirun launch: messages as MPI point-to-point byte messages on a private
-// duplicate of MPI_COMM_WORLD. Built only with MESHSCOPE_MPI, into the MPI module
-// (libmeshscope-mpi.so, profiler/runtime/mpi/CMakeLists.txt).
+// What profiler/runtime/mpi provides to the mpirun launch (cli/run_common.cpp): the ProcessLink of
+// an mpirun launch, messages as MPI point-to-point byte messages on a private duplicate of
+// MPI_COMM_WORLD. Built only with MESHSCOPE_MPI, into the MPI module (libmeshscope-mpi.so,
+// profiler/runtime/mpi/CMakeLists.txt), which exports it as one table (see plugin.h); the
+// launcher loads it only when meshscope starts as one of several processes.
 #pragma once
 
 #include <memory>

@@ -1,0 +1,21 @@
+// How far a parallel run is from the single-device reference: the one check behind `run`'s and
+// the demo's "equals one device" and the executor tests.
+#pragma once
+
+#include <vector>
+
+#include "profiler/exec/executor.h"
+#include "profiler/exec/reference.h"
+
+namespace meshscope::exec {
+
+// max |a - b| / max |b| over a tensor: the relative error of the whole tensor (an element-wise
+// ratio would blow up on weights that are near zero). Infinite when the sizes differ or either
+// holds a NaN or an infinity: a diverged run is never "equal" (std::max would skip a NaN).
+double relative_error(const std::vector<float>& a, const std::vector<float>& b);
+
+// The largest relative error over every step's loss (|got - want| / |want|) and every weight and
+// bias tensor; infinite when the run and the reference differ in steps or tensors.
+double max_relative_error(const RunResult& got, const ReferenceResult& want);
+
+}  // namespace meshscope::exec
