@@ -24,6 +24,12 @@ struct Row {
   Metric metric;     // what the source publishes
   double published;
   double bound;  // |predicted / published - 1| recorded in docs/ACCURACY.md, rounded up
+  // What the model says about memory. Every row ran, so true is right; a false records a known
+  // miss of the memory model (stated beside the row), kept visible instead of hidden.
+  bool fits = true;
+  // Held back: added after the last model change and evaluated once, an honest test of the model
+  // and of its ranges. Not counted in the development set's error nor in the profiles' residuals.
+  bool held_back = false;
 };
 
 // Sources: Korthikanti et al. 2022 Table 5 (iteration time, present work; the full-recompute
@@ -36,8 +42,12 @@ const std::vector<Row>& rows() {
       {"korthikanti-175b.json", Metric::kStepSeconds, 13.75, 0.02},
       {"korthikanti-530b.json", Metric::kStepSeconds, 37.83, 0.02},
       {"korthikanti-1t.json", Metric::kStepSeconds, 71.49, 0.02},
-      {"llama3-405b.json", Metric::kTflopsPerGpu, 430, 0.04},
-      {"llama3-405b-16k.json", Metric::kTflopsPerGpu, 400, 0.27},
+      // Interleaved, V = 8 (the paper's section 3.3.2). With 32 microbatches per DP group the model
+      // prices Megatron's interleaved warm-up (143 chunks in flight on rank 1), 86.9 GiB: more than
+      // 80 GiB. Meta's modified schedule bounds the microbatches in flight (its N, Figure 6),
+      // which the simulator's interleaved schedule does not have.
+      {"llama3-405b.json", Metric::kTflopsPerGpu, 430, 0.26, false},
+      {"llama3-405b-16k.json", Metric::kTflopsPerGpu, 400, 0.26},
       {"llmfoundry-mpt1b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 20513, 0.14},
       {"llmfoundry-mpt3b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 10811, 0.13},
       {"llmfoundry-mpt7b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 4641, 0.14},
@@ -54,11 +64,26 @@ const std::vector<Row>& rows() {
       {"torchtitan-llama3-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 331, 0.14},
       {"torchtitan-llama2-13b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2162, 0.17},
       {"torchtitan-llama2-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 353, 0.13},
-      {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.17},
-      {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.21},
+      {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.17, true,
+       true},
+      {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.21,
+       true, true},
+      // Held back (docs/ACCURACY.md): added after the last model change and evaluated once; the
+      // two torchtitan rows above are held back too.
+      {"llmfoundry-mpt3b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 7695, 0.07, true,
+       true},
+      {"llmfoundry-mpt13b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 2060, 0.03, true,
+       true},
+      {"llmfoundry-mpt1b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 45455, 0.25, true,
+       true},
+      {"llmfoundry-mpt7b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 8611, 0.12, true,
+       true},
   };
   return r;
 }
+
+// How many of the 6 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
+constexpr int kHeldBackInsideTheirRange = 4;
 
 struct Result {
   Summary summary;
@@ -97,24 +122,29 @@ std::vector<Result>& results() {
 }
 
 TEST(PredictPublished, EveryRowStaysWithinItsRecordedError) {
-  double sum = 0;
+  double sum[2] = {0, 0};
+  int count[2] = {0, 0};
   for (size_t i = 0; i < rows().size(); ++i) {
     const Row& r = rows()[i];
     const Result& res = results()[i];
     std::printf("%-40s %-18s %-10s predicted step %.4g s, error %+.1f%%\n", r.file,
                 res.framework.c_str(), res.summary.hardware.c_str(), res.summary.step_time_s,
                 100 * res.error);
-    sum += std::fabs(res.error);
+    sum[r.held_back] += std::fabs(res.error);
+    ++count[r.held_back];
     EXPECT_LE(std::fabs(res.error), r.bound) << r.file;
-    EXPECT_TRUE(res.summary.fits) << r.file;
+    EXPECT_EQ(res.summary.fits, r.fits) << r.file;
   }
-  std::printf("mean |error| over %zu rows: %.1f%%\n", rows().size(), 100 * sum / rows().size());
+  std::printf("development set: mean |error| over %d rows: %.1f%%\n", count[0],
+              100 * sum[0] / count[0]);
+  std::printf("held back: mean |error| over %d rows: %.1f%%\n", count[1], 100 * sum[1] / count[1]);
 }
 
 TEST(PredictPublished, TheProfilesResidualsAreTheDevelopmentSetsOwn) {
   // Residual = published / predicted step time - 1 = 1 / (1 + error) - 1.
   std::map<std::pair<std::string, std::string>, cost::Residuals> seen;
   for (size_t i = 0; i < rows().size(); ++i) {
+    if (rows()[i].held_back) continue;
     const Result& res = results()[i];
     const double residual = 1 / (1 + res.error) - 1;
     cost::Residuals& r = seen[{res.framework, res.summary.hardware}];
@@ -132,6 +162,28 @@ TEST(PredictPublished, TheProfilesResidualsAreTheDevelopmentSetsOwn) {
     EXPECT_NEAR(it->second.high, want.high, 0.005) << key.first << " on " << key.second;
     EXPECT_EQ(it->second.rows, want.rows) << key.first << " on " << key.second;
   }
+}
+
+TEST(PredictPublished, HeldBackRowsAgainstTheRangesPrinted) {
+  // Reported, not asserted beyond the count: whether each held-back run fell inside the range
+  // `predict` prints for it (docs/ACCURACY.md gives the outcome).
+  int inside = 0, total = 0;
+  for (size_t i = 0; i < rows().size(); ++i) {
+    if (!rows()[i].held_back) continue;
+    const Result& res = results()[i];
+    const double residual = 1 / (1 + res.error) - 1;
+    const auto& all = cost::find_framework(res.framework).residuals;
+    const auto it = all.find(res.summary.hardware);
+    ASSERT_NE(it, all.end()) << rows()[i].file;
+    const bool in = residual >= it->second.low - 1e-9 && residual <= it->second.high + 1e-9;
+    std::printf("%-44s residual %+.1f%%, range %+.1f%% .. %+.1f%%: %s\n", rows()[i].file,
+                100 * residual, 100 * it->second.low, 100 * it->second.high,
+                in ? "inside" : "outside");
+    inside += in;
+    ++total;
+  }
+  EXPECT_EQ(total, 6);
+  EXPECT_EQ(inside, kHeldBackInsideTheirRange);
 }
 
 TEST(PredictPublished, APredictionCarriesItsRangeAroundThePoint) {
