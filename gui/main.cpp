@@ -109,6 +109,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    bench_options.resident_before = meshscope::gui::resident_bytes();
     App app(meshscope::gui::make_predictor());
     for (const std::string& t : traces) app.open(t);
     if (synthetic > 0) {

@@ -42,8 +42,11 @@ void CompareView::reset_for(const Run& a, const Run& b) {
   const int64_t b_len = b.end_ns() - b.begin_ns();
   axis_.set_width_px(std::max(1.0f, ImGui::GetContentRegionAvail().x - TimelineView::kLabelPx));
   axis_.set_bounds(a.begin_ns(), std::max(a.end_ns(), a.begin_ns() + b_len));
-  layout_a_ = RowLayout(*a.index, a.timeline.devices.size(), RowLayoutOptions{});
-  layout_b_ = RowLayout(*b.index, b.timeline.devices.size(), RowLayoutOptions{});
+  // As in the timeline: accelerators first, host-only devices collapsed.
+  layout_a_ = RowLayout(*a.index, a.timeline.devices.size(), RowLayoutOptions{},
+                        collapsed_by_default(a.timeline), device_display_order(a.timeline));
+  layout_b_ = RowLayout(*b.index, b.timeline.devices.size(), RowLayoutOptions{},
+                        collapsed_by_default(b.timeline), device_display_order(b.timeline));
   scroll_a_ = scroll_b_ = 0;
 }
 

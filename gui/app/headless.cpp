@@ -21,17 +21,17 @@
 #include "traces/analysis.h"
 
 namespace meshscope::gui {
-namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// Resident set size in bytes from /proc/self/statm; 0 where unavailable.
 size_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");
   size_t pages = 0, resident = 0;
   if (!(statm >> pages >> resident)) return 0;
   return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
 
 // CPU time of the calling thread: what "building a frame on one core" costs, unaffected by other
 // processes taking the core away (these machines are shared).
@@ -97,7 +97,9 @@ void take_screenshot(App& app, const ScreenshotOptions& o) {
 
 double run_bench(App& app, const BenchOptions& o, std::ostream& out) {
   Session& s = app.session();
-  const size_t rss_before = resident_bytes();
+  // Resident growth is measured from before the run was built: from here for the synthetic trace,
+  // from the caller's figure (taken before opening) for a trace that is already open.
+  const size_t rss_before = o.resident_before ? o.resident_before : resident_bytes();
   if (s.runs.empty()) {
     SyntheticOptions so;
     so.dp = 4;
@@ -123,19 +125,28 @@ double run_bench(App& app, const BenchOptions& o, std::ostream& out) {
   const size_t n = t.spans.size();
   const size_t structural = t.spans.capacity() * sizeof(traces::Span) +
                             t.flows.capacity() * sizeof(traces::Flow) + run.index->memory_bytes();
-  char line[256];
+  // Signed: the resident set can shrink (malloc_trim handing back the loader's temporaries), and
+  // an unsigned difference would then print a wrapped-around 2^64-scale figure.
+  const size_t rss_after = resident_bytes();
+  std::string growth = "n/a (no /proc/self/statm)";
+  if (rss_before && rss_after) {
+    const double d =
+        static_cast<double>(static_cast<int64_t>(rss_after) - static_cast<int64_t>(rss_before));
+    char g[64];
+    std::snprintf(g, sizeof g, "%.1f B/span", d / static_cast<double>(std::max<size_t>(n, 1)));
+    growth = g;
+  }
+  char line[320];
   std::snprintf(line, sizeof line,
                 "run: %zu spans (%zu idle derived), %zu flows, %zu devices, %zu rows\n"
-                "memory: spans+flows+index %.1f B/span; resident growth %.1f B/span\n",
+                "memory: spans+flows+index %.1f B/span; resident growth %s\n",
                 n,
                 static_cast<size_t>(std::count_if(
                     t.spans.begin(), t.spans.end(),
                     [](const traces::Span& x) { return x.kind == traces::SpanKind::kIdle; })),
                 t.flows.size(), t.devices.size(), run.index->rows().size(),
                 static_cast<double>(structural) / static_cast<double>(std::max<size_t>(n, 1)),
-                rss_before ? static_cast<double>(resident_bytes() - rss_before) /
-                                 static_cast<double>(std::max<size_t>(n, 1))
-                           : 0.0);
+                growth.c_str());
   out << line;
 
   NullPlatform platform(o.width, o.height);

@@ -37,7 +37,13 @@ struct BenchOptions {
   int frames = 60;            // timed frames per zoom level
   int width = 1920;
   int height = 1080;
+  // Resident set size before the traces were opened (resident_bytes()); 0: measure at the start
+  // of run_bench, which sees only the synthetic trace's growth.
+  size_t resident_before = 0;
 };
+
+// Resident set size in bytes from /proc/self/statm; 0 where unavailable.
+size_t resident_bytes();
 
 // Frame-build statistics (median, p95, max) at zoom levels from the whole run down to a few
 // microseconds, and the memory per span; for `app`'s primary run, or a synthetic one added to

@@ -116,7 +116,7 @@ void MeshView::draw_strip(Session& session, const Run& run, ImVec2 min, ImVec2 s
   // pixel column, with the playhead; click or drag to scrub.
   ImDrawList* dl = ImGui::GetWindowDrawList();
   Playhead& p = session.playhead;
-  const size_t devices = run.timeline.devices.size();
+  const size_t devices = run.mesh_devices.size();
   const int columns = std::max(1, static_cast<int>(size.x / 2));
   const double range = static_cast<double>(p.end_ns() - p.begin_ns());
   dl->AddRectFilled(min, ImVec2(min.x + size.x, min.y + size.y), IM_COL32(25, 25, 28, 255));
@@ -127,11 +127,11 @@ void MeshView::draw_strip(Session& session, const Run& run, ImVec2 min, ImVec2 s
     strip_lanes_ = strip_devices(devices, static_cast<size_t>(std::max(1.0f, size.y)));
     strip_.clear();
     strip_.reserve(strip_lanes_.size() * static_cast<size_t>(columns));
-    for (const size_t d : strip_lanes_) {
+    for (const size_t lane : strip_lanes_) {
+      const uint16_t d = run.mesh_devices[lane];
       for (int c = 0; c < columns; ++c) {
         const auto t = p.begin_ns() + static_cast<int64_t>(range * (c + 0.5) / columns);
-        strip_.push_back(device_state_at(run.timeline, *run.index, static_cast<uint16_t>(d), t)
-                             .activity(run.timeline));
+        strip_.push_back(device_state_at(run.timeline, *run.index, d, t).activity(run.timeline));
       }
     }
   }
@@ -166,9 +166,9 @@ void MeshView::draw_cells(Session& session, const Run& run, ImVec2 min, ImVec2 s
   // Cells outside the panel or beyond the cap cost vertices and show nothing.
   std::erase_if(cells_, [&](const MeshCell& c) { return c.y >= size.y || c.x >= size.x; });
   if (cells_.size() > kMaxMeshCells) cells_.resize(kMaxMeshCells);
-  if (cells_.size() < run.timeline.devices.size()) {
+  if (cells_.size() < run.mesh_devices.size()) {
     ImGui::TextDisabled("showing %zu of %zu devices (the strip above samples all of them)",
-                        cells_.size(), run.timeline.devices.size());
+                        cells_.size(), run.mesh_devices.size());
     min.y += ImGui::GetTextLineHeightWithSpacing();
   }
   const int64_t t = session.playhead.t_ns();

@@ -31,6 +31,7 @@ std::unique_ptr<Run> make_run(traces::Timeline t, std::string label) {
   run->analysis = traces::analyze(tl);
   run->stats = build_stats(tl, run->analysis, kListedGaps);
   run->grid = mesh_grid_of(tl);
+  run->mesh_devices = mesh_devices(tl);
   return run;
 }
 

@@ -22,6 +22,7 @@ struct Run {
   traces::TimelineAnalysis analysis;
   StatsModel stats;
   MeshGrid grid;
+  std::vector<uint16_t> mesh_devices;  // the devices the mesh view shows (no host-only ones)
 
   // The bounds views start from: the step windows if any, else the span extent.
   int64_t begin_ns() const;

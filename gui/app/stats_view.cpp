@@ -41,7 +41,12 @@ void StatsView::draw(Session& session) {
   ImGui::Text("%s", run->label.c_str());
   ImGui::Text("overall bubble fraction %.1f%%   step time %s   steps %zu   devices %zu",
               m.bubble_fraction * 100, traces::format_duration(m.step_time_ns).c_str(), m.steps,
-              t.devices.size());
+              m.bars.size());
+  if (m.host_devices > 0) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(+ %zu host %s: host threads are no device, see the timeline)",
+                        m.host_devices, m.host_devices == 1 ? "process" : "processes");
+  }
   if (!run->analysis.has_stage_annotations) {
     ImGui::TextDisabled(
         "no pipeline-stage annotations: idle time is not split into warm-up / wait / cool-down");

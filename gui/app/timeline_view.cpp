@@ -25,12 +25,25 @@ void TimelineView::reset_for(const Run& run) {
   run_ = &run;
   axis_.set_width_px(std::max(1.0f, ImGui::GetContentRegionAvail().x - kLabelPx));
   axis_.set_bounds(run.begin_ns(), run.end_ns());
-  collapsed_.assign(run.timeline.devices.size(), false);
-  layout_ = RowLayout(*run.index, run.timeline.devices.size(), RowLayoutOptions{}, collapsed_);
+  collapsed_ = collapsed_by_default(run.timeline);
+  order_ = device_display_order(run.timeline);
+  relayout(run);
   selected_.reset();
   matches_.clear();
   marked_.clear();
   scroll_y_ = 0;
+}
+
+void TimelineView::relayout(const Run& run) {
+  layout_ =
+      RowLayout(*run.index, run.timeline.devices.size(), RowLayoutOptions{}, collapsed_, order_);
+}
+
+void TimelineView::expand(const Run& run, uint16_t device) {
+  if (device < collapsed_.size() && collapsed_[device]) {
+    collapsed_[device] = false;
+    relayout(run);
+  }
 }
 
 void TimelineView::jump_to(uint16_t device, int64_t begin_ns, int64_t end_ns) {
@@ -48,6 +61,7 @@ void TimelineView::draw(Session& session) {
   }
   if (run != run_) reset_for(*run);
   if (session.jump) {
+    expand(*run, session.jump->device);
     jump_to(session.jump->device, session.jump->begin_ns, session.jump->end_ns);
     session.jump.reset();
   }
@@ -216,7 +230,7 @@ void TimelineView::handle_input(Session& session, const Run& run, ImVec2 plot_mi
       ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 0).x == 0 && hover_) {
     if (!hover_->row) {
       collapsed_[hover_->device] = !collapsed_[hover_->device];
-      layout_ = RowLayout(*run.index, run.timeline.devices.size(), RowLayoutOptions{}, collapsed_);
+      relayout(run);
     } else if (hover_->box) {
       const Box& b = *hover_->box;
       const Row& row = run.index->rows()[*hover_->row];
@@ -275,6 +289,7 @@ void TimelineView::run_find(const Run& run) {
 void TimelineView::show_match(const Run& run) {
   const auto& s = run.timeline.spans[matches_[match_]];
   selected_ = matches_[match_];
+  expand(run, s.device);  // a match on a collapsed host device: show its rows
   // Keep the zoom when the span already reads well at it; otherwise zoom to the span.
   const double width_px = static_cast<double>(s.duration_ns()) / axis_.ns_per_px();
   if (width_px >= 8 && width_px <= axis_.width_px() / 2) {

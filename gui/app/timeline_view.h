@@ -38,6 +38,8 @@ class TimelineView {
 
  private:
   void reset_for(const Run& run);
+  void relayout(const Run& run);
+  void expand(const Run& run, uint16_t device);  // shows a collapsed device's rows
   void draw_toolbar(Session& session, const Run& run);
   void draw_ruler(ImDrawList* dl, ImVec2 min, float width);
   void handle_input(Session& session, const Run& run, ImVec2 plot_min, ImVec2 plot_size);
@@ -48,6 +50,7 @@ class TimelineView {
   TimeAxis axis_;
   RowLayout layout_;
   std::vector<bool> collapsed_;
+  std::vector<uint16_t> order_;
   TrackPainter painter_;
   PaintStats last_paint_;
   std::optional<PaintHover> hover_;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gui/view/activity.h"
+#include "gui/view/lane_label.h"
 #include "gui/view/span_info.h"
 
 namespace meshscope::gui {
@@ -19,6 +20,7 @@ constexpr ImU32 kSelected = IM_COL32(255, 255, 255, 255);
 constexpr ImU32 kFlow = IM_COL32(236, 239, 241, 170);
 // Labels are only tried on boxes at least this wide: cheaper than measuring every box's text.
 constexpr float kMinLabelPx = 14;
+constexpr float kLaneIndentPx = 12;  // lane labels sit indented under their device's header
 
 bool light(ImU32 c) {
   const int r = c & 0xff, g = (c >> 8) & 0xff, b = (c >> 16) & 0xff;
@@ -52,7 +54,16 @@ PaintStats TrackPainter::paint(const PaintTarget& target, const Run& run, const 
     if (top + opt.header_px < y0 || top > y1) continue;
     const float sy = target.origin.y + top;
     dl->AddRectFilled(ImVec2(left, sy), ImVec2(right, sy + opt.header_px), kHeaderBg);
-    dl->AddText(ImVec2(left + 4, sy + 2), kText, t.devices[d].name.c_str());
+    const auto rows = run.index->device_rows(d);
+    const size_t first_row = run.index->device_row_begin(d);
+    std::string header = t.devices[d].name;
+    if (!rows.empty() && !layout.row_shown(first_row)) {
+      header =
+          "[+] " + header + "   (" + std::to_string(rows.size()) + " rows hidden: click to expand)";
+    } else if (!rows.empty()) {
+      header = "[-] " + header;
+    }
+    dl->AddText(ImVec2(left + 4, sy + 2), kText, header.c_str());
   }
 
   if (hover) hover->reset();
@@ -64,7 +75,8 @@ PaintStats TrackPainter::paint(const PaintTarget& target, const Run& run, const 
   }
 
   const auto [first, last] = layout.rows_between(y0, y1);
-  for (size_t r = first; r < last; ++r) {
+  for (size_t pos = first; pos < last; ++pos) {
+    const size_t r = layout.row_at(pos);
     if (!layout.row_shown(r)) continue;
     const float y = target.origin.y + layout.row_top(r);
     const bool hovered_row = hover && *hover && (*hover)->row == r;
@@ -94,10 +106,22 @@ void TrackPainter::paint_row(const PaintTarget& target, const Run& run, size_t r
                     kRowBg);
   const auto& lanes = t.devices[row.device].lanes;
   if (row.lane < lanes.size()) {
-    std::string label = "  " + lanes[row.lane].name;
-    if (row.depth > 0) label += " +" + std::to_string(row.depth);
-    dl->AddText(ImVec2(left + 4, y + (h - ImGui::GetFontSize()) / 2), IM_COL32(170, 170, 170, 255),
-                label.c_str());
+    // Shortened to fit the column (never running under the plot, where the boxes and their
+    // counts are); the full name in a tooltip when it was shortened.
+    const float x = left + 4 + kLaneIndentPx;
+    const std::string label =
+        fit_lane_label(lanes[row.lane].name, row.depth, ox - x - 4, [](std::string_view text) {
+          return ImGui::CalcTextSize(text.data(), text.data() + text.size()).x;
+        });
+    const ImVec4 label_clip(left, y, ox - 2, y + h);
+    dl->AddText(nullptr, 0, ImVec2(x, y + (h - ImGui::GetFontSize()) / 2),
+                IM_COL32(170, 170, 170, 255), label.c_str(), nullptr, 0, &label_clip);
+    if (options.mouse && options.mouse->x >= left && options.mouse->x < ox &&
+        options.mouse->y >= y && options.mouse->y < y + h) {
+      ImGui::SetTooltip(
+          "%s%s", lanes[row.lane].name.c_str(),
+          row.depth > 0 ? (" +" + std::to_string(row.depth) + " (nesting level)").c_str() : "");
+    }
   }
   ++stats.rows;
 

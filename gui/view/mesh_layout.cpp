@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "gui/view/lod.h"
+#include "traces/analysis.h"
 
 namespace meshscope::gui {
 namespace {
@@ -16,12 +17,25 @@ bool has_coord(const traces::MeshCoord& c) { return c.dp >= 0 && c.pp >= 0 && c.
 
 }  // namespace
 
+std::vector<uint16_t> mesh_devices(const Timeline& t) {
+  std::vector<uint16_t> out;
+  for (size_t d = 0; d < t.devices.size(); ++d) {
+    if (!traces::is_host_only(t.devices[d])) out.push_back(static_cast<uint16_t>(d));
+  }
+  if (out.empty()) {
+    for (size_t d = 0; d < t.devices.size(); ++d) out.push_back(static_cast<uint16_t>(d));
+  }
+  return out;
+}
+
 MeshGrid mesh_grid_of(const Timeline& t) {
   MeshGrid g;
   bool any = false;
-  for (const auto& d : t.devices) {
+  const std::vector<uint16_t> shown = mesh_devices(t);
+  for (const uint16_t i : shown) {
+    const auto& d = t.devices[i];
     if (!has_coord(d.coord)) {
-      return MeshGrid{1, std::max<int>(1, static_cast<int>(t.devices.size())), 1, false};
+      return MeshGrid{1, std::max<int>(1, static_cast<int>(shown.size())), 1, false};
     }
     any = true;
     g.dp = std::max(g.dp, d.coord.dp + 1);
@@ -44,12 +58,14 @@ std::vector<MeshCell> layout_mesh(const Timeline& t, const MeshGrid& grid, float
   // Cells no taller than wide (a few devices would otherwise become tall stripes).
   const float cell_h = std::max(1.0f, std::min(spare_h / static_cast<float>(rows), cell_w));
   std::vector<MeshCell> cells;
-  cells.reserve(t.devices.size());
-  for (size_t i = 0; i < t.devices.size(); ++i) {
+  const std::vector<uint16_t> shown = mesh_devices(t);
+  cells.reserve(shown.size());
+  for (size_t k = 0; k < shown.size(); ++k) {
+    const uint16_t i = shown[k];
     traces::MeshCoord c = t.devices[i].coord;
-    if (!grid.from_coords) c = {0, static_cast<int>(i), 0};
+    if (!grid.from_coords) c = {0, static_cast<int>(k), 0};
     MeshCell cell;
-    cell.device = static_cast<uint16_t>(i);
+    cell.device = i;
     cell.w = cell_w;
     cell.h = cell_h;
     cell.x = static_cast<float>(c.pp) * (cell_w + gap_px);

@@ -12,8 +12,13 @@
 
 namespace meshscope::gui {
 
-// The mesh shape the devices' coordinates span. Devices without a full coordinate (imported
-// traces) make it a single pipeline row: dp = 1, pp = devices, tp = 1, in device order.
+// The devices the mesh shows: all but the host-only ones (an imported trace's CPU threads,
+// traces::is_host_only), which are no device of the mesh and would sit there as an idle cell;
+// all of them when every device is host-only (a CPU-only trace).
+std::vector<uint16_t> mesh_devices(const traces::Timeline& t);
+
+// The mesh shape the mesh devices' coordinates span. Devices without a full coordinate (imported
+// traces) make it a single pipeline row: dp = 1, pp = mesh devices, tp = 1, in device order.
 struct MeshGrid {
   int dp = 1;
   int pp = 1;

@@ -12,6 +12,8 @@ StatsModel build_stats(const traces::Timeline& t, const traces::TimelineAnalysis
   m.step_time_ns = a.step_time_ns;
   m.steps = a.windows.size();
   m.bubble_fraction = a.bubble_fraction;
+  m.host_devices = static_cast<size_t>(std::count_if(
+      t.devices.begin(), t.devices.end(), [](const auto& d) { return traces::is_host_only(d); }));
   for (const traces::DeviceAnalysis& d : a.devices) {
     StatsBar bar;
     bar.device = d.device;

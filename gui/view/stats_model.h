@@ -56,7 +56,8 @@ struct IdleGap {
 };
 
 struct StatsModel {
-  std::vector<StatsBar> bars;  // one per device, in device order
+  std::vector<StatsBar> bars;  // one per analysed device, in device order (no host-only ones)
+  size_t host_devices = 0;     // host-only devices (traces::is_host_only): no bar, not counted
   int64_t window_ns = 0;       // per device: the sum of the step windows
   int64_t step_time_ns = 0;
   size_t steps = 0;

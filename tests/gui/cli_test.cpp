@@ -126,6 +126,28 @@ TEST_F(GuiCli, ASyntheticTraceThatCannotFitIsRefusedWithTheEstimate) {
   EXPECT_FALSE(fs::exists(dir_ / "x.png"));
 }
 
+// The bench on an imported trace reported "resident growth 126840153704496.0 B/span": the
+// resident set measured after the trace was opened, then shrunk by malloc_trim, the difference
+// taken unsigned. Now measured from before the trace was opened, signed.
+TEST_F(GuiCli, BenchOnAnImportedTraceReportsAPlausibleResidentGrowth) {
+  const fs::path out = dir_ / "bench.txt";
+  const Result r = run(std::string(MESHSCOPE_SOURCE_DIR) +
+                       "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz --bench "
+                       "--bench-frames 1 >" +
+                       out.string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  const std::string key = "resident growth ";
+  const size_t at = text.find(key);
+  ASSERT_NE(at, std::string::npos) << text;
+  const double per_span = std::stod(text.substr(at + key.size()));
+  // The trace holds 30,416 spans; the viewer keeps ~56 B/span of structures plus the string
+  // table and the analysis, so a few kB per span at most; never negative, never 2^47.
+  EXPECT_GT(per_span, 0) << text;
+  EXPECT_LT(per_span, 100'000) << text;
+}
+
 // CPU seconds (user + system) the process has used so far, from /proc/PID/stat.
 double cpu_seconds(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
