@@ -131,10 +131,9 @@ Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& 
     const int64_t shift = offsets[r];
     // Imported per-rank files name their devices "GPU 0"; say whose. meshscope's own traces
     // (and Kineto files with distributedInfo) already do.
-    const auto source = t.metadata.find("source");
+    const RunSource source = t.run.source;
     const bool foreign =
-        source != t.metadata.end() &&
-        (source->second == "kineto" || source->second == "nsys" || source->second == "chrome");
+        source == RunSource::kKineto || source == RunSource::kNsys || source == RunSource::kChrome;
     const bool named_by_rank = t.metadata.count("rank") > 0 || !foreign;
     const auto device_base = static_cast<uint32_t>(out.devices.size());
     if (device_base + t.devices.size() > UINT16_MAX) {
@@ -171,6 +170,14 @@ Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& 
       out.spans.push_back(s);
     }
     for (const Flow& f : t.flows) out.add_flow(f.from + span_base, f.to + span_base);
+    for (const SpanCollective& c : t.collectives)
+      out.collectives.push_back({c.span + span_base, c.collective});
+    // One descriptor for the job: the first rank's; ranks of different sources make it unknown.
+    if (r == 0) {
+      out.run = t.run;
+    } else if (out.run.source != t.run.source) {
+      out.run.source = RunSource::kUnknown;
+    }
     for (Counter& c : t.counters) {
       c.device = static_cast<uint16_t>(c.device + device_base);
       for (CounterSample& s : c.samples) move(s.t_ns);
