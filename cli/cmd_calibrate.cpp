@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,14 +38,22 @@ void run(const CalibrateArgs& a) {
     if (!std::filesystem::exists(p, ec)) throw UserError(p + ": no such file");
     timelines.push_back(traces::load_trace(p));
     // A CPU profile fitted as a GPU (or the reverse) gives rates of one device for another.
-    const auto backend = timelines.back().metadata.find("backend");
-    if (backend != timelines.back().metadata.end()) {
-      const bool cpu_trace = backend->second.rfind("cpu", 0) == 0;
-      if (cpu_trace != (hw.kind == "cpu"))
-        throw UserError(p + ": ran on the " + backend->second + " backend, but --hardware " +
-                        hw.name + " is a " + hw.kind +
-                        (cpu_trace ? " (use --hardware cpu-local)" : ""));
+    // meshscope's runs say where they ran (Timeline::run); an imported Kineto trace names its
+    // process-group backend (distributedInfo.backend, "gloo" or "nccl").
+    const traces::Timeline& t = timelines.back();
+    const traces::RunSource source = t.run.source;
+    std::optional<bool> cpu_trace;
+    std::string where(traces::name(source));
+    if (source == traces::RunSource::kCpu || source == traces::RunSource::kCuda ||
+        source == traces::RunSource::kCudaVirtual) {
+      cpu_trace = source == traces::RunSource::kCpu;
+    } else if (const auto backend = t.metadata.find("backend"); backend != t.metadata.end()) {
+      cpu_trace = backend->second.rfind("cpu", 0) == 0;
+      where = backend->second;
     }
+    if (cpu_trace && *cpu_trace != (hw.kind == "cpu"))
+      throw UserError(p + ": ran on the " + where + " backend, but --hardware " + hw.name +
+                      " is a " + hw.kind + (*cpu_trace ? " (use --hardware cpu-local)" : ""));
   }
   std::vector<const traces::Timeline*> ptrs;
   for (const traces::Timeline& t : timelines) ptrs.push_back(&t);

@@ -61,6 +61,12 @@ size_t remove_idle_spans(Timeline& t) {
     t.flows[flows_kept++] = {new_index[f.from], new_index[f.to]};
   }
   t.flows.resize(flows_kept);
+  size_t collectives_kept = 0;  // idle spans have none, but the others move down
+  for (const SpanCollective& c : t.collectives) {
+    if (c.span >= new_index.size() || new_index[c.span] == kGone) continue;
+    t.collectives[collectives_kept++] = {new_index[c.span], c.collective};
+  }
+  t.collectives.resize(collectives_kept);
   return removed;
 }
 

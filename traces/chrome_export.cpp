@@ -42,6 +42,7 @@ class ChromeWriter {
   void write() {
     buf_ += "{\"displayTimeUnit\":\"ns\",\n\"meshscope\":";
     header();
+    run_descriptor();
     distributed_info();
     buf_ += ",\n\"traceEvents\":[";
     for (size_t d = 0; d < t_.devices.size(); ++d) device_metadata(d);
@@ -99,6 +100,54 @@ class ChromeWriter {
       buf_ += '}';
     }
     buf_ += "]}";
+  }
+
+  void int_member(std::string_view k, int64_t v) {
+    key(k);
+    jt::append_int(buf_, v);
+  }
+  void string_member(std::string_view k, std::string_view v) {
+    key(k);
+    jt::append_string(buf_, v);
+  }
+
+  // Timeline::run as "meshscope_run" (layout in chrome_export.h); left out when nothing is known.
+  void run_descriptor() {
+    const RunDescriptor& r = t_.run;
+    if (r == RunDescriptor{}) return;
+    buf_ += ",\n\"meshscope_run\":{";
+    string_member("source", name(r.source));
+    buf_ += ',';
+    string_member("backend", r.backend);
+    buf_ += ",\"mesh\":{";
+    int_member("dp", r.mesh.dp);
+    buf_ += ',';
+    int_member("pp", r.mesh.pp);
+    buf_ += ',';
+    int_member("tp", r.mesh.tp);
+    buf_ += "},";
+    string_member("family", r.family);
+    buf_ += ',';
+    string_member("schedule", r.schedule);
+    buf_ += ',';
+    int_member("microbatches", r.microbatches);
+    buf_ += ',';
+    int_member("stages", r.stages);
+    buf_ += ',';
+    int_member("virtual_stages", r.virtual_stages);
+    buf_ += ",\"workload\":{";
+    const WorkloadDescriptor& w = r.workload;
+    string_member("kind", name(w.kind));
+    for (const auto& [k, v] :
+         {std::pair{"layers", w.layers}, std::pair{"hidden", w.hidden}, std::pair{"heads", w.heads},
+          std::pair{"seq", w.seq}, std::pair{"vocab", w.vocab}, std::pair{"image", w.image},
+          std::pair{"batch", w.batch}}) {
+      buf_ += ',';
+      int_member(k, v);
+    }
+    buf_ += "},";
+    string_member("hardware", r.hardware);
+    buf_ += '}';
   }
 
   // Kineto's per-rank facts, for tools that read one file per rank.
@@ -255,6 +304,20 @@ class ChromeWriter {
       key("flops");
       jt::append_double(buf_, s.flops);
     }
+    // Spans are written in order and collectives are sorted by span: one cursor walks both.
+    while (next_collective_ < t_.collectives.size() && t_.collectives[next_collective_].span < i)
+      ++next_collective_;
+    if (next_collective_ < t_.collectives.size() && t_.collectives[next_collective_].span == i) {
+      const Collective& c = t_.collectives[next_collective_].collective;
+      sep();
+      string_member("collective_op", name(c.op));
+      sep();
+      string_member("collective_group", name(c.group));
+      sep();
+      int_member("collective_bytes", c.bytes);
+      sep();
+      string_member("collective_algorithm", name(c.algorithm));
+    }
     buf_ += '}';
   }
 
@@ -327,6 +390,7 @@ class ChromeWriter {
   std::vector<std::string> names_;
   std::vector<int64_t> rank_order_;
   std::unordered_map<uint32_t, int64_t> correlation_;  // span -> its launch flow's id
+  size_t next_collective_ = 0;                         // cursor into Timeline::collectives
   bool first_event_ = true;
 };
 

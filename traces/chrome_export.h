@@ -9,6 +9,13 @@
 //   "meshscope": {"version": 2,
 //                 "metadata": {Timeline::metadata, string -> string},
 //                 "steps": [{"begin_ns": int, "end_ns": int}, ...]},      // Timeline::steps
+//   "meshscope_run": {"source": name(RunSource), "backend": text,      // Timeline::run; left
+//                     "mesh": {"dp": int, "pp": int, "tp": int},       // out when nothing is
+//                     "family": name, "schedule": name, "microbatches": int, // known; 0 and ""
+//                     "stages": int, "virtual_stages": int,            // where not known
+//                     "workload": {"kind": name(ModelKind), "layers", "hidden", "heads", "seq",
+//                                  "vocab", "image", "batch": int},
+//                     "hardware": catalog name},
 //   "distributedInfo": {"rank": r, "world_size": w},   // Kineto's; only when the Timeline is one
 //                                                      // rank's (one_rank), world_size if known
 //   "traceEvents": [
@@ -27,9 +34,11 @@
 //      "args":{"kind": name(SpanKind) ("compute", "send", ..., "idle"; what the importer reads),
 //              "device": d, "stream": kineto_stream,          (device work only: Kineto's args)
 //              "correlation": c,                  (both ends of a host -> device launch flow)
-//              "stage": s, "microbatch": m, "phase": name(Phase), "bytes": b, "flops": f}},
+//              "stage": s, "microbatch": m, "phase": name(Phase), "bytes": b, "flops": f,
+//              "collective_op": name(CollectiveOp), "collective_group": name(GroupKind),
+//              "collective_bytes": int, "collective_algorithm": name(CollectiveAlgorithm)}},
 //        (stage, microbatch, phase, bytes, flops only where set: stage/microbatch != -1,
-//         phase != none, bytes/flops != 0)
+//         phase != none, bytes/flops != 0; collective_* for spans in Timeline::collectives)
 //     -- two events per flow, in Timeline::flows order (id = flow index); "span" is the index of
 //        the span each end binds to, so the binding is exact even where slices nest:
 //     {"ph":"s","cat":c,"name":c,"id":i,"pid","tid","ts": begin of the from-span,"bp":"e",

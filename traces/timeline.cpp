@@ -70,6 +70,31 @@ void Timeline::sort_spans() {
     f.from = new_index[f.from];
     f.to = new_index[f.to];
   }
+  // --- side table: collectives (remapped, then re-sorted by span) ---
+  for (SpanCollective& c : collectives) c.span = new_index[c.span];
+  std::sort(collectives.begin(), collectives.end(),
+            [](const SpanCollective& a, const SpanCollective& b) { return a.span < b.span; });
+  // --- end side table: collectives ---
+}
+
+void Timeline::set_collective(uint32_t span, const Collective& c) {
+  if (collectives.empty() || collectives.back().span < span) {
+    collectives.push_back({span, c});  // producers add spans in order: the common case
+    return;
+  }
+  auto it = std::lower_bound(collectives.begin(), collectives.end(), span,
+                             [](const SpanCollective& x, uint32_t s) { return x.span < s; });
+  if (it != collectives.end() && it->span == span) {
+    it->collective = c;
+  } else {
+    collectives.insert(it, {span, c});
+  }
+}
+
+const Collective* Timeline::collective_of(uint32_t span) const {
+  auto it = std::lower_bound(collectives.begin(), collectives.end(), span,
+                             [](const SpanCollective& x, uint32_t s) { return x.span < s; });
+  return it != collectives.end() && it->span == span ? &it->collective : nullptr;
 }
 
 StepWindow Timeline::extent() const {

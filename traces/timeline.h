@@ -11,7 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "traces/collective.h"
 #include "traces/mesh_coord.h"
+#include "traces/run_descriptor.h"
 
 namespace meshscope::traces {
 
@@ -114,6 +116,13 @@ struct Counter {
 };
 inline constexpr std::string_view kActivationBytesCounter = "activation_bytes";
 
+// The collective a span carries out (op, group, bytes, algorithm): a side table, so Span stays
+// 48 bytes while collective spans are few.
+struct SpanCollective {
+  uint32_t span = 0;  // index into Timeline::spans
+  Collective collective;
+};
+
 // The bounds of one training step, across all devices.
 struct StepWindow {
   int64_t begin_ns = 0;
@@ -140,8 +149,12 @@ struct Timeline {
   std::vector<Counter> counters;
   std::vector<StepWindow> steps;  // empty: the whole timeline is one step
   StringTable strings;
-  // Free-form facts about the run: "source" (cpu|cuda|cuda-virtual|sim|kineto|nsys),
-  // "schedule", "mesh", "model", "microbatches", "backend", ...
+  // What the run was, typed: read this, never the display strings below.
+  RunDescriptor run;
+  // The typed collective of each collective span that has one, sorted by span.
+  std::vector<SpanCollective> collectives;
+  // Free-form facts about the run for display: "source", "schedule", "mesh", "model",
+  // "backend", importer notes, ... Nothing computes from them (see `run`).
   std::map<std::string, std::string> metadata;
 
   uint16_t add_device(int rank, std::string name, MeshCoord coord = {});
@@ -149,8 +162,13 @@ struct Timeline {
   uint32_t add_span(const Span& span);
   void add_flow(uint32_t from_span, uint32_t to_span) { flows.push_back({from_span, to_span}); }
   std::string_view span_name(const Span& s) const { return strings.get(s.name); }
+  // Records span's collective, keeping `collectives` sorted (replaces an earlier entry).
+  void set_collective(uint32_t span, const Collective& c);
+  // The collective of span `span`; nullptr when it has none.
+  const Collective* collective_of(uint32_t span) const;
 
-  // Orders spans by (device, lane, begin_ns, end_ns descending) and rewrites flows to match.
+  // Orders spans by (device, lane, begin_ns, end_ns descending) and rewrites flows and the span
+  // side tables (collectives) to match.
   void sort_spans();
   // Earliest begin and latest end over all spans; {0, 0} when empty.
   StepWindow extent() const;

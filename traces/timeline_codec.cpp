@@ -1,5 +1,6 @@
 // Layout: magic, then devices (rank, name, coord, lanes), strings, spans (raw), flows (raw),
-// counters, steps (raw), metadata. Spans keep their string indices, so strings go first in order.
+// counters, steps (raw), metadata, the run descriptor, collectives (raw). Spans keep their string
+// indices, so strings go first in order.
 #include "traces/timeline_codec.h"
 
 #include <stdexcept>
@@ -9,7 +10,44 @@
 namespace meshscope::traces {
 namespace {
 
-constexpr uint32_t kMagic = 0x4d534c31;  // "MSL1"
+constexpr uint32_t kMagic = 0x4d534c32;  // "MSL2": with the run descriptor and collectives
+
+void put_run(ByteWriter& w, const RunDescriptor& run) {
+  w.put(run.source);
+  w.put_string(run.backend);
+  w.put(run.mesh);
+  w.put_string(run.family);
+  w.put_string(run.schedule);
+  w.put<int32_t>(run.microbatches);
+  w.put<int32_t>(run.stages);
+  w.put<int32_t>(run.virtual_stages);
+  w.put(run.workload);
+  w.put_string(run.hardware);
+}
+
+template <typename Bad>
+RunDescriptor get_run(ByteReader& r, const Bad& bad) {
+  RunDescriptor run;
+  run.source = r.get<RunSource>();
+  if (static_cast<size_t>(run.source) >= kRunSourceNames.size()) bad("run source");
+  run.backend = r.get_string();
+  run.mesh = r.get<MeshExtent>();
+  run.family = r.get_string();
+  run.schedule = r.get_string();
+  run.microbatches = r.get<int32_t>();
+  run.stages = r.get<int32_t>();
+  run.virtual_stages = r.get<int32_t>();
+  run.workload = r.get<WorkloadDescriptor>();
+  if (static_cast<size_t>(run.workload.kind) >= kModelKindNames.size()) bad("model kind");
+  run.hardware = r.get_string();
+  return run;
+}
+
+bool valid(const Collective& c) {
+  return static_cast<size_t>(c.op) < kCollectiveOpNames.size() &&
+         static_cast<size_t>(c.group) < kGroupKindNames.size() &&
+         static_cast<size_t>(c.algorithm) < kCollectiveAlgorithmNames.size();
+}
 
 }  // namespace
 
@@ -44,6 +82,8 @@ std::string encode_timeline(const Timeline& t) {
     w.put_string(k);
     w.put_string(v);
   }
+  put_run(w, t.run);
+  w.put_vector(t.collectives);
   return w.take();
 }
 
@@ -101,6 +141,15 @@ Timeline decode_timeline(std::string_view bytes) {
   for (uint64_t i = 0; i < entries; ++i) {
     std::string k = r.get_string();
     t.metadata[std::move(k)] = r.get_string();
+  }
+  t.run = get_run(r, bad);
+  t.collectives = r.get_vector<SpanCollective>();
+  for (size_t i = 0; i < t.collectives.size(); ++i) {
+    const SpanCollective& c = t.collectives[i];
+    if (c.span >= t.spans.size() || (i > 0 && t.collectives[i - 1].span >= c.span) ||
+        !valid(c.collective)) {
+      bad("collective " + std::to_string(i) + " names no span, is out of order or has no kind");
+    }
   }
   if (!r.done()) bad("trailing bytes");
   return t;

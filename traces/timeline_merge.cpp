@@ -54,6 +54,9 @@ void append_timeline(Timeline& out, const Timeline& part, std::span<const int> d
     index[i] = static_cast<uint32_t>(out.spans.size());
     out.spans.push_back(s);
   }
+  for (const SpanCollective& c : part.collectives) {
+    if (index[c.span] != kDropped) out.set_collective(index[c.span], c.collective);
+  }
   for (const Flow& f : part.flows) {
     if (index[f.from] != kDropped && index[f.to] != kDropped)
       out.add_flow(index[f.from], index[f.to]);

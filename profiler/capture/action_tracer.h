@@ -37,6 +37,7 @@ struct InnerInfo {
   mesh::GroupKind group = mesh::GroupKind::kTp;
   traces::SpanKind span_kind = traces::SpanKind::kCollective;
   int64_t bytes = 0;
+  traces::CollectiveOp op = traces::CollectiveOp::kAllReduce;  // when span_kind is kCollective
 };
 
 // Facts at the end of an action.
@@ -50,7 +51,8 @@ struct RunInfo {
   const mesh::Mesh* mesh = nullptr;
   const schedule::Schedule* schedule = nullptr;
   int steps = 0;
-  std::string backend;  // Backend::description()
+  std::string backend;        // Backend::description()
+  traces::RunDescriptor run;  // copied into Timeline::run
   // Copied into Timeline::metadata ("source", "schedule", "mesh", "model", "microbatches", ...).
   std::map<std::string, std::string> metadata;
   // programs[r][i] describes schedule->ranks[r][i]; inner[r] every InnerInfo rank r may report.

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "profiler/runtime/clock.h"
+#include "sim/schedule/action_collective.h"
 
 namespace meshscope::capture {
 namespace {
@@ -119,6 +120,7 @@ void HostClockTracer::build_spans(traces::Timeline& tl) const {
       s.kind = a.span_kind;
       s.phase = a.phase;
       const uint32_t id = tl.add_span(s);
+      if (const auto c = schedule::collective_of(a.action, a.bytes)) tl.set_collective(id, *c);
       if (schedule::is_send(a.action.kind)) {
         sends[{rec.step, static_cast<int>(r), a.peer, a.tag}].push_back(id);
       } else if (schedule::is_recv(a.action.kind)) {
@@ -141,7 +143,13 @@ void HostClockTracer::build_spans(traces::Timeline& tl) const {
       s.stage = static_cast<int16_t>(parent.action.stage);
       s.kind = in.info->span_kind;
       s.phase = parent.phase;
-      tl.add_span(s);
+      const uint32_t id = tl.add_span(s);
+      if (s.kind == traces::SpanKind::kCollective) {
+        tl.set_collective(id, traces::Collective{.op = in.info->op,
+                                                 .group = in.info->group,
+                                                 .bytes = in.info->bytes,
+                                                 .algorithm = traces::CollectiveAlgorithm::kAuto});
+      }
     }
     tl.counters.push_back(std::move(counter));
   }
@@ -172,6 +180,7 @@ traces::Timeline HostClockTracer::finish() {
     }
     if (begin <= end) tl.steps.push_back({begin - origin_ns_, end - origin_ns_});
   }
+  tl.run = run_.run;
   tl.metadata = run_.metadata;
   tl.metadata["clock"] = "host monotonic";
   if (!run_.backend.empty()) tl.metadata["backend"] = run_.backend;

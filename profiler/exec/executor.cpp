@@ -23,6 +23,7 @@
 #include "profiler/runtime/clock.h"
 #include "sim/model/data.h"
 #include "sim/model/workload_cost.h"
+#include "sim/schedule/schedule_descriptor.h"
 
 namespace meshscope::exec {
 namespace {
@@ -73,6 +74,24 @@ void check_size(const schedule::Schedule& s, const model::Workload& w, int steps
                                 std::to_string(kMaxDataBytes >> 20) +
                                 " MiB; run fewer steps or a smaller batch");
   }
+}
+
+// The run as typed facts for the Timeline (traces/run_descriptor.h).
+traces::RunDescriptor describe_run(const model::Workload& w, const schedule::Schedule& s,
+                                   const runtime::Backend& backend) {
+  traces::RunDescriptor run;
+  run.source =
+      traces::parse_run_source(runtime::name(backend.kind())).value_or(traces::RunSource::kUnknown);
+  run.backend = backend.description();
+  schedule::describe_schedule(s, run);
+  run.workload.kind =
+      traces::parse_model_kind(model::name(w.spec.kind)).value_or(traces::ModelKind::kUnknown);
+  if (w.spec.kind == model::WorkloadKind::kMlp) {
+    run.workload.layers = w.spec.layers;
+    run.workload.hidden = w.spec.hidden;
+  }
+  run.workload.batch = w.spec.batch;
+  return run;
 }
 
 std::string host_name() {
@@ -200,6 +219,7 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   info.schedule = &sched;
   info.steps = config.steps;
   info.backend = backend.description();
+  info.run = describe_run(workload, sched, backend);
   info.programs = &programs;
   info.inner = &inner;
   info.metadata = {{"source", std::string(runtime::name(backend.kind()))},

@@ -142,6 +142,7 @@ traces::Timeline merge_parts(std::vector<ProcessPart>& parts) {
   const ProcessPart& root = parts.front();
   traces::Timeline out;
   out.metadata = root.timeline.metadata;
+  out.run = root.timeline.run;
   // A rank's device comes from the process that ran it, in process 0's device order; devices of
   // no rank (a GPU's unattributed records) follow, from every process, named after it.
   std::vector<std::vector<int>> device_map(parts.size());
@@ -204,11 +205,10 @@ void link_unpaired_transfers(traces::Timeline& t) {
     if (linked[i] || (s.kind != traces::SpanKind::kSend && s.kind != traces::SpanKind::kRecv)) {
       continue;
     }
-    const std::string_view name = t.span_name(s);
-    const bool send = name.starts_with("SEND_");
-    if (!send && !name.starts_with("RECV_")) continue;
-    if (name.size() < 6 || (name[5] != 'F' && name[5] != 'B')) continue;
-    const bool backward = name[5] == 'B';
+    // Direction from the span's phase: activations go forward, gradients come back.
+    if (s.phase != traces::Phase::kForward && s.phase != traces::Phase::kBackward) continue;
+    const bool send = s.kind == traces::SpanKind::kSend;
+    const bool backward = s.phase == traces::Phase::kBackward;
     const int receiver = send ? s.stage + (backward ? -1 : 1) : s.stage;
     const traces::MeshCoord c = t.devices[s.device].coord;
     (send ? sends : recvs)[{c.dp, c.tp, backward, receiver, s.microbatch}].push_back(i);

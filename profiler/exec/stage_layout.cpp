@@ -40,12 +40,14 @@ StageLayout make_stage_layout(const model::Workload& w, const model::StageRange&
       if (tp > 1 && l.split == model::TpSplit::kRow) {
         l.fwd_inner = static_cast<int>(inner.size());
         inner.push_back({"tp all-reduce " + spec.name + " s" + std::to_string(stage),
-                         mesh::GroupKind::kTp, traces::SpanKind::kCollective, fwd_bytes});
+                         mesh::GroupKind::kTp, traces::SpanKind::kCollective, fwd_bytes,
+                         traces::CollectiveOp::kAllReduce});
       }
       if (tp > 1 && l.split == model::TpSplit::kColumn && l.needs_dx) {
         l.bwd_inner = static_cast<int>(inner.size());
         inner.push_back({"tp all-reduce " + spec.name + ".dgrad s" + std::to_string(stage),
-                         mesh::GroupKind::kTp, traces::SpanKind::kCollective, bwd_bytes});
+                         mesh::GroupKind::kTp, traces::SpanKind::kCollective, bwd_bytes,
+                         traces::CollectiveOp::kAllReduce});
       }
       l.w_offset = offset;
       offset += size_t(l.in) * l.out;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "sim/cost/collective_model.h"
-#include "sim/mesh/mesh.h"
+#include "traces/enum_names.h"
 
 namespace meshscope::cost {
 namespace {
@@ -30,44 +30,26 @@ bool inside(const traces::Span& s, const std::vector<traces::StepWindow>& w) {
   return false;
 }
 
-// "dp=2 pp=4 tp=1" -> shape; missing keys stay 1.
-mesh::MeshShape mesh_of(const traces::Timeline& t) {
-  mesh::MeshShape m;
-  auto it = t.metadata.find("mesh");
-  if (it == t.metadata.end()) return m;
-  const std::string& s = it->second;
-  auto read = [&](const char* key, int& out) {
-    const size_t p = s.find(key);
-    if (p != std::string::npos)
-      out = std::max(1, std::atoi(s.c_str() + p + std::string(key).size()));
-  };
-  read("dp=", m.dp);
-  read("pp=", m.pp);
-  read("tp=", m.tp);
-  return m;
+// The members of a collective's group in the trace's mesh (Timeline::run; axes it does not know
+// count 1).
+int group_size(const traces::MeshExtent& m, traces::GroupKind g) {
+  const int dp = std::max(m.dp, 1), pp = std::max(m.pp, 1), tp = std::max(m.tp, 1);
+  switch (g) {
+    case traces::GroupKind::kDp:
+      return dp;
+    case traces::GroupKind::kPp:
+      return pp;
+    case traces::GroupKind::kTp:
+      return tp;
+    default:
+      return dp * pp * tp;
+  }
 }
 
-// Group size and collective kind from a span name like "ALLREDUCE(dp) s0".
-bool collective_of(std::string_view name, const mesh::MeshShape& m, CollectiveKind* kind, int* n) {
-  struct K {
-    std::string_view token;
-    CollectiveKind kind;
-  };
-  for (const K& k :
-       {K{"ALLREDUCE", CollectiveKind::kAllReduce}, K{"ALLGATHER", CollectiveKind::kAllGather},
-        K{"REDUCESCATTER", CollectiveKind::kReduceScatter},
-        K{"ALLTOALL", CollectiveKind::kAllToAll}}) {
-    if (name.rfind(k.token, 0) != 0) continue;
-    *kind = k.kind;
-    const auto open = name.find('(');
-    const auto close = name.find(')');
-    const std::string_view g = open != std::string_view::npos && close > open
-                                   ? name.substr(open + 1, close - open - 1)
-                                   : "world";
-    *n = g == "dp" ? m.dp : g == "pp" ? m.pp : g == "tp" ? m.tp : m.size();
-    return true;
-  }
-  return false;
+// The cost model's kind of a traced op (the two tables share their names).
+CollectiveKind kind_of(traces::CollectiveOp op) {
+  return traces::parse_enum<CollectiveKind>(kCollectiveKindNames, traces::name(op))
+      .value_or(CollectiveKind::kAllReduce);
 }
 
 }  // namespace
@@ -135,7 +117,6 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
   Samples p2p, coll;
   for (const traces::Timeline* t : timelines) {
     const auto win = windows_of(*t);
-    const mesh::MeshShape m = mesh_of(*t);
     for (const traces::Span& s : t->spans) {
       if (!inside(s, win) || s.end_ns <= s.begin_ns) continue;
       const double dur = static_cast<double>(s.duration_ns());
@@ -145,14 +126,15 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
       } else if (s.kind == traces::SpanKind::kRecv && s.bytes > 0) {
         p2p.x.push_back(static_cast<double>(s.bytes));
         p2p.y.push_back(dur);
-      } else if (s.kind == traces::SpanKind::kCollective && s.bytes > 0) {
-        CollectiveKind kind;
-        int n = 1;
-        if (collective_of(t->span_name(s), m, &kind, &n) && n > 1) {
-          coll.x.push_back(bus_factor(kind, n) * static_cast<double>(s.bytes));
-          coll.y.push_back(dur);
-        }
       }
+    }
+    for (const traces::SpanCollective& c : t->collectives) {
+      const traces::Span& s = t->spans[c.span];
+      if (!inside(s, win) || s.end_ns <= s.begin_ns || s.bytes <= 0) continue;
+      const int n = group_size(t->run.mesh, c.collective.group);
+      if (n <= 1) continue;
+      coll.x.push_back(bus_factor(kind_of(c.collective.op), n) * static_cast<double>(s.bytes));
+      coll.y.push_back(static_cast<double>(s.duration_ns()));
     }
   }
   if (compute.empty() && p2p.x.empty() && coll.x.empty())

@@ -1,8 +1,9 @@
 // Fitting a Calibration from profiled Timelines (`meshscope calibrate`): per compute phase the
 // achieved FLOP rate and fixed overhead (duration = overhead + FLOPs / rate, least squares over
 // the spans that carry FLOPs), and alpha/beta of transfers (recv spans: duration = alpha + bytes /
-// bandwidth) and of collectives (on bus bytes, the group size read from the span name and the
-// trace's mesh). The first step of a multi-step trace is left out (warm-up).
+// bandwidth) and of collectives (on bus bytes: the op and group of Timeline::collectives, the
+// group's size from the run descriptor's mesh). The first step of a multi-step trace is left out
+// (warm-up).
 #pragma once
 
 #include <vector>

@@ -8,6 +8,9 @@
 #include <string>
 #include <utility>
 
+#include "sim/schedule/action_collective.h"
+#include "sim/schedule/schedule_descriptor.h"
+
 namespace meshscope::engine {
 namespace {
 
@@ -136,6 +139,7 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
       }
       span_of[g] = static_cast<uint32_t>(tl.spans.size());
       tl.spans.push_back(sp);
+      if (const auto c = schedule::collective_of(a, sp.bytes)) tl.set_collective(span_of[g], *c);
     };
     for (uint32_t g : lane_ops[0]) emit(g, 0);
     for (uint32_t g : lane_ops[1]) emit(g, 1);
@@ -166,6 +170,8 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
   for (int32_t g : program_.sends) tl.flows.push_back({span_of[g], span_of[program_.ops[g].aux]});
   std::vector<int64_t>().swap(times_);
   tl.steps.push_back({0, step_end_ns});
+  tl.run.source = traces::parse_run_source(input_.source).value_or(traces::RunSource::kSim);
+  schedule::describe_schedule(s, tl.run);
   tl.metadata["source"] = input_.source;
   tl.metadata["schedule"] = s.name;
   tl.metadata["mesh"] = mesh::to_string(s.mesh);

@@ -1,6 +1,7 @@
 // Detecting identical replicas and simulating them once.
 #include "sim/engine/symmetry.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -117,6 +118,7 @@ EngineResult simulate_representatives(const EngineInput& reduced, const mesh::Me
         d.coord = full.coord_of(r);
         d.name = "rank " + std::to_string(r) + " \u00b7 " + full.describe(r);
       }
+      res.timeline.run.mesh = traces::MeshExtent{shape.dp, shape.pp, shape.tp};
       res.timeline.metadata["mesh"] = mesh::to_string(shape);
       res.timeline.metadata["replicas"] =
           "simulated once: devices stand for their dp x tp replicas";
@@ -136,6 +138,8 @@ traces::Timeline expand_replicas(const traces::Timeline& reduced,
   t.strings = reduced.strings;
   t.metadata = reduced.metadata;
   t.metadata["mesh"] = mesh::to_string(full_shape);
+  t.run = reduced.run;
+  t.run.mesh = traces::MeshExtent{full_shape.dp, full_shape.pp, full_shape.tp};
   t.steps = reduced.steps;
   // Spans of reduced device p start at first[p]; they are sorted by device.
   std::vector<uint32_t> first(reduced.devices.size() + 1, 0);
@@ -155,6 +159,12 @@ traces::Timeline expand_replicas(const traces::Timeline& reduced,
       sp.device = d;
       t.spans.push_back(sp);
     }
+    // Device p's collectives, in span order, for this replica.
+    auto c = std::lower_bound(
+        reduced.collectives.begin(), reduced.collectives.end(), first[p],
+        [](const traces::SpanCollective& x, uint32_t span) { return x.span < span; });
+    for (; c != reduced.collectives.end() && c->span < first[p + 1]; ++c)
+      t.collectives.push_back({new_first[r] + (c->span - first[p]), c->collective});
     for (const traces::Counter& c : reduced.counters)
       if (c.device == p) {
         traces::Counter cc = c;

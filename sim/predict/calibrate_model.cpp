@@ -1,57 +1,36 @@
 // Fitting a scale on the op model from traces whose workload can be rebuilt.
 #include "sim/predict/calibrate_model.h"
 
+#include <algorithm>
 #include <map>
-#include <sstream>
 
 #include "sim/cost/compute_model.h"
 #include "sim/cost/fit.h"
+#include "sim/predict/run_workload.h"
 #include "sim/predict/workload_costs.h"
 
 namespace meshscope::predict {
-namespace {
-
-int key_int(const std::string& text, const std::string& key, int def) {
-  const size_t p = text.find(key + "=");
-  if (p == std::string::npos) return def;
-  return std::atoi(text.c_str() + p + key.size() + 1);
-}
-
-}  // namespace
-
 std::optional<PredictConfig> config_of_trace(const traces::Timeline& t,
                                              const std::string& hardware) {
-  auto get = [&](const char* k) -> std::string {
-    auto it = t.metadata.find(k);
-    return it == t.metadata.end() ? "" : it->second;
-  };
-  const std::string model = get("model"), mesh = get("mesh");
-  if (model.empty() || mesh.empty()) return std::nullopt;
-  std::istringstream words(model);
-  std::string kind;
-  words >> kind;
-  PredictConfig c;
-  if (kind == "mlp")
-    c.model = ModelKind::kMlp;
-  else if (kind == "chain")
-    c.model = ModelKind::kChain;
-  else if (kind == "classifier")
-    c.model = ModelKind::kClassifier;
-  else
+  const traces::RunDescriptor& run = t.run;
+  const traces::ModelKind kind = run.workload.kind;
+  // The executor's workloads only: the op model of anything else is not what ran.
+  if (kind != traces::ModelKind::kMlp && kind != traces::ModelKind::kChain &&
+      kind != traces::ModelKind::kClassifier) {
     return std::nullopt;
-  c.mlp_layers = key_int(model, "L", c.mlp_layers);
-  c.mlp_hidden = key_int(model, "h", c.mlp_hidden);
-  c.global_batch = key_int(model, "batch", 0);
-  c.mesh = {key_int(mesh, "dp", 1), key_int(mesh, "pp", 1), key_int(mesh, "tp", 1)};
-  const int m = std::atoi(get("microbatches").c_str());
-  const int stages = std::atoi(get("stages").c_str());
+  }
+  PredictConfig c;
+  apply_workload(run.workload, c);
+  c.global_batch = run.workload.batch;
+  c.mesh = {std::max(run.mesh.dp, 1), std::max(run.mesh.pp, 1), std::max(run.mesh.tp, 1)};
+  const int m = run.microbatches;
   if (c.global_batch <= 0 || m <= 0 || c.global_batch % (int64_t{m} * c.mesh.dp) != 0)
     return std::nullopt;
   c.micro_batch = c.global_batch / (int64_t{m} * c.mesh.dp);
-  c.virtual_stages = stages > 0 ? std::max(1, stages / c.mesh.pp) : 1;
+  c.virtual_stages = run.stages > 0 ? std::max(1, run.stages / c.mesh.pp) : 1;
+  if (const auto family = schedule::parse_family(run.family)) c.schedule = *family;
   c.gpu = hardware;
   c.precision = cost::Precision::kFp32;
-  c.optimizer = Optimizer::kSgd;
   return c;
 }
 

@@ -16,8 +16,8 @@
 
 namespace meshscope::predict {
 
-// The configuration a trace of the cpu backend ran, from its metadata ("model", "mesh",
-// "microbatches", "stages", "schedule"); nullopt when the model is not one meshscope builds.
+// The configuration a trace of meshscope's executor ran, from its run descriptor (workload, mesh,
+// microbatches, stages, family); nullopt when the model is not one the executor builds.
 std::optional<PredictConfig> config_of_trace(const traces::Timeline& t,
                                              const std::string& hardware);
 

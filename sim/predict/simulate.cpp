@@ -16,6 +16,7 @@
 #include "sim/cost/topology.h"
 #include "sim/engine/symmetry.h"
 #include "sim/predict/footprint.h"
+#include "sim/predict/run_workload.h"
 #include "sim/predict/workload_costs.h"
 #include "sim/predict/zero.h"
 #include "sim/schedule/generators.h"
@@ -533,6 +534,9 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   out.schedule = std::move(run.schedule);
   if (o.build_timeline) {
     out.timeline = std::move(run.result.timeline);
+    out.timeline.run.workload = workload_descriptor(c);
+    out.timeline.run.hardware = r.hw.name;
+    out.timeline.run.backend = "sim";
     out.timeline.metadata["model"] = r.w.description;
     out.timeline.metadata["hardware"] = r.hw.name;
     out.timeline.metadata["backend"] = "sim";

@@ -41,7 +41,9 @@ TEST(Calibration, OutliersOfAPreemptedSpanAreDropped) {
 // A Timeline whose forwards run at exactly 2 GFLOP/s + 10 us and transfers at 1 GB/s + 5 us.
 traces::Timeline synthetic() {
   traces::Timeline t;
-  t.metadata["mesh"] = "dp=2 pp=1 tp=1";
+  t.run.mesh = {2, 1, 1};
+  // Display strings that say otherwise: the fit reads Timeline::run and ::collectives only.
+  t.metadata["mesh"] = "dp=8 pp=1 tp=1";
   const uint16_t d = t.add_device(0, "rank 0");
   t.add_lane(d, "compute", traces::LaneKind::kCompute);
   int64_t now = 0;
@@ -66,12 +68,16 @@ traces::Timeline synthetic() {
     traces::Span c;
     c.device = d;
     c.kind = traces::SpanKind::kCollective;
-    c.name = t.strings.intern("ALLREDUCE(dp) s0");
+    c.name = t.strings.intern("grad sync s0");
     c.bytes = 4000 * (1 + i % 3);
     c.begin_ns = now;
     c.end_ns = now + 2000 + c.bytes;  // bus bytes = bytes for n = 2: 2(n-1)/n = 1
     now = c.end_ns;
-    t.add_span(c);
+    const uint32_t span = t.add_span(c);
+    t.set_collective(span, traces::Collective{.op = traces::CollectiveOp::kAllReduce,
+                                              .group = traces::GroupKind::kDp,
+                                              .bytes = c.bytes,
+                                              .algorithm = traces::CollectiveAlgorithm::kAuto});
   }
   t.steps.push_back({0, now});
   return t;
@@ -90,6 +96,16 @@ TEST(Calibration, FitRecoversRatesFromATimeline) {
   EXPECT_NEAR(c.collective.bandwidth_bytes_per_s, 1e9, 1);
   EXPECT_NEAR(c.collective.alpha_ns, 2000, 1e-3);
   EXPECT_EQ(c.phase(traces::Phase::kBackward).samples, 0);
+}
+
+TEST(Calibration, CollectivesWithoutATypedOpOrOverAGroupOfOneAreNotFitted) {
+  traces::Timeline t = synthetic();
+  traces::Timeline tp = t;
+  for (traces::SpanCollective& c : tp.collectives) c.collective.group = traces::GroupKind::kTp;
+  t.collectives.clear();  // the collective spans stay, without their typed op: no fit
+  const Hardware hw = find_hardware("cpu-local");
+  EXPECT_EQ(fit_calibration({&t}, hw, Precision::kFp32).collective.samples, 0);
+  EXPECT_EQ(fit_calibration({&tp}, hw, Precision::kFp32).collective.samples, 0);  // tp = 1
 }
 
 TEST(Calibration, FilesRoundTripAndBadOnesNameTheKey) {

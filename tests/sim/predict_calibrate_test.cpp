@@ -10,11 +10,17 @@ namespace {
 
 traces::Timeline trace_of_mlp() {
   traces::Timeline t;
-  t.metadata = {{"model", "mlp L=3 h=64 batch=32"},
-                {"mesh", "dp=1 pp=2 tp=1"},
-                {"microbatches", "4"},
-                {"stages", "2"},
-                {"schedule", "1f1b"}};
+  t.run.source = traces::RunSource::kCpu;
+  t.run.mesh = {1, 2, 1};
+  t.run.family = t.run.schedule = "1f1b";
+  t.run.microbatches = 4;
+  t.run.stages = 2;
+  t.run.workload.kind = traces::ModelKind::kMlp;
+  t.run.workload.layers = 3;
+  t.run.workload.hidden = 64;
+  t.run.workload.batch = 32;
+  // Display strings only: what they say must not matter.
+  t.metadata = {{"model", "something else L=99"}, {"mesh", "dp=7 pp=9"}, {"microbatches", "x"}};
   return t;
 }
 
@@ -26,9 +32,13 @@ TEST(PredictCalibrate, RebuildsTheConfigurationATraceRan) {
   EXPECT_EQ(c->mlp_hidden, 64);
   EXPECT_EQ(c->mesh.pp, 2);
   EXPECT_EQ(c->micro_batch, 8);
+  EXPECT_EQ(c->schedule, schedule::Family::kOneFOneB);
   traces::Timeline gpt = trace_of_mlp();
-  gpt.metadata["model"] = "some-net";
+  gpt.run.workload.kind = traces::ModelKind::kGpt;
   EXPECT_FALSE(config_of_trace(gpt, "cpu-local"));
+  traces::Timeline unknown = trace_of_mlp();
+  unknown.run.workload.kind = traces::ModelKind::kUnknown;
+  EXPECT_FALSE(config_of_trace(unknown, "cpu-local"));
 }
 
 TEST(PredictCalibrate, FitsAScaleOnTheOpModel) {

@@ -38,6 +38,10 @@ Timeline rich_timeline() {
   add(t, gpu, 0, SpanKind::kCompute, 40, 50, "sgd", Phase::kOptimizer);
   const uint32_t ar = add(t, gpu, 1, SpanKind::kCollective, 100, 900, "ncclAllReduce");
   t.spans[ar].bytes = int64_t{1} << 40;
+  t.set_collective(ar, Collective{.op = CollectiveOp::kReduceScatter,
+                                  .group = GroupKind::kTp,
+                                  .bytes = int64_t{1} << 41,
+                                  .algorithm = CollectiveAlgorithm::kRing});
   // A flow back in time: its target begins before its source (re-exported Kineto flows bound
   // to enclosing slices do this).
   t.add_flow(ar, add(t, gpu, 3, SpanKind::kAnnotation, 50, 2000, "enclosing range"));
@@ -51,6 +55,7 @@ Timeline rich_timeline() {
   t.counters.push_back({gpu, "memory_reserved", {{-10, 1e15}}});
   t.steps.push_back({-5000, 0});
   t.metadata = {{"source", "sim"}, {"schedule", "gpipe"}, {"note", "line1\nline2 · µs"}};
+  t.run = testing::rich_run();
   add_idle_spans(t);
   t.sort_spans();  // the importer returns spans in canonical order
   return t;
@@ -61,6 +66,45 @@ TEST(ChromeRoundTrip, ImportOfExportIsTheSameTimeline) {
   const std::string json = export_chrome_json(t);
   const Timeline back = load_trace_bytes(json, "roundtrip.json");
   expect_same_timeline(t, back);
+}
+
+TEST(ChromeRoundTrip, RunDescriptorAndCollectivesUseStableNames) {
+  const Timeline t = rich_timeline();
+  const nlohmann::json j = nlohmann::json::parse(export_chrome_json(t));
+  const nlohmann::json& run = j.at("meshscope_run");
+  EXPECT_EQ(run.at("source"), "cuda-virtual");
+  EXPECT_EQ(run.at("mesh"), (nlohmann::json{{"dp", 2}, {"pp", 3}, {"tp", 4}}));
+  EXPECT_EQ(run.at("family"), "interleaved");
+  EXPECT_EQ(run.at("virtual_stages"), 2);
+  EXPECT_EQ(run.at("workload").at("kind"), "gpt");
+  EXPECT_EQ(run.at("workload").at("seq"), 2048);
+  int with_collective = 0;
+  for (const auto& ev : j.at("traceEvents")) {
+    if (!ev.contains("args") || !ev["args"].contains("collective_op")) continue;
+    ++with_collective;
+    EXPECT_EQ(ev["name"], "ncclAllReduce");
+    EXPECT_EQ(ev["args"]["collective_op"], "reduce_scatter");
+    EXPECT_EQ(ev["args"]["collective_group"], "tp");
+    EXPECT_EQ(ev["args"]["collective_bytes"], int64_t{1} << 41);
+    EXPECT_EQ(ev["args"]["collective_algorithm"], "ring");
+  }
+  EXPECT_EQ(with_collective, 1);
+}
+
+TEST(ChromeRoundTrip, ABadRunDescriptorIsAnErrorNamingTheField) {
+  std::string json = export_chrome_json(rich_timeline());
+  const std::string gpt = "\"workload\":{\"kind\":\"gpt\"";
+  const auto at = json.find(gpt);
+  ASSERT_NE(at, std::string::npos);
+  json.replace(at, gpt.size(), "\"workload\":{\"kind\":\"rnn\"");
+  try {
+    load_trace_bytes(json, "bad.json");
+    FAIL() << "accepted model kind rnn";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("meshscope_run.workload.kind"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ChromeRoundTrip, ThroughAFileToo) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "timeline_equal.h"
+#include "trace_fixtures.h"
 #include "traces/import/load_trace.h"
 #include "traces/timeline_codec.h"
 
@@ -23,6 +24,21 @@ TEST(TimelineCodec, RoundTripsEveryField) {
   ASSERT_FALSE(t.counters.empty());
   ASSERT_FALSE(t.steps.empty());
   testing::expect_same_timeline(decode_timeline(encode_timeline(t)), t);
+}
+
+TEST(TimelineCodec, RoundTripsTheRunDescriptorAndCollectives) {
+  Timeline t = sample();
+  t.run = testing::rich_run();
+  t.set_collective(3, Collective{.op = CollectiveOp::kAllGather,
+                                 .group = GroupKind::kPp,
+                                 .bytes = 12345,
+                                 .algorithm = CollectiveAlgorithm::kTree});
+  const Timeline back = decode_timeline(encode_timeline(t));
+  testing::expect_same_timeline(back, t);
+  EXPECT_EQ(back.run.workload.batch, int64_t{1} << 40);
+  // A collective naming no span is refused.
+  t.collectives.back().span = static_cast<uint32_t>(t.spans.size());
+  EXPECT_THROW(decode_timeline(encode_timeline(t)), std::runtime_error);
 }
 
 TEST(TimelineCodec, RoundTripsAnEmptyTimeline) {

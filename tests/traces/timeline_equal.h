@@ -60,6 +60,12 @@ inline void expect_same_timeline(const Timeline& a, const Timeline& b) {
     EXPECT_EQ(a.steps[s].end_ns, b.steps[s].end_ns);
   }
   EXPECT_EQ(a.metadata, b.metadata);
+  EXPECT_EQ(a.run, b.run);
+  ASSERT_EQ(a.collectives.size(), b.collectives.size());
+  for (size_t i = 0; i < a.collectives.size(); ++i) {
+    EXPECT_EQ(a.collectives[i].span, b.collectives[i].span) << "collective " << i;
+    EXPECT_EQ(a.collectives[i].collective, b.collectives[i].collective) << "collective " << i;
+  }
 }
 
 }  // namespace meshscope::traces::testing

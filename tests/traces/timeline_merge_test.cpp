@@ -28,6 +28,7 @@ Timeline two_device_part(std::string_view name) {
   s.end_ns = 30;
   const uint32_t recv = t.add_span(s);
   t.add_flow(send, recv);
+  t.set_collective(recv, Collective{CollectiveOp::kAllToAll, GroupKind::kDp, 4096});
   t.counters.push_back({b, "activation_bytes", {{12, 4.0}}});
   t.steps.push_back({5, 40});
   return t;
@@ -51,6 +52,10 @@ TEST(TimelineMerge, MovesTimesRemapsDevicesNamesAndFlows) {
   ASSERT_EQ(out.flows.size(), 1u);
   EXPECT_EQ(out.flows[0].from, 0u);
   EXPECT_EQ(out.flows[0].to, 1u);
+  ASSERT_NE(out.collective_of(1), nullptr);  // the side table follows its span
+  EXPECT_EQ(out.collective_of(1)->op, CollectiveOp::kAllToAll);
+  EXPECT_EQ(out.collective_of(1)->bytes, 4096);
+  EXPECT_EQ(out.collective_of(0), nullptr);
   ASSERT_EQ(out.counters.size(), 1u);
   EXPECT_EQ(out.counters[0].device, 0);
   EXPECT_EQ(out.counters[0].samples[0].t_ns, 112);
@@ -65,6 +70,7 @@ TEST(TimelineMerge, StepsWidenByIndexAndDroppedDevicesTakeTheirFlows) {
   append_timeline(out, part, std::vector<int>{0, -1}, 0);
   EXPECT_EQ(out.spans.size(), 1u);
   EXPECT_TRUE(out.flows.empty());  // its recv was on the dropped device
+  EXPECT_TRUE(out.collectives.empty());
   EXPECT_TRUE(out.counters.empty());
   append_timeline(out, part, std::vector<int>{0, -1}, -10);
   ASSERT_EQ(out.steps.size(), 1u);

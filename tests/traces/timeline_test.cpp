@@ -30,6 +30,44 @@ TEST(Timeline, SortSpansKeepsFlowsPointingAtTheSameSpans) {
   EXPECT_EQ(t.extent().end_ns, 110);
 }
 
+TEST(Timeline, SortSpansKeepsCollectivesOnTheirSpansAndSorted) {
+  Timeline t;
+  const uint16_t d0 = t.add_device(0, "rank 0");
+  const uint16_t d1 = t.add_device(1, "rank 1");
+  t.add_lane(d0, "comm", LaneKind::kComm);
+  t.add_lane(d1, "comm", LaneKind::kComm);
+  const auto span = [&](uint16_t d, int64_t b) {
+    Span s{.begin_ns = b, .end_ns = b + 5, .device = d};
+    s.kind = SpanKind::kCollective;
+    return t.add_span(s);
+  };
+  const auto coll = [](CollectiveOp op, GroupKind g, int64_t bytes) {
+    return Collective{
+        .op = op, .group = g, .bytes = bytes, .algorithm = CollectiveAlgorithm::kAuto};
+  };
+  const uint32_t late = span(d1, 100);  // ends up last
+  const uint32_t early = span(d0, 10);  // ends up first
+  span(d0, 50);                         // no collective
+  t.set_collective(late, coll(CollectiveOp::kAllGather, GroupKind::kTp, 7));
+  t.set_collective(early, coll(CollectiveOp::kAllReduce, GroupKind::kDp, 9));  // inserted
+  ASSERT_EQ(t.collectives.size(), 2u);
+  EXPECT_EQ(t.collectives[0].span, late);  // sorted by span index before sorting spans
+  t.sort_spans();
+  ASSERT_EQ(t.collectives.size(), 2u);
+  EXPECT_EQ(t.collectives[0].span, 0u);
+  EXPECT_EQ(t.collectives[1].span, 2u);
+  ASSERT_NE(t.collective_of(0), nullptr);
+  EXPECT_EQ(t.collective_of(0)->op, CollectiveOp::kAllReduce);
+  EXPECT_EQ(t.spans[0].begin_ns, 10);
+  EXPECT_EQ(t.collective_of(1), nullptr);
+  ASSERT_NE(t.collective_of(2), nullptr);
+  EXPECT_EQ(t.collective_of(2)->group, GroupKind::kTp);
+  EXPECT_EQ(t.spans[2].begin_ns, 100);
+  t.set_collective(2, coll(CollectiveOp::kAllToAll, GroupKind::kWorld, 1));  // replaces
+  EXPECT_EQ(t.collectives.size(), 2u);
+  EXPECT_EQ(t.collective_of(2)->op, CollectiveOp::kAllToAll);
+}
+
 TEST(Timeline, StringTableInternsOnce) {
   StringTable st;
   EXPECT_EQ(st.get(0), "");

@@ -25,6 +25,29 @@ inline uint32_t add(Timeline& t, uint16_t device, uint16_t lane, SpanKind kind, 
 }
 
 // A device with a compute lane (0) and a comm lane (1).
+// A run descriptor with every field set (odd text included), for round trips.
+inline RunDescriptor rich_run() {
+  RunDescriptor r;
+  r.source = RunSource::kCudaVirtual;
+  r.backend = "virtual \"fabric\" · 4 GPUs";
+  r.mesh = {2, 3, 4};
+  r.family = "interleaved";
+  r.schedule = "my schedule\nfile";
+  r.microbatches = 12;
+  r.stages = 6;
+  r.virtual_stages = 2;
+  r.workload = {.kind = ModelKind::kGpt,
+                .layers = 24,
+                .hidden = 2304,
+                .heads = 24,
+                .seq = 2048,
+                .vocab = 51200,
+                .image = 7,
+                .batch = int64_t{1} << 40};
+  r.hardware = "h100-sxm";
+  return r;
+}
+
 inline uint16_t add_device(Timeline& t, int rank, MeshCoord coord = {}) {
   const uint16_t d = t.add_device(rank, "rank " + std::to_string(rank), coord);
   t.add_lane(d, "compute", LaneKind::kCompute);

@@ -29,6 +29,11 @@ struct ArgView {
   const JsonScalar* external_id = nullptr;
   const JsonScalar* correlation = nullptr;
   const JsonScalar* span = nullptr;
+  // meshscope's typed collective (chrome_export.h)
+  const JsonScalar* collective_op = nullptr;
+  const JsonScalar* collective_group = nullptr;
+  const JsonScalar* collective_bytes = nullptr;
+  const JsonScalar* collective_algorithm = nullptr;
 };
 
 namespace {
@@ -70,13 +75,25 @@ ArgView scan_args(const ChromeEvent& ev) {
           a.correlation = v;
         break;
       case 13:
-        if (k == "In msg nelems") a.in_nelems = v;
+        if (k == "In msg nelems")
+          a.in_nelems = v;
+        else if (k == "collective_op")
+          a.collective_op = v;
         break;
       case 14:
         if (k == "Out msg nelems") a.out_nelems = v;
         break;
       case 15:
         if (k == "Collective name") a.collective = v;
+        break;
+      case 16:
+        if (k == "collective_group")
+          a.collective_group = v;
+        else if (k == "collective_bytes")
+          a.collective_bytes = v;
+        break;
+      case 20:
+        if (k == "collective_algorithm") a.collective_algorithm = v;
         break;
       default:
         break;
@@ -325,6 +342,7 @@ uint32_t ChromeTimelineBuilder::emit_span(const ChromeEvent& ev, const Placed& p
     return kNoSpan;
   }
   const uint32_t index = tl_.add_span(s);
+  if (a.collective_op != nullptr) read_collective(ev, a, index);
   if (mode_ == Mode::kKineto) {
     const bool gpu = p.cls == DeviceClass::kGpu && is_device_activity(s.kind);
     if (const auto c = as_int(a.correlation); c && (gpu || p.host)) {
@@ -333,6 +351,27 @@ uint32_t ChromeTimelineBuilder::emit_span(const ChromeEvent& ev, const Placed& p
   }
   if (comm == CommOp::kSendRecv) send_recv_.emplace_back(index, external_id.value_or(-1));
   return index;
+}
+
+void ChromeTimelineBuilder::read_collective(const ChromeEvent& ev, const ArgView& a,
+                                            uint32_t span) {
+  const auto named = [](const JsonScalar* v, auto parse) -> decltype(parse(std::string_view{})) {
+    if (v == nullptr || !v->is_string()) return std::nullopt;
+    return parse(v->text);
+  };
+  const auto op = named(a.collective_op, parse_collective_op);
+  const auto group = named(a.collective_group, parse_group_kind);
+  const auto algorithm = a.collective_algorithm == nullptr
+                             ? std::optional(CollectiveAlgorithm::kAuto)
+                             : named(a.collective_algorithm, parse_collective_algorithm);
+  const auto bytes =
+      a.collective_bytes == nullptr ? std::optional<int64_t>(0) : as_int(a.collective_bytes);
+  if (!op || !group || !algorithm || !bytes || *bytes < 0) {
+    report_.warn(ImportWarning::kWrongType, ev.offset);  // the span stays, without its collective
+    return;
+  }
+  tl_.set_collective(
+      span, Collective{.op = *op, .group = *group, .bytes = *bytes, .algorithm = *algorithm});
 }
 
 int64_t ChromeTimelineBuilder::nccl_bytes(const ArgView& a) const {

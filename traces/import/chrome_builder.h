@@ -123,6 +123,8 @@ class ChromeTimelineBuilder : public ChromeSink {
   // thread's B stack. kNoSpan when it has no place.
   uint32_t emit_span(const ChromeEvent& ev, const Placed& p, Span s, bool open_only);
   int64_t nccl_bytes(const ArgView& a) const;
+  // A meshscope span's collective_* args into Timeline::collectives (a bad one: a warning).
+  void read_collective(const ChromeEvent& ev, const ArgView& a, uint32_t span);
   std::optional<uint32_t> slot_for(const ChromeEvent& ev, DeviceClass cls,
                                    std::optional<int64_t> device_arg,
                                    std::optional<int64_t> stream_arg);

@@ -8,6 +8,7 @@
 #include "traces/chrome_export.h"
 #include "traces/chrome_export_text.h"
 #include "traces/import/chrome_builder.h"
+#include "traces/import/chrome_run_descriptor.h"
 #include "traces/import/import_common.h"
 
 namespace meshscope::traces::importer {
@@ -36,6 +37,8 @@ void ChromeTimelineBuilder::on_member(const ChromeMember& m) {
     }
     read_meshscope_header(m);
     mode_ = Mode::kMeshscope;
+  } else if (m.key == "meshscope_run") {
+    tl_.run = read_run_descriptor(m.raw, file_, m.offset);
   } else if (m.key == "distributedInfo") {
     if (const JsonScalar* v = m.member("rank")) {
       int64_t x = 0;
@@ -405,6 +408,8 @@ void ChromeTimelineBuilder::fill_metadata(const ChromeReadSummary& summary) {
     tl_.metadata = header_metadata_;
   } else {
     tl_.metadata["source"] = saw_kineto_ ? "kineto" : "chrome";
+    if (tl_.run.source == RunSource::kUnknown)
+      tl_.run.source = saw_kineto_ ? RunSource::kKineto : RunSource::kChrome;
     tl_.metadata["trace_file"] = json_text::valid_utf8(file_);  // a path need not be UTF-8
     if (rank_) tl_.metadata["rank"] = std::to_string(*rank_);
     if (world_size_) tl_.metadata["world_size"] = std::to_string(*world_size_);

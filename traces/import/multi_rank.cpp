@@ -133,10 +133,9 @@ Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& 
     const int64_t shift = offsets[r];
     // Imported per-rank files name their devices "GPU 0"; say whose. meshscope's own traces
     // (and Kineto files with distributedInfo) already do.
-    const auto source = t.metadata.find("source");
+    const RunSource source = t.run.source;
     const bool foreign =
-        source != t.metadata.end() &&
-        (source->second == "kineto" || source->second == "nsys" || source->second == "chrome");
+        source == RunSource::kKineto || source == RunSource::kNsys || source == RunSource::kChrome;
     const bool named_by_rank = t.metadata.count("rank") > 0 || !foreign;
     const auto device_base = static_cast<uint32_t>(out.devices.size());
     if (device_base + t.devices.size() > UINT16_MAX) {
@@ -159,6 +158,12 @@ Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& 
                         "its clock offset of " + std::to_string(shift) +
                             " ns moves its events beyond ±" + std::to_string(kMaxTimeNs) +
                             " ns (base times or collective ends that cannot be aligned)");
+    }
+    // One descriptor for the job: the first rank's; ranks of different sources make it unknown.
+    if (r == 0) {
+      out.run = t.run;
+    } else if (out.run.source != t.run.source) {
+      out.run.source = RunSource::kUnknown;
     }
     const std::string prefix = "rank " + std::to_string(ranks[r].rank) + ".";
     for (const auto& [k, v] : t.metadata) out.metadata[prefix + k] = v;

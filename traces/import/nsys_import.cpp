@@ -439,6 +439,7 @@ class NsysImporter {
 
   void fill_metadata() {
     tl_.metadata["source"] = "nsys";
+    tl_.run.source = RunSource::kNsys;
     tl_.metadata["trace_file"] = json_text::valid_utf8(name_);
     if (db_.has_table("TARGET_INFO_SESSION_START_TIME") &&
         db_.has_column("TARGET_INFO_SESSION_START_TIME", "utcEpochNs")) {

@@ -364,6 +364,20 @@ size_t pair_torch_transfers(Timeline& t) {
     owners += (owners.empty() ? "" : " ") + std::to_string(rank);
   }
   t.metadata["pipeline_stage_owner"] = owners;
+  // The job's shape as far as the trace shows it: stages and their ranks, microbatches. dp and tp
+  // stay unknown (0): process groups (pg_config) are not read.
+  std::set<int> stage_ranks;
+  for (const auto& [stage, rank] : owner) stage_ranks.insert(rank);
+  int32_t last_microbatch = -1;
+  for (const Span& s : t.spans) {
+    if (s.kind == SpanKind::kAnnotation && s.stage >= 0 && s.phase != Phase::kNone)
+      last_microbatch = std::max(last_microbatch, s.microbatch);
+  }
+  t.run.mesh.pp = static_cast<int>(stage_ranks.size());
+  t.run.stages = static_cast<int>(owner.size());
+  t.run.virtual_stages = t.run.stages / std::max(t.run.mesh.pp, 1);
+  t.run.microbatches = last_microbatch + 1;
+  if (t.run.schedule.empty()) t.run.schedule = "torch.distributed.pipelining";
   return added;
 }
 

@@ -105,6 +105,7 @@ traces::Timeline CuptiTracer::finish() {
   in.programs = run_.programs;
   in.inner = run_.inner;
   in.metadata = run_.metadata;
+  in.run = run_.run;
   in.metadata["tracer"] = "cupti";
   if (!run_.backend.empty()) in.metadata["backend"] = run_.backend;
   for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "profiler/capture/cupti/builder_internal.h"
+#include "sim/schedule/action_collective.h"
 #include "traces/analysis.h"
 
 namespace meshscope::capture::cupti {
@@ -148,6 +149,17 @@ void Builder::add_gpu_ops(BuildReport& report) {
       work.comm_bytes_given = true;
     }
     const uint32_t index = t_.add_span(s);
+    if (s.kind == SpanKind::kCollective) {
+      if (inner != nullptr) {
+        t_.set_collective(index,
+                          traces::Collective{.op = inner->op,
+                                             .group = inner->group,
+                                             .bytes = inner->bytes,
+                                             .algorithm = traces::CollectiveAlgorithm::kAuto});
+      } else if (const auto c = schedule::collective_of(action->action, action->bytes)) {
+        t_.set_collective(index, *c);
+      }
+    }
     if (s.begin_ns < work.begin_ns) {
       work.begin_ns = s.begin_ns;
       work.first_span = index;
@@ -211,6 +223,7 @@ void Builder::add_foreign_ranges() {
 
 traces::Timeline Builder::run(BuildReport& report) {
   t_.metadata = in_.metadata;
+  t_.run = in_.run;
   add_devices();
   add_gpu_ops(report);
   add_api_calls();

@@ -57,6 +57,7 @@ struct BuildInput {
   const std::vector<std::vector<InnerInfo>>* inner = nullptr;      // RunInfo::inner (may be null)
   std::vector<std::vector<HostAction>> host;                       // per rank, in issue order
   std::map<std::string, std::string> metadata;
+  traces::RunDescriptor run;  // RunInfo::run
   std::string nvtx_domain = "meshscope";
 };
 

@@ -1,0 +1,78 @@
+// Parses "meshscope_run" with nlohmann (the member is small and read once per file).
+#include "traces/import/chrome_run_descriptor.h"
+
+#include <limits>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "traces/import/import_types.h"
+
+namespace meshscope::traces::importer {
+
+RunDescriptor read_run_descriptor(std::string_view json, const std::filesystem::path& file,
+                                  int64_t offset) {
+  const auto fail = [&](const std::string& field, const std::string& why) {
+    throw ImportError(file, offset, "meshscope_run." + field + ": " + why);
+  };
+  const auto j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) fail("(value)", "not a JSON object");
+  const auto integer = [&](const nlohmann::json& o, const std::string& prefix, const char* key,
+                           int64_t max) -> int64_t {
+    if (!o.contains(key)) return 0;
+    const auto& v = o[key];
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(max)) ||
+        v.get<int64_t>() < 0 || v.get<int64_t>() > max) {
+      fail(prefix + key, "must be an integer in [0, " + std::to_string(max) + "]");
+    }
+    return v.get<int64_t>();
+  };
+  const auto text = [&](const nlohmann::json& o, const std::string& prefix,
+                        const char* key) -> std::string {
+    if (!o.contains(key)) return {};
+    if (!o[key].is_string()) fail(prefix + key, "must be a string");
+    return o[key].get<std::string>();
+  };
+  constexpr int64_t kInt = std::numeric_limits<int32_t>::max();
+  constexpr int64_t kSize = std::numeric_limits<int64_t>::max();
+  RunDescriptor r;
+  if (const std::string s = text(j, "", "source"); !s.empty()) {
+    const auto source = parse_run_source(s);
+    if (!source) fail("source", "'" + s + "' is not a source this build knows");
+    r.source = *source;
+  }
+  r.backend = text(j, "", "backend");
+  if (j.contains("mesh")) {
+    const auto& m = j["mesh"];
+    if (!m.is_object()) fail("mesh", "must be an object");
+    r.mesh.dp = static_cast<int>(integer(m, "mesh.", "dp", kInt));
+    r.mesh.pp = static_cast<int>(integer(m, "mesh.", "pp", kInt));
+    r.mesh.tp = static_cast<int>(integer(m, "mesh.", "tp", kInt));
+  }
+  r.family = text(j, "", "family");
+  r.schedule = text(j, "", "schedule");
+  r.microbatches = static_cast<int>(integer(j, "", "microbatches", kInt));
+  r.stages = static_cast<int>(integer(j, "", "stages", kInt));
+  r.virtual_stages = static_cast<int>(integer(j, "", "virtual_stages", kInt));
+  if (j.contains("workload")) {
+    const auto& w = j["workload"];
+    if (!w.is_object()) fail("workload", "must be an object");
+    if (const std::string k = text(w, "workload.", "kind"); !k.empty()) {
+      const auto kind = parse_model_kind(k);
+      if (!kind) fail("workload.kind", "'" + k + "' is not a model kind this build knows");
+      r.workload.kind = *kind;
+    }
+    r.workload.layers = integer(w, "workload.", "layers", kSize);
+    r.workload.hidden = integer(w, "workload.", "hidden", kSize);
+    r.workload.heads = integer(w, "workload.", "heads", kSize);
+    r.workload.seq = integer(w, "workload.", "seq", kSize);
+    r.workload.vocab = integer(w, "workload.", "vocab", kSize);
+    r.workload.image = integer(w, "workload.", "image", kSize);
+    r.workload.batch = integer(w, "workload.", "batch", kSize);
+  }
+  r.hardware = text(j, "", "hardware");
+  return r;
+}
+
+}  // namespace meshscope::traces::importer

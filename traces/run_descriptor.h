@@ -1,0 +1,95 @@
+// What a Timeline is a trace of, as typed facts: who produced it, the mesh, the schedule family,
+// microbatches and chunks, and the workload with its sizes. Producers fill it; the calibration,
+// the predictor and the viewer read it (never the display strings in Timeline::metadata).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "traces/enum_names.h"
+
+namespace meshscope::traces {
+
+// Who wrote the Timeline. Stable values and names: written into traces ("source").
+enum class RunSource : uint8_t {
+  kUnknown = 0,
+  kCpu = 1,          // meshscope's executor on the cpu backend
+  kCuda = 2,         // the executor on real GPUs
+  kCudaVirtual = 3,  // the executor on the virtual CUDA fabric
+  kSim = 4,          // the simulator
+  kKineto = 5,       // imported: torch.profiler / Kineto
+  kChrome = 6,       // imported: a Chrome trace of another tool
+  kNsys = 7,         // imported: Nsight Systems
+  kSynthetic = 8,    // made in memory (the viewer's sample)
+  kCount
+};
+inline constexpr std::array<std::string_view, static_cast<size_t>(RunSource::kCount)>
+    kRunSourceNames = {"unknown", "cpu",    "cuda", "cuda-virtual", "sim",
+                       "kineto",  "chrome", "nsys", "synthetic"};
+constexpr std::string_view name(RunSource s) { return enum_name(kRunSourceNames, s); }
+constexpr std::optional<RunSource> parse_run_source(std::string_view s) {
+  return parse_enum<RunSource>(kRunSourceNames, s);
+}
+
+// The model a run trained. Names are those of the executor's workloads and the simulator's model
+// kinds (sim/model/workload.h, sim/predict/config.h), so either converts by name.
+enum class ModelKind : uint8_t {
+  kUnknown = 0,
+  kChain = 1,
+  kClassifier = 2,
+  kMlp = 3,
+  kGpt = 4,
+  kVgg = 5,
+  kCount
+};
+inline constexpr std::array<std::string_view, static_cast<size_t>(ModelKind::kCount)>
+    kModelKindNames = {"unknown", "chain", "classifier", "mlp", "gpt", "vgg"};
+constexpr std::string_view name(ModelKind k) { return enum_name(kModelKindNames, k); }
+constexpr std::optional<ModelKind> parse_model_kind(std::string_view s) {
+  return parse_enum<ModelKind>(kModelKindNames, s);
+}
+
+// The sizes of the workload; 0 where the kind has no such size or nobody knows it.
+struct WorkloadDescriptor {
+  ModelKind kind = ModelKind::kUnknown;
+  int64_t layers = 0;  // mlp blocks, gpt transformer layers
+  int64_t hidden = 0;  // mlp h, gpt hidden size
+  int64_t heads = 0;   // gpt
+  int64_t seq = 0;     // gpt sequence length
+  int64_t vocab = 0;   // gpt
+  int64_t image = 0;   // vgg input side, pixels
+  int64_t batch = 0;   // global batch per step, samples over every replica and microbatch
+  friend bool operator==(const WorkloadDescriptor&, const WorkloadDescriptor&) = default;
+};
+
+// The mesh's extent per axis; 0 where not known (an imported trace that does not say).
+struct MeshExtent {
+  int dp = 0;
+  int pp = 0;
+  int tp = 0;
+  bool known() const { return dp > 0 && pp > 0 && tp > 0; }
+  int64_t size() const { return int64_t{dp} * pp * tp; }
+  friend bool operator==(const MeshExtent&, const MeshExtent&) = default;
+};
+
+struct RunDescriptor {
+  RunSource source = RunSource::kUnknown;
+  // How the run was carried out, for people ("cpu threads", "nccl on 8 GPUs"); nothing parses it.
+  std::string backend;
+  MeshExtent mesh;
+  // The schedule family's name as sim/schedule/families.h spells it ("1f1b", "zb-h1"): the key
+  // schedule::parse_family reads. Empty when the schedule is no generator's (a file, an import).
+  std::string family;
+  std::string schedule;    // the schedule's own name (display); may equal `family`
+  int microbatches = 0;    // per step and replica; 0: not known
+  int stages = 0;          // pipeline stages (model chunks) over all pp ranks; 0: not known
+  int virtual_stages = 0;  // chunks per pp rank; 0: not known
+  WorkloadDescriptor workload;
+  std::string hardware;  // catalog name the simulator predicted for; empty for measured runs
+  friend bool operator==(const RunDescriptor&, const RunDescriptor&) = default;
+};
+
+}  // namespace meshscope::traces
