@@ -2,72 +2,81 @@
 #include "gui/app/predictor.h"
 
 #include <algorithm>
-#include <charconv>
+#include <cstdio>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
 #include "sim/cost/hardware.h"
+#include "sim/predict/calibrate_model.h"
+#include "sim/predict/run_workload.h"
 #include "sim/predict/simulate.h"
 #include "sim/schedule/generators.h"
 
 namespace meshscope::gui {
 namespace {
 
-int64_t number(const std::string& key, const std::string& value) {
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || p != value.data() + value.size() || v < 1) {
-    throw std::invalid_argument("what-if: model field " + key + "=" + value +
-                                " is not a positive integer");
-  }
-  return v;
+// The executor's default workload (sim/model/workload.h), for a configuration that names none.
+traces::WorkloadDescriptor default_workload() {
+  traces::WorkloadDescriptor w;
+  w.kind = traces::ModelKind::kMlp;
+  w.layers = 8;
+  w.hidden = 256;
+  return w;
 }
 
-// The model of a description as the executor and the simulator write them: "mlp L=8 h=256
-// batch=32", "gpt L=24 h=2304 heads=24 seq=2048 V=51200", "vgg16 image=224", "chain",
-// "classifier". Empty: the executor's default MLP.
-void apply_model(const std::string& description, predict::PredictConfig& pc) {
-  const auto words = description_words(description.empty() ? "mlp L=8 h=256" : description);
-  const std::string kind = !words.empty() && words[0].first.empty() ? words[0].second : "";
-  if (kind == "mlp") {
-    pc.model = predict::ModelKind::kMlp;
-  } else if (kind == "gpt") {
-    pc.model = predict::ModelKind::kGpt;
-  } else if (kind.starts_with("vgg")) {
-    pc.model = predict::ModelKind::kVgg;
-  } else if (kind == "chain") {
-    pc.model = predict::ModelKind::kChain;
-  } else if (kind == "classifier") {
-    pc.model = predict::ModelKind::kClassifier;
-  } else {
-    throw std::invalid_argument("what-if: cannot simulate the model '" + description + "'");
+// The predictor's calibration from the shown run, shared by its simulate and calibrate.
+class Fitted {
+ public:
+  std::shared_ptr<const cost::Calibration> get() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cal_;
   }
-  for (const auto& [key, value] : words) {
-    if (key.empty() || key == "batch") continue;
-    if (pc.model == predict::ModelKind::kMlp && key == "L")
-      pc.mlp_layers = static_cast<int>(number(key, value));
-    if (pc.model == predict::ModelKind::kMlp && key == "h")
-      pc.mlp_hidden = static_cast<int>(number(key, value));
-    if (pc.model == predict::ModelKind::kGpt) {
-      if (key == "L") pc.gpt.layers = number(key, value);
-      if (key == "h") pc.gpt.hidden = number(key, value);
-      if (key == "heads") pc.gpt.heads = number(key, value);
-      if (key == "seq") pc.gpt.seq = number(key, value);
-      if (key == "V") pc.gpt.vocab = number(key, value);
+
+  // Calibrates from the run's compute spans (predict::calibrate_against_model, as `meshscope
+  // calibrate` does); a run the simulator cannot rebuild, or that ran elsewhere than on the
+  // CPU, leaves the predictor uncalibrated and says why.
+  std::string fit(const traces::Timeline& t, const std::string& hw_name) {
+    set(nullptr);
+    if (t.run.source != traces::RunSource::kCpu) {
+      throw std::invalid_argument(
+          "not calibrated: the run is not one of meshscope's cpu runs (source " +
+          std::string(traces::name(t.run.source)) + ")");
     }
-    if (pc.model == predict::ModelKind::kVgg && key == "image") pc.vgg.image = number(key, value);
+    const cost::Hardware hw = cost::find_hardware(hw_name);
+    int rebuilt = 0;
+    auto cal = std::make_shared<cost::Calibration>(
+        predict::calibrate_against_model({&t}, hw, cost::Precision::kFp32, &rebuilt));
+    if (rebuilt == 0) {
+      throw std::invalid_argument(
+          "not calibrated: the run's workload is not one the simulator rebuilds");
+    }
+    const cost::PhaseFit& f = cal->phase(traces::Phase::kForward);
+    const cost::PhaseFit& b = cal->phase(traces::Phase::kBackward);
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "calibrated on %s from this run's compute spans: forward %.2fx (%d spans), "
+                  "backward %.2fx (%d spans) the op model",
+                  hw.name.c_str(), f.model_scale, f.samples, b.model_scale, b.samples);
+    set(std::move(cal));
+    return line;
   }
-  // The executor's workloads train with SGD; predict them with the optimizer they use.
-  if (pc.model == predict::ModelKind::kMlp || pc.model == predict::ModelKind::kChain ||
-      pc.model == predict::ModelKind::kClassifier) {
-    pc.optimizer = predict::Optimizer::kSgd;
+
+ private:
+  void set(std::shared_ptr<const cost::Calibration> c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    cal_ = std::move(c);
   }
-}
+  mutable std::mutex mu_;
+  std::shared_ptr<const cost::Calibration> cal_;
+};
 
 predict::PredictConfig to_predict_config(const WhatIfConfig& c,
                                          const std::string& default_hardware) {
   predict::PredictConfig pc;
-  apply_model(c.model, pc);
+  predict::apply_workload(
+      c.workload.kind == traces::ModelKind::kUnknown ? default_workload() : c.workload, pc);
   const auto family = schedule::parse_family(c.schedule);
   if (!family) throw std::invalid_argument("what-if: unknown schedule '" + c.schedule + "'");
   pc.schedule = *family;
@@ -94,10 +103,18 @@ std::optional<Predictor> make_predictor() {
       std::find(p.hardware.begin(), p.hardware.end(), "cpu-local") != p.hardware.end()
           ? "cpu-local"
           : (p.hardware.empty() ? "" : p.hardware.front());
-  p.simulate = [hw = p.default_hardware](const WhatIfConfig& c) {
+  // The calibration is set from the UI thread and read by the simulation thread.
+  auto fitted = std::make_shared<Fitted>();
+  p.simulate = [hw = p.default_hardware, fitted](const WhatIfConfig& c) {
     predict::SimulateOptions options;
     options.expand_replicas = true;  // every device of the mesh gets its row and cell
-    return predict::simulate(to_predict_config(c, hw), options).timeline;
+    const predict::PredictConfig pc = to_predict_config(c, hw);
+    const std::shared_ptr<const cost::Calibration> cal = fitted->get();
+    if (cal && cal->hardware == pc.gpu) options.calibration = cal.get();
+    return predict::simulate(pc, options).timeline;
+  };
+  p.calibrate = [hw = p.default_hardware, fitted](const traces::Timeline& measured) {
+    return fitted->fit(measured, hw);
   };
   return p;
 }

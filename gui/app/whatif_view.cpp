@@ -45,13 +45,20 @@ WhatIfView::WhatIfView(std::optional<Predictor> predictor) : predictor_(std::mov
     Result result;
     result.run = make_run(p.simulate(r.config), "predicted: " + describe(r.config));
     result.points = sweep(p, r.config, r.axis);
+    if (r.as_run) result.table = replay_table(p, *r.as_run, r.measured_ns);
     return result;
   });
 }
 
 void WhatIfView::submit() {
   error_.clear();
-  job_->submit(Request{config_, axis_});
+  Request r{config_, axis_, std::nullopt, 0};
+  if (table_pending_ && measured_ != nullptr) {
+    r.as_run = config_;
+    r.measured_ns = measured_->analysis.step_time_ns;
+    table_pending_ = false;
+  }
+  job_->submit(std::move(r));
 }
 
 void WhatIfView::draw(Session& session) {
@@ -63,13 +70,27 @@ void WhatIfView::draw(Session& session) {
   Run* measured = session.primary_run();
   if (measured != measured_) {
     measured_ = measured;
-    if (measured) config_ = config_from_metadata(measured->timeline, config_);
+    table_.reset();
+    calibration_.clear();
+    if (measured) {
+      config_ = config_from_run(measured->timeline, config_);
+      // Start calibrated from the shown run, and say from what (or why not).
+      if (predictor_->calibrate) {
+        try {
+          calibration_ = predictor_->calibrate(measured->timeline);
+        } catch (const std::exception& e) {
+          calibration_ = e.what();
+        }
+      }
+      table_pending_ = true;
+    }
     submit();
   }
   if (auto outcome = job_->poll()) {
     if (outcome->value) {
       predicted_ = std::move(outcome->value->run);
       points_ = std::move(outcome->value->points);
+      if (outcome->value->table) table_ = std::move(outcome->value->table);
     } else {
       error_ = outcome->error;
     }
@@ -93,6 +114,20 @@ void WhatIfView::draw(Session& session) {
       ImGui::Text("measured step %s",
                   traces::format_duration(measured_->analysis.step_time_ns).c_str());
       ImGui::Text("measured bubble %.1f%%", measured_->analysis.bubble_fraction * 100);
+    }
+    if (!calibration_.empty()) ImGui::TextWrapped("%s", calibration_.c_str());
+    if (table_) {
+      // The schedule that ran, replayed, against the measured step; then the alternatives.
+      const auto line = [](const ReplayRow& r, const char* tag) {
+        if (!r.error.empty()) {
+          ImGui::TextWrapped("%s %s: %s", tag, r.schedule.c_str(), r.error.c_str());
+        } else {
+          ImGui::Text("%s %s %s (%+.1f%%)", tag, r.schedule.c_str(),
+                      traces::format_duration(r.step_ns).c_str(), r.error_percent);
+        }
+      };
+      line(table_->as_run, "replayed as run:");
+      for (const ReplayRow& r : table_->alternatives) line(r, "  instead");
     }
     if (ImGui::Button("Keep as a run (for compare)")) {
       session.runs.push_back(std::move(predicted_));
@@ -122,8 +157,8 @@ void WhatIfView::draw(Session& session) {
 bool WhatIfView::draw_controls() {
   bool changed = false;
   ImGui::TextUnformatted("What if ...");
-  ImGui::TextWrapped("model: %s",
-                     config_.model.empty() ? "(the simulator's default)" : config_.model.c_str());
+  const std::string model = describe(config_.workload);
+  ImGui::TextWrapped("model: %s", model.empty() ? "(the simulator's default)" : model.c_str());
   ImGui::PushItemWidth(150);
   changed |= string_combo("schedule", config_.schedule, predictor_->schedules);
   changed |= positive_int("microbatches", config_.microbatches, 1024);

@@ -28,10 +28,14 @@ class WhatIfView {
   struct Request {
     WhatIfConfig config;
     ScalingAxis axis = ScalingAxis::kMicrobatches;
+    // Set when the shown run changed: replay its own configuration and the alternatives.
+    std::optional<WhatIfConfig> as_run;
+    int64_t measured_ns = 0;
   };
   struct Result {
     std::unique_ptr<Run> run;
     std::vector<ScalingPoint> points;
+    std::optional<ReplayTable> table;
   };
 
   bool draw_controls();
@@ -46,6 +50,9 @@ class WhatIfView {
   std::unique_ptr<Run> predicted_;
   std::vector<ScalingPoint> points_;
   std::string error_;
+  std::string calibration_;  // what the predictor was calibrated from, or why not
+  std::optional<ReplayTable> table_;
+  bool table_pending_ = false;  // the next submit carries the run's own configuration
   CompareView pair_{false};
 };
 

@@ -192,8 +192,12 @@ Timeline make_synthetic_pipeline(const SyntheticOptions& o) {
     if (o.dp > 1) {
       reduced = done + b.cost(o.allreduce_ns);
       for (uint16_t d = 0; d < devices; ++d) {
-        b.add(d, 1, done, reduced, SpanKind::kCollective, Phase::kNone, t.devices[d].coord.pp, -1,
-              allreduce, 1 << 24);
+        const uint32_t span = b.add(d, 1, done, reduced, SpanKind::kCollective, Phase::kNone,
+                                    t.devices[d].coord.pp, -1, allreduce, 1 << 24);
+        t.set_collective(span, traces::Collective{.op = traces::CollectiveOp::kAllReduce,
+                                                  .group = traces::GroupKind::kDp,
+                                                  .bytes = 1 << 24,
+                                                  .algorithm = traces::CollectiveAlgorithm::kAuto});
       }
     }
     int64_t end = reduced;
@@ -206,6 +210,12 @@ Timeline make_synthetic_pipeline(const SyntheticOptions& o) {
     t.steps.push_back({start, end});
     start = end;
   }
+  t.run.source = traces::RunSource::kSynthetic;
+  t.run.mesh = {o.dp, o.pp, o.tp};
+  t.run.family = t.run.schedule = "1f1b";
+  t.run.microbatches = o.microbatches;
+  t.run.stages = o.pp;
+  t.run.virtual_stages = 1;
   t.metadata["source"] = "synthetic";
   t.metadata["schedule"] = "1f1b";
   t.sort_spans();

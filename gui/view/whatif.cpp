@@ -1,25 +1,13 @@
-// What-if configuration text, metadata parsing and the scaling sweep.
+// What-if configuration text, the configuration of a measured run and the scaling sweep.
 #include "gui/view/whatif.h"
 
 #include <algorithm>
-#include <charconv>
 #include <exception>
-#include <sstream>
 
+#include "sim/schedule/families.h"
 #include "traces/analysis.h"
 
 namespace meshscope::gui {
-namespace {
-
-std::optional<int> to_int(std::string_view s) {
-  int v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || v < 1) return std::nullopt;
-  return v;
-}
-
-}  // namespace
-
 std::string describe(const WhatIfConfig& c) {
   std::string out = c.schedule + " dp=" + std::to_string(c.dp) + " pp=" + std::to_string(c.pp) +
                     " tp=" + std::to_string(c.tp) + " m=" + std::to_string(c.microbatches);
@@ -29,55 +17,36 @@ std::string describe(const WhatIfConfig& c) {
   return out;
 }
 
-WhatIfConfig config_from_metadata(const traces::Timeline& t, WhatIfConfig c) {
-  auto get = [&](const char* key) -> std::optional<std::string> {
-    auto it = t.metadata.find(key);
-    if (it == t.metadata.end() || it->second.empty()) return std::nullopt;
-    return it->second;
-  };
-  if (auto s = get("schedule")) c.schedule = *s;
-  if (auto m = get("microbatches")) c.microbatches = to_int(*m).value_or(c.microbatches);
-  if (auto mesh = get("mesh")) {
-    std::istringstream in(*mesh);
-    std::string word;
-    while (in >> word) {
-      const auto eq = word.find('=');
-      if (eq == std::string::npos) continue;
-      const std::string key = word.substr(0, eq);
-      const auto v = to_int(std::string_view(word).substr(eq + 1));
-      if (!v) continue;
-      if (key == "dp") c.dp = *v;
-      if (key == "pp") c.pp = *v;
-      if (key == "tp") c.tp = *v;
-    }
-  }
-  if (auto hw = get("hardware")) c.hardware = *hw;
-  if (auto model = get("model")) {
-    c.model = *model;
-    for (const auto& [key, value] : description_words(*model)) {
-      const auto batch = key == "batch" ? to_int(value) : std::nullopt;
-      if (batch && *batch % (c.dp * c.microbatches) == 0)
-        c.micro_batch = *batch / (c.dp * c.microbatches);
-    }
-  }
-  return c;
-}
-
-std::vector<std::pair<std::string, std::string>> description_words(const std::string& text) {
-  std::vector<std::pair<std::string, std::string>> out;
-  std::istringstream in(text);
-  std::string word;
-  bool first = true;
-  while (in >> word) {
-    const auto eq = word.find('=');
-    if (first && eq == std::string::npos) {
-      out.emplace_back("", word);
-    } else if (eq != std::string::npos) {
-      out.emplace_back(word.substr(0, eq), word.substr(eq + 1));
-    }
-    first = false;
+std::string describe(const traces::WorkloadDescriptor& w) {
+  if (w.kind == traces::ModelKind::kUnknown) return "";
+  std::string out(traces::name(w.kind));
+  for (const auto& [key, v] :
+       {std::pair{"L", w.layers}, std::pair{"h", w.hidden}, std::pair{"heads", w.heads},
+        std::pair{"seq", w.seq}, std::pair{"V", w.vocab}, std::pair{"image", w.image},
+        std::pair{"batch", w.batch}}) {
+    if (v > 0) out += std::string(" ") + key + "=" + std::to_string(v);
   }
   return out;
+}
+
+WhatIfConfig config_from_run(const traces::Timeline& t, WhatIfConfig c) {
+  const traces::RunDescriptor& run = t.run;
+  if (!run.family.empty()) c.schedule = run.family;
+  if (run.microbatches > 0) c.microbatches = run.microbatches;
+  if (run.mesh.known()) {
+    c.dp = run.mesh.dp;
+    c.pp = run.mesh.pp;
+    c.tp = run.mesh.tp;
+  }
+  if (run.virtual_stages > 0) c.virtual_stages = run.virtual_stages;
+  if (!run.hardware.empty()) c.hardware = run.hardware;
+  if (run.workload.kind != traces::ModelKind::kUnknown) {
+    c.workload = run.workload;
+    const int64_t parts = int64_t{c.dp} * c.microbatches;
+    if (run.workload.batch > 0 && run.workload.batch % parts == 0)
+      c.micro_batch = run.workload.batch / parts;
+  }
+  return c;
 }
 
 std::vector<int> scaling_values(ScalingAxis axis, const WhatIfConfig& c) {
@@ -109,6 +78,37 @@ WhatIfConfig with_value(WhatIfConfig c, ScalingAxis axis, int value) {
       break;
   }
   return c;
+}
+
+ReplayTable replay_table(const Predictor& p, const WhatIfConfig& as_run, int64_t measured_ns) {
+  const auto row = [&](const WhatIfConfig& c) {
+    ReplayRow r;
+    r.schedule = c.schedule;
+    try {
+      r.step_ns = traces::analyze(p.simulate(c)).step_time_ns;
+      if (measured_ns > 0) {
+        r.error_percent =
+            100.0 * static_cast<double>(r.step_ns - measured_ns) / static_cast<double>(measured_ns);
+      }
+    } catch (const std::exception& e) {
+      r.error = e.what();
+    }
+    return r;
+  };
+  ReplayTable t;
+  t.measured_ns = measured_ns;
+  t.as_run = row(as_run);
+  for (const std::string& s : p.schedules) {
+    if (s == as_run.schedule) continue;
+    // Families that do not pipeline (naive, tp, dp) are no alternative to a pipeline.
+    const auto f = schedule::parse_family(s);
+    if (as_run.pp > 1 && f && (schedule::info(*f).pp_one_only || *f == schedule::Family::kNaive))
+      continue;
+    WhatIfConfig c = as_run;
+    c.schedule = s;
+    t.alternatives.push_back(row(c));
+  }
+  return t;
 }
 
 std::vector<ScalingPoint> sweep(const Predictor& p, const WhatIfConfig& c, ScalingAxis axis) {

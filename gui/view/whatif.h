@@ -25,9 +25,8 @@ struct WhatIfConfig {
   int tp = 1;
   int virtual_stages = 2;  // interleaved only
   std::string hardware;    // a catalog name ("h100-sxm"); empty: the predictor's default
-  // The workload as the executor describes it ("mlp L=8 h=256 batch=32"); empty: the
-  // predictor's default model.
-  std::string model;
+  // The workload the run trained (kind and sizes); kind kUnknown: the predictor's default model.
+  traces::WorkloadDescriptor workload;
   // Samples per microbatch, kept when microbatches or dp change (the step then processes
   // micro_batch x microbatches x dp samples); 0: derived from the model's batch.
   int64_t micro_batch = 0;
@@ -36,15 +35,13 @@ struct WhatIfConfig {
 
 // "1f1b dp=1 pp=4 tp=1 m=8 on h100-sxm"
 std::string describe(const WhatIfConfig& c);
+// "mlp L=8 h=256 batch=32" (for display); "" for kind kUnknown.
+std::string describe(const traces::WorkloadDescriptor& w);
 
-// Reads what a measured run says about itself (metadata "schedule", "mesh" as "dp=2 pp=4 tp=1",
-// "microbatches", "model", "hardware") over `defaults`; fields it does not hold keep their
-// default. The micro-batch size comes from the model's "batch=" over dp x microbatches.
-WhatIfConfig config_from_metadata(const traces::Timeline& t, WhatIfConfig defaults);
-
-// "key=value" words of a description ("mlp L=8 h=256 batch=32" -> L, h, batch); the first word
-// (the kind) under the key "".
-std::vector<std::pair<std::string, std::string>> description_words(const std::string& text);
+// Reads what a measured run says about itself (Timeline::run: family, mesh, microbatches, chunks,
+// workload, hardware) over `defaults`; what it does not know keeps its default. The micro-batch
+// size is the workload's global batch over dp x microbatches.
+WhatIfConfig config_from_run(const traces::Timeline& t, WhatIfConfig defaults);
 
 struct Predictor {
   // Throws with a message for a configuration it cannot simulate.
@@ -52,7 +49,27 @@ struct Predictor {
   std::vector<std::string> schedules;  // choices offered in the panel
   std::vector<std::string> hardware;
   std::string default_hardware;  // used when a configuration names none
+  // Fits the predictor's costs to a measured run (its compute spans); later simulate() calls on
+  // the calibrated hardware use the fit. Returns what it was calibrated from, one line; throws
+  // with the reason when the run cannot calibrate it. Null: the predictor cannot calibrate.
+  std::function<std::string(const traces::Timeline&)> calibrate;
 };
+
+// The what-if panel's opening comparison: the measured step, the replay of the schedule that ran
+// (the configuration of the run itself) with its error, then the other schedules on the same
+// mesh and microbatches.
+struct ReplayRow {
+  std::string schedule;
+  int64_t step_ns = 0;
+  double error_percent = 0;  // against the measured step; 0 when there is none
+  std::string error;         // the predictor's message where it could not simulate
+};
+struct ReplayTable {
+  int64_t measured_ns = 0;
+  ReplayRow as_run;
+  std::vector<ReplayRow> alternatives;  // every other schedule the predictor offers
+};
+ReplayTable replay_table(const Predictor& p, const WhatIfConfig& as_run, int64_t measured_ns);
 
 enum class ScalingAxis : uint8_t { kMicrobatches = 0, kPipeline = 1, kDataParallel = 2, kCount };
 inline constexpr std::array<std::string_view, static_cast<size_t>(ScalingAxis::kCount)>

@@ -3,9 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <stdexcept>
 
+#include "profiler/exec/executor.h"
+#include "sim/model/workload_cost.h"
+#include "sim/schedule/generators.h"
 #include "traces/analysis.h"
+#include "traces/chrome_export.h"
+#include "traces/import/load_trace.h"
 
 namespace meshscope::gui {
 namespace {
@@ -16,23 +23,28 @@ TEST(Predictor, SimulatesTheMeasuredConfigurationWithTheSimulator) {
   EXPECT_NE(std::find(p->schedules.begin(), p->schedules.end(), "zb-h1"), p->schedules.end());
   EXPECT_EQ(p->default_hardware, "cpu-local");
   traces::Timeline measured;
-  measured.metadata = {{"schedule", "1f1b"},
-                       {"mesh", "dp=1 pp=4 tp=1"},
-                       {"microbatches", "8"},
-                       {"model", "mlp L=8 h=256 batch=32"}};
-  const WhatIfConfig c = config_from_metadata(measured, WhatIfConfig{});
+  measured.run.mesh = {1, 4, 1};
+  measured.run.family = "1f1b";
+  measured.run.microbatches = 8;
+  measured.run.workload.kind = traces::ModelKind::kMlp;
+  measured.run.workload.layers = 8;
+  measured.run.workload.hidden = 256;
+  measured.run.workload.batch = 32;
+  measured.metadata = {{"model", "not a model"}, {"mesh", "dp=3"}};  // display only
+  const WhatIfConfig c = config_from_run(measured, WhatIfConfig{});
   const traces::Timeline t = p->simulate(c);
   EXPECT_EQ(t.devices.size(), 4u);
-  EXPECT_EQ(t.metadata.at("schedule"), "1f1b");
-  EXPECT_EQ(t.metadata.at("microbatches"), "8");
-  EXPECT_EQ(t.metadata.at("hardware"), "cpu-local");
+  EXPECT_EQ(t.run.family, "1f1b");
+  EXPECT_EQ(t.run.microbatches, 8);
+  EXPECT_EQ(t.run.hardware, "cpu-local");
+  EXPECT_EQ(t.run.workload, measured.run.workload);
   // More microbatches: the pipeline's fill and drain weigh less.
   WhatIfConfig more = c;
   more.microbatches = 32;
   EXPECT_LT(traces::analyze(p->simulate(more)).bubble_fraction, traces::analyze(t).bubble_fraction);
 }
 
-TEST(Predictor, UnknownScheduleOrModelIsAnErrorThatSaysWhat) {
+TEST(Predictor, UnknownScheduleIsAnErrorThatSaysWhat) {
   const auto p = make_predictor();
   if (!p) GTEST_SKIP() << "this build has no simulator (sim/predict)";
   WhatIfConfig c;
@@ -43,9 +55,83 @@ TEST(Predictor, UnknownScheduleOrModelIsAnErrorThatSaysWhat) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("zigzag"), std::string::npos);
   }
-  c.schedule = "1f1b";
-  c.model = "resnet50";
-  EXPECT_THROW(p->simulate(c), std::invalid_argument);
+  // A run that does not say which model it trained is predicted with the executor's default.
+  EXPECT_NO_THROW(p->simulate(WhatIfConfig{}));
+}
+
+// A real meshscope cpu run, written to a trace file and read back as the viewer opens it: the
+// what-if panel's predictor calibrates from it, and the replay of the schedule that ran comes
+// closer to the measured step than the uncalibrated catalog model does.
+traces::Timeline measured_cpu_run(const std::filesystem::path& file) {
+  model::WorkloadSpec spec;
+  spec.kind = model::WorkloadKind::kMlp;
+  spec.layers = 4;
+  spec.hidden = 128;
+  spec.batch = 64;
+  schedule::GeneratorConfig g;
+  g.family = schedule::Family::kOneFOneB;
+  g.mesh = {.dp = 1, .pp = 2, .tp = 1};
+  g.microbatches = 4;
+  for (const auto& c : model::workload_stage_costs(spec, 1, 1, 2, 4)) {
+    g.activation_bytes.push_back(c.output_bytes);
+    g.gradient_bytes.push_back(c.parameters * 4);
+  }
+  exec::RunConfig rc;
+  rc.workload = spec;
+  rc.schedule = schedule::generate(g);
+  rc.backend = runtime::BackendKind::kCpu;
+  rc.steps = 4;
+  traces::write_chrome_trace(exec::run(rc).timeline, file);
+  return traces::load_trace(file);
+}
+
+TEST(Predictor, StartsCalibratedFromAMeasuredCpuRun) {
+  const auto file = std::filesystem::temp_directory_path() / "meshscope_whatif_cpu_run.json";
+  const traces::Timeline t = measured_cpu_run(file);
+  std::filesystem::remove(file);
+  ASSERT_EQ(t.run.source, traces::RunSource::kCpu);
+  const WhatIfConfig c = config_from_run(t, WhatIfConfig{});
+  EXPECT_EQ(c.schedule, "1f1b");
+  EXPECT_EQ(c.pp, 2);
+  EXPECT_EQ(c.microbatches, 4);
+  EXPECT_EQ(describe(c.workload), "mlp L=4 h=128 batch=64");
+  const int64_t measured = traces::analyze(t).step_time_ns;
+  ASSERT_GT(measured, 0);
+
+  const auto uncalibrated = make_predictor();
+  ASSERT_TRUE(uncalibrated);
+  const ReplayTable before = replay_table(*uncalibrated, c, measured);
+  auto p = make_predictor();
+  const std::string from = p->calibrate(t);
+  EXPECT_NE(from.find("calibrated on cpu-local"), std::string::npos) << from;
+  const ReplayTable after = replay_table(*p, c, measured);
+  ASSERT_TRUE(after.as_run.error.empty()) << after.as_run.error;
+  EXPECT_EQ(after.as_run.schedule, "1f1b");
+  EXPECT_LT(std::fabs(after.as_run.error_percent), std::fabs(before.as_run.error_percent))
+      << "calibrated " << after.as_run.error_percent << "%, catalog " << before.as_run.error_percent
+      << "%";
+  EXPECT_LT(std::fabs(after.as_run.error_percent), 100.0);
+  RecordProperty("measured_step_ns", std::to_string(measured));
+  RecordProperty("catalog_error_percent", std::to_string(before.as_run.error_percent));
+  RecordProperty("calibrated_error_percent", std::to_string(after.as_run.error_percent));
+  // The alternatives: the other pipeline families on the same mesh, none of the non-pipelines.
+  EXPECT_GE(after.alternatives.size(), 3u);
+  for (const ReplayRow& r : after.alternatives) {
+    EXPECT_NE(r.schedule, "1f1b");
+    EXPECT_NE(r.schedule, "tp");
+  }
+}
+
+TEST(Predictor, SaysWhyItIsNotCalibratedFromAForeignTrace) {
+  auto p = make_predictor();
+  traces::Timeline kineto;
+  kineto.run.source = traces::RunSource::kKineto;
+  try {
+    p->calibrate(kineto);
+    FAIL() << "calibrated from a kineto trace";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("not calibrated"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -9,37 +9,37 @@
 namespace meshscope::gui {
 namespace {
 
-TEST(WhatIf, ConfigComesFromTheMeasuredRunsMetadata) {
+TEST(WhatIf, ConfigComesFromTheMeasuredRunsDescriptor) {
   traces::Timeline t;
-  t.metadata = {{"schedule", "gpipe"},
-                {"mesh", "dp=2 pp=4 tp=1"},
-                {"microbatches", "8"},
-                {"model", "mlp L=8 h=512 batch=64"}};
-  const WhatIfConfig c = config_from_metadata(t, WhatIfConfig{});
+  t.run.mesh = {2, 4, 1};
+  t.run.family = "gpipe";
+  t.run.microbatches = 8;
+  t.run.workload.kind = traces::ModelKind::kMlp;
+  t.run.workload.layers = 8;
+  t.run.workload.hidden = 512;
+  t.run.workload.batch = 64;
+  // The display strings say something else: the configuration must not read them.
+  t.metadata = {{"schedule", "1f1b"}, {"mesh", "dp=9 pp=9 tp=9"}, {"model", "mlp L=1 h=1"}};
+  const WhatIfConfig c = config_from_run(t, WhatIfConfig{});
   EXPECT_EQ(c.schedule, "gpipe");
   EXPECT_EQ(c.dp, 2);
   EXPECT_EQ(c.pp, 4);
   EXPECT_EQ(c.tp, 1);
   EXPECT_EQ(c.microbatches, 8);
-  EXPECT_EQ(c.model, "mlp L=8 h=512 batch=64");
+  EXPECT_EQ(c.workload, t.run.workload);
+  EXPECT_EQ(describe(c.workload), "mlp L=8 h=512 batch=64");
   EXPECT_EQ(c.micro_batch, 4);  // 64 samples over dp 2 x 8 microbatches
   EXPECT_EQ(describe(c), "gpipe dp=2 pp=4 tp=1 m=8 mb=4");
 }
 
-TEST(WhatIf, MissingOrBadMetadataKeepsTheDefaults) {
+TEST(WhatIf, WhatTheRunDoesNotKnowKeepsTheDefaults) {
   traces::Timeline t;
-  t.metadata = {{"mesh", "dp=x pp=0"}, {"microbatches", "-3"}};
+  t.run.mesh = {0, 3, 0};  // partly known: not a mesh
+  t.metadata = {{"mesh", "dp=2 pp=2"}, {"microbatches", "3"}};
   WhatIfConfig d;
   d.pp = 6;
-  const WhatIfConfig c = config_from_metadata(t, d);
+  const WhatIfConfig c = config_from_run(t, d);
   EXPECT_EQ(c, d);
-}
-
-TEST(WhatIf, DescriptionWordsSplitKindAndKeys) {
-  const auto w = description_words("gpt L=24 h=2304 heads=24");
-  ASSERT_EQ(w.size(), 4u);
-  EXPECT_EQ(w[0], (std::pair<std::string, std::string>{"", "gpt"}));
-  EXPECT_EQ(w[3], (std::pair<std::string, std::string>{"heads", "24"}));
 }
 
 TEST(WhatIf, ScalingValuesArePowersOfTwoAndIncludeTheConfiguration) {

@@ -259,6 +259,28 @@ TEST(MultiProcessRun, EqualsTheSameRunInOneProcessBitForBit) {
     }
     EXPECT_EQ(t.steps.size(), 2u) << what;
     EXPECT_EQ(t.metadata.at("processes"), std::to_string(c.mesh.size())) << what;
+    // The typed facts travel with the parts: the run descriptor, every collective's op and group.
+    EXPECT_EQ(t.run.source, traces::RunSource::kCpu) << what;
+    EXPECT_EQ(t.run.mesh, (traces::MeshExtent{c.mesh.dp, c.mesh.pp, c.mesh.tp})) << what;
+    EXPECT_EQ(t.run.family, s.name) << what;
+    EXPECT_EQ(t.run.microbatches, c.microbatches) << what;
+    EXPECT_EQ(t.run.virtual_stages, c.virtual_stages) << what;
+    EXPECT_EQ(t.run.workload, threads.timeline.run.workload) << what;
+    EXPECT_EQ(t.run.workload.kind, traces::ModelKind::kMlp) << what;
+    size_t collective_spans = 0;
+    for (uint32_t i = 0; i < t.spans.size(); ++i) {
+      if (t.spans[i].kind != traces::SpanKind::kCollective) continue;
+      ++collective_spans;
+      const traces::Collective* op = t.collective_of(i);
+      ASSERT_NE(op, nullptr) << what << " span " << i;
+      EXPECT_EQ(op->op, traces::CollectiveOp::kAllReduce) << what;
+      EXPECT_EQ(op->group, c.mesh.tp > 1 ? traces::GroupKind::kTp : traces::GroupKind::kDp) << what;
+    }
+    EXPECT_EQ(t.collectives.size(), collective_spans) << what;
+    EXPECT_EQ(t.collectives.size(), threads.timeline.collectives.size()) << what;
+    if (c.mesh.dp > 1 || c.mesh.tp > 1) {
+      EXPECT_GT(collective_spans, 0u) << what;
+    }
   }
 }
 
@@ -300,11 +322,15 @@ TEST(ProcessParts, TransfersAcrossPartsArePairedByStageAndMicrobatch) {
     const uint16_t d = t.add_device(r, "rank " + std::to_string(r), {0, r, 0});
     t.add_lane(d, "comm", traces::LaneKind::kComm);
   }
+  // The direction comes from kind and phase (as every producer sets them), not from the names,
+  // which here say nothing.
   auto span = [&](uint16_t dev, const char* name, int stage, int mb, traces::SpanKind k,
                   int64_t at) {
     traces::Span s;
     s.device = dev;
-    s.name = t.strings.intern(name);
+    s.phase = std::string_view(name).find("_B") != std::string_view::npos ? traces::Phase::kBackward
+                                                                          : traces::Phase::kForward;
+    s.name = t.strings.intern(std::string("transfer ") + std::to_string(at));
     s.stage = static_cast<int16_t>(stage);
     s.microbatch = mb;
     s.kind = k;

@@ -213,6 +213,16 @@ TEST_P(TorchFixture, StagePlacementIsTorchs) {
   EXPECT_EQ(timeline_.metadata.at("pipeline_stage_owner"), expected);
 }
 
+TEST_P(TorchFixture, RunDescriptorHasTheJobsShape) {
+  const RunDescriptor& run = timeline_.run;
+  EXPECT_EQ(run.source, RunSource::kKineto);
+  EXPECT_EQ(run.mesh.pp, static_cast<int>(job_["pp"]));
+  EXPECT_EQ(run.stages, static_cast<int>(job_["num_stages"]));
+  EXPECT_EQ(run.virtual_stages, static_cast<int>(job_["stages_per_rank"]));
+  EXPECT_EQ(run.microbatches, static_cast<int>(job_["microbatches"]));
+  EXPECT_EQ(run.mesh.dp, 0);  // process groups are not read: not known
+}
+
 TEST_P(TorchFixture, ComputeSpansLieInTheirActions) {
   // Each compute span is inside an action range of its device with its stage, microbatch and
   // phase.
