@@ -187,6 +187,10 @@ void run(const RunArgs& a) {
     std::cout << format_replay_line(summary);
     if (summary.replay && !summary.replay->trace.empty()) {
       std::printf("replay trace: %s\n", summary.replay->trace.c_str());
+    } else if (!a.replay_trace.empty()) {
+      std::printf(
+          "replay trace: not written (a cpu run replays only when its ranks outnumber the "
+          "cores; see --cores)\n");
     }
     if (summary.trace.empty()) {
       std::printf("trace: not written (give --out FILE.json)\n");

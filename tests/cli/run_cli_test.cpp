@@ -248,6 +248,13 @@ TEST(RunCli, CpuTimeReplayAppearsOnlyWhenRanksOutnumberTheCores) {
   ASSERT_EQ(few.status, 0) << few.err;
   EXPECT_EQ(few.out.find("replayed from thread CPU time"), std::string::npos) << few.out;
   EXPECT_EQ(few.out.find("cpu-time replay"), std::string::npos) << few.out;
+  const fs::path none = temp_dir("no-replay");
+  const Result few_trace =
+      meshscope(run + "--cores 4 --replay-trace " + (none / "r.json").string());
+  ASSERT_EQ(few_trace.status, 0) << few_trace.err;
+  EXPECT_NE(few_trace.out.find("replay trace: not written"), std::string::npos) << few_trace.out;
+  EXPECT_FALSE(fs::exists(none / "r.json"));
+  fs::remove_all(none);
   const Result few_json = meshscope(run + "--cores 4 --json");
   ASSERT_EQ(few_json.status, 0) << few_json.err;
   EXPECT_FALSE(nlohmann::json::parse(few_json.out).contains("cpu_time_replay"));
