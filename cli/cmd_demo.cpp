@@ -24,6 +24,7 @@ struct DemoArgs {
   std::string backend = "auto";
   int steps = 2;
   double timeout_s = 60;
+  int cores = 0;  // 0: std::thread::hardware_concurrency()
 };
 
 struct DemoRun {
@@ -118,6 +119,7 @@ void run(const DemoArgs& a) {
     spec.steps = a.steps;
     spec.backend = kind;
     spec.timeout_s = a.timeout_s;
+    spec.cores = a.cores;
     RunSummary s;
     try {
       s = execute(spec, dir / (d.label + ".json"), nullptr);
@@ -167,6 +169,10 @@ void add_demo_command(CLI::App& app) {
   cmd->add_option("--steps", a->steps, "training steps per run")->capture_default_str();
   cmd->add_option("--timeout", a->timeout_s, "seconds without progress before a run is stopped")
       ->capture_default_str();
+  cmd->add_option("--cores", a->cores,
+                  "the cores the rank threads share (default: what the host reports); runs with "
+                  "more ranks also show their replay from thread CPU time, one device per rank")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->callback([a] { run(*a); });
 }
 

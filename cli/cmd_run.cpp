@@ -43,6 +43,8 @@ struct RunArgs {
   bool no_check = false;
   bool no_validate = false;
   bool json = false;
+  int cores = 0;  // 0: std::thread::hardware_concurrency()
+  std::string replay_trace;
 };
 
 // Fills the mesh from --dp/--pp/--tp and --devices: dimensions not given default to 1, except
@@ -144,6 +146,8 @@ void run(const RunArgs& a) {
   spec.steps = a.steps;
   spec.timeout_s = a.timeout_s;
   spec.check = !a.no_check;
+  spec.cores = a.cores;
+  spec.replay_trace = a.replay_trace;
   const auto backend = runtime::parse_backend_kind(a.backend);
   if (!backend)
     throw UserError("unknown backend '" + a.backend + "' (auto, cpu, cuda, cuda-virtual)");
@@ -180,6 +184,14 @@ void run(const RunArgs& a) {
                 summary.mesh.c_str(), summary.backend.c_str(), a.steps,
                 format_losses(summary.losses).c_str());
     std::cout << format_summary_table({summary});
+    std::cout << format_replay_line(summary);
+    if (summary.replay && !summary.replay->trace.empty()) {
+      std::printf("replay trace: %s\n", summary.replay->trace.c_str());
+    } else if (!a.replay_trace.empty()) {
+      std::printf(
+          "replay trace: not written (a cpu run replays only when its ranks outnumber the "
+          "cores; see --cores)\n");
+    }
     if (summary.trace.empty()) {
       std::printf("trace: not written (give --out FILE.json)\n");
     } else {
@@ -247,6 +259,14 @@ void add_run_command(CLI::App& app) {
                 "run a --schedule-file even when the validator rejects it (to see what the "
                 "executor and its watchdog make of it)");
   cmd->add_flag("--json", a->json, "print the summary and the analysis as JSON");
+  cmd->add_option("--cores", a->cores,
+                  "the cores the rank threads share (default: what the host reports); a cpu run "
+                  "with more ranks is also replayed from its actions' thread CPU time, one device "
+                  "per rank")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--replay-trace", a->replay_trace,
+                  "write that replay's Chrome trace here (when there is one)")
+      ->check(output_file_check());
   cmd->callback([a] { run(*a); });
 }
 

@@ -7,6 +7,7 @@
 #include <new>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "profiler/exec/equivalence.h"
 #include "profiler/exec/executor.h"
@@ -15,6 +16,7 @@
 #include "profiler/runtime/plugin.h"
 #include "sim/model/partition.h"
 #include "sim/model/workload_cost.h"
+#include "sim/predict/measured_replay.h"
 #include "traces/analysis_report.h"
 #include "traces/chrome_export.h"
 
@@ -28,11 +30,46 @@ std::string percent(double fraction) {
 }
 
 // "43/21/12/5" (percent per device, no decimals) — compact enough for eight devices in a row.
-std::string per_device_bubbles(const traces::TimelineAnalysis& a) {
+std::string per_device_bubbles(const std::vector<double>& fractions) {
   std::string out;
-  for (const auto& d : a.devices) {
+  for (double f : fractions) {
     if (!out.empty()) out += '/';
-    out += std::to_string(static_cast<int>(std::lround(100 * d.bubble_fraction)));
+    out += std::to_string(static_cast<int>(std::lround(100 * f)));
+  }
+  return out;
+}
+
+std::string per_device_bubbles(const traces::TimelineAnalysis& a) {
+  std::vector<double> fractions;
+  for (const auto& d : a.devices) fractions.push_back(d.bubble_fraction);
+  return per_device_bubbles(fractions);
+}
+
+int cores_of(const RunSpec& spec) {
+  return spec.cores > 0 ? spec.cores : static_cast<int>(std::thread::hardware_concurrency());
+}
+
+// The replay of a run whose ranks outnumber the cores (the executor measured its actions' thread
+// CPU time: cpu backend, one process); nullopt otherwise.
+std::optional<CpuTimeReplay> replay_if_oversubscribed(const RunSpec& spec,
+                                                      const exec::RunResult& result) {
+  const int cores = cores_of(spec);
+  if (result.action_cpu_ns.empty() || cores < 1 || spec.schedule.mesh.size() <= cores) {
+    return std::nullopt;
+  }
+  predict::MeasuredReplay r = predict::replay_measured(spec.schedule, result.action_cpu_ns);
+  CpuTimeReplay out;
+  out.cores = cores;
+  out.step_ns = r.step_ns;
+  out.bubble_fraction = r.bubble_fraction;
+  out.device_bubbles = r.device_bubbles;
+  out.transfer_ns = r.transfer_ns;
+  if (!spec.replay_trace.empty()) {
+    r.timeline.metadata["replayed_from"] = "thread CPU time per action of a cpu run";
+    traces::add_idle_spans(r.timeline);
+    r.timeline.sort_spans();
+    traces::write_chrome_trace(r.timeline, spec.replay_trace);
+    out.trace = spec.replay_trace;
   }
   return out;
 }
@@ -105,6 +142,7 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
   s.actions = result.actions;
   s.wall_s = result.wall_s;
   s.analysis = traces::analyze(result.timeline);
+  s.replay = replay_if_oversubscribed(spec, result);
   if (spec.check) {
     s.checked = true;
     s.max_relative_error =
@@ -157,16 +195,23 @@ RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path,
 }
 
 std::string format_summary_table(const std::vector<RunSummary>& runs) {
-  const std::vector<std::string> header = {"run",
-                                           "schedule",
-                                           "mesh",
-                                           "mb",
-                                           "step time",
-                                           "bubble",
-                                           "bubble per device %",
-                                           "comm time",
-                                           "peak activations per device",
-                                           "vs 1 device"};
+  std::vector<std::string> header = {"run",
+                                     "schedule",
+                                     "mesh",
+                                     "mb",
+                                     "step time",
+                                     "bubble",
+                                     "bubble per device %",
+                                     "comm time",
+                                     "peak activations per device",
+                                     "vs 1 device"};
+  // The replay's columns follow the wall-clock bubbles they stand beside.
+  constexpr std::ptrdiff_t kReplayColumn = 7;
+  const bool any_replay = std::any_of(runs.begin(), runs.end(),
+                                      [](const RunSummary& r) { return r.replay.has_value(); });
+  if (any_replay) {
+    header.insert(header.begin() + kReplayColumn, {"cpu-time replay: step", "replay bubble"});
+  }
   std::vector<std::vector<std::string>> rows;
   for (const RunSummary& r : runs) {
     const auto& a = r.analysis;
@@ -188,6 +233,13 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
                     per_device_bubbles(a),
                     traces::format_duration(a.communication_ns / devices / steps),
                     per_device_peaks(a), check});
+    if (any_replay && r.replay) {
+      rows.back().insert(
+          rows.back().begin() + kReplayColumn,
+          {traces::format_duration(r.replay->step_ns), percent(r.replay->bubble_fraction)});
+    } else if (any_replay) {
+      rows.back().insert(rows.back().begin() + kReplayColumn, {"-", "-"});
+    }
   }
   std::vector<size_t> width(header.size());
   auto measure = [](const std::string& s) {
@@ -211,6 +263,14 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
   for (const auto& row : rows) line(row);
   out << "step time: mean over steps; bubble: idle share of the step window (all devices); comm "
          "time: per device per step\n";
+  if (any_replay) {
+    int cores = 0;
+    for (const RunSummary& r : runs) cores = r.replay ? r.replay->cores : cores;
+    out << "cpu-time replay: the ranks outnumber the " << cores
+        << " cores, so the wall-clock figures include waiting for a core; each such run is "
+           "replayed in the simulator with its actions' measured thread CPU time, one device per "
+           "rank\n";
+  }
   return out.str();
 }
 
@@ -232,7 +292,27 @@ nlohmann::json to_json(const RunSummary& r) {
   }
   if (!r.trace.empty()) j["trace"] = r.trace.string();
   j["analysis"] = traces::to_json(r.analysis);
+  if (r.replay) {
+    nlohmann::json rep = {{"cores", r.replay->cores},
+                          {"step_time_ns", r.replay->step_ns},
+                          {"bubble_fraction", r.replay->bubble_fraction},
+                          {"device_bubble_fractions", r.replay->device_bubbles},
+                          {"transfer_ns", r.replay->transfer_ns}};
+    if (!r.replay->trace.empty()) rep["trace"] = r.replay->trace.string();
+    j["cpu_time_replay"] = std::move(rep);
+  }
   return j;
+}
+
+std::string format_replay_line(const RunSummary& r) {
+  if (!r.replay) return "";
+  const CpuTimeReplay& p = *r.replay;
+  int ranks = static_cast<int>(p.device_bubbles.size());
+  return "replayed from thread CPU time (one device per rank; " + std::to_string(ranks) +
+         " ranks > " + std::to_string(p.cores) + " cores): step " +
+         traces::format_duration(p.step_ns) + ", bubble " + percent(p.bubble_fraction) +
+         " (per device " + per_device_bubbles(p.device_bubbles) + " %), transfer " +
+         traces::format_duration(p.transfer_ns) + "\n";
 }
 
 }  // namespace meshscope::cli

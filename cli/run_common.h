@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,23 @@ struct RunSpec {
   bool check = true;  // also run one device on the same data and compare
   // Launched by mpirun: this process runs one rank; process 0 gets the whole run.
   runtime::ProcessMessenger* processes = nullptr;
+  // The cores the ranks share: when the mesh has more ranks, the run is also replayed from its
+  // thread CPU time (CpuTimeReplay). 0: std::thread::hardware_concurrency().
+  int cores = 0;
+  std::filesystem::path replay_trace;  // where to write that replay's Chrome trace; empty: nowhere
+};
+
+// A cpu run whose ranks outnumber the cores waits for cores as much as for peers, so its
+// wall-clock bubble says little about the schedule. This is the same run replayed in the
+// simulator (sim/predict/measured_replay.h) with each action priced by its measured thread CPU
+// time, one device per rank.
+struct CpuTimeReplay {
+  int cores = 0;  // what the ranks outnumbered
+  int64_t step_ns = 0;
+  double bubble_fraction = 0;
+  std::vector<double> device_bubbles;
+  int64_t transfer_ns = 0;      // per transfer: mean SEND + mean RECV copy time
+  std::filesystem::path trace;  // empty when not written
 };
 
 struct RunSummary {
@@ -47,8 +65,9 @@ struct RunSummary {
   std::vector<double> losses;
   traces::TimelineAnalysis analysis;
   bool checked = false;
-  double max_relative_error = 0;  // over every step's loss and every weight and bias tensor
-  std::filesystem::path trace;    // empty when no trace was written
+  double max_relative_error = 0;        // over every step's loss and every weight and bias tensor
+  std::filesystem::path trace;          // empty when no trace was written
+  std::optional<CpuTimeReplay> replay;  // a cpu run in one process with more ranks than cores
   int64_t actions = 0;
   double wall_s = 0;
   // False on processes other than 0 of a multi-process run: they ran their rank and report
@@ -72,5 +91,9 @@ RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path,
 std::string format_summary_table(const std::vector<RunSummary>& runs);
 
 nlohmann::json to_json(const RunSummary& run);
+
+// "replayed from thread CPU time (one device per rank; 8 ranks > 2 cores): step 9.1 ms, bubble
+// 27.4% (per device 27/27/27/27 %), transfer 3.2 µs": the line `run` prints under its table.
+std::string format_replay_line(const RunSummary& run);
 
 }  // namespace meshscope::cli

@@ -1,6 +1,8 @@
 // One rank's thread: set up its stages on its device, then run its program step after step.
 #include "profiler/exec/rank_worker.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -127,6 +129,14 @@ class ArrivalCheck {
   std::vector<std::vector<char>> input_, grad_;  // per local stage, per microbatch
 };
 
+// CPU time this thread has run (user + system), not the wall clock: the replay of a run whose
+// ranks outnumber the cores prices each action by it, since waiting for a core does not count.
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
 runtime::TransferInfo execute(const PlannedAction& pa, StageRuntime& stage, runtime::Transport& net,
                               RankContext& ctx) {
   const int mb = pa.microbatch;
@@ -180,6 +190,11 @@ void run_steps(SharedRun& shared, int rank) {
       &dev, &net, &tracer, &(*shared.inner)[rank], &progress.inner, rank, 0, st.loss.as<double>()};
   ArrivalCheck arrivals(plan, shared.schedule->num_microbatches, shared.schedule->num_stages);
   result.losses.assign(shared.steps, 0.0);
+  // Thread CPU time prices the math only on the cpu backend (on a GPU it would be the launch).
+  const bool cpu_time = backend.kind() == runtime::BackendKind::kCpu;
+  if (cpu_time) result.action_cpu_ns.assign(plan.actions.size(), 0);
+  // The first step warms caches and faults in the slots' pages: left out when others follow.
+  const int first_timed = shared.steps > 1 ? 1 : 0;
   for (int step = 0; step < shared.steps; ++step) {
     load_batch(shared, plan, dev, st, step);
     progress.state.store(RankState::kBarrier, std::memory_order_relaxed);
@@ -199,7 +214,10 @@ void run_steps(SharedRun& shared, int rank) {
       arrivals.before(pa);
       tracer.action_begin(rank, step, info);
       capture::ActionEnd end;
+      const bool timed = cpu_time && step >= first_timed;
+      const int64_t cpu_begin = timed ? thread_cpu_ns() : 0;
       const runtime::TransferInfo transfer = execute(pa, *st.stages[pa.local_stage], net, ctx);
+      if (timed) result.action_cpu_ns[i] += thread_cpu_ns() - cpu_begin;
       end.ready_ns = transfer.ready_ns;
       end.done_ns = transfer.done_ns;
       if (pa.activation_delta != 0) {
@@ -215,6 +233,7 @@ void run_steps(SharedRun& shared, int rank) {
     progress.action.store(-1, std::memory_order_relaxed);
     dev.download(&result.losses[step], st.loss.get(), sizeof(double));
     result.actions += static_cast<int64_t>(plan.actions.size());
+    if (cpu_time && step >= first_timed) ++result.cpu_steps;
   }
   if (plan.coord.dp == 0) {
     for (auto& s : st.stages) result.stage_weights.push_back(s->download_weights(shared.initial));
@@ -322,6 +341,16 @@ void gather_results(const SharedRun& shared, RunResult& result) {
     result.actions += r.actions;
     begin_ns = std::min(begin_ns, r.steps_begin_ns);
     end_ns = std::max(end_ns, r.steps_end_ns);
+  }
+  // Every rank timed (one process, cpu backend): ranks of other processes come back without.
+  const bool all_timed = std::all_of(shared.results.begin(), shared.results.end(),
+                                     [](const RankResult& r) { return r.cpu_steps > 0; });
+  if (!shared.results.empty() && all_timed) {
+    for (const RankResult& r : shared.results) {
+      std::vector<int64_t> mean = r.action_cpu_ns;
+      for (int64_t& ns : mean) ns /= std::max(r.cpu_steps, 1);
+      result.action_cpu_ns.push_back(std::move(mean));
+    }
   }
   result.wall_s = end_ns > begin_ns ? static_cast<double>(end_ns - begin_ns) * 1e-9 : 0.0;
 }

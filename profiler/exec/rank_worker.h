@@ -24,6 +24,10 @@ struct RankResult {
   std::vector<double> losses;  // per step: this rank's loss sum (meaningful on last-stage ranks)
   std::vector<std::vector<model::LinearWeights>> stage_weights;  // per local stage (dp 0 only)
   int64_t actions = 0;
+  // Per action of its program: thread CPU time summed over the steps that count (run_config.h's
+  // RunResult::action_cpu_ns); empty unless the backend is cpu.
+  std::vector<int64_t> action_cpu_ns;
+  int cpu_steps = 0;  // how many steps action_cpu_ns sums
 };
 
 struct SharedRun {

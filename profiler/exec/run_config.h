@@ -36,6 +36,11 @@ struct RunResult {
   // runs with different tracers compare).
   double wall_s = 0;
   int64_t actions = 0;  // actions executed, all ranks and steps
+  // On the cpu backend in one process: per rank, per action of its program (Schedule::ranks), the
+  // thread CPU time of the action's math (clock_gettime(CLOCK_THREAD_CPUTIME_ID) on the rank's
+  // thread around the kernels or the copy; a blocked wait costs none), the mean over the steps
+  // after the first (the only one when steps = 1). Empty on other backends and under mpirun.
+  std::vector<std::vector<int64_t>> action_cpu_ns;
   // A multi-process run (one rank per process): process 0's result holds the whole run; the
   // others' hold only `backend`, `process` and `processes`.
   int process = 0;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -209,12 +210,19 @@ TEST(DemoCli, BadArgumentsFailBeforeAnyRunWithOneLine) {
 
 TEST(DemoCli, RunsEveryFamilyWritesATracePerRunAndAllEqualOneDevice) {
   const fs::path dir = temp_dir("demo");
-  const Result r = meshscope("demo --backend cpu --steps 1 --out " + dir.string());
+  // --cores 2: the runs of more than two ranks also show their replay from thread CPU time.
+  const Result r = meshscope("demo --backend cpu --steps 1 --cores 2 --out " + dir.string());
   ASSERT_EQ(r.status, 0) << r.err;
   const auto summary = nlohmann::json::parse(read_file(dir / "summary.json"));
   std::set<std::string> families;
+  std::map<std::string, double> replayed;  // label -> replayed bubble
   for (const auto& run : summary) {
     families.insert(run["schedule"].get<std::string>());
+    const bool more_ranks_than_cores = run["analysis"]["devices"].size() > 2;
+    EXPECT_EQ(run.contains("cpu_time_replay"), more_ranks_than_cores) << run["label"];
+    if (run.contains("cpu_time_replay")) {
+      replayed[run["label"]] = run["cpu_time_replay"]["bubble_fraction"].get<double>();
+    }
     EXPECT_TRUE(run["equal_to_one_device"].get<bool>()) << run["label"];
     EXPECT_TRUE(fs::exists(run["trace"].get<std::string>())) << run["label"];
   }
@@ -222,6 +230,56 @@ TEST(DemoCli, RunsEveryFamilyWritesATracePerRunAndAllEqualOneDevice) {
     EXPECT_TRUE(families.count(f)) << f;
   }
   EXPECT_NE(r.out.find("dp=2 pp=4 tp=1"), std::string::npos);  // the seed's 2-D mesh
+  EXPECT_NE(r.out.find("cpu-time replay"), std::string::npos) << r.out;
+  // Replayed one device per rank, the schedules differ as theory says: GPipe and 1F1B the same
+  // (3/11 with equal stages), interleaved and ZB-H1 less.
+  EXPECT_NEAR(replayed.at("gpipe-pp4"), replayed.at("1f1b-pp4"), 0.05);
+  EXPECT_NEAR(replayed.at("1f1b-pp4"), 3.0 / 11, 0.06);
+  EXPECT_LT(replayed.at("interleaved-pp4"), replayed.at("1f1b-pp4") - 0.05);
+  EXPECT_LT(replayed.at("zb-h1-pp4"), replayed.at("1f1b-pp4") - 0.05);
+  fs::remove_all(dir);
+}
+
+TEST(RunCli, CpuTimeReplayAppearsOnlyWhenRanksOutnumberTheCores) {
+  const std::string run =
+      "run --schedule 1f1b --pp 4 -m 4 --model mlp --layers 4 --hidden 32 --steps 2 "
+      "--backend cpu --no-check ";
+  const Result few = meshscope(run + "--cores 4");
+  ASSERT_EQ(few.status, 0) << few.err;
+  EXPECT_EQ(few.out.find("replayed from thread CPU time"), std::string::npos) << few.out;
+  EXPECT_EQ(few.out.find("cpu-time replay"), std::string::npos) << few.out;
+  const fs::path none = temp_dir("no-replay");
+  const Result few_trace =
+      meshscope(run + "--cores 4 --replay-trace " + (none / "r.json").string());
+  ASSERT_EQ(few_trace.status, 0) << few_trace.err;
+  EXPECT_NE(few_trace.out.find("replay trace: not written"), std::string::npos) << few_trace.out;
+  EXPECT_FALSE(fs::exists(none / "r.json"));
+  fs::remove_all(none);
+  const Result few_json = meshscope(run + "--cores 4 --json");
+  ASSERT_EQ(few_json.status, 0) << few_json.err;
+  EXPECT_FALSE(nlohmann::json::parse(few_json.out).contains("cpu_time_replay"));
+
+  const fs::path dir = temp_dir("replay");
+  const Result many = meshscope(run + "--cores 3 --replay-trace " + (dir / "r.json").string());
+  ASSERT_EQ(many.status, 0) << many.err;
+  EXPECT_NE(many.out.find("replayed from thread CPU time (one device per rank; 4 ranks > 3 cores)"),
+            std::string::npos)
+      << many.out;
+  EXPECT_NE(many.out.find("cpu-time replay: step"), std::string::npos) << many.out;  // the table
+  const Result analyze = meshscope("analyze --json " + (dir / "r.json").string());
+  ASSERT_EQ(analyze.status, 0) << analyze.err;
+  EXPECT_EQ(nlohmann::json::parse(analyze.out)["devices"].size(), 4u);
+
+  const Result many_json = meshscope(run + "--cores 3 --json");
+  ASSERT_EQ(many_json.status, 0) << many_json.err;
+  const auto j = nlohmann::json::parse(many_json.out);
+  ASSERT_TRUE(j.contains("cpu_time_replay")) << many_json.out;
+  const auto& rep = j["cpu_time_replay"];
+  EXPECT_EQ(rep["cores"], 3);
+  EXPECT_GT(rep["step_time_ns"].get<int64_t>(), 0);
+  EXPECT_GT(rep["bubble_fraction"].get<double>(), 0.0);
+  EXPECT_LT(rep["bubble_fraction"].get<double>(), 1.0);
+  EXPECT_EQ(rep["device_bubble_fractions"].size(), 4u);
   fs::remove_all(dir);
 }
 
