@@ -51,9 +51,9 @@ const std::map<std::string, std::set<std::string>> kMayUse = {
 };
 
 // meshscope::timeline, the core under everything: these headers include only each other.
-const std::set<std::string> kCoreHeaders = {"traces/timeline.h",      "traces/mesh_coord.h",
-                                            "traces/byte_codec.h",    "traces/timeline_codec.h",
-                                            "traces/collective.h",    "traces/enum_names.h",
+const std::set<std::string> kCoreHeaders = {"traces/timeline.h",       "traces/mesh_coord.h",
+                                            "traces/byte_codec.h",     "traces/timeline_codec.h",
+                                            "traces/collective.h",     "traces/enum_names.h",
                                             "traces/timeline_merge.h", "traces/run_descriptor.h"};
 // Core headers that need no library (no .cpp): sim/mesh may include them without linking the core.
 const std::set<std::string> kHeaderOnlyCore = {"traces/mesh_coord.h", "traces/collective.h",
