@@ -50,7 +50,8 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
   const traces::Timeline t = load_torch_job(args.trace);
   const RecoveredSchedule ran = recover_torch_schedule(t, args.trace);
   const traces::TimelineAnalysis a = traces::analyze(t);
-  const ReplayCosts m = measure_replay_costs(t, a);
+  // With dp > 1 each pipeline group ran the same schedule: the first one is replayed.
+  const ReplayCosts m = measure_replay_costs(t, a, ran.groups > 1 ? ran.ranks : std::vector<int>{});
   const ReplayTerms terms;
   const schedule::Schedule& s = ran.parsed.schedule;
   const int pp = args.pp > 0 ? args.pp : s.mesh.pp;
@@ -140,6 +141,8 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
                             {"transfer_latency_ns", m.latency_ns},
                             {"actions_waited", m.latency_samples}}},
                           {"as_run_without_ns", without},
+                          {"pipeline_groups", ran.groups},
+                          {"replayed_ranks", ran.ranks},
                           {"transfer_latency_ns", m.latency_ns},
                           {"pp", pp},
                           {"microbatches", microbatches},
@@ -159,6 +162,12 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
   }
   std::printf("measured step: %s   pp %d, %d microbatches\n",
               traces::format_duration(measured).c_str(), pp, microbatches);
+  if (ran.groups > 1) {
+    std::string ranks;
+    for (const int r : ran.ranks) ranks += " " + std::to_string(r);
+    std::printf("%d pipeline groups (dp %d): replaying the first, ranks%s\n", ran.groups,
+                ran.groups, ranks.c_str());
+  }
   std::printf("replay costs, from the trace (docs/ACCURACY.md, \"Replaying an imported job\"):\n");
   for (const auto& [stage, st] : m.stages) {
     std::printf("  stage %d work   F %s  B %s  I %s  W %s\n", stage,

@@ -66,8 +66,13 @@ bool is_backward_input(traces::Phase p) {
 
 }  // namespace
 
-ReplayCosts measure_replay_costs(const traces::Timeline& t, const traces::TimelineAnalysis& a) {
+ReplayCosts measure_replay_costs(const traces::Timeline& t, const traces::TimelineAnalysis& a,
+                                 const std::vector<int>& ranks) {
   ReplayCosts c;
+  std::vector<bool> counted(t.devices.size(), ranks.empty());
+  for (size_t d = 0; d < t.devices.size(); ++d) {
+    if (std::find(ranks.begin(), ranks.end(), t.devices[d].rank) != ranks.end()) counted[d] = true;
+  }
   using Key = std::tuple<int, int, traces::Phase, int32_t, size_t>;  // device, stage, phase, mb, w
   const auto window_of = [&](const traces::Span& s) -> std::optional<size_t> {
     const auto w =
@@ -80,7 +85,9 @@ ReplayCosts measure_replay_costs(const traces::Timeline& t, const traces::Timeli
   // its buffer: an action's work starts after the last recv op of its own pass.
   std::map<Key, int64_t> blocking_recv_end;
   for (const traces::Span& s : t.spans) {
-    if (s.stage < 0 || s.microbatch < 0 || t.span_name(s) != "c10d::recv_") continue;
+    if (s.stage < 0 || s.microbatch < 0 || !counted[s.device] || t.span_name(s) != "c10d::recv_") {
+      continue;
+    }
     const auto w = window_of(s);
     if (!w) continue;
     int64_t& end = blocking_recv_end[{s.device, s.stage, s.phase, s.microbatch, *w}];
@@ -88,7 +95,10 @@ ReplayCosts measure_replay_costs(const traces::Timeline& t, const traces::Timeli
   }
   std::map<Key, std::pair<int64_t, int64_t>> extent;
   for (const traces::Span& s : t.spans) {
-    if (s.kind != traces::SpanKind::kCompute || s.stage < 0 || s.microbatch < 0) continue;
+    if (s.kind != traces::SpanKind::kCompute || s.stage < 0 || s.microbatch < 0 ||
+        !counted[s.device]) {
+      continue;
+    }
     const auto w = window_of(s);
     if (!w) continue;
     const Key key{s.device, s.stage, s.phase, s.microbatch, *w};
@@ -106,7 +116,7 @@ ReplayCosts measure_replay_costs(const traces::Timeline& t, const traces::Timeli
   // posted, arrived
   std::map<RecvKey, std::pair<int64_t, int64_t>> arrival[2];  // [0]: gloo:recv, [1]: c10d::recv_
   for (const traces::Span& s : t.spans) {
-    if (s.stage < 0 || s.microbatch < 0) continue;
+    if (s.stage < 0 || s.microbatch < 0 || !counted[s.device]) continue;
     const std::string_view n = t.span_name(s);
     const int record = n == "gloo:recv" ? 0 : n == "c10d::recv_" ? 1 : -1;
     if (record < 0) continue;

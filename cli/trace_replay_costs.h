@@ -46,7 +46,10 @@ struct ReplayCosts {
 
 // Measures the terms above from an imported job's compute spans (stage, phase and microbatch
 // labelled) inside the analysis windows.
-ReplayCosts measure_replay_costs(const traces::Timeline& t, const traces::TimelineAnalysis& a);
+// Only the devices of global ranks in `ranks` count (one pipeline group of a dp > 1 job); empty:
+// every device.
+ReplayCosts measure_replay_costs(const traces::Timeline& t, const traces::TimelineAnalysis& a,
+                                 const std::vector<int>& ranks = {});
 
 // What to leave out of the model (for tests and for the breakdown `predict` prints).
 struct ReplayTerms {

@@ -179,5 +179,23 @@ TEST(TorchTraceCli, PredictFromTraceReplaysTheRunWithinItsTolerance) {
   }
 }
 
+// dp 2 x pp 2: each replica is its own pipeline (distributedInfo.pg_config); the schedule
+// recovered is the first replica's, torch's own CSV, and its replay is that replica's.
+TEST(TorchTraceCli, DataParallelJobIsReadAsItsPipelineGroups) {
+  const fs::path job = kTorch / "dp2_Interleaved1F1B";
+  Result r = shell(kBin + " schedules --from-trace " + job.string() + " --format torch-csv");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, read_file(job / "schedule.compute_comms.csv"));
+  r = shell(kBin + " predict --from-trace " + job.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto p = nlohmann::json::parse(r.out);
+  EXPECT_EQ(p["pipeline_groups"], 2);
+  EXPECT_EQ(p["replayed_ranks"], nlohmann::json::array({0, 1}));
+  EXPECT_EQ(p["pp"], 2);
+  EXPECT_EQ(p["rows"][0]["stages"], 4);
+  EXPECT_NEAR(p["rows"][0]["step_ns"].get<double>() / p["measured_step_ns"].get<double>(), 1.0,
+              kDevelopmentTolerance);
+}
+
 }  // namespace
 }  // namespace meshscope::cli_testing
