@@ -28,6 +28,7 @@
 
 #include "cli/commands.h"
 #include "cli/torch_trace_schedule.h"
+#include "cli/trace_replay_costs.h"
 #include "sim/engine/engine.h"
 #include "sim/schedule/families.h"
 #include "sim/schedule/generators.h"
@@ -36,87 +37,6 @@
 namespace meshscope::cli {
 namespace {
 
-struct MeasuredCosts {
-  std::map<int, engine::StageTiming> stages;  // by stage
-  int64_t total[5] = {0, 0, 0, 0, 0};         // Σ per-microbatch cost over stages, by Phase
-  int64_t latency_ns = 0;
-};
-
-MeasuredCosts measure(const traces::Timeline& t, const traces::TimelineAnalysis& a) {
-  MeasuredCosts m;
-  // Each (stage, phase, microbatch, step)'s compute spans, first begin to last end.
-  std::map<std::tuple<int, traces::Phase, int32_t, size_t>, std::pair<int64_t, int64_t>> extent;
-  for (const traces::Span& s : t.spans) {
-    if (s.kind != traces::SpanKind::kCompute || s.stage < 0 || s.microbatch < 0) continue;
-    const auto w =
-        std::upper_bound(a.windows.begin(), a.windows.end(), s.begin_ns,
-                         [](int64_t v, const traces::Interval& iv) { return v < iv.begin_ns; });
-    if (w == a.windows.begin() || s.begin_ns >= std::prev(w)->end_ns) continue;
-    const auto key = std::tuple(static_cast<int>(s.stage), s.phase, s.microbatch,
-                                static_cast<size_t>(w - a.windows.begin()));
-    auto [it, fresh] = extent.try_emplace(key, s.begin_ns, s.end_ns);
-    if (!fresh) {
-      it->second.first = std::min(it->second.first, s.begin_ns);
-      it->second.second = std::max(it->second.second, s.end_ns);
-    }
-  }
-  std::map<std::pair<int, traces::Phase>, std::pair<int64_t, int64_t>> sum;  // total, count
-  for (const auto& [key, e] : extent) {
-    auto& [total, count] = sum[{std::get<0>(key), std::get<1>(key)}];
-    total += e.second - e.first;
-    ++count;
-  }
-  for (const auto& [key, tc] : sum) {
-    const int64_t per = tc.first / tc.second;
-    engine::StageTiming& st = m.stages[key.first];
-    switch (key.second) {
-      case traces::Phase::kForward:
-        st.forward_ns = per;
-        break;
-      case traces::Phase::kBackward:
-        st.backward_ns = per;
-        break;
-      case traces::Phase::kInputGrad:
-        st.input_grad_ns = per;
-        break;
-      case traces::Phase::kWeightGrad:
-        st.weight_grad_ns = per;
-        break;
-      default:
-        break;
-    }
-  }
-  for (auto& [stage, st] : m.stages) {
-    if (st.backward_ns == 0) st.backward_ns = st.input_grad_ns + st.weight_grad_ns;
-    if (st.input_grad_ns == 0 && st.weight_grad_ns == 0) {
-      st.input_grad_ns = st.backward_ns / 2;
-      st.weight_grad_ns = st.backward_ns - st.input_grad_ns;
-    }
-    m.total[static_cast<size_t>(traces::Phase::kForward)] += st.forward_ns;
-    m.total[static_cast<size_t>(traces::Phase::kBackward)] += st.backward_ns;
-    m.total[static_cast<size_t>(traces::Phase::kInputGrad)] += st.input_grad_ns;
-    m.total[static_cast<size_t>(traces::Phase::kWeightGrad)] += st.weight_grad_ns;
-  }
-  // gloo's ranges run from post to completion; NCCL's (and other) transfers are their c10d ops.
-  std::vector<int64_t> waits[2];
-  for (const traces::Flow& f : t.flows) {
-    const traces::Span& s = t.spans[f.from];
-    const traces::Span& r = t.spans[f.to];
-    const bool gloo = t.span_name(s) == "gloo:send" && t.span_name(r) == "gloo:recv";
-    const bool c10d = t.span_name(s) == "c10d::send" && t.span_name(r) == "c10d::recv_";
-    if (!gloo && !c10d) continue;
-    waits[gloo ? 0 : 1].push_back(
-        std::max<int64_t>(0, r.end_ns - std::max(s.begin_ns, r.begin_ns)));
-  }
-  const std::vector<int64_t>& chosen = waits[0].empty() ? waits[1] : waits[0];
-  if (!chosen.empty()) {
-    std::vector<int64_t> w = chosen;
-    std::nth_element(w.begin(), w.begin() + w.size() / 2, w.end());
-    m.latency_ns = w[w.size() / 2];
-  }
-  return m;
-}
-
 struct Row {
   std::string schedule;
   int stages = 0;
@@ -124,23 +44,15 @@ struct Row {
   std::string error;
 };
 
-int64_t simulate_step(const schedule::Schedule& s, const std::vector<engine::StageTiming>& stages,
-                      int64_t latency_ns) {
-  engine::EngineInput in;
-  in.schedule = &s;
-  in.stages = stages;
-  in.links = {engine::LinkSpec{1e18, latency_ns}};
-  in.build_timeline = false;
-  return engine::simulate(in).step_time_ns;
-}
-
 }  // namespace
 
 void run_predict_from_trace(const PredictFromTraceArgs& args) {
   const traces::Timeline t = load_torch_job(args.trace);
   const RecoveredSchedule ran = recover_torch_schedule(t, args.trace);
   const traces::TimelineAnalysis a = traces::analyze(t);
-  const MeasuredCosts m = measure(t, a);
+  // With dp > 1 each pipeline group ran the same schedule: the first one is replayed.
+  const ReplayCosts m = measure_replay_costs(t, a, ran.groups > 1 ? ran.ranks : std::vector<int>{});
+  const ReplayTerms terms;
   const schedule::Schedule& s = ran.parsed.schedule;
   const int pp = args.pp > 0 ? args.pp : s.mesh.pp;
   const int microbatches = args.microbatches > 0 ? args.microbatches : s.num_microbatches;
@@ -151,20 +63,27 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
     Row r{"as run (" +
               std::string(t.metadata.count("rank 0.pipeline_runtime") ? "torch" : "trace") + ")",
           s.num_stages, std::nullopt, ""};
-    std::vector<engine::StageTiming> stages(static_cast<size_t>(s.num_stages));
     for (int k = 0; k < s.num_stages; ++k) {
-      const auto it = m.stages.find(k);
-      if (it == m.stages.end()) {
+      if (!m.stages.count(k)) {
         throw UserError(args.trace + ": stage " + std::to_string(k) + " has no measured compute");
       }
-      stages[static_cast<size_t>(k)] = it->second;
     }
     try {
-      r.step_ns = simulate_step(s, stages, m.latency_ns);
+      r.step_ns = replay_step(
+          s, m, {.per_action = true, .same_stages = true, .same_ranks = true, .terms = terms});
     } catch (const std::exception& e) {
       r.error = e.what();
     }
     rows.push_back(std::move(r));
+    // The same schedule on the alternatives' costs: what averaging over actions loses.
+    Row mean_row{"as run, mean costs", s.num_stages, std::nullopt, ""};
+    try {
+      mean_row.step_ns = replay_step(
+          s, m, {.per_action = false, .same_stages = true, .same_ranks = true, .terms = terms});
+    } catch (const std::exception& e) {
+      mean_row.error = e.what();
+    }
+    rows.push_back(std::move(mean_row));
   }
   // Every pipeline family (the descriptor's: not the pp = 1 ones), at its default chunks per rank.
   for (size_t fi = 0; fi < schedule::kFamilies.size(); ++fi) {
@@ -180,15 +99,11 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
     Row r{std::string(schedule::name(f)), pp * config.virtual_stages, std::nullopt, ""};
     try {
       const schedule::Schedule alt = schedule::generate(config);
-      std::vector<engine::StageTiming> stages(static_cast<size_t>(alt.num_stages));
-      for (engine::StageTiming& st : stages) {
-        st.forward_ns = m.total[static_cast<size_t>(traces::Phase::kForward)] / alt.num_stages;
-        st.backward_ns = m.total[static_cast<size_t>(traces::Phase::kBackward)] / alt.num_stages;
-        st.input_grad_ns = m.total[static_cast<size_t>(traces::Phase::kInputGrad)] / alt.num_stages;
-        st.weight_grad_ns =
-            m.total[static_cast<size_t>(traces::Phase::kWeightGrad)] / alt.num_stages;
-      }
-      r.step_ns = simulate_step(alt, stages, m.latency_ns);
+      r.step_ns = replay_step(alt, m,
+                              {.per_action = false,
+                               .same_stages = alt.num_stages == s.num_stages,
+                               .same_ranks = pp == s.mesh.pp,
+                               .terms = terms});
     } catch (const std::exception& e) {
       r.error = e.what();
     }
@@ -201,7 +116,33 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
                : 0.0;
   };
   if (args.json) {
+    // The schedule that ran, replayed with each term of the cost model left out in turn.
+    nlohmann::json without = nlohmann::json::object();
+    for (const auto& [name, term] :
+         {std::pair{"host_gap", ReplayTerms{.host_gap = false, .edge = true}},
+          std::pair{"edge", ReplayTerms{.host_gap = true, .edge = false}}}) {
+      try {
+        without[name] = replay_step(
+            s, m, {.per_action = true, .same_stages = true, .same_ranks = true, .terms = term});
+      } catch (const std::exception&) {
+        without[name] = nullptr;
+      }
+    }
+    nlohmann::json gaps = nlohmann::json::object();
+    for (const auto& [stage, device] : m.stage_device) {
+      if (stage >= s.mesh.pp) break;
+      const auto g = m.host_gap_ns.find(device);
+      gaps[std::to_string(stage)] = g == m.host_gap_ns.end() ? 0 : g->second;
+    }
     nlohmann::json out = {{"measured_step_ns", measured},
+                          {"costs",
+                           {{"host_gap_ns_by_rank", gaps},
+                            {"edge_ns", m.edge_ns},
+                            {"transfer_latency_ns", m.latency_ns},
+                            {"actions_waited", m.latency_samples}}},
+                          {"as_run_without_ns", without},
+                          {"pipeline_groups", ran.groups},
+                          {"replayed_ranks", ran.ranks},
                           {"transfer_latency_ns", m.latency_ns},
                           {"pp", pp},
                           {"microbatches", microbatches},
@@ -219,9 +160,35 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
-  std::printf("measured step: %s   transfer latency: %s   pp %d, %d microbatches\n\n",
-              traces::format_duration(measured).c_str(),
-              traces::format_duration(m.latency_ns).c_str(), pp, microbatches);
+  std::printf("measured step: %s   pp %d, %d microbatches\n",
+              traces::format_duration(measured).c_str(), pp, microbatches);
+  if (ran.groups > 1) {
+    std::string ranks;
+    for (const int r : ran.ranks) ranks += " " + std::to_string(r);
+    std::printf("%d pipeline groups (dp %d): replaying the first, ranks%s\n", ran.groups,
+                ran.groups, ranks.c_str());
+  }
+  std::printf("replay costs, from the trace (docs/ACCURACY.md, \"Replaying an imported job\"):\n");
+  for (const auto& [stage, st] : m.stages) {
+    std::printf("  stage %d work   F %s  B %s  I %s  W %s\n", stage,
+                traces::format_duration(st.forward_ns).c_str(),
+                traces::format_duration(st.backward_ns).c_str(),
+                traces::format_duration(st.input_grad_ns).c_str(),
+                traces::format_duration(st.weight_grad_ns).c_str());
+  }
+  std::string gaps;
+  for (const auto& [stage, device] : m.stage_device) {
+    if (stage >= s.mesh.pp) break;
+    const auto g = m.host_gap_ns.find(device);
+    gaps += "  rank " + std::to_string(stage) + " " +
+            traces::format_duration(g == m.host_gap_ns.end() ? 0 : g->second);
+  }
+  std::printf("  host gap per compute action:%s  (%zu gaps)\n", gaps.c_str(), m.gap_samples);
+  std::printf(
+      "  transfer latency %s (mean; %zu actions waited for theirs)   outside the pipeline "
+      "%s\n\n",
+      traces::format_duration(m.latency_ns).c_str(), m.latency_samples,
+      traces::format_duration(m.edge_ns).c_str());
   std::printf("%-22s %7s %14s %12s\n", "schedule", "stages", "step", "vs measured");
   for (const Row& r : rows) {
     if (r.step_ns) {

@@ -28,16 +28,23 @@ RecoveredSchedule recover_torch_schedule(const traces::Timeline& t, const std::s
                     "GPipe's Forward/Backward, or Schedule1F1B's send/recv ops)");
   }
   RecoveredSchedule out;
+  const std::vector<std::vector<int>> groups = traces::importer::torch_pipeline_groups(t);
+  out.groups = static_cast<int>(groups.size());
+  if (groups.size() > 1) {
+    out.ranks = groups.front();
+  } else {
+    for (int r = 0; r <= orders.rbegin()->first; ++r) out.ranks.push_back(r);
+  }
   std::string compute_csv;
   bool transfers = false;
-  int expected = 0;
-  for (const auto& [rank, actions] : orders) {
-    if (rank != expected) {
-      throw UserError(path + ": no trace of rank " + std::to_string(expected) + " (ranks " +
+  for (const int rank : out.ranks) {
+    const auto found = orders.find(rank);
+    if (found == orders.end()) {
+      throw UserError(path + ": no trace of rank " + std::to_string(rank) + " (ranks " +
                       std::to_string(orders.begin()->first) + ".." +
                       std::to_string(orders.rbegin()->first) + " found)");
     }
-    ++expected;
+    const std::vector<std::string>& actions = found->second;
     std::string row, compute_row;
     for (const std::string& a : actions) {
       row += (row.empty() ? "" : ",") + a;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sim/schedule/torch_csv.h"
 #include "traces/timeline.h"
@@ -16,11 +17,16 @@ namespace meshscope::cli {
 struct RecoveredSchedule {
   std::string csv;
   schedule::TorchCsv parsed;
+  // The pipeline group recovered (the first; traces/import/torch_pipeline.h
+  // torch_pipeline_groups): its global ranks in pipeline-rank order, and how many groups ran.
+  std::vector<int> ranks;
+  int groups = 1;
 };
 
 // load_traces of a folder (or file); an unreadable trace is a UserError.
 traces::Timeline load_torch_job(const std::string& path);
 
+// The schedule of the first pipeline group (with dp > 1 every group runs the same one).
 // UserError when the traces hold no torch pipeline actions or miss a rank; `path` names them.
 RecoveredSchedule recover_torch_schedule(const traces::Timeline& t, const std::string& path);
 

@@ -57,3 +57,16 @@ for s in $schedules; do
   gzip -9 -n -f "$dir"/rank*.json
   echo "   $(ls "$dir" | tr '\n' ' ')"
 done
+
+# Two pipeline replicas (dp 2 x pp 2): each rank's distributedInfo.pg_config names its groups.
+dir="$out/dp2_Interleaved1F1B"
+rm -rf "$dir"
+echo "== dp2_Interleaved1F1B"
+if ! "$python" "$here/torch_pipeline_job.py" --schedule Interleaved1F1B --dp 2 --pp 2 \
+    --microbatches 4 --stages-per-rank 2 --hidden 16 --layers-per-stage 1 --batch 8 \
+    --out "$dir" > "$out/dp2.log" 2>&1; then
+  echo "dp2_Interleaved1F1B failed; see $out/dp2.log" >&2
+  exit 1
+fi
+rm -f "$out/dp2.log"
+gzip -9 -n -f "$dir"/rank*.json

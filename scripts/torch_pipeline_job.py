@@ -76,17 +76,31 @@ def worker(rank, args, port):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", rank=rank, world_size=args.pp)
+    dist.init_process_group("gloo", rank=rank, world_size=args.dp * args.pp)
+    # dp > 1: replica d runs pipeline ranks d*pp .. d*pp+pp-1 (its own "pp" process group); the
+    # ranks holding the same pipeline rank form a "dp" group that averages gradients after a step.
+    # Every rank creates every group (torch requires it), in the same order.
+    pp_rank, replica = rank % args.pp, rank // args.pp
+    pp_group = dp_group = None
+    if args.dp > 1:
+        for d in range(args.dp):
+            g = dist.new_group(list(range(d * args.pp, (d + 1) * args.pp)), group_desc=f"pp{d}")
+            if d == replica:
+                pp_group = g
+        for r in range(args.pp):
+            g = dist.new_group(list(range(r, args.dp * args.pp, args.pp)), group_desc=f"dp{r}")
+            if r == pp_rank:
+                dp_group = g
     v_shaped = args.schedule in V_SHAPED
     per_rank = 1 if args.schedule in SINGLE_STAGE else (2 if v_shaped else args.stages_per_rank)
     num_stages = args.pp * per_rank
-    my_stages = stages_of_rank(rank, args.pp, per_rank, v_shaped)
+    my_stages = stages_of_rank(pp_rank, args.pp, per_rank, v_shaped)
     device = torch.device("cpu")
     stages = []
     for s in my_stages:
         mod = stage_module(s, args.layers_per_stage, args.hidden)
         # Dynamic metadata mode: torch infers shapes from the first microbatch.
-        stages.append(pipe.PipelineStage(mod, s, num_stages, device))
+        stages.append(pipe.PipelineStage(mod, s, num_stages, device, group=pp_group))
     loss_fn = nn.MSELoss()
     cls = schedule_class(args.schedule)
     if args.schedule in SINGLE_STAGE:
@@ -109,6 +123,11 @@ def worker(rank, args, port):
             sched.step(x, **kwargs)
         else:
             sched.step(**kwargs)
+        if dp_group is not None:
+            for st in stages:
+                for prm in st.submod.parameters():
+                    if prm.grad is not None:
+                        dist.all_reduce(prm.grad, group=dp_group)
 
     for _ in range(args.warmup):
         one_step()
@@ -135,6 +154,7 @@ def worker(rank, args, port):
             "schedule": args.schedule,
             "class": cls.__name__,
             "pp": args.pp,
+            "dp": args.dp,
             "microbatches": args.microbatches,
             "stages_per_rank": per_rank,
             "num_stages": num_stages,
@@ -162,6 +182,7 @@ def main():
     p.add_argument("--schedule", required=True,
                    help="GPipe, 1F1B, Interleaved1F1B, ZBVZeroBubble, DualPipeV, InterleavedZeroBubble, LoopedBFS")
     p.add_argument("--pp", type=int, default=4, help="ranks (one process each)")
+    p.add_argument("--dp", type=int, default=1, help="pipeline replicas (dp x pp processes)")
     p.add_argument("--microbatches", type=int, default=4)
     p.add_argument("--stages-per-rank", type=int, default=2, help="looped schedules (V-shaped: always 2)")
     p.add_argument("--hidden", type=int, default=32)
@@ -178,7 +199,7 @@ def main():
         print(f"--batch {args.batch} is not divisible by --microbatches {args.microbatches}", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
-    mp.spawn(worker, args=(args, free_port()), nprocs=args.pp, join=True)
+    mp.spawn(worker, args=(args, free_port()), nprocs=args.dp * args.pp, join=True)
     return 0
 
 

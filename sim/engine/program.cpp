@@ -173,7 +173,7 @@ Program compile(const EngineInput& in) {
       op.stage = a.stage;
       const StageTiming& t = in.stages[a.stage];
       if (schedule::is_compute(a.kind) || a.kind == ActionKind::kOptimizerStep) {
-        op.value = compute_ns(t, a.kind);
+        op.value = in.compute_action_ns ? in.compute_action_ns(r, a) : compute_ns(t, a.kind);
       } else if (schedule::is_p2p(a.kind)) {
         // A RECV keeps its own size (0: not given) until its SEND is matched to it and checked.
         op.value = a.bytes > 0 || !schedule::is_send(a.kind) ? a.bytes : t.p2p_bytes;

@@ -57,6 +57,9 @@ bool replicas_symmetric(const EngineInput& in) {
       if (schedule::is_collective(a.kind) && in.collective_ns &&
           in.collective_ns(r, a) != in.collective_ns(rep, b))
         return false;
+      if (schedule::is_compute(a.kind) && in.compute_action_ns &&
+          in.compute_action_ns(r, a) != in.compute_action_ns(rep, b))
+        return false;
       if (schedule::is_collective(a.kind) && in.collective_tier &&
           in.collective_tier(r, a) != in.collective_tier(rep, b))
         return false;
@@ -93,6 +96,10 @@ EngineResult simulate_symmetric(const EngineInput& in, const SymmetricOptions& o
   if (in.tier_of) rin.tier_of = [&](int a, int b) { return in.tier_of(original[a], original[b]); };
   if (in.collective_ns)
     rin.collective_ns = [&](int r, const Action& a) { return in.collective_ns(original[r], a); };
+  if (in.compute_action_ns)
+    rin.compute_action_ns = [&](int r, const Action& a) {
+      return in.compute_action_ns(original[r], a);
+    };
   if (in.collective_tier)
     rin.collective_tier = [&](int r, const Action& a) {
       return in.collective_tier(original[r], a);

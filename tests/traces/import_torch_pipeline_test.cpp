@@ -292,4 +292,45 @@ INSTANTIATE_TEST_SUITE_P(Torch215, TorchFixture,
                                            "InterleavedZeroBubble", "ZBVZeroBubble", "DualPipeV"));
 
 }  // namespace
+// A dp 2 x pp 2 job: each rank's distributedInfo.pg_config (the process groups it belongs to,
+// with their global ranks) is kept as metadata "rank R.process_groups".
+TEST(TorchPipelineImport, KeepsTheProcessGroupsOfEachRank) {
+  const std::filesystem::path job = kFixtures / "dp2_Interleaved1F1B";
+  const std::vector<std::filesystem::path> one = {job / "rank2.json.gz"};
+  const Timeline t = load_traces(one);
+  EXPECT_EQ(t.metadata.at("rank 2.process_groups"), "default_pg=0,1,2,3;pp1=2,3;dp0=0,2");
+  const std::vector<std::filesystem::path> all = {job};
+  const Timeline merged = load_traces(all);
+  EXPECT_EQ(merged.metadata.at("rank 1.process_groups"), "default_pg=0,1,2,3;pp0=0,1;dp1=1,3");
+  EXPECT_EQ(merged.metadata.at("rank 3.process_groups"), "default_pg=0,1,2,3;pp1=2,3;dp1=1,3");
+}
+
+// Each pipeline group of that job is placed and paired on its own: ranks 0, 1 run replica 0 and
+// ranks 2, 3 replica 1, each with stages 0 and 2 on its first rank; every send → recv flow stays
+// inside one replica, and each replica's cross-rank sends are all paired.
+TEST(TorchPipelineImport, SeparatesThePipelineGroupsOfADataParallelJob) {
+  const std::vector<std::filesystem::path> all = {kFixtures / "dp2_Interleaved1F1B"};
+  const Timeline t = load_traces(all);
+  EXPECT_EQ(importer::torch_pipeline_groups(t), (std::vector<std::vector<int>>{{0, 1}, {2, 3}}));
+  for (const Device& d : t.devices) {
+    if (d.lanes.empty() || d.lanes[0].kind == LaneKind::kHost) continue;
+    SCOPED_TRACE(d.name);
+    EXPECT_EQ(d.coord.dp, d.rank / 2);
+    EXPECT_EQ(d.coord.pp, d.rank % 2);
+  }
+  std::map<int, int> flows_by_group;
+  for (const Flow& f : t.flows) {
+    const std::string_view from = t.span_name(t.spans[f.from]);
+    if (from != "c10d::send" && from != "gloo:send") continue;
+    const int a = t.devices[t.spans[f.from].device].rank;
+    const int b = t.devices[t.spans[f.to].device].rank;
+    EXPECT_EQ(a / 2, b / 2) << "flow from rank " << a << " to rank " << b;
+    ++flows_by_group[a / 2];
+  }
+  // 4 microbatches x (3 forward + 3 backward cross-rank hops) x 2 records (c10d op, gloo range).
+  EXPECT_EQ(flows_by_group[0], 48);
+  EXPECT_EQ(flows_by_group[1], 48);
+  EXPECT_EQ(t.metadata.at("pipeline_stage_owner"), "0 1 0 1");
+}
+
 }  // namespace meshscope::traces

@@ -174,6 +174,7 @@ class ChromeTimelineBuilder : public ChromeSink {
   // Facts from top-level members.
   std::optional<int64_t> rank_, world_size_, base_time_ns_;
   std::string backend_, gpu_model_;
+  std::string process_groups_;  // distributedInfo.pg_config (chrome_builder_finish.cpp)
   std::vector<StepWindow> header_steps_;
   std::map<std::string, std::string> header_metadata_;
 };

@@ -23,6 +23,34 @@ bool id_less(const IdKey& a, const IdKey& b) {
   return a.value < b.value;
 }
 
+// torch's distributedInfo.pg_config: a list of {"pg_name", "pg_desc", "ranks", ...}, one per
+// process group ("ranks" a list of global ranks, or a string of one in older torch). Written as
+// "desc=r,r,...;desc=r,..." (metadata "process_groups"); groups without a list of ranks, or whose
+// description would break that text, are left out.
+std::string process_groups_of(std::string_view raw) {
+  const auto info = nlohmann::json::parse(raw, nullptr, /*allow_exceptions=*/false);
+  if (!info.is_object() || !info.contains("pg_config") || !info["pg_config"].is_array()) return "";
+  std::string out;
+  for (const auto& g : info["pg_config"]) {
+    if (!g.is_object() || !g.contains("ranks") || !g["ranks"].is_array()) continue;
+    std::string desc =
+        g.contains("pg_desc") && g["pg_desc"].is_string()
+            ? g["pg_desc"].get<std::string>()
+            : (g.contains("pg_name") && g["pg_name"].is_string() ? g["pg_name"].get<std::string>()
+                                                                 : std::string());
+    if (desc.empty() || desc.find_first_of(";=,") != std::string::npos) continue;
+    std::string ranks;
+    bool ok = !g["ranks"].empty();
+    for (const auto& r : g["ranks"]) {
+      if (!r.is_number_integer()) ok = false;
+      if (!ok) break;
+      ranks += (ranks.empty() ? "" : ",") + std::to_string(r.get<int64_t>());
+    }
+    if (ok) out += (out.empty() ? "" : ";") + desc + "=" + ranks;
+  }
+  return out;
+}
+
 std::string trim(std::string s) {
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
@@ -51,6 +79,7 @@ void ChromeTimelineBuilder::on_member(const ChromeMember& m) {
     if (const JsonScalar* v = m.member("backend"); v != nullptr && v->is_string()) {
       backend_ = std::string(v->text);
     }
+    process_groups_ = process_groups_of(m.raw);
   } else if (m.key == "baseTimeNanoseconds") {
     int64_t x = 0;
     if (m.value.is_number() && number_text_to_int(m.value.text, x)) {
@@ -415,6 +444,7 @@ void ChromeTimelineBuilder::fill_metadata(const ChromeReadSummary& summary) {
     if (world_size_) tl_.metadata["world_size"] = std::to_string(*world_size_);
     if (base_time_ns_) tl_.metadata["base_time_ns"] = std::to_string(*base_time_ns_);
     if (!backend_.empty()) tl_.metadata["backend"] = backend_;
+    if (!process_groups_.empty()) tl_.metadata["process_groups"] = process_groups_;
     if (!gpu_model_.empty()) tl_.metadata["gpu"] = gpu_model_;
   }
   note_warnings(tl_, report_);

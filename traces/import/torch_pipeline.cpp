@@ -282,45 +282,139 @@ TorchPipelineLabels label_torch_pipeline(Timeline& t) {
   return out;
 }
 
-std::map<int, std::vector<std::string>> torch_action_orders(const Timeline& t) {
-  std::map<int, std::vector<std::string>> out;
-  const auto split = [](const std::string& text) {
-    std::vector<std::string> tokens;
-    size_t i = 0;
-    while (i < text.size()) {
-      const size_t j = std::min(text.find(' ', i), text.size());
-      if (j > i) tokens.push_back(text.substr(i, j - i));
-      i = j + 1;
-    }
-    return tokens;
-  };
+namespace {
+
+// The metadata `name` of every rank of a merged Timeline ("rank R.name"), or of a single one.
+std::map<int, std::string> per_rank_metadata(const Timeline& t, std::string_view name) {
+  std::map<int, std::string> out;
   for (const auto& [key, value] : t.metadata) {
-    if (key == "pipeline_actions") {
-      out[static_cast<int>(metadata_int(t, "rank").value_or(0))] = split(value);
+    if (key == name) {
+      out[static_cast<int>(metadata_int(t, "rank").value_or(0))] = value;
       continue;
     }
-    constexpr std::string_view kSuffix = ".pipeline_actions";
-    if (!key.starts_with("rank ") || !key.ends_with(kSuffix)) continue;
-    const std::string number = key.substr(5, key.size() - 5 - kSuffix.size());
+    if (!key.starts_with("rank ") || key.size() < 6 + name.size() || !key.ends_with(name) ||
+        key[key.size() - name.size() - 1] != '.') {
+      continue;
+    }
+    const std::string number = key.substr(5, key.size() - 5 - name.size() - 1);
     int rank = 0;
     const auto r = std::from_chars(number.data(), number.data() + number.size(), rank);
     if (r.ec != std::errc() || r.ptr != number.data() + number.size()) continue;
-    out[rank] = split(value);
+    out[rank] = value;
   }
   return out;
 }
 
+std::vector<int> parse_int_list(std::string_view text, char sep) {
+  std::vector<int> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t j = std::min(text.find(sep, i), text.size());
+    int v = 0;
+    const auto r = std::from_chars(text.data() + i, text.data() + j, v);
+    if (r.ec == std::errc() && r.ptr == text.data() + j) out.push_back(v);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<int, std::vector<std::string>> torch_action_orders(const Timeline& t) {
+  std::map<int, std::vector<std::string>> out;
+  for (const auto& [rank, value] : per_rank_metadata(t, "pipeline_actions")) {
+    std::vector<std::string> tokens;
+    size_t i = 0;
+    while (i < value.size()) {
+      const size_t j = std::min(value.find(' ', i), value.size());
+      if (j > i) tokens.push_back(value.substr(i, j - i));
+      i = j + 1;
+    }
+    out[rank] = std::move(tokens);
+  }
+  return out;
+}
+
+std::vector<std::vector<int>> torch_pipeline_groups(const Timeline& t) {
+  const std::map<int, std::string> stages_text = per_rank_metadata(t, "pipeline_stages");
+  std::map<int, std::set<int>> stages;
+  for (const auto& [rank, text] : stages_text) {
+    const std::vector<int> v = parse_int_list(text, ' ');
+    stages[rank] = std::set<int>(v.begin(), v.end());
+  }
+  std::vector<std::vector<int>> groups;
+  std::set<int> placed;
+  for (const auto& [rank, text] : per_rank_metadata(t, "process_groups")) {
+    if (placed.count(rank) || !stages.count(rank)) continue;
+    // Its pipeline group: a group of 2+ ranks that is not every rank, whose members all ran
+    // stages of this job and no two the same stage (a data-parallel group's members run the
+    // same stages).
+    size_t i = 0;
+    while (i < text.size()) {
+      const size_t j = std::min(text.find(';', i), text.size());
+      const std::string_view group(text.data() + i, j - i);
+      i = j + 1;
+      const size_t eq = group.find('=');
+      if (eq == std::string_view::npos) continue;
+      const std::vector<int> members = parse_int_list(group.substr(eq + 1), ',');
+      if (members.size() < 2 || members.size() >= stages.size()) continue;
+      std::set<int> seen;
+      bool disjoint = true;
+      for (const int m : members) {
+        const auto st = stages.find(m);
+        if (st == stages.end()) {
+          disjoint = false;
+          break;
+        }
+        for (const int s : st->second) disjoint = disjoint && seen.insert(s).second;
+      }
+      if (!disjoint) continue;
+      groups.push_back(members);
+      placed.insert(members.begin(), members.end());
+      break;
+    }
+  }
+  if (groups.empty() || placed.size() != stages.size()) {
+    std::vector<int> all;
+    for (const auto& [rank, st] : stages) all.push_back(rank);
+    return {all};
+  }
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
 size_t pair_torch_transfers(Timeline& t) {
-  // Which rank ran each stage: from the spans of compute phases.
-  std::map<int, int> owner;
+  // The pipeline group of each rank, and its index in that group (its pipeline rank).
+  const std::vector<std::vector<int>> groups = torch_pipeline_groups(t);
+  std::map<int, std::pair<int, int>> group_of;  // rank -> (group, pipeline rank)
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (size_t k = 0; k < groups[g].size(); ++k) {
+      group_of[groups[g][k]] = {static_cast<int>(g), static_cast<int>(k)};
+    }
+  }
+  const auto group_index = [&](int rank) {
+    const auto it = group_of.find(rank);
+    return it == group_of.end() ? 0 : it->second.first;
+  };
+  if (groups.size() > 1) {
+    for (Device& d : t.devices) {
+      const auto it = group_of.find(d.rank);
+      if (it == group_of.end()) continue;
+      d.coord.dp = it->second.first;
+      d.coord.pp = it->second.second;
+    }
+  }
+  // Which rank ran each stage of each group: from the spans of compute phases.
+  std::map<std::pair<int, int>, int> owner;  // (group, stage) -> rank
   for (const Span& s : t.spans) {
     if (s.stage < 0 || s.phase == Phase::kNone || s.kind != SpanKind::kAnnotation) continue;
-    owner.emplace(s.stage, t.devices[s.device].rank);
+    const int rank = t.devices[s.device].rank;
+    owner.emplace(std::pair{group_index(rank), static_cast<int>(s.stage)}, rank);
   }
   if (owner.empty()) return 0;
   enum class Record : uint8_t { kC10dOp, kGlooRange, kDeviceTransfer };
   // (record, from stage, to stage, phase, microbatch) -> spans in time order.
-  using Key = std::tuple<Record, int, int, Phase, int32_t>;
+  using Key = std::tuple<int, Record, int, int, Phase, int32_t>;  // group first
   std::map<Key, std::vector<std::pair<int64_t, uint32_t>>> sends, recvs;
   for (uint32_t i = 0; i < t.spans.size(); ++i) {
     const Span& s = t.spans[i];
@@ -343,9 +437,11 @@ size_t pair_torch_transfers(Timeline& t) {
     const int from = send ? s.stage : s.stage - step;
     const int to = send ? s.stage + step : s.stage;
     // Between stages of one rank torch passes tensors locally (the V-shape's turn).
-    const auto fo = owner.find(from), tt = owner.find(to);
+    const int group = group_index(t.devices[s.device].rank);
+    const auto fo = owner.find({group, from}), tt = owner.find({group, to});
     if (fo == owner.end() || tt == owner.end() || fo->second == tt->second) continue;
-    (send ? sends : recvs)[{*record, from, to, s.phase, s.microbatch}].push_back({s.begin_ns, i});
+    (send ? sends : recvs)[{group, *record, from, to, s.phase, s.microbatch}].push_back(
+        {s.begin_ns, i});
   }
   size_t added = 0;
   for (auto& [key, list] : sends) {
@@ -359,9 +455,9 @@ size_t pair_torch_transfers(Timeline& t) {
       ++added;
     }
   }
-  std::string owners;
-  for (const auto& [stage, rank] : owner) {
-    owners += (owners.empty() ? "" : " ") + std::to_string(rank);
+  std::string owners;  // the first pipeline group's
+  for (const auto& [key, rank] : owner) {
+    if (key.first == 0) owners += (owners.empty() ? "" : " ") + std::to_string(rank);
   }
   t.metadata["pipeline_stage_owner"] = owners;
   // The job's shape as far as the trace shows it: stages and their ranks, microbatches. dp and tp

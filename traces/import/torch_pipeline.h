@@ -23,7 +23,8 @@
 //              Time in a compute action outside its ops (waiting for the input, python) and in
 //              transfer actions stays idle, as in meshscope's own traces, where a compute span
 //              starts when its input is ready.
-//   mesh       the rank's devices get mesh coordinate dp 0, pp = rank, tp 0 (one pipeline).
+//   mesh       the rank's devices get mesh coordinate dp 0, pp = rank, tp 0 (one pipeline);
+//              with dp > 1, pair_torch_transfers gives them their pipeline group and place in it.
 //   metadata   "pipeline_actions": the first step's actions in order, space-separated, as torch
 //              writes them (a single-stage schedule — GPipe, 1F1B — ends with the REDUCE_GRAD and
 //              WAIT_REDUCE_GRAD its runtime does after the last backward without a range, as
@@ -32,7 +33,9 @@
 // pass goes to stage s+1, in the backward pass to s-1; it is paired with the recv of that stage,
 // phase and microbatch on the rank that ran it, the k-th send with the k-th recv. Pairs are made
 // within one kind of record: c10d::send -> c10d::recv_ ops, gloo:send -> gloo:recv ranges, GPU
-// kSend -> kRecv spans. metadata "pipeline_stage_owner": the rank of each stage, in stage order.
+// kSend -> kRecv spans. metadata "pipeline_stage_owner": the rank of each stage, in stage order
+// (of the first pipeline group). With dp > 1 each pipeline group (torch_pipeline_groups) has
+// its own placement and pairs only within itself.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +57,15 @@ struct TorchPipelineLabels {
 // as it is (actions == 0).
 TorchPipelineLabels label_torch_pipeline(Timeline& t);
 
-// Adds send -> recv flows across the ranks of a merged Timeline; returns how many.
+// The pipeline groups of a merged Timeline, each its global ranks in pipeline-rank order: from
+// each rank's distributedInfo.pg_config (metadata "process_groups"), the group of 2+ ranks (not
+// every rank) whose members ran disjoint stages; one group of every rank when the traces name
+// none (dp = 1). Sorted by first rank.
+std::vector<std::vector<int>> torch_pipeline_groups(const Timeline& t);
+
+// Adds send -> recv flows across the ranks of a merged Timeline, within each pipeline group, and
+// gives each device its group as dp and its place in it as pp (when there are 2+ groups);
+// returns how many flows.
 size_t pair_torch_transfers(Timeline& t);
 
 // What a trace of a torch pipelining job says of its schedule: each rank's actions in order
