@@ -73,14 +73,18 @@ ComputeModel::ComputeModel(const Hardware& hw, Precision precision, const Calibr
 }
 
 double ComputeModel::efficiency(const model::OpCost& op) const {
+  // Tensor-core work at the power limit runs at the sustained share of its burst rate (the
+  // catalog's `sustained`: a training step keeps the GPU at its power limit, where the SM clock
+  // settles below the boost clock the burst figures were measured at).
+  const double sustained = hw_.efficiency.sustained;
   switch (op.kind) {
     case model::OpKind::kGemm:
-      return gemm_efficiency(hw_, op.m, op.n, op.k, batch_of(op));
+      return sustained * gemm_efficiency(hw_, op.m, op.n, op.k, batch_of(op));
     case model::OpKind::kConv:
-      return hw_.efficiency.conv * gemm_efficiency(hw_, op.m, op.n, op.k, batch_of(op)) /
-             hw_.efficiency.gemm_max;
+      return sustained * hw_.efficiency.conv *
+             gemm_efficiency(hw_, op.m, op.n, op.k, batch_of(op)) / hw_.efficiency.gemm_max;
     case model::OpKind::kAttention:
-      return hw_.efficiency.attention;
+      return sustained * hw_.efficiency.attention;
     default:
       // Elementwise, norms and losses are memory-bound; their FLOPs run at the vector rate.
       return hw_.efficiency.gemm_max;

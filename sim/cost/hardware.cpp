@@ -105,7 +105,8 @@ Hardware parse_hardware(const json& j, const std::string& where) {
       if (f > 1) fail(w, "attention_flash*", "efficiencies must be in (0, 1]");
     ef.conv = number_or(e, "conv", w, ef.conv);
     ef.memory = number_or(e, "memory", w, ef.memory);
-    for (double f : {ef.gemm_max, ef.attention, ef.conv, ef.memory})
+    ef.sustained = number_or(e, "sustained", w, ef.sustained);
+    for (double f : {ef.gemm_max, ef.attention, ef.conv, ef.memory, ef.sustained})
       if (f <= 0 || f > 1) fail(w, "*", "efficiencies must be in (0, 1]");
     if (ef.tile_m < 1 || ef.tile_n < 1) fail(w, "tile_m", "tiles must be >= 1");
   }

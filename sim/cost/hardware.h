@@ -51,6 +51,10 @@ struct Efficiency {
   double attention_flash3 = 0;  // FlashAttention-3 (Hopper only; 0: none, FA2's rate is used)
   double conv = 0.6;            // convolutions (implicit GEMM), fraction of peak
   double memory = 0.85;         // streaming kernels, fraction of memory bandwidth
+  // Fraction of the burst rates above (gemm_max, attention, conv: short benchmarks at boost
+  // clock) that tensor-core work sustains once the GPU runs at its power limit, as a training
+  // step does (its SM clock settles below boost). 1: no public sustained figure.
+  double sustained = 1.0;
 };
 
 struct Hardware {

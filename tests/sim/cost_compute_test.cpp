@@ -48,6 +48,27 @@ TEST(CostCompute, OpTimeIsTheRooflineMaximumPlusLaunch) {
   EXPECT_NEAR(cm.op_seconds(add), 8e9 / (1e12 * 0.5) + 1e-6, 1e-12);  // memory-bound
 }
 
+TEST(CostCompute, SustainedShareSlowsTensorCoreWorkNotStreaming) {
+  // A GPU at its power limit runs tensor-core work at the catalog's sustained share of the burst
+  // rates; memory-bound work is priced from bandwidth and does not change.
+  Hardware hw = toy();
+  hw.efficiency.sustained = 0.5;
+  hw.launch_overhead_ns = 0;
+  const ComputeModel burst(toy(), Precision::kBf16);
+  const ComputeModel held(hw, Precision::kBf16);
+  model::OpCost gemm{"g", model::OpKind::kGemm, 2.0 * 1280 * 1280 * 4096, 1e6, 1280, 1280, 4096};
+  EXPECT_NEAR(held.op_seconds(gemm), gemm.flops / (100e12 * 0.8 * 0.5), 1e-15);
+  model::OpCost attn{"a", model::OpKind::kAttention, 1e12, 1e6};
+  EXPECT_NEAR(held.efficiency(attn), 0.5 * burst.efficiency(attn), 1e-15);
+  model::OpCost add{"add", model::OpKind::kElementwise, 1e6, 8e9};
+  EXPECT_NEAR(held.op_seconds(add), 8e9 / (1e12 * 0.5), 1e-12);
+  // The Hopper entries carry the sustained share published for the H200 (ml-engineering's
+  // MSMF / MAMF, catalog sources); the A100 has no published figure.
+  EXPECT_DOUBLE_EQ(find_hardware("h100-sxm").efficiency.sustained, 0.848);
+  EXPECT_DOUBLE_EQ(find_hardware("h200-sxm").efficiency.sustained, 0.848);
+  EXPECT_DOUBLE_EQ(find_hardware("a100-80gb").efficiency.sustained, 1.0);
+}
+
 TEST(CostCompute, CalibratedPhaseReplacesTheOpModel) {
   Calibration cal;
   cal.phases[static_cast<size_t>(traces::Phase::kForward)].flops_per_s = 1e9;

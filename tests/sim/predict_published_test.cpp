@@ -46,8 +46,8 @@ const std::vector<Row>& rows() {
       // prices Megatron's interleaved warm-up (143 chunks in flight on rank 1), 86.9 GiB: more than
       // 80 GiB. Meta's modified schedule bounds the microbatches in flight (its N, Figure 6),
       // which the simulator's interleaved schedule does not have.
-      {"llama3-405b.json", Metric::kTflopsPerGpu, 430, 0.26, false},
-      {"llama3-405b-16k.json", Metric::kTflopsPerGpu, 400, 0.26},
+      {"llama3-405b.json", Metric::kTflopsPerGpu, 430, 0.15, false},
+      {"llama3-405b-16k.json", Metric::kTflopsPerGpu, 400, 0.15},
       {"llmfoundry-mpt1b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 20513, 0.14},
       {"llmfoundry-mpt3b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 10811, 0.13},
       {"llmfoundry-mpt7b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 4641, 0.14},
@@ -55,11 +55,11 @@ const std::vector<Row>& rows() {
       {"llmfoundry-mpt30b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 916, 0.04},
       {"llmfoundry-mpt7b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 3206, 0.05},
       {"llmfoundry-mpt70b-s2048-64xa100.json", Metric::kTokensPerSecondPerGpu, 410, 0.12},
-      {"llmfoundry-mpt7b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 10643, 0.26},
-      {"llmfoundry-mpt13b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 4792, 0.31},
-      {"llmfoundry-mpt13b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 4800, 0.32},
-      {"llmfoundry-mpt3b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 20964, 0.19},
-      {"llmfoundry-mpt30b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 2002, 0.23},
+      {"llmfoundry-mpt7b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 10643, 0.13},
+      {"llmfoundry-mpt13b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 4792, 0.21},
+      {"llmfoundry-mpt13b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 4800, 0.21},
+      {"llmfoundry-mpt3b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 20964, 0.06},
+      {"llmfoundry-mpt30b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 2002, 0.10},
       {"torchtitan-llama3-8b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2973, 0.15},
       {"torchtitan-llama3-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 331, 0.14},
       {"torchtitan-llama2-13b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2162, 0.17},
@@ -74,16 +74,25 @@ const std::vector<Row>& rows() {
        true},
       {"llmfoundry-mpt13b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 2060, 0.03, true,
        true},
-      {"llmfoundry-mpt1b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 45455, 0.25, true,
+      {"llmfoundry-mpt1b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 45455, 0.14, true,
        true},
-      {"llmfoundry-mpt7b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 8611, 0.12, true,
+      {"llmfoundry-mpt7b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 8611, 0.04, true,
+       true},
+      // Held back, second set: added after the sustained-clock change (catalog `sustained`).
+      {"llmfoundry-mpt3b-s2048-16xh100.json", Metric::kTokensPerSecondPerGpu, 24142, 0.11, true,
+       true},
+      {"llmfoundry-mpt13b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 4717, 0.03, true,
+       true},
+      {"llmfoundry-mpt7b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 3684, 0.02, true,
+       true},
+      {"llmfoundry-mpt1b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 13814, 0.07, true,
        true},
   };
   return r;
 }
 
-// How many of the 6 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 4;
+// How many of the 10 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
+constexpr int kHeldBackInsideTheirRange = 7;
 
 struct Result {
   Summary summary;
@@ -182,7 +191,7 @@ TEST(PredictPublished, HeldBackRowsAgainstTheRangesPrinted) {
     inside += in;
     ++total;
   }
-  EXPECT_EQ(total, 6);
+  EXPECT_EQ(total, 10);
   EXPECT_EQ(inside, kHeldBackInsideTheirRange);
 }
 
