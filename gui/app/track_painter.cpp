@@ -2,6 +2,7 @@
 #include "gui/app/track_painter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "gui/view/activity.h"
@@ -18,6 +19,8 @@ constexpr ImU32 kDarkText = IM_COL32(20, 20, 20, 255);
 constexpr ImU32 kMarked = IM_COL32(255, 235, 59, 255);
 constexpr ImU32 kSelected = IM_COL32(255, 255, 255, 255);
 constexpr ImU32 kFlow = IM_COL32(236, 239, 241, 170);
+// Idle spans inside a folded box: the bubble red, dimmed so it never reads as a whole bubble.
+constexpr ImU32 kFoldedIdle = IM_COL32(120, 40, 40, 255);
 // Labels are only tried on boxes at least this wide: cheaper than measuring every box's text.
 constexpr float kMinLabelPx = 14;
 constexpr float kLaneIndentPx = 12;  // lane labels sit indented under their device's header
@@ -138,7 +141,24 @@ void TrackPainter::paint_row(const PaintTarget& target, const Run& run, size_t r
     ++stats.boxes;
     if (b.folded()) {
       ++stats.folded;
-      dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, bottom), kFoldedColor);
+      // Not one grey bar (a 76%-idle row would look busy): per 2-pixel column, grey up from the
+      // bottom as high as the share of the column that is busy, the idle spans' share as a dim
+      // red from the top, gaps left as background.
+      const int64_t t0 = axis.t_of(b.x0), t1 = axis.t_of(std::max(b.x1, b.x0 + 1.0f));
+      const auto columns = static_cast<size_t>(std::max(1.0f, std::round((x1 - x0) / 2)));
+      shares_.clear();
+      coverage_columns(t, row, t0, t1, columns, shares_);
+      const float cw = (x1 - x0) / static_cast<float>(shares_.size());
+      for (size_t c = 0; c < shares_.size(); ++c) {
+        const float cx0 = x0 + cw * static_cast<float>(c), cx1 = cx0 + cw;
+        const float hb = (bottom - top) * std::clamp(shares_[c].busy, 0.0f, 1.0f);
+        const float hi = (bottom - top) * std::clamp(shares_[c].idle, 0.0f, 1.0f);
+        if (hi >= 0.5f) dl->AddRectFilled(ImVec2(cx0, top), ImVec2(cx1, top + hi), kFoldedIdle);
+        if (shares_[c].busy > 0) {
+          dl->AddRectFilled(ImVec2(cx0, std::min(bottom - 1, bottom - hb)), ImVec2(cx1, bottom),
+                            kFoldedColor);
+        }
+      }
       if (x1 - x0 >= kMinLabelPx * 2) {
         const std::string n = std::to_string(b.count);
         if (ImGui::CalcTextSize(n.c_str()).x + 4 < x1 - x0) {

@@ -64,6 +64,7 @@ class TrackPainter {
   std::vector<Box> boxes_;
   std::vector<Box> hover_boxes_;
   std::vector<uint32_t> flows_;
+  std::vector<ColumnShare> shares_;
 };
 
 ImU32 darker(ImU32 c, float factor);
