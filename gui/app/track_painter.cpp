@@ -93,6 +93,7 @@ PaintStats TrackPainter::paint(const PaintTarget& target, const Run& run, const 
     boxes_.clear();
   }
   if (options.flows) paint_flows(target, run, layout, axis, options, stats);
+  if (options.critical) paint_critical(target, run, layout, axis, *options.critical);
   return stats;
 }
 
@@ -190,6 +191,46 @@ void TrackPainter::paint_row(const PaintTarget& target, const Run& run, size_t r
       dl->AddText(nullptr, 0, ImVec2(tx, top + (bottom - top - ImGui::GetFontSize()) / 2),
                   light(fill) ? kDarkText : kText, label.c_str(), nullptr, 0, &clip);
       break;
+    }
+  }
+  dl->PopClipRect();
+}
+
+void TrackPainter::paint_critical(const PaintTarget& target, const Run& run,
+                                  const RowLayout& layout, const TimeAxis& axis,
+                                  const std::vector<traces::CriticalPath>& paths) {
+  const traces::Timeline& t = run.timeline;
+  ImDrawList* dl = target.draw_list;
+  const float ox = target.origin.x;
+  const float w = static_cast<float>(axis.width_px());
+  dl->PushClipRect(ImVec2(ox, target.clip_top), ImVec2(ox + w, target.clip_bottom), true);
+  const float h = layout.options().row_px;
+  auto x_at = [&](int64_t ns) {
+    return ox + static_cast<float>(std::clamp(axis.x_of(ns), -10.0, axis.width_px() + 10.0));
+  };
+  auto row_mid = [&](uint32_t span) {
+    const size_t r = run.index->row_of(span);
+    return target.origin.y + layout.row_top(r) +
+           (layout.row_shown(r) ? h / 2 : layout.options().header_px / 2);
+  };
+  const int64_t view0 = axis.begin_ns(), view1 = axis.end_ns();
+  for (const traces::CriticalPath& p : paths) {
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      const traces::Span& s = t.spans[p.steps[i].span];
+      const size_t r = run.index->row_of(p.steps[i].span);
+      if (s.end_ns >= view0 && s.begin_ns <= view1 && layout.row_shown(r)) {
+        const float y = target.origin.y + layout.row_top(r);
+        const float x0 = x_at(s.begin_ns), x1 = std::max(x_at(s.end_ns), x0 + 2);
+        dl->AddRect(ImVec2(x0, y + 1), ImVec2(x1, y + h - 1), kCriticalColor, 0, 0, 2);
+      }
+      if (i == 0) continue;
+      // The link from the dependency: its release (the earlier of its end and this begin) to
+      // this span's begin, row to row.
+      const traces::Span& prev = t.spans[p.steps[i - 1].span];
+      const int64_t release = std::min(prev.end_ns, s.begin_ns);
+      if (std::max(release, s.begin_ns) < view0 || std::min(release, s.begin_ns) > view1) continue;
+      dl->AddLine(ImVec2(x_at(release), row_mid(p.steps[i - 1].span)),
+                  ImVec2(x_at(s.begin_ns), row_mid(p.steps[i].span)), kCriticalColor, 2.0f);
     }
   }
   dl->PopClipRect();

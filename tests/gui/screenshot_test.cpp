@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "gui/app/app.h"
 #include "gui/app/headless.h"
+#include "gui/app/track_painter.h"
 #include "gui/view/activity.h"
 #include "gui/view/synthetic.h"
 #include "tests/gui/pixel_check.h"
@@ -133,6 +135,56 @@ TEST(Screenshot, FoldedBoxesOfAnImportedGpuRowShowItsBusyShare) {
   const double shown = static_cast<double>(ink) / area;
   EXPECT_NEAR(shown, expected, 0.06) << "busy share " << expected << ", drawn " << shown;
   EXPECT_LT(expected, 0.5);  // the trace's GPU is mostly idle: the check has teeth
+}
+
+// The critical-path toggle on the same trace: off, no magenta anywhere; on, every span of the path
+// that lies in a shown row is outlined where it starts (traces::critical_paths decides the path).
+TEST(Screenshot, CriticalPathToggleOutlinesThePathsSpans) {
+  if (!have_display())
+    GTEST_SKIP() << "no X display: ctest runs this under Xvfb when xvfb is installed";
+  App app;
+  app.session().add_run(load_run(std::string(MESHSCOPE_SOURCE_DIR) +
+                                 "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz"));
+  ScreenshotOptions o;
+  o.width = 1280;
+  o.height = 720;
+  o.flows = false;
+  const uint32_t magenta = kCriticalColor;
+  const Image off = render_frames(app, o);
+  EXPECT_EQ(count_color(off, 0, 0, off.width, off.height, magenta), 0);
+  o.critical_path = true;
+  const Image on = render_frames(app, o);
+  EXPECT_GT(count_color(on, 0, 0, on.width, on.height, magenta), 200);
+  const TimelineView& view = app.timeline();
+  const gui::Run& run = *app.session().runs[0];
+  ASSERT_FALSE(view.critical_paths().empty());
+  // The path's longest span on the GPU (the host rows start collapsed), zoomed to so it is wide.
+  std::optional<uint32_t> longest;
+  for (const traces::CriticalPath& p : view.critical_paths()) {
+    for (const traces::PathStep& st : p.steps) {
+      const traces::Span& s = run.timeline.spans[st.span];
+      if (!view.layout().row_shown(run.index->row_of(st.span))) continue;
+      if (!longest || s.duration_ns() > run.timeline.spans[*longest].duration_ns())
+        longest = st.span;
+    }
+  }
+  ASSERT_TRUE(longest) << "no path span on the GPU";
+  const traces::Span& s = run.timeline.spans[*longest];
+  const double len = static_cast<double>(run.end_ns() - run.begin_ns());
+  const double from = static_cast<double>(s.begin_ns - run.begin_ns()) / len;
+  const double to = static_cast<double>(s.end_ns - run.begin_ns()) / len;
+  o.range = std::pair{std::max(0.0, from - (to - from)), std::min(1.0, to + (to - from))};
+  const Image zoomed = render_frames(app, o);
+  const size_t r = run.index->row_of(*longest);
+  const int top = static_cast<int>(view.screen_row_top(r));
+  const int bottom = top + static_cast<int>(view.layout().options().row_px);
+  const int x = static_cast<int>(view.screen_x(s.begin_ns));
+  const int x_end = static_cast<int>(view.screen_x(s.end_ns));
+  ASSERT_GT(x_end - x, 20);
+  EXPECT_GT(count_color(zoomed, x - 1, top, x + 2, bottom, magenta), 4)
+      << "no outline at the begin of " << run.timeline.span_name(s);
+  EXPECT_GT(count_color(zoomed, x + 3, top, x_end - 3, top + 3, magenta), (x_end - x) / 2)
+      << "no outline along the top of " << run.timeline.span_name(s);
 }
 
 TEST(Screenshot, MeshCellsShowTheBubbleForIdleDevicesOnly) {
