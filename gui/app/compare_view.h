@@ -27,6 +27,7 @@ class CompareView {
 
  private:
   void reset_for(const Run& a, const Run& b);
+  void build_layouts(const RowLayoutOptions& options);
   void draw_table(const CompareModel& m);
 
   const Run* a_ = nullptr;
@@ -34,6 +35,7 @@ class CompareView {
   CompareModel model_;
   TimeAxis axis_;  // on a's clock; b is drawn through axis_.shifted(-model_.b_to_a_shift_ns)
   RowLayout layout_a_, layout_b_;
+  bool compact_ = false;  // rows at 16 px: both runs did not fit at the default height
   float scroll_a_ = 0, scroll_b_ = 0;
   bool shared_axis_ = true;
   TrackPainter painter_;
