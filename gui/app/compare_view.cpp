@@ -161,8 +161,10 @@ void CompareView::draw_pair(const Run& a, const Run& b, const char* label_a, con
   const Half halves[] = {
       {a, layout_a_, axis_, scroll_a_, label_a, min.y + TimelineView::kRulerPx},
       {b, layout_b_, axis_b, scroll_b_, label_b, min.y + TimelineView::kRulerPx + half}};
+  rows_fit_ = true;
   for (const Half& h : halves) {
     const float rows_h = (&h == &halves[0] ? half : space - half) - kTitlePx;
+    rows_fit_ = rows_fit_ && h.layout.total_px() <= rows_h;
     h.scroll = std::clamp(h.scroll, 0.0f, std::max(0.0f, h.layout.total_px() - rows_h));
     dl->AddRectFilled(ImVec2(min.x, h.top), ImVec2(min.x + size.x, h.top + kTitlePx),
                       IM_COL32(60, 64, 90, 255));

@@ -187,6 +187,23 @@ TEST(Screenshot, CriticalPathToggleOutlinesThePathsSpans) {
       << "no outline along the top of " << run.timeline.span_name(s);
 }
 
+// At 1280x720 the compare view shows every row of both runs: the imported trace (its host
+// collapsed) above a 4-stage pipeline; a fixed half each cut the last rank off.
+TEST(Screenshot, CompareFitsAnImportedTraceAndAFourStagePipelineAt1280x720) {
+  if (!have_display())
+    GTEST_SKIP() << "no X display: ctest runs this under Xvfb when xvfb is installed";
+  App app;
+  app.session().add_run(load_run(std::string(MESHSCOPE_SOURCE_DIR) +
+                                 "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz"));
+  app.session().add_run(make_run(pipeline(), "pipeline"));
+  ScreenshotOptions o;
+  o.width = 1280;
+  o.height = 720;
+  o.view = ViewKind::kCompare;
+  render_frames(app, o);
+  EXPECT_TRUE(app.compare().rows_fit());
+}
+
 TEST(Screenshot, MeshCellsShowTheBubbleForIdleDevicesOnly) {
   if (!have_display())
     GTEST_SKIP() << "no X display: ctest runs this under Xvfb when xvfb is installed";
