@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   int frames = 3;
   double playhead = -1;
   size_t synthetic = 0;
-  bool bench = false, no_flows = false;
+  bool bench = false, no_flows = false, critical_path = false;
   meshscope::gui::BenchOptions bench_options;
   cli.add_option(
       "traces", traces,
@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   cli.add_option("--playhead", playhead, "replay: put the playhead at this fraction of the step")
       ->check(CLI::Range(0.0, 1.0));
   cli.add_flag("--no-flows", no_flows, "do not draw send -> recv arrows");
+  cli.add_flag("--critical-path", critical_path, "highlight the critical path in the timeline");
   cli.add_option("--synthetic", synthetic,
                  "also open a synthetic 1F1B trace of about this many spans");
   cli.add_flag("--bench", bench, "print frame-build times at several zoom levels and exit");
@@ -138,6 +139,7 @@ int main(int argc, char** argv) {
       o.height = height;
       o.view = *view_kind;
       o.flows = !no_flows;
+      o.critical_path = critical_path;
       if (playhead >= 0) o.playhead = playhead;
       if (!range.empty()) o.range = fractions;
       meshscope::gui::take_screenshot(app, o);

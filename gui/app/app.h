@@ -38,6 +38,7 @@ class App {
   bool busy() const { return whatif_.busy(); }
 
   TimelineView& timeline() { return timeline_; }
+  const CompareView& compare() const { return compare_; }
   const MeshView& mesh() const { return mesh_; }
 
  private:

@@ -35,6 +35,16 @@ bool run_combo(const char* label, const Session& session, size_t& index) {
 
 }  // namespace
 
+void CompareView::build_layouts(const RowLayoutOptions& o) {
+  // As in the timeline: accelerators first, host-only devices collapsed.
+  const Run& a = *a_;
+  const Run& b = *b_;
+  layout_a_ = RowLayout(*a.index, a.timeline.devices.size(), o, collapsed_by_default(a.timeline),
+                        device_display_order(a.timeline));
+  layout_b_ = RowLayout(*b.index, b.timeline.devices.size(), o, collapsed_by_default(b.timeline),
+                        device_display_order(b.timeline));
+}
+
 void CompareView::reset_for(const Run& a, const Run& b) {
   a_ = &a;
   b_ = &b;
@@ -42,11 +52,8 @@ void CompareView::reset_for(const Run& a, const Run& b) {
   const int64_t b_len = b.end_ns() - b.begin_ns();
   axis_.set_width_px(std::max(1.0f, ImGui::GetContentRegionAvail().x - TimelineView::kLabelPx));
   axis_.set_bounds(a.begin_ns(), std::max(a.end_ns(), a.begin_ns() + b_len));
-  // As in the timeline: accelerators first, host-only devices collapsed.
-  layout_a_ = RowLayout(*a.index, a.timeline.devices.size(), RowLayoutOptions{},
-                        collapsed_by_default(a.timeline), device_display_order(a.timeline));
-  layout_b_ = RowLayout(*b.index, b.timeline.devices.size(), RowLayoutOptions{},
-                        collapsed_by_default(b.timeline), device_display_order(b.timeline));
+  compact_ = false;
+  build_layouts(RowLayoutOptions{});
   scroll_a_ = scroll_b_ = 0;
 }
 
@@ -82,7 +89,21 @@ void CompareView::draw_pair(const Run& a, const Run& b, const char* label_a, con
   if (&a != a_ || &b != b_) reset_for(a, b);
   axis_.set_width_px(std::max(1.0f, size.x - TimelineView::kLabelPx));
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float half = (size.y - TimelineView::kRulerPx) / 2;
+  // The height each run gets: what its rows need when both fit, else shared in proportion to
+  // what they need, at least a quarter each, so a short measured run leaves the predicted mesh
+  // all its ranks (a fixed half cut the last rank off at 1280x720).
+  const float space = size.y - TimelineView::kRulerPx;
+  if (!compact_ && layout_a_.total_px() + layout_b_.total_px() + 2 * kTitlePx > space) {
+    compact_ = true;  // e.g. the what-if pair at 1280x720: 16-px rows fit a pp=4 prediction
+    build_layouts(RowLayoutOptions{.header_px = 16, .row_px = 16, .gap_px = 4});
+  }
+  const float need_a = layout_a_.total_px() + kTitlePx, need_b = layout_b_.total_px() + kTitlePx;
+  float half = space / 2;
+  if (need_a + need_b <= space) {
+    half = need_a + (space - need_a - need_b) / 2;
+  } else {
+    half = std::clamp(space * need_a / (need_a + need_b), space / 4, space * 3 / 4);
+  }
   const float plot_x = min.x + TimelineView::kLabelPx;
 
   ImGui::SetCursorScreenPos(min);
@@ -140,8 +161,10 @@ void CompareView::draw_pair(const Run& a, const Run& b, const char* label_a, con
   const Half halves[] = {
       {a, layout_a_, axis_, scroll_a_, label_a, min.y + TimelineView::kRulerPx},
       {b, layout_b_, axis_b, scroll_b_, label_b, min.y + TimelineView::kRulerPx + half}};
+  rows_fit_ = true;
   for (const Half& h : halves) {
-    const float rows_h = half - kTitlePx;
+    const float rows_h = (&h == &halves[0] ? half : space - half) - kTitlePx;
+    rows_fit_ = rows_fit_ && h.layout.total_px() <= rows_h;
     h.scroll = std::clamp(h.scroll, 0.0f, std::max(0.0f, h.layout.total_px() - rows_h));
     dl->AddRectFilled(ImVec2(min.x, h.top), ImVec2(min.x + size.x, h.top + kTitlePx),
                       IM_COL32(60, 64, 90, 255));

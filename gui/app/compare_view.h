@@ -19,6 +19,8 @@ class CompareView {
   explicit CompareView(bool shared_axis = true) : shared_axis_(shared_axis) {}
 
   void draw(Session& session);
+  // Whether the last draw_pair showed every row of both runs without scrolling.
+  bool rows_fit() const { return rows_fit_; }
 
   // Draws runs a and b stacked in the region [min, min + size) on one axis; used by the what-if
   // view too. `labels` name the two halves.
@@ -27,6 +29,7 @@ class CompareView {
 
  private:
   void reset_for(const Run& a, const Run& b);
+  void build_layouts(const RowLayoutOptions& options);
   void draw_table(const CompareModel& m);
 
   const Run* a_ = nullptr;
@@ -34,6 +37,8 @@ class CompareView {
   CompareModel model_;
   TimeAxis axis_;  // on a's clock; b is drawn through axis_.shifted(-model_.b_to_a_shift_ns)
   RowLayout layout_a_, layout_b_;
+  bool compact_ = false;
+  bool rows_fit_ = false;  // rows at 16 px: both runs did not fit at the default height
   float scroll_a_ = 0, scroll_b_ = 0;
   bool shared_axis_ = true;
   TrackPainter painter_;

@@ -57,6 +57,7 @@ Image render_frames(App& app, const ScreenshotOptions& o) {
   Window window(WindowOptions{o.width, o.height, false, "meshscope"});
   app.set_view(o.view);
   app.timeline().set_flows(o.flows);
+  app.timeline().set_critical_path(o.critical_path);
   Session& s = app.session();
   const int frames = std::max(o.frames, 2);
   for (int i = 0; i + 1 < frames; ++i) {

@@ -23,6 +23,7 @@ struct ScreenshotOptions {
   std::optional<double> playhead;                  // fraction of the step, for the mesh view
   std::optional<std::pair<double, double>> range;  // fractions of the run shown in the timeline
   bool flows = true;
+  bool critical_path = false;  // highlight the critical path in the timeline
 };
 
 // Renders `frames` frames and returns the last one's pixels; the zoom and playhead options are

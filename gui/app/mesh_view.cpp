@@ -198,11 +198,16 @@ void MeshView::draw_cells(Session& session, const Run& run, ImVec2 min, ImVec2 s
     dl->AddText(nullptr, 0, ImVec2(a.x + 5, a.y + 4), ink, dev_name.c_str(), nullptr, 0, &clip);
     // The headline in large type: F3 / B3 / S3 / R3 / bubble, readable while it plays.
     const std::string headline = headline_of(run.timeline, state);
-    const float big = std::clamp(cell.h * 0.3f, line, 4 * line);
-    const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(big, FLT_MAX, 0, headline.c_str());
+    float big = std::clamp(cell.h * 0.3f, line, 4 * line);
+    ImVec2 size = ImGui::GetFont()->CalcTextSizeA(big, FLT_MAX, 0, headline.c_str());
+    if (size.x > cell.w - 10) {
+      // A long kernel name: smaller type that fits the cell, down to the body size (then clipped).
+      big = std::max(line, big * (cell.w - 10) / size.x);
+      size = ImGui::GetFont()->CalcTextSizeA(big, FLT_MAX, 0, headline.c_str());
+    }
+    const float headline_x = size.x > cell.w - 10 ? a.x + 5 : a.x + (cell.w - size.x) / 2;
     if (cell.h > 2 * line + big) {
-      dl->AddText(ImGui::GetFont(), big,
-                  ImVec2(a.x + (cell.w - size.x) / 2, a.y + (cell.h - size.y) / 2), ink,
+      dl->AddText(ImGui::GetFont(), big, ImVec2(headline_x, a.y + (cell.h - size.y) / 2), ink,
                   headline.c_str(), nullptr, 0, &clip);
     }
     const std::string text = cell_text(run.timeline, state);

@@ -94,6 +94,13 @@ void TimelineView::draw(Session& session) {
   options.max_flows = static_cast<size_t>(axis_.width_px() / 12);
   options.marked = marked_.empty() ? nullptr : &marked_;
   options.selected = selected_;
+  if (critical_on_) {
+    if (critical_for_ != run) {
+      critical_ = traces::critical_paths(run->timeline);
+      critical_for_ = run;
+    }
+    options.critical = &critical_;
+  }
   if (ImGui::IsItemHovered()) options.mouse = ImGui::GetMousePos();
   dl->PushClipRect(ImVec2(cursor.x, plot_min.y),
                    ImVec2(cursor.x + avail.x, plot_min.y + plot_size.y), true);
@@ -169,6 +176,14 @@ void TimelineView::draw_toolbar(Session& session, const Run& run) {
   ImGui::Checkbox("flows", &flows_);
   ImGui::SameLine();
   ImGui::Checkbox("playhead", &session.show_playhead);
+  ImGui::SameLine();
+  ImGui::Checkbox("critical path", &critical_on_);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "the chain of spans, across lanes and ranks, that decided each step's length "
+        "(meshscope analyze --critical-path), outlined in magenta and joined where one released "
+        "the next");
+  }
   ImGui::SameLine();
   ImGui::TextDisabled("| %s  bubble %.1f%%  step %s  |  %zu boxes (%zu folded)%s",
                       run.label.c_str(), run.analysis.bubble_fraction * 100,

@@ -35,6 +35,9 @@ class TimelineView {
   float screen_row_top(size_t row) const { return origin_.y + layout_.row_top(row); }
   const PaintStats& last_paint() const { return last_paint_; }
   void set_flows(bool on) { flows_ = on; }
+  void set_critical_path(bool on) { critical_on_ = on; }
+  // The critical paths of the shown run (computed when the toggle is first ticked for it).
+  const std::vector<traces::CriticalPath>& critical_paths() const { return critical_; }
 
  private:
   void reset_for(const Run& run);
@@ -58,6 +61,9 @@ class TimelineView {
   float scroll_y_ = 0;
   std::optional<float> scroll_to_;
   bool flows_ = true;
+  bool critical_on_ = false;
+  const Run* critical_for_ = nullptr;
+  std::vector<traces::CriticalPath> critical_;
   std::optional<uint32_t> selected_;
   std::optional<float> select_from_x_;  // right-drag zoom selection start (plot x)
   // find

@@ -2,6 +2,7 @@
 #include "gui/app/track_painter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "gui/view/activity.h"
@@ -18,6 +19,8 @@ constexpr ImU32 kDarkText = IM_COL32(20, 20, 20, 255);
 constexpr ImU32 kMarked = IM_COL32(255, 235, 59, 255);
 constexpr ImU32 kSelected = IM_COL32(255, 255, 255, 255);
 constexpr ImU32 kFlow = IM_COL32(236, 239, 241, 170);
+// Idle spans inside a folded box: the bubble red, dimmed so it never reads as a whole bubble.
+constexpr ImU32 kFoldedIdle = IM_COL32(120, 40, 40, 255);
 // Labels are only tried on boxes at least this wide: cheaper than measuring every box's text.
 constexpr float kMinLabelPx = 14;
 constexpr float kLaneIndentPx = 12;  // lane labels sit indented under their device's header
@@ -90,6 +93,7 @@ PaintStats TrackPainter::paint(const PaintTarget& target, const Run& run, const 
     boxes_.clear();
   }
   if (options.flows) paint_flows(target, run, layout, axis, options, stats);
+  if (options.critical) paint_critical(target, run, layout, axis, *options.critical);
   return stats;
 }
 
@@ -138,7 +142,24 @@ void TrackPainter::paint_row(const PaintTarget& target, const Run& run, size_t r
     ++stats.boxes;
     if (b.folded()) {
       ++stats.folded;
-      dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, bottom), kFoldedColor);
+      // Not one grey bar (a 76%-idle row would look busy): per 2-pixel column, grey up from the
+      // bottom as high as the share of the column that is busy, the idle spans' share as a dim
+      // red from the top, gaps left as background.
+      const int64_t t0 = axis.t_of(b.x0), t1 = axis.t_of(std::max(b.x1, b.x0 + 1.0f));
+      const auto columns = static_cast<size_t>(std::max(1.0f, std::round((x1 - x0) / 2)));
+      shares_.clear();
+      coverage_columns(t, row, t0, t1, columns, shares_);
+      const float cw = (x1 - x0) / static_cast<float>(shares_.size());
+      for (size_t c = 0; c < shares_.size(); ++c) {
+        const float cx0 = x0 + cw * static_cast<float>(c), cx1 = cx0 + cw;
+        const float hb = (bottom - top) * std::clamp(shares_[c].busy, 0.0f, 1.0f);
+        const float hi = (bottom - top) * std::clamp(shares_[c].idle, 0.0f, 1.0f);
+        if (hi >= 0.5f) dl->AddRectFilled(ImVec2(cx0, top), ImVec2(cx1, top + hi), kFoldedIdle);
+        if (shares_[c].busy > 0) {
+          dl->AddRectFilled(ImVec2(cx0, std::min(bottom - 1, bottom - hb)), ImVec2(cx1, bottom),
+                            kFoldedColor);
+        }
+      }
       if (x1 - x0 >= kMinLabelPx * 2) {
         const std::string n = std::to_string(b.count);
         if (ImGui::CalcTextSize(n.c_str()).x + 4 < x1 - x0) {
@@ -170,6 +191,46 @@ void TrackPainter::paint_row(const PaintTarget& target, const Run& run, size_t r
       dl->AddText(nullptr, 0, ImVec2(tx, top + (bottom - top - ImGui::GetFontSize()) / 2),
                   light(fill) ? kDarkText : kText, label.c_str(), nullptr, 0, &clip);
       break;
+    }
+  }
+  dl->PopClipRect();
+}
+
+void TrackPainter::paint_critical(const PaintTarget& target, const Run& run,
+                                  const RowLayout& layout, const TimeAxis& axis,
+                                  const std::vector<traces::CriticalPath>& paths) {
+  const traces::Timeline& t = run.timeline;
+  ImDrawList* dl = target.draw_list;
+  const float ox = target.origin.x;
+  const float w = static_cast<float>(axis.width_px());
+  dl->PushClipRect(ImVec2(ox, target.clip_top), ImVec2(ox + w, target.clip_bottom), true);
+  const float h = layout.options().row_px;
+  auto x_at = [&](int64_t ns) {
+    return ox + static_cast<float>(std::clamp(axis.x_of(ns), -10.0, axis.width_px() + 10.0));
+  };
+  auto row_mid = [&](uint32_t span) {
+    const size_t r = run.index->row_of(span);
+    return target.origin.y + layout.row_top(r) +
+           (layout.row_shown(r) ? h / 2 : layout.options().header_px / 2);
+  };
+  const int64_t view0 = axis.begin_ns(), view1 = axis.end_ns();
+  for (const traces::CriticalPath& p : paths) {
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      const traces::Span& s = t.spans[p.steps[i].span];
+      const size_t r = run.index->row_of(p.steps[i].span);
+      if (s.end_ns >= view0 && s.begin_ns <= view1 && layout.row_shown(r)) {
+        const float y = target.origin.y + layout.row_top(r);
+        const float x0 = x_at(s.begin_ns), x1 = std::max(x_at(s.end_ns), x0 + 2);
+        dl->AddRect(ImVec2(x0, y + 1), ImVec2(x1, y + h - 1), kCriticalColor, 0, 0, 2);
+      }
+      if (i == 0) continue;
+      // The link from the dependency: its release (the earlier of its end and this begin) to
+      // this span's begin, row to row.
+      const traces::Span& prev = t.spans[p.steps[i - 1].span];
+      const int64_t release = std::min(prev.end_ns, s.begin_ns);
+      if (std::max(release, s.begin_ns) < view0 || std::min(release, s.begin_ns) > view1) continue;
+      dl->AddLine(ImVec2(x_at(release), row_mid(p.steps[i - 1].span)),
+                  ImVec2(x_at(s.begin_ns), row_mid(p.steps[i].span)), kCriticalColor, 2.0f);
     }
   }
   dl->PopClipRect();

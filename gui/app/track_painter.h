@@ -13,6 +13,7 @@
 #include "gui/view/lod.h"
 #include "gui/view/row_layout.h"
 #include "gui/view/time_axis.h"
+#include "traces/analysis_critical_path.h"
 
 namespace meshscope::gui {
 
@@ -30,6 +31,9 @@ struct PaintOptions {
   size_t max_flows = 4000;                    // beyond this many in view, arrows are left out
   const std::vector<bool>* marked = nullptr;  // spans to outline (find results), by index
   std::optional<uint32_t> selected;
+  // Critical paths to highlight (traces/analysis_critical_path.h): each span on them outlined,
+  // consecutive spans joined by a line from where one released the next to where it began.
+  const std::vector<traces::CriticalPath>* critical = nullptr;
   std::optional<ImVec2> mouse;  // screen position, to report what is under it
 };
 
@@ -58,14 +62,20 @@ class TrackPainter {
   void paint_row(const PaintTarget& target, const Run& run, size_t row, float y,
                  const RowLayout& layout, const TimeAxis& axis, const PaintOptions& options,
                  PaintStats& stats);
+  void paint_critical(const PaintTarget& target, const Run& run, const RowLayout& layout,
+                      const TimeAxis& axis, const std::vector<traces::CriticalPath>& paths);
   void paint_flows(const PaintTarget& target, const Run& run, const RowLayout& layout,
                    const TimeAxis& axis, const PaintOptions& options, PaintStats& stats);
 
   std::vector<Box> boxes_;
   std::vector<Box> hover_boxes_;
   std::vector<uint32_t> flows_;
+  std::vector<ColumnShare> shares_;
 };
 
 ImU32 darker(ImU32 c, float factor);
+
+// The critical path's highlight: magenta, a colour no activity uses.
+inline constexpr ImU32 kCriticalColor = IM_COL32(255, 64, 255, 255);
 
 }  // namespace meshscope::gui

@@ -141,7 +141,8 @@ void WhatIfView::draw(Session& session) {
 
   ImGui::BeginChild("##whatif_main");
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float chart_h = std::min(240.0f, avail.y * 0.35f);
+  // A smaller share for the chart on short windows, so the timelines keep their ranks.
+  const float chart_h = std::min(240.0f, avail.y * (avail.y < 700 ? 0.28f : 0.35f));
   const ImVec2 min = ImGui::GetCursorScreenPos();
   if (predicted_ && measured_) {
     pair_.draw_pair(*measured_, *predicted_, ("measured: " + measured_->label).c_str(),
@@ -220,10 +221,16 @@ void WhatIfView::draw_chart(ImVec2 min, ImVec2 size) const {
           color_of(Activity::kForward), 2);
       dl->AddLine(ImVec2(px(q.x), py(q.bubble_fraction)), b, kBubbleColor, 2);
     }
+    // Labels kept inside the chart: the last point's step time used to run off its right edge.
+    const float edge = min.x + size.x - 4;
     const std::string label = std::to_string(p.x);
-    dl->AddText(ImVec2(s.x - 4, bottom + 4), IM_COL32(200, 200, 200, 255), label.c_str());
+    const float lw = ImGui::CalcTextSize(label.c_str()).x;
+    dl->AddText(ImVec2(std::min(s.x - lw / 2, edge - lw), bottom + 4), IM_COL32(200, 200, 200, 255),
+                label.c_str());
     const std::string step = traces::format_duration(p.step_ns);
-    dl->AddText(ImVec2(s.x + 5, s.y - 14), IM_COL32(160, 190, 255, 255), step.c_str());
+    const float sw = ImGui::CalcTextSize(step.c_str()).x;
+    const float sx = s.x + 5 + sw > edge ? s.x - 5 - sw : s.x + 5;
+    dl->AddText(ImVec2(sx, std::max(top, s.y - 14)), IM_COL32(160, 190, 255, 255), step.c_str());
   }
   dl->AddText(ImVec2(min.x + 4, top - 4), IM_COL32(200, 200, 200, 255), "100%");
   dl->AddText(ImVec2(min.x + 4, bottom - 12), IM_COL32(200, 200, 200, 255), "0");

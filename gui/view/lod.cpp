@@ -146,6 +146,45 @@ void build_boxes(const Timeline& t, const Row& row, const TimeAxis& axis, const 
   }
 }
 
+Coverage coverage_before(const Timeline& t, const Row& row, int64_t t_ns) {
+  Coverage c;
+  const size_t n = row.size();
+  if (n == 0) return c;
+  const size_t p = first_ending_after(t, row, t_ns);  // spans before p end at or before t_ns
+  const size_t start = std::min(p, n - 1) / Row::kBlockSpans * Row::kBlockSpans;
+  const Row::Block& b = row.blocks[start / Row::kBlockSpans];
+  c.busy_ns = b.busy_before_ns;
+  c.idle_ns = b.idle_before_ns;
+  auto add = [&](const Span& s, int64_t until) {
+    const int64_t d = std::max<int64_t>(0, until - s.begin_ns);
+    (s.kind == traces::SpanKind::kIdle ? c.idle_ns : c.busy_ns) += d;
+  };
+  for (size_t q = start; q < p; ++q) {
+    const Span& s = t.spans[row.span_at(q)];
+    add(s, s.end_ns);
+  }
+  if (p < n) add(t.spans[row.span_at(p)], t_ns);  // the span containing t_ns, if any
+  return c;
+}
+
+void coverage_columns(const Timeline& t, const Row& row, int64_t begin_ns, int64_t end_ns,
+                      size_t columns, std::vector<ColumnShare>& out) {
+  if (columns == 0 || end_ns <= begin_ns) return;
+  const double step = static_cast<double>(end_ns - begin_ns) / static_cast<double>(columns);
+  int64_t at = begin_ns;
+  Coverage before = coverage_before(t, row, at);
+  for (size_t c = 1; c <= columns; ++c) {
+    const int64_t next =
+        c == columns ? end_ns : begin_ns + static_cast<int64_t>(step * static_cast<double>(c));
+    const Coverage after = coverage_before(t, row, next);
+    const double len = static_cast<double>(std::max<int64_t>(1, next - at));
+    out.push_back({static_cast<float>(static_cast<double>(after.busy_ns - before.busy_ns) / len),
+                   static_cast<float>(static_cast<double>(after.idle_ns - before.idle_ns) / len)});
+    at = next;
+    before = after;
+  }
+}
+
 int hit_box(const std::vector<Box>& boxes, float x, float tolerance_px) {
   auto it = std::lower_bound(boxes.begin(), boxes.end(), x,
                              [](const Box& b, float v) { return b.x1 < v; });

@@ -39,6 +39,24 @@ size_t first_ending_after(const traces::Timeline& t, const Row& row, int64_t t_n
 void build_boxes(const traces::Timeline& t, const Row& row, const TimeAxis& axis,
                  const LodOptions& options, std::vector<Box>& out);
 
+// Time of `row` before t_ns covered by busy spans (any kind but idle) and by idle spans; the
+// rest is gaps. From the block summaries plus at most one block's spans: O(log n + 64).
+struct Coverage {
+  int64_t busy_ns = 0;
+  int64_t idle_ns = 0;
+};
+Coverage coverage_before(const traces::Timeline& t, const Row& row, int64_t t_ns);
+
+// What a folded box draws instead of one grey bar: its time split into `columns` equal parts,
+// each with the share of it that is busy and that is idle (0..1), so a row that is 76% idle
+// looks 76% idle at every zoom. Appends to `out`.
+struct ColumnShare {
+  float busy = 0;
+  float idle = 0;
+};
+void coverage_columns(const traces::Timeline& t, const Row& row, int64_t begin_ns, int64_t end_ns,
+                      size_t columns, std::vector<ColumnShare>& out);
+
 // The box under pixel x: the one containing x, else the nearest within tolerance_px; -1 if none.
 // `boxes` as build_boxes made them (ordered, non-overlapping).
 int hit_box(const std::vector<Box>& boxes, float x, float tolerance_px);

@@ -114,6 +114,10 @@ DeviceState device_state_at(const Timeline& t, const TrackIndex& index, uint16_t
     } else if (auto g = index.flow_to(*state.comm)) {
       state.peer_device = t.spans[t.flows[*g].from].device;
     }
+    // A flow from the host is the launch of the collective, not a peer of the transfer.
+    if (state.peer_device && traces::is_host_only(t.devices[*state.peer_device])) {
+      state.peer_device.reset();
+    }
   }
   return state;
 }

@@ -27,9 +27,15 @@ void summarize_blocks(const Timeline& t, Row& row) {
   const size_t n = row.size();
   row.blocks.assign((n + Row::kBlockSpans - 1) / Row::kBlockSpans, Row::Block{});
   int64_t prev_end = 0;
+  int64_t busy = 0, idle = 0;
   for (size_t i = 0; i < n; ++i) {
     const Span& s = t.spans[row.span_at(i)];
     Row::Block& b = row.blocks[i / Row::kBlockSpans];
+    if (i % Row::kBlockSpans == 0) {
+      b.busy_before_ns = busy;
+      b.idle_before_ns = idle;
+    }
+    (s.kind == traces::SpanKind::kIdle ? idle : busy) += s.end_ns - s.begin_ns;
     const int64_t gap = i == 0 ? 0 : std::max<int64_t>(0, s.begin_ns - prev_end);
     b.max_gap_ns = std::max(b.max_gap_ns, ceil_float(gap));
     b.max_width_ns = std::max(b.max_width_ns, ceil_float(s.end_ns - s.begin_ns));

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gui/view/synthetic.h"
+
 namespace meshscope::gui {
 namespace {
 
@@ -57,7 +59,14 @@ TEST(FindSpans, MatchesWordsAndMicrobatchInTimeOrder) {
 
   out.clear();
   EXPECT_TRUE(find_spans(t, parse_find_query("f mb1"), 100, out));
-  ASSERT_EQ(out.size(), 2u);  // "F s0 mb1" and "SEND_F s1 mb1" both hold an f
+  ASSERT_EQ(out.size(), 1u);  // the word F; "SEND_F" is one word
+  EXPECT_EQ(t.span_name(t.spans[out[0]]), "F s0 mb1");
+  out.clear();
+  find_spans(t, parse_find_query("send_f"), 100, out);
+  ASSERT_EQ(out.size(), 1u);
+  out.clear();
+  find_spans(t, parse_find_query("SEND*"), 100, out);  // a wildcard inside a word
+  ASSERT_EQ(out.size(), 1u);
   out.clear();
   find_spans(t, parse_find_query("send"), 100, out);
   ASSERT_EQ(out.size(), 1u);
@@ -67,18 +76,43 @@ TEST(FindSpans, MatchesWordsAndMicrobatchInTimeOrder) {
 TEST(FindSpans, IdleSpansOnlyWhenAskedForAndLimitIsReported) {
   const Timeline t = sample();
   std::vector<uint32_t> out;
-  find_spans(t, parse_find_query("s"), 100, out);
+  find_spans(t, parse_find_query("*s*"), 100, out);
+  EXPECT_EQ(out.size(), 4u);
   for (uint32_t i : out) EXPECT_NE(t.spans[i].kind, SpanKind::kIdle);
   out.clear();
   find_spans(t, parse_find_query("bubble"), 100, out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(t.spans[out[0]].kind, SpanKind::kIdle);
   out.clear();
-  EXPECT_FALSE(find_spans(t, parse_find_query("f"), 2, out));
+  EXPECT_FALSE(find_spans(t, parse_find_query("compute"), 2, out));
   EXPECT_EQ(out.size(), 2u);
   out.clear();
   EXPECT_TRUE(find_spans(t, parse_find_query(""), 2, out));
   EXPECT_TRUE(out.empty());
+}
+
+// The pipeline the issue was seen on: `B mb 3` matched every span of microbatch 3 (the `b` of
+// "mb3"), 40 of them; it means the backwards of microbatch 3: one per stage and replica.
+TEST(FindSpans, WholeWordsAndFieldsNotSubstrings) {
+  SyntheticOptions o;
+  o.dp = 2;
+  o.pp = 4;
+  o.microbatches = 8;
+  o.steps = 1;
+  const Timeline t = make_synthetic_pipeline(o);
+  std::vector<uint32_t> out;
+  find_spans(t, parse_find_query("B mb 3"), 1000, out);
+  EXPECT_EQ(out.size(), 8u);
+  for (uint32_t i : out) {
+    EXPECT_EQ(t.spans[i].phase, traces::Phase::kBackward);
+    EXPECT_EQ(t.spans[i].microbatch, 3);
+  }
+  out.clear();
+  find_spans(t, parse_find_query("backward stage 2 mb=3"), 1000, out);
+  EXPECT_EQ(out.size(), 2u);  // stage 2 of each replica
+  EXPECT_TRUE(matches_word("ncclDevKernel_AllReduce_Sum_f32(int)", "*allreduce*"));
+  EXPECT_FALSE(matches_word("B s0 mb3", "b3"));
+  EXPECT_TRUE(matches_word("B s0 mb3", "mb3"));
 }
 
 }  // namespace

@@ -49,6 +49,25 @@ TEST(ImportedTrace, TheHostIsNoDeviceOfTheMeshOrTheStats) {
   EXPECT_EQ(m.host_devices, 1u);
 }
 
+// A collective's flow from the host is its launch: the mesh cell named "rank 0 · host" as the
+// collective's peer.
+TEST(ImportedTrace, AHostLaunchIsNoPeerOfACollective) {
+  const traces::Timeline t = fixture();
+  const TrackIndex index(t);
+  const uint16_t gpu = the_gpu(t);
+  size_t collectives = 0;
+  for (const traces::Span& s : t.spans) {
+    if (s.device != gpu || s.kind != traces::SpanKind::kCollective) continue;
+    const DeviceState st = device_state_at(t, index, gpu, s.begin_ns + s.duration_ns() / 2);
+    if (!st.comm) continue;
+    ++collectives;
+    if (st.peer_device) {
+      EXPECT_FALSE(traces::is_host_only(t.devices[*st.peer_device]));
+    }
+  }
+  EXPECT_GT(collectives, 10u);
+}
+
 TEST(ImportedTrace, GpuRowsComeFirstAndHostRowsStartCollapsed) {
   const traces::Timeline t = fixture();
   const TrackIndex index(t);

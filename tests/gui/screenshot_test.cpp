@@ -2,10 +2,15 @@
 // bubble colour appears where a device is idle and nowhere it is busy.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include "gui/app/app.h"
 #include "gui/app/headless.h"
+#include "gui/app/track_painter.h"
 #include "gui/view/activity.h"
 #include "gui/view/synthetic.h"
 #include "tests/gui/pixel_check.h"
@@ -73,6 +78,130 @@ TEST(Screenshot, TimelineShowsBubblesExactlyWhereTheAnalysisSaysDevicesAreIdle) 
   // The check means something only if both kinds of columns were seen in numbers.
   EXPECT_GT(idle_columns, 200);
   EXPECT_GT(busy_columns, 1000);
+}
+
+// A real Kineto trace at Fit (rank 0 of a 2-rank A100 NCCL run): the GPU's kernel row folds into
+// boxes of thousands of kernels. Drawn as solid grey they made a 76%-idle GPU look busy; now the
+// row's busy-coloured area is its busy share of the time in view, within a few points.
+TEST(Screenshot, FoldedBoxesOfAnImportedGpuRowShowItsBusyShare) {
+  if (!have_display())
+    GTEST_SKIP() << "no X display: ctest runs this under Xvfb when xvfb is installed";
+  App app;
+  app.session().add_run(load_run(std::string(MESHSCOPE_SOURCE_DIR) +
+                                 "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz"));
+  ScreenshotOptions o;
+  o.width = 1280;
+  o.height = 720;
+  o.flows = false;
+  const Image img = render_frames(app, o);
+  const TimelineView& view = app.timeline();
+  const gui::Run& run = *app.session().runs[0];
+  const traces::Timeline& t = run.timeline;
+  uint16_t gpu = 0;
+  while (traces::is_host_only(t.devices[gpu])) ++gpu;
+  const size_t r = run.index->device_row_begin(gpu);  // the kernel stream's first band
+  const Row& row = run.index->rows()[r];
+  const int x0 = static_cast<int>(std::ceil(view.screen_x(run.begin_ns())));
+  const int x1 = std::min(img.width - 8, static_cast<int>(view.screen_x(run.end_ns())));
+  const int64_t t0 = view.time_at_screen_x(static_cast<float>(x0));
+  const int64_t t1 = view.time_at_screen_x(static_cast<float>(x1));
+  // The row's busy time in [t0, t1), from its spans: everything but idle.
+  int64_t busy = 0;
+  size_t folded_spans = 0;
+  for (size_t i = 0; i < row.size(); ++i) {
+    const traces::Span& s = t.spans[row.span_at(i)];
+    if (s.kind == traces::SpanKind::kIdle) continue;
+    busy += std::max<int64_t>(0, std::min(s.end_ns, t1) - std::max(s.begin_ns, t0));
+    folded_spans += s.duration_ns() < 3 * (t1 - t0) / (x1 - x0);
+  }
+  ASSERT_GT(folded_spans, 1000u);  // the case in question: mostly folded
+  const double expected = static_cast<double>(busy) / static_cast<double>(t1 - t0);
+  // Box area: 2 px inset top and bottom (track_painter). Busy ink: anything that is neither the
+  // row's background, nor red (idle), nor white (count labels).
+  const int top = static_cast<int>(view.screen_row_top(r)) + 2;
+  const int bottom = static_cast<int>(view.screen_row_top(r) + view.layout().options().row_px) - 2;
+  int ink = 0, area = 0;
+  for (int y = top; y < bottom; ++y) {
+    for (int x = x0; x < x1; ++x) {
+      const uint32_t p = img.pixel(x, y);
+      const int R = p & 0xff, G = (p >> 8) & 0xff, B = (p >> 16) & 0xff;
+      const bool background = R < 45 && G < 45 && B < 45;
+      const bool red = R > G + 40 && R > B + 40;
+      const bool white = R > 200 && G > 200 && B > 200;
+      ink += !background && !red && !white;
+      ++area;
+    }
+  }
+  const double shown = static_cast<double>(ink) / area;
+  EXPECT_NEAR(shown, expected, 0.06) << "busy share " << expected << ", drawn " << shown;
+  EXPECT_LT(expected, 0.5);  // the trace's GPU is mostly idle: the check has teeth
+}
+
+// The critical-path toggle on the same trace: off, no magenta anywhere; on, every span of the path
+// that lies in a shown row is outlined where it starts (traces::critical_paths decides the path).
+TEST(Screenshot, CriticalPathToggleOutlinesThePathsSpans) {
+  if (!have_display())
+    GTEST_SKIP() << "no X display: ctest runs this under Xvfb when xvfb is installed";
+  App app;
+  app.session().add_run(load_run(std::string(MESHSCOPE_SOURCE_DIR) +
+                                 "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz"));
+  ScreenshotOptions o;
+  o.width = 1280;
+  o.height = 720;
+  o.flows = false;
+  const uint32_t magenta = kCriticalColor;
+  const Image off = render_frames(app, o);
+  EXPECT_EQ(count_color(off, 0, 0, off.width, off.height, magenta), 0);
+  o.critical_path = true;
+  const Image on = render_frames(app, o);
+  EXPECT_GT(count_color(on, 0, 0, on.width, on.height, magenta), 200);
+  const TimelineView& view = app.timeline();
+  const gui::Run& run = *app.session().runs[0];
+  ASSERT_FALSE(view.critical_paths().empty());
+  // The path's longest span on the GPU (the host rows start collapsed), zoomed to so it is wide.
+  std::optional<uint32_t> longest;
+  for (const traces::CriticalPath& p : view.critical_paths()) {
+    for (const traces::PathStep& st : p.steps) {
+      const traces::Span& s = run.timeline.spans[st.span];
+      if (!view.layout().row_shown(run.index->row_of(st.span))) continue;
+      if (!longest || s.duration_ns() > run.timeline.spans[*longest].duration_ns())
+        longest = st.span;
+    }
+  }
+  ASSERT_TRUE(longest) << "no path span on the GPU";
+  const traces::Span& s = run.timeline.spans[*longest];
+  const double len = static_cast<double>(run.end_ns() - run.begin_ns());
+  const double from = static_cast<double>(s.begin_ns - run.begin_ns()) / len;
+  const double to = static_cast<double>(s.end_ns - run.begin_ns()) / len;
+  o.range = std::pair{std::max(0.0, from - (to - from)), std::min(1.0, to + (to - from))};
+  const Image zoomed = render_frames(app, o);
+  const size_t r = run.index->row_of(*longest);
+  const int top = static_cast<int>(view.screen_row_top(r));
+  const int bottom = top + static_cast<int>(view.layout().options().row_px);
+  const int x = static_cast<int>(view.screen_x(s.begin_ns));
+  const int x_end = static_cast<int>(view.screen_x(s.end_ns));
+  ASSERT_GT(x_end - x, 20);
+  EXPECT_GT(count_color(zoomed, x - 1, top, x + 2, bottom, magenta), 4)
+      << "no outline at the begin of " << run.timeline.span_name(s);
+  EXPECT_GT(count_color(zoomed, x + 3, top, x_end - 3, top + 3, magenta), (x_end - x) / 2)
+      << "no outline along the top of " << run.timeline.span_name(s);
+}
+
+// At 1280x720 the compare view shows every row of both runs: the imported trace (its host
+// collapsed) above a 4-stage pipeline; a fixed half each cut the last rank off.
+TEST(Screenshot, CompareFitsAnImportedTraceAndAFourStagePipelineAt1280x720) {
+  if (!have_display())
+    GTEST_SKIP() << "no X display: ctest runs this under Xvfb when xvfb is installed";
+  App app;
+  app.session().add_run(load_run(std::string(MESHSCOPE_SOURCE_DIR) +
+                                 "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz"));
+  app.session().add_run(make_run(pipeline(), "pipeline"));
+  ScreenshotOptions o;
+  o.width = 1280;
+  o.height = 720;
+  o.view = ViewKind::kCompare;
+  render_frames(app, o);
+  EXPECT_TRUE(app.compare().rows_fit());
 }
 
 TEST(Screenshot, MeshCellsShowTheBubbleForIdleDevicesOnly) {
