@@ -1,5 +1,6 @@
 // Layout: magic, then devices (rank, name, coord, lanes), strings, spans (raw), flows (raw),
-// counters, steps (raw), metadata. Spans keep their string indices, so strings go first in order.
+// counters, steps (raw), metadata, origins (raw) and their args store (bytes, ends). Spans keep
+// their string indices, so strings go first in order.
 #include "traces/timeline_codec.h"
 
 #include <stdexcept>
@@ -44,6 +45,9 @@ std::string encode_timeline(const Timeline& t) {
     w.put_string(k);
     w.put_string(v);
   }
+  w.put_vector(t.origins);
+  w.put_string(t.origin_args.raw_bytes());
+  w.put_vector(t.origin_args.raw_ends());
   return w.take();
 }
 
@@ -101,6 +105,18 @@ Timeline decode_timeline(std::string_view bytes) {
   for (uint64_t i = 0; i < entries; ++i) {
     std::string k = r.get_string();
     t.metadata[std::move(k)] = r.get_string();
+  }
+  t.origins = r.get_vector<SpanOrigin>();
+  std::string args_bytes = r.get_string();
+  if (!t.origin_args.assign(std::move(args_bytes), r.get_vector<uint64_t>())) {
+    bad("the origin args store is not a list of offsets");
+  }
+  for (size_t i = 0; i < t.origins.size(); ++i) {
+    const SpanOrigin& o = t.origins[i];
+    if (o.span >= t.spans.size() || o.args >= t.origin_args.size() ||
+        (i > 0 && t.origins[i - 1].span >= o.span)) {
+      bad("origin " + std::to_string(i) + " refers to no span or args, or is out of order");
+    }
   }
   if (!r.done()) bad("trailing bytes");
   return t;

@@ -60,6 +60,16 @@ inline void expect_same_timeline(const Timeline& a, const Timeline& b) {
     EXPECT_EQ(a.steps[s].end_ns, b.steps[s].end_ns);
   }
   EXPECT_EQ(a.metadata, b.metadata);
+  ASSERT_EQ(a.origins.size(), b.origins.size());
+  for (size_t i = 0; i < a.origins.size(); ++i) {
+    const SpanOrigin& x = a.origins[i];
+    const SpanOrigin& y = b.origins[i];
+    EXPECT_EQ(x.span, y.span) << "origin " << i;
+    EXPECT_EQ(x.stream, y.stream) << "origin " << i;
+    EXPECT_EQ(x.correlation, y.correlation) << "origin " << i;
+    EXPECT_EQ(a.strings.get(x.category), b.strings.get(y.category)) << "origin " << i;
+    EXPECT_EQ(a.origin_args.get(x.args), b.origin_args.get(y.args)) << "origin " << i;
+  }
 }
 
 }  // namespace meshscope::traces::testing

@@ -171,6 +171,12 @@ Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& 
       out.spans.push_back(s);
     }
     for (const Flow& f : t.flows) out.add_flow(f.from + span_base, f.to + span_base);
+    for (SpanOrigin o : t.origins) {
+      o.span += span_base;
+      o.category = string_map[o.category];
+      o.args = out.origin_args.add(t.origin_args.get(o.args));
+      out.origins.push_back(o);
+    }
     for (Counter& c : t.counters) {
       c.device = static_cast<uint16_t>(c.device + device_base);
       for (CounterSample& s : c.samples) move(s.t_ns);
