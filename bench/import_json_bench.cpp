@@ -1,7 +1,8 @@
 // Import speed and memory: meshscope's streaming Chrome/Kineto importer against a plain DOM parse
-// (nlohmann::json) of the same synthetic Kineto trace, side by side in one run. Each benchmark
-// reports bytes/s over the file's (inflated) size and peak_rss_MiB, the process's resident-set
-// high-water mark during that benchmark (reset through /proc/self/clear_refs before it starts).
+// (nlohmann::json) of the same synthetic Kineto trace, side by side in one run (and the import with
+// origins kept, as `convert` does it). Each benchmark reports bytes/s over the file's (inflated)
+// size and peak_rss_MiB, the process's resident-set high-water mark during that benchmark (reset
+// through /proc/self/clear_refs before it starts).
 //   MESHSCOPE_IMPORT_BENCH_ITERATIONS=N  trace size (default 60000 iterations, about 96 MB)
 #include <benchmark/benchmark.h>
 
@@ -90,6 +91,23 @@ void BM_MeshscopeImport(benchmark::State& state) {
   state.counters["spans"] = static_cast<double>(spans);
 }
 
+// The import `convert` does: the same with ImportOptions::keep_origins (correlation ids, streams,
+// categories and the other args of every event kept for the export).
+void BM_MeshscopeImportKeepOrigins(benchmark::State& state) {
+  const BenchFiles& f = files();
+  ImportOptions o;
+  o.keep_origins = true;
+  reset_peak_rss();
+  size_t args_bytes = 0;
+  for (auto _ : state) {
+    const Timeline t = load_trace(f.json, o);
+    args_bytes = t.origin_args.bytes();
+    benchmark::DoNotOptimize(args_bytes);
+  }
+  report(state, f.json_bytes);
+  state.counters["origin_args_MB"] = static_cast<double>(args_bytes) / 1e6;
+}
+
 // The same from .json.gz (zlib inflate in the loop); bytes/s is over the inflated size.
 void BM_MeshscopeImportGzip(benchmark::State& state) {
   const BenchFiles& f = files();
@@ -136,6 +154,10 @@ void BM_NlohmannDomParse(benchmark::State& state) {
 }
 
 BENCHMARK(BM_MeshscopeImport)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(5);
+BENCHMARK(BM_MeshscopeImportKeepOrigins)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->Repetitions(5);
 BENCHMARK(BM_MeshscopeImportGzip)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
 BENCHMARK(BM_MeshscopeTokenizeOnly)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(5);
 BENCHMARK(BM_NlohmannDomParse)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);

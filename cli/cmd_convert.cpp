@@ -36,6 +36,7 @@ void run(const ConvertArgs& args) {
   }
   traces::ImportOptions options;
   options.keep_host = !args.no_host;
+  options.keep_origins = true;  // correlation ids, streams and args as the source wrote them
   options.align = args.align;
   traces::ImportReport report;
   const traces::Timeline t = paths.size() == 1 && !fs::is_directory(paths[0])

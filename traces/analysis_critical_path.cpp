@@ -15,6 +15,18 @@ namespace {
 
 bool is_work(SpanKind k) { return is_device_activity(k) || k == SpanKind::kHost; }
 
+// Annotation ranges at the ends of a transfer between ranks (torch's gloo:send / gloo:recv)
+// are where the transfer's time went: work on the path, as communication.
+std::vector<bool> transfer_ends(const Timeline& t) {
+  std::vector<bool> out(t.spans.size(), false);
+  for (const Flow& f : t.flows) {
+    if (!is_transfer_flow(t, f)) continue;
+    out[f.from] = true;
+    out[f.to] = true;
+  }
+  return out;
+}
+
 PathKind path_kind(SpanKind k) {
   if (is_communication(k)) return PathKind::kCommunication;
   if (k == SpanKind::kMemcpy || k == SpanKind::kMemset) return PathKind::kMemory;
@@ -30,12 +42,12 @@ struct Dependency {
 
 class Graph {
  public:
-  explicit Graph(const Timeline& t) : t_(t) {
+  explicit Graph(const Timeline& t) : t_(t), transfer_end_(transfer_ends(t)) {
     std::map<std::pair<uint16_t, uint16_t>, size_t> lane_index;
     std::map<uint16_t, size_t> device_index;
     for (uint32_t i = 0; i < t.spans.size(); ++i) {
       const Span& s = t.spans[i];
-      if (!is_work(s.kind)) continue;
+      if (!is_work(s.kind) && !transfer_end_[i]) continue;
       auto [it, fresh] = lane_index.try_emplace({s.device, s.lane}, lanes_.size());
       if (fresh) lanes_.emplace_back();
       lanes_[it->second].push_back(i);
@@ -69,7 +81,8 @@ class Graph {
       lane_busy_.push_back(merge_intervals(std::move(iv)));
     }
     for (const Flow& f : t.flows) {
-      if (f.from < t.spans.size() && f.to < t.spans.size() && is_work(t.spans[f.from].kind)) {
+      if (f.from < t.spans.size() && f.to < t.spans.size() &&
+          (is_work(t.spans[f.from].kind) || transfer_end_[f.from])) {
         flows_in_[f.to].push_back(f.from);
       }
     }
@@ -111,8 +124,27 @@ class Graph {
     }
     if (const auto it = flows_in_.find(i); it != flows_in_.end()) {
       for (uint32_t p : it->second) {
+        // A source that began after s did is a late sender (late_source), not a release.
+        if (t_.spans[p].begin_ns > s.begin_ns) continue;
         offer(p, std::min(t_.spans[p].end_ns, s.begin_ns), PathStep::Via::kFlow);
       }
+    }
+    return best;
+  }
+
+  // A flow into span i whose source began after i did and before `until` (a recv posted before
+  // its send began): i could not finish before the source delivered, at the source's end (or
+  // `until`, when the source ends later). Returns the source that delivered last and when.
+  std::optional<std::pair<uint32_t, int64_t>> late_source(uint32_t i, int64_t until) const {
+    const auto it = flows_in_.find(i);
+    if (it == flows_in_.end()) return std::nullopt;
+    const Span& s = t_.spans[i];
+    std::optional<std::pair<uint32_t, int64_t>> best;
+    for (uint32_t p : it->second) {
+      const Span& src = t_.spans[p];
+      if (src.begin_ns <= s.begin_ns || src.begin_ns >= until) continue;
+      const int64_t delivered = std::max(src.begin_ns, std::min(src.end_ns, until));
+      if (!best || delivered > best->second) best = std::pair{p, delivered};
     }
     return best;
   }
@@ -161,6 +193,9 @@ class Graph {
   std::unordered_map<uint32_t, size_t> device_of_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> flows_in_;
   std::unordered_map<uint32_t, uint32_t> late_peer_;
+
+ public:
+  const std::vector<bool> transfer_end_;  // by span: an annotation end of a transfer
 };
 
 CriticalPath walk(const Timeline& t, const Graph& g, Interval w) {
@@ -178,6 +213,9 @@ CriticalPath walk(const Timeline& t, const Graph& g, Interval w) {
   p.end_ns = until;
   std::vector<PathStep> rev;
   PathStep::Via via = PathStep::Via::kStart;
+  const auto kind_of = [&](uint32_t i) {
+    return g.transfer_end_[i] ? PathKind::kCommunication : path_kind(t.spans[i].kind);
+  };
   for (size_t guard = 0; guard <= t.spans.size(); ++guard) {
     const Span& s = t.spans[cur];
     if (const auto q = g.late_peer(cur)) {
@@ -186,7 +224,7 @@ CriticalPath walk(const Timeline& t, const Graph& g, Interval w) {
       if (joined > s.begin_ns && joined < until && joined > w.begin_ns) {
         const int rank = t.devices[s.device].rank;
         rev.push_back({cur, until - joined, 0, via});
-        p.by_kind[static_cast<size_t>(path_kind(s.kind))] += until - joined;
+        p.by_kind[static_cast<size_t>(kind_of(cur))] += until - joined;
         p.by_rank[rank] += until - joined;
         p.begin_ns = joined;
         cur = *q;
@@ -194,6 +232,19 @@ CriticalPath walk(const Timeline& t, const Graph& g, Interval w) {
         via = PathStep::Via::kCollective;
         continue;
       }
+    }
+    if (const auto q = g.late_source(cur, until); q && q->second > w.begin_ns) {
+      // A recv waits for its late send: the path goes on from when that send delivered.
+      const auto [source, delivered] = *q;
+      const int rank = t.devices[s.device].rank;
+      rev.push_back({cur, until - delivered, 0, via});
+      p.by_kind[static_cast<size_t>(kind_of(cur))] += until - delivered;
+      p.by_rank[rank] += until - delivered;
+      p.begin_ns = delivered;
+      cur = source;
+      until = delivered;
+      via = PathStep::Via::kFlow;
+      continue;
     }
     if (const auto q = g.synced_work(cur, until)) {
       const int64_t done = t.spans[*q].end_ns;
@@ -212,7 +263,7 @@ CriticalPath walk(const Timeline& t, const Graph& g, Interval w) {
     const int64_t from = std::max(s.begin_ns, w.begin_ns);
     PathStep step{cur, std::max<int64_t>(0, until - from), 0, via};
     const int rank = t.devices[s.device].rank;
-    p.by_kind[static_cast<size_t>(path_kind(s.kind))] += step.charged_ns;
+    p.by_kind[static_cast<size_t>(kind_of(cur))] += step.charged_ns;
     p.by_rank[rank] += step.charged_ns;
     p.begin_ns = from;
     const Dependency d = s.begin_ns > w.begin_ns ? g.latest(cur) : Dependency{};

@@ -10,6 +10,9 @@
 //               so the device's last finished work stands in for them;
 //   flows       every flow into s (a launch call -> its kernel, a send -> its recv), released at
 //               min(source end, s begin): a kernel may start before its launch call returns;
+//   late flows  a flow into s whose source began after s (a recv posted before its send began,
+//               as pipeline ranks do): s could not finish before the source delivered, at its
+//               end; the path charges s from then on and continues on the source;
 //   collectives a collective instance's late arriver (analysis_stragglers.h): another device's
 //               span of that instance could not end before it joined, so the path charges that
 //               span from the late arriver's begin on and continues on the late arriver.

@@ -67,6 +67,15 @@ size_t remove_idle_spans(Timeline& t) {
     t.collectives[collectives_kept++] = {new_index[c.span], c.collective};
   }
   t.collectives.resize(collectives_kept);
+  // Origins belong to imported spans, never to idle ones; only their indices move.
+  size_t origins_kept = 0;
+  for (const SpanOrigin& o : t.origins) {
+    if (o.span >= new_index.size() || new_index[o.span] == kGone) continue;
+    SpanOrigin moved = o;
+    moved.span = new_index[o.span];
+    t.origins[origins_kept++] = moved;
+  }
+  t.origins.resize(origins_kept);
   return removed;
 }
 

@@ -7,6 +7,20 @@
 #include "traces/analysis.h"
 
 namespace meshscope::traces {
+bool is_transfer_flow(const Timeline& t, const Flow& f) {
+  if (f.from >= t.spans.size() || f.to >= t.spans.size()) return false;
+  const Span& send = t.spans[f.from];
+  const Span& recv = t.spans[f.to];
+  if (send.device >= t.devices.size() || recv.device >= t.devices.size() ||
+      t.devices[send.device].rank == t.devices[recv.device].rank) {
+    return false;
+  }
+  const auto transfer = [](SpanKind k) {
+    return k == SpanKind::kSend || k == SpanKind::kRecv || k == SpanKind::kAnnotation;
+  };
+  return transfer(send.kind) && transfer(recv.kind);
+}
+
 namespace {
 
 std::vector<size_t> by_max_wait(const StragglerAnalysis& a, size_t top) {
@@ -76,6 +90,23 @@ StragglerAnalysis stragglers(const Timeline& t) {
                    [](const CollectiveInstance& a, const CollectiveInstance& b) {
                      return a.last_arrival_ns < b.last_arrival_ns;
                    });
+  for (const Flow& f : t.flows) {
+    if (f.from >= t.spans.size() || f.to >= t.spans.size()) continue;
+    const Span& send = t.spans[f.from];
+    const Span& recv = t.spans[f.to];
+    if (!is_transfer_flow(t, f)) continue;
+    const TransferWait w{f.from, f.to, send.device, recv.device,
+                         std::max<int64_t>(0, send.begin_ns - recv.begin_ns)};
+    StragglerDevice& r = dev[recv.device];
+    ++r.recvs;
+    r.recv_waited_ns += w.wait_ns;
+    StragglerDevice& sd = dev[send.device];
+    if (w.wait_ns > 0) {
+      ++sd.late_sends;
+      sd.made_recvs_wait_ns += w.wait_ns;
+    }
+    out.transfers.push_back(w);
+  }
   for (auto& [d, s] : dev) {
     s.device = d;
     s.rank = t.devices[d].rank;
@@ -108,16 +139,59 @@ nlohmann::json to_json(const StragglerAnalysis& a, const Timeline& t, size_t top
                     {"waited_ns", d.waited_ns},
                     {"made_others_wait_ns", d.made_wait_ns}});
   }
-  return {{"collectives", a.instances.size()}, {"longest_waits", inst}, {"devices", devs}};
+  std::vector<size_t> order(a.transfers.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return a.transfers[x].wait_ns > a.transfers[y].wait_ns;
+  });
+  if (order.size() > top) order.resize(top);
+  nlohmann::json transfers = nlohmann::json::array();
+  for (size_t i : order) {
+    const TransferWait& w = a.transfers[i];
+    transfers.push_back({{"recv", std::string(t.span_name(t.spans[w.recv]))},
+                         {"recv_span", w.recv},
+                         {"send_span", w.send},
+                         {"receiver_rank", t.devices[w.receiver].rank},
+                         {"sender_rank", t.devices[w.sender].rank},
+                         {"recv_begin_ns", t.spans[w.recv].begin_ns},
+                         {"send_begin_ns", t.spans[w.send].begin_ns},
+                         {"wait_ns", w.wait_ns}});
+  }
+  for (size_t i = 0; i < a.devices.size(); ++i) {
+    const StragglerDevice& d = a.devices[i];
+    devs[i]["recvs"] = d.recvs;
+    devs[i]["recv_waited_ns"] = d.recv_waited_ns;
+    devs[i]["late_sends"] = d.late_sends;
+    devs[i]["made_recvs_wait_ns"] = d.made_recvs_wait_ns;
+  }
+  return {{"collectives", a.instances.size()},
+          {"longest_waits", inst},
+          {"transfers", a.transfers.size()},
+          {"longest_transfer_waits", transfers},
+          {"devices", devs}};
 }
 
 std::string format_straggler_table(const StragglerAnalysis& a, const Timeline& t, size_t top) {
-  if (a.instances.empty()) {
-    return "stragglers: no collective ran on two or more devices\n";
+  std::string out;
+  if (!a.transfers.empty()) {
+    out += "stragglers at transfers (" + std::to_string(a.transfers.size()) +
+           " send -> recv across devices; wait = send begin − recv begin when the send was "
+           "late):\n";
+    for (const StragglerDevice& d : a.devices) {
+      if (d.recvs == 0 && d.late_sends == 0) continue;
+      out += "  " + d.name + ": its " + std::to_string(d.recvs) + " recvs waited " +
+             format_duration(d.recv_waited_ns) + " for senders; " + std::to_string(d.late_sends) +
+             " of its sends were late, making receivers wait " +
+             format_duration(d.made_recvs_wait_ns) + "\n";
+    }
   }
-  std::string out = "stragglers (" + std::to_string(a.instances.size()) +
-                    " collectives across devices; wait = last arrival − own arrival):\n";
+  if (a.instances.empty()) {
+    return out + "stragglers: no collective ran on two or more devices\n";
+  }
+  out += "stragglers (" + std::to_string(a.instances.size()) +
+         " collectives across devices; wait = last arrival − own arrival):\n";
   for (const StragglerDevice& d : a.devices) {
+    if (d.collectives == 0) continue;
     out += "  " + d.name + ": last at " + std::to_string(d.times_last) + " of " +
            std::to_string(d.collectives) + ", waited " + format_duration(d.waited_ns) +
            " in total, made the others wait " + format_duration(d.made_wait_ns) + "\n";

@@ -11,6 +11,13 @@
 //              the collective before its peer joined. Exact for traces on one clock (meshscope's
 //              own, or per-rank files aligned by `load_traces`; their residual skew bounds the
 //              error).
+//   transfers  A send -> recv flow between two ranks (a pipeline's activations and gradients)
+//              whose ends are the transfers themselves: kSend/kRecv spans, or the annotation
+//              ranges that cover a transfer (torch's gloo:send / gloo:recv, paired by the torch
+//              importer), not the host ops that only post one (c10d::recv_ returns at once):
+//              the receiver posted its recv at the recv's begin; when the send began later, the
+//              sender is the straggler and the receiver waited send begin − recv begin. A recv
+//              posted after its send began waited for nobody (0).
 #pragma once
 
 #include <cstdint>
@@ -33,22 +40,35 @@ struct CollectiveInstance {
   int64_t total_wait_ns = 0;  // Σ over the others
 };
 
+struct TransferWait {
+  uint32_t send = 0, recv = 0;  // spans
+  uint16_t sender = 0, receiver = 0;
+  int64_t wait_ns = 0;  // max(0, send begin − recv begin)
+};
+
 struct StragglerDevice {
   uint16_t device = 0;
   int rank = 0;
   std::string name;
   int64_t collectives = 0;
-  int64_t times_last = 0;    // instances it arrived last at
-  int64_t waited_ns = 0;     // Σ its waits for others
-  int64_t made_wait_ns = 0;  // Σ the others' waits at instances it arrived last at
+  int64_t times_last = 0;          // instances it arrived last at
+  int64_t waited_ns = 0;           // Σ its waits for others
+  int64_t made_wait_ns = 0;        // Σ the others' waits at instances it arrived last at
+  int64_t recvs = 0;               // transfers it received
+  int64_t recv_waited_ns = 0;      // Σ its recvs' waits for late senders
+  int64_t late_sends = 0;          // its sends that began after their recv was posted
+  int64_t made_recvs_wait_ns = 0;  // Σ the receivers' waits for those sends
 };
 
 struct StragglerAnalysis {
   std::vector<CollectiveInstance> instances;  // in order of the last arrival
+  std::vector<TransferWait> transfers;        // in flow order
   std::vector<StragglerDevice> devices;       // devices taking part, in device order
 };
 
 StragglerAnalysis stragglers(const Timeline& t);
+// Whether flow f is a transfer in the sense above.
+bool is_transfer_flow(const Timeline& t, const Flow& f);
 
 // `top` instances with the longest max wait in the JSON (all of them in "devices").
 nlohmann::json to_json(const StragglerAnalysis& a, const Timeline& t, size_t top = 20);

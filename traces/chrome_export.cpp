@@ -29,13 +29,21 @@ class ChromeWriter {
       names_.emplace_back();
       jt::append_string(names_.back(), t.strings.get(static_cast<uint32_t>(i)));
     }
-    // Kineto's correlation id on both ends of each launch flow (the first one a span has).
+    // Kineto's correlation id on both ends of each launch flow (the first one a span has), for
+    // spans without one of their own: numbered past the imported ids so that none repeats.
+    int64_t first_id = 0;
+    for (const SpanOrigin& o : t.origins) {
+      if (o.correlation != SpanOrigin::kNoCorrelation && o.correlation >= first_id &&
+          o.correlation < INT64_MAX - static_cast<int64_t>(t.flows.size())) {
+        first_id = o.correlation + 1;
+      }
+    }
     for (size_t i = 0; i < t.flows.size(); ++i) {
       const Flow& f = t.flows[i];
       if (f.from >= t.spans.size() || f.to >= t.spans.size()) continue;  // flow_events throws
       if (flow_name(t.spans[f.from], t.spans[f.to]) != kLaunchFlow) continue;
-      correlation_.try_emplace(f.from, static_cast<int64_t>(i));
-      correlation_.try_emplace(f.to, static_cast<int64_t>(i));
+      correlation_.try_emplace(f.from, first_id + static_cast<int64_t>(i));
+      correlation_.try_emplace(f.to, first_id + static_cast<int64_t>(i));
     }
   }
 
@@ -246,33 +254,66 @@ class ChromeWriter {
     const Span& s = t_.spans[i];
     begin_event();
     const Lane& lane = t_.devices[s.device].lanes[s.lane];
-    buf_ += "\"ph\":\"X\",\"cat\":\"";
-    buf_ += kineto_category(s.kind, lane.kind, t_.strings.get(s.name));
-    buf_ += "\",\"name\":";
+    const SpanOrigin* origin = origin_at(i);
+    buf_ += "\"ph\":\"X\",\"cat\":";
+    if (origin != nullptr && origin->category != 0 && origin->category < names_.size()) {
+      buf_ += names_[origin->category];  // the category the event had in its source file
+    } else {
+      buf_ += '"';
+      buf_ += kineto_category(s.kind, lane.kind, t_.strings.get(s.name));
+      buf_ += '"';
+    }
+    buf_ += ",\"name\":";
     buf_ += names_[s.name];
     pid_tid(s.device, s.lane);
     buf_ += ",\"ts\":";
     jt::append_us(buf_, s.begin_ns);
     buf_ += ",\"dur\":";
     jt::append_us(buf_, s.end_ns - s.begin_ns);
-    span_args(i, s, lane);
+    span_args(i, s, lane, origin);
     end_event();
   }
 
-  void span_args(size_t i, const Span& s, const Lane& lane) {
+  // The origin of span i: spans are written in order and origins are sorted by span, so a cursor
+  // finds each in constant time.
+  const SpanOrigin* origin_at(size_t i) {
+    const auto& origins = t_.origins;
+    while (origin_cursor_ < origins.size() && origins[origin_cursor_].span < i) ++origin_cursor_;
+    if (origin_cursor_ < origins.size() && origins[origin_cursor_].span == i) {
+      return &origins[origin_cursor_];
+    }
+    return nullptr;
+  }
+
+  void span_args(size_t i, const Span& s, const Lane& lane, const SpanOrigin* origin) {
     buf_ += ",\"args\":{\"kind\":\"";
     buf_ += name(s.kind);
     buf_ += '"';
     const auto sep = [&] { buf_ += ','; };
-    if (has_kineto_stream(s.kind)) {
+    const std::string_view origin_args = origin != nullptr && origin->args < t_.origin_args.size()
+                                             ? t_.origin_args.get(origin->args)
+                                             : std::string_view{};
+    // An imported event's own args (kept in origin_args) carry its device where it had one.
+    if (has_kineto_stream(s.kind) && origin_args.empty()) {
       sep();
       key("device");
       jt::append_int(buf_, s.device);
+    }
+    if (origin != nullptr && origin->stream != SpanOrigin::kNoStream) {
+      sep();
+      key("stream");
+      jt::append_int(buf_, origin->stream);
+    } else if (has_kineto_stream(s.kind)) {
       sep();
       key("stream");
       jt::append_int(buf_, kineto_stream(lane, s.lane));
     }
-    if (const auto c = correlation_.find(static_cast<uint32_t>(i)); c != correlation_.end()) {
+    if (origin != nullptr && origin->correlation != SpanOrigin::kNoCorrelation) {
+      sep();
+      key("correlation");
+      jt::append_int(buf_, origin->correlation);
+    } else if (const auto c = correlation_.find(static_cast<uint32_t>(i));
+               c != correlation_.end()) {
       sep();
       key("correlation");
       jt::append_int(buf_, c->second);
@@ -317,6 +358,10 @@ class ChromeWriter {
       int_member("collective_bytes", c.bytes);
       sep();
       string_member("collective_algorithm", name(c.algorithm));
+    }
+    if (!origin_args.empty()) {
+      sep();
+      buf_ += origin_args;  // JSON members as read from the source file
     }
     buf_ += '}';
   }
@@ -391,6 +436,7 @@ class ChromeWriter {
   std::vector<int64_t> rank_order_;
   std::unordered_map<uint32_t, int64_t> correlation_;  // span -> its launch flow's id
   size_t next_collective_ = 0;                         // cursor into Timeline::collectives
+  size_t origin_cursor_ = 0;
   bool first_event_ = true;
 };
 

@@ -39,6 +39,12 @@
 //              "collective_bytes": int, "collective_algorithm": name(CollectiveAlgorithm)}},
 //        (stage, microbatch, phase, bytes, flops only where set: stage/microbatch != -1,
 //         phase != none, bytes/flops != 0; collective_* for spans in Timeline::collectives)
+//        A span with an origin (Timeline::origins, kept by ImportOptions::keep_origins) is
+//        written as its source had it: "cat" the source's category, "stream" and "correlation"
+//        the source's ids, then the source's other args as they were read (Kineto's "device",
+//        "External id", "grid", ...; "device" from meshscope only where the source kept none).
+//        Launch flows between spans without their own correlation id take ids past the largest
+//        imported one, so no id repeats.
 //     -- two events per flow, in Timeline::flows order (id = flow index); "span" is the index of
 //        the span each end binds to, so the binding is exact even where slices nest:
 //     {"ph":"s","cat":c,"name":c,"id":i,"pid","tid","ts": begin of the from-span,"bp":"e",

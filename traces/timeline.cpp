@@ -28,6 +28,24 @@ uint32_t StringTable::intern(std::string_view s) {
   return id;
 }
 
+uint32_t ArgsStore::add(std::string_view members) {
+  if (members.empty()) return 0;
+  if (ends_.size() >= UINT32_MAX) throw std::length_error("timeline: too many origin args");
+  bytes_.append(members);
+  ends_.push_back(bytes_.size());
+  return static_cast<uint32_t>(ends_.size() - 1);
+}
+
+bool ArgsStore::assign(std::string bytes, std::vector<uint64_t> ends) {
+  if (ends.empty() || ends.front() != 0 || ends.back() != bytes.size() ||
+      ends.size() > UINT32_MAX || !std::is_sorted(ends.begin(), ends.end())) {
+    return false;
+  }
+  bytes_ = std::move(bytes);
+  ends_ = std::move(ends);
+  return true;
+}
+
 uint16_t Timeline::add_device(int rank, std::string name, MeshCoord coord) {
   if (devices.size() >= UINT16_MAX) throw std::length_error("timeline: too many devices");
   devices.push_back(Device{rank, std::move(name), coord, {}});
@@ -75,6 +93,11 @@ void Timeline::sort_spans() {
   std::sort(collectives.begin(), collectives.end(),
             [](const SpanCollective& a, const SpanCollective& b) { return a.span < b.span; });
   // --- end side table: collectives ---
+  // --- origins: follow their spans, stay sorted by span ---
+  for (SpanOrigin& o : origins) o.span = new_index[o.span];
+  std::sort(origins.begin(), origins.end(),
+            [](const SpanOrigin& a, const SpanOrigin& b) { return a.span < b.span; });
+  // --- end origins ---
 }
 
 void Timeline::set_collective(uint32_t span, const Collective& c) {
@@ -95,6 +118,13 @@ const Collective* Timeline::collective_of(uint32_t span) const {
   auto it = std::lower_bound(collectives.begin(), collectives.end(), span,
                              [](const SpanCollective& x, uint32_t s) { return x.span < s; });
   return it != collectives.end() && it->span == span ? &it->collective : nullptr;
+}
+
+const SpanOrigin* Timeline::origin_of(uint32_t index) const {
+  const auto it =
+      std::lower_bound(origins.begin(), origins.end(), index,
+                       [](const SpanOrigin& o, uint32_t span) { return o.span < span; });
+  return it != origins.end() && it->span == index ? &*it : nullptr;
 }
 
 StepWindow Timeline::extent() const {

@@ -142,6 +142,43 @@ class StringTable {
   std::unordered_map<std::string, uint32_t> index_;
 };
 
+// What an imported span was in its source file: Kineto's correlation id and stream and the args
+// meshscope does not model, kept so that `convert` writes them back (HolisticTraceAnalysis and
+// other tools key on them). Only spans that had any get one, and only when the importer was asked
+// (ImportOptions::keep_origins), so analysis of a large trace pays nothing for them.
+struct SpanOrigin {
+  static constexpr int32_t kNoStream = INT32_MIN;
+  static constexpr int64_t kNoCorrelation = INT64_MIN;
+  uint32_t span = 0;  // index into Timeline::spans; Timeline::origins is sorted by it
+  int32_t stream = kNoStream;
+  int64_t correlation = kNoCorrelation;
+  uint32_t args = 0;      // index into Timeline::origin_args; 0: none
+  uint32_t category = 0;  // the event's "cat" (index into Timeline::strings); 0: none
+};
+static_assert(sizeof(SpanOrigin) == 24, "SpanOrigin: one per imported span, keep it small");
+
+// The args objects of SpanOrigin, each the text of JSON object members without the braces
+// (`"External id": 7, "cbid": 211`). One buffer and one offset per entry instead of a
+// std::string each (32 bytes + a heap block) because a trace holds millions. Index 0 is empty.
+class ArgsStore {
+ public:
+  uint32_t add(std::string_view members);  // empty text: 0
+  std::string_view get(uint32_t id) const {
+    return std::string_view(bytes_).substr(id == 0 ? 0 : ends_[id - 1],
+                                           ends_[id] - (id == 0 ? 0 : ends_[id - 1]));
+  }
+  size_t size() const { return ends_.size(); }
+  size_t bytes() const { return bytes_.size(); }
+  // The raw layout, for the byte codec. assign() checks it and returns false when it is not one.
+  const std::string& raw_bytes() const { return bytes_; }
+  const std::vector<uint64_t>& raw_ends() const { return ends_; }
+  bool assign(std::string bytes, std::vector<uint64_t> ends);
+
+ private:
+  std::string bytes_;
+  std::vector<uint64_t> ends_{0};  // entry i is bytes_[ends_[i-1], ends_[i])
+};
+
 struct Timeline {
   std::vector<Device> devices;
   std::vector<Span> spans;
@@ -156,6 +193,8 @@ struct Timeline {
   // Free-form facts about the run for display: "source", "schedule", "mesh", "model",
   // "backend", importer notes, ... Nothing computes from them (see `run`).
   std::map<std::string, std::string> metadata;
+  std::vector<SpanOrigin> origins;  // sorted by span, at most one per span
+  ArgsStore origin_args;
 
   uint16_t add_device(int rank, std::string name, MeshCoord coord = {});
   uint16_t add_lane(uint16_t device, std::string name, LaneKind kind);
@@ -167,8 +206,11 @@ struct Timeline {
   // The collective of span `span`; nullptr when it has none.
   const Collective* collective_of(uint32_t span) const;
 
+  // The origin of span `index`, or nullptr (binary search over origins).
+  const SpanOrigin* origin_of(uint32_t index) const;
+
   // Orders spans by (device, lane, begin_ns, end_ns descending) and rewrites flows and the span
-  // side tables (collectives) to match.
+  // side tables (collectives, origins) to match.
   void sort_spans();
   // Earliest begin and latest end over all spans; {0, 0} when empty.
   StepWindow extent() const;

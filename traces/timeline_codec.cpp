@@ -1,6 +1,6 @@
 // Layout: magic, then devices (rank, name, coord, lanes), strings, spans (raw), flows (raw),
-// counters, steps (raw), metadata, the run descriptor, collectives (raw). Spans keep their string
-// indices, so strings go first in order.
+// counters, steps (raw), metadata, the run descriptor, collectives (raw), origins (raw) and
+// their args store (bytes, ends). Spans keep their string indices, so strings go first in order.
 #include "traces/timeline_codec.h"
 
 #include <stdexcept>
@@ -84,6 +84,9 @@ std::string encode_timeline(const Timeline& t) {
   }
   put_run(w, t.run);
   w.put_vector(t.collectives);
+  w.put_vector(t.origins);
+  w.put_string(t.origin_args.raw_bytes());
+  w.put_vector(t.origin_args.raw_ends());
   return w.take();
 }
 
@@ -149,6 +152,18 @@ Timeline decode_timeline(std::string_view bytes) {
     if (c.span >= t.spans.size() || (i > 0 && t.collectives[i - 1].span >= c.span) ||
         !valid(c.collective)) {
       bad("collective " + std::to_string(i) + " names no span, is out of order or has no kind");
+    }
+  }
+  t.origins = r.get_vector<SpanOrigin>();
+  std::string args_bytes = r.get_string();
+  if (!t.origin_args.assign(std::move(args_bytes), r.get_vector<uint64_t>())) {
+    bad("the origin args store is not a list of offsets");
+  }
+  for (size_t i = 0; i < t.origins.size(); ++i) {
+    const SpanOrigin& o = t.origins[i];
+    if (o.span >= t.spans.size() || o.args >= t.origin_args.size() ||
+        (i > 0 && t.origins[i - 1].span >= o.span)) {
+      bad("origin " + std::to_string(i) + " refers to no span or args, or is out of order");
     }
   }
   if (!r.done()) bad("trailing bytes");

@@ -57,6 +57,13 @@ void append_timeline(Timeline& out, const Timeline& part, std::span<const int> d
   for (const SpanCollective& c : part.collectives) {
     if (index[c.span] != kDropped) out.set_collective(index[c.span], c.collective);
   }
+  for (SpanOrigin o : part.origins) {
+    if (index[o.span] == kDropped) continue;
+    o.span = index[o.span];
+    o.category = names[o.category];
+    o.args = out.origin_args.add(part.origin_args.get(o.args));
+    out.origins.push_back(o);
+  }
   for (const Flow& f : part.flows) {
     if (index[f.from] != kDropped && index[f.to] != kDropped)
       out.add_flow(index[f.from], index[f.to]);

@@ -15,9 +15,10 @@ namespace meshscope::traces {
 //   shift_ns       added to every time (spans, counters, steps): the part's clock offset;
 //   limit_ns       a moved time beyond ±limit_ns throws std::out_of_range (nothing appended
 //                  is rolled back: the caller discards `out`).
-// Span names are re-interned, flows and the spans' collectives remapped, counters appended, and
-// step k of the part widens step k of `out` (or becomes it): steps are merged by index. Spans are
-// appended in the part's order; the caller calls out.sort_spans() when all are in.
+// Span names are re-interned, flows and the spans' side tables (collectives, origins) remapped,
+// counters appended, and step k of the part widens step k of `out` (or becomes it): steps are
+// merged by index. Spans are appended in the part's order; the caller calls out.sort_spans() when
+// all are in.
 void append_timeline(Timeline& out, const Timeline& part, std::span<const int> device_map,
                      int64_t shift_ns, int64_t limit_ns = INT64_MAX / 2);
 

@@ -66,6 +66,16 @@ inline void expect_same_timeline(const Timeline& a, const Timeline& b) {
     EXPECT_EQ(a.collectives[i].span, b.collectives[i].span) << "collective " << i;
     EXPECT_EQ(a.collectives[i].collective, b.collectives[i].collective) << "collective " << i;
   }
+  ASSERT_EQ(a.origins.size(), b.origins.size());
+  for (size_t i = 0; i < a.origins.size(); ++i) {
+    const SpanOrigin& x = a.origins[i];
+    const SpanOrigin& y = b.origins[i];
+    EXPECT_EQ(x.span, y.span) << "origin " << i;
+    EXPECT_EQ(x.stream, y.stream) << "origin " << i;
+    EXPECT_EQ(x.correlation, y.correlation) << "origin " << i;
+    EXPECT_EQ(a.strings.get(x.category), b.strings.get(y.category)) << "origin " << i;
+    EXPECT_EQ(a.origin_args.get(x.args), b.origin_args.get(y.args)) << "origin " << i;
+  }
 }
 
 }  // namespace meshscope::traces::testing

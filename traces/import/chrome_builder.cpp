@@ -339,10 +339,16 @@ uint32_t ChromeTimelineBuilder::emit_span(const ChromeEvent& ev, const Placed& p
   }
   if (open_only) {
     slots_[*slot].open.push_back(s);
+    if (options_.keep_origins) slots_[*slot].open_origins.push_back(origin_of(ev, a));
     return kNoSpan;
   }
   const uint32_t index = tl_.add_span(s);
   if (a.collective_op != nullptr) read_collective(ev, a, index);
+  if (options_.keep_origins) {
+    SpanOrigin o = origin_of(ev, a);
+    o.span = index;
+    tl_.origins.push_back(o);
+  }
   if (mode_ == Mode::kKineto) {
     const bool gpu = p.cls == DeviceClass::kGpu && is_device_activity(s.kind);
     if (const auto c = as_int(a.correlation); c && (gpu || p.host)) {
@@ -374,6 +380,46 @@ void ChromeTimelineBuilder::read_collective(const ChromeEvent& ev, const ArgView
       span, Collective{.op = *op, .group = *group, .bytes = *bytes, .algorithm = *algorithm});
 }
 
+namespace {
+
+// Args the Chrome export writes from the Span and its origin; the rest of an event's args are
+// kept as they were written.
+bool written_by_export(std::string_view key) {
+  for (const std::string_view k :
+       {"kind", "stream", "correlation", "stage", "microbatch", "phase", "bytes", "flops"}) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+// False for a member the reader accepts but JSON does not (NaN, Infinity): it cannot be written
+// back as it was. Nested values are searched as text, which may drop a string that spells them.
+bool is_plain_json(const ChromeArg& arg) {
+  if (arg.value.is_number()) return arg.value.text.find_first_of("NI") == std::string_view::npos;
+  if (arg.value.type != JsonType::kObject && arg.value.type != JsonType::kArray) return true;
+  return arg.raw.find("NaN") == std::string_view::npos &&
+         arg.raw.find("Infinity") == std::string_view::npos;
+}
+
+}  // namespace
+
+SpanOrigin ChromeTimelineBuilder::origin_of(const ChromeEvent& ev, const ArgView& a) {
+  SpanOrigin o;
+  if (const auto v = as_int(a.stream)) o.stream = clamp_to<int32_t>(*v, SpanOrigin::kNoStream);
+  if (const auto v = as_int(a.correlation)) o.correlation = *v;
+  if (ev.cat.is_string()) o.category = intern(ev.cat.text);
+  args_scratch_.clear();
+  for (uint32_t i = 0; i < ev.arg_count; ++i) {
+    const ChromeArg& arg = ev.args[i];
+    if (written_by_export(arg.key) || !is_plain_json(arg)) continue;
+    if (!args_scratch_.empty()) args_scratch_ += ", ";
+    args_scratch_ += arg.raw;
+  }
+  if (ev.args_truncated) report_.warn(ImportWarning::kArgsTruncated, ev.offset);
+  o.args = tl_.origin_args.add(args_scratch_);
+  return o;
+}
+
 int64_t ChromeTimelineBuilder::nccl_bytes(const ArgView& a) const {
   const auto size =
       a.dtype != nullptr && a.dtype->is_string() ? dtype_bytes(a.dtype->text) : std::nullopt;
@@ -403,7 +449,7 @@ std::optional<uint32_t> ChromeTimelineBuilder::slot_for(const ChromeEvent& ev, D
     if (!device) return std::nullopt;
     const auto lane = lane_for(*device, lane_key, ev.offset);
     if (!lane) return std::nullopt;
-    slots_.push_back(ThreadSlot{*device, *lane, {}});
+    slots_.push_back(ThreadSlot{*device, *lane, {}, {}});
     it = slot_of_.emplace(thread, static_cast<uint32_t>(slots_.size() - 1)).first;
   }
   last_thread_ = thread;
@@ -463,15 +509,25 @@ void ChromeTimelineBuilder::end_event(const ChromeEvent& ev) {
     report_.warn(ImportWarning::kUnmatchedBeginEnd, ev.offset);
     return;
   }
-  Span s = slots_[it->second].open.back();
-  slots_[it->second].open.pop_back();
+  ThreadSlot& slot = slots_[it->second];
+  Span s = slot.open.back();
+  slot.open.pop_back();
+  std::optional<SpanOrigin> origin;
+  if (!slot.open_origins.empty()) {
+    origin = slot.open_origins.back();
+    slot.open_origins.pop_back();
+  }
   if (end_ns < s.begin_ns) {
     report_.warn(ImportWarning::kNegativeDuration, ev.offset);
     return;
   }
   s.end_ns = end_ns;
   if (mode_ == Mode::kKineto) note_profiler_step(tl_.strings.get(s.name), s.begin_ns, s.end_ns);
-  tl_.add_span(s);
+  const uint32_t index = tl_.add_span(s);
+  if (origin) {
+    origin->span = index;
+    tl_.origins.push_back(*origin);
+  }
 }
 
 void ChromeTimelineBuilder::flow_event(const ChromeEvent& ev, char ph) {

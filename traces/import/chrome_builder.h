@@ -80,7 +80,8 @@ class ChromeTimelineBuilder : public ChromeSink {
   struct ThreadSlot {
     uint16_t device = 0;  // index into devices_ (creation order until finish)
     uint16_t lane = 0;
-    std::vector<Span> open;  // B events waiting for their E
+    std::vector<Span> open;                // B events waiting for their E
+    std::vector<SpanOrigin> open_origins;  // their origins (keep_origins), span index unset
   };
   struct ProcessMeta {
     std::string name, labels;
@@ -125,6 +126,8 @@ class ChromeTimelineBuilder : public ChromeSink {
   int64_t nccl_bytes(const ArgView& a) const;
   // A meshscope span's collective_* args into Timeline::collectives (a bad one: a warning).
   void read_collective(const ChromeEvent& ev, const ArgView& a, uint32_t span);
+  // The event's origin (keep_origins): its correlation, stream, category and the other args.
+  SpanOrigin origin_of(const ChromeEvent& ev, const ArgView& a);
   std::optional<uint32_t> slot_for(const ChromeEvent& ev, DeviceClass cls,
                                    std::optional<int64_t> device_arg,
                                    std::optional<int64_t> stream_arg);
@@ -170,6 +173,7 @@ class ChromeTimelineBuilder : public ChromeSink {
   std::map<int64_t, StepWindow> profiler_steps_;  // ProfilerStep#N -> host range
   std::map<std::pair<uint16_t, std::string>, uint32_t> counter_of_;
   std::vector<bool> is_gpu_;  // by final device index, from build_devices
+  std::string args_scratch_;  // origin_of's buffer, kept to avoid an allocation per event
 
   // Facts from top-level members.
   std::optional<int64_t> rank_, world_size_, base_time_ns_;

@@ -173,15 +173,22 @@ class ChromeReader {
   }
 
   // Reads an object's members into members_ (scalars; nested values skipped); returns the count.
-  uint32_t flat_object(int depth) {
+  uint32_t flat_object(int depth, bool* truncated = nullptr) {
     scan_.expect('{', "'{'");
     uint32_t n = 0;
     if (scan_.consume_if('}')) return 0;
     for (;;) {
+      scan_.skip_ws();
+      const char* start = scan_.pos();
       const std::string_view key = scan_.string();
       scan_.expect(':', "':' after a key");
       const JsonScalar v = scan_.value_or_skip(depth);
-      if (n < ChromeEvent::kMaxArgs) members_[n++] = ChromeArg{key, v};
+      const std::string_view raw(start, static_cast<size_t>(scan_.pos() - start));
+      if (n < ChromeEvent::kMaxArgs) {
+        members_[n++] = ChromeArg{key, v, raw};
+      } else if (truncated != nullptr) {
+        *truncated = true;
+      }
       if (scan_.consume_if(',')) continue;
       if (scan_.consume_if('}')) return n;
       scan_.fail_here("expected ',' or '}' in object");
@@ -202,7 +209,7 @@ class ChromeReader {
         } else if (key == "args") {
           if (scan_.peek_after_ws() == '{') {
             ev.args_type = JsonType::kObject;
-            ev.arg_count = flat_object(kEventMemberDepth + 1);
+            ev.arg_count = flat_object(kEventMemberDepth + 1, &ev.args_truncated);
             ev.args = members_.data();
           } else {
             ev.args_type = scan_.value_or_skip(kEventMemberDepth).type;

@@ -17,6 +17,7 @@ namespace meshscope::traces::importer {
 struct ChromeArg {
   std::string_view key;
   JsonScalar value;
+  std::string_view raw;  // the member's JSON text, key and value (`"cbid": 211`)
 };
 
 // One trace event. Views die when the sink returns.
@@ -27,7 +28,8 @@ struct ChromeEvent {
   JsonType args_type = JsonType::kAbsent;  // kObject when "args" was an object
   const ChromeArg* args = nullptr;
   uint32_t arg_count = 0;
-  int64_t offset = 0;  // byte where the event starts
+  bool args_truncated = false;  // more than kMaxArgs members: raw holds only the first ones
+  int64_t offset = 0;           // byte where the event starts
 
   const JsonScalar* arg(std::string_view key) const {
     for (uint32_t i = 0; i < arg_count; ++i) {

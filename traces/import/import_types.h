@@ -45,6 +45,10 @@ struct ImportOptions {
   // Launch flows (runtime call -> kernel) need them.
   bool keep_host = true;
   ClockAlign align = ClockAlign::kCollectiveEnds;  // load_traces only
+  // Keep what each imported event was in its file (Timeline::origins: Kineto's correlation id,
+  // stream, category and the args meshscope does not model), for `convert` to write back. Off by
+  // default: it costs memory (docs/BENCHMARKS.md) and no analysis reads it.
+  bool keep_origins = false;
   // load_traces: ranks are the files' positions in the list (a folder's files sorted by name)
   // instead of their distributedInfo.rank; files without one always take their position. Two
   // files of one rank are refused unless this is set.
@@ -74,6 +78,7 @@ enum class ImportWarning : uint8_t {
   kArrayNotClosed,         // JSON array form without its closing `]` (allowed by the format)
   kTooManyDevicesOrLanes,  // beyond the Timeline's 65535 devices or lanes per device
   kUnknownDeviceCategory,  // an event on a device (args.device/stream) of a category not understood
+  kArgsTruncated,  // keep_origins: an event with more args than kept (ChromeEvent::kMaxArgs)
   kCount
 };
 inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning::kCount)>
@@ -92,6 +97,7 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning:
         "events beyond the device or lane limit skipped",
         "device events of a category not understood (e.g. MTIA's mtia_ccp_events) read as host "
         "work, not device time",
+        "events with more than 64 args: only the first 64 kept for the converted file",
 };
 constexpr std::string_view name(ImportWarning w) {
   return kImportWarningNames[static_cast<size_t>(w)];

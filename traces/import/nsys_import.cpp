@@ -229,11 +229,25 @@ class NsysImporter {
         s.bytes = std::max<int64_t>(0, q.integer(6).value_or(0));
       }
       const uint32_t index = tl_.add_span(s);
+      keep_origin(index, stream, q.integer(4));
       if (const auto corr = q.integer(4)) {
         const int64_t pid = q.integer(5) ? pid_of(*q.integer(5)) : -1;
         launched_.push_back({pid, *corr, index});
       }
     }
+  }
+
+  // CUPTI's stream and correlation ids of a span, for `convert` to write back (keep_origins).
+  void keep_origin(uint32_t span, std::optional<int64_t> stream,
+                   std::optional<int64_t> correlation) {
+    if (!options_.keep_origins || (!stream && !correlation)) return;
+    SpanOrigin o;
+    o.span = span;
+    if (stream && *stream >= INT32_MIN && *stream <= INT32_MAX) {
+      o.stream = static_cast<int32_t>(*stream);
+    }
+    if (correlation) o.correlation = *correlation;
+    tl_.origins.push_back(o);
   }
 
   // start and end as a valid interval, or a counted warning.
@@ -289,6 +303,7 @@ class NsysImporter {
       s.kind = SpanKind::kHost;
       s.name = intern(q.text(4));
       const uint32_t index = tl_.add_span(s);
+      keep_origin(index, std::nullopt, q.integer(3));
       if (const auto corr = q.integer(3)) {
         launch_of_[{pid_of(*q.integer(2)), *corr}] = index;
         launch_by_correlation_[*corr] = index;
