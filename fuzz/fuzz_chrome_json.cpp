@@ -11,7 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace meshscope::traces;
   ImportOptions options;
-  options.format = TraceFormat::kChromeJson;
+  options.format = "chrome-json";
   options.max_event_bytes = int64_t{1} << 20;  // keep each run small
   options.max_inflated_bytes = int64_t{64} << 20;
   try {

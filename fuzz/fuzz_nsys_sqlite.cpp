@@ -11,7 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace meshscope::traces;
   ImportOptions options;
-  options.format = TraceFormat::kNsysSqlite;
+  options.format = "nsys-sqlite";
   try {
     const Timeline t = load_trace_bytes(std::string_view(reinterpret_cast<const char*>(data), size),
                                         "fuzz.sqlite", options);

@@ -262,7 +262,7 @@ TEST(ChromeImport, SyntheticKinetoTraceComesBackWithWhatItWasMadeOf) {
   EXPECT_EQ(static_cast<int64_t>(t.steps.size()), counts.steps);
   EXPECT_EQ(report.events_read, static_cast<uint64_t>(counts.events));
   EXPECT_EQ(t.metadata.at("base_time_ns"), std::to_string(o.base_time_ns));
-  EXPECT_EQ(detect_trace_format(file.path()), TraceFormat::kChromeJson);
+  EXPECT_EQ(detect_trace_format(file.path()), "chrome-json");
 }
 
 }  // namespace

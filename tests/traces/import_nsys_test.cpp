@@ -135,7 +135,7 @@ TEST(NsysImport, GpuWorkHostCallsAndNvtxRanges) {
     NsysDb db(file.path());
     fill_typical(db);
   }
-  EXPECT_EQ(detect_trace_format(file.path()), TraceFormat::kNsysSqlite);
+  EXPECT_EQ(detect_trace_format(file.path()), "nsys-sqlite");
   ImportReport report;
   const Timeline t = load_trace(file.path(), {}, &report);
 

@@ -11,15 +11,10 @@
 
 namespace meshscope::traces {
 
-enum class TraceFormat : uint8_t {
-  kAuto = 0,        // detect by content: gzip magic, SQLite header, else JSON
-  kChromeJson = 1,  // Chrome Trace Event Format: Kineto, meshscope's own export, Perfetto JSON
-  kNsysSqlite = 2,  // `nsys export --type sqlite`
-  kCount
-};
-inline constexpr std::array<std::string_view, static_cast<size_t>(TraceFormat::kCount)>
-    kTraceFormatNames = {"auto", "chrome-json", "nsys-sqlite"};
-constexpr std::string_view name(TraceFormat f) { return kTraceFormatNames[static_cast<size_t>(f)]; }
+// ImportOptions::format: "auto" (detect by content: gzip magic, then the first importer of
+// traces/import/importer_table.cpp that claims the first bytes, else Chrome JSON) or the name of
+// one importer ("chrome-json", "nsys-sqlite").
+inline constexpr std::string_view kAutoFormat = "auto";
 
 // How load_traces puts per-rank files on one clock.
 enum class ClockAlign : uint8_t {
@@ -39,7 +34,7 @@ inline constexpr int64_t kMaxTimeNs = (int64_t{1} << 62) - 1;
 constexpr bool time_in_range(int64_t ns) { return ns >= -kMaxTimeNs && ns <= kMaxTimeNs; }
 
 struct ImportOptions {
-  TraceFormat format = TraceFormat::kAuto;
+  std::string format = std::string(kAutoFormat);
   // Host-side events (CPU ops, CUDA runtime/driver calls, CPU annotations) become kHost and
   // kAnnotation spans on one host device per process; false drops them (counted in the report).
   // Launch flows (runtime call -> kernel) need them.

@@ -1,5 +1,5 @@
-// load_trace: opens a file (or bytes), undoes gzip, tells Chrome JSON from Nsight SQLite by the
-// first bytes and hands the stream to the matching importer.
+// load_trace: opens a file (or bytes), undoes gzip, and hands the stream to the importer that
+// claims its first bytes (traces/import/importer_table.cpp).
 #include "traces/import/load_trace.h"
 
 #include <algorithm>
@@ -8,29 +8,14 @@
 #include <stdexcept>
 
 #include "traces/import/byte_source.h"
-#include "traces/import/chrome_builder.h"
-#include "traces/import/chrome_reader.h"
 #include "traces/import/import_common.h"
+#include "traces/import/importer_table.h"
 #include "traces/import/multi_rank.h"
-#include "traces/import/nsys_import.h"
-#include "traces/import/torch_pipeline.h"
 
 namespace meshscope::traces {
 namespace {
 
 using importer::OpenedTrace;
-
-Timeline load_chrome(importer::ByteSource& source, const std::string& name,
-                     const ImportOptions& options, ImportReport& report) {
-  importer::ChromeTimelineBuilder builder(name, options, report);
-  const auto summary = importer::read_chrome_json(source, name, options, builder, report);
-  Timeline t = builder.finish(summary);
-  // A torch.distributed.pipelining job: its action ranges label the spans under them.
-  if (const auto it = t.metadata.find("source"); it != t.metadata.end() && it->second == "kineto") {
-    importer::label_torch_pipeline(t);
-  }
-  return t;
-}
 
 Timeline load_any(const std::filesystem::path& file, const std::string_view* memory,
                   const std::string& name, const ImportOptions& options, ImportReport* report) {
@@ -39,22 +24,8 @@ Timeline load_any(const std::filesystem::path& file, const std::string_view* mem
   r.file = name;
   try {
     OpenedTrace opened = importer::open_trace_source(file, memory, name, options);
-    TraceFormat format = options.format;
-    if (format == TraceFormat::kAuto) {
-      format = importer::has_sqlite_magic(opened.source->peek(importer::kSqliteMagic.size()))
-                   ? TraceFormat::kNsysSqlite
-                   : TraceFormat::kChromeJson;
-    }
-    if (format == TraceFormat::kNsysSqlite) {
-      if (opened.gzip) {
-        throw ImportError(name, "", "a gzip-compressed SQLite file: decompress it first");
-      }
-      Timeline t = memory != nullptr ? importer::load_nsys_sqlite_bytes(*memory, name, options, r)
-                                     : importer::load_nsys_sqlite(file, name, options, r);
-      importer::drop_devices_without_spans(t);
-      return t;
-    }
-    Timeline t = load_chrome(*opened.source, name, options, r);
+    const importer::Importer& reader = importer::importer_for(opened, options, name);
+    Timeline t = reader.load(importer::TraceInput{file, memory, opened, name}, options, r);
     importer::drop_devices_without_spans(t);
     return t;
   } catch (const std::length_error& e) {
@@ -82,20 +53,20 @@ void renumber_rank(Timeline& t, int rank) {
 }
 
 bool is_trace_file_name(const std::string& n) {
-  for (const char* suffix : {".json", ".json.gz", ".sqlite", ".db"}) {
-    if (n.ends_with(suffix)) return true;
+  for (const importer::Importer& i : importer::importers()) {
+    for (const std::string_view suffix : i.suffixes) {
+      if (n.ends_with(suffix)) return true;
+    }
   }
   return false;
 }
 
 }  // namespace
 
-TraceFormat detect_trace_format(const std::filesystem::path& file) {
+std::string_view detect_trace_format(const std::filesystem::path& file) {
   ImportOptions options;
   OpenedTrace opened = importer::open_trace_source(file, nullptr, file.string(), options);
-  return importer::has_sqlite_magic(opened.source->peek(importer::kSqliteMagic.size()))
-             ? TraceFormat::kNsysSqlite
-             : TraceFormat::kChromeJson;
+  return importer::importer_for(opened, options, file.string()).format;
 }
 
 Timeline load_trace(const std::filesystem::path& file, const ImportOptions& options,

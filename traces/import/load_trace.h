@@ -12,9 +12,10 @@
 
 namespace meshscope::traces {
 
-// What the file holds, judged from its first bytes: gzip magic (then the inflated content),
-// "SQLite format 3", else JSON. Throws ImportError when the file cannot be read.
-TraceFormat detect_trace_format(const std::filesystem::path& file);
+// The importer format of the file ("chrome-json", "nsys-sqlite"), judged from its first bytes:
+// gzip magic (then the inflated content), the importers' magic ("SQLite format 3"), else JSON.
+// Throws ImportError when the file cannot be read.
+std::string_view detect_trace_format(const std::filesystem::path& file);
 
 // Reads one trace file. Times stay on the file's own axis (Chrome `ts` µs -> ns, exactly to the
 // ns); Kineto's baseTimeNanoseconds goes to metadata["base_time_ns"]. Devices: one per GPU

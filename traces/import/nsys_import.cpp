@@ -16,6 +16,7 @@
 #include "traces/chrome_export_text.h"
 #include "traces/import/comm_kernels.h"
 #include "traces/import/import_common.h"
+#include "traces/import/importer_table.h"
 #include "traces/import/kineto_names.h"
 #include "traces/import/sendrecv_direction.h"
 #include "traces/import/sqlite_db.h"
@@ -530,6 +531,15 @@ Timeline load_nsys_sqlite(const std::filesystem::path& file, const std::string& 
 Timeline load_nsys_sqlite_bytes(std::string_view bytes, const std::string& name,
                                 const ImportOptions& options, ImportReport& report) {
   return import_db([&] { return SqliteDb::open_bytes(bytes); }, name, options, report);
+}
+
+// The table's entry (importer_table.cpp): SQLite reads a file (or bytes), not a stream.
+Timeline load_nsys_trace(const TraceInput& in, const ImportOptions& options, ImportReport& report) {
+  if (in.opened.gzip) {
+    throw ImportError(in.name, "", "a gzip-compressed SQLite file: decompress it first");
+  }
+  return in.memory != nullptr ? load_nsys_sqlite_bytes(*in.memory, in.name, options, report)
+                              : load_nsys_sqlite(in.file, in.name, options, report);
 }
 
 }  // namespace meshscope::traces::importer
