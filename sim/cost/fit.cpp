@@ -132,7 +132,7 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
 Calibration fit_calibration(const std::vector<const traces::Timeline*>& timelines,
                             const Hardware& hw, Precision precision) {
   std::map<traces::Phase, Samples> compute;
-  Samples p2p, coll;
+  Samples p2p, coll, all_to_all;
   for (const traces::Timeline* t : timelines) {
     const auto win = windows_of(*t);
     const mesh::MeshShape m = mesh_of(*t);
@@ -149,8 +149,9 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
         CollectiveKind kind;
         int n = 1;
         if (collective_of(t->span_name(s), m, &kind, &n) && n > 1) {
-          coll.x.push_back(bus_factor(kind, n) * static_cast<double>(s.bytes));
-          coll.y.push_back(dur);
+          Samples& into = kind == CollectiveKind::kAllToAll ? all_to_all : coll;
+          into.x.push_back(bus_factor(kind, n) * static_cast<double>(s.bytes));
+          into.y.push_back(dur);
         }
       }
     }
@@ -184,6 +185,7 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
   };
   c.p2p = link(p2p);
   c.collective = link(coll);
+  c.all_to_all = link(all_to_all);
   return c;
 }
 

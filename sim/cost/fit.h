@@ -2,7 +2,8 @@
 // achieved FLOP rate and fixed overhead (duration = overhead + FLOPs / rate, least squares over
 // the spans that carry FLOPs), and alpha/beta of transfers (recv spans: duration = alpha + bytes /
 // bandwidth) and of collectives (on bus bytes, the group size read from the span name and the
-// trace's mesh). The first step of a multi-step trace is left out (warm-up).
+// trace's mesh; all-to-alls fitted apart from the others). The first step of a multi-step trace is
+// left out (warm-up).
 #pragma once
 
 #include <vector>
