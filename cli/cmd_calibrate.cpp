@@ -85,6 +85,7 @@ void run(const CalibrateArgs& a) {
   };
   link("p2p", c.p2p);
   link("collective", c.collective);
+  link("all_to_all", c.all_to_all);
   std::printf("written: %s\n", a.out.c_str());
 }
 

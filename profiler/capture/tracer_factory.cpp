@@ -8,14 +8,12 @@
 #include "profiler/capture/cupti_entry.h"
 #include "profiler/capture/host_tracer.h"
 #include "profiler/runtime/plugin.h"
+#include "traces/enum_names.h"
 
 namespace meshscope::capture {
 
 std::optional<TracerKind> parse_tracer_kind(std::string_view s) {
-  for (size_t i = 0; i < kTracerKindNames.size(); ++i) {
-    if (kTracerKindNames[i] == s) return static_cast<TracerKind>(i);
-  }
-  return std::nullopt;
+  return traces::parse_enum<TracerKind>(kTracerKindNames, s);
 }
 
 namespace {

@@ -1,10 +1,11 @@
 // Compiling a Schedule into per-rank plans, with the checks that make the hot loop trust them.
 #include "profiler/exec/rank_plan.h"
 
-#include "sim/schedule/action_span.h"
-
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+
+#include "sim/schedule/action_span.h"
 
 namespace meshscope::exec {
 namespace {
@@ -110,11 +111,27 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
         pa.tag = p2p_tag(a.kind, a.stage, a.microbatch, mbs);
         info.peer = peer;
         info.tag = pa.tag;
+      } else if (a.kind == ActionKind::kAllToAll) {
+        // A schedule-level all-to-all over any group: `bytes` (default: the stage's output of a
+        // microbatch) is each member's send buffer, split in equal blocks, one per member.
+        const size_t members = p.group_ranks[static_cast<size_t>(a.group)].size();
+        pa.group = a.group;
+        pa.bytes = a.bytes > 0 ? static_cast<size_t>(a.bytes) : st.output_bytes();
+        if (pa.bytes % (sizeof(float) * members) != 0) {
+          fail(r, i, a,
+               "exchanges " + std::to_string(pa.bytes) + " bytes, which do not split into " +
+                   std::to_string(members) + " equal blocks of floats (the " +
+                   std::string(mesh::name(a.group)) + " group has " + std::to_string(members) +
+                   " members)");
+        }
+        pa.block_floats = pa.bytes / sizeof(float) / members;
+        StageLayout& held = p.stages[local];
+        held.exchange_floats = std::max(held.exchange_floats, pa.bytes / sizeof(float));
       } else if (schedule::is_collective(a.kind)) {
         if (a.kind != ActionKind::kAllReduce || a.group != mesh::GroupKind::kDp) {
           fail(r, i, a,
-               "the executor runs gradient all-reduces over dp only (tp collectives "
-               "happen inside F and B)");
+               "the executor runs gradient all-reduces over dp and all-to-alls over any group "
+               "(tp collectives happen inside F and B)");
         }
         pa.group = a.group;
         pa.bytes = st.param_count * sizeof(float);

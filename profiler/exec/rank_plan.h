@@ -23,6 +23,7 @@ struct PlannedAction {
   int peer = -1;
   int64_t tag = -1;
   size_t bytes = 0;
+  size_t block_floats = 0;  // ALLTOALL: floats sent to (and received from) each group member
   mesh::GroupKind group = mesh::GroupKind::kWorld;
   int64_t activation_delta = 0;  // activation bytes this action makes the rank hold (+) or free (-)
 };
@@ -50,7 +51,8 @@ int64_t p2p_tag(schedule::ActionKind kind, int stage, int microbatch, int microb
 // and its token for a schedule the executor cannot run with this workload: a stage not held by
 // the rank, a microbatch out of range, a transfer past the first or last stage, a peer that
 // differs from the stage placement, a byte count that differs from the workload's, a collective
-// other than ALLREDUCE(dp).
+// other than ALLREDUCE(dp) or ALLTOALL, an ALLTOALL whose bytes do not split into one equal
+// block of floats per group member.
 std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Schedule& s,
                                  const mesh::Mesh& m,
                                  const std::vector<model::StageRange>& partition,

@@ -164,6 +164,9 @@ runtime::TransferInfo execute(const PlannedAction& pa, StageRuntime& stage, runt
       return net.recv(pa.peer, pa.tag, stage.grad_output(mb), pa.bytes);
     case ActionKind::kAllReduce:
       return net.all_reduce(pa.group, stage.grads(), stage.layout().param_count);
+    case ActionKind::kAllToAll:
+      return net.all_to_all(pa.group, stage.exchange_send(), stage.exchange_recv(),
+                            pa.block_floats);
     case ActionKind::kOptimizerStep:
       stage.optimizer_step();
       break;

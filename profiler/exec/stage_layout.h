@@ -49,6 +49,9 @@ struct StageLayout {
   std::vector<LinearLayout> linears;
   std::vector<UnitLayout> units;
   model::StageCost cost;
+  // Floats of each of the two buffers the stage's schedule-level ALLTOALLs send from and receive
+  // into (the largest of them; 0: none). Their payload is traffic the stage's math does not read.
+  size_t exchange_floats = 0;
 
   size_t input_bytes() const { return sizeof(float) * size_t(rows) * input_dim; }
   size_t output_bytes() const { return sizeof(float) * size_t(rows) * output_dim; }

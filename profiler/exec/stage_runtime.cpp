@@ -47,6 +47,11 @@ StageRuntime::StageRuntime(const StageLayout& layout, runtime::DeviceOps& dev)
     }
   }
   dev_.zero(grads_.get(), grads_.bytes());
+  if (layout_.exchange_floats > 0) {
+    exchange_send_ = runtime::DeviceBuffer(dev_, sizeof(float) * layout_.exchange_floats);
+    exchange_recv_ = runtime::DeviceBuffer(dev_, sizeof(float) * layout_.exchange_floats);
+    dev_.zero(exchange_send_.get(), exchange_send_.bytes());
+  }
 }
 
 float* StageRuntime::carve(size_t floats) {

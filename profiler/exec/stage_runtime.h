@@ -54,6 +54,9 @@ class StageRuntime {
   float* output(int mb) { return slots_[mb].y.back(); }
   float* grad_input(int mb) { return slots_[mb].dx.front(); }
   float* grad_output(int mb) { return slots_[mb].grad_output; }
+  // The buffers of the stage's schedule-level ALLTOALLs (layout().exchange_floats each).
+  const float* exchange_send() const { return exchange_send_.as<float>(); }
+  float* exchange_recv() { return exchange_recv_.as<float>(); }
 
  private:
   struct Slot {
@@ -78,6 +81,7 @@ class StageRuntime {
   runtime::DeviceBuffer params_;
   runtime::DeviceBuffer grads_;
   runtime::DeviceBuffer arena_;
+  runtime::DeviceBuffer exchange_send_, exchange_recv_;
   size_t arena_used_ = 0;
   std::vector<Slot> slots_;
 };

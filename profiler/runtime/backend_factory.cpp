@@ -8,6 +8,7 @@
 #include "profiler/runtime/cpu_backend.h"
 #include "profiler/runtime/cuda_entry.h"
 #include "profiler/runtime/process_cpu_backend.h"
+#include "traces/enum_names.h"
 
 namespace meshscope::runtime {
 namespace {
@@ -50,10 +51,7 @@ std::unique_ptr<Backend> make_gpu_backend(BackendKind kind, const BackendOptions
 }  // namespace
 
 std::optional<BackendKind> parse_backend_kind(std::string_view s) {
-  for (size_t i = 0; i < kBackendKindNames.size(); ++i) {
-    if (kBackendKindNames[i] == s) return static_cast<BackendKind>(i);
-  }
-  return std::nullopt;
+  return traces::parse_enum<BackendKind>(kBackendKindNames, s);
 }
 
 bool cuda_backends_built() { return MESHSCOPE_HAS_CUDA_BACKEND != 0; }

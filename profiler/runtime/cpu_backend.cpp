@@ -36,19 +36,25 @@ TransferInfo CpuTransport::recv(int peer, int64_t tag, void* dst, size_t bytes) 
 
 TransferInfo CpuTransport::all_reduce(mesh::GroupKind group, float* data, size_t count) {
   const GroupSlot& s = slot(group);
-  return s.group->run(CpuGroup::Op::kAllReduce, s.member, data, data, count);
+  return s.group->run(traces::CollectiveOp::kAllReduce, s.member, data, data, count);
 }
 
 TransferInfo CpuTransport::all_gather(mesh::GroupKind group, const float* src, float* dst,
                                       size_t count) {
   const GroupSlot& s = slot(group);
-  return s.group->run(CpuGroup::Op::kAllGather, s.member, src, dst, count);
+  return s.group->run(traces::CollectiveOp::kAllGather, s.member, src, dst, count);
 }
 
 TransferInfo CpuTransport::reduce_scatter(mesh::GroupKind group, const float* src, float* dst,
                                           size_t count) {
   const GroupSlot& s = slot(group);
-  return s.group->run(CpuGroup::Op::kReduceScatter, s.member, src, dst, count);
+  return s.group->run(traces::CollectiveOp::kReduceScatter, s.member, src, dst, count);
+}
+
+TransferInfo CpuTransport::all_to_all(mesh::GroupKind group, const float* src, float* dst,
+                                      size_t count) {
+  const GroupSlot& s = slot(group);
+  return s.group->run(traces::CollectiveOp::kAllToAll, s.member, src, dst, count);
 }
 
 CpuBackend::CpuBackend(const mesh::MeshShape& shape, bool pin_threads) : mesh_(shape) {

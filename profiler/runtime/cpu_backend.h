@@ -33,6 +33,8 @@ class CpuTransport final : public Transport {
                           size_t count) override;
   TransferInfo reduce_scatter(mesh::GroupKind group, const float* src, float* dst,
                               size_t count) override;
+  TransferInfo all_to_all(mesh::GroupKind group, const float* src, float* dst,
+                          size_t count) override;
 
  private:
   void check_peer(int peer, const char* what) const;

@@ -1,5 +1,6 @@
 // A process group on the cpu backend: members meet, the last to arrive reduces or gathers every
-// member's buffer (in group order, so all members get bitwise the same result), all copy it out.
+// member's buffer (in group order, so all members get bitwise the same result), all copy it out;
+// an all-to-all copies each member's block straight from the sender's buffer.
 #pragma once
 
 #include <condition_variable>
@@ -12,18 +13,18 @@
 #include "profiler/runtime/abort_state.h"
 #include "profiler/runtime/transport.h"
 #include "sim/mesh/mesh.h"
+#include "traces/collective.h"
 
 namespace meshscope::runtime {
 
 class CpuGroup {
  public:
-  enum class Op : uint8_t { kAllReduce, kAllGather, kReduceScatter };
-
   CpuGroup(mesh::GroupKind kind, std::vector<int> ranks, const AbortState& abort);
 
   // `member` is the caller's index in the group. all-reduce: src == dst allowed, count floats.
   // all-gather: count floats in, count * size out. reduce-scatter: count * size in, count out.
-  TransferInfo run(Op op, int member, const float* src, float* dst, size_t count);
+  // all-to-all: count * size in, count * size out (Transport::all_to_all).
+  TransferInfo run(traces::CollectiveOp op, int member, const float* src, float* dst, size_t count);
   void wake();
   int size() const { return static_cast<int>(ranks_.size()); }
   const std::vector<int>& ranks() const { return ranks_; }
@@ -38,7 +39,7 @@ class CpuGroup {
   std::condition_variable cv_;
   uint64_t generation_ = 0;
   int arrived_ = 0;
-  Op op_ = Op::kAllReduce;
+  traces::CollectiveOp op_ = traces::CollectiveOp::kAllReduce;
   size_t count_ = 0;
   std::string mismatch_;  // non-empty: members disagreed on the call
   std::vector<const float*> inputs_;

@@ -10,8 +10,29 @@
 namespace meshscope::runtime {
 namespace {
 
-constexpr const char* kOpNames[] = {"all_reduce", "all_gather", "reduce_scatter"};
+using traces::CollectiveOp;
+
+// A collective's message: the op (1 byte), the count of floats (8 bytes), the floats.
 constexpr size_t kCollectiveHeader = 1 + sizeof(uint64_t);
+
+std::string collective_message(CollectiveOp op, const float* data, size_t count) {
+  std::string m(kCollectiveHeader + count * sizeof(float), '\0');
+  m[0] = static_cast<char>(op);
+  const uint64_t n = count;
+  std::memcpy(m.data() + 1, &n, sizeof n);
+  if (count > 0) std::memcpy(m.data() + kCollectiveHeader, data, count * sizeof(float));
+  return m;
+}
+
+std::string describe(const std::string& m) {
+  uint64_t count = 0;
+  if (m.size() >= kCollectiveHeader) std::memcpy(&count, m.data() + 1, sizeof count);
+  const auto op = static_cast<uint8_t>(m.empty() ? 0 : m[0]);
+  const std::string_view name = op < static_cast<uint8_t>(CollectiveOp::kCount)
+                                    ? traces::name(static_cast<CollectiveOp>(op))
+                                    : std::string_view("an unknown collective");
+  return std::string(name) + " of " + std::to_string(count) + " floats";
+}
 
 }  // namespace
 
@@ -63,40 +84,40 @@ TransferInfo ProcessCpuTransport::recv(int peer, int64_t tag, void* dst, size_t 
   return TransferInfo{ready, 0};
 }
 
-std::vector<std::string> ProcessCpuTransport::gather_group(mesh::GroupKind group, Op op,
+int64_t ProcessCpuTransport::next_tag(mesh::GroupKind group) {
+  const size_t g = static_cast<size_t>(group);
+  return (static_cast<int64_t>(g) << 48) | sequence_[g]++;
+}
+
+void ProcessCpuTransport::check_same(mesh::GroupKind group, const std::string& mine,
+                                     const std::string& got, int from) const {
+  if (got.size() == mine.size() && got.size() >= kCollectiveHeader &&
+      std::memcmp(got.data(), mine.data(), kCollectiveHeader) == 0) {
+    return;
+  }
+  throw std::runtime_error(describe(mine) + " on rank " + std::to_string(rank_) + " met " +
+                           describe(got) + " from rank " + std::to_string(from) + " in group " +
+                           std::string(mesh::name(group)));
+}
+
+std::vector<std::string> ProcessCpuTransport::gather_group(mesh::GroupKind group, CollectiveOp op,
                                                            const float* src, size_t count_in,
                                                            int64_t& ready_ns) {
-  const size_t g = static_cast<size_t>(group);
-  const int64_t tag = (static_cast<int64_t>(g) << 48) | sequence_[g]++;
-  std::string mine(kCollectiveHeader + count_in * sizeof(float), '\0');
-  mine[0] = static_cast<char>(op);
-  const uint64_t count = count_in;
-  std::memcpy(mine.data() + 1, &count, sizeof count);
-  if (count_in > 0) std::memcpy(mine.data() + kCollectiveHeader, src, count_in * sizeof(float));
-  const std::vector<int>& members = groups_[g];
+  const int64_t tag = next_tag(group);
+  const std::string mine = collective_message(op, src, count_in);
+  const std::vector<int>& members = groups_[static_cast<size_t>(group)];
   std::vector<std::string> all = messenger_.all_gather(
       members, ProcessMessenger::Channel::kGroup, tag, mine,
-      std::string(kOpNames[static_cast<int>(op)]) + " of group " + std::string(mesh::name(group)));
+      std::string(traces::name(op)) + " of group " + std::string(mesh::name(group)));
   ready_ns = host_now_ns();
-  for (size_t i = 0; i < all.size(); ++i) {
-    uint64_t theirs = 0;
-    if (all[i].size() >= kCollectiveHeader) std::memcpy(&theirs, all[i].data() + 1, sizeof theirs);
-    if (all[i].size() != mine.size() || all[i][0] != mine[0] || theirs != count) {
-      const int their_op = static_cast<uint8_t>(all[i][0]) % 3;
-      throw std::runtime_error(
-          std::string(kOpNames[static_cast<int>(op)]) + " of " + std::to_string(count_in) +
-          " floats on rank " + std::to_string(rank_) + " met " + kOpNames[their_op] + " of " +
-          std::to_string(theirs) + " floats from rank " + std::to_string(members[i]) +
-          " in group " + std::string(mesh::name(group)));
-    }
-  }
+  for (size_t i = 0; i < all.size(); ++i) check_same(group, mine, all[i], members[i]);
   return all;
 }
 
 TransferInfo ProcessCpuTransport::all_reduce(mesh::GroupKind group, float* data, size_t count) {
   int64_t ready = 0;
   // The payloads sit 9 bytes into their strings, not aligned for float: sum aligned copies.
-  const auto all = gather_group(group, Op::kAllReduce, data, count, ready);
+  const auto all = gather_group(group, CollectiveOp::kAllReduce, data, count, ready);
   std::vector<std::vector<float>> inputs(all.size(), std::vector<float>(count));
   std::vector<const float*> ptrs;
   for (size_t i = 0; i < all.size(); ++i) {
@@ -110,7 +131,7 @@ TransferInfo ProcessCpuTransport::all_reduce(mesh::GroupKind group, float* data,
 TransferInfo ProcessCpuTransport::all_gather(mesh::GroupKind group, const float* src, float* dst,
                                              size_t count) {
   int64_t ready = 0;
-  const auto all = gather_group(group, Op::kAllGather, src, count, ready);
+  const auto all = gather_group(group, CollectiveOp::kAllGather, src, count, ready);
   for (size_t i = 0; i < all.size(); ++i) {
     if (count > 0) std::memcpy(dst + i * count, all[i].data() + kCollectiveHeader, count * 4);
   }
@@ -121,7 +142,7 @@ TransferInfo ProcessCpuTransport::reduce_scatter(mesh::GroupKind group, const fl
                                                  float* dst, size_t count) {
   int64_t ready = 0;
   const size_t n = groups_[static_cast<size_t>(group)].size();
-  const auto all = gather_group(group, Op::kReduceScatter, src, count * n, ready);
+  const auto all = gather_group(group, CollectiveOp::kReduceScatter, src, count * n, ready);
   const size_t member = static_cast<size_t>(mesh_.index_in_group(group, rank_));
   std::vector<std::vector<float>> inputs(all.size(), std::vector<float>(count));
   std::vector<const float*> ptrs;
@@ -133,6 +154,29 @@ TransferInfo ProcessCpuTransport::reduce_scatter(mesh::GroupKind group, const fl
     ptrs.push_back(inputs[i].data());
   }
   kernels::cpu::sum(count, ptrs.data(), static_cast<int>(ptrs.size()), dst);
+  return TransferInfo{ready, 0};
+}
+
+TransferInfo ProcessCpuTransport::all_to_all(mesh::GroupKind group, const float* src, float* dst,
+                                             size_t count) {
+  // A message per peer carrying only its block (as NCCL's grouped send/recv per peer), on the
+  // tag the group's next collective has, so a member calling another collective is caught.
+  const int64_t tag = next_tag(group);
+  const std::vector<int>& members = groups_[static_cast<size_t>(group)];
+  const size_t self = static_cast<size_t>(mesh_.index_in_group(group, rank_));
+  std::vector<std::string> mine;
+  for (size_t k = 0; k < members.size(); ++k) {
+    mine.push_back(collective_message(CollectiveOp::kAllToAll, src + k * count, count));
+  }
+  const std::string own = mine[self];
+  const std::vector<std::string> got =
+      messenger_.all_to_all(members, ProcessMessenger::Channel::kGroup, tag, std::move(mine),
+                            "all_to_all of group " + std::string(mesh::name(group)));
+  const int64_t ready = host_now_ns();
+  for (size_t i = 0; i < got.size(); ++i) {
+    check_same(group, own, got[i], members[i]);
+    if (count > 0) std::memcpy(dst + i * count, got[i].data() + kCollectiveHeader, count * 4);
+  }
   return TransferInfo{ready, 0};
 }
 

@@ -11,6 +11,7 @@
 #include "profiler/runtime/backend.h"
 #include "profiler/runtime/cpu_device_ops.h"
 #include "profiler/runtime/process_messenger.h"
+#include "traces/collective.h"
 
 namespace meshscope::runtime {
 
@@ -26,13 +27,19 @@ class ProcessCpuTransport final : public Transport {
                           size_t count) override;
   TransferInfo reduce_scatter(mesh::GroupKind group, const float* src, float* dst,
                               size_t count) override;
+  TransferInfo all_to_all(mesh::GroupKind group, const float* src, float* dst,
+                          size_t count) override;
 
  private:
-  enum class Op : uint8_t { kAllReduce, kAllGather, kReduceScatter };
   // Sends this member's `count_in` floats to the group, returns every member's, checked to be the
   // same op and count.
-  std::vector<std::string> gather_group(mesh::GroupKind group, Op op, const float* src,
-                                        size_t count_in, int64_t& ready_ns);
+  std::vector<std::string> gather_group(mesh::GroupKind group, traces::CollectiveOp op,
+                                        const float* src, size_t count_in, int64_t& ready_ns);
+  // The tag of this rank's next collective on `group`.
+  int64_t next_tag(mesh::GroupKind group);
+  // Throws unless `got` (from `from`) is the same op over the same count as `mine`.
+  void check_same(mesh::GroupKind group, const std::string& mine, const std::string& got,
+                  int from) const;
   void check_peer(int peer, const char* what) const;
 
   int rank_;

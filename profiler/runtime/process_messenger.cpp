@@ -147,6 +147,20 @@ std::vector<std::string> ProcessMessenger::all_gather(const std::vector<int>& me
   return out;
 }
 
+std::vector<std::string> ProcessMessenger::all_to_all(const std::vector<int>& members,
+                                                      Channel channel, int64_t tag,
+                                                      std::vector<std::string> mine,
+                                                      const std::string& what) {
+  std::vector<std::string> out(members.size());
+  for (size_t k = 0; k < members.size(); ++k) {
+    if (members[k] != index_) send(members[k], channel, tag, mine[k].data(), mine[k].size());
+  }
+  for (size_t i = 0; i < members.size(); ++i) {
+    out[i] = members[i] == index_ ? std::move(mine[i]) : receive(members[i], channel, tag, what);
+  }
+  return out;
+}
+
 std::vector<std::string> ProcessMessenger::exchange(const std::string& mine,
                                                     const std::string& what) {
   std::vector<int> all(size_);

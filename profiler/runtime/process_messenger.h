@@ -47,6 +47,11 @@ class ProcessMessenger {
                                       const std::string& mine, const std::string& what,
                                       int64_t deadline_ns = 0);
 
+  // mine[k] to members[k]; returns what every member sent this one, in member order (this
+  // member's own mine[] entry for itself). The personalised exchange behind an all-to-all.
+  std::vector<std::string> all_to_all(const std::vector<int>& members, Channel channel, int64_t tag,
+                                      std::vector<std::string> mine, const std::string& what);
+
   // Driver-level exchanges: every process calls each kind in the same order (a sequence number per
   // kind is the tag). exchange() is abortable; the *_after_abort ones still complete after an
   // abort, so processes can tell each other how their run ended (bounded by the deadline).

@@ -78,6 +78,11 @@ class Transport {
   // (src holds count * group size floats).
   virtual TransferInfo reduce_scatter(mesh::GroupKind group, const float* src, float* dst,
                                       size_t count) = 0;
+  // dst[i * count + j] = element [member * count + j] of member i's src: each member's src holds
+  // count * group size floats, block k going to member k (block `member` stays), as NCCL's
+  // alltoall (nccl-tests src/alltoall.cu: a grouped ncclSend/ncclRecv per peer). src != dst.
+  virtual TransferInfo all_to_all(mesh::GroupKind group, const float* src, float* dst,
+                                  size_t count) = 0;
 };
 
 }  // namespace meshscope::runtime

@@ -55,7 +55,8 @@ std::string to_json(const Calibration& c) {
             {"traces", c.traces},
             {"compute", phases},
             {"p2p", link_json(c.p2p)},
-            {"collective", link_json(c.collective)}};
+            {"collective", link_json(c.collective)},
+            {"all_to_all", link_json(c.all_to_all)}};
   return j.dump(2) + "\n";
 }
 
@@ -102,6 +103,8 @@ Calibration load_calibration(const std::string& path) {
   if (j.contains("p2p")) c.p2p = link_from(j.at("p2p"), path + ": key 'p2p'");
   if (j.contains("collective"))
     c.collective = link_from(j.at("collective"), path + ": key 'collective'");
+  if (j.contains("all_to_all"))
+    c.all_to_all = link_from(j.at("all_to_all"), path + ": key 'all_to_all'");
   return c;
 }
 

@@ -36,7 +36,10 @@ struct Calibration {
   std::vector<std::string> traces;  // files it was fitted from
   std::array<PhaseFit, static_cast<size_t>(traces::Phase::kCount)> phases{};
   LinkFit p2p;
-  LinkFit collective;
+  LinkFit collective;  // all-reduce, all-gather, reduce-scatter
+  // Fitted on its own: an all-to-all's grouped sends to every peer (expert parallelism's token
+  // exchange) run at another rate than a ring. When not fitted, `collective` applies to it.
+  LinkFit all_to_all;
 
   const PhaseFit& phase(traces::Phase p) const { return phases[static_cast<size_t>(p)]; }
 };

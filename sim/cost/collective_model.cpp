@@ -151,8 +151,14 @@ CollectiveTime collective_time(const Hardware& hw, CollectiveKind kind, double b
                                const GroupSpan& span, const Calibration* calibration) {
   CollectiveTime none;
   if (span.ranks <= 1 || bytes <= 0) return none;
-  if (calibration != nullptr && calibration->collective.bandwidth_bytes_per_s > 0) {
-    const LinkFit& f = calibration->collective;
+  const LinkFit* fitted = nullptr;
+  if (calibration != nullptr) {
+    fitted = kind == CollectiveKind::kAllToAll && calibration->all_to_all.bandwidth_bytes_per_s > 0
+                 ? &calibration->all_to_all
+                 : &calibration->collective;
+  }
+  if (fitted != nullptr && fitted->bandwidth_bytes_per_s > 0) {
+    const LinkFit& f = *fitted;
     CollectiveTime t;
     t.seconds = f.alpha_ns * 1e-9 + bus_factor(kind, span.ranks) * bytes / f.bandwidth_bytes_per_s;
     t.bus_bandwidth_bytes_per_s = f.bandwidth_bytes_per_s;

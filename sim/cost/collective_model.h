@@ -11,25 +11,15 @@
 #include "sim/cost/calibration.h"
 #include "sim/cost/hardware.h"
 #include "sim/cost/topology.h"
+#include "traces/collective.h"
 
 namespace meshscope::cost {
 
-enum class CollectiveKind : uint8_t {
-  kAllReduce = 0,
-  kAllGather,
-  kReduceScatter,
-  kAllToAll,
-  kCount
-};
-inline constexpr std::array<std::string_view, static_cast<size_t>(CollectiveKind::kCount)>
-    kCollectiveKindNames = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"};
-constexpr std::string_view name(CollectiveKind k) {
-  return kCollectiveKindNames[static_cast<size_t>(k)];
-}
-
-enum class Algorithm : uint8_t { kRing = 0, kTree, kHierarchical, kDirect, kCount };
-inline constexpr std::array<std::string_view, static_cast<size_t>(Algorithm::kCount)>
-    kAlgorithmNames = {"ring", "tree", "hierarchical", "direct"};
+// The collective descriptor's enumerations (traces/collective.h), shared with the schedule, the
+// transports and the importers.
+using CollectiveKind = traces::CollectiveOp;
+// kAuto never comes out of collective_time: the fastest algorithm is picked.
+using Algorithm = traces::CollectiveAlgorithm;
 enum class Protocol : uint8_t { kLL = 0, kLL128, kSimple, kCount };
 inline constexpr std::array<std::string_view, static_cast<size_t>(Protocol::kCount)>
     kProtocolNames = {"LL", "LL128", "Simple"};
@@ -47,7 +37,8 @@ struct CollectiveTime {
 
 // `bytes` is the full (unsharded) buffer of one rank: the all-reduce buffer, the all-gather's
 // output, the reduce-scatter's input, the all-to-all's send buffer. A group of one rank is free.
-// With a calibration that fitted collectives, its alpha/beta replace the catalog model.
+// With a calibration that fitted collectives, its alpha/beta replace the catalog model (for an
+// all-to-all its own fit where it has one).
 CollectiveTime collective_time(const Hardware& hw, CollectiveKind kind, double bytes,
                                const GroupSpan& span, const Calibration* calibration = nullptr);
 

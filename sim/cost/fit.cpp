@@ -114,7 +114,7 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
 Calibration fit_calibration(const std::vector<const traces::Timeline*>& timelines,
                             const Hardware& hw, Precision precision) {
   std::map<traces::Phase, Samples> compute;
-  Samples p2p, coll;
+  Samples p2p, coll, all_to_all;
   for (const traces::Timeline* t : timelines) {
     const auto win = windows_of(*t);
     for (const traces::Span& s : t->spans) {
@@ -133,8 +133,9 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
       if (!inside(s, win) || s.end_ns <= s.begin_ns || s.bytes <= 0) continue;
       const int n = group_size(t->run.mesh, c.collective.group);
       if (n <= 1) continue;
-      coll.x.push_back(bus_factor(kind_of(c.collective.op), n) * static_cast<double>(s.bytes));
-      coll.y.push_back(static_cast<double>(s.duration_ns()));
+      Samples& into = c.collective.op == traces::CollectiveOp::kAllToAll ? all_to_all : coll;
+      into.x.push_back(bus_factor(kind_of(c.collective.op), n) * static_cast<double>(s.bytes));
+      into.y.push_back(static_cast<double>(s.duration_ns()));
     }
   }
   if (compute.empty() && p2p.x.empty() && coll.x.empty())
@@ -166,6 +167,7 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
   };
   c.p2p = link(p2p);
   c.collective = link(coll);
+  c.all_to_all = link(all_to_all);
   return c;
 }
 

@@ -2,8 +2,8 @@
 // achieved FLOP rate and fixed overhead (duration = overhead + FLOPs / rate, least squares over
 // the spans that carry FLOPs), and alpha/beta of transfers (recv spans: duration = alpha + bytes /
 // bandwidth) and of collectives (on bus bytes: the op and group of Timeline::collectives, the
-// group's size from the run descriptor's mesh). The first step of a multi-step trace is left out
-// (warm-up).
+// group's size from the run descriptor's mesh; all-to-alls fitted apart from the others). The
+// first step of a multi-step trace is left out (warm-up).
 #pragma once
 
 #include <vector>

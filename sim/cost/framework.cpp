@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cost/hardware.h"
+#include "traces/enum_names.h"
 
 namespace meshscope::cost {
 namespace {
@@ -47,9 +48,7 @@ double passes_of(const json& j, const std::string& key, const std::string& where
 }  // namespace
 
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
-  for (size_t i = 0; i < kAttentionKernelNames.size(); ++i)
-    if (kAttentionKernelNames[i] == s) return static_cast<AttentionKernel>(i);
-  return std::nullopt;
+  return traces::parse_enum<AttentionKernel>(kAttentionKernelNames, s);
 }
 
 Framework parse_framework(const json& j, const std::string& where) {

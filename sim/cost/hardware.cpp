@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "traces/enum_names.h"
+
 namespace meshscope::cost {
 namespace {
 
@@ -57,9 +59,7 @@ LinkTier parse_tier(const json& j, const std::string& key, const std::string& wh
 }  // namespace
 
 std::optional<Precision> parse_precision(std::string_view s) {
-  for (size_t i = 0; i < kPrecisionNames.size(); ++i)
-    if (kPrecisionNames[i] == s) return static_cast<Precision>(i);
-  return std::nullopt;
+  return traces::parse_enum<Precision>(kPrecisionNames, s);
 }
 
 Hardware parse_hardware(const json& j, const std::string& where) {

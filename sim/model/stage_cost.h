@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "traces/collective.h"
+
 namespace meshscope::model {
 
 enum class OpKind : uint8_t {
@@ -31,7 +33,7 @@ struct OpCost {
 
 // Which collective and over which group of a simulated model (GPT with sequence, context or expert
 // parallelism); the defaults are Megatron's tp all-reduce, which is all the executable models use.
-enum class CommOp : uint8_t { kAllReduce = 0, kAllGather = 1, kReduceScatter = 2, kAllToAll = 3 };
+using CommOp = traces::CollectiveOp;  // the one collective descriptor's op (traces/collective.h)
 enum class CommAxis : uint8_t { kTp = 0, kCp = 1, kEp = 2 };
 
 // A tensor-parallel collective inside a stage's compute (Megatron: all-reduce after the

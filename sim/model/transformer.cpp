@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "traces/enum_names.h"
+
 namespace meshscope::model {
 namespace {
 
@@ -48,9 +50,7 @@ double backward_bytes_factor(const OpCost& op) {
 }
 
 std::optional<Recompute> parse_recompute(std::string_view s) {
-  for (size_t i = 0; i < kRecomputeNames.size(); ++i)
-    if (kRecomputeNames[i] == s) return static_cast<Recompute>(i);
-  return std::nullopt;
+  return traces::parse_enum<Recompute>(kRecomputeNames, s);
 }
 
 void add_linear(const GemmOps& out, const char* name, int64_t tokens, int64_t in, int64_t out_dim,

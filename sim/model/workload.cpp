@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "traces/enum_names.h"
+
 namespace meshscope::model {
 namespace {
 
@@ -65,10 +67,7 @@ Workload mlp(const WorkloadSpec& spec) {
 }  // namespace
 
 std::optional<WorkloadKind> parse_workload_kind(std::string_view s) {
-  for (size_t i = 0; i < kWorkloadKindNames.size(); ++i) {
-    if (kWorkloadKindNames[i] == s) return static_cast<WorkloadKind>(i);
-  }
-  return std::nullopt;
+  return traces::parse_enum<WorkloadKind>(kWorkloadKindNames, s);
 }
 
 Workload make_workload(const WorkloadSpec& spec) {

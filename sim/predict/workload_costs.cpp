@@ -134,8 +134,7 @@ double CommPricer::seconds(const model::TpCollective& c) const {
   const cost::GroupSpan& span = c.axis == model::CommAxis::kTp   ? tp_
                                 : c.axis == model::CommAxis::kCp ? cp_
                                                                  : ep_;
-  const auto kind = static_cast<cost::CollectiveKind>(static_cast<int>(c.op));
-  return cost::collective_time(hw_, kind, static_cast<double>(c.bytes), span, calibration_).seconds;
+  return cost::collective_time(hw_, c.op, static_cast<double>(c.bytes), span, calibration_).seconds;
 }
 
 engine::StageTiming stage_timing(const model::StageCost& s, const cost::ComputeModel& compute,

@@ -2,14 +2,12 @@
 #include "sim/schedule/schedule_file.h"
 
 #include "sim/schedule/schedule_text.h"
+#include "traces/enum_names.h"
 
 namespace meshscope::schedule {
 
 std::optional<ScheduleFileFormat> parse_schedule_file_format(std::string_view s) {
-  for (size_t i = 0; i < kScheduleFileFormatNames.size(); ++i) {
-    if (kScheduleFileFormatNames[i] == s) return static_cast<ScheduleFileFormat>(i);
-  }
-  return std::nullopt;
+  return traces::parse_enum<ScheduleFileFormat>(kScheduleFileFormatNames, s);
 }
 
 ScheduleFileFormat detect_schedule_format(std::string_view path, std::string_view text) {

@@ -7,6 +7,7 @@
 
 #include "sim/schedule/lowering.h"
 #include "sim/schedule/schedule_text.h"
+#include "traces/enum_names.h"
 
 namespace meshscope::schedule {
 namespace {
@@ -266,10 +267,7 @@ bool written_in(const Marker& m, TorchCsvFormat f) {
 }  // namespace
 
 std::optional<TorchCsvFormat> parse_torch_csv_format(std::string_view s) {
-  for (size_t i = 0; i < kTorchCsvFormatNames.size(); ++i) {
-    if (kTorchCsvFormatNames[i] == s) return static_cast<TorchCsvFormat>(i);
-  }
-  return std::nullopt;
+  return traces::parse_enum<TorchCsvFormat>(kTorchCsvFormatNames, s);
 }
 
 TorchCsv parse_torch_csv(std::string_view text, std::string_view source_name) {

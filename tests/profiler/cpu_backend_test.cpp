@@ -135,6 +135,26 @@ TEST(CpuBackend, AllGatherAndReduceScatterFollowGroupOrder) {
   }
 }
 
+TEST(CpuBackend, AllToAllSendsBlockKToMemberK) {
+  auto b = cpu({1, 1, 3});
+  std::vector<std::vector<float>> got(3, std::vector<float>(6));
+  on_ranks(*b, [&](int r) {
+    std::vector<float> src(6);  // block k (2 floats) for member k: 100 r + 10 k + j
+    for (int k = 0; k < 3; ++k) {
+      for (int j = 0; j < 2; ++j) src[k * 2 + j] = float(100 * r + 10 * k + j);
+    }
+    b->transport(r).all_to_all(GroupKind::kTp, src.data(), got[r].data(), 2);
+    std::fill(src.begin(), src.end(), -1.f);  // the others may still be copying: must not matter
+  });
+  for (int r = 0; r < 3; ++r) {
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 2; ++j) {
+        EXPECT_EQ(got[r][i * 2 + j], float(100 * i + 10 * r + j)) << r << " " << i << " " << j;
+      }
+    }
+  }
+}
+
 TEST(CpuBackend, CollectiveCountMismatchFailsEveryMember) {
   auto b = cpu({1, 1, 2});
   std::atomic<int> failures{0};

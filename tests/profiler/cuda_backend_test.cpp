@@ -101,6 +101,30 @@ TEST(CudaVirtualBackend, SendRecvRingCarriesEveryRanksData) {
   }
 }
 
+TEST(CudaVirtualBackend, AllToAllSendsBlockKToMemberK) {
+  SKIP_WITHOUT_GPU();
+  auto b = make_backend(BackendKind::kCudaVirtual, options({4, 1, 1}));
+  constexpr size_t block = 1024;
+  std::vector<std::vector<float>> got(4);
+  on_ranks(*b, [&](int r, Backend& be) {
+    DeviceOps& dev = be.device(r);
+    std::vector<float> x(4 * block);  // block k for member k: 1000 r + 100 k + j % 100
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = static_cast<float>(1000 * r + 100 * (i / block) + (i % block) % 100);
+    }
+    DeviceBuffer src(dev, x.size() * 4), dst(dev, x.size() * 4);
+    dev.upload(src.get(), x.data(), x.size() * 4);
+    be.transport(r).all_to_all(mesh::GroupKind::kDp, src.as<float>(), dst.as<float>(), block);
+    got[r] = download(dev, dst, x.size());
+  });
+  for (int r = 0; r < 4; ++r) {
+    for (size_t i = 0; i < 4 * block; ++i) {
+      ASSERT_EQ(got[r][i], static_cast<float>(1000 * (i / block) + 100 * r + (i % block) % 100))
+          << "rank " << r << " element " << i;
+    }
+  }
+}
+
 TEST(CudaVirtualBackend, CollectivesAreExactAndIdenticalOnEveryMember) {
   SKIP_WITHOUT_GPU();
   auto b = make_backend(BackendKind::kCudaVirtual, options({4, 1, 1}));

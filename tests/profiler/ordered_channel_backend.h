@@ -60,6 +60,9 @@ class OrderedChannelTransport final : public Transport {
                               size_t count) override {
     return inner_.reduce_scatter(g, src, dst, count);
   }
+  TransferInfo all_to_all(mesh::GroupKind g, const float* src, float* dst, size_t count) override {
+    return inner_.all_to_all(g, src, dst, count);
+  }
 
   void ignore_recv_order() { use_order_ = false; }
   int expect_calls() const { return expect_calls_; }

@@ -156,6 +156,52 @@ TEST(ProcessCpuTransport, CollectivesGiveEveryMemberTheSameExactResult) {
   }
 }
 
+TEST(ProcessCpuTransport, AllToAllSendsBlockKToMemberK) {
+  auto m = messengers(3);
+  auto got = on_each<std::vector<float>>(3, [&](int i) {
+    runtime::ProcessCpuBackend b(mesh::MeshShape{3, 1, 1}, *m[i]);
+    std::vector<float> src(6), dst(6);  // block k (2 floats) for member k: 100 i + 10 k + j
+    for (int k = 0; k < 3; ++k) {
+      for (int j = 0; j < 2; ++j) src[k * 2 + j] = float(100 * i + 10 * k + j);
+    }
+    b.transport(i).all_to_all(mesh::GroupKind::kDp, src.data(), dst.data(), 2);
+    // A collective after it still pairs up: the all-to-all used the group's next tag.
+    std::vector<float> one = {1.f};
+    b.transport(i).all_reduce(mesh::GroupKind::kDp, one.data(), 1);
+    dst.push_back(one[0]);
+    return dst;
+  });
+  for (int r = 0; r < 3; ++r) {
+    const std::vector<float> out = got[r].get();
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 2; ++j) EXPECT_EQ(out[i * 2 + j], float(100 * i + 10 * r + j)) << r;
+    }
+    EXPECT_EQ(out.back(), 3.f);
+  }
+}
+
+TEST(ProcessCpuTransport, AllToAllMeetingAnotherCollectiveFailsNamingBoth) {
+  auto m = messengers(2);
+  auto got = on_each<std::string>(2, [&](int i) -> std::string {
+    runtime::ProcessCpuBackend b(mesh::MeshShape{2, 1, 1}, *m[i]);
+    std::vector<float> data(4, 1.f), out(8);
+    try {
+      if (i == 0) {
+        b.transport(i).all_to_all(mesh::GroupKind::kDp, data.data(), out.data(), 2);
+      } else {
+        b.transport(i).all_gather(mesh::GroupKind::kDp, data.data(), out.data(), 4);
+      }
+      return "returned";
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+  });
+  EXPECT_EQ(got[0].get(),
+            "all_to_all of 2 floats on rank 0 met all_gather of 4 floats from rank 1 in group dp");
+  EXPECT_EQ(got[1].get(),
+            "all_gather of 4 floats on rank 1 met all_to_all of 2 floats from rank 0 in group dp");
+}
+
 TEST(ProcessCpuTransport, MembersCallingDifferentCollectivesFailNamingBoth) {
   auto m = messengers(2);
   auto got = on_each<std::string>(2, [&](int i) -> std::string {

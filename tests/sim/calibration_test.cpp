@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sim/cost/collective_model.h"
 #include "sim/cost/fit.h"
 #include "sim/cost/hardware.h"
 
@@ -78,6 +79,18 @@ traces::Timeline synthetic() {
                                               .group = traces::GroupKind::kDp,
                                               .bytes = c.bytes,
                                               .algorithm = traces::CollectiveAlgorithm::kAuto});
+    // All-to-alls at 0.5 GB/s on bus bytes + 8 us: bus bytes = bytes / 2 for n = 2.
+    traces::Span x = c;
+    x.name = t.strings.intern("ALLTOALL(dp) s0 mb1");
+    x.bytes = 2000 * (1 + i % 4);
+    x.begin_ns = now;
+    x.end_ns = now + 8000 + x.bytes;
+    now = x.end_ns;
+    const uint32_t a2a = t.add_span(x);
+    t.set_collective(a2a, traces::Collective{.op = traces::CollectiveOp::kAllToAll,
+                                             .group = traces::GroupKind::kDp,
+                                             .bytes = x.bytes,
+                                             .algorithm = traces::CollectiveAlgorithm::kAuto});
   }
   t.steps.push_back({0, now});
   return t;
@@ -95,6 +108,11 @@ TEST(Calibration, FitRecoversRatesFromATimeline) {
   EXPECT_NEAR(c.p2p.alpha_ns, 5000, 1e-3);
   EXPECT_NEAR(c.collective.bandwidth_bytes_per_s, 1e9, 1);
   EXPECT_NEAR(c.collective.alpha_ns, 2000, 1e-3);
+  EXPECT_EQ(c.collective.samples, 40);
+  // All-to-alls are fitted on their own: their rate and latency, not the all-reduces'.
+  EXPECT_EQ(c.all_to_all.samples, 40);
+  EXPECT_NEAR(c.all_to_all.bandwidth_bytes_per_s, 0.5e9, 1);
+  EXPECT_NEAR(c.all_to_all.alpha_ns, 8000, 1e-3);
   EXPECT_EQ(c.phase(traces::Phase::kBackward).samples, 0);
 }
 
@@ -106,6 +124,21 @@ TEST(Calibration, CollectivesWithoutATypedOpOrOverAGroupOfOneAreNotFitted) {
   const Hardware hw = find_hardware("cpu-local");
   EXPECT_EQ(fit_calibration({&t}, hw, Precision::kFp32).collective.samples, 0);
   EXPECT_EQ(fit_calibration({&tp}, hw, Precision::kFp32).collective.samples, 0);  // tp = 1
+}
+
+TEST(Calibration, TheSimulatorTimesAllToAllsWithTheirOwnFit) {
+  const traces::Timeline t = synthetic();
+  const Hardware hw = find_hardware("cpu-local");
+  const Calibration c = fit_calibration({&t}, hw, Precision::kFp32);
+  const GroupSpan two{2, 1, 2};
+  // 8000 bytes over 2 ranks: 4000 bus bytes at 0.5 GB/s + 8 us = 16 us.
+  EXPECT_NEAR(collective_time(hw, CollectiveKind::kAllToAll, 8000, two, &c).seconds, 16e-6, 1e-12);
+  // An all-reduce of the same buffer keeps the collective fit: 8000 bus bytes at 1 GB/s + 2 us.
+  EXPECT_NEAR(collective_time(hw, CollectiveKind::kAllReduce, 8000, two, &c).seconds, 10e-6, 1e-12);
+  // Without an all-to-all fit (an older calibration file) the collective fit applies to it.
+  Calibration old = c;
+  old.all_to_all = LinkFit{};
+  EXPECT_NEAR(collective_time(hw, CollectiveKind::kAllToAll, 8000, two, &old).seconds, 6e-6, 1e-12);
 }
 
 TEST(Calibration, FilesRoundTripAndBadOnesNameTheKey) {
@@ -121,6 +154,8 @@ TEST(Calibration, FilesRoundTripAndBadOnesNameTheKey) {
   EXPECT_DOUBLE_EQ(back.phase(traces::Phase::kForward).flops_per_s,
                    c.phase(traces::Phase::kForward).flops_per_s);
   EXPECT_DOUBLE_EQ(back.p2p.alpha_ns, c.p2p.alpha_ns);
+  EXPECT_DOUBLE_EQ(back.all_to_all.bandwidth_bytes_per_s, c.all_to_all.bandwidth_bytes_per_s);
+  EXPECT_DOUBLE_EQ(back.all_to_all.alpha_ns, c.all_to_all.alpha_ns);
   std::ofstream(dir / "bad.json")
       << R"({"format": "meshscope-calibration", "compute": {"sideways": {}}})";
   try {

@@ -127,4 +127,23 @@ TransferInfo NcclTransport::reduce_scatter(mesh::GroupKind group, const float* s
   return {};
 }
 
+TransferInfo NcclTransport::all_to_all(mesh::GroupKind group, const float* src, float* dst,
+                                       size_t count) {
+  // As nccl-tests' alltoall (src/alltoall.cu): one grouped ncclSend/ncclRecv per peer, block k of
+  // src to comm rank k, block i of dst from comm rank i (comm ranks follow group order).
+  before_collective();
+  ncclComm_t comm = backend_.group_comm(rank_, group);
+  int members = 0;
+  MESHSCOPE_NCCL_CHECK(ncclCommCount(comm, &members));
+  MESHSCOPE_NCCL_CHECK(ncclGroupStart());
+  for (int k = 0; k < members; ++k) {
+    const size_t offset = static_cast<size_t>(k) * count;
+    MESHSCOPE_NCCL_CHECK(ncclSend(src + offset, count, ncclFloat, k, comm, comm_));
+    MESHSCOPE_NCCL_CHECK(ncclRecv(dst + offset, count, ncclFloat, k, comm, comm_));
+  }
+  MESHSCOPE_NCCL_CHECK(ncclGroupEnd());
+  after_collective();
+  return {};
+}
+
 }  // namespace meshscope::runtime::cuda

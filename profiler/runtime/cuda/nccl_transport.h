@@ -29,6 +29,8 @@ class NcclTransport final : public Transport {
                           size_t count) override;
   TransferInfo reduce_scatter(mesh::GroupKind group, const float* src, float* dst,
                               size_t count) override;
+  TransferInfo all_to_all(mesh::GroupKind group, const float* src, float* dst,
+                          size_t count) override;
 
  private:
   struct Staged {

@@ -156,4 +156,20 @@ TransferInfo VirtualTransport::reduce_scatter(mesh::GroupKind group, const float
   return {last_arrival(all)};
 }
 
+TransferInfo VirtualTransport::all_to_all(mesh::GroupKind group, const float* src, float* dst,
+                                          size_t count) {
+  if (abort_.aborted()) abort_.throw_aborted();
+  const GroupSeat& seat = seats_[static_cast<size_t>(group)];
+  const auto all = gather_ready(seat, src, dst);
+  // Block i of dst: member i's block for this member, copied from that member's buffer.
+  for (size_t i = 0; i < all.size(); ++i) {
+    const float* from = static_cast<const float*>(all[i].src) + seat.member * count;
+    MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst + i * count, from, count * sizeof(float),
+                                         cudaMemcpyDeviceToDevice, comm_));
+  }
+  if (all.size() > 1) finish_reading(seat);
+  to_compute_.order(comm_, compute_);
+  return {last_arrival(all)};
+}
+
 }  // namespace meshscope::runtime::cuda

@@ -42,6 +42,8 @@ class VirtualTransport final : public Transport {
                           size_t count) override;
   TransferInfo reduce_scatter(mesh::GroupKind group, const float* src, float* dst,
                               size_t count) override;
+  TransferInfo all_to_all(mesh::GroupKind group, const float* src, float* dst,
+                          size_t count) override;
 
  private:
   void check(int peer, const char* call) const;
