@@ -1,4 +1,5 @@
-// Binds the what-if view to the simulator (sim/predict's simulate).
+// Binds the what-if view to the simulator (sim/predict's simulate) and, for an imported torch
+// pipelining job, to the replay of its own traces (sim/predict/trace_replay.h).
 #include "gui/app/predictor.h"
 
 #include <algorithm>
@@ -12,7 +13,10 @@
 #include "sim/predict/calibrate_model.h"
 #include "sim/predict/run_workload.h"
 #include "sim/predict/simulate.h"
+#include "sim/predict/trace_replay.h"
 #include "sim/schedule/generators.h"
+#include "traces/analysis.h"
+#include "traces/import/torch_pipeline.h"
 
 namespace meshscope::gui {
 namespace {
@@ -91,6 +95,48 @@ predict::PredictConfig to_predict_config(const WhatIfConfig& c,
   return pc;
 }
 
+// An imported torch pipelining job replayed from its own traces, the rows `meshscope predict
+// --from-trace` prints (sim/predict/trace_replay.h); nullopt for a run without torch pipeline
+// actions.
+std::optional<ReplayTable> replay_torch_job(const traces::Timeline& t) {
+  const auto orders = traces::importer::torch_action_orders(t);
+  if (orders.empty()) return std::nullopt;
+  const std::string what = "the shown job";
+  predict::RecoveredSchedule ran;
+  predict::TraceReplay replay;
+  try {
+    ran = predict::recover_schedule(orders, traces::importer::torch_pipeline_groups(t), what);
+    replay = predict::replay_trace(t, traces::analyze(t), ran, {}, what);
+  } catch (const predict::RecoveryError& e) {
+    throw std::invalid_argument(e.what());
+  } catch (const predict::TraceReplayError& e) {
+    throw std::invalid_argument(e.what());
+  }
+  const auto row_of = [&](const predict::TraceReplayRow& r) {
+    ReplayRow out;
+    out.schedule = r.schedule;
+    out.stages = r.stages;
+    out.step_ns = r.step_ns.value_or(0);
+    out.error_percent = predict::vs_measured_percent(replay, r);
+    out.error = r.error;
+    return out;
+  };
+  ReplayTable table;
+  table.measured_ns = replay.measured_ns;
+  table.as_run = row_of(replay.rows.at(0));
+  table.as_run_mean = row_of(replay.rows.at(1));
+  for (size_t i = 2; i < replay.rows.size(); ++i)
+    table.alternatives.push_back(row_of(replay.rows[i]));
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "calibrated from this job's traces (the schedule that ran on %zu ranks, pp %d, %d "
+                "microbatches): each action's measured work and host gap; the alternatives get "
+                "the mean per stage and phase, as `meshscope predict --from-trace` replays it",
+                ran.ranks.size(), replay.pp, replay.microbatches);
+  table.calibrated_from = line;
+  return table;
+}
+
 }  // namespace
 
 std::optional<Predictor> make_predictor() {
@@ -116,6 +162,7 @@ std::optional<Predictor> make_predictor() {
   p.calibrate = [hw = p.default_hardware, fitted](const traces::Timeline& measured) {
     return fitted->fit(measured, hw);
   };
+  p.replay_measured = replay_torch_job;
   return p;
 }
 

@@ -18,7 +18,7 @@
 //   edge      the window's time before the first op and after the last op of any rank.
 // The schedule that ran replays each action with its own work + host gap (mean over windows);
 // other schedules get per stage and phase the mean work and per rank the mean host gap.
-#include "cli/trace_replay_costs.h"
+#include "sim/predict/trace_replay_costs.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -26,7 +26,7 @@
 #include <optional>
 #include <tuple>
 
-namespace meshscope::cli {
+namespace meshscope::predict {
 namespace {
 
 struct ComputeAction {
@@ -373,4 +373,4 @@ int64_t replay_step(const schedule::Schedule& original, const ReplayCosts& c,
   return engine::simulate(in).step_time_ns + (o.terms.edge ? c.edge_ns : 0);
 }
 
-}  // namespace meshscope::cli
+}  // namespace meshscope::predict
