@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
 
 #include "gui/view/activity.h"
@@ -127,16 +128,19 @@ void WhatIfView::draw(Session& session) {
   if (!calibration_.empty()) ImGui::TextWrapped("%s", calibration_.c_str());
   if (table_) {
     // The schedule that ran, replayed, against the measured step; then the alternatives.
+    // Wrapped: the rows of an imported job's replay are longer than the controls are wide.
     const auto line = [](const ReplayRow& r, const char* tag) {
+      const std::string stages = r.stages > 0 ? " (" + std::to_string(r.stages) + " stages)" : "";
       if (!r.error.empty()) {
-        ImGui::TextWrapped("%s %s: %s", tag, r.schedule.c_str(), r.error.c_str());
+        ImGui::TextWrapped("%s %s%s: %s", tag, r.schedule.c_str(), stages.c_str(), r.error.c_str());
       } else {
-        ImGui::Text("%s %s %s (%+.1f%%)", tag, r.schedule.c_str(),
-                    traces::format_duration(r.step_ns).c_str(), r.error_percent);
+        ImGui::TextWrapped("%s %s%s %s (%+.1f%%)", tag, r.schedule.c_str(), stages.c_str(),
+                           traces::format_duration(r.step_ns).c_str(), r.error_percent);
       }
     };
-    line(table_->as_run, "replayed as run:");
-    if (table_->as_run_mean) line(*table_->as_run_mean, "  with mean costs:");
+    // An imported job's rows name themselves ("as run (torch)", "as run, mean costs").
+    line(table_->as_run, table_->as_run_mean ? "replayed" : "replayed as run:");
+    if (table_->as_run_mean) line(*table_->as_run_mean, "  replayed");
     for (const ReplayRow& r : table_->alternatives) line(r, "  instead");
   }
   ImGui::EndChild();
