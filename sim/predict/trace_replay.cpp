@@ -61,17 +61,20 @@ TraceReplay replay_trace(const traces::Timeline& t, const traces::TimelineAnalys
                      ""};
     try {
       const schedule::Schedule alt = schedule::generate(config);
-      r.step_ns = replay_step(alt, m,
-                              {.per_action = false,
-                               .same_stages = alt.num_stages == s.num_stages,
-                               .same_ranks = out.pp == s.mesh.pp,
-                               .terms = terms});
+      r.step_ns = replay_step(alt, m, alternative_options(alt, s));
     } catch (const std::exception& e) {
       r.error = e.what();
     }
     out.rows.push_back(std::move(r));
   }
   return out;
+}
+
+ReplayOptions alternative_options(const schedule::Schedule& alt, const schedule::Schedule& ran) {
+  return {.per_action = false,
+          .same_stages = alt.num_stages == ran.num_stages,
+          .same_ranks = alt.mesh.pp == ran.mesh.pp,
+          .terms = ReplayTerms{}};
 }
 
 double vs_measured_percent(const TraceReplay& r, const TraceReplayRow& row) {

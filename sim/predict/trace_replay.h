@@ -50,6 +50,11 @@ TraceReplay replay_trace(const traces::Timeline& t, const traces::TimelineAnalys
                          const RecoveredSchedule& ran, const TraceReplayOptions& o,
                          const std::string& path);
 
+// How an alternative `alt` replays on the costs of a run of schedule `ran`: the mean costs, each
+// stage its own work where `alt` has the run's stages, each rank its own host gap where it has
+// the run's pp.
+ReplayOptions alternative_options(const schedule::Schedule& alt, const schedule::Schedule& ran);
+
 // The row's step against the measured one, in percent; 0 without either.
 double vs_measured_percent(const TraceReplay& r, const TraceReplayRow& row);
 

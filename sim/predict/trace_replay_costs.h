@@ -83,4 +83,9 @@ schedule::Schedule recvs_where_needed(const schedule::Schedule& s);
 // otherwise replay_stage_timings.
 int64_t replay_step(const schedule::Schedule& s, const ReplayCosts& c, const ReplayOptions& o);
 
+// The engine's run replay_step takes its step from (without the edge), with its Timeline when
+// `build_timeline` (the viewer draws it).
+engine::EngineResult replay_engine(const schedule::Schedule& s, const ReplayCosts& c,
+                                   const ReplayOptions& o, bool build_timeline);
+
 }  // namespace meshscope::predict

@@ -78,6 +78,31 @@ TEST_P(WhatIfTraceReplay, OpensCalibratedWithTheRowsPredictFromTracePrints) {
 INSTANTIATE_TEST_SUITE_P(TorchFixtures, WhatIfTraceReplay,
                          ::testing::Values("Interleaved1F1B", "ZBVZeroBubble", "1F1B"));
 
+// The panel's own predictions (the predicted timeline, the scaling sweep) of one pipeline run on
+// the job's measured costs too: each family's step is its row's, less the time outside the
+// pipeline the rows add.
+TEST(WhatIfTraceReplay, PredictionsOfTheShownJobUseItsMeasuredCosts) {
+  const std::string job = "Interleaved1F1B";
+  const traces::Timeline t = load_job(job);
+  const auto p = make_predictor();
+  ASSERT_TRUE(p);
+  const WhatIfStart start = start_whatif(*p, t, WhatIfConfig{});
+  ASSERT_TRUE(start.table);
+  const predict::TraceReplay expected = from_trace(t, (kTorch / job).string());
+  for (const ReplayRow& row : start.table->alternatives) {
+    if (!row.error.empty()) continue;
+    WhatIfConfig c = start.config;
+    c.schedule = row.schedule;
+    c.virtual_stages = row.stages / c.pp;
+    const traces::Timeline predicted = p->simulate(c);
+    const int64_t step = traces::analyze(predicted).step_time_ns + expected.costs.edge_ns;
+    EXPECT_NEAR(static_cast<double>(step), static_cast<double>(row.step_ns),
+                0.01 * static_cast<double>(row.step_ns))
+        << row.schedule;
+    EXPECT_EQ(predicted.devices.size(), static_cast<size_t>(c.pp)) << row.schedule;
+  }
+}
+
 // Without the replay of its traces the panel has no calibration for a foreign job, and says so.
 TEST(WhatIfTraceReplay, WithoutTheReplayTheJobIsNotCalibrated) {
   const traces::Timeline t = load_job("1F1B");
