@@ -1,128 +1,50 @@
 // `meshscope predict --from-trace DIR`: replays a torch pipelining job with the costs its traces
-// show, first the schedule that ran (with its error against the measured step), then alternatives.
-//
-// Costs, from the job's compute spans (an imported job's ops under its compute actions):
-//   per stage   F, B, I, W = the mean over the stage's microbatches and steps of the time from the
-//               first to the last op of that phase (the python between them counts, the wait for
-//               the input before the first op does not);
-//               a stage measured with B only gets I = W = B / 2 for schedules that split it
-//               (assumption: the even split of Qi et al. 2023, "Zero Bubble Pipeline
-//               Parallelism", whose ZB schedules take T_F = T_B = T_W), one measured with I and
-//               W gets B = I + W.
-//   transfers   a latency per send: the median over the paired gloo:send -> gloo:recv ranges (else
-//               c10d::send -> c10d::recv_ ops) of (recv end - max(send begin, recv begin)), the
-//               time a posted recv still needed once both sides were posted;
-//               no bandwidth term (the traces record no tensor sizes).
-// Alternatives run on the same pp and microbatches (or --pp / --microbatches) with the run's
-// total F, B, I, W spread evenly over their stages (assumption: layers split evenly).
+// show, first the schedule that ran (with its error against the measured step), then alternatives
+// (sim/predict/trace_replay.h; the costs: sim/predict/trace_replay_costs.h).
 #include "cli/predict_from_trace.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/torch_trace_schedule.h"
-#include "cli/trace_replay_costs.h"
-#include "sim/engine/engine.h"
-#include "sim/schedule/families.h"
-#include "sim/schedule/generators.h"
+#include "sim/predict/trace_replay.h"
 #include "traces/analysis.h"
 
 namespace meshscope::cli {
-namespace {
-
-struct Row {
-  std::string schedule;
-  int stages = 0;
-  std::optional<int64_t> step_ns;
-  std::string error;
-};
-
-}  // namespace
 
 void run_predict_from_trace(const PredictFromTraceArgs& args) {
   const traces::Timeline t = load_torch_job(args.trace);
   const RecoveredSchedule ran = recover_torch_schedule(t, args.trace);
   const traces::TimelineAnalysis a = traces::analyze(t);
-  // With dp > 1 each pipeline group ran the same schedule: the first one is replayed.
-  const ReplayCosts m = measure_replay_costs(t, a, ran.groups > 1 ? ran.ranks : std::vector<int>{});
-  const ReplayTerms terms;
+  predict::TraceReplay replay;
+  try {
+    replay = predict::replay_trace(
+        t, a, ran, {.schedule = args.schedule, .pp = args.pp, .microbatches = args.microbatches},
+        args.trace);
+  } catch (const predict::TraceReplayError& e) {
+    throw UserError(e.what());
+  }
+  const predict::ReplayCosts& m = replay.costs;
   const schedule::Schedule& s = ran.parsed.schedule;
-  const int pp = args.pp > 0 ? args.pp : s.mesh.pp;
-  const int microbatches = args.microbatches > 0 ? args.microbatches : s.num_microbatches;
-  const int64_t measured = a.step_time_ns;
-
-  std::vector<Row> rows;
-  {
-    Row r{"as run (" +
-              std::string(t.metadata.count("rank 0.pipeline_runtime") ? "torch" : "trace") + ")",
-          s.num_stages, std::nullopt, ""};
-    for (int k = 0; k < s.num_stages; ++k) {
-      if (!m.stages.count(k)) {
-        throw UserError(args.trace + ": stage " + std::to_string(k) + " has no measured compute");
-      }
-    }
-    try {
-      r.step_ns = replay_step(
-          s, m, {.per_action = true, .same_stages = true, .same_ranks = true, .terms = terms});
-    } catch (const std::exception& e) {
-      r.error = e.what();
-    }
-    rows.push_back(std::move(r));
-    // The same schedule on the alternatives' costs: what averaging over actions loses.
-    Row mean_row{"as run, mean costs", s.num_stages, std::nullopt, ""};
-    try {
-      mean_row.step_ns = replay_step(
-          s, m, {.per_action = false, .same_stages = true, .same_ranks = true, .terms = terms});
-    } catch (const std::exception& e) {
-      mean_row.error = e.what();
-    }
-    rows.push_back(std::move(mean_row));
-  }
-  // Every pipeline family (the descriptor's: not the pp = 1 ones), at its default chunks per rank.
-  for (size_t fi = 0; fi < schedule::kFamilies.size(); ++fi) {
-    const auto f = static_cast<schedule::Family>(fi);
-    const schedule::FamilyInfo& info = schedule::info(f);
-    if (info.pp_one_only || f == schedule::Family::kNaive) continue;
-    if (!args.schedule.empty() && args.schedule != info.name) continue;
-    schedule::GeneratorConfig config;
-    config.family = f;
-    config.mesh = {.dp = 1, .pp = pp, .tp = 1};
-    config.microbatches = microbatches;
-    config.virtual_stages = info.default_virtual_stages;
-    Row r{std::string(schedule::name(f)), pp * config.virtual_stages, std::nullopt, ""};
-    try {
-      const schedule::Schedule alt = schedule::generate(config);
-      r.step_ns = replay_step(alt, m,
-                              {.per_action = false,
-                               .same_stages = alt.num_stages == s.num_stages,
-                               .same_ranks = pp == s.mesh.pp,
-                               .terms = terms});
-    } catch (const std::exception& e) {
-      r.error = e.what();
-    }
-    rows.push_back(std::move(r));
-  }
-
-  const auto error_of = [&](const Row& r) {
-    return measured > 0 && r.step_ns
-               ? 100.0 * static_cast<double>(*r.step_ns - measured) / static_cast<double>(measured)
-               : 0.0;
+  const int pp = replay.pp;
+  const int microbatches = replay.microbatches;
+  const int64_t measured = replay.measured_ns;
+  const std::vector<predict::TraceReplayRow>& rows = replay.rows;
+  const auto error_of = [&](const predict::TraceReplayRow& r) {
+    return predict::vs_measured_percent(replay, r);
   };
   if (args.json) {
     // The schedule that ran, replayed with each term of the cost model left out in turn.
     nlohmann::json without = nlohmann::json::object();
     for (const auto& [name, term] :
-         {std::pair{"host_gap", ReplayTerms{.host_gap = false, .edge = true}},
-          std::pair{"edge", ReplayTerms{.host_gap = true, .edge = false}}}) {
+         {std::pair{"host_gap", predict::ReplayTerms{.host_gap = false, .edge = true}},
+          std::pair{"edge", predict::ReplayTerms{.host_gap = true, .edge = false}}}) {
       try {
-        without[name] = replay_step(
+        without[name] = predict::replay_step(
             s, m, {.per_action = true, .same_stages = true, .same_ranks = true, .terms = term});
       } catch (const std::exception&) {
         without[name] = nullptr;
@@ -147,7 +69,7 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
                           {"pp", pp},
                           {"microbatches", microbatches},
                           {"rows", nlohmann::json::array()}};
-    for (const Row& r : rows) {
+    for (const predict::TraceReplayRow& r : rows) {
       nlohmann::json j = {{"schedule", r.schedule}, {"stages", r.stages}};
       if (r.step_ns) {
         j["step_ns"] = *r.step_ns;
@@ -190,7 +112,7 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
       traces::format_duration(m.latency_ns).c_str(), m.latency_samples,
       traces::format_duration(m.edge_ns).c_str());
   std::printf("%-22s %7s %14s %12s\n", "schedule", "stages", "step", "vs measured");
-  for (const Row& r : rows) {
+  for (const predict::TraceReplayRow& r : rows) {
     if (r.step_ns) {
       std::printf("%-22s %7d %14s %+11.1f%%\n", r.schedule.c_str(), r.stages,
                   traces::format_duration(*r.step_ns).c_str(), error_of(r));

@@ -1,27 +1,15 @@
-// The schedule a torch.distributed.pipelining job ran, from its traces (shared by `schedules
-// --from-trace` and `predict --from-trace`): each rank's actions in order
-// (traces/import/torch_pipeline.h), written as torch's CSV rows (`csv`, byte for byte what torch
-// writes for the run) and read as a Schedule. GPipe and 1F1B run no transfer actions of their own
-// (their rows are compute and REDUCE_GRAD): their Schedule is read from the compute cells,
-// lowered with meshscope's transfers, so that it validates and runs.
+// Loading a torch.distributed.pipelining job's traces and recovering the schedule it ran
+// (sim/predict/recovered_schedule.h), for `schedules --from-trace` and `predict --from-trace`.
 #pragma once
 
 #include <string>
-#include <vector>
 
-#include "sim/schedule/torch_csv.h"
+#include "sim/predict/recovered_schedule.h"
 #include "traces/timeline.h"
 
 namespace meshscope::cli {
 
-struct RecoveredSchedule {
-  std::string csv;
-  schedule::TorchCsv parsed;
-  // The pipeline group recovered (the first; traces/import/torch_pipeline.h
-  // torch_pipeline_groups): its global ranks in pipeline-rank order, and how many groups ran.
-  std::vector<int> ranks;
-  int groups = 1;
-};
+using predict::RecoveredSchedule;
 
 // load_traces of a folder (or file); an unreadable trace is a UserError.
 traces::Timeline load_torch_job(const std::string& path);

@@ -1,4 +1,5 @@
-// Binds the what-if view to the simulator (sim/predict's simulate).
+// Binds the what-if view to the simulator (sim/predict's simulate) and, for an imported torch
+// pipelining job, to the replay of its own traces (sim/predict/trace_replay.h).
 #include "gui/app/predictor.h"
 
 #include <algorithm>
@@ -12,7 +13,10 @@
 #include "sim/predict/calibrate_model.h"
 #include "sim/predict/run_workload.h"
 #include "sim/predict/simulate.h"
+#include "sim/predict/trace_replay.h"
 #include "sim/schedule/generators.h"
+#include "traces/analysis.h"
+#include "traces/import/torch_pipeline.h"
 
 namespace meshscope::gui {
 namespace {
@@ -72,6 +76,28 @@ class Fitted {
   std::shared_ptr<const cost::Calibration> cal_;
 };
 
+// The shown torch job's replay costs and the schedule that ran, set by replay_measured and read
+// by simulate (from the simulation thread); null when the shown run is not such a job.
+struct TraceModel {
+  predict::ReplayCosts costs;
+  schedule::Schedule ran;
+};
+class Replayed {
+ public:
+  std::shared_ptr<const TraceModel> get() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return model_;
+  }
+  void set(std::shared_ptr<const TraceModel> m) {
+    std::lock_guard<std::mutex> lock(mu_);
+    model_ = std::move(m);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const TraceModel> model_;
+};
+
 predict::PredictConfig to_predict_config(const WhatIfConfig& c,
                                          const std::string& default_hardware) {
   predict::PredictConfig pc;
@@ -91,6 +117,74 @@ predict::PredictConfig to_predict_config(const WhatIfConfig& c,
   return pc;
 }
 
+// An imported torch pipelining job replayed from its own traces, the rows `meshscope predict
+// --from-trace` prints (sim/predict/trace_replay.h); nullopt for a run without torch pipeline
+// actions.
+std::optional<ReplayTable> replay_torch_job(const traces::Timeline& t, Replayed& model) {
+  model.set(nullptr);
+  const auto orders = traces::importer::torch_action_orders(t);
+  if (orders.empty()) return std::nullopt;
+  const std::string what = "the shown job";
+  predict::RecoveredSchedule ran;
+  predict::TraceReplay replay;
+  try {
+    ran = predict::recover_schedule(orders, traces::importer::torch_pipeline_groups(t), what);
+    replay = predict::replay_trace(t, traces::analyze(t), ran, {}, what);
+  } catch (const predict::RecoveryError& e) {
+    throw std::invalid_argument(e.what());
+  } catch (const predict::TraceReplayError& e) {
+    throw std::invalid_argument(e.what());
+  }
+  const auto row_of = [&](const predict::TraceReplayRow& r) {
+    ReplayRow out;
+    out.schedule = r.schedule;
+    out.stages = r.stages;
+    out.step_ns = r.step_ns.value_or(0);
+    out.error_percent = predict::vs_measured_percent(replay, r);
+    out.error = r.error;
+    return out;
+  };
+  ReplayTable table;
+  table.measured_ns = replay.measured_ns;
+  table.as_run = row_of(replay.rows.at(0));
+  table.as_run_mean = row_of(replay.rows.at(1));
+  for (size_t i = 2; i < replay.rows.size(); ++i)
+    table.alternatives.push_back(row_of(replay.rows[i]));
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "calibrated from this job's traces (the schedule that ran on %zu ranks, pp %d, %d "
+                "microbatches): each action's measured work and host gap; the alternatives (and "
+                "the panel's dp = tp = 1 predictions) get the mean per stage and phase, as "
+                "`meshscope predict --from-trace` replays it",
+                ran.ranks.size(), replay.pp, replay.microbatches);
+  table.calibrated_from = line;
+  model.set(
+      std::make_shared<const TraceModel>(TraceModel{std::move(replay.costs), ran.parsed.schedule}));
+  return table;
+}
+
+// A configuration simulated on the shown torch job's replay costs (the alternatives' rows of its
+// table, without the time outside the pipeline): the family's schedule on the engine.
+traces::Timeline simulate_on_trace(const WhatIfConfig& c, const TraceModel& m) {
+  const auto family = schedule::parse_family(c.schedule);
+  if (!family) throw std::invalid_argument("what-if: unknown schedule '" + c.schedule + "'");
+  const schedule::FamilyInfo& fi = schedule::info(*family);
+  schedule::GeneratorConfig g;
+  g.family = *family;
+  g.mesh = {.dp = 1, .pp = c.pp, .tp = 1};
+  g.microbatches = c.microbatches;
+  g.virtual_stages = std::clamp(c.virtual_stages, fi.min_virtual_stages,
+                                fi.max_virtual_stages > 0 ? fi.max_virtual_stages : 1 << 20);
+  const schedule::Schedule alt = schedule::generate(g);
+  traces::Timeline t =
+      predict::replay_engine(alt, m.costs, predict::alternative_options(alt, m.ran), true).timeline;
+  t.run.family = std::string(fi.name);
+  t.run.backend = "sim";
+  t.metadata["backend"] = "sim";
+  t.metadata["model"] = "replayed on the shown job's measured costs";
+  return t;
+}
+
 }  // namespace
 
 std::optional<Predictor> make_predictor() {
@@ -105,7 +199,12 @@ std::optional<Predictor> make_predictor() {
           : (p.hardware.empty() ? "" : p.hardware.front());
   // The calibration is set from the UI thread and read by the simulation thread.
   auto fitted = std::make_shared<Fitted>();
-  p.simulate = [hw = p.default_hardware, fitted](const WhatIfConfig& c) {
+  auto replayed = std::make_shared<Replayed>();
+  p.simulate = [hw = p.default_hardware, fitted, replayed](const WhatIfConfig& c) {
+    // A torch job shown: one pipeline (dp = tp = 1) replays on its own measured costs.
+    if (const std::shared_ptr<const TraceModel> m = replayed->get(); m && c.dp == 1 && c.tp == 1) {
+      return simulate_on_trace(c, *m);
+    }
     predict::SimulateOptions options;
     options.expand_replicas = true;  // every device of the mesh gets its row and cell
     const predict::PredictConfig pc = to_predict_config(c, hw);
@@ -115,6 +214,9 @@ std::optional<Predictor> make_predictor() {
   };
   p.calibrate = [hw = p.default_hardware, fitted](const traces::Timeline& measured) {
     return fitted->fit(measured, hw);
+  };
+  p.replay_measured = [replayed](const traces::Timeline& measured) {
+    return replay_torch_job(measured, *replayed);
   };
   return p;
 }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "gui/view/activity.h"
 #include "sim/schedule/families.h"
@@ -73,16 +75,13 @@ void WhatIfView::draw(Session& session) {
     table_.reset();
     calibration_.clear();
     if (measured) {
-      config_ = config_from_run(measured->timeline, config_);
-      // Start calibrated from the shown run, and say from what (or why not).
-      if (predictor_->calibrate) {
-        try {
-          calibration_ = predictor_->calibrate(measured->timeline);
-        } catch (const std::exception& e) {
-          calibration_ = e.what();
-        }
-      }
-      table_pending_ = true;
+      // Start calibrated from the shown run, and say from what (or why not); a job replayed
+      // from its own traces comes with its replay table.
+      WhatIfStart start = start_whatif(*predictor_, measured->timeline, config_);
+      config_ = std::move(start.config);
+      calibration_ = std::move(start.calibration);
+      table_ = std::move(start.table);
+      table_pending_ = !table_;
     }
     submit();
   }
@@ -115,26 +114,34 @@ void WhatIfView::draw(Session& session) {
                   traces::format_duration(measured_->analysis.step_time_ns).c_str());
       ImGui::Text("measured bubble %.1f%%", measured_->analysis.bubble_fraction * 100);
     }
-    if (!calibration_.empty()) ImGui::TextWrapped("%s", calibration_.c_str());
-    if (table_) {
-      // The schedule that ran, replayed, against the measured step; then the alternatives.
-      const auto line = [](const ReplayRow& r, const char* tag) {
-        if (!r.error.empty()) {
-          ImGui::TextWrapped("%s %s: %s", tag, r.schedule.c_str(), r.error.c_str());
-        } else {
-          ImGui::Text("%s %s %s (%+.1f%%)", tag, r.schedule.c_str(),
-                      traces::format_duration(r.step_ns).c_str(), r.error_percent);
-        }
-      };
-      line(table_->as_run, "replayed as run:");
-      for (const ReplayRow& r : table_->alternatives) line(r, "  instead");
-    }
     if (ImGui::Button("Keep as a run (for compare)")) {
       session.runs.push_back(std::move(predicted_));
       session.compare_b = session.runs.size() - 1;
       session.compare_a = session.primary;
       session.switch_to = ViewKind::kCompare;
     }
+  }
+  if (measured_ && !predicted_) {
+    ImGui::Text("measured step %s",
+                traces::format_duration(measured_->analysis.step_time_ns).c_str());
+  }
+  if (!calibration_.empty()) ImGui::TextWrapped("%s", calibration_.c_str());
+  if (table_) {
+    // The schedule that ran, replayed, against the measured step; then the alternatives.
+    // Wrapped: the rows of an imported job's replay are longer than the controls are wide.
+    const auto line = [](const ReplayRow& r, const char* tag) {
+      const std::string stages = r.stages > 0 ? " (" + std::to_string(r.stages) + " stages)" : "";
+      if (!r.error.empty()) {
+        ImGui::TextWrapped("%s %s%s: %s", tag, r.schedule.c_str(), stages.c_str(), r.error.c_str());
+      } else {
+        ImGui::TextWrapped("%s %s%s %s (%+.1f%%)", tag, r.schedule.c_str(), stages.c_str(),
+                           traces::format_duration(r.step_ns).c_str(), r.error_percent);
+      }
+    };
+    // An imported job's rows name themselves ("as run (torch)", "as run, mean costs").
+    line(table_->as_run, table_->as_run_mean ? "replayed" : "replayed as run:");
+    if (table_->as_run_mean) line(*table_->as_run_mean, "  replayed");
+    for (const ReplayRow& r : table_->alternatives) line(r, "  instead");
   }
   ImGui::EndChild();
   ImGui::SameLine();

@@ -111,6 +111,35 @@ ReplayTable replay_table(const Predictor& p, const WhatIfConfig& as_run, int64_t
   return t;
 }
 
+WhatIfStart start_whatif(const Predictor& p, const traces::Timeline& measured,
+                         const WhatIfConfig& defaults) {
+  WhatIfStart out;
+  out.config = config_from_run(measured, defaults);
+  // A job the predictor replays from its own traces is calibrated by them: its measured
+  // per-action costs, not a fit of the op model.
+  if (p.replay_measured) {
+    try {
+      out.table = p.replay_measured(measured);
+    } catch (const std::exception& e) {
+      out.calibration = std::string("not replayed from the trace: ") + e.what();
+    }
+    if (out.table) {
+      out.calibration = out.table->calibrated_from;
+      return out;
+    }
+  }
+  if (p.calibrate) {
+    try {
+      const std::string from = p.calibrate(measured);
+      out.calibration = out.calibration.empty() ? from : out.calibration + "; " + from;
+    } catch (const std::exception& e) {
+      out.calibration =
+          out.calibration.empty() ? e.what() : out.calibration + "; " + std::string(e.what());
+    }
+  }
+  return out;
+}
+
 std::vector<ScalingPoint> sweep(const Predictor& p, const WhatIfConfig& c, ScalingAxis axis) {
   std::vector<ScalingPoint> points;
   double base = 0;

@@ -43,6 +43,26 @@ std::string describe(const traces::WorkloadDescriptor& w);
 // size is the workload's global batch over dp x microbatches.
 WhatIfConfig config_from_run(const traces::Timeline& t, WhatIfConfig defaults);
 
+// The what-if panel's opening comparison: the measured step, the replay of the schedule that ran
+// (the configuration of the run itself) with its error, then the other schedules on the same
+// mesh and microbatches.
+struct ReplayRow {
+  std::string schedule;
+  int64_t step_ns = 0;
+  double error_percent = 0;  // against the measured step; 0 when there is none
+  std::string error;         // the predictor's message where it could not simulate
+  int stages = 0;            // pipeline stages (replays of a measured job); 0: not known
+};
+struct ReplayTable {
+  int64_t measured_ns = 0;
+  ReplayRow as_run;
+  // The schedule that ran with the mean costs per stage the alternatives get (replays of a
+  // measured job: what averaging over actions loses).
+  std::optional<ReplayRow> as_run_mean;
+  std::vector<ReplayRow> alternatives;  // every other schedule the predictor offers
+  std::string calibrated_from;          // what the replay's costs came from; "" for simulate()'s
+};
+
 struct Predictor {
   // Throws with a message for a configuration it cannot simulate.
   std::function<traces::Timeline(const WhatIfConfig&)> simulate;
@@ -53,23 +73,25 @@ struct Predictor {
   // the calibrated hardware use the fit. Returns what it was calibrated from, one line; throws
   // with the reason when the run cannot calibrate it. Null: the predictor cannot calibrate.
   std::function<std::string(const traces::Timeline&)> calibrate;
+  // Replays a measured job from its own traces (an imported torch pipelining job: the schedule
+  // that ran with each action's measured costs, then the alternatives, as `meshscope predict
+  // --from-trace` does); nullopt for a run that is not one. Throws with the reason where the
+  // job's traces fall short. Null: the predictor cannot replay traces.
+  std::function<std::optional<ReplayTable>(const traces::Timeline&)> replay_measured;
 };
 
-// The what-if panel's opening comparison: the measured step, the replay of the schedule that ran
-// (the configuration of the run itself) with its error, then the other schedules on the same
-// mesh and microbatches.
-struct ReplayRow {
-  std::string schedule;
-  int64_t step_ns = 0;
-  double error_percent = 0;  // against the measured step; 0 when there is none
-  std::string error;         // the predictor's message where it could not simulate
-};
-struct ReplayTable {
-  int64_t measured_ns = 0;
-  ReplayRow as_run;
-  std::vector<ReplayRow> alternatives;  // every other schedule the predictor offers
-};
 ReplayTable replay_table(const Predictor& p, const WhatIfConfig& as_run, int64_t measured_ns);
+
+// How the what-if panel opens on a measured run: its configuration, what the predictor was
+// calibrated from (or why not), and, for a job the predictor replays from its own traces, the
+// replay table at once (else the panel computes replay_table in the background).
+struct WhatIfStart {
+  WhatIfConfig config;
+  std::string calibration;
+  std::optional<ReplayTable> table;
+};
+WhatIfStart start_whatif(const Predictor& p, const traces::Timeline& measured,
+                         const WhatIfConfig& defaults);
 
 enum class ScalingAxis : uint8_t { kMicrobatches = 0, kPipeline = 1, kDataParallel = 2, kCount };
 inline constexpr std::array<std::string_view, static_cast<size_t>(ScalingAxis::kCount)>

@@ -74,7 +74,7 @@ struct EngineInput {
   // collective were one more transfer; the collective's own duration stays collective_ns's.
   std::function<int(int rank, const schedule::Action&)> collective_tier;
   // Duration of each compute action (F, B, I, W, STEP) issued by `rank`; empty: `stages` gives
-  // it. For replaying a measured run action by action (cli/trace_replay_costs.h).
+  // it. For replaying a measured run action by action (sim/predict/trace_replay_costs.h).
   std::function<int64_t(int rank, const schedule::Action&)> compute_action_ns;
   // > 0: the compute of all ranks shares this many processors (the CPU backend runs every rank
   // as a thread on the host's cores): n ranks computing at once each progress at

@@ -18,7 +18,7 @@
 //   edge      the window's time before the first op and after the last op of any rank.
 // The schedule that ran replays each action with its own work + host gap (mean over windows);
 // other schedules get per stage and phase the mean work and per rank the mean host gap.
-#include "cli/trace_replay_costs.h"
+#include "sim/predict/trace_replay_costs.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -26,7 +26,7 @@
 #include <optional>
 #include <tuple>
 
-namespace meshscope::cli {
+namespace meshscope::predict {
 namespace {
 
 struct ComputeAction {
@@ -351,8 +351,8 @@ schedule::Schedule recvs_where_needed(const schedule::Schedule& s) {
   return out;
 }
 
-int64_t replay_step(const schedule::Schedule& original, const ReplayCosts& c,
-                    const ReplayOptions& o) {
+engine::EngineResult replay_engine(const schedule::Schedule& original, const ReplayCosts& c,
+                                   const ReplayOptions& o, bool build_timeline) {
   const schedule::Schedule s = recvs_where_needed(original);
   engine::EngineInput in;
   in.schedule = &s;
@@ -369,8 +369,12 @@ int64_t replay_step(const schedule::Schedule& original, const ReplayCosts& c,
              (o.terms.host_gap && g != c.action_gap_ns.end() ? g->second : 0);
     };
   }
-  in.build_timeline = false;
-  return engine::simulate(in).step_time_ns + (o.terms.edge ? c.edge_ns : 0);
+  in.build_timeline = build_timeline;
+  return engine::simulate(in);
 }
 
-}  // namespace meshscope::cli
+int64_t replay_step(const schedule::Schedule& s, const ReplayCosts& c, const ReplayOptions& o) {
+  return replay_engine(s, c, o, false).step_time_ns + (o.terms.edge ? c.edge_ns : 0);
+}
+
+}  // namespace meshscope::predict

@@ -1,5 +1,5 @@
-// The cost model `predict --from-trace` replays a torch pipelining job with, measured from its
-// traces (trace_replay_costs.cpp defines each term).
+// The cost model an imported torch pipelining job is replayed with (`predict --from-trace`, the
+// viewer's what-if), measured from its traces (trace_replay_costs.cpp defines each term).
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "traces/analysis.h"
 #include "traces/timeline.h"
 
-namespace meshscope::cli {
+namespace meshscope::predict {
 
 // (stage, phase, microbatch): one action of the run; for a transfer, the receiving stage and the
 // pass it carries.
@@ -83,4 +83,9 @@ schedule::Schedule recvs_where_needed(const schedule::Schedule& s);
 // otherwise replay_stage_timings.
 int64_t replay_step(const schedule::Schedule& s, const ReplayCosts& c, const ReplayOptions& o);
 
-}  // namespace meshscope::cli
+// The engine's run replay_step takes its step from (without the edge), with its Timeline when
+// `build_timeline` (the viewer draws it).
+engine::EngineResult replay_engine(const schedule::Schedule& s, const ReplayCosts& c,
+                                   const ReplayOptions& o, bool build_timeline);
+
+}  // namespace meshscope::predict

@@ -1,0 +1,53 @@
+// Recovering the schedule a torch.distributed.pipelining job ran from its ranks' action orders.
+#include "sim/predict/recovered_schedule.h"
+
+#include "sim/schedule/schedule_text.h"
+
+namespace meshscope::predict {
+
+RecoveredSchedule recover_schedule(const std::map<int, std::vector<std::string>>& orders,
+                                   const std::vector<std::vector<int>>& groups,
+                                   const std::string& path) {
+  if (orders.empty()) {
+    throw RecoveryError(path +
+                        ": no torch.distributed.pipelining actions in these traces (PP: ranges, "
+                        "GPipe's Forward/Backward, or Schedule1F1B's send/recv ops)");
+  }
+  RecoveredSchedule out;
+  out.groups = static_cast<int>(groups.size());
+  if (groups.size() > 1) {
+    out.ranks = groups.front();
+  } else {
+    for (int r = 0; r <= orders.rbegin()->first; ++r) out.ranks.push_back(r);
+  }
+  std::string compute_csv;
+  bool transfers = false;
+  for (const int rank : out.ranks) {
+    const auto found = orders.find(rank);
+    if (found == orders.end()) {
+      throw RecoveryError(path + ": no trace of rank " + std::to_string(rank) + " (ranks " +
+                          std::to_string(orders.begin()->first) + ".." +
+                          std::to_string(orders.rbegin()->first) + " found)");
+    }
+    const std::vector<std::string>& actions = found->second;
+    std::string row, compute_row;
+    for (const std::string& a : actions) {
+      row += (row.empty() ? "" : ",") + a;
+      transfers =
+          transfers || a.find("SEND_") != std::string::npos || a.find("RECV_") != std::string::npos;
+      if (a.find("REDUCE_GRAD") == std::string::npos) {
+        compute_row += (compute_row.empty() ? "" : ",") + a;
+      }
+    }
+    out.csv += row + "\r\n";  // Python's csv.writer ends rows so
+    compute_csv += compute_row + "\r\n";
+  }
+  try {
+    out.parsed = schedule::parse_torch_csv(transfers ? out.csv : compute_csv, path);
+  } catch (const schedule::ScheduleParseError& e) {
+    throw RecoveryError(std::string("the schedule recovered from the trace: ") + e.what());
+  }
+  return out;
+}
+
+}  // namespace meshscope::predict
