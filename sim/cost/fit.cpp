@@ -46,11 +46,8 @@ int group_size(const traces::MeshExtent& m, traces::GroupKind g) {
   }
 }
 
-// The cost model's kind of a traced op (the two tables share their names).
-CollectiveKind kind_of(traces::CollectiveOp op) {
-  return traces::parse_enum<CollectiveKind>(kCollectiveKindNames, traces::name(op))
-      .value_or(CollectiveKind::kAllReduce);
-}
+// The cost model's kind of a traced op: the same enum (sim/cost/collective_model.h aliases it).
+constexpr CollectiveKind kind_of(traces::CollectiveOp op) { return op; }
 
 }  // namespace
 

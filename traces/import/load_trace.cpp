@@ -11,6 +11,7 @@
 #include "traces/import/import_common.h"
 #include "traces/import/importer_table.h"
 #include "traces/import/multi_rank.h"
+#include "traces/import/torch_pipeline.h"
 
 namespace meshscope::traces {
 namespace {
