@@ -1,13 +1,14 @@
 // `meshscope analyze` on real foreign traces, end to end: --window hta, communication kernels
 // beyond NCCL, and the analyses that need no meshscope annotations.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <unistd.h>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "tests/cli/cli_test_util.h"
 
 namespace meshscope::traces {
 namespace {
@@ -16,29 +17,16 @@ namespace fs = std::filesystem;
 
 const fs::path kFixtures = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/fixtures/hta";
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-};
+using cli_testing::Result;
 
 Result analyze(const std::string& args) {
-  const std::string cmd =
-      std::string(MESHSCOPE_BINARY_DIR) + "/meshscope analyze " + args + " 2>/dev/null";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return cli_testing::shell(std::string(MESHSCOPE_BINARY_DIR) + "/meshscope analyze " + args);
 }
 
 TEST(AnalyzeForeignCli, WindowHtaJsonGivesHtaFiguresPerRank) {
   const Result r =
       analyze("--window hta --json " + (kFixtures / "a100_nccl_rank0_no_cpu_op.json.gz").string());
-  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_EQ(r.status, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("window"), "hta");
   ASSERT_EQ(j.at("hta").size(), 1u);
@@ -54,7 +42,7 @@ TEST(AnalyzeForeignCli, WindowHtaJsonGivesHtaFiguresPerRank) {
 
 TEST(AnalyzeForeignCli, DefaultWindowKeepsTheTimelineBreakdown) {
   const Result r = analyze("--json " + (kFixtures / "h800_deepseek_v3_rank0.json.gz").string());
-  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_EQ(r.status, 0);
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("window"), "default");
   EXPECT_TRUE(j.at("hta").at(0).contains("span_ns"));
@@ -72,7 +60,7 @@ TEST(AnalyzeForeignCli, HostOnlyTraceSaysSoInsteadOfAZeroBubble) {
   }
   const Result r = analyze(f.string());
   fs::remove(f);
-  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("no GPU or accelerator activity"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("bubble fraction: 0.0%"), std::string::npos) << r.out;
 }
@@ -90,7 +78,7 @@ TEST(AnalyzeForeignCli, RanksWithoutCollectivesAreNotAlignedRatherThanZeroSkew) 
   }
   const Result r = analyze(dir.string());
   fs::remove_all(dir);
-  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("not aligned by collectives (none matched)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("residual skew 0 ns"), std::string::npos) << r.out;
 }
@@ -98,7 +86,7 @@ TEST(AnalyzeForeignCli, RanksWithoutCollectivesAreNotAlignedRatherThanZeroSkew) 
 TEST(AnalyzeForeignCli, KernelsStragglersAndCriticalPathOnARealTrace) {
   const Result r = analyze("--json --kernels 3 --stragglers --critical-path " +
                            (kFixtures / "h800_deepseek_v3_rank0.json.gz").string());
-  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_EQ(r.status, 0);
   const auto j = nlohmann::json::parse(r.out);
   const auto& k = j.at("kernels").at(0);
   EXPECT_EQ(k.at("top").size(), 3u);
@@ -118,7 +106,7 @@ TEST(AnalyzeForeignCli, KernelsStragglersAndCriticalPathOnARealTrace) {
 
 TEST(AnalyzeForeignCli, EveryPercentageSaysOfWhat) {
   const Result r = analyze((kFixtures / "a100_nccl_rank0_no_cpu_op.json.gz").string());
-  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_EQ(r.status, 0);
   for (const char* label : {"(mean per step)", "(idle % of the step windows × devices)",
                             "totals over 3 steps", "bubble = idle % of the step windows",
                             "= % of span", "= % of idle", "comm overlap = % of comm time"}) {
@@ -127,9 +115,9 @@ TEST(AnalyzeForeignCli, EveryPercentageSaysOfWhat) {
 }
 
 TEST(AnalyzeForeignCli, WindowHtaRefusesAnUnknownWindow) {
-  EXPECT_NE(analyze("--window bogus " + (kFixtures / "h800_deepseek_v3_rank0.json.gz").string())
-                .exit_code,
-            0);
+  EXPECT_NE(
+      analyze("--window bogus " + (kFixtures / "h800_deepseek_v3_rank0.json.gz").string()).status,
+      0);
 }
 
 }  // namespace

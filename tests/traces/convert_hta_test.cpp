@@ -3,7 +3,6 @@
 // $MESHSCOPE_HTA_PYTHON, else python3 on PATH when it imports hta; skips with a message elsewhere
 // (CI has no HTA).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +11,8 @@
 #include <random>
 #include <string>
 
+#include "tests/cli/cli_test_util.h"
+
 namespace meshscope::traces {
 namespace {
 
@@ -19,26 +20,13 @@ namespace fs = std::filesystem;
 
 const fs::path kSource = fs::path(MESHSCOPE_SOURCE_DIR);
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-};
+using cli_testing::Result;
 
-Result run(const std::string& cmd) {
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Result run(const std::string& cmd) { return cli_testing::shell(cmd); }
 
 std::string hta_python() {
   if (const char* p = std::getenv("MESHSCOPE_HTA_PYTHON"); p != nullptr && *p != '\0') return p;
-  if (run("python3 -c 'import hta' >/dev/null 2>&1").exit_code == 0) return "python3";
+  if (run("python3 -c 'import hta' >/dev/null 2>&1").status == 0) return "python3";
   return "";
 }
 
@@ -57,15 +45,15 @@ TEST_P(ConvertHta, ConvertedTraceGivesHtasFiguresOfTheSource) {
   const fs::path converted = dir / "converted.json";
   const Result c = run(std::string(MESHSCOPE_BINARY_DIR) + "/meshscope convert " + source.string() +
                        " -o " + converted.string() + " 2>&1");
-  ASSERT_EQ(c.exit_code, 0) << c.out;
+  ASSERT_EQ(c.status, 0) << c.out;
   const std::string script = (kSource / "scripts/hta_figures.py").string();
   // stdout only: HTA's own RuntimeWarnings (a NaN overlap where there is no NCCL kernel) go to
   // stderr, which the test leaves on the console.
   const Result a = run(python + " " + script + " " + source.string());
   const Result b = run(python + " " + script + " " + converted.string());
   fs::remove_all(dir);
-  ASSERT_EQ(a.exit_code, 0) << a.out;
-  ASSERT_EQ(b.exit_code, 0) << "HTA could not load the converted trace:\n" << b.out;
+  ASSERT_EQ(a.status, 0) << a.out;
+  ASSERT_EQ(b.status, 0) << "HTA could not load the converted trace:\n" << b.out;
   const auto x = nlohmann::json::parse(a.out);
   const auto y = nlohmann::json::parse(b.out);
   ASSERT_EQ(x.size(), y.size());
