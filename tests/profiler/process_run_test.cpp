@@ -180,47 +180,47 @@ TEST(ProcessCpuTransport, AllToAllSendsBlockKToMemberK) {
   }
 }
 
-TEST(ProcessCpuTransport, AllToAllMeetingAnotherCollectiveFailsNamingBoth) {
+// Ranks 0 and 1 of a dp group of two each make the call `first` or `second` with 4 floats in
+// and 8 out; what each one's call ended with: its error, or "returned".
+std::vector<std::string> two_members_calling(
+    const std::function<void(runtime::Transport&, float*, float*)>& first,
+    const std::function<void(runtime::Transport&, float*, float*)>& second) {
   auto m = messengers(2);
   auto got = on_each<std::string>(2, [&](int i) -> std::string {
     runtime::ProcessCpuBackend b(mesh::MeshShape{2, 1, 1}, *m[i]);
     std::vector<float> data(4, 1.f), out(8);
     try {
-      if (i == 0) {
-        b.transport(i).all_to_all(mesh::GroupKind::kDp, data.data(), out.data(), 2);
-      } else {
-        b.transport(i).all_gather(mesh::GroupKind::kDp, data.data(), out.data(), 4);
-      }
+      (i == 0 ? first : second)(b.transport(i), data.data(), out.data());
       return "returned";
     } catch (const std::runtime_error& e) {
       return e.what();
     }
   });
-  EXPECT_EQ(got[0].get(),
+  return {got[0].get(), got[1].get()};
+}
+
+TEST(ProcessCpuTransport, AllToAllMeetingAnotherCollectiveFailsNamingBoth) {
+  const auto got =
+      two_members_calling([](runtime::Transport& t, float* in,
+                             float* out) { t.all_to_all(mesh::GroupKind::kDp, in, out, 2); },
+                          [](runtime::Transport& t, float* in, float* out) {
+                            t.all_gather(mesh::GroupKind::kDp, in, out, 4);
+                          });
+  EXPECT_EQ(got[0],
             "all_to_all of 2 floats on rank 0 met all_gather of 4 floats from rank 1 in group dp");
-  EXPECT_EQ(got[1].get(),
+  EXPECT_EQ(got[1],
             "all_gather of 4 floats on rank 1 met all_to_all of 2 floats from rank 0 in group dp");
 }
 
 TEST(ProcessCpuTransport, MembersCallingDifferentCollectivesFailNamingBoth) {
-  auto m = messengers(2);
-  auto got = on_each<std::string>(2, [&](int i) -> std::string {
-    runtime::ProcessCpuBackend b(mesh::MeshShape{2, 1, 1}, *m[i]);
-    std::vector<float> data(4, 1.f), out(8);
-    try {
-      if (i == 0) {
-        b.transport(i).all_reduce(mesh::GroupKind::kDp, data.data(), 4);
-      } else {
-        b.transport(i).all_gather(mesh::GroupKind::kDp, data.data(), out.data(), 4);
-      }
-      return "returned";
-    } catch (const std::runtime_error& e) {
-      return e.what();
-    }
-  });
-  EXPECT_EQ(got[0].get(),
+  const auto got = two_members_calling(
+      [](runtime::Transport& t, float* in, float*) { t.all_reduce(mesh::GroupKind::kDp, in, 4); },
+      [](runtime::Transport& t, float* in, float* out) {
+        t.all_gather(mesh::GroupKind::kDp, in, out, 4);
+      });
+  EXPECT_EQ(got[0],
             "all_reduce of 4 floats on rank 0 met all_gather of 4 floats from rank 1 in group dp");
-  EXPECT_EQ(got[1].get(),
+  EXPECT_EQ(got[1],
             "all_gather of 4 floats on rank 1 met all_reduce of 4 floats from rank 0 in group dp");
 }
 
