@@ -16,7 +16,8 @@
 //             send stream in order; these delays (processes waiting for a core) do not, so the
 //             replay carries them in the consumer's host gap and gives the links no latency.
 //   edge      the window's time before the first op and after the last op of any rank.
-// The schedule that ran replays each action with its own work + host gap (mean over windows);
+// The schedule that ran replays each action with its own work + host gap, each window on its own
+// (the mean of the windows' replayed steps);
 // other schedules get per stage and phase the mean work and per rank the mean host gap.
 #include "sim/predict/trace_replay_costs.h"
 
@@ -64,6 +65,24 @@ bool is_backward_input(traces::Phase p) {
   return p == traces::Phase::kBackward || p == traces::Phase::kInputGrad;
 }
 
+// Each device's own step windows: its ProfilerStep#N ranges (torch.profiler's step markers, as
+// the Kineto importer keeps them), sorted; empty where the device has not one per analysis window.
+std::vector<std::vector<traces::Interval>> own_step_windows(const traces::Timeline& t,
+                                                            const traces::TimelineAnalysis& a) {
+  std::vector<std::vector<traces::Interval>> own(t.devices.size());
+  for (const traces::Span& s : t.spans) {
+    if (t.span_name(s).starts_with("ProfilerStep#"))
+      own[s.device].push_back({s.begin_ns, s.end_ns});
+  }
+  for (auto& w : own) {
+    std::sort(w.begin(), w.end(), [](const traces::Interval& x, const traces::Interval& y) {
+      return x.begin_ns < y.begin_ns;
+    });
+    if (w.size() != a.windows.size()) w.clear();
+  }
+  return own;
+}
+
 }  // namespace
 
 ReplayCosts measure_replay_costs(const traces::Timeline& t, const traces::TimelineAnalysis& a,
@@ -74,12 +93,20 @@ ReplayCosts measure_replay_costs(const traces::Timeline& t, const traces::Timeli
     if (std::find(ranks.begin(), ranks.end(), t.devices[d].rank) != ranks.end()) counted[d] = true;
   }
   using Key = std::tuple<int, int, traces::Phase, int32_t, size_t>;  // device, stage, phase, mb, w
+  // Which step a span belongs to. The analysis windows are global (each from the earliest rank's
+  // start to the latest rank's end of that step), so a rank that starts its next step before a
+  // slower rank ends this one would have its first actions counted in the wrong step; each
+  // device's own ProfilerStep#N ranges say which step its actions belong to, where it has one per
+  // window.
+  const std::vector<std::vector<traces::Interval>> device_windows = own_step_windows(t, a);
   const auto window_of = [&](const traces::Span& s) -> std::optional<size_t> {
+    const std::vector<traces::Interval>& windows =
+        device_windows[s.device].empty() ? a.windows : device_windows[s.device];
     const auto w =
-        std::upper_bound(a.windows.begin(), a.windows.end(), s.begin_ns,
+        std::upper_bound(windows.begin(), windows.end(), s.begin_ns,
                          [](int64_t v, const traces::Interval& iv) { return v < iv.begin_ns; });
-    if (w == a.windows.begin() || s.begin_ns >= std::prev(w)->end_ns) return std::nullopt;
-    return static_cast<size_t>(w - a.windows.begin()) - 1;
+    if (w == windows.begin() || s.begin_ns >= std::prev(w)->end_ns) return std::nullopt;
+    return static_cast<size_t>(w - windows.begin()) - 1;
   };
   // GPipe's "Forward i" / "Backward i" wrap a blocking c10d::recv_ after the op that allocates
   // its buffer: an action's work starts after the last recv op of its own pass.
@@ -137,6 +164,7 @@ ReplayCosts measure_replay_costs(const traces::Timeline& t, const traces::Timeli
     c.stage_device[stage] = device;
   }
 
+  c.windows.resize(a.windows.size());
   int last_stage = 0;
   for (const ComputeAction& x : actions) last_stage = std::max(last_stage, x.stage);
 
@@ -186,6 +214,9 @@ ReplayCosts measure_replay_costs(const traces::Timeline& t, const traces::Timeli
       const int64_t begin = prev ? std::max(next.begin_ns, prev->end_ns) : next.begin_ns;
       const ActionKey key{next.stage, next.phase, next.microbatch};
       own_work[key].push_back(std::max<int64_t>(0, next.end_ns - begin));
+      ReplayCosts::Window& in_window = c.windows[next.window];
+      in_window.work_ns[key] = own_work[key].back();
+      in_window.measured = true;
       int64_t base = prev ? prev->end_ns : next.begin_ns;  // a device's first action: no gap
       if (producer != nullptr && producer->device != device) {
         const auto at =
@@ -205,6 +236,7 @@ ReplayCosts measure_replay_costs(const traces::Timeline& t, const traces::Timeli
       }
       const int64_t gap = std::max<int64_t>(0, begin - base);
       own_gap[key].push_back(gap);
+      in_window.gap_ns[key] = gap;
       if (prev) gap_samples[device].push_back(gap);
     }
   }
@@ -272,8 +304,9 @@ ReplayCosts measure_replay_costs(const traces::Timeline& t, const traces::Timeli
   int64_t edge_total = 0, edge_windows = 0;
   for (size_t w = 0; w < a.windows.size(); ++w) {
     if (first_last[w].first > first_last[w].second) continue;
-    edge_total += (first_last[w].first - a.windows[w].begin_ns) +
-                  (a.windows[w].end_ns - first_last[w].second);
+    c.windows[w].edge_ns = (first_last[w].first - a.windows[w].begin_ns) +
+                           (a.windows[w].end_ns - first_last[w].second);
+    edge_total += c.windows[w].edge_ns;
     ++edge_windows;
   }
   c.edge_ns = edge_windows > 0 ? edge_total / edge_windows : 0;
@@ -352,7 +385,8 @@ schedule::Schedule recvs_where_needed(const schedule::Schedule& s) {
 }
 
 engine::EngineResult replay_engine(const schedule::Schedule& original, const ReplayCosts& c,
-                                   const ReplayOptions& o, bool build_timeline) {
+                                   const ReplayOptions& o, bool build_timeline,
+                                   std::optional<size_t> window) {
   const schedule::Schedule s = recvs_where_needed(original);
   engine::EngineInput in;
   in.schedule = &s;
@@ -361,12 +395,16 @@ engine::EngineResult replay_engine(const schedule::Schedule& original, const Rep
   // The waits for inputs are in the host gaps (measure_replay_costs), not on the links.
   in.links = {engine::LinkSpec{1e18, 0}};
   if (o.per_action) {
-    in.compute_action_ns = [&](int, const schedule::Action& a) -> int64_t {
+    const std::map<ActionKey, int64_t>& work =
+        window ? c.windows.at(*window).work_ns : c.action_work_ns;
+    const std::map<ActionKey, int64_t>& gaps =
+        window ? c.windows.at(*window).gap_ns : c.action_gap_ns;
+    in.compute_action_ns = [&work, &gaps, &o](int, const schedule::Action& a) -> int64_t {
       const ActionKey key{a.stage, phase_of(a.kind), a.microbatch};
-      const auto w = c.action_work_ns.find(key);
-      const auto g = c.action_gap_ns.find(key);
-      return (w == c.action_work_ns.end() ? 0 : w->second) +
-             (o.terms.host_gap && g != c.action_gap_ns.end() ? g->second : 0);
+      const auto w = work.find(key);
+      const auto g = gaps.find(key);
+      return (w == work.end() ? 0 : w->second) +
+             (o.terms.host_gap && g != gaps.end() ? g->second : 0);
     };
   }
   in.build_timeline = build_timeline;
@@ -374,6 +412,16 @@ engine::EngineResult replay_engine(const schedule::Schedule& original, const Rep
 }
 
 int64_t replay_step(const schedule::Schedule& s, const ReplayCosts& c, const ReplayOptions& o) {
+  if (o.per_action) {
+    int64_t total = 0, replayed = 0;
+    for (size_t w = 0; w < c.windows.size(); ++w) {
+      if (!c.windows[w].measured) continue;
+      total +=
+          replay_engine(s, c, o, false, w).step_time_ns + (o.terms.edge ? c.windows[w].edge_ns : 0);
+      ++replayed;
+    }
+    if (replayed > 0) return total / replayed;
+  }
   return replay_engine(s, c, o, false).step_time_ns + (o.terms.edge ? c.edge_ns : 0);
 }
 

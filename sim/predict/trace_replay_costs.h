@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -42,6 +43,15 @@ struct ReplayCosts {
   int64_t edge_ns = 0;
   size_t gap_samples = 0;      // gaps the per-device host gaps are the mean of
   size_t latency_samples = 0;  // compute actions that waited for their input's arrival
+  // The per-action terms and the edge of each analysis window on its own (a profiled step), in
+  // window order; `measured` is false for a window no compute action fell in.
+  struct Window {
+    std::map<ActionKey, int64_t> work_ns;
+    std::map<ActionKey, int64_t> gap_ns;
+    int64_t edge_ns = 0;
+    bool measured = false;
+  };
+  std::vector<Window> windows;
 };
 
 // Measures the terms above from an imported job's compute spans (stage, phase and microbatch
@@ -67,7 +77,11 @@ std::vector<engine::StageTiming> replay_stage_timings(const ReplayCosts& c, int 
                                                       const ReplayTerms& terms);
 
 struct ReplayOptions {
-  bool per_action = false;   // each action its own measured costs (the schedule that ran)
+  // Each action its own measured costs (the schedule that ran): replay_step replays every
+  // measured window with that window's costs and gives the mean of their steps, as the measured
+  // step is the mean of the windows' lengths (the longest path through mean costs is shorter than
+  // the mean of the windows' longest paths).
+  bool per_action = false;
   bool same_stages = false;  // the schedule has the run's stages: each stage its own work
   bool same_ranks = false;   // the schedule has the run's pp: each rank its own host gap
   ReplayTerms terms;
@@ -79,13 +93,15 @@ struct ReplayOptions {
 schedule::Schedule recvs_where_needed(const schedule::Schedule& s);
 
 // The replayed step of recvs_where_needed(s) on the engine (links without latency), plus the
-// edge: per_action, each compute action costs its own work and host gap (one the run lacks: 0);
-// otherwise replay_stage_timings.
+// edge: per_action, each compute action costs its own work and host gap (one the run lacks: 0),
+// window by window (the mean of the windows' replays); otherwise replay_stage_timings.
 int64_t replay_step(const schedule::Schedule& s, const ReplayCosts& c, const ReplayOptions& o);
 
 // The engine's run replay_step takes its step from (without the edge), with its Timeline when
-// `build_timeline` (the viewer draws it).
+// `build_timeline` (the viewer draws it). per_action: the costs of `window` (an index into
+// ReplayCosts::windows), or the means over the windows when it is empty.
 engine::EngineResult replay_engine(const schedule::Schedule& s, const ReplayCosts& c,
-                                   const ReplayOptions& o, bool build_timeline);
+                                   const ReplayOptions& o, bool build_timeline,
+                                   std::optional<size_t> window = std::nullopt);
 
 }  // namespace meshscope::predict
