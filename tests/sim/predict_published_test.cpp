@@ -48,40 +48,40 @@ const std::vector<Row>& rows() {
       // which the simulator's interleaved schedule does not have.
       {"llama3-405b.json", Metric::kTflopsPerGpu, 430, 0.15, false},
       {"llama3-405b-16k.json", Metric::kTflopsPerGpu, 400, 0.15},
-      {"llmfoundry-mpt1b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 20513, 0.14},
-      {"llmfoundry-mpt3b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 10811, 0.13},
-      {"llmfoundry-mpt7b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 4641, 0.14},
-      {"llmfoundry-mpt13b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 2262, 0.18},
-      {"llmfoundry-mpt30b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 916, 0.04},
+      {"llmfoundry-mpt1b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 20513, 0.13},
+      {"llmfoundry-mpt3b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 10811, 0.12},
+      {"llmfoundry-mpt7b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 4641, 0.11},
+      {"llmfoundry-mpt13b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 2262, 0.11},
+      {"llmfoundry-mpt30b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 916, 0.02},
       {"llmfoundry-mpt7b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 3206, 0.05},
-      {"llmfoundry-mpt70b-s2048-64xa100.json", Metric::kTokensPerSecondPerGpu, 410, 0.12},
-      {"llmfoundry-mpt7b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 10643, 0.13},
-      {"llmfoundry-mpt13b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 4792, 0.21},
-      {"llmfoundry-mpt13b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 4800, 0.21},
-      {"llmfoundry-mpt3b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 20964, 0.06},
-      {"llmfoundry-mpt30b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 2002, 0.10},
-      {"torchtitan-llama3-8b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2973, 0.15},
-      {"torchtitan-llama3-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 331, 0.14},
-      {"torchtitan-llama2-13b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2162, 0.17},
-      {"torchtitan-llama2-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 353, 0.13},
-      {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.17, true,
+      {"llmfoundry-mpt70b-s2048-64xa100.json", Metric::kTokensPerSecondPerGpu, 410, 0.10},
+      {"llmfoundry-mpt7b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 10643, 0.10},
+      {"llmfoundry-mpt13b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 4792, 0.11},
+      {"llmfoundry-mpt13b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 4800, 0.12},
+      {"llmfoundry-mpt3b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 20964, 0.04},
+      {"llmfoundry-mpt30b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 2002, 0.04},
+      {"torchtitan-llama3-8b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2973, 0.13},
+      {"torchtitan-llama3-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 331, 0.11},
+      {"torchtitan-llama2-13b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2162, 0.14},
+      {"torchtitan-llama2-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 353, 0.11},
+      {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.14, true,
        true},
-      {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.21,
+      {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.16,
        true, true},
       // Held back (docs/ACCURACY.md): added after the last model change and evaluated once; the
       // two torchtitan rows above are held back too.
-      {"llmfoundry-mpt3b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 7695, 0.07, true,
+      {"llmfoundry-mpt3b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 7695, 0.06, true,
        true},
       {"llmfoundry-mpt13b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 2060, 0.03, true,
        true},
-      {"llmfoundry-mpt1b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 45455, 0.14, true,
+      {"llmfoundry-mpt1b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 45455, 0.13, true,
        true},
-      {"llmfoundry-mpt7b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 8611, 0.04, true,
+      {"llmfoundry-mpt7b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 8611, 0.05, true,
        true},
       // Held back, second set: added after the sustained-clock change (catalog `sustained`).
-      {"llmfoundry-mpt3b-s2048-16xh100.json", Metric::kTokensPerSecondPerGpu, 24142, 0.11, true,
+      {"llmfoundry-mpt3b-s2048-16xh100.json", Metric::kTokensPerSecondPerGpu, 24142, 0.09, true,
        true},
-      {"llmfoundry-mpt13b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 4717, 0.03, true,
+      {"llmfoundry-mpt13b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 4717, 0.04, true,
        true},
       {"llmfoundry-mpt7b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 3684, 0.02, true,
        true},
@@ -92,7 +92,7 @@ const std::vector<Row>& rows() {
 }
 
 // How many of the 10 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 7;
+constexpr int kHeldBackInsideTheirRange = 6;
 
 struct Result {
   Summary summary;
