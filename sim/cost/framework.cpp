@@ -55,9 +55,9 @@ Framework parse_framework(const json& j, const std::string& where) {
   if (!j.is_object())
     throw std::runtime_error(where + ": a framework profile must be a JSON object");
   static const char* kKeys[] = {
-      "name",      "description",        "sources",          "flash_attention",
-      "softmax",   "elementwise_passes", "grad_reduce",      "param_gather",
-      "recompute", "residuals",          "grad_reduce_bytes"};
+      "name",      "description",        "sources",           "flash_attention",
+      "softmax",   "elementwise_passes", "grad_reduce",       "param_gather",
+      "recompute", "residuals",          "grad_reduce_bytes", "sharded_copies"};
   for (const auto& [k, v] : j.items())
     if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* x) { return k == x; }) ==
         std::end(kKeys))
@@ -101,6 +101,19 @@ Framework parse_framework(const json& j, const std::string& where) {
     if (!v.is_number() || (v.get<double>() != 2 && v.get<double>() != 4))
       fail(where, "grad_reduce_bytes", "must be 2 (bf16/fp16) or 4 (fp32)");
     f.grad_reduce_bytes = v.get<double>();
+  }
+  if (j.contains("sharded_copies")) {
+    const json& c = j.at("sharded_copies");
+    if (!c.is_object())
+      fail(where, "sharded_copies", "must be {\"gather\": bytes, \"reduce\": bytes}");
+    for (const auto& [k, v] : c.items()) {
+      if (k != "gather" && k != "reduce")
+        fail(where, "sharded_copies." + k, "unknown key (gather, reduce)");
+      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 64)
+        fail(where, "sharded_copies." + k, "must be a number of bytes per parameter in [0, 64]");
+    }
+    f.gather_copy_bytes = c.value("gather", 0.0);
+    f.reduce_copy_bytes = c.value("reduce", 0.0);
   }
   if (j.contains("recompute")) {
     const char* want = "must be a list of none, selective, full, op-selective";

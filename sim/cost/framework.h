@@ -63,6 +63,14 @@ struct Framework {
   // ZeRO's parameter all-gathers (ZeRO-3 per microbatch, ZeRO-1/2 after the step): prefetched
   // behind the compute that precedes their use (overlapped), or waited for (exposed).
   Overlap param_gather = Overlap::kExposed;
+  // Memory passes a sharded data-parallel framework (ZeRO-3 / FSDP) makes over a stage's unsharded
+  // parameters outside the math, in bytes moved per parameter: per parameter all-gather (copying
+  // the gathered buffer out into the parameters) and per gradient reduce-scatter (flattening the
+  // gradients into the reduce buffer, casting them to the reduce dtype, pre-dividing them). Each
+  // is a streaming pass priced at the memory rate on the compute stream (profile key
+  // "sharded_copies": {"gather": bytes, "reduce": bytes}; 0: none).
+  double gather_copy_bytes = 0;
+  double reduce_copy_bytes = 0;
   // Recomputation granularities it offers ("none", "selective", "full").
   std::vector<std::string> recompute;
   // Per hardware catalog name: the development set's residuals for this framework there

@@ -128,6 +128,9 @@ struct Resolved {
       const double opt_s = optimizer_seconds(
           c, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute, o.calibration);
       timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
+      add_sharded_copies(timings.back(), c.zero, c.mesh.dp,
+                         static_cast<double>(w.dense_parameters[s] + w.expert_parameters[s]), fw,
+                         compute);
     }
   }
   Resolved(const Resolved&) = delete;

@@ -1,5 +1,8 @@
-// Rewriting dp gradient all-reduces into ZeRO's reduce-scatter / all-gather pairs.
+// ZeRO in a generated schedule and in the stage times: dp gradient all-reduces rewritten into
+// reduce-scatter / all-gather pairs, and ZeRO-3's copy passes over the unsharded parameters.
 #include "sim/predict/zero.h"
+
+#include <cmath>
 
 namespace meshscope::predict {
 
@@ -40,6 +43,18 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
     }
     acts = std::move(out);
   }
+}
+
+void add_sharded_copies(engine::StageTiming& t, int zero, int dp, double parameters,
+                        const cost::Framework& framework, const cost::ComputeModel& compute) {
+  if (zero < 3 || dp <= 1 || parameters <= 0) return;
+  auto ns = [](double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); };
+  const int64_t gather = ns(compute.stream_seconds(parameters * framework.gather_copy_bytes));
+  const int64_t reduce = ns(compute.stream_seconds(parameters * framework.reduce_copy_bytes));
+  t.forward_ns += gather;
+  t.input_grad_ns += gather;   // the backward's gather is needed before the input gradients
+  t.weight_grad_ns += reduce;  // the reduction starts once the weight gradients exist
+  t.backward_ns += gather + reduce;
 }
 
 }  // namespace meshscope::predict

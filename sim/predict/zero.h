@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/cost/compute_model.h"
+#include "sim/cost/framework.h"
+#include "sim/engine/engine.h"
 #include "sim/schedule/schedule.h"
 
 namespace meshscope::predict {
@@ -15,5 +18,13 @@ namespace meshscope::predict {
 // data-parallel degree of the mesh (a schedule of representatives has mesh.dp = 1 but stands for
 // dp replicas). No change when zero == 0 or dp == 1.
 void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes);
+
+// ZeRO-3's memory passes over a stage's `parameters` (one tp rank's, unsharded) that the
+// framework makes each microbatch beside its collectives (cost::Framework::gather_copy_bytes,
+// reduce_copy_bytes): a gather's copy-out before F and again before the backward, the gradient's
+// copy-in to the reduce buffer after it. Streaming passes at the memory rate, added to F, I, W and
+// B. No change when zero < 3 or dp == 1.
+void add_sharded_copies(engine::StageTiming& t, int zero, int dp, double parameters,
+                        const cost::Framework& framework, const cost::ComputeModel& compute);
 
 }  // namespace meshscope::predict

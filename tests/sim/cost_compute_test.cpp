@@ -63,10 +63,18 @@ TEST(CostCompute, SustainedShareSlowsTensorCoreWorkNotStreaming) {
   model::OpCost add{"add", model::OpKind::kElementwise, 1e6, 8e9};
   EXPECT_NEAR(held.op_seconds(add), 8e9 / (1e12 * 0.5), 1e-12);
   // The Hopper entries carry the sustained share published for the H200 (ml-engineering's
-  // MSMF / MAMF, catalog sources); the A100 has no published figure.
+  // MSMF / MAMF, catalog sources).
   EXPECT_DOUBLE_EQ(find_hardware("h100-sxm").efficiency.sustained, 0.848);
   EXPECT_DOUBLE_EQ(find_hardware("h200-sxm").efficiency.sustained, 0.848);
-  EXPECT_DOUBLE_EQ(find_hardware("a100-80gb").efficiency.sustained, 1.0);
+  // The A100's is the published steady rate of one shape over the model's burst rate for it:
+  // cuBLAS 8192 x 8192 x 8192 on normally distributed bf16 inputs ran at 257-258 TFLOP/s
+  // (thonking.ai, catalog sources); the model with the catalog's figures reproduces that.
+  const Hardware a100 = find_hardware("a100-80gb");
+  const ComputeModel a100_model(a100, Precision::kBf16);
+  model::OpCost square{"g", model::OpKind::kGemm, 2.0 * 8192 * 8192 * 8192, 0, 8192, 8192, 8192};
+  const double tflops = 312 * a100_model.efficiency(square);  // peak 312 TFLOP/s x efficiency
+  EXPECT_GT(tflops, 256.5);
+  EXPECT_LT(tflops, 258.5);
 }
 
 TEST(CostCompute, CalibratedPhaseReplacesTheOpModel) {

@@ -91,5 +91,23 @@ TEST(CostFramework, GradientReductionBytesAreFp32OrHalfAndNamedWhenWrong) {
   EXPECT_EQ(error_of({{"name", "x"}, {"recompute", {"none", "op-selective"}}}), "");
 }
 
+TEST(CostFramework, ShardedCopiesAreBytesPerParameterAndNamedWhenWrong) {
+  // FSDP (FlatParameter): no copy-out after the gather; gradient cat 4 + cast to fp32 6 +
+  // pre-divide 8. FSDP2: copy-out 4 per gather; copy-in with the fp32 cast 6, no pre-divide.
+  EXPECT_DOUBLE_EQ(find_framework("llm-foundry").gather_copy_bytes, 0);
+  EXPECT_DOUBLE_EQ(find_framework("llm-foundry").reduce_copy_bytes, 18);
+  EXPECT_DOUBLE_EQ(find_framework("torchtitan").gather_copy_bytes, 4);
+  EXPECT_DOUBLE_EQ(find_framework("torchtitan").reduce_copy_bytes, 6);
+  EXPECT_DOUBLE_EQ(find_framework("megatron-core-2024").reduce_copy_bytes, 0);
+  EXPECT_NE(error_of({{"name", "x"}, {"sharded_copies", {{"gather", -1}}}})
+                .find("fw.json: key 'sharded_copies.gather'"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"name", "x"}, {"sharded_copies", {{"scatter", 2}}}})
+                .find("key 'sharded_copies.scatter': unknown key"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"name", "x"}, {"sharded_copies", 3}}).find("key 'sharded_copies'"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace meshscope::cost

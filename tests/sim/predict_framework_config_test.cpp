@@ -7,8 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/cost/compute_model.h"
+#include "sim/cost/hardware.h"
 #include "sim/predict/config.h"
 #include "sim/predict/simulate.h"
+#include "sim/predict/workload_costs.h"
 
 namespace meshscope::predict {
 namespace {
@@ -85,6 +88,41 @@ TEST(PredictFrameworkConfig, Fp32GradientReductionMovesTwiceTheBytes) {
   const Summary full = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
   EXPECT_GT(full.communication_s, half.communication_s * 1.2);
   EXPECT_GT(full.step_time_s, half.step_time_s);
+}
+
+TEST(PredictFrameworkConfig, ShardedCopiesCostTheirBytesAtTheMemoryRateEachMicrobatch) {
+  // Two profiles alike but for sharded_copies, collectives exposed: under ZeRO-3 every microbatch
+  // pays (2 gathers + 1 reduction) x bytes per parameter x the stage's parameters at the memory
+  // rate; without ZeRO-3 nothing changes.
+  const std::string dir = ::testing::TempDir();
+  auto profile = [&](const char* name, const char* copies) {
+    const std::string path = dir + "/" + name + ".json";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fprintf(f, R"({"name": "%s", "sources": ["test"], "grad_reduce": "exposed",
+                        "param_gather": "exposed", "sharded_copies": %s})",
+                 name, copies);
+    std::fclose(f);
+    return path;
+  };
+  json j = tiny_gpt();
+  j["options"]["zero"] = 3;
+  j["framework"] = profile("no-copies", "{}");
+  const PredictConfig plain = parse_config(j, "cfg.json");
+  const Summary none = simulate(plain, {.build_timeline = false}).summary;
+  j["framework"] = profile("copies", R"({"gather": 4, "reduce": 6})");
+  const Summary copies = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const WorkloadCosts w = workload_costs(plain);
+  const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
+  const double per_microbatch =
+      compute.stream_seconds(static_cast<double>(w.dense_parameters[0]) * (2 * 4 + 6));
+  EXPECT_NEAR(copies.step_time_s - none.step_time_s, plain.microbatches() * per_microbatch, 1e-7);
+  EXPECT_GT(per_microbatch, 0);
+  j["options"]["zero"] = 1;
+  const Summary zero1 = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  j["framework"] = profile("no-copies", "{}");
+  EXPECT_DOUBLE_EQ(
+      zero1.step_time_s,
+      simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary.step_time_s);
 }
 
 }  // namespace
