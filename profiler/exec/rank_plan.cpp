@@ -23,6 +23,22 @@ std::string where(int rank, size_t index, const schedule::Action& a) {
 
 }  // namespace
 
+void check_expert_parallel(const model::Workload& w, const mesh::MeshShape& mesh) {
+  const int ep = w.spec.ep;
+  if (w.spec.kind != model::WorkloadKind::kMoe) {
+    if (ep != 1) throw std::invalid_argument("run: --ep needs the moe model");
+    return;
+  }
+  if (ep != 1 && ep != mesh.dp) {
+    throw std::invalid_argument(
+        "run: ep=" + std::to_string(ep) + " must be 1 or equal dp=" + std::to_string(mesh.dp) +
+        " (the experts are sharded over the whole dp group, the one process group the "
+        "transports hold for it)");
+  }
+}
+
+int ep_rank(const model::Workload& w, const mesh::MeshCoord& c) { return w.spec.ep > 1 ? c.dp : 0; }
+
 int64_t p2p_tag(ActionKind kind, int stage, int microbatch, int microbatches) {
   const bool backward = kind == ActionKind::kSendBackward || kind == ActionKind::kRecvBackward;
   // Name the message after the stage that receives it, so both sides compute the same tag.
@@ -37,6 +53,7 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
                                  const std::vector<model::StageRange>& partition,
                                  const std::vector<model::StageCost>& costs, int rows) {
   const int num_stages = s.num_stages, mbs = s.num_microbatches;
+  check_expert_parallel(w, m.shape());
   std::vector<RankPlan> plans(m.size());
   for (int r = 0; r < m.size(); ++r) {
     RankPlan& p = plans[r];
@@ -47,7 +64,8 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
       if (s.stage_owner[st] != p.coord.pp) continue;
       p.local_of[st] = static_cast<int>(p.stages.size());
       p.stages.push_back(make_stage_layout(w, partition[st], st, num_stages, m.shape().tp,
-                                           p.coord.tp, rows, mbs, costs[st], p.inner));
+                                           p.coord.tp, ep_rank(w, p.coord), rows, mbs, costs[st],
+                                           p.inner));
     }
     for (size_t g = 0; g < static_cast<size_t>(mesh::GroupKind::kCount); ++g) {
       p.group_ranks.push_back(m.group_ranks(static_cast<mesh::GroupKind>(g), r));
@@ -134,12 +152,15 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
                "(tp collectives happen inside F and B)");
         }
         pa.group = a.group;
-        pa.bytes = st.param_count * sizeof(float);
+        pa.bytes = st.dp_reduced_count * sizeof(float);
         if (a.bytes > 0 && static_cast<size_t>(a.bytes) != pa.bytes) {
           fail(r, i, a,
                "reduces " + std::to_string(a.bytes) + " bytes but stage " +
                    std::to_string(a.stage) + " holds " + std::to_string(pa.bytes) +
-                   " bytes of gradients per tp rank");
+                   " bytes of gradients per tp rank" +
+                   (st.dp_reduced_count < st.param_count
+                        ? " to reduce over dp (its experts' are not: ep = dp)"
+                        : ""));
         }
       }
       info.bytes = static_cast<int64_t>(pa.bytes);

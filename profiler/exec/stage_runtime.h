@@ -3,28 +3,17 @@
 // per microbatch slot, so running an action allocates nothing.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
-#include "profiler/capture/action_tracer.h"
+#include "profiler/exec/moe_block.h"
+#include "profiler/exec/rank_context.h"
 #include "profiler/exec/stage_layout.h"
 #include "profiler/runtime/backend.h"
 #include "sim/model/weights.h"
 
 namespace meshscope::exec {
-
-// What the math of one rank needs besides the stage itself; lives on the rank's thread.
-struct RankContext {
-  runtime::DeviceOps* dev = nullptr;
-  runtime::Transport* net = nullptr;
-  capture::ActionTracer* tracer = nullptr;
-  const std::vector<capture::InnerInfo>* inner = nullptr;
-  std::atomic<int32_t>* waiting_inner = nullptr;  // for the watchdog: tp collective in progress
-  int rank = 0;
-  int step = 0;
-  double* loss_accum = nullptr;  // device scalar
-};
 
 class StageRuntime {
  public:
@@ -84,6 +73,7 @@ class StageRuntime {
   runtime::DeviceBuffer exchange_send_, exchange_recv_;
   size_t arena_used_ = 0;
   std::vector<Slot> slots_;
+  std::vector<std::unique_ptr<MoeBlock>> moe_;  // per unit; null for a dense one
 };
 
 }  // namespace meshscope::exec
