@@ -82,9 +82,11 @@ Workload moe(const WorkloadSpec& spec) {
           "moe top-k must be in [1, experts = " + std::to_string(spec.experts) + "], got " +
               std::to_string(spec.top_k) + " (a token goes to top-k distinct experts)");
   // Beyond `experts` the capacity exceeds tokens * k: nothing more can be kept.
+  char factor[32];
+  std::snprintf(factor, sizeof factor, "%g", spec.capacity_factor);
   require(spec.capacity_factor > 0 && spec.capacity_factor <= spec.experts,
           "moe capacity factor must be in (0, experts = " + std::to_string(spec.experts) +
-              "], got " + std::to_string(spec.capacity_factor));
+              "], got " + factor);
   require(spec.ep >= 1 && spec.experts % spec.ep == 0,
           "moe experts (" + std::to_string(spec.experts) + ") must be divisible by ep (" +
               std::to_string(spec.ep) + ")");
