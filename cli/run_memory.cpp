@@ -69,7 +69,8 @@ RunMemoryEstimate estimate_run_memory(const model::WorkloadSpec& spec, int dp, i
 
 void check_run_fits_in_memory(const model::WorkloadSpec& spec, int dp, int steps, bool check) {
   // Out-of-range shapes get make_workload's own message, not an estimate.
-  const bool sized = spec.kind == model::WorkloadKind::kMlp || spec.kind == model::WorkloadKind::kMoe;
+  const bool sized =
+      spec.kind == model::WorkloadKind::kMlp || spec.kind == model::WorkloadKind::kMoe;
   if (sized && (spec.layers < 1 || spec.hidden < 1 || spec.hidden > (1 << 16))) return;
   if (spec.kind == model::WorkloadKind::kMoe &&
       (spec.experts < 1 || spec.experts > 1024 || spec.top_k < 1 || !(spec.capacity_factor > 0)))

@@ -32,9 +32,9 @@ void softmax_rows(int rows, int cols, const float* logits, float* probs) {
 void top_k_route(int tokens, int experts, int k, int capacity, const float* probs, int32_t* dest,
                  float* gate) {
   if (k < 1 || k > experts || capacity < 1) {
-    throw std::invalid_argument("top_k_route: needs 1 <= k <= experts and capacity >= 1, got k=" +
-                                std::to_string(k) + " experts=" + std::to_string(experts) +
-                                " capacity=" + std::to_string(capacity));
+    throw std::invalid_argument(
+        "top_k_route: needs 1 <= k <= experts and capacity >= 1, got k=" + std::to_string(k) +
+        " experts=" + std::to_string(experts) + " capacity=" + std::to_string(capacity));
   }
   // Choices first (dest holds the expert for now), then positions, choice by choice.
   std::vector<char> taken(static_cast<size_t>(experts));
@@ -62,8 +62,8 @@ void top_k_route(int tokens, int experts, int k, int capacity, const float* prob
   }
 }
 
-void moe_dispatch(int tokens, int k, int cols, int buffer_rows, const float* x,
-                  const int32_t* dest, float* buffer) {
+void moe_dispatch(int tokens, int k, int cols, int buffer_rows, const float* x, const int32_t* dest,
+                  float* buffer) {
   std::fill(buffer, buffer + int64_t{buffer_rows} * cols, 0.0f);
   for (int t = 0; t < tokens; ++t) {
     for (int j = 0; j < k; ++j) {

@@ -78,8 +78,8 @@ void top_k_route(int tokens, int experts, int k, int capacity, const float* prob
                  float* gate);
 
 // buffer (buffer_rows x cols) = 0, then buffer[dest[t * k + j]] = x[t] for every kept choice.
-void moe_dispatch(int tokens, int k, int cols, int buffer_rows, const float* x,
-                  const int32_t* dest, float* buffer);
+void moe_dispatch(int tokens, int k, int cols, int buffer_rows, const float* x, const int32_t* dest,
+                  float* buffer);
 
 // y[t] += sum over the kept choices j of w * buffer[dest[t * k + j]], w = gate[t * k + j] (gate
 // null: 1, the backward of moe_dispatch). Choices are added in order j = 0..k-1.

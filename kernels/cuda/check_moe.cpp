@@ -11,8 +11,8 @@ namespace {
 
 std::vector<int32_t> download_ints(Checker& c, const DeviceBuffer<int32_t>& dev) {
   std::vector<int32_t> host(dev.size());
-  MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(host.data(), dev.data(), dev.bytes(),
-                                       cudaMemcpyDeviceToHost, c.ctx().stream()));
+  MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(host.data(), dev.data(), dev.bytes(), cudaMemcpyDeviceToHost,
+                                       c.ctx().stream()));
   c.sync();
   return host;
 }
@@ -70,8 +70,8 @@ void check_routing(Checker& c, int tokens, int experts, int k, int capacity, int
   moe_combine_backward(c.ctx(), tokens, k, cols, slots, d_dy.data(), d_out.data(), d_dest.data(),
                        d_gate.data(), d_dbuf.data(), d_dgate.data());
   std::vector<float> dbuf(buffer.size()), dgate(gate.size());
-  cpu::moe_combine_backward(tokens, k, cols, slots, dy.data(), out.data(), dest.data(),
-                            gate.data(), dbuf.data(), dgate.data());
+  cpu::moe_combine_backward(tokens, k, cols, slots, dy.data(), out.data(), dest.data(), gate.data(),
+                            dbuf.data(), dgate.data());
   c.expect_close("moe_combine_backward.buffer", v, c.download(d_dbuf), dbuf, kFp32Tolerance);
   c.expect_close("moe_combine_backward.gate", v, c.download(d_dgate), dgate, kFp32Tolerance);
 
@@ -87,9 +87,9 @@ void check_routing(Checker& c, int tokens, int experts, int k, int capacity, int
 }  // namespace
 
 void check_moe(Checker& c) {
-  check_routing(c, 37, 8, 1, 4, 33);    // top-1, capacity factor ~0.86: drops
+  check_routing(c, 37, 8, 1, 4, 33);     // top-1, capacity factor ~0.86: drops
   check_routing(c, 300, 16, 2, 30, 64);  // top-2, capacity factor 0.8
-  check_routing(c, 64, 4, 4, 64, 17);   // every expert, nothing dropped
+  check_routing(c, 64, 4, 4, 64, 17);    // every expert, nothing dropped
 }
 
 }  // namespace meshscope::kernels::cuda::detail

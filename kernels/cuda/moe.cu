@@ -24,7 +24,8 @@ __global__ void softmax_rows_kernel(int rows, int cols, const float* logits, flo
     for (int c = 1; c < cols; ++c) m = fmaxf(m, z[c]);
     double denom = 0;
     for (int c = 0; c < cols; ++c) denom += exp(static_cast<double>(z[c] - m));
-    for (int c = 0; c < cols; ++c) p[c] = static_cast<float>(exp(static_cast<double>(z[c] - m)) / denom);
+    for (int c = 0; c < cols; ++c)
+      p[c] = static_cast<float>(exp(static_cast<double>(z[c] - m)) / denom);
   }
 }
 
@@ -99,7 +100,8 @@ __global__ void combine_grad_buffer_kernel(size_t n, int k, int cols, const floa
     const size_t choice = i / cols;
     const int c = static_cast<int>(i % cols);
     const int32_t d = dest[choice];
-    if (d >= 0) d_buffer[static_cast<size_t>(d) * cols + c] = gate[choice] * dy[(choice / k) * cols + c];
+    if (d >= 0)
+      d_buffer[static_cast<size_t>(d) * cols + c] = gate[choice] * dy[(choice / k) * cols + c];
   }
 }
 
@@ -119,8 +121,8 @@ __global__ void combine_grad_gate_kernel(size_t choices, int k, int cols, const 
 }
 
 __global__ void router_backward_kernel(int tokens, int experts, int k, int capacity,
-                                       const float* probs, const int32_t* dest,
-                                       const float* d_gate, float* d_logits) {
+                                       const float* probs, const int32_t* dest, const float* d_gate,
+                                       float* d_logits) {
   for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < tokens; t += gridDim.x * blockDim.x) {
     const float* p = probs + static_cast<size_t>(t) * experts;
     float* dz = d_logits + static_cast<size_t>(t) * experts;
@@ -149,17 +151,17 @@ void softmax_rows(Context& ctx, int rows, int cols, const float* logits, float* 
 void top_k_route(Context& ctx, int tokens, int experts, int k, int capacity, const float* probs,
                  int32_t* dest, float* gate) {
   if (k < 1 || k > experts || capacity < 1) {
-    throw std::invalid_argument("top_k_route: needs 1 <= k <= experts and capacity >= 1, got k=" +
-                                std::to_string(k) + " experts=" + std::to_string(experts) +
-                                " capacity=" + std::to_string(capacity));
+    throw std::invalid_argument(
+        "top_k_route: needs 1 <= k <= experts and capacity >= 1, got k=" + std::to_string(k) +
+        " experts=" + std::to_string(experts) + " capacity=" + std::to_string(capacity));
   }
   if (tokens <= 0) return;
   auto* choice = static_cast<int32_t*>(ctx.scratch(sizeof(int32_t) * size_t(tokens) * k));
   top_k_choose_kernel<<<grid_for(tokens), kBlock, 0, ctx.stream()>>>(tokens, experts, k, probs,
-                                                                      choice, gate);
+                                                                     choice, gate);
   check_launch();
   top_k_place_kernel<<<grid_for(experts), kBlock, 0, ctx.stream()>>>(tokens, experts, k, capacity,
-                                                                      choice, dest);
+                                                                     choice, dest);
   check_launch();
 }
 
@@ -189,16 +191,15 @@ void moe_combine_backward(Context& ctx, int tokens, int k, int cols, int buffer_
   const size_t choices = size_t(tokens) * k, n = choices * cols;
   if (n == 0) return;
   combine_grad_buffer_kernel<<<grid_for(n), kBlock, 0, ctx.stream()>>>(n, k, cols, dy, dest, gate,
-                                                                      d_buffer);
+                                                                       d_buffer);
   check_launch();
   combine_grad_gate_kernel<<<grid_for(choices), kBlock, 0, ctx.stream()>>>(choices, k, cols, dy,
                                                                            buffer, dest, d_gate);
   check_launch();
 }
 
-void router_backward(Context& ctx, int tokens, int experts, int k, int capacity,
-                     const float* probs, const int32_t* dest, const float* d_gate,
-                     float* d_logits) {
+void router_backward(Context& ctx, int tokens, int experts, int k, int capacity, const float* probs,
+                     const int32_t* dest, const float* d_gate, float* d_logits) {
   if (tokens <= 0 || experts <= 0) return;
   router_backward_kernel<<<grid_for(tokens), kBlock, 0, ctx.stream()>>>(
       tokens, experts, k, capacity, probs, dest, d_gate, d_logits);

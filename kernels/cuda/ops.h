@@ -114,9 +114,8 @@ void moe_combine(Context& ctx, int tokens, int k, int cols, const float* buffer,
 void moe_combine_backward(Context& ctx, int tokens, int k, int cols, int buffer_rows,
                           const float* dy, const float* buffer, const int32_t* dest,
                           const float* gate, float* d_buffer, float* d_gate);
-void router_backward(Context& ctx, int tokens, int experts, int k, int capacity,
-                     const float* probs, const int32_t* dest, const float* d_gate,
-                     float* d_logits);
+void router_backward(Context& ctx, int tokens, int experts, int k, int capacity, const float* probs,
+                     const int32_t* dest, const float* d_gate, float* d_logits);
 
 // Rounds n floats to bf16 (round to nearest even); used by the bf16 GEMM.
 void float_to_bf16(cudaStream_t stream, size_t n, const float* in, void* out_bf16);

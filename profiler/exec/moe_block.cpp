@@ -14,11 +14,10 @@ size_t aligned(size_t floats) { return (floats + kAlignFloats - 1) / kAlignFloat
 
 MoeBlock::MoeBlock(const StageLayout& stage, const MoeUnitLayout& unit, runtime::DeviceOps& dev)
     : rows_(stage.rows), linears_(stage.linears), m_(unit), dev_(dev) {
-  const size_t T = rows_, E = m_.experts, k = m_.top_k, S = m_.slots(), h = m_.hidden,
-               f = m_.ffn;
+  const size_t T = rows_, E = m_.experts, k = m_.top_k, S = m_.slots(), h = m_.hidden, f = m_.ffn;
   const bool ep = m_.ep > 1;
   // probs, gate, inputs, pre, hidden, outputs, combined, d_outputs, d_pre, d_logits
-  const size_t sizes[] = {T * E, T * k,        S * h, S * f, S * f,
+  const size_t sizes[] = {T * E, T * k,          S * h, S * f, S * f,
                           S * h, ep ? S * h : 0, S * h, S * f, T * E};
   size_t per_slot = 0;
   for (size_t n : sizes) per_slot += aligned(n);
@@ -69,8 +68,7 @@ void MoeBlock::forward(int mb, const float* x, float* y, const float* params, Ra
   const bool ep = m_.ep > 1;
   const LinearLayout& router = linears_[m_.router];
   dev_.gemm(false, false, T, E, h, 1.0f, x, h, params + router.w_offset, E, 0.0f, s.probs, E);
-  dev_.bias_activation_forward(Activation::kNone, T, E, params + router.b_offset, s.probs,
-                               s.probs);
+  dev_.bias_activation_forward(Activation::kNone, T, E, params + router.b_offset, s.probs, s.probs);
   dev_.softmax_rows(T, E, s.probs, s.probs);
   dev_.top_k_route(T, E, k, C, s.probs, s.dest, s.gate);
   dev_.moe_dispatch(T, k, h, m_.slots(), x, s.dest, ep ? send_ : s.inputs);
@@ -109,8 +107,8 @@ void MoeBlock::input_grad(int mb, const float* dy, float* dx, const float* param
       const LinearLayout& fc1 = linears_[m_.fc1(l)];
       const LinearLayout& fc2 = linears_[m_.fc2(l)];
       const size_t r = block_row(member, l);
-      dev_.gemm(false, true, C, f, h, 1.0f, s.d_outputs + r * h, h, params + fc2.w_offset, h,
-                0.0f, s.d_pre + r * f, f);
+      dev_.gemm(false, true, C, f, h, 1.0f, s.d_outputs + r * h, h, params + fc2.w_offset, h, 0.0f,
+                s.d_pre + r * f, f);
       dev_.activation_backward(m_.act, C, f, s.pre + r * f, s.d_pre + r * f, s.d_pre + r * f);
       dev_.gemm(false, true, C, h, f, 1.0f, s.d_pre + r * f, f, params + fc1.w_offset, f, 0.0f,
                 send_ + r * h, h);

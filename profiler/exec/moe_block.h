@@ -36,8 +36,7 @@ class MoeBlock {
 
  private:
   struct Slot {
-    float *probs, *gate, *inputs, *pre, *hidden, *outputs, *combined, *d_outputs, *d_pre,
-        *d_logits;
+    float *probs, *gate, *inputs, *pre, *hidden, *outputs, *combined, *d_outputs, *d_pre, *d_logits;
     int32_t* dest;
   };
   // Rows of expert-side block (source member, local expert), capacity rows each, in the layout
@@ -46,7 +45,7 @@ class MoeBlock {
   // An all-to-all of one block per member (layout's block_floats), or nothing with ep = 1.
   void exchange(int inner, const float* send, float* recv, RankContext& ctx);
 
-  int rows_ = 0;  // tokens of a routing group: the stage's microbatch
+  int rows_ = 0;                       // tokens of a routing group: the stage's microbatch
   std::vector<LinearLayout> linears_;  // the stage's, for parameter offsets
   MoeUnitLayout m_;
   runtime::DeviceOps& dev_;

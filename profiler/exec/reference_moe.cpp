@@ -21,12 +21,8 @@ Shape shape_of(const model::Workload& w, const model::Unit& unit, int rows, int 
                                 " rows do not split into routing groups of " +
                                 std::to_string(group_rows));
   }
-  return {w.spec.hidden,
-          unit.linears[model::moe_fc1(0)].out,
-          w.spec.experts,
-          w.spec.top_k,
-          model::expert_capacity(w.spec, group_rows),
-          rows / group_rows,
+  return {w.spec.hidden, unit.linears[model::moe_fc1(0)].out,        w.spec.experts,
+          w.spec.top_k,  model::expert_capacity(w.spec, group_rows), rows / group_rows,
           group_rows};
 }
 
@@ -56,8 +52,7 @@ void moe_forward(const model::Workload& w, const model::Unit& unit,
     int32_t* dest = t.dest.data() + r0 * kk;
     float* gate = t.gate.data() + r0 * kk;
     k::top_k_route(G, E, kk, C, t.probs.data() + r0 * E, dest, gate);
-    k::moe_dispatch(G, kk, h, E * C, x.data() + r0 * h, dest,
-                    t.inputs.data() + g * s.slots() * h);
+    k::moe_dispatch(G, kk, h, E * C, x.data() + r0 * h, dest, t.inputs.data() + g * s.slots() * h);
     for (int e = 0; e < E; ++e) {
       const model::LinearWeights& fc1 = params[model::moe_fc1(e)];
       const model::LinearWeights& fc2 = params[model::moe_fc2(e)];
@@ -67,8 +62,7 @@ void moe_forward(const model::Workload& w, const model::Unit& unit,
       float* out = t.outputs.data() + first * h;
       k::gemm(false, false, C, f, h, 1.0f, t.inputs.data() + first * h, h, fc1.w.data(), f, 0.0f,
               pre, f);
-      k::bias_activation_forward(unit.linears[model::moe_fc1(e)].act, C, f, fc1.b.data(), pre,
-                                 hid);
+      k::bias_activation_forward(unit.linears[model::moe_fc1(e)].act, C, f, fc1.b.data(), pre, hid);
       k::gemm(false, false, C, h, f, 1.0f, hid, f, fc2.w.data(), h, 0.0f, out, h);
       k::bias_activation_forward(model::Activation::kNone, C, h, fc2.b.data(), out, out);
     }

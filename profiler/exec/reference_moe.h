@@ -29,8 +29,8 @@ void moe_forward(const model::Workload& w, const model::Unit& unit,
 // dx (rows x h) from dy; the unit's parameter gradients are added into `grads` (same layout as
 // params, zeroed by the caller).
 void moe_backward(const model::Workload& w, const model::Unit& unit,
-                  const model::LinearWeights* params, int rows, int group_rows,
-                  const MoeTape& tape, const std::vector<float>& dy, std::vector<float>& dx,
+                  const model::LinearWeights* params, int rows, int group_rows, const MoeTape& tape,
+                  const std::vector<float>& dy, std::vector<float>& dx,
                   model::LinearWeights* grads);
 
 }  // namespace meshscope::exec

@@ -77,12 +77,11 @@ void CpuDeviceOps::moe_combine(int tokens, int k, int cols, const float* buffer,
 void CpuDeviceOps::moe_combine_backward(int tokens, int k, int cols, int buffer_rows,
                                         const float* dy, const float* buffer, const int32_t* dest,
                                         const float* gate, float* d_buffer, float* d_gate) {
-  kernels::cpu::moe_combine_backward(tokens, k, cols, buffer_rows, dy, buffer, dest, gate,
-                                     d_buffer, d_gate);
+  kernels::cpu::moe_combine_backward(tokens, k, cols, buffer_rows, dy, buffer, dest, gate, d_buffer,
+                                     d_gate);
 }
-void CpuDeviceOps::router_backward(int tokens, int experts, int k, int capacity,
-                                   const float* probs, const int32_t* dest, const float* d_gate,
-                                   float* d_logits) {
+void CpuDeviceOps::router_backward(int tokens, int experts, int k, int capacity, const float* probs,
+                                   const int32_t* dest, const float* d_gate, float* d_logits) {
   kernels::cpu::router_backward(tokens, experts, k, capacity, probs, dest, d_gate, d_logits);
 }
 

@@ -100,8 +100,7 @@ Workload moe(const WorkloadSpec& spec) {
     Unit u{n, {LinearSpec{n + ".router", h, spec.experts}}, true, UnitKind::kMoe};
     for (int e = 0; e < spec.experts; ++e) {
       const std::string x = n + ".expert" + std::to_string(e);
-      u.linears.push_back(
-          LinearSpec{x + ".fc1", h, f, Activation::kGelu, TpSplit::kReplicated, e});
+      u.linears.push_back(LinearSpec{x + ".fc1", h, f, Activation::kGelu, TpSplit::kReplicated, e});
       u.linears.push_back(LinearSpec{x + ".fc2", f, h, Activation::kNone, TpSplit::kReplicated, e});
     }
     w.units.push_back(std::move(u));
@@ -203,8 +202,10 @@ int local_out(const LinearSpec& l, int tp) {
 void check_tp(const Workload& w, int tp) {
   require(tp >= 1, "tp must be >= 1");
   if (w.spec.kind == WorkloadKind::kMoe && tp > 1) {
-    throw std::invalid_argument("workload: moe runs with tp = 1 (its experts are sharded over ep, "
-                                "not split over tp), got tp=" + std::to_string(tp));
+    throw std::invalid_argument(
+        "workload: moe runs with tp = 1 (its experts are sharded over ep, "
+        "not split over tp), got tp=" +
+        std::to_string(tp));
   }
   for (const Unit& u : w.units) {
     for (const LinearSpec& l : u.linears) {

@@ -116,6 +116,12 @@ constexpr int kMaxMlpHidden = 1 << 16;  // model::make_workload's limits (worklo
 constexpr int kMaxMoeHidden = 1 << 14;
 constexpr int kMaxExperts = 1024;
 
+void check_top_k(Reader& m, int64_t top_k, int64_t experts) {
+  if (top_k > experts)
+    m.fail("top_k", std::to_string(top_k) + " is more than model.experts (" +
+                        std::to_string(experts) + "): a token is routed to top_k distinct experts");
+}
+
 void parse_model(Reader m, PredictConfig& c) {
   c.model = m.required_choice<ModelKind>("kind", kModelKindNames);
   switch (c.model) {
@@ -133,10 +139,7 @@ void parse_model(Reader m, PredictConfig& c) {
       g.experts = m.integer("experts", 0, 0);
       g.top_k = m.integer("top_k", 1);
       if (m.has("top_k") && g.experts == 0) m.fail("top_k", "needs model.experts > 0");
-      if (g.experts > 0 && g.top_k > g.experts)
-        m.fail("top_k", std::to_string(g.top_k) + " is more than model.experts (" +
-                            std::to_string(g.experts) +
-                            "): a token is routed to top_k distinct experts");
+      if (g.experts > 0) check_top_k(m, g.top_k, g.experts);
       g.expert_ffn = m.integer("expert_ffn", 0, 0);
       if (m.has("expert_ffn") && g.experts == 0) m.fail("expert_ffn", "needs model.experts > 0");
       g.tied_embeddings = m.boolean("tied_embeddings", g.tied_embeddings);
@@ -160,19 +163,18 @@ void parse_model(Reader m, PredictConfig& c) {
     case ModelKind::kMlp:
     case ModelKind::kMoe: {
       const bool moe = c.model == ModelKind::kMoe;
-      const std::string kind = moe ? "moe" : "mlp";
-      c.mlp_layers = static_cast<int>(m.required_integer("layers", "blocks of the " + kind));
-      c.mlp_hidden = static_cast<int>(m.required_integer("hidden", "the " + kind + "'s hidden size"));
+      const std::string kind = moe ? "the moe model" : "the mlp model";
+      c.mlp_layers = static_cast<int>(m.required_integer("layers", "blocks of " + kind));
+      c.mlp_hidden = static_cast<int>(m.required_integer("hidden", kind + "'s hidden size"));
       const int max_hidden = moe ? kMaxMoeHidden : kMaxMlpHidden;
       if (c.mlp_hidden > max_hidden)
-        m.fail("hidden", "must be at most " + std::to_string(max_hidden) + " for the " + kind);
+        m.fail("hidden", "must be at most " + std::to_string(max_hidden) + " for " + kind);
       if (!moe) break;
       c.moe_experts = static_cast<int>(m.integer("experts", c.moe_experts));
       if (c.moe_experts > kMaxExperts)
         m.fail("experts", "must be at most " + std::to_string(kMaxExperts));
       c.moe_top_k = static_cast<int>(m.integer("top_k", c.moe_top_k));
-      if (c.moe_top_k > c.moe_experts)
-        m.fail("top_k", "is more than model.experts: a token goes to top_k distinct experts");
+      check_top_k(m, c.moe_top_k, c.moe_experts);
       if (m.has("capacity_factor")) {
         const json& f = m.at("capacity_factor");
         if (!f.is_number() || !(f.get<double>() > 0) || f.get<double>() > c.moe_experts)
@@ -223,9 +225,9 @@ std::pair<double, double> model_bytes(const PredictConfig& c) {
 void check_footprint(const PredictConfig& c, Reader& top) {
   const double memory = host_memory_bytes();
   const bool blocks = c.model == ModelKind::kMlp || c.model == ModelKind::kMoe;
-  const double layers =
-      c.model == ModelKind::kGpt ? static_cast<double>(c.gpt.layers) * gpt_layer_bytes()
-      : blocks                   ? static_cast<double>(c.mlp_layers) * mlp_layer_bytes()
+  const double layers = c.model == ModelKind::kGpt
+                            ? static_cast<double>(c.gpt.layers) * gpt_layer_bytes()
+                        : blocks ? static_cast<double>(c.mlp_layers) * mlp_layer_bytes()
                                  : 0;
   if (layers > memory / 2)
     top.fail("model.layers",

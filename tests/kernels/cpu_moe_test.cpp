@@ -38,7 +38,8 @@ TEST(CpuMoeOps, SoftmaxRowsMatchesTheFormulaAndMayWorkInPlace) {
   std::vector<float> p(z.size());
   softmax_rows(rows, cols, z.data(), p.data());
   for (int r = 0; r < rows; ++r) {
-    const auto ref = softmax_ref(std::vector<double>(z.begin() + r * cols, z.begin() + (r + 1) * cols));
+    const auto ref =
+        softmax_ref(std::vector<double>(z.begin() + r * cols, z.begin() + (r + 1) * cols));
     for (int c = 0; c < cols; ++c) EXPECT_NEAR(p[r * cols + c], ref[c], 1e-7) << r << "," << c;
   }
   auto inplace = z;
@@ -80,8 +81,9 @@ TEST(CpuMoeOps, TopKRouteMatchesAStableSortAndCounting) {
     for (int t = 0; t < tokens; ++t) {
       std::vector<int> order(experts);
       std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(),
-                       [&](int a, int b) { return probs[t * experts + a] > probs[t * experts + b]; });
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return probs[t * experts + a] > probs[t * experts + b];
+      });
       choice[t].assign(order.begin(), order.begin() + k);
     }
     std::vector<int> count(experts, 0);
@@ -166,8 +168,8 @@ TEST(CpuMoeOps, CombineAndRouterBackwardMatchFiniteDifferences) {
   auto loss = [&](const std::vector<double>& logits, const std::vector<double>& buf) {
     double total = 0;
     for (int t = 0; t < r.tokens; ++t) {
-      const auto p = softmax_ref(
-          std::vector<double>(logits.begin() + t * r.experts, logits.begin() + (t + 1) * r.experts));
+      const auto p = softmax_ref(std::vector<double>(logits.begin() + t * r.experts,
+                                                     logits.begin() + (t + 1) * r.experts));
       for (int j = 0; j < r.k; ++j) {
         const int d = r.dest[t * r.k + j];
         if (d < 0) continue;

@@ -82,13 +82,12 @@ const std::vector<Case> kCases = {
     {"1f1b ep1 dp1 pp4 top2", Family::kOneFOneB, {1, 4, 1}, 4, 1, 1, 2, kDrops},
 };
 
-INSTANTIATE_TEST_SUITE_P(Runs, MoeEquivalence, ::testing::ValuesIn(kCases),
-                         [](const auto& info) {
-                           std::string n = info.param.name;
-                           for (char& ch : n)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Runs, MoeEquivalence, ::testing::ValuesIn(kCases), [](const auto& info) {
+  std::string n = info.param.name;
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+});
 
 // The all-to-alls are collectives of the trace (op all_to_all over dp, the dispatch buffer's
 // bytes), four per block and microbatch on every rank, inside the F and B spans; the gradient
@@ -98,7 +97,7 @@ TEST(MoeExecution, AllToAllsAreTracedAsCollectivesOverDp) {
   const RunResult got = check(c);
   const model::WorkloadSpec spec = moe_spec(c.top_k, c.capacity_factor, c.ep);
   const int rows = model::microbatch_rows(spec.batch, 2, c.microbatches);  // 8 tokens
-  const int capacity = model::expert_capacity(spec, rows);                  // ceil(.5*8*2/4) = 2
+  const int capacity = model::expert_capacity(spec, rows);                 // ceil(.5*8*2/4) = 2
   ASSERT_EQ(capacity, 2);
   const int64_t bytes = 4 * spec.experts * capacity * spec.hidden;
   int all_to_all = 0, all_reduce = 0;
@@ -133,9 +132,8 @@ TEST(MoeExecution, EpMustBeOneOrDp) {
   }
   model::WorkloadSpec mlp = testing::small_mlp_spec(1);
   mlp.ep = 2;
-  EXPECT_THROW(testing::run_cpu(testing::make_schedule_for(mlp, Family::kDataParallel,
-                                                           {2, 1, 1}, 1),
-                                mlp, 1),
+  EXPECT_THROW(testing::run_cpu(
+                   testing::make_schedule_for(mlp, Family::kDataParallel, {2, 1, 1}, 1), mlp, 1),
                std::invalid_argument);
 }
 

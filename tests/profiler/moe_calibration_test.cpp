@@ -39,19 +39,18 @@ MoeRun run_moe(int hidden) {
   spec.ep = 2;
   const auto s = testing::make_schedule_for(spec, schedule::Family::kDataParallel, {2, 1, 1}, 2);
   MoeRun r{hidden, {}, testing::run_cpu(s, spec, kSteps)};
-  const nlohmann::json j = {
-      {"model",
-       {{"kind", "moe"},
-        {"layers", spec.layers},
-        {"hidden", hidden},
-        {"experts", spec.experts},
-        {"top_k", spec.top_k},
-        {"capacity_factor", spec.capacity_factor}}},
-      {"mesh", {{"dp", 2}, {"ep", 2}}},
-      {"batch", {{"global", spec.batch}, {"micro", spec.batch / 4}}},
-      {"schedule", "dp"},
-      {"cluster", {{"gpu", "cpu-local"}}},
-      {"options", {{"precision", "fp32"}, {"optimizer", "sgd"}}}};
+  const nlohmann::json j = {{"model",
+                             {{"kind", "moe"},
+                              {"layers", spec.layers},
+                              {"hidden", hidden},
+                              {"experts", spec.experts},
+                              {"top_k", spec.top_k},
+                              {"capacity_factor", spec.capacity_factor}}},
+                            {"mesh", {{"dp", 2}, {"ep", 2}}},
+                            {"batch", {{"global", spec.batch}, {"micro", spec.batch / 4}}},
+                            {"schedule", "dp"},
+                            {"cluster", {{"gpu", "cpu-local"}}},
+                            {"options", {{"precision", "fp32"}, {"optimizer", "sgd"}}}};
   r.config = predict::parse_config(j, "moe run");
   return r;
 }
@@ -116,9 +115,8 @@ TEST(MoeCalibration, TheCalibratedSimulatorPricesTheRunsAllToAllsAsMeasured) {
     for (const model::TpCollective& c : charged) {
       EXPECT_EQ(c.axis, model::CommAxis::kEp);
       EXPECT_EQ(c.bytes, measured.front()->bytes);
-      const double line = cal.all_to_all.alpha_ns +
-                          0.5 * static_cast<double>(c.bytes) / cal.all_to_all.bandwidth_bytes_per_s *
-                              1e9;
+      const double line = cal.all_to_all.alpha_ns + 0.5 * static_cast<double>(c.bytes) /
+                                                        cal.all_to_all.bandwidth_bytes_per_s * 1e9;
       EXPECT_NEAR(pricer.seconds(c) * 1e9, line, 1e-6 * line);
     }
     for (const traces::Span* s : measured) {
