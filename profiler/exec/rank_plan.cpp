@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "sim/schedule/action_span.h"
 
@@ -19,6 +21,53 @@ std::string where(int rank, size_t index, const schedule::Action& a) {
 
 [[noreturn]] void fail(int rank, size_t index, const schedule::Action& a, const std::string& why) {
   throw std::invalid_argument("schedule: " + where(rank, index, a) + ": " + why);
+}
+
+// The F, B and I of stages with moe blocks, in program order: (index, kind, stage, microbatch).
+std::vector<std::tuple<size_t, ActionKind, int, int>> expert_actions(const RankPlan& p,
+                                                                     const schedule::Schedule& s,
+                                                                     int rank) {
+  std::vector<std::tuple<size_t, ActionKind, int, int>> out;
+  for (size_t i = 0; i < p.actions.size(); ++i) {
+    const PlannedAction& pa = p.actions[i];
+    const bool exchanges = pa.kind == ActionKind::kForward || pa.kind == ActionKind::kBackward ||
+                           pa.kind == ActionKind::kInputGrad;
+    if (exchanges && !p.stages[pa.local_stage].moe.empty())
+      out.emplace_back(i, pa.kind, s.ranks[rank][i].stage, pa.microbatch);
+  }
+  return out;
+}
+
+// A moe block's all-to-alls pair the dp group's members by their order: every member must run the
+// moe stages' F, B and I in the same order, or tokens of one microbatch would meet another's.
+void check_same_expert_order(const schedule::Schedule& s, const mesh::Mesh& m,
+                             const std::vector<RankPlan>& plans) {
+  for (const RankPlan& p : plans) {
+    if (p.coord.dp == 0) continue;
+    const int first = m.rank_of({0, p.coord.pp, p.coord.tp});
+    const auto mine = expert_actions(p, s, p.rank);
+    const auto theirs = expert_actions(plans[first], s, first);
+    for (size_t k = 0; k < std::max(mine.size(), theirs.size()); ++k) {
+      if (k < mine.size() && k < theirs.size() && std::get<1>(mine[k]) == std::get<1>(theirs[k]) &&
+          std::get<2>(mine[k]) == std::get<2>(theirs[k]) &&
+          std::get<3>(mine[k]) == std::get<3>(theirs[k]))
+        continue;
+      const std::string other =
+          k < theirs.size()
+              ? "'" + schedule::to_string(s.ranks[first][std::get<0>(theirs[k])]) + "'"
+              : "nothing";
+      if (k >= mine.size()) {
+        throw std::invalid_argument(
+            "schedule: rank " + std::to_string(p.rank) + " runs " + std::to_string(mine.size()) +
+            " moe-stage computes, rank " + std::to_string(first) + " of its dp group " +
+            std::to_string(theirs.size()) + ": their expert all-to-alls would not pair");
+      }
+      fail(p.rank, std::get<0>(mine[k]), s.ranks[p.rank][std::get<0>(mine[k])],
+           "rank " + std::to_string(first) + " of its dp group runs " + other +
+               " at this point: with ep > 1 the expert all-to-alls pair the dp group's moe-stage "
+               "computes by order, so every member must run them in the same order");
+    }
+  }
 }
 
 }  // namespace
@@ -198,6 +247,7 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
       }
     }
   }
+  if (w.spec.ep > 1) check_same_expert_order(s, m, plans);
   return plans;
 }
 

@@ -1,6 +1,7 @@
 // One stage's tensors on one rank's device and the math of its actions: F, I (input gradient),
-// W (weight gradient), the dp gradient all-reduce and the SGD step. Everything is allocated once,
-// per microbatch slot, so running an action allocates nothing.
+// W (weight gradient), the dp gradient all-reduce and the SGD step; a moe block's part of them is
+// its MoeBlock's (moe_block.h). Everything is allocated once, per microbatch slot, so running an
+// action allocates nothing.
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,8 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "exec_test_util.h"
 
@@ -135,6 +137,27 @@ TEST(MoeExecution, EpMustBeOneOrDp) {
   EXPECT_THROW(testing::run_cpu(
                    testing::make_schedule_for(mlp, Family::kDataParallel, {2, 1, 1}, 1), mlp, 1),
                std::invalid_argument);
+}
+
+TEST(MoeExecution, DpMembersMustRunTheMoeStagesInOneOrder) {
+  // Rank 1 forwards its microbatches in the other order: its all-to-alls would pair microbatch 1
+  // of rank 1 with microbatch 0 of rank 0. Refused before anything runs.
+  const model::WorkloadSpec spec = moe_spec(1, 1.0, 2);
+  auto s = testing::make_schedule_for(spec, Family::kDataParallel, {2, 1, 1}, 2);
+  std::vector<size_t> forwards;
+  for (size_t i = 0; i < s.ranks[1].size(); ++i)
+    if (s.ranks[1][i].kind == schedule::ActionKind::kForward) forwards.push_back(i);
+  ASSERT_EQ(forwards.size(), 2u);
+  std::swap(s.ranks[1][forwards[0]], s.ranks[1][forwards[1]]);
+  try {
+    testing::run_cpu(s, spec, 1);
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1 action " + std::to_string(forwards[0])),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("in the same order"), std::string::npos) << e.what();
+  }
 }
 
 TEST(MoeExecution, RoutingGroupsMatter) {
