@@ -1,6 +1,7 @@
 // What one pipeline stage of a workload costs per microbatch: the ops it runs in each phase (for
 // the simulator's cost model), its parameters, and the memory and traffic it causes.
-// Every workload, executable (chain, classifier, MLP) or simulated only (GPT, VGG), produces these.
+// Every workload, executable (chain, classifier, MLP, MoE) or simulated only (GPT, VGG), produces
+// these.
 #pragma once
 
 #include <cstdint>
