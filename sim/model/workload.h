@@ -42,8 +42,8 @@ struct WorkloadSpec {
   bool data_gradient = false;
   // moe: experts per block, the experts each token is routed to, the capacity factor (capacity per
   // expert and routing group: expert_capacity below), and the expert-parallel degree a run shards
-  // each block's experts over (1: every dp replica holds every expert; otherwise it must equal dp,
-  // see profiler/exec/moe_block.h). Ignored by the other kinds.
+  // each block's experts over (1: every dp replica holds every expert; otherwise the executor
+  // needs it to equal dp: profiler/exec/rank_plan.h). Ignored by the other kinds.
   int experts = 4;
   int top_k = 1;
   double capacity_factor = 1.0;
@@ -109,8 +109,8 @@ int microbatch_rows(int batch, int dp, int microbatches);
 // factor) set it. Choices beyond it are dropped (kernels/cpu/ops.h, top_k_route).
 int expert_capacity(const WorkloadSpec& spec, int tokens);
 
-// The expert (of `experts_per_block`) a moe block's rank `ep_rank` of `ep` holds first, and how
-// many: experts are sharded in contiguous runs, ep rank i holding [i * E / ep, (i + 1) * E / ep).
+// The first expert of a moe block that ep rank `ep_rank` (of spec.ep) holds, and how many each
+// holds: experts are sharded in contiguous runs, ep rank i holding [i * E / ep, (i + 1) * E / ep).
 int first_local_expert(const WorkloadSpec& spec, int ep_rank);
 int local_experts(const WorkloadSpec& spec);
 
