@@ -73,21 +73,22 @@ void check_run_fits_in_memory(const model::WorkloadSpec& spec, int dp, int steps
       spec.kind == model::WorkloadKind::kMlp || spec.kind == model::WorkloadKind::kMoe;
   if (sized && (spec.layers < 1 || spec.hidden < 1 || spec.hidden > (1 << 16))) return;
   if (spec.kind == model::WorkloadKind::kMoe &&
-      (spec.experts < 1 || spec.experts > 1024 || spec.top_k < 1 || !(spec.capacity_factor > 0)))
+      (spec.experts < 1 || spec.experts > 1024 || spec.top_k < 1 || !(spec.capacity_factor > 0) ||
+       spec.capacity_factor > spec.experts))
     return;
   if (spec.batch < 1 || steps < 1) return;
   const std::optional<double> available = traces::available_memory_bytes();
   if (!available) return;
   const RunMemoryEstimate e = estimate_run_memory(spec, dp, steps, check);
   if (e.total() <= *available) return;
-  throw UserError("this run needs about " + traces::format_bytes(e.total()) +
-                  " (weights and gradients " + traces::format_bytes(e.weight_bytes) +
-                  ", activations " + traces::format_bytes(e.activation_bytes) + ", data " +
-                  traces::format_bytes(e.data_bytes) + ", layer list " +
-                  traces::format_bytes(e.model_bytes) + "), more than the " +
-                  traces::format_bytes(*available) +
-                  " of memory available: use a smaller --layers, --hidden or --batch" +
-                  (check ? " (or --no-check)" : ""));
+  throw UserError(
+      "this run needs about " + traces::format_bytes(e.total()) + " (weights and gradients " +
+      traces::format_bytes(e.weight_bytes) + ", activations " +
+      traces::format_bytes(e.activation_bytes) + ", data " + traces::format_bytes(e.data_bytes) +
+      ", layer list " + traces::format_bytes(e.model_bytes) + "), more than the " +
+      traces::format_bytes(*available) + " of memory available: use a smaller --layers, --hidden" +
+      (spec.kind == model::WorkloadKind::kMoe ? ", --experts" : "") + " or --batch" +
+      (check ? " (or --no-check)" : ""));
 }
 
 }  // namespace meshscope::cli
