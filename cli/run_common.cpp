@@ -145,8 +145,11 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
   s.replay = replay_if_oversubscribed(spec, result);
   if (spec.check) {
     s.checked = true;
-    s.max_relative_error =
-        exec::max_relative_error(result, exec::run_reference(spec.workload, spec.steps));
+    // A moe block routes each replica's microbatch as one group: the reference does the same.
+    const int routing_rows = model::microbatch_rows(spec.workload.batch, spec.schedule.mesh.dp,
+                                                    spec.schedule.num_microbatches);
+    s.max_relative_error = exec::max_relative_error(
+        result, exec::run_reference(spec.workload, spec.steps, routing_rows));
   }
   if (!trace_path.empty()) {
     traces::add_idle_spans(result.timeline);

@@ -26,6 +26,19 @@ Shape shape_of(const model::WorkloadSpec& spec) {
       s.blocks = layers;
       break;
     }
+    case model::WorkloadKind::kMoe: {
+      // Per block: router h x E, E experts of 8h^2 + 5h. Per token: probabilities, gradients of
+      // the logits and gates (~2E + 2k floats), and per kept choice (about capacity_factor x k
+      // of them) the expert's input, hidden pre- and post-activation, output, their gradients
+      // and the output back on the token side (~16h), plus the block output and input gradient.
+      const double h = spec.hidden, layers = spec.layers, E = spec.experts;
+      const double choices = spec.capacity_factor * spec.top_k;
+      s.parameters = layers * (h * E + E + E * (8 * h * h + 5 * h));
+      s.input = s.output = h;
+      s.saved_per_sample = layers * (2 * E + 2 * spec.top_k + choices * 16 * h + 2 * h);
+      s.blocks = layers * (1 + 2 * E);
+      break;
+    }
     default: {
       // chain and classifier have fixed, small shapes: build them (cheap) and count.
       const model::Workload w = model::make_workload(spec);
@@ -56,22 +69,26 @@ RunMemoryEstimate estimate_run_memory(const model::WorkloadSpec& spec, int dp, i
 
 void check_run_fits_in_memory(const model::WorkloadSpec& spec, int dp, int steps, bool check) {
   // Out-of-range shapes get make_workload's own message, not an estimate.
-  if (spec.kind == model::WorkloadKind::kMlp &&
-      (spec.layers < 1 || spec.hidden < 1 || spec.hidden > (1 << 16)))
+  const bool sized =
+      spec.kind == model::WorkloadKind::kMlp || spec.kind == model::WorkloadKind::kMoe;
+  if (sized && (spec.layers < 1 || spec.hidden < 1 || spec.hidden > (1 << 16))) return;
+  if (spec.kind == model::WorkloadKind::kMoe &&
+      (spec.experts < 1 || spec.experts > 1024 || spec.top_k < 1 || !(spec.capacity_factor > 0) ||
+       spec.capacity_factor > spec.experts))
     return;
   if (spec.batch < 1 || steps < 1) return;
   const std::optional<double> available = traces::available_memory_bytes();
   if (!available) return;
   const RunMemoryEstimate e = estimate_run_memory(spec, dp, steps, check);
   if (e.total() <= *available) return;
-  throw UserError("this run needs about " + traces::format_bytes(e.total()) +
-                  " (weights and gradients " + traces::format_bytes(e.weight_bytes) +
-                  ", activations " + traces::format_bytes(e.activation_bytes) + ", data " +
-                  traces::format_bytes(e.data_bytes) + ", layer list " +
-                  traces::format_bytes(e.model_bytes) + "), more than the " +
-                  traces::format_bytes(*available) +
-                  " of memory available: use a smaller --layers, --hidden or --batch" +
-                  (check ? " (or --no-check)" : ""));
+  throw UserError(
+      "this run needs about " + traces::format_bytes(e.total()) + " (weights and gradients " +
+      traces::format_bytes(e.weight_bytes) + ", activations " +
+      traces::format_bytes(e.activation_bytes) + ", data " + traces::format_bytes(e.data_bytes) +
+      ", layer list " + traces::format_bytes(e.model_bytes) + "), more than the " +
+      traces::format_bytes(*available) + " of memory available: use a smaller --layers, --hidden" +
+      (spec.kind == model::WorkloadKind::kMoe ? ", --experts" : "") + " or --batch" +
+      (check ? " (or --no-check)" : ""));
 }
 
 }  // namespace meshscope::cli

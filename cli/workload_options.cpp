@@ -11,7 +11,7 @@ namespace meshscope::cli {
 
 model::WorkloadSpec WorkloadArgs::to_spec() const {
   const auto kind = model::parse_workload_kind(model);
-  if (!kind) throw UserError("unknown --model '" + model + "' (chain, classifier, mlp)");
+  if (!kind) throw UserError("unknown --model '" + model + "' (chain, classifier, mlp, moe)");
   model::WorkloadSpec s;
   s.kind = *kind;
   s.layers = layers;
@@ -20,15 +20,36 @@ model::WorkloadSpec WorkloadArgs::to_spec() const {
   s.lr = lr;
   s.seed = seed;
   s.data_gradient = data_gradient;
+  s.experts = experts;
+  s.top_k = top_k;
+  s.capacity_factor = capacity_factor;
+  s.ep = ep;
   return s;
 }
 
 void add_workload_options(CLI::App& cmd, WorkloadArgs& a) {
   cmd.add_option("--model", a.model,
-                 "chain (Linear 1->2->3->1), classifier (784->256->10) or mlp (blocks h->4h->h)")
+                 "chain (Linear 1->2->3->1), classifier (784->256->10), mlp (blocks h->4h->h) or "
+                 "moe (mixture-of-experts blocks: router, top-k of --experts FFNs h->4h->h)")
       ->capture_default_str();
-  cmd.add_option("--layers", a.layers, "mlp: number of blocks")->capture_default_str();
-  cmd.add_option("--hidden", a.hidden, "mlp: hidden size h")->capture_default_str();
+  cmd.add_option("--layers", a.layers, "mlp, moe: number of blocks")->capture_default_str();
+  cmd.add_option("--hidden", a.hidden, "mlp, moe: hidden size h")->capture_default_str();
+  cmd.add_option("--experts", a.experts, "moe: experts per block")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  cmd.add_option("--top-k", a.top_k, "moe: experts each token is routed to")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  cmd.add_option("--capacity-factor", a.capacity_factor,
+                 "moe: each expert takes ceil(factor x tokens x top-k / experts) tokens of a "
+                 "routing group (a microbatch of one replica); choices beyond are dropped "
+                 "(GShard, Switch Transformer)")
+      ->capture_default_str();
+  cmd.add_option("--ep", a.ep,
+                 "moe: expert-parallel ranks the experts are sharded over, 1 (every replica holds "
+                 "every expert) or --dp (tokens reach their experts by all-to-all over dp)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   cmd.add_option("--batch", a.batch, "global batch per step (samples)")->capture_default_str();
   cmd.add_option("--lr", a.lr, "SGD learning rate")->capture_default_str();
   cmd.add_option("--seed", a.seed, "seed of the weights and the synthetic data")

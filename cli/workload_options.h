@@ -1,4 +1,5 @@
-// The workload flags `run` and `demo` share (--model, --layers, --hidden, --batch, --lr, --seed).
+// The workload flags `run` and `demo` share (--model, --layers, --hidden, --batch, --lr, --seed,
+// and the moe model's --experts, --top-k, --capacity-factor, --ep).
 #pragma once
 
 #include <cstdint>
@@ -21,8 +22,13 @@ struct WorkloadArgs {
   float lr = 0.05f;
   uint64_t seed = 1;
   bool data_gradient = false;
+  int experts = 4;
+  int top_k = 1;
+  double capacity_factor = 1.0;
+  int ep = 1;
 
-  // Throws UserError naming the flag for an unknown model.
+  // Throws UserError naming the flag for an unknown model (model::make_workload checks the
+  // sizes, rank_plan.h's check_expert_parallel --ep against --dp).
   model::WorkloadSpec to_spec() const;
 };
 

@@ -51,5 +51,53 @@ void sum(size_t n, const float* const* inputs, int num_inputs, float* out);
 
 void fill(size_t n, float value, float* x);
 
+// --- Mixture-of-experts routing (moe.cpp) ----------------------------------------------------
+// A routing group of `tokens` rows is sent to `experts` experts, each with room for `capacity`
+// tokens; a token's k choices are numbered j = 0..k-1. `dest[t * k + j]` names the row of the
+// dispatch buffer (experts x capacity rows, expert-major) that choice j of token t occupies, or -1
+// when the choice was dropped for want of room.
+
+// probs[r][c] = exp(logits[r][c] - max_c) / sum_c (computed in double). probs may alias logits.
+void softmax_rows(int rows, int cols, const float* logits, float* probs);
+
+// Top-k routing with expert capacity, as GShard (Lepikhin et al. 2020, Algorithm 1: top-2 gating,
+// second choices placed after every first choice) and the Switch Transformer (Fedus et al. 2021,
+// section 2.2: positions by a cumulative sum over the tokens, overflow dropped) do:
+//   - token t's choices are the k experts of largest probs[t][.], in descending order; equal
+//     probabilities go to the lower expert index first;
+//   - positions inside an expert are handed out choice by choice (every token's choice 0 in token
+//     order, then every token's choice 1, ...); a choice whose position would be >= capacity is
+//     dropped (dest -1) and contributes nothing: the token keeps its other choices and, through
+//     the block's residual, its input;
+//   - dest = expert * capacity + position; gate[t * k + j] = probs[t][expert] (the softmax
+//     probability itself, not renormalised over the k choices, as the Switch Transformer's y =
+//     p_i(x) E_i(x)), written for dropped choices too;
+//   - deterministic: GShard's random dropping of second choices is not done.
+// Throws std::invalid_argument unless 1 <= k <= experts and capacity >= 1.
+void top_k_route(int tokens, int experts, int k, int capacity, const float* probs, int32_t* dest,
+                 float* gate);
+
+// buffer (buffer_rows x cols) = 0, then buffer[dest[t * k + j]] = x[t] for every kept choice.
+void moe_dispatch(int tokens, int k, int cols, int buffer_rows, const float* x, const int32_t* dest,
+                  float* buffer);
+
+// y[t] += sum over the kept choices j of w * buffer[dest[t * k + j]], w = gate[t * k + j] (gate
+// null: 1, the backward of moe_dispatch). Choices are added in order j = 0..k-1.
+void moe_combine(int tokens, int k, int cols, const float* buffer, const int32_t* dest,
+                 const float* gate, float* y);
+
+// The backward of moe_combine with gates: d_buffer (buffer_rows x cols) = 0, then
+// d_buffer[dest[t * k + j]] = gate[t * k + j] * dy[t]; d_gate[t * k + j] = dy[t] . buffer[dest]
+// (0 for a dropped choice).
+void moe_combine_backward(int tokens, int k, int cols, int buffer_rows, const float* dy,
+                          const float* buffer, const int32_t* dest, const float* gate,
+                          float* d_buffer, float* d_gate);
+
+// The router's backward through the kept gates and the softmax: with g[t][e] = d_gate[t * k + j]
+// for each kept choice (e = dest / capacity) and 0 elsewhere,
+// d_logits[t][e] = probs[t][e] * (g[t][e] - sum_e' probs[t][e'] g[t][e']).
+void router_backward(int tokens, int experts, int k, int capacity, const float* probs,
+                     const int32_t* dest, const float* d_gate, float* d_logits);
+
 }  // namespace cpu
 }  // namespace meshscope::kernels

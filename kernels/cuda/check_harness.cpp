@@ -85,6 +85,7 @@ std::vector<CheckResult> run_kernel_checks(const CheckOptions& options, uint64_t
   detail::check_gemms(checker);
   detail::check_elementwise(checker);
   detail::check_losses(checker);
+  detail::check_moe(checker);
   return results;
 }
 

@@ -49,5 +49,6 @@ DeviceBuffer<T> Checker::upload(const std::vector<T>& host) {
 void check_gemms(Checker& c);
 void check_elementwise(Checker& c);
 void check_losses(Checker& c);
+void check_moe(Checker& c);
 
 }  // namespace meshscope::kernels::cuda::detail

@@ -101,6 +101,22 @@ inline void sum(Context& ctx, size_t n, const float* const* inputs, int num_inpu
 }
 void fill(Context& ctx, size_t n, float value, float* x);
 
+// Mixture-of-experts routing (moe.cu), kernels/cpu's contracts. top_k_route uses the Context's
+// scratch for the choices and throws std::invalid_argument on the host for a k or capacity out of
+// range.
+void softmax_rows(Context& ctx, int rows, int cols, const float* logits, float* probs);
+void top_k_route(Context& ctx, int tokens, int experts, int k, int capacity, const float* probs,
+                 int32_t* dest, float* gate);
+void moe_dispatch(Context& ctx, int tokens, int k, int cols, int buffer_rows, const float* x,
+                  const int32_t* dest, float* buffer);
+void moe_combine(Context& ctx, int tokens, int k, int cols, const float* buffer,
+                 const int32_t* dest, const float* gate, float* y);
+void moe_combine_backward(Context& ctx, int tokens, int k, int cols, int buffer_rows,
+                          const float* dy, const float* buffer, const int32_t* dest,
+                          const float* gate, float* d_buffer, float* d_gate);
+void router_backward(Context& ctx, int tokens, int experts, int k, int capacity, const float* probs,
+                     const int32_t* dest, const float* d_gate, float* d_logits);
+
 // Rounds n floats to bf16 (round to nearest even); used by the bf16 GEMM.
 void float_to_bf16(cudaStream_t stream, size_t n, const float* in, void* out_bf16);
 

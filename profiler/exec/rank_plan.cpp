@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "sim/schedule/action_span.h"
 
@@ -21,7 +23,70 @@ std::string where(int rank, size_t index, const schedule::Action& a) {
   throw std::invalid_argument("schedule: " + where(rank, index, a) + ": " + why);
 }
 
+// The F, B and I of stages with moe blocks, in program order: (index, kind, stage, microbatch).
+std::vector<std::tuple<size_t, ActionKind, int, int>> expert_actions(const RankPlan& p,
+                                                                     const schedule::Schedule& s,
+                                                                     int rank) {
+  std::vector<std::tuple<size_t, ActionKind, int, int>> out;
+  for (size_t i = 0; i < p.actions.size(); ++i) {
+    const PlannedAction& pa = p.actions[i];
+    const bool exchanges = pa.kind == ActionKind::kForward || pa.kind == ActionKind::kBackward ||
+                           pa.kind == ActionKind::kInputGrad;
+    if (exchanges && !p.stages[pa.local_stage].moe.empty())
+      out.emplace_back(i, pa.kind, s.ranks[rank][i].stage, pa.microbatch);
+  }
+  return out;
+}
+
+// A moe block's all-to-alls pair the dp group's members by their order: every member must run the
+// moe stages' F, B and I in the same order, or tokens of one microbatch would meet another's.
+void check_same_expert_order(const schedule::Schedule& s, const mesh::Mesh& m,
+                             const std::vector<RankPlan>& plans) {
+  for (const RankPlan& p : plans) {
+    if (p.coord.dp == 0) continue;
+    const int first = m.rank_of({0, p.coord.pp, p.coord.tp});
+    const auto mine = expert_actions(p, s, p.rank);
+    const auto theirs = expert_actions(plans[first], s, first);
+    for (size_t k = 0; k < std::max(mine.size(), theirs.size()); ++k) {
+      if (k < mine.size() && k < theirs.size() && std::get<1>(mine[k]) == std::get<1>(theirs[k]) &&
+          std::get<2>(mine[k]) == std::get<2>(theirs[k]) &&
+          std::get<3>(mine[k]) == std::get<3>(theirs[k]))
+        continue;
+      const std::string other =
+          k < theirs.size()
+              ? "'" + schedule::to_string(s.ranks[first][std::get<0>(theirs[k])]) + "'"
+              : "nothing";
+      if (k >= mine.size()) {
+        throw std::invalid_argument(
+            "schedule: rank " + std::to_string(p.rank) + " runs " + std::to_string(mine.size()) +
+            " moe-stage computes, rank " + std::to_string(first) + " of its dp group " +
+            std::to_string(theirs.size()) + ": their expert all-to-alls would not pair");
+      }
+      fail(p.rank, std::get<0>(mine[k]), s.ranks[p.rank][std::get<0>(mine[k])],
+           "rank " + std::to_string(first) + " of its dp group runs " + other +
+               " at this point: with ep > 1 the expert all-to-alls pair the dp group's moe-stage "
+               "computes by order, so every member must run them in the same order");
+    }
+  }
+}
+
 }  // namespace
+
+void check_expert_parallel(const model::Workload& w, const mesh::MeshShape& mesh) {
+  const int ep = w.spec.ep;
+  if (w.spec.kind != model::WorkloadKind::kMoe) {
+    if (ep != 1) throw std::invalid_argument("run: --ep needs the moe model");
+    return;
+  }
+  if (ep != 1 && ep != mesh.dp) {
+    throw std::invalid_argument(
+        "run: ep=" + std::to_string(ep) + " must be 1 or equal dp=" + std::to_string(mesh.dp) +
+        " (the experts are sharded over the whole dp group, the one process group the "
+        "transports hold for it)");
+  }
+}
+
+int ep_rank(const model::Workload& w, const mesh::MeshCoord& c) { return w.spec.ep > 1 ? c.dp : 0; }
 
 int64_t p2p_tag(ActionKind kind, int stage, int microbatch, int microbatches) {
   const bool backward = kind == ActionKind::kSendBackward || kind == ActionKind::kRecvBackward;
@@ -37,6 +102,7 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
                                  const std::vector<model::StageRange>& partition,
                                  const std::vector<model::StageCost>& costs, int rows) {
   const int num_stages = s.num_stages, mbs = s.num_microbatches;
+  check_expert_parallel(w, m.shape());
   std::vector<RankPlan> plans(m.size());
   for (int r = 0; r < m.size(); ++r) {
     RankPlan& p = plans[r];
@@ -47,7 +113,8 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
       if (s.stage_owner[st] != p.coord.pp) continue;
       p.local_of[st] = static_cast<int>(p.stages.size());
       p.stages.push_back(make_stage_layout(w, partition[st], st, num_stages, m.shape().tp,
-                                           p.coord.tp, rows, mbs, costs[st], p.inner));
+                                           p.coord.tp, ep_rank(w, p.coord), rows, mbs, costs[st],
+                                           p.inner));
     }
     for (size_t g = 0; g < static_cast<size_t>(mesh::GroupKind::kCount); ++g) {
       p.group_ranks.push_back(m.group_ranks(static_cast<mesh::GroupKind>(g), r));
@@ -134,12 +201,15 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
                "(tp collectives happen inside F and B)");
         }
         pa.group = a.group;
-        pa.bytes = st.param_count * sizeof(float);
+        pa.bytes = st.dp_reduced_count * sizeof(float);
         if (a.bytes > 0 && static_cast<size_t>(a.bytes) != pa.bytes) {
           fail(r, i, a,
                "reduces " + std::to_string(a.bytes) + " bytes but stage " +
                    std::to_string(a.stage) + " holds " + std::to_string(pa.bytes) +
-                   " bytes of gradients per tp rank");
+                   " bytes of gradients per tp rank" +
+                   (st.dp_reduced_count < st.param_count
+                        ? " to reduce over dp (its experts' are not: ep = dp)"
+                        : ""));
         }
       }
       info.bytes = static_cast<int64_t>(pa.bytes);
@@ -177,6 +247,7 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
       }
     }
   }
+  if (w.spec.ep > 1) check_same_expert_order(s, m, plans);
   return plans;
 }
 

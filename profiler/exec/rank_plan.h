@@ -47,6 +47,15 @@ struct RankPlan {
 // gradients to stage s for microbatch mb. Unique per (sender, receiver) within a step.
 int64_t p2p_tag(schedule::ActionKind kind, int stage, int microbatch, int microbatches);
 
+// Expert parallelism runs with ep = 1 (every dp replica holds every expert) or ep = dp (each holds
+// experts / dp of them): the ep group is the dp group. Megatron-LM and DeepSpeed-MoE put ep inside
+// the data-parallel ranks and let it divide dp; a proper divisor would need an ep process group in
+// the mesh (traces::GroupKind) and in every transport. Throws std::invalid_argument otherwise, or
+// for an ep other than 1 on a workload without experts.
+void check_expert_parallel(const model::Workload& w, const mesh::MeshShape& mesh);
+// The rank's position in its ep group: its dp coordinate with ep > 1, else 0.
+int ep_rank(const model::Workload& w, const mesh::MeshCoord& c);
+
 // Compiles every rank's program. Throws std::invalid_argument naming the rank, the action index
 // and its token for a schedule the executor cannot run with this workload: a stage not held by
 // the rank, a microbatch out of range, a transfer past the first or last stage, a peer that

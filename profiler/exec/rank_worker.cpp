@@ -163,7 +163,7 @@ runtime::TransferInfo execute(const PlannedAction& pa, StageRuntime& stage, runt
     case ActionKind::kRecvBackward:
       return net.recv(pa.peer, pa.tag, stage.grad_output(mb), pa.bytes);
     case ActionKind::kAllReduce:
-      return net.all_reduce(pa.group, stage.grads(), stage.layout().param_count);
+      return net.all_reduce(pa.group, stage.grads(), stage.layout().dp_reduced_count);
     case ActionKind::kAllToAll:
       return net.all_to_all(pa.group, stage.exchange_send(), stage.exchange_recv(),
                             pa.block_floats);
@@ -238,7 +238,8 @@ void run_steps(SharedRun& shared, int rank) {
     result.actions += static_cast<int64_t>(plan.actions.size());
     if (cpu_time && step >= first_timed) ++result.cpu_steps;
   }
-  if (plan.coord.dp == 0) {
+  // dp replica 0 holds every dense weight; the first ep replicas hold one expert shard each.
+  if (plan.coord.dp < std::max(shared.workload->spec.ep, 1)) {
     for (auto& s : st.stages) result.stage_weights.push_back(s->download_weights(shared.initial));
   }
   backend.synchronize(rank);
@@ -309,7 +310,7 @@ std::string describe_ranks(const SharedRun& shared) {
                join_ranks(plan.group_ranks[static_cast<size_t>(a.group)]) + ")";
       } else if (inner >= 0) {
         out += " (" + plan.inner[inner].label + ", ranks " +
-               join_ranks(plan.group_ranks[static_cast<size_t>(mesh::GroupKind::kTp)]) + ")";
+               join_ranks(plan.group_ranks[static_cast<size_t>(plan.inner[inner].group)]) + ")";
       }
     }
   }
@@ -327,15 +328,19 @@ void gather_results(const SharedRun& shared, RunResult& result) {
       result.losses[step] += shared.results[r].losses[step];
   }
   result.weights = shared.initial;
+  const int ep = std::max(shared.workload->spec.ep, 1);
   for (int stage = 0; stage < s.num_stages; ++stage) {
-    for (int t = 0; t < m.shape().tp; ++t) {
-      const int r = m.rank_of({0, s.stage_owner[stage], t});
-      const RankPlan& plan = shared.plans[r];
-      const StageLayout& layout = plan.stages[plan.local_of[stage]];
-      const auto& parts = shared.results[r].stage_weights[plan.local_of[stage]];
-      for (size_t i = 0; i < layout.linears.size(); ++i) {
-        const LinearLayout& l = layout.linears[i];
-        model::unshard(parts[i], l.split, t, m.shape().tp, result.weights[l.global_index]);
+    for (int d = 0; d < ep; ++d) {
+      for (int t = 0; t < m.shape().tp; ++t) {
+        const int r = m.rank_of({d, s.stage_owner[stage], t});
+        const RankPlan& plan = shared.plans[r];
+        const StageLayout& layout = plan.stages[plan.local_of[stage]];
+        const auto& parts = shared.results[r].stage_weights[plan.local_of[stage]];
+        for (size_t i = 0; i < layout.linears.size(); ++i) {
+          const LinearLayout& l = layout.linears[i];
+          if (d > 0 && l.expert < 0) continue;  // a replica of dp 0's dense weights
+          model::unshard(parts[i], l.split, t, m.shape().tp, result.weights[l.global_index]);
+        }
       }
     }
   }

@@ -22,7 +22,8 @@ struct RankResult {
   int64_t steps_begin_ns = 0;  // host clock: released from the first step's barrier
   int64_t steps_end_ns = 0;    // host clock: its last step's work finished (synchronised)
   std::vector<double> losses;  // per step: this rank's loss sum (meaningful on last-stage ranks)
-  std::vector<std::vector<model::LinearWeights>> stage_weights;  // per local stage (dp 0 only)
+  // Per local stage, on dp replicas below ep (dp 0 alone without expert parallelism).
+  std::vector<std::vector<model::LinearWeights>> stage_weights;
   int64_t actions = 0;
   // Per action of its program: thread CPU time summed over the steps that count (run_config.h's
   // RunResult::action_cpu_ns); empty unless the backend is cpu.
@@ -58,7 +59,8 @@ void rank_main(SharedRun& shared, int rank);
 // rank 0)": one clause per rank, for the watchdog.
 std::string describe_ranks(const SharedRun& shared);
 
-// Losses summed over dp replicas, weights reassembled from the tp shards of dp replica 0.
+// Losses summed over dp replicas, weights reassembled from the tp shards of dp replica 0 and the
+// expert shards of the ep ranks.
 void gather_results(const SharedRun& shared, RunResult& result);
 
 }  // namespace meshscope::exec

@@ -1,9 +1,11 @@
 // Plain full-batch forward, backward and SGD on host vectors.
 #include "profiler/exec/reference.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "kernels/cpu/ops.h"
+#include "profiler/exec/reference_moe.h"
 #include "sim/model/data.h"
 
 namespace meshscope::exec {
@@ -18,14 +20,21 @@ struct LinearTape {
 };
 
 double train_step(const model::Workload& w, std::vector<model::LinearWeights>& params,
-                  const model::Batch& batch) {
+                  const model::Batch& batch, int group_rows) {
   const int n = batch.rows;
   std::vector<LinearTape> tape(params.size());
   std::vector<Vec> unit_out(w.units.size());
+  std::vector<MoeTape> moe_tape(w.units.size());
   const Vec* x = &batch.inputs;
   size_t li = 0;
   for (size_t u = 0; u < w.units.size(); ++u) {
     const Vec* unit_in = x;
+    if (w.units[u].kind == model::UnitKind::kMoe) {
+      moe_forward(w, w.units[u], &params[li], n, group_rows, *x, unit_out[u], moe_tape[u]);
+      li += w.units[u].linears.size();
+      x = &unit_out[u];
+      continue;
+    }
     for (size_t i = 0; i < w.units[u].linears.size(); ++i, ++li) {
       const model::LinearWeights& p = params[li];
       LinearTape& t = tape[li];
@@ -53,6 +62,16 @@ double train_step(const model::Workload& w, std::vector<model::LinearWeights>& p
   std::vector<model::LinearWeights> grads = params;
   for (size_t u = w.units.size(); u-- > 0;) {
     const Vec d_unit_out = grad;
+    if (w.units[u].kind == model::UnitKind::kMoe) {
+      li -= w.units[u].linears.size();
+      for (size_t i = li; i < li + w.units[u].linears.size(); ++i) {
+        std::fill(grads[i].w.begin(), grads[i].w.end(), 0.0f);
+        std::fill(grads[i].b.begin(), grads[i].b.end(), 0.0f);
+      }
+      moe_backward(w, w.units[u], &params[li], n, group_rows, moe_tape[u], d_unit_out, grad,
+                   &grads[li]);
+      continue;
+    }
     for (size_t i = w.units[u].linears.size(); i-- > 0;) {
       --li;
       const model::LinearWeights& p = params[li];
@@ -79,13 +98,14 @@ double train_step(const model::Workload& w, std::vector<model::LinearWeights>& p
 
 }  // namespace
 
-ReferenceResult run_reference(const model::WorkloadSpec& spec, int steps) {
+ReferenceResult run_reference(const model::WorkloadSpec& spec, int steps, int routing_rows) {
   if (steps < 1) throw std::invalid_argument("reference: steps must be >= 1");
   const model::Workload w = model::make_workload(spec);
+  const int group_rows = routing_rows > 0 ? routing_rows : spec.batch;
   ReferenceResult r;
   r.weights = model::init_weights(w);
   for (int s = 0; s < steps; ++s)
-    r.losses.push_back(train_step(w, r.weights, model::make_batch(w, s)));
+    r.losses.push_back(train_step(w, r.weights, model::make_batch(w, s), group_rows));
   return r;
 }
 

@@ -16,7 +16,7 @@
 namespace meshscope::exec {
 
 struct RunConfig {
-  model::WorkloadSpec workload;  // model, sizes, global batch, learning rate, seed
+  model::WorkloadSpec workload;  // model, sizes, global batch, learning rate, seed (moe: and ep)
   schedule::Schedule schedule;   // its mesh is the run's mesh (world = dp * pp * tp)
   runtime::BackendKind backend = runtime::BackendKind::kAuto;
   runtime::BackendOptions backend_options;  // mesh is overwritten with the schedule's

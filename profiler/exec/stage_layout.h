@@ -1,5 +1,6 @@
 // The host-side description of one pipeline stage on one tp rank: its linears with local shapes,
-// where each sits in the parameter buffer, which tp collectives it issues, and what it costs.
+// where each sits in the parameter buffer, its moe blocks, which tp collectives and ep all-to-alls
+// it issues, and what it costs.
 #pragma once
 
 #include <cstddef>
@@ -24,12 +25,35 @@ struct LinearLayout {
   int bwd_inner = -1;
   size_t w_offset = 0;  // floats into the stage's parameter (and gradient) buffer
   size_t b_offset = 0;
+  int expert = -1;  // moe: the expert of its block this linear belongs to; -1: dense
+};
+
+// A moe block on this rank (moe_block.h): its router and the experts of its ep shard.
+struct MoeUnitLayout {
+  int router = 0;        // into StageLayout::linears
+  int first_expert = 0;  // into StageLayout::linears: local expert l's fc1, then its fc2
+  int local_experts = 0;
+  int experts = 0;  // in the block, over every ep rank
+  int top_k = 1;
+  int capacity = 1;  // tokens per expert and routing group (model::expert_capacity of rows)
+  int hidden = 0;
+  int ffn = 0;
+  int ep = 1;
+  model::Activation act = model::Activation::kGelu;  // the experts' fc1
+  // The all-to-alls over the ep group, into the rank's InnerInfo list; -1 when ep = 1.
+  int dispatch_inner = -1, combine_inner = -1, combine_grad_inner = -1, dispatch_grad_inner = -1;
+
+  int slots() const { return experts * capacity; }  // rows of a dispatch buffer
+  size_t block_floats() const { return size_t(local_experts) * capacity * hidden; }  // per member
+  int fc1(int local) const { return first_expert + 2 * local; }
+  int fc2(int local) const { return first_expert + 2 * local + 1; }
 };
 
 struct UnitLayout {
   int first_linear = 0;  // into StageLayout::linears
   int num_linears = 0;
   bool residual = false;
+  int moe = -1;  // into StageLayout::moe; -1: a dense unit
 };
 
 struct StageLayout {
@@ -46,8 +70,12 @@ struct StageLayout {
   float loss_scale = 0;
   float lr = 0;
   size_t param_count = 0;
+  // The leading floats of the parameter buffer whose gradients ALLREDUCE(dp) sums: every one but
+  // the experts' of a run with ep > 1 (model::dp_reduced_parameters), which sit after them.
+  size_t dp_reduced_count = 0;
   std::vector<LinearLayout> linears;
   std::vector<UnitLayout> units;
+  std::vector<MoeUnitLayout> moe;
   model::StageCost cost;
   // Floats of each of the two buffers the stage's schedule-level ALLTOALLs send from and receive
   // into (the largest of them; 0: none). Their payload is traffic the stage's math does not read.
@@ -57,10 +85,12 @@ struct StageLayout {
   size_t output_bytes() const { return sizeof(float) * size_t(rows) * output_dim; }
 };
 
-// Builds the layout of `range` as stage `stage` of `num_stages` for tp rank `tp_rank`, appending
-// the tp collectives it issues to `inner` (their indices land in the LinearLayouts).
+// Builds the layout of `range` as stage `stage` of `num_stages` for tp rank `tp_rank` and ep rank
+// `ep_rank` (of w.spec.ep; it picks a moe block's local experts), appending the tp collectives and
+// ep all-to-alls it issues to `inner` (their indices land in the LinearLayouts and MoeUnitLayouts).
 StageLayout make_stage_layout(const model::Workload& w, const model::StageRange& range, int stage,
-                              int num_stages, int tp, int tp_rank, int rows, int microbatches,
-                              const model::StageCost& cost, std::vector<capture::InnerInfo>& inner);
+                              int num_stages, int tp, int tp_rank, int ep_rank, int rows,
+                              int microbatches, const model::StageCost& cost,
+                              std::vector<capture::InnerInfo>& inner);
 
 }  // namespace meshscope::exec

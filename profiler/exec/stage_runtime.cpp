@@ -1,5 +1,6 @@
-// The math of a stage: Megatron-style tensor parallelism inside F and I, gradient accumulation
-// over microbatches in W, SGD in STEP.
+// The math of a stage: Megatron-style tensor parallelism inside F and I, moe blocks with their
+// expert-parallel all-to-alls (moe_block.h), gradient accumulation over microbatches in W, SGD in
+// STEP.
 #include "profiler/exec/stage_runtime.h"
 
 #include <stdexcept>
@@ -19,11 +20,21 @@ StageRuntime::StageRuntime(const StageLayout& layout, runtime::DeviceOps& dev)
   params_ = runtime::DeviceBuffer(dev_, params_bytes);
   grads_ = runtime::DeviceBuffer(dev_, params_bytes);
   const size_t rows = layout_.rows;
+  // Which linears are a moe block's: their tensors live in the block (moe_block.h), the stage
+  // keeps only the block's input gradient (as its router's dx) and output.
+  std::vector<bool> in_moe(layout_.linears.size(), false), has_dx(layout_.linears.size(), true);
+  for (const UnitLayout& u : layout_.units) {
+    for (int i = u.first_linear; u.moe >= 0 && i < u.first_linear + u.num_linears; ++i) {
+      in_moe[i] = true;
+      has_dx[i] = i == u.first_linear;
+    }
+  }
   // Sizes first (one allocation for every slot), then carve.
   size_t per_slot = aligned(rows * layout_.input_dim) + aligned(rows * layout_.output_dim);
-  for (const LinearLayout& l : layout_.linears) {
-    per_slot += aligned(rows * l.out) * (l.act == model::Activation::kNone ? 1 : 3);
-    per_slot += aligned(rows * l.in);
+  for (size_t i = 0; i < layout_.linears.size(); ++i) {
+    const LinearLayout& l = layout_.linears[i];
+    if (!in_moe[i]) per_slot += aligned(rows * l.out) * (l.act == model::Activation::kNone ? 1 : 3);
+    if (has_dx[i]) per_slot += aligned(rows * l.in);
   }
   for (const UnitLayout& u : layout_.units) {
     if (u.residual)
@@ -34,17 +45,22 @@ StageRuntime::StageRuntime(const StageLayout& layout, runtime::DeviceOps& dev)
   for (Slot& s : slots_) {
     s.input = carve(rows * layout_.input_dim);
     s.grad_output = carve(rows * layout_.output_dim);
-    for (const LinearLayout& l : layout_.linears) {
-      s.z.push_back(carve(rows * l.out));
-      const bool act = l.act != model::Activation::kNone;
+    for (size_t i = 0; i < layout_.linears.size(); ++i) {
+      const LinearLayout& l = layout_.linears[i];
+      const bool act = l.act != model::Activation::kNone && !in_moe[i];
+      s.z.push_back(in_moe[i] ? nullptr : carve(rows * l.out));
       s.a.push_back(act ? carve(rows * l.out) : s.z.back());
       s.dz.push_back(act ? carve(rows * l.out) : nullptr);
-      s.dx.push_back(carve(rows * l.in));
+      s.dx.push_back(has_dx[i] ? carve(rows * l.in) : nullptr);
     }
     for (const UnitLayout& u : layout_.units) {
       const int last = u.first_linear + u.num_linears - 1;
       s.y.push_back(u.residual ? carve(rows * layout_.linears[last].out) : s.a[last]);
     }
+  }
+  for (const UnitLayout& u : layout_.units) {
+    moe_.push_back(u.moe >= 0 ? std::make_unique<MoeBlock>(layout_, layout_.moe[u.moe], dev_)
+                              : nullptr);
   }
   dev_.zero(grads_.get(), grads_.bytes());
   if (layout_.exchange_floats > 0) {
@@ -141,12 +157,8 @@ float* StageRuntime::pre_activation_grad(const Slot& s, int unit, int linear) co
 }
 
 void StageRuntime::tp_all_reduce(int inner, float* data, size_t count, RankContext& ctx) {
-  const capture::InnerInfo& info = (*ctx.inner)[inner];
-  ctx.tracer->inner_begin(ctx.rank, ctx.step, info);
-  ctx.waiting_inner->store(inner, std::memory_order_relaxed);
-  const runtime::TransferInfo t = ctx.net->all_reduce(info.group, data, count);
-  ctx.waiting_inner->store(-1, std::memory_order_relaxed);
-  ctx.tracer->inner_end(ctx.rank, ctx.step, info, t.ready_ns);
+  run_inner(ctx, inner,
+            [&](mesh::GroupKind group) { return ctx.net->all_reduce(group, data, count); });
 }
 
 // --- actions
@@ -158,6 +170,10 @@ void StageRuntime::forward(int mb, RankContext& ctx) {
   const float* params = params_.as<float>();
   for (int u = 0; u < static_cast<int>(layout_.units.size()); ++u) {
     const UnitLayout& unit = layout_.units[u];
+    if (moe_[u] != nullptr) {
+      moe_[u]->forward(mb, unit_input(s, u), s.y[u], params, ctx);
+      continue;
+    }
     for (int i = unit.first_linear; i < unit.first_linear + unit.num_linears; ++i) {
       const LinearLayout& l = layout_.linears[i];
       dev_.gemm(false, false, rows, l.out, l.in, 1.0f, linear_input(s, u, i), l.in,
@@ -190,6 +206,10 @@ void StageRuntime::input_grad(int mb, RankContext& ctx) {
   const float* params = params_.as<float>();
   for (int u = static_cast<int>(layout_.units.size()) - 1; u >= 0; --u) {
     const UnitLayout& unit = layout_.units[u];
+    if (moe_[u] != nullptr) {
+      moe_[u]->input_grad(mb, unit_output_grad(s, u), s.dx[unit.first_linear], params, ctx);
+      continue;
+    }
     for (int i = unit.first_linear + unit.num_linears - 1; i >= unit.first_linear; --i) {
       const LinearLayout& l = layout_.linears[i];
       const float* d_out = linear_output_grad(s, u, i);
@@ -215,6 +235,10 @@ void StageRuntime::weight_grad(int mb, RankContext&) {
   float* grads = grads_.as<float>();
   for (int u = 0; u < static_cast<int>(layout_.units.size()); ++u) {
     const UnitLayout& unit = layout_.units[u];
+    if (moe_[u] != nullptr) {
+      moe_[u]->weight_grad(mb, unit_input(s, u), grads);
+      continue;
+    }
     for (int i = unit.first_linear; i < unit.first_linear + unit.num_linears; ++i) {
       const LinearLayout& l = layout_.linears[i];
       const float* dz = pre_activation_grad(s, u, i);

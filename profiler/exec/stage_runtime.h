@@ -1,30 +1,20 @@
 // One stage's tensors on one rank's device and the math of its actions: F, I (input gradient),
-// W (weight gradient), the dp gradient all-reduce and the SGD step. Everything is allocated once,
-// per microbatch slot, so running an action allocates nothing.
+// W (weight gradient), the dp gradient all-reduce and the SGD step; a moe block's part of them is
+// its MoeBlock's (moe_block.h). Everything is allocated once, per microbatch slot, so running an
+// action allocates nothing.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
-#include "profiler/capture/action_tracer.h"
+#include "profiler/exec/moe_block.h"
+#include "profiler/exec/rank_context.h"
 #include "profiler/exec/stage_layout.h"
 #include "profiler/runtime/backend.h"
 #include "sim/model/weights.h"
 
 namespace meshscope::exec {
-
-// What the math of one rank needs besides the stage itself; lives on the rank's thread.
-struct RankContext {
-  runtime::DeviceOps* dev = nullptr;
-  runtime::Transport* net = nullptr;
-  capture::ActionTracer* tracer = nullptr;
-  const std::vector<capture::InnerInfo>* inner = nullptr;
-  std::atomic<int32_t>* waiting_inner = nullptr;  // for the watchdog: tp collective in progress
-  int rank = 0;
-  int step = 0;
-  double* loss_accum = nullptr;  // device scalar
-};
 
 class StageRuntime {
  public:
@@ -84,6 +74,7 @@ class StageRuntime {
   runtime::DeviceBuffer exchange_send_, exchange_recv_;
   size_t arena_used_ = 0;
   std::vector<Slot> slots_;
+  std::vector<std::unique_ptr<MoeBlock>> moe_;  // per unit; null for a dense one
 };
 
 }  // namespace meshscope::exec

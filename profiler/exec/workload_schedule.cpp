@@ -20,7 +20,8 @@ schedule::Schedule generate_for_workload(const schedule::GeneratorConfig& config
   sized.gradient_bytes.clear();
   for (const model::StageCost& c : costs) {
     sized.activation_bytes.push_back(c.output_bytes);
-    sized.gradient_bytes.push_back(c.parameters * static_cast<int64_t>(sizeof(float)));
+    sized.gradient_bytes.push_back(model::dp_reduced_parameters(c, workload_spec.ep) *
+                                   static_cast<int64_t>(sizeof(float)));
   }
   return schedule::generate(sized);
 }

@@ -59,4 +59,30 @@ void CpuDeviceOps::axpy(size_t n, float alpha, const float* x, float* y) {
 }
 void CpuDeviceOps::fill(size_t n, float value, float* x) { kernels::cpu::fill(n, value, x); }
 
+void CpuDeviceOps::softmax_rows(int rows, int cols, const float* logits, float* probs) {
+  kernels::cpu::softmax_rows(rows, cols, logits, probs);
+}
+void CpuDeviceOps::top_k_route(int tokens, int experts, int k, int capacity, const float* probs,
+                               int32_t* dest, float* gate) {
+  kernels::cpu::top_k_route(tokens, experts, k, capacity, probs, dest, gate);
+}
+void CpuDeviceOps::moe_dispatch(int tokens, int k, int cols, int buffer_rows, const float* x,
+                                const int32_t* dest, float* buffer) {
+  kernels::cpu::moe_dispatch(tokens, k, cols, buffer_rows, x, dest, buffer);
+}
+void CpuDeviceOps::moe_combine(int tokens, int k, int cols, const float* buffer,
+                               const int32_t* dest, const float* gate, float* y) {
+  kernels::cpu::moe_combine(tokens, k, cols, buffer, dest, gate, y);
+}
+void CpuDeviceOps::moe_combine_backward(int tokens, int k, int cols, int buffer_rows,
+                                        const float* dy, const float* buffer, const int32_t* dest,
+                                        const float* gate, float* d_buffer, float* d_gate) {
+  kernels::cpu::moe_combine_backward(tokens, k, cols, buffer_rows, dy, buffer, dest, gate, d_buffer,
+                                     d_gate);
+}
+void CpuDeviceOps::router_backward(int tokens, int experts, int k, int capacity, const float* probs,
+                                   const int32_t* dest, const float* d_gate, float* d_logits) {
+  kernels::cpu::router_backward(tokens, experts, k, capacity, probs, dest, d_gate, d_logits);
+}
+
 }  // namespace meshscope::runtime

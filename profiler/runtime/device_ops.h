@@ -65,6 +65,21 @@ class DeviceOps {
   virtual void sgd(size_t n, float lr, float* param, const float* grad) = 0;
   virtual void axpy(size_t n, float alpha, const float* x, float* y) = 0;
   virtual void fill(size_t n, float value, float* x) = 0;
+
+  // --- Mixture-of-experts routing (kernels/cpu/ops.h); dest is device memory of int32 --------
+  // (k > experts or capacity < 1: the cpu backend throws; a GPU backend checks on the host.)
+  virtual void softmax_rows(int rows, int cols, const float* logits, float* probs) = 0;
+  virtual void top_k_route(int tokens, int experts, int k, int capacity, const float* probs,
+                           int32_t* dest, float* gate) = 0;
+  virtual void moe_dispatch(int tokens, int k, int cols, int buffer_rows, const float* x,
+                            const int32_t* dest, float* buffer) = 0;
+  virtual void moe_combine(int tokens, int k, int cols, const float* buffer, const int32_t* dest,
+                           const float* gate, float* y) = 0;
+  virtual void moe_combine_backward(int tokens, int k, int cols, int buffer_rows, const float* dy,
+                                    const float* buffer, const int32_t* dest, const float* gate,
+                                    float* d_buffer, float* d_gate) = 0;
+  virtual void router_backward(int tokens, int experts, int k, int capacity, const float* probs,
+                               const int32_t* dest, const float* d_gate, float* d_logits) = 0;
 };
 
 // Move-only owner of one allocation on one rank's device.

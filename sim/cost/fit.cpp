@@ -2,6 +2,7 @@
 #include "sim/cost/fit.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -108,18 +109,42 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
   return g;
 }
 
+ComputeTime::ComputeTime(const traces::Timeline& t) {
+  for (const traces::SpanCollective& c : t.collectives) {
+    const traces::Span& s = t.spans[c.span];
+    if (s.microbatch < 0 || s.stage < 0) continue;  // a schedule's own collective action
+    nested_[{s.device, s.stage, s.microbatch, s.phase}].emplace_back(s.begin_ns, s.end_ns);
+  }
+  for (auto& [key, spans] : nested_) std::sort(spans.begin(), spans.end());
+}
+
+int64_t ComputeTime::ns(const traces::Span& s) const {
+  int64_t ns = s.duration_ns();
+  const auto it = nested_.find({s.device, s.stage, s.microbatch, s.phase});
+  if (it == nested_.end()) return ns;
+  const auto& spans = it->second;
+  auto c = std::lower_bound(spans.begin(), spans.end(), std::make_pair(s.begin_ns, INT64_MIN));
+  for (; c != spans.end() && c->first < s.end_ns; ++c) {
+    if (c->second <= s.end_ns) ns -= c->second - c->first;
+  }
+  return std::max<int64_t>(ns, 0);
+}
+
 Calibration fit_calibration(const std::vector<const traces::Timeline*>& timelines,
                             const Hardware& hw, Precision precision) {
   std::map<traces::Phase, Samples> compute;
   Samples p2p, coll, all_to_all;
   for (const traces::Timeline* t : timelines) {
     const auto win = windows_of(*t);
+    const ComputeTime computing(*t);
     for (const traces::Span& s : t->spans) {
       if (!inside(s, win) || s.end_ns <= s.begin_ns) continue;
       const double dur = static_cast<double>(s.duration_ns());
       if (s.kind == traces::SpanKind::kCompute && s.flops > 0) {
+        const int64_t busy = computing.ns(s);
+        if (busy <= 0) continue;
         compute[s.phase].x.push_back(s.flops);
-        compute[s.phase].y.push_back(dur);
+        compute[s.phase].y.push_back(static_cast<double>(busy));
       } else if (s.kind == traces::SpanKind::kRecv && s.bytes > 0) {
         p2p.x.push_back(static_cast<double>(s.bytes));
         p2p.y.push_back(dur);

@@ -1,11 +1,15 @@
 // Fitting a Calibration from profiled Timelines (`meshscope calibrate`): per compute phase the
 // achieved FLOP rate and fixed overhead (duration = overhead + FLOPs / rate, least squares over
-// the spans that carry FLOPs), and alpha/beta of transfers (recv spans: duration = alpha + bytes /
-// bandwidth) and of collectives (on bus bytes: the op and group of Timeline::collectives, the
-// group's size from the run descriptor's mesh; all-to-alls fitted apart from the others). The
-// first step of a multi-step trace is left out (warm-up).
+// the spans that carry FLOPs, less the collectives nested in them: ComputeTime), and alpha/beta of
+// transfers (recv spans: duration = alpha + bytes / bandwidth) and of collectives (on bus bytes:
+// the op and group of Timeline::collectives, the group's size from the run descriptor's mesh;
+// all-to-alls fitted apart from the others). The first step of a multi-step trace is left out
+// (warm-up).
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "sim/cost/calibration.h"
@@ -23,6 +27,27 @@ struct LineFit {
   int samples = 0;
 };
 LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y);
+
+// The time compute spans spent computing: a span's duration less the collectives its action
+// issued itself (a tp all-reduce, an ep all-to-all: collective spans of its device, stage,
+// microbatch and phase inside it, as the executor's tracers nest them), which the simulator prices
+// on their own from the collective fits (sim/predict/workload_costs.h, stage_timing) and would
+// otherwise count twice.
+class ComputeTime {
+ public:
+  explicit ComputeTime(const traces::Timeline& t);
+  int64_t ns(const traces::Span& s) const;
+
+ private:
+  struct Key {
+    uint16_t device;
+    int16_t stage;
+    int32_t microbatch;
+    traces::Phase phase;
+    auto operator<=>(const Key&) const = default;
+  };
+  std::map<Key, std::vector<std::pair<int64_t, int64_t>>> nested_;  // sorted (begin, end)
+};
 
 // Phases or links without spans stay uncalibrated (GPU kernel traces carry no FLOPs: only their
 // transfers and collectives are fitted). Throws std::invalid_argument when nothing can be fitted.

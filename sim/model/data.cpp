@@ -64,6 +64,7 @@ Batch make_batch(const Workload& w, int step) {
       break;
     }
     case WorkloadKind::kMlp:
+    case WorkloadKind::kMoe:
     case WorkloadKind::kCount: {
       for (float& x : b.inputs) x = static_cast<float>(r.normal());
       const auto y = apply(b.inputs, teacher(w, in, out), b.rows, in, out);

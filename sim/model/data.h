@@ -20,7 +20,7 @@ struct Batch {
 //   chain:      x ~ U(-1, 1), target = 3x - 1
 //   classifier: label uniform in [0, 10), x = P[label] + N(0, 1)^784 for fixed random class
 //               prototypes P (10 x 784, N(0, 1/sqrt(10)) pixels): MNIST-shaped, learnable
-//   mlp:        x ~ N(0, 1)^h, target = tanh(x T) for a fixed teacher T (h x h) / sqrt(h)
+//   mlp, moe:   x ~ N(0, 1)^h, target = tanh(x T) for a fixed teacher T (h x h) / sqrt(h)
 Batch make_batch(const Workload& w, int step);
 
 }  // namespace meshscope::model

@@ -1,6 +1,7 @@
 // What one pipeline stage of a workload costs per microbatch: the ops it runs in each phase (for
 // the simulator's cost model), its parameters, and the memory and traffic it causes.
-// Every workload, executable (chain, classifier, MLP) or simulated only (GPT, VGG), produces these.
+// Every workload, executable (chain, classifier, MLP, MoE) or simulated only (GPT, VGG), produces
+// these.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +55,9 @@ struct StageCost {
   std::vector<TpCollective> tp_forward;   // per microbatch
   std::vector<TpCollective> tp_backward;  // per microbatch
   int64_t parameters = 0;                 // held by one tp rank
+  // Of `parameters`, those of the experts of moe blocks this rank holds (its ep shard); the rest
+  // are dense (replicated over dp).
+  int64_t expert_parameters = 0;
   int64_t activation_bytes = 0;  // kept from a microbatch's forward until its backward, per tp rank
   int64_t output_bytes = 0;  // activation sent to the next stage per microbatch (grad back: same)
   int64_t input_bytes = 0;   // activation received from the previous stage per microbatch

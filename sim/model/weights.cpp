@@ -10,11 +10,14 @@ namespace meshscope::model {
 namespace {
 
 // Residual branches are damped by the depth so a deep MLP starts near the identity and trains
-// without exploding (as GPT-2 scales its residual projections).
+// without exploding (as GPT-2 scales its residual projections): the last linear of a dense unit,
+// every expert's fc2 of a moe block.
 double gain(const Workload& w, const Unit& u, size_t linear) {
-  if (u.residual && linear + 1 == u.linears.size()) {
-    return 0.5 / std::sqrt(static_cast<double>(w.units.size()));
-  }
+  const int expert = u.linears[linear].expert;
+  const bool branch_end = u.kind == UnitKind::kMoe
+                              ? expert >= 0 && static_cast<int>(linear) == moe_fc2(expert)
+                              : linear + 1 == u.linears.size();
+  if (u.residual && branch_end) return 0.5 / std::sqrt(static_cast<double>(w.units.size()));
   return 1.0;
 }
 

@@ -1,6 +1,9 @@
-// The three executable workloads and their shapes.
+// The four executable workloads and their shapes.
 #include "sim/model/workload.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "traces/enum_names.h"
@@ -64,6 +67,47 @@ Workload mlp(const WorkloadSpec& spec) {
   return w;
 }
 
+// Upper bounds that keep a typo from allocating the machine away; far above what the executor
+// runs on CPUs (assumption: a moe run here has tens of experts at most).
+constexpr int kMaxExperts = 1024;
+
+Workload moe(const WorkloadSpec& spec) {
+  require(spec.layers >= 1, "moe layers must be >= 1, got " + std::to_string(spec.layers));
+  require(spec.hidden >= 1 && spec.hidden <= (1 << 14),
+          "moe hidden must be in [1, 16384], got " + std::to_string(spec.hidden));
+  require(spec.experts >= 1 && spec.experts <= kMaxExperts,
+          "moe experts must be in [1, " + std::to_string(kMaxExperts) + "], got " +
+              std::to_string(spec.experts));
+  require(spec.top_k >= 1 && spec.top_k <= spec.experts,
+          "moe top-k must be in [1, experts = " + std::to_string(spec.experts) + "], got " +
+              std::to_string(spec.top_k) + " (a token goes to top-k distinct experts)");
+  // Beyond `experts` the capacity exceeds tokens * k: nothing more can be kept.
+  char factor[32];
+  std::snprintf(factor, sizeof factor, "%g", spec.capacity_factor);
+  require(spec.capacity_factor > 0 && spec.capacity_factor <= spec.experts,
+          "moe capacity factor must be in (0, experts = " + std::to_string(spec.experts) +
+              "], got " + factor);
+  require(spec.ep >= 1 && spec.experts % spec.ep == 0,
+          "moe experts (" + std::to_string(spec.experts) + ") must be divisible by ep (" +
+              std::to_string(spec.ep) + ")");
+  Workload w;
+  w.input_dim = spec.hidden;
+  w.output_dim = spec.hidden;
+  w.loss = LossKind::kMse;
+  const int h = spec.hidden, f = 4 * spec.hidden;
+  for (int i = 0; i < spec.layers; ++i) {
+    const std::string n = "block" + std::to_string(i);
+    Unit u{n, {LinearSpec{n + ".router", h, spec.experts}}, true, UnitKind::kMoe};
+    for (int e = 0; e < spec.experts; ++e) {
+      const std::string x = n + ".expert" + std::to_string(e);
+      u.linears.push_back(LinearSpec{x + ".fc1", h, f, Activation::kGelu, TpSplit::kReplicated, e});
+      u.linears.push_back(LinearSpec{x + ".fc2", f, h, Activation::kNone, TpSplit::kReplicated, e});
+    }
+    w.units.push_back(std::move(u));
+  }
+  return w;
+}
+
 }  // namespace
 
 std::optional<WorkloadKind> parse_workload_kind(std::string_view s) {
@@ -83,6 +127,9 @@ Workload make_workload(const WorkloadSpec& spec) {
       break;
     case WorkloadKind::kMlp:
       w = mlp(spec);
+      break;
+    case WorkloadKind::kMoe:
+      w = moe(spec);
       break;
     case WorkloadKind::kCount:
       require(false, "unknown workload kind");
@@ -107,8 +154,14 @@ int Workload::num_linears() const {
 
 std::string Workload::describe() const {
   std::string s(name(spec.kind));
-  if (spec.kind == WorkloadKind::kMlp) {
+  if (spec.kind == WorkloadKind::kMlp || spec.kind == WorkloadKind::kMoe) {
     s += " L=" + std::to_string(spec.layers) + " h=" + std::to_string(spec.hidden);
+  }
+  if (spec.kind == WorkloadKind::kMoe) {
+    char cf[32];
+    std::snprintf(cf, sizeof cf, "%g", spec.capacity_factor);
+    s += " E=" + std::to_string(spec.experts) + " k=" + std::to_string(spec.top_k) + " cf=" + cf;
+    if (spec.ep > 1) s += " ep=" + std::to_string(spec.ep);
   }
   return s + " batch=" + std::to_string(spec.batch);
 }
@@ -128,6 +181,19 @@ int microbatch_rows(int batch, int dp, int microbatches) {
   return static_cast<int>(batch / parts);
 }
 
+int expert_capacity(const WorkloadSpec& spec, int tokens) {
+  // A product a hair above a whole number in double (1.1 x 10 x 2 / 11 = 2.0000000000000004)
+  // counts as that number: the rounding error of the four factors is far below 1e-9 relative.
+  const double x = spec.capacity_factor * tokens * spec.top_k / spec.experts;
+  const double c = std::ceil(x - 1e-9 * x);
+  return std::max(1, static_cast<int>(c));
+}
+
+int local_experts(const WorkloadSpec& spec) { return spec.experts / std::max(spec.ep, 1); }
+int first_local_expert(const WorkloadSpec& spec, int ep_rank) {
+  return ep_rank * local_experts(spec);
+}
+
 int local_in(const LinearSpec& l, int tp) { return l.split == TpSplit::kRow ? l.in / tp : l.in; }
 int local_out(const LinearSpec& l, int tp) {
   return l.split == TpSplit::kColumn ? l.out / tp : l.out;
@@ -135,6 +201,12 @@ int local_out(const LinearSpec& l, int tp) {
 
 void check_tp(const Workload& w, int tp) {
   require(tp >= 1, "tp must be >= 1");
+  if (w.spec.kind == WorkloadKind::kMoe && tp > 1) {
+    throw std::invalid_argument(
+        "workload: moe runs with tp = 1 (its experts are sharded over ep, "
+        "not split over tp), got tp=" +
+        std::to_string(tp));
+  }
   for (const Unit& u : w.units) {
     for (const LinearSpec& l : u.linears) {
       const int split = l.split == TpSplit::kColumn ? l.out : l.split == TpSplit::kRow ? l.in : 0;

@@ -15,7 +15,11 @@ namespace meshscope::model {
 // (so no input-gradient GEMM and no tp all-reduce for its first linear), the last stage's forward
 // includes the loss; activation_bytes is what the executor keeps from F to B (the stage input,
 // every linear's pre-activation and activation, residual outputs, the loss gradient), and of it
-// weight_grad_bytes is what W still needs after I (the input of every linear).
+// weight_grad_bytes is what W still needs after I (the input of every linear). A moe block
+// (w.spec.ep experts shards) counts its router, routing, dispatch and combine, the GEMMs of its
+// local experts as the executor runs them (one per expert and source rank, capacity rows each)
+// and its all-to-alls over ep (dispatch and combine in F, their gradients in I) as in-stage
+// collectives on the ep axis.
 std::vector<StageCost> stage_costs(const Workload& w, const std::vector<StageRange>& stages, int tp,
                                    int microbatch_rows);
 
@@ -24,6 +28,11 @@ std::vector<StageCost> stage_costs(const Workload& w, const std::vector<StageRan
 // caller feeds the schedule generators (output_bytes per stage as activation bytes,
 // parameters * 4 as gradient bytes) and the simulator. Throws std::invalid_argument naming the
 // problem (batch not divisible, more stages than layers, tp not dividing a split).
+// The parameters of a stage whose gradients the dp all-reduce carries: all of them, except the
+// experts of a run with ep > 1 (each expert then lives on one rank of the dp group: nothing to
+// reduce). The executor's ALLREDUCE(dp) and the schedules sized for it use this.
+int64_t dp_reduced_parameters(const StageCost& c, int ep);
+
 std::vector<StageCost> workload_stage_costs(const WorkloadSpec& spec, int dp, int tp,
                                             int num_stages, int microbatches);
 

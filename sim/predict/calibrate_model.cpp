@@ -54,6 +54,7 @@ cost::Calibration calibrate_against_model(const std::vector<const traces::Timeli
     const auto windows = t->steps.size() >= 2
                              ? std::vector<traces::StepWindow>(t->steps.begin() + 1, t->steps.end())
                              : t->steps;
+    const cost::ComputeTime computing(*t);
     for (const traces::Span& s : t->spans) {
       if (s.kind != traces::SpanKind::kCompute || s.stage < 0 ||
           s.stage >= static_cast<int>(w.stages.size()))
@@ -84,7 +85,7 @@ cost::Calibration calibrate_against_model(const std::vector<const traces::Timeli
       double x = 0;
       for (const model::OpCost& op : ops) x += model.op_seconds(op);
       samples[s.phase].first.push_back(x * 1e9);
-      samples[s.phase].second.push_back(static_cast<double>(s.duration_ns()));
+      samples[s.phase].second.push_back(static_cast<double>(computing.ns(s)));
     }
   }
   for (const auto& [phase, xy] : samples) {

@@ -112,7 +112,15 @@ class Reader {
   std::set<std::string> seen_;
 };
 
-constexpr int kMaxMlpHidden = 1 << 16;  // model::make_workload's limit (workload.cpp)
+constexpr int kMaxMlpHidden = 1 << 16;  // model::make_workload's limits (workload.cpp)
+constexpr int kMaxMoeHidden = 1 << 14;
+constexpr int kMaxExperts = 1024;
+
+void check_top_k(Reader& m, int64_t top_k, int64_t experts) {
+  if (top_k > experts)
+    m.fail("top_k", std::to_string(top_k) + " is more than model.experts (" +
+                        std::to_string(experts) + "): a token is routed to top_k distinct experts");
+}
 
 void parse_model(Reader m, PredictConfig& c) {
   c.model = m.required_choice<ModelKind>("kind", kModelKindNames);
@@ -131,10 +139,7 @@ void parse_model(Reader m, PredictConfig& c) {
       g.experts = m.integer("experts", 0, 0);
       g.top_k = m.integer("top_k", 1);
       if (m.has("top_k") && g.experts == 0) m.fail("top_k", "needs model.experts > 0");
-      if (g.experts > 0 && g.top_k > g.experts)
-        m.fail("top_k", std::to_string(g.top_k) + " is more than model.experts (" +
-                            std::to_string(g.experts) +
-                            "): a token is routed to top_k distinct experts");
+      if (g.experts > 0) check_top_k(m, g.top_k, g.experts);
       g.expert_ffn = m.integer("expert_ffn", 0, 0);
       if (m.has("expert_ffn") && g.experts == 0) m.fail("expert_ffn", "needs model.experts > 0");
       g.tied_embeddings = m.boolean("tied_embeddings", g.tied_embeddings);
@@ -156,11 +161,28 @@ void parse_model(Reader m, PredictConfig& c) {
       c.vgg.classes = m.integer("classes", c.vgg.classes);
       break;
     case ModelKind::kMlp:
-      c.mlp_layers = static_cast<int>(m.required_integer("layers", "blocks of the mlp model"));
-      c.mlp_hidden = static_cast<int>(m.required_integer("hidden", "the mlp model's hidden size"));
-      if (c.mlp_hidden > kMaxMlpHidden)
-        m.fail("hidden", "must be at most " + std::to_string(kMaxMlpHidden) + " for the mlp model");
+    case ModelKind::kMoe: {
+      const bool moe = c.model == ModelKind::kMoe;
+      const std::string kind = moe ? "the moe model" : "the mlp model";
+      c.mlp_layers = static_cast<int>(m.required_integer("layers", "blocks of " + kind));
+      c.mlp_hidden = static_cast<int>(m.required_integer("hidden", kind + "'s hidden size"));
+      const int max_hidden = moe ? kMaxMoeHidden : kMaxMlpHidden;
+      if (c.mlp_hidden > max_hidden)
+        m.fail("hidden", "must be at most " + std::to_string(max_hidden) + " for " + kind);
+      if (!moe) break;
+      c.moe_experts = static_cast<int>(m.integer("experts", c.moe_experts));
+      if (c.moe_experts > kMaxExperts)
+        m.fail("experts", "must be at most " + std::to_string(kMaxExperts));
+      c.moe_top_k = static_cast<int>(m.integer("top_k", c.moe_top_k));
+      check_top_k(m, c.moe_top_k, c.moe_experts);
+      if (m.has("capacity_factor")) {
+        const json& f = m.at("capacity_factor");
+        if (!f.is_number() || !(f.get<double>() > 0) || f.get<double>() > c.moe_experts)
+          m.fail("capacity_factor", "must be a number in (0, model.experts]");
+        c.moe_capacity_factor = f.get<double>();
+      }
       break;
+    }
     default:
       break;
   }
@@ -191,6 +213,10 @@ std::pair<double, double> model_bytes(const PredictConfig& c) {
     return {4 * (1.5e8 + 4096.0 * c.vgg.classes), 4 * b * px * 64 * 20};
   }
   const double h = c.mlp_hidden, L = c.mlp_layers;
+  if (c.model == ModelKind::kMoe) {
+    const double E = c.moe_experts, kept = c.moe_capacity_factor * c.moe_top_k;
+    return {4 * L * E * (8 * h * h + h), 4 * b * L * (2 * E + kept * 16 * h + 2 * h)};
+  }
   return {4 * L * 8 * h * h, 4 * b * L * 10 * h};
 }
 
@@ -198,10 +224,11 @@ std::pair<double, double> model_bytes(const PredictConfig& c) {
 // this machine's memory; beyond it the run would die in std::bad_alloc after minutes.
 void check_footprint(const PredictConfig& c, Reader& top) {
   const double memory = host_memory_bytes();
-  const double layers =
-      c.model == ModelKind::kGpt   ? static_cast<double>(c.gpt.layers) * gpt_layer_bytes()
-      : c.model == ModelKind::kMlp ? static_cast<double>(c.mlp_layers) * mlp_layer_bytes()
-                                   : 0;
+  const bool blocks = c.model == ModelKind::kMlp || c.model == ModelKind::kMoe;
+  const double layers = c.model == ModelKind::kGpt
+                            ? static_cast<double>(c.gpt.layers) * gpt_layer_bytes()
+                        : blocks ? static_cast<double>(c.mlp_layers) * mlp_layer_bytes()
+                                 : 0;
   if (layers > memory / 2)
     top.fail("model.layers",
              "building " +
@@ -275,12 +302,16 @@ void check_shapes(const PredictConfig& c, Reader& mesh, Reader& top) {
   } else if (c.model == ModelKind::kMlp) {
     need(mesh, "pp", c.mlp_layers >= stages, "model.layers fewer than pp x virtual_stages");
     need(mesh, "tp", (4 * c.mlp_hidden) % tp == 0, "4 x model.hidden is not divisible by tp");
+  } else if (c.model == ModelKind::kMoe) {
+    need(mesh, "pp", c.mlp_layers >= stages, "model.layers fewer than pp x virtual_stages");
+    need(mesh, "tp", tp == 1, "the moe model runs with tp = 1 (experts are sharded over ep)");
+    need(mesh, "ep", c.moe_experts % c.ep == 0, "model.experts is not divisible by ep");
   } else if (c.model == ModelKind::kVgg) {
     need(mesh, "tp", tp == 1, "the vgg model runs with tp = 1");
   }
   const int64_t layers = c.model == ModelKind::kGpt ? c.gpt.layers : c.mlp_layers;
   if (c.virtual_stages > 1 && c.layers_per_stage.empty() &&
-      (c.model == ModelKind::kGpt || c.model == ModelKind::kMlp))
+      (c.model == ModelKind::kGpt || c.model == ModelKind::kMlp || c.model == ModelKind::kMoe))
     need(top, "virtual_stages", layers % stages == 0,
          "model.layers (" + std::to_string(layers) + ") is not divisible by pp x virtual_stages (" +
              std::to_string(stages) +
@@ -311,7 +342,8 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
   c.ep = static_cast<int>(mesh.integer("ep", 1));
   if (c.mesh.dp % c.ep != 0)
     mesh.fail("ep", "must divide mesh.dp (experts are sharded inside the dp group)");
-  if (c.ep > 1 && c.gpt.experts == 0) mesh.fail("ep", "needs model.experts > 0");
+  if (c.ep > 1 && c.model != ModelKind::kMoe && c.gpt.experts == 0)
+    mesh.fail("ep", "needs model.experts > 0 (a gpt with experts, or the moe model)");
   if (c.cp > 1 && c.model != ModelKind::kGpt)
     mesh.fail("cp", "context parallelism needs a gpt model");
   mesh.check_unknown();
@@ -436,7 +468,7 @@ std::vector<std::string> config_keys() {
                          {"seq", 16},
                          {"vocab", 64},
                          {"experts", 2}});
-    if (kind == "mlp") j["model"].update({{"layers", 2}, {"hidden", 8}});
+    if (kind == "mlp" || kind == "moe") j["model"].update({{"layers", 2}, {"hidden", 8}});
     try {
       parse_config_logged(j, "config_keys", &catalog, &keys);
     } catch (const std::runtime_error&) {

@@ -35,9 +35,9 @@
 
 namespace meshscope::predict {
 
-enum class ModelKind : uint8_t { kGpt = 0, kVgg, kMlp, kChain, kClassifier, kCount };
+enum class ModelKind : uint8_t { kGpt = 0, kVgg, kMlp, kChain, kClassifier, kMoe, kCount };
 inline constexpr std::array<std::string_view, static_cast<size_t>(ModelKind::kCount)>
-    kModelKindNames = {"gpt", "vgg", "mlp", "chain", "classifier"};
+    kModelKindNames = {"gpt", "vgg", "mlp", "chain", "classifier", "moe"};
 constexpr std::string_view name(ModelKind k) { return kModelKindNames[static_cast<size_t>(k)]; }
 
 enum class Optimizer : uint8_t { kAdam = 0, kSgd, kCount };
@@ -68,13 +68,18 @@ struct PredictConfig {
   ModelKind model = ModelKind::kGpt;
   model::GptSpec gpt;
   model::VggSpec vgg;
-  int mlp_layers = 8;  // mlp: blocks h -> 4h -> h
+  int mlp_layers = 8;  // mlp: blocks h -> 4h -> h; moe: its blocks (sim/model/workload.h)
   int mlp_hidden = 256;
+  // moe: experts per block, experts per token, capacity factor (the executable moe workload; its
+  // routing group is a microbatch, batch.micro tokens)
+  int moe_experts = 4;
+  int moe_top_k = 1;
+  double moe_capacity_factor = 1.0;
   std::vector<int> layers_per_stage;  // gpt only; empty: split evenly
 
   mesh::MeshShape mesh{1, 1, 1};
   int cp = 1;  // context parallel (gpt)
-  int ep = 1;  // expert parallel (gpt with experts; divides dp)
+  int ep = 1;  // expert parallel (gpt with experts, moe; divides dp)
 
   int64_t global_batch = 1;  // samples (sequences) per step, all replicas
   int64_t micro_batch = 1;   // samples per microbatch

@@ -64,7 +64,7 @@ void apply_workload(const traces::WorkloadDescriptor& w, PredictConfig& c) {
       break;
   }
   if (c.model == ModelKind::kMlp || c.model == ModelKind::kChain ||
-      c.model == ModelKind::kClassifier) {
+      c.model == ModelKind::kClassifier || c.model == ModelKind::kMoe) {
     c.optimizer = Optimizer::kSgd;
   }
 }

@@ -12,7 +12,7 @@ namespace meshscope::predict {
 traces::WorkloadDescriptor workload_descriptor(const PredictConfig& c);
 
 // Sets c's model kind and sizes from `w` (sizes `w` leaves at 0 keep c's); the executor's
-// workloads (mlp, chain, classifier) train with SGD, so they get it. Throws
+// workloads (mlp, chain, classifier, moe) train with SGD, so they get it. Throws
 // std::invalid_argument for a kind the simulator has no model of (kUnknown).
 void apply_workload(const traces::WorkloadDescriptor& w, PredictConfig& c);
 

@@ -29,6 +29,7 @@ int64_t layers_of(const PredictConfig& c) {
     case ModelKind::kGpt:
       return c.gpt.layers;
     case ModelKind::kMlp:
+    case ModelKind::kMoe:
       return c.mlp_layers;
     case ModelKind::kVgg:
       return 16;

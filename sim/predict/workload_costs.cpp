@@ -64,12 +64,15 @@ WorkloadCosts vgg_costs(const PredictConfig& c) {
 
 WorkloadCosts executable_costs(const PredictConfig& c) {
   model::WorkloadSpec spec;
-  spec.kind = c.model == ModelKind::kMlp     ? model::WorkloadKind::kMlp
-              : c.model == ModelKind::kChain ? model::WorkloadKind::kChain
-                                             : model::WorkloadKind::kClassifier;
+  // The two enums share their names (mlp, chain, classifier, moe).
+  spec.kind = model::parse_workload_kind(name(c.model)).value_or(model::WorkloadKind::kClassifier);
   spec.layers = c.mlp_layers;
   spec.hidden = c.mlp_hidden;
   spec.batch = static_cast<int>(c.global_batch);
+  spec.experts = c.moe_experts;
+  spec.top_k = c.moe_top_k;
+  spec.capacity_factor = c.moe_capacity_factor;
+  spec.ep = c.model == ModelKind::kMoe ? c.ep : 1;
   const model::Workload wl = model::make_workload(spec);
   model::check_tp(wl, c.mesh.tp);
   const int stages = c.mesh.pp * c.virtual_stages;
@@ -77,8 +80,8 @@ WorkloadCosts executable_costs(const PredictConfig& c) {
   WorkloadCosts w;
   w.stages = model::stage_costs(wl, ranges, c.mesh.tp, static_cast<int>(c.micro_batch));
   for (const model::StageCost& s : w.stages) {
-    w.dense_parameters.push_back(s.parameters);
-    w.expert_parameters.push_back(0);
+    w.dense_parameters.push_back(s.parameters - s.expert_parameters);
+    w.expert_parameters.push_back(s.expert_parameters);
     w.model_flops_per_microbatch +=
         (s.forward_flops() + s.input_grad_flops() + s.weight_grad_flops()) * c.mesh.tp;
   }

@@ -1,5 +1,5 @@
 // The stage costs of any configured model (GPT, VGG, or an executable workload: mlp, chain,
-// classifier) and their conversion to the engine's per-stage times on given hardware.
+// classifier, moe) and their conversion to the engine's per-stage times on given hardware.
 #pragma once
 
 #include <cstdint>

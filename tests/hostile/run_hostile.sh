@@ -124,6 +124,13 @@ run err run_layers_max run --layers 2147483647
 run err run_layers_hidden run --layers 1000000 --hidden 1024
 run err run_hidden_zero run --hidden 0
 run err run_batch_uneven run --batch 7 --microbatches 3
+run err run_moe_layers_max run --model moe --layers 2147483647 --experts 1024
+run err run_moe_experts_hidden run --model moe --layers 1000 --hidden 16384 --experts 1024
+run err run_moe_capacity_nan run --model moe --capacity-factor nan
+run err run_moe_capacity_inf run --model moe --capacity-factor inf
+run err run_moe_top_k_over run --model moe --experts 2 --top-k 3
+run err run_moe_ep_not_dp run --model moe -s dp --dp 4 --ep 2
+run err run_moe_ep_uneven run --model moe -s dp --dp 3 --ep 3
 run err run_steps_zero run --steps 0
 run err run_timeout_zero run --timeout 0
 run err run_out_missing_folder run --out /nonexistent/x.json

@@ -252,5 +252,38 @@ TEST(CudaVirtualBackend, EveryScheduleFamilyEqualsOneDevice) {
   }
 }
 
+// The moe workload's routing kernels (kernels/cuda/moe.cu) and its all-to-alls over the virtual
+// fabric: expert parallel over 4 replicas, and over 2 replicas with a pipeline of 2 stages.
+TEST(CudaVirtualBackend, MoeWithExpertParallelismEqualsOneDevice) {
+  SKIP_WITHOUT_GPU();
+  model::WorkloadSpec spec;
+  spec.kind = model::WorkloadKind::kMoe;
+  spec.layers = 4;
+  spec.hidden = 32;
+  spec.batch = 64;
+  spec.lr = 0.1f;
+  spec.seed = 5;
+  spec.experts = 8;
+  spec.top_k = 2;
+  spec.capacity_factor = 0.75;  // drops
+  const Family runs[] = {
+      {"dp ep4", schedule::Family::kDataParallel, {4, 1, 1}, 2, 1},
+      {"1f1b ep2 pp2", schedule::Family::kOneFOneB, {2, 2, 1}, 4, 1},
+  };
+  for (const auto& f : runs) {
+    spec.ep = f.mesh.dp;
+    exec::RunConfig c;
+    c.workload = spec;
+    c.schedule =
+        exec::testing::make_schedule_for(spec, f.family, f.mesh, f.microbatches, f.virtual_stages);
+    c.backend = BackendKind::kCudaVirtual;
+    c.steps = 2;
+    c.timeout_s = 60;
+    const exec::RunResult got = exec::run(c);
+    const int rows = model::microbatch_rows(spec.batch, f.mesh.dp, f.microbatches);
+    exec::testing::expect_equivalent(got, exec::run_reference(spec, 2, rows), f.name);
+  }
+}
+
 }  // namespace
 }  // namespace meshscope::runtime

@@ -330,6 +330,36 @@ TEST(MultiProcessRun, EqualsTheSameRunInOneProcessBitForBit) {
   }
 }
 
+// Expert parallelism across processes: the all-to-alls go through ProcessMessenger::all_to_all,
+// the expert weights come back from the parts of the processes that own them.
+TEST(MultiProcessRun, MoeWithExpertParallelismEqualsOneProcessBitForBit) {
+  model::WorkloadSpec spec;
+  spec.kind = model::WorkloadKind::kMoe;
+  spec.layers = 2;
+  spec.hidden = 8;
+  spec.batch = 16;
+  spec.lr = 0.1f;
+  spec.experts = 4;
+  spec.top_k = 2;
+  spec.capacity_factor = 0.75;  // drops
+  spec.ep = 2;
+  const auto s = testing::make_schedule_for(spec, schedule::Family::kOneFOneB, {2, 2, 1}, 2);
+  const RunResult threads = run(config_for(s, spec));
+  const RunResult processes = run_processes(config_for(s, spec));
+  ASSERT_EQ(processes.losses, threads.losses);
+  ASSERT_EQ(processes.weights.size(), threads.weights.size());
+  for (size_t i = 0; i < threads.weights.size(); ++i) {
+    EXPECT_EQ(processes.weights[i].w, threads.weights[i].w) << threads.weights[i].name;
+    EXPECT_EQ(processes.weights[i].b, threads.weights[i].b) << threads.weights[i].name;
+  }
+  testing::expect_equivalent(processes, run_reference(spec, 2, 4), "moe ep2 over processes");
+  size_t all_to_all = 0;
+  for (const traces::SpanCollective& c : processes.timeline.collectives)
+    all_to_all += c.collective.op == traces::CollectiveOp::kAllToAll ? 1 : 0;
+  // 4 ranks x 1 block per stage x 2 microbatches x 4 all-to-alls x 2 steps.
+  EXPECT_EQ(all_to_all, 4u * 2 * 4 * 2);
+}
+
 TEST(MultiProcessRun, ADeadlockAcrossProcessesNamesEveryRankAndEndsEveryProcess) {
   // Both ranks receive first. Process 1's own watchdog would wait 60 s: process 0's abort must
   // end it.

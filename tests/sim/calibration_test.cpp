@@ -116,6 +116,57 @@ TEST(Calibration, FitRecoversRatesFromATimeline) {
   EXPECT_EQ(c.phase(traces::Phase::kBackward).samples, 0);
 }
 
+// A forward that issues its own collective (a tp all-reduce, an ep all-to-all) spends that time
+// communicating: the compute fit takes it out, so the simulator, which prices the collective on
+// its own, does not count it twice. A collective of another action is not taken out.
+TEST(Calibration, CollectivesNestedInAComputeSpanAreNotComputeTime) {
+  traces::Timeline t;
+  t.run.mesh = {2, 1, 1};
+  const uint16_t d = t.add_device(0, "rank 0");
+  t.add_lane(d, "compute", traces::LaneKind::kCompute);
+  t.add_lane(d, "comm", traces::LaneKind::kComm);
+  int64_t now = 0;
+  for (int i = 0; i < 20; ++i) {
+    traces::Span f;
+    f.device = d;
+    f.stage = 0;
+    f.microbatch = i;
+    f.phase = traces::Phase::kForward;
+    f.flops = 1e6 * (1 + i % 4);
+    const int64_t compute = 10'000 + static_cast<int64_t>(f.flops / 2.0);  // 2 GFLOP/s + 10 us
+    const int64_t exchange = 3'000 * (1 + i % 3);
+    f.begin_ns = now;
+    f.end_ns = now + compute + exchange;
+    t.add_span(f);
+    traces::Span a = f;  // its all-to-all, in the middle of it
+    a.lane = 1;
+    a.kind = traces::SpanKind::kCollective;
+    a.flops = 0;
+    a.bytes = 4096;
+    a.begin_ns = now + compute / 2;
+    a.end_ns = a.begin_ns + exchange;
+    t.set_collective(t.add_span(a), traces::Collective{.op = traces::CollectiveOp::kAllToAll,
+                                                       .group = traces::GroupKind::kDp,
+                                                       .bytes = a.bytes});
+    now = f.end_ns;
+    traces::Span other = a;  // the next backward's, after it: not this forward's
+    other.phase = traces::Phase::kBackward;
+    other.begin_ns = now;
+    other.end_ns = now + 1'000;
+    t.set_collective(t.add_span(other), traces::Collective{.op = traces::CollectiveOp::kAllToAll,
+                                                           .group = traces::GroupKind::kDp,
+                                                           .bytes = other.bytes});
+    now = other.end_ns;
+  }
+  t.steps.push_back({0, now});
+  const ComputeTime computing(t);
+  EXPECT_EQ(computing.ns(t.spans[0]), 10'000 + 500'000);
+  const Calibration c = fit_calibration({&t}, find_hardware("cpu-local"), Precision::kFp32);
+  const PhaseFit& f = c.phase(traces::Phase::kForward);
+  EXPECT_NEAR(f.flops_per_s, 2e9, 2e9 * 1e-6);
+  EXPECT_NEAR(f.overhead_ns, 10'000, 1);
+}
+
 TEST(Calibration, CollectivesWithoutATypedOpOrOverAGroupOfOneAreNotFitted) {
   traces::Timeline t = synthetic();
   traces::Timeline tp = t;

@@ -48,6 +48,49 @@ TEST(ModelWorkloadCost, MlpStageWithTensorParallelism) {
   EXPECT_DOUBLE_EQ(eq[0].input_grad_flops(), eq[1].input_grad_flops());
 }
 
+TEST(ModelWorkloadCost, MoeBlockWithExpertParallelism) {
+  WorkloadSpec spec;
+  spec.kind = WorkloadKind::kMoe;
+  spec.layers = 2;
+  spec.hidden = 8;
+  spec.experts = 4;
+  spec.top_k = 2;
+  spec.capacity_factor = 1.0;
+  spec.batch = 32;
+  const int rows = 8, C = 4;  // ceil(1 x 8 x 2 / 4)
+  ASSERT_EQ(expert_capacity(spec, rows), C);
+  const int64_t expert = 8 * 32 + 32 + 32 * 8 + 8, router = 8 * 4 + 4;
+  for (const int ep : {1, 2, 4}) {
+    spec.ep = ep;
+    const auto c = stage_costs(make_workload(spec), partition_units(2, 1), 1, rows);
+    ASSERT_EQ(c.size(), 1u);
+    // Each rank holds the routers and experts / ep experts, whose gradients dp does not reduce.
+    EXPECT_EQ(c[0].parameters, 2 * (router + 4 / ep * expert));
+    EXPECT_EQ(c[0].expert_parameters, 2 * 4 / ep * expert);
+    EXPECT_EQ(dp_reduced_parameters(c[0], ep), ep > 1 ? 2 * router : c[0].parameters);
+    // Dispatch and combine forward, their gradients backward: one all-to-all of the experts x
+    // capacity x h buffer each, on the ep axis; none without expert parallelism.
+    const size_t a2a = ep > 1 ? 2 * 2 : 0;
+    ASSERT_EQ(c[0].tp_forward.size(), a2a);
+    ASSERT_EQ(c[0].tp_backward.size(), a2a);
+    for (const auto* list : {&c[0].tp_forward, &c[0].tp_backward}) {
+      for (const TpCollective& t : *list) {
+        EXPECT_EQ(t.op, CommOp::kAllToAll);
+        EXPECT_EQ(t.axis, CommAxis::kEp);
+        EXPECT_EQ(t.bytes, 4 * 4 * C * 8);
+      }
+    }
+    // The experts' GEMMs: experts x capacity rows per block in all, whatever the ep.
+    double expert_flops = 0;
+    for (const OpCost& op : c[0].forward)
+      if (op.name.find(".expert.fc") != std::string::npos && op.kind == OpKind::kGemm) {
+        EXPECT_EQ(op.m, C);
+        expert_flops += op.flops;
+      }
+    EXPECT_DOUBLE_EQ(expert_flops, 2 * (4.0 * C) * 2 * (2.0 * 8 * 32));
+  }
+}
+
 TEST(ModelWorkloadCost, ChainOneStagePerLayer) {
   WorkloadSpec spec;
   spec.kind = WorkloadKind::kChain;

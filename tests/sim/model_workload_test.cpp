@@ -2,6 +2,8 @@
 // specs; the balanced partition into stages.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "sim/model/partition.h"
 #include "sim/model/workload.h"
 
@@ -62,6 +64,68 @@ TEST(ModelWorkload, MlpBlocksAreResidualGeluSizedByTheSpec) {
   EXPECT_EQ(w.describe(), "mlp L=5 h=12 batch=8");
   EXPECT_NO_THROW(check_tp(w, 4));
   EXPECT_THROW(check_tp(w, 5), std::invalid_argument);  // 48 hidden units over 5 ranks
+}
+
+TEST(ModelWorkload, MoeBlocksAreARouterAndTheExpertsFfns) {
+  WorkloadSpec spec;
+  spec.kind = WorkloadKind::kMoe;
+  spec.layers = 3;
+  spec.hidden = 8;
+  spec.experts = 4;
+  spec.top_k = 2;
+  spec.capacity_factor = 1.25;
+  spec.ep = 2;
+  spec.batch = 16;
+  const Workload w = make_workload(spec);
+  ASSERT_EQ(w.units.size(), 3u);
+  for (const Unit& u : w.units) {
+    EXPECT_EQ(u.kind, UnitKind::kMoe);
+    EXPECT_TRUE(u.residual);
+    ASSERT_EQ(u.linears.size(), 1u + 2 * 4);
+    EXPECT_EQ(u.linears[kMoeRouter].in, 8);
+    EXPECT_EQ(u.linears[kMoeRouter].out, 4);
+    EXPECT_EQ(u.linears[kMoeRouter].expert, -1);
+    for (int e = 0; e < 4; ++e) {
+      EXPECT_EQ(u.linears[moe_fc1(e)].expert, e);
+      EXPECT_EQ(u.linears[moe_fc1(e)].out, 32);
+      EXPECT_EQ(u.linears[moe_fc1(e)].act, Activation::kGelu);
+      EXPECT_EQ(u.linears[moe_fc2(e)].expert, e);
+      EXPECT_EQ(u.linears[moe_fc2(e)].in, 32);
+      EXPECT_EQ(u.linears[moe_fc2(e)].out, 8);
+    }
+  }
+  EXPECT_EQ(w.parameters(), 3 * ((8 * 4 + 4) + 4 * (8 * 32 + 32 + 32 * 8 + 8)));
+  EXPECT_EQ(w.describe(), "moe L=3 h=8 E=4 k=2 cf=1.25 ep=2 batch=16");
+  // ceil(1.25 x 8 x 2 / 4) = 5; exact products are not rounded up (1 x 8 x 2 / 4 = 4).
+  EXPECT_EQ(expert_capacity(spec, 8), 5);
+  spec.capacity_factor = 1;
+  EXPECT_EQ(expert_capacity(spec, 8), 4);
+  spec.capacity_factor = 1.1;
+  spec.experts = 11;
+  spec.ep = 1;
+  EXPECT_EQ(expert_capacity(spec, 10), 2);  // 1.1 x 10 x 2 / 11 = 2.0000000000000004 in double
+  EXPECT_EQ(first_local_expert(spec, 0), 0);
+  spec.experts = 8;
+  spec.ep = 4;
+  EXPECT_EQ(local_experts(spec), 2);
+  EXPECT_EQ(first_local_expert(spec, 3), 6);
+  EXPECT_THROW(check_tp(make_workload(spec), 2), std::invalid_argument);
+}
+
+TEST(ModelWorkload, MoeRejectsWhatCannotRoute) {
+  WorkloadSpec spec;
+  spec.kind = WorkloadKind::kMoe;
+  spec.experts = 4;
+  spec.top_k = 5;
+  EXPECT_THROW(make_workload(spec), std::invalid_argument);  // more choices than experts
+  spec.top_k = 1;
+  spec.ep = 3;
+  EXPECT_THROW(make_workload(spec), std::invalid_argument);  // 4 experts over 3 ranks
+  spec.ep = 1;
+  for (const double f : {0.0, -1.0, 4.5, std::nan("")}) {
+    spec.capacity_factor = f;
+    EXPECT_THROW(make_workload(spec), std::invalid_argument) << f;
+  }
 }
 
 TEST(ModelWorkload, RejectsBadSpecsAndParsesNames) {

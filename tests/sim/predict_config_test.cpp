@@ -225,7 +225,7 @@ TEST(PredictConfig, AConfigMustSayWhatItModels) {
   EXPECT_NE(error_of(j).find("key 'model': missing"), std::string::npos);
   j["model"] = json::object();
   EXPECT_EQ(error_of(j),
-            "cfg.json: key 'model.kind': missing: one of gpt, vgg, mlp, chain, classifier");
+            "cfg.json: key 'model.kind': missing: one of gpt, vgg, mlp, chain, classifier, moe");
   j["model"] = {{"kind", "gpt"}};
   EXPECT_EQ(error_of(j),
             "cfg.json: key 'model.layers': missing: transformer layers of the gpt model");
@@ -269,6 +269,44 @@ TEST(PredictConfig, TopKCannotExceedTheExperts) {
   EXPECT_EQ(error_of(j), "");
   j["model"].erase("experts");
   EXPECT_EQ(error_of(j), "cfg.json: key 'model.top_k': needs model.experts > 0");
+}
+
+TEST(PredictConfig, ReadsTheMoeWorkloadAndItsChecks) {
+  json j = {{"model",
+             {{"kind", "moe"},
+              {"layers", 4},
+              {"hidden", 32},
+              {"experts", 8},
+              {"top_k", 2},
+              {"capacity_factor", 1.25}}},
+            {"mesh", {{"dp", 4}, {"ep", 4}}},
+            {"batch", {{"global", 64}, {"micro", 8}}},
+            {"cluster", {{"gpu", "cpu-local"}}}};
+  const PredictConfig c = parse_config(j, "cfg.json");
+  EXPECT_EQ(c.model, ModelKind::kMoe);
+  EXPECT_EQ(c.mlp_layers, 4);
+  EXPECT_EQ(c.moe_experts, 8);
+  EXPECT_EQ(c.moe_top_k, 2);
+  EXPECT_DOUBLE_EQ(c.moe_capacity_factor, 1.25);
+  EXPECT_EQ(c.ep, 4);
+  auto with = [&](const char* section, const char* key, json v) {
+    json k = j;
+    k[section][key] = std::move(v);
+    return error_of(k);
+  };
+  EXPECT_EQ(with("model", "top_k", 9).rfind("cfg.json: key 'model.top_k': 9 is more than", 0), 0u);
+  EXPECT_EQ(with("model", "capacity_factor", 0),
+            "cfg.json: key 'model.capacity_factor': must be a number in (0, model.experts]");
+  EXPECT_EQ(with("model", "capacity_factor", "two"),
+            "cfg.json: key 'model.capacity_factor': must be a number in (0, model.experts]");
+  EXPECT_EQ(with("model", "experts", 6),
+            "cfg.json: key 'mesh.ep': model.experts is not divisible by ep");
+  EXPECT_EQ(
+      with("mesh", "tp", 2).rfind("cfg.json: key 'mesh.tp': the moe model runs with tp = 1", 0),
+      0u);
+  EXPECT_EQ(
+      with("mesh", "ep", 3),
+      "cfg.json: key 'mesh.ep': must divide mesh.dp (experts are sharded inside the dp group)");
 }
 
 TEST(PredictConfig, KvHeadsMustDivideTheHeadsAndSaySo) {

@@ -114,4 +114,42 @@ void CudaDeviceOps::fill(size_t n, float value, float* x) {
   kc::fill(ctx_, n, value, x);
 }
 
+void CudaDeviceOps::softmax_rows(int rows, int cols, const float* logits, float* probs) {
+  check_abort();
+  kc::softmax_rows(ctx_, rows, cols, logits, probs);
+}
+
+void CudaDeviceOps::top_k_route(int tokens, int experts, int k, int capacity, const float* probs,
+                                int32_t* dest, float* gate) {
+  check_abort();
+  kc::top_k_route(ctx_, tokens, experts, k, capacity, probs, dest, gate);
+}
+
+void CudaDeviceOps::moe_dispatch(int tokens, int k, int cols, int buffer_rows, const float* x,
+                                 const int32_t* dest, float* buffer) {
+  check_abort();
+  kc::moe_dispatch(ctx_, tokens, k, cols, buffer_rows, x, dest, buffer);
+}
+
+void CudaDeviceOps::moe_combine(int tokens, int k, int cols, const float* buffer,
+                                const int32_t* dest, const float* gate, float* y) {
+  check_abort();
+  kc::moe_combine(ctx_, tokens, k, cols, buffer, dest, gate, y);
+}
+
+void CudaDeviceOps::moe_combine_backward(int tokens, int k, int cols, int buffer_rows,
+                                         const float* dy, const float* buffer, const int32_t* dest,
+                                         const float* gate, float* d_buffer, float* d_gate) {
+  check_abort();
+  kc::moe_combine_backward(ctx_, tokens, k, cols, buffer_rows, dy, buffer, dest, gate, d_buffer,
+                           d_gate);
+}
+
+void CudaDeviceOps::router_backward(int tokens, int experts, int k, int capacity,
+                                    const float* probs, const int32_t* dest, const float* d_gate,
+                                    float* d_logits) {
+  check_abort();
+  kc::router_backward(ctx_, tokens, experts, k, capacity, probs, dest, d_gate, d_logits);
+}
+
 }  // namespace meshscope::runtime::cuda

@@ -43,6 +43,18 @@ class CudaDeviceOps final : public DeviceOps {
   void sgd(size_t n, float lr, float* param, const float* grad) override;
   void axpy(size_t n, float alpha, const float* x, float* y) override;
   void fill(size_t n, float value, float* x) override;
+  void softmax_rows(int rows, int cols, const float* logits, float* probs) override;
+  void top_k_route(int tokens, int experts, int k, int capacity, const float* probs, int32_t* dest,
+                   float* gate) override;
+  void moe_dispatch(int tokens, int k, int cols, int buffer_rows, const float* x,
+                    const int32_t* dest, float* buffer) override;
+  void moe_combine(int tokens, int k, int cols, const float* buffer, const int32_t* dest,
+                   const float* gate, float* y) override;
+  void moe_combine_backward(int tokens, int k, int cols, int buffer_rows, const float* dy,
+                            const float* buffer, const int32_t* dest, const float* gate,
+                            float* d_buffer, float* d_gate) override;
+  void router_backward(int tokens, int experts, int k, int capacity, const float* probs,
+                       const int32_t* dest, const float* d_gate, float* d_logits) override;
 
  private:
   void check_abort() const;
