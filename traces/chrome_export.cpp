@@ -149,10 +149,14 @@ class ChromeWriter {
     for (const auto& [k, v] :
          {std::pair{"layers", w.layers}, std::pair{"hidden", w.hidden}, std::pair{"heads", w.heads},
           std::pair{"seq", w.seq}, std::pair{"vocab", w.vocab}, std::pair{"image", w.image},
-          std::pair{"batch", w.batch}}) {
+          std::pair{"batch", w.batch}, std::pair{"experts", w.experts}, std::pair{"top_k", w.top_k},
+          std::pair{"ep", w.ep}}) {
       buf_ += ',';
       int_member(k, v);
     }
+    buf_ += ',';
+    key("capacity_factor");
+    jt::append_double(buf_, w.capacity_factor);
     buf_ += "},";
     string_member("hardware", r.hardware);
     buf_ += '}';

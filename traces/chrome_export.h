@@ -14,7 +14,8 @@
 //                     "family": name, "schedule": name, "microbatches": int, // known; 0 and ""
 //                     "stages": int, "virtual_stages": int,            // where not known
 //                     "workload": {"kind": name(ModelKind), "layers", "hidden", "heads", "seq",
-//                                  "vocab", "image", "batch": int},
+//                                  "vocab", "image", "batch", "experts", "top_k",
+//                                  "ep": int, "capacity_factor": number},
 //                     "hardware": catalog name},
 //   "distributedInfo": {"rank": r, "world_size": w},   // Kineto's; only when the Timeline is one
 //                                                      // rank's (one_rank), world_size if known

@@ -43,10 +43,11 @@ enum class ModelKind : uint8_t {
   kMlp = 3,
   kGpt = 4,
   kVgg = 5,
+  kMoe = 6,
   kCount
 };
 inline constexpr std::array<std::string_view, static_cast<size_t>(ModelKind::kCount)>
-    kModelKindNames = {"unknown", "chain", "classifier", "mlp", "gpt", "vgg"};
+    kModelKindNames = {"unknown", "chain", "classifier", "mlp", "gpt", "vgg", "moe"};
 constexpr std::string_view name(ModelKind k) { return enum_name(kModelKindNames, k); }
 constexpr std::optional<ModelKind> parse_model_kind(std::string_view s) {
   return parse_enum<ModelKind>(kModelKindNames, s);
@@ -62,6 +63,12 @@ struct WorkloadDescriptor {
   int64_t vocab = 0;   // gpt
   int64_t image = 0;   // vgg input side, pixels
   int64_t batch = 0;   // global batch per step, samples over every replica and microbatch
+  // moe (sim/model/workload.h): experts per block, experts each token is routed to, the
+  // capacity factor, and the expert-parallel degree the experts were sharded over.
+  int64_t experts = 0;
+  int64_t top_k = 0;
+  double capacity_factor = 0;
+  int64_t ep = 0;
   friend bool operator==(const WorkloadDescriptor&, const WorkloadDescriptor&) = default;
 };
 

@@ -86,9 +86,15 @@ traces::RunDescriptor describe_run(const model::Workload& w, const schedule::Sch
   schedule::describe_schedule(s, run);
   run.workload.kind =
       traces::parse_model_kind(model::name(w.spec.kind)).value_or(traces::ModelKind::kUnknown);
-  if (w.spec.kind == model::WorkloadKind::kMlp) {
+  if (w.spec.kind == model::WorkloadKind::kMlp || w.spec.kind == model::WorkloadKind::kMoe) {
     run.workload.layers = w.spec.layers;
     run.workload.hidden = w.spec.hidden;
+  }
+  if (w.spec.kind == model::WorkloadKind::kMoe) {
+    run.workload.experts = w.spec.experts;
+    run.workload.top_k = w.spec.top_k;
+    run.workload.capacity_factor = w.spec.capacity_factor;
+    run.workload.ep = w.spec.ep;
   }
   run.workload.batch = w.spec.batch;
   return run;

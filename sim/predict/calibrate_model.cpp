@@ -16,7 +16,7 @@ std::optional<PredictConfig> config_of_trace(const traces::Timeline& t,
   const traces::ModelKind kind = run.workload.kind;
   // The executor's workloads only: the op model of anything else is not what ran.
   if (kind != traces::ModelKind::kMlp && kind != traces::ModelKind::kChain &&
-      kind != traces::ModelKind::kClassifier) {
+      kind != traces::ModelKind::kClassifier && kind != traces::ModelKind::kMoe) {
     return std::nullopt;
   }
   PredictConfig c;

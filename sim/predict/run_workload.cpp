@@ -28,6 +28,14 @@ traces::WorkloadDescriptor workload_descriptor(const PredictConfig& c) {
       w.layers = c.mlp_layers;
       w.hidden = c.mlp_hidden;
       break;
+    case ModelKind::kMoe:
+      w.layers = c.mlp_layers;
+      w.hidden = c.mlp_hidden;
+      w.experts = c.moe_experts;
+      w.top_k = c.moe_top_k;
+      w.capacity_factor = c.moe_capacity_factor;
+      w.ep = c.ep;
+      break;
     default:
       break;
   }
@@ -59,6 +67,14 @@ void apply_workload(const traces::WorkloadDescriptor& w, PredictConfig& c) {
     case ModelKind::kMlp:
       keep(w.layers, c.mlp_layers);
       keep(w.hidden, c.mlp_hidden);
+      break;
+    case ModelKind::kMoe:
+      keep(w.layers, c.mlp_layers);
+      keep(w.hidden, c.mlp_hidden);
+      keep(w.experts, c.moe_experts);
+      keep(w.top_k, c.moe_top_k);
+      keep(w.ep, c.ep);
+      if (w.capacity_factor > 0) c.moe_capacity_factor = w.capacity_factor;
       break;
     default:
       break;

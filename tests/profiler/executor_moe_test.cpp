@@ -120,6 +120,16 @@ TEST(MoeExecution, AllToAllsAreTracedAsCollectivesOverDp) {
   // 2 ranks x 4 blocks x 2 microbatches x 4 all-to-alls x kSteps.
   EXPECT_EQ(all_to_all, 2 * 4 * 2 * 4 * kSteps);
   EXPECT_EQ(all_reduce, 2 * kSteps);
+  // The trace says what it is of (traces/run_descriptor.h): calibration and the what-if rebuild
+  // the workload from it.
+  const traces::WorkloadDescriptor& w = got.timeline.run.workload;
+  EXPECT_EQ(w.kind, traces::ModelKind::kMoe);
+  EXPECT_EQ(w.layers, spec.layers);
+  EXPECT_EQ(w.hidden, spec.hidden);
+  EXPECT_EQ(w.experts, spec.experts);
+  EXPECT_EQ(w.top_k, spec.top_k);
+  EXPECT_EQ(w.capacity_factor, spec.capacity_factor);
+  EXPECT_EQ(w.ep, spec.ep);
 }
 
 TEST(MoeExecution, EpMustBeOneOrDp) {

@@ -78,6 +78,10 @@ TEST(ChromeRoundTrip, RunDescriptorAndCollectivesUseStableNames) {
   EXPECT_EQ(run.at("virtual_stages"), 2);
   EXPECT_EQ(run.at("workload").at("kind"), "gpt");
   EXPECT_EQ(run.at("workload").at("seq"), 2048);
+  EXPECT_EQ(run.at("workload").at("experts"), 64);
+  EXPECT_EQ(run.at("workload").at("top_k"), 2);
+  EXPECT_EQ(run.at("workload").at("capacity_factor"), 1.25);
+  EXPECT_EQ(run.at("workload").at("ep"), 8);
   int with_collective = 0;
   for (const auto& ev : j.at("traceEvents")) {
     if (!ev.contains("args") || !ev["args"].contains("collective_op")) continue;

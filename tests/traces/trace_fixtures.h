@@ -43,7 +43,11 @@ inline RunDescriptor rich_run() {
                 .seq = 2048,
                 .vocab = 51200,
                 .image = 7,
-                .batch = int64_t{1} << 40};
+                .batch = int64_t{1} << 40,
+                .experts = 64,
+                .top_k = 2,
+                .capacity_factor = 1.25,
+                .ep = 8};
   r.hardware = "h100-sxm";
   return r;
 }

@@ -70,6 +70,15 @@ RunDescriptor read_run_descriptor(std::string_view json, const std::filesystem::
     r.workload.vocab = integer(w, "workload.", "vocab", kSize);
     r.workload.image = integer(w, "workload.", "image", kSize);
     r.workload.batch = integer(w, "workload.", "batch", kSize);
+    r.workload.experts = integer(w, "workload.", "experts", kInt);
+    r.workload.top_k = integer(w, "workload.", "top_k", kInt);
+    r.workload.ep = integer(w, "workload.", "ep", kInt);
+    if (w.contains("capacity_factor")) {
+      const auto& v = w["capacity_factor"];
+      if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1e6)
+        fail("workload.capacity_factor", "must be a number in [0, 1e6]");
+      r.workload.capacity_factor = v.get<double>();
+    }
   }
   r.hardware = text(j, "", "hardware");
   return r;
