@@ -33,20 +33,24 @@ std::string mesh_text(const PredictConfig& c) {
   return s;
 }
 
-// Bytes read and written per parameter by one optimizer update.
-double update_bytes(const PredictConfig& c) { return c.optimizer == Optimizer::kAdam ? 28 : 12; }
+// Bytes read and written per parameter by one optimizer update: SGD 12; Adam 28 in one fused pass,
+// or what the framework's unfused update and gradient clipping move (optimizer_step_bytes).
+double update_bytes(const PredictConfig& c, const cost::Framework& fw) {
+  if (c.optimizer != Optimizer::kAdam) return 12;
+  return fw.optimizer_step_bytes > 0 ? fw.optimizer_step_bytes : 28;
+}
 
 // One optimizer update of `params` parameters: a memory-bound pass, or, when a profile calibrated
 // the optimizer phase, its fitted rate. The executor's STEP is SGD counted as 2 FLOPs per parameter
 // over 12 bytes moved; another optimizer scales by the bytes it moves.
-double optimizer_seconds(const PredictConfig& c, double params, const cost::ComputeModel& compute,
-                         const cost::Calibration* calibration) {
+double optimizer_seconds(const PredictConfig& c, const cost::Framework& fw, double params,
+                         const cost::ComputeModel& compute, const cost::Calibration* calibration) {
   if (calibration != nullptr) {
     const cost::PhaseFit& f = calibration->phase(traces::Phase::kOptimizer);
     if (f.flops_per_s > 0)
-      return f.overhead_ns * 1e-9 + 2 * params / f.flops_per_s * update_bytes(c) / 12;
+      return f.overhead_ns * 1e-9 + 2 * params / f.flops_per_s * update_bytes(c, fw) / 12;
   }
-  return compute.stream_seconds(params * update_bytes(c));
+  return compute.stream_seconds(params * update_bytes(c, fw));
 }
 
 // What a data-parallel collective leaves exposed when the framework overlaps it with compute: all
@@ -125,8 +129,9 @@ struct Resolved {
       param_bytes[s] = (w.dense_parameters[s] + w.expert_parameters[s]) * e;
       generator.gradient_bytes.push_back(param_bytes[s]);
       const double shards = c.zero >= 1 ? c.mesh.dp : 1;
-      const double opt_s = optimizer_seconds(
-          c, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute, o.calibration);
+      const double opt_s =
+          optimizer_seconds(c, fw, (w.dense_parameters[s] + w.expert_parameters[s]) / shards,
+                            compute, o.calibration);
       timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
       add_sharded_copies(timings.back(), c.zero, c.mesh.dp,
                          static_cast<double>(w.dense_parameters[s] + w.expert_parameters[s]), fw,
