@@ -17,7 +17,12 @@ namespace meshscope::predict {
 // `param_bytes[s]`: stage s's parameters held by one tp rank, in the compute precision; `dp`: the
 // data-parallel degree of the mesh (a schedule of representatives has mesh.dp = 1 but stands for
 // dp replicas). No change when zero == 0 or dp == 1.
-void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes);
+// `shard_group` < dp (ZeRO-3 only): hybrid sharding (PyTorch FSDP's HYBRID_SHARD): the gathers and
+// reduce-scatters run inside groups of shard_group ranks, and each reduce-scatter is followed by
+// an all-reduce of the 1 / shard_group shard across the dp / shard_group replicas (an
+// ALLREDUCE(dp) action; the simulator prices the dp actions on those subgroups).
+void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes,
+                int shard_group = 0);
 
 // ZeRO-3's memory passes over a stage's `parameters` (one tp rank's, unsharded) that the
 // framework makes each microbatch beside its collectives (cost::Framework::gather_copy_bytes,

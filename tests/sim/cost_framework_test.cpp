@@ -99,6 +99,10 @@ TEST(CostFramework, ShardedCopiesAreBytesPerParameterAndNamedWhenWrong) {
   EXPECT_DOUBLE_EQ(find_framework("torchtitan").gather_copy_bytes, 4);
   EXPECT_DOUBLE_EQ(find_framework("torchtitan").reduce_copy_bytes, 6);
   EXPECT_DOUBLE_EQ(find_framework("megatron-core-2024").reduce_copy_bytes, 0);
+  // fms-fsdp: FlatParameter with a bf16 reduce dtype: the cat 4 and a bf16 pre-divide 4, no cast.
+  EXPECT_DOUBLE_EQ(find_framework("fms-fsdp").gather_copy_bytes, 0);
+  EXPECT_DOUBLE_EQ(find_framework("fms-fsdp").reduce_copy_bytes, 4 + 4);
+  EXPECT_DOUBLE_EQ(find_framework("fms-fsdp").grad_reduce_bytes, 2);
   EXPECT_NE(error_of({{"name", "x"}, {"sharded_copies", {{"gather", -1}}}})
                 .find("fw.json: key 'sharded_copies.gather'"),
             std::string::npos);
