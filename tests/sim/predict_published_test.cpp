@@ -37,7 +37,7 @@ struct Row {
 // Sources: Korthikanti et al. 2022 Table 5 (iteration time, present work; the full-recompute
 // baseline's times were not found in a stored source and are not used); Llama Team 2024 Table 4
 // (TFLOP/s per GPU); llm-foundry scripts/train/benchmarking/ README.md (tokens/s/GPU); torchtitan
-// docs/performance.md (tokens/s per GPU).
+// docs/performance.md (tokens/s per GPU); IBM fms-fsdp README.md (tokens/s/GPU).
 const std::vector<Row>& rows() {
   static const std::vector<Row> r = {
       {"korthikanti-22b.json", Metric::kStepSeconds, 1.10, 0.05},
@@ -66,6 +66,9 @@ const std::vector<Row>& rows() {
       {"torchtitan-llama3-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 331, 0.09},
       {"torchtitan-llama2-13b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2162, 0.12},
       {"torchtitan-llama2-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 353, 0.09},
+      // IBM fms-fsdp README, the table stating "A100 80G 128 GPUs with 400Gbps".
+      {"fmsfsdp-llama2-7b-hsdp-128xa100.json", Metric::kTokensPerSecondPerGpu, 3700, 0.10},
+      {"fmsfsdp-llama2-34b-128xa100.json", Metric::kTokensPerSecondPerGpu, 700, 0.03},
       {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.12, true,
        1},
       {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.14,
