@@ -213,7 +213,11 @@ class FullMeshPrices {
           cost::collective_time(r_.hw, kind, bytes * (1 - share), span, r_.calibration).seconds +
           cost::collective_time(r_.hw, kind, bytes * share, edp, r_.calibration).seconds;
     } else {
-      seconds = cost::collective_time(r_.hw, kind, bytes, span, r_.calibration).seconds;
+      // ZeRO-3 gathers and reduces layer by layer: one collective per layer, each with its latency.
+      const bool per_layer =
+          c.zero >= 3 && a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages;
+      seconds = zero3_collective_seconds(r_.hw, kind, bytes, span,
+                                         per_layer ? r_.w.layers[a.stage] : 1, r_.calibration);
     }
     if (a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages) {
       // Gradient reductions hide behind a microbatch's backward, parameter gathers behind the

@@ -2,6 +2,7 @@
 // reduce-scatter / all-gather pairs, and ZeRO-3's copy passes over the unsharded parameters.
 #include "sim/predict/zero.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace meshscope::predict {
@@ -47,6 +48,13 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
     }
     acts = std::move(out);
   }
+}
+
+double zero3_collective_seconds(const cost::Hardware& hw, cost::CollectiveKind kind, double bytes,
+                                const cost::GroupSpan& span, int layers,
+                                const cost::Calibration* calibration) {
+  const int n = std::max(1, layers);
+  return n * cost::collective_time(hw, kind, bytes / n, span, calibration).seconds;
 }
 
 void add_sharded_copies(engine::StageTiming& t, int zero, int dp, double parameters,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/cost/collective_model.h"
 #include "sim/cost/compute_model.h"
 #include "sim/cost/framework.h"
 #include "sim/engine/engine.h"
@@ -23,6 +24,14 @@ namespace meshscope::predict {
 // ALLREDUCE(dp) action; the simulator prices the dp actions on those subgroups).
 void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes,
                 int shard_group = 0);
+
+// ZeRO-3's collectives as the frameworks issue them: one per layer (PyTorch FSDP all-gathers and
+// reduce-scatters each wrapped unit, a transformer block, on its own; DeepSpeed ZeRO-3 fetches
+// module by module), so a stage's `bytes` over `layers` layers cost `layers` collectives of
+// bytes / layers, each paying its own latency. `layers` 1: one collective of `bytes`.
+double zero3_collective_seconds(const cost::Hardware& hw, cost::CollectiveKind kind, double bytes,
+                                const cost::GroupSpan& span, int layers,
+                                const cost::Calibration* calibration);
 
 // ZeRO-3's memory passes over a stage's `parameters` (one tp rank's, unsharded) that the
 // framework makes each microbatch beside its collectives (cost::Framework::gather_copy_bytes,

@@ -1,6 +1,7 @@
 // Config keys for what published runs state about their cluster and sharding: a node's network
 // bandwidth (cluster.network_gbps), hybrid sharding (options.shard_group: PyTorch FSDP's
-// HYBRID_SHARD) and checkpointing every n-th layer (options.recompute_every).
+// HYBRID_SHARD) and checkpointing every n-th layer (options.recompute_every); ZeRO-3's collectives
+// issued layer by layer.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,7 +10,10 @@
 
 #include "sim/model/gpt.h"
 #include "sim/predict/config.h"
+#include "sim/cost/collective_model.h"
+#include "sim/cost/hardware.h"
 #include "sim/predict/simulate.h"
+#include "sim/predict/zero.h"
 
 namespace meshscope::predict {
 namespace {
@@ -120,6 +124,21 @@ TEST(PredictClusterOptions, CheckpointingEveryOtherLayerCostsHalfAFullRecomputat
             std::string::npos);
   j["options"]["recompute"] = "full";
   EXPECT_EQ(error_of(j), "");
+}
+
+TEST(PredictClusterOptions, ZeroThreeCollectivesAreOnePerLayerEachWithItsLatency) {
+  // A stage of 40 layers gathers 40 times a 40th of its bytes: the bandwidth term is the same,
+  // the latency is paid 40 times (64 ranks over 8 H100 nodes, 26 GB: MPT-13b's bf16 parameters).
+  const cost::Hardware hw = cost::find_hardware("h100-sxm");
+  const cost::GroupSpan span{64, 8, 8};
+  const double bytes = 26e9;
+  const auto kind = cost::CollectiveKind::kAllGather;
+  const double one = cost::collective_time(hw, kind, bytes, span).seconds;
+  const double per_layer = cost::collective_time(hw, kind, bytes / 40, span).seconds;
+  EXPECT_DOUBLE_EQ(zero3_collective_seconds(hw, kind, bytes, span, 40, nullptr), 40 * per_layer);
+  EXPECT_DOUBLE_EQ(zero3_collective_seconds(hw, kind, bytes, span, 1, nullptr), one);
+  EXPECT_GT(40 * per_layer, one);
+  EXPECT_LT(40 * per_layer, 1.2 * one);  // large messages: the bandwidth term dominates
 }
 
 }  // namespace
