@@ -54,11 +54,19 @@ std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
 Framework parse_framework(const json& j, const std::string& where) {
   if (!j.is_object())
     throw std::runtime_error(where + ": a framework profile must be a JSON object");
-  static const char* kKeys[] = {
-      "name",      "description",        "sources",           "flash_attention",
-      "softmax",   "elementwise_passes", "grad_reduce",       "param_gather",
-      "recompute", "residuals",          "grad_reduce_bytes", "sharded_copies",
-      "optimizer_step_bytes"};
+  static const char* kKeys[] = {"name",
+                                "description",
+                                "sources",
+                                "flash_attention",
+                                "softmax",
+                                "elementwise_passes",
+                                "grad_reduce",
+                                "param_gather",
+                                "recompute",
+                                "residuals",
+                                "grad_reduce_bytes",
+                                "sharded_copies",
+                                "optimizer_step_bytes"};
   for (const auto& [k, v] : j.items())
     if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* x) { return k == x; }) ==
         std::end(kKeys))

@@ -129,9 +129,8 @@ struct Resolved {
       param_bytes[s] = (w.dense_parameters[s] + w.expert_parameters[s]) * e;
       generator.gradient_bytes.push_back(param_bytes[s]);
       const double shards = c.zero >= 1 ? c.zero_shards() : 1;
-      const double opt_s =
-          optimizer_seconds(c, fw, (w.dense_parameters[s] + w.expert_parameters[s]) / shards,
-                            compute, o.calibration);
+      const double opt_s = optimizer_seconds(
+          c, fw, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute, o.calibration);
       timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
       add_sharded_copies(timings.back(), c.zero, c.mesh.dp,
                          static_cast<double>(w.dense_parameters[s] + w.expert_parameters[s]), fw,

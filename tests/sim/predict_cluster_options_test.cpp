@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/model/gpt.h"
-#include "sim/predict/config.h"
 #include "sim/cost/collective_model.h"
 #include "sim/cost/hardware.h"
+#include "sim/model/gpt.h"
+#include "sim/predict/config.h"
 #include "sim/predict/simulate.h"
 #include "sim/predict/zero.h"
 
@@ -86,8 +86,7 @@ TEST(PredictClusterOptions, HybridShardingGathersInsideTheNodeAndAllReducesTheSh
   EXPECT_EQ(error_of(j), "cfg.json: key 'options.shard_group': 6 does not divide mesh.dp (16)");
   j["options"]["shard_group"] = 8;
   j["options"]["zero"] = 1;
-  EXPECT_NE(error_of(j).find("key 'options.shard_group': needs options.zero 3"),
-            std::string::npos);
+  EXPECT_NE(error_of(j).find("key 'options.shard_group': needs options.zero 3"), std::string::npos);
 }
 
 TEST(PredictClusterOptions, CheckpointingEveryOtherLayerCostsHalfAFullRecomputation) {
