@@ -54,10 +54,19 @@ std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
 Framework parse_framework(const json& j, const std::string& where) {
   if (!j.is_object())
     throw std::runtime_error(where + ": a framework profile must be a JSON object");
-  static const char* kKeys[] = {
-      "name",      "description",        "sources",           "flash_attention",
-      "softmax",   "elementwise_passes", "grad_reduce",       "param_gather",
-      "recompute", "residuals",          "grad_reduce_bytes", "sharded_copies"};
+  static const char* kKeys[] = {"name",
+                                "description",
+                                "sources",
+                                "flash_attention",
+                                "softmax",
+                                "elementwise_passes",
+                                "grad_reduce",
+                                "param_gather",
+                                "recompute",
+                                "residuals",
+                                "grad_reduce_bytes",
+                                "sharded_copies",
+                                "optimizer_step_bytes"};
   for (const auto& [k, v] : j.items())
     if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* x) { return k == x; }) ==
         std::end(kKeys))
@@ -114,6 +123,12 @@ Framework parse_framework(const json& j, const std::string& where) {
     }
     f.gather_copy_bytes = c.value("gather", 0.0);
     f.reduce_copy_bytes = c.value("reduce", 0.0);
+  }
+  if (j.contains("optimizer_step_bytes")) {
+    const json& v = j.at("optimizer_step_bytes");
+    if (!v.is_number() || v.get<double>() < 12 || v.get<double>() > 256)
+      fail(where, "optimizer_step_bytes", "must be a number of bytes per parameter in [12, 256]");
+    f.optimizer_step_bytes = v.get<double>();
   }
   if (j.contains("recompute")) {
     const char* want = "must be a list of none, selective, full, op-selective";

@@ -71,6 +71,11 @@ struct Framework {
   // "sharded_copies": {"gather": bytes, "reduce": bytes}; 0: none).
   double gather_copy_bytes = 0;
   double reduce_copy_bytes = 0;
+  // Bytes moved per parameter of a GPU's optimizer shard by one Adam step and the gradient clipping
+  // before it (profile key "optimizer_step_bytes"; 0: one fused Adam pass, 28 bytes: read the
+  // fp32 weight, moments and gradient, write the weight, moments and the bf16 copy). An unfused
+  // per-tensor or foreach Adam makes a pass per arithmetic op.
+  double optimizer_step_bytes = 0;
   // Recomputation granularities it offers ("none", "selective", "full").
   std::vector<std::string> recompute;
   // Per hardware catalog name: the development set's residuals for this framework there

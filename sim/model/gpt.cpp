@@ -57,6 +57,12 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
                          spec.ffn,    spec.gated_mlp,  spec.experts,
                          spec.top_k,  spec.expert_ffn, !spec.learned_positions};
   const LayerCost layer = transformer_layer(shape, par);
+  // Layer-selective checkpointing: the layers not checkpointed are priced without recomputation.
+  const bool every_nth = par.recompute == Recompute::kFull && par.recompute_every > 1;
+  LayerParallel kept = par;
+  kept.recompute = Recompute::kNone;
+  const LayerCost plain = every_nth ? transformer_layer(shape, kept) : LayerCost{};
+  int64_t first_layer = 0;  // the model's index of the stage's first layer
   const int64_t h = spec.hidden, t = par.tp, V = spec.vocab;
   const int e = par.element_bytes;
   const double T = static_cast<double>(par.micro_batch * spec.seq / par.cp);
@@ -81,16 +87,19 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
       c.activation_bytes += static_cast<int64_t>(T * h * rep);  // dropout mask
     }
     for (int l = 0; l < st.layers; ++l) {
-      append(c.forward, layer.forward);
-      append(c.input_grad, layer.input_grad);
-      append(c.weight_grad, layer.weight_grad);
-      append(c.tp_forward, layer.comm_forward);
-      append(c.tp_backward, layer.comm_backward);
+      const int64_t index = first_layer + l + 1;  // torchtitan counts the wrapped layers from 1
+      const LayerCost& L = every_nth && index % par.recompute_every != 0 ? plain : layer;
+      append(c.forward, L.forward);
+      append(c.input_grad, L.input_grad);
+      append(c.weight_grad, L.weight_grad);
+      append(c.tp_forward, L.comm_forward);
+      append(c.tp_backward, L.comm_backward);
+      c.activation_bytes += L.activation_bytes;
+      c.weight_grad_bytes += L.weight_grad_bytes;
     }
+    first_layer += st.layers;
     st.dense_parameters += st.layers * layer.dense_parameters;
     st.expert_parameters += st.layers * layer.expert_parameters;
-    c.activation_bytes += st.layers * layer.activation_bytes;
-    c.weight_grad_bytes += st.layers * layer.weight_grad_bytes;
     if (last) {
       c.forward.push_back(
           elementwise("final_norm", OpKind::kNorm, T * h * rep, e, 5, par.passes.norm));

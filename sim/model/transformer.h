@@ -55,6 +55,10 @@ struct LayerParallel {
   bool sequence_parallel = false;
   bool flash_attention = true;  // no seq^2 scores kept; attention recomputed inside its backward
   Recompute recompute = Recompute::kNone;
+  // With kFull: only every n-th layer (the n-th, 2n-th, ... of the model) is checkpointed and
+  // recomputed, the others keep their activations (torchtitan's selective layer checkpointing,
+  // selective_ac_option n). build_gpt reads it; transformer_layer prices one layer as `recompute`.
+  int recompute_every = 1;
   int element_bytes = 2;
   ElementwisePasses passes;
 };

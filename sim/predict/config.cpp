@@ -396,6 +396,7 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
                                 " GPUs; the mesh (dp x pp x tp x cp) uses " +
                                 std::to_string(c.gpus()));
   }
+  c.network_gbps = static_cast<int>(cluster.integer("network_gbps", 0, 0));
   if (cluster.has("placement")) {
     std::string err;
     const auto order = cost::parse_dim_order(cluster.string("placement", ""), &err);
@@ -418,11 +419,20 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
       framework.recompute.end())
     opt.fail("recompute", "framework '" + framework.name + "' has no '" +
                               std::string(model::name(c.recompute)) + "' recomputation");
+  c.recompute_every = static_cast<int>(opt.integer("recompute_every", 1));
+  if (c.recompute_every > 1 && c.recompute != model::Recompute::kFull)
+    opt.fail("recompute_every", "needs options.recompute \"full\" (every n-th layer checkpointed)");
   c.sequence_parallel = opt.boolean("sequence_parallel", false);
   c.flash_attention = opt.boolean("flash_attention", true);
   c.precision = opt.choice("precision", cost::Precision::kBf16, cost::kPrecisionNames);
   c.zero = static_cast<int>(opt.integer("zero", 0, 0));
   if (c.zero > 3) opt.fail("zero", "must be 0, 1, 2 or 3");
+  c.shard_group = static_cast<int>(opt.integer("shard_group", 0, 0));
+  if (c.shard_group > 0 && c.zero != 3)
+    opt.fail("shard_group", "needs options.zero 3 (hybrid sharding shards parameters)");
+  if (c.shard_group > 0 && c.mesh.dp % c.shard_group != 0)
+    opt.fail("shard_group", std::to_string(c.shard_group) + " does not divide mesh.dp (" +
+                                std::to_string(c.mesh.dp) + ")");
   c.optimizer = opt.choice("optimizer", Optimizer::kAdam, kOptimizerNames);
   c.symmetry = opt.choice("symmetry", Symmetry::kAuto, kSymmetryNames);
   opt.check_unknown();

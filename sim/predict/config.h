@@ -93,19 +93,24 @@ struct PredictConfig {
   std::string framework = "megatron-core-2024";
   int gpus_per_node = 0;      // 0: the catalog's devices_per_node
   int nodes = 0;              // 0: as many as the mesh needs; else nodes x per node = gpus()
+  int network_gbps = 0;       // a node's network bandwidth, one way, Gb/s; 0: the catalog's NICs
   ResolvedHardware hardware;  // set by parse_config; empty: simulate reads the catalog
   cost::DimOrder placement = cost::kDefaultOrder;
 
   model::Recompute recompute = model::Recompute::kNone;
+  int recompute_every = 1;  // with kFull: every n-th layer is recomputed (1: every layer)
   bool sequence_parallel = false;
   bool flash_attention = true;
   cost::Precision precision = cost::Precision::kBf16;
   int zero = 0;
+  int shard_group = 0;  // ZeRO-3: ranks of dp sharing one copy (HSDP); 0: all of dp
   Optimizer optimizer = Optimizer::kAdam;
   Symmetry symmetry = Symmetry::kAuto;
 
   int microbatches() const;  // per replica: global / (micro x dp)
   int64_t gpus() const { return int64_t{mesh.dp} * mesh.pp * mesh.tp * cp; }
+  // The ranks of dp over which ZeRO shards the states: shard_group when set, else dp.
+  int zero_shards() const { return shard_group > 0 ? shard_group : mesh.dp; }
 };
 
 // Parses one configuration; `where` (the file name) starts every error message, which names the

@@ -33,20 +33,24 @@ std::string mesh_text(const PredictConfig& c) {
   return s;
 }
 
-// Bytes read and written per parameter by one optimizer update.
-double update_bytes(const PredictConfig& c) { return c.optimizer == Optimizer::kAdam ? 28 : 12; }
+// Bytes read and written per parameter by one optimizer update: SGD 12; Adam 28 in one fused pass,
+// or what the framework's unfused update and gradient clipping move (optimizer_step_bytes).
+double update_bytes(const PredictConfig& c, const cost::Framework& fw) {
+  if (c.optimizer != Optimizer::kAdam) return 12;
+  return fw.optimizer_step_bytes > 0 ? fw.optimizer_step_bytes : 28;
+}
 
 // One optimizer update of `params` parameters: a memory-bound pass, or, when a profile calibrated
 // the optimizer phase, its fitted rate. The executor's STEP is SGD counted as 2 FLOPs per parameter
 // over 12 bytes moved; another optimizer scales by the bytes it moves.
-double optimizer_seconds(const PredictConfig& c, double params, const cost::ComputeModel& compute,
-                         const cost::Calibration* calibration) {
+double optimizer_seconds(const PredictConfig& c, const cost::Framework& fw, double params,
+                         const cost::ComputeModel& compute, const cost::Calibration* calibration) {
   if (calibration != nullptr) {
     const cost::PhaseFit& f = calibration->phase(traces::Phase::kOptimizer);
     if (f.flops_per_s > 0)
-      return f.overhead_ns * 1e-9 + 2 * params / f.flops_per_s * update_bytes(c) / 12;
+      return f.overhead_ns * 1e-9 + 2 * params / f.flops_per_s * update_bytes(c, fw) / 12;
   }
-  return compute.stream_seconds(params * update_bytes(c));
+  return compute.stream_seconds(params * update_bytes(c, fw));
 }
 
 // What a data-parallel collective leaves exposed when the framework overlaps it with compute: all
@@ -124,9 +128,9 @@ struct Resolved {
       generator.activation_bytes.push_back(w.stages[s].output_bytes);
       param_bytes[s] = (w.dense_parameters[s] + w.expert_parameters[s]) * e;
       generator.gradient_bytes.push_back(param_bytes[s]);
-      const double shards = c.zero >= 1 ? c.mesh.dp : 1;
+      const double shards = c.zero >= 1 ? c.zero_shards() : 1;
       const double opt_s = optimizer_seconds(
-          c, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute, o.calibration);
+          c, fw, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute, o.calibration);
       timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
       add_sharded_copies(timings.back(), c.zero, c.mesh.dp,
                          static_cast<double>(w.dense_parameters[s] + w.expert_parameters[s]), fw,
@@ -144,6 +148,12 @@ struct Resolved {
     if (c.gpus_per_node > 0) {
       hw.devices_per_node = c.gpus_per_node;
       hw.nics_per_node = std::min(hw.nics_per_node, c.gpus_per_node);
+    }
+    if (c.network_gbps > 0) {
+      // A node's stated network, whatever its NICs: each GPU's share of it, so that a group with
+      // k members per node moves k shares (the collective model's min(k, NICs) x NIC bandwidth).
+      hw.nics_per_node = hw.devices_per_node;
+      hw.inter_node.bandwidth_bytes_per_s = c.network_gbps * 1e9 / 8 / hw.devices_per_node;
     }
     return hw;
   }
@@ -173,7 +183,7 @@ class FullMeshPrices {
   int tier(int a, int b) const { return r_.topo.same_node(a, b) ? 0 : 1; }
 
   int64_t collective_ns(int rank, const schedule::Action& a) {
-    const cost::GroupSpan span = span_of(a.group, rank);
+    const cost::GroupSpan span = hybrid_span(a, span_of(a.group, rank));
     const auto key = std::make_tuple(static_cast<int>(a.kind), a.stage, a.bytes, span.ranks,
                                      span.nodes, span.ranks_per_node, static_cast<int>(a.group));
     auto it = prices_.find(key);
@@ -202,7 +212,11 @@ class FullMeshPrices {
           cost::collective_time(r_.hw, kind, bytes * (1 - share), span, r_.calibration).seconds +
           cost::collective_time(r_.hw, kind, bytes * share, edp, r_.calibration).seconds;
     } else {
-      seconds = cost::collective_time(r_.hw, kind, bytes, span, r_.calibration).seconds;
+      // ZeRO-3 gathers and reduces layer by layer: one collective per layer, each with its latency.
+      const bool per_layer =
+          c.zero >= 3 && a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages;
+      seconds = zero3_collective_seconds(r_.hw, kind, bytes, span,
+                                         per_layer ? r_.w.layers[a.stage] : 1, r_.calibration);
     }
     if (a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages) {
       // Gradient reductions hide behind a microbatch's backward, parameter gathers behind the
@@ -228,7 +242,7 @@ class FullMeshPrices {
   // A collective keeps its members' network ports busy when its group spans nodes, else their
   // NVLink ports: point-to-point transfers then share them.
   int collective_tier(int rank, const schedule::Action& a) {
-    return span_of(a.group, rank).nodes > 1 ? 1 : 0;
+    return hybrid_span(a, span_of(a.group, rank)).nodes > 1 ? 1 : 0;
   }
 
   // The first member of `rank`'s group of kind g: every member's group span is that member's.
@@ -251,6 +265,22 @@ class FullMeshPrices {
   }
 
  private:
+  // Hybrid sharding (options.shard_group): a ZeRO-3 gather or reduce-scatter on dp runs inside a
+  // shard group (shard_group consecutive dp ranks), the all-reduce of the shards across the
+  // replicas (every shard_group-th dp rank); both from the dp group's own span.
+  cost::GroupSpan hybrid_span(const schedule::Action& a, const cost::GroupSpan& dp) const {
+    const int shard = r_.config.shard_group;
+    if (a.group != mesh::GroupKind::kDp || shard <= 0 || shard >= dp.ranks) return dp;
+    const int per_node = std::max(1, dp.ranks_per_node);
+    if (a.kind == schedule::ActionKind::kAllReduce) {
+      const int replicas = dp.ranks / shard;
+      const int together = std::max(1, per_node / shard);  // replicas sharing a node
+      return {replicas, (replicas + together - 1) / together, std::min(together, replicas)};
+    }
+    const int in_node = std::min(shard, per_node);
+    return {shard, (shard + in_node - 1) / in_node, in_node};
+  }
+
   cost::GroupSpan span_of(mesh::GroupKind g, int rank) {
     const int leader = group_leader(g, rank);
     const uint64_t key = (uint64_t{static_cast<uint8_t>(g)} << 32) | static_cast<uint32_t>(leader);
@@ -407,7 +437,7 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
     schedule::Schedule reps = generate_or_explain(rg);
     reps.mesh = {1, c.mesh.pp, 1};
     reps.ranks.resize(c.mesh.pp);
-    apply_zero(reps, c.zero, c.mesh.dp, r.param_bytes);
+    apply_zero(reps, c.zero, c.mesh.dp, r.param_bytes, c.shard_group);
     std::vector<int> original(c.mesh.pp);
     for (int p = 0; p < c.mesh.pp; ++p) original[p] = r.mesh.rank_of({0, p, 0});
     run.once = replicas_cost_alike(r, prices, reps, original);
@@ -434,7 +464,7 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
   }
   check_full_footprint(r, o.build_timeline);
   run.schedule = generate_or_explain(r.generator);
-  apply_zero(run.schedule, c.zero, c.mesh.dp, r.param_bytes);
+  apply_zero(run.schedule, c.zero, c.mesh.dp, r.param_bytes, c.shard_group);
   record_for(o, run.schedule, in);
   run.timeline = in.build_timeline;
   run.busy = in.record_busy;
@@ -512,7 +542,7 @@ Summary summarise(const Resolved& r, const Run& run) {
         expert += r.w.expert_parameters[st];
       }
     const int64_t act = res.ranks[r.mesh.rank_of({0, p, 0})].peak_activation_bytes;
-    s.memory.push_back(device_memory(dense, expert, c.mesh.dp, c.ep, c.zero, per_param, act));
+    s.memory.push_back(device_memory(dense, expert, c.zero_shards(), c.ep, c.zero, per_param, act));
     s.peak_memory_bytes = std::max(s.peak_memory_bytes, s.memory.back().total());
   }
   s.memory_capacity_bytes = r.hw.memory_bytes;

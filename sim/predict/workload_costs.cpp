@@ -27,6 +27,7 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   par.sequence_parallel = c.sequence_parallel;
   par.flash_attention = c.flash_attention;
   par.recompute = c.recompute;
+  par.recompute_every = c.recompute_every;
   par.element_bytes = cost::element_bytes(c.precision);
   par.passes = framework.passes;
   const int stages = c.mesh.pp * c.virtual_stages;

@@ -2,14 +2,17 @@
 // reduce-scatter / all-gather pairs, and ZeRO-3's copy passes over the unsharded parameters.
 #include "sim/predict/zero.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace meshscope::predict {
 
-void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes) {
+void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes,
+                int shard_group) {
   using schedule::Action;
   using schedule::ActionKind;
   if (zero <= 0 || dp <= 1) return;
+  const bool hybrid = zero >= 3 && shard_group > 0 && shard_group < dp;
   auto collective = [](ActionKind k, int stage, int64_t bytes) {
     Action a;
     a.kind = k;
@@ -20,7 +23,7 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
   };
   for (auto& acts : s.ranks) {
     std::vector<Action> out;
-    out.reserve(acts.size() * (zero >= 3 ? 3 : 1) + 4);
+    out.reserve(acts.size() * (zero >= 3 ? 4 : 1) + 4);
     for (const Action& a : acts) {
       const int64_t pb = param_bytes.at(a.stage);
       if (a.kind == ActionKind::kAllReduce && a.group == mesh::GroupKind::kDp) {
@@ -36,13 +39,22 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
         out.insert(at, collective(ActionKind::kAllGather, a.stage, pb));
       }
       out.push_back(a);
-      if (zero >= 3 && (a.kind == ActionKind::kBackward || a.kind == ActionKind::kWeightGrad))
+      if (zero >= 3 && (a.kind == ActionKind::kBackward || a.kind == ActionKind::kWeightGrad)) {
         out.push_back(collective(ActionKind::kReduceScatter, a.stage, pb));
+        if (hybrid) out.push_back(collective(ActionKind::kAllReduce, a.stage, pb / shard_group));
+      }
       if (zero < 3 && a.kind == ActionKind::kOptimizerStep)
         out.push_back(collective(ActionKind::kAllGather, a.stage, pb));
     }
     acts = std::move(out);
   }
+}
+
+double zero3_collective_seconds(const cost::Hardware& hw, cost::CollectiveKind kind, double bytes,
+                                const cost::GroupSpan& span, int layers,
+                                const cost::Calibration* calibration) {
+  const int n = std::max(1, layers);
+  return n * cost::collective_time(hw, kind, bytes / n, span, calibration).seconds;
 }
 
 void add_sharded_copies(engine::StageTiming& t, int zero, int dp, double parameters,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/cost/collective_model.h"
 #include "sim/cost/compute_model.h"
 #include "sim/cost/framework.h"
 #include "sim/engine/engine.h"
@@ -17,7 +18,20 @@ namespace meshscope::predict {
 // `param_bytes[s]`: stage s's parameters held by one tp rank, in the compute precision; `dp`: the
 // data-parallel degree of the mesh (a schedule of representatives has mesh.dp = 1 but stands for
 // dp replicas). No change when zero == 0 or dp == 1.
-void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes);
+// `shard_group` < dp (ZeRO-3 only): hybrid sharding (PyTorch FSDP's HYBRID_SHARD): the gathers and
+// reduce-scatters run inside groups of shard_group ranks, and each reduce-scatter is followed by
+// an all-reduce of the 1 / shard_group shard across the dp / shard_group replicas (an
+// ALLREDUCE(dp) action; the simulator prices the dp actions on those subgroups).
+void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes,
+                int shard_group = 0);
+
+// ZeRO-3's collectives as the frameworks issue them: one per layer (PyTorch FSDP all-gathers and
+// reduce-scatters each wrapped unit, a transformer block, on its own; DeepSpeed ZeRO-3 fetches
+// module by module), so a stage's `bytes` over `layers` layers cost `layers` collectives of
+// bytes / layers, each paying its own latency. `layers` 1: one collective of `bytes`.
+double zero3_collective_seconds(const cost::Hardware& hw, cost::CollectiveKind kind, double bytes,
+                                const cost::GroupSpan& span, int layers,
+                                const cost::Calibration* calibration);
 
 // ZeRO-3's memory passes over a stage's `parameters` (one tp rank's, unsharded) that the
 // framework makes each microbatch beside its collectives (cost::Framework::gather_copy_bytes,

@@ -99,6 +99,10 @@ TEST(CostFramework, ShardedCopiesAreBytesPerParameterAndNamedWhenWrong) {
   EXPECT_DOUBLE_EQ(find_framework("torchtitan").gather_copy_bytes, 4);
   EXPECT_DOUBLE_EQ(find_framework("torchtitan").reduce_copy_bytes, 6);
   EXPECT_DOUBLE_EQ(find_framework("megatron-core-2024").reduce_copy_bytes, 0);
+  // fms-fsdp: FlatParameter with a bf16 reduce dtype: the cat 4 and a bf16 pre-divide 4, no cast.
+  EXPECT_DOUBLE_EQ(find_framework("fms-fsdp").gather_copy_bytes, 0);
+  EXPECT_DOUBLE_EQ(find_framework("fms-fsdp").reduce_copy_bytes, 4 + 4);
+  EXPECT_DOUBLE_EQ(find_framework("fms-fsdp").grad_reduce_bytes, 2);
   EXPECT_NE(error_of({{"name", "x"}, {"sharded_copies", {{"gather", -1}}}})
                 .find("fw.json: key 'sharded_copies.gather'"),
             std::string::npos);
@@ -106,6 +110,24 @@ TEST(CostFramework, ShardedCopiesAreBytesPerParameterAndNamedWhenWrong) {
                 .find("key 'sharded_copies.scatter': unknown key"),
             std::string::npos);
   EXPECT_NE(error_of({{"name", "x"}, {"sharded_copies", 3}}).find("key 'sharded_copies'"),
+            std::string::npos);
+}
+
+TEST(CostFramework, OptimizerStepBytesCountTheUnfusedAdamPassesAndClipping) {
+  // Composer's DecoupledAdamW and torch's foreach AdamW make 21 fp32 accesses per parameter (84
+  // bytes); gradient clipping reads each gradient for its norm and scales it (12). Megatron-LM
+  // 2022 zeroes its fp32 gradient buffer (4), takes the norm (4), runs apex's fused Adam (28) and
+  // copies the fp32 weights into the bf16 ones (6). Profiles that do not say keep one fused pass
+  // (0: the simulator's 28).
+  EXPECT_DOUBLE_EQ(find_framework("llm-foundry").optimizer_step_bytes, 84 + 12);
+  EXPECT_DOUBLE_EQ(find_framework("torchtitan").optimizer_step_bytes, 84 + 12);
+  EXPECT_DOUBLE_EQ(find_framework("megatron-2022").optimizer_step_bytes, 4 + 4 + 28 + 6);
+  EXPECT_DOUBLE_EQ(find_framework("megatron-core-2024").optimizer_step_bytes, 0);
+  EXPECT_NE(error_of({{"name", "x"}, {"optimizer_step_bytes", 4}})
+                .find("fw.json: key 'optimizer_step_bytes': must be a number of bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"name", "x"}, {"optimizer_step_bytes", "many"}})
+                .find("key 'optimizer_step_bytes'"),
             std::string::npos);
 }
 

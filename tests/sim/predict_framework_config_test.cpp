@@ -125,5 +125,38 @@ TEST(PredictFrameworkConfig, ShardedCopiesCostTheirBytesAtTheMemoryRateEachMicro
       simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary.step_time_s);
 }
 
+TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAStep) {
+  // Two profiles alike but for optimizer_step_bytes: the step differs by the extra bytes over the
+  // parameters each GPU updates (its 1/dp shard under ZeRO >= 1), once per step, at the memory
+  // rate; an SGD config is unaffected.
+  const std::string dir = ::testing::TempDir();
+  auto profile = [&](const char* name, const char* extra) {
+    const std::string path = dir + "/" + name + ".json";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fprintf(f, R"({"name": "%s", "sources": ["test"]%s})", name, extra);
+    std::fclose(f);
+    return path;
+  };
+  json j = tiny_gpt();
+  j["options"]["zero"] = 1;
+  j["framework"] = profile("fused-adam", "");
+  const PredictConfig plain = parse_config(j, "cfg.json");
+  const Summary fused = simulate(plain, {.build_timeline = false}).summary;
+  j["framework"] = profile("unfused-adam", R"(, "optimizer_step_bytes": 96)");
+  const Summary unfused = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const WorkloadCosts w = workload_costs(plain);
+  const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
+  const double shard = static_cast<double>(w.dense_parameters[0]) / 8;
+  EXPECT_NEAR(unfused.step_time_s - fused.step_time_s, compute.stream_seconds(shard * (96 - 28)),
+              1e-7);
+  EXPECT_GT(unfused.step_time_s, fused.step_time_s);
+  j["options"]["optimizer"] = "sgd";
+  const Summary sgd = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  j["framework"] = profile("fused-adam", "");
+  EXPECT_DOUBLE_EQ(
+      sgd.step_time_s,
+      simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary.step_time_s);
+}
+
 }  // namespace
 }  // namespace meshscope::predict

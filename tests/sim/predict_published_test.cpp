@@ -27,7 +27,7 @@ struct Row {
   // What the model says about memory. Every row ran, so true is right; a false records a known
   // miss of the memory model (stated beside the row), kept visible instead of hidden.
   bool fits = true;
-  // Held back (set 1, 2 or 3; 0: development): added after a model change and evaluated once, an
+  // Held back (set 1 to 4; 0: development): added after a model change and evaluated once, an
   // honest test of the model and of its ranges. Not counted in the development set's error nor in
   // the profiles' residuals.
   int held_set = 0;
@@ -37,10 +37,10 @@ struct Row {
 // Sources: Korthikanti et al. 2022 Table 5 (iteration time, present work; the full-recompute
 // baseline's times were not found in a stored source and are not used); Llama Team 2024 Table 4
 // (TFLOP/s per GPU); llm-foundry scripts/train/benchmarking/ README.md (tokens/s/GPU); torchtitan
-// docs/performance.md (tokens/s per GPU).
+// docs/performance.md (tokens/s per GPU); IBM fms-fsdp README.md (tokens/s/GPU).
 const std::vector<Row>& rows() {
   static const std::vector<Row> r = {
-      {"korthikanti-22b.json", Metric::kStepSeconds, 1.10, 0.05},
+      {"korthikanti-22b.json", Metric::kStepSeconds, 1.10, 0.02},
       {"korthikanti-175b.json", Metric::kStepSeconds, 13.75, 0.03},
       {"korthikanti-530b.json", Metric::kStepSeconds, 37.83, 0.02},
       {"korthikanti-1t.json", Metric::kStepSeconds, 71.49, 0.02},
@@ -58,14 +58,17 @@ const std::vector<Row>& rows() {
       {"llmfoundry-mpt7b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 3206, 0.08},
       {"llmfoundry-mpt70b-s2048-64xa100.json", Metric::kTokensPerSecondPerGpu, 410, 0.08},
       {"llmfoundry-mpt7b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 10643, 0.10},
-      {"llmfoundry-mpt13b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 4792, 0.11},
-      {"llmfoundry-mpt13b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 4800, 0.12},
+      {"llmfoundry-mpt13b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 4792, 0.06},
+      {"llmfoundry-mpt13b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 4800, 0.10},
       {"llmfoundry-mpt3b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 20964, 0.04},
       {"llmfoundry-mpt30b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 2002, 0.04},
       {"torchtitan-llama3-8b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2973, 0.10},
       {"torchtitan-llama3-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 331, 0.09},
       {"torchtitan-llama2-13b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2162, 0.12},
       {"torchtitan-llama2-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 353, 0.09},
+      // IBM fms-fsdp README, the table stating "A100 80G 128 GPUs with 400Gbps".
+      {"fmsfsdp-llama2-7b-hsdp-128xa100.json", Metric::kTokensPerSecondPerGpu, 3700, 0.10},
+      {"fmsfsdp-llama2-34b-128xa100.json", Metric::kTokensPerSecondPerGpu, 700, 0.03},
       {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.12, true,
        1},
       {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.14,
@@ -92,12 +95,20 @@ const std::vector<Row>& rows() {
       {"llmfoundry-mpt7b-s8192-8xh100.json", Metric::kTokensPerSecondPerGpu, 6935, 0.07, true, 3},
       {"llmfoundry-mpt13b-s2048-32xh100.json", Metric::kTokensPerSecondPerGpu, 4811, 0.12, true, 3},
       {"llmfoundry-mpt30b-s2048-16xh100.json", Metric::kTokensPerSecondPerGpu, 2263, 0.03, true, 3},
+      // Held back, fourth set: chosen before the optimizer-step, per-layer ZeRO-3 collective and
+      // Megatron optimizer changes, configs committed unevaluated, evaluated once after them.
+      {"fmsfsdp-llama2-7b-hsdp-96xh100.json", Metric::kTokensPerSecondPerGpu, 7500, 0.17, true, 4},
+      {"fmsfsdp-llama2-34b-96xh100.json", Metric::kTokensPerSecondPerGpu, 1550, 0.06, true, 4},
+      {"torchtitan-llama3-8b-sellayer-64xa100.json", Metric::kTokensPerSecondPerGpu, 2904, 0.09,
+       true, 4},
+      {"torchtitan-llama2-13b-sellayer-64xa100.json", Metric::kTokensPerSecondPerGpu, 1914, 0.09,
+       true, 4},
   };
   return r;
 }
 
-// How many of the 19 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 11;
+// How many of the 23 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
+constexpr int kHeldBackInsideTheirRange = 14;
 
 struct Result {
   Summary summary;
@@ -136,8 +147,8 @@ std::vector<Result>& results() {
 }
 
 TEST(PredictPublished, EveryRowStaysWithinItsRecordedError) {
-  double sum[4] = {0, 0, 0, 0};  // by set: 0 development, 1..3 held back
-  int count[4] = {0, 0, 0, 0};
+  double sum[5] = {0, 0, 0, 0, 0};  // by set: 0 development, 1..4 held back
+  int count[5] = {0, 0, 0, 0, 0};
   for (size_t i = 0; i < rows().size(); ++i) {
     const Row& r = rows()[i];
     const Result& res = results()[i];
@@ -151,10 +162,10 @@ TEST(PredictPublished, EveryRowStaysWithinItsRecordedError) {
   }
   std::printf("development set: mean |error| over %d rows: %.1f%%\n", count[0],
               100 * sum[0] / count[0]);
-  const double held = sum[1] + sum[2] + sum[3];
-  const int held_rows = count[1] + count[2] + count[3];
+  const double held = sum[1] + sum[2] + sum[3] + sum[4];
+  const int held_rows = count[1] + count[2] + count[3] + count[4];
   std::printf("held back: mean |error| over %d rows: %.1f%%\n", held_rows, 100 * held / held_rows);
-  for (int set = 1; set <= 3; ++set)
+  for (int set = 1; set <= 4; ++set)
     std::printf("held back, set %d: mean |error| over %d rows: %.1f%%\n", set, count[set],
                 100 * sum[set] / count[set]);
 }
@@ -185,23 +196,25 @@ TEST(PredictPublished, TheProfilesResidualsAreTheDevelopmentSetsOwn) {
 
 TEST(PredictPublished, HeldBackRowsAgainstTheRangesPrinted) {
   // Reported, not asserted beyond the count: whether each held-back run fell inside the range
-  // `predict` prints for it (docs/ACCURACY.md gives the outcome).
+  // `predict` prints for it (the summary's step-time range: its framework's residuals on its
+  // hardware, else the framework's widest, else every profile's; docs/ACCURACY.md gives the
+  // outcome).
   int inside = 0, total = 0;
   for (size_t i = 0; i < rows().size(); ++i) {
     if (!rows()[i].held_back()) continue;
     const Result& res = results()[i];
+    const Summary& s = res.summary;
     const double residual = 1 / (1 + res.error) - 1;
-    const auto& all = cost::find_framework(res.framework).residuals;
-    const auto it = all.find(res.summary.hardware);
-    ASSERT_NE(it, all.end()) << rows()[i].file;
-    const bool in = residual >= it->second.low - 1e-9 && residual <= it->second.high + 1e-9;
-    std::printf("%-44s residual %+.1f%%, range %+.1f%% .. %+.1f%%: %s\n", rows()[i].file,
-                100 * residual, 100 * it->second.low, 100 * it->second.high,
+    const double low = s.step_time_s_low / s.step_time_s - 1;
+    const double high = s.step_time_s_high / s.step_time_s - 1;
+    const bool in = residual >= low - 1e-9 && residual <= high + 1e-9;
+    std::printf("%-44s residual %+.1f%%, range %+.1f%% .. %+.1f%% (%s): %s\n", rows()[i].file,
+                100 * residual, 100 * low, 100 * high, s.range_basis.c_str(),
                 in ? "inside" : "outside");
     inside += in;
     ++total;
   }
-  EXPECT_EQ(total, 19);
+  EXPECT_EQ(total, 23);
   EXPECT_EQ(inside, kHeldBackInsideTheirRange);
 }
 
