@@ -173,7 +173,7 @@ TEST_F(SimCli, PredictPrintsTheDevelopmentSetsRangeBesideEachFigure) {
   const Outcome text =
       sh("predict --config " + cfg + " --plot " + (dir_ / "p.svg").string(), dir_.string());
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find(" s ("), std::string::npos) << text.out;  // "13.96 s (13.7..14.5)"
+  EXPECT_NE(text.out.find(" s ("), std::string::npos) << text.out;  // "13.99 s (13.8..14.2)"
   EXPECT_NE(slurp((dir_ / "p.svg").string()).find("class=\"range\""), std::string::npos);
 }
 
