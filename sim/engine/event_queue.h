@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace meshscope::engine {
@@ -37,6 +38,14 @@ class EventQueue {
     return seq;
   }
 
+  // The keys still to pop at the earliest pending time, in the order they will pop: the event
+  // loop looks a few events ahead to fetch their state before it needs it.
+  std::pair<const uint64_t*, size_t> front_keys() const {
+    if (heap_.empty()) return {nullptr, 0};
+    const Bucket& b = buckets_[heap_.front().bucket];
+    return {b.keys.data() + b.next, b.keys.size() - b.next};
+  }
+
   Event pop() {
     Bucket& b = buckets_[heap_.front().bucket];
     const Event e{heap_.front().time_ns, b.keys[b.next++]};
@@ -56,7 +65,7 @@ class EventQueue {
 
   uint32_t bucket_for(int64_t t) {
     for (const Slot& s : recent_)
-      if (s.time_ns == t && s.bucket != kNone) return s.bucket;
+      if (s.time_ns == t) return s.bucket;
     uint32_t b;
     auto it = index_.find(t);
     if (it != index_.end()) {
@@ -84,7 +93,7 @@ class EventQueue {
     spare_.push_back(s.bucket);
     index_.erase(s.time_ns);
     for (Slot& r : recent_)
-      if (r.bucket == s.bucket) r.bucket = kNone;
+      if (r.bucket == s.bucket) r.time_ns = kNoTime;
     heap_.front() = heap_.back();
     heap_.pop_back();
     if (!heap_.empty()) sift_down(0);
@@ -116,12 +125,12 @@ class EventQueue {
     heap_[i] = s;
   }
 
-  static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr int64_t kNoTime = INT64_MIN;  // a recent_ slot naming no bucket (times are >= 0)
   std::vector<Bucket> buckets_;
   std::vector<uint32_t> spare_;
   std::vector<Slot> heap_;  // one entry per distinct pending time
   std::unordered_map<int64_t, uint32_t> index_;
-  Slot recent_[4] = {{0, kNone}, {0, kNone}, {0, kNone}, {0, kNone}};
+  Slot recent_[4] = {{kNoTime, 0}, {kNoTime, 0}, {kNoTime, 0}, {kNoTime, 0}};
   uint32_t recent_pos_ = 0;
   uint64_t next_seq_ = 0;
 };
