@@ -14,6 +14,7 @@
 #include "sim/cost/framework.h"
 #include "sim/cost/hardware.h"
 #include "sim/cost/topology.h"
+#include "sim/engine/program.h"
 #include "sim/engine/symmetry.h"
 #include "sim/predict/footprint.h"
 #include "sim/predict/run_workload.h"
@@ -353,10 +354,52 @@ void check_full_footprint(const Resolved& r, bool timeline) {
 struct Run {
   engine::EngineResult result;
   schedule::Schedule schedule;
-  bool once = false;  // the representatives stood for their replicas
+  bool once = false;     // the representatives stood for their replicas
+  bool reduced = false;  // `schedule` holds only the representatives (pp rank p is rank p)
   bool timeline = false;
-  bool busy = false;  // RankStats::busy_ns recorded
+  bool busy = false;     // RankStats::busy_ns recorded
+  bool skipped = false;  // the engine did not run: the configuration cannot fit memory
 };
+
+// The program of pp coordinate p's (dp 0, tp 0) rank in the run's schedule.
+const std::vector<schedule::Action>& program_of(const Resolved& r, const Run& run, int p) {
+  return run.schedule.ranks[run.reduced ? p : r.mesh.rank_of({0, p, 0})];
+}
+
+// Memory per pp coordinate (replicas are alike) and the peak over them, given each coordinate's
+// peak activation.
+template <typename ActivationOf>
+void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, Summary& s) {
+  const PredictConfig& c = r.config;
+  const StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
+  s.memory.clear();
+  s.peak_memory_bytes = 0;
+  for (int p = 0; p < c.mesh.pp; ++p) {
+    int64_t dense = 0, expert = 0;
+    for (int st = 0; st < r.num_stages; ++st)
+      if (run.schedule.stage_owner[st] == p) {
+        dense += r.w.dense_parameters[st];
+        expert += r.w.expert_parameters[st];
+      }
+    const int64_t act = activation_of(p);
+    s.memory.push_back(device_memory(dense, expert, c.mesh.dp, c.ep, c.zero, per_param, act));
+    s.peak_memory_bytes = std::max(s.peak_memory_bytes, s.memory.back().total());
+  }
+  s.memory_capacity_bytes = r.hw.memory_bytes;
+  s.fits = s.peak_memory_bytes <= r.hw.memory_bytes;
+}
+
+// The activations each rank holds follow its program order (engine::peak_activation): whether the
+// run fits memory is known before the engine runs. With engine_only_if_fits, a run that does not
+// fit is marked skipped.
+bool skip_engine(const Resolved& r, const SimulateOptions& o, Run& run) {
+  if (!o.engine_only_if_fits) return false;
+  Summary s;
+  add_memory(
+      r, run, [&](int p) { return engine::peak_activation(program_of(r, run, p), r.timings); }, s);
+  run.skipped = !s.fits;
+  return run.skipped;
+}
 
 // A given schedule: validated, then run once over the representatives when it is symmetric.
 Run run_given(const Resolved& r, FullMeshPrices& prices, engine::EngineInput in,
@@ -386,6 +429,7 @@ Run run_given(const Resolved& r, FullMeshPrices& prices, engine::EngineInput in,
   record_for(o, run.schedule, in);
   run.timeline = in.build_timeline;
   run.busy = in.record_busy;
+  if (skip_engine(r, o, run)) return run;
   run.result =
       run.once ? engine::simulate_symmetric(in, {o.expand_replicas}) : engine::simulate(in);
   return run;
@@ -417,6 +461,8 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
       run.timeline = in.build_timeline;
       run.busy = in.record_busy;
       run.schedule = std::move(reps);
+      run.reduced = true;
+      if (skip_engine(r, o, run)) return run;
       in.schedule = &run.schedule;
       in.tier_of = [&](int a, int b) { return prices.tier(original[a], original[b]); };
       in.collective_ns = [&](int rank, const schedule::Action& a) {
@@ -435,6 +481,7 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
   record_for(o, run.schedule, in);
   run.timeline = in.build_timeline;
   run.busy = in.record_busy;
+  if (skip_engine(r, o, run)) return run;
   in.schedule = &run.schedule;
   in.tier_of = [&prices](int a, int b) { return prices.tier(a, b); };
   in.collective_ns = [&prices](int rank, const schedule::Action& a) {
@@ -495,25 +542,24 @@ Summary summarise(const Resolved& r, const Run& run) {
   s.tokens_per_s_high = s.tokens_per_s / (1 + res_range.low);
   s.mfu_low = s.mfu / (1 + res_range.high);
   s.mfu_high = s.mfu / (1 + res_range.low);
-  s.bubble_fraction = run.timeline ? traces::analyze(res.timeline).bubble_fraction
-                      : run.busy   ? busy_bubble_fraction(r, run)
-                                   : res.compute_idle_fraction();
+  s.bubble_fraction = run.skipped    ? 0.0
+                      : run.timeline ? traces::analyze(res.timeline).bubble_fraction
+                      : run.busy     ? busy_bubble_fraction(r, run)
+                                     : res.compute_idle_fraction();
   for (const engine::RankStats& st : res.ranks)
     s.communication_s = std::max(s.communication_s, st.communication_ns * 1e-9);
-  const StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
-  for (int p = 0; p < c.mesh.pp; ++p) {
-    int64_t dense = 0, expert = 0;
-    for (int st = 0; st < r.num_stages; ++st)
-      if (run.schedule.stage_owner[st] == p) {
-        dense += r.w.dense_parameters[st];
-        expert += r.w.expert_parameters[st];
-      }
-    const int64_t act = res.ranks[r.mesh.rank_of({0, p, 0})].peak_activation_bytes;
-    s.memory.push_back(device_memory(dense, expert, c.mesh.dp, c.ep, c.zero, per_param, act));
-    s.peak_memory_bytes = std::max(s.peak_memory_bytes, s.memory.back().total());
+  if (run.skipped) {
+    add_memory(
+        r, run, [&](int p) { return engine::peak_activation(program_of(r, run, p), r.timings); },
+        s);
+  } else {
+    add_memory(
+        r, run,
+        [&](int p) {
+          return res.ranks[r.mesh.rank_of({0, p, 0})].peak_activation_bytes;
+        },
+        s);
   }
-  s.memory_capacity_bytes = r.hw.memory_bytes;
-  s.fits = s.peak_memory_bytes <= r.hw.memory_bytes;
   s.replicas_simulated_once = run.once;
   s.simulated_ranks = run.once ? c.mesh.pp : r.mesh.size();
   s.simulated_actions = res.actions;
