@@ -117,14 +117,17 @@ std::optional<int64_t> activation_delta(const StageTiming& t, ActionKind kind) {
 
 int64_t peak_activation(const std::vector<Action>& program,
                         const std::vector<StageTiming>& stages) {
+  constexpr int kKinds = 4;  // F, B, I, W: the kinds activation_delta prices
+  std::vector<int64_t> deltas(stages.size() * kKinds);
+  for (size_t st = 0; st < stages.size(); ++st)
+    for (int k = 0; k < kKinds; ++k)
+      deltas[st * kKinds + k] = *activation_delta(stages[st], static_cast<ActionKind>(k));
   int64_t held = 0, peak = 0;
   for (const Action& a : program) {
     if (!schedule::is_compute(a.kind) || a.stage < 0 || a.stage >= static_cast<int>(stages.size()))
       continue;
-    if (const std::optional<int64_t> delta = activation_delta(stages[a.stage], a.kind)) {
-      held += *delta;
-      peak = std::max(peak, held);
-    }
+    held += deltas[static_cast<size_t>(a.stage) * kKinds + static_cast<size_t>(a.kind)];
+    peak = std::max(peak, held);
   }
   return peak;
 }

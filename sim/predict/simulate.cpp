@@ -445,6 +445,7 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
   if (c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shares_cores(r)) {
     schedule::GeneratorConfig rg = r.generator;
     rg.mesh = {std::min(c.mesh.dp, 2), c.mesh.pp, 1};  // dp 2 keeps the dp all-reduces in
+    rg.lowered_ranks = c.mesh.pp;                      // dp 0: the representatives
     schedule::Schedule reps = generate_or_explain(rg);
     reps.mesh = {1, c.mesh.pp, 1};
     reps.ranks.resize(c.mesh.pp);
