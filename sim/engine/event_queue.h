@@ -5,6 +5,7 @@
 // append and read instead of a heap sift each.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
@@ -63,9 +64,17 @@ class EventQueue {
     uint32_t bucket;
   };
 
+  // Pending times recently looked up, direct-mapped by a hash of the time: most pushes go to a
+  // time some other rank's event just went to, and find its bucket with one comparison.
+  static constexpr int kCacheBits = 6;
+  static size_t cache_slot(int64_t t) {
+    return static_cast<size_t>((static_cast<uint64_t>(t) * 0x9E3779B97F4A7C15ull) >>
+                               (64 - kCacheBits));
+  }
+
   uint32_t bucket_for(int64_t t) {
-    for (const Slot& s : recent_)
-      if (s.time_ns == t) return s.bucket;
+    Slot& cached = cache_[cache_slot(t)];
+    if (cached.time_ns == t) return cached.bucket;
     uint32_t b;
     auto it = index_.find(t);
     if (it != index_.end()) {
@@ -81,7 +90,7 @@ class EventQueue {
       index_.emplace(t, b);
       heap_push(Slot{t, b});
     }
-    recent_[recent_pos_++ & 3] = Slot{t, b};
+    cached = Slot{t, b};
     return b;
   }
 
@@ -92,8 +101,8 @@ class EventQueue {
     b.next = 0;
     spare_.push_back(s.bucket);
     index_.erase(s.time_ns);
-    for (Slot& r : recent_)
-      if (r.bucket == s.bucket) r.time_ns = kNoTime;
+    if (Slot& cached = cache_[cache_slot(s.time_ns)]; cached.time_ns == s.time_ns)
+      cached.time_ns = kNoTime;
     heap_.front() = heap_.back();
     heap_.pop_back();
     if (!heap_.empty()) sift_down(0);
@@ -125,13 +134,17 @@ class EventQueue {
     heap_[i] = s;
   }
 
-  static constexpr int64_t kNoTime = INT64_MIN;  // a recent_ slot naming no bucket (times are >= 0)
+  static constexpr int64_t kNoTime = INT64_MIN;  // a cache_ slot naming no bucket (times are >= 0)
+  static std::array<Slot, size_t{1} << kCacheBits> empty_cache() {
+    std::array<Slot, size_t{1} << kCacheBits> c;
+    c.fill(Slot{kNoTime, 0});
+    return c;
+  }
   std::vector<Bucket> buckets_;
   std::vector<uint32_t> spare_;
   std::vector<Slot> heap_;  // one entry per distinct pending time
   std::unordered_map<int64_t, uint32_t> index_;
-  Slot recent_[4] = {{kNoTime, 0}, {kNoTime, 0}, {kNoTime, 0}, {kNoTime, 0}};
-  uint32_t recent_pos_ = 0;
+  std::array<Slot, size_t{1} << kCacheBits> cache_ = empty_cache();
   uint64_t next_seq_ = 0;
 };
 
