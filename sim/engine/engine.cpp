@@ -8,7 +8,7 @@
 #include <string>
 
 #include "sim/engine/event_queue.h"
-#include "sim/engine/ports.h"
+#include "sim/engine/links.h"
 #include "sim/engine/program.h"
 #include "sim/engine/recorder.h"
 
@@ -23,18 +23,6 @@ constexpr uint8_t kIssued = 2;      // RECV: the cursor has passed it and counts
 constexpr uint8_t kSendIssued = 4;  // RECV: the sender's cursor has passed the SEND
 constexpr uint8_t kWaitedOn = 8;    // RECV: the receiver's cursor waits here for that
 constexpr uint8_t kReached = 16;  // collective: the cursor has reached it (counted in its instance)
-
-struct Transfer {
-  uint32_t send_op = 0, recv_op = 0;
-  int32_t src = 0, dst = 0;
-  uint32_t port_out = 0, port_in = 0;
-  double remaining = 0;  // bytes still to move
-  double rate = 0;       // bytes per ns
-  int64_t latency_left = 0;
-  int64_t last_ns = 0, start_ns = 0;
-  uint64_t seq = 0;  // of its latest completion event; earlier ones are stale
-  bool active = false;
-};
 
 // Two adjacent cache lines (fetched as a pair): the event loop touches a rank's state and its
 // statistics at every event of that rank.
@@ -65,13 +53,8 @@ class Sim {
         sync_reached_(p.tp_syncs.size(), 0),
         inst_arrived_(p.instances.size(), 0),
         inst_start_(p.instances.size(), 0),
-        deltas_(activation_deltas()) {
-    const int tiers = static_cast<int>(in.links.size());
-    ports_.resize(static_cast<size_t>(p.num_ranks) * tiers * 2);
-    for (size_t i = 0; i < ports_.size(); ++i) {
-      const LinkSpec& l = in.links[(i / 2) % tiers];
-      ports_[i].bytes_per_ns = l.bandwidth_bytes_per_s * 1e-9;
-    }
+        deltas_(activation_deltas()),
+        links_(in.links, p.num_ranks, queue_) {
     for (int r = 0; r < p.num_ranks; ++r) {
       RankState& st = ranks_[r];
       st.pc = p.rank_begin[r];
@@ -230,12 +213,12 @@ class Sim {
     if (e.type() == EventType::kComputeDone) {
       __builtin_prefetch(&ranks_[e.target()]);
     } else if (e.type() == EventType::kTransferDone) {
-      const Transfer& t = transfers_[e.target()];
+      const Links::Transfer& t = links_.transfer(e.target());
       __builtin_prefetch(&p_.ops[t.recv_op]);
       __builtin_prefetch(&ranks_[t.src]);
       __builtin_prefetch(&ranks_[t.dst]);
-      __builtin_prefetch(&ports_[t.port_out]);
-      __builtin_prefetch(&ports_[t.port_in]);
+      __builtin_prefetch(&links_.port(t.port_out));
+      __builtin_prefetch(&links_.port(t.port_in));
     }
   }
 
@@ -247,8 +230,7 @@ class Sim {
       if (st.pc < st.end) __builtin_prefetch(&p_.ops[st.pc]);
       if (st.pc + 2 < st.end) __builtin_prefetch(&p_.ops[st.pc + 2]);
     } else if (e.type() == EventType::kTransferDone) {
-      const Transfer& t = transfers_[e.target()];
-      const RankState& st = ranks_[t.dst];
+      const RankState& st = ranks_[links_.transfer(e.target()).dst];
       if (st.pc < st.end) __builtin_prefetch(&p_.ops[st.pc]);
     }
   }
@@ -262,9 +244,8 @@ class Sim {
     const Op& op = p_.ops[st.pc];
     if (!schedule::is_send(op.kind)) return;
     __builtin_prefetch(&p_.ops[op.aux]);
-    const size_t tiers = in_.links.size();
-    __builtin_prefetch(&ports_[(static_cast<size_t>(e.target()) * tiers + op.tier) * 2]);
-    __builtin_prefetch(&ports_[(static_cast<size_t>(op.peer) * tiers + op.tier) * 2 + 1]);
+    __builtin_prefetch(&links_.port(links_.out_port(static_cast<int>(e.target()), op.tier)));
+    __builtin_prefetch(&links_.port(links_.out_port(op.peer, op.tier) + 1));
   }
 
   // Counts the cursor's arrival at op g, a member of rendezvous instances[op.aux]; true once all
@@ -383,101 +364,31 @@ class Sim {
   void start_send(int r, uint32_t g, int64_t now) {
     const Op& op = p_.ops[g];
     ranks_[r].send_busy = true;
-    const int tier = op.tier;
-    const int tiers = static_cast<int>(in_.links.size());
-    uint32_t id;
-    if (!free_.empty()) {
-      id = free_.back();
-      free_.pop_back();
-    } else {
-      id = static_cast<uint32_t>(transfers_.size());
-      transfers_.emplace_back();
-    }
-    Transfer& t = transfers_[id];
-    t.send_op = g;
-    t.recv_op = static_cast<uint32_t>(op.aux);
-    t.src = r;
-    t.dst = op.peer;
-    t.port_out = static_cast<uint32_t>((static_cast<size_t>(r) * tiers + tier) * 2);
-    t.port_in = static_cast<uint32_t>((static_cast<size_t>(op.peer) * tiers + tier) * 2 + 1);
-    t.remaining = static_cast<double>(op.value);
-    t.latency_left = in_.links[tier].latency_ns;
-    t.rate = 0;
-    t.last_ns = t.start_ns = now;
-    t.active = true;
-    ports_[t.port_out].active.push_back(id);
-    ports_[t.port_in].active.push_back(id);
-    rerate(t.port_out, t.port_in, now);
-  }
-
-  // Brings every transfer through the two ports up to `now` and re-times it at its new rate:
-  // those of port a, then those of port b not also through a.
-  void rerate(uint32_t a, uint32_t b, int64_t now) {
-    const PortTransfers& pa = ports_[a].active;
-    const PortTransfers& pb = ports_[b].active;
-    if (pa.size() <= 1 && pb.size() <= 1) {  // a pipeline's ports: no list needed
-      if (!pa.empty()) retime(pa[0], now);
-      if (!pb.empty() && (pa.empty() || pb[0] != pa[0])) retime(pb[0], now);
-      return;
-    }
-    touched_.clear();
-    for (size_t i = 0; i < pa.size(); ++i) touched_.push_back(pa[i]);
-    for (size_t i = 0; i < pb.size(); ++i)
-      if (std::find(touched_.begin(), touched_.end(), pb[i]) == touched_.end())
-        touched_.push_back(pb[i]);
-    for (uint32_t id : touched_) retime(id, now);
-  }
-
-  void retime(uint32_t id, int64_t now) {
-    Transfer& t = transfers_[id];
-    int64_t dt = now - t.last_ns;
-    if (t.latency_left > 0) {
-      const int64_t use = std::min(dt, t.latency_left);
-      t.latency_left -= use;
-      dt -= use;
-    }
-    t.remaining = std::max(0.0, t.remaining - static_cast<double>(dt) * t.rate);
-    t.last_ns = now;
-    const Port& out = ports_[t.port_out];
-    const Port& in = ports_[t.port_in];
-    t.rate = std::min(out.bytes_per_ns / out.sharers(), in.bytes_per_ns / in.sharers());
-    const double data_ns = t.remaining > 0 ? std::ceil(t.remaining / t.rate) : 0.0;
-    t.seq = queue_.push(now + t.latency_left + static_cast<int64_t>(data_ns),
-                        EventType::kTransferDone, id);
+    links_.start(g, static_cast<uint32_t>(op.aux), r, op.peer, op.tier, op.value, now);
   }
 
   void transfer_done(uint32_t id, uint64_t seq) {
-    Transfer& t = transfers_[id];
-    if (!t.active || t.seq != seq) return;  // superseded by a re-timing
-    t.active = false;
-    ports_[t.port_out].active.drop(id);
-    ports_[t.port_in].active.drop(id);
-    struct {
-      uint32_t send_op, recv_op;
-      int32_t src, dst;
-      int64_t start_ns;
-    } const done{t.send_op, t.recv_op, t.src, t.dst, t.start_ns};
-    free_.push_back(id);
-    if (!ports_[t.port_out].active.empty() || !ports_[t.port_in].active.empty())
-      rerate(t.port_out, t.port_in, now_);
-    const int64_t dur = now_ - done.start_ns;
-    ranks_[done.src].stats.communication_ns += dur;
-    ranks_[done.dst].stats.communication_ns += dur;
-    ranks_[done.src].stats.end_ns = std::max(ranks_[done.src].stats.end_ns, now_);
-    ranks_[done.dst].stats.end_ns = std::max(ranks_[done.dst].stats.end_ns, now_);
+    const std::optional<Links::Arrival> done = links_.arrive(id, seq, now_);
+    if (!done) return;
+    const int64_t dur = now_ - done->start_ns;
+    RankState& src = ranks_[done->src];
+    RankState& dst = ranks_[done->dst];
+    src.stats.communication_ns += dur;
+    dst.stats.communication_ns += dur;
+    src.stats.end_ns = std::max(src.stats.end_ns, now_);
+    dst.stats.end_ns = std::max(dst.stats.end_ns, now_);
     if (rec_.enabled()) {
-      rec_.record(done.send_op, done.start_ns, now_);
-      rec_.record(done.recv_op, done.start_ns, now_);
+      rec_.record(done->send_op, done->start_ns, now_);
+      rec_.record(done->recv_op, done->start_ns, now_);
     }
-    uint8_t& rs = p_.ops[done.recv_op].state;
+    uint8_t& rs = p_.ops[done->recv_op].state;
     rs |= kArrived;
-    RankState& dst = ranks_[done.dst];
     if (rs & kIssued) {
       --dst.pending_recvs;
-      if (dst.pending_recvs == 0 && dst.blocked) advance(done.dst, now_);
+      if (dst.pending_recvs == 0 && dst.blocked) advance(done->dst, now_);
     }
-    ranks_[done.src].send_busy = false;
-    start_next_send(done.src, now_);
+    src.send_busy = false;
+    start_next_send(done->src, now_);
   }
 
   // ---- collectives --------------------------------------------------------------------------
@@ -496,16 +407,10 @@ class Sim {
 
   // A running collective holds each member's egress and ingress port of its tier.
   void occupy_ports(const Instance& I, int delta, int64_t now) {
-    const int tiers = static_cast<int>(in_.links.size());
     for (int32_t k = I.members_begin; k < I.members_end; ++k) {
       const uint32_t g = static_cast<uint32_t>(p_.members[k]);
       const int tier = p_.ops[g].peer;
-      if (tier < 0) continue;
-      const int r = rank_of_member(g);
-      const auto out = static_cast<uint32_t>((static_cast<size_t>(r) * tiers + tier) * 2);
-      ports_[out].collectives += delta;
-      ports_[out + 1].collectives += delta;
-      if (!ports_[out].active.empty() || !ports_[out + 1].active.empty()) rerate(out, out + 1, now);
+      if (tier >= 0) links_.hold(rank_of_member(g), tier, delta, now);
     }
   }
 
@@ -589,14 +494,11 @@ class Sim {
   std::vector<int32_t> sync_reached_;  // the same for tp compute rendezvous
   std::vector<int32_t> inst_arrived_;  // members whose collective stream has reached it
   std::vector<int64_t> inst_start_;
-  std::vector<Transfer> transfers_;
-  std::vector<uint32_t> free_;
-  std::vector<Port> ports_;
-  std::vector<uint32_t> touched_;
   std::vector<Job> jobs_;
   std::vector<int> computing_;   // ranks computing on shared processors
   std::vector<int> wake_;        // waiting ranks whose partners have just issued
   std::vector<int64_t> deltas_;  // activation_deltas()
+  Links links_;
 };
 
 }  // namespace

@@ -2,21 +2,16 @@
 #include "sim/predict/simulate.h"
 
 #include <chrono>
-#include <cmath>
-#include <map>
 #include <set>
 #include <stdexcept>
 #include <tuple>
-#include <unordered_map>
 
-#include "sim/cost/collective_model.h"
-#include "sim/cost/compute_model.h"
 #include "sim/cost/framework.h"
 #include "sim/cost/hardware.h"
-#include "sim/cost/topology.h"
 #include "sim/engine/program.h"
 #include "sim/engine/symmetry.h"
 #include "sim/predict/footprint.h"
+#include "sim/predict/resolved.h"
 #include "sim/predict/run_workload.h"
 #include "sim/predict/workload_costs.h"
 #include "sim/predict/zero.h"
@@ -32,35 +27,6 @@ std::string mesh_text(const PredictConfig& c) {
   if (c.cp > 1) s += " cp=" + std::to_string(c.cp);
   if (c.ep > 1) s += " ep=" + std::to_string(c.ep);
   return s;
-}
-
-// Bytes read and written per parameter by one optimizer update.
-double update_bytes(const PredictConfig& c) { return c.optimizer == Optimizer::kAdam ? 28 : 12; }
-
-// One optimizer update of `params` parameters: a memory-bound pass, or, when a profile calibrated
-// the optimizer phase, its fitted rate. The executor's STEP is SGD counted as 2 FLOPs per parameter
-// over 12 bytes moved; another optimizer scales by the bytes it moves.
-double optimizer_seconds(const PredictConfig& c, double params, const cost::ComputeModel& compute,
-                         const cost::Calibration* calibration) {
-  if (calibration != nullptr) {
-    const cost::PhaseFit& f = calibration->phase(traces::Phase::kOptimizer);
-    if (f.flops_per_s > 0)
-      return f.overhead_ns * 1e-9 + 2 * params / f.flops_per_s * update_bytes(c) / 12;
-  }
-  return compute.stream_seconds(params * update_bytes(c));
-}
-
-// What a data-parallel collective leaves exposed when the framework overlaps it with compute: all
-// of it beyond the `window` of compute it hides behind, and at least one layer's share, which has
-// nothing to hide behind (the first layer's gradients are reduced after the backward has ended; the
-// first layer's parameters must be gathered before the forward can start).
-// The part that does hide still costs the compute it runs beside: its thread blocks hold
-// `sm_share` of the SMs (catalog collective_ctas), so the compute it overlaps runs that much
-// slower.
-double exposed_seconds(double seconds, double window_s, int layers, double sm_share) {
-  const double exposed =
-      std::min(seconds, std::max(seconds / std::max(1, layers), seconds - window_s));
-  return exposed + sm_share * (seconds - exposed);
 }
 
 // The development-set residuals behind a prediction's range: the framework's on this hardware,
@@ -94,173 +60,6 @@ schedule::Schedule generate_or_explain(const schedule::GeneratorConfig& g) {
     throw std::invalid_argument(std::string("schedule: ") + ex.what());
   }
 }
-
-// ---- 1. resolve: the configuration's hardware, workload and per-stage times ---------------------
-
-// Everything priced once per configuration. Not copyable: the models hold references into it.
-struct Resolved {
-  Resolved(const PredictConfig& c, const SimulateOptions& o)
-      : config(c),
-        calibration(o.calibration),
-        fw(cost::find_framework(c.framework)),
-        hw(hardware_for(c, fw)),
-        w(workload_costs(c, fw)),
-        num_stages(static_cast<int>(w.stages.size())),
-        compute(hw, c.precision, o.calibration),
-        topo(c.mesh, c.cp, hw.devices_per_node, c.placement),
-        pricer(hw, topo, c.ep, o.calibration),
-        mesh(c.mesh) {
-    // Fitted rates replace the catalog's: those of another device would silently mean nothing.
-    if (o.calibration != nullptr && !o.calibration->hardware.empty() &&
-        o.calibration->hardware != hw.name)
-      throw std::invalid_argument("calibration: fitted on '" + o.calibration->hardware +
-                                  "' (calibrate --hardware), the config runs on '" + hw.name + "'");
-    const int e = cost::element_bytes(c.precision);
-    generator.family = c.schedule;
-    generator.mesh = c.mesh;
-    generator.microbatches = c.microbatches();
-    generator.virtual_stages = c.virtual_stages;
-    param_bytes.resize(num_stages);
-    for (int s = 0; s < num_stages; ++s) {
-      generator.activation_bytes.push_back(w.stages[s].output_bytes);
-      param_bytes[s] = (w.dense_parameters[s] + w.expert_parameters[s]) * e;
-      generator.gradient_bytes.push_back(param_bytes[s]);
-      const double shards = c.zero >= 1 ? c.mesh.dp : 1;
-      const double opt_s = optimizer_seconds(
-          c, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute, o.calibration);
-      timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
-    }
-  }
-  Resolved(const Resolved&) = delete;
-  Resolved& operator=(const Resolved&) = delete;
-
-  static cost::Hardware hardware_for(const PredictConfig& c, const cost::Framework& fw) {
-    // The entry parse_config read, unless the caller changed the gpu since.
-    cost::Hardware hw = c.hardware.entry && c.hardware.gpu == c.gpu ? *c.hardware.entry
-                                                                    : cost::find_hardware(c.gpu);
-    hw.efficiency.attention = cost::attention_efficiency(hw, fw.flash);
-    if (c.gpus_per_node > 0) {
-      hw.devices_per_node = c.gpus_per_node;
-      hw.nics_per_node = std::min(hw.nics_per_node, c.gpus_per_node);
-    }
-    return hw;
-  }
-
-  const PredictConfig& config;
-  const cost::Calibration* calibration;
-  const cost::Framework fw;
-  const cost::Hardware hw;
-  const WorkloadCosts w;
-  const int num_stages;
-  const cost::ComputeModel compute;
-  const cost::Topology topo;
-  const CommPricer pricer;
-  const mesh::Mesh mesh;
-  schedule::GeneratorConfig generator;
-  std::vector<int64_t> param_bytes;
-  std::vector<engine::StageTiming> timings;
-};
-
-// Prices of the full mesh's links and collectives, by global rank. A collective's price depends
-// on its group's span over nodes, which is the same for every member of one group: spans are
-// computed once per group (O(group size) each, so O(ranks) for all groups of a kind).
-class FullMeshPrices {
- public:
-  explicit FullMeshPrices(const Resolved& r) : r_(r) {}
-
-  int tier(int a, int b) const { return r_.topo.same_node(a, b) ? 0 : 1; }
-
-  int64_t collective_ns(int rank, const schedule::Action& a) {
-    const cost::GroupSpan span = span_of(a.group, rank);
-    const auto key = std::make_tuple(static_cast<int>(a.kind), a.stage, a.bytes, span.ranks,
-                                     span.nodes, span.ranks_per_node, static_cast<int>(a.group));
-    auto it = prices_.find(key);
-    if (it != prices_.end()) return it->second;
-    const PredictConfig& c = r_.config;
-    const auto kind = collective_kind(a.kind);
-    // A framework that reduces gradients in fp32 (grad_reduce_bytes 4) moves that many bytes per
-    // element in its dp reductions, whatever the compute precision.
-    const bool grad_reduction =
-        a.group == mesh::GroupKind::kDp &&
-        (kind == cost::CollectiveKind::kAllReduce || kind == cost::CollectiveKind::kReduceScatter);
-    const double e = cost::element_bytes(c.precision);
-    const double bytes =
-        static_cast<double>(a.bytes) *
-        (grad_reduction && r_.fw.grad_reduce_bytes > 0 ? r_.fw.grad_reduce_bytes / e : 1.0);
-    double seconds;
-    const int64_t expert = a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages
-                               ? r_.w.expert_parameters[a.stage]
-                               : 0;
-    if (expert > 0 && c.ep > 1) {
-      // Expert gradients reduce over the dp / ep replicas of each expert only.
-      const double share = static_cast<double>(expert) / (expert + r_.w.dense_parameters[a.stage]);
-      cost::GroupSpan edp{span.ranks / c.ep, std::min(span.nodes, span.ranks / c.ep),
-                          std::max(1, span.ranks_per_node / c.ep)};
-      seconds =
-          cost::collective_time(r_.hw, kind, bytes * (1 - share), span, r_.calibration).seconds +
-          cost::collective_time(r_.hw, kind, bytes * share, edp, r_.calibration).seconds;
-    } else {
-      seconds = cost::collective_time(r_.hw, kind, bytes, span, r_.calibration).seconds;
-    }
-    if (a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages) {
-      // Gradient reductions hide behind a microbatch's backward, parameter gathers behind the
-      // forward before their use, when the framework overlaps them (framework.h).
-      const engine::StageTiming& t = r_.timings[a.stage];
-      const int layers = r_.w.layers[a.stage];
-      const double sm_share =
-          static_cast<double>(r_.hw.collective_ctas) / std::max(1, r_.hw.compute_units);
-      if (kind == cost::CollectiveKind::kAllGather) {
-        if (r_.fw.param_gather == cost::Overlap::kOverlapped)
-          seconds = exposed_seconds(seconds, t.forward_ns * 1e-9, layers, sm_share);
-      } else if (kind == cost::CollectiveKind::kAllReduce ||
-                 kind == cost::CollectiveKind::kReduceScatter) {
-        if (r_.fw.grad_reduce == cost::Overlap::kOverlapped)
-          seconds = exposed_seconds(seconds, t.backward_ns * 1e-9, layers, sm_share);
-      }
-    }
-    const int64_t v = static_cast<int64_t>(std::llround(seconds * 1e9));
-    prices_.emplace(key, v);
-    return v;
-  }
-
-  // A collective keeps its members' network ports busy when its group spans nodes, else their
-  // NVLink ports: point-to-point transfers then share them.
-  int collective_tier(int rank, const schedule::Action& a) {
-    return span_of(a.group, rank).nodes > 1 ? 1 : 0;
-  }
-
-  // The first member of `rank`'s group of kind g: every member's group span is that member's.
-  int group_leader(mesh::GroupKind g, int rank) const {
-    mesh::MeshCoord c = r_.mesh.coord_of(rank);
-    switch (g) {
-      case mesh::GroupKind::kDp:
-        c.dp = 0;
-        break;
-      case mesh::GroupKind::kTp:
-        c.tp = 0;
-        break;
-      case mesh::GroupKind::kPp:
-        c.pp = 0;
-        break;
-      default:
-        return 0;
-    }
-    return r_.mesh.rank_of(c);
-  }
-
- private:
-  cost::GroupSpan span_of(mesh::GroupKind g, int rank) {
-    const int leader = group_leader(g, rank);
-    const uint64_t key = (uint64_t{static_cast<uint8_t>(g)} << 32) | static_cast<uint32_t>(leader);
-    auto it = spans_.find(key);
-    if (it == spans_.end()) it = spans_.emplace(key, r_.topo.span(g, leader)).first;
-    return it->second;
-  }
-
-  const Resolved& r_;
-  std::unordered_map<uint64_t, cost::GroupSpan> spans_;
-  std::map<std::tuple<int, int, int64_t, int, int, int, int>, int64_t> prices_;
-};
 
 // ---- 2. the engine's input: stage times, link tiers, shared processors --------------------------
 
@@ -571,7 +370,7 @@ Summary summarise(const Resolved& r, const Run& run) {
 
 Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  const Resolved r(c, o);
+  const Resolved r(c, o.calibration);
   FullMeshPrices prices(r);
   engine::EngineInput in = engine_input(r);
   Run run = o.schedule != nullptr ? run_given(r, prices, std::move(in), o)
