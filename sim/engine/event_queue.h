@@ -74,7 +74,7 @@ class EventQueue {
 
   uint32_t bucket_for(int64_t t) {
     Slot& cached = cache_[cache_slot(t)];
-    if (cached.time_ns == t) return cached.bucket;
+    if (cached.time_ns == t && cached.bucket != kNone) return cached.bucket;
     uint32_t b;
     auto it = index_.find(t);
     if (it != index_.end()) {
@@ -101,8 +101,8 @@ class EventQueue {
     b.next = 0;
     spare_.push_back(s.bucket);
     index_.erase(s.time_ns);
-    if (Slot& cached = cache_[cache_slot(s.time_ns)]; cached.time_ns == s.time_ns)
-      cached.time_ns = kNoTime;
+    if (Slot& cached = cache_[cache_slot(s.time_ns)]; cached.bucket == s.bucket)
+      cached.bucket = kNone;
     heap_.front() = heap_.back();
     heap_.pop_back();
     if (!heap_.empty()) sift_down(0);
@@ -134,10 +134,10 @@ class EventQueue {
     heap_[i] = s;
   }
 
-  static constexpr int64_t kNoTime = INT64_MIN;  // a cache_ slot naming no bucket (times are >= 0)
+  static constexpr uint32_t kNone = UINT32_MAX;  // a cache_ slot naming no bucket
   static std::array<Slot, size_t{1} << kCacheBits> empty_cache() {
     std::array<Slot, size_t{1} << kCacheBits> c;
-    c.fill(Slot{kNoTime, 0});
+    c.fill(Slot{0, kNone});
     return c;
   }
   std::vector<Bucket> buckets_;
