@@ -68,6 +68,7 @@ class Links {
   std::vector<uint32_t> free_;
   std::vector<Port> ports_;  // (rank, tier) -> egress at 2i, ingress at 2i + 1
   std::vector<uint32_t> touched_;
+  double last_bytes_ = -1, last_rate_ = -1, last_data_ns_ = 0;  // retime's last quotient
 };
 
 // Inline: the event loop calls these for every transfer.
@@ -155,8 +156,15 @@ inline void Links::retime(uint32_t id, int64_t now) {
   t.last_ns = now;
   const Port& out = ports_[t.port_out];
   const Port& in = ports_[t.port_in];
-  t.rate = std::min(out.bytes_per_ns / out.sharers(), in.bytes_per_ns / in.sharers());
-  const double data_ns = t.remaining > 0 ? std::ceil(t.remaining / t.rate) : 0.0;
+  t.rate = std::min(out.share(), in.share());
+  // Transfers of one stage boundary move the same bytes at the same rate: the last quotient is
+  // reused (the same value; a division costs more than the rest of the re-timing).
+  if (t.remaining != last_bytes_ || t.rate != last_rate_) {
+    last_bytes_ = t.remaining;
+    last_rate_ = t.rate;
+    last_data_ns_ = t.remaining > 0 ? std::ceil(t.remaining / t.rate) : 0.0;
+  }
+  const double data_ns = last_data_ns_;
   t.seq = queue_.push(now + t.latency_left + static_cast<int64_t>(data_ns),
                       EventType::kTransferDone, id);
 }
