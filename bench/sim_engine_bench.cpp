@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "sim/engine/engine.h"
+#include "sim/engine/program.h"
 #include "sim/schedule/generators.h"
 
 namespace {
@@ -75,6 +76,21 @@ BENCHMARK(BM_Engine16k)
     ->ArgName("timeline")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// The first part of BM_Engine16k alone: compiling the schedule into the event loop's program.
+void BM_Compile16k(benchmark::State& state) {
+  const auto s = one_f_one_b(128, 16, 8, 64);
+  const engine::EngineInput in = input_for(s, false);
+  for (auto _ : state) {
+    const engine::Program p = engine::compile(in);
+    benchmark::DoNotOptimize(p.ops.data());
+  }
+  double actions = 0;
+  for (const auto& program : s.ranks) actions += static_cast<double>(program.size());
+  state.counters["actions_per_s"] =
+      benchmark::Counter(actions, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Compile16k)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Growth with GPU count (dp grows, pp 16, tp 8, m 64) and with microbatches (16k GPUs).
 void BM_EngineGpus(benchmark::State& state) {

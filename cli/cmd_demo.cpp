@@ -35,12 +35,7 @@ struct DemoRun {
 };
 
 model::WorkloadSpec mlp() {
-  model::WorkloadSpec w;
-  w.kind = model::WorkloadKind::kMlp;
-  w.layers = 16;
-  w.hidden = 256;
-  w.batch = 64;
-  return w;
+  return {.kind = model::WorkloadKind::kMlp, .layers = 16, .hidden = 256, .batch = 64};
 }
 
 DemoRun make(std::string label, std::string what, model::WorkloadSpec w, schedule::Family f,
@@ -55,14 +50,9 @@ DemoRun make(std::string label, std::string what, model::WorkloadSpec w, schedul
 
 std::vector<DemoRun> demo_runs() {
   using schedule::Family;
-  model::WorkloadSpec chain;
-  chain.kind = model::WorkloadKind::kChain;
-  chain.batch = 16;
-  chain.lr = 0.05f;
-  model::WorkloadSpec classifier;
-  classifier.kind = model::WorkloadKind::kClassifier;
-  classifier.batch = 64;
-  classifier.lr = 0.1f;
+  const model::WorkloadSpec chain{.kind = model::WorkloadKind::kChain, .batch = 16, .lr = 0.05f};
+  const model::WorkloadSpec classifier{
+      .kind = model::WorkloadKind::kClassifier, .batch = 64, .lr = 0.1f};
   return {
       make("seed-chain", "seed chain Linear(1->2)->Linear(2->3)->Linear(3->1), a stage per device",
            chain, Family::kNaive, {1, 3, 1}, 1),
@@ -86,9 +76,7 @@ std::vector<DemoRun> demo_runs() {
 }
 
 void run(const DemoArgs& a) {
-  const auto backend = runtime::parse_backend_kind(a.backend);
-  if (!backend)
-    throw UserError("unknown backend '" + a.backend + "' (auto, cpu, cuda, cuda-virtual)");
+  const runtime::BackendKind backend = parse_backend_option(a.backend);
   if (a.steps < 1) throw UserError("--steps must be >= 1");
   if (!(a.timeout_s > 0)) throw UserError("--timeout must be > 0 seconds");
   const std::filesystem::path dir = a.out;
@@ -103,7 +91,7 @@ void run(const DemoArgs& a) {
   for (const DemoRun& d : runs) {
     if (d.generator.mesh.size() > largest.size()) largest = d.generator.mesh;
   }
-  const runtime::BackendKind kind = runtime::resolve_backend_kind(*backend, largest, &std::cerr);
+  const runtime::BackendKind kind = runtime::resolve_backend_kind(backend, largest, &std::cerr);
   std::vector<RunSummary> summaries;
   bool all_equal = true;
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -164,8 +152,7 @@ void add_demo_command(CLI::App& app) {
       "mesh; check each against one device; write a Chrome trace per run; print a summary");
   cmd->add_option("--out,-o", a->out, "output folder for the traces and summary.json")
       ->capture_default_str();
-  cmd->add_option("--backend,-b", a->backend, "auto, cpu, cuda or cuda-virtual")
-      ->capture_default_str();
+  add_backend_option(*cmd, a->backend);
   cmd->add_option("--steps", a->steps, "training steps per run")->capture_default_str();
   cmd->add_option("--timeout", a->timeout_s, "seconds without progress before a run is stopped")
       ->capture_default_str();

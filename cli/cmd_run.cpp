@@ -148,10 +148,7 @@ void run(const RunArgs& a) {
   spec.check = !a.no_check;
   spec.cores = a.cores;
   spec.replay_trace = a.replay_trace;
-  const auto backend = runtime::parse_backend_kind(a.backend);
-  if (!backend)
-    throw UserError("unknown backend '" + a.backend + "' (auto, cpu, cuda, cuda-virtual)");
-  spec.backend = *backend;
+  spec.backend = parse_backend_option(a.backend);
   const auto tracer = capture::parse_tracer_kind(a.tracer);
   if (!tracer) throw UserError("unknown tracer '" + a.tracer + "' (auto, host, cupti)");
   spec.tracer = *tracer;
@@ -243,8 +240,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(1, 1 << 20));
   add_workload_options(*cmd, a->workload);
   cmd->add_option("--steps", a->steps, "training steps")->capture_default_str();
-  cmd->add_option("--backend,-b", a->backend, "auto, cpu, cuda or cuda-virtual")
-      ->capture_default_str();
+  add_backend_option(*cmd, a->backend);
   cmd->add_option("--tracer", a->tracer, "auto, host (clock) or cupti")->capture_default_str();
   cmd->add_option("--timeout", a->timeout_s,
                   "seconds without progress after which the run is stopped as deadlocked (under "

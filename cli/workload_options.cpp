@@ -1,4 +1,4 @@
-// Workload flags shared by `run` and `demo`.
+// The flags shared by `run` and `demo`: workload and backend.
 #include "cli/workload_options.h"
 
 #include <CLI/CLI.hpp>
@@ -68,6 +68,20 @@ std::string format_losses(const std::vector<double>& losses) {
     std::snprintf(buf, sizeof buf, "%.6g -> %.6g", losses.front(), losses.back());
   }
   return buf;
+}
+
+void add_backend_option(CLI::App& cmd, std::string& backend) {
+  cmd.add_option("--backend,-b", backend,
+                 "where the ranks run: " + runtime::backend_names() + "\n" +
+                     runtime::backend_descriptions())
+      ->capture_default_str();
+}
+
+runtime::BackendKind parse_backend_option(const std::string& backend) {
+  const auto kind = runtime::parse_backend_kind(backend);
+  if (!kind)
+    throw UserError("unknown backend '" + backend + "' (" + runtime::backend_names() + ")");
+  return *kind;
 }
 
 }  // namespace meshscope::cli

@@ -1,11 +1,12 @@
-// The workload flags `run` and `demo` share (--model, --layers, --hidden, --batch, --lr, --seed,
-// and the moe model's --experts, --top-k, --capacity-factor, --ep).
+// The flags `run` and `demo` share: the workload (--model, --layers, --hidden, --batch, --lr,
+// --seed, and the moe model's --experts, --top-k, --capacity-factor, --ep) and --backend.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "profiler/runtime/backend.h"
 #include "sim/model/workload.h"
 
 namespace CLI {
@@ -33,6 +34,11 @@ struct WorkloadArgs {
 };
 
 void add_workload_options(CLI::App& cmd, WorkloadArgs& args);
+
+// --backend,-b, its help listing every backend of profiler/runtime/backend_table.h.
+void add_backend_option(CLI::App& cmd, std::string& backend);
+// The backend named by --backend; UserError listing the names for an unknown one.
+runtime::BackendKind parse_backend_option(const std::string& backend);
 
 // "2.3051 -> 2.2874"
 std::string format_losses(const std::vector<double>& losses);

@@ -18,9 +18,8 @@ std::optional<TracerKind> parse_tracer_kind(std::string_view s) {
 
 namespace {
 
-bool on_gpu(runtime::BackendKind backend) {
-  return backend == runtime::BackendKind::kCuda || backend == runtime::BackendKind::kCudaVirtual;
-}
+// The GPU module's backends (backend_table.h) run on GPUs; CUPTI traces them.
+bool on_gpu(runtime::BackendKind backend) { return runtime::info(backend).in_gpu_module; }
 
 TracerKind resolve(TracerKind kind, runtime::BackendKind backend) {
   if (kind != TracerKind::kAuto) return kind;

@@ -1,6 +1,7 @@
 // A Backend is a set of ranks with their devices and transports: the cpu backend (one thread per
 // rank) and, when built with MESHSCOPE_CUDA, cuda (one GPU per rank, NCCL) and cuda-virtual
-// (N virtual devices on one GPU). make_backend() picks and builds one.
+// (N virtual devices on one GPU). make_backend() picks and builds one; the backends themselves are
+// the rows of backend_table.h.
 #pragma once
 
 #include <array>
@@ -11,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "profiler/runtime/backend_table.h"
 #include "profiler/runtime/device_ops.h"
 #include "profiler/runtime/process_messenger.h"
 #include "profiler/runtime/transport.h"
@@ -18,11 +20,42 @@
 
 namespace meshscope::runtime {
 
-enum class BackendKind : uint8_t { kAuto = 0, kCpu = 1, kCuda = 2, kCudaVirtual = 3, kCount };
-inline constexpr std::array<std::string_view, static_cast<size_t>(BackendKind::kCount)>
-    kBackendKindNames = {"auto", "cpu", "cuda", "cuda-virtual"};
-constexpr std::string_view name(BackendKind k) { return kBackendKindNames[static_cast<size_t>(k)]; }
+#define MESHSCOPE_BACKEND_KIND(kind, name, maker, description) kind,
+enum class BackendKind : uint8_t {
+  kAuto = 0,
+  MESHSCOPE_LINKED_BACKENDS(MESHSCOPE_BACKEND_KIND)
+      MESHSCOPE_GPU_MODULE_BACKENDS(MESHSCOPE_BACKEND_KIND) kCount
+};
+#undef MESHSCOPE_BACKEND_KIND
+
+// A row of backend_table.h, and `auto`'s (row 0).
+struct BackendInfo {
+  BackendKind kind = BackendKind::kAuto;
+  std::string_view name;
+  std::string_view description;
+  bool in_gpu_module = false;  // made by libmeshscope-gpu.so, not linked in
+};
+#define MESHSCOPE_LINKED_BACKEND_INFO(kind, name, maker, description) \
+  BackendInfo{BackendKind::kind, name, description, false},
+#define MESHSCOPE_GPU_MODULE_BACKEND_INFO(kind, name, maker, description) \
+  BackendInfo{BackendKind::kind, name, description, true},
+inline constexpr std::array<BackendInfo, static_cast<size_t>(BackendKind::kCount)> kBackends = {
+    BackendInfo{BackendKind::kAuto, "auto",
+                "cuda when there is a GPU per rank, cuda-virtual when there is at least one GPU, "
+                "else cpu",
+                false},
+    MESHSCOPE_LINKED_BACKENDS(MESHSCOPE_LINKED_BACKEND_INFO)
+        MESHSCOPE_GPU_MODULE_BACKENDS(MESHSCOPE_GPU_MODULE_BACKEND_INFO)};
+#undef MESHSCOPE_LINKED_BACKEND_INFO
+#undef MESHSCOPE_GPU_MODULE_BACKEND_INFO
+
+constexpr const BackendInfo& info(BackendKind k) { return kBackends[static_cast<size_t>(k)]; }
+constexpr std::string_view name(BackendKind k) { return info(k).name; }
 std::optional<BackendKind> parse_backend_kind(std::string_view s);
+// Every backend's name, "auto, cpu, cuda, cuda-virtual", for messages and --help.
+std::string backend_names();
+// One line per backend, "  cpu: host threads, ...", for --help (no newline after the last).
+std::string backend_descriptions();
 
 struct BackendOptions {
   mesh::MeshShape mesh;         // world size = mesh.size(); groups come from mesh::Mesh
@@ -83,10 +116,20 @@ class Backend {
 // Other kinds are returned unchanged. Never throws.
 BackendKind resolve_backend_kind(BackendKind requested, const mesh::MeshShape& mesh,
                                  std::ostream* log);
-// Builds the backend (kAuto resolved first). Throws std::runtime_error when the kind is not built
-// in ("cuda backend not built: configure with MESHSCOPE_CUDA=ON") or cannot start.
+// Builds the backend (kAuto resolved first) through its row's maker. Throws std::runtime_error when
+// the kind is not built in ("backend 'cuda' is not available: this build has no CUDA backend
+// (configure with MESHSCOPE_CUDA=ON)") or cannot start.
 std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options);
-// Whether this build contains the cuda and cuda-virtual backends.
+// Whether this build contains the GPU module's backends (cuda and cuda-virtual).
 bool cuda_backends_built();
+
+// The makers of backend_table.h's rows, each defined by its backend's own .cpp (those of the GPU
+// module's rows only there). make_backend() calls them with `kAuto` resolved; under mpirun
+// (options.processes) after checking one rank per process.
+#define MESHSCOPE_BACKEND_MAKER(kind, name, maker, description) \
+  std::unique_ptr<Backend> maker(const BackendOptions& options);
+MESHSCOPE_LINKED_BACKENDS(MESHSCOPE_BACKEND_MAKER)
+MESHSCOPE_GPU_MODULE_BACKENDS(MESHSCOPE_BACKEND_MAKER)
+#undef MESHSCOPE_BACKEND_MAKER
 
 }  // namespace meshscope::runtime

@@ -1,11 +1,11 @@
-// make_backend: the cpu backend always; cuda and cuda-virtual from the GPU module when this build
-// made one (MESHSCOPE_HAS_CUDA_BACKEND), loaded only when a GPU backend is asked for or probed.
+// make_backend: the rows of backend_table.h. Linked rows are called directly; the GPU module's
+// rows come from libmeshscope-gpu.so when this build made one (MESHSCOPE_HAS_CUDA_BACKEND),
+// loaded only when one of them is asked for or the GPUs are probed.
 #include <ostream>
 #include <stdexcept>
 #include <string>
 
 #include "profiler/runtime/backend.h"
-#include "profiler/runtime/cpu_backend.h"
 #include "profiler/runtime/cuda_entry.h"
 #include "profiler/runtime/process_cpu_backend.h"
 #include "traces/enum_names.h"
@@ -36,22 +36,50 @@ int gpu_count(std::string* why_none) {
   return e != nullptr ? e->usable_gpu_count(why_none) : 0;
 }
 
-// The GPU backend `kind` (cuda or cuda-virtual), or an error saying why there is none.
-std::unique_ptr<Backend> make_gpu_backend(BackendKind kind, const BackendOptions& options) {
+// The row's maker: linked in, or the GPU module's (an error saying why when there is none).
+std::unique_ptr<Backend> make_kind(BackendKind kind, const BackendOptions& options) {
+  switch (kind) {
+#define MESHSCOPE_LINKED_BACKEND_CASE(kind, name, maker, description) \
+  case BackendKind::kind:                                             \
+    return maker(options);
+    MESHSCOPE_LINKED_BACKENDS(MESHSCOPE_LINKED_BACKEND_CASE)
+#undef MESHSCOPE_LINKED_BACKEND_CASE
+    default:
+      break;
+  }
+  if (kind == BackendKind::kAuto || kind >= BackendKind::kCount || !info(kind).in_gpu_module)
+    throw std::runtime_error("make_backend: unknown backend kind");
   std::string why;
   const cuda::CudaBackendEntry* e = cuda_entry(&why);
   if (e == nullptr) {
     throw std::runtime_error(std::string("backend '") + std::string(name(kind)) +
                              "' is not available: " + why);
   }
-  return kind == BackendKind::kCuda ? e->make_cuda_backend(options)
-                                    : e->make_cuda_virtual_backend(options);
+  return e->make_backend(kind, options);
 }
 
 }  // namespace
 
 std::optional<BackendKind> parse_backend_kind(std::string_view s) {
-  return traces::parse_enum<BackendKind>(kBackendKindNames, s);
+  static constexpr auto kNames = [] {
+    std::array<std::string_view, kBackends.size()> names{};
+    for (size_t i = 0; i < kBackends.size(); ++i) names[i] = kBackends[i].name;
+    return names;
+  }();
+  return traces::parse_enum<BackendKind>(kNames, s);
+}
+
+std::string backend_names() {
+  std::string out;
+  for (const BackendInfo& b : kBackends) out += (out.empty() ? "" : ", ") + std::string(b.name);
+  return out;
+}
+
+std::string backend_descriptions() {
+  std::string out;
+  for (const BackendInfo& b : kBackends)
+    out += (out.empty() ? "  " : "\n  ") + std::string(b.name) + ": " + std::string(b.description);
+  return out;
 }
 
 bool cuda_backends_built() { return MESHSCOPE_HAS_CUDA_BACKEND != 0; }
@@ -77,10 +105,10 @@ BackendKind resolve_backend_kind(BackendKind requested, const mesh::MeshShape& m
   return picked;
 }
 
-namespace {
-
-// One rank per process: auto picks cuda when this process sees a GPU (each process drives one).
-std::unique_ptr<Backend> make_process_backend(BackendKind kind, const BackendOptions& options) {
+std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options) {
+  if (options.processes == nullptr)
+    return make_kind(resolve_backend_kind(kind, options.mesh, options.log), options);
+  // One rank per process: auto picks cuda when this process sees a GPU (each process drives one).
   ProcessMessenger& processes = *options.processes;
   check_one_rank_per_process(options.mesh, processes);
   if (kind == BackendKind::kAuto) {
@@ -92,37 +120,7 @@ std::unique_ptr<Backend> make_process_backend(BackendKind kind, const BackendOpt
                    << (kind == BackendKind::kCpu ? "; no GPU: " + why : std::string()) << ")\n";
     }
   }
-  switch (kind) {
-    case BackendKind::kCpu:
-      return std::make_unique<ProcessCpuBackend>(options.mesh, processes);
-    case BackendKind::kCuda:
-      return make_gpu_backend(kind, options);
-    case BackendKind::kCudaVirtual:
-      throw std::runtime_error(
-          "backend 'cuda-virtual' runs every rank on one GPU in one process: "
-          "start it without mpirun");
-    default:
-      break;
-  }
-  throw std::runtime_error("make_backend: unknown backend kind");
-}
-
-}  // namespace
-
-std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options) {
-  if (options.processes != nullptr) return make_process_backend(kind, options);
-  kind = resolve_backend_kind(kind, options.mesh, options.log);
-  switch (kind) {
-    case BackendKind::kCpu:
-      return std::make_unique<CpuBackend>(options.mesh, options.pin_threads);
-    case BackendKind::kCuda:
-    case BackendKind::kCudaVirtual:
-      return make_gpu_backend(kind, options);
-    case BackendKind::kAuto:
-    case BackendKind::kCount:
-      break;
-  }
-  throw std::runtime_error("make_backend: unknown backend kind");
+  return make_kind(kind, options);
 }
 
 }  // namespace meshscope::runtime

@@ -7,6 +7,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "profiler/runtime/process_cpu_backend.h"
+
 namespace meshscope::runtime {
 
 CpuTransport::CpuTransport(
@@ -132,6 +134,13 @@ void CpuBackend::abort(const std::string& reason) noexcept {
   abort_.set(reason);
   for (auto& m : mailboxes_) m->wake();
   for (auto& g : groups_) g->wake();
+}
+
+// The maker of backend_table.h's row "cpu": rank threads, or under mpirun this process's one rank.
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options) {
+  if (options.processes != nullptr)
+    return std::make_unique<ProcessCpuBackend>(options.mesh, *options.processes);
+  return std::make_unique<CpuBackend>(options.mesh, options.pin_threads);
 }
 
 }  // namespace meshscope::runtime

@@ -14,7 +14,7 @@ inline constexpr const char* kMpiModuleFile = "libmeshscope-mpi.so";
 
 // Bumped whenever an entry table or a type passed through one changes, so a module from another
 // build is refused instead of called with the wrong layout.
-inline constexpr int kPluginAbi = 1;
+inline constexpr int kPluginAbi = 2;
 
 // The address of `symbol` in module `file`, loading the module on first use (once per process;
 // later calls reuse it). The module is looked for in $MESHSCOPE_PLUGIN_DIR, beside the running

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "sim/engine/event_queue.h"
-#include "sim/engine/ports.h"
+#include "sim/engine/links.h"
 #include "sim/engine/program.h"
 #include "sim/engine/recorder.h"
 
@@ -24,20 +24,9 @@ constexpr uint8_t kSendIssued = 4;  // RECV: the sender's cursor has passed the 
 constexpr uint8_t kWaitedOn = 8;    // RECV: the receiver's cursor waits here for that
 constexpr uint8_t kReached = 16;  // collective: the cursor has reached it (counted in its instance)
 
-struct Transfer {
-  uint32_t send_op = 0, recv_op = 0;
-  int32_t src = 0, dst = 0;
-  uint32_t port_out = 0, port_in = 0;
-  double remaining = 0;  // bytes still to move
-  double rate = 0;       // bytes per ns
-  int64_t latency_left = 0;
-  int64_t last_ns = 0, start_ns = 0;
-  uint64_t seq = 0;  // of its latest completion event; earlier ones are stale
-  bool active = false;
-};
-
-// One cache line: the event loop touches a rank's state at every event of that rank.
-struct alignas(64) RankState {
+// Two adjacent cache lines (fetched as a pair): the event loop touches a rank's state and its
+// statistics at every event of that rank.
+struct alignas(128) RankState {
   uint32_t pc = 0, end = 0;
   uint32_t sends_started = 0, sends_issued = 0;  // absolute indices into Program::sends
   uint32_t coll_head = 0, colls_issued = 0;      // absolute indices into Program::colls
@@ -48,6 +37,7 @@ struct alignas(64) RankState {
   bool compute_busy = false, blocked = false, send_busy = false, coll_busy = false;
   bool waiting =
       false;  // the cursor waits at a RECV or collective for its partners to issue theirs
+  RankStats stats;
 };
 
 class Sim {
@@ -58,18 +48,13 @@ class Sim {
         p_(p),
         rec_(in, p, in.build_timeline || in.record_busy),
         ranks_(p.num_ranks),
-        stats_(p.num_ranks),
         pending_colls_(static_cast<size_t>(p.num_ranks) * p.slots_per_rank * 2, 0),
         inst_reached_(p.instances.size(), 0),
         sync_reached_(p.tp_syncs.size(), 0),
         inst_arrived_(p.instances.size(), 0),
-        inst_start_(p.instances.size(), 0) {
-    const int tiers = static_cast<int>(in.links.size());
-    ports_.resize(static_cast<size_t>(p.num_ranks) * tiers * 2);
-    for (size_t i = 0; i < ports_.size(); ++i) {
-      const LinkSpec& l = in.links[(i / 2) % tiers];
-      ports_[i].bytes_per_ns = l.bandwidth_bytes_per_s * 1e-9;
-    }
+        inst_start_(p.instances.size(), 0),
+        deltas_(activation_deltas()),
+        links_(in.links, p.num_ranks, queue_) {
     for (int r = 0; r < p.num_ranks; ++r) {
       RankState& st = ranks_[r];
       st.pc = p.rank_begin[r];
@@ -86,6 +71,7 @@ class Sim {
     int64_t events = 0;
     while (!queue_.empty()) {
       const Event e = queue_.pop();
+      prefetch_ahead();
       ++events;
       now_ = e.time_ns;
       switch (e.type()) {
@@ -107,10 +93,13 @@ class Sim {
     EngineResult res;
     res.events = events;
     res.actions = static_cast<int64_t>(p_.ops.size());
-    for (const RankStats& s : stats_) res.step_time_ns = std::max(res.step_time_ns, s.end_ns);
+    res.ranks.reserve(ranks_.size());
+    for (const RankState& st : ranks_) {
+      res.ranks.push_back(st.stats);
+      res.step_time_ns = std::max(res.step_time_ns, st.stats.end_ns);
+    }
     if (rec_.enabled())
-      for (int r = 0; r < p_.num_ranks; ++r) stats_[r].busy_ns = rec_.busy_ns(r);
-    res.ranks = std::move(stats_);
+      for (int r = 0; r < p_.num_ranks; ++r) res.ranks[r].busy_ns = rec_.busy_ns(r);
     if (in_.build_timeline) res.timeline = rec_.finish(res.step_time_ns);
     return res;
   }
@@ -201,6 +190,64 @@ class Sim {
     st.blocked = false;
   }
 
+  // ---- prefetching ----------------------------------------------------------------------------
+  // With thousands of ranks in flight, the state an event touches (its rank, the rank's next ops,
+  // the peer's RECV a SEND marks) has left the cache since that rank's last event. Events at one
+  // time pop in push order, so the loop knows the next ones: it fetches their memory in three
+  // steps, each reading what the previous one fetched, so no step waits on memory. Prefetches are
+  // hints: they change no state and no result. (Always inlined: GCC finds a function whose only
+  // effect is a prefetch free of side effects and drops the call before inlining it.)
+  static constexpr size_t kFetchRank = 24, kFetchOps = 12, kFetchPeer = 4;
+
+  [[gnu::always_inline]] void prefetch_ahead() const {
+    const auto [keys, n] = queue_.front_keys();
+    if (n > kFetchRank) fetch_rank(keys[kFetchRank]);
+    if (n > kFetchOps) fetch_ops(keys[kFetchOps]);
+    if (n > kFetchPeer) fetch_peer(keys[kFetchPeer]);
+  }
+
+  static Event upcoming(uint64_t key) { return Event{0, key}; }
+
+  [[gnu::always_inline]] void fetch_rank(uint64_t key) const {
+    const Event e = upcoming(key);
+    if (e.type() == EventType::kComputeDone) {
+      __builtin_prefetch(&ranks_[e.target()]);
+    } else if (e.type() == EventType::kTransferDone) {
+      const Links::Transfer& t = links_.transfer(e.target());
+      __builtin_prefetch(&p_.ops[t.recv_op]);
+      __builtin_prefetch(&ranks_[t.src]);
+      __builtin_prefetch(&ranks_[t.dst]);
+      __builtin_prefetch(&links_.port(t.port_out));
+      __builtin_prefetch(&links_.port(t.port_in));
+    }
+  }
+
+  [[gnu::always_inline]] void fetch_ops(uint64_t key) const {
+    const Event e = upcoming(key);
+    if (e.type() == EventType::kComputeDone) {
+      const RankState& st = ranks_[e.target()];
+      __builtin_prefetch(&p_.ops[st.compute_op]);
+      if (st.pc < st.end) __builtin_prefetch(&p_.ops[st.pc]);
+      if (st.pc + 2 < st.end) __builtin_prefetch(&p_.ops[st.pc + 2]);
+    } else if (e.type() == EventType::kTransferDone) {
+      const RankState& st = ranks_[links_.transfer(e.target()).dst];
+      if (st.pc < st.end) __builtin_prefetch(&p_.ops[st.pc]);
+    }
+  }
+
+  // A rank resuming at a SEND marks its peer's RECV and starts the transfer on both ports.
+  [[gnu::always_inline]] void fetch_peer(uint64_t key) const {
+    const Event e = upcoming(key);
+    if (e.type() != EventType::kComputeDone) return;
+    const RankState& st = ranks_[e.target()];
+    if (st.pc >= st.end) return;
+    const Op& op = p_.ops[st.pc];
+    if (!schedule::is_send(op.kind)) return;
+    __builtin_prefetch(&p_.ops[op.aux]);
+    __builtin_prefetch(&links_.port(links_.out_port(static_cast<int>(e.target()), op.tier)));
+    __builtin_prefetch(&links_.port(links_.out_port(op.peer, op.tier) + 1));
+  }
+
   // Counts the cursor's arrival at op g, a member of rendezvous instances[op.aux]; true once all
   // `expected` members (0: every listed member) have reached it. The last to arrive wakes the
   // others.
@@ -243,19 +290,31 @@ class Sim {
     st.compute_busy = false;
     const uint32_t g = st.compute_op;
     const Op& op = p_.ops[g];
-    stats_[r].compute_ns += now_ - st.compute_start;
-    stats_[r].end_ns = std::max(stats_[r].end_ns, now_);
+    ranks_[r].stats.compute_ns += now_ - st.compute_start;
+    ranks_[r].stats.end_ns = std::max(ranks_[r].stats.end_ns, now_);
     if (rec_.enabled()) rec_.record(g, st.compute_start, now_);
     track_activation(r, op);
     advance(r, now_);
   }
 
+  // activation_delta of F, B, I and W (kinds 0..3) per stage, priced once; STEP holds none.
+  static constexpr int kHoldingKinds = 4;
+  std::vector<int64_t> activation_deltas() const {
+    std::vector<int64_t> d(in_.stages.size() * kHoldingKinds);
+    for (size_t st = 0; st < in_.stages.size(); ++st)
+      for (int k = 0; k < kHoldingKinds; ++k)
+        d[st * kHoldingKinds + k] =
+            activation_delta(in_.stages[st], static_cast<ActionKind>(k)).value_or(0);
+    return d;
+  }
+
   void track_activation(int r, const Op& op) {
-    const std::optional<int64_t> delta = activation_delta(in_.stages[op.stage], op.kind);
-    if (!delta) return;
+    const auto k = static_cast<int>(op.kind);
+    if (k >= kHoldingKinds) return;
     RankState& st = ranks_[r];
-    st.activation += *delta;
-    stats_[r].peak_activation_bytes = std::max(stats_[r].peak_activation_bytes, st.activation);
+    st.activation += deltas_[static_cast<size_t>(op.stage) * kHoldingKinds + k];
+    ranks_[r].stats.peak_activation_bytes =
+        std::max(ranks_[r].stats.peak_activation_bytes, st.activation);
   }
 
   // ---- compute on shared processors (cpu backend) -------------------------------------------
@@ -305,88 +364,31 @@ class Sim {
   void start_send(int r, uint32_t g, int64_t now) {
     const Op& op = p_.ops[g];
     ranks_[r].send_busy = true;
-    const int tier = op.tier;
-    const int tiers = static_cast<int>(in_.links.size());
-    uint32_t id;
-    if (!free_.empty()) {
-      id = free_.back();
-      free_.pop_back();
-    } else {
-      id = static_cast<uint32_t>(transfers_.size());
-      transfers_.emplace_back();
-    }
-    Transfer& t = transfers_[id];
-    t.send_op = g;
-    t.recv_op = static_cast<uint32_t>(op.aux);
-    t.src = r;
-    t.dst = op.peer;
-    t.port_out = static_cast<uint32_t>((static_cast<size_t>(r) * tiers + tier) * 2);
-    t.port_in = static_cast<uint32_t>((static_cast<size_t>(op.peer) * tiers + tier) * 2 + 1);
-    t.remaining = static_cast<double>(op.value);
-    t.latency_left = in_.links[tier].latency_ns;
-    t.rate = 0;
-    t.last_ns = t.start_ns = now;
-    t.active = true;
-    ports_[t.port_out].active.push_back(id);
-    ports_[t.port_in].active.push_back(id);
-    rerate(t.port_out, t.port_in, now);
-  }
-
-  // Brings every transfer through the two ports up to `now` and re-times it at its new rate.
-  void rerate(uint32_t a, uint32_t b, int64_t now) {
-    touched_.clear();
-    const PortTransfers& pa = ports_[a].active;
-    const PortTransfers& pb = ports_[b].active;
-    for (size_t i = 0; i < pa.size(); ++i) touched_.push_back(pa[i]);
-    for (size_t i = 0; i < pb.size(); ++i)
-      if (std::find(touched_.begin(), touched_.end(), pb[i]) == touched_.end())
-        touched_.push_back(pb[i]);
-    for (uint32_t id : touched_) {
-      Transfer& t = transfers_[id];
-      int64_t dt = now - t.last_ns;
-      if (t.latency_left > 0) {
-        const int64_t use = std::min(dt, t.latency_left);
-        t.latency_left -= use;
-        dt -= use;
-      }
-      t.remaining = std::max(0.0, t.remaining - static_cast<double>(dt) * t.rate);
-      t.last_ns = now;
-      const Port& out = ports_[t.port_out];
-      const Port& in = ports_[t.port_in];
-      t.rate = std::min(out.bytes_per_ns / out.sharers(), in.bytes_per_ns / in.sharers());
-      const double data_ns = t.remaining > 0 ? std::ceil(t.remaining / t.rate) : 0.0;
-      t.seq = queue_.push(now + t.latency_left + static_cast<int64_t>(data_ns),
-                          EventType::kTransferDone, id);
-    }
+    links_.start(g, static_cast<uint32_t>(op.aux), r, op.peer, op.tier, op.value, now);
   }
 
   void transfer_done(uint32_t id, uint64_t seq) {
-    Transfer& t = transfers_[id];
-    if (!t.active || t.seq != seq) return;  // superseded by a re-timing
-    t.active = false;
-    ports_[t.port_out].active.drop(id);
-    ports_[t.port_in].active.drop(id);
-    const Transfer done = t;
-    free_.push_back(id);
-    rerate(done.port_out, done.port_in, now_);
-    const int64_t dur = now_ - done.start_ns;
-    stats_[done.src].communication_ns += dur;
-    stats_[done.dst].communication_ns += dur;
-    stats_[done.src].end_ns = std::max(stats_[done.src].end_ns, now_);
-    stats_[done.dst].end_ns = std::max(stats_[done.dst].end_ns, now_);
+    const std::optional<Links::Arrival> done = links_.arrive(id, seq, now_);
+    if (!done) return;
+    const int64_t dur = now_ - done->start_ns;
+    RankState& src = ranks_[done->src];
+    RankState& dst = ranks_[done->dst];
+    src.stats.communication_ns += dur;
+    dst.stats.communication_ns += dur;
+    src.stats.end_ns = std::max(src.stats.end_ns, now_);
+    dst.stats.end_ns = std::max(dst.stats.end_ns, now_);
     if (rec_.enabled()) {
-      rec_.record(done.send_op, done.start_ns, now_);
-      rec_.record(done.recv_op, done.start_ns, now_);
+      rec_.record(done->send_op, done->start_ns, now_);
+      rec_.record(done->recv_op, done->start_ns, now_);
     }
-    uint8_t& rs = p_.ops[done.recv_op].state;
+    uint8_t& rs = p_.ops[done->recv_op].state;
     rs |= kArrived;
-    RankState& dst = ranks_[done.dst];
     if (rs & kIssued) {
       --dst.pending_recvs;
-      if (dst.pending_recvs == 0 && dst.blocked) advance(done.dst, now_);
+      if (dst.pending_recvs == 0 && dst.blocked) advance(done->dst, now_);
     }
-    ranks_[done.src].send_busy = false;
-    start_next_send(done.src, now_);
+    src.send_busy = false;
+    start_next_send(done->src, now_);
   }
 
   // ---- collectives --------------------------------------------------------------------------
@@ -405,16 +407,10 @@ class Sim {
 
   // A running collective holds each member's egress and ingress port of its tier.
   void occupy_ports(const Instance& I, int delta, int64_t now) {
-    const int tiers = static_cast<int>(in_.links.size());
     for (int32_t k = I.members_begin; k < I.members_end; ++k) {
       const uint32_t g = static_cast<uint32_t>(p_.members[k]);
       const int tier = p_.ops[g].peer;
-      if (tier < 0) continue;
-      const int r = rank_of_member(g);
-      const auto out = static_cast<uint32_t>((static_cast<size_t>(r) * tiers + tier) * 2);
-      ports_[out].collectives += delta;
-      ports_[out + 1].collectives += delta;
-      if (!ports_[out].active.empty() || !ports_[out + 1].active.empty()) rerate(out, out + 1, now);
+      if (tier >= 0) links_.hold(rank_of_member(g), tier, delta, now);
     }
   }
 
@@ -426,8 +422,8 @@ class Sim {
       const uint32_t g = static_cast<uint32_t>(p_.members[k]);
       const int r = rank_of_member(g);
       RankState& st = ranks_[r];
-      stats_[r].communication_ns += now_ - start;
-      stats_[r].end_ns = std::max(stats_[r].end_ns, now_);
+      ranks_[r].stats.communication_ns += now_ - start;
+      ranks_[r].stats.end_ns = std::max(ranks_[r].stats.end_ns, now_);
       if (rec_.enabled()) rec_.record(g, start, now_);
       --pending_colls_[coll_index(r, p_.ops[g])];
       st.coll_busy = false;
@@ -493,19 +489,16 @@ class Sim {
   EventQueue queue_;
   int64_t now_ = 0;
   std::vector<RankState> ranks_;
-  std::vector<RankStats> stats_;
   std::vector<int32_t> pending_colls_;
   std::vector<int32_t> inst_reached_;  // members whose cursor has reached the collective
   std::vector<int32_t> sync_reached_;  // the same for tp compute rendezvous
   std::vector<int32_t> inst_arrived_;  // members whose collective stream has reached it
   std::vector<int64_t> inst_start_;
-  std::vector<Transfer> transfers_;
-  std::vector<uint32_t> free_;
-  std::vector<Port> ports_;
-  std::vector<uint32_t> touched_;
   std::vector<Job> jobs_;
-  std::vector<int> computing_;  // ranks computing on shared processors
-  std::vector<int> wake_;       // waiting ranks whose partners have just issued
+  std::vector<int> computing_;   // ranks computing on shared processors
+  std::vector<int> wake_;        // waiting ranks whose partners have just issued
+  std::vector<int64_t> deltas_;  // activation_deltas()
+  Links links_;
 };
 
 }  // namespace

@@ -5,8 +5,10 @@
 // append and read instead of a heap sift each.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace meshscope::engine {
@@ -37,6 +39,14 @@ class EventQueue {
     return seq;
   }
 
+  // The keys still to pop at the earliest pending time, in the order they will pop: the event
+  // loop looks a few events ahead to fetch their state before it needs it.
+  std::pair<const uint64_t*, size_t> front_keys() const {
+    if (heap_.empty()) return {nullptr, 0};
+    const Bucket& b = buckets_[heap_.front().bucket];
+    return {b.keys.data() + b.next, b.keys.size() - b.next};
+  }
+
   Event pop() {
     Bucket& b = buckets_[heap_.front().bucket];
     const Event e{heap_.front().time_ns, b.keys[b.next++]};
@@ -54,9 +64,17 @@ class EventQueue {
     uint32_t bucket;
   };
 
+  // Pending times recently looked up, direct-mapped by a hash of the time: most pushes go to a
+  // time some other rank's event just went to, and find its bucket with one comparison.
+  static constexpr int kCacheBits = 6;
+  static size_t cache_slot(int64_t t) {
+    return static_cast<size_t>((static_cast<uint64_t>(t) * 0x9E3779B97F4A7C15ull) >>
+                               (64 - kCacheBits));
+  }
+
   uint32_t bucket_for(int64_t t) {
-    for (const Slot& s : recent_)
-      if (s.time_ns == t && s.bucket != kNone) return s.bucket;
+    Slot& cached = cache_[cache_slot(t)];
+    if (cached.time_ns == t && cached.bucket != kNone) return cached.bucket;
     uint32_t b;
     auto it = index_.find(t);
     if (it != index_.end()) {
@@ -72,7 +90,7 @@ class EventQueue {
       index_.emplace(t, b);
       heap_push(Slot{t, b});
     }
-    recent_[recent_pos_++ & 3] = Slot{t, b};
+    cached = Slot{t, b};
     return b;
   }
 
@@ -83,8 +101,8 @@ class EventQueue {
     b.next = 0;
     spare_.push_back(s.bucket);
     index_.erase(s.time_ns);
-    for (Slot& r : recent_)
-      if (r.bucket == s.bucket) r.bucket = kNone;
+    if (Slot& cached = cache_[cache_slot(s.time_ns)]; cached.bucket == s.bucket)
+      cached.bucket = kNone;
     heap_.front() = heap_.back();
     heap_.pop_back();
     if (!heap_.empty()) sift_down(0);
@@ -116,13 +134,17 @@ class EventQueue {
     heap_[i] = s;
   }
 
-  static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr uint32_t kNone = UINT32_MAX;  // a cache_ slot naming no bucket
+  static std::array<Slot, size_t{1} << kCacheBits> empty_cache() {
+    std::array<Slot, size_t{1} << kCacheBits> c;
+    c.fill(Slot{0, kNone});
+    return c;
+  }
   std::vector<Bucket> buckets_;
   std::vector<uint32_t> spare_;
   std::vector<Slot> heap_;  // one entry per distinct pending time
   std::unordered_map<int64_t, uint32_t> index_;
-  Slot recent_[4] = {{0, kNone}, {0, kNone}, {0, kNone}, {0, kNone}};
-  uint32_t recent_pos_ = 0;
+  std::array<Slot, size_t{1} << kCacheBits> cache_ = empty_cache();
   uint64_t next_seq_ = 0;
 };
 

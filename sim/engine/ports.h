@@ -47,6 +47,10 @@ struct alignas(64) Port {
   PortTransfers active;  // transfers in flight through this port
   int collectives = 0;   // collectives running on it, each counting as one more transfer
   double sharers() const { return static_cast<double>(active.size() + collectives); }
+  // Bandwidth per sharer (bytes_per_ns / sharers(); no division for the common lone sharer).
+  double share() const {
+    return active.size() == 1 && collectives == 0 ? bytes_per_ns : bytes_per_ns / sharers();
+  }
 };
 
 }  // namespace meshscope::engine

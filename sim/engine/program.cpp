@@ -115,15 +115,325 @@ std::optional<int64_t> activation_delta(const StageTiming& t, ActionKind kind) {
   }
 }
 
+int64_t peak_activation(const std::vector<Action>& program,
+                        const std::vector<StageTiming>& stages) {
+  constexpr int kKinds = 4;  // F, B, I, W: the kinds activation_delta prices
+  std::vector<int64_t> deltas(stages.size() * kKinds);
+  for (size_t st = 0; st < stages.size(); ++st)
+    for (int k = 0; k < kKinds; ++k)
+      deltas[st * kKinds + k] = *activation_delta(stages[st], static_cast<ActionKind>(k));
+  int64_t held = 0, peak = 0;
+  for (const Action& a : program) {
+    if (!schedule::is_compute(a.kind) || a.stage < 0 || a.stage >= static_cast<int>(stages.size()))
+      continue;
+    held += deltas[static_cast<size_t>(a.stage) * kKinds + static_cast<size_t>(a.kind)];
+    peak = std::max(peak, held);
+  }
+  return peak;
+}
+
 int Program::rank_of_op(uint32_t g) const {
   auto it = std::upper_bound(rank_begin.begin(), rank_begin.end(), g);
   return static_cast<int>(it - rank_begin.begin()) - 1;
 }
 
+namespace {
+
+// An error of pairing a SEND with its RECV. compile() reads the schedule once, so a SEND to a later
+// rank meets its RECV only when that rank is read; such errors are kept, and the one of the first
+// SEND in (rank, action) order is thrown after the whole schedule is read, after any error of an
+// action itself (stage or microbatch out of range, a RECV twice), which is thrown at once.
+struct PairingError {
+  uint64_t at = UINT64_MAX;  // rank << 32 | action index of the SEND
+  bool invalid_argument = false;
+  std::string message;
+
+  void keep(int rank, size_t index, std::string m, bool invalid = false) {
+    const uint64_t key = uint64_t{static_cast<uint32_t>(rank)} << 32 | index;
+    if (key >= at) return;
+    at = key;
+    invalid_argument = invalid;
+    message = std::move(m);
+  }
+  void throw_if_any() const {
+    if (at == UINT64_MAX) return;
+    if (invalid_argument) throw std::invalid_argument(message);
+    throw SimulationError(message);
+  }
+};
+
+// The compile pass: reads every rank's actions once, in rank order, writing its ops.
+class Compiler {
+ public:
+  Compiler(const EngineInput& in, Program& p) : in_(in), s_(*in.schedule), mesh_(s_.mesh), p_(p) {}
+
+  void run() {
+    const int ranks = mesh_.size();
+    slot_ = stage_slots(s_, &p_.slots_per_rank);
+    owner_.resize(s_.num_stages);
+    for (int st = 0; st < s_.num_stages; ++st)
+      owner_[st] =
+          st < static_cast<int>(s_.stage_owner.size()) ? s_.stage_owner[st] : st % s_.mesh.pp;
+    m_ = std::max(1, s_.num_microbatches);
+    p_.num_ranks = ranks;
+    p_.rank_begin.resize(ranks + 1, 0);
+    for (int r = 0; r < ranks; ++r)
+      p_.rank_begin[r + 1] = p_.rank_begin[r] + static_cast<uint32_t>(s_.ranks[r].size());
+    p_.ops.reserve(p_.rank_begin[ranks]);
+    recv_at_.assign(static_cast<size_t>(ranks) * 2 * p_.slots_per_rank * m_, -1);
+    send_at_.assign(recv_at_.size(), -1);
+    p_.send_begin.assign(ranks + 1, 0);
+    p_.coll_begin.assign(ranks + 1, 0);
+    group_seq_.assign(static_cast<size_t>(ranks) * 4, 0);
+    for (auto& g : inst_of_) g.resize(ranks);
+    for (int r = 0; r < ranks; ++r) {
+      p_.send_begin[r] = static_cast<uint32_t>(p_.sends.size());
+      p_.coll_begin[r] = static_cast<uint32_t>(p_.colls.size());
+      read_rank(r);
+    }
+    p_.send_begin[ranks] = static_cast<uint32_t>(p_.sends.size());
+    p_.coll_begin[ranks] = static_cast<uint32_t>(p_.colls.size());
+    if (pending_ > 0) report_unmatched_sends();
+    error_.throw_if_any();
+    // A RECV no SEND matched: found by a scan only when there is one.
+    for (size_t g = 0; matched_ != recvs_ && g < p_.ops.size(); ++g) {
+      const Op& op = p_.ops[g];
+      if (schedule::is_recv(op.kind) && op.aux < 0) {
+        const int r = p_.rank_of_op(static_cast<uint32_t>(g));
+        const size_t i = g - p_.rank_begin[r];
+        throw SimulationError(where(r, i, s_.ranks[r][i]) + ": no rank sends it");
+      }
+    }
+    build_instances();
+    if (!tp_agree_) add_tp_syncs(mesh_, p_);
+  }
+
+ private:
+  size_t recv_key(int rank, bool backward, int st, int mb) const {
+    return ((static_cast<size_t>(rank) * 2 + backward) * p_.slots_per_rank + slot_[st]) * m_ + mb;
+  }
+
+  void read_rank(int r) {
+    const auto& acts = s_.ranks[r];
+    // Whether every tp rank runs its group's tp 0 program action for action, checked while the
+    // lead's program (a few ranks back) is still in cache.
+    const int lead = s_.mesh.tp > 1 ? mesh_.peer_in_group(mesh::GroupKind::kTp, r, 0) : r;
+    const auto& lead_acts = s_.ranks[lead];
+    if (lead != r && lead_acts.size() != acts.size()) tp_agree_ = false;
+    const bool compare = lead != r && tp_agree_;
+    rank_coord_ = mesh_.coord_of(r);
+    tiers_seen_ = 0;
+    for (size_t i = 0; i < acts.size(); ++i) {
+      const Action& a = acts[i];
+      if (compare && tp_agree_ && !same_tp_step(a, lead_acts[i])) tp_agree_ = false;
+      if (a.stage < 0 || a.stage >= s_.num_stages)
+        throw SimulationError(where(r, i, a) + ": stage outside 0.." +
+                              std::to_string(s_.num_stages - 1));
+      const auto gi = static_cast<uint32_t>(p_.ops.size());
+      Op& op = p_.ops.emplace_back();
+      op.kind = a.kind;
+      op.slot = slot_[a.stage];
+      op.stage = a.stage;
+      const StageTiming& t = in_.stages[a.stage];
+      if (schedule::is_compute(a.kind) || a.kind == ActionKind::kOptimizerStep) {
+        op.value = in_.compute_action_ns ? in_.compute_action_ns(r, a) : compute_ns(t, a.kind);
+      } else if (schedule::is_p2p(a.kind)) {
+        // A RECV keeps its own size (0: not given) until its SEND is matched to it and checked.
+        op.value = a.bytes > 0 || !schedule::is_send(a.kind) ? a.bytes : t.p2p_bytes;
+        if (a.microbatch < 0 || a.microbatch >= m_)
+          throw SimulationError(where(r, i, a) + ": microbatch outside 0.." +
+                                std::to_string(m_ - 1));
+        if (schedule::is_send(a.kind)) {
+          p_.sends.push_back(static_cast<int32_t>(gi));
+          read_send(r, i, a, gi);
+        } else {
+          read_recv(r, i, a, gi);
+        }
+      } else if (schedule::is_collective(a.kind)) {
+        op.value = in_.collective_ns ? in_.collective_ns(r, a) : 0;
+        op.peer = in_.collective_tier ? in_.collective_tier(r, a) : -1;
+        if (op.peer >= static_cast<int>(in_.links.size()))
+          throw std::invalid_argument("simulate: collective_tier gave a tier outside links");
+        read_collective(r, a, gi);
+      }
+    }
+  }
+
+  void read_send(int r, size_t i, const Action& a, uint32_t gi) {
+    const int peer_stage = schedule::p2p_peer_stage(a);
+    if (peer_stage < 0 || peer_stage >= s_.num_stages)
+      return error_.keep(r, i, where(r, i, a) + ": sends past the last stage");
+    // The same dp/tp position on the pp rank owning the peer stage: moving one pp step moves
+    // the global rank by tp (mesh.h rank order), so no coordinate arithmetic is needed.
+    const int peer = a.peer >= 0 ? a.peer : r + (owner_[peer_stage] - owner_[a.stage]) * s_.mesh.tp;
+    if (peer < 0 || peer >= mesh_.size())
+      return error_.keep(r, i, where(r, i, a) + ": no rank holds the next stage");
+    const size_t cell =
+        recv_key(peer, a.kind == ActionKind::kSendBackward, peer_stage, a.microbatch);
+    const int32_t recv = recv_at_[cell];
+    if (recv >= 0) return match(r, i, gi, peer, static_cast<uint32_t>(recv));
+    if (send_at_[cell] >= 0)  // its RECV (not read yet) has a SEND already
+      return error_.keep(r, i,
+                         where(r, i, a) + ": its RECV on rank " + std::to_string(peer) +
+                             " is already matched to another SEND");
+    send_at_[cell] = static_cast<int32_t>(gi);
+    p_.ops[gi].peer = peer;
+    p_.ops[gi].aux = r;  // until matched: its own rank, for the match and the error
+    ++pending_;
+  }
+
+  void read_recv(int r, size_t i, const Action& a, uint32_t gi) {
+    const size_t cell = recv_key(r, a.kind == ActionKind::kRecvBackward, a.stage, a.microbatch);
+    if (recv_at_[cell] >= 0)
+      throw SimulationError(where(r, i, a) + ": the same RECV appears twice");
+    recv_at_[cell] = static_cast<int32_t>(gi);
+    ++recvs_;
+    if (const int32_t pending = send_at_[cell]; pending >= 0) {
+      send_at_[cell] = -1;
+      --pending_;
+      const auto send = static_cast<uint32_t>(pending);
+      const int from = p_.ops[send].aux;
+      match(from, send - p_.rank_begin[from], send, r, gi);
+    }
+  }
+
+  // SEND gi (action i of rank r) meets its RECV `recv` on rank `peer`.
+  void match(int r, size_t i, uint32_t gi, int peer, uint32_t recv) {
+    const Action& a = s_.ranks[r][i];
+    Op& rop = p_.ops[recv];
+    if (rop.aux >= 0)
+      return error_.keep(r, i,
+                         where(r, i, a) + ": its RECV on rank " + std::to_string(peer) +
+                             " is already matched to another SEND");
+    const int64_t expects = rop.value;
+    if (expects > 0 && a.bytes > 0 && expects != a.bytes)
+      return error_.keep(r, i,
+                         where(r, i, a) + ": sends " + std::to_string(a.bytes) +
+                             " bytes, its RECV expects " + std::to_string(expects));
+    const int tier = tier_between(r, peer);
+    if (tier < 0 || tier >= static_cast<int>(in_.links.size()) || tier > UINT8_MAX)
+      return error_.keep(r, i, "simulate: tier_of gave a tier outside links", true);
+    rop.value = expects > 0 ? expects : in_.stages[rop.stage].p2p_bytes;
+    Op& op = p_.ops[gi];
+    op.aux = static_cast<int32_t>(recv);
+    op.peer = peer;
+    op.tier = static_cast<uint8_t>(tier);
+    rop.aux = static_cast<int32_t>(gi);
+    rop.peer = r;
+    ++matched_;
+  }
+
+  // EngineInput::tier_of, asked once per pair of ranks in a row (a rank sends to one or two).
+  int tier_between(int r, int peer) {
+    if (!in_.tier_of) return 0;
+    for (int k = 0; k < tiers_seen_; ++k)
+      if (tier_cache_[k].rank == r && tier_cache_[k].peer == peer) return tier_cache_[k].tier;
+    const int t = in_.tier_of(r, peer);
+    tier_cache_[tiers_seen_ < 4 ? tiers_seen_++ : 3] = {r, peer, t};
+    return t;
+  }
+
+  // Instances per (group, issue order).
+  void read_collective(int r, const Action& a, uint32_t gi) {
+    const int gk = static_cast<int>(a.group);
+    const int gid = group_id(s_.mesh, a.group, rank_coord_);
+    const int k = group_seq_[static_cast<size_t>(r) * 4 + gk]++;
+    auto& list = inst_of_[gk][gid];
+    Op& op = p_.ops[gi];
+    if (k == static_cast<int>(list.size())) {
+      list.push_back(static_cast<int32_t>(p_.instances.size()));
+      p_.instances.push_back(Instance{0, 0, op.value});
+      inst_size_.push_back(0);
+    }
+    const int32_t inst = list[k];
+    Instance& I = p_.instances[inst];
+    op.aux = inst;
+    op_instance_.push_back(inst);
+    ++inst_size_[inst];
+    I.duration_ns = std::max(I.duration_ns, op.value);
+    p_.colls.push_back(static_cast<int32_t>(gi));
+  }
+
+  // SENDs whose RECV never came: the error of each (the first is kept).
+  void report_unmatched_sends() {
+    for (const int32_t pending : send_at_) {
+      if (pending < 0) continue;
+      const auto send = static_cast<uint32_t>(pending);
+      const int r = p_.ops[send].aux;
+      const size_t i = send - p_.rank_begin[r];
+      error_.keep(r, i,
+                  where(r, i, s_.ranks[r][i]) + ": rank " + std::to_string(p_.ops[send].peer) +
+                      " has no matching RECV");
+    }
+  }
+
+  // Members of each instance (CSR), and a check that all members agree on what it is.
+  void build_instances() {
+    int32_t off = 0;
+    for (size_t i = 0; i < p_.instances.size(); ++i) {
+      p_.instances[i].members_begin = p_.instances[i].members_end = off;
+      off += inst_size_[i];
+    }
+    p_.members.resize(off);
+    for (size_t j = 0; j < p_.colls.size(); ++j) {
+      Instance& I = p_.instances[op_instance_[j]];
+      p_.members[I.members_end++] = p_.colls[j];
+    }
+    for (const Instance& I : p_.instances) {
+      const uint32_t g0 = static_cast<uint32_t>(p_.members[I.members_begin]);
+      const int r0 = p_.rank_of_op(g0);
+      const Action& a0 = s_.ranks[r0][g0 - p_.rank_begin[r0]];
+      const int want = mesh_.extent(a0.group);
+      const int have = I.members_end - I.members_begin;
+      for (int32_t k = I.members_begin; k < I.members_end; ++k) {
+        const uint32_t g = static_cast<uint32_t>(p_.members[k]);
+        const int r = p_.rank_of_op(g);
+        const Action& a = s_.ranks[r][g - p_.rank_begin[r]];
+        if (a.kind != a0.kind || a.bytes != a0.bytes)
+          throw SimulationError(where(r, g - p_.rank_begin[r], a) + ": its group partner " +
+                                where(r0, g0 - p_.rank_begin[r0], a0) +
+                                " runs a different collective");
+      }
+      if (have != want)
+        throw SimulationError("deadlock: " + where(r0, g0 - p_.rank_begin[r0], a0) + " waits for " +
+                              std::to_string(want) + " members of its " +
+                              std::string(mesh::name(a0.group)) + " group, only " +
+                              std::to_string(have) + " ever issue it");
+    }
+  }
+
+  struct TierOf {
+    int rank = -1, peer = -1, tier = 0;
+  };
+
+  const EngineInput& in_;
+  const schedule::Schedule& s_;
+  const mesh::Mesh mesh_;
+  Program& p_;
+  std::vector<int16_t> slot_;
+  std::vector<int> owner_;
+  int m_ = 1;
+  std::vector<int32_t> recv_at_;  // (rank, dir, slot, mb) -> its RECV's op, -1: not read yet
+  // The same cell -> a SEND read before that RECV (its op's aux holds its rank meanwhile); -1:
+  // none.
+  std::vector<int32_t> send_at_;
+  size_t recvs_ = 0, matched_ = 0, pending_ = 0;
+  bool tp_agree_ = true;
+  mesh::MeshCoord rank_coord_;
+  std::vector<std::vector<int32_t>> inst_of_[4];  // [group kind][group id][k-th] -> instance
+  std::vector<int32_t> inst_size_;
+  std::vector<int> group_seq_;  // per rank and group kind, collectives issued so far
+  std::vector<int32_t> op_instance_;
+  TierOf tier_cache_[4];
+  int tiers_seen_ = 0;
+  PairingError error_;
+};
+
+}  // namespace
+
 Program compile(const EngineInput& in) {
   const schedule::Schedule& s = *in.schedule;
-  const mesh::Mesh mesh(s.mesh);
-  const int ranks = mesh.size();
+  const int ranks = s.mesh.size();
   if (static_cast<int>(s.ranks.size()) != ranks)
     throw SimulationError("schedule has " + std::to_string(s.ranks.size()) + " ranks, mesh " +
                           mesh::to_string(s.mesh) + " needs " + std::to_string(ranks));
@@ -131,198 +441,7 @@ Program compile(const EngineInput& in) {
     throw std::invalid_argument("simulate: " + std::to_string(in.stages.size()) +
                                 " stage timings for " + std::to_string(s.num_stages) + " stages");
   Program p;
-  p.num_ranks = ranks;
-  const std::vector<int16_t> slot = stage_slots(s, &p.slots_per_rank);
-  std::vector<int> owner(s.num_stages);
-  for (int st = 0; st < s.num_stages; ++st)
-    owner[st] = st < static_cast<int>(s.stage_owner.size()) ? s.stage_owner[st] : st % s.mesh.pp;
-  const int m = std::max(1, s.num_microbatches);
-  const int v = p.slots_per_rank;
-
-  p.rank_begin.resize(ranks + 1, 0);
-  for (int r = 0; r < ranks; ++r)
-    p.rank_begin[r + 1] = p.rank_begin[r] + static_cast<uint32_t>(s.ranks[r].size());
-  p.ops.resize(p.rank_begin[ranks]);
-
-  // Pass 1: durations, slots, and a dense table of where each RECV sits: (rank, dir, slot, mb).
-  std::vector<int32_t> recv_at(static_cast<size_t>(ranks) * 2 * v * m, -1);
-  auto recv_key = [&](int rank, bool backward, int st, int mb) {
-    return ((static_cast<size_t>(rank) * 2 + backward) * v + slot[st]) * m + mb;
-  };
-  p.send_begin.assign(ranks + 1, 0);
-  p.coll_begin.assign(ranks + 1, 0);
-  // Whether every tp rank runs its group's tp 0 program action for action, checked in this pass
-  // while the lead's program (a few ranks back) is still in cache.
-  bool tp_agree = true;
-  size_t recvs = 0;
-  for (int r = 0; r < ranks; ++r) {
-    const auto& acts = s.ranks[r];
-    const int lead = s.mesh.tp > 1 ? mesh.peer_in_group(mesh::GroupKind::kTp, r, 0) : r;
-    const auto& lead_acts = s.ranks[lead];
-    if (lead != r && lead_acts.size() != acts.size()) tp_agree = false;
-    const bool compare = lead != r && tp_agree;
-    for (size_t i = 0; i < acts.size(); ++i) {
-      const Action& a = acts[i];
-      if (compare && tp_agree && !same_tp_step(a, lead_acts[i])) tp_agree = false;
-      Op& op = p.ops[p.rank_begin[r] + i];
-      op.kind = a.kind;
-      if (a.stage < 0 || a.stage >= s.num_stages)
-        throw SimulationError(where(r, i, a) + ": stage outside 0.." +
-                              std::to_string(s.num_stages - 1));
-      op.slot = slot[a.stage];
-      op.stage = a.stage;
-      const StageTiming& t = in.stages[a.stage];
-      if (schedule::is_compute(a.kind) || a.kind == ActionKind::kOptimizerStep) {
-        op.value = in.compute_action_ns ? in.compute_action_ns(r, a) : compute_ns(t, a.kind);
-      } else if (schedule::is_p2p(a.kind)) {
-        // A RECV keeps its own size (0: not given) until its SEND is matched to it and checked.
-        op.value = a.bytes > 0 || !schedule::is_send(a.kind) ? a.bytes : t.p2p_bytes;
-        if (a.microbatch < 0 || a.microbatch >= m)
-          throw SimulationError(where(r, i, a) + ": microbatch outside 0.." +
-                                std::to_string(m - 1));
-        if (schedule::is_send(a.kind)) {
-          ++p.send_begin[r + 1];
-        } else {
-          int32_t& cell =
-              recv_at[recv_key(r, a.kind == ActionKind::kRecvBackward, a.stage, a.microbatch)];
-          if (cell >= 0) throw SimulationError(where(r, i, a) + ": the same RECV appears twice");
-          cell = static_cast<int32_t>(p.rank_begin[r] + i);
-          ++recvs;
-        }
-      } else if (schedule::is_collective(a.kind)) {
-        op.value = in.collective_ns ? in.collective_ns(r, a) : 0;
-        op.peer = in.collective_tier ? in.collective_tier(r, a) : -1;
-        if (op.peer >= static_cast<int>(in.links.size()))
-          throw std::invalid_argument("simulate: collective_tier gave a tier outside links");
-        ++p.coll_begin[r + 1];
-      }
-    }
-  }
-  for (int r = 0; r < ranks; ++r) {
-    p.send_begin[r + 1] += p.send_begin[r];
-    p.coll_begin[r + 1] += p.coll_begin[r];
-  }
-  p.sends.resize(p.send_begin[ranks]);
-  p.colls.resize(p.coll_begin[ranks]);
-
-  // Pass 2: match sends to recvs; number collective instances per (group, issue order).
-  std::vector<std::vector<int32_t>> inst_of[4];  // [group kind][group id][k-th] -> instance
-  std::vector<int32_t> inst_size;
-  std::vector<int> group_seq;  // per rank and group kind, collectives issued so far
-  group_seq.assign(static_cast<size_t>(ranks) * 4, 0);
-  for (int g = 0; g < 4; ++g) inst_of[g].resize(ranks);
-  std::vector<int32_t> op_instance(p.colls.size());
-  size_t matched = 0;  // RECVs given their SEND
-  for (int r = 0; r < ranks; ++r) {
-    const auto& acts = s.ranks[r];
-    uint32_t ns = p.send_begin[r], nc = p.coll_begin[r];
-    const mesh::MeshCoord c = mesh.coord_of(r);
-    // Forward sends write into the next pp rank's RECVs, tp ranks ahead (mesh.h rank order),
-    // last touched a whole pass ago: fetch its ops while this rank's are walked.
-    if (const int ahead = r + s.mesh.tp; ahead < ranks)
-      for (uint32_t g = p.rank_begin[ahead]; g < p.rank_begin[ahead + 1]; g += 64 / sizeof(Op))
-        __builtin_prefetch(&p.ops[g], 1);
-    for (size_t i = 0; i < acts.size(); ++i) {
-      const Action& a = acts[i];
-      const uint32_t gi = p.rank_begin[r] + static_cast<uint32_t>(i);
-      Op& op = p.ops[gi];
-      if (schedule::is_send(a.kind)) {
-        p.sends[ns++] = static_cast<int32_t>(gi);
-        const int peer_stage = schedule::p2p_peer_stage(a);
-        if (peer_stage < 0 || peer_stage >= s.num_stages)
-          throw SimulationError(where(r, i, a) + ": sends past the last stage");
-        // The same dp/tp position on the pp rank owning the peer stage: moving one pp step moves
-        // the global rank by tp (mesh.h rank order), so no coordinate arithmetic is needed.
-        const std::optional<int> peer =
-            a.peer >= 0 ? std::optional<int>(a.peer)
-                        : std::optional<int>(r + (owner[peer_stage] - owner[a.stage]) * s.mesh.tp);
-        if (!peer || *peer < 0 || *peer >= ranks)
-          throw SimulationError(where(r, i, a) + ": no rank holds the next stage");
-        const int32_t recv =
-            recv_at[recv_key(*peer, a.kind == ActionKind::kSendBackward, peer_stage, a.microbatch)];
-        if (recv < 0)
-          throw SimulationError(where(r, i, a) + ": rank " + std::to_string(*peer) +
-                                " has no matching RECV");
-        Op& rop = p.ops[recv];
-        if (rop.aux >= 0)
-          throw SimulationError(where(r, i, a) + ": its RECV on rank " + std::to_string(*peer) +
-                                " is already matched to another SEND");
-        const int64_t expects = rop.value;
-        if (expects > 0 && a.bytes > 0 && expects != a.bytes)
-          throw SimulationError(where(r, i, a) + ": sends " + std::to_string(a.bytes) +
-                                " bytes, its RECV expects " + std::to_string(expects));
-        rop.value = expects > 0 ? expects : in.stages[rop.stage].p2p_bytes;
-        op.aux = recv;
-        op.peer = *peer;
-        ++matched;
-        const int tier = in.tier_of ? in.tier_of(r, *peer) : 0;
-        if (tier < 0 || tier >= static_cast<int>(in.links.size()) || tier > UINT8_MAX)
-          throw std::invalid_argument("simulate: tier_of gave a tier outside links");
-        op.tier = static_cast<uint8_t>(tier);
-        rop.aux = static_cast<int32_t>(gi);
-        rop.peer = r;
-      } else if (schedule::is_collective(a.kind)) {
-        const int gk = static_cast<int>(a.group);
-        const int gid = group_id(s.mesh, a.group, c);
-        const int k = group_seq[static_cast<size_t>(r) * 4 + gk]++;
-        auto& list = inst_of[gk][gid];
-        if (k == static_cast<int>(list.size())) {
-          list.push_back(static_cast<int32_t>(p.instances.size()));
-          p.instances.push_back(Instance{0, 0, op.value});
-          inst_size.push_back(0);
-        }
-        const int32_t inst = list[k];
-        Instance& I = p.instances[inst];
-        op.aux = inst;
-        op_instance[nc] = inst;
-        ++inst_size[inst];
-        I.duration_ns = std::max(I.duration_ns, op.value);
-        p.colls[nc++] = static_cast<int32_t>(gi);
-      }
-    }
-  }
-  // A RECV no SEND matched: found by a scan only when there is one.
-  for (size_t g = 0; matched != recvs && g < p.ops.size(); ++g) {
-    const Op& op = p.ops[g];
-    if (schedule::is_recv(op.kind) && op.aux < 0) {
-      const int r = p.rank_of_op(static_cast<uint32_t>(g));
-      const size_t i = g - p.rank_begin[r];
-      throw SimulationError(where(r, i, s.ranks[r][i]) + ": no rank sends it");
-    }
-  }
-  // Members of each instance (CSR), and a check that all members agree on what it is.
-  int32_t off = 0;
-  for (size_t i = 0; i < p.instances.size(); ++i) {
-    p.instances[i].members_begin = p.instances[i].members_end = off;
-    off += inst_size[i];
-  }
-  p.members.resize(off);
-  for (size_t j = 0; j < p.colls.size(); ++j) {
-    Instance& I = p.instances[op_instance[j]];
-    p.members[I.members_end++] = p.colls[j];
-  }
-  for (const Instance& I : p.instances) {
-    const uint32_t g0 = static_cast<uint32_t>(p.members[I.members_begin]);
-    const int r0 = p.rank_of_op(g0);
-    const Action& a0 = s.ranks[r0][g0 - p.rank_begin[r0]];
-    const int want = mesh.extent(a0.group);
-    const int have = I.members_end - I.members_begin;
-    for (int32_t k = I.members_begin; k < I.members_end; ++k) {
-      const uint32_t g = static_cast<uint32_t>(p.members[k]);
-      const int r = p.rank_of_op(g);
-      const Action& a = s.ranks[r][g - p.rank_begin[r]];
-      if (a.kind != a0.kind || a.bytes != a0.bytes)
-        throw SimulationError(where(r, g - p.rank_begin[r], a) + ": its group partner " +
-                              where(r0, g0 - p.rank_begin[r0], a0) +
-                              " runs a different collective");
-    }
-    if (have != want)
-      throw SimulationError("deadlock: " + where(r0, g0 - p.rank_begin[r0], a0) + " waits for " +
-                            std::to_string(want) + " members of its " +
-                            std::string(mesh::name(a0.group)) + " group, only " +
-                            std::to_string(have) + " ever issue it");
-  }
-  if (!tp_agree) add_tp_syncs(mesh, p);
+  Compiler(in, p).run();
   return p;
 }
 

@@ -61,4 +61,10 @@ Program compile(const EngineInput& input);
 // by I and W, W freeing what the weight gradient needs); nullopt for actions that hold none.
 std::optional<int64_t> activation_delta(const StageTiming& t, schedule::ActionKind kind);
 
+// The peak activation (RankStats::peak_activation_bytes) of a rank running `program`: a rank runs
+// its computes one at a time in program order, so the running sum of their activation_delta, and
+// its peak, do not depend on timing (known before the event loop runs).
+int64_t peak_activation(const std::vector<schedule::Action>& program,
+                        const std::vector<StageTiming>& stages);
+
 }  // namespace meshscope::engine

@@ -120,6 +120,7 @@ std::vector<Candidate> search(const PredictConfig& base, const SearchOptions& o,
   SimulateOptions so;
   so.build_timeline = false;
   so.calibration = o.calibration;
+  so.engine_only_if_fits = o.skip_engine_over_memory;
   for (size_t i = 0; i < space.size(); ++i) {
     const PredictConfig& c = space[i];
     try {

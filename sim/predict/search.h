@@ -20,6 +20,9 @@ struct SearchOptions {
   std::vector<int> micro_batches = {1, 2, 4, 8};
   int max_tp = 0;  // 0: GPUs per node
   const cost::Calibration* calibration = nullptr;
+  // Configurations whose memory (known from the schedule) exceeds the device are not run through
+  // the engine (SimulateOptions::engine_only_if_fits); the result is the same either way.
+  bool skip_engine_over_memory = true;
 };
 
 struct Candidate {

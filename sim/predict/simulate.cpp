@@ -2,20 +2,16 @@
 #include "sim/predict/simulate.h"
 
 #include <chrono>
-#include <cmath>
-#include <map>
 #include <set>
 #include <stdexcept>
 #include <tuple>
-#include <unordered_map>
 
-#include "sim/cost/collective_model.h"
-#include "sim/cost/compute_model.h"
 #include "sim/cost/framework.h"
 #include "sim/cost/hardware.h"
-#include "sim/cost/topology.h"
+#include "sim/engine/program.h"
 #include "sim/engine/symmetry.h"
 #include "sim/predict/footprint.h"
+#include "sim/predict/resolved.h"
 #include "sim/predict/run_workload.h"
 #include "sim/predict/workload_costs.h"
 #include "sim/predict/zero.h"
@@ -31,39 +27,6 @@ std::string mesh_text(const PredictConfig& c) {
   if (c.cp > 1) s += " cp=" + std::to_string(c.cp);
   if (c.ep > 1) s += " ep=" + std::to_string(c.ep);
   return s;
-}
-
-// Bytes read and written per parameter by one optimizer update: SGD 12; Adam 28 in one fused pass,
-// or what the framework's unfused update and gradient clipping move (optimizer_step_bytes).
-double update_bytes(const PredictConfig& c, const cost::Framework& fw) {
-  if (c.optimizer != Optimizer::kAdam) return 12;
-  return fw.optimizer_step_bytes > 0 ? fw.optimizer_step_bytes : 28;
-}
-
-// One optimizer update of `params` parameters: a memory-bound pass, or, when a profile calibrated
-// the optimizer phase, its fitted rate. The executor's STEP is SGD counted as 2 FLOPs per parameter
-// over 12 bytes moved; another optimizer scales by the bytes it moves.
-double optimizer_seconds(const PredictConfig& c, const cost::Framework& fw, double params,
-                         const cost::ComputeModel& compute, const cost::Calibration* calibration) {
-  if (calibration != nullptr) {
-    const cost::PhaseFit& f = calibration->phase(traces::Phase::kOptimizer);
-    if (f.flops_per_s > 0)
-      return f.overhead_ns * 1e-9 + 2 * params / f.flops_per_s * update_bytes(c, fw) / 12;
-  }
-  return compute.stream_seconds(params * update_bytes(c, fw));
-}
-
-// What a data-parallel collective leaves exposed when the framework overlaps it with compute: all
-// of it beyond the `window` of compute it hides behind, and at least one layer's share, which has
-// nothing to hide behind (the first layer's gradients are reduced after the backward has ended; the
-// first layer's parameters must be gathered before the forward can start).
-// The part that does hide still costs the compute it runs beside: its thread blocks hold
-// `sm_share` of the SMs (catalog collective_ctas), so the compute it overlaps runs that much
-// slower.
-double exposed_seconds(double seconds, double window_s, int layers, double sm_share) {
-  const double exposed =
-      std::min(seconds, std::max(seconds / std::max(1, layers), seconds - window_s));
-  return exposed + sm_share * (seconds - exposed);
 }
 
 // The development-set residuals behind a prediction's range: the framework's on this hardware,
@@ -97,202 +60,6 @@ schedule::Schedule generate_or_explain(const schedule::GeneratorConfig& g) {
     throw std::invalid_argument(std::string("schedule: ") + ex.what());
   }
 }
-
-// ---- 1. resolve: the configuration's hardware, workload and per-stage times ---------------------
-
-// Everything priced once per configuration. Not copyable: the models hold references into it.
-struct Resolved {
-  Resolved(const PredictConfig& c, const SimulateOptions& o)
-      : config(c),
-        calibration(o.calibration),
-        fw(cost::find_framework(c.framework)),
-        hw(hardware_for(c, fw)),
-        w(workload_costs(c, fw)),
-        num_stages(static_cast<int>(w.stages.size())),
-        compute(hw, c.precision, o.calibration),
-        topo(c.mesh, c.cp, hw.devices_per_node, c.placement),
-        pricer(hw, topo, c.ep, o.calibration),
-        mesh(c.mesh) {
-    // Fitted rates replace the catalog's: those of another device would silently mean nothing.
-    if (o.calibration != nullptr && !o.calibration->hardware.empty() &&
-        o.calibration->hardware != hw.name)
-      throw std::invalid_argument("calibration: fitted on '" + o.calibration->hardware +
-                                  "' (calibrate --hardware), the config runs on '" + hw.name + "'");
-    const int e = cost::element_bytes(c.precision);
-    generator.family = c.schedule;
-    generator.mesh = c.mesh;
-    generator.microbatches = c.microbatches();
-    generator.virtual_stages = c.virtual_stages;
-    param_bytes.resize(num_stages);
-    for (int s = 0; s < num_stages; ++s) {
-      generator.activation_bytes.push_back(w.stages[s].output_bytes);
-      param_bytes[s] = (w.dense_parameters[s] + w.expert_parameters[s]) * e;
-      generator.gradient_bytes.push_back(param_bytes[s]);
-      const double shards = c.zero >= 1 ? c.zero_shards() : 1;
-      const double opt_s = optimizer_seconds(
-          c, fw, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute, o.calibration);
-      timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
-      add_sharded_copies(timings.back(), c.zero, c.mesh.dp,
-                         static_cast<double>(w.dense_parameters[s] + w.expert_parameters[s]), fw,
-                         compute);
-    }
-  }
-  Resolved(const Resolved&) = delete;
-  Resolved& operator=(const Resolved&) = delete;
-
-  static cost::Hardware hardware_for(const PredictConfig& c, const cost::Framework& fw) {
-    // The entry parse_config read, unless the caller changed the gpu since.
-    cost::Hardware hw = c.hardware.entry && c.hardware.gpu == c.gpu ? *c.hardware.entry
-                                                                    : cost::find_hardware(c.gpu);
-    hw.efficiency.attention = cost::attention_efficiency(hw, fw.flash);
-    if (c.gpus_per_node > 0) {
-      hw.devices_per_node = c.gpus_per_node;
-      hw.nics_per_node = std::min(hw.nics_per_node, c.gpus_per_node);
-    }
-    if (c.network_gbps > 0) {
-      // A node's stated network, whatever its NICs: each GPU's share of it, so that a group with
-      // k members per node moves k shares (the collective model's min(k, NICs) x NIC bandwidth).
-      hw.nics_per_node = hw.devices_per_node;
-      hw.inter_node.bandwidth_bytes_per_s = c.network_gbps * 1e9 / 8 / hw.devices_per_node;
-    }
-    return hw;
-  }
-
-  const PredictConfig& config;
-  const cost::Calibration* calibration;
-  const cost::Framework fw;
-  const cost::Hardware hw;
-  const WorkloadCosts w;
-  const int num_stages;
-  const cost::ComputeModel compute;
-  const cost::Topology topo;
-  const CommPricer pricer;
-  const mesh::Mesh mesh;
-  schedule::GeneratorConfig generator;
-  std::vector<int64_t> param_bytes;
-  std::vector<engine::StageTiming> timings;
-};
-
-// Prices of the full mesh's links and collectives, by global rank. A collective's price depends
-// on its group's span over nodes, which is the same for every member of one group: spans are
-// computed once per group (O(group size) each, so O(ranks) for all groups of a kind).
-class FullMeshPrices {
- public:
-  explicit FullMeshPrices(const Resolved& r) : r_(r) {}
-
-  int tier(int a, int b) const { return r_.topo.same_node(a, b) ? 0 : 1; }
-
-  int64_t collective_ns(int rank, const schedule::Action& a) {
-    const cost::GroupSpan span = hybrid_span(a, span_of(a.group, rank));
-    const auto key = std::make_tuple(static_cast<int>(a.kind), a.stage, a.bytes, span.ranks,
-                                     span.nodes, span.ranks_per_node, static_cast<int>(a.group));
-    auto it = prices_.find(key);
-    if (it != prices_.end()) return it->second;
-    const PredictConfig& c = r_.config;
-    const auto kind = collective_kind(a.kind);
-    // A framework that reduces gradients in fp32 (grad_reduce_bytes 4) moves that many bytes per
-    // element in its dp reductions, whatever the compute precision.
-    const bool grad_reduction =
-        a.group == mesh::GroupKind::kDp &&
-        (kind == cost::CollectiveKind::kAllReduce || kind == cost::CollectiveKind::kReduceScatter);
-    const double e = cost::element_bytes(c.precision);
-    const double bytes =
-        static_cast<double>(a.bytes) *
-        (grad_reduction && r_.fw.grad_reduce_bytes > 0 ? r_.fw.grad_reduce_bytes / e : 1.0);
-    double seconds;
-    const int64_t expert = a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages
-                               ? r_.w.expert_parameters[a.stage]
-                               : 0;
-    if (expert > 0 && c.ep > 1) {
-      // Expert gradients reduce over the dp / ep replicas of each expert only.
-      const double share = static_cast<double>(expert) / (expert + r_.w.dense_parameters[a.stage]);
-      cost::GroupSpan edp{span.ranks / c.ep, std::min(span.nodes, span.ranks / c.ep),
-                          std::max(1, span.ranks_per_node / c.ep)};
-      seconds =
-          cost::collective_time(r_.hw, kind, bytes * (1 - share), span, r_.calibration).seconds +
-          cost::collective_time(r_.hw, kind, bytes * share, edp, r_.calibration).seconds;
-    } else {
-      // ZeRO-3 gathers and reduces layer by layer: one collective per layer, each with its latency.
-      const bool per_layer =
-          c.zero >= 3 && a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages;
-      seconds = zero3_collective_seconds(r_.hw, kind, bytes, span,
-                                         per_layer ? r_.w.layers[a.stage] : 1, r_.calibration);
-    }
-    if (a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages) {
-      // Gradient reductions hide behind a microbatch's backward, parameter gathers behind the
-      // forward before their use, when the framework overlaps them (framework.h).
-      const engine::StageTiming& t = r_.timings[a.stage];
-      const int layers = r_.w.layers[a.stage];
-      const double sm_share =
-          static_cast<double>(r_.hw.collective_ctas) / std::max(1, r_.hw.compute_units);
-      if (kind == cost::CollectiveKind::kAllGather) {
-        if (r_.fw.param_gather == cost::Overlap::kOverlapped)
-          seconds = exposed_seconds(seconds, t.forward_ns * 1e-9, layers, sm_share);
-      } else if (kind == cost::CollectiveKind::kAllReduce ||
-                 kind == cost::CollectiveKind::kReduceScatter) {
-        if (r_.fw.grad_reduce == cost::Overlap::kOverlapped)
-          seconds = exposed_seconds(seconds, t.backward_ns * 1e-9, layers, sm_share);
-      }
-    }
-    const int64_t v = static_cast<int64_t>(std::llround(seconds * 1e9));
-    prices_.emplace(key, v);
-    return v;
-  }
-
-  // A collective keeps its members' network ports busy when its group spans nodes, else their
-  // NVLink ports: point-to-point transfers then share them.
-  int collective_tier(int rank, const schedule::Action& a) {
-    return hybrid_span(a, span_of(a.group, rank)).nodes > 1 ? 1 : 0;
-  }
-
-  // The first member of `rank`'s group of kind g: every member's group span is that member's.
-  int group_leader(mesh::GroupKind g, int rank) const {
-    mesh::MeshCoord c = r_.mesh.coord_of(rank);
-    switch (g) {
-      case mesh::GroupKind::kDp:
-        c.dp = 0;
-        break;
-      case mesh::GroupKind::kTp:
-        c.tp = 0;
-        break;
-      case mesh::GroupKind::kPp:
-        c.pp = 0;
-        break;
-      default:
-        return 0;
-    }
-    return r_.mesh.rank_of(c);
-  }
-
- private:
-  // Hybrid sharding (options.shard_group): a ZeRO-3 gather or reduce-scatter on dp runs inside a
-  // shard group (shard_group consecutive dp ranks), the all-reduce of the shards across the
-  // replicas (every shard_group-th dp rank); both from the dp group's own span.
-  cost::GroupSpan hybrid_span(const schedule::Action& a, const cost::GroupSpan& dp) const {
-    const int shard = r_.config.shard_group;
-    if (a.group != mesh::GroupKind::kDp || shard <= 0 || shard >= dp.ranks) return dp;
-    const int per_node = std::max(1, dp.ranks_per_node);
-    if (a.kind == schedule::ActionKind::kAllReduce) {
-      const int replicas = dp.ranks / shard;
-      const int together = std::max(1, per_node / shard);  // replicas sharing a node
-      return {replicas, (replicas + together - 1) / together, std::min(together, replicas)};
-    }
-    const int in_node = std::min(shard, per_node);
-    return {shard, (shard + in_node - 1) / in_node, in_node};
-  }
-
-  cost::GroupSpan span_of(mesh::GroupKind g, int rank) {
-    const int leader = group_leader(g, rank);
-    const uint64_t key = (uint64_t{static_cast<uint8_t>(g)} << 32) | static_cast<uint32_t>(leader);
-    auto it = spans_.find(key);
-    if (it == spans_.end()) it = spans_.emplace(key, r_.topo.span(g, leader)).first;
-    return it->second;
-  }
-
-  const Resolved& r_;
-  std::unordered_map<uint64_t, cost::GroupSpan> spans_;
-  std::map<std::tuple<int, int, int64_t, int, int, int, int>, int64_t> prices_;
-};
 
 // ---- 2. the engine's input: stage times, link tiers, shared processors --------------------------
 
@@ -386,10 +153,52 @@ void check_full_footprint(const Resolved& r, bool timeline) {
 struct Run {
   engine::EngineResult result;
   schedule::Schedule schedule;
-  bool once = false;  // the representatives stood for their replicas
+  bool once = false;     // the representatives stood for their replicas
+  bool reduced = false;  // `schedule` holds only the representatives (pp rank p is rank p)
   bool timeline = false;
-  bool busy = false;  // RankStats::busy_ns recorded
+  bool busy = false;     // RankStats::busy_ns recorded
+  bool skipped = false;  // the engine did not run: the configuration cannot fit memory
 };
+
+// The program of pp coordinate p's (dp 0, tp 0) rank in the run's schedule.
+const std::vector<schedule::Action>& program_of(const Resolved& r, const Run& run, int p) {
+  return run.schedule.ranks[run.reduced ? p : r.mesh.rank_of({0, p, 0})];
+}
+
+// Memory per pp coordinate (replicas are alike) and the peak over them, given each coordinate's
+// peak activation.
+template <typename ActivationOf>
+void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, Summary& s) {
+  const PredictConfig& c = r.config;
+  const StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
+  s.memory.clear();
+  s.peak_memory_bytes = 0;
+  for (int p = 0; p < c.mesh.pp; ++p) {
+    int64_t dense = 0, expert = 0;
+    for (int st = 0; st < r.num_stages; ++st)
+      if (run.schedule.stage_owner[st] == p) {
+        dense += r.w.dense_parameters[st];
+        expert += r.w.expert_parameters[st];
+      }
+    const int64_t act = activation_of(p);
+    s.memory.push_back(device_memory(dense, expert, c.zero_shards(), c.ep, c.zero, per_param, act));
+    s.peak_memory_bytes = std::max(s.peak_memory_bytes, s.memory.back().total());
+  }
+  s.memory_capacity_bytes = r.hw.memory_bytes;
+  s.fits = s.peak_memory_bytes <= r.hw.memory_bytes;
+}
+
+// The activations each rank holds follow its program order (engine::peak_activation): whether the
+// run fits memory is known before the engine runs. With engine_only_if_fits, a run that does not
+// fit is marked skipped.
+bool skip_engine(const Resolved& r, const SimulateOptions& o, Run& run) {
+  if (!o.engine_only_if_fits) return false;
+  Summary s;
+  add_memory(
+      r, run, [&](int p) { return engine::peak_activation(program_of(r, run, p), r.timings); }, s);
+  run.skipped = !s.fits;
+  return run.skipped;
+}
 
 // A given schedule: validated, then run once over the representatives when it is symmetric.
 Run run_given(const Resolved& r, FullMeshPrices& prices, engine::EngineInput in,
@@ -419,6 +228,7 @@ Run run_given(const Resolved& r, FullMeshPrices& prices, engine::EngineInput in,
   record_for(o, run.schedule, in);
   run.timeline = in.build_timeline;
   run.busy = in.record_busy;
+  if (skip_engine(r, o, run)) return run;
   run.result =
       run.once ? engine::simulate_symmetric(in, {o.expand_replicas}) : engine::simulate(in);
   return run;
@@ -434,6 +244,7 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
   if (c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shares_cores(r)) {
     schedule::GeneratorConfig rg = r.generator;
     rg.mesh = {std::min(c.mesh.dp, 2), c.mesh.pp, 1};  // dp 2 keeps the dp all-reduces in
+    rg.lowered_ranks = c.mesh.pp;                      // dp 0: the representatives
     schedule::Schedule reps = generate_or_explain(rg);
     reps.mesh = {1, c.mesh.pp, 1};
     reps.ranks.resize(c.mesh.pp);
@@ -450,6 +261,8 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
       run.timeline = in.build_timeline;
       run.busy = in.record_busy;
       run.schedule = std::move(reps);
+      run.reduced = true;
+      if (skip_engine(r, o, run)) return run;
       in.schedule = &run.schedule;
       in.tier_of = [&](int a, int b) { return prices.tier(original[a], original[b]); };
       in.collective_ns = [&](int rank, const schedule::Action& a) {
@@ -468,6 +281,7 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
   record_for(o, run.schedule, in);
   run.timeline = in.build_timeline;
   run.busy = in.record_busy;
+  if (skip_engine(r, o, run)) return run;
   in.schedule = &run.schedule;
   in.tier_of = [&prices](int a, int b) { return prices.tier(a, b); };
   in.collective_ns = [&prices](int rank, const schedule::Action& a) {
@@ -528,25 +342,24 @@ Summary summarise(const Resolved& r, const Run& run) {
   s.tokens_per_s_high = s.tokens_per_s / (1 + res_range.low);
   s.mfu_low = s.mfu / (1 + res_range.high);
   s.mfu_high = s.mfu / (1 + res_range.low);
-  s.bubble_fraction = run.timeline ? traces::analyze(res.timeline).bubble_fraction
-                      : run.busy   ? busy_bubble_fraction(r, run)
-                                   : res.compute_idle_fraction();
+  s.bubble_fraction = run.skipped    ? 0.0
+                      : run.timeline ? traces::analyze(res.timeline).bubble_fraction
+                      : run.busy     ? busy_bubble_fraction(r, run)
+                                     : res.compute_idle_fraction();
   for (const engine::RankStats& st : res.ranks)
     s.communication_s = std::max(s.communication_s, st.communication_ns * 1e-9);
-  const StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
-  for (int p = 0; p < c.mesh.pp; ++p) {
-    int64_t dense = 0, expert = 0;
-    for (int st = 0; st < r.num_stages; ++st)
-      if (run.schedule.stage_owner[st] == p) {
-        dense += r.w.dense_parameters[st];
-        expert += r.w.expert_parameters[st];
-      }
-    const int64_t act = res.ranks[r.mesh.rank_of({0, p, 0})].peak_activation_bytes;
-    s.memory.push_back(device_memory(dense, expert, c.zero_shards(), c.ep, c.zero, per_param, act));
-    s.peak_memory_bytes = std::max(s.peak_memory_bytes, s.memory.back().total());
+  if (run.skipped) {
+    add_memory(
+        r, run, [&](int p) { return engine::peak_activation(program_of(r, run, p), r.timings); },
+        s);
+  } else {
+    add_memory(
+        r, run,
+        [&](int p) {
+          return res.ranks[r.mesh.rank_of({0, p, 0})].peak_activation_bytes;
+        },
+        s);
   }
-  s.memory_capacity_bytes = r.hw.memory_bytes;
-  s.fits = s.peak_memory_bytes <= r.hw.memory_bytes;
   s.replicas_simulated_once = run.once;
   s.simulated_ranks = run.once ? c.mesh.pp : r.mesh.size();
   s.simulated_actions = res.actions;
@@ -557,7 +370,7 @@ Summary summarise(const Resolved& r, const Run& run) {
 
 Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  const Resolved r(c, o);
+  const Resolved r(c, o.calibration);
   FullMeshPrices prices(r);
   engine::EngineInput in = engine_input(r);
   Run run = o.schedule != nullptr ? run_given(r, prices, std::move(in), o)

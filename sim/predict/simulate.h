@@ -69,6 +69,11 @@ struct SimulateOptions {
   // one; the validator must accept it, its mesh and stage count must match the config's. Costs
   // still come from the config; ZeRO's collectives are not written into it.
   const schedule::Schedule* schedule = nullptr;
+  // Skip the event loop when the configuration cannot fit the device: its memory is known from
+  // the schedule alone (each rank holds activations in its program's order, whatever the timing).
+  // The Summary of such a configuration has its memory figures and fits = false, and no step
+  // time or throughput. For the search, which ranks only what fits.
+  bool engine_only_if_fits = false;
 };
 
 struct Simulation {

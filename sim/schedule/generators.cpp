@@ -2,6 +2,7 @@
 // it onto every rank of the mesh with transfers, gradient all-reduces and optimizer steps.
 #include "sim/schedule/generators.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -68,7 +69,9 @@ Schedule generate(const GeneratorConfig& config) {
       config.family, config.mesh.pp, config.virtual_stages, config.microbatches);
   const Lowering lowering(s, config.activation_bytes, config.gradient_bytes);
   s.ranks.resize(m.size());
-  for (int r = 0; r < m.size(); ++r) s.ranks[r] = lowering.lower(r, orders[m.coord_of(r).pp]);
+  const int lowered =
+      config.lowered_ranks > 0 ? std::min(config.lowered_ranks, m.size()) : m.size();
+  for (int r = 0; r < lowered; ++r) s.ranks[r] = lowering.lower(r, orders[m.coord_of(r).pp]);
   return s;
 }
 

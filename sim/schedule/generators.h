@@ -42,6 +42,9 @@ struct GeneratorConfig {
   // Bytes of stage s's gradients held by one tp rank (the dp all-reduce payload): one value per
   // stage, a single value for every stage, or none (0 = not given).
   std::vector<int64_t> gradient_bytes{};
+  // > 0: lower only ranks [0, lowered_ranks) onto the mesh; the others' programs stay empty (for a
+  // caller that needs a few ranks: predict's representatives, dp 0 of a tp 1 mesh).
+  int lowered_ranks = 0;
 };
 
 // Throws std::invalid_argument saying what is wrong: a mesh dimension < 1, microbatches < 1, a

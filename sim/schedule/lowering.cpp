@@ -34,6 +34,7 @@ std::vector<Action> Lowering::lower(int rank, const std::vector<Action>& order,
       last_grad[order[i].stage] = static_cast<int>(i);
     }
   }
+  const mesh::MeshCoord at = mesh_.coord_of(rank);
   std::vector<Action> out;
   out.reserve(order.size() * 2 + 2 * s_.num_stages);
   if (block_start) block_start->assign(order.size() + 1, 0);
@@ -47,14 +48,14 @@ std::vector<Action> Lowering::lower(int rank, const std::vector<Action>& order,
                 static_cast<int>(out.size()));
     for (size_t k = i; k < end; ++k) {
       if (order[k].kind == ActionKind::kForward)
-        transfer(rank, ActionKind::kRecvForward, order[k], &out);
-      if (is_grad_in(order[k].kind)) transfer(rank, ActionKind::kRecvBackward, order[k], &out);
+        transfer(at, ActionKind::kRecvForward, order[k], &out);
+      if (is_grad_in(order[k].kind)) transfer(at, ActionKind::kRecvBackward, order[k], &out);
     }
     for (size_t k = i; k < end; ++k) out.push_back(order[k]);
     for (size_t k = i; k < end; ++k) {
       if (order[k].kind == ActionKind::kForward)
-        transfer(rank, ActionKind::kSendForward, order[k], &out);
-      if (is_grad_in(order[k].kind)) transfer(rank, ActionKind::kSendBackward, order[k], &out);
+        transfer(at, ActionKind::kSendForward, order[k], &out);
+      if (is_grad_in(order[k].kind)) transfer(at, ActionKind::kSendBackward, order[k], &out);
     }
     for (size_t k = i; k < end; ++k) {
       if (last_grad[order[k].stage] == static_cast<int>(k)) finish_stage(order[k].stage, &out);
@@ -66,12 +67,12 @@ std::vector<Action> Lowering::lower(int rank, const std::vector<Action>& order,
 }
 
 // Adds the transfer of `kind` for compute `a` when the neighbour stage exists on another rank.
-void Lowering::transfer(int rank, ActionKind kind, const Action& a,
+void Lowering::transfer(const mesh::MeshCoord& at, ActionKind kind, const Action& a,
                         std::vector<Action>* out) const {
   Action t{.kind = kind, .stage = a.stage, .microbatch = a.microbatch};
   const int other = p2p_peer_stage(t);
   if (other < 0 || other >= s_.num_stages || same_owner(s_, a.stage, other)) return;
-  t.peer = *stage_rank(s_, mesh_, other, rank);
+  t.peer = *stage_rank(s_, mesh_, other, at);
   t.bytes = pick(activation_bytes_, std::min(a.stage, other));
   out->push_back(t);
 }

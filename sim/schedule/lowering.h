@@ -29,7 +29,8 @@ class Lowering {
                             std::vector<int>* block_start = nullptr) const;
 
  private:
-  void transfer(int rank, ActionKind kind, const Action& a, std::vector<Action>* out) const;
+  void transfer(const mesh::MeshCoord& at, ActionKind kind, const Action& a,
+                std::vector<Action>* out) const;
   void finish_stage(int stage, std::vector<Action>* out) const;
 
   const Schedule& s_;

@@ -4,10 +4,14 @@
 namespace meshscope::schedule {
 
 std::optional<int> stage_rank(const Schedule& s, const mesh::Mesh& m, int stage, int rank) {
+  return stage_rank(s, m, stage, m.coord_of(rank));
+}
+
+std::optional<int> stage_rank(const Schedule& s, const mesh::Mesh& m, int stage,
+                              mesh::MeshCoord coord) {
   if (stage < 0 || stage >= static_cast<int>(s.stage_owner.size())) return std::nullopt;
-  mesh::MeshCoord c = m.coord_of(rank);
-  c.pp = s.stage_owner[stage];
-  return m.rank_of(c);
+  coord.pp = s.stage_owner[stage];
+  return m.rank_of(coord);
 }
 
 std::optional<int> derived_peer(const Schedule& s, const mesh::Mesh& m, int rank, const Action& a) {

@@ -19,6 +19,9 @@ constexpr int p2p_peer_stage(const Action& a) {
 // The global rank holding `stage` in the same data-parallel replica and tensor-parallel position
 // as `rank`; nullopt when the stage is out of range.
 std::optional<int> stage_rank(const Schedule& s, const mesh::Mesh& m, int stage, int rank);
+// The same for the rank at `coord` (for a caller that derives many peers of one rank).
+std::optional<int> stage_rank(const Schedule& s, const mesh::Mesh& m, int stage,
+                              mesh::MeshCoord coord);
 
 // The rank a p2p action of `rank` talks to, derived from the stage placement (the action's own
 // `peer` field, when given, must equal it; the validator checks). nullopt when the neighbour stage

@@ -17,17 +17,31 @@ CompletedBuffer SyntheticBuffer::complete(uint64_t dropped) const {
   return b;
 }
 
+namespace {
+
+// The fields every timed GPU activity record has under the same names (the decoder's add_op reads
+// them back).
+template <typename Record>
+Record gpu_record(CUpti_ActivityKind kind, uint64_t start, uint64_t end, uint32_t device,
+                  uint32_t stream, uint32_t correlation, uint32_t context = 1) {
+  Record r{};
+  r.kind = kind;
+  r.start = start;
+  r.end = end;
+  r.deviceId = device;
+  r.contextId = context;
+  r.streamId = stream;
+  r.correlationId = correlation;
+  return r;
+}
+
+}  // namespace
+
 CUpti_ActivityKernel10 kernel_record(const char* name, uint64_t start, uint64_t end,
                                      uint32_t device, uint32_t stream, uint32_t correlation,
                                      uint32_t context) {
-  CUpti_ActivityKernel10 k{};
-  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-  k.start = start;
-  k.end = end;
-  k.deviceId = device;
-  k.contextId = context;
-  k.streamId = stream;
-  k.correlationId = correlation;
+  auto k = gpu_record<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, start, end,
+                                              device, stream, correlation, context);
   k.name = name;
   return k;
 }
@@ -35,16 +49,10 @@ CUpti_ActivityKernel10 kernel_record(const char* name, uint64_t start, uint64_t 
 CUpti_ActivityMemcpy6 memcpy_record(CUpti_ActivityMemcpyKind kind, uint64_t bytes, uint64_t start,
                                     uint64_t end, uint32_t device, uint32_t stream,
                                     uint32_t correlation) {
-  CUpti_ActivityMemcpy6 m{};
-  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  auto m = gpu_record<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY, start, end, device, stream,
+                                             correlation);
   m.copyKind = static_cast<uint8_t>(kind);
   m.bytes = bytes;
-  m.start = start;
-  m.end = end;
-  m.deviceId = device;
-  m.contextId = 1;
-  m.streamId = stream;
-  m.correlationId = correlation;
   m.copyCount = 1;
   return m;
 }
@@ -52,32 +60,20 @@ CUpti_ActivityMemcpy6 memcpy_record(CUpti_ActivityMemcpyKind kind, uint64_t byte
 CUpti_ActivityMemcpyPtoP4 peer_copy_record(uint64_t bytes, uint64_t start, uint64_t end,
                                            uint32_t src, uint32_t dst, uint32_t stream,
                                            uint32_t correlation) {
-  CUpti_ActivityMemcpyPtoP4 m{};
-  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+  auto m = gpu_record<CUpti_ActivityMemcpyPtoP4>(CUPTI_ACTIVITY_KIND_MEMCPY2, start, end, src,
+                                                 stream, correlation);
   m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
   m.bytes = bytes;
-  m.start = start;
-  m.end = end;
-  m.deviceId = src;
-  m.contextId = 1;
-  m.streamId = stream;
   m.srcDeviceId = src;
   m.dstDeviceId = dst;
-  m.correlationId = correlation;
   return m;
 }
 
 CUpti_ActivityMemset4 memset_record(uint64_t bytes, uint64_t start, uint64_t end, uint32_t device,
                                     uint32_t stream, uint32_t correlation) {
-  CUpti_ActivityMemset4 m{};
-  m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  auto m = gpu_record<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET, start, end, device, stream,
+                                             correlation);
   m.bytes = bytes;
-  m.start = start;
-  m.end = end;
-  m.deviceId = device;
-  m.contextId = 1;
-  m.streamId = stream;
-  m.correlationId = correlation;
   return m;
 }
 

@@ -28,21 +28,11 @@ constexpr int kSteps = 3;
 model::WorkloadSpec mlp_spec() { return testing::small_mlp_spec(7); }
 
 model::WorkloadSpec classifier_spec() {
-  model::WorkloadSpec s;
-  s.kind = model::WorkloadKind::kClassifier;
-  s.batch = 16;
-  s.lr = 0.1f;
-  s.seed = 3;
-  return s;
+  return {.kind = model::WorkloadKind::kClassifier, .batch = 16, .lr = 0.1f, .seed = 3};
 }
 
 model::WorkloadSpec chain_spec() {
-  model::WorkloadSpec s;
-  s.kind = model::WorkloadKind::kChain;
-  s.batch = 8;
-  s.lr = 0.05f;
-  s.seed = 11;
-  return s;
+  return {.kind = model::WorkloadKind::kChain, .batch = 8, .lr = 0.05f, .seed = 11};
 }
 
 struct Case {

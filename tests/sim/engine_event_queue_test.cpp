@@ -77,6 +77,14 @@ TEST(EventQueue, TimesFarApartAndNegativeDeltasNeverReorder) {
   std::vector<uint32_t> order;
   while (!q.empty()) order.push_back(q.pop().target());
   EXPECT_EQ(order, (std::vector<uint32_t>{2, 4, 1, 3}));
+  // The extremes of the time range, pushed into an empty queue's cache of recent times.
+  EventQueue e;
+  e.push(INT64_MIN, EventType::kComputeDone, 7);
+  e.push(0, EventType::kComputeDone, 8);
+  e.push(INT64_MIN, EventType::kComputeDone, 9);
+  order.clear();
+  while (!e.empty()) order.push_back(e.pop().target());
+  EXPECT_EQ(order, (std::vector<uint32_t>{7, 9, 8}));
 }
 
 }  // namespace

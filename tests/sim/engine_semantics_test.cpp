@@ -108,6 +108,41 @@ TEST(EngineSemantics, TpRanksMeetAtEachComputeLikeTheValidator) {
   EXPECT_EQ(engine_verdict(fixed), "");
 }
 
+TEST(EngineSemantics, UnpairedTransfersNameTheFirstSendInRankOrder) {
+  const std::string head = "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n";
+  auto verdict = [&](const std::string& ranks) {
+    return engine_verdict(schedule::load(head + ranks));
+  };
+  auto has = [](const std::string& e, const std::string& part) {
+    return e.find(part) != std::string::npos;
+  };
+  // A SEND whose RECV is missing: found once every rank is read.
+  std::string e = verdict(
+      "rank 0: 0F0 0SEND_F0 0B0 0STEP\n"
+      "rank 1: 1F0 1B0 1STEP\n");
+  EXPECT_TRUE(has(e, "rank 0 action 1") && has(e, "rank 1 has no matching RECV")) << e;
+  // A RECV no SEND matches.
+  e = verdict(
+      "rank 0: 0F0 0B0 0STEP\n"
+      "rank 1: 1RECV_F0 1F0 1B0 1STEP\n");
+  EXPECT_TRUE(has(e, "rank 1 action 0") && has(e, "no rank sends it")) << e;
+  // Two SENDs for one RECV: the second is named.
+  e = verdict(
+      "rank 0: 0F0 0SEND_F0 0SEND_F0 0B0 0STEP\n"
+      "rank 1: 1RECV_F0 1F0 1B0 1STEP\n");
+  EXPECT_TRUE(has(e, "rank 0 action 2") && has(e, "is already matched to another SEND")) << e;
+  // Sizes that disagree.
+  e = verdict(
+      "rank 0: 0F0 0SEND_F0@1:4096 0B0 0STEP\n"
+      "rank 1: 1RECV_F0@0:8192 1F0 1B0 1STEP\n");
+  EXPECT_TRUE(has(e, "sends 4096 bytes, its RECV expects 8192")) << e;
+  // Two errors: rank 0's SEND (found only at the end) comes before rank 1's (found at once).
+  e = verdict(
+      "rank 0: 0F0 0SEND_F0 0RECV_B0@1:64 0B0 0STEP\n"
+      "rank 1: 1F0 1B0 1SEND_B0@0:32 1STEP\n");
+  EXPECT_TRUE(has(e, "rank 0 action 1") && has(e, "rank 1 has no matching RECV")) << e;
+}
+
 TEST(EngineSemantics, EarlyReceivesAndLateSendsStillRun) {
   // Valid but unlike the generators: rank 1 posts both receives first, rank 0 sends both
   // activations only after both forwards.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/engine/program.h"
+#include "sim/schedule/families.h"
 #include "sim/schedule/generators.h"
 #include "sim/schedule/schedule_text.h"
 #include "tests/sim/engine_test_util.h"
@@ -74,6 +76,24 @@ TEST(Engine, PeakActivationsFollowTheSchedule) {
   for (int r = 0; r < p; ++r) {
     EXPECT_EQ(gpipe.ranks[r].peak_activation_bytes, 100 * m);       // GPipe keeps all m
     EXPECT_EQ(ofob.ranks[r].peak_activation_bytes, 100 * (p - r));  // 1F1B at most p - rank
+  }
+}
+
+TEST(Engine, PeakActivationIsKnownFromTheProgramAlone) {
+  // predict's search skips the engine for configurations over memory on the strength of this.
+  for (Family f : {Family::kGpipe, Family::kOneFOneB, Family::kInterleaved, Family::kZbH1,
+                   Family::kDualPipeV}) {
+    const int p = 4, v = schedule::info(f).default_virtual_stages;
+    const auto s = make(f, 2, p, 3 * p, v);
+    EngineInput in = equal_stages(s, 1000, 700, 300);
+    for (size_t st = 0; st < in.stages.size(); ++st) {  // stages that differ
+      in.stages[st].activation_bytes = 100 + 10 * static_cast<int64_t>(st);
+      in.stages[st].weight_grad_bytes = 30 + static_cast<int64_t>(st);
+    }
+    const EngineResult r = simulate(in);
+    for (int rank = 0; rank < s.mesh.size(); ++rank)
+      EXPECT_EQ(peak_activation(s.ranks[rank], in.stages), r.ranks[rank].peak_activation_bytes)
+          << name(f) << " rank " << rank;
   }
 }
 

@@ -49,6 +49,23 @@ TEST(Generators, FamilyNamesParse) {
   EXPECT_FALSE(parse_family("2f2b").has_value());
 }
 
+TEST(Generators, LoweringOnlyTheFirstRanksGivesTheirProgramsAlone) {
+  GeneratorConfig c = config(Family::kInterleaved, 2, 4, 1, 8, 2);
+  c.gradient_bytes = {1000};
+  const Schedule all = generate(c);
+  c.lowered_ranks = 4;
+  const Schedule first = generate(c);
+  ASSERT_EQ(first.ranks.size(), all.ranks.size());
+  for (size_t r = 0; r < all.ranks.size(); ++r) {
+    if (r < 4) {
+      EXPECT_EQ(first.ranks[r], all.ranks[r]) << r;
+    } else {
+      EXPECT_TRUE(first.ranks[r].empty()) << r;
+    }
+  }
+  EXPECT_EQ(first.stage_owner, all.stage_owner);
+}
+
 TEST(Generators, OneFOneBWarmupIsPpMinusRankMinusOne) {
   // pp=4, m=8: rank r runs 3-r forwards, then F/B pairs, then the remaining backwards.
   const std::vector<std::string> expected = {

@@ -32,64 +32,46 @@ std::string kernel_name(const char* mangled) {
   return status == 0 && plain ? std::string(plain.get()) : std::string(mangled);
 }
 
+// The fields every timed GPU activity record has under the same names (start, end, deviceId,
+// contextId, streamId, correlationId), as an op of `kind` appended to out.ops; nullptr for an
+// untimed record.
+template <typename Record>
+GpuOp* add_op(const Record& r, GpuOpKind kind, RecordSet& out) {
+  if (!timed(r.start, r.end, out)) return nullptr;
+  GpuOp& op = out.ops.emplace_back();
+  op.kind = kind;
+  op.begin_ns = ns(r.start);
+  op.end_ns = ns(r.end);
+  op.device = r.deviceId;
+  op.context = r.contextId;
+  op.stream = r.streamId;
+  op.correlation = r.correlationId;
+  return &op;
+}
+
 void decode_kernel(const CUpti_ActivityKernel10& k, RecordSet& out) {
-  if (!timed(k.start, k.end, out)) return;
-  GpuOp op;
-  op.kind = GpuOpKind::kKernel;
-  op.begin_ns = ns(k.start);
-  op.end_ns = ns(k.end);
-  op.device = k.deviceId;
-  op.context = k.contextId;
-  op.stream = k.streamId;
-  op.correlation = k.correlationId;
-  op.name = kernel_name(k.name);
-  out.ops.push_back(std::move(op));
+  if (GpuOp* op = add_op(k, GpuOpKind::kKernel, out)) op->name = kernel_name(k.name);
 }
 
 void decode_memcpy(const CUpti_ActivityMemcpy6& m, RecordSet& out) {
-  if (!timed(m.start, m.end, out)) return;
-  GpuOp op;
-  op.kind = GpuOpKind::kMemcpy;
-  op.copy = copy_direction(m.copyKind);
-  op.begin_ns = ns(m.start);
-  op.end_ns = ns(m.end);
-  op.device = op.src_device = op.dst_device = m.deviceId;
-  op.context = m.contextId;
-  op.stream = m.streamId;
-  op.correlation = m.correlationId;
-  op.bytes = static_cast<int64_t>(m.bytes);
-  out.ops.push_back(std::move(op));
+  if (GpuOp* op = add_op(m, GpuOpKind::kMemcpy, out)) {
+    op->copy = copy_direction(m.copyKind);
+    op->src_device = op->dst_device = m.deviceId;
+    op->bytes = static_cast<int64_t>(m.bytes);
+  }
 }
 
 void decode_peer_copy(const CUpti_ActivityMemcpyPtoP4& m, RecordSet& out) {
-  if (!timed(m.start, m.end, out)) return;
-  GpuOp op;
-  op.kind = GpuOpKind::kMemcpy;
-  op.copy = CopyDirection::kPeerToPeer;
-  op.begin_ns = ns(m.start);
-  op.end_ns = ns(m.end);
-  op.device = m.deviceId;
-  op.context = m.contextId;
-  op.stream = m.streamId;
-  op.correlation = m.correlationId;
-  op.bytes = static_cast<int64_t>(m.bytes);
-  op.src_device = m.srcDeviceId;
-  op.dst_device = m.dstDeviceId;
-  out.ops.push_back(std::move(op));
+  if (GpuOp* op = add_op(m, GpuOpKind::kMemcpy, out)) {
+    op->copy = CopyDirection::kPeerToPeer;
+    op->src_device = m.srcDeviceId;
+    op->dst_device = m.dstDeviceId;
+    op->bytes = static_cast<int64_t>(m.bytes);
+  }
 }
 
 void decode_memset(const CUpti_ActivityMemset4& m, RecordSet& out) {
-  if (!timed(m.start, m.end, out)) return;
-  GpuOp op;
-  op.kind = GpuOpKind::kMemset;
-  op.begin_ns = ns(m.start);
-  op.end_ns = ns(m.end);
-  op.device = m.deviceId;
-  op.context = m.contextId;
-  op.stream = m.streamId;
-  op.correlation = m.correlationId;
-  op.bytes = static_cast<int64_t>(m.bytes);
-  out.ops.push_back(std::move(op));
+  if (GpuOp* op = add_op(m, GpuOpKind::kMemset, out)) op->bytes = static_cast<int64_t>(m.bytes);
 }
 
 void decode_sync(const CUpti_ActivitySynchronization2& s, RecordSet& out) {

@@ -1,10 +1,11 @@
-// The entry points the backend factory calls: GPU count (never throws) and the two backends, and
-// the table through which the GPU module exports them.
+// The entry points the backend factory calls: GPU count (never throws) and the module's backends
+// (the rows of MESHSCOPE_GPU_MODULE_BACKENDS, backend_table.h), and the table through which the
+// GPU module exports them.
 #include "profiler/runtime/cuda_entry.h"
 
+#include <stdexcept>
+
 #include "kernels/cuda/device.h"
-#include "profiler/runtime/cuda/nccl_backend.h"
-#include "profiler/runtime/cuda/virtual_backend.h"
 
 namespace meshscope::runtime::cuda {
 
@@ -15,12 +16,17 @@ int usable_gpu_count(std::string* why_none) {
   return static_cast<int>(probe.devices.size());
 }
 
-std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options) {
-  return std::make_unique<CudaNcclBackend>(options);
-}
-
-std::unique_ptr<Backend> make_cuda_virtual_backend(const BackendOptions& options) {
-  return std::make_unique<CudaVirtualBackend>(options);
+std::unique_ptr<Backend> make_module_backend(BackendKind kind, const BackendOptions& options) {
+  switch (kind) {
+#define MESHSCOPE_MODULE_BACKEND_CASE(kind, name, maker, description) \
+  case BackendKind::kind:                                             \
+    return maker(options);
+    MESHSCOPE_GPU_MODULE_BACKENDS(MESHSCOPE_MODULE_BACKEND_CASE)
+#undef MESHSCOPE_MODULE_BACKEND_CASE
+    default:
+      break;
+  }
+  throw std::runtime_error("backend '" + std::string(name(kind)) + "' is not in " + kGpuModuleFile);
 }
 
 }  // namespace meshscope::runtime::cuda
@@ -29,7 +35,6 @@ extern "C" __attribute__((visibility("default"))) const meshscope::runtime::cuda
 meshscope_cuda_backends() {
   using namespace meshscope::runtime::cuda;
   static const CudaBackendEntry entry{.usable_gpu_count = usable_gpu_count,
-                                      .make_cuda_backend = make_cuda_backend,
-                                      .make_cuda_virtual_backend = make_cuda_virtual_backend};
+                                      .make_backend = make_module_backend};
   return &entry;
 }

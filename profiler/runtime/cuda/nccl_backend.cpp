@@ -347,3 +347,12 @@ Channel* CudaNcclBackend::channel(int from, int to) {
 }
 
 }  // namespace meshscope::runtime::cuda
+
+namespace meshscope::runtime {
+
+// The maker of backend_table.h's row "cuda" (in this process, or under mpirun one rank of it).
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options) {
+  return std::make_unique<cuda::CudaNcclBackend>(options);
+}
+
+}  // namespace meshscope::runtime

@@ -143,3 +143,16 @@ RankStreams CudaVirtualBackend::streams(int rank) const {
 }
 
 }  // namespace meshscope::runtime::cuda
+
+namespace meshscope::runtime {
+
+// The maker of backend_table.h's row "cuda-virtual": every rank in this process, on one GPU.
+std::unique_ptr<Backend> make_cuda_virtual_backend(const BackendOptions& options) {
+  if (options.processes != nullptr)
+    throw std::runtime_error(
+        "backend 'cuda-virtual' runs every rank on one GPU in one process: start it without "
+        "mpirun");
+  return std::make_unique<cuda::CudaVirtualBackend>(options);
+}
+
+}  // namespace meshscope::runtime

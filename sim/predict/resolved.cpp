@@ -1,0 +1,207 @@
+// Resolving a configuration once and pricing the full mesh's collectives (resolved.h).
+#include "sim/predict/resolved.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "sim/cost/collective_model.h"
+#include "sim/predict/zero.h"
+
+namespace meshscope::predict {
+namespace {
+
+// Bytes read and written per parameter by one optimizer update: SGD 12; Adam 28 in one fused pass,
+// or what the framework's unfused update and gradient clipping move (optimizer_step_bytes).
+double update_bytes(const PredictConfig& c, const cost::Framework& fw) {
+  if (c.optimizer != Optimizer::kAdam) return 12;
+  return fw.optimizer_step_bytes > 0 ? fw.optimizer_step_bytes : 28;
+}
+
+// One optimizer update of `params` parameters: a memory-bound pass, or, when a profile calibrated
+// the optimizer phase, its fitted rate. The executor's STEP is SGD counted as 2 FLOPs per parameter
+// over 12 bytes moved; another optimizer scales by the bytes it moves.
+double optimizer_seconds(const PredictConfig& c, const cost::Framework& fw, double params,
+                         const cost::ComputeModel& compute, const cost::Calibration* calibration) {
+  if (calibration != nullptr) {
+    const cost::PhaseFit& f = calibration->phase(traces::Phase::kOptimizer);
+    if (f.flops_per_s > 0)
+      return f.overhead_ns * 1e-9 + 2 * params / f.flops_per_s * update_bytes(c, fw) / 12;
+  }
+  return compute.stream_seconds(params * update_bytes(c, fw));
+}
+
+// What a data-parallel collective leaves exposed when the framework overlaps it with compute: all
+// of it beyond the `window` of compute it hides behind, and at least one layer's share, which has
+// nothing to hide behind (the first layer's gradients are reduced after the backward has ended; the
+// first layer's parameters must be gathered before the forward can start).
+// The part that does hide still costs the compute it runs beside: its thread blocks hold
+// `sm_share` of the SMs (catalog collective_ctas), so the compute it overlaps runs that much
+// slower.
+double exposed_seconds(double seconds, double window_s, int layers, double sm_share) {
+  const double exposed =
+      std::min(seconds, std::max(seconds / std::max(1, layers), seconds - window_s));
+  return exposed + sm_share * (seconds - exposed);
+}
+
+}  // namespace
+
+Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
+    : config(c),
+      calibration(cal),
+      fw(cost::find_framework(c.framework)),
+      hw(hardware_for(c, fw)),
+      w(workload_costs(c, fw)),
+      num_stages(static_cast<int>(w.stages.size())),
+      compute(hw, c.precision, cal),
+      topo(c.mesh, c.cp, hw.devices_per_node, c.placement),
+      pricer(hw, topo, c.ep, cal),
+      mesh(c.mesh) {
+  // Fitted rates replace the catalog's: those of another device would silently mean nothing.
+  if (cal != nullptr && !cal->hardware.empty() && cal->hardware != hw.name)
+    throw std::invalid_argument("calibration: fitted on '" + cal->hardware +
+                                "' (calibrate --hardware), the config runs on '" + hw.name + "'");
+  const int e = cost::element_bytes(c.precision);
+  generator.family = c.schedule;
+  generator.mesh = c.mesh;
+  generator.microbatches = c.microbatches();
+  generator.virtual_stages = c.virtual_stages;
+  param_bytes.resize(num_stages);
+  for (int s = 0; s < num_stages; ++s) {
+    generator.activation_bytes.push_back(w.stages[s].output_bytes);
+    param_bytes[s] = (w.dense_parameters[s] + w.expert_parameters[s]) * e;
+    generator.gradient_bytes.push_back(param_bytes[s]);
+    const double shards = c.zero >= 1 ? c.zero_shards() : 1;
+    const double opt_s = optimizer_seconds(
+        c, fw, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute, cal);
+    timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
+    add_sharded_copies(timings.back(), c.zero, c.mesh.dp,
+                       static_cast<double>(w.dense_parameters[s] + w.expert_parameters[s]), fw,
+                       compute);
+  }
+}
+
+cost::Hardware Resolved::hardware_for(const PredictConfig& c, const cost::Framework& fw) {
+  // The entry parse_config read, unless the caller changed the gpu since.
+  cost::Hardware hw =
+      c.hardware.entry && c.hardware.gpu == c.gpu ? *c.hardware.entry : cost::find_hardware(c.gpu);
+  hw.efficiency.attention = cost::attention_efficiency(hw, fw.flash);
+  if (c.gpus_per_node > 0) {
+    hw.devices_per_node = c.gpus_per_node;
+    hw.nics_per_node = std::min(hw.nics_per_node, c.gpus_per_node);
+  }
+  if (c.network_gbps > 0) {
+    // A node's stated network, whatever its NICs: each GPU's share of it, so that a group with
+    // k members per node moves k shares (the collective model's min(k, NICs) x NIC bandwidth).
+    hw.nics_per_node = hw.devices_per_node;
+    hw.inter_node.bandwidth_bytes_per_s = c.network_gbps * 1e9 / 8 / hw.devices_per_node;
+  }
+  return hw;
+}
+
+int64_t FullMeshPrices::collective_ns(int rank, const schedule::Action& a) {
+  const cost::GroupSpan span = hybrid_span(a, span_of(a.group, rank));
+  const auto key = std::make_tuple(static_cast<int>(a.kind), a.stage, a.bytes, span.ranks,
+                                   span.nodes, span.ranks_per_node, static_cast<int>(a.group));
+  auto it = prices_.find(key);
+  if (it != prices_.end()) return it->second;
+  const PredictConfig& c = r_.config;
+  const auto kind = collective_kind(a.kind);
+  // A framework that reduces gradients in fp32 (grad_reduce_bytes 4) moves that many bytes per
+  // element in its dp reductions, whatever the compute precision.
+  const bool grad_reduction =
+      a.group == mesh::GroupKind::kDp &&
+      (kind == cost::CollectiveKind::kAllReduce || kind == cost::CollectiveKind::kReduceScatter);
+  const double e = cost::element_bytes(c.precision);
+  const double bytes =
+      static_cast<double>(a.bytes) *
+      (grad_reduction && r_.fw.grad_reduce_bytes > 0 ? r_.fw.grad_reduce_bytes / e : 1.0);
+  double seconds;
+  const int64_t expert = a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages
+                             ? r_.w.expert_parameters[a.stage]
+                             : 0;
+  if (expert > 0 && c.ep > 1) {
+    // Expert gradients reduce over the dp / ep replicas of each expert only.
+    const double share = static_cast<double>(expert) / (expert + r_.w.dense_parameters[a.stage]);
+    cost::GroupSpan edp{span.ranks / c.ep, std::min(span.nodes, span.ranks / c.ep),
+                        std::max(1, span.ranks_per_node / c.ep)};
+    seconds =
+        cost::collective_time(r_.hw, kind, bytes * (1 - share), span, r_.calibration).seconds +
+        cost::collective_time(r_.hw, kind, bytes * share, edp, r_.calibration).seconds;
+  } else {
+    // ZeRO-3 gathers and reduces layer by layer: one collective per layer, each with its latency.
+    const bool per_layer =
+        c.zero >= 3 && a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages;
+    seconds = zero3_collective_seconds(r_.hw, kind, bytes, span,
+                                       per_layer ? r_.w.layers[a.stage] : 1, r_.calibration);
+  }
+  if (a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages) {
+    // Gradient reductions hide behind a microbatch's backward, parameter gathers behind the
+    // forward before their use, when the framework overlaps them (framework.h).
+    const engine::StageTiming& t = r_.timings[a.stage];
+    const int layers = r_.w.layers[a.stage];
+    const double sm_share =
+        static_cast<double>(r_.hw.collective_ctas) / std::max(1, r_.hw.compute_units);
+    if (kind == cost::CollectiveKind::kAllGather) {
+      if (r_.fw.param_gather == cost::Overlap::kOverlapped)
+        seconds = exposed_seconds(seconds, t.forward_ns * 1e-9, layers, sm_share);
+    } else if (kind == cost::CollectiveKind::kAllReduce ||
+               kind == cost::CollectiveKind::kReduceScatter) {
+      if (r_.fw.grad_reduce == cost::Overlap::kOverlapped)
+        seconds = exposed_seconds(seconds, t.backward_ns * 1e-9, layers, sm_share);
+    }
+  }
+  const int64_t v = static_cast<int64_t>(std::llround(seconds * 1e9));
+  prices_.emplace(key, v);
+  return v;
+}
+
+int FullMeshPrices::collective_tier(int rank, const schedule::Action& a) {
+  return hybrid_span(a, span_of(a.group, rank)).nodes > 1 ? 1 : 0;
+}
+
+// Hybrid sharding (options.shard_group): a ZeRO-3 gather or reduce-scatter on dp runs inside a
+// shard group (shard_group consecutive dp ranks), the all-reduce of the shards across the
+// replicas (every shard_group-th dp rank); both from the dp group's own span.
+cost::GroupSpan FullMeshPrices::hybrid_span(const schedule::Action& a,
+                                            const cost::GroupSpan& dp) const {
+  const int shard = r_.config.shard_group;
+  if (a.group != mesh::GroupKind::kDp || shard <= 0 || shard >= dp.ranks) return dp;
+  const int per_node = std::max(1, dp.ranks_per_node);
+  if (a.kind == schedule::ActionKind::kAllReduce) {
+    const int replicas = dp.ranks / shard;
+    const int together = std::max(1, per_node / shard);  // replicas sharing a node
+    return {replicas, (replicas + together - 1) / together, std::min(together, replicas)};
+  }
+  const int in_node = std::min(shard, per_node);
+  return {shard, (shard + in_node - 1) / in_node, in_node};
+}
+
+int FullMeshPrices::group_leader(mesh::GroupKind g, int rank) const {
+  mesh::MeshCoord c = r_.mesh.coord_of(rank);
+  switch (g) {
+    case mesh::GroupKind::kDp:
+      c.dp = 0;
+      break;
+    case mesh::GroupKind::kTp:
+      c.tp = 0;
+      break;
+    case mesh::GroupKind::kPp:
+      c.pp = 0;
+      break;
+    default:
+      return 0;
+  }
+  return r_.mesh.rank_of(c);
+}
+
+cost::GroupSpan FullMeshPrices::span_of(mesh::GroupKind g, int rank) {
+  const int leader = group_leader(g, rank);
+  const uint64_t key = (uint64_t{static_cast<uint8_t>(g)} << 32) | static_cast<uint32_t>(leader);
+  auto it = spans_.find(key);
+  if (it == spans_.end()) it = spans_.emplace(key, r_.topo.span(g, leader)).first;
+  return it->second;
+}
+
+}  // namespace meshscope::predict

@@ -1,0 +1,78 @@
+// Everything `simulate` prices once per configuration (Resolved: hardware, workload, per-stage
+// times, the generator's config) and the prices of the full mesh's links and collectives by global
+// rank (FullMeshPrices). Internal to sim/predict (simulate.cpp).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/cost/calibration.h"
+#include "sim/cost/compute_model.h"
+#include "sim/cost/framework.h"
+#include "sim/cost/hardware.h"
+#include "sim/cost/topology.h"
+#include "sim/engine/engine.h"
+#include "sim/predict/config.h"
+#include "sim/predict/workload_costs.h"
+#include "sim/schedule/generators.h"
+
+namespace meshscope::predict {
+
+// Everything priced once per configuration. Not copyable: the models hold references into it.
+struct Resolved {
+  // Throws std::invalid_argument (a config the model cannot take, a calibration of other
+  // hardware) or std::runtime_error (unknown hardware or framework).
+  Resolved(const PredictConfig& c, const cost::Calibration* calibration);
+  Resolved(const Resolved&) = delete;
+  Resolved& operator=(const Resolved&) = delete;
+
+  // The catalog entry parse_config read (else the catalog's), with the framework's attention
+  // efficiency and the config's GPUs per node.
+  static cost::Hardware hardware_for(const PredictConfig& c, const cost::Framework& fw);
+
+  const PredictConfig& config;
+  const cost::Calibration* calibration;
+  const cost::Framework fw;
+  const cost::Hardware hw;
+  const WorkloadCosts w;
+  const int num_stages;
+  const cost::ComputeModel compute;
+  const cost::Topology topo;
+  const CommPricer pricer;
+  const mesh::Mesh mesh;
+  schedule::GeneratorConfig generator;
+  std::vector<int64_t> param_bytes;
+  std::vector<engine::StageTiming> timings;
+};
+
+// Prices of the full mesh's links and collectives, by global rank. A collective's price depends
+// on its group's span over nodes, which is the same for every member of one group: spans are
+// computed once per group (O(group size) each, so O(ranks) for all groups of a kind).
+class FullMeshPrices {
+ public:
+  explicit FullMeshPrices(const Resolved& r) : r_(r) {}
+
+  int tier(int a, int b) const { return r_.topo.same_node(a, b) ? 0 : 1; }
+
+  int64_t collective_ns(int rank, const schedule::Action& a);
+
+  // A collective keeps its members' network ports busy when its group spans nodes, else their
+  // NVLink ports: point-to-point transfers then share them.
+  int collective_tier(int rank, const schedule::Action& a);
+
+  // The first member of `rank`'s group of kind g: every member's group span is that member's.
+  int group_leader(mesh::GroupKind g, int rank) const;
+
+ private:
+  cost::GroupSpan hybrid_span(const schedule::Action& a, const cost::GroupSpan& dp) const;
+  cost::GroupSpan span_of(mesh::GroupKind g, int rank);
+
+  const Resolved& r_;
+  std::unordered_map<uint64_t, cost::GroupSpan> spans_;
+  std::map<std::tuple<int, int, int64_t, int, int, int, int>, int64_t> prices_;
+};
+
+}  // namespace meshscope::predict

@@ -1,0 +1,54 @@
+// predict --search: skipping the engine for configurations over memory changes nothing. The same
+// search, run with every configuration simulated and with those over memory skipped, ranks the
+// same configurations with the same figures and reports the same counts and smallest peak.
+#include <gtest/gtest.h>
+
+#include "sim/predict/config.h"
+#include "sim/predict/search.h"
+
+namespace meshscope::predict {
+namespace {
+
+// A GPT-13B-like model on 32 A100s: some meshes fit 80 GB, many do not (small tp x pp, or the
+// activations GPipe keeps).
+PredictConfig gpt_13b() {
+  return parse_config(nlohmann::json::parse(R"({
+      "model": {"kind": "gpt", "layers": 40, "hidden": 5120, "heads": 40, "seq": 2048,
+                "vocab": 51200},
+      "mesh": {"dp": 32, "tp": 1, "pp": 1},
+      "batch": {"global": 256, "micro": 1},
+      "schedule": "1f1b",
+      "cluster": {"gpu": "a100-80gb", "gpus_per_node": 8},
+      "options": {"recompute": "none", "sequence_parallel": true, "precision": "bf16",
+                  "zero": 1}})"),
+                      "gpt13b.json");
+}
+
+TEST(PredictSearch, SkippingTheEngineOverMemoryChangesNoResult) {
+  SearchOptions all;
+  all.gpus = 32;
+  all.skip_engine_over_memory = false;
+  SearchOptions skip = all;
+  skip.skip_engine_over_memory = true;
+  SearchReport all_report, skip_report;
+  const std::vector<Candidate> want = search(gpt_13b(), all, {}, &all_report);
+  const std::vector<Candidate> got = search(gpt_13b(), skip, {}, &skip_report);
+  // Both kinds present, or the comparison would prove little.
+  EXPECT_GT(want.size(), 3u);
+  EXPECT_GT(all_report.over_memory, 3u);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].label, want[i].label) << i;
+    EXPECT_EQ(got[i].summary.step_time_s, want[i].summary.step_time_s) << want[i].label;
+    EXPECT_EQ(got[i].summary.mfu, want[i].summary.mfu) << want[i].label;
+    EXPECT_EQ(got[i].summary.bubble_fraction, want[i].summary.bubble_fraction) << want[i].label;
+    EXPECT_EQ(got[i].summary.peak_memory_bytes, want[i].summary.peak_memory_bytes) << want[i].label;
+  }
+  EXPECT_EQ(skip_report.candidates, all_report.candidates);
+  EXPECT_EQ(skip_report.unsuitable, all_report.unsuitable);
+  EXPECT_EQ(skip_report.over_memory, all_report.over_memory);
+  EXPECT_EQ(skip_report.least_memory_bytes, all_report.least_memory_bytes);
+}
+
+}  // namespace
+}  // namespace meshscope::predict
