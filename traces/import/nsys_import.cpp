@@ -189,13 +189,7 @@ class NsysImporter {
                             (memcpy ? col(table, "copyKind") : std::string("NULL")) + " FROM " +
                             table + (kernel ? name_join(table, name_column) : "");
     SqliteStatement q(db_.get(), sql);
-    int64_t row = 0;
-    while (q.step()) {
-      ++row;
-      ++report_.events_read;
-      const auto where = [&] { return table + " row " + std::to_string(row); };
-      Span s;
-      if (!read_interval(q, s, where)) continue;
+    for_each_interval(q, table + " row ", [&](Span s, const auto& where) {
       const auto device = q.integer(2);
       const auto stream = q.integer(3);
       const auto lane = device && stream ? gpu_lane_.find({*device, *stream}) : gpu_lane_.end();
@@ -204,7 +198,7 @@ class NsysImporter {
         report_.warn_at(
             device && stream ? ImportWarning::kTooManyDevicesOrLanes : ImportWarning::kWrongType,
             where());
-        continue;
+        return;
       }
       s.device = gpu_device_.at(*device);
       s.lane = lane->second;
@@ -235,7 +229,7 @@ class NsysImporter {
         const int64_t pid = q.integer(5) ? pid_of(*q.integer(5)) : -1;
         launched_.push_back({pid, *corr, index});
       }
-    }
+    });
   }
 
   // CUPTI's stream and correlation ids of a span, for `convert` to write back (keep_origins).
@@ -249,6 +243,21 @@ class NsysImporter {
     }
     if (correlation) o.correlation = *correlation;
     tl_.origins.push_back(o);
+  }
+
+  // Each row of `q` (columns 0 and 1: start and end) whose interval is valid, as a Span holding it,
+  // to on_row(span, where) (where(): the row's place for warnings, "<what>N"); every row counts as
+  // read, an invalid interval as a warning.
+  template <typename OnRow>
+  void for_each_interval(SqliteStatement& q, const std::string& what, OnRow&& on_row) {
+    int64_t row = 0;
+    while (q.step()) {
+      ++row;
+      ++report_.events_read;
+      const auto where = [&] { return what + std::to_string(row); };
+      Span s;
+      if (read_interval(q, s, where)) on_row(s, where);
+    }
   }
 
   // start and end as a valid interval, or a counted warning.
@@ -290,16 +299,10 @@ class NsysImporter {
                                      col(table, "globalTid") + ", " + col(table, "correlationId") +
                                      ", " + name_value(table, "nameId") + " FROM " + table +
                                      name_join(table, "nameId"));
-    int64_t row = 0;
-    while (q.step()) {
-      ++row;
-      ++report_.events_read;
-      const auto where = [&] { return table + " row " + std::to_string(row); };
-      Span s;
-      if (!read_interval(q, s, where)) continue;
+    for_each_interval(q, table + " row ", [&](Span s, const auto& where) {
       if (!place_on_thread(q.integer(2), s)) {
         report_.warn_at(unplaced_thread_warning(q.integer(2)), where());
-        continue;
+        return;
       }
       s.kind = SpanKind::kHost;
       s.name = intern(q.text(4));
@@ -310,7 +313,7 @@ class NsysImporter {
         launch_by_correlation_[*corr] = index;
         note_sendrecv_launch(*q.integer(2), *corr, s.begin_ns);
       }
-    }
+    });
   }
 
   void read_nvtx() {
@@ -325,13 +328,8 @@ class NsysImporter {
                                      col(table, "eventType") + " IN (" +
                                      std::to_string(kNvtxPushPopRange) + ", " +
                                      std::to_string(kNvtxStartEndRange) + ")");
-    int64_t row = 0;
-    while (q.step()) {
-      ++row;
-      ++report_.events_read;
-      const auto where = [&] { return table + " range " + std::to_string(row); };
-      Span s;
-      if (!read_interval(q, s, where)) continue;  // an unended range has a NULL end
+    // An unended range has a NULL end: a warning, not a span.
+    for_each_interval(q, table + " range ", [&](Span s, const auto& where) {
       const std::string_view name = q.text(3);
       if (const auto tid = q.integer(2); tid && !send_recv_.empty()) {
         directions_.add_range(*tid, s.begin_ns, s.end_ns, name);
@@ -345,20 +343,20 @@ class NsysImporter {
       }
       if (!options_.keep_host) {
         report_.warn_at(ImportWarning::kHostDropped, where());
-        continue;
+        return;
       }
       if (!place_on_thread(q.integer(2), s)) {
         report_.warn_at(unplaced_thread_warning(q.integer(2)), where());
-        continue;
+        return;
       }
       s.kind = SpanKind::kAnnotation;
       s.name = intern(name);
       if (q.integer(4) == kNvtxStartEndRange) {
         start_end_.push_back(s);  // placed below, off the push/pop stacks
-        continue;
+        return;
       }
       tl_.add_span(s);
-    }
+    });
     place_start_end_ranges();
   }
 
