@@ -29,10 +29,13 @@ constexpr std::optional<CollectiveOp> parse_collective_op(std::string_view s) {
 }
 
 // Named process groups of a mesh. A rank's group of kind K holds the ranks that differ from it
-// only in the K coordinate (kWorld: every rank). Stable values: written into traces.
-enum class GroupKind : uint8_t { kWorld = 0, kDp = 1, kPp = 2, kTp = 3, kCount };
+// only in the K coordinate (kWorld: every rank). Expert parallelism carves its groups out of dp
+// (sim/mesh/mesh.h): kEp, ep consecutive dp replicas that shard the experts among them; kEdp
+// (expert data parallel), the dp / ep replicas holding the same experts. Stable values: written
+// into traces.
+enum class GroupKind : uint8_t { kWorld = 0, kDp = 1, kPp = 2, kTp = 3, kEp = 4, kEdp = 5, kCount };
 inline constexpr std::array<std::string_view, static_cast<size_t>(GroupKind::kCount)>
-    kGroupKindNames = {"world", "dp", "pp", "tp"};
+    kGroupKindNames = {"world", "dp", "pp", "tp", "ep", "edp"};
 constexpr std::string_view name(GroupKind g) { return enum_name(kGroupKindNames, g); }
 constexpr std::optional<GroupKind> parse_group_kind(std::string_view s) {
   return parse_enum<GroupKind>(kGroupKindNames, s);

@@ -32,9 +32,12 @@ bool inside(const traces::Span& s, const std::vector<traces::StepWindow>& w) {
 }
 
 // The members of a collective's group in the trace's mesh (Timeline::run; axes it does not know
-// count 1).
-int group_size(const traces::MeshExtent& m, traces::GroupKind g) {
+// count 1; ep and edp from the workload's ep, sim/mesh/mesh.h).
+int group_size(const traces::RunDescriptor& run, traces::GroupKind g) {
+  const traces::MeshExtent& m = run.mesh;
   const int dp = std::max(m.dp, 1), pp = std::max(m.pp, 1), tp = std::max(m.tp, 1);
+  const int ep =
+      run.workload.ep > 0 && dp % run.workload.ep == 0 ? static_cast<int>(run.workload.ep) : 1;
   switch (g) {
     case traces::GroupKind::kDp:
       return dp;
@@ -42,9 +45,15 @@ int group_size(const traces::MeshExtent& m, traces::GroupKind g) {
       return pp;
     case traces::GroupKind::kTp:
       return tp;
-    default:
-      return dp * pp * tp;
+    case traces::GroupKind::kEp:
+      return ep;
+    case traces::GroupKind::kEdp:
+      return dp / ep;
+    case traces::GroupKind::kWorld:
+    case traces::GroupKind::kCount:
+      break;
   }
+  return dp * pp * tp;
 }
 
 // The cost model's kind of a traced op: the same enum (sim/cost/collective_model.h aliases it).
@@ -153,7 +162,7 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
     for (const traces::SpanCollective& c : t->collectives) {
       const traces::Span& s = t->spans[c.span];
       if (!inside(s, win) || s.end_ns <= s.begin_ns || s.bytes <= 0) continue;
-      const int n = group_size(t->run.mesh, c.collective.group);
+      const int n = group_size(t->run, c.collective.group);
       if (n <= 1) continue;
       Samples& into = c.collective.op == traces::CollectiveOp::kAllToAll ? all_to_all : coll;
       into.x.push_back(bus_factor(kind_of(c.collective.op), n) * static_cast<double>(s.bytes));

@@ -79,24 +79,24 @@ int Topology::num_nodes() const {
 
 GroupSpan Topology::span_of_dim(MeshDim d, int rank, int size) const {
   const mesh::MeshCoord c = mesh_.coord_of(rank);
-  int64_t base = device_index(rank);
   const int64_t own = d == MeshDim::kTp   ? c.tp
                       : d == MeshDim::kPp ? c.pp
                       : d == MeshDim::kDp ? c.dp
                                           : 0;
-  GroupSpan span;
-  span.ranks = extent(d);
-  if (size > 0 && size < span.ranks) {
-    base -= (own % size) * stride(d);
-    span.ranks = size;
-  } else {
-    base -= own * stride(d);
+  if (size > 0 && size < extent(d)) {
+    return members_span(device_index(rank) - (own % size) * stride(d), stride(d), size);
   }
-  // Members are base + i * stride: count members per node (nodes are contiguous index ranges).
+  return members_span(device_index(rank) - own * stride(d), stride(d), extent(d));
+}
+
+GroupSpan Topology::members_span(int64_t base, int64_t step, int count) const {
+  // Members are base + i * step: count members per node (nodes are contiguous index ranges).
+  GroupSpan span;
+  span.ranks = count;
   int nodes = 0, best = 0, run = 0;
   int64_t prev_node = -1;
-  for (int i = 0; i < span.ranks; ++i) {
-    const int64_t node = (base + i * stride(d)) / devices_per_node_;
+  for (int i = 0; i < count; ++i) {
+    const int64_t node = (base + i * step) / devices_per_node_;
     if (node != prev_node) {
       ++nodes;
       run = 0;
@@ -110,6 +110,7 @@ GroupSpan Topology::span_of_dim(MeshDim d, int rank, int size) const {
 }
 
 GroupSpan Topology::span(mesh::GroupKind g, int rank) const {
+  const int ep = mesh_.shape().ep;
   switch (g) {
     case mesh::GroupKind::kTp:
       return span_of_dim(MeshDim::kTp, rank);
@@ -117,7 +118,16 @@ GroupSpan Topology::span(mesh::GroupKind g, int rank) const {
       return span_of_dim(MeshDim::kPp, rank);
     case mesh::GroupKind::kDp:
       return span_of_dim(MeshDim::kDp, rank);
-    default:
+    case mesh::GroupKind::kEp:
+      return span_of_dim(MeshDim::kDp, rank, ep);
+    case mesh::GroupKind::kEdp: {
+      // Every ep-th dp replica, from the first of the rank's ep rank.
+      const int own = mesh_.coord_of(rank).dp;
+      return members_span(device_index(rank) - (own - own % ep) * stride(MeshDim::kDp),
+                          ep * stride(MeshDim::kDp), extent(MeshDim::kDp) / ep);
+    }
+    case mesh::GroupKind::kWorld:
+    case mesh::GroupKind::kCount:
       break;
   }
   GroupSpan span;

@@ -38,7 +38,8 @@ class Topology {
   int64_t device_index(int rank, int cp_index = 0) const;
   int node_of(int rank) const;
   bool same_node(int a, int b) const { return node_of(a) == node_of(b); }
-  // Span of `rank`'s group along one mesh dimension (kWorld: the whole mesh, cp included).
+  // Span of `rank`'s group along one mesh dimension (kWorld: the whole mesh, cp included; ep and
+  // edp: the groups the mesh's ep carves out of dp, sim/mesh/mesh.h).
   GroupSpan span(mesh::GroupKind g, int rank) const;
   // `size` > 0: only the aligned block of `size` members along d that holds `rank` (expert
   // parallel groups are such blocks of the dp dimension).
@@ -48,6 +49,8 @@ class Topology {
 
  private:
   int extent(MeshDim d) const { return extents_[static_cast<size_t>(d)]; }
+  // The span of `count` devices base + i * step.
+  GroupSpan members_span(int64_t base, int64_t step, int count) const;
   int64_t stride(MeshDim d) const { return strides_[static_cast<size_t>(d)]; }
 
   mesh::Mesh mesh_;

@@ -7,12 +7,16 @@ namespace meshscope::mesh {
 
 std::string to_string(const MeshShape& s) {
   return "dp=" + std::to_string(s.dp) + " pp=" + std::to_string(s.pp) +
-         " tp=" + std::to_string(s.tp);
+         " tp=" + std::to_string(s.tp) + (s.ep != 1 ? " ep=" + std::to_string(s.ep) : "");
 }
 
 Mesh::Mesh(MeshShape shape) : shape_(shape) {
-  if (shape.dp < 1 || shape.pp < 1 || shape.tp < 1) {
+  if (shape.dp < 1 || shape.pp < 1 || shape.tp < 1 || shape.ep < 1) {
     throw std::invalid_argument("mesh dimensions must be >= 1, got " + to_string(shape));
+  }
+  if (shape.dp % shape.ep != 0) {
+    throw std::invalid_argument("mesh: ep=" + std::to_string(shape.ep) +
+                                " must divide dp=" + std::to_string(shape.dp));
   }
 }
 
@@ -38,6 +42,10 @@ int Mesh::extent(GroupKind g) const {
       return shape_.pp;
     case GroupKind::kTp:
       return shape_.tp;
+    case GroupKind::kEp:
+      return shape_.ep;
+    case GroupKind::kEdp:
+      return shape_.dp / shape_.ep;
     case GroupKind::kCount:
       break;
   }
@@ -55,6 +63,10 @@ int Mesh::index_in_group(GroupKind g, int rank) const {
       return c.pp;
     case GroupKind::kTp:
       return c.tp;
+    case GroupKind::kEp:
+      return c.dp % shape_.ep;
+    case GroupKind::kEdp:
+      return c.dp / shape_.ep;
     case GroupKind::kCount:
       break;
   }
@@ -78,6 +90,12 @@ int Mesh::peer_in_group(GroupKind g, int rank, int index) const {
       break;
     case GroupKind::kTp:
       c.tp = index;
+      break;
+    case GroupKind::kEp:
+      c.dp = c.dp / shape_.ep * shape_.ep + index;
+      break;
+    case GroupKind::kEdp:
+      c.dp = index * shape_.ep + c.dp % shape_.ep;
       break;
     case GroupKind::kCount:
       throw std::invalid_argument("bad group kind");

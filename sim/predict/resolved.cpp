@@ -179,21 +179,7 @@ cost::GroupSpan FullMeshPrices::hybrid_span(const schedule::Action& a,
 }
 
 int FullMeshPrices::group_leader(mesh::GroupKind g, int rank) const {
-  mesh::MeshCoord c = r_.mesh.coord_of(rank);
-  switch (g) {
-    case mesh::GroupKind::kDp:
-      c.dp = 0;
-      break;
-    case mesh::GroupKind::kTp:
-      c.tp = 0;
-      break;
-    case mesh::GroupKind::kPp:
-      c.pp = 0;
-      break;
-    default:
-      return 0;
-  }
-  return r_.mesh.rank_of(c);
+  return r_.mesh.peer_in_group(g, rank, 0);
 }
 
 cost::GroupSpan FullMeshPrices::span_of(mesh::GroupKind g, int rank) {

@@ -95,9 +95,11 @@ bool read_group(Cursor& c, Action* a, std::string* error) {
   c.skip();
   const std::string_view group = c.read_word();
   const std::optional<mesh::GroupKind> kind = mesh::parse_group_kind(group);
-  if (!kind) {
-    return Cursor::fail(error, "unknown group '" + traces::printable(group) +
-                                   "' (expected world, dp, pp or tp) in '" + c.whole() + "'");
+  if (!kind || !is_schedule_group(*kind)) {
+    return Cursor::fail(error, std::string(kind ? "group '" : "unknown group '") +
+                                   traces::printable(group) +
+                                   (kind ? "' is the moe blocks' own, not a schedule's" : "'") +
+                                   " (expected world, dp, pp or tp) in '" + c.whole() + "'");
   }
   if (c.peek() != ')') return Cursor::fail(error, "missing ')' in '" + c.whole() + "'");
   c.skip();

@@ -56,6 +56,14 @@ constexpr bool is_collective(ActionKind k) {
          k == ActionKind::kReduceScatter || k == ActionKind::kAllToAll;
 }
 
+// The groups a schedule's collectives name: the mesh's axes. The ep and edp groups are the moe
+// blocks' own (their all-to-alls run inside F, B and I, their expert gradients' all-reduce inside
+// ALLREDUCE(dp): profiler/exec/moe_block.h); a schedule's mesh does not carry ep.
+constexpr bool is_schedule_group(GroupKind g) {
+  return g == GroupKind::kWorld || g == GroupKind::kDp || g == GroupKind::kPp ||
+         g == GroupKind::kTp;
+}
+
 // Text forms (one token, no spaces):
 //   compute     {stage}{F|B|I|W}{microbatch}                 "2F0", "1I3"
 //   p2p         {stage}{SEND_F|RECV_F|SEND_B|RECV_B}{mb}[@{peer rank}][:{bytes}]

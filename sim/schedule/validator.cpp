@@ -121,8 +121,11 @@ bool Validator::check_action(int rank, int step, const Action& a) {
     return bad(ErrorKind::kMalformed, "a per-step action takes no microbatch");
   }
   if (a.bytes < 0) return bad(ErrorKind::kMalformed, "negative byte count");
-  if (is_collective(a.kind) && a.group >= mesh::GroupKind::kCount) {
-    return bad(ErrorKind::kMalformed, "unknown process group");
+  if (is_collective(a.kind) && !is_schedule_group(a.group)) {
+    return bad(ErrorKind::kMalformed, a.group < mesh::GroupKind::kCount
+                                          ? "process group '" + std::string(mesh::name(a.group)) +
+                                                "' is not a schedule's (world, dp, pp or tp)"
+                                          : std::string("unknown process group"));
   }
   if (!is_p2p(a.kind)) return true;
   const int other = p2p_peer_stage(a);

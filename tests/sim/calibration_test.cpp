@@ -116,6 +116,33 @@ TEST(Calibration, FitRecoversRatesFromATimeline) {
   EXPECT_EQ(c.phase(traces::Phase::kBackward).samples, 0);
 }
 
+// A moe run with ep < dp (profiler/exec/moe_block.h): its all-to-alls are over ep, its experts'
+// gradient all-reduces over edp, both groups sized from the run's dp and its workload's ep. dp 4
+// ep 2 makes both groups of 2, so the fits equal those over the dp group of 2 above; sized as dp
+// (4) the bus factors would be 3/4 and 3/2 instead.
+TEST(Calibration, EpAndEdpGroupsTakeTheirSizeFromTheWorkloadsEp) {
+  traces::Timeline t = synthetic();
+  t.run.mesh = {4, 1, 1};
+  t.run.workload.kind = traces::ModelKind::kMoe;
+  t.run.workload.ep = 2;
+  for (traces::SpanCollective& c : t.collectives) {
+    c.collective.group = c.collective.op == traces::CollectiveOp::kAllToAll
+                             ? traces::GroupKind::kEp
+                             : traces::GroupKind::kEdp;
+  }
+  const Calibration c = fit_calibration({&t}, find_hardware("cpu-local"), Precision::kFp32);
+  EXPECT_EQ(c.collective.samples, 40);
+  EXPECT_NEAR(c.collective.bandwidth_bytes_per_s, 1e9, 1);
+  EXPECT_NEAR(c.collective.alpha_ns, 2000, 1e-3);
+  EXPECT_EQ(c.all_to_all.samples, 40);
+  EXPECT_NEAR(c.all_to_all.bandwidth_bytes_per_s, 0.5e9, 1);
+  EXPECT_NEAR(c.all_to_all.alpha_ns, 8000, 1e-3);
+  // ep = dp: edp groups are single ranks, nothing to fit from them.
+  t.run.workload.ep = 4;
+  EXPECT_EQ(fit_calibration({&t}, find_hardware("cpu-local"), Precision::kFp32).collective.samples,
+            0);
+}
+
 // A forward that issues its own collective (a tp all-reduce, an ep all-to-all) spends that time
 // communicating: the compute fit takes it out, so the simulator, which prices the collective on
 // its own, does not count it twice. A collective of another action is not taken out.

@@ -42,5 +42,33 @@ TEST(CostTopology, ContextAndExpertGroups) {
   EXPECT_EQ(t.num_devices(), 64);
 }
 
+TEST(CostTopology, EpGroupsAreDpBlocksAndEdpGroupsTheirStrides) {
+  // tp 2 x pp 1 x dp 8 with ep 4 on nodes of 4 devices: a node holds 2 dp replicas.
+  const Topology t({.dp = 8, .pp = 1, .tp = 2, .ep = 4}, 1, 4);
+  const int rank = 5 * 2;  // dp 5: ep group dp 4..7, edp group dp 1, 5
+  const GroupSpan ep = t.span(mesh::GroupKind::kEp, rank);
+  EXPECT_EQ(ep.ranks, 4);
+  EXPECT_EQ(ep.nodes, 2);
+  EXPECT_EQ(ep.ranks_per_node, 2);
+  const GroupSpan block = t.span_of_dim(MeshDim::kDp, rank, 4);
+  EXPECT_EQ(block.nodes, ep.nodes);
+  const GroupSpan edp = t.span(mesh::GroupKind::kEdp, rank);
+  EXPECT_EQ(edp.ranks, 2);
+  EXPECT_EQ(edp.nodes, 2);  // dp 1 on node 0, dp 5 on node 2
+  EXPECT_EQ(edp.ranks_per_node, 1);
+  // dp innermost on nodes of 16: the edp group's two members share a node.
+  const auto order = parse_dim_order("dp,tp,pp");
+  ASSERT_TRUE(order);
+  const Topology inner({.dp = 8, .pp = 1, .tp = 2, .ep = 4}, 1, 16, *order);
+  EXPECT_EQ(inner.span(mesh::GroupKind::kEdp, rank).nodes, 1);
+  EXPECT_EQ(inner.span(mesh::GroupKind::kEdp, rank).ranks_per_node, 2);
+  // ep = 1: ep groups are single ranks, edp the whole dp group.
+  const Topology none({.dp = 8, .pp = 1, .tp = 2}, 1, 4);
+  EXPECT_EQ(none.span(mesh::GroupKind::kEp, rank).ranks, 1);
+  EXPECT_EQ(none.span(mesh::GroupKind::kEdp, rank).ranks, 8);
+  EXPECT_EQ(none.span(mesh::GroupKind::kEdp, rank).nodes,
+            none.span(mesh::GroupKind::kDp, rank).nodes);
+}
+
 }  // namespace
 }  // namespace meshscope::cost

@@ -100,6 +100,11 @@ TEST(Action, RejectsMalformedTokensWithReason) {
   EXPECT_NE(parse_error("F0").find("stage"), std::string::npos);
   EXPECT_NE(parse_error("0ALLREDUCE").find("group"), std::string::npos);
   EXPECT_NE(parse_error("0ALLREDUCE(xp)").find("unknown group 'xp'"), std::string::npos);
+  // The moe blocks' groups are no schedule's: its mesh has no ep (sim/mesh/mesh.h).
+  EXPECT_NE(parse_error("0ALLTOALL(ep)").find("group 'ep' is the moe blocks' own"),
+            std::string::npos);
+  EXPECT_NE(parse_error("0ALLREDUCE(edp)").find("group 'edp' is the moe blocks' own"),
+            std::string::npos);
   EXPECT_NE(parse_error("0ALLREDUCE(dp").find("')'"), std::string::npos);
   EXPECT_NE(parse_error("99999999999F0").find("out of range"), std::string::npos);
   EXPECT_NE(parse_error("0SEND_F1@1:").find("byte count"), std::string::npos);

@@ -182,6 +182,14 @@ TEST(Validator, MalformedActions) {
   EXPECT_EQ(r.error->rank, -1);
   EXPECT_NE(r.error->message.find("1 rank programs for mesh dp=1 pp=2 tp=1 of 2 ranks"),
             std::string::npos);
+  // A schedule built in code that names the moe blocks' own groups (the text refuses them).
+  Schedule ep = load("mesh dp=2\nmicrobatches 1\nrank 0: 0ALLTOALL(dp)\nrank 1: 0ALLTOALL(dp)\n");
+  ep.ranks[1][0].group = mesh::GroupKind::kEp;
+  const ValidationResult e = validate(ep);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error->kind, ErrorKind::kMalformed);
+  EXPECT_NE(e.error->message.find("process group 'ep' is not a schedule's"), std::string::npos)
+      << e.error->message;
 }
 
 TEST(Validator, CollectivesWhoseMembersDisagree) {

@@ -74,6 +74,17 @@ std::vector<ncclUniqueId> shared_unique_ids(ProcessMessenger& processes, size_t 
   return ids;
 }
 
+// The groups split from the world communicator: every kind but the world itself (ep and edp are
+// single ranks or the dp group when the mesh has no ep carved out of dp).
+std::vector<mesh::GroupKind> split_groups() {
+  std::vector<mesh::GroupKind> kinds;
+  for (int g = 0; g < static_cast<int>(mesh::GroupKind::kCount); ++g) {
+    if (static_cast<mesh::GroupKind>(g) != mesh::GroupKind::kWorld)
+      kinds.push_back(static_cast<mesh::GroupKind>(g));
+  }
+  return kinds;
+}
+
 }  // namespace
 
 CudaNcclBackend::CudaNcclBackend(const BackendOptions& options)
@@ -136,7 +147,7 @@ void CudaNcclBackend::init_comms_across_processes() {
   me.groups[static_cast<size_t>(mesh::GroupKind::kWorld)].comm = world;
   // Every process splits for its own rank, in the same order: colour = the group's first rank,
   // key = the member's position, as in one process.
-  for (auto g : {mesh::GroupKind::kDp, mesh::GroupKind::kPp, mesh::GroupKind::kTp}) {
+  for (const mesh::GroupKind g : split_groups()) {
     const int color = mesh_.group_ranks(g, rank).front();
     MESHSCOPE_NCCL_CHECK(ncclCommSplit(world, color, mesh_.index_in_group(g, rank),
                                        &me.groups[static_cast<size_t>(g)].comm, nullptr));
@@ -192,7 +203,7 @@ void CudaNcclBackend::init_comms() {
   }
   // Each process group is split from the world: color = the group's first rank, key = the
   // member's position, so comm ranks follow group order.
-  for (auto g : {mesh::GroupKind::kDp, mesh::GroupKind::kPp, mesh::GroupKind::kTp}) {
+  for (const mesh::GroupKind g : split_groups()) {
     MESHSCOPE_NCCL_CHECK(ncclGroupStart());
     for (int r = 0; r < n; ++r) {
       const int color = mesh_.group_ranks(g, r).front();
