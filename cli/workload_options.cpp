@@ -46,8 +46,10 @@ void add_workload_options(CLI::App& cmd, WorkloadArgs& a) {
                  "(GShard, Switch Transformer)")
       ->capture_default_str();
   cmd.add_option("--ep", a.ep,
-                 "moe: expert-parallel ranks the experts are sharded over, 1 (every replica holds "
-                 "every expert) or --dp (tokens reach their experts by all-to-all over dp)")
+                 "moe: expert-parallel ranks the experts are sharded over, dividing --dp: ep "
+                 "consecutive dp replicas exchange tokens by all-to-all, and each expert is "
+                 "replicated over dp / ep of them, its gradients all-reduced among those (1: every "
+                 "replica holds every expert)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   cmd.add_option("--batch", a.batch, "global batch per step (samples)")->capture_default_str();

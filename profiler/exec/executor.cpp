@@ -30,7 +30,9 @@ namespace {
 
 void check_schedule(const schedule::Schedule& s, const mesh::Mesh& m, const model::Workload& w) {
   auto bad = [](const std::string& why) { throw std::invalid_argument("run: " + why); };
-  if (!(s.mesh == m.shape())) {
+  mesh::MeshShape schedule_mesh = m.shape();
+  schedule_mesh.ep = s.mesh.ep;  // the backend's carries the workload's (run_mesh)
+  if (!(s.mesh == schedule_mesh)) {
     bad("the schedule is for mesh " + mesh::to_string(s.mesh) + " but the backend has " +
         mesh::to_string(m.shape()));
   }
@@ -173,7 +175,7 @@ int microbatch_rows(int batch, int dp, int microbatches) {
 
 RunResult run(const RunConfig& config) {
   runtime::BackendOptions options = config.backend_options;
-  options.mesh = config.schedule.mesh;
+  options.mesh = run_mesh(config.schedule.mesh, config.workload);
   if (options.log == nullptr) options.log = config.log;
   capture::prepare_tracer(config.tracer, config.backend);  // before any CUDA or NCCL thread
   auto backend = runtime::make_backend(config.backend, options);

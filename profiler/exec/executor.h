@@ -22,7 +22,8 @@ inline constexpr int64_t kMaxDataBytes = int64_t{4} << 30;
 RunResult run(const RunConfig& config);
 
 // Same on a backend and tracer the caller owns (tests, benchmarks, a GPU tracer). The backend's
-// mesh must equal the schedule's. A backend is good for one run: an aborted one stays aborted.
+// mesh must be run_mesh(schedule's, workload) (rank_plan.h): the schedule's with the moe
+// workload's ep. A backend is good for one run: an aborted one stays aborted.
 RunResult run(const RunConfig& config, runtime::Backend& backend, capture::ActionTracer& tracer);
 
 // Samples per microbatch: batch / (dp * microbatches). Throws std::invalid_argument when the

@@ -7,12 +7,13 @@
 //      all-to-all to the experts, their input gradients, the all-to-all back, the backward of the
 //      dispatch, the router's backward through the gates and the softmax;
 //   W: the router's and the local experts' weight gradients, from what F and I kept.
-// The ep group is the dp group (ep = dp; ep = 1: every rank holds every expert and nothing is
-// exchanged); rank_plan.h says why. Routing groups are the microbatch of one replica: capacity is
-// model::expert_capacity of the stage's rows, and the single-device reference routes the same
-// groups (reference_moe.h). The all-to-alls are the rank's InnerInfos, traced as collectives
-// (all_to_all over dp) inside their F or I span, as Megatron-LM's token dispatcher runs them
-// inside the MoE layer's forward and backward.
+// The ep group is ep consecutive dp replicas (sim/mesh/mesh.h; ep = 1: every rank holds every
+// expert and nothing is exchanged); each expert is replicated over the dp / ep ranks of its edp
+// group, whose gradients ALLREDUCE(dp) sums over edp (rank_plan.h, stage_layout.h). Routing groups
+// are the microbatch of one replica: capacity is model::expert_capacity of the stage's rows, and
+// the single-device reference routes the same groups (reference_moe.h). The all-to-alls are the
+// rank's InnerInfos, traced as collectives (all_to_all over ep) inside their F or I span, as
+// Megatron-LM's token dispatcher runs them inside the MoE layer's forward and backward.
 #pragma once
 
 #include <vector>

@@ -38,13 +38,13 @@ std::vector<std::tuple<size_t, ActionKind, int, int>> expert_actions(const RankP
   return out;
 }
 
-// A moe block's all-to-alls pair the dp group's members by their order: every member must run the
+// A moe block's all-to-alls pair the ep group's members by their order: every member must run the
 // moe stages' F, B and I in the same order, or tokens of one microbatch would meet another's.
 void check_same_expert_order(const schedule::Schedule& s, const mesh::Mesh& m,
                              const std::vector<RankPlan>& plans) {
   for (const RankPlan& p : plans) {
-    if (p.coord.dp == 0) continue;
-    const int first = m.rank_of({0, p.coord.pp, p.coord.tp});
+    const int first = m.peer_in_group(mesh::GroupKind::kEp, p.rank, 0);
+    if (first == p.rank) continue;
     const auto mine = expert_actions(p, s, p.rank);
     const auto theirs = expert_actions(plans[first], s, first);
     for (size_t k = 0; k < std::max(mine.size(), theirs.size()); ++k) {
@@ -59,12 +59,12 @@ void check_same_expert_order(const schedule::Schedule& s, const mesh::Mesh& m,
       if (k >= mine.size()) {
         throw std::invalid_argument(
             "schedule: rank " + std::to_string(p.rank) + " runs " + std::to_string(mine.size()) +
-            " moe-stage computes, rank " + std::to_string(first) + " of its dp group " +
+            " moe-stage computes, rank " + std::to_string(first) + " of its ep group " +
             std::to_string(theirs.size()) + ": their expert all-to-alls would not pair");
       }
       fail(p.rank, std::get<0>(mine[k]), s.ranks[p.rank][std::get<0>(mine[k])],
-           "rank " + std::to_string(first) + " of its dp group runs " + other +
-               " at this point: with ep > 1 the expert all-to-alls pair the dp group's moe-stage "
+           "rank " + std::to_string(first) + " of its ep group runs " + other +
+               " at this point: with ep > 1 the expert all-to-alls pair the ep group's moe-stage "
                "computes by order, so every member must run them in the same order");
     }
   }
@@ -72,21 +72,25 @@ void check_same_expert_order(const schedule::Schedule& s, const mesh::Mesh& m,
 
 }  // namespace
 
-void check_expert_parallel(const model::Workload& w, const mesh::MeshShape& mesh) {
-  const int ep = w.spec.ep;
-  if (w.spec.kind != model::WorkloadKind::kMoe) {
-    if (ep != 1) throw std::invalid_argument("run: --ep needs the moe model");
+void check_expert_parallel(const model::WorkloadSpec& w, int dp) {
+  if (w.kind != model::WorkloadKind::kMoe) {
+    if (w.ep != 1) throw std::invalid_argument("run: --ep needs the moe model");
     return;
   }
-  if (ep != 1 && ep != mesh.dp) {
-    throw std::invalid_argument(
-        "run: ep=" + std::to_string(ep) + " must be 1 or equal dp=" + std::to_string(mesh.dp) +
-        " (the experts are sharded over the whole dp group, the one process group the "
-        "transports hold for it)");
+  if (w.ep < 1 || dp % w.ep != 0) {
+    throw std::invalid_argument("run: ep=" + std::to_string(w.ep) +
+                                " must divide dp=" + std::to_string(dp) +
+                                " (an ep group is ep of the dp replicas; the experts are "
+                                "replicated over the dp / ep groups)");
   }
 }
 
-int ep_rank(const model::Workload& w, const mesh::MeshCoord& c) { return w.spec.ep > 1 ? c.dp : 0; }
+mesh::MeshShape run_mesh(const mesh::MeshShape& schedule_mesh, const model::WorkloadSpec& w) {
+  check_expert_parallel(w, schedule_mesh.dp);
+  mesh::MeshShape shape = schedule_mesh;
+  shape.ep = w.kind == model::WorkloadKind::kMoe ? w.ep : 1;
+  return shape;
+}
 
 int64_t p2p_tag(ActionKind kind, int stage, int microbatch, int microbatches) {
   const bool backward = kind == ActionKind::kSendBackward || kind == ActionKind::kRecvBackward;
@@ -102,7 +106,11 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
                                  const std::vector<model::StageRange>& partition,
                                  const std::vector<model::StageCost>& costs, int rows) {
   const int num_stages = s.num_stages, mbs = s.num_microbatches;
-  check_expert_parallel(w, m.shape());
+  if (m.shape().ep != run_mesh(m.shape(), w.spec).ep) {  // run_mesh checks ep against dp too
+    throw std::invalid_argument("run: the backend's mesh has ep=" + std::to_string(m.shape().ep) +
+                                " but the workload ep=" + std::to_string(w.spec.ep) +
+                                " (exec::run_mesh gives a run's mesh)");
+  }
   std::vector<RankPlan> plans(m.size());
   for (int r = 0; r < m.size(); ++r) {
     RankPlan& p = plans[r];
@@ -112,9 +120,8 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
     for (int st = 0; st < num_stages; ++st) {
       if (s.stage_owner[st] != p.coord.pp) continue;
       p.local_of[st] = static_cast<int>(p.stages.size());
-      p.stages.push_back(make_stage_layout(w, partition[st], st, num_stages, m.shape().tp,
-                                           p.coord.tp, ep_rank(w, p.coord), rows, mbs, costs[st],
-                                           p.inner));
+      p.stages.push_back(
+          make_stage_layout(w, partition[st], st, num_stages, m, r, rows, mbs, costs[st], p.inner));
     }
     for (size_t g = 0; g < static_cast<size_t>(mesh::GroupKind::kCount); ++g) {
       p.group_ranks.push_back(m.group_ranks(static_cast<mesh::GroupKind>(g), r));
@@ -208,7 +215,7 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
                    std::to_string(a.stage) + " holds " + std::to_string(pa.bytes) +
                    " bytes of gradients per tp rank" +
                    (st.dp_reduced_count < st.param_count
-                        ? " to reduce over dp (its experts' are not: ep = dp)"
+                        ? " to reduce over dp (its experts' reduce over edp)"
                         : ""));
         }
       }
@@ -247,7 +254,7 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
       }
     }
   }
-  if (w.spec.ep > 1) check_same_expert_order(s, m, plans);
+  if (m.shape().ep > 1) check_same_expert_order(s, m, plans);
   return plans;
 }
 

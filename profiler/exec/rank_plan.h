@@ -47,21 +47,24 @@ struct RankPlan {
 // gradients to stage s for microbatch mb. Unique per (sender, receiver) within a step.
 int64_t p2p_tag(schedule::ActionKind kind, int stage, int microbatch, int microbatches);
 
-// Expert parallelism runs with ep = 1 (every dp replica holds every expert) or ep = dp (each holds
-// experts / dp of them): the ep group is the dp group. Megatron-LM and DeepSpeed-MoE put ep inside
-// the data-parallel ranks and let it divide dp; a proper divisor would need an ep process group in
-// the mesh (traces::GroupKind) and in every transport. Throws std::invalid_argument otherwise, or
-// for an ep other than 1 on a workload without experts.
-void check_expert_parallel(const model::Workload& w, const mesh::MeshShape& mesh);
-// The rank's position in its ep group: its dp coordinate with ep > 1, else 0.
-int ep_rank(const model::Workload& w, const mesh::MeshCoord& c);
+// Expert parallelism as Megatron-LM and DeepSpeed-MoE run it: ep divides dp, each ep group (ep
+// consecutive dp replicas, sim/mesh/mesh.h) shards the experts among its members and exchanges
+// tokens by all-to-all, and each expert is replicated over the dp / ep replicas of its edp group,
+// which all-reduce its gradients. ep = 1: every replica holds every expert, reduced over dp with
+// the dense parameters. Throws std::invalid_argument naming both values when ep does not divide
+// dp, or for an ep other than 1 on a workload without experts.
+void check_expert_parallel(const model::WorkloadSpec& w, int dp);
+// The mesh of a run's backend: the schedule's with the workload's ep carved out of dp (after
+// check_expert_parallel), so the transports hold its ep and edp groups.
+mesh::MeshShape run_mesh(const mesh::MeshShape& schedule_mesh, const model::WorkloadSpec& w);
 
 // Compiles every rank's program. Throws std::invalid_argument naming the rank, the action index
 // and its token for a schedule the executor cannot run with this workload: a stage not held by
 // the rank, a microbatch out of range, a transfer past the first or last stage, a peer that
 // differs from the stage placement, a byte count that differs from the workload's, a collective
 // other than ALLREDUCE(dp) or ALLTOALL, an ALLTOALL whose bytes do not split into one equal
-// block of floats per group member.
+// block of floats per group member. Throws std::invalid_argument when the mesh's ep is not the
+// workload's (run_mesh).
 std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Schedule& s,
                                  const mesh::Mesh& m,
                                  const std::vector<model::StageRange>& partition,

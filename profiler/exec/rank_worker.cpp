@@ -162,8 +162,18 @@ runtime::TransferInfo execute(const PlannedAction& pa, StageRuntime& stage, runt
       return net.send(pa.peer, pa.tag, stage.grad_input(mb), pa.bytes);
     case ActionKind::kRecvBackward:
       return net.recv(pa.peer, pa.tag, stage.grad_output(mb), pa.bytes);
-    case ActionKind::kAllReduce:
-      return net.all_reduce(pa.group, stage.grads(), stage.layout().dp_reduced_count);
+    case ActionKind::kAllReduce: {
+      // The experts' gradients over edp first: the action's span, which begins when the dense
+      // reduction's data is ready, then times that reduction alone (its collective is dp's).
+      const StageLayout& l = stage.layout();
+      if (l.expert_reduce_inner >= 0) {
+        run_inner(ctx, l.expert_reduce_inner, [&](mesh::GroupKind group) {
+          return net.all_reduce(group, stage.grads() + l.dp_reduced_count,
+                                l.param_count - l.dp_reduced_count);
+        });
+      }
+      return net.all_reduce(pa.group, stage.grads(), l.dp_reduced_count);
+    }
     case ActionKind::kAllToAll:
       return net.all_to_all(pa.group, stage.exchange_send(), stage.exchange_recv(),
                             pa.block_floats);
@@ -238,7 +248,8 @@ void run_steps(SharedRun& shared, int rank) {
     result.actions += static_cast<int64_t>(plan.actions.size());
     if (cpu_time && step >= first_timed) ++result.cpu_steps;
   }
-  // dp replica 0 holds every dense weight; the first ep replicas hold one expert shard each.
+  // dp replica 0 holds every dense weight; the first ep group's replicas (ep ranks 0 .. ep - 1)
+  // hold one expert shard each.
   if (plan.coord.dp < std::max(shared.workload->spec.ep, 1)) {
     for (auto& s : st.stages) result.stage_weights.push_back(s->download_weights(shared.initial));
   }
@@ -305,12 +316,12 @@ std::string describe_ranks(const SharedRun& shared) {
       const int32_t inner = p.inner.load(std::memory_order_relaxed);
       if (schedule::is_recv(a.kind)) {
         out += " (from rank " + std::to_string(pa.peer) + ")";
+      } else if (inner >= 0) {  // a collective of its own: tp, ep, or edp inside ALLREDUCE(dp)
+        out += " (" + plan.inner[inner].label + ", ranks " +
+               join_ranks(plan.group_ranks[static_cast<size_t>(plan.inner[inner].group)]) + ")";
       } else if (schedule::is_collective(a.kind)) {
         out += " (" + std::string(mesh::name(a.group)) + " group: ranks " +
                join_ranks(plan.group_ranks[static_cast<size_t>(a.group)]) + ")";
-      } else if (inner >= 0) {
-        out += " (" + plan.inner[inner].label + ", ranks " +
-               join_ranks(plan.group_ranks[static_cast<size_t>(plan.inner[inner].group)]) + ")";
       }
     }
   }

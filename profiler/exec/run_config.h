@@ -19,7 +19,7 @@ struct RunConfig {
   model::WorkloadSpec workload;  // model, sizes, global batch, learning rate, seed (moe: and ep)
   schedule::Schedule schedule;   // its mesh is the run's mesh (world = dp * pp * tp)
   runtime::BackendKind backend = runtime::BackendKind::kAuto;
-  runtime::BackendOptions backend_options;  // mesh is overwritten with the schedule's
+  runtime::BackendOptions backend_options;  // mesh is overwritten: the schedule's, with ep
   capture::TracerKind tracer = capture::TracerKind::kAuto;
   int steps = 1;
   double timeout_s = 60;        // watchdog: abort after this long without progress

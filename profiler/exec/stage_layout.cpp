@@ -56,7 +56,7 @@ LinearLayout whole(const model::LinearSpec& spec, int global) {
 }
 
 // A moe block: the router, then fc1 and fc2 of the experts of ep rank `ep_rank`; with ep > 1 its
-// four all-to-alls over the ep group (the dp group: moe_block.h).
+// four all-to-alls over the ep group (moe_block.h).
 void add_moe_unit(const model::Workload& w, const model::Unit& unit, int first_global, int ep_rank,
                   StageLayout& s, std::vector<capture::InnerInfo>& inner) {
   const model::WorkloadSpec& spec = w.spec;
@@ -81,7 +81,7 @@ void add_moe_unit(const model::Workload& w, const model::Unit& unit, int first_g
     const int64_t bytes = int64_t(sizeof(float)) * m.slots() * m.hidden;
     auto add = [&](const char* what) {
       inner.push_back({"ep all-to-all " + unit.name + "." + what + " s" + std::to_string(s.stage),
-                       mesh::GroupKind::kDp, traces::SpanKind::kCollective, bytes,
+                       mesh::GroupKind::kEp, traces::SpanKind::kCollective, bytes,
                        traces::CollectiveOp::kAllToAll});
       return static_cast<int>(inner.size()) - 1;
     };
@@ -98,9 +98,11 @@ void add_moe_unit(const model::Workload& w, const model::Unit& unit, int first_g
 }  // namespace
 
 StageLayout make_stage_layout(const model::Workload& w, const model::StageRange& range, int stage,
-                              int num_stages, int tp, int tp_rank, int ep_rank, int rows,
+                              int num_stages, const mesh::Mesh& m, int rank, int rows,
                               int microbatches, const model::StageCost& cost,
                               std::vector<capture::InnerInfo>& inner) {
+  const int tp = m.shape().tp, tp_rank = m.index_in_group(mesh::GroupKind::kTp, rank);
+  const int ep_rank = m.index_in_group(mesh::GroupKind::kEp, rank);
   StageLayout s;
   s.stage = stage;
   s.first = stage == 0;
@@ -142,6 +144,13 @@ StageLayout make_stage_layout(const model::Workload& w, const model::StageRange&
       int64_t(s.param_count) != cost.parameters) {
     throw std::logic_error("stage " + std::to_string(stage) +
                            ": the layout's parameters differ from the stage cost's");
+  }
+  if (s.dp_reduced_count < s.param_count && m.extent(mesh::GroupKind::kEdp) > 1) {
+    s.expert_reduce_inner = static_cast<int>(inner.size());
+    inner.push_back({"edp all-reduce experts s" + std::to_string(stage), mesh::GroupKind::kEdp,
+                     traces::SpanKind::kCollective,
+                     int64_t(sizeof(float)) * int64_t(s.param_count - s.dp_reduced_count),
+                     traces::CollectiveOp::kAllReduce});
   }
   s.input_dim = s.linears.front().in;
   s.output_dim = s.linears.back().out;

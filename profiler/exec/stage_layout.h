@@ -1,12 +1,13 @@
 // The host-side description of one pipeline stage on one tp rank: its linears with local shapes,
-// where each sits in the parameter buffer, its moe blocks, which tp collectives and ep all-to-alls
-// it issues, and what it costs.
+// where each sits in the parameter buffer, its moe blocks, which tp collectives, ep all-to-alls
+// and edp all-reduce it issues, and what it costs.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
 #include "profiler/capture/action_tracer.h"
+#include "sim/mesh/mesh.h"
 #include "sim/model/partition.h"
 #include "sim/model/stage_cost.h"
 #include "sim/model/workload.h"
@@ -40,7 +41,8 @@ struct MoeUnitLayout {
   int ffn = 0;
   int ep = 1;
   model::Activation act = model::Activation::kGelu;  // the experts' fc1
-  // The all-to-alls over the ep group, into the rank's InnerInfo list; -1 when ep = 1.
+  // The all-to-alls over the ep group (sim/mesh/mesh.h), into the rank's InnerInfo list; -1 when
+  // ep = 1.
   int dispatch_inner = -1, combine_inner = -1, combine_grad_inner = -1, dispatch_grad_inner = -1;
 
   int slots() const { return experts * capacity; }  // rows of a dispatch buffer
@@ -73,6 +75,10 @@ struct StageLayout {
   // The leading floats of the parameter buffer whose gradients ALLREDUCE(dp) sums: every one but
   // the experts' of a run with ep > 1 (model::dp_reduced_parameters), which sit after them.
   size_t dp_reduced_count = 0;
+  // The all-reduce over edp of the experts' gradients (the floats after dp_reduced_count), run by
+  // ALLREDUCE(dp) before the dense one; index into the rank's InnerInfo list, -1 when the experts
+  // have no replica (ep = dp) or are reduced with the dense parameters (ep = 1).
+  int expert_reduce_inner = -1;
   std::vector<LinearLayout> linears;
   std::vector<UnitLayout> units;
   std::vector<MoeUnitLayout> moe;
@@ -85,11 +91,12 @@ struct StageLayout {
   size_t output_bytes() const { return sizeof(float) * size_t(rows) * output_dim; }
 };
 
-// Builds the layout of `range` as stage `stage` of `num_stages` for tp rank `tp_rank` and ep rank
-// `ep_rank` (of w.spec.ep; it picks a moe block's local experts), appending the tp collectives and
-// ep all-to-alls it issues to `inner` (their indices land in the LinearLayouts and MoeUnitLayouts).
+// Builds the layout of `range` as stage `stage` of `num_stages` for rank `rank` of mesh `m` (its
+// tp rank picks the linears' shards, its ep rank a moe block's local experts), appending the tp
+// collectives, ep all-to-alls and edp all-reduce it issues to `inner` (their indices land in the
+// LinearLayouts, MoeUnitLayouts and expert_reduce_inner).
 StageLayout make_stage_layout(const model::Workload& w, const model::StageRange& range, int stage,
-                              int num_stages, int tp, int tp_rank, int ep_rank, int rows,
+                              int num_stages, const mesh::Mesh& m, int rank, int rows,
                               int microbatches, const model::StageCost& cost,
                               std::vector<capture::InnerInfo>& inner);
 

@@ -29,8 +29,9 @@ std::vector<StageCost> stage_costs(const Workload& w, const std::vector<StageRan
 // parameters * 4 as gradient bytes) and the simulator. Throws std::invalid_argument naming the
 // problem (batch not divisible, more stages than layers, tp not dividing a split).
 // The parameters of a stage whose gradients the dp all-reduce carries: all of them, except the
-// experts of a run with ep > 1 (each expert then lives on one rank of the dp group: nothing to
-// reduce). The executor's ALLREDUCE(dp) and the schedules sized for it use this.
+// experts of a run with ep > 1 (each expert then lives on the dp / ep ranks of its edp group, which
+// reduce it among themselves). The executor's ALLREDUCE(dp) and the schedules sized for it use
+// this.
 int64_t dp_reduced_parameters(const StageCost& c, int ep);
 
 std::vector<StageCost> workload_stage_costs(const WorkloadSpec& spec, int dp, int tp,

@@ -87,8 +87,10 @@ class MpiRun : public ::testing::Test {
 TEST_F(MpiRun, EqualsTheRunInOneProcess) {
   const fs::path dir = temp_dir();
   const std::string common = " --layers 8 --hidden 32 --steps 2 ";
-  for (const std::string mesh : {"--schedule 1f1b --pp 4", "--schedule zb-h1 --dp 2 --pp 2",
-                                 "--schedule tp --tp 2 --dp 2"}) {
+  // The moe run: all-to-alls over ep groups of 2, the replicated experts reduced over edp.
+  for (const std::string mesh :
+       {"--schedule 1f1b --pp 4", "--schedule zb-h1 --dp 2 --pp 2", "--schedule tp --tp 2 --dp 2",
+        "--schedule dp --dp 4 --model moe --experts 4 --top-k 2 --ep 2"}) {
     const Result threads =
         shell(kMeshscope + " run " + mesh + common + "--out " + (dir / "threads.json").string());
     ASSERT_EQ(threads.status, 0) << mesh << "\n" << threads.err;

@@ -143,6 +143,36 @@ TEST_F(SimCli, CalibrationStaysWithTheHardwareItWasFittedOn) {
   EXPECT_NE(refused.err.find("fitted on 'cpu-local'"), std::string::npos) << refused.err;
 }
 
+TEST_F(SimCli, AMoeRunWithEpBelowDpCalibrates) {
+  // dp 4 with ep 2: all-to-alls over ep, the replicated experts' all-reduce over edp; the trace
+  // names both groups and carries ep, and calibrate fits both from it.
+  const fs::path trace = dir_ / "moe.json";
+  const Outcome run =
+      sh("run --model moe --experts 4 --top-k 2 --dp 4 --ep 2 --schedule dp -m 2 --layers 2 "
+         "--hidden 16 --batch 32 --steps 3 --backend cpu -o " +
+         trace.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("equal ("), std::string::npos) << run.out;
+  const std::string text = slurp(trace);
+  for (const char* group : {"\"ep\"", "\"edp\"", "\"dp\""})
+    EXPECT_NE(text.find(std::string("\"collective_group\":") + group), std::string::npos) << group;
+  EXPECT_NE(text.find("\"ep\":2"), std::string::npos);
+  const fs::path calib = dir_ / "calib.json";
+  const Outcome fit = sh("calibrate " + trace.string() + " -o " + calib.string());
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  // The steps after the first: per step and rank, a dp and an edp all-reduce, and 2 blocks x 2
+  // microbatches x 4 all-to-alls.
+  auto line_of = [&](const std::string& key) {
+    const size_t at = fit.out.find(key);
+    return at == std::string::npos ? std::string()
+                                   : fit.out.substr(at, fit.out.find('\n', at) - at);
+  };
+  EXPECT_NE(line_of("collective   alpha").find(", 16 spans"), std::string::npos) << fit.out;
+  EXPECT_NE(line_of("all_to_all   alpha").find(", 128 spans"), std::string::npos) << fit.out;
+  EXPECT_NE(fit.out.find("1 with a workload rebuilt"), std::string::npos) << fit.out;
+  EXPECT_TRUE(fs::exists(calib));
+}
+
 TEST_F(SimCli, SchedulesDumpsInterleavedWithTwoChunksByDefault) {
   // As `run` does; with one chunk per rank interleaved is no schedule at all.
   const Outcome r = sh("schedules --dump interleaved --pp 2 -m 2");

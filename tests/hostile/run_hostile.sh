@@ -129,7 +129,7 @@ run err run_moe_experts_hidden run --model moe --layers 1000 --hidden 16384 --ex
 run err run_moe_capacity_nan run --model moe --capacity-factor nan
 run err run_moe_capacity_inf run --model moe --capacity-factor inf
 run err run_moe_top_k_over run --model moe --experts 2 --top-k 3
-run err run_moe_ep_not_dp run --model moe -s dp --dp 4 --ep 2
+run err run_moe_ep_not_divisor run --model moe -s dp --dp 6 --ep 4 --experts 8 --batch 48
 run err run_moe_ep_uneven run --model moe -s dp --dp 3 --ep 3
 run err run_steps_zero run --steps 0
 run err run_timeout_zero run --timeout 0

@@ -1,7 +1,9 @@
-// A mixture-of-experts workload executed with expert parallelism (ep = dp: experts sharded over
-// the dp group, tokens dispatched and combined by all-to-all) equals one device routing the same
-// groups, for ep 1, 2 and 4, top-1 and top-2, with and without dropped tokens, and with the moe
-// blocks spread over pipeline stages; its all-to-alls are traced as typed collectives.
+// A mixture-of-experts workload executed with expert parallelism (ep dividing dp: experts sharded
+// over each ep group of ep consecutive dp replicas, tokens dispatched and combined by all-to-all
+// over it, each expert replicated over the dp / ep replicas of its edp group) equals one device
+// routing the same groups, for ep 1, 2, 4 on dp 2, 4 and 8, top-1 and top-2, with and without
+// dropped tokens, and with the moe blocks spread over pipeline stages; its all-to-alls and its
+// experts' gradient all-reduce are traced as typed collectives.
 #include <gtest/gtest.h>
 
 #include <ostream>
@@ -10,6 +12,9 @@
 #include <vector>
 
 #include "exec_test_util.h"
+#include "profiler/capture/host_tracer.h"
+#include "profiler/exec/rank_plan.h"
+#include "profiler/runtime/cpu_backend.h"
 
 namespace meshscope::exec {
 namespace {
@@ -82,6 +87,16 @@ const std::vector<Case> kCases = {
     {"zb-h1 ep2 dp2 pp2 top2 drops", Family::kZbH1, {2, 2, 1}, 4, 1, 2, 2, kDrops},
     {"interleaved ep2 dp2 pp2 v2 top1 drops", Family::kInterleaved, {2, 2, 1}, 2, 2, 2, 1, kDrops},
     {"1f1b ep1 dp1 pp4 top2", Family::kOneFOneB, {1, 4, 1}, 4, 1, 1, 2, kDrops},
+    // ep a proper divisor of dp: two ep groups, every expert on two replicas (edp of 2).
+    {"ep2 dp4 top1 drops", Family::kDataParallel, {4, 1, 1}, 2, 1, 2, 1, kDrops},
+    {"ep2 dp4 top1 no drops", Family::kDataParallel, {4, 1, 1}, 2, 1, 2, 1, kNoDrops},
+    {"ep2 dp4 top2 drops", Family::kDataParallel, {4, 1, 1}, 2, 1, 2, 2, kDrops},
+    {"ep2 dp4 top2 no drops", Family::kDataParallel, {4, 1, 1}, 2, 1, 2, 2, kNoDrops},
+    {"ep1 dp4 top2 drops", Family::kDataParallel, {4, 1, 1}, 2, 1, 1, 2, kDrops},
+    {"ep4 dp8 top2 drops", Family::kDataParallel, {8, 1, 1}, 1, 1, 4, 2, kDrops},
+    {"ep2 dp8 top1 factor 1.25", Family::kDataParallel, {8, 1, 1}, 2, 1, 2, 1, 1.25},
+    {"1f1b ep2 dp4 pp2 top2 drops", Family::kOneFOneB, {4, 2, 1}, 4, 1, 2, 2, kDrops},
+    {"zb-h1 ep2 dp4 pp2 top1 drops", Family::kZbH1, {4, 2, 1}, 2, 1, 2, 1, kDrops},
 };
 
 INSTANTIATE_TEST_SUITE_P(Runs, MoeEquivalence, ::testing::ValuesIn(kCases), [](const auto& info) {
@@ -91,35 +106,71 @@ INSTANTIATE_TEST_SUITE_P(Runs, MoeEquivalence, ::testing::ValuesIn(kCases), [](c
   return n;
 });
 
-// The all-to-alls are collectives of the trace (op all_to_all over dp, the dispatch buffer's
+// Bytes of one expert's fc1 and fc2 with their biases (h -> 4h -> h).
+int64_t expert_bytes(const model::WorkloadSpec& spec) {
+  const int64_t h = spec.hidden, f = 4 * spec.hidden;
+  return 4 * (h * f + f + f * h + h);
+}
+
+// The all-to-alls are collectives of the trace (op all_to_all over ep, the dispatch buffer's
 // bytes), four per block and microbatch on every rank, inside the F and B spans; the gradient
-// all-reduce over dp carries the dense parameters only.
-TEST(MoeExecution, AllToAllsAreTracedAsCollectivesOverDp) {
+// all-reduce over dp carries the dense parameters only, and with ep < dp the experts' gradients
+// go over edp in a collective of their own, inside ALLREDUCE(dp) and before its dense reduction.
+struct Traced {
+  int all_to_all = 0, dp_reduce = 0, edp_reduce = 0;
+};
+
+Traced count_collectives(const RunResult& got, const model::WorkloadSpec& spec, int rows) {
+  const int capacity = model::expert_capacity(spec, rows);
+  const int64_t dispatch = 4 * spec.experts * capacity * spec.hidden;
+  const int64_t routers = 4 * spec.layers * (spec.hidden * spec.experts + spec.experts);
+  const int64_t experts = spec.layers * (spec.experts / spec.ep) * expert_bytes(spec);
+  const traces::Timeline& t = got.timeline;
+  Traced n;
+  for (const traces::SpanCollective& sc : t.collectives) {
+    const traces::Span& span = t.spans[sc.span];
+    EXPECT_EQ(span.kind, traces::SpanKind::kCollective);
+    EXPECT_EQ(span.bytes, sc.collective.bytes);
+    if (sc.collective.op == traces::CollectiveOp::kAllToAll) {
+      ++n.all_to_all;
+      EXPECT_EQ(sc.collective.group, traces::GroupKind::kEp);
+      EXPECT_EQ(sc.collective.bytes, dispatch);
+      EXPECT_GE(span.microbatch, 0);
+    } else if (sc.collective.group == traces::GroupKind::kDp) {
+      ++n.dp_reduce;
+      EXPECT_EQ(sc.collective.op, traces::CollectiveOp::kAllReduce);
+      EXPECT_EQ(sc.collective.bytes, routers);  // the experts are not in it
+    } else {
+      ++n.edp_reduce;
+      EXPECT_EQ(sc.collective.group, traces::GroupKind::kEdp);
+      EXPECT_EQ(sc.collective.op, traces::CollectiveOp::kAllReduce);
+      EXPECT_EQ(sc.collective.bytes, experts);
+      // Its ALLREDUCE(dp) span on the same device begins once it is over.
+      bool before_dense = false;
+      for (const traces::SpanCollective& dense : t.collectives) {
+        const traces::Span& d = t.spans[dense.span];
+        if (dense.collective.group == traces::GroupKind::kDp && d.device == span.device &&
+            d.begin_ns >= span.end_ns && d.stage == span.stage) {
+          before_dense = true;
+        }
+      }
+      EXPECT_TRUE(before_dense) << "edp all-reduce on device " << span.device;
+    }
+  }
+  return n;
+}
+
+TEST(MoeExecution, AllToAllsAreTracedAsCollectivesOverEp) {
   const Case c{"ep2 dp2", Family::kDataParallel, {2, 1, 1}, 2, 1, 2, 2, kDrops};
   const RunResult got = check(c);
   const model::WorkloadSpec spec = moe_spec(c.top_k, c.capacity_factor, c.ep);
   const int rows = model::microbatch_rows(spec.batch, 2, c.microbatches);  // 8 tokens
-  const int capacity = model::expert_capacity(spec, rows);                 // ceil(.5*8*2/4) = 2
-  ASSERT_EQ(capacity, 2);
-  const int64_t bytes = 4 * spec.experts * capacity * spec.hidden;
-  int all_to_all = 0, all_reduce = 0;
-  for (const traces::SpanCollective& sc : got.timeline.collectives) {
-    const traces::Span& span = got.timeline.spans[sc.span];
-    if (sc.collective.op == traces::CollectiveOp::kAllToAll) {
-      ++all_to_all;
-      EXPECT_EQ(sc.collective.group, traces::GroupKind::kDp);
-      EXPECT_EQ(sc.collective.bytes, bytes);
-      EXPECT_EQ(span.bytes, bytes);
-      EXPECT_EQ(span.kind, traces::SpanKind::kCollective);
-    } else if (sc.collective.op == traces::CollectiveOp::kAllReduce) {
-      ++all_reduce;
-      // Routers only: 4 blocks of h x E + E; the experts (E / ep = 2 per rank) are not reduced.
-      EXPECT_EQ(sc.collective.bytes, 4 * spec.layers * (spec.hidden * spec.experts + spec.experts));
-    }
-  }
+  ASSERT_EQ(model::expert_capacity(spec, rows), 2);                        // ceil(.5*8*2/4)
+  const Traced n = count_collectives(got, spec, rows);
   // 2 ranks x 4 blocks x 2 microbatches x 4 all-to-alls x kSteps.
-  EXPECT_EQ(all_to_all, 2 * 4 * 2 * 4 * kSteps);
-  EXPECT_EQ(all_reduce, 2 * kSteps);
+  EXPECT_EQ(n.all_to_all, 2 * 4 * 2 * 4 * kSteps);
+  EXPECT_EQ(n.dp_reduce, 2 * kSteps);
+  EXPECT_EQ(n.edp_reduce, 0);  // ep = dp: every expert on one rank
   // The trace says what it is of (traces/run_descriptor.h): calibration and the what-if rebuild
   // the workload from it.
   const traces::WorkloadDescriptor& w = got.timeline.run.workload;
@@ -132,15 +183,29 @@ TEST(MoeExecution, AllToAllsAreTracedAsCollectivesOverDp) {
   EXPECT_EQ(w.ep, spec.ep);
 }
 
-TEST(MoeExecution, EpMustBeOneOrDp) {
-  const model::WorkloadSpec spec = moe_spec(1, 1.0, 2);
+TEST(MoeExecution, ReplicatedExpertsReduceOverEdpAndDenseOverDp) {
+  const Case c{"ep2 dp4", Family::kDataParallel, {4, 1, 1}, 2, 1, 2, 1, kDrops};
+  const RunResult got = check(c);
+  const model::WorkloadSpec spec = moe_spec(c.top_k, c.capacity_factor, c.ep);
+  const int rows = model::microbatch_rows(spec.batch, 4, c.microbatches);  // 4 tokens
+  const Traced n = count_collectives(got, spec, rows);
+  // 4 ranks x 4 blocks x 2 microbatches x 4 all-to-alls x kSteps.
+  EXPECT_EQ(n.all_to_all, 4 * 4 * 2 * 4 * kSteps);
+  EXPECT_EQ(n.dp_reduce, 4 * kSteps);
+  EXPECT_EQ(n.edp_reduce, 4 * kSteps);  // one per rank, stage and step
+  EXPECT_EQ(got.timeline.run.workload.ep, 2);
+  EXPECT_EQ(got.timeline.run.mesh, (traces::MeshExtent{4, 1, 1}));
+}
+
+TEST(MoeExecution, EpMustDivideDp) {
+  model::WorkloadSpec spec = moe_spec(1, 1.0, 8);
+  spec.experts = 8;
   const auto s = testing::make_schedule_for(spec, Family::kDataParallel, {4, 1, 1}, 1);
   try {
     testing::run_cpu(s, spec, 1);
-    FAIL() << "ep=2 on dp=4 accepted";
+    FAIL() << "ep=8 on dp=4 accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("ep=2 must be 1 or equal dp=4"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("ep=8 must divide dp=4"), std::string::npos) << e.what();
   }
   model::WorkloadSpec mlp = testing::small_mlp_spec(1);
   mlp.ep = 2;
@@ -149,7 +214,24 @@ TEST(MoeExecution, EpMustBeOneOrDp) {
                std::invalid_argument);
 }
 
-TEST(MoeExecution, DpMembersMustRunTheMoeStagesInOneOrder) {
+TEST(MoeExecution, ABackendWithoutTheWorkloadsEpIsRefused) {
+  // Its transports would hold no ep group of 2: run_mesh says which mesh the run needs.
+  const model::WorkloadSpec spec = moe_spec(1, 1.0, 2);
+  const auto s = testing::make_schedule_for(spec, Family::kDataParallel, {4, 1, 1}, 1);
+  EXPECT_EQ(run_mesh(s.mesh, spec), (mesh::MeshShape{.dp = 4, .pp = 1, .tp = 1, .ep = 2}));
+  runtime::CpuBackend backend(s.mesh);
+  capture::HostClockTracer tracer;
+  try {
+    run(testing::cpu_config(s, spec, 1), backend, tracer);
+    FAIL() << "a mesh without ep accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the backend's mesh has ep=1 but the workload ep=2"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(MoeExecution, EpMembersMustRunTheMoeStagesInOneOrder) {
   // Rank 1 forwards its microbatches in the other order: its all-to-alls would pair microbatch 1
   // of rank 1 with microbatch 0 of rank 0. Refused before anything runs.
   const model::WorkloadSpec spec = moe_spec(1, 1.0, 2);
@@ -167,6 +249,33 @@ TEST(MoeExecution, DpMembersMustRunTheMoeStagesInOneOrder) {
               std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("in the same order"), std::string::npos) << e.what();
+  }
+}
+
+// Swaps microbatches 0 and 1 in every action of `rank`'s program.
+void swap_microbatches(schedule::Schedule& s, int rank) {
+  for (schedule::Action& a : s.ranks[rank])
+    if (a.microbatch == 0 || a.microbatch == 1) a.microbatch = 1 - a.microbatch;
+}
+
+TEST(MoeExecution, OnlyTheEpGroupMustAgreeOnTheOrder) {
+  // dp 4 ep 2: ranks 2 and 3 (the second ep group) run microbatch 1 first. Their all-to-alls pair
+  // among themselves, their experts' gradients meet the first group's in ALLREDUCE(dp), after
+  // every microbatch: the same model.
+  const model::WorkloadSpec spec = moe_spec(2, kDrops, 2);
+  auto s = testing::make_schedule_for(spec, Family::kDataParallel, {4, 1, 1}, 2);
+  swap_microbatches(s, 2);
+  swap_microbatches(s, 3);
+  const RunResult got = testing::run_cpu(s, spec, kSteps);
+  testing::expect_equivalent(got, run_reference(spec, kSteps, 4), "second ep group reordered");
+  // Rank 3 alone reordered: it pairs with rank 2, which did not.
+  swap_microbatches(s, 2);
+  try {
+    testing::run_cpu(s, spec, 1);
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 3 action"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 2 of its ep group"), std::string::npos) << e.what();
   }
 }
 

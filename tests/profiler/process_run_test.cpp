@@ -13,6 +13,7 @@
 #include "loopback_link.h"
 #include "profiler/capture/host_tracer.h"
 #include "profiler/exec/process_run.h"
+#include "profiler/exec/rank_plan.h"
 #include "profiler/runtime/clock.h"
 #include "profiler/runtime/process_cpu_backend.h"
 #include "sim/schedule/schedule_text.h"
@@ -238,7 +239,7 @@ RunResult run_processes(const RunConfig& config, std::vector<double> timeouts = 
   auto results = on_each<RunResult>(n, [&](int i) {
     RunConfig c = config;
     if (!timeouts.empty()) c.timeout_s = timeouts[i];
-    runtime::ProcessCpuBackend backend(c.schedule.mesh, *m[i]);
+    runtime::ProcessCpuBackend backend(run_mesh(c.schedule.mesh, c.workload), *m[i]);
     capture::HostClockTracer tracer;
     return run(c, backend, tracer);
   });
@@ -330,8 +331,10 @@ TEST(MultiProcessRun, EqualsTheSameRunInOneProcessBitForBit) {
   }
 }
 
-// Expert parallelism across processes: the all-to-alls go through ProcessMessenger::all_to_all,
-// the expert weights come back from the parts of the processes that own them.
+// Expert parallelism across processes: the all-to-alls go through ProcessMessenger::all_to_all
+// (over ep), the replicated experts' gradients through its gathers over edp, the expert weights
+// come back from the parts of the processes that own them. pp 2 with ep = dp = 2, and dp 4 with
+// ep 2 (every expert on two processes).
 TEST(MultiProcessRun, MoeWithExpertParallelismEqualsOneProcessBitForBit) {
   model::WorkloadSpec spec;
   spec.kind = model::WorkloadKind::kMoe;
@@ -343,21 +346,36 @@ TEST(MultiProcessRun, MoeWithExpertParallelismEqualsOneProcessBitForBit) {
   spec.top_k = 2;
   spec.capacity_factor = 0.75;  // drops
   spec.ep = 2;
-  const auto s = testing::make_schedule_for(spec, schedule::Family::kOneFOneB, {2, 2, 1}, 2);
-  const RunResult threads = run(config_for(s, spec));
-  const RunResult processes = run_processes(config_for(s, spec));
-  ASSERT_EQ(processes.losses, threads.losses);
-  ASSERT_EQ(processes.weights.size(), threads.weights.size());
-  for (size_t i = 0; i < threads.weights.size(); ++i) {
-    EXPECT_EQ(processes.weights[i].w, threads.weights[i].w) << threads.weights[i].name;
-    EXPECT_EQ(processes.weights[i].b, threads.weights[i].b) << threads.weights[i].name;
+  struct Run {
+    schedule::Family family;
+    mesh::MeshShape mesh;
+    size_t all_to_all, edp_reduce;
+  };
+  // 4 ranks x blocks per rank x 2 microbatches x 4 all-to-alls x 2 steps; one edp all-reduce per
+  // rank and step with ep < dp.
+  for (const Run& r :
+       {Run{schedule::Family::kOneFOneB, {2, 2, 1}, 4u * 1 * 2 * 4 * 2, 0},
+        Run{schedule::Family::kDataParallel, {4, 1, 1}, 4u * 2 * 2 * 4 * 2, 4u * 2}}) {
+    const std::string what = "moe ep2 over processes on " + mesh::to_string(r.mesh);
+    const auto s = testing::make_schedule_for(spec, r.family, r.mesh, 2);
+    const RunResult threads = run(config_for(s, spec));
+    const RunResult processes = run_processes(config_for(s, spec));
+    ASSERT_EQ(processes.losses, threads.losses) << what;
+    ASSERT_EQ(processes.weights.size(), threads.weights.size()) << what;
+    for (size_t i = 0; i < threads.weights.size(); ++i) {
+      EXPECT_EQ(processes.weights[i].w, threads.weights[i].w) << what << threads.weights[i].name;
+      EXPECT_EQ(processes.weights[i].b, threads.weights[i].b) << what << threads.weights[i].name;
+    }
+    const int rows = model::microbatch_rows(spec.batch, r.mesh.dp, 2);
+    testing::expect_equivalent(processes, run_reference(spec, 2, rows), what);
+    size_t all_to_all = 0, edp_reduce = 0;
+    for (const traces::SpanCollective& c : processes.timeline.collectives) {
+      all_to_all += c.collective.op == traces::CollectiveOp::kAllToAll ? 1 : 0;
+      edp_reduce += c.collective.group == traces::GroupKind::kEdp ? 1 : 0;
+    }
+    EXPECT_EQ(all_to_all, r.all_to_all) << what;
+    EXPECT_EQ(edp_reduce, r.edp_reduce) << what;
   }
-  testing::expect_equivalent(processes, run_reference(spec, 2, 4), "moe ep2 over processes");
-  size_t all_to_all = 0;
-  for (const traces::SpanCollective& c : processes.timeline.collectives)
-    all_to_all += c.collective.op == traces::CollectiveOp::kAllToAll ? 1 : 0;
-  // 4 ranks x 1 block per stage x 2 microbatches x 4 all-to-alls x 2 steps.
-  EXPECT_EQ(all_to_all, 4u * 2 * 4 * 2);
 }
 
 TEST(MultiProcessRun, ADeadlockAcrossProcessesNamesEveryRankAndEndsEveryProcess) {
