@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "exec_test_util.h"
 #include "kernels/cuda/device.h"
@@ -253,7 +254,8 @@ TEST(CudaVirtualBackend, EveryScheduleFamilyEqualsOneDevice) {
 }
 
 // The moe workload's routing kernels (kernels/cuda/moe.cu) and its all-to-alls over the virtual
-// fabric: expert parallel over 4 replicas, and over 2 replicas with a pipeline of 2 stages.
+// fabric: expert parallel over 4 replicas, over 2 replicas with a pipeline of 2 stages, and over
+// ep groups of 2 of 4 replicas (each expert on two of them, reduced over edp).
 TEST(CudaVirtualBackend, MoeWithExpertParallelismEqualsOneDevice) {
   SKIP_WITHOUT_GPU();
   model::WorkloadSpec spec;
@@ -266,12 +268,13 @@ TEST(CudaVirtualBackend, MoeWithExpertParallelismEqualsOneDevice) {
   spec.experts = 8;
   spec.top_k = 2;
   spec.capacity_factor = 0.75;  // drops
-  const Family runs[] = {
-      {"dp ep4", schedule::Family::kDataParallel, {4, 1, 1}, 2, 1},
-      {"1f1b ep2 pp2", schedule::Family::kOneFOneB, {2, 2, 1}, 4, 1},
+  const std::pair<Family, int> runs[] = {
+      {{"dp ep4", schedule::Family::kDataParallel, {4, 1, 1}, 2, 1}, 4},
+      {{"1f1b ep2 pp2", schedule::Family::kOneFOneB, {2, 2, 1}, 4, 1}, 2},
+      {{"dp4 ep2", schedule::Family::kDataParallel, {4, 1, 1}, 2, 1}, 2},
   };
-  for (const auto& f : runs) {
-    spec.ep = f.mesh.dp;
+  for (const auto& [f, ep] : runs) {
+    spec.ep = ep;
     exec::RunConfig c;
     c.workload = spec;
     c.schedule =
