@@ -11,6 +11,7 @@
 
 #include "profiler/exec/equivalence.h"
 #include "profiler/exec/executor.h"
+#include "profiler/exec/rank_plan.h"
 #include "profiler/exec/reference.h"
 #include "profiler/runtime/mpi_entry.h"
 #include "profiler/runtime/plugin.h"
@@ -133,7 +134,7 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
   }
   s.label = spec.label;
   s.schedule = spec.schedule.name;
-  s.mesh = mesh::to_string(spec.schedule.mesh);
+  s.mesh = mesh::to_string(exec::run_mesh(spec.schedule.mesh, spec.workload));
   s.microbatches = spec.schedule.num_microbatches;
   s.virtual_stages = spec.schedule.virtual_stages();
   s.workload = model::make_workload(spec.workload).describe();

@@ -153,6 +153,7 @@ TEST_F(SimCli, AMoeRunWithEpBelowDpCalibrates) {
          trace.string());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("equal ("), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("dp=4 pp=1 tp=1 ep=2"), std::string::npos) << run.out;  // the summary
   const std::string text = slurp(trace);
   for (const char* group : {"\"ep\"", "\"edp\"", "\"dp\""})
     EXPECT_NE(text.find(std::string("\"collective_group\":") + group), std::string::npos) << group;
