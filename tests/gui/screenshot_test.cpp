@@ -32,10 +32,12 @@ void add_kineto_trace(App& app) {
                                  "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz"));
 }
 
-ScreenshotOptions sized(int width, int height) {
+// Options of a width x height frame; without flow arrows when `flows` is false.
+ScreenshotOptions sized(int width, int height, bool flows = true) {
   ScreenshotOptions o;
   o.width = width;
   o.height = height;
+  o.flows = flows;
   return o;
 }
 
@@ -54,9 +56,7 @@ TEST(Screenshot, TimelineShowsBubblesExactlyWhereTheAnalysisSaysDevicesAreIdle) 
   const auto idle = idle_by_device(original);
   App app;
   app.session().add_run(make_run(original, "pipeline"));
-  // No flows: arrows would cross the rows being checked.
-  ScreenshotOptions o = sized(1400, 700);
-  o.flows = false;
+  const ScreenshotOptions o = sized(1400, 700, false);  // arrows would cross the rows checked
   const Image img = render_frames(app, o);
   ASSERT_EQ(img.width, 1400);
   ASSERT_EQ(img.height, 700);
@@ -100,8 +100,7 @@ TEST(Screenshot, FoldedBoxesOfAnImportedGpuRowShowItsBusyShare) {
     GTEST_SKIP() << "no X display: ctest runs this under Xvfb when xvfb is installed";
   App app;
   add_kineto_trace(app);
-  ScreenshotOptions o = sized(1280, 720);
-  o.flows = false;
+  const ScreenshotOptions o = sized(1280, 720, false);
   const Image img = render_frames(app, o);
   const TimelineView& view = app.timeline();
   const gui::Run& run = *app.session().runs[0];
@@ -153,8 +152,7 @@ TEST(Screenshot, CriticalPathToggleOutlinesThePathsSpans) {
     GTEST_SKIP() << "no X display: ctest runs this under Xvfb when xvfb is installed";
   App app;
   add_kineto_trace(app);
-  ScreenshotOptions o = sized(1280, 720);
-  o.flows = false;
+  ScreenshotOptions o = sized(1280, 720, false);
   const uint32_t magenta = kCriticalColor;
   const Image off = render_frames(app, o);
   EXPECT_EQ(count_color(off, 0, 0, off.width, off.height, magenta), 0);
