@@ -151,17 +151,11 @@ int steps_for_spans(const SyntheticOptions& o, size_t spans) {
   return static_cast<int>(std::max<size_t>(1, spans / std::max<size_t>(spans_per_step(o), 1)));
 }
 
-Timeline make_synthetic_pipeline(const SyntheticOptions& o) {
-  if (o.dp < 1 || o.pp < 1 || o.tp < 1 || o.microbatches < 1 || o.steps < 1) {
-    throw std::invalid_argument(
-        "synthetic pipeline: dp, pp, tp, microbatches and steps must be >= 1");
-  }
-  Builder b{o, Timeline{}, Rng(o.seed), {}};
-  Timeline& t = b.t;
-  for (int dp = 0; dp < o.dp; ++dp) {
-    for (int pp = 0; pp < o.pp; ++pp) {
-      for (int tp = 0; tp < o.tp; ++tp) {
-        const int rank = b.device_of(dp, pp, tp);
+void add_mesh_devices(Timeline& t, int dp_size, int pp_size, int tp_size) {
+  for (int dp = 0; dp < dp_size; ++dp) {
+    for (int pp = 0; pp < pp_size; ++pp) {
+      for (int tp = 0; tp < tp_size; ++tp) {
+        const int rank = (dp * pp_size + pp) * tp_size + tp;
         const uint16_t d =
             t.add_device(rank,
                          "rank " + std::to_string(rank) + " \xC2\xB7 dp" + std::to_string(dp) +
@@ -172,6 +166,16 @@ Timeline make_synthetic_pipeline(const SyntheticOptions& o) {
       }
     }
   }
+}
+
+Timeline make_synthetic_pipeline(const SyntheticOptions& o) {
+  if (o.dp < 1 || o.pp < 1 || o.tp < 1 || o.microbatches < 1 || o.steps < 1) {
+    throw std::invalid_argument(
+        "synthetic pipeline: dp, pp, tp, microbatches and steps must be >= 1");
+  }
+  Builder b{o, Timeline{}, Rng(o.seed), {}};
+  Timeline& t = b.t;
+  add_mesh_devices(t, o.dp, o.pp, o.tp);
   for (int s = 0; s < o.pp; ++s) {
     for (int k = 0; k < o.microbatches; ++k) {
       const std::string suffix = " s" + std::to_string(s) + " mb" + std::to_string(k);

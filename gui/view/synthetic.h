@@ -34,6 +34,10 @@ int steps_for_spans(const SyntheticOptions& options, size_t spans);
 inline constexpr double kSyntheticPeakBytesPerSpan = 104;
 double synthetic_peak_bytes(size_t spans);
 
+// Adds the devices of a dp x pp x tp mesh to `t`, rank (dp * pp + pp) * tp + tp at its mesh
+// coordinates, named "rank 5 · dp0 pp2 tp1", each with lanes 0 "compute" and 1 "comm".
+void add_mesh_devices(traces::Timeline& t, int dp, int pp, int tp);
+
 // The Timeline, sorted. Lanes per device: 0 "compute", 1 "comm". Span names like "F s2 mb5".
 // Throws std::invalid_argument when a dimension or count is < 1.
 traces::Timeline make_synthetic_pipeline(const SyntheticOptions& options);

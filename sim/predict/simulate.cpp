@@ -200,6 +200,18 @@ bool skip_engine(const Resolved& r, const SimulateOptions& o, Run& run) {
   return run.skipped;
 }
 
+// The engine asks `prices` for the tier of each link and the time and tier of each collective, by
+// the ranks of the schedule it runs.
+void price_links_and_collectives(engine::EngineInput& in, FullMeshPrices& prices) {
+  in.tier_of = [&prices](int a, int b) { return prices.tier(a, b); };
+  in.collective_ns = [&prices](int rank, const schedule::Action& a) {
+    return prices.collective_ns(rank, a);
+  };
+  in.collective_tier = [&prices](int rank, const schedule::Action& a) {
+    return prices.collective_tier(rank, a);
+  };
+}
+
 // A given schedule: validated, then run once over the representatives when it is symmetric.
 Run run_given(const Resolved& r, FullMeshPrices& prices, engine::EngineInput in,
               const SimulateOptions& o) {
@@ -216,13 +228,7 @@ Run run_given(const Resolved& r, FullMeshPrices& prices, engine::EngineInput in,
   Run run;
   run.schedule = *o.schedule;
   in.schedule = &run.schedule;
-  in.tier_of = [&prices](int a, int b) { return prices.tier(a, b); };
-  in.collective_ns = [&prices](int rank, const schedule::Action& a) {
-    return prices.collective_ns(rank, a);
-  };
-  in.collective_tier = [&prices](int rank, const schedule::Action& a) {
-    return prices.collective_tier(rank, a);
-  };
+  price_links_and_collectives(in, prices);
   run.once = c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shares_cores(r) &&
              engine::replicas_symmetric(in);
   record_for(o, run.schedule, in);
@@ -283,13 +289,7 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
   run.busy = in.record_busy;
   if (skip_engine(r, o, run)) return run;
   in.schedule = &run.schedule;
-  in.tier_of = [&prices](int a, int b) { return prices.tier(a, b); };
-  in.collective_ns = [&prices](int rank, const schedule::Action& a) {
-    return prices.collective_ns(rank, a);
-  };
-  in.collective_tier = [&prices](int rank, const schedule::Action& a) {
-    return prices.collective_tier(rank, a);
-  };
+  price_links_and_collectives(in, prices);
   run.result = engine::simulate(in);
   return run;
 }

@@ -51,6 +51,16 @@ class SimCli : public ::testing::Test {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
   }
 
+  // `meshscope run ARGS -o TRACE`.
+  Outcome run_to(const fs::path& trace, const std::string& args) const {
+    return sh("run " + args + " -o " + trace.string());
+  }
+  // `meshscope calibrate TRACE EXTRA -o CALIBRATION`.
+  Outcome calibrate(const fs::path& trace, const fs::path& calibration,
+                    const std::string& extra = "") const {
+    return sh("calibrate " + trace.string() + extra + " -o " + calibration.string());
+  }
+
   fs::path dir_;
 };
 
@@ -119,19 +129,16 @@ TEST_F(SimCli, SimulateRefusesAScheduleTheValidatorRejects) {
 }
 
 TEST_F(SimCli, CalibrationStaysWithTheHardwareItWasFittedOn) {
-  const fs::path trace = dir_ / "run.json";
-  const Outcome run =
-      sh("run --schedule 1f1b --pp 2 -m 4 --model mlp --layers 2 --hidden 64 --batch 16 --steps 2 "
-         "--no-check --backend cpu -o " +
-         trace.string());
+  const fs::path trace = dir_ / "run.json", calib = dir_ / "calib.json";
+  const Outcome run = run_to(trace,
+                             "--schedule 1f1b --pp 2 -m 4 --model mlp --layers 2 --hidden 64 "
+                             "--batch 16 --steps 2 --no-check --backend cpu");
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const fs::path calib = dir_ / "calib.json";
-  const Outcome gpu =
-      sh("calibrate " + trace.string() + " --hardware h100-sxm -o " + calib.string());
+  const Outcome gpu = calibrate(trace, calib, " --hardware h100-sxm");
   EXPECT_EQ(gpu.exit_code, 1);
   EXPECT_NE(gpu.err.find(trace.string() + ": ran on the cpu"), std::string::npos) << gpu.err;
   EXPECT_FALSE(fs::exists(calib));
-  const Outcome cpu = sh("calibrate " + trace.string() + " -o " + calib.string());
+  const Outcome cpu = calibrate(trace, calib);
   ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
   const fs::path on_cpu = write("cpu.json", mlp_config("cpu-local"));
   const fs::path on_gpu = write("gpu.json", mlp_config("a100-80gb"));
@@ -146,11 +153,10 @@ TEST_F(SimCli, CalibrationStaysWithTheHardwareItWasFittedOn) {
 TEST_F(SimCli, AMoeRunWithEpBelowDpCalibrates) {
   // dp 4 with ep 2: all-to-alls over ep, the replicated experts' all-reduce over edp; the trace
   // names both groups and carries ep, and calibrate fits both from it.
-  const fs::path trace = dir_ / "moe.json";
-  const Outcome run =
-      sh("run --model moe --experts 4 --top-k 2 --dp 4 --ep 2 --schedule dp -m 2 --layers 2 "
-         "--hidden 16 --batch 32 --steps 3 --backend cpu -o " +
-         trace.string());
+  const fs::path trace = dir_ / "moe.json", calib = dir_ / "calib.json";
+  const Outcome run = run_to(trace,
+                             "--model moe --experts 4 --top-k 2 --dp 4 --ep 2 --schedule dp -m 2 "
+                             "--layers 2 --hidden 16 --batch 32 --steps 3 --backend cpu");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("equal ("), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("dp=4 pp=1 tp=1 ep=2"), std::string::npos) << run.out;  // the summary
@@ -158,8 +164,7 @@ TEST_F(SimCli, AMoeRunWithEpBelowDpCalibrates) {
   for (const char* group : {"\"ep\"", "\"edp\"", "\"dp\""})
     EXPECT_NE(text.find(std::string("\"collective_group\":") + group), std::string::npos) << group;
   EXPECT_NE(text.find("\"ep\":2"), std::string::npos);
-  const fs::path calib = dir_ / "calib.json";
-  const Outcome fit = sh("calibrate " + trace.string() + " -o " + calib.string());
+  const Outcome fit = calibrate(trace, calib);
   ASSERT_EQ(fit.exit_code, 0) << fit.err;
   // The steps after the first: per step and rank, a dp and an edp all-reduce, and 2 blocks x 2
   // microbatches x 4 all-to-alls.

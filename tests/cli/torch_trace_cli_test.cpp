@@ -18,6 +18,21 @@ const fs::path kTorch = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/fixtures/torch";
 // The replay's largest error on the development set, as a fraction of the measured step.
 constexpr double kDevelopmentTolerance = 0.02;
 
+// The schedule recovered from `job` as torch's CSV is the CSV its runtime wrote, byte for byte.
+void expect_recovers_its_compute_comms_csv(const fs::path& job) {
+  const Result r = shell(kBin + " schedules --from-trace " + job.string() + " --format torch-csv");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, read_file(job / "schedule.compute_comms.csv"));
+}
+
+// `meshscope predict --from-trace JOB --json`'s report; null (and a failure recorded) when it
+// fails.
+nlohmann::json predict_from_trace(const fs::path& job) {
+  const Result r = shell(kBin + " predict --from-trace " + job.string() + " --json");
+  EXPECT_EQ(r.status, 0) << r.err;
+  return r.status == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+}
+
 TEST(TorchTraceCli, RecoveredScheduleIsTorchsOwnCsv) {
   const fs::path dir = temp_dir("torch_from_trace");
   // Multi-stage schedules: what the runtime ran is its compute_comms CSV; GPipe: its
@@ -124,10 +139,9 @@ namespace {
 
 TEST(TorchTraceCli, PredictFromTraceReplaysTheRunThenAlternatives) {
   const fs::path job = kTorch / "Interleaved1F1B";
-  Result r = shell(kBin + " predict --from-trace " + job.string() + " --json");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto p = nlohmann::json::parse(r.out);
-  r = shell(kBin + " analyze --json " + job.string());
+  const auto p = predict_from_trace(job);
+  ASSERT_FALSE(p.is_null());
+  Result r = shell(kBin + " analyze --json " + job.string());
   ASSERT_EQ(r.status, 0) << r.err;
   const auto a = nlohmann::json::parse(r.out);
   EXPECT_EQ(p["measured_step_ns"], a["step_time_ns"]);
@@ -162,9 +176,8 @@ TEST(TorchTraceCli, PredictFromTraceReplaysTheRunWithinItsTolerance) {
   for (const char* name : {"1F1B", "Interleaved1F1B", "LoopedBFS", "InterleavedZeroBubble",
                            "ZBVZeroBubble", "DualPipeV", "GPipe"}) {
     SCOPED_TRACE(name);
-    const Result r = shell(kBin + " predict --from-trace " + (kTorch / name).string() + " --json");
-    ASSERT_EQ(r.status, 0) << r.err;
-    const auto p = nlohmann::json::parse(r.out);
+    const auto p = predict_from_trace(kTorch / name);
+    ASSERT_FALSE(p.is_null());
     const double measured = p["measured_step_ns"].get<double>();
     const auto& ran = p["rows"][0];
     ASSERT_TRUE(ran.contains("step_ns")) << ran.dump();
@@ -186,12 +199,9 @@ TEST(TorchTraceCli, PredictFromTraceReplaysTheRunWithinItsTolerance) {
 // replay came out at +84% of the measured step.
 TEST(TorchTraceCli, EachProfiledStepIsReplayedOnItsOwnCosts) {
   const fs::path job = kTorch / "InterleavedZeroBubble_2steps";
-  Result r = shell(kBin + " schedules --from-trace " + job.string() + " --format torch-csv");
-  ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, read_file(job / "schedule.compute_comms.csv"));
-  r = shell(kBin + " predict --from-trace " + job.string() + " --json");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto p = nlohmann::json::parse(r.out);
+  expect_recovers_its_compute_comms_csv(job);
+  const auto p = predict_from_trace(job);
+  ASSERT_FALSE(p.is_null());
   const auto& ran = p["rows"][0];
   ASSERT_TRUE(ran.contains("step_ns")) << ran.dump();
   EXPECT_NEAR(ran["step_ns"].get<double>() / p["measured_step_ns"].get<double>(), 1.0,
@@ -206,12 +216,9 @@ TEST(TorchTraceCli, EachProfiledStepIsReplayedOnItsOwnCosts) {
 // recovered is the first replica's, torch's own CSV, and its replay is that replica's.
 TEST(TorchTraceCli, DataParallelJobIsReadAsItsPipelineGroups) {
   const fs::path job = kTorch / "dp2_Interleaved1F1B";
-  Result r = shell(kBin + " schedules --from-trace " + job.string() + " --format torch-csv");
-  ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, read_file(job / "schedule.compute_comms.csv"));
-  r = shell(kBin + " predict --from-trace " + job.string() + " --json");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto p = nlohmann::json::parse(r.out);
+  expect_recovers_its_compute_comms_csv(job);
+  const auto p = predict_from_trace(job);
+  ASSERT_FALSE(p.is_null());
   EXPECT_EQ(p["pipeline_groups"], 2);
   EXPECT_EQ(p["replayed_ranks"], nlohmann::json::array({0, 1}));
   EXPECT_EQ(p["pp"], 2);

@@ -2,26 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include "gui/view/synthetic.h"
+
 namespace meshscope::gui {
 namespace {
 
-using traces::LaneKind;
 using traces::Phase;
 using traces::Span;
 using traces::SpanKind;
 using traces::Timeline;
 
+// The devices of a dp x pp x tp mesh, as the synthetic pipeline lays them out, with no spans.
 Timeline mesh_of(int dp, int pp, int tp) {
   Timeline t;
-  for (int a = 0; a < dp; ++a) {
-    for (int b = 0; b < pp; ++b) {
-      for (int c = 0; c < tp; ++c) {
-        const uint16_t d = t.add_device((a * pp + b) * tp + c, "r", {a, b, c});
-        t.add_lane(d, "compute", LaneKind::kCompute);
-        t.add_lane(d, "comm", LaneKind::kComm);
-      }
-    }
-  }
+  add_mesh_devices(t, dp, pp, tp);
   return t;
 }
 

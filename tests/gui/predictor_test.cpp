@@ -26,10 +26,8 @@ TEST(Predictor, SimulatesTheMeasuredConfigurationWithTheSimulator) {
   measured.run.mesh = {1, 4, 1};
   measured.run.family = "1f1b";
   measured.run.microbatches = 8;
-  measured.run.workload.kind = traces::ModelKind::kMlp;
-  measured.run.workload.layers = 8;
-  measured.run.workload.hidden = 256;
-  measured.run.workload.batch = 32;
+  measured.run.workload = {
+      .kind = traces::ModelKind::kMlp, .layers = 8, .hidden = 256, .batch = 32};
   measured.metadata = {{"model", "not a model"}, {"mesh", "dp=3"}};  // display only
   const WhatIfConfig c = config_from_run(measured, WhatIfConfig{});
   const traces::Timeline t = p->simulate(c);

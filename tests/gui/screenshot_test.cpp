@@ -26,6 +26,21 @@ bool have_display() {
   return d && *d;
 }
 
+// Rank 0 of a real Kineto trace of a 2-rank A100 NCCL run, added to `app`'s session.
+void add_kineto_trace(App& app) {
+  app.session().add_run(load_run(std::string(MESHSCOPE_SOURCE_DIR) +
+                                 "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz"));
+}
+
+// Options of a width x height frame; without flow arrows when `flows` is false.
+ScreenshotOptions sized(int width, int height, bool flows = true) {
+  ScreenshotOptions o;
+  o.width = width;
+  o.height = height;
+  o.flows = flows;
+  return o;
+}
+
 traces::Timeline pipeline() {
   SyntheticOptions o;
   o.pp = 4;
@@ -41,10 +56,7 @@ TEST(Screenshot, TimelineShowsBubblesExactlyWhereTheAnalysisSaysDevicesAreIdle) 
   const auto idle = idle_by_device(original);
   App app;
   app.session().add_run(make_run(original, "pipeline"));
-  ScreenshotOptions o;
-  o.width = 1400;
-  o.height = 700;
-  o.flows = false;  // arrows would cross the rows being checked
+  const ScreenshotOptions o = sized(1400, 700, false);  // arrows would cross the rows checked
   const Image img = render_frames(app, o);
   ASSERT_EQ(img.width, 1400);
   ASSERT_EQ(img.height, 700);
@@ -87,12 +99,8 @@ TEST(Screenshot, FoldedBoxesOfAnImportedGpuRowShowItsBusyShare) {
   if (!have_display())
     GTEST_SKIP() << "no X display: ctest runs this under Xvfb when xvfb is installed";
   App app;
-  app.session().add_run(load_run(std::string(MESHSCOPE_SOURCE_DIR) +
-                                 "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz"));
-  ScreenshotOptions o;
-  o.width = 1280;
-  o.height = 720;
-  o.flows = false;
+  add_kineto_trace(app);
+  const ScreenshotOptions o = sized(1280, 720, false);
   const Image img = render_frames(app, o);
   const TimelineView& view = app.timeline();
   const gui::Run& run = *app.session().runs[0];
@@ -143,12 +151,8 @@ TEST(Screenshot, CriticalPathToggleOutlinesThePathsSpans) {
   if (!have_display())
     GTEST_SKIP() << "no X display: ctest runs this under Xvfb when xvfb is installed";
   App app;
-  app.session().add_run(load_run(std::string(MESHSCOPE_SOURCE_DIR) +
-                                 "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz"));
-  ScreenshotOptions o;
-  o.width = 1280;
-  o.height = 720;
-  o.flows = false;
+  add_kineto_trace(app);
+  ScreenshotOptions o = sized(1280, 720, false);
   const uint32_t magenta = kCriticalColor;
   const Image off = render_frames(app, o);
   EXPECT_EQ(count_color(off, 0, 0, off.width, off.height, magenta), 0);
@@ -193,12 +197,9 @@ TEST(Screenshot, CompareFitsAnImportedTraceAndAFourStagePipelineAt1280x720) {
   if (!have_display())
     GTEST_SKIP() << "no X display: ctest runs this under Xvfb when xvfb is installed";
   App app;
-  app.session().add_run(load_run(std::string(MESHSCOPE_SOURCE_DIR) +
-                                 "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz"));
+  add_kineto_trace(app);
   app.session().add_run(make_run(pipeline(), "pipeline"));
-  ScreenshotOptions o;
-  o.width = 1280;
-  o.height = 720;
+  ScreenshotOptions o = sized(1280, 720);
   o.view = ViewKind::kCompare;
   render_frames(app, o);
   EXPECT_TRUE(app.compare().rows_fit());
@@ -214,9 +215,7 @@ TEST(Screenshot, MeshCellsShowTheBubbleForIdleDevicesOnly) {
   for (double fraction : {0.05, 0.2, 0.5, 0.8, 0.95}) {
     App app;
     app.session().add_run(make_run(original, "pipeline"));
-    ScreenshotOptions o;
-    o.width = 1000;
-    o.height = 600;
+    ScreenshotOptions o = sized(1000, 600);
     o.view = ViewKind::kMesh;
     o.playhead = fraction;
     const Image img = render_frames(app, o);
@@ -251,9 +250,7 @@ TEST(Screenshot, StatsAndCompareViewsRender) {
   slower.microbatches = 8;
   app.session().add_run(make_run(make_synthetic_pipeline(slower), "b"));
   for (ViewKind v : {ViewKind::kStats, ViewKind::kCompare}) {
-    ScreenshotOptions o;
-    o.width = 900;
-    o.height = 600;
+    ScreenshotOptions o = sized(900, 600);
     o.view = v;
     const Image img = render_frames(app, o);
     EXPECT_EQ(app.view(), v);

@@ -14,10 +14,7 @@ TEST(WhatIf, ConfigComesFromTheMeasuredRunsDescriptor) {
   t.run.mesh = {2, 4, 1};
   t.run.family = "gpipe";
   t.run.microbatches = 8;
-  t.run.workload.kind = traces::ModelKind::kMlp;
-  t.run.workload.layers = 8;
-  t.run.workload.hidden = 512;
-  t.run.workload.batch = 64;
+  t.run.workload = {.kind = traces::ModelKind::kMlp, .layers = 8, .hidden = 512, .batch = 64};
   // The display strings say something else: the configuration must not read them.
   t.metadata = {{"schedule", "1f1b"}, {"mesh", "dp=9 pp=9 tp=9"}, {"model", "mlp L=1 h=1"}};
   const WhatIfConfig c = config_from_run(t, WhatIfConfig{});

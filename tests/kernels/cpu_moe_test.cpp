@@ -11,16 +11,13 @@
 #include <vector>
 
 #include "kernels/cpu/ops.h"
+#include "tests/kernels/uniform_vector.h"
 
 namespace meshscope::kernels::cpu {
 namespace {
 
 std::vector<float> random_vector(size_t n, unsigned seed, float lo = -2, float hi = 2) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
+  return testing::uniform_vector(n, seed, lo, hi);
 }
 
 std::vector<double> softmax_ref(const std::vector<double>& z) {

@@ -4,20 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "kernels/cpu/ops.h"
+#include "tests/kernels/uniform_vector.h"
 
 namespace meshscope::kernels::cpu {
 namespace {
 
 std::vector<float> random_vector(size_t n, unsigned seed, float lo = -3, float hi = 3) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
+  return testing::uniform_vector(n, seed, lo, hi);
 }
 
 double gelu_ref(double x) {

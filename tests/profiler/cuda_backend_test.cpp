@@ -14,6 +14,7 @@
 #include "profiler/capture/cupti/cupti_api.h"
 #include "profiler/runtime/backend.h"
 #include "profiler/runtime/cuda/gpu_backend.h"
+#include "tests/sim/moe_spec.h"
 
 namespace meshscope::runtime {
 namespace {
@@ -214,13 +215,10 @@ struct Family {
 
 TEST(CudaVirtualBackend, EveryScheduleFamilyEqualsOneDevice) {
   SKIP_WITHOUT_GPU();
-  model::WorkloadSpec spec;
-  spec.kind = model::WorkloadKind::kMlp;
-  spec.layers = 8;
+  // The executor tests' deep MLP, wider and on a larger batch.
+  model::WorkloadSpec spec = exec::testing::small_mlp_spec(5);
   spec.hidden = 64;
   spec.batch = 32;
-  spec.lr = 0.1f;
-  spec.seed = 5;
   const auto reference = exec::run_reference(spec, 2);
   const Family families[] = {
       {"naive", schedule::Family::kNaive, {1, 4, 1}, 4, 1},
@@ -258,16 +256,12 @@ TEST(CudaVirtualBackend, EveryScheduleFamilyEqualsOneDevice) {
 // ep groups of 2 of 4 replicas (each expert on two of them, reduced over edp).
 TEST(CudaVirtualBackend, MoeWithExpertParallelismEqualsOneDevice) {
   SKIP_WITHOUT_GPU();
-  model::WorkloadSpec spec;
-  spec.kind = model::WorkloadKind::kMoe;
-  spec.layers = 4;
+  // 4 blocks of h = 32 with 8 experts, batch 64, top-2; capacity factor 0.75: drops.
+  model::WorkloadSpec spec = model::testing::small_moe_spec(4, 64, 2, 0.75);
   spec.hidden = 32;
-  spec.batch = 64;
+  spec.experts = 8;
   spec.lr = 0.1f;
   spec.seed = 5;
-  spec.experts = 8;
-  spec.top_k = 2;
-  spec.capacity_factor = 0.75;  // drops
   const std::pair<Family, int> runs[] = {
       {{"dp ep4", schedule::Family::kDataParallel, {4, 1, 1}, 2, 1}, 4},
       {{"1f1b ep2 pp2", schedule::Family::kOneFOneB, {2, 2, 1}, 4, 1}, 2},

@@ -19,19 +19,26 @@ CompletedBuffer SyntheticBuffer::complete(uint64_t dropped) const {
 
 namespace {
 
-// The fields every timed GPU activity record has under the same names (the decoder's add_op reads
-// them back).
+// The fields every timed, correlated record has under the same names: GPU activities, runtime
+// calls, synchronizations.
 template <typename Record>
-Record gpu_record(CUpti_ActivityKind kind, uint64_t start, uint64_t end, uint32_t device,
-                  uint32_t stream, uint32_t correlation, uint32_t context = 1) {
+Record timed_record(CUpti_ActivityKind kind, uint64_t start, uint64_t end, uint32_t correlation) {
   Record r{};
   r.kind = kind;
   r.start = start;
   r.end = end;
+  r.correlationId = correlation;
+  return r;
+}
+
+// A timed GPU activity record: also where it ran (the decoder's add_op reads these back).
+template <typename Record>
+Record gpu_record(CUpti_ActivityKind kind, uint64_t start, uint64_t end, uint32_t device,
+                  uint32_t stream, uint32_t correlation, uint32_t context = 1) {
+  auto r = timed_record<Record>(kind, start, end, correlation);
   r.deviceId = device;
   r.contextId = context;
   r.streamId = stream;
-  r.correlationId = correlation;
   return r;
 }
 
@@ -79,25 +86,18 @@ CUpti_ActivityMemset4 memset_record(uint64_t bytes, uint64_t start, uint64_t end
 
 CUpti_ActivityAPI runtime_record(CUpti_runtime_api_trace_cbid cbid, uint64_t start, uint64_t end,
                                  uint32_t thread, uint32_t correlation) {
-  CUpti_ActivityAPI a{};
-  a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  auto a = timed_record<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME, start, end, correlation);
   a.cbid = cbid;
-  a.start = start;
-  a.end = end;
   a.processId = static_cast<uint32_t>(::getpid());
   a.threadId = thread;
-  a.correlationId = correlation;
   return a;
 }
 
 CUpti_ActivitySynchronization2 sync_record(CUpti_ActivitySynchronizationType type, uint64_t start,
                                            uint64_t end, uint32_t correlation, uint32_t stream) {
-  CUpti_ActivitySynchronization2 s{};
-  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  auto s = timed_record<CUpti_ActivitySynchronization2>(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, start,
+                                                        end, correlation);
   s.type = type;
-  s.start = start;
-  s.end = end;
-  s.correlationId = correlation;
   s.streamId = stream;
   return s;
 }
@@ -252,17 +252,23 @@ void FakeCupti::emit(const Record& r) {
   ++current_records_;
 }
 
+uint32_t FakeCupti::emit_launch_call(CUpti_runtime_api_trace_cbid cbid, int64_t begin_host_ns,
+                                     int64_t end_host_ns) {
+  const uint32_t correlation = next_correlation_++;
+  const uint32_t thread = thread_id();
+  emit(runtime_record(cbid, to_cupti(begin_host_ns), to_cupti(end_host_ns), thread, correlation));
+  if (const auto& stack = stacks_[thread]; !stack.empty()) {
+    emit(external_record(stack.back(), correlation));
+  }
+  return correlation;
+}
+
 void FakeCupti::launch_kernel(const char* name, uint32_t device, uint32_t stream,
                               int64_t gpu_begin_host_ns, int64_t gpu_end_host_ns) {
   const int64_t now = runtime::host_now_ns();
   std::lock_guard lock(mutex_);
-  const uint32_t correlation = next_correlation_++;
-  const uint32_t thread = thread_id();
-  emit(runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, to_cupti(now),
-                      to_cupti(now + 2000), thread, correlation));
-  if (const auto& stack = stacks_[thread]; !stack.empty()) {
-    emit(external_record(stack.back(), correlation));
-  }
+  const uint32_t correlation =
+      emit_launch_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, now, now + 2000);
   emit(kernel_record(name, to_cupti(gpu_begin_host_ns), to_cupti(gpu_end_host_ns), device, stream,
                      correlation));
 }
@@ -271,13 +277,8 @@ void FakeCupti::launch_copy(CUpti_ActivityMemcpyKind kind, uint64_t bytes, uint3
                             uint32_t stream, int64_t gpu_begin_host_ns, int64_t gpu_end_host_ns) {
   const int64_t now = runtime::host_now_ns();
   std::lock_guard lock(mutex_);
-  const uint32_t correlation = next_correlation_++;
-  const uint32_t thread = thread_id();
-  emit(runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, to_cupti(now),
-                      to_cupti(now + 1500), thread, correlation));
-  if (const auto& stack = stacks_[thread]; !stack.empty()) {
-    emit(external_record(stack.back(), correlation));
-  }
+  const uint32_t correlation =
+      emit_launch_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, now, now + 1500);
   emit(memcpy_record(kind, bytes, to_cupti(gpu_begin_host_ns), to_cupti(gpu_end_host_ns), device,
                      stream, correlation));
 }

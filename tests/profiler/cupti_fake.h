@@ -115,6 +115,11 @@ class FakeCupti final : public CuptiApi {
  private:
   template <typename Record>
   void emit(const Record& r);  // appends to the current buffer, honouring drops
+  // The runtime call of a launch from the calling thread over [begin, end) (host clock) and the
+  // external correlation of the top of the thread's stack (if any); returns the correlation id
+  // the launched op's record takes. Called with mutex_ held.
+  uint32_t emit_launch_call(CUpti_runtime_api_trace_cbid cbid, int64_t begin_host_ns,
+                            int64_t end_host_ns);
   uint32_t thread_id() const;
   void seal_current();
 

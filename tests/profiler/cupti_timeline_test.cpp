@@ -9,6 +9,7 @@
 #include "profiler/capture/cupti/external_id.h"
 #include "profiler/capture/cupti/timeline_builder.h"
 #include "tests/profiler/cupti_fake.h"
+#include "tests/profiler/cupti_label_counts.h"
 
 namespace meshscope::capture::cupti {
 namespace {
@@ -108,6 +109,19 @@ class CuptiTimelineTest : public ::testing::Test {
     return t.devices[s.device].lanes[s.lane].name;
   }
 
+  // Opens an NVTX range `name` of `domain` (marker `marker`, payload the id of F s1 mb0) on rank
+  // 1's thread at `begin`, and launches a kernel in it over [launch_begin, launch_end) with
+  // correlation `correlation`. The caller closes the range.
+  static SyntheticBuffer& open_range_and_launch(SyntheticBuffer& b, uint32_t marker,
+                                                const char* name, const char* domain, int64_t begin,
+                                                int64_t launch_begin, int64_t launch_end,
+                                                uint32_t correlation) {
+    return b.add(testing::marker_start(marker, c(begin), kThread1, name, domain))
+        .add(testing::marker_payload(marker, id(0, 1, 1)))
+        .add(testing::runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                     c(launch_begin), c(launch_end), kThread1, correlation));
+  }
+
   std::vector<std::vector<ActionInfo>> programs_;
   std::vector<std::vector<HostAction>> host_ = {{}, {}};
   ClockSync clock_;
@@ -144,10 +158,7 @@ TEST_F(CuptiTimelineTest, KernelIsLabelledByItsExternalCorrelationId) {
 
 TEST_F(CuptiTimelineTest, KernelWithoutExternalIdIsLabelledByTheEnclosingNvtxRange) {
   SyntheticBuffer b;
-  b.add(testing::marker_start(9, c(4000), kThread1, "F s1 mb0", "meshscope"))
-      .add(testing::marker_payload(9, id(0, 1, 1)))
-      .add(testing::runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, c(5000),
-                                   c(5100), kThread1, 2))
+  open_range_and_launch(b, 9, "F s1 mb0", "meshscope", 4000, 5000, 5100, 2)
       .add(testing::marker_end(9, c(9000), kThread1))
       .add(testing::kernel_record("gelu_fwd", c(6000), c(7000), 0, kCompute1, 2));
   const auto t = build({b});
@@ -162,10 +173,7 @@ TEST_F(CuptiTimelineTest, KernelWithoutExternalIdIsLabelledByTheEnclosingNvtxRan
 
 TEST_F(CuptiTimelineTest, ExternalIdWinsOverADisagreeingNvtxRange) {
   SyntheticBuffer b;
-  b.add(testing::marker_start(9, c(4000), kThread1, "F s1 mb0", "meshscope"))
-      .add(testing::marker_payload(9, id(0, 1, 1)))
-      .add(testing::runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, c(5000),
-                                   c(5100), kThread1, 2))
+  open_range_and_launch(b, 9, "F s1 mb0", "meshscope", 4000, 5000, 5100, 2)
       .add(testing::external_record(id(0, 1, 0), 2))  // RECV_F s1 mb0
       .add(testing::marker_end(9, c(9000), kThread1))
       .add(testing::kernel_record("copy_kernel", c(6000), c(7000), 0, kComm1, 2));
@@ -178,10 +186,7 @@ TEST_F(CuptiTimelineTest, ExternalIdWinsOverADisagreeingNvtxRange) {
 
 TEST_F(CuptiTimelineTest, RangesOfOtherDomainsAnnotateButNeverLabel) {
   SyntheticBuffer b;
-  b.add(testing::marker_start(4, c(4000), kThread1, "user region", "other"))
-      .add(testing::marker_payload(4, id(0, 1, 1)))
-      .add(testing::runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, c(5000),
-                                   c(5100), kThread1, 2))
+  open_range_and_launch(b, 4, "user region", "other", 4000, 5000, 5100, 2)
       .add(testing::marker_end(4, c(9000), kThread1))
       .add(testing::kernel_record("k", c(6000), c(7000), 0, kCompute1, 2));
   const auto t = build({b});
@@ -400,20 +405,15 @@ TEST_F(CuptiTimelineTest, EqualStreamIdsOfTwoContextsBelongToTheirOwnRanks) {
 TEST_F(CuptiTimelineTest, TheMetadataCountsHowOpsWereLabelled) {
   SyntheticBuffer b;
   b.add(testing::external_record(id(0, 0, 0), 1))
-      .add(testing::kernel_record("by_id", c(100), c(200), 0, kCompute0, 1))
-      .add(testing::marker_start(9, c(300), kThread1, "F s1 mb0", "meshscope"))
-      .add(testing::marker_payload(9, id(0, 1, 1)))
-      .add(testing::runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, c(310), c(320),
-                                   kThread1, 2))
+      .add(testing::kernel_record("by_id", c(100), c(200), 0, kCompute0, 1));
+  open_range_and_launch(b, 9, "F s1 mb0", "meshscope", 300, 310, 320, 2)
       .add(testing::marker_end(9, c(900), kThread1))
       .add(testing::kernel_record("by_nvtx", c(400), c(500), 0, kCompute1, 2))
       .add(testing::kernel_record("by_none", c(600), c(700), 0, kCompute1, 3))
       .add(testing::kernel_record("stray", c(600), c(700), 5, 77, 4));
   const auto t = build({b});
-  EXPECT_EQ(t.metadata.at("cupti_gpu_ops"), "4");
-  EXPECT_EQ(t.metadata.at("cupti_ops_by_external_id"), "1");
-  EXPECT_EQ(t.metadata.at("cupti_ops_by_nvtx"), "1");
-  EXPECT_EQ(t.metadata.at("cupti_ops_unlabelled"), "1");
+  testing::expect_label_counts(t,
+                               {.gpu_ops = 4, .by_external_id = 1, .by_nvtx = 1, .unlabelled = 1});
   EXPECT_EQ(t.metadata.at("cupti_unattributed_ops"), "1");
   EXPECT_EQ(t.metadata.at("cupti_nvtx_ranges"), "1");
 }

@@ -12,6 +12,7 @@
 #include "profiler/capture/cupti_entry.h"
 #include "profiler/runtime/clock.h"
 #include "tests/profiler/cupti_fake.h"
+#include "tests/profiler/cupti_label_counts.h"
 
 namespace meshscope::capture::cupti {
 namespace {
@@ -210,10 +211,8 @@ TEST_F(CuptiTracerTest, RecordsOverManyOutOfOrderBuffersBecomeALabelledTimeline)
   EXPECT_EQ(t.metadata.at("source"), "cuda-virtual");
   EXPECT_EQ(t.metadata.at("cupti_dropped_records"), "0");
   // The counts a reader checks that the capture recorded and labelled something.
-  EXPECT_EQ(t.metadata.at("cupti_gpu_ops"), "10");
-  EXPECT_EQ(t.metadata.at("cupti_ops_by_external_id"), "10");
-  EXPECT_EQ(t.metadata.at("cupti_ops_by_nvtx"), "0");
-  EXPECT_EQ(t.metadata.at("cupti_ops_unlabelled"), "0");
+  testing::expect_label_counts(
+      t, {.gpu_ops = 10, .by_external_id = 10, .by_nvtx = 0, .unlabelled = 0});
   EXPECT_EQ(t.metadata.at("cupti_untimed_records"), "0");
 }
 

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <stdexcept>
 #include <string>
 
 #include "profiler/exec/equivalence.h"
@@ -17,14 +19,19 @@
 
 namespace meshscope::exec::testing {
 
-inline schedule::Schedule make_schedule(schedule::Family f, mesh::MeshShape shape, int microbatches,
-                                        int virtual_stages = 1) {
+inline schedule::GeneratorConfig generator_config(schedule::Family f, mesh::MeshShape shape,
+                                                  int microbatches, int virtual_stages) {
   schedule::GeneratorConfig g;
   g.family = f;
   g.mesh = shape;
   g.microbatches = microbatches;
   g.virtual_stages = virtual_stages;
-  return schedule::generate(g);
+  return g;
+}
+
+inline schedule::Schedule make_schedule(schedule::Family f, mesh::MeshShape shape, int microbatches,
+                                        int virtual_stages = 1) {
+  return schedule::generate(generator_config(f, shape, microbatches, virtual_stages));
 }
 
 // The same with the transfer and gradient sizes of `spec`'s workload written into the actions, as
@@ -32,12 +39,7 @@ inline schedule::Schedule make_schedule(schedule::Family f, mesh::MeshShape shap
 inline schedule::Schedule make_schedule_for(const model::WorkloadSpec& spec, schedule::Family f,
                                             mesh::MeshShape shape, int microbatches,
                                             int virtual_stages = 1) {
-  schedule::GeneratorConfig g;
-  g.family = f;
-  g.mesh = shape;
-  g.microbatches = microbatches;
-  g.virtual_stages = virtual_stages;
-  return generate_for_workload(g, spec);
+  return generate_for_workload(generator_config(f, shape, microbatches, virtual_stages), spec);
 }
 
 // The deep MLP the executor tests run: 8 blocks of h = 16, batch 16, learning rate 0.1.
@@ -84,6 +86,20 @@ inline void expect_equivalent(const RunResult& got, const ReferenceResult& want,
         << what << ": weights of " << want.weights[i].name;
     EXPECT_LE(relative_error(got.weights[i].b, want.weights[i].b), tol)
         << what << ": bias of " << want.weights[i].name;
+  }
+}
+
+// Calls `f`, which must throw std::invalid_argument with every one of `needles` in its message;
+// `what` names the case when it does not throw.
+template <class F>
+void expect_invalid_argument(F&& f, std::initializer_list<std::string> needles,
+                             const std::string& what) {
+  try {
+    f();
+    ADD_FAILURE() << what << " accepted";
+  } catch (const std::invalid_argument& e) {
+    for (const std::string& needle : needles)
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
   }
 }
 

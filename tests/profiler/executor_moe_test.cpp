@@ -15,6 +15,7 @@
 #include "profiler/capture/host_tracer.h"
 #include "profiler/exec/rank_plan.h"
 #include "profiler/runtime/cpu_backend.h"
+#include "tests/sim/moe_spec.h"
 
 namespace meshscope::exec {
 namespace {
@@ -25,17 +26,9 @@ constexpr int kSteps = 2;
 
 // 4 moe blocks of h = 8 with 4 experts, batch 32.
 model::WorkloadSpec moe_spec(int top_k, double capacity_factor, int ep) {
-  model::WorkloadSpec s;
-  s.kind = model::WorkloadKind::kMoe;
-  s.layers = 4;
-  s.hidden = 8;
-  s.batch = 32;
+  model::WorkloadSpec s = model::testing::small_moe_spec(4, 32, top_k, capacity_factor, ep);
   s.lr = 0.1f;
   s.seed = 5;
-  s.experts = 4;
-  s.top_k = top_k;
-  s.capacity_factor = capacity_factor;
-  s.ep = ep;
   return s;
 }
 
@@ -201,12 +194,8 @@ TEST(MoeExecution, EpMustDivideDp) {
   model::WorkloadSpec spec = moe_spec(1, 1.0, 8);
   spec.experts = 8;
   const auto s = testing::make_schedule_for(spec, Family::kDataParallel, {4, 1, 1}, 1);
-  try {
-    testing::run_cpu(s, spec, 1);
-    FAIL() << "ep=8 on dp=4 accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("ep=8 must divide dp=4"), std::string::npos) << e.what();
-  }
+  testing::expect_invalid_argument([&] { testing::run_cpu(s, spec, 1); }, {"ep=8 must divide dp=4"},
+                                   "ep=8 on dp=4");
   model::WorkloadSpec mlp = testing::small_mlp_spec(1);
   mlp.ep = 2;
   EXPECT_THROW(testing::run_cpu(
@@ -221,14 +210,9 @@ TEST(MoeExecution, ABackendWithoutTheWorkloadsEpIsRefused) {
   EXPECT_EQ(run_mesh(s.mesh, spec), (mesh::MeshShape{.dp = 4, .pp = 1, .tp = 1, .ep = 2}));
   runtime::CpuBackend backend(s.mesh);
   capture::HostClockTracer tracer;
-  try {
-    run(testing::cpu_config(s, spec, 1), backend, tracer);
-    FAIL() << "a mesh without ep accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("the backend's mesh has ep=1 but the workload ep=2"),
-              std::string::npos)
-        << e.what();
-  }
+  testing::expect_invalid_argument([&] { run(testing::cpu_config(s, spec, 1), backend, tracer); },
+                                   {"the backend's mesh has ep=1 but the workload ep=2"},
+                                   "a mesh without ep");
 }
 
 TEST(MoeExecution, EpMembersMustRunTheMoeStagesInOneOrder) {
@@ -241,15 +225,9 @@ TEST(MoeExecution, EpMembersMustRunTheMoeStagesInOneOrder) {
     if (s.ranks[1][i].kind == schedule::ActionKind::kForward) forwards.push_back(i);
   ASSERT_EQ(forwards.size(), 2u);
   std::swap(s.ranks[1][forwards[0]], s.ranks[1][forwards[1]]);
-  try {
-    testing::run_cpu(s, spec, 1);
-    FAIL() << "accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("rank 1 action " + std::to_string(forwards[0])),
-              std::string::npos)
-        << e.what();
-    EXPECT_NE(std::string(e.what()).find("in the same order"), std::string::npos) << e.what();
-  }
+  testing::expect_invalid_argument(
+      [&] { testing::run_cpu(s, spec, 1); },
+      {"rank 1 action " + std::to_string(forwards[0]), "in the same order"}, "swapped forwards");
 }
 
 // Swaps microbatches 0 and 1 in every action of `rank`'s program.
@@ -270,13 +248,8 @@ TEST(MoeExecution, OnlyTheEpGroupMustAgreeOnTheOrder) {
   testing::expect_equivalent(got, run_reference(spec, kSteps, 4), "second ep group reordered");
   // Rank 3 alone reordered: it pairs with rank 2, which did not.
   swap_microbatches(s, 2);
-  try {
-    testing::run_cpu(s, spec, 1);
-    FAIL() << "accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("rank 3 action"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("rank 2 of its ep group"), std::string::npos) << e.what();
-  }
+  testing::expect_invalid_argument([&] { testing::run_cpu(s, spec, 1); },
+                                   {"rank 3 action", "rank 2 of its ep group"}, "rank 3 alone");
 }
 
 TEST(MoeExecution, RoutingGroupsMatter) {

@@ -14,6 +14,7 @@
 #include "sim/predict/calibrate_model.h"
 #include "sim/predict/config.h"
 #include "sim/predict/workload_costs.h"
+#include "tests/sim/moe_spec.h"
 
 namespace meshscope::exec {
 namespace {
@@ -27,16 +28,10 @@ struct MoeRun {
 };
 
 MoeRun run_moe(int hidden) {
-  model::WorkloadSpec spec;
-  spec.kind = model::WorkloadKind::kMoe;
-  spec.layers = 2;
+  // 2 blocks of h = `hidden`, batch 64, top-2, ep 2, learning rate 0.05.
+  model::WorkloadSpec spec = model::testing::small_moe_spec(2, 64, 2, 1.0, 2);
   spec.hidden = hidden;
-  spec.batch = 64;
   spec.lr = 0.05f;
-  spec.experts = 4;
-  spec.top_k = 2;
-  spec.capacity_factor = 1.0;
-  spec.ep = 2;
   const auto s = testing::make_schedule_for(spec, schedule::Family::kDataParallel, {2, 1, 1}, 2);
   MoeRun r{hidden, {}, testing::run_cpu(s, spec, kSteps)};
   const nlohmann::json j = {{"model",

@@ -17,6 +17,7 @@
 #include "profiler/runtime/clock.h"
 #include "profiler/runtime/process_cpu_backend.h"
 #include "sim/schedule/schedule_text.h"
+#include "tests/sim/moe_spec.h"
 
 namespace meshscope::exec {
 namespace {
@@ -336,16 +337,9 @@ TEST(MultiProcessRun, EqualsTheSameRunInOneProcessBitForBit) {
 // come back from the parts of the processes that own them. pp 2 with ep = dp = 2, and dp 4 with
 // ep 2 (every expert on two processes).
 TEST(MultiProcessRun, MoeWithExpertParallelismEqualsOneProcessBitForBit) {
-  model::WorkloadSpec spec;
-  spec.kind = model::WorkloadKind::kMoe;
-  spec.layers = 2;
-  spec.hidden = 8;
-  spec.batch = 16;
+  // 2 blocks, batch 16, top-2, ep 2; capacity factor 0.75: drops.
+  model::WorkloadSpec spec = model::testing::small_moe_spec(2, 16, 2, 0.75, 2);
   spec.lr = 0.1f;
-  spec.experts = 4;
-  spec.top_k = 2;
-  spec.capacity_factor = 0.75;  // drops
-  spec.ep = 2;
   struct Run {
     schedule::Family family;
     mesh::MeshShape mesh;

@@ -2,6 +2,7 @@
 // accepts simulates, what it rejects as a deadlock the engine reports as one.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <random>
 #include <string>
 
@@ -38,6 +39,16 @@ bool is_deadlock(const std::string& message) {
   return message.find("deadlock") != std::string::npos;
 }
 
+// The validator rejects `s` as a deadlock and the engine reports one, naming each of `waits`.
+void expect_deadlock(const schedule::Schedule& s, std::initializer_list<std::string> waits) {
+  const auto v = schedule::validate(s);
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.error->kind, schedule::ErrorKind::kDeadlock) << v.error->message;
+  const std::string e = engine_verdict(s);
+  EXPECT_TRUE(is_deadlock(e)) << e;
+  for (const std::string& wait : waits) EXPECT_NE(e.find(wait), std::string::npos) << e;
+}
+
 TEST(EngineSemantics, RecvWaitsForItsSendLikeTheValidator) {
   // Rank 0 receives the gradient before sending the activation it depends on: both ranks wait at
   // a RECV. Receives posted early would let the data flow; the executor's do not.
@@ -45,17 +56,8 @@ TEST(EngineSemantics, RecvWaitsForItsSendLikeTheValidator) {
       "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
       "rank 0: 0F0 0RECV_B0 0SEND_F0 0B0 0STEP\n"
       "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0 1STEP\n");
-  const auto v = schedule::validate(s);
-  ASSERT_FALSE(v.ok());
-  EXPECT_EQ(v.error->kind, schedule::ErrorKind::kDeadlock);
-  const std::string e = engine_verdict(s);
-  EXPECT_TRUE(is_deadlock(e)) << e;
-  EXPECT_NE(e.find("rank 0 at action 1 '0RECV_B0' (waiting for rank 1 to send it)"),
-            std::string::npos)
-      << e;
-  EXPECT_NE(e.find("rank 1 at action 0 '1RECV_F0' (waiting for rank 0 to send it)"),
-            std::string::npos)
-      << e;
+  expect_deadlock(s, {"rank 0 at action 1 '0RECV_B0' (waiting for rank 1 to send it)",
+                      "rank 1 at action 0 '1RECV_F0' (waiting for rank 0 to send it)"});
 }
 
 TEST(EngineSemantics, CollectiveWaitsForEveryMemberLikeTheValidator) {
@@ -67,16 +69,9 @@ TEST(EngineSemantics, CollectiveWaitsForEveryMemberLikeTheValidator) {
       "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0 1ALLGATHER(dp):8 1ALLREDUCE(dp):8 1STEP\n"
       "rank 2: 0F0 0SEND_F0 0RECV_B0 0B0 0ALLGATHER(dp):8 0ALLREDUCE(dp):8 0STEP\n"
       "rank 3: 1ALLGATHER(dp):8 1RECV_F0 1F0 1B0 1SEND_B0 1ALLREDUCE(dp):8 1STEP\n");
-  const auto v = schedule::validate(s);
-  ASSERT_FALSE(v.ok());
-  EXPECT_EQ(v.error->kind, schedule::ErrorKind::kDeadlock) << v.error->message;
-  const std::string e = engine_verdict(s);
-  EXPECT_TRUE(is_deadlock(e)) << e;
-  EXPECT_NE(
-      e.find(
-          "rank 0 at action 0 '0ALLGATHER(dp):8' (waiting for rank 2 of its dp group to reach it)"),
-      std::string::npos)
-      << e;
+  expect_deadlock(
+      s,
+      {"rank 0 at action 0 '0ALLGATHER(dp):8' (waiting for rank 2 of its dp group to reach it)"});
 }
 
 TEST(EngineSemantics, TpRanksMeetAtEachComputeLikeTheValidator) {
@@ -89,14 +84,8 @@ TEST(EngineSemantics, TpRanksMeetAtEachComputeLikeTheValidator) {
       "rank 1: 0F0 0SEND_F0 0RECV_B0 0F1 0SEND_F1 0B0 0RECV_B1 0B1 0STEP\n"
       "rank 2: 1RECV_F0 1F0 1RECV_F1 1B0 1SEND_B0 1F1 1B1 1SEND_B1 1STEP\n"
       "rank 3: 1RECV_F0 1F0 1B0 1SEND_B0 1RECV_F1 1F1 1B1 1SEND_B1 1STEP\n");
-  const auto v = schedule::validate(s);
-  ASSERT_FALSE(v.ok());
-  EXPECT_EQ(v.error->kind, schedule::ErrorKind::kDeadlock) << v.error->message;
-  const std::string e = engine_verdict(s);
-  EXPECT_TRUE(is_deadlock(e)) << e;
-  EXPECT_NE(e.find("rank 0 at action 2 '0F1' (waiting for its tp group to reach the same compute)"),
-            std::string::npos)
-      << e;
+  expect_deadlock(
+      s, {"rank 0 at action 2 '0F1' (waiting for its tp group to reach the same compute)"});
   // Moving rank 1's receive after its 0F1 (as rank 0 has it) resolves the cycle.
   const auto fixed = schedule::load(
       "mesh dp=1 pp=2 tp=2\nmicrobatches 2\n"

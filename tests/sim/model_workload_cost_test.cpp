@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/model/workload_cost.h"
+#include "tests/sim/moe_spec.h"
 
 namespace meshscope::model {
 namespace {
@@ -49,15 +50,8 @@ TEST(ModelWorkloadCost, MlpStageWithTensorParallelism) {
 }
 
 TEST(ModelWorkloadCost, MoeBlockWithExpertParallelism) {
-  WorkloadSpec spec;
-  spec.kind = WorkloadKind::kMoe;
-  spec.layers = 2;
-  spec.hidden = 8;
-  spec.experts = 4;
-  spec.top_k = 2;
-  spec.capacity_factor = 1.0;
-  spec.batch = 32;
-  const int rows = 8, C = 4;  // ceil(1 x 8 x 2 / 4)
+  WorkloadSpec spec = testing::small_moe_spec(2, 32, 2, 1.0);  // 2 blocks, batch 32, top-2
+  const int rows = 8, C = 4;                                   // ceil(1 x 8 x 2 / 4)
   ASSERT_EQ(expert_capacity(spec, rows), C);
   const int64_t expert = 8 * 32 + 32 + 32 * 8 + 8, router = 8 * 4 + 4;
   for (const int ep : {1, 2, 4}) {

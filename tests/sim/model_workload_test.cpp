@@ -6,6 +6,7 @@
 
 #include "sim/model/partition.h"
 #include "sim/model/workload.h"
+#include "tests/sim/moe_spec.h"
 
 namespace meshscope::model {
 namespace {
@@ -67,15 +68,8 @@ TEST(ModelWorkload, MlpBlocksAreResidualGeluSizedByTheSpec) {
 }
 
 TEST(ModelWorkload, MoeBlocksAreARouterAndTheExpertsFfns) {
-  WorkloadSpec spec;
-  spec.kind = WorkloadKind::kMoe;
-  spec.layers = 3;
-  spec.hidden = 8;
-  spec.experts = 4;
-  spec.top_k = 2;
-  spec.capacity_factor = 1.25;
-  spec.ep = 2;
-  spec.batch = 16;
+  // 3 blocks, batch 16, top-2, capacity factor 1.25, ep 2.
+  WorkloadSpec spec = testing::small_moe_spec(3, 16, 2, 1.25, 2);
   const Workload w = make_workload(spec);
   ASSERT_EQ(w.units.size(), 3u);
   for (const Unit& u : w.units) {

@@ -14,6 +14,7 @@
 #include "sim/predict/config.h"
 #include "sim/predict/simulate.h"
 #include "sim/predict/zero.h"
+#include "tests/sim/config_error.h"
 
 namespace meshscope::predict {
 namespace {
@@ -31,14 +32,7 @@ json two_nodes() {
           "options": {"zero": 3}})");
 }
 
-std::string error_of(const json& j) {
-  try {
-    parse_config(j, "cfg.json");
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 Summary run(const json& j) {
   return simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;

@@ -10,6 +10,7 @@
 
 #include "sim/predict/search.h"
 #include "sim/predict/simulate.h"
+#include "tests/sim/config_error.h"
 
 namespace meshscope::predict {
 namespace {
@@ -26,14 +27,7 @@ json issue_example() {
     "options": {"recompute": "none", "sequence_parallel": false, "precision": "bf16", "zero": 0}})");
 }
 
-std::string error_of(const json& j) {
-  try {
-    parse_config(j, "cfg.json");
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(PredictConfig, ReadsTheIssuesKeys) {
   const PredictConfig c = parse_config(issue_example(), "cfg.json");

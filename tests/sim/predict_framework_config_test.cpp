@@ -2,7 +2,7 @@
 // one-line errors for an unknown profile or a recomputation the framework does not offer.
 #include <gtest/gtest.h>
 
-#include <cstdio>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +12,7 @@
 #include "sim/predict/config.h"
 #include "sim/predict/simulate.h"
 #include "sim/predict/workload_costs.h"
+#include "tests/sim/config_error.h"
 
 namespace meshscope::predict {
 namespace {
@@ -25,13 +26,19 @@ json tiny_gpt() {
                          "cluster": {"gpu": "h100-sxm"}})");
 }
 
-std::string error_of(const json& j) {
-  try {
-    parse_config(j, "cfg.json");
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
+using testing::error_of;
+
+// Writes a framework profile `name` to the test's temporary folder, with the keys `more` (each
+// after a comma) besides its name and sources; returns its path.
+std::string write_profile(const std::string& name, const std::string& more) {
+  const std::string path = ::testing::TempDir() + "/" + name + ".json";
+  std::ofstream(path) << R"({"name": ")" << name << R"(", "sources": ["test"])" << more << "}";
+  return path;
+}
+
+// The same with its gradient reductions and parameter gathers exposed.
+std::string exposed_profile(const std::string& name, const std::string& more) {
+  return write_profile(name, R"(, "grad_reduce": "exposed", "param_gather": "exposed", )" + more);
 }
 
 TEST(PredictFrameworkConfig, DefaultsToMegatronCore2024) {
@@ -70,15 +77,8 @@ TEST(PredictFrameworkConfig, AnEagerFrameworksElementwiseTrafficAndFa2CostTime) 
 TEST(PredictFrameworkConfig, Fp32GradientReductionMovesTwiceTheBytes) {
   // Two profiles alike but for grad_reduce_bytes, their ZeRO-3 collectives exposed: the fp32
   // reduce-scatters take longer, the all-gathers (bf16 parameters) do not change.
-  const std::string dir = ::testing::TempDir();
-  auto profile = [&](const char* name, int bytes) {
-    const std::string path = dir + "/" + name + ".json";
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    std::fprintf(f, R"({"name": "%s", "sources": ["test"], "grad_reduce": "exposed",
-                        "param_gather": "exposed", "grad_reduce_bytes": %d})",
-                 name, bytes);
-    std::fclose(f);
-    return path;
+  auto profile = [](const char* name, int bytes) {
+    return exposed_profile(name, "\"grad_reduce_bytes\": " + std::to_string(bytes));
   };
   json j = tiny_gpt();
   j["options"]["zero"] = 3;
@@ -94,15 +94,8 @@ TEST(PredictFrameworkConfig, ShardedCopiesCostTheirBytesAtTheMemoryRateEachMicro
   // Two profiles alike but for sharded_copies, collectives exposed: under ZeRO-3 every microbatch
   // pays (2 gathers + 1 reduction) x bytes per parameter x the stage's parameters at the memory
   // rate; without ZeRO-3 nothing changes.
-  const std::string dir = ::testing::TempDir();
-  auto profile = [&](const char* name, const char* copies) {
-    const std::string path = dir + "/" + name + ".json";
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    std::fprintf(f, R"({"name": "%s", "sources": ["test"], "grad_reduce": "exposed",
-                        "param_gather": "exposed", "sharded_copies": %s})",
-                 name, copies);
-    std::fclose(f);
-    return path;
+  auto profile = [](const char* name, const std::string& copies) {
+    return exposed_profile(name, "\"sharded_copies\": " + copies);
   };
   json j = tiny_gpt();
   j["options"]["zero"] = 3;
@@ -129,14 +122,7 @@ TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAS
   // Two profiles alike but for optimizer_step_bytes: the step differs by the extra bytes over the
   // parameters each GPU updates (its 1/dp shard under ZeRO >= 1), once per step, at the memory
   // rate; an SGD config is unaffected.
-  const std::string dir = ::testing::TempDir();
-  auto profile = [&](const char* name, const char* extra) {
-    const std::string path = dir + "/" + name + ".json";
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    std::fprintf(f, R"({"name": "%s", "sources": ["test"]%s})", name, extra);
-    std::fclose(f);
-    return path;
-  };
+  const auto& profile = write_profile;
   json j = tiny_gpt();
   j["options"]["zero"] = 1;
   j["framework"] = profile("fused-adam", "");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 #include <tuple>
 
 #include "sim/predict/memory.h"
@@ -12,19 +13,24 @@
 namespace meshscope::predict {
 namespace {
 
-PredictConfig small_gpt() {
+// A gpt of `layers` layers of h = `hidden` with `heads` heads (sequence 1024, vocabulary 32000) on
+// `mesh` of `gpu`s, `global_batch` samples a step in microbatches of `micro_batch`.
+PredictConfig gpt_config(int64_t layers, int64_t hidden, int64_t heads, mesh::MeshShape mesh,
+                         int64_t global_batch, int64_t micro_batch, const std::string& gpu) {
   PredictConfig c;
-  c.gpt.layers = 8;
-  c.gpt.hidden = 1024;
-  c.gpt.heads = 16;
+  c.gpt.layers = layers;
+  c.gpt.hidden = hidden;
+  c.gpt.heads = heads;
   c.gpt.seq = 1024;
   c.gpt.vocab = 32000;
-  c.mesh = {2, 4, 2};
-  c.global_batch = 32;
-  c.micro_batch = 2;
-  c.gpu = "h100-sxm";
+  c.mesh = mesh;
+  c.global_batch = global_batch;
+  c.micro_batch = micro_batch;
+  c.gpu = gpu;
   return c;
 }
+
+PredictConfig small_gpt() { return gpt_config(8, 1024, 16, {2, 4, 2}, 32, 2, "h100-sxm"); }
 
 TEST(PredictSimulate, FiguresAreConsistentWithTheStepTime) {
   const PredictConfig c = small_gpt();
@@ -114,14 +120,7 @@ TEST(PredictSimulate, ZeroShardsStateOverDataParallelRanks) {
 }
 
 TEST(PredictSimulate, ConfigsThatDoNotFitAreFlagged) {
-  PredictConfig c = small_gpt();
-  c.gpt.layers = 96;
-  c.gpt.hidden = 12288;
-  c.gpt.heads = 96;
-  c.mesh = {1, 1, 1};
-  c.global_batch = 1;
-  c.micro_batch = 1;
-  c.gpu = "a100-80gb";
+  const PredictConfig c = gpt_config(96, 12288, 96, {1, 1, 1}, 1, 1, "a100-80gb");
   EXPECT_FALSE(simulate(c, {.build_timeline = false}).summary.fits);
 }
 

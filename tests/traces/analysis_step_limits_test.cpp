@@ -2,6 +2,9 @@
 // out by hand in the comments.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 #include "tests/traces/trace_fixtures.h"
 #include "traces/analysis_critical_path.h"
 #include "traces/analysis_kernels.h"
@@ -102,20 +105,36 @@ TEST(CriticalPath, FollowsTheLateRankThroughACollective) {
   EXPECT_EQ(t.span_name(t.spans[p.steps.front().span]), "K1");
 }
 
+// One GPU with a compute stream (lane 0) and the host thread (lane 0 of its own device) that
+// launches kernels on it.
+struct GpuAndHost {
+  Timeline t;
+  uint16_t gpu = 0, host = 0;
+  GpuAndHost() {
+    gpu = t.add_device(0, "GPU 0");
+    t.add_lane(gpu, "stream 7", LaneKind::kCompute);
+    host = t.add_device(0, "host");
+    t.add_lane(host, "thread", LaneKind::kHost);
+  }
+  // A launch call on the host thread over [call_begin, call_end) of a kernel over [begin, end),
+  // joined by a flow; returns {launch span, kernel span}.
+  std::pair<uint32_t, uint32_t> launch(int64_t call_begin, int64_t call_end, int64_t begin,
+                                       int64_t end, const std::string& kernel,
+                                       const std::string& call = "launch") {
+    const uint32_t l = add(t, host, 0, SpanKind::kHost, call_begin, call_end, call);
+    const uint32_t k = add(t, gpu, 0, SpanKind::kCompute, begin, end, kernel);
+    t.add_flow(l, k);
+    return {l, k};
+  }
+};
+
 // A host thread launches K0 at 0 and K2 at 150, late: the GPU finished K0 at 100. The path runs
 // L0 (5), waits 145 on the host thread, L1 (5), waits 5 for the launch to reach the GPU, K2 (40).
 TEST(CriticalPath, ALateLaunchPutsTheHostOnThePath) {
-  Timeline t;
-  const uint16_t gpu = t.add_device(0, "GPU 0");
-  t.add_lane(gpu, "stream 7", LaneKind::kCompute);
-  const uint16_t host = t.add_device(0, "host");
-  t.add_lane(host, "thread", LaneKind::kHost);
-  const uint32_t l0 = add(t, host, 0, SpanKind::kHost, 0, 5, "launch");
-  const uint32_t k0 = add(t, gpu, 0, SpanKind::kCompute, 10, 100, "K0");
-  const uint32_t l1 = add(t, host, 0, SpanKind::kHost, 150, 155, "launch");
-  const uint32_t k2 = add(t, gpu, 0, SpanKind::kCompute, 160, 200, "K2");
-  t.add_flow(l0, k0);
-  t.add_flow(l1, k2);
+  GpuAndHost g;
+  const uint32_t l0 = g.launch(0, 5, 10, 100, "K0").first;
+  const auto [l1, k2] = g.launch(150, 155, 160, 200, "K2");
+  Timeline& t = g.t;
   t.steps.push_back({0, 200});
   const CriticalPath p = critical_paths(t).at(0);
   EXPECT_EQ(p.length_ns(), 200);
@@ -131,18 +150,10 @@ TEST(CriticalPath, ALateLaunchPutsTheHostOnThePath) {
 
 // Without late launches the GPU's own order decides: K2 waits on K0 (lane), not on its launch.
 TEST(CriticalPath, BackToBackKernelsStayOnTheGpu) {
-  Timeline t;
-  const uint16_t gpu = t.add_device(0, "GPU 0");
-  t.add_lane(gpu, "stream 7", LaneKind::kCompute);
-  const uint16_t host = t.add_device(0, "host");
-  t.add_lane(host, "thread", LaneKind::kHost);
-  const uint32_t l0 = add(t, host, 0, SpanKind::kHost, 0, 5, "launch");
-  const uint32_t k0 = add(t, gpu, 0, SpanKind::kCompute, 10, 100, "K0");
-  const uint32_t l1 = add(t, host, 0, SpanKind::kHost, 6, 9, "launch");
-  const uint32_t k1 = add(t, gpu, 0, SpanKind::kCompute, 100, 180, "K1");
-  t.add_flow(l0, k0);
-  t.add_flow(l1, k1);
-  const CriticalPath p = critical_paths(t).at(0);  // window: first to last GPU activity
+  GpuAndHost g;
+  g.launch(0, 5, 10, 100, "K0");
+  g.launch(6, 9, 100, 180, "K1");
+  const CriticalPath p = critical_paths(g.t).at(0);  // window: first to last GPU activity
   EXPECT_EQ(p.length_ns(), 170);
   EXPECT_EQ(p.by_kind[static_cast<size_t>(PathKind::kCompute)], 170);
   EXPECT_EQ(p.by_kind[static_cast<size_t>(PathKind::kHost)], 0);
@@ -152,16 +163,11 @@ TEST(CriticalPath, BackToBackKernelsStayOnTheGpu) {
 // The path: K0 (10..100: 90), the sync's tail (100..110: 10), a 0 ns gap, the launch (5), 5 ns
 // until K1 starts at 125, K1 (25).
 TEST(CriticalPath, ASynchronizeCallHandsThePathBackToTheGpu) {
-  Timeline t;
-  const uint16_t gpu = t.add_device(0, "GPU 0");
-  t.add_lane(gpu, "stream 7", LaneKind::kCompute);
-  const uint16_t host = t.add_device(0, "host");
-  t.add_lane(host, "thread", LaneKind::kHost);
-  const uint32_t k0 = add(t, gpu, 0, SpanKind::kCompute, 10, 100, "K0");
-  add(t, host, 0, SpanKind::kHost, 20, 110, "cudaStreamSynchronize");
-  const uint32_t l1 = add(t, host, 0, SpanKind::kHost, 110, 115, "cudaLaunchKernel");
-  const uint32_t k1 = add(t, gpu, 0, SpanKind::kCompute, 120, 145, "K1");
-  t.add_flow(l1, k1);
+  GpuAndHost g;
+  Timeline& t = g.t;
+  const uint32_t k0 = add(t, g.gpu, 0, SpanKind::kCompute, 10, 100, "K0");
+  add(t, g.host, 0, SpanKind::kHost, 20, 110, "cudaStreamSynchronize");
+  g.launch(110, 115, 120, 145, "K1", "cudaLaunchKernel");
   t.steps.push_back({10, 145});
   const CriticalPath p = critical_paths(t).at(0);
   EXPECT_EQ(p.length_ns(), 135);

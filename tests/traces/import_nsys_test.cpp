@@ -294,23 +294,30 @@ TEST(NsysImport, SendRecvKernelsTakeTheirDirectionFromNcclsNvtxRanges) {
   }
 }
 
-TEST(NsysImport, BadRowsAreCountedAndSkipped) {
+// Loads an export whose one string is 'k' (id 1) and whose kernels `rows` inserts (what follows
+// "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL"), with what it skipped in `report`.
+Timeline load_kernel_rows(const std::string& rows, ImportReport& report) {
   testing::TempFile file(".sqlite");
   {
     NsysDb db(file.path());
     db.exec("INSERT INTO StringIds VALUES (1, 'k')");
-    // SQLite keeps whatever type it is given: text where a number belongs, end before start.
-    db.exec(
-        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES "
-        "(10, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
-        "('x', 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
-        "(30, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
-        "(10, 20, 'gpu', 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
-        "(10, 20, 0, 1, 7, NULL, NULL, 99, 99, NULL, 1, 1), "
-        "(-9000000000000000000, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1)");
+    db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL " + rows);
   }
+  return load_trace(file.path(), {}, &report);
+}
+
+TEST(NsysImport, BadRowsAreCountedAndSkipped) {
+  // SQLite keeps whatever type it is given: text where a number belongs, end before start.
   ImportReport report;
-  const Timeline t = load_trace(file.path(), {}, &report);
+  const Timeline t = load_kernel_rows(
+      "VALUES "
+      "(10, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
+      "('x', 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
+      "(30, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
+      "(10, 20, 'gpu', 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
+      "(10, 20, 0, 1, 7, NULL, NULL, 99, 99, NULL, 1, 1), "
+      "(-9000000000000000000, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1)",
+      report);
   EXPECT_EQ(t.spans.size(), 2u);  // the good row, and the one whose name id is unknown
   EXPECT_EQ(report.count(ImportWarning::kWrongType), 2u);
   EXPECT_EQ(report.count(ImportWarning::kNegativeDuration), 1u);
@@ -321,17 +328,11 @@ TEST(NsysImport, BadRowsAreCountedAndSkipped) {
 TEST(NsysImport, RowsOfDevicesPastTheTimelinesLimitAreReportedAsSuch) {
   // 65,537 GPUs: the Timeline holds 65,535 devices; the rows of the other two are skipped as
   // "beyond the limit", not as "a field of the wrong type" (their fields are fine).
-  testing::TempFile file(".sqlite");
-  {
-    NsysDb db(file.path());
-    db.exec("INSERT INTO StringIds VALUES (1, 'k')");
-    db.exec(
-        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 65536) "
-        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT 10, 20, i, 1, 7, NULL, NULL, 1, 1, NULL, "
-        "1, 1 FROM n");
-  }
   ImportReport report;
-  const Timeline t = load_trace(file.path(), {}, &report);
+  const Timeline t = load_kernel_rows(
+      "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 65536) "
+      "SELECT 10, 20, i, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1 FROM n",
+      report);
   EXPECT_EQ(t.devices.size(), 65535u);
   EXPECT_EQ(t.spans.size(), 65535u);
   EXPECT_EQ(report.count(ImportWarning::kWrongType), 0u);
@@ -339,17 +340,12 @@ TEST(NsysImport, RowsOfDevicesPastTheTimelinesLimitAreReportedAsSuch) {
 }
 
 TEST(NsysImport, AGpuWhoseEveryRowWasSkippedDoesNotAppear) {
-  testing::TempFile file(".sqlite");
-  {
-    NsysDb db(file.path());
-    db.exec("INSERT INTO StringIds VALUES (1, 'k')");
-    db.exec(
-        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES "
-        "(10, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
-        "(30, 20, 1, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1)");  // GPU 1: end before start only
-  }
   ImportReport report;
-  const Timeline t = load_trace(file.path(), {}, &report);
+  const Timeline t = load_kernel_rows(
+      "VALUES "
+      "(10, 20, 0, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1), "
+      "(30, 20, 1, 1, 7, NULL, NULL, 1, 1, NULL, 1, 1)",  // GPU 1: end before start only
+      report);
   EXPECT_EQ(report.count(ImportWarning::kNegativeDuration), 1u);
   ASSERT_EQ(t.devices.size(), 1u) << "GPU 1 holds nothing: not a 100% bubble";
   EXPECT_EQ(t.devices[0].name, "GPU 0");

@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <map>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -35,6 +36,10 @@ class Builder {
   void add_gpu_ops(BuildReport& report);
   void add_api_calls();
   void add_foreign_ranges();
+  // A span over CUPTI times [begin, end) on the lane `lanes` gives the rank running on `thread`
+  // (host_lane_ or api_lane_); none when no rank runs on it (another thread of the process).
+  void add_thread_span(uint32_t thread, const std::vector<uint16_t>& lanes, int64_t begin,
+                       int64_t end, traces::SpanKind kind, std::string_view name);
   uint16_t lane_for(uint16_t device, const GpuOp& op, traces::LaneKind kind);
   uint16_t unattributed_device(uint32_t gpu);
   const ActionInfo* action_of(const ExternalKey& k) const;

@@ -174,50 +174,38 @@ void Builder::add_gpu_ops(BuildReport& report) {
   }
 }
 
+void Builder::add_thread_span(uint32_t thread, const std::vector<uint16_t>& lanes, int64_t begin,
+                              int64_t end, SpanKind kind, std::string_view name) {
+  auto rank = thread_rank_.find(thread);
+  if (rank == thread_rank_.end()) return;
+  Span s;
+  s.begin_ns = in_.clock->to_host(begin);
+  s.end_ns = in_.clock->to_host(end);
+  s.kind = kind;
+  s.name = t_.strings.intern(name);
+  s.device = static_cast<uint16_t>(rank->second);
+  s.lane = lanes[rank->second];
+  t_.add_span(s);
+}
+
 void Builder::add_api_calls() {
   std::unordered_map<uint32_t, const ApiCall*> by_correlation;
   for (const ApiCall& call : in_.records->api_calls) {
     by_correlation[call.correlation] = &call;
-    auto rank = thread_rank_.find(call.thread);
-    if (rank == thread_rank_.end()) continue;  // another thread of the process
-    Span s;
-    s.begin_ns = in_.clock->to_host(call.begin_ns);
-    s.end_ns = in_.clock->to_host(call.end_ns);
-    s.kind = SpanKind::kHost;
-    s.name = t_.strings.intern(call.name);
-    s.device = static_cast<uint16_t>(rank->second);
-    s.lane = api_lane_[rank->second];
-    t_.add_span(s);
+    add_thread_span(call.thread, api_lane_, call.begin_ns, call.end_ns, SpanKind::kHost, call.name);
   }
   for (const SyncWait& w : in_.records->syncs) {
     auto call = by_correlation.find(w.correlation);
     if (call == by_correlation.end()) continue;
-    auto rank = thread_rank_.find(call->second->thread);
-    if (rank == thread_rank_.end()) continue;
-    Span s;
-    s.begin_ns = in_.clock->to_host(w.begin_ns);
-    s.end_ns = in_.clock->to_host(w.end_ns);
-    s.kind = SpanKind::kHost;
-    s.name = t_.strings.intern(kSyncNames[w.type < std::size(kSyncNames) ? w.type : 0]);
-    s.device = static_cast<uint16_t>(rank->second);
-    s.lane = host_lane_[rank->second];
-    t_.add_span(s);
+    add_thread_span(call->second->thread, host_lane_, w.begin_ns, w.end_ns, SpanKind::kHost,
+                    kSyncNames[w.type < std::size(kSyncNames) ? w.type : 0]);
   }
 }
 
 void Builder::add_foreign_ranges() {
   for (const NvtxRange& r : labeler_.ranges()) {
     if (r.domain == in_.nvtx_domain) continue;  // ours: the host actions already show them
-    auto rank = thread_rank_.find(r.thread);
-    if (rank == thread_rank_.end()) continue;
-    Span s;
-    s.begin_ns = in_.clock->to_host(r.begin_ns);
-    s.end_ns = in_.clock->to_host(r.end_ns);
-    s.kind = SpanKind::kAnnotation;
-    s.name = t_.strings.intern(r.name);
-    s.device = static_cast<uint16_t>(rank->second);
-    s.lane = host_lane_[rank->second];
-    t_.add_span(s);
+    add_thread_span(r.thread, host_lane_, r.begin_ns, r.end_ns, SpanKind::kAnnotation, r.name);
   }
 }
 

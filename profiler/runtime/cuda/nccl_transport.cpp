@@ -93,57 +93,51 @@ TransferInfo NcclTransport::recv(int peer, int64_t tag, void* dst, size_t bytes)
   return {};  // ready time unknown on the host: the device timestamps tell
 }
 
-void NcclTransport::before_collective() {
+TransferInfo NcclTransport::collective(mesh::GroupKind group,
+                                       const std::function<void(ncclComm_t)>& call) {
   const AbortState& abort = backend_.abort_state();
   if (abort.aborted()) abort.throw_aborted();
   to_comm_.order(compute_, comm_);
+  call(backend_.group_comm(rank_, group));
+  to_compute_.order(comm_, compute_);
+  return {};
 }
 
-void NcclTransport::after_collective() { to_compute_.order(comm_, compute_); }
-
 TransferInfo NcclTransport::all_reduce(mesh::GroupKind group, float* data, size_t count) {
-  before_collective();
-  MESHSCOPE_NCCL_CHECK(ncclAllReduce(data, data, count, ncclFloat, ncclSum,
-                                     backend_.group_comm(rank_, group), comm_));
-  after_collective();
-  return {};
+  return collective(group, [&](ncclComm_t comm) {
+    MESHSCOPE_NCCL_CHECK(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm, comm_));
+  });
 }
 
 TransferInfo NcclTransport::all_gather(mesh::GroupKind group, const float* src, float* dst,
                                        size_t count) {
-  before_collective();
-  MESHSCOPE_NCCL_CHECK(
-      ncclAllGather(src, dst, count, ncclFloat, backend_.group_comm(rank_, group), comm_));
-  after_collective();
-  return {};
+  return collective(group, [&](ncclComm_t comm) {
+    MESHSCOPE_NCCL_CHECK(ncclAllGather(src, dst, count, ncclFloat, comm, comm_));
+  });
 }
 
 TransferInfo NcclTransport::reduce_scatter(mesh::GroupKind group, const float* src, float* dst,
                                            size_t count) {
-  before_collective();
-  MESHSCOPE_NCCL_CHECK(ncclReduceScatter(src, dst, count, ncclFloat, ncclSum,
-                                         backend_.group_comm(rank_, group), comm_));
-  after_collective();
-  return {};
+  return collective(group, [&](ncclComm_t comm) {
+    MESHSCOPE_NCCL_CHECK(ncclReduceScatter(src, dst, count, ncclFloat, ncclSum, comm, comm_));
+  });
 }
 
 TransferInfo NcclTransport::all_to_all(mesh::GroupKind group, const float* src, float* dst,
                                        size_t count) {
   // As nccl-tests' alltoall (src/alltoall.cu): one grouped ncclSend/ncclRecv per peer, block k of
   // src to comm rank k, block i of dst from comm rank i (comm ranks follow group order).
-  before_collective();
-  ncclComm_t comm = backend_.group_comm(rank_, group);
-  int members = 0;
-  MESHSCOPE_NCCL_CHECK(ncclCommCount(comm, &members));
-  MESHSCOPE_NCCL_CHECK(ncclGroupStart());
-  for (int k = 0; k < members; ++k) {
-    const size_t offset = static_cast<size_t>(k) * count;
-    MESHSCOPE_NCCL_CHECK(ncclSend(src + offset, count, ncclFloat, k, comm, comm_));
-    MESHSCOPE_NCCL_CHECK(ncclRecv(dst + offset, count, ncclFloat, k, comm, comm_));
-  }
-  MESHSCOPE_NCCL_CHECK(ncclGroupEnd());
-  after_collective();
-  return {};
+  return collective(group, [&](ncclComm_t comm) {
+    int members = 0;
+    MESHSCOPE_NCCL_CHECK(ncclCommCount(comm, &members));
+    MESHSCOPE_NCCL_CHECK(ncclGroupStart());
+    for (int k = 0; k < members; ++k) {
+      const size_t offset = static_cast<size_t>(k) * count;
+      MESHSCOPE_NCCL_CHECK(ncclSend(src + offset, count, ncclFloat, k, comm, comm_));
+      MESHSCOPE_NCCL_CHECK(ncclRecv(dst + offset, count, ncclFloat, k, comm, comm_));
+    }
+    MESHSCOPE_NCCL_CHECK(ncclGroupEnd());
+  });
 }
 
 }  // namespace meshscope::runtime::cuda

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -39,8 +40,9 @@ class NcclTransport final : public Transport {
   };
   Channel& channel(int from, int to, const char* call);
   void post_send(Channel& c, const Staged& m);
-  void before_collective();
-  void after_collective();
+  // Runs `call` (NCCL collectives on `group`'s communicator, given) on the comm stream, after the
+  // compute stream's work so far and before its next; refused once the run is aborted.
+  TransferInfo collective(mesh::GroupKind group, const std::function<void(ncclComm_t)>& call);
 
   int rank_;
   CudaNcclBackend& backend_;
