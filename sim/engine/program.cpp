@@ -184,7 +184,7 @@ class Compiler {
     send_at_.assign(recv_at_.size(), -1);
     p_.send_begin.assign(ranks + 1, 0);
     p_.coll_begin.assign(ranks + 1, 0);
-    group_seq_.assign(static_cast<size_t>(ranks) * 4, 0);
+    group_seq_.assign(static_cast<size_t>(ranks) * kGroupKinds, 0);
     for (auto& g : inst_of_) g.resize(ranks);
     for (int r = 0; r < ranks; ++r) {
       p_.send_begin[r] = static_cast<uint32_t>(p_.sends.size());
@@ -329,7 +329,7 @@ class Compiler {
     for (int k = 0; k < tiers_seen_; ++k)
       if (tier_cache_[k].rank == r && tier_cache_[k].peer == peer) return tier_cache_[k].tier;
     const int t = in_.tier_of(r, peer);
-    tier_cache_[tiers_seen_ < 4 ? tiers_seen_++ : 3] = {r, peer, t};
+    tier_cache_[tiers_seen_ < kTierCache ? tiers_seen_++ : kTierCache - 1] = {r, peer, t};
     return t;
   }
 
@@ -337,7 +337,7 @@ class Compiler {
   void read_collective(int r, const Action& a, uint32_t gi) {
     const int gk = static_cast<int>(a.group);
     const int gid = group_id(s_.mesh, a.group, rank_coord_);
-    const int k = group_seq_[static_cast<size_t>(r) * 4 + gk]++;
+    const int k = group_seq_[static_cast<size_t>(r) * kGroupKinds + gk]++;
     auto& list = inst_of_[gk][gid];
     Op& op = p_.ops[gi];
     if (k == static_cast<int>(list.size())) {
@@ -420,11 +420,14 @@ class Compiler {
   size_t recvs_ = 0, matched_ = 0, pending_ = 0;
   bool tp_agree_ = true;
   mesh::MeshCoord rank_coord_;
-  std::vector<std::vector<int32_t>> inst_of_[4];  // [group kind][group id][k-th] -> instance
+  static constexpr size_t kGroupKinds = static_cast<size_t>(mesh::GroupKind::kCount);
+  // [group kind][group id][k-th] -> instance
+  std::vector<std::vector<int32_t>> inst_of_[kGroupKinds];
   std::vector<int32_t> inst_size_;
   std::vector<int> group_seq_;  // per rank and group kind, collectives issued so far
   std::vector<int32_t> op_instance_;
-  TierOf tier_cache_[4];
+  static constexpr int kTierCache = 4;  // pairs remembered per rank (a rank sends to one or two)
+  TierOf tier_cache_[kTierCache];
   int tiers_seen_ = 0;
   PairingError error_;
 };

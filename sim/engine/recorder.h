@@ -12,7 +12,7 @@
 namespace meshscope::engine {
 
 // Lanes every simulated device has, in this order; overlapping receives get extra "recv N" lanes.
-enum class SimLane : uint16_t { kCompute = 0, kSend = 1, kRecv = 2, kCollective = 3 };
+enum class SimLane : uint16_t { kCompute = 0, kSend = 1, kRecv = 2, kCollective = 3, kCount };
 
 class Recorder {
  public:
