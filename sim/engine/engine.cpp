@@ -120,10 +120,11 @@ class Sim {
         case ActionKind::kSendBackward:
           ++st.sends_issued;
           ++st.pc;
-          if ((p_.ops[op.aux].state |= kSendIssued) & kWaitedOn) wake_.push_back(op.peer);
+          if ((p_.ops[op.aux].state |= kSendIssued) & kWaitedOn)
+            wake_.push_back(p_.sends[st.sends_issued - 1].peer);
           if (!st.send_busy && st.sends_started + 1 == st.sends_issued) {
-            ++st.sends_started;  // the send stream is idle and this is its only send: start it
-            start_send(r, g, now);
+            // The send stream is idle and this is its only send: start it.
+            start_send(r, p_.sends[st.sends_started++], now);
           } else {
             start_next_send(r, now);
           }
@@ -166,7 +167,7 @@ class Sim {
         return;
       }
       if (st.compute_busy) return;
-      const size_t ci = 2 * slot_index(r, op.slot);
+      const size_t ci = 2 * slot_index(r, op);
       if (st.pending_recvs > 0 || pending_colls_[ci] > 0 ||
           (op.kind == ActionKind::kOptimizerStep && pending_colls_[ci + 1] > 0)) {
         st.blocked = true;
@@ -229,6 +230,7 @@ class Sim {
       __builtin_prefetch(&p_.ops[st.compute_op]);
       if (st.pc < st.end) __builtin_prefetch(&p_.ops[st.pc]);
       if (st.pc + 2 < st.end) __builtin_prefetch(&p_.ops[st.pc + 2]);
+      __builtin_prefetch(p_.sends.data() + st.sends_issued);  // the Send of a SEND at pc
     } else if (e.type() == EventType::kTransferDone) {
       const RankState& st = ranks_[links_.transfer(e.target()).dst];
       if (st.pc < st.end) __builtin_prefetch(&p_.ops[st.pc]);
@@ -245,7 +247,7 @@ class Sim {
     if (!schedule::is_send(op.kind)) return;
     __builtin_prefetch(&p_.ops[op.aux]);
     __builtin_prefetch(&links_.port(links_.out_port(static_cast<int>(e.target()), op.tier)));
-    __builtin_prefetch(&links_.port(links_.out_port(op.peer, op.tier) + 1));
+    __builtin_prefetch(&links_.port(links_.out_port(p_.sends[st.sends_issued].peer, op.tier) + 1));
   }
 
   // Counts the cursor's arrival at op g, a member of rendezvous instances[op.aux]; true once all
@@ -276,13 +278,14 @@ class Sim {
     }
   }
 
-  size_t slot_index(int r, int slot) const {
-    return static_cast<size_t>(r) * p_.slots_per_rank + slot;
+  // The (rank, stage held) of op, a compute or a collective of rank r.
+  size_t slot_index(int r, const Op& op) const {
+    return static_cast<size_t>(r) * p_.slots_per_rank + p_.slot_of_stage[op.stage];
   }
   // Two counters per (rank, stage): collectives that produce inputs, and gradient reductions.
   size_t coll_index(int r, const Op& op) const {
     const bool reduces = op.kind == ActionKind::kAllReduce || op.kind == ActionKind::kReduceScatter;
-    return 2 * slot_index(r, op.slot) + (reduces ? 1 : 0);
+    return 2 * slot_index(r, op) + (reduces ? 1 : 0);
   }
 
   void compute_done(int r) {
@@ -358,13 +361,14 @@ class Sim {
   void start_next_send(int r, int64_t now) {
     RankState& st = ranks_[r];
     if (st.send_busy || st.sends_started == st.sends_issued) return;
-    start_send(r, static_cast<uint32_t>(p_.sends[st.sends_started++]), now);
+    start_send(r, p_.sends[st.sends_started++], now);
   }
 
-  void start_send(int r, uint32_t g, int64_t now) {
-    const Op& op = p_.ops[g];
+  void start_send(int r, const Send& send, int64_t now) {
+    const Op& op = p_.ops[send.op];
     ranks_[r].send_busy = true;
-    links_.start(g, static_cast<uint32_t>(op.aux), r, op.peer, op.tier, op.value, now);
+    links_.start(static_cast<uint32_t>(send.op), static_cast<uint32_t>(op.aux), r, send.peer,
+                 op.tier, op.value, now);
   }
 
   void transfer_done(uint32_t id, uint64_t seq) {
@@ -408,9 +412,9 @@ class Sim {
   // A running collective holds each member's egress and ingress port of its tier.
   void occupy_ports(const Instance& I, int delta, int64_t now) {
     for (int32_t k = I.members_begin; k < I.members_end; ++k) {
-      const uint32_t g = static_cast<uint32_t>(p_.members[k]);
-      const int tier = p_.ops[g].peer;
-      if (tier >= 0) links_.hold(rank_of_member(g), tier, delta, now);
+      const int tier = p_.member_tiers[k];
+      if (tier >= 0)
+        links_.hold(rank_of_member(static_cast<uint32_t>(p_.members[k])), tier, delta, now);
     }
   }
 
@@ -441,7 +445,8 @@ class Sim {
     const RankState& st = ranks_[r];
     const Op& op = p_.ops[g];
     if (st.waiting && schedule::is_recv(op.kind))
-      return " (waiting for rank " + std::to_string(op.peer) + " to send it)";
+      return " (waiting for rank " + std::to_string(p_.rank_of_op(static_cast<uint32_t>(op.aux))) +
+             " to send it)";
     if (st.waiting && schedule::is_collective(op.kind)) {
       const Instance& I = p_.instances[op.aux];
       for (int32_t k = I.members_begin; k < I.members_end; ++k) {
