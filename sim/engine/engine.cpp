@@ -24,21 +24,23 @@ constexpr uint8_t kSendIssued = 4;  // RECV: the sender's cursor has passed the 
 constexpr uint8_t kWaitedOn = 8;    // RECV: the receiver's cursor waits here for that
 constexpr uint8_t kReached = 16;  // collective: the cursor has reached it (counted in its instance)
 
-// Two adjacent cache lines (fetched as a pair): the event loop touches a rank's state and its
-// statistics at every event of that rank.
-struct alignas(128) RankState {
-  uint32_t pc = 0, end = 0;
+// One cache line: the event loop touches a rank's state and its running statistics at every
+// event of that rank (its program ends at Program::rank_begin[r + 1]; its peak activation is the
+// compiler's, Program::peak_activation_bytes).
+struct alignas(64) RankState {
+  uint32_t pc = 0;
   uint32_t sends_started = 0, sends_issued = 0;  // absolute indices into Program::sends
   uint32_t coll_head = 0, colls_issued = 0;      // absolute indices into Program::colls
   int32_t pending_recvs = 0;
   uint32_t compute_op = 0;
+  bool compute_busy : 1 = false, blocked : 1 = false, send_busy : 1 = false, coll_busy : 1 = false;
+  // The cursor waits at a RECV or collective for its partners to issue theirs.
+  bool waiting : 1 = false;
   int64_t compute_start = 0;
-  int64_t activation = 0;
-  bool compute_busy = false, blocked = false, send_busy = false, coll_busy = false;
-  bool waiting =
-      false;  // the cursor waits at a RECV or collective for its partners to issue theirs
-  RankStats stats;
+  int64_t end_ns = 0;  // when its last activity ended
+  int64_t compute_ns = 0, communication_ns = 0;
 };
+static_assert(sizeof(RankState) == 64);
 
 class Sim {
  public:
@@ -53,12 +55,10 @@ class Sim {
         sync_reached_(p.tp_syncs.size(), 0),
         inst_arrived_(p.instances.size(), 0),
         inst_start_(p.instances.size(), 0),
-        deltas_(activation_deltas()),
         links_(in.links, p.num_ranks, queue_) {
     for (int r = 0; r < p.num_ranks; ++r) {
       RankState& st = ranks_[r];
       st.pc = p.rank_begin[r];
-      st.end = p.rank_begin[r + 1];
       st.sends_started = st.sends_issued = p.send_begin[r];
       st.coll_head = st.colls_issued = p.coll_begin[r];
     }
@@ -93,10 +93,15 @@ class Sim {
     EngineResult res;
     res.events = events;
     res.actions = static_cast<int64_t>(p_.ops.size());
-    res.ranks.reserve(ranks_.size());
-    for (const RankState& st : ranks_) {
-      res.ranks.push_back(st.stats);
-      res.step_time_ns = std::max(res.step_time_ns, st.stats.end_ns);
+    res.ranks.resize(ranks_.size());
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      const RankState& st = ranks_[r];
+      RankStats& stats = res.ranks[r];
+      stats.compute_ns = st.compute_ns;
+      stats.communication_ns = st.communication_ns;
+      stats.end_ns = st.end_ns;
+      stats.peak_activation_bytes = p_.peak_activation_bytes[r];
+      res.step_time_ns = std::max(res.step_time_ns, st.end_ns);
     }
     if (rec_.enabled())
       for (int r = 0; r < p_.num_ranks; ++r) res.ranks[r].busy_ns = rec_.busy_ns(r);
@@ -112,7 +117,8 @@ class Sim {
   void advance(int r, int64_t now) {
     RankState& st = ranks_[r];
     st.waiting = false;
-    while (st.pc < st.end) {
+    const uint32_t end = p_.rank_begin[r + 1];
+    while (st.pc < end) {
       const uint32_t g = st.pc;
       const Op& op = p_.ops[g];
       switch (op.kind) {
@@ -194,14 +200,15 @@ class Sim {
   // ---- prefetching ----------------------------------------------------------------------------
   // With thousands of ranks in flight, the state an event touches (its rank, the rank's next ops,
   // the peer's RECV a SEND marks) has left the cache since that rank's last event. Events at one
-  // time pop in push order, so the loop knows the next ones: it fetches their memory in three
+  // time pop in push order, so the loop knows the next ones: it fetches their memory in four
   // steps, each reading what the previous one fetched, so no step waits on memory. Prefetches are
   // hints: they change no state and no result. (Always inlined: GCC finds a function whose only
   // effect is a prefetch free of side effects and drops the call before inlining it.)
-  static constexpr size_t kFetchRank = 24, kFetchOps = 12, kFetchPeer = 4;
+  static constexpr size_t kFetchEvent = 32, kFetchRank = 20, kFetchOps = 10, kFetchPeer = 4;
 
   [[gnu::always_inline]] void prefetch_ahead() const {
     const auto [keys, n] = queue_.front_keys();
+    if (n > kFetchEvent) fetch_event(keys[kFetchEvent]);
     if (n > kFetchRank) fetch_rank(keys[kFetchRank]);
     if (n > kFetchOps) fetch_ops(keys[kFetchOps]);
     if (n > kFetchPeer) fetch_peer(keys[kFetchPeer]);
@@ -209,15 +216,29 @@ class Sim {
 
   static Event upcoming(uint64_t key) { return Event{0, key}; }
 
-  [[gnu::always_inline]] void fetch_rank(uint64_t key) const {
+  // Both cache lines of an object (a RankState, a Transfer straddling two).
+  template <typename T>
+  [[gnu::always_inline]] static void fetch_object(const T& x) {
+    __builtin_prefetch(&x);
+    __builtin_prefetch(reinterpret_cast<const char*>(&x) + sizeof(T) - 1);
+  }
+
+  [[gnu::always_inline]] void fetch_event(uint64_t key) const {
     const Event e = upcoming(key);
     if (e.type() == EventType::kComputeDone) {
-      __builtin_prefetch(&ranks_[e.target()]);
+      fetch_object(ranks_[e.target()]);
     } else if (e.type() == EventType::kTransferDone) {
+      fetch_object(links_.transfer(e.target()));
+    }
+  }
+
+  [[gnu::always_inline]] void fetch_rank(uint64_t key) const {
+    const Event e = upcoming(key);
+    if (e.type() == EventType::kTransferDone) {
       const Links::Transfer& t = links_.transfer(e.target());
       __builtin_prefetch(&p_.ops[t.recv_op]);
-      __builtin_prefetch(&ranks_[t.src]);
-      __builtin_prefetch(&ranks_[t.dst]);
+      fetch_object(ranks_[t.src]);
+      fetch_object(ranks_[t.dst]);
       __builtin_prefetch(&links_.port(t.port_out));
       __builtin_prefetch(&links_.port(t.port_in));
     }
@@ -227,13 +248,15 @@ class Sim {
     const Event e = upcoming(key);
     if (e.type() == EventType::kComputeDone) {
       const RankState& st = ranks_[e.target()];
+      const uint32_t end = p_.rank_begin[e.target() + 1];
       __builtin_prefetch(&p_.ops[st.compute_op]);
-      if (st.pc < st.end) __builtin_prefetch(&p_.ops[st.pc]);
-      if (st.pc + 2 < st.end) __builtin_prefetch(&p_.ops[st.pc + 2]);
+      if (st.pc < end) __builtin_prefetch(&p_.ops[st.pc]);
+      if (st.pc + 2 < end) __builtin_prefetch(&p_.ops[st.pc + 2]);
       __builtin_prefetch(p_.sends.data() + st.sends_issued);  // the Send of a SEND at pc
     } else if (e.type() == EventType::kTransferDone) {
-      const RankState& st = ranks_[links_.transfer(e.target()).dst];
-      if (st.pc < st.end) __builtin_prefetch(&p_.ops[st.pc]);
+      const int32_t dst = links_.transfer(e.target()).dst;
+      const RankState& st = ranks_[dst];
+      if (st.pc < p_.rank_begin[dst + 1]) __builtin_prefetch(&p_.ops[st.pc]);
     }
   }
 
@@ -242,7 +265,7 @@ class Sim {
     const Event e = upcoming(key);
     if (e.type() != EventType::kComputeDone) return;
     const RankState& st = ranks_[e.target()];
-    if (st.pc >= st.end) return;
+    if (st.pc >= p_.rank_begin[e.target() + 1]) return;
     const Op& op = p_.ops[st.pc];
     if (!schedule::is_send(op.kind)) return;
     __builtin_prefetch(&p_.ops[op.aux]);
@@ -291,33 +314,10 @@ class Sim {
   void compute_done(int r) {
     RankState& st = ranks_[r];
     st.compute_busy = false;
-    const uint32_t g = st.compute_op;
-    const Op& op = p_.ops[g];
-    ranks_[r].stats.compute_ns += now_ - st.compute_start;
-    ranks_[r].stats.end_ns = std::max(ranks_[r].stats.end_ns, now_);
-    if (rec_.enabled()) rec_.record(g, st.compute_start, now_);
-    track_activation(r, op);
+    st.compute_ns += now_ - st.compute_start;
+    st.end_ns = std::max(st.end_ns, now_);
+    if (rec_.enabled()) rec_.record(st.compute_op, st.compute_start, now_);
     advance(r, now_);
-  }
-
-  // activation_delta of F, B, I and W (kinds 0..3) per stage, priced once; STEP holds none.
-  static constexpr int kHoldingKinds = 4;
-  std::vector<int64_t> activation_deltas() const {
-    std::vector<int64_t> d(in_.stages.size() * kHoldingKinds);
-    for (size_t st = 0; st < in_.stages.size(); ++st)
-      for (int k = 0; k < kHoldingKinds; ++k)
-        d[st * kHoldingKinds + k] =
-            activation_delta(in_.stages[st], static_cast<ActionKind>(k)).value_or(0);
-    return d;
-  }
-
-  void track_activation(int r, const Op& op) {
-    const auto k = static_cast<int>(op.kind);
-    if (k >= kHoldingKinds) return;
-    RankState& st = ranks_[r];
-    st.activation += deltas_[static_cast<size_t>(op.stage) * kHoldingKinds + k];
-    ranks_[r].stats.peak_activation_bytes =
-        std::max(ranks_[r].stats.peak_activation_bytes, st.activation);
   }
 
   // ---- compute on shared processors (cpu backend) -------------------------------------------
@@ -377,10 +377,10 @@ class Sim {
     const int64_t dur = now_ - done->start_ns;
     RankState& src = ranks_[done->src];
     RankState& dst = ranks_[done->dst];
-    src.stats.communication_ns += dur;
-    dst.stats.communication_ns += dur;
-    src.stats.end_ns = std::max(src.stats.end_ns, now_);
-    dst.stats.end_ns = std::max(dst.stats.end_ns, now_);
+    src.communication_ns += dur;
+    dst.communication_ns += dur;
+    src.end_ns = std::max(src.end_ns, now_);
+    dst.end_ns = std::max(dst.end_ns, now_);
     if (rec_.enabled()) {
       rec_.record(done->send_op, done->start_ns, now_);
       rec_.record(done->recv_op, done->start_ns, now_);
@@ -426,8 +426,8 @@ class Sim {
       const uint32_t g = static_cast<uint32_t>(p_.members[k]);
       const int r = rank_of_member(g);
       RankState& st = ranks_[r];
-      ranks_[r].stats.communication_ns += now_ - start;
-      ranks_[r].stats.end_ns = std::max(ranks_[r].stats.end_ns, now_);
+      st.communication_ns += now_ - start;
+      st.end_ns = std::max(st.end_ns, now_);
       if (rec_.enabled()) rec_.record(g, start, now_);
       --pending_colls_[coll_index(r, p_.ops[g])];
       st.coll_busy = false;
@@ -469,14 +469,15 @@ class Sim {
     int count = 0;
     for (int r = 0; r < p_.num_ranks; ++r) {
       const RankState& st = ranks_[r];
-      const bool done = st.pc == st.end && !st.compute_busy && st.coll_head == st.colls_issued &&
+      const uint32_t end = p_.rank_begin[r + 1];
+      const bool done = st.pc == end && !st.compute_busy && st.coll_head == st.colls_issued &&
                         st.sends_started == st.sends_issued && !st.send_busy;
       if (done) continue;
       if (++count > 4) continue;
-      const uint32_t g = st.pc < st.end ? st.pc
-                                        : (st.coll_head < st.colls_issued
-                                               ? static_cast<uint32_t>(p_.colls[st.coll_head])
-                                               : st.pc - 1);
+      const uint32_t g = st.pc < end ? st.pc
+                                     : (st.coll_head < st.colls_issued
+                                            ? static_cast<uint32_t>(p_.colls[st.coll_head])
+                                            : st.pc - 1);
       const schedule::Action& a = in_.schedule->ranks[r][g - p_.rank_begin[r]];
       const std::string why = why_stuck(r, g);
       stuck += (stuck.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) +
@@ -500,9 +501,8 @@ class Sim {
   std::vector<int32_t> inst_arrived_;  // members whose collective stream has reached it
   std::vector<int64_t> inst_start_;
   std::vector<Job> jobs_;
-  std::vector<int> computing_;   // ranks computing on shared processors
-  std::vector<int> wake_;        // waiting ranks whose partners have just issued
-  std::vector<int64_t> deltas_;  // activation_deltas()
+  std::vector<int> computing_;  // ranks computing on shared processors
+  std::vector<int> wake_;       // waiting ranks whose partners have just issued
   Links links_;
 };
 

@@ -185,6 +185,12 @@ class Compiler {
     p_.send_begin.assign(ranks + 1, 0);
     p_.coll_begin.assign(ranks + 1, 0);
     group_seq_.assign(static_cast<size_t>(ranks) * kGroupKinds, 0);
+    p_.peak_activation_bytes.assign(ranks, 0);
+    deltas_.resize(in_.stages.size() * kHoldingKinds);
+    for (size_t st = 0; st < in_.stages.size(); ++st)
+      for (int k = 0; k < kHoldingKinds; ++k)
+        deltas_[st * kHoldingKinds + k] =
+            *activation_delta(in_.stages[st], static_cast<ActionKind>(k));
     for (auto& g : inst_of_) g.resize(ranks);
     for (int r = 0; r < ranks; ++r) {
       p_.send_begin[r] = static_cast<uint32_t>(p_.sends.size());
@@ -225,6 +231,7 @@ class Compiler {
     const bool compare = lead != r && tp_agree_;
     rank_coord_ = mesh_.coord_of(r);
     tiers_seen_ = 0;
+    int64_t held = 0, peak = 0;  // activation bytes
     for (size_t i = 0; i < acts.size(); ++i) {
       const Action& a = acts[i];
       if (compare && tp_agree_ && !same_tp_step(a, lead_acts[i])) tp_agree_ = false;
@@ -238,6 +245,11 @@ class Compiler {
       const StageTiming& t = in_.stages[a.stage];
       if (schedule::is_compute(a.kind) || a.kind == ActionKind::kOptimizerStep) {
         op.value = in_.compute_action_ns ? in_.compute_action_ns(r, a) : compute_ns(t, a.kind);
+        if (a.kind != ActionKind::kOptimizerStep) {
+          held +=
+              deltas_[static_cast<size_t>(a.stage) * kHoldingKinds + static_cast<size_t>(a.kind)];
+          peak = std::max(peak, held);
+        }
       } else if (schedule::is_p2p(a.kind)) {
         // A RECV keeps its own size (0: not given) until its SEND is matched to it and checked.
         op.value = a.bytes > 0 || !schedule::is_send(a.kind) ? a.bytes : t.p2p_bytes;
@@ -259,6 +271,7 @@ class Compiler {
         read_collective(r, a, gi);
       }
     }
+    p_.peak_activation_bytes[r] = peak;
   }
 
   void read_send(int r, size_t i, const Action& a, uint32_t gi) {
@@ -432,7 +445,10 @@ class Compiler {
   // [group kind][group id][k-th] -> instance
   std::vector<std::vector<int32_t>> inst_of_[kGroupKinds];
   std::vector<int32_t> inst_size_;
-  std::vector<int> group_seq_;          // per rank and group kind, collectives issued so far
+  std::vector<int> group_seq_;  // per rank and group kind, collectives issued so far
+  // activation_delta of F, B, I and W (kinds 0..3) per stage, priced once; STEP holds none.
+  static constexpr int kHoldingKinds = 4;
+  std::vector<int64_t> deltas_;
   std::vector<int32_t> op_instance_;    // per collective in Program::colls order: its instance
   std::vector<int32_t> coll_tiers_;     // and the link tier it keeps busy
   static constexpr int kTierCache = 4;  // pairs remembered per rank (a rank sends to one or two)

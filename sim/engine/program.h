@@ -56,6 +56,8 @@ struct Program {
   // (they then keep in step without it).
   std::vector<Instance> tp_syncs;
   std::vector<int32_t> tp_sync_members;
+  // Per rank: peak_activation() of its program (its computes run in program order).
+  std::vector<int64_t> peak_activation_bytes;
 
   int rank_of_op(uint32_t g) const;  // binary search; only for error messages
 };
