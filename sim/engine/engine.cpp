@@ -239,8 +239,8 @@ class Sim {
       __builtin_prefetch(&p_.ops[t.recv_op]);
       fetch_object(ranks_[t.src]);
       fetch_object(ranks_[t.dst]);
-      __builtin_prefetch(&links_.port(t.port_out));
-      __builtin_prefetch(&links_.port(t.port_in));
+      __builtin_prefetch(&links_.port(t.port_out(links_.tiers())));
+      __builtin_prefetch(&links_.port(t.port_in(links_.tiers())));
     }
   }
 
@@ -367,8 +367,7 @@ class Sim {
   void start_send(int r, const Send& send, int64_t now) {
     const Op& op = p_.ops[send.op];
     ranks_[r].send_busy = true;
-    links_.start(static_cast<uint32_t>(send.op), static_cast<uint32_t>(op.aux), r, send.peer,
-                 op.tier, op.value, now);
+    links_.start(static_cast<uint32_t>(op.aux), r, send.peer, op.tier, op.value, now);
   }
 
   void transfer_done(uint32_t id, uint64_t seq) {
@@ -381,11 +380,12 @@ class Sim {
     dst.communication_ns += dur;
     src.end_ns = std::max(src.end_ns, now_);
     dst.end_ns = std::max(dst.end_ns, now_);
+    Op& recv = p_.ops[done->recv_op];
     if (rec_.enabled()) {
-      rec_.record(done->send_op, done->start_ns, now_);
+      rec_.record(static_cast<uint32_t>(recv.aux), done->start_ns, now_);  // its SEND
       rec_.record(done->recv_op, done->start_ns, now_);
     }
-    uint8_t& rs = p_.ops[done->recv_op].state;
+    uint8_t& rs = recv.state;
     rs |= kArrived;
     if (rs & kIssued) {
       --dst.pending_recvs;
