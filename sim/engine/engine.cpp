@@ -494,7 +494,7 @@ class Sim {
   Recorder rec_;
   EventQueue queue_;
   int64_t now_ = 0;
-  std::vector<RankState> ranks_;
+  std::vector<RankState, HugePageAllocator<RankState>> ranks_;
   std::vector<int32_t> pending_colls_;
   std::vector<int32_t> inst_reached_;  // members whose cursor has reached the collective
   std::vector<int32_t> sync_reached_;  // the same for tp compute rendezvous

@@ -12,6 +12,7 @@
 
 #include "sim/engine/engine.h"
 #include "sim/engine/event_queue.h"
+#include "sim/engine/huge_pages.h"
 #include "sim/engine/ports.h"
 
 namespace meshscope::engine {
@@ -75,7 +76,8 @@ class Links {
   std::vector<double> bytes_per_ns_;  // per tier
   std::vector<Transfer> transfers_;
   std::vector<uint32_t> free_;
-  std::vector<Port> ports_;  // (rank, tier) -> egress at 2i, ingress at 2i + 1
+  std::vector<Port, HugePageAllocator<Port>>
+      ports_;  // (rank, tier) -> egress at 2i, ingress at 2i + 1
   std::vector<uint32_t> touched_;
   double last_bytes_ = -1, last_rate_ = -1, last_data_ns_ = 0;  // retime's last quotient
 };

@@ -434,10 +434,11 @@ class Compiler {
   Program& p_;
   std::vector<int> owner_;
   int m_ = 1;
-  std::vector<int32_t> recv_at_;  // (rank, dir, slot, mb) -> its RECV's op, -1: not read yet
+  // (rank, dir, slot, mb) -> its RECV's op, -1: not read yet
+  std::vector<int32_t, HugePageAllocator<int32_t>> recv_at_;
   // The same cell -> a SEND read before that RECV (its op's aux holds its rank meanwhile); -1:
   // none.
-  std::vector<int32_t> send_at_;
+  std::vector<int32_t, HugePageAllocator<int32_t>> send_at_;
   size_t recvs_ = 0, matched_ = 0, pending_ = 0;
   bool tp_agree_ = true;
   mesh::MeshCoord rank_coord_;

@@ -48,7 +48,7 @@ struct Program {
   std::vector<int32_t> member_tiers;  // per member: the link tier it keeps busy (-1: none)
   // Per rank, its SENDs and its collectives in program order (CSR over ranks).
   std::vector<uint32_t> send_begin, coll_begin;
-  std::vector<Send> sends;
+  std::vector<Send, HugePageAllocator<Send>> sends;
   std::vector<int32_t> colls;
   // When the tp ranks of a group run programs that differ, the k-th compute of each member is one
   // rendezvous (the tp collectives inside compute, validator.h): compute ops then carry their
