@@ -74,7 +74,7 @@ class Links {
   size_t tiers_;
   std::vector<int64_t> latency_ns_;   // per tier
   std::vector<double> bytes_per_ns_;  // per tier
-  std::vector<Transfer> transfers_;
+  std::vector<Transfer, HugePageAllocator<Transfer>> transfers_;
   std::vector<uint32_t> free_;
   std::vector<Port, HugePageAllocator<Port>>
       ports_;  // (rank, tier) -> egress at 2i, ingress at 2i + 1

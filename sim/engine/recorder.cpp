@@ -170,7 +170,7 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
   tl.flows.reserve(program_.sends.size());
   for (const Send& send : program_.sends)
     tl.flows.push_back({span_of[send.op], span_of[program_.ops[send.op].aux]});
-  std::vector<int64_t>().swap(times_);
+  decltype(times_)().swap(times_);
   tl.steps.push_back({0, step_end_ns});
   tl.run.source = traces::parse_run_source(input_.source).value_or(traces::RunSource::kSim);
   schedule::describe_schedule(s, tl.run);

@@ -35,7 +35,7 @@ class Recorder {
   const EngineInput& input_;
   const Program& program_;
   bool enabled_;
-  std::vector<int64_t> times_;  // begin, end per op
+  std::vector<int64_t, HugePageAllocator<int64_t>> times_;  // begin, end per op
 };
 
 }  // namespace meshscope::engine
