@@ -216,19 +216,12 @@ class Sim {
 
   static Event upcoming(uint64_t key) { return Event{0, key}; }
 
-  // Both cache lines of an object (a RankState, a Transfer straddling two).
-  template <typename T>
-  [[gnu::always_inline]] static void fetch_object(const T& x) {
-    __builtin_prefetch(&x);
-    __builtin_prefetch(reinterpret_cast<const char*>(&x) + sizeof(T) - 1);
-  }
-
   [[gnu::always_inline]] void fetch_event(uint64_t key) const {
     const Event e = upcoming(key);
     if (e.type() == EventType::kComputeDone) {
-      fetch_object(ranks_[e.target()]);
+      __builtin_prefetch(&ranks_[e.target()]);  // a RankState and a Transfer are a line each
     } else if (e.type() == EventType::kTransferDone) {
-      fetch_object(links_.transfer(e.target()));
+      __builtin_prefetch(&links_.transfer(e.target()));
     }
   }
 
@@ -237,8 +230,8 @@ class Sim {
     if (e.type() == EventType::kTransferDone) {
       const Links::Transfer& t = links_.transfer(e.target());
       __builtin_prefetch(&p_.ops[t.recv_op]);
-      fetch_object(ranks_[t.src]);
-      fetch_object(ranks_[t.dst]);
+      __builtin_prefetch(&ranks_[t.src]);
+      __builtin_prefetch(&ranks_[t.dst]);
       __builtin_prefetch(&links_.port(t.port_out(links_.tiers())));
       __builtin_prefetch(&links_.port(t.port_in(links_.tiers())));
     }
