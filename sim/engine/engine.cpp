@@ -24,21 +24,23 @@ constexpr uint8_t kSendIssued = 4;  // RECV: the sender's cursor has passed the 
 constexpr uint8_t kWaitedOn = 8;    // RECV: the receiver's cursor waits here for that
 constexpr uint8_t kReached = 16;  // collective: the cursor has reached it (counted in its instance)
 
-// Two adjacent cache lines (fetched as a pair): the event loop touches a rank's state and its
-// statistics at every event of that rank.
-struct alignas(128) RankState {
-  uint32_t pc = 0, end = 0;
+// One cache line: the event loop touches a rank's state and its running statistics at every
+// event of that rank (its program ends at Program::rank_begin[r + 1]; its peak activation is the
+// compiler's, Program::peak_activation_bytes).
+struct alignas(64) RankState {
+  uint32_t pc = 0;
   uint32_t sends_started = 0, sends_issued = 0;  // absolute indices into Program::sends
   uint32_t coll_head = 0, colls_issued = 0;      // absolute indices into Program::colls
   int32_t pending_recvs = 0;
   uint32_t compute_op = 0;
+  bool compute_busy : 1 = false, blocked : 1 = false, send_busy : 1 = false, coll_busy : 1 = false;
+  // The cursor waits at a RECV or collective for its partners to issue theirs.
+  bool waiting : 1 = false;
   int64_t compute_start = 0;
-  int64_t activation = 0;
-  bool compute_busy = false, blocked = false, send_busy = false, coll_busy = false;
-  bool waiting =
-      false;  // the cursor waits at a RECV or collective for its partners to issue theirs
-  RankStats stats;
+  int64_t end_ns = 0;  // when its last activity ended
+  int64_t compute_ns = 0, communication_ns = 0;
 };
+static_assert(sizeof(RankState) == 64);
 
 class Sim {
  public:
@@ -53,12 +55,10 @@ class Sim {
         sync_reached_(p.tp_syncs.size(), 0),
         inst_arrived_(p.instances.size(), 0),
         inst_start_(p.instances.size(), 0),
-        deltas_(activation_deltas()),
         links_(in.links, p.num_ranks, queue_) {
     for (int r = 0; r < p.num_ranks; ++r) {
       RankState& st = ranks_[r];
       st.pc = p.rank_begin[r];
-      st.end = p.rank_begin[r + 1];
       st.sends_started = st.sends_issued = p.send_begin[r];
       st.coll_head = st.colls_issued = p.coll_begin[r];
     }
@@ -93,10 +93,15 @@ class Sim {
     EngineResult res;
     res.events = events;
     res.actions = static_cast<int64_t>(p_.ops.size());
-    res.ranks.reserve(ranks_.size());
-    for (const RankState& st : ranks_) {
-      res.ranks.push_back(st.stats);
-      res.step_time_ns = std::max(res.step_time_ns, st.stats.end_ns);
+    res.ranks.resize(ranks_.size());
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      const RankState& st = ranks_[r];
+      RankStats& stats = res.ranks[r];
+      stats.compute_ns = st.compute_ns;
+      stats.communication_ns = st.communication_ns;
+      stats.end_ns = st.end_ns;
+      stats.peak_activation_bytes = p_.peak_activation_bytes[r];
+      res.step_time_ns = std::max(res.step_time_ns, st.end_ns);
     }
     if (rec_.enabled())
       for (int r = 0; r < p_.num_ranks; ++r) res.ranks[r].busy_ns = rec_.busy_ns(r);
@@ -112,7 +117,8 @@ class Sim {
   void advance(int r, int64_t now) {
     RankState& st = ranks_[r];
     st.waiting = false;
-    while (st.pc < st.end) {
+    const uint32_t end = p_.rank_begin[r + 1];
+    while (st.pc < end) {
       const uint32_t g = st.pc;
       const Op& op = p_.ops[g];
       switch (op.kind) {
@@ -120,10 +126,11 @@ class Sim {
         case ActionKind::kSendBackward:
           ++st.sends_issued;
           ++st.pc;
-          if ((p_.ops[op.aux].state |= kSendIssued) & kWaitedOn) wake_.push_back(op.peer);
+          if ((p_.ops[op.aux].state |= kSendIssued) & kWaitedOn)
+            wake_.push_back(p_.sends[st.sends_issued - 1].peer);
           if (!st.send_busy && st.sends_started + 1 == st.sends_issued) {
-            ++st.sends_started;  // the send stream is idle and this is its only send: start it
-            start_send(r, g, now);
+            // The send stream is idle and this is its only send: start it.
+            start_send(r, p_.sends[st.sends_started++], now);
           } else {
             start_next_send(r, now);
           }
@@ -166,7 +173,7 @@ class Sim {
         return;
       }
       if (st.compute_busy) return;
-      const size_t ci = 2 * slot_index(r, op.slot);
+      const size_t ci = 2 * slot_index(r, op);
       if (st.pending_recvs > 0 || pending_colls_[ci] > 0 ||
           (op.kind == ActionKind::kOptimizerStep && pending_colls_[ci + 1] > 0)) {
         st.blocked = true;
@@ -193,14 +200,15 @@ class Sim {
   // ---- prefetching ----------------------------------------------------------------------------
   // With thousands of ranks in flight, the state an event touches (its rank, the rank's next ops,
   // the peer's RECV a SEND marks) has left the cache since that rank's last event. Events at one
-  // time pop in push order, so the loop knows the next ones: it fetches their memory in three
+  // time pop in push order, so the loop knows the next ones: it fetches their memory in four
   // steps, each reading what the previous one fetched, so no step waits on memory. Prefetches are
   // hints: they change no state and no result. (Always inlined: GCC finds a function whose only
   // effect is a prefetch free of side effects and drops the call before inlining it.)
-  static constexpr size_t kFetchRank = 24, kFetchOps = 12, kFetchPeer = 4;
+  static constexpr size_t kFetchEvent = 32, kFetchRank = 20, kFetchOps = 10, kFetchPeer = 4;
 
   [[gnu::always_inline]] void prefetch_ahead() const {
     const auto [keys, n] = queue_.front_keys();
+    if (n > kFetchEvent) fetch_event(keys[kFetchEvent]);
     if (n > kFetchRank) fetch_rank(keys[kFetchRank]);
     if (n > kFetchOps) fetch_ops(keys[kFetchOps]);
     if (n > kFetchPeer) fetch_peer(keys[kFetchPeer]);
@@ -208,17 +216,24 @@ class Sim {
 
   static Event upcoming(uint64_t key) { return Event{0, key}; }
 
-  [[gnu::always_inline]] void fetch_rank(uint64_t key) const {
+  [[gnu::always_inline]] void fetch_event(uint64_t key) const {
     const Event e = upcoming(key);
     if (e.type() == EventType::kComputeDone) {
-      __builtin_prefetch(&ranks_[e.target()]);
+      __builtin_prefetch(&ranks_[e.target()]);  // a RankState and a Transfer are a line each
     } else if (e.type() == EventType::kTransferDone) {
+      __builtin_prefetch(&links_.transfer(e.target()));
+    }
+  }
+
+  [[gnu::always_inline]] void fetch_rank(uint64_t key) const {
+    const Event e = upcoming(key);
+    if (e.type() == EventType::kTransferDone) {
       const Links::Transfer& t = links_.transfer(e.target());
       __builtin_prefetch(&p_.ops[t.recv_op]);
       __builtin_prefetch(&ranks_[t.src]);
       __builtin_prefetch(&ranks_[t.dst]);
-      __builtin_prefetch(&links_.port(t.port_out));
-      __builtin_prefetch(&links_.port(t.port_in));
+      __builtin_prefetch(&links_.port(t.port_out(links_.tiers())));
+      __builtin_prefetch(&links_.port(t.port_in(links_.tiers())));
     }
   }
 
@@ -226,12 +241,15 @@ class Sim {
     const Event e = upcoming(key);
     if (e.type() == EventType::kComputeDone) {
       const RankState& st = ranks_[e.target()];
+      const uint32_t end = p_.rank_begin[e.target() + 1];
       __builtin_prefetch(&p_.ops[st.compute_op]);
-      if (st.pc < st.end) __builtin_prefetch(&p_.ops[st.pc]);
-      if (st.pc + 2 < st.end) __builtin_prefetch(&p_.ops[st.pc + 2]);
+      if (st.pc < end) __builtin_prefetch(&p_.ops[st.pc]);
+      if (st.pc + 2 < end) __builtin_prefetch(&p_.ops[st.pc + 2]);
+      __builtin_prefetch(p_.sends.data() + st.sends_issued);  // the Send of a SEND at pc
     } else if (e.type() == EventType::kTransferDone) {
-      const RankState& st = ranks_[links_.transfer(e.target()).dst];
-      if (st.pc < st.end) __builtin_prefetch(&p_.ops[st.pc]);
+      const int32_t dst = links_.transfer(e.target()).dst;
+      const RankState& st = ranks_[dst];
+      if (st.pc < p_.rank_begin[dst + 1]) __builtin_prefetch(&p_.ops[st.pc]);
     }
   }
 
@@ -240,12 +258,12 @@ class Sim {
     const Event e = upcoming(key);
     if (e.type() != EventType::kComputeDone) return;
     const RankState& st = ranks_[e.target()];
-    if (st.pc >= st.end) return;
+    if (st.pc >= p_.rank_begin[e.target() + 1]) return;
     const Op& op = p_.ops[st.pc];
     if (!schedule::is_send(op.kind)) return;
     __builtin_prefetch(&p_.ops[op.aux]);
     __builtin_prefetch(&links_.port(links_.out_port(static_cast<int>(e.target()), op.tier)));
-    __builtin_prefetch(&links_.port(links_.out_port(op.peer, op.tier) + 1));
+    __builtin_prefetch(&links_.port(links_.out_port(p_.sends[st.sends_issued].peer, op.tier) + 1));
   }
 
   // Counts the cursor's arrival at op g, a member of rendezvous instances[op.aux]; true once all
@@ -276,45 +294,23 @@ class Sim {
     }
   }
 
-  size_t slot_index(int r, int slot) const {
-    return static_cast<size_t>(r) * p_.slots_per_rank + slot;
+  // The (rank, stage held) of op, a compute or a collective of rank r.
+  size_t slot_index(int r, const Op& op) const {
+    return static_cast<size_t>(r) * p_.slots_per_rank + p_.slot_of_stage[op.stage];
   }
   // Two counters per (rank, stage): collectives that produce inputs, and gradient reductions.
   size_t coll_index(int r, const Op& op) const {
     const bool reduces = op.kind == ActionKind::kAllReduce || op.kind == ActionKind::kReduceScatter;
-    return 2 * slot_index(r, op.slot) + (reduces ? 1 : 0);
+    return 2 * slot_index(r, op) + (reduces ? 1 : 0);
   }
 
   void compute_done(int r) {
     RankState& st = ranks_[r];
     st.compute_busy = false;
-    const uint32_t g = st.compute_op;
-    const Op& op = p_.ops[g];
-    ranks_[r].stats.compute_ns += now_ - st.compute_start;
-    ranks_[r].stats.end_ns = std::max(ranks_[r].stats.end_ns, now_);
-    if (rec_.enabled()) rec_.record(g, st.compute_start, now_);
-    track_activation(r, op);
+    st.compute_ns += now_ - st.compute_start;
+    st.end_ns = std::max(st.end_ns, now_);
+    if (rec_.enabled()) rec_.record(st.compute_op, st.compute_start, now_);
     advance(r, now_);
-  }
-
-  // activation_delta of F, B, I and W (kinds 0..3) per stage, priced once; STEP holds none.
-  static constexpr int kHoldingKinds = 4;
-  std::vector<int64_t> activation_deltas() const {
-    std::vector<int64_t> d(in_.stages.size() * kHoldingKinds);
-    for (size_t st = 0; st < in_.stages.size(); ++st)
-      for (int k = 0; k < kHoldingKinds; ++k)
-        d[st * kHoldingKinds + k] =
-            activation_delta(in_.stages[st], static_cast<ActionKind>(k)).value_or(0);
-    return d;
-  }
-
-  void track_activation(int r, const Op& op) {
-    const auto k = static_cast<int>(op.kind);
-    if (k >= kHoldingKinds) return;
-    RankState& st = ranks_[r];
-    st.activation += deltas_[static_cast<size_t>(op.stage) * kHoldingKinds + k];
-    ranks_[r].stats.peak_activation_bytes =
-        std::max(ranks_[r].stats.peak_activation_bytes, st.activation);
   }
 
   // ---- compute on shared processors (cpu backend) -------------------------------------------
@@ -358,13 +354,13 @@ class Sim {
   void start_next_send(int r, int64_t now) {
     RankState& st = ranks_[r];
     if (st.send_busy || st.sends_started == st.sends_issued) return;
-    start_send(r, static_cast<uint32_t>(p_.sends[st.sends_started++]), now);
+    start_send(r, p_.sends[st.sends_started++], now);
   }
 
-  void start_send(int r, uint32_t g, int64_t now) {
-    const Op& op = p_.ops[g];
+  void start_send(int r, const Send& send, int64_t now) {
+    const Op& op = p_.ops[send.op];
     ranks_[r].send_busy = true;
-    links_.start(g, static_cast<uint32_t>(op.aux), r, op.peer, op.tier, op.value, now);
+    links_.start(static_cast<uint32_t>(op.aux), r, send.peer, op.tier, op.value, now);
   }
 
   void transfer_done(uint32_t id, uint64_t seq) {
@@ -373,15 +369,16 @@ class Sim {
     const int64_t dur = now_ - done->start_ns;
     RankState& src = ranks_[done->src];
     RankState& dst = ranks_[done->dst];
-    src.stats.communication_ns += dur;
-    dst.stats.communication_ns += dur;
-    src.stats.end_ns = std::max(src.stats.end_ns, now_);
-    dst.stats.end_ns = std::max(dst.stats.end_ns, now_);
+    src.communication_ns += dur;
+    dst.communication_ns += dur;
+    src.end_ns = std::max(src.end_ns, now_);
+    dst.end_ns = std::max(dst.end_ns, now_);
+    Op& recv = p_.ops[done->recv_op];
     if (rec_.enabled()) {
-      rec_.record(done->send_op, done->start_ns, now_);
+      rec_.record(static_cast<uint32_t>(recv.aux), done->start_ns, now_);  // its SEND
       rec_.record(done->recv_op, done->start_ns, now_);
     }
-    uint8_t& rs = p_.ops[done->recv_op].state;
+    uint8_t& rs = recv.state;
     rs |= kArrived;
     if (rs & kIssued) {
       --dst.pending_recvs;
@@ -408,9 +405,9 @@ class Sim {
   // A running collective holds each member's egress and ingress port of its tier.
   void occupy_ports(const Instance& I, int delta, int64_t now) {
     for (int32_t k = I.members_begin; k < I.members_end; ++k) {
-      const uint32_t g = static_cast<uint32_t>(p_.members[k]);
-      const int tier = p_.ops[g].peer;
-      if (tier >= 0) links_.hold(rank_of_member(g), tier, delta, now);
+      const int tier = p_.member_tiers[k];
+      if (tier >= 0)
+        links_.hold(rank_of_member(static_cast<uint32_t>(p_.members[k])), tier, delta, now);
     }
   }
 
@@ -422,8 +419,8 @@ class Sim {
       const uint32_t g = static_cast<uint32_t>(p_.members[k]);
       const int r = rank_of_member(g);
       RankState& st = ranks_[r];
-      ranks_[r].stats.communication_ns += now_ - start;
-      ranks_[r].stats.end_ns = std::max(ranks_[r].stats.end_ns, now_);
+      st.communication_ns += now_ - start;
+      st.end_ns = std::max(st.end_ns, now_);
       if (rec_.enabled()) rec_.record(g, start, now_);
       --pending_colls_[coll_index(r, p_.ops[g])];
       st.coll_busy = false;
@@ -441,7 +438,8 @@ class Sim {
     const RankState& st = ranks_[r];
     const Op& op = p_.ops[g];
     if (st.waiting && schedule::is_recv(op.kind))
-      return " (waiting for rank " + std::to_string(op.peer) + " to send it)";
+      return " (waiting for rank " + std::to_string(p_.rank_of_op(static_cast<uint32_t>(op.aux))) +
+             " to send it)";
     if (st.waiting && schedule::is_collective(op.kind)) {
       const Instance& I = p_.instances[op.aux];
       for (int32_t k = I.members_begin; k < I.members_end; ++k) {
@@ -464,14 +462,15 @@ class Sim {
     int count = 0;
     for (int r = 0; r < p_.num_ranks; ++r) {
       const RankState& st = ranks_[r];
-      const bool done = st.pc == st.end && !st.compute_busy && st.coll_head == st.colls_issued &&
+      const uint32_t end = p_.rank_begin[r + 1];
+      const bool done = st.pc == end && !st.compute_busy && st.coll_head == st.colls_issued &&
                         st.sends_started == st.sends_issued && !st.send_busy;
       if (done) continue;
       if (++count > 4) continue;
-      const uint32_t g = st.pc < st.end ? st.pc
-                                        : (st.coll_head < st.colls_issued
-                                               ? static_cast<uint32_t>(p_.colls[st.coll_head])
-                                               : st.pc - 1);
+      const uint32_t g = st.pc < end ? st.pc
+                                     : (st.coll_head < st.colls_issued
+                                            ? static_cast<uint32_t>(p_.colls[st.coll_head])
+                                            : st.pc - 1);
       const schedule::Action& a = in_.schedule->ranks[r][g - p_.rank_begin[r]];
       const std::string why = why_stuck(r, g);
       stuck += (stuck.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) +
@@ -488,16 +487,15 @@ class Sim {
   Recorder rec_;
   EventQueue queue_;
   int64_t now_ = 0;
-  std::vector<RankState> ranks_;
+  std::vector<RankState, HugePageAllocator<RankState>> ranks_;
   std::vector<int32_t> pending_colls_;
   std::vector<int32_t> inst_reached_;  // members whose cursor has reached the collective
   std::vector<int32_t> sync_reached_;  // the same for tp compute rendezvous
   std::vector<int32_t> inst_arrived_;  // members whose collective stream has reached it
   std::vector<int64_t> inst_start_;
   std::vector<Job> jobs_;
-  std::vector<int> computing_;   // ranks computing on shared processors
-  std::vector<int> wake_;        // waiting ranks whose partners have just issued
-  std::vector<int64_t> deltas_;  // activation_deltas()
+  std::vector<int> computing_;  // ranks computing on shared processors
+  std::vector<int> wake_;       // waiting ranks whose partners have just issued
   Links links_;
 };
 

@@ -12,26 +12,33 @@
 
 #include "sim/engine/engine.h"
 #include "sim/engine/event_queue.h"
+#include "sim/engine/huge_pages.h"
 #include "sim/engine/ports.h"
 
 namespace meshscope::engine {
 
 class Links {
  public:
-  struct Transfer {
-    uint32_t send_op = 0, recv_op = 0;
+  // A seq no event carries: the transfer has arrived (its slot is free).
+  static constexpr uint64_t kArrived = UINT64_MAX;
+  // One cache line. Its SEND is its RECV's Op::aux.
+  struct alignas(64) Transfer {
+    uint32_t recv_op = 0;
     int32_t src = 0, dst = 0;
-    uint32_t port_out = 0, port_in = 0;
+    uint8_t tier = 0;
     double remaining = 0;  // bytes still to move
     double rate = 0;       // bytes per ns
     int64_t latency_left = 0;
     int64_t last_ns = 0, start_ns = 0;
-    uint64_t seq = 0;  // of its latest completion event; earlier ones are stale
-    bool active = false;
+    uint64_t seq = kArrived;  // of its latest completion event; earlier ones are stale
+
+    size_t port_out(size_t tiers) const { return out_port(src, tier, tiers); }
+    size_t port_in(size_t tiers) const { return out_port(dst, tier, tiers) + 1; }
   };
+  static_assert(sizeof(Transfer) == 64);
   // What the event loop needs of a transfer that has arrived.
   struct Arrival {
-    uint32_t send_op, recv_op;
+    uint32_t recv_op;
     int32_t src, dst;
     int64_t start_ns;
   };
@@ -39,10 +46,9 @@ class Links {
   // Completions are pushed to `queue` as EventType::kTransferDone events of the transfer's id.
   Links(const std::vector<LinkSpec>& links, int ranks, EventQueue& queue);
 
-  // Starts moving `bytes` for SEND op `send_op` of rank `src` to RECV op `recv_op` of `dst` over
-  // link tier `tier`, at `now`.
-  void start(uint32_t send_op, uint32_t recv_op, int src, int dst, int tier, int64_t bytes,
-             int64_t now);
+  // Starts moving `bytes` from rank `src` to RECV op `recv_op` of `dst` over link tier `tier`, at
+  // `now`.
+  void start(uint32_t recv_op, int src, int dst, int tier, int64_t bytes, int64_t now);
   // The transfer of a kTransferDone event: released and returned when `seq` is its latest event,
   // nullopt when a re-timing has superseded the event.
   std::optional<Arrival> arrive(uint32_t id, uint64_t seq, int64_t now);
@@ -52,21 +58,26 @@ class Links {
 
   // For the event loop's prefetching.
   const Transfer& transfer(uint32_t id) const { return transfers_[id]; }
-  size_t out_port(int rank, int tier) const {
-    return (static_cast<size_t>(rank) * tiers_ + static_cast<size_t>(tier)) * 2;
-  }
+  size_t out_port(int rank, int tier) const { return out_port(rank, tier, tiers_); }
+  size_t tiers() const { return tiers_; }
   const Port& port(size_t i) const { return ports_[i]; }
 
  private:
+  static size_t out_port(int rank, int tier, size_t tiers) {
+    return (static_cast<size_t>(rank) * tiers + static_cast<size_t>(tier)) * 2;
+  }
+
   void rerate(uint32_t a, uint32_t b, int64_t now);
   void retime(uint32_t id, int64_t now);
 
   EventQueue& queue_;
   size_t tiers_;
-  std::vector<int64_t> latency_ns_;  // per tier
-  std::vector<Transfer> transfers_;
+  std::vector<int64_t> latency_ns_;   // per tier
+  std::vector<double> bytes_per_ns_;  // per tier
+  std::vector<Transfer, HugePageAllocator<Transfer>> transfers_;
   std::vector<uint32_t> free_;
-  std::vector<Port> ports_;  // (rank, tier) -> egress at 2i, ingress at 2i + 1
+  std::vector<Port, HugePageAllocator<Port>>
+      ports_;  // (rank, tier) -> egress at 2i, ingress at 2i + 1
   std::vector<uint32_t> touched_;
   double last_bytes_ = -1, last_rate_ = -1, last_data_ns_ = 0;  // retime's last quotient
 };
@@ -75,13 +86,13 @@ class Links {
 
 inline Links::Links(const std::vector<LinkSpec>& links, int ranks, EventQueue& queue)
     : queue_(queue), tiers_(links.size()), ports_(static_cast<size_t>(ranks) * links.size() * 2) {
-  for (const LinkSpec& l : links) latency_ns_.push_back(l.latency_ns);
-  for (size_t i = 0; i < ports_.size(); ++i)
-    ports_[i].bytes_per_ns = links[(i / 2) % tiers_].bandwidth_bytes_per_s * 1e-9;
+  for (const LinkSpec& l : links) {
+    latency_ns_.push_back(l.latency_ns);
+    bytes_per_ns_.push_back(l.bandwidth_bytes_per_s * 1e-9);
+  }
 }
 
-inline void Links::start(uint32_t send_op, uint32_t recv_op, int src, int dst, int tier,
-                         int64_t bytes, int64_t now) {
+inline void Links::start(uint32_t recv_op, int src, int dst, int tier, int64_t bytes, int64_t now) {
   uint32_t id;
   if (!free_.empty()) {
     id = free_.back();
@@ -91,32 +102,32 @@ inline void Links::start(uint32_t send_op, uint32_t recv_op, int src, int dst, i
     transfers_.emplace_back();
   }
   Transfer& t = transfers_[id];
-  t.send_op = send_op;
   t.recv_op = recv_op;
   t.src = src;
   t.dst = dst;
-  t.port_out = static_cast<uint32_t>(out_port(src, tier));
-  t.port_in = static_cast<uint32_t>(out_port(dst, tier) + 1);
+  t.tier = static_cast<uint8_t>(tier);
   t.remaining = static_cast<double>(bytes);
   t.latency_left = latency_ns_[tier];
   t.rate = 0;
   t.last_ns = t.start_ns = now;
-  t.active = true;
-  ports_[t.port_out].active.push_back(id);
-  ports_[t.port_in].active.push_back(id);
-  rerate(t.port_out, t.port_in, now);
+  const auto out = static_cast<uint32_t>(t.port_out(tiers_));
+  const auto in = static_cast<uint32_t>(t.port_in(tiers_));
+  ports_[out].active.push_back(id);
+  ports_[in].active.push_back(id);
+  rerate(out, in, now);
 }
 
 inline std::optional<Links::Arrival> Links::arrive(uint32_t id, uint64_t seq, int64_t now) {
   Transfer& t = transfers_[id];
-  if (!t.active || t.seq != seq) return std::nullopt;  // superseded by a re-timing
-  t.active = false;
-  ports_[t.port_out].active.drop(id);
-  ports_[t.port_in].active.drop(id);
+  if (t.seq != seq) return std::nullopt;  // superseded by a re-timing (or arrived)
+  t.seq = kArrived;
+  const auto out = static_cast<uint32_t>(t.port_out(tiers_));
+  const auto in = static_cast<uint32_t>(t.port_in(tiers_));
+  ports_[out].active.drop(id);
+  ports_[in].active.drop(id);
   free_.push_back(id);
-  if (!ports_[t.port_out].active.empty() || !ports_[t.port_in].active.empty())
-    rerate(t.port_out, t.port_in, now);
-  return Arrival{t.send_op, t.recv_op, t.src, t.dst, t.start_ns};
+  if (!ports_[out].active.empty() || !ports_[in].active.empty()) rerate(out, in, now);
+  return Arrival{t.recv_op, t.src, t.dst, t.start_ns};
 }
 
 inline void Links::hold(int rank, int tier, int delta, int64_t now) {
@@ -154,9 +165,10 @@ inline void Links::retime(uint32_t id, int64_t now) {
   }
   t.remaining = std::max(0.0, t.remaining - static_cast<double>(dt) * t.rate);
   t.last_ns = now;
-  const Port& out = ports_[t.port_out];
-  const Port& in = ports_[t.port_in];
-  t.rate = std::min(out.share(), in.share());
+  const Port& out = ports_[t.port_out(tiers_)];
+  const Port& in = ports_[t.port_in(tiers_)];
+  const double bytes_per_ns = bytes_per_ns_[t.tier];
+  t.rate = std::min(out.share(bytes_per_ns), in.share(bytes_per_ns));
   // Transfers of one stage boundary move the same bytes at the same rate: the last quotient is
   // reused (the same value; a division costs more than the rest of the re-timing).
   if (t.remaining != last_bytes_ || t.rate != last_rate_) {

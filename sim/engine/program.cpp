@@ -169,7 +169,7 @@ class Compiler {
 
   void run() {
     const int ranks = mesh_.size();
-    slot_ = stage_slots(s_, &p_.slots_per_rank);
+    p_.slot_of_stage = stage_slots(s_, &p_.slots_per_rank);
     owner_.resize(s_.num_stages);
     for (int st = 0; st < s_.num_stages; ++st)
       owner_[st] =
@@ -184,7 +184,13 @@ class Compiler {
     send_at_.assign(recv_at_.size(), -1);
     p_.send_begin.assign(ranks + 1, 0);
     p_.coll_begin.assign(ranks + 1, 0);
-    group_seq_.assign(static_cast<size_t>(ranks) * 4, 0);
+    group_seq_.assign(static_cast<size_t>(ranks) * kGroupKinds, 0);
+    p_.peak_activation_bytes.assign(ranks, 0);
+    deltas_.resize(in_.stages.size() * kHoldingKinds);
+    for (size_t st = 0; st < in_.stages.size(); ++st)
+      for (int k = 0; k < kHoldingKinds; ++k)
+        deltas_[st * kHoldingKinds + k] =
+            *activation_delta(in_.stages[st], static_cast<ActionKind>(k));
     for (auto& g : inst_of_) g.resize(ranks);
     for (int r = 0; r < ranks; ++r) {
       p_.send_begin[r] = static_cast<uint32_t>(p_.sends.size());
@@ -210,7 +216,9 @@ class Compiler {
 
  private:
   size_t recv_key(int rank, bool backward, int st, int mb) const {
-    return ((static_cast<size_t>(rank) * 2 + backward) * p_.slots_per_rank + slot_[st]) * m_ + mb;
+    return ((static_cast<size_t>(rank) * 2 + backward) * p_.slots_per_rank + p_.slot_of_stage[st]) *
+               m_ +
+           mb;
   }
 
   void read_rank(int r) {
@@ -223,6 +231,7 @@ class Compiler {
     const bool compare = lead != r && tp_agree_;
     rank_coord_ = mesh_.coord_of(r);
     tiers_seen_ = 0;
+    int64_t held = 0, peak = 0;  // activation bytes
     for (size_t i = 0; i < acts.size(); ++i) {
       const Action& a = acts[i];
       if (compare && tp_agree_ && !same_tp_step(a, lead_acts[i])) tp_agree_ = false;
@@ -232,11 +241,15 @@ class Compiler {
       const auto gi = static_cast<uint32_t>(p_.ops.size());
       Op& op = p_.ops.emplace_back();
       op.kind = a.kind;
-      op.slot = slot_[a.stage];
-      op.stage = a.stage;
+      op.stage = static_cast<int16_t>(a.stage);
       const StageTiming& t = in_.stages[a.stage];
       if (schedule::is_compute(a.kind) || a.kind == ActionKind::kOptimizerStep) {
         op.value = in_.compute_action_ns ? in_.compute_action_ns(r, a) : compute_ns(t, a.kind);
+        if (a.kind != ActionKind::kOptimizerStep) {
+          held +=
+              deltas_[static_cast<size_t>(a.stage) * kHoldingKinds + static_cast<size_t>(a.kind)];
+          peak = std::max(peak, held);
+        }
       } else if (schedule::is_p2p(a.kind)) {
         // A RECV keeps its own size (0: not given) until its SEND is matched to it and checked.
         op.value = a.bytes > 0 || !schedule::is_send(a.kind) ? a.bytes : t.p2p_bytes;
@@ -244,30 +257,31 @@ class Compiler {
           throw SimulationError(where(r, i, a) + ": microbatch outside 0.." +
                                 std::to_string(m_ - 1));
         if (schedule::is_send(a.kind)) {
-          p_.sends.push_back(static_cast<int32_t>(gi));
+          p_.sends.push_back(Send{static_cast<int32_t>(gi), -1});
           read_send(r, i, a, gi);
         } else {
           read_recv(r, i, a, gi);
         }
       } else if (schedule::is_collective(a.kind)) {
         op.value = in_.collective_ns ? in_.collective_ns(r, a) : 0;
-        op.peer = in_.collective_tier ? in_.collective_tier(r, a) : -1;
-        if (op.peer >= static_cast<int>(in_.links.size()))
+        const int tier = in_.collective_tier ? in_.collective_tier(r, a) : -1;
+        if (tier >= static_cast<int>(in_.links.size()))
           throw std::invalid_argument("simulate: collective_tier gave a tier outside links");
+        coll_tiers_.push_back(tier);
         read_collective(r, a, gi);
       }
     }
+    p_.peak_activation_bytes[r] = peak;
   }
 
   void read_send(int r, size_t i, const Action& a, uint32_t gi) {
     const int peer_stage = schedule::p2p_peer_stage(a);
     if (peer_stage < 0 || peer_stage >= s_.num_stages)
       return error_.keep(r, i, where(r, i, a) + ": sends past the last stage");
-    // The same dp/tp position on the pp rank owning the peer stage: moving one pp step moves
-    // the global rank by tp (mesh.h rank order), so no coordinate arithmetic is needed.
-    const int peer = a.peer >= 0 ? a.peer : r + (owner_[peer_stage] - owner_[a.stage]) * s_.mesh.tp;
+    const int peer = peer_of(r, a, peer_stage);
     if (peer < 0 || peer >= mesh_.size())
       return error_.keep(r, i, where(r, i, a) + ": no rank holds the next stage");
+    p_.sends.back().peer = peer;
     const size_t cell =
         recv_key(peer, a.kind == ActionKind::kSendBackward, peer_stage, a.microbatch);
     const int32_t recv = recv_at_[cell];
@@ -277,9 +291,15 @@ class Compiler {
                          where(r, i, a) + ": its RECV on rank " + std::to_string(peer) +
                              " is already matched to another SEND");
     send_at_[cell] = static_cast<int32_t>(gi);
-    p_.ops[gi].peer = peer;
     p_.ops[gi].aux = r;  // until matched: its own rank, for the match and the error
     ++pending_;
+  }
+
+  // The rank receiving SEND `a` of rank r: the same dp/tp position on the pp rank owning the peer
+  // stage; moving one pp step moves the global rank by tp (mesh.h rank order), so no coordinate
+  // arithmetic is needed.
+  int peer_of(int r, const Action& a, int peer_stage) const {
+    return a.peer >= 0 ? a.peer : r + (owner_[peer_stage] - owner_[a.stage]) * s_.mesh.tp;
   }
 
   void read_recv(int r, size_t i, const Action& a, uint32_t gi) {
@@ -316,10 +336,8 @@ class Compiler {
     rop.value = expects > 0 ? expects : in_.stages[rop.stage].p2p_bytes;
     Op& op = p_.ops[gi];
     op.aux = static_cast<int32_t>(recv);
-    op.peer = peer;
     op.tier = static_cast<uint8_t>(tier);
     rop.aux = static_cast<int32_t>(gi);
-    rop.peer = r;
     ++matched_;
   }
 
@@ -329,7 +347,7 @@ class Compiler {
     for (int k = 0; k < tiers_seen_; ++k)
       if (tier_cache_[k].rank == r && tier_cache_[k].peer == peer) return tier_cache_[k].tier;
     const int t = in_.tier_of(r, peer);
-    tier_cache_[tiers_seen_ < 4 ? tiers_seen_++ : 3] = {r, peer, t};
+    tier_cache_[tiers_seen_ < kTierCache ? tiers_seen_++ : kTierCache - 1] = {r, peer, t};
     return t;
   }
 
@@ -337,7 +355,7 @@ class Compiler {
   void read_collective(int r, const Action& a, uint32_t gi) {
     const int gk = static_cast<int>(a.group);
     const int gid = group_id(s_.mesh, a.group, rank_coord_);
-    const int k = group_seq_[static_cast<size_t>(r) * 4 + gk]++;
+    const int k = group_seq_[static_cast<size_t>(r) * kGroupKinds + gk]++;
     auto& list = inst_of_[gk][gid];
     Op& op = p_.ops[gi];
     if (k == static_cast<int>(list.size())) {
@@ -361,8 +379,10 @@ class Compiler {
       const auto send = static_cast<uint32_t>(pending);
       const int r = p_.ops[send].aux;
       const size_t i = send - p_.rank_begin[r];
+      const Action& a = s_.ranks[r][i];
       error_.keep(r, i,
-                  where(r, i, s_.ranks[r][i]) + ": rank " + std::to_string(p_.ops[send].peer) +
+                  where(r, i, a) + ": rank " +
+                      std::to_string(peer_of(r, a, schedule::p2p_peer_stage(a))) +
                       " has no matching RECV");
     }
   }
@@ -375,8 +395,10 @@ class Compiler {
       off += inst_size_[i];
     }
     p_.members.resize(off);
+    p_.member_tiers.resize(off);
     for (size_t j = 0; j < p_.colls.size(); ++j) {
       Instance& I = p_.instances[op_instance_[j]];
+      p_.member_tiers[I.members_end] = coll_tiers_[j];
       p_.members[I.members_end++] = p_.colls[j];
     }
     for (const Instance& I : p_.instances) {
@@ -410,21 +432,28 @@ class Compiler {
   const schedule::Schedule& s_;
   const mesh::Mesh mesh_;
   Program& p_;
-  std::vector<int16_t> slot_;
   std::vector<int> owner_;
   int m_ = 1;
-  std::vector<int32_t> recv_at_;  // (rank, dir, slot, mb) -> its RECV's op, -1: not read yet
+  // (rank, dir, slot, mb) -> its RECV's op, -1: not read yet
+  std::vector<int32_t, HugePageAllocator<int32_t>> recv_at_;
   // The same cell -> a SEND read before that RECV (its op's aux holds its rank meanwhile); -1:
   // none.
-  std::vector<int32_t> send_at_;
+  std::vector<int32_t, HugePageAllocator<int32_t>> send_at_;
   size_t recvs_ = 0, matched_ = 0, pending_ = 0;
   bool tp_agree_ = true;
   mesh::MeshCoord rank_coord_;
-  std::vector<std::vector<int32_t>> inst_of_[4];  // [group kind][group id][k-th] -> instance
+  static constexpr size_t kGroupKinds = static_cast<size_t>(mesh::GroupKind::kCount);
+  // [group kind][group id][k-th] -> instance
+  std::vector<std::vector<int32_t>> inst_of_[kGroupKinds];
   std::vector<int32_t> inst_size_;
   std::vector<int> group_seq_;  // per rank and group kind, collectives issued so far
-  std::vector<int32_t> op_instance_;
-  TierOf tier_cache_[4];
+  // activation_delta of F, B, I and W (kinds 0..3) per stage, priced once; STEP holds none.
+  static constexpr int kHoldingKinds = 4;
+  std::vector<int64_t> deltas_;
+  std::vector<int32_t> op_instance_;    // per collective in Program::colls order: its instance
+  std::vector<int32_t> coll_tiers_;     // and the link tier it keeps busy
+  static constexpr int kTierCache = 4;  // pairs remembered per rank (a rank sends to one or two)
+  TierOf tier_cache_[kTierCache];
   int tiers_seen_ = 0;
   PairingError error_;
 };
@@ -440,6 +469,8 @@ Program compile(const EngineInput& in) {
   if (static_cast<int>(in.stages.size()) < s.num_stages)
     throw std::invalid_argument("simulate: " + std::to_string(in.stages.size()) +
                                 " stage timings for " + std::to_string(s.num_stages) + " stages");
+  if (s.num_stages > INT16_MAX)
+    throw std::invalid_argument("simulate: more than " + std::to_string(INT16_MAX) + " stages");
   Program p;
   Compiler(in, p).run();
   return p;

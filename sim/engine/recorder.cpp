@@ -82,7 +82,7 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
   std::vector<uint32_t> span_of(program_.ops.size(), 0);
   tl.devices.reserve(ranks);
   tl.spans.reserve(program_.ops.size());
-  std::vector<uint32_t> lane_ops[4];
+  std::vector<uint32_t> lane_ops[static_cast<size_t>(SimLane::kCount)];
   std::vector<uint16_t> recv_lane;
   std::vector<int64_t> lane_end;
   for (int r = 0; r < ranks; ++r) {
@@ -146,7 +146,8 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
     for (size_t i = 0; i < recvs.size(); ++i)
       if (recv_lane[i] == 2) emit(recvs[i], 2);
     for (uint32_t g : lane_ops[3]) emit(g, 3);
-    for (uint16_t lane = 4; lane < tl.devices[d].lanes.size(); ++lane)
+    for (auto lane = static_cast<uint16_t>(SimLane::kCount); lane < tl.devices[d].lanes.size();
+         ++lane)
       for (size_t i = 0; i < recvs.size(); ++i)
         if (recv_lane[i] == lane) emit(recvs[i], lane);
     // Activation memory: +A at each forward's end, released by B (or by I and W).
@@ -167,8 +168,9 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
     }
   }
   tl.flows.reserve(program_.sends.size());
-  for (int32_t g : program_.sends) tl.flows.push_back({span_of[g], span_of[program_.ops[g].aux]});
-  std::vector<int64_t>().swap(times_);
+  for (const Send& send : program_.sends)
+    tl.flows.push_back({span_of[send.op], span_of[program_.ops[send.op].aux]});
+  decltype(times_)().swap(times_);
   tl.steps.push_back({0, step_end_ns});
   tl.run.source = traces::parse_run_source(input_.source).value_or(traces::RunSource::kSim);
   schedule::describe_schedule(s, tl.run);

@@ -12,7 +12,7 @@
 namespace meshscope::engine {
 
 // Lanes every simulated device has, in this order; overlapping receives get extra "recv N" lanes.
-enum class SimLane : uint16_t { kCompute = 0, kSend = 1, kRecv = 2, kCollective = 3 };
+enum class SimLane : uint16_t { kCompute = 0, kSend = 1, kRecv = 2, kCollective = 3, kCount };
 
 class Recorder {
  public:
@@ -35,7 +35,7 @@ class Recorder {
   const EngineInput& input_;
   const Program& program_;
   bool enabled_;
-  std::vector<int64_t> times_;  // begin, end per op
+  std::vector<int64_t, HugePageAllocator<int64_t>> times_;  // begin, end per op
 };
 
 }  // namespace meshscope::engine
