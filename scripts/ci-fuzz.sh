@@ -38,6 +38,22 @@ run() {  # target, seed folder, extra libFuzzer flags...
   return "${PIPESTATUS[0]}"
 }
 
-run fuzz_chrome_json "$seeds/chrome_json" -dict="$root/fuzz/chrome_json.dict" -max_len=65536
-run fuzz_nsys_sqlite "$seeds/nsys_sqlite" -max_len=65536
+# The two targets run side by side (each fuzzer is one process on one core); each one's report is
+# printed whole when it ends, so the two do not interleave.
+logs=$build/fuzz-logs
+mkdir -p "$logs"
+run fuzz_chrome_json "$seeds/chrome_json" -dict="$root/fuzz/chrome_json.dict" -max_len=65536 \
+  > "$logs/fuzz_chrome_json.log" 2>&1 &
+chrome=$!
+run fuzz_nsys_sqlite "$seeds/nsys_sqlite" -max_len=65536 > "$logs/fuzz_nsys_sqlite.log" 2>&1 &
+nsys=$!
+status=0
+wait "$chrome" || status=1
+cat "$logs/fuzz_chrome_json.log"
+wait "$nsys" || status=1
+cat "$logs/fuzz_nsys_sqlite.log"
+if [ "$status" != 0 ]; then
+  echo "ci-fuzz: a target failed (reproducers in $artifacts)" >&2
+  exit 1
+fi
 echo "ci-fuzz: no crashes"
