@@ -27,7 +27,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detec
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # Left out under the sanitizers by default, to keep the test command within its 8 minutes: the
 # tests that re-run whole programs on the largest inputs (the full demo, 118 s instrumented; convert
-# of the three largest real fixtures, 35-99 s each) and the gpu-check script's test (70 s of shell
+# of the three largest real fixtures, 34-99 s each) and the gpu-check script's test (70 s of shell
 # around fake binaries, nothing instrumented). Their code runs instrumented in smaller tests: every
 # family on the cpu backend (ExecutorEquivalence.MlpEveryFamilyMatchesOneDevice, RunCli,
 # CpuTimeReplay), and convert's strict check and kept ids on the B200 vLLM fixture. All of them run
