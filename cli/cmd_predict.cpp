@@ -32,6 +32,7 @@ struct PredictArgs {
   std::string csv;
   std::string plot;
   bool search = false;
+  bool breakdown = false;
   int64_t gpus = 0;
   int top = 10;
   PredictFromTraceArgs trace;  // --from-trace: replay a torch pipelining job
@@ -126,6 +127,38 @@ void print_table(const std::vector<Row>& rows) {
           "(a..b): where published runs fell around such predictions: %s, %d development runs "
           "(docs/ACCURACY.md)\n",
           r.summary.range_basis.c_str(), r.summary.range_rows);
+}
+
+// --breakdown: each point's device with the busiest compute stream, term by term (breakdown.h).
+void print_breakdowns(const std::vector<Row>& rows) {
+  for (const Row& r : rows) {
+    if (!r.error.empty()) continue;
+    const predict::Breakdown& b = r.summary.breakdown;
+    std::string point;
+    for (const auto& [k, v] : r.swept) point += (point.empty() ? " (" : ", ") + k + "=" + v;
+    if (!point.empty()) point += ")";
+    if (!b.known) {
+      std::printf("\nno breakdown%s: it does not fit memory, so the step was not simulated\n",
+                  point.c_str());
+      continue;
+    }
+    std::printf("\nwhere the step goes%s on the busiest device, pp rank %d (dp 0, tp 0):\n",
+                point.c_str(), b.pp);
+    auto line = [&](const std::string& what, double seconds, const char* note) {
+      std::printf("  %-18s %10.4f s  %5.1f%%%s\n", what.c_str(), seconds,
+                  b.step_s > 0 ? 100 * seconds / b.step_s : 0.0, note);
+    };
+    for (size_t i = 0; i < b.busy.seconds.size(); ++i)
+      if (b.busy.seconds[i] > 0)
+        line(predict::name(static_cast<predict::Term>(i)), b.busy.seconds[i], "");
+    // Calibrated phases and cores shared between ranks price compute apart from the op terms.
+    if (std::abs(b.other_s) > 1e-6 * b.step_s)
+      line("other compute", b.other_s, "  (calibrated rates, shared cores)");
+    line("idle", b.idle_s, "  (pipeline bubble, collectives not hidden, waiting for transfers)");
+    line("step", b.step_s, "");
+    std::printf("  %-18s %10.4f s          on its own streams, overlapping the above\n",
+                "communication", b.communication_s);
+  }
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -234,9 +267,12 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base,
   for (size_t i = 0; i < found.size() && static_cast<int>(i) < a.top; ++i)
     rows.push_back(Row{{{"candidate", found[i].label}}, found[i].summary, ""});
   print_table(rows);
+  if (a.breakdown) print_breakdowns(rows);
 }
 
 void run(const PredictArgs& a) {
+  if (a.breakdown && (a.search || !a.trace.trace.empty()))
+    throw UserError("--breakdown goes with --config alone, not with --search or --from-trace");
   if (!a.trace.trace.empty()) {
     PredictFromTraceArgs t = a.trace;
     t.json = a.json;
@@ -285,6 +321,7 @@ void run(const PredictArgs& a) {
     return;
   }
   print_table(rows);
+  if (a.breakdown) print_breakdowns(rows);
 }
 
 }  // namespace
@@ -302,6 +339,10 @@ void add_predict_command(CLI::App& app) {
                 "bubble_fraction, peak_memory_bytes, fits, ...)");
   cmd->add_option("--csv", args->csv, "also write the rows as CSV");
   cmd->add_option("--plot", args->plot, "also write an SVG chart of throughput over the sweep");
+  cmd->add_flag("--breakdown", args->breakdown,
+                "also print where the step's time goes on the busiest device: GEMMs, attention, "
+                "norms, elementwise passes, recomputation, exposed tp collectives, the optimizer "
+                "step, idle (JSON: always, as \"breakdown\")");
   cmd->add_flag("--search", args->search, "search dp x pp x tp, microbatch size and schedule");
   cmd->add_option("--gpus", args->gpus, "GPU budget for --search");
   cmd->add_option("--top", args->top, "rows --search prints")

@@ -360,6 +360,15 @@ Summary summarise(const Resolved& r, const Run& run) {
         },
         s);
   }
+  if (!run.skipped) {
+    int busiest = 0;
+    for (int p = 1; p < c.mesh.pp; ++p)
+      if (res.ranks[r.mesh.rank_of({0, p, 0})].compute_ns >
+          res.ranks[r.mesh.rank_of({0, busiest, 0})].compute_ns)
+        busiest = p;
+    s.breakdown = breakdown(r, busiest, program_of(r, run, busiest),
+                            res.ranks[r.mesh.rank_of({0, busiest, 0})], res.step_time_ns);
+  }
   s.replicas_simulated_once = run.once;
   s.simulated_ranks = run.once ? c.mesh.pp : r.mesh.size();
   s.simulated_actions = res.actions;
@@ -429,6 +438,7 @@ nlohmann::json to_json(const Summary& s) {
           {"memory_capacity_bytes", s.memory_capacity_bytes},
           {"fits", s.fits},
           {"memory_per_stage", mem},
+          {"breakdown", s.breakdown.known ? to_json(s.breakdown) : nlohmann::json(nullptr)},
           {"replicas_simulated_once", s.replicas_simulated_once},
           {"simulated_ranks", s.simulated_ranks},
           {"simulated_actions", s.simulated_actions},

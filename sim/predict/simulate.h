@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cost/calibration.h"
+#include "sim/predict/breakdown.h"
 #include "sim/predict/config.h"
 #include "sim/predict/memory.h"
 #include "sim/schedule/schedule.h"
@@ -47,6 +48,8 @@ struct Summary {
   double memory_capacity_bytes = 0;
   bool fits = true;
   std::vector<DeviceMemory> memory;  // per pp coordinate (replicas are alike)
+  // Where the step's time goes on the device with the busiest compute stream.
+  Breakdown breakdown;
   // How the simulation ran.
   bool replicas_simulated_once = false;
   int64_t simulated_ranks = 0;

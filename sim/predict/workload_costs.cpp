@@ -1,6 +1,7 @@
 // Building stage costs for every model kind and turning them into engine times.
 #include "sim/predict/workload_costs.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -141,24 +142,33 @@ double CommPricer::seconds(const model::TpCollective& c) const {
   return cost::collective_time(hw_, c.op, static_cast<double>(c.bytes), span, calibration_).seconds;
 }
 
+double attention_seconds(const std::vector<model::OpCost>& ops, const cost::ComputeModel& compute) {
+  double t = 0;
+  for (const model::OpCost& op : ops)
+    if (op.kind == model::OpKind::kAttention) t += compute.op_seconds(op);
+  return t;
+}
+
+double exposed_tp_seconds(const std::vector<model::TpCollective>& collectives,
+                          const std::vector<model::OpCost>& phase_ops,
+                          const cost::ComputeModel& compute, const CommPricer& comm) {
+  double exposed = 0, hidden = 0;
+  for (const model::TpCollective& c : collectives)
+    (c.overlapped ? hidden : exposed) += comm.seconds(c);
+  return exposed + std::max(0.0, hidden - attention_seconds(phase_ops, compute));
+}
+
 engine::StageTiming stage_timing(const model::StageCost& s, const cost::ComputeModel& compute,
                                  const CommPricer& comm, double optimizer_s) {
-  auto attention_s = [&](const std::vector<model::OpCost>& ops) {
-    double t = 0;
-    for (const model::OpCost& op : ops)
-      if (op.kind == model::OpKind::kAttention) t += compute.op_seconds(op);
-    return t;
-  };
-  auto comm_s = [&](const std::vector<model::TpCollective>& cs, double overlap_window) {
-    double exposed = 0, hidden = 0;
-    for (const model::TpCollective& c : cs) (c.overlapped ? hidden : exposed) += comm.seconds(c);
-    return exposed + std::max(0.0, hidden - overlap_window);
+  auto comm_s = [&](const std::vector<model::TpCollective>& cs,
+                    const std::vector<model::OpCost>& phase_ops) {
+    return exposed_tp_seconds(cs, phase_ops, compute, comm);
   };
   engine::StageTiming t;
-  const double f = compute.phase_seconds(s.forward, traces::Phase::kForward) +
-                   comm_s(s.tp_forward, attention_s(s.forward));
+  const double f =
+      compute.phase_seconds(s.forward, traces::Phase::kForward) + comm_s(s.tp_forward, s.forward);
   const double i = compute.phase_seconds(s.input_grad, traces::Phase::kInputGrad) +
-                   comm_s(s.tp_backward, attention_s(s.input_grad));
+                   comm_s(s.tp_backward, s.input_grad);
   const double w = compute.phase_seconds(s.weight_grad, traces::Phase::kWeightGrad);
   t.forward_ns = ns(f);
   t.input_grad_ns = ns(i);
@@ -167,7 +177,7 @@ engine::StageTiming stage_timing(const model::StageCost& s, const cost::ComputeM
   std::vector<model::OpCost> both = s.input_grad;
   both.insert(both.end(), s.weight_grad.begin(), s.weight_grad.end());
   t.backward_ns = ns(compute.phase_seconds(both, traces::Phase::kBackward) +
-                     comm_s(s.tp_backward, attention_s(s.input_grad)));
+                     comm_s(s.tp_backward, s.input_grad));
   t.optimizer_ns = ns(optimizer_s);
   t.forward_flops = s.forward_flops();
   t.input_grad_flops = s.input_grad_flops();

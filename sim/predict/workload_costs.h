@@ -44,6 +44,15 @@ class CommPricer {
   const cost::Calibration* calibration_;
 };
 
+// Seconds of the attention ops among `ops`: the window an overlapped in-stage collective hides in.
+double attention_seconds(const std::vector<model::OpCost>& ops, const cost::ComputeModel& compute);
+
+// What a phase's in-stage collectives add to its compute stream: those not overlapped in full, the
+// overlapped ones beyond the phase's attention time (`phase_ops`).
+double exposed_tp_seconds(const std::vector<model::TpCollective>& collectives,
+                          const std::vector<model::OpCost>& phase_ops,
+                          const cost::ComputeModel& compute, const CommPricer& comm);
+
 // The engine's times for one stage: ops through the compute model, in-stage collectives added
 // (overlapped ones only beyond the phase's attention time), STEP as a memory-bound pass.
 engine::StageTiming stage_timing(const model::StageCost& stage, const cost::ComputeModel& compute,

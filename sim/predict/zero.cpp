@@ -57,16 +57,21 @@ double zero3_collective_seconds(const cost::Hardware& hw, cost::CollectiveKind k
   return n * cost::collective_time(hw, kind, bytes / n, span, calibration).seconds;
 }
 
+ShardedCopies sharded_copies(int zero, int dp, double parameters, const cost::Framework& framework,
+                             const cost::ComputeModel& compute) {
+  if (zero < 3 || dp <= 1 || parameters <= 0) return {};
+  auto ns = [](double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); };
+  return {ns(compute.stream_seconds(parameters * framework.gather_copy_bytes)),
+          ns(compute.stream_seconds(parameters * framework.reduce_copy_bytes))};
+}
+
 void add_sharded_copies(engine::StageTiming& t, int zero, int dp, double parameters,
                         const cost::Framework& framework, const cost::ComputeModel& compute) {
-  if (zero < 3 || dp <= 1 || parameters <= 0) return;
-  auto ns = [](double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); };
-  const int64_t gather = ns(compute.stream_seconds(parameters * framework.gather_copy_bytes));
-  const int64_t reduce = ns(compute.stream_seconds(parameters * framework.reduce_copy_bytes));
-  t.forward_ns += gather;
-  t.input_grad_ns += gather;   // the backward's gather is needed before the input gradients
-  t.weight_grad_ns += reduce;  // the reduction starts once the weight gradients exist
-  t.backward_ns += gather + reduce;
+  const ShardedCopies c = sharded_copies(zero, dp, parameters, framework, compute);
+  t.forward_ns += c.gather_ns;
+  t.input_grad_ns += c.gather_ns;   // the backward's gather is needed before the input gradients
+  t.weight_grad_ns += c.reduce_ns;  // the reduction starts once the weight gradients exist
+  t.backward_ns += c.gather_ns + c.reduce_ns;
 }
 
 }  // namespace meshscope::predict

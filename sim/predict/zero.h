@@ -36,8 +36,14 @@ double zero3_collective_seconds(const cost::Hardware& hw, cost::CollectiveKind k
 // ZeRO-3's memory passes over a stage's `parameters` (one tp rank's, unsharded) that the
 // framework makes each microbatch beside its collectives (cost::Framework::gather_copy_bytes,
 // reduce_copy_bytes): a gather's copy-out before F and again before the backward, the gradient's
-// copy-in to the reduce buffer after it. Streaming passes at the memory rate, added to F, I, W and
-// B. No change when zero < 3 or dp == 1.
+// copy-in to the reduce buffer after it. Streaming passes at the memory rate: sharded_copies gives
+// their times (0 when zero < 3 or dp == 1), add_sharded_copies adds them to F, I, W and B.
+struct ShardedCopies {
+  int64_t gather_ns = 0;  // a gather's copy-out (added to F, I and B)
+  int64_t reduce_ns = 0;  // the gradient's copy-in (added to W and B)
+};
+ShardedCopies sharded_copies(int zero, int dp, double parameters, const cost::Framework& framework,
+                             const cost::ComputeModel& compute);
 void add_sharded_copies(engine::StageTiming& t, int zero, int dp, double parameters,
                         const cost::Framework& framework, const cost::ComputeModel& compute);
 

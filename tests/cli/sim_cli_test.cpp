@@ -310,4 +310,45 @@ TEST_F(SimCli, TheReadmesConfigPathsWorkFromAnyDirectory) {
   EXPECT_EQ(missing.err, "meshscope: error: no/such.json: cannot open\n");
 }
 
+TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStep) {
+  const fs::path cfg = write("gpt.json", R"({"model": {"kind": "gpt", "layers": 8, "hidden": 2048,
+      "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"tp": 2, "pp": 4},
+      "batch": {"global": 8, "micro": 1}, "schedule": "1f1b", "cluster": {"gpu": "h100-sxm"}})");
+  const Outcome r = sh("predict --config " + cfg.string() + " --breakdown");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t at = r.out.find("where the step goes on the busiest device, pp rank 3");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  // Every line up to `step` is seconds of the step; they add up to it (each printed to 0.1 ms).
+  std::istringstream lines(r.out.substr(at));
+  std::string line;
+  std::getline(lines, line);
+  double sum = 0, step = -1;
+  int terms = 0;
+  while (std::getline(lines, line)) {
+    std::istringstream f(line);
+    std::string what;
+    double seconds = 0;
+    f >> what >> seconds;
+    if (what == "step") {
+      step = seconds;
+      break;
+    }
+    if (what == "other") continue;  // "other compute": none here (no calibration)
+    sum += seconds;
+    ++terms;
+  }
+  EXPECT_GE(terms, 6) << r.out;  // gemm, elementwise, norm, attention, loss, tp, step, idle
+  EXPECT_GT(step, 0) << r.out;
+  EXPECT_NEAR(sum, step, 1e-4 * terms) << r.out;
+  EXPECT_EQ(r.out.find("other compute"), std::string::npos) << r.out;
+
+  const Outcome json = sh("predict --config " + cfg.string() + " --json");
+  EXPECT_NE(json.out.find("\"tp_communication\""), std::string::npos) << json.out;
+  const Outcome search = sh("predict --config " + cfg.string() + " --search --gpus 8 --breakdown");
+  EXPECT_EQ(search.exit_code, 1);
+  EXPECT_EQ(search.err,
+            "meshscope: error: --breakdown goes with --config alone, not with --search or "
+            "--from-trace\n");
+}
+
 }  // namespace

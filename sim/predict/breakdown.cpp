@@ -1,0 +1,131 @@
+// Splitting a device's simulated step into the cost model's terms (breakdown.h).
+#include "sim/predict/breakdown.h"
+
+#include <string_view>
+
+#include "sim/predict/resolved.h"
+#include "sim/predict/zero.h"
+
+namespace meshscope::predict {
+namespace {
+
+using schedule::ActionKind;
+
+Term term_of(const model::OpCost& op) {
+  if (std::string_view(op.name).starts_with("recompute.")) return Term::kRecompute;
+  switch (op.kind) {
+    case model::OpKind::kGemm:
+      return Term::kGemm;
+    case model::OpKind::kNorm:
+      return Term::kNorm;
+    case model::OpKind::kAttention:
+      return Term::kAttention;
+    case model::OpKind::kLoss:
+      return Term::kLoss;
+    case model::OpKind::kConv:
+      return Term::kConv;
+    default:
+      return Term::kElementwise;
+  }
+}
+
+void add_ops(const std::vector<model::OpCost>& ops, const cost::ComputeModel& compute,
+             TermSeconds& t) {
+  for (const model::OpCost& op : ops) t[term_of(op)] += compute.op_seconds(op);
+}
+
+}  // namespace
+
+const char* name(Term t) {
+  switch (t) {
+    case Term::kGemm:
+      return "gemm";
+    case Term::kElementwise:
+      return "elementwise";
+    case Term::kNorm:
+      return "norm";
+    case Term::kAttention:
+      return "attention";
+    case Term::kLoss:
+      return "loss";
+    case Term::kConv:
+      return "conv";
+    case Term::kRecompute:
+      return "recompute";
+    case Term::kTpCommunication:
+      return "tp_communication";
+    case Term::kShardedCopies:
+      return "sharded_copies";
+    case Term::kOptimizerStep:
+      return "optimizer_step";
+    default:
+      return "?";
+  }
+}
+
+double TermSeconds::total() const {
+  double s = 0;
+  for (double v : seconds) s += v;
+  return s;
+}
+
+TermSeconds action_terms(const Resolved& r, int stage, ActionKind kind) {
+  TermSeconds t;
+  const model::StageCost& s = r.w.stages.at(static_cast<size_t>(stage));
+  const ShardedCopies copies = sharded_copies(
+      r.config.zero, r.config.mesh.dp,
+      static_cast<double>(r.w.dense_parameters[stage] + r.w.expert_parameters[stage]), r.fw,
+      r.compute);
+  const bool input_grad = kind == ActionKind::kBackward || kind == ActionKind::kInputGrad;
+  const bool weight_grad = kind == ActionKind::kBackward || kind == ActionKind::kWeightGrad;
+  if (kind == ActionKind::kForward) {
+    add_ops(s.forward, r.compute, t);
+    t[Term::kTpCommunication] += exposed_tp_seconds(s.tp_forward, s.forward, r.compute, r.pricer);
+    t[Term::kShardedCopies] += copies.gather_ns * 1e-9;
+  }
+  if (input_grad) {
+    add_ops(s.input_grad, r.compute, t);
+    t[Term::kTpCommunication] +=
+        exposed_tp_seconds(s.tp_backward, s.input_grad, r.compute, r.pricer);
+    t[Term::kShardedCopies] += copies.gather_ns * 1e-9;
+  }
+  if (weight_grad) {
+    add_ops(s.weight_grad, r.compute, t);
+    t[Term::kShardedCopies] += copies.reduce_ns * 1e-9;
+  }
+  if (kind == ActionKind::kOptimizerStep)
+    t[Term::kOptimizerStep] = r.timings.at(static_cast<size_t>(stage)).optimizer_ns * 1e-9;
+  return t;
+}
+
+Breakdown breakdown(const Resolved& r, int pp, const std::vector<schedule::Action>& program,
+                    const engine::RankStats& stats, int64_t step_ns) {
+  Breakdown b;
+  b.known = true;
+  b.pp = pp;
+  b.step_s = step_ns * 1e-9;
+  for (const schedule::Action& a : program) {
+    if (!schedule::is_compute(a.kind) && a.kind != ActionKind::kOptimizerStep) continue;
+    const TermSeconds t = action_terms(r, a.stage, a.kind);
+    for (size_t i = 0; i < t.seconds.size(); ++i) b.busy.seconds[i] += t.seconds[i];
+  }
+  const double compute_s = stats.compute_ns * 1e-9;
+  b.other_s = compute_s - b.busy.total();
+  b.idle_s = b.step_s - compute_s;
+  b.communication_s = stats.communication_ns * 1e-9;
+  return b;
+}
+
+nlohmann::json to_json(const Breakdown& b) {
+  nlohmann::json terms = nlohmann::json::object();
+  for (size_t i = 0; i < b.busy.seconds.size(); ++i)
+    terms[name(static_cast<Term>(i))] = b.busy.seconds[i];
+  return {{"pp", b.pp},
+          {"step_time_s", b.step_s},
+          {"compute_s", terms},
+          {"other_compute_s", b.other_s},
+          {"idle_s", b.idle_s},
+          {"communication_s", b.communication_s}};
+}
+
+}  // namespace meshscope::predict

@@ -1,0 +1,63 @@
+// Where a simulated step's time goes on one device: its compute stream's time split into the
+// terms the cost model sums (GEMMs, attention, norms, elementwise passes, the loss, recomputation,
+// exposed tensor-parallel collectives, ZeRO-3's copies, the optimizer step), and the rest of the
+// step, in which it waits (pipeline bubble, data-parallel collectives not hidden, transfers).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/engine/engine.h"
+#include "sim/schedule/action.h"
+
+namespace meshscope::predict {
+
+struct Resolved;
+
+enum class Term : uint8_t {
+  kGemm = 0,         // model::OpKind::kGemm, outside recomputation
+  kElementwise,      // kElementwise: bias, activation, residual, rope, unfused softmax, dropout
+  kNorm,             // kNorm
+  kAttention,        // kAttention: the fused attention core, forward and backward
+  kLoss,             // kLoss
+  kConv,             // kConv
+  kRecompute,        // ops run again before the backward (activation checkpointing)
+  kTpCommunication,  // in-stage (tp, cp, ep) collectives the compute stream waits for
+  kShardedCopies,    // ZeRO-3's copies of gathered parameters and reduced gradients
+  kOptimizerStep,    // STEP: the update, clipping and whatever the framework's step moves
+  kCount
+};
+const char* name(Term t);  // "gemm", "tp_communication", ...
+
+struct TermSeconds {
+  std::array<double, static_cast<size_t>(Term::kCount)> seconds{};
+  double& operator[](Term t) { return seconds[static_cast<size_t>(t)]; }
+  double operator[](Term t) const { return seconds[static_cast<size_t>(t)]; }
+  double total() const;
+};
+
+struct Breakdown {
+  bool known = false;  // false: the engine did not run (the configuration does not fit)
+  int pp = 0;          // the device broken down: (dp 0, pp, tp 0), the busiest compute stream
+  double step_s = 0;
+  TermSeconds busy;     // over its program's compute actions
+  double other_s = 0;   // its compute time beyond the terms: calibrated phases, shared cores
+  double idle_s = 0;    // the step minus its compute time
+  double communication_s = 0;  // its transfers and collectives, on their own streams
+};
+
+// The terms of one action of stage `stage` (F, B, I, W or STEP), as stage_timing and the ZeRO-3
+// copies price it; zero for the other kinds.
+TermSeconds action_terms(const Resolved& r, int stage, schedule::ActionKind kind);
+
+// Sums action_terms over `program` (the program of pp coordinate `pp`) and sets the rest from the
+// device's engine statistics and the step time.
+Breakdown breakdown(const Resolved& r, int pp, const std::vector<schedule::Action>& program,
+                    const engine::RankStats& stats, int64_t step_ns);
+
+nlohmann::json to_json(const Breakdown& b);
+
+}  // namespace meshscope::predict

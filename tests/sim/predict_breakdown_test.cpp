@@ -1,0 +1,115 @@
+// `predict --breakdown`: a device's step split into the cost model's terms. The terms must add up
+// to the compute time the engine ran for that device, each term must come from the part of the
+// model it names, and the rest of the step is its idle time.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/predict/breakdown.h"
+#include "sim/predict/config.h"
+#include "sim/predict/simulate.h"
+
+namespace meshscope::predict {
+namespace {
+
+using nlohmann::json;
+
+// A small GPT on 4 pipeline ranks of 2 tp ranks: a bubble, tp collectives, attention, norms.
+json pipeline(const std::string& recompute = "none") {
+  json j = json::parse(
+      R"({"model": {"kind": "gpt", "layers": 8, "hidden": 2048, "heads": 16, "seq": 2048, "vocab": 32000},
+          "mesh": {"dp": 1, "tp": 2, "pp": 4}, "batch": {"global": 8, "micro": 1}, "schedule": "1f1b",
+          "framework": "megatron-2022", "cluster": {"gpu": "a100-80gb"},
+          "options": {"sequence_parallel": true}})");
+  j["options"]["recompute"] = recompute;
+  return j;
+}
+
+Summary run(const json& j) {
+  return simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+}
+
+TEST(PredictBreakdown, TermsAndIdleAddUpToTheStepOfTheDeviceDescribed) {
+  const Summary s = run(pipeline());
+  const Breakdown& b = s.breakdown;
+  ASSERT_TRUE(b.known);
+  EXPECT_DOUBLE_EQ(b.step_s, s.step_time_s);
+  // The terms are the engine's compute time for that device up to each action's rounding to ns.
+  EXPECT_LT(std::abs(b.other_s), 1e-7) << b.other_s;
+  EXPECT_NEAR(b.busy.total() + b.other_s + b.idle_s, b.step_s, 1e-12 * b.step_s);
+  // 1F1B over 4 ranks and 8 microbatches leaves every device idle for part of the step.
+  EXPECT_GT(b.idle_s, 0.1 * b.step_s);
+  EXPECT_GT(b.busy[Term::kGemm], b.busy[Term::kAttention]);
+  for (Term t : {Term::kAttention, Term::kNorm, Term::kElementwise, Term::kTpCommunication,
+                 Term::kOptimizerStep})
+    EXPECT_GT(b.busy[t], 0) << name(t);
+  EXPECT_EQ(b.busy[Term::kRecompute], 0);
+  EXPECT_EQ(b.busy[Term::kShardedCopies], 0);
+  EXPECT_GT(b.communication_s, 0);  // its activations and gradients to and from its neighbours
+}
+
+TEST(PredictBreakdown, TheDeviceDescribedIsTheBusiestPipelineRank) {
+  // The last stage also runs the output layer and the loss: it computes the most.
+  const Summary s = run(pipeline());
+  EXPECT_EQ(s.breakdown.pp, 3);
+  EXPECT_GT(s.breakdown.busy[Term::kLoss], 0);
+}
+
+TEST(PredictBreakdown, RecomputationIsItsOwnTermAndAllThatChanges) {
+  const Breakdown none = run(pipeline("none")).breakdown;
+  const Breakdown full = run(pipeline("full")).breakdown;
+  EXPECT_GT(full.busy[Term::kRecompute], 0);
+  // Full recomputation runs each layer's forward again, its tp collectives with it: the compute
+  // grew by the recompute term and the extra tp time, every other term unchanged.
+  const double more_tp = full.busy[Term::kTpCommunication] - none.busy[Term::kTpCommunication];
+  EXPECT_GT(more_tp, 0);
+  EXPECT_NEAR(full.busy.total() - none.busy.total(), full.busy[Term::kRecompute] + more_tp,
+              1e-9 * full.busy.total());
+  for (Term t : {Term::kGemm, Term::kAttention, Term::kNorm, Term::kElementwise, Term::kLoss})
+    EXPECT_DOUBLE_EQ(full.busy[t], none.busy[t]) << name(t);
+}
+
+TEST(PredictBreakdown, TpCollectivesOnlyWithTp) {
+  json j = pipeline();
+  j["mesh"]["tp"] = 1;
+  EXPECT_EQ(run(j).breakdown.busy[Term::kTpCommunication], 0);
+}
+
+TEST(PredictBreakdown, ZeroThreeCopiesOnlyUnderZeroThree) {
+  json j = json::parse(
+      R"({"model": {"kind": "gpt", "layers": 4, "hidden": 2048, "heads": 16, "seq": 2048, "vocab": 32000},
+          "mesh": {"dp": 8}, "batch": {"global": 16, "micro": 1}, "schedule": "dp",
+          "framework": "torchtitan", "cluster": {"gpu": "a100-80gb"}, "options": {"zero": 3}})");
+  const Breakdown z3 = run(j).breakdown;
+  EXPECT_GT(z3.busy[Term::kShardedCopies], 0);
+  EXPECT_LT(std::abs(z3.other_s), 1e-7);
+  j["options"]["zero"] = 1;
+  EXPECT_EQ(run(j).breakdown.busy[Term::kShardedCopies], 0);
+}
+
+TEST(PredictBreakdown, JsonCarriesEveryTermAndNullWhenTheStepWasNotSimulated) {
+  const Summary s = run(pipeline());
+  const json j = to_json(s)["breakdown"];
+  EXPECT_EQ(j["pp"], 3);
+  EXPECT_DOUBLE_EQ(j["compute_s"]["gemm"].get<double>(), s.breakdown.busy[Term::kGemm]);
+  EXPECT_EQ(j["compute_s"].size(), static_cast<size_t>(Term::kCount));
+  EXPECT_DOUBLE_EQ(j["idle_s"].get<double>(), s.breakdown.idle_s);
+  // 64 sequences of 8192 tokens a microbatch at hidden 4096 do not fit an A100's 80 GB: the
+  // engine is skipped.
+  json big = pipeline();
+  big["model"]["seq"] = 8192;
+  big["model"]["hidden"] = 4096;
+  big["model"]["heads"] = 32;
+  big["batch"] = {{"global", 64}, {"micro", 64}};
+  const Summary skipped =
+      simulate(parse_config(big, "big.json"), {.build_timeline = false, .engine_only_if_fits = true})
+          .summary;
+  ASSERT_FALSE(skipped.fits);
+  EXPECT_FALSE(skipped.breakdown.known);
+  EXPECT_TRUE(to_json(skipped)["breakdown"].is_null());
+}
+
+}  // namespace
+}  // namespace meshscope::predict
