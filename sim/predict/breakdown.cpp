@@ -1,7 +1,9 @@
 // Splitting a device's simulated step into the cost model's terms (breakdown.h).
 #include "sim/predict/breakdown.h"
 
+#include <map>
 #include <string_view>
+#include <utility>
 
 #include "sim/predict/resolved.h"
 #include "sim/predict/zero.h"
@@ -104,10 +106,15 @@ Breakdown breakdown(const Resolved& r, int pp, const std::vector<schedule::Actio
   b.known = true;
   b.pp = pp;
   b.step_s = step_ns * 1e-9;
-  for (const schedule::Action& a : program) {
-    if (!schedule::is_compute(a.kind) && a.kind != ActionKind::kOptimizerStep) continue;
-    const TermSeconds t = action_terms(r, a.stage, a.kind);
-    for (size_t i = 0; i < t.seconds.size(); ++i) b.busy.seconds[i] += t.seconds[i];
+  // Actions per (stage, kind) first: pricing an action's ops is the costly part (GEMM shapes), and
+  // a program repeats each pair once per microbatch.
+  std::map<std::pair<int, int>, int> count;
+  for (const schedule::Action& a : program)
+    if (schedule::is_compute(a.kind) || a.kind == ActionKind::kOptimizerStep)
+      ++count[{a.stage, static_cast<int>(a.kind)}];
+  for (const auto& [key, n] : count) {
+    const TermSeconds t = action_terms(r, key.first, static_cast<ActionKind>(key.second));
+    for (size_t i = 0; i < t.seconds.size(); ++i) b.busy.seconds[i] += n * t.seconds[i];
   }
   const double compute_s = stats.compute_ns * 1e-9;
   b.other_s = compute_s - b.busy.total();
@@ -120,12 +127,9 @@ nlohmann::json to_json(const Breakdown& b) {
   nlohmann::json terms = nlohmann::json::object();
   for (size_t i = 0; i < b.busy.seconds.size(); ++i)
     terms[name(static_cast<Term>(i))] = b.busy.seconds[i];
-  return {{"pp", b.pp},
-          {"step_time_s", b.step_s},
-          {"compute_s", terms},
-          {"other_compute_s", b.other_s},
-          {"idle_s", b.idle_s},
-          {"communication_s", b.communication_s}};
+  return {{"pp", b.pp},         {"step_time_s", b.step_s},
+          {"compute_s", terms}, {"other_compute_s", b.other_s},
+          {"idle_s", b.idle_s}, {"communication_s", b.communication_s}};
 }
 
 }  // namespace meshscope::predict

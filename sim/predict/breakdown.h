@@ -40,12 +40,14 @@ struct TermSeconds {
 };
 
 struct Breakdown {
-  bool known = false;  // false: the engine did not run (the configuration does not fit)
-  int pp = 0;          // the device broken down: (dp 0, pp, tp 0), the busiest compute stream
+  // false: the engine did not run (the configuration does not fit) or the caller did not ask
+  // (SimulateOptions::breakdown; the search does not)
+  bool known = false;
+  int pp = 0;  // the device broken down: (dp 0, pp, tp 0), the busiest compute stream
   double step_s = 0;
-  TermSeconds busy;     // over its program's compute actions
-  double other_s = 0;   // its compute time beyond the terms: calibrated phases, shared cores
-  double idle_s = 0;    // the step minus its compute time
+  TermSeconds busy;            // over its program's compute actions
+  double other_s = 0;          // its compute time beyond the terms: calibrated phases, shared cores
+  double idle_s = 0;           // the step minus its compute time
   double communication_s = 0;  // its transfers and collectives, on their own streams
 };
 

@@ -121,6 +121,7 @@ std::vector<Candidate> search(const PredictConfig& base, const SearchOptions& o,
   so.build_timeline = false;
   so.calibration = o.calibration;
   so.engine_only_if_fits = o.skip_engine_over_memory;
+  so.breakdown = false;
   for (size_t i = 0; i < space.size(); ++i) {
     const PredictConfig& c = space[i];
     try {

@@ -316,7 +316,7 @@ double busy_bubble_fraction(const Resolved& r, const Run& run) {
   return window > 0 && all_windows > 0 ? static_cast<double>(idle) / all_windows : 0.0;
 }
 
-Summary summarise(const Resolved& r, const Run& run) {
+Summary summarise(const Resolved& r, const Run& run, bool with_breakdown) {
   const PredictConfig& c = r.config;
   const engine::EngineResult& res = run.result;
   Summary s;
@@ -360,7 +360,7 @@ Summary summarise(const Resolved& r, const Run& run) {
         },
         s);
   }
-  if (!run.skipped) {
+  if (!run.skipped && with_breakdown) {
     int busiest = 0;
     for (int p = 1; p < c.mesh.pp; ++p)
       if (res.ranks[r.mesh.rank_of({0, p, 0})].compute_ns >
@@ -385,7 +385,7 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   Run run = o.schedule != nullptr ? run_given(r, prices, std::move(in), o)
                                   : run_generated(r, prices, std::move(in), o);
   Simulation out;
-  out.summary = summarise(r, run);
+  out.summary = summarise(r, run, o.breakdown);
   out.schedule = std::move(run.schedule);
   if (o.build_timeline) {
     out.timeline = std::move(run.result.timeline);

@@ -77,6 +77,9 @@ struct SimulateOptions {
   // The Summary of such a configuration has its memory figures and fits = false, and no step
   // time or throughput. For the search, which ranks only what fits.
   bool engine_only_if_fits = false;
+  // Fill Summary::breakdown (pricing the busiest device's actions once more; the search, which
+  // ranks many configurations by their step time alone, turns it off).
+  bool breakdown = true;
 };
 
 struct Simulation {

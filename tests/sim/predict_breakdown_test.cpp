@@ -103,12 +103,17 @@ TEST(PredictBreakdown, JsonCarriesEveryTermAndNullWhenTheStepWasNotSimulated) {
   big["model"]["hidden"] = 4096;
   big["model"]["heads"] = 32;
   big["batch"] = {{"global", 64}, {"micro", 64}};
-  const Summary skipped =
-      simulate(parse_config(big, "big.json"), {.build_timeline = false, .engine_only_if_fits = true})
-          .summary;
+  const Summary skipped = simulate(parse_config(big, "big.json"),
+                                   {.build_timeline = false, .engine_only_if_fits = true})
+                              .summary;
   ASSERT_FALSE(skipped.fits);
   EXPECT_FALSE(skipped.breakdown.known);
   EXPECT_TRUE(to_json(skipped)["breakdown"].is_null());
+  const Summary unasked =
+      simulate(parse_config(pipeline(), "cfg.json"), {.build_timeline = false, .breakdown = false})
+          .summary;
+  EXPECT_FALSE(unasked.breakdown.known);
+  EXPECT_DOUBLE_EQ(unasked.step_time_s, s.step_time_s);
 }
 
 }  // namespace
