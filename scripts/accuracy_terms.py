@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Where the time goes in each published row, against the row's error (docs/ACCURACY.md).
+
+Runs the published-rows test for every row's error, then `meshscope predict --json` on each row's
+config for its breakdown (the device with the busiest compute stream), and prints each row's
+terms as shares of its step, then the correlation of the error with each share over the
+development rows, the held-back rows, all rows and the FSDP rows (all but megatron-2022 and
+llama3-2024).
+
+    scripts/accuracy_terms.py [BUILD_DIR]      # default: build
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
+TERMS = ["gemm", "attention", "norm", "elementwise", "recompute", "tp_communication",
+         "sharded_copies", "optimizer_step", "idle"]
+DEVELOPMENT_ROWS = 24  # the test prints the development rows first, then the held-back sets
+
+
+def rows_and_errors():
+    out = subprocess.run(
+        [os.path.join(BUILD, "tests", "sim_tests"),
+         "--gtest_filter=PredictPublished.EveryRowStaysWithinItsRecordedError"],
+        capture_output=True, text=True, check=True).stdout
+    rows = []
+    for line in out.splitlines():
+        fields = line.split()
+        if fields and fields[0].endswith(".json") and fields[-2] == "error":
+            rows.append((fields[0], float(fields[-1].rstrip("%"))))
+    return rows
+
+
+def shares(config):
+    out = subprocess.run(
+        [os.path.join(BUILD, "meshscope"), "predict", "--json", "--config",
+         os.path.join(ROOT, "sim", "predict", "configs", config)],
+        capture_output=True, text=True, check=True).stdout
+    b = json.loads(out)["breakdown"]
+    step = b["step_time_s"]
+    s = {k: v / step for k, v in b["compute_s"].items()}
+    s["idle"] = b["idle_s"] / step
+    s["elementwise+norm"] = s["elementwise"] + s["norm"]
+    return s
+
+
+def correlation(xs, ys):
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    sx = sum((x - mx) ** 2 for x in xs) ** 0.5
+    sy = sum((y - my) ** 2 for y in ys) ** 0.5
+    if sx == 0 or sy == 0:
+        return float("nan")
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / (sx * sy)
+
+
+def main():
+    data = [(config, error, shares(config)) for config, error in rows_and_errors()]
+    print("%-44s %6s " % ("row", "error") + " ".join("%7s" % t[:7] for t in TERMS))
+    for config, error, s in data:
+        print("%-44s %+5.1f%% " % (config[:44], error) +
+              " ".join("%6.1f%%" % (100 * s.get(t, 0)) for t in TERMS))
+    fsdp = [d for d in data if not d[0].startswith(("korthikanti", "llama3"))]
+    groups = [("development", data[:DEVELOPMENT_ROWS]), ("held back", data[DEVELOPMENT_ROWS:]),
+              ("all", data), ("FSDP", fsdp)]
+    print("\ncorrelation of the error with each term's share of the step:")
+    for name, rows in groups:
+        errors = [d[1] for d in rows]
+        cells = ["%s %+.2f" % (t, correlation([d[2][t] for d in rows], errors))
+                 for t in ["gemm", "attention", "elementwise+norm", "recompute", "sharded_copies",
+                           "idle"]]
+        print("  %-11s (%2d rows): %s" % (name, len(rows), ", ".join(cells)))
+
+
+if __name__ == "__main__":
+    main()
