@@ -19,20 +19,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
 TERMS = ["gemm", "attention", "norm", "elementwise", "recompute", "tp_communication",
          "sharded_copies", "optimizer_step", "idle"]
-DEVELOPMENT_ROWS = 24  # the test prints the development rows first, then the held-back sets
 
 
 def rows_and_errors():
+    """(config, error %) per row, development rows first, and how many those are."""
     out = subprocess.run(
         [os.path.join(BUILD, "tests", "sim_tests"),
          "--gtest_filter=PredictPublished.EveryRowStaysWithinItsRecordedError"],
         capture_output=True, text=True, check=True).stdout
-    rows = []
+    rows, development = [], None
     for line in out.splitlines():
         fields = line.split()
         if fields and fields[0].endswith(".json") and fields[-2] == "error":
             rows.append((fields[0], float(fields[-1].rstrip("%"))))
-    return rows
+        elif line.startswith("development set: mean |error| over "):
+            development = int(fields[5])  # "... over N rows: E%"
+    if development is None:
+        sys.exit("accuracy_terms: the test printed no development-set line")
+    return rows, development
 
 
 def shares(config):
@@ -58,13 +62,14 @@ def correlation(xs, ys):
 
 
 def main():
-    data = [(config, error, shares(config)) for config, error in rows_and_errors()]
+    rows, development = rows_and_errors()
+    data = [(config, error, shares(config)) for config, error in rows]
     print("%-44s %6s " % ("row", "error") + " ".join("%7s" % t[:7] for t in TERMS))
     for config, error, s in data:
         print("%-44s %+5.1f%% " % (config[:44], error) +
               " ".join("%6.1f%%" % (100 * s.get(t, 0)) for t in TERMS))
     fsdp = [d for d in data if not d[0].startswith(("korthikanti", "llama3"))]
-    groups = [("development", data[:DEVELOPMENT_ROWS]), ("held back", data[DEVELOPMENT_ROWS:]),
+    groups = [("development", data[:development]), ("held back", data[development:]),
               ("all", data), ("FSDP", fsdp)]
     print("\ncorrelation of the error with each term's share of the step:")
     for name, rows in groups:
