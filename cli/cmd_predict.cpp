@@ -138,8 +138,7 @@ void print_breakdowns(const std::vector<Row>& rows) {
     for (const auto& [k, v] : r.swept) point += (point.empty() ? " (" : ", ") + k + "=" + v;
     if (!point.empty()) point += ")";
     if (!b.known) {
-      std::printf("\nno breakdown%s: it does not fit memory, so the step was not simulated\n",
-                  point.c_str());
+      std::printf("\nno breakdown%s: the step was not simulated\n", point.c_str());
       continue;
     }
     std::printf("\nwhere the step goes%s on the busiest device, pp rank %d (dp 0, tp 0):\n",
@@ -267,7 +266,6 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base,
   for (size_t i = 0; i < found.size() && static_cast<int>(i) < a.top; ++i)
     rows.push_back(Row{{{"candidate", found[i].label}}, found[i].summary, ""});
   print_table(rows);
-  if (a.breakdown) print_breakdowns(rows);
 }
 
 void run(const PredictArgs& a) {
