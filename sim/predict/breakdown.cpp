@@ -1,6 +1,7 @@
 // Splitting a device's simulated step into the cost model's terms (breakdown.h).
 #include "sim/predict/breakdown.h"
 
+#include <iterator>
 #include <map>
 #include <string_view>
 #include <utility>
@@ -39,30 +40,13 @@ void add_ops(const std::vector<model::OpCost>& ops, const cost::ComputeModel& co
 }  // namespace
 
 const char* name(Term t) {
-  switch (t) {
-    case Term::kGemm:
-      return "gemm";
-    case Term::kElementwise:
-      return "elementwise";
-    case Term::kNorm:
-      return "norm";
-    case Term::kAttention:
-      return "attention";
-    case Term::kLoss:
-      return "loss";
-    case Term::kConv:
-      return "conv";
-    case Term::kRecompute:
-      return "recompute";
-    case Term::kTpCommunication:
-      return "tp_communication";
-    case Term::kShardedCopies:
-      return "sharded_copies";
-    case Term::kOptimizerStep:
-      return "optimizer_step";
-    default:
-      return "?";
-  }
+  // In Term's order.
+  static constexpr const char* kNames[] = {
+      "gemm",      "elementwise",      "norm",           "attention",     "loss", "conv",
+      "recompute", "tp_communication", "sharded_copies", "optimizer_step"};
+  static_assert(std::size(kNames) == static_cast<size_t>(Term::kCount));
+  const auto i = static_cast<size_t>(t);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 double TermSeconds::total() const {
