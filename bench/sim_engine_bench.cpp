@@ -83,7 +83,7 @@ void BM_Compile16k(benchmark::State& state) {
   const engine::EngineInput in = input_for(s, false);
   for (auto _ : state) {
     const engine::Program p = engine::compile(in);
-    benchmark::DoNotOptimize(p.ops.data());
+    benchmark::DoNotOptimize(p.code.data());
   }
   double actions = 0;
   for (const auto& program : s.ranks) actions += static_cast<double>(program.size());

@@ -17,7 +17,8 @@ namespace {
 
 using schedule::ActionKind;
 
-// Per-op state bits. Those of a transfer all live on its RECV, the one byte both sides touch.
+// Per-op state bits (Sim::state_, one byte per op of every rank). Those of a transfer all live on
+// its RECV, the one byte both sides touch.
 constexpr uint8_t kArrived = 1;     // RECV: its transfer has arrived
 constexpr uint8_t kIssued = 2;      // RECV: the cursor has passed it and counts it pending
 constexpr uint8_t kSendIssued = 4;  // RECV: the sender's cursor has passed the SEND
@@ -44,12 +45,12 @@ static_assert(sizeof(RankState) == 64);
 
 class Sim {
  public:
-  // Per-op state bits live in the program's ops (Op::state), on the line the cursor reads anyway.
-  Sim(const EngineInput& in, Program& p)
+  Sim(const EngineInput& in, const Program& p)
       : in_(in),
         p_(p),
         rec_(in, p, in.build_timeline || in.record_busy),
         ranks_(p.num_ranks),
+        state_(p.num_ops(), 0),
         pending_colls_(static_cast<size_t>(p.num_ranks) * p.slots_per_rank * 2, 0),
         inst_reached_(p.instances.size(), 0),
         sync_reached_(p.tp_syncs.size(), 0),
@@ -92,7 +93,7 @@ class Sim {
     check_finished();
     EngineResult res;
     res.events = events;
-    res.actions = static_cast<int64_t>(p_.ops.size());
+    res.actions = static_cast<int64_t>(p_.num_ops());
     res.ranks.resize(ranks_.size());
     for (size_t r = 0; r < ranks_.size(); ++r) {
       const RankState& st = ranks_[r];
@@ -118,16 +119,16 @@ class Sim {
     RankState& st = ranks_[r];
     st.waiting = false;
     const uint32_t end = p_.rank_begin[r + 1];
+    const Op* code = p_.code.data() + p_.code_shift[r];  // rank r's op g is code[g]
     while (st.pc < end) {
       const uint32_t g = st.pc;
-      const Op& op = p_.ops[g];
+      const Op& op = code[g];
       switch (op.kind) {
         case ActionKind::kSendForward:
-        case ActionKind::kSendBackward:
-          ++st.sends_issued;
+        case ActionKind::kSendBackward: {
+          const Send& send = p_.sends[st.sends_issued++];
           ++st.pc;
-          if ((p_.ops[op.aux].state |= kSendIssued) & kWaitedOn)
-            wake_.push_back(p_.sends[st.sends_issued - 1].peer);
+          if ((state_[send.recv] |= kSendIssued) & kWaitedOn) wake_.push_back(send.peer);
           if (!st.send_busy && st.sends_started + 1 == st.sends_issued) {
             // The send stream is idle and this is its only send: start it.
             start_send(r, p_.sends[st.sends_started++], now);
@@ -135,15 +136,16 @@ class Sim {
             start_next_send(r, now);
           }
           continue;
+        }
         case ActionKind::kRecvForward:
         case ActionKind::kRecvBackward:
-          if (!(p_.ops[g].state & kSendIssued)) {
-            p_.ops[g].state |= kWaitedOn;
+          if (!(state_[g] & kSendIssued)) {
+            state_[g] |= kWaitedOn;
             st.waiting = true;
             return;
           }
-          if (!(p_.ops[g].state & kArrived)) {
-            p_.ops[g].state |= kIssued;
+          if (!(state_[g] & kArrived)) {
+            state_[g] |= kIssued;
             ++st.pending_recvs;
           }
           ++st.pc;
@@ -152,7 +154,8 @@ class Sim {
         case ActionKind::kAllGather:
         case ActionKind::kReduceScatter:
         case ActionKind::kAllToAll:
-          if (!reach(g, p_.instances, p_.members, inst_reached_, 0)) {
+          if (!reach(g, p_.coll_instance[st.colls_issued], p_.instances, p_.members, inst_reached_,
+                     0)) {
             st.waiting = true;
             return;
           }
@@ -167,8 +170,9 @@ class Sim {
       // Compute: with tp programs that differ, first the tp group's rendezvous (program.h); then
       // it waits for earlier receives and for this stage's earlier collectives that it consumes:
       // gathers and all-to-alls bring its inputs; STEP also needs reduced gradients.
-      if (op.aux >= 0 && !p_.tp_syncs.empty() &&
-          !reach(g, p_.tp_syncs, p_.tp_sync_members, sync_reached_, in_.schedule->mesh.tp)) {
+      if (!p_.tp_syncs.empty() && p_.tp_sync_of[g] >= 0 &&
+          !reach(g, p_.tp_sync_of[g], p_.tp_syncs, p_.tp_sync_members, sync_reached_,
+                 in_.schedule->mesh.tp)) {
         st.waiting = true;
         return;
       }
@@ -191,26 +195,27 @@ class Sim {
       }
       // The rank resumes at its next op when this compute ends: with thousands of ranks in
       // flight that op is a cache miss unless fetched now, while other ranks' events run.
-      __builtin_prefetch(p_.ops.data() + st.pc);
+      __builtin_prefetch(p_.sends.data() + st.sends_issued);
       return;
     }
     st.blocked = false;
   }
 
   // ---- prefetching ----------------------------------------------------------------------------
-  // With thousands of ranks in flight, the state an event touches (its rank, the rank's next ops,
-  // the peer's RECV a SEND marks) has left the cache since that rank's last event. Events at one
-  // time pop in push order, so the loop knows the next ones: it fetches their memory in four
+  // With thousands of ranks in flight, the state an event touches (its rank, its next SEND, the
+  // state byte of the RECV that SEND marks) has left the cache since that rank's last event; the
+  // ops themselves are shared by the ranks running the same program and stay in cache. Events at
+  // one time pop in push order, so the loop knows the next ones: it fetches their memory in four
   // steps, each reading what the previous one fetched, so no step waits on memory. Prefetches are
   // hints: they change no state and no result. (Always inlined: GCC finds a function whose only
   // effect is a prefetch free of side effects and drops the call before inlining it.)
-  static constexpr size_t kFetchEvent = 32, kFetchRank = 20, kFetchOps = 10, kFetchPeer = 4;
+  static constexpr size_t kFetchEvent = 32, kFetchRank = 20, kFetchSend = 10, kFetchPeer = 4;
 
   [[gnu::always_inline]] void prefetch_ahead() const {
     const auto [keys, n] = queue_.front_keys();
     if (n > kFetchEvent) fetch_event(keys[kFetchEvent]);
     if (n > kFetchRank) fetch_rank(keys[kFetchRank]);
-    if (n > kFetchOps) fetch_ops(keys[kFetchOps]);
+    if (n > kFetchSend) fetch_send(keys[kFetchSend]);
     if (n > kFetchPeer) fetch_peer(keys[kFetchPeer]);
   }
 
@@ -229,7 +234,7 @@ class Sim {
     const Event e = upcoming(key);
     if (e.type() == EventType::kTransferDone) {
       const Links::Transfer& t = links_.transfer(e.target());
-      __builtin_prefetch(&p_.ops[t.recv_op]);
+      __builtin_prefetch(&state_[t.recv_op]);
       __builtin_prefetch(&ranks_[t.src]);
       __builtin_prefetch(&ranks_[t.dst]);
       __builtin_prefetch(&links_.port(t.port_out(links_.tiers())));
@@ -237,19 +242,17 @@ class Sim {
     }
   }
 
-  [[gnu::always_inline]] void fetch_ops(uint64_t key) const {
+  // The SEND a rank resuming may issue next, and the RECV state byte at its cursor.
+  [[gnu::always_inline]] void fetch_send(uint64_t key) const {
     const Event e = upcoming(key);
     if (e.type() == EventType::kComputeDone) {
       const RankState& st = ranks_[e.target()];
-      const uint32_t end = p_.rank_begin[e.target() + 1];
-      __builtin_prefetch(&p_.ops[st.compute_op]);
-      if (st.pc < end) __builtin_prefetch(&p_.ops[st.pc]);
-      if (st.pc + 2 < end) __builtin_prefetch(&p_.ops[st.pc + 2]);
-      __builtin_prefetch(p_.sends.data() + st.sends_issued);  // the Send of a SEND at pc
+      __builtin_prefetch(p_.sends.data() + st.sends_issued);
+      __builtin_prefetch(state_.data() + st.pc);
     } else if (e.type() == EventType::kTransferDone) {
-      const int32_t dst = links_.transfer(e.target()).dst;
-      const RankState& st = ranks_[dst];
-      if (st.pc < p_.rank_begin[dst + 1]) __builtin_prefetch(&p_.ops[st.pc]);
+      const Links::Transfer& t = links_.transfer(e.target());
+      __builtin_prefetch(p_.sends.data() + ranks_[t.src].sends_started);
+      __builtin_prefetch(state_.data() + ranks_[t.dst].pc);
     }
   }
 
@@ -257,25 +260,24 @@ class Sim {
   [[gnu::always_inline]] void fetch_peer(uint64_t key) const {
     const Event e = upcoming(key);
     if (e.type() != EventType::kComputeDone) return;
-    const RankState& st = ranks_[e.target()];
-    if (st.pc >= p_.rank_begin[e.target() + 1]) return;
-    const Op& op = p_.ops[st.pc];
-    if (!schedule::is_send(op.kind)) return;
-    __builtin_prefetch(&p_.ops[op.aux]);
-    __builtin_prefetch(&links_.port(links_.out_port(static_cast<int>(e.target()), op.tier)));
-    __builtin_prefetch(&links_.port(links_.out_port(p_.sends[st.sends_issued].peer, op.tier) + 1));
+    const auto r = static_cast<int>(e.target());
+    const RankState& st = ranks_[r];
+    if (st.pc >= p_.rank_begin[r + 1] || !schedule::is_send(p_.op(r, st.pc).kind)) return;
+    const Send& send = p_.sends[st.sends_issued];
+    __builtin_prefetch(&state_[send.recv]);
+    __builtin_prefetch(&links_.port(links_.out_port(r, send.tier)));
+    __builtin_prefetch(&links_.port(links_.out_port(send.peer, send.tier) + 1));
   }
 
-  // Counts the cursor's arrival at op g, a member of rendezvous instances[op.aux]; true once all
+  // Counts the cursor's arrival at op g, a member of rendezvous instances[inst]; true once all
   // `expected` members (0: every listed member) have reached it. The last to arrive wakes the
   // others.
-  bool reach(uint32_t g, const std::vector<Instance>& instances,
+  bool reach(uint32_t g, int32_t inst, const std::vector<Instance>& instances,
              const std::vector<int32_t>& members, std::vector<int32_t>& reached, int32_t expected) {
-    const int32_t inst = p_.ops[g].aux;
     const Instance& I = instances[inst];
     const int32_t size = expected > 0 ? expected : I.members_end - I.members_begin;
-    if (!(p_.ops[g].state & kReached)) {
-      p_.ops[g].state |= kReached;
+    if (!(state_[g] & kReached)) {
+      state_[g] |= kReached;
       if (++reached[inst] == size && size > 1) {
         for (int32_t k = I.members_begin; k < I.members_end; ++k) {
           const auto m = static_cast<uint32_t>(members[k]);
@@ -358,9 +360,8 @@ class Sim {
   }
 
   void start_send(int r, const Send& send, int64_t now) {
-    const Op& op = p_.ops[send.op];
     ranks_[r].send_busy = true;
-    links_.start(static_cast<uint32_t>(op.aux), r, send.peer, op.tier, op.value, now);
+    links_.start(send.recv, r, send.peer, send.tier, p_.op(r, send.op).value, now);
   }
 
   void transfer_done(uint32_t id, uint64_t seq) {
@@ -373,12 +374,12 @@ class Sim {
     dst.communication_ns += dur;
     src.end_ns = std::max(src.end_ns, now_);
     dst.end_ns = std::max(dst.end_ns, now_);
-    Op& recv = p_.ops[done->recv_op];
     if (rec_.enabled()) {
-      rec_.record(static_cast<uint32_t>(recv.aux), done->start_ns, now_);  // its SEND
+      // Its SEND: a rank's sends run one at a time, so the one it started last.
+      rec_.record(p_.sends[src.sends_started - 1].op, done->start_ns, now_);
       rec_.record(done->recv_op, done->start_ns, now_);
     }
-    uint8_t& rs = recv.state;
+    uint8_t& rs = state_[done->recv_op];
     rs |= kArrived;
     if (rs & kIssued) {
       --dst.pending_recvs;
@@ -393,7 +394,7 @@ class Sim {
     RankState& st = ranks_[r];
     if (st.coll_busy || st.coll_head == st.colls_issued) return;
     st.coll_busy = true;
-    const int32_t inst = p_.ops[p_.colls[st.coll_head]].aux;
+    const int32_t inst = p_.coll_instance[st.coll_head];
     const Instance& I = p_.instances[inst];
     if (++inst_arrived_[inst] == I.members_end - I.members_begin) {
       inst_start_[inst] = now;  // the last member to arrive: events come in time order
@@ -422,7 +423,7 @@ class Sim {
       st.communication_ns += now_ - start;
       st.end_ns = std::max(st.end_ns, now_);
       if (rec_.enabled()) rec_.record(g, start, now_);
-      --pending_colls_[coll_index(r, p_.ops[g])];
+      --pending_colls_[coll_index(r, p_.op(r, g))];
       st.coll_busy = false;
       ++st.coll_head;
       arrive_next_collective(r, now_);
@@ -434,17 +435,25 @@ class Sim {
   // collective's position in its rank's list instead of searching.
   int rank_of_member(uint32_t g) const { return p_.rank_of_op(g); }
 
+  // The rank whose SEND is paired with RECV g (a search: only for the deadlock message).
+  int sender_of(uint32_t g) const {
+    for (int r = 0; r < p_.num_ranks; ++r)
+      for (uint32_t k = p_.send_begin[r]; k < p_.send_begin[r + 1]; ++k)
+        if (p_.sends[k].recv == g) return r;
+    return -1;
+  }
+
   std::string why_stuck(int r, uint32_t g) const {
     const RankState& st = ranks_[r];
-    const Op& op = p_.ops[g];
+    const Op& op = p_.op(r, g);
     if (st.waiting && schedule::is_recv(op.kind))
-      return " (waiting for rank " + std::to_string(p_.rank_of_op(static_cast<uint32_t>(op.aux))) +
-             " to send it)";
+      return " (waiting for rank " + std::to_string(sender_of(g)) + " to send it)";
     if (st.waiting && schedule::is_collective(op.kind)) {
-      const Instance& I = p_.instances[op.aux];
+      // The cursor waits at its next collective, the one after those it has issued.
+      const Instance& I = p_.instances[p_.coll_instance[st.colls_issued]];
       for (int32_t k = I.members_begin; k < I.members_end; ++k) {
         const auto m = static_cast<uint32_t>(p_.members[k]);
-        if (!(p_.ops[m].state & kReached))
+        if (!(state_[m] & kReached))
           return " (waiting for rank " + std::to_string(rank_of_member(m)) + " of its " +
                  std::string(mesh::name(in_.schedule->ranks[r][g - p_.rank_begin[r]].group)) +
                  " group to reach it)";
@@ -483,11 +492,13 @@ class Sim {
   }
 
   const EngineInput& in_;
-  Program& p_;
+  const Program& p_;
   Recorder rec_;
   EventQueue queue_;
   int64_t now_ = 0;
   std::vector<RankState, HugePageAllocator<RankState>> ranks_;
+  // Per op of every rank (global index): the state bits above.
+  std::vector<uint8_t, HugePageAllocator<uint8_t>> state_;
   std::vector<int32_t> pending_colls_;
   std::vector<int32_t> inst_reached_;  // members whose cursor has reached the collective
   std::vector<int32_t> sync_reached_;  // the same for tp compute rendezvous

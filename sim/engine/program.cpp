@@ -2,7 +2,9 @@
 #include "sim/engine/program.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -74,7 +76,8 @@ void add_tp_syncs(const mesh::Mesh& mesh, Program& p) {
   std::vector<std::vector<int32_t>> by_member(mesh.size());  // [rank] -> its compute ops
   for (int r = 0; r < mesh.size(); ++r)
     for (uint32_t g = p.rank_begin[r]; g < p.rank_begin[r + 1]; ++g)
-      if (schedule::is_compute(p.ops[g].kind)) by_member[r].push_back(static_cast<int32_t>(g));
+      if (schedule::is_compute(p.op(r, g).kind)) by_member[r].push_back(static_cast<int32_t>(g));
+  p.tp_sync_of.assign(p.num_ops(), -1);
   for (int r = 0; r < mesh.size(); ++r) {
     if (mesh.index_in_group(mesh::GroupKind::kTp, r) != 0) continue;
     const std::vector<int> group = mesh.group_ranks(mesh::GroupKind::kTp, r);
@@ -86,7 +89,7 @@ void add_tp_syncs(const mesh::Mesh& mesh, Program& p) {
       for (int m : group) {
         if (k >= by_member[m].size()) continue;
         const int32_t g = by_member[m][k];
-        p.ops[g].aux = static_cast<int32_t>(p.tp_syncs.size());
+        p.tp_sync_of[g] = static_cast<int32_t>(p.tp_syncs.size());
         p.tp_sync_members.push_back(g);
       }
       // A member short of computes never arrives (the engine waits for tp members, not for
@@ -139,10 +142,10 @@ int Program::rank_of_op(uint32_t g) const {
 
 namespace {
 
-// An error of pairing a SEND with its RECV. compile() reads the schedule once, so a SEND to a later
-// rank meets its RECV only when that rank is read; such errors are kept, and the one of the first
-// SEND in (rank, action) order is thrown after the whole schedule is read, after any error of an
-// action itself (stage or microbatch out of range, a RECV twice), which is thrown at once.
+// An error of pairing a SEND with its RECV. Pairing runs after every rank's actions are read, so
+// its errors are kept and the one of the first SEND in (rank, action) order is thrown, after any
+// error of an action itself (stage or microbatch out of range, a RECV twice), which is thrown at
+// once.
 struct PairingError {
   uint64_t at = UINT64_MAX;  // rank << 32 | action index of the SEND
   bool invalid_argument = false;
@@ -162,7 +165,40 @@ struct PairingError {
   }
 };
 
-// The compile pass: reads every rank's actions once, in rank order, writing its ops.
+// Whether two actions are equal, peers aside: compared as words, the fields in their places and
+// the padding between them masked out (a rank's whole program is compared with its replica's,
+// 6 M actions at 16,384 GPUs, so this loop reads more memory than any other in compile).
+static_assert(sizeof(Action) == 32 && offsetof(Action, kind) == 0 && offsetof(Action, group) == 1 &&
+              offsetof(Action, stage) == 4 && offsetof(Action, microbatch) == 8 &&
+              offsetof(Action, peer) == 12 && offsetof(Action, bytes) == 16 &&
+              offsetof(Action, overlap_next) == 24);
+bool same_but_peer(const Action& u, const Action& v) {
+  uint64_t x[4], y[4];
+  std::memcpy(x, &u, sizeof x);
+  std::memcpy(y, &v, sizeof y);
+  constexpr uint64_t kKindGroupStage = 0xFFFFFFFF0000FFFFull;  // bytes 2-3: padding
+  constexpr uint64_t kMicrobatch = 0x00000000FFFFFFFFull;      // bytes 12-15 (peer) apart
+  return ((x[0] ^ y[0]) & kKindGroupStage) == 0 && ((x[1] ^ y[1]) & kMicrobatch) == 0 &&
+         x[2] == y[2] && ((x[3] ^ y[3]) & 0xFF) == 0;
+}
+
+// True when rank a's actions (`x`) and rank b's (`y`) are the same program: equal action for
+// action, peers given relative to the rank (the same mesh position one replica over).
+bool same_program(int a, const std::vector<Action>& x, int b, const std::vector<Action>& y) {
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const Action& u = x[i];
+    const Action& v = y[i];
+    if (!same_but_peer(u, v)) return false;
+    if (u.peer != v.peer && (u.peer < 0 || v.peer < 0 || u.peer - a != v.peer - b)) return false;
+  }
+  return true;
+}
+
+// The compile pass. Reads every rank's actions once, in rank order: a rank whose program equals
+// that of a rank read before (its dp replica at dp 0, or its tp group's lead) shares that rank's
+// ops, others get their own. Then pairs every rank's SENDs with their RECVs and builds the
+// collective instances.
 class Compiler {
  public:
   Compiler(const EngineInput& in, Program& p) : in_(in), s_(*in.schedule), mesh_(s_.mesh), p_(p) {}
@@ -179,9 +215,7 @@ class Compiler {
     p_.rank_begin.resize(ranks + 1, 0);
     for (int r = 0; r < ranks; ++r)
       p_.rank_begin[r + 1] = p_.rank_begin[r] + static_cast<uint32_t>(s_.ranks[r].size());
-    p_.ops.reserve(p_.rank_begin[ranks]);
-    recv_at_.assign(static_cast<size_t>(ranks) * 2 * p_.slots_per_rank * m_, -1);
-    send_at_.assign(recv_at_.size(), -1);
+    p_.code_shift.resize(ranks);
     p_.send_begin.assign(ranks + 1, 0);
     p_.coll_begin.assign(ranks + 1, 0);
     group_seq_.assign(static_cast<size_t>(ranks) * kGroupKinds, 0);
@@ -192,22 +226,17 @@ class Compiler {
         deltas_[st * kHoldingKinds + k] =
             *activation_delta(in_.stages[st], static_cast<ActionKind>(k));
     for (auto& g : inst_of_) g.resize(ranks);
-    for (int r = 0; r < ranks; ++r) {
-      p_.send_begin[r] = static_cast<uint32_t>(p_.sends.size());
-      p_.coll_begin[r] = static_cast<uint32_t>(p_.colls.size());
-      read_rank(r);
-    }
-    p_.send_begin[ranks] = static_cast<uint32_t>(p_.sends.size());
+    block_of_.assign(ranks, -1);
+    for (int r = 0; r < ranks; ++r) read_rank(r);
     p_.coll_begin[ranks] = static_cast<uint32_t>(p_.colls.size());
-    if (pending_ > 0) report_unmatched_sends();
+    p_.programs = static_cast<int>(blocks_.size());
+    pair_sends();
     error_.throw_if_any();
-    // A RECV no SEND matched: found by a scan only when there is one.
-    for (size_t g = 0; matched_ != recvs_ && g < p_.ops.size(); ++g) {
-      const Op& op = p_.ops[g];
-      if (schedule::is_recv(op.kind) && op.aux < 0) {
-        const int r = p_.rank_of_op(static_cast<uint32_t>(g));
-        const size_t i = g - p_.rank_begin[r];
-        throw SimulationError(where(r, i, s_.ranks[r][i]) + ": no rank sends it");
+    if (matched_ != recvs_) report_unmatched_recv();
+    for (const Block& b : blocks_) {
+      for (const uint32_t j : b.recvs) {  // a RECV's size: its own, else its stage's
+        Op& op = p_.code[b.begin + j];
+        if (op.value <= 0) op.value = in_.stages[op.stage].p2p_bytes;
       }
     }
     build_instances();
@@ -215,31 +244,84 @@ class Compiler {
   }
 
  private:
-  size_t recv_key(int rank, bool backward, int st, int mb) const {
-    return ((static_cast<size_t>(rank) * 2 + backward) * p_.slots_per_rank + p_.slot_of_stage[st]) *
-               m_ +
-           mb;
+  // A SEND of a program: where its RECV is, relative to the rank running it.
+  struct SendSpec {
+    uint32_t local = 0;  // its index in the program
+    int32_t delta = 0;   // peer rank - rank
+    int32_t cell = -1;   // its RECV's cell in the peer's Block::recv_at; -1: no stage past it
+    int64_t bytes = 0;   // as the action gives them (0: not given)
+  };
+
+  // One distinct program, compiled from the actions of its owner (the first rank running it).
+  struct Block {
+    int owner = 0;
+    uint32_t begin = 0;            // in Program::code
+    int64_t peak_activation = 0;   // peak_activation() of the program
+    std::vector<int32_t> recv_at;  // (dir, slot, mb) cell -> local index of its RECV, -1: none
+    std::vector<uint32_t> recvs;   // local indices of its RECVs, in program order
+    std::vector<SendSpec> sends;   // in program order
+    std::vector<uint32_t> colls;   // local indices of its collectives, in program order
+  };
+
+  int cell(bool backward, int stage, int mb) const {
+    return (static_cast<int>(backward) * p_.slots_per_rank + p_.slot_of_stage[stage]) * m_ + mb;
   }
 
   void read_rank(int r) {
     const auto& acts = s_.ranks[r];
-    // Whether every tp rank runs its group's tp 0 program action for action, checked while the
-    // lead's program (a few ranks back) is still in cache.
-    const int lead = s_.mesh.tp > 1 ? mesh_.peer_in_group(mesh::GroupKind::kTp, r, 0) : r;
-    const auto& lead_acts = s_.ranks[lead];
-    if (lead != r && lead_acts.size() != acts.size()) tp_agree_ = false;
-    const bool compare = lead != r && tp_agree_;
     rank_coord_ = mesh_.coord_of(r);
-    tiers_seen_ = 0;
+    p_.coll_begin[r] = static_cast<uint32_t>(p_.colls.size());
+    int b = shared_block(r);
+    if (b >= 0) {
+      for (const uint32_t i : blocks_[b].colls) read_collective(r, acts[i], p_.rank_begin[r] + i);
+    } else {
+      b = compile_block(r);
+    }
+    block_of_[r] = b;
+    const Block& blk = blocks_[b];
+    p_.code_shift[r] = static_cast<int64_t>(blk.begin) - static_cast<int64_t>(p_.rank_begin[r]);
+    p_.peak_activation_bytes[r] = blk.peak_activation;
+    recvs_ += blk.recvs.size();
+    // Whether every tp rank runs its group's tp 0 program action for action.
+    const int lead = s_.mesh.tp > 1 ? mesh_.peer_in_group(mesh::GroupKind::kTp, r, 0) : r;
+    if (tp_agree_ && lead != r && block_of_[lead] != b) {
+      const auto& lead_acts = s_.ranks[lead];
+      if (lead_acts.size() != acts.size()) tp_agree_ = false;
+      for (size_t i = 0; tp_agree_ && i < acts.size(); ++i)
+        if (!same_tp_step(acts[i], lead_acts[i])) tp_agree_ = false;
+    }
+  }
+
+  // The program of a rank read before that rank r runs too: that of its replica at dp 0, or of
+  // its tp group's lead there. -1: none (or durations given per rank, which no rank shares).
+  int shared_block(int r) const {
+    if (in_.compute_action_ns) return -1;
+    const int candidates[2] = {mesh_.rank_of({0, rank_coord_.pp, 0}),
+                               mesh_.rank_of({0, rank_coord_.pp, rank_coord_.tp})};
+    int tried = -1;
+    for (const int c : candidates) {
+      if (c >= r || block_of_[c] == tried) continue;
+      tried = block_of_[c];
+      const int owner = blocks_[tried].owner;
+      if (same_program(r, s_.ranks[r], owner, s_.ranks[owner])) return tried;
+    }
+    return -1;
+  }
+
+  // Compiles rank r's actions into a new program; throws for an action that is wrong in itself.
+  int compile_block(int r) {
+    const auto& acts = s_.ranks[r];
+    Block blk;
+    blk.owner = r;
+    blk.begin = static_cast<uint32_t>(p_.code.size());
+    blk.recv_at.assign(static_cast<size_t>(2) * p_.slots_per_rank * m_, -1);
     int64_t held = 0, peak = 0;  // activation bytes
     for (size_t i = 0; i < acts.size(); ++i) {
       const Action& a = acts[i];
-      if (compare && tp_agree_ && !same_tp_step(a, lead_acts[i])) tp_agree_ = false;
       if (a.stage < 0 || a.stage >= s_.num_stages)
         throw SimulationError(where(r, i, a) + ": stage outside 0.." +
                               std::to_string(s_.num_stages - 1));
-      const auto gi = static_cast<uint32_t>(p_.ops.size());
-      Op& op = p_.ops.emplace_back();
+      Op& op = p_.code.emplace_back();
       op.kind = a.kind;
       op.stage = static_cast<int16_t>(a.stage);
       const StageTiming& t = in_.stages[a.stage];
@@ -251,48 +333,34 @@ class Compiler {
           peak = std::max(peak, held);
         }
       } else if (schedule::is_p2p(a.kind)) {
-        // A RECV keeps its own size (0: not given) until its SEND is matched to it and checked.
+        // A RECV keeps its own size (0: not given) until every SEND is paired and checked.
         op.value = a.bytes > 0 || !schedule::is_send(a.kind) ? a.bytes : t.p2p_bytes;
         if (a.microbatch < 0 || a.microbatch >= m_)
           throw SimulationError(where(r, i, a) + ": microbatch outside 0.." +
                                 std::to_string(m_ - 1));
         if (schedule::is_send(a.kind)) {
-          p_.sends.push_back(Send{static_cast<int32_t>(gi), -1});
-          read_send(r, i, a, gi);
+          SendSpec spec{static_cast<uint32_t>(i), 0, -1, a.bytes};
+          const int peer_stage = schedule::p2p_peer_stage(a);
+          if (peer_stage >= 0 && peer_stage < s_.num_stages) {
+            spec.cell = cell(a.kind == ActionKind::kSendBackward, peer_stage, a.microbatch);
+            spec.delta = peer_of(r, a, peer_stage) - r;
+          }
+          blk.sends.push_back(spec);
         } else {
-          read_recv(r, i, a, gi);
+          int32_t& at =
+              blk.recv_at[cell(a.kind == ActionKind::kRecvBackward, a.stage, a.microbatch)];
+          if (at >= 0) throw SimulationError(where(r, i, a) + ": the same RECV appears twice");
+          at = static_cast<int32_t>(i);
+          blk.recvs.push_back(static_cast<uint32_t>(i));
         }
       } else if (schedule::is_collective(a.kind)) {
-        op.value = in_.collective_ns ? in_.collective_ns(r, a) : 0;
-        const int tier = in_.collective_tier ? in_.collective_tier(r, a) : -1;
-        if (tier >= static_cast<int>(in_.links.size()))
-          throw std::invalid_argument("simulate: collective_tier gave a tier outside links");
-        coll_tiers_.push_back(tier);
-        read_collective(r, a, gi);
+        blk.colls.push_back(static_cast<uint32_t>(i));
+        read_collective(r, a, p_.rank_begin[r] + static_cast<uint32_t>(i));
       }
     }
-    p_.peak_activation_bytes[r] = peak;
-  }
-
-  void read_send(int r, size_t i, const Action& a, uint32_t gi) {
-    const int peer_stage = schedule::p2p_peer_stage(a);
-    if (peer_stage < 0 || peer_stage >= s_.num_stages)
-      return error_.keep(r, i, where(r, i, a) + ": sends past the last stage");
-    const int peer = peer_of(r, a, peer_stage);
-    if (peer < 0 || peer >= mesh_.size())
-      return error_.keep(r, i, where(r, i, a) + ": no rank holds the next stage");
-    p_.sends.back().peer = peer;
-    const size_t cell =
-        recv_key(peer, a.kind == ActionKind::kSendBackward, peer_stage, a.microbatch);
-    const int32_t recv = recv_at_[cell];
-    if (recv >= 0) return match(r, i, gi, peer, static_cast<uint32_t>(recv));
-    if (send_at_[cell] >= 0)  // its RECV (not read yet) has a SEND already
-      return error_.keep(r, i,
-                         where(r, i, a) + ": its RECV on rank " + std::to_string(peer) +
-                             " is already matched to another SEND");
-    send_at_[cell] = static_cast<int32_t>(gi);
-    p_.ops[gi].aux = r;  // until matched: its own rank, for the match and the error
-    ++pending_;
+    blk.peak_activation = peak;
+    blocks_.push_back(std::move(blk));
+    return static_cast<int>(blocks_.size()) - 1;
   }
 
   // The rank receiving SEND `a` of rank r: the same dp/tp position on the pp rank owning the peer
@@ -302,43 +370,64 @@ class Compiler {
     return a.peer >= 0 ? a.peer : r + (owner_[peer_stage] - owner_[a.stage]) * s_.mesh.tp;
   }
 
-  void read_recv(int r, size_t i, const Action& a, uint32_t gi) {
-    const size_t cell = recv_key(r, a.kind == ActionKind::kRecvBackward, a.stage, a.microbatch);
-    if (recv_at_[cell] >= 0)
-      throw SimulationError(where(r, i, a) + ": the same RECV appears twice");
-    recv_at_[cell] = static_cast<int32_t>(gi);
-    ++recvs_;
-    if (const int32_t pending = send_at_[cell]; pending >= 0) {
-      send_at_[cell] = -1;
-      --pending_;
-      const auto send = static_cast<uint32_t>(pending);
-      const int from = p_.ops[send].aux;
-      match(from, send - p_.rank_begin[from], send, r, gi);
+  bool matched(uint32_t g) const { return (matched_bits_[g / 64] >> (g % 64)) & 1; }
+
+  // Every rank's SENDs, in rank and program order, each paired with the RECV of its peer.
+  void pair_sends() {
+    const int ranks = p_.num_ranks;
+    matched_bits_.assign((p_.num_ops() + 63) / 64, 0);
+    size_t sends = 0;
+    for (int r = 0; r < ranks; ++r) sends += blocks_[block_of_[r]].sends.size();
+    p_.sends.reserve(sends);
+    for (int r = 0; r < ranks; ++r) {
+      p_.send_begin[r] = static_cast<uint32_t>(p_.sends.size());
+      tiers_seen_ = 0;
+      for (const SendSpec& spec : blocks_[block_of_[r]].sends) pair(r, spec);
     }
+    p_.send_begin[ranks] = static_cast<uint32_t>(p_.sends.size());
   }
 
-  // SEND gi (action i of rank r) meets its RECV `recv` on rank `peer`.
-  void match(int r, size_t i, uint32_t gi, int peer, uint32_t recv) {
-    const Action& a = s_.ranks[r][i];
-    Op& rop = p_.ops[recv];
-    if (rop.aux >= 0)
+  void pair(int r, const SendSpec& spec) {
+    const size_t i = spec.local;
+    Send& send = p_.sends.emplace_back();
+    send.op = p_.rank_begin[r] + spec.local;
+    if (spec.cell < 0) return error_.keep(r, i, where_is(r, i) + ": sends past the last stage");
+    const int peer = r + spec.delta;
+    if (peer < 0 || peer >= p_.num_ranks)
+      return error_.keep(r, i, where_is(r, i) + ": no rank holds the next stage");
+    send.peer = static_cast<uint32_t>(peer);
+    const Block& to = blocks_[block_of_[peer]];
+    const int32_t j = to.recv_at[spec.cell];
+    if (j < 0)
+      return error_.keep(
+          r, i, where_is(r, i) + ": rank " + std::to_string(peer) + " has no matching RECV");
+    const uint32_t recv = p_.rank_begin[peer] + static_cast<uint32_t>(j);
+    if (matched(recv))
       return error_.keep(r, i,
-                         where(r, i, a) + ": its RECV on rank " + std::to_string(peer) +
+                         where_is(r, i) + ": its RECV on rank " + std::to_string(peer) +
                              " is already matched to another SEND");
-    const int64_t expects = rop.value;
-    if (expects > 0 && a.bytes > 0 && expects != a.bytes)
+    const int64_t expects = p_.code[to.begin + static_cast<uint32_t>(j)].value;
+    if (expects > 0 && spec.bytes > 0 && expects != spec.bytes)
       return error_.keep(r, i,
-                         where(r, i, a) + ": sends " + std::to_string(a.bytes) +
+                         where_is(r, i) + ": sends " + std::to_string(spec.bytes) +
                              " bytes, its RECV expects " + std::to_string(expects));
     const int tier = tier_between(r, peer);
     if (tier < 0 || tier >= static_cast<int>(in_.links.size()) || tier > UINT8_MAX)
       return error_.keep(r, i, "simulate: tier_of gave a tier outside links", true);
-    rop.value = expects > 0 ? expects : in_.stages[rop.stage].p2p_bytes;
-    Op& op = p_.ops[gi];
-    op.aux = static_cast<int32_t>(recv);
-    op.tier = static_cast<uint8_t>(tier);
-    rop.aux = static_cast<int32_t>(gi);
+    matched_bits_[recv / 64] |= uint64_t{1} << (recv % 64);
     ++matched_;
+    send.recv = recv;
+    send.tier = static_cast<uint8_t>(tier);
+  }
+
+  std::string where_is(int r, size_t i) const { return where(r, i, s_.ranks[r][i]); }
+
+  // A RECV no SEND matched: the first in (rank, action) order.
+  void report_unmatched_recv() const {
+    for (int r = 0; r < p_.num_ranks; ++r)
+      for (const uint32_t j : blocks_[block_of_[r]].recvs)
+        if (!matched(p_.rank_begin[r] + j))
+          throw SimulationError(where_is(r, j) + ": no rank sends it");
   }
 
   // EngineInput::tier_of, asked once per pair of ranks in a row (a rank sends to one or two).
@@ -353,38 +442,26 @@ class Compiler {
 
   // Instances per (group, issue order).
   void read_collective(int r, const Action& a, uint32_t gi) {
+    const int64_t duration = in_.collective_ns ? in_.collective_ns(r, a) : 0;
+    const int tier = in_.collective_tier ? in_.collective_tier(r, a) : -1;
+    if (tier >= static_cast<int>(in_.links.size()))
+      throw std::invalid_argument("simulate: collective_tier gave a tier outside links");
+    coll_tiers_.push_back(tier);
     const int gk = static_cast<int>(a.group);
     const int gid = group_id(s_.mesh, a.group, rank_coord_);
     const int k = group_seq_[static_cast<size_t>(r) * kGroupKinds + gk]++;
     auto& list = inst_of_[gk][gid];
-    Op& op = p_.ops[gi];
     if (k == static_cast<int>(list.size())) {
       list.push_back(static_cast<int32_t>(p_.instances.size()));
-      p_.instances.push_back(Instance{0, 0, op.value});
+      p_.instances.push_back(Instance{0, 0, duration});
       inst_size_.push_back(0);
     }
     const int32_t inst = list[k];
     Instance& I = p_.instances[inst];
-    op.aux = inst;
-    op_instance_.push_back(inst);
+    p_.coll_instance.push_back(inst);
     ++inst_size_[inst];
-    I.duration_ns = std::max(I.duration_ns, op.value);
+    I.duration_ns = std::max(I.duration_ns, duration);
     p_.colls.push_back(static_cast<int32_t>(gi));
-  }
-
-  // SENDs whose RECV never came: the error of each (the first is kept).
-  void report_unmatched_sends() {
-    for (const int32_t pending : send_at_) {
-      if (pending < 0) continue;
-      const auto send = static_cast<uint32_t>(pending);
-      const int r = p_.ops[send].aux;
-      const size_t i = send - p_.rank_begin[r];
-      const Action& a = s_.ranks[r][i];
-      error_.keep(r, i,
-                  where(r, i, a) + ": rank " +
-                      std::to_string(peer_of(r, a, schedule::p2p_peer_stage(a))) +
-                      " has no matching RECV");
-    }
   }
 
   // Members of each instance (CSR), and a check that all members agree on what it is.
@@ -397,7 +474,7 @@ class Compiler {
     p_.members.resize(off);
     p_.member_tiers.resize(off);
     for (size_t j = 0; j < p_.colls.size(); ++j) {
-      Instance& I = p_.instances[op_instance_[j]];
+      Instance& I = p_.instances[p_.coll_instance[j]];
       p_.member_tiers[I.members_end] = coll_tiers_[j];
       p_.members[I.members_end++] = p_.colls[j];
     }
@@ -434,12 +511,10 @@ class Compiler {
   Program& p_;
   std::vector<int> owner_;
   int m_ = 1;
-  // (rank, dir, slot, mb) -> its RECV's op, -1: not read yet
-  std::vector<int32_t, HugePageAllocator<int32_t>> recv_at_;
-  // The same cell -> a SEND read before that RECV (its op's aux holds its rank meanwhile); -1:
-  // none.
-  std::vector<int32_t, HugePageAllocator<int32_t>> send_at_;
-  size_t recvs_ = 0, matched_ = 0, pending_ = 0;
+  std::vector<Block> blocks_;
+  std::vector<int32_t> block_of_;       // per rank: the program it runs
+  std::vector<uint64_t> matched_bits_;  // per global op: a RECV some SEND is paired with
+  size_t recvs_ = 0, matched_ = 0;
   bool tp_agree_ = true;
   mesh::MeshCoord rank_coord_;
   static constexpr size_t kGroupKinds = static_cast<size_t>(mesh::GroupKind::kCount);
@@ -450,8 +525,7 @@ class Compiler {
   // activation_delta of F, B, I and W (kinds 0..3) per stage, priced once; STEP holds none.
   static constexpr int kHoldingKinds = 4;
   std::vector<int64_t> deltas_;
-  std::vector<int32_t> op_instance_;    // per collective in Program::colls order: its instance
-  std::vector<int32_t> coll_tiers_;     // and the link tier it keeps busy
+  std::vector<int32_t> coll_tiers_;     // per collective in Program::colls order: the tier it holds
   static constexpr int kTierCache = 4;  // pairs remembered per rank (a rank sends to one or two)
   TierOf tier_cache_[kTierCache];
   int tiers_seen_ = 0;
@@ -469,6 +543,8 @@ Program compile(const EngineInput& in) {
   if (static_cast<int>(in.stages.size()) < s.num_stages)
     throw std::invalid_argument("simulate: " + std::to_string(in.stages.size()) +
                                 " stage timings for " + std::to_string(s.num_stages) + " stages");
+  if (ranks > kMaxRanks)
+    throw std::invalid_argument("simulate: more than " + std::to_string(kMaxRanks) + " ranks");
   if (s.num_stages > INT16_MAX)
     throw std::invalid_argument("simulate: more than " + std::to_string(INT16_MAX) + " stages");
   Program p;

@@ -56,7 +56,7 @@ class Names {
 
 Recorder::Recorder(const EngineInput& input, const Program& program, bool enabled)
     : input_(input), program_(program), enabled_(enabled) {
-  if (enabled_) times_.assign(2 * program.ops.size(), 0);
+  if (enabled_) times_.assign(2 * program.num_ops(), 0);
 }
 
 int64_t Recorder::busy_ns(int rank) const {
@@ -79,9 +79,9 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
   const mesh::Mesh mesh(s.mesh);
   const int ranks = program_.num_ranks;
   Names names(s, tl.strings);
-  std::vector<uint32_t> span_of(program_.ops.size(), 0);
+  std::vector<uint32_t> span_of(program_.num_ops(), 0);
   tl.devices.reserve(ranks);
-  tl.spans.reserve(program_.ops.size());
+  tl.spans.reserve(program_.num_ops());
   std::vector<uint32_t> lane_ops[static_cast<size_t>(SimLane::kCount)];
   std::vector<uint16_t> recv_lane;
   std::vector<int64_t> lane_end;
@@ -95,7 +95,7 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
     for (auto& v : lane_ops) v.clear();
     const uint32_t begin = program_.rank_begin[r], end = program_.rank_begin[r + 1];
     for (uint32_t g = begin; g < end; ++g)
-      lane_ops[static_cast<int>(lane_of(program_.ops[g].kind))].push_back(g);
+      lane_ops[static_cast<int>(lane_of(program_.op(r, g).kind))].push_back(g);
     // Compute, send and collective streams run in program order; receives complete in arrival
     // order, so sort them and give each one that overlaps an earlier one another lane.
     auto& recvs = lane_ops[static_cast<int>(SimLane::kRecv)];
@@ -114,7 +114,7 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
       tl.add_lane(d, "recv " + std::to_string(k + 1), traces::LaneKind::kComm);
     auto emit = [&](uint32_t g, uint16_t lane) {
       const schedule::Action& a = s.ranks[r][g - begin];
-      const Op& op = program_.ops[g];
+      const Op& op = program_.op(r, g);
       traces::Span sp;
       sp.begin_ns = times_[2 * g];
       sp.end_ns = times_[2 * g + 1];
@@ -154,7 +154,7 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
     traces::Counter c;
     int64_t held = 0;
     for (uint32_t g : lane_ops[0]) {
-      const Op& op = program_.ops[g];
+      const Op& op = program_.op(r, g);
       const std::optional<int64_t> delta = activation_delta(input_.stages[op.stage], op.kind);
       if (!delta) continue;
       if (c.samples.empty()) c.samples.push_back({0, 0.0});
@@ -169,7 +169,7 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
   }
   tl.flows.reserve(program_.sends.size());
   for (const Send& send : program_.sends)
-    tl.flows.push_back({span_of[send.op], span_of[program_.ops[send.op].aux]});
+    tl.flows.push_back({span_of[send.op], span_of[send.recv]});
   decltype(times_)().swap(times_);
   tl.steps.push_back({0, step_end_ns});
   tl.run.source = traces::parse_run_source(input_.source).value_or(traces::RunSource::kSim);
