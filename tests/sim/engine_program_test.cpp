@@ -70,7 +70,9 @@ TEST(EngineProgram, ReplicasShareOneProgramPerPpRank) {
 TEST(EngineProgram, DurationsGivenPerRankGiveEachRankItsOwn) {
   const auto s = one_f_one_b(2, 2, 1, 4);
   EngineInput in = with_links(s);
-  in.compute_action_ns = [](int rank, const Action& a) { return int64_t{1000 + 10 * rank + a.stage}; };
+  in.compute_action_ns = [](int rank, const Action& a) {
+    return int64_t{1000 + 10 * rank + a.stage};
+  };
   const Program p = compile(in);
   EXPECT_EQ(p.programs, 4);
   for (int r = 0; r < 4; ++r) {
