@@ -183,14 +183,16 @@ bool same_but_peer(const Action& u, const Action& v) {
 }
 
 // True when rank a's actions (`x`) and rank b's (`y`) are the same program: equal action for
-// action, peers given relative to the rank (the same mesh position one replica over).
+// action, peers either not given on both or given at the same offset from the rank (the same
+// mesh position one replica over). The same absolute peer is not the same program: a shared
+// program keeps its SENDs' peers as offsets, so rank a would send elsewhere than it says.
 bool same_program(int a, const std::vector<Action>& x, int b, const std::vector<Action>& y) {
   if (x.size() != y.size()) return false;
   for (size_t i = 0; i < x.size(); ++i) {
     const Action& u = x[i];
     const Action& v = y[i];
     if (!same_but_peer(u, v)) return false;
-    if (u.peer != v.peer && (u.peer < 0 || v.peer < 0 || u.peer - a != v.peer - b)) return false;
+    if ((u.peer < 0) != (v.peer < 0) || (u.peer >= 0 && u.peer - a != v.peer - b)) return false;
   }
   return true;
 }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "sim/engine/engine.h"
 #include "sim/mesh/mesh.h"
 #include "sim/schedule/generators.h"
@@ -127,6 +129,25 @@ TEST(EngineProgram, PeersGivenOneReplicaOverStillShare) {
   for (int r = 0; r < mesh.size(); ++r) {
     EXPECT_EQ(a.ranks[r].communication_ns, b.ranks[r].communication_ns);
     EXPECT_EQ(a.ranks[r].end_ns, b.ranks[r].end_ns);
+  }
+}
+
+// Two replicas whose SENDs name the same rank are not one program one replica over: replica 1's
+// forward sends go to rank 1, whose RECVs replica 0's sends already take. Compiled as its own
+// program, replica 1's SEND is refused as the schedule says it, not paired with rank 3.
+TEST(EngineProgram, SendsToTheSameRankFromTwoReplicasAreRefused) {
+  schedule::Schedule s = one_f_one_b(2, 2, 1, 4);  // ranks 0, 1: replica 0; 2, 3: replica 1
+  for (const int r : {0, 2})
+    for (Action& a : s.ranks[r])
+      if (a.kind == schedule::ActionKind::kSendForward) a.peer = 1;
+  try {
+    compile(with_links(s));
+    FAIL() << "compiled a schedule with two SENDs for one RECV";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 2 action"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("its RECV on rank 1 is already matched"),
+              std::string::npos)
+        << e.what();
   }
 }
 
