@@ -14,6 +14,7 @@ std::string describe(const WhatIfConfig& c) {
   if (c.schedule == "interleaved") out += " v=" + std::to_string(c.virtual_stages);
   if (c.micro_batch > 0) out += " mb=" + std::to_string(c.micro_batch);
   if (!c.hardware.empty()) out += " on " + c.hardware;
+  if (!c.precision.empty()) out += " " + c.precision;
   return out;
 }
 
@@ -40,6 +41,7 @@ WhatIfConfig config_from_run(const traces::Timeline& t, WhatIfConfig c) {
   }
   if (run.virtual_stages > 0) c.virtual_stages = run.virtual_stages;
   if (!run.hardware.empty()) c.hardware = run.hardware;
+  if (run.source == traces::RunSource::kCpu) c.precision = "fp32";
   if (run.workload.kind != traces::ModelKind::kUnknown) {
     c.workload = run.workload;
     const int64_t parts = int64_t{c.dp} * c.microbatches;

@@ -30,6 +30,9 @@ struct WhatIfConfig {
   // Samples per microbatch, kept when microbatches or dp change (the step then processes
   // micro_batch x microbatches x dp samples); 0: derived from the model's batch.
   int64_t micro_batch = 0;
+  // The number format the run computed in, as the hardware catalog names it ("fp32"); empty: the
+  // predictor's default (bf16, a training job's). meshscope's cpu backend computes in fp32.
+  std::string precision;
   friend bool operator==(const WhatIfConfig&, const WhatIfConfig&) = default;
 };
 
@@ -40,7 +43,8 @@ std::string describe(const traces::WorkloadDescriptor& w);
 
 // Reads what a measured run says about itself (Timeline::run: family, mesh, microbatches, chunks,
 // workload, hardware) over `defaults`; what it does not know keeps its default. The micro-batch
-// size is the workload's global batch over dp x microbatches.
+// size is the workload's global batch over dp x microbatches; a run of the cpu backend is
+// predicted in fp32, the format it computed in.
 WhatIfConfig config_from_run(const traces::Timeline& t, WhatIfConfig defaults);
 
 // The what-if panel's opening comparison: the measured step, the replay of the schedule that ran

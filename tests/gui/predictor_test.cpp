@@ -59,12 +59,12 @@ TEST(Predictor, UnknownScheduleIsAnErrorThatSaysWhat) {
 
 // A real meshscope cpu run, written to a trace file and read back as the viewer opens it: the
 // what-if panel's predictor calibrates from it, and the replay of the schedule that ran comes
-// closer to the measured step than the uncalibrated catalog model does.
+// close to the measured step.
 traces::Timeline measured_cpu_run(const std::filesystem::path& file) {
   model::WorkloadSpec spec;
   spec.kind = model::WorkloadKind::kMlp;
   spec.layers = 4;
-  spec.hidden = 128;
+  spec.hidden = 512;  // actions of milliseconds: the threads' hand-overs are a small part
   spec.batch = 64;
   schedule::GeneratorConfig g;
   g.family = schedule::Family::kOneFOneB;
@@ -92,7 +92,7 @@ TEST(Predictor, StartsCalibratedFromAMeasuredCpuRun) {
   EXPECT_EQ(c.schedule, "1f1b");
   EXPECT_EQ(c.pp, 2);
   EXPECT_EQ(c.microbatches, 4);
-  EXPECT_EQ(describe(c.workload), "mlp L=4 h=128 batch=64");
+  EXPECT_EQ(describe(c.workload), "mlp L=4 h=512 batch=64");
   const int64_t measured = traces::analyze(t).step_time_ns;
   ASSERT_GT(measured, 0);
 
@@ -105,10 +105,14 @@ TEST(Predictor, StartsCalibratedFromAMeasuredCpuRun) {
   const ReplayTable after = replay_table(*p, c, measured);
   ASSERT_TRUE(after.as_run.error.empty()) << after.as_run.error;
   EXPECT_EQ(after.as_run.schedule, "1f1b");
-  EXPECT_LT(std::fabs(after.as_run.error_percent), std::fabs(before.as_run.error_percent))
+  // Calibrated from this run's compute spans, the replay misses only what lies outside them (the
+  // threads' hand-overs): 1-4% short on the 2-vCPU VM of 2026-12-03, -3 to +5% with a busy loop
+  // on its other core. Predicted at bf16 rates, as the predictor did before it read the run's
+  // format, it came out 50-52% short there. Not compared with the catalog's error, which ranged
+  // from +53% to -9% in those same runs (cpu-local's rates are one machine's).
+  EXPECT_LT(std::fabs(after.as_run.error_percent), 15.0)
       << "calibrated " << after.as_run.error_percent << "%, catalog " << before.as_run.error_percent
       << "%";
-  EXPECT_LT(std::fabs(after.as_run.error_percent), 100.0);
   RecordProperty("measured_step_ns", std::to_string(measured));
   RecordProperty("catalog_error_percent", std::to_string(before.as_run.error_percent));
   RecordProperty("calibrated_error_percent", std::to_string(after.as_run.error_percent));

@@ -27,6 +27,22 @@ TEST(WhatIf, ConfigComesFromTheMeasuredRunsDescriptor) {
   EXPECT_EQ(describe(c.workload), "mlp L=8 h=512 batch=64");
   EXPECT_EQ(c.micro_batch, 4);  // 64 samples over dp 2 x 8 microbatches
   EXPECT_EQ(describe(c), "gpipe dp=2 pp=4 tp=1 m=8 mb=4");
+  EXPECT_EQ(c.precision, "");  // not a cpu run: the predictor's default
+}
+
+// meshscope's cpu backend computes in fp32: its runs are predicted in fp32, others keep the
+// predictor's default.
+TEST(WhatIf, ACpuRunIsPredictedInTheFormatItComputedIn) {
+  traces::Timeline t;
+  t.run.source = traces::RunSource::kCpu;
+  t.run.mesh = {1, 2, 1};
+  t.run.family = "1f1b";
+  t.run.microbatches = 4;
+  const WhatIfConfig c = config_from_run(t, WhatIfConfig{});
+  EXPECT_EQ(c.precision, "fp32");
+  EXPECT_EQ(describe(c), "1f1b dp=1 pp=2 tp=1 m=4 fp32");
+  t.run.source = traces::RunSource::kSim;
+  EXPECT_EQ(config_from_run(t, WhatIfConfig{}).precision, "");
 }
 
 TEST(WhatIf, WhatTheRunDoesNotKnowKeepsTheDefaults) {
