@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/cost/hardware.h"
 #include "traces/atomic_file.h"
 
 namespace meshscope::cost {
@@ -52,6 +53,7 @@ std::string to_json(const Calibration& c) {
   json j = {{"format", "meshscope-calibration"},
             {"version", 1},
             {"hardware", c.hardware},
+            {"precision", c.precision},
             {"traces", c.traces},
             {"compute", phases},
             {"p2p", link_json(c.p2p)},
@@ -78,6 +80,11 @@ Calibration load_calibration(const std::string& path) {
   std::string key = "hardware";  // the key being read, for a wrongly typed value
   try {
     c.hardware = j.value("hardware", "");
+    key = "precision";
+    c.precision = j.value("precision", "");
+    if (!c.precision.empty() && !parse_precision(c.precision))
+      throw std::runtime_error(path + ": key 'precision': '" + c.precision +
+                               "' is not bf16, fp16, fp32 or tf32");
     key = "traces";
     if (j.contains("traces")) c.traces = j.at("traces").get<std::vector<std::string>>();
     if (j.contains("compute")) {

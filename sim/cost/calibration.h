@@ -32,7 +32,10 @@ struct LinkFit {
 };
 
 struct Calibration {
-  std::string hardware;             // catalog entry the fit refers to ("cpu-local")
+  std::string hardware;  // catalog entry the fit refers to ("cpu-local")
+  // The number format the traces computed in ("fp32"): model_scale scales the op model at that
+  // format's peak. Empty: not recorded (files written before it), not checked.
+  std::string precision;
   std::vector<std::string> traces;  // files it was fitted from
   std::array<PhaseFit, static_cast<size_t>(traces::Phase::kCount)> phases{};
   LinkFit p2p;

@@ -175,6 +175,7 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
         "transfer or collective with bytes: nothing to fit");
   Calibration c;
   c.hardware = hw.name;
+  c.precision = std::string(name(precision));
   double peak = hw.peak(precision);
   if (peak <= 0) peak = hw.peak(Precision::kFp32);
   for (const auto& [phase, smp] : compute) {

@@ -62,6 +62,12 @@ Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
   if (cal != nullptr && !cal->hardware.empty() && cal->hardware != hw.name)
     throw std::invalid_argument("calibration: fitted on '" + cal->hardware +
                                 "' (calibrate --hardware), the config runs on '" + hw.name + "'");
+  // Its scales are against the op model at the format it was fitted in: applied to another they
+  // would be off by the ratio of the two peaks (2x between cpu-local's fp32 and bf16).
+  if (cal != nullptr && !cal->precision.empty() && cal->precision != cost::name(c.precision))
+    throw std::invalid_argument("calibration: fitted in " + cal->precision +
+                                " (calibrate --precision), the config computes in " +
+                                std::string(cost::name(c.precision)) + " (options.precision)");
   const int e = cost::element_bytes(c.precision);
   generator.family = c.schedule;
   generator.mesh = c.mesh;

@@ -64,10 +64,12 @@ class SimCli : public ::testing::Test {
   fs::path dir_;
 };
 
-std::string mlp_config(const std::string& gpu, const std::string& pp = "2") {
+std::string mlp_config(const std::string& gpu, const std::string& pp = "2",
+                       const std::string& precision = "") {
   return R"({"model": {"kind": "mlp", "layers": 4, "hidden": 64}, "mesh": {"dp": 1, "tp": 1, "pp": )" +
          pp + R"(}, "batch": {"global": 4, "micro": 1}, "schedule": "1f1b", "cluster": {"gpu": ")" +
-         gpu + R"("}})";
+         gpu + R"("})" +
+         (precision.empty() ? "" : R"(, "options": {"precision": ")" + precision + R"("})") + "}";
 }
 
 TEST_F(SimCli, SweepProgressInALogIsAFewPlainLines) {
@@ -140,14 +142,23 @@ TEST_F(SimCli, CalibrationStaysWithTheHardwareItWasFittedOn) {
   EXPECT_FALSE(fs::exists(calib));
   const Outcome cpu = calibrate(trace, calib);
   ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
-  const fs::path on_cpu = write("cpu.json", mlp_config("cpu-local"));
-  const fs::path on_gpu = write("gpu.json", mlp_config("a100-80gb"));
+  const fs::path on_cpu = write("cpu.json", mlp_config("cpu-local", "2", "fp32"));
+  const fs::path on_gpu = write("gpu.json", mlp_config("a100-80gb", "2", "fp32"));
   EXPECT_EQ(
       sh("predict --config " + on_cpu.string() + " --calibration " + calib.string()).exit_code, 0);
   const Outcome refused =
       sh("predict --config " + on_gpu.string() + " --calibration " + calib.string());
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_NE(refused.err.find("fitted on 'cpu-local'"), std::string::npos) << refused.err;
+  // The cpu run computed in fp32: its scales would mean half the time at bf16's peak.
+  const fs::path in_bf16 = write("bf16.json", mlp_config("cpu-local"));
+  const Outcome other_format =
+      sh("predict --config " + in_bf16.string() + " --calibration " + calib.string());
+  EXPECT_EQ(other_format.exit_code, 1);
+  EXPECT_NE(other_format.err.find("fitted in fp32 (calibrate --precision), the config computes "
+                                  "in bf16 (options.precision)"),
+            std::string::npos)
+      << other_format.err;
 }
 
 TEST_F(SimCli, AMoeRunWithEpBelowDpCalibrates) {

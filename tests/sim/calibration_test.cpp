@@ -228,6 +228,7 @@ TEST(Calibration, FilesRoundTripAndBadOnesNameTheKey) {
   save_calibration(c, (dir / "c.json").string());
   const Calibration back = load_calibration((dir / "c.json").string());
   EXPECT_EQ(back.hardware, "cpu-local");
+  EXPECT_EQ(back.precision, "fp32");
   EXPECT_EQ(back.traces, c.traces);
   EXPECT_DOUBLE_EQ(back.phase(traces::Phase::kForward).flops_per_s,
                    c.phase(traces::Phase::kForward).flops_per_s);
@@ -260,6 +261,9 @@ TEST(Calibration, FilesRoundTripAndBadOnesNameTheKey) {
       std::string::npos);
   EXPECT_NE(message("hw.json", R"({"format": "meshscope-calibration", "hardware": 7})")
                 .find("hw.json: key 'hardware'"),
+            std::string::npos);
+  EXPECT_NE(message("fp8.json", R"({"format": "meshscope-calibration", "precision": "fp8"})")
+                .find("fp8.json: key 'precision': 'fp8' is not"),
             std::string::npos);
   EXPECT_NE(
       message("neg.json",
