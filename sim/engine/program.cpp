@@ -390,21 +390,41 @@ class Compiler {
   }
 
   void pair(int r, const SendSpec& spec) {
-    const size_t i = spec.local;
     Send& send = p_.sends.emplace_back();
     send.op = p_.rank_begin[r] + spec.local;
+    const int peer = r + spec.delta;
+    if (spec.cell < 0 || peer < 0 || peer >= p_.num_ranks) return unpaired(r, spec);
+    const Block& to = blocks_[block_of_[peer]];
+    const int32_t j = to.recv_at[spec.cell];
+    if (j < 0) return unpaired(r, spec);
+    const uint32_t recv = p_.rank_begin[peer] + static_cast<uint32_t>(j);
+    const int64_t expects = p_.code[to.begin + static_cast<uint32_t>(j)].value;
+    if (matched(recv) || (expects > 0 && spec.bytes > 0 && expects != spec.bytes))
+      return unpaired(r, spec);
+    const int tier = tier_between(r, peer);
+    if (tier < 0 || tier >= static_cast<int>(in_.links.size()) || tier > UINT8_MAX)
+      return unpaired(r, spec);
+    matched_bits_[recv / 64] |= uint64_t{1} << (recv % 64);
+    ++matched_;
+    send.peer = static_cast<uint32_t>(peer);
+    send.recv = recv;
+    send.tier = static_cast<uint8_t>(tier);
+  }
+
+  // Why pair() could not pair a SEND, asked again in its order: the messages are built out of
+  // its loop, which runs for every SEND of every rank (2 M at 16,384 GPUs).
+  [[gnu::cold, gnu::noinline]] void unpaired(int r, const SendSpec& spec) {
+    const size_t i = spec.local;
     if (spec.cell < 0) return error_.keep(r, i, where_is(r, i) + ": sends past the last stage");
     const int peer = r + spec.delta;
     if (peer < 0 || peer >= p_.num_ranks)
       return error_.keep(r, i, where_is(r, i) + ": no rank holds the next stage");
-    send.peer = static_cast<uint32_t>(peer);
     const Block& to = blocks_[block_of_[peer]];
     const int32_t j = to.recv_at[spec.cell];
     if (j < 0)
       return error_.keep(
           r, i, where_is(r, i) + ": rank " + std::to_string(peer) + " has no matching RECV");
-    const uint32_t recv = p_.rank_begin[peer] + static_cast<uint32_t>(j);
-    if (matched(recv))
+    if (matched(p_.rank_begin[peer] + static_cast<uint32_t>(j)))
       return error_.keep(r, i,
                          where_is(r, i) + ": its RECV on rank " + std::to_string(peer) +
                              " is already matched to another SEND");
@@ -413,13 +433,7 @@ class Compiler {
       return error_.keep(r, i,
                          where_is(r, i) + ": sends " + std::to_string(spec.bytes) +
                              " bytes, its RECV expects " + std::to_string(expects));
-    const int tier = tier_between(r, peer);
-    if (tier < 0 || tier >= static_cast<int>(in_.links.size()) || tier > UINT8_MAX)
-      return error_.keep(r, i, "simulate: tier_of gave a tier outside links", true);
-    matched_bits_[recv / 64] |= uint64_t{1} << (recv % 64);
-    ++matched_;
-    send.recv = recv;
-    send.tier = static_cast<uint8_t>(tier);
+    return error_.keep(r, i, "simulate: tier_of gave a tier outside links", true);
   }
 
   std::string where_is(int r, size_t i) const { return where(r, i, s_.ranks[r][i]); }

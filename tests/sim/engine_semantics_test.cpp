@@ -4,6 +4,7 @@
 
 #include <initializer_list>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "sim/engine/engine.h"
@@ -130,6 +131,27 @@ TEST(EngineSemantics, UnpairedTransfersNameTheFirstSendInRankOrder) {
       "rank 0: 0F0 0SEND_F0 0RECV_B0@1:64 0B0 0STEP\n"
       "rank 1: 1F0 1B0 1SEND_B0@0:32 1STEP\n");
   EXPECT_TRUE(has(e, "rank 0 action 1") && has(e, "rank 1 has no matching RECV")) << e;
+  // A SEND beyond the last stage, and one to a rank the mesh does not have.
+  e = verdict(
+      "rank 0: 0F0 0SEND_F0 0B0 0STEP\n"
+      "rank 1: 1RECV_F0 1F0 1SEND_F0 1B0 1STEP\n");
+  EXPECT_TRUE(has(e, "rank 1 action 2") && has(e, "sends past the last stage")) << e;
+  e = verdict(
+      "rank 0: 0F0 0SEND_F0@7 0B0 0STEP\n"
+      "rank 1: 1RECV_F0 1F0 1B0 1STEP\n");
+  EXPECT_TRUE(has(e, "rank 0 action 1") && has(e, "no rank holds the next stage")) << e;
+  // A tier_of that names no link: the caller's mistake, not the schedule's.
+  const auto ok = schedule::load(head +
+                                 "rank 0: 0F0 0SEND_F0 0RECV_B0 0B0 0STEP\n"
+                                 "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0 1STEP\n");
+  EngineInput in = costs_for(ok);
+  in.tier_of = [](int, int) { return 3; };
+  try {
+    simulate(in);
+    FAIL() << "simulated over a link tier that does not exist";
+  } catch (const std::invalid_argument& err) {
+    EXPECT_TRUE(has(err.what(), "tier_of gave a tier outside links")) << err.what();
+  }
 }
 
 TEST(EngineSemantics, EarlyReceivesAndLateSendsStillRun) {
