@@ -389,21 +389,26 @@ class Compiler {
     p_.send_begin[ranks] = static_cast<uint32_t>(p_.sends.size());
   }
 
+  // Why a SEND could not be paired (unpaired() words it).
+  enum class Unpaired { kPastLastStage, kNoRank, kNoRecv, kMatched, kBytes, kTier };
+
   void pair(int r, const SendSpec& spec) {
     Send& send = p_.sends.emplace_back();
     send.op = p_.rank_begin[r] + spec.local;
+    if (spec.cell < 0) return unpaired(r, spec, Unpaired::kPastLastStage);
     const int peer = r + spec.delta;
-    if (spec.cell < 0 || peer < 0 || peer >= p_.num_ranks) return unpaired(r, spec);
+    if (peer < 0 || peer >= p_.num_ranks) return unpaired(r, spec, Unpaired::kNoRank);
     const Block& to = blocks_[block_of_[peer]];
     const int32_t j = to.recv_at[spec.cell];
-    if (j < 0) return unpaired(r, spec);
+    if (j < 0) return unpaired(r, spec, Unpaired::kNoRecv, peer);
     const uint32_t recv = p_.rank_begin[peer] + static_cast<uint32_t>(j);
+    if (matched(recv)) return unpaired(r, spec, Unpaired::kMatched, peer);
     const int64_t expects = p_.code[to.begin + static_cast<uint32_t>(j)].value;
-    if (matched(recv) || (expects > 0 && spec.bytes > 0 && expects != spec.bytes))
-      return unpaired(r, spec);
+    if (expects > 0 && spec.bytes > 0 && expects != spec.bytes)
+      return unpaired(r, spec, Unpaired::kBytes, peer, expects);
     const int tier = tier_between(r, peer);
     if (tier < 0 || tier >= static_cast<int>(in_.links.size()) || tier > UINT8_MAX)
-      return unpaired(r, spec);
+      return unpaired(r, spec, Unpaired::kTier);
     matched_bits_[recv / 64] |= uint64_t{1} << (recv % 64);
     ++matched_;
     send.peer = static_cast<uint32_t>(peer);
@@ -411,29 +416,30 @@ class Compiler {
     send.tier = static_cast<uint8_t>(tier);
   }
 
-  // Why pair() could not pair a SEND, asked again in its order: the messages are built out of
-  // its loop, which runs for every SEND of every rank (2 M at 16,384 GPUs).
-  [[gnu::cold, gnu::noinline]] void unpaired(int r, const SendSpec& spec) {
+  // Keeps the error of a SEND pair() could not pair. Out of line: pair() runs for every SEND of
+  // every rank (2 M at 16,384 GPUs), and building messages there slowed each of them.
+  [[gnu::cold, gnu::noinline]] void unpaired(int r, const SendSpec& spec, Unpaired why,
+                                             int peer = -1, int64_t expects = 0) {
     const size_t i = spec.local;
-    if (spec.cell < 0) return error_.keep(r, i, where_is(r, i) + ": sends past the last stage");
-    const int peer = r + spec.delta;
-    if (peer < 0 || peer >= p_.num_ranks)
-      return error_.keep(r, i, where_is(r, i) + ": no rank holds the next stage");
-    const Block& to = blocks_[block_of_[peer]];
-    const int32_t j = to.recv_at[spec.cell];
-    if (j < 0)
-      return error_.keep(
-          r, i, where_is(r, i) + ": rank " + std::to_string(peer) + " has no matching RECV");
-    if (matched(p_.rank_begin[peer] + static_cast<uint32_t>(j)))
-      return error_.keep(r, i,
-                         where_is(r, i) + ": its RECV on rank " + std::to_string(peer) +
-                             " is already matched to another SEND");
-    const int64_t expects = p_.code[to.begin + static_cast<uint32_t>(j)].value;
-    if (expects > 0 && spec.bytes > 0 && expects != spec.bytes)
-      return error_.keep(r, i,
-                         where_is(r, i) + ": sends " + std::to_string(spec.bytes) +
-                             " bytes, its RECV expects " + std::to_string(expects));
-    return error_.keep(r, i, "simulate: tier_of gave a tier outside links", true);
+    switch (why) {
+      case Unpaired::kPastLastStage:
+        return error_.keep(r, i, where_is(r, i) + ": sends past the last stage");
+      case Unpaired::kNoRank:
+        return error_.keep(r, i, where_is(r, i) + ": no rank holds the next stage");
+      case Unpaired::kNoRecv:
+        return error_.keep(
+            r, i, where_is(r, i) + ": rank " + std::to_string(peer) + " has no matching RECV");
+      case Unpaired::kMatched:
+        return error_.keep(r, i,
+                           where_is(r, i) + ": its RECV on rank " + std::to_string(peer) +
+                               " is already matched to another SEND");
+      case Unpaired::kBytes:
+        return error_.keep(r, i,
+                           where_is(r, i) + ": sends " + std::to_string(spec.bytes) +
+                               " bytes, its RECV expects " + std::to_string(expects));
+      case Unpaired::kTier:
+        return error_.keep(r, i, "simulate: tier_of gave a tier outside links", true);
+    }
   }
 
   std::string where_is(int r, size_t i) const { return where(r, i, s_.ranks[r][i]); }
