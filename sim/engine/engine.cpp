@@ -179,7 +179,8 @@ class Sim {
       if (st.compute_busy) return;
       const size_t ci = 2 * slot_index(r, op);
       if (st.pending_recvs > 0 || pending_colls_[ci] > 0 ||
-          (op.kind == ActionKind::kOptimizerStep && pending_colls_[ci + 1] > 0)) {
+          (op.kind == ActionKind::kOptimizerStep && pending_colls_[ci + 1] > 0) ||
+          (in_.blocking_sends && (st.send_busy || st.sends_started != st.sends_issued))) {
         st.blocked = true;
         return;
       }
@@ -387,6 +388,8 @@ class Sim {
     }
     src.send_busy = false;
     start_next_send(done->src, now_);
+    // Blocking sends: a compute waiting for this rank's sends may start once the last is done.
+    if (in_.blocking_sends && src.blocked && !src.send_busy) advance(done->src, now_);
   }
 
   // ---- collectives --------------------------------------------------------------------------

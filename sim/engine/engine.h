@@ -18,7 +18,8 @@
 // - SEND is eager: its transfer starts when the send stream is free (sends of a rank run in
 //   program order); it takes latency + bytes / rate, where the rate is the link bandwidth shared
 //   by the transfers in flight on the sender's egress and the receiver's ingress port of that tier.
-//   A RECV completes when its transfer has arrived.
+//   A RECV completes when its transfer has arrived. With EngineInput::blocking_sends a compute
+//   also waits for the SENDs issued before it to complete.
 // - A collective starts when every member of the group has issued it and finished its earlier
 //   collectives; it then runs for the time the cost model gives and completes on all members at
 //   once.
@@ -80,6 +81,11 @@ struct EngineInput {
   // as a thread on the host's cores): n ranks computing at once each progress at
   // min(1, processors / n). 0: every rank computes on its own device.
   int shared_processors = 0;
+  // A rank's compute waits for its earlier SENDs to complete, as with pipeline p2p calls that
+  // return only when their transfers are done (Megatron-LM's megatron/p2p_communication.py waits
+  // on every request and synchronizes the device; DeepSpeed's pipe p2p.send is a blocking
+  // send). false: sends run on their own stream beside the compute (the executor's semantics).
+  bool blocking_sends = false;
   bool build_timeline = true;
   // Without a Timeline: still record when each op ran, for RankStats::busy_ns.
   bool record_busy = false;

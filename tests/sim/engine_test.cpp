@@ -185,6 +185,33 @@ TEST(Engine, TransfersShareAPortsBandwidth) {
   EXPECT_EQ(simulate(in).step_time_ns, 1'000'000);
 }
 
+TEST(Engine, BlockingSendsHoldTheNextCompute) {
+  // Rank 0 runs F0 (1 ms), sends 1 MB (1 ms on the link), then F1 and sends again. Sends beside
+  // the compute: F1 runs while the first send moves, rank 1 has both by 3 ms. Blocking sends: F1
+  // waits for the first send, so the second arrives at 4 ms.
+  const auto s = schedule::load(
+      "mesh dp=1 pp=2 tp=1\nmicrobatches 2\nstages 2\n"
+      "rank 0: 0F0 0SEND_F0@1:1000000 0F1 0SEND_F1@1:1000000\n"
+      "rank 1: 1RECV_F0@0:1000000 1RECV_F1@0:1000000\n");
+  EngineInput in;
+  in.schedule = &s;
+  in.stages.assign(2, StageTiming{});
+  in.stages[0].forward_ns = 1'000'000;
+  in.links = {LinkSpec{1e9, 0}};
+  auto second_f_starts = [](const EngineResult& r) {
+    for (const traces::Span& sp : r.timeline.spans)
+      if (sp.kind == traces::SpanKind::kCompute && sp.microbatch == 1) return sp.begin_ns;
+    return int64_t{-1};
+  };
+  const EngineResult beside = simulate(in);
+  EXPECT_EQ(second_f_starts(beside), 1'000'000);
+  EXPECT_EQ(beside.step_time_ns, 3'000'000);
+  in.blocking_sends = true;
+  const EngineResult blocking = simulate(in);
+  EXPECT_EQ(second_f_starts(blocking), 2'000'000);
+  EXPECT_EQ(blocking.step_time_ns, 4'000'000);
+}
+
 TEST(Engine, CollectivesTakeTheirShareOfTheLinks) {
   // Each replica sends 1 MB from pp 0 to pp 1 while its pp 0 rank runs a 2 ms dp all-reduce on
   // the same ports: the transfer gets half the link and takes 2 ms instead of 1.
