@@ -66,7 +66,9 @@ Framework parse_framework(const json& j, const std::string& where) {
                                 "residuals",
                                 "grad_reduce_bytes",
                                 "sharded_copies",
-                                "optimizer_step_bytes"};
+                                "optimizer_step_bytes",
+                                "p2p_scatter_gather",
+                                "p2p_blocking"};
   for (const auto& [k, v] : j.items())
     if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* x) { return k == x; }) ==
         std::end(kKeys))
@@ -129,6 +131,15 @@ Framework parse_framework(const json& j, const std::string& where) {
     if (!v.is_number() || v.get<double>() < 12 || v.get<double>() > 256)
       fail(where, "optimizer_step_bytes", "must be a number of bytes per parameter in [12, 256]");
     f.optimizer_step_bytes = v.get<double>();
+  }
+  if (j.contains("p2p_scatter_gather")) {
+    if (!j.at("p2p_scatter_gather").is_boolean())
+      fail(where, "p2p_scatter_gather", "must be true or false");
+    f.p2p_scatter_gather = j.at("p2p_scatter_gather").get<bool>();
+  }
+  if (j.contains("p2p_blocking")) {
+    if (!j.at("p2p_blocking").is_boolean()) fail(where, "p2p_blocking", "must be true or false");
+    f.p2p_blocking = j.at("p2p_blocking").get<bool>();
   }
   if (j.contains("recompute")) {
     const char* want = "must be a list of none, selective, full, op-selective";

@@ -76,6 +76,12 @@ struct Framework {
   // fp32 weight, moments and gradient, write the weight, moments and the bf16 copy). An unfused
   // per-tensor or foreach Adam makes a pass per arithmetic op.
   double optimizer_step_bytes = 0;
+  // Pipeline stages exchange activations and gradients split over the tp ranks and all-gather
+  // them on receipt (profile key "p2p_scatter_gather"; model::LayerParallel::p2p_scatter_gather).
+  bool p2p_scatter_gather = false;
+  // A stage's pipeline sends complete before its next compute starts (profile key "p2p_blocking";
+  // engine::EngineInput::blocking_sends); false: they overlap the compute that follows.
+  bool p2p_blocking = false;
   // Recomputation granularities it offers ("none", "selective", "full").
   std::vector<std::string> recompute;
   // Per hardware catalog name: the development set's residuals for this framework there

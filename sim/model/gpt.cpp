@@ -68,6 +68,9 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
   const double T = static_cast<double>(par.micro_batch * spec.seq / par.cp);
   const bool sp = par.sequence_parallel && t > 1;
   const double rep = sp ? 1.0 / t : 1.0;
+  // What one tp rank sends to the next stage, and whether the receiver all-gathers it.
+  const bool scatter = par.p2p_scatter_gather && t > 1 && !sp;
+  const double p2p_share = scatter ? 1.0 / t : rep;
 
   GptModel model;
   for (int s = 0; s < num_stages; ++s) {
@@ -126,8 +129,14 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
       c.weight_grad_bytes += static_cast<int64_t>(T * h * e);
     }
     c.parameters = st.dense_parameters + st.expert_parameters;
-    c.output_bytes = last ? 0 : static_cast<int64_t>(T * h * e * rep);
-    c.input_bytes = first ? 0 : static_cast<int64_t>(T * h * e * rep);
+    c.output_bytes = last ? 0 : static_cast<int64_t>(T * h * e * p2p_share);
+    c.input_bytes = first ? 0 : static_cast<int64_t>(T * h * e * p2p_share);
+    if (scatter) {
+      // The received activation (forward) and gradient (backward) are whole again after an
+      // all-gather over tp, before the stage's first op uses them.
+      if (!first) c.tp_forward.push_back(tp_comm("p2p.gather", CommOp::kAllGather, T * h * e));
+      if (!last) c.tp_backward.push_back(tp_comm("p2p.gather", CommOp::kAllGather, T * h * e));
+    }
     model.stages.push_back(std::move(st));
   }
   const double per_layer = layer.model_flops;

@@ -61,6 +61,12 @@ struct LayerParallel {
   int recompute_every = 1;
   int element_bytes = 2;
   ElementwisePasses passes;
+  // Pipeline stages exchange their activations and gradients split over the tp ranks, each rank
+  // sending 1/tp of the tensor, which the receiving stage all-gathers over tp (Megatron-LM's
+  // scatter/gather of pipeline tensors; DeepSpeed's partitioned pipe activations). Without it
+  // every tp rank sends the whole tensor. No effect under sequence parallelism, whose stage
+  // outputs are already split. build_gpt reads it.
+  bool p2p_scatter_gather = false;
 };
 
 struct LayerCost {

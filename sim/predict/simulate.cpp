@@ -79,6 +79,7 @@ engine::EngineInput engine_input(const Resolved& r) {
       engine::LinkSpec{intra.bandwidth_bytes_per_s, static_cast<int64_t>(intra.latency_ns)},
       engine::LinkSpec{inter.bandwidth_bytes_per_s, static_cast<int64_t>(inter.latency_ns)}};
   if (shares_cores(r)) in.shared_processors = r.hw.host_cores;
+  in.blocking_sends = r.fw.p2p_blocking;
   return in;
 }
 

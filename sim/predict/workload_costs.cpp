@@ -31,6 +31,7 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   par.recompute_every = c.recompute_every;
   par.element_bytes = cost::element_bytes(c.precision);
   par.passes = framework.passes;
+  par.p2p_scatter_gather = framework.p2p_scatter_gather;
   const int stages = c.mesh.pp * c.virtual_stages;
   const model::GptModel g = model::build_gpt(c.gpt, par, stages, c.layers_per_stage);
   WorkloadCosts w;

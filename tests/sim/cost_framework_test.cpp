@@ -131,5 +131,24 @@ TEST(CostFramework, OptimizerStepBytesCountTheUnfusedAdamPassesAndClipping) {
             std::string::npos);
 }
 
+TEST(CostFramework, PipelineTransfersFollowTheFrameworksP2pCode) {
+  // Megatron-LM 2022 and DeepSpeed split a stage's tensor over tp and block on their sends;
+  // megatron-core sends whole tensors and overlaps them; FSDP stacks have no pipeline p2p of
+  // their own and keep the defaults (whole, beside the compute).
+  EXPECT_TRUE(find_framework("megatron-2022").p2p_scatter_gather);
+  EXPECT_TRUE(find_framework("megatron-2022").p2p_blocking);
+  EXPECT_TRUE(find_framework("deepspeed-megatron").p2p_scatter_gather);
+  EXPECT_TRUE(find_framework("deepspeed-megatron").p2p_blocking);
+  EXPECT_FALSE(find_framework("megatron-core-2024").p2p_scatter_gather);
+  EXPECT_FALSE(find_framework("megatron-core-2024").p2p_blocking);
+  EXPECT_FALSE(find_framework("torchtitan").p2p_blocking);
+  EXPECT_NE(error_of({{"name", "x"}, {"p2p_blocking", "yes"}})
+                .find("fw.json: key 'p2p_blocking': must be true or false"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"name", "x"}, {"p2p_scatter_gather", 1}})
+                .find("fw.json: key 'p2p_scatter_gather': must be true or false"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace meshscope::cost

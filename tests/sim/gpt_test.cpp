@@ -142,5 +142,40 @@ TEST(Gpt, StagesCarryEmbeddingAndLogitsAtTheEnds) {
   EXPECT_GT(m.stages[7].cost.forward_flops(), m.stages[5].cost.forward_flops());
 }
 
+TEST(Gpt, ScatterGatherSendsATpShardBetweenStagesAndGathersIt) {
+  // Without sequence parallelism every tp rank holds the whole stage output. Megatron-LM's
+  // scatter/gather sends 1/tp of it from each rank and all-gathers it on the receiving stage:
+  // the forward of every stage but the first, the backward of every stage but the last.
+  LayerParallel p = par(8, false, Recompute::kFull, false);
+  const int64_t whole = 2048 * 12288 * 2;
+  const GptModel plain = build_gpt(gpt3(), p, 8);
+  EXPECT_EQ(plain.stages[3].cost.output_bytes, whole);
+  p.p2p_scatter_gather = true;
+  const GptModel split = build_gpt(gpt3(), p, 8);
+  EXPECT_EQ(split.stages[3].cost.output_bytes, whole / 8);
+  EXPECT_EQ(split.stages[7].cost.output_bytes, 0);
+  auto gathers = [](const std::vector<TpCollective>& cs) {
+    int64_t n = 0;
+    for (const TpCollective& c : cs)
+      if (c.name == "p2p.gather") {
+        EXPECT_EQ(c.op, CommOp::kAllGather);
+        n += c.bytes;
+      }
+    return n;
+  };
+  EXPECT_EQ(gathers(split.stages[0].cost.tp_forward), 0);
+  EXPECT_EQ(gathers(split.stages[3].cost.tp_forward), whole);
+  EXPECT_EQ(gathers(split.stages[3].cost.tp_backward), whole);
+  EXPECT_EQ(gathers(split.stages[7].cost.tp_backward), 0);
+  EXPECT_EQ(gathers(plain.stages[3].cost.tp_forward), 0);
+  // Under sequence parallelism the output is a shard already: nothing changes.
+  LayerParallel sp = par(8, true, Recompute::kSelective, false);
+  const GptModel sp_plain = build_gpt(gpt3(), sp, 8);
+  sp.p2p_scatter_gather = true;
+  const GptModel sp_split = build_gpt(gpt3(), sp, 8);
+  EXPECT_EQ(sp_split.stages[3].cost.output_bytes, sp_plain.stages[3].cost.output_bytes);
+  EXPECT_EQ(gathers(sp_split.stages[3].cost.tp_forward), 0);
+}
+
 }  // namespace
 }  // namespace meshscope::model
