@@ -173,6 +173,16 @@ TEST(PredictFrameworkConfig, PipelineSendsFollowTheProfilesP2p) {
   // A send crosses to the next node in about 100 us (4 MiB at the NIC's 50 GB/s x 0.9, plus its
   // latency); when sends block, stage 0's compute after each send waits for it.
   EXPECT_GT(blocking.summary.step_time_s, plain.summary.step_time_s);
+  // Two chunks on one rank (pp 1, interleaved): nothing crosses between them, so nothing is
+  // gathered either.
+  j["mesh"] = {{"dp", 1}, {"tp", 8}, {"pp", 1}};
+  j["schedule"] = "interleaved";
+  j["virtual_stages"] = 2;
+  j["framework"] = exposed_profile("p2p-whole", R"("p2p_blocking": false)");
+  const Summary one_rank = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  j["framework"] = exposed_profile("p2p-split", R"("p2p_scatter_gather": true)");
+  EXPECT_EQ(simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary.step_time_s,
+            one_rank.step_time_s);
 }
 
 }  // namespace
