@@ -80,12 +80,15 @@ TEST(EngineSymmetry, ReplicasSimulatedOnceEqualTheFullSimulation) {
                         Case{schedule::Family::kInterleaved, {2, 2, 4}, 4, 2},
                         Case{schedule::Family::kZbH1, {3, 4, 2}, 8, 1}}) {
     const auto s = make(c.family, c.shape, c.m, c.v);
-    const EngineInput in = input_for(s, c.shape.pp * c.shape.tp);  // a replica fills a node
+    EngineInput in = input_for(s, c.shape.pp * c.shape.tp);  // a replica fills a node
     ASSERT_TRUE(replicas_symmetric(in)) << s.name;
-    const EngineResult full = simulate(in);
-    const EngineResult once = simulate_symmetric(in, {.expand_timeline = true});
-    EXPECT_LT(once.actions, full.actions);
-    expect_same(full, once);
+    for (const bool blocking : {false, true}) {
+      in.blocking_sends = blocking;
+      const EngineResult full = simulate(in);
+      const EngineResult once = simulate_symmetric(in, {.expand_timeline = true});
+      EXPECT_LT(once.actions, full.actions);
+      expect_same(full, once);
+    }
   }
 }
 
