@@ -163,6 +163,15 @@ TEST(Engine, TimelineLooksLikeTheExecutors) {
   EXPECT_FALSE(tl.counters.empty());
 }
 
+// Free stages, one link tier of 1 GB/s without latency: a 1 MB transfer alone takes 1 ms.
+EngineInput on_one_link(const schedule::Schedule& s) {
+  EngineInput in;
+  in.schedule = &s;
+  in.stages.assign(s.num_stages, StageTiming{});
+  in.links = {LinkSpec{1e9, 0}};
+  return in;
+}
+
 TEST(Engine, TransfersShareAPortsBandwidth) {
   // Ranks 0 and 2 both send 1 MB to rank 1 at t=0: sharing rank 1's ingress, both take twice as
   // long as one alone.
@@ -171,10 +180,7 @@ TEST(Engine, TransfersShareAPortsBandwidth) {
       "rank 0: 0F0 0SEND_F0@1:1000000\n"
       "rank 1: 1RECV_F0@0:1000000 1RECV_B0@2:1000000\n"
       "rank 2: 2F0 2SEND_B0@1:1000000\n");
-  EngineInput in;
-  in.schedule = &s;
-  in.stages.assign(3, StageTiming{});
-  in.links = {LinkSpec{1e9, 0}};
+  EngineInput in = on_one_link(s);
   const EngineResult r = simulate(in);
   EXPECT_EQ(r.step_time_ns, 2'000'000);
   // The same transfers one after the other on different ports do not slow each other.
@@ -193,11 +199,8 @@ TEST(Engine, BlockingSendsHoldTheNextCompute) {
       "mesh dp=1 pp=2 tp=1\nmicrobatches 2\nstages 2\n"
       "rank 0: 0F0 0SEND_F0@1:1000000 0F1 0SEND_F1@1:1000000\n"
       "rank 1: 1RECV_F0@0:1000000 1RECV_F1@0:1000000\n");
-  EngineInput in;
-  in.schedule = &s;
-  in.stages.assign(2, StageTiming{});
+  EngineInput in = on_one_link(s);
   in.stages[0].forward_ns = 1'000'000;
-  in.links = {LinkSpec{1e9, 0}};
   auto second_f_starts = [](const EngineResult& r) {
     for (const traces::Span& sp : r.timeline.spans)
       if (sp.kind == traces::SpanKind::kCompute && sp.microbatch == 1) return sp.begin_ns;
@@ -221,10 +224,7 @@ TEST(Engine, CollectivesTakeTheirShareOfTheLinks) {
       "rank 1: 1RECV_F0@0:1000000 1F0\n"
       "rank 2: 0ALLREDUCE(dp):8 0F0 0SEND_F0@3:1000000\n"
       "rank 3: 1RECV_F0@2:1000000 1F0\n");
-  EngineInput in;
-  in.schedule = &s;
-  in.stages.assign(2, StageTiming{});
-  in.links = {LinkSpec{1e9, 0}};
+  EngineInput in = on_one_link(s);
   in.collective_ns = [](int, const schedule::Action&) { return int64_t{2'000'000}; };
   auto recv_ns = [](const EngineResult& r) {
     for (const traces::Span& sp : r.timeline.spans)
