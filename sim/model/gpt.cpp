@@ -41,7 +41,7 @@ std::vector<int> split_layers(int64_t layers, int stages) {
 }
 
 GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages,
-                   std::vector<int> layers_per_stage) {
+                   std::vector<int> layers_per_stage, const std::vector<int>& stage_owner) {
   if (spec.layers < 1 || spec.hidden < 1 || spec.heads < 1 || spec.seq < 1 || spec.vocab < 1)
     throw std::invalid_argument("model: layers, hidden, heads, seq and vocab must be >= 1");
   if (layers_per_stage.empty()) layers_per_stage = split_layers(spec.layers, num_stages);
@@ -133,9 +133,15 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
     c.input_bytes = first ? 0 : static_cast<int64_t>(T * h * e * p2p_share);
     if (scatter) {
       // The received activation (forward) and gradient (backward) are whole again after an
-      // all-gather over tp, before the stage's first op uses them.
-      if (!first) c.tp_forward.push_back(tp_comm("p2p.gather", CommOp::kAllGather, T * h * e));
-      if (!last) c.tp_backward.push_back(tp_comm("p2p.gather", CommOp::kAllGather, T * h * e));
+      // all-gather over tp, before the stage's first op uses them. Between two stages one rank
+      // holds (a V placement's turn, every boundary with pp = 1) nothing is sent or gathered.
+      auto remote = [&](int other) {
+        return stage_owner.empty() || stage_owner.at(other) != stage_owner.at(s);
+      };
+      if (!first && remote(s - 1))
+        c.tp_forward.push_back(tp_comm("p2p.gather", CommOp::kAllGather, T * h * e));
+      if (!last && remote(s + 1))
+        c.tp_backward.push_back(tp_comm("p2p.gather", CommOp::kAllGather, T * h * e));
     }
     model.stages.push_back(std::move(st));
   }

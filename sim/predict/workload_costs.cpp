@@ -19,22 +19,6 @@ namespace {
 
 int64_t ns(double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); }
 
-// Scatter/gather's all-gathers (model::LayerParallel::p2p_scatter_gather) rebuild a tensor that
-// came from another pp rank: between two stages one rank holds (the turn of a V-shaped
-// placement; every boundary with pp = 1) nothing is sent, so nothing is gathered.
-void drop_gathers_inside_a_rank(const PredictConfig& c, model::GptModel& g) {
-  const int stages = static_cast<int>(g.stages.size());
-  const std::vector<int> owner =
-      schedule::stage_placement(schedule::info(c.schedule).placement, c.mesh.pp, stages);
-  auto drop = [](std::vector<model::TpCollective>& cs) {
-    std::erase_if(cs, [](const model::TpCollective& x) { return x.name == "p2p.gather"; });
-  };
-  for (int s = 0; s < stages; ++s) {
-    if (s > 0 && owner[s - 1] == owner[s]) drop(g.stages[s].cost.tp_forward);
-    if (s + 1 < stages && owner[s + 1] == owner[s]) drop(g.stages[s].cost.tp_backward);
-  }
-}
-
 WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework) {
   model::LayerParallel par;
   par.micro_batch = c.micro_batch;
@@ -50,8 +34,9 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   par.passes = framework.passes;
   par.p2p_scatter_gather = framework.p2p_scatter_gather;
   const int stages = c.mesh.pp * c.virtual_stages;
-  model::GptModel g = model::build_gpt(c.gpt, par, stages, c.layers_per_stage);
-  if (par.p2p_scatter_gather) drop_gathers_inside_a_rank(c, g);
+  const model::GptModel g = model::build_gpt(
+      c.gpt, par, stages, c.layers_per_stage,
+      schedule::stage_placement(schedule::info(c.schedule).placement, c.mesh.pp, stages));
   WorkloadCosts w;
   for (const model::GptStage& s : g.stages) {
     w.stages.push_back(s.cost);

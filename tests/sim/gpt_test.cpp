@@ -168,6 +168,12 @@ TEST(Gpt, ScatterGatherSendsATpShardBetweenStagesAndGathersIt) {
   EXPECT_EQ(gathers(split.stages[3].cost.tp_backward), whole);
   EXPECT_EQ(gathers(split.stages[7].cost.tp_backward), 0);
   EXPECT_EQ(gathers(plain.stages[3].cost.tp_forward), 0);
+  // Stages 3 and 4 on one pp rank (a V placement's turn): nothing crosses between them.
+  const GptModel v = build_gpt(gpt3(), p, 8, {}, {0, 1, 2, 3, 3, 2, 1, 0});
+  EXPECT_EQ(gathers(v.stages[3].cost.tp_backward), 0);
+  EXPECT_EQ(gathers(v.stages[4].cost.tp_forward), 0);
+  EXPECT_EQ(gathers(v.stages[3].cost.tp_forward), whole);
+  EXPECT_EQ(gathers(v.stages[4].cost.tp_backward), whole);
   // Under sequence parallelism the output is a shard already: nothing changes.
   LayerParallel sp = par(8, true, Recompute::kSelective, false);
   const GptModel sp_plain = build_gpt(gpt3(), sp, 8);
