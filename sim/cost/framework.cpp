@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -13,6 +12,7 @@
 
 #include "sim/cost/hardware.h"
 #include "traces/enum_names.h"
+#include "traces/json_file.h"
 
 namespace meshscope::cost {
 namespace {
@@ -171,15 +171,7 @@ Framework parse_framework(const json& j, const std::string& where) {
 }
 
 Framework load_framework_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open framework profile");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::exception& e) {
-    throw std::runtime_error(path + ": " + e.what());
-  }
-  return parse_framework(j, path);
+  return parse_framework(traces::load_json_file(path, "framework profile"), path);
 }
 
 std::vector<std::string> framework_dirs() {

@@ -32,6 +32,7 @@
 #include "sim/model/vgg.h"
 #include "sim/model/workload.h"
 #include "sim/schedule/generators.h"
+#include "traces/json_file.h"
 
 namespace meshscope::predict {
 
@@ -125,7 +126,7 @@ std::vector<std::string> config_keys();
 
 // Deeper nesting than a configuration has any use for (top, section, list, list of lists) is
 // refused before anything walks it recursively.
-inline constexpr int kMaxConfigDepth = 16;
+inline constexpr int kMaxConfigDepth = traces::kMaxJsonFileDepth;
 
 // A dotted key as error messages print it: a hostile nesting's "model.a.a.a..." cut to 60 chars.
 std::string shortened_key(const std::string& dotted);
@@ -145,8 +146,9 @@ struct SweepPoint {
 inline constexpr size_t kMaxSweepPoints = 100000;
 std::vector<SweepPoint> expand_sweep(const nlohmann::json& j, const std::string& where);
 
-// Reads and parses a JSON file. Every error names the file and, where it has one, the byte:
-// malformed JSON, a number out of a double's range, nesting deeper than kMaxConfigDepth.
+// Reads and parses a configuration file (traces::load_json_file): every error names the file and,
+// where it has one, the byte and key: malformed JSON, a key given twice, a number out of a
+// double's range, nesting deeper than kMaxConfigDepth.
 nlohmann::json load_json_file(const std::string& path);
 
 // Where `predict --config NAME` finds NAME when it is not a file from the working directory: a

@@ -99,12 +99,18 @@ TEST(PredictConfig, FilesThatAreNoJsonNameThemselves) {
     }
     return "(loaded)";
   };
-  EXPECT_EQ(message(dir.string()), dir.string() + ": is a directory, not a JSON file");
+  EXPECT_EQ(message(dir.string()), dir.string() + ": is a directory, not a config file");
   std::ofstream(dir / "cut.json") << R"({"model": {"kind": )";
   EXPECT_EQ(message((dir / "cut.json").string())
                 .rfind((dir / "cut.json").string() + ": malformed JSON at byte ", 0),
             0u);
-  EXPECT_EQ(message((dir / "none.json").string()), (dir / "none.json").string() + ": cannot open");
+  EXPECT_EQ(message((dir / "none.json").string()),
+            (dir / "none.json").string() + ": cannot open config file");
+  // A key given twice: a parser would keep one of the two without a word.
+  std::ofstream(dir / "twice.json")
+      << R"({"mesh": {"dp": 8}, "batch": {"micro": 1}, "mesh": {"tp": 2}})";
+  EXPECT_EQ(message((dir / "twice.json").string()),
+            (dir / "twice.json").string() + ": key 'mesh' given twice (bytes 1 and 43)");
   std::filesystem::remove_all(dir);
 }
 
@@ -206,7 +212,7 @@ TEST(PredictConfig, NestingTwentyThousandDeepIsRefusedNotACrash) {
 
 TEST(PredictConfig, ANumberBeyondADoubleNamesTheFileAndByte) {
   TempFile f("big.json", R"({"model": {"layers": 1e999}})");
-  EXPECT_EQ(load_error(f.path), f.path + ": number '1e999' out of range at byte 26");
+  EXPECT_EQ(load_error(f.path), f.path + ": number '1e999' out of range at byte 21");
 }
 
 TEST(PredictConfig, AConfigMustSayWhatItModels) {

@@ -1,0 +1,101 @@
+// Hand-written JSON files: every way a file can be wrong is an error naming the file and where.
+#include "traces/json_file.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+namespace meshscope::traces {
+namespace {
+
+class JsonFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("meshscope_json_file_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // The error loading `text` from a file gives, with the file's path replaced by "F".
+  std::string error_of(const std::string& text, std::string_view kind = "JSON file") {
+    const std::string path = (dir_ / "f.json").string();
+    std::ofstream(path, std::ios::binary) << text;
+    try {
+      load_json_file(path, kind);
+    } catch (const std::runtime_error& e) {
+      std::string m = e.what();
+      return m.rfind(path, 0) == 0 ? "F" + m.substr(path.size()) : m;
+    }
+    return "(loaded)";
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(JsonFile, AKeyGivenTwiceIsNamedWithBothBytes) {
+  // The second "mesh" would replace the first without a word in a DOM parser.
+  EXPECT_EQ(error_of(R"({"mesh": {"dp": 2}, "mesh": {"tp": 4}})"),
+            "F: key 'mesh' given twice (bytes 1 and 20)");
+  // Nested: named from the top; the same key in two objects is no duplicate.
+  EXPECT_EQ(error_of(R"({"a": {"x": 1}, "b": {"x": 1, "y": [{"k": 1}, {"k": 2, "k": 3}]}})"),
+            "F: key 'b.y.k' given twice (bytes 47 and 55)");
+  EXPECT_EQ(error_of(R"({"a": {"x": 1}, "b": {"x": 1}, "s": "x: \"x\": x"})"), "(loaded)");
+}
+
+TEST_F(JsonFile, MalformedTextSaysLineColumnAndWhatWasExpected) {
+  const std::string e = error_of("{\n  \"model\": {\"layers\": 4,}\n}\n");
+  EXPECT_EQ(e.rfind("F: malformed JSON at byte 26 (line 2, column 25): syntax error", 0), 0u) << e;
+  EXPECT_NE(e.find("expected string literal"), std::string::npos) << e;
+  // An empty file is malformed too, past its last character.
+  EXPECT_EQ(error_of("").rfind("F: malformed JSON at byte 0 (line 1, column 1)", 0), 0u);
+}
+
+TEST_F(JsonFile, ANumberBeyondADoubleIsPlacedAtItsFirstDigit) {
+  EXPECT_EQ(error_of(R"({"model": {"layers": 1e999}})"),
+            "F: number '1e999' out of range at byte 21");
+}
+
+TEST_F(JsonFile, NestingDeeperThanTheBoundIsRefusedBeforeParsing) {
+  const std::string deep = R"({"model": {"x": )" + std::string(20000, '[') +
+                           std::string(20000, ']') + "}}";
+  EXPECT_EQ(error_of(deep), "F: key 'model.x': nested deeper than 16 levels at byte 30");
+}
+
+TEST_F(JsonFile, ADirectoryOrAMissingFileIsNamedAsTheKindOfFileItShouldBe) {
+  try {
+    load_json_file(dir_.string(), "hardware file");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), dir_.string() + ": is a directory, not a hardware file");
+  }
+  const std::string none = (dir_ / "none.json").string();
+  try {
+    load_json_file(none, "calibration file");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), none + ": cannot open calibration file");
+  }
+}
+
+TEST_F(JsonFile, AValidFileLoads) {
+  const std::string path = (dir_ / "ok.json").string();
+  std::ofstream(path) << R"({"a": [1, 2, {"b": "c"}], "d": 1.5e3})";
+  const nlohmann::json j = load_json_file(path);
+  EXPECT_EQ(j.at("a").at(2).at("b"), "c");
+  EXPECT_DOUBLE_EQ(j.at("d").get<double>(), 1500.0);
+}
+
+TEST(JsonFileLineAndColumn, CountsFromOne) {
+  EXPECT_EQ(line_and_column("ab\ncd", 0), "line 1, column 1");
+  EXPECT_EQ(line_and_column("ab\ncd", 4), "line 2, column 2");
+  EXPECT_EQ(line_and_column("ab", 99), "line 1, column 3");
+}
+
+}  // namespace
+}  // namespace meshscope::traces

@@ -1,0 +1,35 @@
+// Reading a JSON file a person wrote (a config, a hardware entry, a framework profile, a
+// calibration): every error names the file and where in it the fault is.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace meshscope::traces {
+
+// How deep a hand-written file may nest. Every file meshscope reads this way nests 4 levels or
+// fewer; the bound turns a hostile file (20,000 '[' in a row) into an error before the parser,
+// the sweep or json::dump recurse into it.
+inline constexpr int kMaxJsonFileDepth = 16;
+
+// Reads and parses the JSON file at `path`, a `kind` ("hardware file", "calibration file") as the
+// errors call it. Throws std::runtime_error beginning "PATH: " when:
+//   - it is a directory ("is a directory, not a KIND") or cannot be opened ("cannot open KIND");
+//   - it nests deeper than `max_depth` ("key 'a.b': nested deeper than 16 levels at byte N");
+//   - an object gives a key twice ("key 'mesh' given twice (bytes N and M)"): a parser would keep
+//     one of the two silently;
+//   - a number is beyond a double's range ("number '1e999' out of range at byte N");
+//   - the text is not JSON ("malformed JSON at byte N (line L, column C): what the parser
+//     expected").
+// Bytes are counted from 0, lines and columns from 1.
+nlohmann::json load_json_file(const std::string& path, std::string_view kind = "JSON file",
+                              int max_depth = kMaxJsonFileDepth);
+
+// "line L, column C" of byte offset `byte` in `text` (both from 1; a byte past the end is placed
+// after the last character).
+std::string line_and_column(const std::string& text, size_t byte);
+
+}  // namespace meshscope::traces
