@@ -1,15 +1,19 @@
 // Calibration files: JSON, written whole or not at all.
 #include "sim/cost/calibration.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
+#include <initializer_list>
 #include <stdexcept>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/cost/hardware.h"
 #include "traces/atomic_file.h"
+#include "traces/json_file.h"
 
 namespace meshscope::cost {
 namespace {
@@ -23,12 +27,37 @@ json link_json(const LinkFit& f) {
           {"rms_error", f.rms_error}};
 }
 
-LinkFit link_from(const json& j, const std::string& where) {
+// Refuses a key the format does not have (a hand-edited "computes" would drop the fit without a
+// word); `prefix` is the dotted name of the object `j` ("compute.F"), "" at the top.
+void only_keys(const json& j, std::initializer_list<std::string_view> known,
+               const std::string& path, const std::string& prefix) {
+  if (!j.is_object())
+    throw std::runtime_error(path + ": key '" + (prefix.empty() ? "(top)" : prefix) +
+                             "': must be an object");
+  for (const auto& item : j.items())
+    if (std::find(known.begin(), known.end(), item.key()) == known.end())
+      throw std::runtime_error(path + ": key '" + (prefix.empty() ? "" : prefix + ".") +
+                               item.key() + "': unknown key");
+}
+
+// A sample count (`key`.samples): a whole number that fits an int.
+int samples_of(const json& j, const std::string& path, const std::string& key) {
+  if (!j.contains("samples")) return 0;
+  const json& v = j.at("samples");
+  const double x = v.is_number() ? v.get<double>() : -1;
+  if (!v.is_number() || x < 0 || x > 2147483647.0 || x != std::floor(x))
+    throw std::runtime_error(path + ": key '" + key + ".samples': must be a whole number >= 0");
+  return static_cast<int>(x);
+}
+
+LinkFit link_from(const json& j, const std::string& path, const std::string& key) {
+  const std::string where = path + ": key '" + key + "'";
+  only_keys(j, {"alpha_ns", "bandwidth_bytes_per_s", "samples", "rms_error"}, path, key);
   LinkFit f;
   try {
     f.alpha_ns = j.value("alpha_ns", 0.0);
     f.bandwidth_bytes_per_s = j.value("bandwidth_bytes_per_s", 0.0);
-    f.samples = j.value("samples", 0);
+    f.samples = samples_of(j, path, key);
     f.rms_error = j.value("rms_error", 0.0);
   } catch (const json::exception& e) {
     throw std::runtime_error(where + ": " + e.what());
@@ -63,19 +92,13 @@ std::string to_json(const Calibration& c) {
 }
 
 Calibration load_calibration(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw std::runtime_error(path + ": is a directory, not a calibration file");
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open calibration file");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(path + ": malformed JSON at byte " + std::to_string(e.byte));
-  }
-  if (!j.is_object() || j.value("format", "") != "meshscope-calibration")
+  const json j = traces::load_json_file(path, "calibration file");
+  if (!j.is_object() || !j.contains("format") || j.at("format") != "meshscope-calibration")
     throw std::runtime_error(path + ": key 'format': not a meshscope calibration file");
+  only_keys(j,
+            {"format", "version", "hardware", "precision", "traces", "compute", "p2p", "collective",
+             "all_to_all"},
+            path, "");
   Calibration c;
   std::string key = "hardware";  // the key being read, for a wrongly typed value
   try {
@@ -92,11 +115,14 @@ Calibration load_calibration(const std::string& path) {
         key = "compute." + name;
         const auto phase = traces::parse_phase(name);
         if (!phase) throw std::runtime_error(path + ": key '" + key + "': unknown phase");
+        only_keys(
+            v, {"flops_per_s", "overhead_ns", "efficiency", "samples", "rms_error", "model_scale"},
+            path, key);
         PhaseFit& f = c.phases[static_cast<size_t>(*phase)];
         f.flops_per_s = v.value("flops_per_s", 0.0);
         f.overhead_ns = v.value("overhead_ns", 0.0);
         f.efficiency = v.value("efficiency", 0.0);
-        f.samples = v.value("samples", 0);
+        f.samples = samples_of(v, path, key);
         f.rms_error = v.value("rms_error", 0.0);
         f.model_scale = v.value("model_scale", 0.0);
         if (f.flops_per_s < 0 || f.model_scale < 0 || f.overhead_ns < 0)
@@ -107,11 +133,9 @@ Calibration load_calibration(const std::string& path) {
   } catch (const json::exception& e) {
     throw std::runtime_error(path + ": key '" + key + "': " + e.what());
   }
-  if (j.contains("p2p")) c.p2p = link_from(j.at("p2p"), path + ": key 'p2p'");
-  if (j.contains("collective"))
-    c.collective = link_from(j.at("collective"), path + ": key 'collective'");
-  if (j.contains("all_to_all"))
-    c.all_to_all = link_from(j.at("all_to_all"), path + ": key 'all_to_all'");
+  if (j.contains("p2p")) c.p2p = link_from(j.at("p2p"), path, "p2p");
+  if (j.contains("collective")) c.collective = link_from(j.at("collective"), path, "collective");
+  if (j.contains("all_to_all")) c.all_to_all = link_from(j.at("all_to_all"), path, "all_to_all");
   return c;
 }
 

@@ -2,15 +2,17 @@
 #include "sim/cost/hardware.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "traces/enum_names.h"
+#include "traces/json_file.h"
 
 namespace meshscope::cost {
 namespace {
@@ -21,39 +23,137 @@ using nlohmann::json;
   throw std::runtime_error(where + ": key '" + key + "': " + why);
 }
 
-const json& require(const json& j, const std::string& key, const std::string& where) {
-  if (!j.is_object() || !j.contains(key)) fail(where, key, "missing");
+// The keys a hardware file may hold, per object (hardware_keys() lists them dotted).
+const std::vector<std::string_view> kTopKeys = {"name",
+                                                "description",
+                                                "kind",
+                                                "sources",
+                                                "peak_flops",
+                                                "memory_bytes",
+                                                "memory_bandwidth_bytes_per_s",
+                                                "compute_units",
+                                                "launch_overhead_ns",
+                                                "collective_ctas",
+                                                "efficiency",
+                                                "host_cores",
+                                                "devices_per_node",
+                                                "nics_per_node",
+                                                "intra_node",
+                                                "inter_node"};
+const std::vector<std::string_view> kEfficiencyKeys = {
+    "gemm_max",         "tile_m",           "tile_n", "k_half", "attention",
+    "attention_flash2", "attention_flash3", "conv",   "memory", "sustained"};
+const std::vector<std::string_view> kTierKeys = {"name", "kind", "bandwidth_bytes_per_s",
+                                                 "latency_ns", "collective_efficiency"};
+
+// Refuses a key that is not in `known`: a misspelt "compute_unit" would otherwise leave its
+// figure at the default without a word. `prefix` is the object's dotted name ("efficiency.").
+void only_keys(const json& j, const std::vector<std::string_view>& known, const std::string& where,
+               const std::string& prefix) {
+  if (!j.is_object())
+    fail(where, prefix.empty() ? "(top)" : prefix.substr(0, prefix.size() - 1),
+         "must be an object");
+  for (const auto& item : j.items())
+    if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
+      std::string all;
+      for (std::string_view k : known) all += (all.empty() ? "" : ", ") + std::string(k);
+      fail(where, prefix + item.key(), "unknown key (known: " + all + ")");
+    }
+}
+
+// The helpers below read `key` of `j`, an object whose dotted name is `prefix` ("efficiency."), so
+// that every error names the key as the file nests it: 'efficiency.tile_m'.
+const json& require(const json& j, const std::string& key, const std::string& where,
+                    const std::string& prefix = "") {
+  if (!j.is_object() || !j.contains(key)) fail(where, prefix + key, "missing");
   return j.at(key);
 }
 
-double number(const json& j, const std::string& key, const std::string& where, double lo = 0) {
-  const json& v = require(j, key, where);
-  if (!v.is_number()) fail(where, key, "must be a number");
+double number(const json& j, const std::string& key, const std::string& where, double lo = 0,
+              const std::string& prefix = "") {
+  const json& v = require(j, key, where, prefix);
+  if (!v.is_number()) fail(where, prefix + key, "must be a number");
   const double x = v.get<double>();
-  if (!(x >= lo)) fail(where, key, "must be >= " + std::to_string(lo));
+  if (!(x >= lo)) {
+    char bound[32];
+    std::snprintf(bound, sizeof bound, "%g", lo);
+    fail(where, prefix + key, "must be >= " + std::string(bound));
+  }
   return x;
 }
 
-double number_or(const json& j, const std::string& key, const std::string& where, double def) {
+double number_or(const json& j, const std::string& key, const std::string& where, double def,
+                 const std::string& prefix = "") {
   if (!j.contains(key)) return def;
-  return number(j, key, where);
+  return number(j, key, where, 0, prefix);
 }
+
+// A count (SMs, cores, devices, tile sides): a whole number in [lo, hi], so that it converts to
+// an int without overflow.
+int64_t count_or(const json& j, const std::string& key, const std::string& where, int64_t lo,
+                 int64_t hi, std::optional<int64_t> def, const std::string& prefix = "") {
+  if (!j.contains(key)) {
+    if (!def) fail(where, prefix + key, "missing");
+    return *def;
+  }
+  const json& v = j.at(key);
+  const double x = v.is_number() ? v.get<double>() : -1;
+  if (!v.is_number() || x != std::floor(x) || x < static_cast<double>(lo) ||
+      x > static_cast<double>(hi))
+    fail(where, prefix + key,
+         "must be a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return static_cast<int64_t>(x);
+}
+
+std::string string_or(const json& j, const std::string& key, const std::string& where,
+                      const std::string& def, const std::string& prefix = "") {
+  if (!j.contains(key)) return def;
+  if (!j.at(key).is_string()) fail(where, prefix + key, "must be a string");
+  return j.at(key).get<std::string>();
+}
+
+// Counts larger than any device or node has; the bound keeps them within an int.
+constexpr int64_t kMaxCount = 1 << 24;
 
 LinkTier parse_tier(const json& j, const std::string& key, const std::string& where) {
   const json& t = require(j, key, where);
-  const std::string w = where + ": " + key;
+  const std::string p = key + ".";
+  only_keys(t, kTierKeys, where, p);
   LinkTier tier;
-  tier.name = t.value("name", key);
-  const std::string kind = t.value("kind", "nvlink");
+  tier.name = string_or(t, "name", where, key, p);
+  const std::string kind = string_or(t, "kind", where, "nvlink", p);
   auto it = std::find(kLinkKindNames.begin(), kLinkKindNames.end(), kind);
-  if (it == kLinkKindNames.end()) fail(w, "kind", "must be nvlink, pci or net, not '" + kind + "'");
+  if (it == kLinkKindNames.end())
+    fail(where, p + "kind", "must be nvlink, pci or net, not '" + kind + "'");
   tier.kind = static_cast<LinkKind>(it - kLinkKindNames.begin());
-  tier.bandwidth_bytes_per_s = number(t, "bandwidth_bytes_per_s", w, 1);
-  tier.latency_ns = number(t, "latency_ns", w);
-  tier.collective_efficiency = number_or(t, "collective_efficiency", w, 1.0);
+  tier.bandwidth_bytes_per_s = number(t, "bandwidth_bytes_per_s", where, 1, p);
+  tier.latency_ns = number(t, "latency_ns", where, 0, p);
+  tier.collective_efficiency = number_or(t, "collective_efficiency", where, 1.0, p);
   if (tier.collective_efficiency <= 0 || tier.collective_efficiency > 1)
-    fail(w, "collective_efficiency", "must be in (0, 1]");
+    fail(where, p + "collective_efficiency", "must be in (0, 1]");
   return tier;
+}
+
+void parse_efficiency(const json& e, const std::string& where, Efficiency& ef) {
+  const std::string p = "efficiency.";
+  only_keys(e, kEfficiencyKeys, where, p);
+  ef.gemm_max = number_or(e, "gemm_max", where, ef.gemm_max, p);
+  ef.tile_m = count_or(e, "tile_m", where, 1, 1 << 16, ef.tile_m, p);
+  ef.tile_n = count_or(e, "tile_n", where, 1, 1 << 16, ef.tile_n, p);
+  ef.k_half = number_or(e, "k_half", where, ef.k_half, p);
+  ef.attention = number_or(e, "attention", where, ef.attention, p);
+  ef.attention_flash2 = number_or(e, "attention_flash2", where, 0, p);
+  ef.attention_flash3 = number_or(e, "attention_flash3", where, 0, p);
+  for (const char* k : {"attention_flash2", "attention_flash3"})
+    if (number_or(e, k, where, 0, p) > 1)
+      fail(where, p + k, "must be in (0, 1] (0 or absent: not available)");
+  ef.conv = number_or(e, "conv", where, ef.conv, p);
+  ef.memory = number_or(e, "memory", where, ef.memory, p);
+  ef.sustained = number_or(e, "sustained", where, ef.sustained, p);
+  for (const char* k : {"gemm_max", "attention", "conv", "memory", "sustained"}) {
+    const double f = number_or(e, k, where, 1, p);
+    if (f <= 0 || f > 1) fail(where, p + k, "must be in (0, 1]");
+  }
 }
 
 }  // namespace
@@ -63,70 +163,67 @@ std::optional<Precision> parse_precision(std::string_view s) {
 }
 
 Hardware parse_hardware(const json& j, const std::string& where) {
+  only_keys(j, kTopKeys, where, "");
   Hardware hw;
   const json& name = require(j, "name", where);
-  if (!name.is_string()) fail(where, "name", "must be a string");
+  if (!name.is_string() || name.get<std::string>().empty())
+    fail(where, "name", "must be a non-empty string");
   hw.name = name.get<std::string>();
-  hw.description = j.value("description", "");
-  hw.kind = j.value("kind", "gpu");
+  hw.description = string_or(j, "description", where, "");
+  hw.kind = string_or(j, "kind", where, "gpu");
   if (hw.kind != "gpu" && hw.kind != "cpu") fail(where, "kind", "must be gpu or cpu");
-  if (j.contains("sources")) hw.sources = j.at("sources").get<std::vector<std::string>>();
+  if (j.contains("sources")) {
+    const json& src = j.at("sources");
+    if (!src.is_array()) fail(where, "sources", "must be a list of strings");
+    for (const json& s : src) {
+      if (!s.is_string()) fail(where, "sources", "must be a list of strings");
+      hw.sources.push_back(s.get<std::string>());
+    }
+  }
   if (hw.sources.empty())
     fail(where, "sources", "every entry must cite where its figures come from");
   const json& peaks = require(j, "peak_flops", where);
+  only_keys(peaks, {kPrecisionNames.begin(), kPrecisionNames.end()}, where, "peak_flops.");
   bool any = false;
   for (size_t i = 0; i < kPrecisionNames.size(); ++i) {
     const std::string p(kPrecisionNames[i]);
     if (peaks.contains(p)) {
-      hw.peak_flops[i] = number(peaks, p, where + ": peak_flops", 1);
+      hw.peak_flops[i] = number(peaks, p, where, 1, "peak_flops.");
       any = true;
     }
   }
   if (!any) fail(where, "peak_flops", "needs at least one of bf16, fp16, fp32, tf32");
   hw.memory_bytes = number(j, "memory_bytes", where, 1);
   hw.memory_bandwidth_bytes_per_s = number(j, "memory_bandwidth_bytes_per_s", where, 1);
-  hw.compute_units = static_cast<int>(number(j, "compute_units", where, 1));
+  hw.compute_units = static_cast<int>(count_or(j, "compute_units", where, 1, kMaxCount, {}));
   hw.launch_overhead_ns = number_or(j, "launch_overhead_ns", where, 0);
-  hw.collective_ctas = static_cast<int>(number_or(j, "collective_ctas", where, 0));
-  if (hw.collective_ctas < 0 || hw.collective_ctas >= hw.compute_units)
+  hw.collective_ctas = static_cast<int>(count_or(j, "collective_ctas", where, 0, kMaxCount, 0));
+  if (hw.collective_ctas >= hw.compute_units)
     fail(where, "collective_ctas", "must be at least 0 and below compute_units");
-  if (j.contains("efficiency")) {
-    const json& e = j.at("efficiency");
-    const std::string w = where + ": efficiency";
-    Efficiency& ef = hw.efficiency;
-    ef.gemm_max = number_or(e, "gemm_max", w, ef.gemm_max);
-    ef.tile_m = static_cast<int64_t>(number_or(e, "tile_m", w, static_cast<double>(ef.tile_m)));
-    ef.tile_n = static_cast<int64_t>(number_or(e, "tile_n", w, static_cast<double>(ef.tile_n)));
-    ef.k_half = number_or(e, "k_half", w, ef.k_half);
-    ef.attention = number_or(e, "attention", w, ef.attention);
-    ef.attention_flash2 = number_or(e, "attention_flash2", w, 0);
-    ef.attention_flash3 = number_or(e, "attention_flash3", w, 0);
-    for (double f : {ef.attention_flash2, ef.attention_flash3})
-      if (f > 1) fail(w, "attention_flash*", "efficiencies must be in (0, 1]");
-    ef.conv = number_or(e, "conv", w, ef.conv);
-    ef.memory = number_or(e, "memory", w, ef.memory);
-    ef.sustained = number_or(e, "sustained", w, ef.sustained);
-    for (double f : {ef.gemm_max, ef.attention, ef.conv, ef.memory, ef.sustained})
-      if (f <= 0 || f > 1) fail(w, "*", "efficiencies must be in (0, 1]");
-    if (ef.tile_m < 1 || ef.tile_n < 1) fail(w, "tile_m", "tiles must be >= 1");
-  }
-  hw.host_cores = static_cast<int>(number_or(j, "host_cores", where, 0));
-  hw.devices_per_node = static_cast<int>(number(j, "devices_per_node", where, 1));
-  hw.nics_per_node = static_cast<int>(number_or(j, "nics_per_node", where, hw.devices_per_node));
+  if (j.contains("efficiency")) parse_efficiency(j.at("efficiency"), where, hw.efficiency);
+  hw.host_cores = static_cast<int>(count_or(j, "host_cores", where, 0, kMaxCount, 0));
+  hw.devices_per_node = static_cast<int>(count_or(j, "devices_per_node", where, 1, kMaxCount, {}));
+  hw.nics_per_node =
+      static_cast<int>(count_or(j, "nics_per_node", where, 1, kMaxCount, hw.devices_per_node));
   hw.intra_node = parse_tier(j, "intra_node", where);
   hw.inter_node = parse_tier(j, "inter_node", where);
   return hw;
 }
 
+std::vector<std::string> hardware_keys() {
+  std::vector<std::string> keys;
+  for (std::string_view k : kTopKeys)
+    if (k != "peak_flops" && k != "efficiency" && k != "intra_node" && k != "inter_node")
+      keys.emplace_back(k);
+  for (std::string_view p : kPrecisionNames) keys.push_back("peak_flops." + std::string(p));
+  for (std::string_view k : kEfficiencyKeys) keys.push_back("efficiency." + std::string(k));
+  for (const char* tier : {"intra_node.", "inter_node."})
+    for (std::string_view k : kTierKeys) keys.push_back(tier + std::string(k));
+  return keys;
+}
+
 Hardware load_hardware_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open hardware file");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(path + ": malformed JSON at byte " + std::to_string(e.byte));
-  }
+  const json j = traces::load_json_file(path, "hardware file");
   try {
     return parse_hardware(j, path);
   } catch (const json::exception& e) {

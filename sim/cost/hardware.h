@@ -83,7 +83,11 @@ struct Hardware {
 
 // Parses one catalog entry; `where` names the file in error messages. Throws std::runtime_error
 // naming the missing or malformed key.
+// Unknown keys, counts that are not whole numbers and values out of range are refused.
 Hardware parse_hardware(const nlohmann::json& j, const std::string& where);
+// Keys a hardware file may hold, dotted ("efficiency.gemm_max"): what docs/CONFIG.md's "Hardware
+// files" section must describe.
+std::vector<std::string> hardware_keys();
 Hardware load_hardware_file(const std::string& path);
 
 // Directories searched for "<name>.json", in order: $MESHSCOPE_CATALOG (colon-separated), then

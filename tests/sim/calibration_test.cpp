@@ -270,6 +270,17 @@ TEST(Calibration, FilesRoundTripAndBadOnesNameTheKey) {
               R"({"format": "meshscope-calibration", "compute": {"forward": {"overhead_ns": -5}}})")
           .find("must be >= 0"),
       std::string::npos);
+  // A key the format does not have, at any level, and a count that is no whole number.
+  EXPECT_NE(message("typo.json", R"({"format": "meshscope-calibration", "computes": {}})")
+                .find("typo.json: key 'computes': unknown key"),
+            std::string::npos);
+  EXPECT_NE(message("fit.json", R"({"format": "meshscope-calibration",
+                                    "compute": {"forward": {"flops_per_sec": 1e12}}})")
+                .find("fit.json: key 'compute.forward.flops_per_sec': unknown key"),
+            std::string::npos);
+  EXPECT_NE(message("many.json", R"({"format": "meshscope-calibration", "p2p": {"samples": 1e30}})")
+                .find("many.json: key 'p2p.samples': must be a whole number >= 0"),
+            std::string::npos);
   try {
     load_calibration(dir.string());
     FAIL();

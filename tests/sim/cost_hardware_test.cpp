@@ -5,6 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -90,6 +94,75 @@ TEST(CostHardware, UsersExtendTheCatalogWithoutRecompiling) {
   std::ofstream(dir / "broken.json") << "{\"name\": ";
   EXPECT_THROW(load_hardware_file((dir / "broken.json").string()), std::runtime_error);
   std::filesystem::remove_all(dir);
+}
+
+// A hardware file is the user's to write (`cluster.gpu` may be a path): a misspelt key would leave
+// its figure at the default and change every prediction without a word, and a count beyond an
+// int would wrap. Each is refused with the file and the key as the file nests it.
+TEST(CostHardware, AHardwareFileWithAnUnknownKeyOrABadCountIsRefused) {
+  const auto dir = std::filesystem::temp_directory_path() / "meshscope_hardware_strict_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "hw.json").string();
+  const auto error_of = [&](const std::function<void(nlohmann::json&)>& edit) -> std::string {
+    std::ifstream in(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/catalog/a100-80gb.json");
+    nlohmann::json j = nlohmann::json::parse(in);
+    edit(j);
+    std::ofstream(path) << j.dump();
+    try {
+      load_hardware_file(path);
+    } catch (const std::runtime_error& e) {
+      const std::string m = e.what();
+      return m.rfind(path + ": ", 0) == 0 ? m.substr(path.size() + 2) : m;
+    }
+    return "(loaded)";
+  };
+  EXPECT_EQ(error_of([](nlohmann::json&) {}), "(loaded)");
+  EXPECT_EQ(error_of([](nlohmann::json& j) {
+              j["compute_unit"] = 100;
+            }).rfind("key 'compute_unit': unknown key (known: name, ", 0),
+            0u);
+  EXPECT_EQ(error_of([](nlohmann::json& j) {
+              j["efficiency"]["gemm"] = 0.5;
+            }).rfind("key 'efficiency.gemm': unknown key", 0),
+            0u);
+  EXPECT_EQ(error_of([](nlohmann::json& j) {
+              j["inter_node"]["bw"] = 1;
+            }).rfind("key 'inter_node.bw': unknown key", 0),
+            0u);
+  EXPECT_EQ(error_of([](nlohmann::json& j) {
+              j["peak_flops"]["fp8"] = 1e15;
+            }).rfind("key 'peak_flops.fp8': unknown key (known: bf16, fp16, fp32, tf32)", 0),
+            0u);
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["compute_units"] = 3e9; }),
+            "key 'compute_units': must be a whole number in [1, 16777216]");
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["compute_units"] = 107.5; }),
+            "key 'compute_units': must be a whole number in [1, 16777216]");
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["efficiency"]["tile_m"] = 1e30; }),
+            "key 'efficiency.tile_m': must be a whole number in [1, 65536]");
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["intra_node"]["name"] = 5; }),
+            "key 'intra_node.name': must be a string");
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["sources"] = "a datasheet"; }),
+            "key 'sources': must be a list of strings");
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["peak_flops"]["bf16"] = 0; }),
+            "key 'peak_flops.bf16': must be >= 1");
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["efficiency"]["memory"] = 1.5; }),
+            "key 'efficiency.memory': must be in (0, 1]");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CostHardware, EveryKeyAHardwareFileMayHoldIsDocumented) {
+  std::ifstream in(std::string(MESHSCOPE_SOURCE_DIR) + "/docs/CONFIG.md");
+  ASSERT_TRUE(in) << "docs/CONFIG.md";
+  std::stringstream doc;
+  doc << in.rdbuf();
+  const std::string text = doc.str();
+  const size_t section = text.find("## Hardware files");
+  ASSERT_NE(section, std::string::npos);
+  const std::vector<std::string> keys = hardware_keys();
+  EXPECT_GT(keys.size(), 30u);
+  for (const std::string& k : keys)
+    EXPECT_NE(text.find("`" + k + "`", section), std::string::npos)
+        << k << " is not in docs/CONFIG.md's hardware section";
 }
 
 }  // namespace
