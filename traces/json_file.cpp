@@ -36,7 +36,7 @@ struct ScanFault {
 std::optional<ScanFault> scan_structure(const std::string& text, int max_depth) {
   struct Level {
     bool object;
-    std::string key;  // its latest key ("" in a list)
+    std::string key;                               // its latest key ("" in a list)
     std::unordered_map<std::string, size_t> seen;  // key -> byte of its opening quote
   };
   std::vector<Level> levels;

@@ -62,8 +62,8 @@ TEST_F(JsonFile, ANumberBeyondADoubleIsPlacedAtItsFirstDigit) {
 }
 
 TEST_F(JsonFile, NestingDeeperThanTheBoundIsRefusedBeforeParsing) {
-  const std::string deep = R"({"model": {"x": )" + std::string(20000, '[') +
-                           std::string(20000, ']') + "}}";
+  const std::string deep =
+      R"({"model": {"x": )" + std::string(20000, '[') + std::string(20000, ']') + "}}";
   EXPECT_EQ(error_of(deep), "F: key 'model.x': nested deeper than 16 levels at byte 30");
 }
 
