@@ -77,6 +77,8 @@ Framework parse_framework(const json& j, const std::string& where) {
   if (!j.contains("name") || !j.at("name").is_string() || j.at("name").get<std::string>().empty())
     fail(where, "name", "missing (a non-empty string)");
   f.name = j.at("name").get<std::string>();
+  if (j.contains("description") && !j.at("description").is_string())
+    fail(where, "description", "must be a string");
   f.description = j.value("description", "");
   if (j.contains("sources")) {
     if (!j.at("sources").is_array()) fail(where, "sources", "must be a list of strings");
@@ -157,13 +159,15 @@ Framework parse_framework(const json& j, const std::string& where) {
     if (!r.is_object()) fail(where, "residuals", "must map hardware names to {low, high, rows}");
     for (const auto& [hw, v] : r.items()) {
       const std::string key = "residuals." + hw;
-      if (!v.is_object() || !v.contains("low") || !v.contains("high") || !v.contains("rows") ||
-          !v.at("low").is_number() || !v.at("high").is_number() ||
+      if (!v.is_object() || v.size() != 3 || !v.contains("low") || !v.contains("high") ||
+          !v.contains("rows") || !v.at("low").is_number() || !v.at("high").is_number() ||
           !v.at("rows").is_number_integer())
-        fail(where, key, "must be {\"low\": number, \"high\": number, \"rows\": integer}");
-      Residuals res{v.at("low").get<double>(), v.at("high").get<double>(), v.at("rows").get<int>()};
-      if (!(res.low <= res.high) || res.low <= -1 || res.rows < 1)
-        fail(where, key, "needs -1 < low <= high and rows >= 1");
+        fail(where, key,
+             "must be {\"low\": number, \"high\": number, \"rows\": integer} and nothing else");
+      const double rows = v.at("rows").get<double>();
+      if (rows < 1 || rows > 1e6) fail(where, key + ".rows", "must be in [1, 1000000]");
+      Residuals res{v.at("low").get<double>(), v.at("high").get<double>(), static_cast<int>(rows)};
+      if (!(res.low <= res.high) || res.low <= -1) fail(where, key, "needs -1 < low <= high");
       f.residuals[hw] = res;
     }
   }

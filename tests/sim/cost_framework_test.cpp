@@ -47,6 +47,20 @@ TEST(CostFramework, BadProfilesNameTheKey) {
                       {"residuals", {{"a100-80gb", {{"low", 0.2}, {"high", 0.1}, {"rows", 2}}}}}})
                 .find("residuals.a100-80gb"),
             std::string::npos);
+  // A misspelt key inside a range, a count beyond an int, a description that is no string.
+  EXPECT_NE(error_of({{"name", "x"},
+                      {"residuals",
+                       {{"a100-80gb", {{"low", 0.1}, {"high", 0.2}, {"rows", 2}, {"lo", 0}}}}}})
+                .find("key 'residuals.a100-80gb': must be {"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of({{"name", "x"},
+                {"residuals",
+                 {{"a100-80gb", {{"low", 0.1}, {"high", 0.2}, {"rows", int64_t{10000000000}}}}}}})
+          .find("key 'residuals.a100-80gb.rows': must be in [1, 1000000]"),
+      std::string::npos);
+  EXPECT_NE(error_of({{"name", "x"}, {"description", 5}}).find("fw.json: key 'description'"),
+            std::string::npos);
   EXPECT_NE(error_of(nlohmann::json::object()).find("key 'name'"), std::string::npos);
   try {
     find_framework("no-such-framework");
