@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "traces/printable.h"
+
 namespace meshscope::traces {
 namespace {
 
@@ -20,7 +22,8 @@ std::string dotted_key(const std::vector<std::string>& keys) {
   std::string dotted;
   for (const std::string& k : keys)
     if (!k.empty()) dotted += (dotted.empty() ? "" : ".") + k.substr(0, 64);
-  return dotted.size() <= 60 ? dotted : dotted.substr(0, 60) + "...";
+  // Keys are the file's bytes: control bytes escaped before they reach a terminal.
+  return printable(dotted.size() <= 60 ? dotted : dotted.substr(0, 60) + "...", 200);
 }
 
 // What the structural scan found wrong, with the byte it is at.

@@ -46,6 +46,10 @@ TEST_F(JsonFile, AKeyGivenTwiceIsNamedWithBothBytes) {
   EXPECT_EQ(error_of(R"({"a": {"x": 1}, "b": {"x": 1, "y": [{"k": 1}, {"k": 2, "k": 3}]}})"),
             "F: key 'b.y.k' given twice (bytes 47 and 55)");
   EXPECT_EQ(error_of(R"({"a": {"x": 1}, "b": {"x": 1}, "s": "x: \"x\": x"})"), "(loaded)");
+  // A key's control bytes are escaped in the message (the scan runs before the parser would
+  // refuse them).
+  EXPECT_EQ(error_of("{\"a\x1b[2J\": 1, \"a\x1b[2J\": 2}"),
+            "F: key 'a\\x1b[2J' given twice (bytes 1 and 13)");
 }
 
 TEST_F(JsonFile, MalformedTextSaysLineColumnAndWhatWasExpected) {
