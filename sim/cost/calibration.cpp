@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <filesystem>
 #include <initializer_list>
 #include <stdexcept>
 #include <string_view>

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -144,16 +145,17 @@ void parse_efficiency(const json& e, const std::string& where, Efficiency& ef) {
   ef.attention = number_or(e, "attention", where, ef.attention, p);
   ef.attention_flash2 = number_or(e, "attention_flash2", where, 0, p);
   ef.attention_flash3 = number_or(e, "attention_flash3", where, 0, p);
-  for (const char* k : {"attention_flash2", "attention_flash3"})
-    if (number_or(e, k, where, 0, p) > 1)
-      fail(where, p + k, "must be in (0, 1] (0 or absent: not available)");
   ef.conv = number_or(e, "conv", where, ef.conv, p);
   ef.memory = number_or(e, "memory", where, ef.memory, p);
   ef.sustained = number_or(e, "sustained", where, ef.sustained, p);
-  for (const char* k : {"gemm_max", "attention", "conv", "memory", "sustained"}) {
-    const double f = number_or(e, k, where, 1, p);
+  using Share = std::pair<const char*, double>;
+  for (const auto& [k, f] : {Share{"attention_flash2", ef.attention_flash2},
+                             Share{"attention_flash3", ef.attention_flash3}})
+    if (f > 1) fail(where, p + k, "must be in [0, 1] (0 or absent: not available)");
+  for (const auto& [k, f] :
+       {Share{"gemm_max", ef.gemm_max}, Share{"attention", ef.attention}, Share{"conv", ef.conv},
+        Share{"memory", ef.memory}, Share{"sustained", ef.sustained}})
     if (f <= 0 || f > 1) fail(where, p + k, "must be in (0, 1]");
-  }
 }
 
 }  // namespace
