@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the importers' libFuzzer targets with clang (AddressSanitizer + UndefinedBehaviorSanitizer)
+# Builds the libFuzzer targets (the importers, the reader of hand-written JSON files) with clang (AddressSanitizer + UndefinedBehaviorSanitizer)
 # in their own build folder, writes a seed corpus, and runs each target for a bounded time.
 # A crash, a sanitizer report, a leak, a timeout or an out-of-memory fails the script (and leaves
 # the reproducer in the build folder's fuzz-artifacts/).
@@ -16,17 +16,21 @@ jobs=${MESHSCOPE_JOBS:-2}
 cmake -S "$root" -B "$build" "${meshscope_cache_flags[@]}" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESHSCOPE_FUZZ=ON -DMESHSCOPE_TESTS=OFF \
   -DMESHSCOPE_BENCH=OFF -DMESHSCOPE_CUDA=OFF -DMESHSCOPE_GUI=OFF -DMESHSCOPE_MPI=OFF >/dev/null
-cmake --build "$build" --target fuzz_chrome_json fuzz_nsys_sqlite fuzz_seeds -j "$jobs"
+cmake --build "$build" --target fuzz_chrome_json fuzz_nsys_sqlite fuzz_json_file fuzz_seeds -j "$jobs"
 
 seeds=$build/fuzz-seeds
 rm -rf "$seeds"
 "$build/fuzz/fuzz_seeds" "$seeds"
+# The hand-written JSON files meshscope ships seed the JSON reader's target.
+mkdir -p "$seeds/json_file"
+cp "$root"/sim/predict/configs/*.json "$root"/sim/cost/catalog/*.json "$root"/sim/cost/frameworks/*.json \
+  "$seeds/json_file/"
 artifacts=$build/fuzz-artifacts
 mkdir -p "$artifacts"
 
-run() {  # target, seed folder, extra libFuzzer flags...
-  local target=$1 seed=$2
-  shift 2
+run() {  # target, seed folder, seconds, extra libFuzzer flags...
+  local target=$1 seed=$2 seconds=$3
+  shift 3
   local corpus=$build/fuzz-corpus/$target
   mkdir -p "$corpus"
   echo "ci-fuzz: $target for ${seconds}s"
@@ -38,18 +42,21 @@ run() {  # target, seed folder, extra libFuzzer flags...
   return "${PIPESTATUS[0]}"
 }
 
-# The two targets run side by side (each fuzzer is one process on one core); each one's report is
-# printed whole when it ends, so the two do not interleave.
+# Two lanes side by side (each fuzzer is one process on one core): the Chrome JSON importer, then
+# the JSON file reader for half the time; the Nsight SQLite importer. Each report is printed whole
+# when its lane ends, so they do not interleave.
 logs=$build/fuzz-logs
 mkdir -p "$logs"
-run fuzz_chrome_json "$seeds/chrome_json" -dict="$root/fuzz/chrome_json.dict" -max_len=65536 \
-  > "$logs/fuzz_chrome_json.log" 2>&1 &
-chrome=$!
-run fuzz_nsys_sqlite "$seeds/nsys_sqlite" -max_len=65536 > "$logs/fuzz_nsys_sqlite.log" 2>&1 &
+(run fuzz_chrome_json "$seeds/chrome_json" "$seconds" -dict="$root/fuzz/chrome_json.dict" \
+   -max_len=65536 && \
+ run fuzz_json_file "$seeds/json_file" $(( (seconds + 1) / 2 )) -dict="$root/fuzz/chrome_json.dict" \
+   -max_len=16384) > "$logs/fuzz_json.log" 2>&1 &
+json_lane=$!
+run fuzz_nsys_sqlite "$seeds/nsys_sqlite" "$seconds" -max_len=65536 > "$logs/fuzz_nsys_sqlite.log" 2>&1 &
 nsys=$!
 status=0
-wait "$chrome" || status=1
-cat "$logs/fuzz_chrome_json.log"
+wait "$json_lane" || status=1
+cat "$logs/fuzz_json.log"
 wait "$nsys" || status=1
 cat "$logs/fuzz_nsys_sqlite.log"
 if [ "$status" != 0 ]; then

@@ -137,6 +137,10 @@ json load_json_file(const std::string& path, std::string_view kind, int max_dept
   if (!in) throw std::runtime_error(path + ": cannot open " + std::string(kind));
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw std::runtime_error(path + ": cannot read");
+  return parse_json_text(text, path, max_depth);
+}
+
+json parse_json_text(const std::string& text, const std::string& path, int max_depth) {
   if (const auto fault = scan_structure(text, max_depth))
     throw std::runtime_error(path + ": " + fault->message);
   json result;

@@ -28,6 +28,12 @@ inline constexpr int kMaxJsonFileDepth = 16;
 nlohmann::json load_json_file(const std::string& path, std::string_view kind = "JSON file",
                               int max_depth = kMaxJsonFileDepth);
 
+// The same checks on text already in memory; errors begin "WHERE: " (the file it came from).
+// Malformed input of any kind is a std::runtime_error, never another exception or a crash (the
+// fuzz target fuzz/fuzz_json_file.cpp holds it to that).
+nlohmann::json parse_json_text(const std::string& text, const std::string& where,
+                               int max_depth = kMaxJsonFileDepth);
+
 // "line L, column C" of byte offset `byte` in `text` (both from 1; a byte past the end is placed
 // after the last character).
 std::string line_and_column(const std::string& text, size_t byte);
