@@ -34,8 +34,8 @@ struct ScanFault {
 
 // One pass over the text before it is parsed, following strings and brackets only: refuses
 // nesting deeper than `max_depth` (before a parser recurses into it) and a key given twice in one
-// object. Keys are compared as written (escapes not decoded). Malformed text is left to the
-// parser, which locates it better.
+// object. Keys are compared as written, escapes included ("\u006e" and "n" pass as two).
+// Malformed text is left to the parser, which locates it better.
 std::optional<ScanFault> scan_structure(const std::string& text, int max_depth) {
   struct Level {
     bool object;
@@ -55,7 +55,8 @@ std::optional<ScanFault> scan_structure(const std::string& text, int max_depth) 
   for (size_t i = 0; i < text.size(); ++i) {
     const char ch = text[i];
     if (in_string) {
-      if (ch == '\\') {
+      if (ch == '\\') {  // kept as written: "\n" and "n" are two keys
+        str += ch;
         if (i + 1 < text.size()) str += text[++i];
       } else if (ch == '"') {
         in_string = false;

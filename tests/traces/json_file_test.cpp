@@ -46,6 +46,9 @@ TEST_F(JsonFile, AKeyGivenTwiceIsNamedWithBothBytes) {
   EXPECT_EQ(error_of(R"({"a": {"x": 1}, "b": {"x": 1, "y": [{"k": 1}, {"k": 2, "k": 3}]}})"),
             "F: key 'b.y.k' given twice (bytes 47 and 55)");
   EXPECT_EQ(error_of(R"({"a": {"x": 1}, "b": {"x": 1}, "s": "x: \"x\": x"})"), "(loaded)");
+  // Escapes are compared as written: a newline key and an "n" key are two keys.
+  EXPECT_EQ(error_of(R"({"\n": 1, "n": 2})"), "(loaded)");
+  EXPECT_EQ(error_of(R"({"a\"b": 1, "a\"b": 2})"), "F: key 'a\\\"b' given twice (bytes 1 and 12)");
   // A key's control bytes are escaped in the message (the scan runs before the parser would
   // refuse them).
   EXPECT_EQ(error_of("{\"a\x1b[2J\": 1, \"a\x1b[2J\": 2}"),
