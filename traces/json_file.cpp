@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "traces/printable.h"
@@ -109,10 +110,32 @@ class PositionedDomParser : public nlohmann::detail::json_sax_dom_parser<json> {
     reason = colon == std::string::npos ? what : what.substr(colon + 2);
     return false;
   }
+  // The scan compares keys as written; here they are decoded, so "\u006e" and "n" meet too.
+  using Base = nlohmann::detail::json_sax_dom_parser<json>;
+  bool start_object(std::size_t n) {
+    keys_.emplace_back();
+    return Base::start_object(n);
+  }
+  bool end_object() {
+    keys_.pop_back();
+    return Base::end_object();
+  }
+  bool key(json::string_t& k) {
+    if (!keys_.back().insert(k).second) {
+      twice = k;
+      return false;
+    }
+    return Base::key(k);
+  }
+
   std::size_t end = 0;  // characters read when the parser stopped (past the offending one)
   std::string token;
   std::string reason;
   bool out_of_range = false;
+  std::optional<std::string> twice;  // a key given twice, as decoded
+
+ private:
+  std::vector<std::unordered_set<std::string>> keys_;  // per open object
 };
 
 }  // namespace
@@ -147,6 +170,9 @@ json parse_json_text(const std::string& text, const std::string& path, int max_d
   json result;
   PositionedDomParser sax(result);
   if (!json::sax_parse(text, &sax)) {
+    if (sax.twice)
+      throw std::runtime_error(path + ": key '" + printable(*sax.twice, 60) +
+                               "' given twice (written with different escapes)");
     if (sax.out_of_range) {
       const size_t start = sax.end >= sax.token.size() ? sax.end - sax.token.size() : 0;
       throw std::runtime_error(path + ": number '" + sax.token.substr(0, 40) +

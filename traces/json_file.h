@@ -19,8 +19,9 @@ inline constexpr int kMaxJsonFileDepth = 16;
 // errors call it. Throws std::runtime_error beginning "PATH: " when:
 //   - it is a directory ("is a directory, not a KIND") or cannot be opened ("cannot open KIND");
 //   - it nests deeper than `max_depth` ("key 'a.b': nested deeper than 16 levels at byte N");
-//   - an object gives a key twice ("key 'mesh' given twice (bytes N and M)"): a parser would keep
-//     one of the two silently;
+//   - an object gives a key twice ("key 'mesh' given twice (bytes N and M)"; the same key written
+//     with different escapes, "\u006e" and "n", without the bytes): a parser would keep one of
+//     the two silently;
 //   - a number is beyond a double's range ("number '1e999' out of range at byte N");
 //   - the text is not JSON ("malformed JSON at byte N (line L, column C): what the parser
 //     expected").

@@ -49,6 +49,9 @@ TEST_F(JsonFile, AKeyGivenTwiceIsNamedWithBothBytes) {
   // Escapes are compared as written: a newline key and an "n" key are two keys.
   EXPECT_EQ(error_of(R"({"\n": 1, "n": 2})"), "(loaded)");
   EXPECT_EQ(error_of(R"({"a\"b": 1, "a\"b": 2})"), "F: key 'a\\\"b' given twice (bytes 1 and 12)");
+  // Written with different escapes, the same key is still given twice.
+  EXPECT_EQ(error_of(R"({"x": {"\u006e": 1, "n": 2}})"),
+            "F: key 'n' given twice (written with different escapes)");
   // A key's control bytes are escaped in the message (the scan runs before the parser would
   // refuse them).
   EXPECT_EQ(error_of("{\"a\x1b[2J\": 1, \"a\x1b[2J\": 2}"),
