@@ -47,6 +47,7 @@ std::optional<ScanFault> scan_structure(const std::string& text, int max_depth) 
   std::string str;
   size_t str_start = 0;
   bool in_string = false;
+  bool key_next = false;  // a string just ended: a ':' now makes it a key
   const auto keys = [&levels](const std::string& last) {
     std::vector<std::string> k;
     for (const Level& l : levels) k.push_back(l.key);
@@ -61,16 +62,20 @@ std::optional<ScanFault> scan_structure(const std::string& text, int max_depth) 
         if (i + 1 < text.size()) str += text[++i];
       } else if (ch == '"') {
         in_string = false;
+        key_next = true;
       } else {
         str += ch;
       }
       continue;
     }
+    if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') continue;
+    const bool key = key_next && ch == ':';
+    key_next = false;  // malformed text (': :', '1:') is the parser's to report
     if (ch == '"') {
       in_string = true;
       str.clear();
       str_start = i;
-    } else if (ch == ':' && !levels.empty() && levels.back().object) {
+    } else if (key && !levels.empty() && levels.back().object) {
       Level& level = levels.back();
       const auto [it, fresh] = level.seen.emplace(str, str_start);
       if (!fresh)

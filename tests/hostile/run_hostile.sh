@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The hostile-input suite (docs/RELIABILITY.md): malformed traces, hostile schedules and
-# arguments, special files and links as outputs, and signals during writes, against the built
+# arguments, hostile configs, hardware files and calibrations, special files and links as outputs, and signals during writes, against the built
 # `meshscope`. Every invocation is classified: a crash (killed by a signal it did not ask for, a
 # sanitizer report), a hang (still running after its time limit), a partial file (an output that
 # is neither absent, nor its old contents, nor complete), an overwritten file (a device node, FIFO
@@ -140,6 +140,46 @@ run err unknown_command frobnicate
 run err schedules_unknown schedules --dump nosuchfamily
 run err simulate_missing simulate --config /nonexistent.json
 run ok version --version
+
+# --- hostile hand-written JSON files ----------------------------------------------------------
+# Configs, hardware files and calibrations a user writes (traces/json_file.h): each must be one
+# located error, never a crash, a silent default or a raw parser message.
+model='"model": {"kind": "gpt", "layers": 4, "hidden": 256, "heads": 4, "seq": 128, "vocab": 1000}'
+cfg() { printf '{%s, "mesh": {"pp": 2}, "batch": {"global": 8, "micro": 1}, "cluster": {"gpu": "%s"}}' "$model" "$1"; }
+cfg a100-80gb > in/ok.json
+catalog=$(dirname "$bin")/catalog/a100-80gb.json
+hw() {  # NAME SED-EXPRESSION: a catalog entry edited, and a config that names it
+  sed "$2" "$catalog" > "in/$1.hw.json"
+  cfg "$PWD/in/$1.hw.json" > "in/$1.json"
+}
+run ok json_ok predict --config in/ok.json
+{ printf '{%s, "x": ' "$model"; head -c 20000 /dev/zero | tr '\0' '['; head -c 20000 /dev/zero | tr '\0' ']'; printf '}'; } > in/deep.json
+run err json_deep predict --config in/deep.json
+printf '{%s, "mesh": {"pp": 2}, "mesh": {"dp": 2}}' "$model" > in/twice.json
+run err json_key_twice predict --config in/twice.json
+printf '{%s, "batch": {"global": 1e999}}' "$model" > in/huge_number.json
+run err json_huge_number predict --config in/huge_number.json
+: > in/empty.json
+run err json_empty predict --config in/empty.json
+head -c 4096 /dev/urandom > in/random.json
+run err json_random predict --config in/random.json
+hw unknown_key 's/"compute_units": 108/"compute_units": 108, "compute_unit": 1/'
+run err hw_unknown_key predict --config in/unknown_key.json
+hw count_beyond_int 's/"compute_units": 108/"compute_units": 3e9/'
+run err hw_count_beyond_int predict --config in/count_beyond_int.json
+hw key_twice 's/"compute_units": 108/"compute_units": 108, "compute_units": 1/'
+run err hw_key_twice predict --config in/key_twice.json
+mkdir -p in/folder.hw.json && cfg "$PWD/in/folder.hw.json" > in/folder.json
+run err hw_folder predict --config in/folder.json
+printf '{"format": "meshscope-calibration", "computes": {}}' > in/calibration_typo.json
+run err calibration_typo predict --config in/ok.json --calibration in/calibration_typo.json
+printf '{"format": "meshscope-calibration", "p2p": {"samples": 1e30}}' > in/calibration_count.json
+run err calibration_count predict --config in/ok.json --calibration in/calibration_count.json
+for name in json_deep json_key_twice json_huge_number json_empty hw_unknown_key hw_count_beyond_int \
+    hw_key_twice hw_folder calibration_typo calibration_count; do
+  grep -q "in/" "out/$name.stderr" && ! grep -q "json.exception\|basic_filebuf" "out/$name.stderr" \
+    || { wrong_exit=$((wrong_exit + 1)); fail "UNLOCATED $name: $(head -c 300 "out/$name.stderr")"; }
+done
 
 # --- special files and links as outputs -------------------------------------------------------
 mkfifo out/fifo

@@ -46,6 +46,8 @@ TEST_F(JsonFile, AKeyGivenTwiceIsNamedWithBothBytes) {
   EXPECT_EQ(error_of(R"({"a": {"x": 1}, "b": {"x": 1, "y": [{"k": 1}, {"k": 2, "k": 3}]}})"),
             "F: key 'b.y.k' given twice (bytes 47 and 55)");
   EXPECT_EQ(error_of(R"({"a": {"x": 1}, "b": {"x": 1}, "s": "x: \"x\": x"})"), "(loaded)");
+  // Malformed text with two colons after one key is the parser's error, not a key given twice.
+  EXPECT_EQ(error_of(R"({"a": : 1})").rfind("F: malformed JSON at byte 6", 0), 0u);
   // Escapes are compared as written: a newline key and an "n" key are two keys.
   EXPECT_EQ(error_of(R"({"\n": 1, "n": 2})"), "(loaded)");
   EXPECT_EQ(error_of(R"({"a\"b": 1, "a\"b": 2})"), "F: key 'a\\\"b' given twice (bytes 1 and 12)");
