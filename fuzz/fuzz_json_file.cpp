@@ -1,26 +1,48 @@
-// libFuzzer target: any bytes as a hand-written JSON file (a config, a hardware file, a framework
-// profile, a calibration) through traces::parse_json_text. Only std::runtime_error naming the
-// file may come out; anything else (a crash, a sanitizer report, nlohmann's own exception, a
-// recursion that overflows the stack) is a bug.
+// libFuzzer target: any bytes as a hand-written JSON file through traces::parse_json_text, and
+// what parses through the readers that take it apart: a hardware file (cost::parse_hardware) and
+// a framework profile (cost::parse_framework). Only std::runtime_error naming the file may come
+// out; anything else (a crash, a sanitizer report such as a double converted to an int it does
+// not fit, nlohmann's own exception, a recursion that overflows the stack) is a bug. Seeded with
+// the catalog entries, framework profiles and configs the project ships (scripts/ci-fuzz.sh).
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
 #include "fuzz/fuzz_check.h"
+#include "sim/cost/framework.h"
+#include "sim/cost/hardware.h"
 #include "traces/json_file.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string text(reinterpret_cast<const char*>(data), size);
+namespace {
+
+// Runs `read`; it may only fail with a std::runtime_error that names the file.
+template <class Read>
+void located_or_nothing(const Read& read) {
   try {
-    const nlohmann::json j = meshscope::traces::parse_json_text(text, "fuzz.json");
-    // What the readers do next: walk it, and print it back (json::dump recurses as deep as the
-    // text nests, which the depth bound keeps small).
-    meshscope::fuzz::require(!j.dump().empty());
+    read();
   } catch (const nlohmann::json::exception&) {
-    meshscope::fuzz::require(false);  // every parse failure must be a located runtime_error
+    meshscope::fuzz::require(false);
   } catch (const std::runtime_error& e) {
     meshscope::fuzz::require(std::string(e.what()).rfind("fuzz.json: ", 0) == 0);
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  nlohmann::json j;
+  bool parsed = false;
+  located_or_nothing([&] {
+    j = meshscope::traces::parse_json_text(text, "fuzz.json");
+    parsed = true;
+  });
+  if (!parsed) return 0;
+  // What the callers do next: print it back (json::dump recurses as deep as the text nests,
+  // which the depth bound keeps small) and read it as each kind of file.
+  meshscope::fuzz::require(!j.dump().empty());
+  located_or_nothing([&] { (void)meshscope::cost::parse_hardware(j, "fuzz.json"); });
+  located_or_nothing([&] { (void)meshscope::cost::parse_framework(j, "fuzz.json"); });
   return 0;
 }

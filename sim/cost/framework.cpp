@@ -68,10 +68,12 @@ Framework parse_framework(const json& j, const std::string& where) {
                                 "optimizer_step_bytes",
                                 "p2p_scatter_gather",
                                 "p2p_blocking"};
-  for (const auto& [k, v] : j.items())
+  for (const auto& item : j.items()) {
+    const std::string& k = item.key();
     if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* x) { return k == x; }) ==
         std::end(kKeys))
       fail(where, k, "unknown key");
+  }
   Framework f;
   if (!j.contains("name") || !j.at("name").is_string() || j.at("name").get<std::string>().empty())
     fail(where, "name", "missing (a non-empty string)");
