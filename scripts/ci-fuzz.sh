@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (the importers, the reader of hand-written JSON files) with clang
-# (AddressSanitizer + UndefinedBehaviorSanitizer) in their own build folder, writes a seed corpus, and runs each target for a bounded time.
-# A crash, a sanitizer report, a leak, a timeout or an out-of-memory fails the script (and leaves
-# the reproducer in the build folder's fuzz-artifacts/).
+# (AddressSanitizer + UndefinedBehaviorSanitizer) in their own build folder, writes a seed corpus,
+# and runs each target for a bounded time. A crash, a sanitizer report, a leak, a timeout or an
+# out-of-memory fails the script (and leaves the reproducer in the build folder's fuzz-artifacts/).
 #   FUZZ_SECONDS       seconds per target (default 60)
 #   MESHSCOPE_FUZZ_BUILD_DIR  build folder (default build-fuzz)
 #   MESHSCOPE_JOBS     parallel build jobs (default 2)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The hostile-input suite (docs/RELIABILITY.md): malformed traces, hostile schedules and
-# arguments, hostile configs, hardware files and calibrations, special files and links as outputs,
-# and signals during writes, against the built `meshscope`. Every invocation is classified: a crash (killed by a signal it did not ask for, a
-# sanitizer report), a hang (still running after its time limit), a partial file (an output that
-# is neither absent, nor its old contents, nor complete), an overwritten file (a device node, FIFO
-# or link that is no longer one), or a temp file left behind. Prints the totals; exits non-zero
-# when any is above zero.
+# The hostile-input suite (docs/RELIABILITY.md): malformed traces, hostile schedules and arguments,
+# hostile configs, hardware files and calibrations, special files and links as outputs, and signals
+# during writes, against the built `meshscope`. Every invocation is classified: a crash (killed by a
+# signal it did not ask for, a sanitizer report), a hang (still running after its time limit), a
+# partial file (an output that is neither absent, nor its old contents, nor complete), an
+# overwritten file (a device node, FIFO or link that is no longer one), or a temp file left behind.
+# Prints the totals; exits non-zero when any is above zero.
 #   run_hostile.sh MESHSCOPE_BINARY WORK_FOLDER
 set -u
 bin=${1:?usage: run_hostile.sh MESHSCOPE_BINARY WORK_FOLDER}
