@@ -1,6 +1,7 @@
 // Reading hand-written JSON files with every error located: file, byte, line and column, key.
 #include "traces/json_file.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -144,6 +145,21 @@ class PositionedDomParser : public nlohmann::detail::json_sax_dom_parser<json> {
 };
 
 }  // namespace
+
+void require_known_keys(const json& j, const std::vector<std::string_view>& known,
+                        const std::string& where, const std::string& prefix) {
+  if (!j.is_object())
+    throw std::runtime_error(where + ": key '" +
+                             (prefix.empty() ? "(top)" : prefix.substr(0, prefix.size() - 1)) +
+                             "': must be an object");
+  for (const auto& item : j.items()) {
+    if (std::find(known.begin(), known.end(), item.key()) != known.end()) continue;
+    std::string all;
+    for (std::string_view k : known) all += (all.empty() ? "" : ", ") + std::string(k);
+    throw std::runtime_error(where + ": key '" + prefix + printable(item.key(), 60) +
+                             "': unknown key (known: " + all + ")");
+  }
+}
 
 std::string line_and_column(const std::string& text, size_t byte) {
   size_t line = 1, column = 1;

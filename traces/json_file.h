@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,13 @@ nlohmann::json load_json_file(const std::string& path, std::string_view kind = "
 // fuzz target fuzz/fuzz_json_file.cpp holds it to that).
 nlohmann::json parse_json_text(const std::string& text, const std::string& where,
                                int max_depth = kMaxJsonFileDepth);
+
+// Refuses a key of the object `j` that `known` does not list: a misspelt key would otherwise leave
+// its figure at the default without a word. Throws "WHERE: key 'PREFIXk': unknown key (known: a,
+// b, ...)"; `prefix` is the object's dotted name with its dot ("efficiency."), "" at the top. A
+// `j` that is no object is refused as "key 'PREFIX': must be an object".
+void require_known_keys(const nlohmann::json& j, const std::vector<std::string_view>& known,
+                        const std::string& where, const std::string& prefix);
 
 // "line L, column C" of byte offset `byte` in `text` (both from 1; a byte past the end is placed
 // after the last character).

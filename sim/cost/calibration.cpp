@@ -1,11 +1,8 @@
 // Calibration files: JSON, written whole or not at all.
 #include "sim/cost/calibration.h"
 
-#include <algorithm>
 #include <cmath>
-#include <initializer_list>
 #include <stdexcept>
-#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -25,19 +22,6 @@ json link_json(const LinkFit& f) {
           {"rms_error", f.rms_error}};
 }
 
-// Refuses a key the format does not have (a hand-edited "computes" would drop the fit without a
-// word); `prefix` is the dotted name of the object `j` ("compute.F"), "" at the top.
-void only_keys(const json& j, std::initializer_list<std::string_view> known,
-               const std::string& path, const std::string& prefix) {
-  if (!j.is_object())
-    throw std::runtime_error(path + ": key '" + (prefix.empty() ? "(top)" : prefix) +
-                             "': must be an object");
-  for (const auto& item : j.items())
-    if (std::find(known.begin(), known.end(), item.key()) == known.end())
-      throw std::runtime_error(path + ": key '" + (prefix.empty() ? "" : prefix + ".") +
-                               item.key() + "': unknown key");
-}
-
 // A sample count (`key`.samples): a whole number that fits an int.
 int samples_of(const json& j, const std::string& path, const std::string& key) {
   if (!j.contains("samples")) return 0;
@@ -50,7 +34,8 @@ int samples_of(const json& j, const std::string& path, const std::string& key) {
 
 LinkFit link_from(const json& j, const std::string& path, const std::string& key) {
   const std::string where = path + ": key '" + key + "'";
-  only_keys(j, {"alpha_ns", "bandwidth_bytes_per_s", "samples", "rms_error"}, path, key);
+  traces::require_known_keys(j, {"alpha_ns", "bandwidth_bytes_per_s", "samples", "rms_error"}, path,
+                             key + ".");
   LinkFit f;
   try {
     f.alpha_ns = j.value("alpha_ns", 0.0);
@@ -93,10 +78,10 @@ Calibration load_calibration(const std::string& path) {
   const json j = traces::load_json_file(path, "calibration file");
   if (!j.is_object() || !j.contains("format") || j.at("format") != "meshscope-calibration")
     throw std::runtime_error(path + ": key 'format': not a meshscope calibration file");
-  only_keys(j,
-            {"format", "version", "hardware", "precision", "traces", "compute", "p2p", "collective",
-             "all_to_all"},
-            path, "");
+  traces::require_known_keys(j,
+                             {"format", "version", "hardware", "precision", "traces", "compute",
+                              "p2p", "collective", "all_to_all"},
+                             path, "");
   Calibration c;
   std::string key = "hardware";  // the key being read, for a wrongly typed value
   try {
@@ -113,9 +98,9 @@ Calibration load_calibration(const std::string& path) {
         key = "compute." + name;
         const auto phase = traces::parse_phase(name);
         if (!phase) throw std::runtime_error(path + ": key '" + key + "': unknown phase");
-        only_keys(
+        traces::require_known_keys(
             v, {"flops_per_s", "overhead_ns", "efficiency", "samples", "rms_error", "model_scale"},
-            path, key);
+            path, key + ".");
         PhaseFit& f = c.phases[static_cast<size_t>(*phase)];
         f.flops_per_s = v.value("flops_per_s", 0.0);
         f.overhead_ns = v.value("overhead_ns", 0.0);

@@ -53,27 +53,12 @@ std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
 Framework parse_framework(const json& j, const std::string& where) {
   if (!j.is_object())
     throw std::runtime_error(where + ": a framework profile must be a JSON object");
-  static const char* kKeys[] = {"name",
-                                "description",
-                                "sources",
-                                "flash_attention",
-                                "softmax",
-                                "elementwise_passes",
-                                "grad_reduce",
-                                "param_gather",
-                                "recompute",
-                                "residuals",
-                                "grad_reduce_bytes",
-                                "sharded_copies",
-                                "optimizer_step_bytes",
-                                "p2p_scatter_gather",
-                                "p2p_blocking"};
-  for (const auto& item : j.items()) {
-    const std::string& k = item.key();
-    if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* x) { return k == x; }) ==
-        std::end(kKeys))
-      fail(where, k, "unknown key");
-  }
+  traces::require_known_keys(
+      j,
+      {"name", "description", "sources", "flash_attention", "softmax", "elementwise_passes",
+       "grad_reduce", "param_gather", "recompute", "residuals", "grad_reduce_bytes",
+       "sharded_copies", "optimizer_step_bytes", "p2p_scatter_gather", "p2p_blocking"},
+      where, "");
   Framework f;
   if (!j.contains("name") || !j.at("name").is_string() || j.at("name").get<std::string>().empty())
     fail(where, "name", "missing (a non-empty string)");
@@ -97,11 +82,8 @@ Framework parse_framework(const json& j, const std::string& where) {
     fail(where, "softmax", "must be unfused or fused-softmax");
   if (j.contains("elementwise_passes")) {
     const json& p = j.at("elementwise_passes");
-    if (!p.is_object()) fail(where, "elementwise_passes", "must be an object");
-    for (const auto& [k, v] : p.items())
-      if (k != "norm" && k != "activation" && k != "residual" && k != "rope" && k != "softmax")
-        fail(where, "elementwise_passes." + k,
-             "unknown key (norm, activation, residual, rope, softmax)");
+    traces::require_known_keys(p, {"norm", "activation", "residual", "rope", "softmax"}, where,
+                               "elementwise_passes.");
     f.passes.norm = passes_of(p, "norm", where, f.passes.norm);
     f.passes.activation = passes_of(p, "activation", where, f.passes.activation);
     f.passes.residual = passes_of(p, "residual", where, f.passes.residual);
@@ -120,9 +102,8 @@ Framework parse_framework(const json& j, const std::string& where) {
     const json& c = j.at("sharded_copies");
     if (!c.is_object())
       fail(where, "sharded_copies", "must be {\"gather\": bytes, \"reduce\": bytes}");
+    traces::require_known_keys(c, {"gather", "reduce"}, where, "sharded_copies.");
     for (const auto& [k, v] : c.items()) {
-      if (k != "gather" && k != "reduce")
-        fail(where, "sharded_copies." + k, "unknown key (gather, reduce)");
       if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 64)
         fail(where, "sharded_copies." + k, "must be a number of bytes per parameter in [0, 64]");
     }

@@ -47,21 +47,6 @@ const std::vector<std::string_view> kEfficiencyKeys = {
 const std::vector<std::string_view> kTierKeys = {"name", "kind", "bandwidth_bytes_per_s",
                                                  "latency_ns", "collective_efficiency"};
 
-// Refuses a key that is not in `known`: a misspelt "compute_unit" would otherwise leave its
-// figure at the default without a word. `prefix` is the object's dotted name ("efficiency.").
-void only_keys(const json& j, const std::vector<std::string_view>& known, const std::string& where,
-               const std::string& prefix) {
-  if (!j.is_object())
-    fail(where, prefix.empty() ? "(top)" : prefix.substr(0, prefix.size() - 1),
-         "must be an object");
-  for (const auto& item : j.items())
-    if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
-      std::string all;
-      for (std::string_view k : known) all += (all.empty() ? "" : ", ") + std::string(k);
-      fail(where, prefix + item.key(), "unknown key (known: " + all + ")");
-    }
-}
-
 // The helpers below read `key` of `j`, an object whose dotted name is `prefix` ("efficiency."), so
 // that every error names the key as the file nests it: 'efficiency.tile_m'.
 const json& require(const json& j, const std::string& key, const std::string& where,
@@ -119,7 +104,7 @@ constexpr int64_t kMaxCount = 1 << 24;
 LinkTier parse_tier(const json& j, const std::string& key, const std::string& where) {
   const json& t = require(j, key, where);
   const std::string p = key + ".";
-  only_keys(t, kTierKeys, where, p);
+  traces::require_known_keys(t, kTierKeys, where, p);
   LinkTier tier;
   tier.name = string_or(t, "name", where, key, p);
   const std::string kind = string_or(t, "kind", where, "nvlink", p);
@@ -137,7 +122,7 @@ LinkTier parse_tier(const json& j, const std::string& key, const std::string& wh
 
 void parse_efficiency(const json& e, const std::string& where, Efficiency& ef) {
   const std::string p = "efficiency.";
-  only_keys(e, kEfficiencyKeys, where, p);
+  traces::require_known_keys(e, kEfficiencyKeys, where, p);
   ef.gemm_max = number_or(e, "gemm_max", where, ef.gemm_max, p);
   ef.tile_m = count_or(e, "tile_m", where, 1, 1 << 16, ef.tile_m, p);
   ef.tile_n = count_or(e, "tile_n", where, 1, 1 << 16, ef.tile_n, p);
@@ -165,7 +150,7 @@ std::optional<Precision> parse_precision(std::string_view s) {
 }
 
 Hardware parse_hardware(const json& j, const std::string& where) {
-  only_keys(j, kTopKeys, where, "");
+  traces::require_known_keys(j, kTopKeys, where, "");
   Hardware hw;
   const json& name = require(j, "name", where);
   if (!name.is_string() || name.get<std::string>().empty())
@@ -185,7 +170,8 @@ Hardware parse_hardware(const json& j, const std::string& where) {
   if (hw.sources.empty())
     fail(where, "sources", "every entry must cite where its figures come from");
   const json& peaks = require(j, "peak_flops", where);
-  only_keys(peaks, {kPrecisionNames.begin(), kPrecisionNames.end()}, where, "peak_flops.");
+  traces::require_known_keys(peaks, {kPrecisionNames.begin(), kPrecisionNames.end()}, where,
+                             "peak_flops.");
   bool any = false;
   for (size_t i = 0; i < kPrecisionNames.size(); ++i) {
     const std::string p(kPrecisionNames[i]);

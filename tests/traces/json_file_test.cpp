@@ -103,6 +103,21 @@ TEST_F(JsonFile, AValidFileLoads) {
   EXPECT_DOUBLE_EQ(j.at("d").get<double>(), 1500.0);
 }
 
+TEST(JsonFileKnownKeys, AKeyTheListLacksIsNamedDottedWithTheList) {
+  const auto error_of = [](const nlohmann::json& j, const std::string& prefix) -> std::string {
+    try {
+      require_known_keys(j, {"a", "b"}, "F", prefix);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "(known)";
+  };
+  EXPECT_EQ(error_of({{"a", 1}, {"b", 2}}, ""), "(known)");
+  EXPECT_EQ(error_of({{"a", 1}, {"c", 2}}, "x.y."), "F: key 'x.y.c': unknown key (known: a, b)");
+  EXPECT_EQ(error_of(nlohmann::json::array(), "x."), "F: key 'x': must be an object");
+  EXPECT_EQ(error_of(5, ""), "F: key '(top)': must be an object");
+}
+
 TEST(JsonFileLineAndColumn, CountsFromOne) {
   EXPECT_EQ(line_and_column("ab\ncd", 0), "line 1, column 1");
   EXPECT_EQ(line_and_column("ab\ncd", 4), "line 2, column 2");
