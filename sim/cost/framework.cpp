@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -202,6 +203,31 @@ double attention_efficiency(const Hardware& hw, AttentionKernel k) {
   constexpr double kFlash1OverFlash2 = 0.5;
   if (k == AttentionKernel::kFlash1) return kFlash1OverFlash2 * fa2;
   return fa2;
+}
+
+int64_t kernel_head_dim(AttentionKernel k, int64_t d) {
+  static constexpr int64_t kFlash2[] = {32, 64, 96, 128, 160, 192, 256};
+  static constexpr int64_t kFlash3[] = {64, 96, 128, 192, 256};
+  std::span<const int64_t> compiled;
+  switch (k) {
+    case AttentionKernel::kFlash1: {
+      if (d > 128) return d;
+      int64_t p = 16;
+      while (p < d) p *= 2;
+      return p;
+    }
+    case AttentionKernel::kFlash2:
+      compiled = kFlash2;
+      break;
+    case AttentionKernel::kFlash3:
+      compiled = kFlash3;
+      break;
+    default:
+      return d;
+  }
+  for (int64_t c : compiled)
+    if (d <= c) return c;
+  return d;
 }
 
 std::vector<std::string> list_frameworks() { return list_json_in(framework_dirs()); }

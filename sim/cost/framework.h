@@ -105,6 +105,18 @@ std::vector<std::string> list_frameworks();
 // needs Hopper: without an FA3 rate the FA2 rate is used).
 double attention_efficiency(const Hardware& hw, AttentionKernel k);
 
+// The head dimension the FlashAttention kernel `k` computes at for heads of `d`: each kernel is
+// compiled for a few head dimensions and runs a smaller one at the next, its loads masked and its
+// tensor-core tiles as wide as the compiled one (docs/ACCURACY.md, item 13).
+//  - flash1: the next power of two, at least 16. MPT's Triton port (llm-foundry
+//    llmfoundry/models/layers/flash_attn_triton.py: BLOCK_HEADDIM = max(next_power_of_2(d), 16));
+//    the CUDA FlashAttention-1 (csrc/flash_attn/fmha_api.cpp, run_fmha_fwd / run_fmha_bwd: hdim 32,
+//    64, 128) agrees above 16.
+//  - flash2: 32, 64, 96, 128, 160, 192, 256 (csrc/flash_attn/src/static_switch.h, HEADDIM_SWITCH).
+//  - flash3: 64, 96, 128, 192, 256 (hopper/flash_api.cpp, run_mha_fwd).
+// Beyond the largest compiled dimension (no kernel runs it), and for the other kernels, `d`.
+int64_t kernel_head_dim(AttentionKernel k, int64_t d);
+
 // The default of a config that names no framework.
 inline constexpr std::string_view kDefaultFramework = "megatron-core-2024";
 

@@ -1,6 +1,7 @@
 // Per-layer ops, collectives, parameters and activation memory of a transformer layer.
 #include "sim/model/transformer.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -125,7 +126,9 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     OpCost core;
     core.name = "attn.core";
     core.kind = OpKind::kAttention;
-    core.flops = 2.0 * T * s * q_heads * d;  // causal: half of 4 T s h/t
+    // Causal: half of 4 T s h/t, at the width the kernel computes (its masked columns included).
+    const double d_kernel = static_cast<double>(std::max(d, par.attention_head_dim));
+    core.flops = 2.0 * T * s * q_heads * d_kernel;
     core.bytes = e * static_cast<double>(T) * (2 * a + 2 * kv) * d / t;
     fwd.push_back(core);
     OpCost back = core;

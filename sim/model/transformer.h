@@ -54,6 +54,10 @@ struct LayerParallel {
   int ep = 1;  // expert parallel: experts / ep experts per rank
   bool sequence_parallel = false;
   bool flash_attention = true;  // no seq^2 scores kept; attention recomputed inside its backward
+  // The head dimension the flash-attention kernel computes at, when wider than the model's: the
+  // kernel's tiles are as wide as the head dimension it was compiled for (cost::kernel_head_dim).
+  // 0: the model's own.
+  int64_t attention_head_dim = 0;
   Recompute recompute = Recompute::kNone;
   // With kFull: only every n-th layer (the n-th, 2n-th, ... of the model) is checkpointed and
   // recomputed, the others keep their activations (torchtitan's selective layer checkpointing,

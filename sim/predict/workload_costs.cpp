@@ -28,6 +28,8 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   par.ep = c.ep;
   par.sequence_parallel = c.sequence_parallel;
   par.flash_attention = c.flash_attention;
+  if (c.flash_attention && c.gpt.heads > 0)
+    par.attention_head_dim = cost::kernel_head_dim(framework.flash, c.gpt.hidden / c.gpt.heads);
   par.recompute = c.recompute;
   par.recompute_every = c.recompute_every;
   par.element_bytes = cost::element_bytes(c.precision);

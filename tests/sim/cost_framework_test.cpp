@@ -93,6 +93,24 @@ TEST(CostFramework, FlashAttentionOneRunsAtHalfFlashAttentionTwosRate) {
   EXPECT_EQ(find_framework("llm-foundry").flash, AttentionKernel::kFlash1);
 }
 
+TEST(CostFramework, AttentionKernelsComputeAtTheHeadDimensionTheyWereCompiledFor) {
+  // {head dimension, flash1, flash2, flash3}: the kernels' own dispatch tables
+  // (flash_attn_triton.py, static_switch.h HEADDIM_SWITCH, hopper/flash_api.cpp run_mha_fwd).
+  struct Case {
+    int64_t d, flash1, flash2, flash3;
+  };
+  for (const Case& c :
+       {Case{16, 16, 32, 64}, Case{64, 64, 64, 64}, Case{80, 128, 96, 96}, Case{96, 128, 96, 96},
+        Case{112, 128, 128, 128}, Case{128, 128, 128, 128}, Case{160, 160, 160, 192},
+        Case{224, 224, 256, 256}, Case{320, 320, 320, 320}}) {
+    SCOPED_TRACE(c.d);
+    EXPECT_EQ(kernel_head_dim(AttentionKernel::kFlash1, c.d), c.flash1);
+    EXPECT_EQ(kernel_head_dim(AttentionKernel::kFlash2, c.d), c.flash2);
+    EXPECT_EQ(kernel_head_dim(AttentionKernel::kFlash3, c.d), c.flash3);
+    EXPECT_EQ(kernel_head_dim(AttentionKernel::kUnfused, c.d), c.d);
+  }
+}
+
 TEST(CostFramework, GradientReductionBytesAreFp32OrHalfAndNamedWhenWrong) {
   EXPECT_DOUBLE_EQ(find_framework("llm-foundry").grad_reduce_bytes, 4);  // Composer DEFAULT
   EXPECT_DOUBLE_EQ(find_framework("torchtitan").grad_reduce_bytes, 4);   // mixed_precision_reduce

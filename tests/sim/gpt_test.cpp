@@ -99,6 +99,34 @@ TEST(Gpt, OpSelectiveRecomputationRerunsEveryOtherMatmulAndTheElementwiseOps) {
   EXPECT_GT(op.activation_bytes, 4 * full.activation_bytes);
 }
 
+TEST(Gpt, FlashAttentionIsPricedAtTheKernelsHeadDimension) {
+  // GPT-3 760M: 16 heads of 96. A kernel compiled for 128 computes 128 columns, a third more
+  // tensor-core work in the forward and the backward; its memory traffic and the model FLOPs
+  // (what MFU counts) stay those of 96.
+  TransformerShape sh{1536, 16, 16, 0, false, 0, 1, 0};
+  LayerParallel own = par(1, false, Recompute::kNone, true);
+  LayerParallel wide = own;
+  wide.attention_head_dim = 128;
+  const LayerCost a = transformer_layer(sh, own), b = transformer_layer(sh, wide);
+  auto core = [](const std::vector<OpCost>& ops, const char* name) {
+    for (const OpCost& op : ops)
+      if (op.name == name) return op;
+    ADD_FAILURE() << name;
+    return OpCost{};
+  };
+  EXPECT_DOUBLE_EQ(core(b.forward, "attn.core").flops,
+                   core(a.forward, "attn.core").flops * 128 / 96);
+  EXPECT_DOUBLE_EQ(core(b.input_grad, "attn.core.grad").flops,
+                   core(a.input_grad, "attn.core.grad").flops * 128 / 96);
+  EXPECT_DOUBLE_EQ(core(b.forward, "attn.core").bytes, core(a.forward, "attn.core").bytes);
+  EXPECT_DOUBLE_EQ(b.model_flops, a.model_flops);
+  // A narrower kernel head never shrinks the work.
+  LayerParallel narrow = own;
+  narrow.attention_head_dim = 64;
+  EXPECT_DOUBLE_EQ(core(transformer_layer(sh, narrow).forward, "attn.core").flops,
+                   core(a.forward, "attn.core").flops);
+}
+
 TEST(Gpt, SequenceParallelTradesAllReducesForGatherAndScatter) {
   TransformerShape sh{4096, 32, 32, 0, false, 0, 1, 0};
   const LayerCost tp = transformer_layer(sh, par(4, false, Recompute::kNone, true));

@@ -145,6 +145,24 @@ TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAS
       simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary.step_time_s);
 }
 
+TEST(PredictFrameworkConfig, AttentionIsPricedAtTheHeadDimensionTheProfilesKernelRuns) {
+  // Heads of 96: FlashAttention-1 (llm-foundry) runs them in its 128 kernel, FlashAttention-2
+  // (torchtitan) in its 96 one; heads of 128 run at 128 in both.
+  auto attention_flops = [](int hidden, const char* framework) {
+    json j = tiny_gpt();
+    j["model"]["hidden"] = hidden;
+    j["framework"] = framework;
+    const WorkloadCosts w = workload_costs(parse_config(j, "cfg.json"));
+    for (const model::OpCost& op : w.stages[0].forward)
+      if (op.name == "attn.core") return op.flops;
+    ADD_FAILURE() << "no attn.core";
+    return 0.0;
+  };
+  EXPECT_DOUBLE_EQ(attention_flops(1536, "llm-foundry"),
+                   attention_flops(1536, "torchtitan") * 128 / 96);
+  EXPECT_DOUBLE_EQ(attention_flops(2048, "llm-foundry"), attention_flops(2048, "torchtitan"));
+}
+
 TEST(PredictFrameworkConfig, PipelineSendsFollowTheProfilesP2p) {
   // Two stages on two nodes of 8 (tp 8, no sequence parallelism): each tp rank sends its stage's
   // output to its peer on the next node. Megatron-LM's scatter/gather sends 1/tp of it per rank;
