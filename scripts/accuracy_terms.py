@@ -18,7 +18,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
 TERMS = ["gemm", "attention", "norm", "elementwise", "recompute", "tp_communication",
-         "sharded_copies", "optimizer_step", "idle"]
+         "sharded_copies", "weight_casts", "optimizer_step", "idle"]
 
 
 def rows_and_errors():

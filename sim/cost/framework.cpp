@@ -54,12 +54,12 @@ std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
 Framework parse_framework(const json& j, const std::string& where) {
   if (!j.is_object())
     throw std::runtime_error(where + ": a framework profile must be a JSON object");
-  traces::require_known_keys(
-      j,
-      {"name", "description", "sources", "flash_attention", "softmax", "elementwise_passes",
-       "grad_reduce", "param_gather", "recompute", "residuals", "grad_reduce_bytes",
-       "sharded_copies", "optimizer_step_bytes", "p2p_scatter_gather", "p2p_blocking"},
-      where, "");
+  traces::require_known_keys(j,
+                             {"name", "description", "sources", "flash_attention", "softmax",
+                              "elementwise_passes", "grad_reduce", "param_gather", "recompute",
+                              "residuals", "grad_reduce_bytes", "sharded_copies", "weight_casts",
+                              "optimizer_step_bytes", "p2p_scatter_gather", "p2p_blocking"},
+                             where, "");
   Framework f;
   if (!j.contains("name") || !j.at("name").is_string() || j.at("name").get<std::string>().empty())
     fail(where, "name", "missing (a non-empty string)");
@@ -110,6 +110,18 @@ Framework parse_framework(const json& j, const std::string& where) {
     }
     f.gather_copy_bytes = c.value("gather", 0.0);
     f.reduce_copy_bytes = c.value("reduce", 0.0);
+  }
+  if (j.contains("weight_casts")) {
+    const json& c = j.at("weight_casts");
+    if (!c.is_object())
+      fail(where, "weight_casts", "must be {\"forward\": bytes, \"backward\": bytes}");
+    traces::require_known_keys(c, {"forward", "backward"}, where, "weight_casts.");
+    for (const auto& [k, v] : c.items()) {
+      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 64)
+        fail(where, "weight_casts." + k, "must be a number of bytes per parameter in [0, 64]");
+    }
+    f.cast_forward_bytes = c.value("forward", 0.0);
+    f.cast_backward_bytes = c.value("backward", 0.0);
   }
   if (j.contains("optimizer_step_bytes")) {
     const json& v = j.at("optimizer_step_bytes");

@@ -71,6 +71,14 @@ struct Framework {
   // "sharded_copies": {"gather": bytes, "reduce": bytes}; 0: none).
   double gather_copy_bytes = 0;
   double reduce_copy_bytes = 0;
+  // Memory passes a framework that keeps fp32 weights under autocast (PyTorch AMP) makes over a
+  // stage's parameters every microbatch, at any ZeRO stage, in bytes per parameter: the forward
+  // casts each weight to the compute dtype once (read 4, write 2), the backward casts its gradient
+  // back to fp32 and accumulates it into the fp32 gradient. Streaming passes on the compute stream
+  // (profile key "weight_casts": {"forward": bytes, "backward": bytes}; 0: none, as in frameworks
+  // that keep bf16 weights or cast their shards before the gather).
+  double cast_forward_bytes = 0;
+  double cast_backward_bytes = 0;
   // Bytes moved per parameter of a GPU's optimizer shard by one Adam step and the gradient clipping
   // before it (profile key "optimizer_step_bytes"; 0: one fused Adam pass, 28 bytes: read the
   // fp32 weight, moments and gradient, write the weight, moments and the bf16 copy). An unfused

@@ -42,8 +42,8 @@ void add_ops(const std::vector<model::OpCost>& ops, const cost::ComputeModel& co
 const char* name(Term t) {
   // In Term's order.
   static constexpr const char* kNames[] = {
-      "gemm",      "elementwise",      "norm",           "attention",     "loss", "conv",
-      "recompute", "tp_communication", "sharded_copies", "optimizer_step"};
+      "gemm",      "elementwise",      "norm",           "attention",    "loss",          "conv",
+      "recompute", "tp_communication", "sharded_copies", "weight_casts", "optimizer_step"};
   static_assert(std::size(kNames) == static_cast<size_t>(Term::kCount));
   const auto i = static_cast<size_t>(t);
   return i < std::size(kNames) ? kNames[i] : "?";
@@ -62,12 +62,16 @@ TermSeconds action_terms(const Resolved& r, int stage, ActionKind kind) {
       r.config.zero, r.config.mesh.dp,
       static_cast<double>(r.w.dense_parameters[stage] + r.w.expert_parameters[stage]), r.fw,
       r.compute);
+  const WeightCasts casts =
+      weight_casts(static_cast<double>(r.w.dense_parameters[stage] + r.w.expert_parameters[stage]),
+                   r.fw, r.compute);
   const bool input_grad = kind == ActionKind::kBackward || kind == ActionKind::kInputGrad;
   const bool weight_grad = kind == ActionKind::kBackward || kind == ActionKind::kWeightGrad;
   if (kind == ActionKind::kForward) {
     add_ops(s.forward, r.compute, t);
     t[Term::kTpCommunication] += exposed_tp_seconds(s.tp_forward, s.forward, r.compute, r.pricer);
     t[Term::kShardedCopies] += copies.gather_ns * 1e-9;
+    t[Term::kWeightCasts] += casts.forward_ns * 1e-9;
   }
   if (input_grad) {
     add_ops(s.input_grad, r.compute, t);
@@ -78,6 +82,7 @@ TermSeconds action_terms(const Resolved& r, int stage, ActionKind kind) {
   if (weight_grad) {
     add_ops(s.weight_grad, r.compute, t);
     t[Term::kShardedCopies] += copies.reduce_ns * 1e-9;
+    t[Term::kWeightCasts] += casts.backward_ns * 1e-9;
   }
   if (kind == ActionKind::kOptimizerStep)
     t[Term::kOptimizerStep] = r.timings.at(static_cast<size_t>(stage)).optimizer_ns * 1e-9;

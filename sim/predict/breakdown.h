@@ -27,6 +27,7 @@ enum class Term : uint8_t {
   kRecompute,        // ops run again before the backward (activation checkpointing)
   kTpCommunication,  // in-stage (tp, cp, ep) collectives the compute stream waits for
   kShardedCopies,    // ZeRO-3's copies of gathered parameters and reduced gradients
+  kWeightCasts,      // an autocast framework's casts of fp32 weights and their gradients
   kOptimizerStep,    // STEP: the update, clipping and whatever the framework's step moves
   kCount
 };

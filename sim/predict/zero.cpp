@@ -65,13 +65,23 @@ ShardedCopies sharded_copies(int zero, int dp, double parameters, const cost::Fr
           ns(compute.stream_seconds(parameters * framework.reduce_copy_bytes))};
 }
 
-void add_sharded_copies(engine::StageTiming& t, int zero, int dp, double parameters,
-                        const cost::Framework& framework, const cost::ComputeModel& compute) {
+WeightCasts weight_casts(double parameters, const cost::Framework& framework,
+                         const cost::ComputeModel& compute) {
+  if (parameters <= 0) return {};
+  auto ns = [](double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); };
+  return {ns(compute.stream_seconds(parameters * framework.cast_forward_bytes)),
+          ns(compute.stream_seconds(parameters * framework.cast_backward_bytes))};
+}
+
+void add_parameter_passes(engine::StageTiming& t, int zero, int dp, double parameters,
+                          const cost::Framework& framework, const cost::ComputeModel& compute) {
   const ShardedCopies c = sharded_copies(zero, dp, parameters, framework, compute);
-  t.forward_ns += c.gather_ns;
-  t.input_grad_ns += c.gather_ns;   // the backward's gather is needed before the input gradients
-  t.weight_grad_ns += c.reduce_ns;  // the reduction starts once the weight gradients exist
-  t.backward_ns += c.gather_ns + c.reduce_ns;
+  const WeightCasts w = weight_casts(parameters, framework, compute);
+  t.forward_ns += c.gather_ns + w.forward_ns;
+  t.input_grad_ns += c.gather_ns;  // the backward's gather is needed before the input gradients
+  // The reduction and the gradient's cast start once the weight gradients exist.
+  t.weight_grad_ns += c.reduce_ns + w.backward_ns;
+  t.backward_ns += c.gather_ns + c.reduce_ns + w.backward_ns;
 }
 
 }  // namespace meshscope::predict

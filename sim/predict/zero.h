@@ -44,7 +44,17 @@ struct ShardedCopies {
 };
 ShardedCopies sharded_copies(int zero, int dp, double parameters, const cost::Framework& framework,
                              const cost::ComputeModel& compute);
-void add_sharded_copies(engine::StageTiming& t, int zero, int dp, double parameters,
-                        const cost::Framework& framework, const cost::ComputeModel& compute);
+// An autocast framework's weight casts over a stage's `parameters` each microbatch, at any ZeRO
+// stage (cost::Framework::cast_forward_bytes, cast_backward_bytes): streaming passes at the
+// memory rate, the forward's before F, the backward's with the weight gradients.
+struct WeightCasts {
+  int64_t forward_ns = 0;   // added to F
+  int64_t backward_ns = 0;  // added to W and B
+};
+WeightCasts weight_casts(double parameters, const cost::Framework& framework,
+                         const cost::ComputeModel& compute);
+// Adds the sharded copies and the weight casts to a stage's F, I, W and B.
+void add_parameter_passes(engine::StageTiming& t, int zero, int dp, double parameters,
+                          const cost::Framework& framework, const cost::ComputeModel& compute);
 
 }  // namespace meshscope::predict

@@ -145,6 +145,22 @@ TEST(CostFramework, ShardedCopiesAreBytesPerParameterAndNamedWhenWrong) {
             std::string::npos);
 }
 
+TEST(CostFramework, WeightCastsAreBytesPerParameterAndNamedWhenWrong) {
+  const Framework f = parse_framework(
+      {{"name", "x"}, {"weight_casts", {{"forward", 6}, {"backward", 18}}}}, "fw.json");
+  EXPECT_EQ(f.cast_forward_bytes, 6);
+  EXPECT_EQ(f.cast_backward_bytes, 18);
+  EXPECT_EQ(parse_framework({{"name", "x"}}, "fw.json").cast_forward_bytes, 0);
+  EXPECT_NE(error_of({{"name", "x"}, {"weight_casts", {{"forward", 65}}}})
+                .find("fw.json: key 'weight_casts.forward': must be a number of bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"name", "x"}, {"weight_casts", {{"fwd", 6}}}})
+                .find("key 'weight_casts.fwd': unknown key"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"name", "x"}, {"weight_casts", 6}}).find("key 'weight_casts'"),
+            std::string::npos);
+}
+
 TEST(CostFramework, OptimizerStepBytesCountTheUnfusedAdamPassesAndClipping) {
   // Composer's DecoupledAdamW and torch's foreach AdamW make 21 fp32 accesses per parameter (84
   // bytes); gradient clipping reads each gradient for its norm and scales it (12). Megatron-LM

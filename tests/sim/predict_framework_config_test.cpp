@@ -10,6 +10,7 @@
 
 #include "sim/cost/compute_model.h"
 #include "sim/cost/hardware.h"
+#include "sim/predict/breakdown.h"
 #include "sim/predict/config.h"
 #include "sim/predict/simulate.h"
 #include "sim/predict/workload_costs.h"
@@ -117,6 +118,33 @@ TEST(PredictFrameworkConfig, ShardedCopiesCostTheirBytesAtTheMemoryRateEachMicro
   EXPECT_DOUBLE_EQ(
       zero1.step_time_s,
       simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary.step_time_s);
+}
+
+TEST(PredictFrameworkConfig, WeightCastsCostTheirBytesEachMicrobatchAtAnyZeroStage) {
+  // Two profiles alike but for weight_casts, collectives exposed: every microbatch pays
+  // (forward + backward) bytes per parameter over the stage's parameters at the memory rate, with
+  // or without ZeRO, and the breakdown names the term.
+  auto profile = [](const char* name, const std::string& casts) {
+    return exposed_profile(name, "\"weight_casts\": " + casts);
+  };
+  for (int zero : {0, 1}) {
+    SCOPED_TRACE(zero);
+    json j = tiny_gpt();
+    j["options"]["zero"] = zero;
+    j["framework"] = profile("no-casts", "{}");
+    const PredictConfig plain = parse_config(j, "cfg.json");
+    const Summary none = simulate(plain, {.build_timeline = false}).summary;
+    j["framework"] = profile("casts", R"({"forward": 6, "backward": 18})");
+    const Summary casts = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+    const WorkloadCosts w = workload_costs(plain);
+    const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
+    const double per_microbatch =
+        compute.stream_seconds(static_cast<double>(w.dense_parameters[0]) * (6 + 18));
+    EXPECT_GT(per_microbatch, 0);
+    EXPECT_NEAR(casts.step_time_s - none.step_time_s, plain.microbatches() * per_microbatch, 1e-7);
+    EXPECT_NEAR(casts.breakdown.busy[Term::kWeightCasts], plain.microbatches() * per_microbatch,
+                1e-7);
+  }
 }
 
 TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAStep) {
