@@ -37,7 +37,8 @@ struct Row {
 // Sources: Korthikanti et al. 2022 Table 5 (iteration time, present work; the full-recompute
 // baseline's times were not found in a stored source and are not used); Llama Team 2024 Table 4
 // (TFLOP/s per GPU); llm-foundry scripts/train/benchmarking/ README.md (tokens/s/GPU); torchtitan
-// docs/performance.md (tokens/s per GPU); IBM fms-fsdp README.md (tokens/s/GPU).
+// docs/performance.md (tokens/s per GPU); IBM fms-fsdp README.md (tokens/s/GPU); Dao-AILab
+// flash-attention training/README.md (tokens/s on 8 GPUs).
 const std::vector<Row>& rows() {
   static const std::vector<Row> r = {
       {"korthikanti-22b.json", Metric::kStepSeconds, 1.10, 0.02},
@@ -69,6 +70,13 @@ const std::vector<Row>& rows() {
       // IBM fms-fsdp README, the table stating "A100 80G 128 GPUs with 400Gbps".
       {"fmsfsdp-llama2-7b-hsdp-128xa100.json", Metric::kTokensPerSecondPerGpu, 3700, 0.10},
       {"fmsfsdp-llama2-34b-128xa100.json", Metric::kTokensPerSecondPerGpu, 700, 0.03},
+      // Dao-AILab/flash-attention training/README.md, "Training speed" (commit 4a6eaa9, November
+      // 2022): tokens/s on 8 x A100 80GB, over 8.
+      {"flashattn-gpt3-125m-8xa100.json", Metric::kTokensPerSecondPerGpu, 1310e3 / 8, 0.06},
+      {"flashattn-gpt3-355m-8xa100.json", Metric::kTokensPerSecondPerGpu, 503e3 / 8, 0.06},
+      {"flashattn-gpt3-760m-8xa100.json", Metric::kTokensPerSecondPerGpu, 245e3 / 8, 0.09},
+      {"flashattn-gpt3-1.3b-8xa100.json", Metric::kTokensPerSecondPerGpu, 169e3 / 8, 0.06},
+      {"flashattn-gpt3-2.7b-8xa100.json", Metric::kTokensPerSecondPerGpu, 85e3 / 8, 0.08},
       {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.12, true,
        1},
       {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.14,
