@@ -45,6 +45,24 @@ double passes_of(const json& j, const std::string& key, const std::string& where
   return v.get<double>();
 }
 
+// An object `key` of two byte counts per parameter, `first` and `second`, each in [0, 64] and 0
+// when absent ("sharded_copies": {"gather", "reduce"}, "weight_casts": {"forward", "backward"}).
+void bytes_per_parameter(const json& j, const std::string& key, const std::string& first,
+                         const std::string& second, const std::string& where, double& first_bytes,
+                         double& second_bytes) {
+  if (!j.contains(key)) return;
+  const json& c = j.at(key);
+  if (!c.is_object())
+    fail(where, key, "must be {\"" + first + "\": bytes, \"" + second + "\": bytes}");
+  traces::require_known_keys(c, {first, second}, where, key + ".");
+  for (const auto& [k, v] : c.items()) {
+    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 64)
+      fail(where, key + "." + k, "must be a number of bytes per parameter in [0, 64]");
+  }
+  first_bytes = c.value(first, 0.0);
+  second_bytes = c.value(second, 0.0);
+}
+
 }  // namespace
 
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
@@ -99,30 +117,10 @@ Framework parse_framework(const json& j, const std::string& where) {
       fail(where, "grad_reduce_bytes", "must be 2 (bf16/fp16) or 4 (fp32)");
     f.grad_reduce_bytes = v.get<double>();
   }
-  if (j.contains("sharded_copies")) {
-    const json& c = j.at("sharded_copies");
-    if (!c.is_object())
-      fail(where, "sharded_copies", "must be {\"gather\": bytes, \"reduce\": bytes}");
-    traces::require_known_keys(c, {"gather", "reduce"}, where, "sharded_copies.");
-    for (const auto& [k, v] : c.items()) {
-      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 64)
-        fail(where, "sharded_copies." + k, "must be a number of bytes per parameter in [0, 64]");
-    }
-    f.gather_copy_bytes = c.value("gather", 0.0);
-    f.reduce_copy_bytes = c.value("reduce", 0.0);
-  }
-  if (j.contains("weight_casts")) {
-    const json& c = j.at("weight_casts");
-    if (!c.is_object())
-      fail(where, "weight_casts", "must be {\"forward\": bytes, \"backward\": bytes}");
-    traces::require_known_keys(c, {"forward", "backward"}, where, "weight_casts.");
-    for (const auto& [k, v] : c.items()) {
-      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 64)
-        fail(where, "weight_casts." + k, "must be a number of bytes per parameter in [0, 64]");
-    }
-    f.cast_forward_bytes = c.value("forward", 0.0);
-    f.cast_backward_bytes = c.value("backward", 0.0);
-  }
+  bytes_per_parameter(j, "sharded_copies", "gather", "reduce", where, f.gather_copy_bytes,
+                      f.reduce_copy_bytes);
+  bytes_per_parameter(j, "weight_casts", "forward", "backward", where, f.cast_forward_bytes,
+                      f.cast_backward_bytes);
   if (j.contains("optimizer_step_bytes")) {
     const json& v = j.at("optimizer_step_bytes");
     if (!v.is_number() || v.get<double>() < 12 || v.get<double>() > 256)

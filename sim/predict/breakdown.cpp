@@ -58,13 +58,11 @@ double TermSeconds::total() const {
 TermSeconds action_terms(const Resolved& r, int stage, ActionKind kind) {
   TermSeconds t;
   const model::StageCost& s = r.w.stages.at(static_cast<size_t>(stage));
-  const ShardedCopies copies = sharded_copies(
-      r.config.zero, r.config.mesh.dp,
-      static_cast<double>(r.w.dense_parameters[stage] + r.w.expert_parameters[stage]), r.fw,
-      r.compute);
-  const WeightCasts casts =
-      weight_casts(static_cast<double>(r.w.dense_parameters[stage] + r.w.expert_parameters[stage]),
-                   r.fw, r.compute);
+  const double parameters =
+      static_cast<double>(r.w.dense_parameters[stage] + r.w.expert_parameters[stage]);
+  const ShardedCopies copies =
+      sharded_copies(r.config.zero, r.config.mesh.dp, parameters, r.fw, r.compute);
+  const WeightCasts casts = weight_casts(parameters, r.fw, r.compute);
   const bool input_grad = kind == ActionKind::kBackward || kind == ActionKind::kInputGrad;
   const bool weight_grad = kind == ActionKind::kBackward || kind == ActionKind::kWeightGrad;
   if (kind == ActionKind::kForward) {
