@@ -72,12 +72,13 @@ std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
 Framework parse_framework(const json& j, const std::string& where) {
   if (!j.is_object())
     throw std::runtime_error(where + ": a framework profile must be a JSON object");
-  traces::require_known_keys(j,
-                             {"name", "description", "sources", "flash_attention", "softmax",
-                              "elementwise_passes", "grad_reduce", "param_gather", "recompute",
-                              "residuals", "grad_reduce_bytes", "sharded_copies", "weight_casts",
-                              "optimizer_step_bytes", "p2p_scatter_gather", "p2p_blocking"},
-                             where, "");
+  traces::require_known_keys(
+      j,
+      {"name", "description", "sources", "flash_attention", "softmax", "elementwise_passes",
+       "grad_reduce", "param_gather", "recompute", "residuals", "grad_reduce_bytes",
+       "sharded_copies", "weight_casts", "optimizer_step_bytes", "p2p_scatter_gather",
+       "p2p_blocking", "recompute_early_stop"},
+      where, "");
   Framework f;
   if (!j.contains("name") || !j.at("name").is_string() || j.at("name").get<std::string>().empty())
     fail(where, "name", "missing (a non-empty string)");
@@ -135,6 +136,11 @@ Framework parse_framework(const json& j, const std::string& where) {
   if (j.contains("p2p_blocking")) {
     if (!j.at("p2p_blocking").is_boolean()) fail(where, "p2p_blocking", "must be true or false");
     f.p2p_blocking = j.at("p2p_blocking").get<bool>();
+  }
+  if (j.contains("recompute_early_stop")) {
+    if (!j.at("recompute_early_stop").is_boolean())
+      fail(where, "recompute_early_stop", "must be true or false");
+    f.recompute_early_stop = j.at("recompute_early_stop").get<bool>();
   }
   if (j.contains("recompute")) {
     const char* want = "must be a list of none, selective, full, op-selective";

@@ -92,6 +92,10 @@ struct Framework {
   bool p2p_blocking = false;
   // Recomputation granularities it offers ("none", "selective", "full").
   std::vector<std::string> recompute;
+  // Its full recomputation stops once the backward has every tensor it saved (profile key
+  // "recompute_early_stop"; model::LayerParallel::recompute_early_stop): PyTorch's non-reentrant
+  // torch.utils.checkpoint from 2.1 on. False: the whole layer's forward runs again.
+  bool recompute_early_stop = false;
   // Per hardware catalog name: the development set's residuals for this framework there
   // (tests/sim/predict_published_test.cpp keeps them equal to the current model's).
   std::map<std::string, Residuals> residuals;

@@ -95,6 +95,9 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   GemmOps ops{&fwd, &ig, &wg};
   std::vector<TpCollective> cf, cb;
   const double tp_bytes = static_cast<double>(T) * h * e;  // full activation of the layer
+  // Where the dense MLP's second GEMM starts in fwd and cf: the last op that saves a tensor for
+  // the backward (see recompute_early_stop).
+  size_t last_saving_op = 0, last_saving_comm = 0;
 
   auto tp_entry = [&](const char* n) {  // before a column-parallel linear
     if (sp) {
@@ -189,6 +192,8 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     add_linear(ops, "mlp.fc1", T, h, up * f / t, e, 1);
     fwd.push_back(elementwise("mlp.act", OpKind::kElementwise, double(T) * up * f / t, e, 8,
                               pass.activation));
+    last_saving_op = fwd.size();
+    last_saving_comm = cf.size();
     add_linear(ops, "mlp.fc2", T, f / t, h, e, 1);
     L.dense_parameters += (1 + up) * h * f / t + f / t + h;
     L.activation_bytes += static_cast<int64_t>(double(T) * e * (up + 1.0) * f / t);
@@ -236,14 +241,22 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
       }
   }
   if (par.recompute == Recompute::kFull) {
+    // Under early stop the recomputation ends where fc2 saves its input and weight: autograd
+    // saves an op's inputs before it runs the op (tools/autograd/gen_variable_type.py,
+    // setup_derivative before emit_call), and torch.utils.checkpoint stops at the last saved
+    // tensor (_StopRecomputationError). A MoE layer's combine saves the experts' outputs, so
+    // there the whole forward runs again.
+    const bool stop = par.recompute_early_stop && sh.experts == 0;
+    const size_t ops_again = stop ? last_saving_op : fwd.size();
+    const size_t comms_again = stop ? last_saving_comm : cf.size();
     std::vector<OpCost> again;
-    for (const OpCost& op : fwd) {
-      OpCost r = op;
+    for (size_t i = 0; i < ops_again; ++i) {
+      OpCost r = fwd[i];
       r.name = "recompute." + r.name;
       again.push_back(r);
     }
     ig.insert(ig.begin(), again.begin(), again.end());
-    cb.insert(cb.begin(), cf.begin(), cf.end());
+    cb.insert(cb.begin(), cf.begin(), cf.begin() + static_cast<std::ptrdiff_t>(comms_again));
   }
 
   // Parameters: attention and the two norms.

@@ -35,6 +35,7 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   par.element_bytes = cost::element_bytes(c.precision);
   par.passes = framework.passes;
   par.p2p_scatter_gather = framework.p2p_scatter_gather;
+  par.recompute_early_stop = framework.recompute_early_stop;
   const int stages = c.mesh.pp * c.virtual_stages;
   const model::GptModel g = model::build_gpt(
       c.gpt, par, stages, c.layers_per_stage,

@@ -71,6 +71,37 @@ TEST(Gpt, FullRecomputationRepeatsTheForwardInTheBackward) {
   EXPECT_DOUBLE_EQ(total_flops(full.forward), total_flops(none.forward));
 }
 
+TEST(Gpt, EarlyStopEndsTheRecomputationBeforeTheLayersLastGemm) {
+  // Llama 2 70B's layer (GQA 64/8, SwiGLU 28672) over tp 2 without sequence parallelism. PyTorch's
+  // non-reentrant checkpoint stops once the last saved tensor is rebuilt: fc2 saves its input and
+  // weight before it runs, so fc2, the all-reduce after it and the residual add are not run again;
+  // everything before them is.
+  TransformerShape sh{8192, 64, 8, 28672, true, 0, 1, 0, true};
+  LayerParallel stop = par(2, false, Recompute::kFull, true);
+  stop.recompute_early_stop = true;
+  const LayerCost none = transformer_layer(sh, par(2, false, Recompute::kNone, true));
+  const LayerCost whole = transformer_layer(sh, par(2, false, Recompute::kFull, true));
+  const LayerCost early = transformer_layer(sh, stop);
+  double before_fc2 = 0;
+  for (const OpCost& op : none.forward)
+    if (op.name != "mlp.fc2" && op.name != "mlp.dropout_residual") before_fc2 += op.flops;
+  EXPECT_NEAR(total_flops(early.input_grad) - total_flops(none.input_grad), before_fc2, 1);
+  const double fc2 = 2.0 * 2048 * (28672 / 2) * 8192;
+  EXPECT_NEAR(total_flops(whole.input_grad) - total_flops(early.input_grad),
+              fc2 + 2.0 * 2048 * 8192, 1);
+  ASSERT_EQ(none.comm_forward.size(), 2u);  // attn.tp_out, mlp.tp_out
+  ASSERT_EQ(early.comm_backward.size(), none.comm_backward.size() + 1);
+  EXPECT_EQ(early.comm_backward.front().name, "attn.tp_out");
+  EXPECT_EQ(early.activation_bytes, whole.activation_bytes);
+  EXPECT_DOUBLE_EQ(total_flops(early.forward), total_flops(none.forward));
+  EXPECT_DOUBLE_EQ(total_flops(early.weight_grad), total_flops(none.weight_grad));
+  // A mixture-of-experts layer's combine saves the experts' outputs: its forward runs whole.
+  TransformerShape moe{4096, 32, 8, 14336, true, 8, 2, 0, true};
+  EXPECT_DOUBLE_EQ(
+      total_flops(transformer_layer(moe, stop).input_grad),
+      total_flops(transformer_layer(moe, par(2, false, Recompute::kFull, true)).input_grad));
+}
+
 TEST(Gpt, OpSelectiveRecomputationRerunsEveryOtherMatmulAndTheElementwiseOps) {
   // Llama 3 8B's layer (GQA 32/8 heads, SwiGLU 14336): torchtitan's per-op policy recomputes
   // wk (h x kv d), wo (h x h) and w3 (h x ffn) and every norm, rotary and activation pass.

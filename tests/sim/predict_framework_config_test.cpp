@@ -147,6 +147,37 @@ TEST(PredictFrameworkConfig, WeightCastsCostTheirBytesEachMicrobatchAtAnyZeroSta
   }
 }
 
+TEST(PredictFrameworkConfig, EarlyStopSkipsRecomputingEachLayersLastGemm) {
+  // Two profiles alike but for recompute_early_stop: under full recomputation each microbatch's
+  // backward skips every layer's fc2 and the residual add after it; the breakdown's recompute term
+  // shrinks by as much. Without recomputation nothing changes.
+  json j = tiny_gpt();
+  j["options"]["recompute"] = "full";
+  j["framework"] = exposed_profile("whole-forward", R"("recompute": ["none", "full"])");
+  const PredictConfig plain = parse_config(j, "cfg.json");
+  const Summary whole = simulate(plain, {.build_timeline = false}).summary;
+  j["framework"] = exposed_profile(
+      "early-stop", R"("recompute": ["none", "full"], "recompute_early_stop": true)");
+  const Summary early = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
+  const WorkloadCosts w = workload_costs(plain);
+  double skipped = 0;
+  for (const model::OpCost& op : w.stages[0].forward)
+    if (op.name == "mlp.fc2" || op.name == "mlp.dropout_residual")
+      skipped += compute.op_seconds(op);
+  EXPECT_GT(skipped, 0);
+  EXPECT_NEAR(whole.step_time_s - early.step_time_s, plain.microbatches() * skipped, 1e-7);
+  EXPECT_NEAR(whole.breakdown.busy[Term::kRecompute] - early.breakdown.busy[Term::kRecompute],
+              plain.microbatches() * skipped, 1e-7);
+  j["options"]["recompute"] = "none";
+  const Summary none_early =
+      simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  j["framework"] = exposed_profile("whole-forward", R"("recompute": ["none", "full"])");
+  EXPECT_DOUBLE_EQ(
+      none_early.step_time_s,
+      simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary.step_time_s);
+}
+
 TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAStep) {
   // Two profiles alike but for optimizer_step_bytes: the step differs by the extra bytes over the
   // parameters each GPU updates (its 1/dp shard under ZeRO >= 1), once per step, at the memory
