@@ -4,8 +4,8 @@
 Runs the published-rows test for every row's error, then `meshscope predict --json` on each row's
 config for its breakdown (the device with the busiest compute stream), and prints each row's
 terms as shares of its step, then the correlation of the error with each share over the
-development rows, the held-back rows, all rows and the FSDP rows (all but megatron-2022 and
-llama3-2024).
+development rows, the held-back rows, all rows and the rows of the PyTorch data-parallel stacks
+(FSDP and DDP: all but megatron-2022 and llama3-2024).
 
     scripts/accuracy_terms.py [BUILD_DIR]      # default: build
 """
@@ -68,9 +68,9 @@ def main():
     for config, error, s in data:
         print("%-44s %+5.1f%% " % (config[:44], error) +
               " ".join("%6.1f%%" % (100 * s.get(t, 0)) for t in TERMS))
-    fsdp = [d for d in data if not d[0].startswith(("korthikanti", "llama3"))]
+    torch_dp = [d for d in data if not d[0].startswith(("korthikanti", "llama3"))]
     groups = [("development", data[:development]), ("held back", data[development:]),
-              ("all", data), ("FSDP", fsdp)]
+              ("all", data), ("FSDP/DDP", torch_dp)]
     print("\ncorrelation of the error with each term's share of the step:")
     for name, rows in groups:
         errors = [d[1] for d in rows]

@@ -198,5 +198,19 @@ TEST(CostFramework, PipelineTransfersFollowTheFrameworksP2pCode) {
             std::string::npos);
 }
 
+TEST(CostFramework, RecomputeEarlyStopFollowsTheStacksCheckpointCode) {
+  // torch.utils.checkpoint's non-reentrant checkpoint stops its recomputation early from PyTorch
+  // 2.1 on: torchtitan and fms-fsdp wrap their blocks in it. llm-foundry's runs predate 2.1, and
+  // Megatron's and DeepSpeed's own checkpoints rerun the whole function.
+  EXPECT_TRUE(find_framework("torchtitan").recompute_early_stop);
+  EXPECT_TRUE(find_framework("fms-fsdp").recompute_early_stop);
+  for (const char* name :
+       {"llm-foundry", "megatron-2022", "megatron-core-2024", "deepspeed-megatron", "llama3-2024"})
+    EXPECT_FALSE(find_framework(name).recompute_early_stop) << name;
+  EXPECT_NE(error_of({{"name", "x"}, {"recompute_early_stop", "yes"}})
+                .find("fw.json: key 'recompute_early_stop': must be true or false"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace meshscope::cost
