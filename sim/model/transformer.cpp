@@ -224,6 +224,14 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
         ig.push_back(r);
       }
   }
+  // Under early stop a recomputation ends where fc2 saves its input and weight: autograd saves an
+  // op's inputs before it runs the op (tools/autograd/gen_variable_type.py, setup_derivative
+  // before emit_call), and torch.utils.checkpoint stops at the last saved tensor
+  // (_StopRecomputationError). fc2, the collective after it and the residual add are not run
+  // again. A MoE layer's combine saves the experts' outputs, so there everything runs again.
+  const bool stop = par.recompute_early_stop && sh.experts == 0;
+  const size_t ops_again = stop ? last_saving_op : fwd.size();
+  const size_t comms_again = stop ? last_saving_comm : cf.size();
   if (par.recompute == Recompute::kOpSelective) {
     // torchtitan's op-level policy counts the layer's matmuls in call order (wq, wk, wv, wo, w1,
     // w3, w2) and saves every other one's output: wk, wo and w3 run again before the backward,
@@ -233,22 +241,14 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     ig.push_back(gemm("recompute.attn.k", T, kv * d / t, h, e, 1));
     ig.push_back(gemm("recompute.attn.proj", T, h, h / t, e, 1));
     if (sh.gated_mlp && sh.experts == 0) ig.push_back(gemm("recompute.mlp.w3", T, f / t, h, e, 1));
-    for (const OpCost& op : fwd)
-      if (op.kind == OpKind::kNorm || op.kind == OpKind::kElementwise) {
-        OpCost r = op;
+    for (size_t i = 0; i < ops_again; ++i)
+      if (fwd[i].kind == OpKind::kNorm || fwd[i].kind == OpKind::kElementwise) {
+        OpCost r = fwd[i];
         r.name = "recompute." + r.name;
         ig.push_back(r);
       }
   }
   if (par.recompute == Recompute::kFull) {
-    // Under early stop the recomputation ends where fc2 saves its input and weight: autograd
-    // saves an op's inputs before it runs the op (tools/autograd/gen_variable_type.py,
-    // setup_derivative before emit_call), and torch.utils.checkpoint stops at the last saved
-    // tensor (_StopRecomputationError). A MoE layer's combine saves the experts' outputs, so
-    // there the whole forward runs again.
-    const bool stop = par.recompute_early_stop && sh.experts == 0;
-    const size_t ops_again = stop ? last_saving_op : fwd.size();
-    const size_t comms_again = stop ? last_saving_comm : cf.size();
     std::vector<OpCost> again;
     for (size_t i = 0; i < ops_again; ++i) {
       OpCost r = fwd[i];

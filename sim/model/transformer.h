@@ -63,11 +63,11 @@ struct LayerParallel {
   // recomputed, the others keep their activations (torchtitan's selective layer checkpointing,
   // selective_ac_option n). build_gpt reads it; transformer_layer prices one layer as `recompute`.
   int recompute_every = 1;
-  // With kFull: the recomputation stops as soon as the last tensor the backward needs is rebuilt
-  // (PyTorch's non-reentrant checkpoint from 2.1 on, early stop on by default). A dense layer's
-  // last GEMM saves its input and weight before it runs, so that GEMM, the tp collective after
-  // it and the residual add are not run again. Without it (reentrant checkpoints, Megatron's own,
-  // PyTorch before 2.1) the whole forward runs again.
+  // With kFull or kOpSelective: the recomputation stops as soon as the last tensor the backward
+  // needs is rebuilt (PyTorch's non-reentrant checkpoint from 2.1 on, early stop on by default).
+  // A dense layer's last GEMM saves its input and weight before it runs, so that GEMM, the tp
+  // collective after it and the residual add are not run again. Without it (reentrant
+  // checkpoints, Megatron's own, PyTorch before 2.1) the whole forward runs again.
   bool recompute_early_stop = false;
   int element_bytes = 2;
   ElementwisePasses passes;

@@ -121,6 +121,13 @@ TEST(Gpt, OpSelectiveRecomputationRerunsEveryOtherMatmulAndTheElementwiseOps) {
       1e3);
   // The attention kernel's output is saved: no attention runs again.
   for (const OpCost& o : op.input_grad) EXPECT_NE(o.name, "recompute.attn.core") << o.name;
+  // Under the checkpoint's early stop the residual add after w2 is not run again either.
+  LayerParallel stop = par(1, false, Recompute::kOpSelective, true);
+  stop.recompute_early_stop = true;
+  const LayerCost early = transformer_layer(sh, stop);
+  EXPECT_NEAR(total_flops(op.input_grad) - total_flops(early.input_grad), 2 * tokens * h, 1e-3);
+  for (const OpCost& o : early.input_grad)
+    EXPECT_NE(o.name, "recompute.mlp.dropout_residual") << o.name;
   EXPECT_DOUBLE_EQ(total_flops(op.forward), total_flops(none.forward));
   EXPECT_DOUBLE_EQ(total_flops(op.weight_grad), total_flops(none.weight_grad));
   // It keeps the layer input, wq, wv, w1, w2 and attention outputs: less than keeping
