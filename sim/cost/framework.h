@@ -90,7 +90,7 @@ struct Framework {
   // A stage's pipeline sends complete before its next compute starts (profile key "p2p_blocking";
   // engine::EngineInput::blocking_sends); false: they overlap the compute that follows.
   bool p2p_blocking = false;
-  // Recomputation granularities it offers ("none", "selective", "full").
+  // Recomputation granularities it offers ("none", "selective", "full", "op-selective").
   std::vector<std::string> recompute;
   // Its full recomputation stops once the backward has every tensor it saved (profile key
   // "recompute_early_stop"; model::LayerParallel::recompute_early_stop): PyTorch's non-reentrant
