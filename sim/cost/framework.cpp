@@ -45,11 +45,12 @@ double passes_of(const json& j, const std::string& key, const std::string& where
   return v.get<double>();
 }
 
-// An object `key` of two byte counts per parameter, `first` and `second`, each in [0, 64] and 0
-// when absent ("sharded_copies": {"gather", "reduce"}, "weight_casts": {"forward", "backward"}).
-void bytes_per_parameter(const json& j, const std::string& key, const std::string& first,
-                         const std::string& second, const std::string& where, double& first_bytes,
-                         double& second_bytes) {
+// An object `key` of two byte counts per `unit` (a parameter, a logit), `first` and `second`, each
+// in [0, 64]; either left at its default when absent ("sharded_copies": {"gather", "reduce"},
+// "weight_casts": {"forward", "backward"}, "loss_bytes": {"forward", "backward"}).
+void byte_pair(const json& j, const std::string& key, const std::string& first,
+               const std::string& second, const std::string& unit, const std::string& where,
+               double& first_bytes, double& second_bytes) {
   if (!j.contains(key)) return;
   const json& c = j.at(key);
   if (!c.is_object())
@@ -57,10 +58,10 @@ void bytes_per_parameter(const json& j, const std::string& key, const std::strin
   traces::require_known_keys(c, {first, second}, where, key + ".");
   for (const auto& [k, v] : c.items()) {
     if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 64)
-      fail(where, key + "." + k, "must be a number of bytes per parameter in [0, 64]");
+      fail(where, key + "." + k, "must be a number of bytes per " + unit + " in [0, 64]");
   }
-  first_bytes = c.value(first, 0.0);
-  second_bytes = c.value(second, 0.0);
+  first_bytes = c.value(first, first_bytes);
+  second_bytes = c.value(second, second_bytes);
 }
 
 }  // namespace
@@ -77,7 +78,7 @@ Framework parse_framework(const json& j, const std::string& where) {
       {"name", "description", "sources", "flash_attention", "softmax", "elementwise_passes",
        "grad_reduce", "param_gather", "recompute", "residuals", "grad_reduce_bytes",
        "sharded_copies", "weight_casts", "optimizer_step_bytes", "p2p_scatter_gather",
-       "p2p_blocking", "recompute_early_stop"},
+       "p2p_blocking", "recompute_early_stop", "loss_bytes"},
       where, "");
   Framework f;
   if (!j.contains("name") || !j.at("name").is_string() || j.at("name").get<std::string>().empty())
@@ -118,10 +119,12 @@ Framework parse_framework(const json& j, const std::string& where) {
       fail(where, "grad_reduce_bytes", "must be 2 (bf16/fp16) or 4 (fp32)");
     f.grad_reduce_bytes = v.get<double>();
   }
-  bytes_per_parameter(j, "sharded_copies", "gather", "reduce", where, f.gather_copy_bytes,
-                      f.reduce_copy_bytes);
-  bytes_per_parameter(j, "weight_casts", "forward", "backward", where, f.cast_forward_bytes,
-                      f.cast_backward_bytes);
+  byte_pair(j, "sharded_copies", "gather", "reduce", "parameter", where, f.gather_copy_bytes,
+            f.reduce_copy_bytes);
+  byte_pair(j, "weight_casts", "forward", "backward", "parameter", where, f.cast_forward_bytes,
+            f.cast_backward_bytes);
+  byte_pair(j, "loss_bytes", "forward", "backward", "logit", where, f.loss_forward_bytes,
+            f.loss_backward_bytes);
   if (j.contains("optimizer_step_bytes")) {
     const json& v = j.at("optimizer_step_bytes");
     if (!v.is_number() || v.get<double>() < 12 || v.get<double>() > 256)

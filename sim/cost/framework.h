@@ -79,6 +79,12 @@ struct Framework {
   // that keep bf16 weights or cast their shards before the gather).
   double cast_forward_bytes = 0;
   double cast_backward_bytes = 0;
+  // Bytes the loss moves per logit in the forward and in the backward (profile key "loss_bytes":
+  // {"forward": bytes, "backward": bytes}): its cross-entropy kernels' reads and writes of the
+  // logits and their gradient, casts included. Default 8 and 8, one fp32 read and write each way
+  // (an assumption; a fused kernel over bf16 logits moves less, an eager fp32 loss more).
+  double loss_forward_bytes = 8;
+  double loss_backward_bytes = 8;
   // Bytes moved per parameter of a GPU's optimizer shard by one Adam step and the gradient clipping
   // before it (profile key "optimizer_step_bytes"; 0: one fused Adam pass, 28 bytes: read the
   // fp32 weight, moments and gradient, write the weight, moments and the bf16 copy). An unfused

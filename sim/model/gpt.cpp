@@ -119,8 +119,10 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
       GemmOps ops{&c.forward, &c.input_grad, &c.weight_grad};
       add_linear(ops, "logits", static_cast<int64_t>(T), h, V / t, e, 1);
       OpCost loss = elementwise("cross_entropy", OpKind::kLoss, T * V / t, 4, 6);
+      loss.bytes = T * V / t * par.loss_forward_bytes;
       c.forward.push_back(loss);
       loss.name = "cross_entropy.grad";
+      loss.bytes = T * V / t * par.loss_backward_bytes;
       c.input_grad.push_back(loss);
       if (t > 1) c.tp_forward.push_back(tp_comm("cross_entropy.tp", CommOp::kAllReduce, T * 4 * 3));
       if (!spec.tied_embeddings || num_stages > 1) st.dense_parameters += V * h / t;

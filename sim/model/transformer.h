@@ -71,6 +71,11 @@ struct LayerParallel {
   bool recompute_early_stop = false;
   int element_bytes = 2;
   ElementwisePasses passes;
+  // Bytes the loss moves per logit (vocabulary entry of each token), in the forward and in the
+  // backward: the framework's cross-entropy kernels (cost::Framework::loss_forward_bytes). 8 and 8:
+  // one fp32 read and write each way. build_gpt reads them.
+  double loss_forward_bytes = 8;
+  double loss_backward_bytes = 8;
   // Pipeline stages exchange their activations and gradients split over the tp ranks, each rank
   // sending 1/tp of the tensor, which the receiving stage all-gathers over tp (Megatron-LM's
   // scatter/gather of pipeline tensors; DeepSpeed's partitioned pipe activations). Without it

@@ -36,6 +36,8 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   par.passes = framework.passes;
   par.p2p_scatter_gather = framework.p2p_scatter_gather;
   par.recompute_early_stop = framework.recompute_early_stop;
+  par.loss_forward_bytes = framework.loss_forward_bytes;
+  par.loss_backward_bytes = framework.loss_backward_bytes;
   const int stages = c.mesh.pp * c.virtual_stages;
   const model::GptModel g = model::build_gpt(
       c.gpt, par, stages, c.layers_per_stage,

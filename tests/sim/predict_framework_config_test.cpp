@@ -178,6 +178,27 @@ TEST(PredictFrameworkConfig, EarlyStopSkipsRecomputingEachLayersLastGemm) {
       simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary.step_time_s);
 }
 
+TEST(PredictFrameworkConfig, TheLossMovesItsProfilesBytesPerLogit) {
+  // Two profiles alike but for loss_bytes, collectives exposed: each microbatch's loss and its
+  // gradient move (forward + backward) bytes per logit of its tokens x the vocabulary, at the
+  // memory rate; the breakdown's loss term moves by as much.
+  json j = tiny_gpt();
+  j["framework"] = exposed_profile("default-loss", "\"loss_bytes\": {}");
+  const PredictConfig plain = parse_config(j, "cfg.json");
+  const Summary fp32 = simulate(plain, {.build_timeline = false}).summary;
+  j["framework"] =
+      exposed_profile("eager-loss", R"("loss_bytes": {"forward": 22, "backward": 26})");
+  const Summary eager = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
+  const double logits = 2048.0 * 51200;
+  const double extra =
+      compute.stream_seconds(logits * (22 - 8)) + compute.stream_seconds(logits * (26 - 8));
+  EXPECT_GT(extra, 0);
+  EXPECT_NEAR(eager.step_time_s - fp32.step_time_s, plain.microbatches() * extra, 1e-7);
+  EXPECT_NEAR(eager.breakdown.busy[Term::kLoss] - fp32.breakdown.busy[Term::kLoss],
+              plain.microbatches() * extra, 1e-7);
+}
+
 TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAStep) {
   // Two profiles alike but for optimizer_step_bytes: the step differs by the extra bytes over the
   // parameters each GPU updates (its 1/dp shard under ZeRO >= 1), once per step, at the memory
