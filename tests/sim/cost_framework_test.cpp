@@ -212,5 +212,29 @@ TEST(CostFramework, RecomputeEarlyStopFollowsTheStacksCheckpointCode) {
             std::string::npos);
 }
 
+TEST(CostFramework, LossBytesArePerLogitAndNamedWhenWrong) {
+  // Default: one fp32 read and write of each logit each way. torchtitan's eager fp32 loss moves
+  // more, flash-attention's fused kernel over bf16 logits less (each profile's sources).
+  const Framework plain = parse_framework({{"name", "x"}}, "fw.json");
+  EXPECT_DOUBLE_EQ(plain.loss_forward_bytes, 8);
+  EXPECT_DOUBLE_EQ(plain.loss_backward_bytes, 8);
+  EXPECT_DOUBLE_EQ(find_framework("torchtitan").loss_forward_bytes, 22);
+  EXPECT_DOUBLE_EQ(find_framework("torchtitan").loss_backward_bytes, 26);
+  EXPECT_DOUBLE_EQ(find_framework("flash-attn-training").loss_forward_bytes, 4);
+  EXPECT_DOUBLE_EQ(find_framework("flash-attn-training").loss_backward_bytes, 4);
+  const Framework half =
+      parse_framework({{"name", "x"}, {"loss_bytes", {{"backward", 26}}}}, "fw.json");
+  EXPECT_DOUBLE_EQ(half.loss_forward_bytes, 8);  // an absent half keeps its default
+  EXPECT_DOUBLE_EQ(half.loss_backward_bytes, 26);
+  EXPECT_NE(error_of({{"name", "x"}, {"loss_bytes", {{"forward", 70}}}})
+                .find("fw.json: key 'loss_bytes.forward': must be a number of bytes per logit"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"name", "x"}, {"loss_bytes", {{"fwd", 8}}}})
+                .find("key 'loss_bytes.fwd': unknown key"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"name", "x"}, {"loss_bytes", 16}}).find("key 'loss_bytes'"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace meshscope::cost
