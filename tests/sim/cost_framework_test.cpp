@@ -222,6 +222,10 @@ TEST(CostFramework, LossBytesArePerLogitAndNamedWhenWrong) {
   EXPECT_DOUBLE_EQ(find_framework("torchtitan").loss_backward_bytes, 26);
   EXPECT_DOUBLE_EQ(find_framework("flash-attn-training").loss_forward_bytes, 4);
   EXPECT_DOUBLE_EQ(find_framework("flash-attn-training").loss_backward_bytes, 4);
+  for (const char* name : {"megatron-2022", "megatron-core-2024", "deepspeed-megatron"}) {
+    EXPECT_DOUBLE_EQ(find_framework(name).loss_forward_bytes, 38) << name;
+    EXPECT_DOUBLE_EQ(find_framework(name).loss_backward_bytes, 14) << name;
+  }
   const Framework half =
       parse_framework({{"name", "x"}, {"loss_bytes", {{"backward", 26}}}}, "fw.json");
   EXPECT_DOUBLE_EQ(half.loss_forward_bytes, 8);  // an absent half keeps its default

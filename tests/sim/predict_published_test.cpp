@@ -44,7 +44,7 @@ const std::vector<Row>& rows() {
       {"korthikanti-22b.json", Metric::kStepSeconds, 1.10, 0.02},
       {"korthikanti-175b.json", Metric::kStepSeconds, 13.75, 0.03},
       {"korthikanti-530b.json", Metric::kStepSeconds, 37.83, 0.02},
-      {"korthikanti-1t.json", Metric::kStepSeconds, 71.49, 0.02},
+      {"korthikanti-1t.json", Metric::kStepSeconds, 71.49, 0.03},
       // Interleaved, V = 8 (the paper's section 3.3.2). With 32 microbatches per DP group the model
       // prices Megatron's interleaved warm-up (143 chunks in flight on rank 1), 86.9 GiB: more than
       // 80 GiB. Meta's modified schedule bounds the microbatches in flight (its N, Figure 6),
