@@ -17,6 +17,26 @@
 namespace meshscope::cost {
 namespace {
 
+// The top-level keys a profile may hold (framework_keys()).
+const std::vector<std::string_view> kProfileKeys = {"name",
+                                                    "description",
+                                                    "sources",
+                                                    "flash_attention",
+                                                    "softmax",
+                                                    "elementwise_passes",
+                                                    "grad_reduce",
+                                                    "param_gather",
+                                                    "recompute",
+                                                    "recompute_early_stop",
+                                                    "residuals",
+                                                    "grad_reduce_bytes",
+                                                    "sharded_copies",
+                                                    "weight_casts",
+                                                    "loss_bytes",
+                                                    "optimizer_step_bytes",
+                                                    "p2p_scatter_gather",
+                                                    "p2p_blocking"};
+
 using nlohmann::json;
 
 [[noreturn]] void fail(const std::string& where, const std::string& key, const std::string& why) {
@@ -66,6 +86,8 @@ void byte_pair(const json& j, const std::string& key, const std::string& first,
 
 }  // namespace
 
+std::vector<std::string> framework_keys() { return {kProfileKeys.begin(), kProfileKeys.end()}; }
+
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
   return traces::parse_enum<AttentionKernel>(kAttentionKernelNames, s);
 }
@@ -73,13 +95,7 @@ std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
 Framework parse_framework(const json& j, const std::string& where) {
   if (!j.is_object())
     throw std::runtime_error(where + ": a framework profile must be a JSON object");
-  traces::require_known_keys(
-      j,
-      {"name", "description", "sources", "flash_attention", "softmax", "elementwise_passes",
-       "grad_reduce", "param_gather", "recompute", "residuals", "grad_reduce_bytes",
-       "sharded_copies", "weight_casts", "optimizer_step_bytes", "p2p_scatter_gather",
-       "p2p_blocking", "recompute_early_stop", "loss_bytes"},
-      where, "");
+  traces::require_known_keys(j, kProfileKeys, where, "");
   Framework f;
   if (!j.contains("name") || !j.at("name").is_string() || j.at("name").get<std::string>().empty())
     fail(where, "name", "missing (a non-empty string)");

@@ -109,6 +109,8 @@ struct Framework {
 
 // Parses one profile; `where` names the file in errors ("where: key 'x': why").
 Framework parse_framework(const nlohmann::json& j, const std::string& where);
+// The top-level keys a profile may hold (docs/ACCURACY.md, "Framework profiles", lists each).
+std::vector<std::string> framework_keys();
 Framework load_framework_file(const std::string& path);
 // Directories searched for "<name>.json": the "frameworks" folder beside each catalog directory
 // of catalog_dirs() (the source tree's sim/cost/frameworks, the copy next to the executable).

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -238,6 +240,25 @@ TEST(CostFramework, LossBytesArePerLogitAndNamedWhenWrong) {
             std::string::npos);
   EXPECT_NE(error_of({{"name", "x"}, {"loss_bytes", 16}}).find("key 'loss_bytes'"),
             std::string::npos);
+}
+
+TEST(CostFramework, EveryKeyAProfileMayHoldIsDocumented) {
+  // docs/ACCURACY.md's "Framework profiles" table is the profiles' key reference (docs/CONFIG.md
+  // points there); a key the parser accepts but the table lacks is a key no user can look up.
+  std::ifstream in(std::string(MESHSCOPE_SOURCE_DIR) + "/docs/ACCURACY.md");
+  ASSERT_TRUE(in) << "docs/ACCURACY.md";
+  std::stringstream doc;
+  doc << in.rdbuf();
+  const std::string text = doc.str();
+  const size_t section = text.find("### Framework profiles");
+  ASSERT_NE(section, std::string::npos);
+  const size_t end = text.find("\n### ", section + 1);
+  const std::string table = text.substr(section, end - section);
+  const std::vector<std::string> keys = framework_keys();
+  EXPECT_GT(keys.size(), 15u);
+  for (const std::string& k : keys)
+    EXPECT_NE(table.find("| `" + k + "`"), std::string::npos)
+        << k << " has no row in docs/ACCURACY.md's Framework profiles table";
 }
 
 }  // namespace
