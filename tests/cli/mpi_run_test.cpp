@@ -60,11 +60,14 @@ struct TraceShape {
   std::set<int> pids;
   std::map<std::string, int> phases;
 };
+// Idle spans are left out: they are the gaps between a device's busy spans, so how many there are
+// follows the timing (two spans that happen to abut leave no gap), not what ran.
 TraceShape shape(const fs::path& file) {
   const nlohmann::json j = nlohmann::json::parse(read_file(file));
   TraceShape s;
   for (const auto& e : j.at("traceEvents")) {
     const std::string ph = e.value("ph", "");
+    if (ph == "X" && e.value("cat", "") == "idle") continue;
     ++s.phases[ph];
     if (ph == "X") s.pids.insert(e.at("pid").get<int>());
   }
