@@ -105,14 +105,11 @@ TEST(Predictor, StartsCalibratedFromAMeasuredCpuRun) {
   const ReplayTable after = replay_table(*p, c, measured);
   ASSERT_TRUE(after.as_run.error.empty()) << after.as_run.error;
   EXPECT_EQ(after.as_run.schedule, "1f1b");
-  // Calibrated from this run's compute spans, the replay misses only what lies outside them (the
-  // threads' hand-overs): 1-4% short on the 2-vCPU VM of 2026-12-03, -3 to +5% with a busy loop
-  // on its other core. Predicted at bf16 rates, as the predictor did before it read the run's
-  // format, it came out 50-52% short there. Not compared with the catalog's error, which ranged
-  // from +53% to -9% in those same runs (cpu-local's rates are one machine's).
-  EXPECT_LT(std::fabs(after.as_run.error_percent), 15.0)
-      << "calibrated " << after.as_run.error_percent << "%, catalog " << before.as_run.error_percent
-      << "%";
+  // How close the replay comes is asserted on a recorded run (the next test): this one's step
+  // depends on what else the machine runs. On the shared 2-vCPU VM the calibrated replay came 1-7%
+  // short of idle runs, and 16% and 24% short in two fresh-clone CI runs of 2026-12-03 (the
+  // threads' hand-overs, which the replay does not model, stretch under load).
+  EXPECT_TRUE(std::isfinite(after.as_run.error_percent));
   RecordProperty("measured_step_ns", std::to_string(measured));
   RecordProperty("catalog_error_percent", std::to_string(before.as_run.error_percent));
   RecordProperty("calibrated_error_percent", std::to_string(after.as_run.error_percent));
@@ -122,6 +119,30 @@ TEST(Predictor, StartsCalibratedFromAMeasuredCpuRun) {
     EXPECT_NE(r.schedule, "1f1b");
     EXPECT_NE(r.schedule, "tp");
   }
+}
+
+TEST(Predictor, ItsCalibratedReplayOfARecordedCpuRunComesCloseToTheMeasuredStep) {
+  // tests/fixtures/meshscope_cpu (README there: the command, the machine, the date): the run of
+  // the test above, recorded on an idle machine. Calibrated from its compute spans, the replay
+  // misses only what lies outside them (the threads' hand-overs). Predicted at bf16 rates, as the
+  // predictor did before it read the run's format, such runs came out 50-52% short; the catalog's
+  // cpu-local rates (one machine's) missed them by +53% to -9%, so they are not compared.
+  const traces::Timeline t = traces::load_trace(
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/meshscope_cpu/mlp_1f1b_pp2_4steps.json");
+  ASSERT_EQ(t.run.source, traces::RunSource::kCpu);
+  const WhatIfConfig c = config_from_run(t, WhatIfConfig{});
+  EXPECT_EQ(describe(c.workload), "mlp L=4 h=512 batch=64");
+  const int64_t measured = traces::analyze(t).step_time_ns;
+  ASSERT_GT(measured, 0);
+  auto p = make_predictor();
+  ASSERT_TRUE(p);
+  EXPECT_NE(p->calibrate(t).find("calibrated on cpu-local"), std::string::npos);
+  const ReplayTable after = replay_table(*p, c, measured);
+  ASSERT_TRUE(after.as_run.error.empty()) << after.as_run.error;
+  EXPECT_EQ(after.as_run.schedule, "1f1b");
+  EXPECT_LT(after.as_run.error_percent, 0.5) << "longer than the run it replays";
+  EXPECT_GT(after.as_run.error_percent, -10.0) << "more than the hand-overs missing";
+  RecordProperty("calibrated_error_percent", std::to_string(after.as_run.error_percent));
 }
 
 TEST(Predictor, SaysWhyItIsNotCalibratedFromAForeignTrace) {
