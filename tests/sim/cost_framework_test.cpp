@@ -23,6 +23,25 @@ std::string error_of(const nlohmann::json& j) {
   return "";
 }
 
+// The three ways a pair of byte counts (byte_pair in framework.cpp) is refused, each naming the
+// key: a count out of [0, 64] (`bad` for `first`), an unknown inner key, a value that is no object.
+void expect_byte_pair_refused(const std::string& key, const std::string& first, double bad,
+                              const std::string& unit) {
+  const nlohmann::json out_of_range = {{"name", "x"}, {key, {{first, bad}}}};
+  EXPECT_NE(error_of(out_of_range)
+                .find("fw.json: key '" + key + "." + first + "': must be a number of bytes per " +
+                      unit + " in [0, 64]"),
+            std::string::npos)
+      << error_of(out_of_range);
+  const nlohmann::json unknown = {{"name", "x"}, {key, {{"bogus", 2}}}};
+  EXPECT_NE(error_of(unknown).find("key '" + key + ".bogus': unknown key"), std::string::npos)
+      << error_of(unknown);
+  const nlohmann::json not_an_object = {{"name", "x"}, {key, 3}};
+  EXPECT_NE(error_of(not_an_object).find("fw.json: key '" + key + "': must be {"),
+            std::string::npos)
+      << error_of(not_an_object);
+}
+
 TEST(CostFramework, EveryShippedProfileLoadsAndCitesItsSources) {
   const auto names = list_frameworks();
   ASSERT_GE(names.size(), 5u);
@@ -137,14 +156,7 @@ TEST(CostFramework, ShardedCopiesAreBytesPerParameterAndNamedWhenWrong) {
   EXPECT_DOUBLE_EQ(find_framework("fms-fsdp").gather_copy_bytes, 0);
   EXPECT_DOUBLE_EQ(find_framework("fms-fsdp").reduce_copy_bytes, 4 + 4);
   EXPECT_DOUBLE_EQ(find_framework("fms-fsdp").grad_reduce_bytes, 2);
-  EXPECT_NE(error_of({{"name", "x"}, {"sharded_copies", {{"gather", -1}}}})
-                .find("fw.json: key 'sharded_copies.gather'"),
-            std::string::npos);
-  EXPECT_NE(error_of({{"name", "x"}, {"sharded_copies", {{"scatter", 2}}}})
-                .find("key 'sharded_copies.scatter': unknown key"),
-            std::string::npos);
-  EXPECT_NE(error_of({{"name", "x"}, {"sharded_copies", 3}}).find("key 'sharded_copies'"),
-            std::string::npos);
+  expect_byte_pair_refused("sharded_copies", "gather", -1, "parameter");
 }
 
 TEST(CostFramework, WeightCastsAreBytesPerParameterAndNamedWhenWrong) {
@@ -153,14 +165,7 @@ TEST(CostFramework, WeightCastsAreBytesPerParameterAndNamedWhenWrong) {
   EXPECT_EQ(f.cast_forward_bytes, 6);
   EXPECT_EQ(f.cast_backward_bytes, 18);
   EXPECT_EQ(parse_framework({{"name", "x"}}, "fw.json").cast_forward_bytes, 0);
-  EXPECT_NE(error_of({{"name", "x"}, {"weight_casts", {{"forward", 65}}}})
-                .find("fw.json: key 'weight_casts.forward': must be a number of bytes"),
-            std::string::npos);
-  EXPECT_NE(error_of({{"name", "x"}, {"weight_casts", {{"fwd", 6}}}})
-                .find("key 'weight_casts.fwd': unknown key"),
-            std::string::npos);
-  EXPECT_NE(error_of({{"name", "x"}, {"weight_casts", 6}}).find("key 'weight_casts'"),
-            std::string::npos);
+  expect_byte_pair_refused("weight_casts", "forward", 65, "parameter");
 }
 
 TEST(CostFramework, OptimizerStepBytesCountTheUnfusedAdamPassesAndClipping) {
@@ -232,14 +237,7 @@ TEST(CostFramework, LossBytesArePerLogitAndNamedWhenWrong) {
       parse_framework({{"name", "x"}, {"loss_bytes", {{"backward", 26}}}}, "fw.json");
   EXPECT_DOUBLE_EQ(half.loss_forward_bytes, 8);  // an absent half keeps its default
   EXPECT_DOUBLE_EQ(half.loss_backward_bytes, 26);
-  EXPECT_NE(error_of({{"name", "x"}, {"loss_bytes", {{"forward", 70}}}})
-                .find("fw.json: key 'loss_bytes.forward': must be a number of bytes per logit"),
-            std::string::npos);
-  EXPECT_NE(error_of({{"name", "x"}, {"loss_bytes", {{"fwd", 8}}}})
-                .find("key 'loss_bytes.fwd': unknown key"),
-            std::string::npos);
-  EXPECT_NE(error_of({{"name", "x"}, {"loss_bytes", 16}}).find("key 'loss_bytes'"),
-            std::string::npos);
+  expect_byte_pair_refused("loss_bytes", "forward", 70, "logit");
 }
 
 TEST(CostFramework, EveryKeyAProfileMayHoldIsDocumented) {
