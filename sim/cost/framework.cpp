@@ -33,6 +33,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "sharded_copies",
                                                     "weight_casts",
                                                     "loss_bytes",
+                                                    "loss_saved_bytes",
                                                     "optimizer_step_bytes",
                                                     "p2p_scatter_gather",
                                                     "p2p_blocking"};
@@ -141,6 +142,12 @@ Framework parse_framework(const json& j, const std::string& where) {
             f.cast_backward_bytes);
   byte_pair(j, "loss_bytes", "forward", "backward", "logit", where, f.loss_forward_bytes,
             f.loss_backward_bytes);
+  if (j.contains("loss_saved_bytes")) {
+    const json& v = j.at("loss_saved_bytes");
+    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 16)
+      fail(where, "loss_saved_bytes", "must be a number of bytes per logit in [0, 16]");
+    f.loss_saved_bytes = v.get<double>();
+  }
   if (j.contains("optimizer_step_bytes")) {
     const json& v = j.at("optimizer_step_bytes");
     if (!v.is_number() || v.get<double>() < 12 || v.get<double>() > 256)

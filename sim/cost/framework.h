@@ -85,6 +85,10 @@ struct Framework {
   // (an assumption; a fused kernel over bf16 logits moves less, an eager fp32 loss more).
   double loss_forward_bytes = 8;
   double loss_backward_bytes = 8;
+  // Bytes per logit the loss keeps from its forward to its backward (profile key
+  // "loss_saved_bytes"): what its kernels save, an fp32 softmax or log-softmax (4) or the bf16
+  // logits a fused kernel recomputes from (2). Default 4, an fp32 copy (an assumption).
+  double loss_saved_bytes = 4;
   // Bytes moved per parameter of a GPU's optimizer shard by one Adam step and the gradient clipping
   // before it (profile key "optimizer_step_bytes"; 0: one fused Adam pass, 28 bytes: read the
   // fp32 weight, moments and gradient, write the weight, moments and the bf16 copy). An unfused

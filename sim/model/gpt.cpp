@@ -127,7 +127,8 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
       if (t > 1) c.tp_forward.push_back(tp_comm("cross_entropy.tp", CommOp::kAllReduce, T * 4 * 3));
       if (!spec.tied_embeddings || num_stages > 1) st.dense_parameters += V * h / t;
       st.dense_parameters += 2 * h;
-      c.activation_bytes += static_cast<int64_t>(T * h * e * rep + T * V / t * 4);
+      c.activation_bytes +=
+          static_cast<int64_t>(T * h * e * rep + T * V / t * par.loss_saved_bytes);
       c.weight_grad_bytes += static_cast<int64_t>(T * h * e);
     }
     c.parameters = st.dense_parameters + st.expert_parameters;

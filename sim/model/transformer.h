@@ -76,6 +76,9 @@ struct LayerParallel {
   // one fp32 read and write each way. build_gpt reads them.
   double loss_forward_bytes = 8;
   double loss_backward_bytes = 8;
+  // Bytes per logit the loss keeps for its backward (cost::Framework::loss_saved_bytes), counted
+  // in the last stage's activations. 4: an fp32 copy.
+  double loss_saved_bytes = 4;
   // Pipeline stages exchange their activations and gradients split over the tp ranks, each rank
   // sending 1/tp of the tensor, which the receiving stage all-gathers over tp (Megatron-LM's
   // scatter/gather of pipeline tensors; DeepSpeed's partitioned pipe activations). Without it

@@ -240,6 +240,21 @@ TEST(CostFramework, LossBytesArePerLogitAndNamedWhenWrong) {
   expect_byte_pair_refused("loss_bytes", "forward", 70, "logit");
 }
 
+TEST(CostFramework, LossSavedBytesFollowTheTensorsTheLossKeeps) {
+  // Default: an fp32 copy of each logit. The fused kernels keep the bf16 logits and rebuild the
+  // softmax from them; torch's log_softmax and Megatron's vocab-parallel loss keep an fp32 softmax.
+  EXPECT_DOUBLE_EQ(parse_framework({{"name", "x"}}, "fw.json").loss_saved_bytes, 4);
+  for (const char* name : {"flash-attn-training", "llm-foundry"})
+    EXPECT_DOUBLE_EQ(find_framework(name).loss_saved_bytes, 2) << name;
+  for (const char* name :
+       {"torchtitan", "megatron-2022", "megatron-core-2024", "deepspeed-megatron"})
+    EXPECT_DOUBLE_EQ(find_framework(name).loss_saved_bytes, 4) << name;
+  for (const nlohmann::json& bad : {nlohmann::json(-1), nlohmann::json(17), nlohmann::json("2")})
+    EXPECT_EQ(error_of({{"name", "x"}, {"loss_saved_bytes", bad}}),
+              "fw.json: key 'loss_saved_bytes': must be a number of bytes per logit in [0, 16]")
+        << bad.dump();
+}
+
 TEST(CostFramework, EveryKeyAProfileMayHoldIsDocumented) {
   // docs/ACCURACY.md's "Framework profiles" table is the profiles' key reference (docs/CONFIG.md
   // points there); a key the parser accepts but the table lacks is a key no user can look up.

@@ -208,6 +208,18 @@ TEST(Gpt, StagesCarryEmbeddingAndLogitsAtTheEnds) {
   EXPECT_GT(m.stages[7].cost.forward_flops(), m.stages[5].cost.forward_flops());
 }
 
+TEST(Gpt, TheLastStageKeepsWhatTheLossSavesOfEachLogit) {
+  // The loss keeps loss_saved_bytes of each of the stage's logits (a tp shard of the vocabulary)
+  // until its backward: an fp32 softmax by default, the bf16 logits under a fused kernel.
+  LayerParallel p = par(8, true, Recompute::kSelective, false);
+  const GptModel fp32 = build_gpt(gpt3(), p, 8);
+  p.loss_saved_bytes = 2;
+  const GptModel bf16 = build_gpt(gpt3(), p, 8);
+  EXPECT_EQ(fp32.stages[7].cost.activation_bytes - bf16.stages[7].cost.activation_bytes,
+            int64_t{2048} * 51200 / 8 * 2);
+  EXPECT_EQ(fp32.stages[3].cost.activation_bytes, bf16.stages[3].cost.activation_bytes);
+}
+
 TEST(Gpt, ScatterGatherSendsATpShardBetweenStagesAndGathersIt) {
   // Without sequence parallelism every tp rank holds the whole stage output. Megatron-LM's
   // scatter/gather sends 1/tp of it from each rank and all-gathers it on the receiving stage:

@@ -199,6 +199,23 @@ TEST(PredictFrameworkConfig, TheLossMovesItsProfilesBytesPerLogit) {
               plain.microbatches() * extra, 1e-7);
 }
 
+TEST(PredictFrameworkConfig, TheLossKeepsItsProfilesSavedBytesPerLogitInMemory) {
+  // Two profiles alike but for loss_saved_bytes: with one microbatch in flight (pp 1), the peak
+  // activations differ by the bytes per logit saved times one microbatch's logits; the step time
+  // does not move.
+  json j = tiny_gpt();
+  j["framework"] = write_profile("fp32-softmax", "");
+  const Summary fp32 = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  j["framework"] = write_profile("bf16-logits", R"(, "loss_saved_bytes": 2)");
+  const Summary bf16 = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  ASSERT_EQ(fp32.memory.size(), 1u);
+  ASSERT_EQ(bf16.memory.size(), 1u);
+  EXPECT_EQ(fp32.memory[0].activations_bytes - bf16.memory[0].activations_bytes,
+            int64_t{2048} * 51200 * (4 - 2));
+  EXPECT_EQ(fp32.peak_memory_bytes - bf16.peak_memory_bytes, int64_t{2048} * 51200 * 2);
+  EXPECT_DOUBLE_EQ(fp32.step_time_s, bf16.step_time_s);
+}
+
 TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAStep) {
   // Two profiles alike but for optimizer_step_bytes: the step differs by the extra bytes over the
   // parameters each GPU updates (its 1/dp shard under ZeRO >= 1), once per step, at the memory
