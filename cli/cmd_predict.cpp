@@ -129,7 +129,29 @@ void print_table(const std::vector<Row>& rows) {
           r.summary.range_basis.c_str(), r.summary.range_rows);
 }
 
-// --breakdown: each point's device with the busiest compute stream, term by term (breakdown.h).
+// --breakdown, memory: the fullest device (its pp coordinate; replicas are alike), what holds its
+// memory (memory.h) against the device's capacity.
+void print_memory(const predict::Summary& s) {
+  if (s.memory.empty()) return;
+  size_t full = 0;
+  for (size_t i = 1; i < s.memory.size(); ++i)
+    if (s.memory[i].total() > s.memory[full].total()) full = i;
+  const predict::DeviceMemory& m = s.memory[full];
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  std::printf("\nmemory on the fullest device, pp rank %zu: %.1f GiB of %.1f GiB%s\n", full,
+              m.total() / kGiB, s.memory_capacity_bytes / kGiB, s.fits ? "" : ": does not fit");
+  auto line = [&](const char* what, int64_t bytes, const char* note) {
+    std::printf("  %-18s %8.1f GiB  %5.1f%%%s\n", what, bytes / kGiB,
+                m.total() > 0 ? 100.0 * bytes / m.total() : 0.0, note);
+  };
+  line("parameters", m.parameters_bytes, "");
+  line("gradients", m.gradients_bytes, "");
+  line("optimizer state", m.optimizer_bytes, "");
+  line("activations", m.activations_bytes, "  (the most the schedule holds at once)");
+}
+
+// --breakdown: each point's device with the busiest compute stream, term by term (breakdown.h),
+// and its fullest device's memory.
 void print_breakdowns(const std::vector<Row>& rows) {
   for (const Row& r : rows) {
     if (!r.error.empty()) continue;
@@ -139,6 +161,7 @@ void print_breakdowns(const std::vector<Row>& rows) {
     if (!point.empty()) point += ")";
     if (!b.known) {
       std::printf("\nno breakdown%s: the step was not simulated\n", point.c_str());
+      print_memory(r.summary);
       continue;
     }
     std::printf("\nwhere the step goes%s on the busiest device, pp rank %d (dp 0, tp 0):\n",
@@ -157,6 +180,7 @@ void print_breakdowns(const std::vector<Row>& rows) {
     line("step", b.step_s, "");
     std::printf("  %-18s %10.4f s          on its own streams, overlapping the above\n",
                 "communication", b.communication_s);
+    print_memory(r.summary);
   }
 }
 
@@ -340,7 +364,9 @@ void add_predict_command(CLI::App& app) {
   cmd->add_flag("--breakdown", args->breakdown,
                 "also print where the step's time goes on the busiest device: GEMMs, attention, "
                 "norms, elementwise passes, recomputation, exposed tp collectives, the optimizer "
-                "step, idle (JSON: always, as \"breakdown\")");
+                "step, idle (JSON: always, as \"breakdown\"); and what holds the fullest "
+                "device's memory: parameters, gradients, optimizer state, activations (JSON: "
+                "\"memory_per_stage\")");
   cmd->add_flag("--search", args->search, "search dp x pp x tp, microbatch size and schedule");
   cmd->add_option("--gpus", args->gpus, "GPU budget for --search");
   cmd->add_option("--top", args->top, "rows --search prints")

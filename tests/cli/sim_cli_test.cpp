@@ -321,7 +321,7 @@ TEST_F(SimCli, TheReadmesConfigPathsWorkFromAnyDirectory) {
   EXPECT_EQ(missing.err, "meshscope: error: no/such.json: cannot open config file\n");
 }
 
-TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStep) {
+TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStepAndWhatHoldsTheMemory) {
   const fs::path cfg = write("gpt.json", R"({"model": {"kind": "gpt", "layers": 8, "hidden": 2048,
       "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"tp": 2, "pp": 4},
       "batch": {"global": 8, "micro": 1}, "schedule": "1f1b", "cluster": {"gpu": "h100-sxm"}})");
@@ -352,6 +352,31 @@ TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStep) {
   EXPECT_GT(step, 0) << r.out;
   EXPECT_NEAR(sum, step, 1e-4 * terms) << r.out;
   EXPECT_EQ(r.out.find("other compute"), std::string::npos) << r.out;
+
+  // Then what holds the fullest device's memory: four parts that add up to its total.
+  const size_t mem = r.out.find("memory on the fullest device, pp rank 0: ");
+  ASSERT_NE(mem, std::string::npos) << r.out;
+  std::istringstream head(r.out.substr(mem + 41));
+  double total = 0;
+  head >> total;
+  EXPECT_GT(total, 0) << r.out;
+  EXPECT_EQ(r.out.find("does not fit"), std::string::npos) << r.out;
+  std::istringstream parts(r.out.substr(r.out.find('\n', mem) + 1));
+  double held = 0;
+  for (const char* what : {"parameters", "gradients", "optimizer state", "activations"}) {
+    std::getline(parts, line);
+    EXPECT_EQ(line.find(std::string("  ") + what), 0u) << line;
+    held += std::stod(line.substr(20));
+  }
+  EXPECT_NEAR(held, total, 0.2) << r.out;  // each part printed to 0.1 GiB
+
+  // A model whose states alone exceed the device is named as not fitting.
+  const fs::path big = write("big.json", R"({"model": {"kind": "gpt", "layers": 96, "hidden": 12288,
+      "heads": 96, "seq": 2048, "vocab": 51200}, "mesh": {"tp": 8},
+      "batch": {"global": 8, "micro": 1}, "cluster": {"gpu": "h100-sxm"}})");
+  const Outcome over = sh("predict --config " + big.string() + " --breakdown");
+  ASSERT_EQ(over.exit_code, 0) << over.err;
+  EXPECT_NE(over.out.find("GiB of 80.0 GiB: does not fit"), std::string::npos) << over.out;
 
   const Outcome json = sh("predict --config " + cfg.string() + " --json");
   EXPECT_NE(json.out.find("\"tp_communication\""), std::string::npos) << json.out;
