@@ -27,7 +27,7 @@ struct Row {
   // What the model says about memory. Every row ran, so true is right; a false records a known
   // miss of the memory model (stated beside the row), kept visible instead of hidden.
   bool fits = true;
-  // Held back (set 1 to 4; 0: development): added after a model change and evaluated once, an
+  // Held back (set 1 to 5; 0: development): added after a model change and evaluated once, an
   // honest test of the model and of its ranges. Not counted in the development set's error nor in
   // the profiles' residuals.
   int held_set = 0;
@@ -111,12 +111,31 @@ const std::vector<Row>& rows() {
        true, 4},
       {"torchtitan-llama2-13b-sellayer-64xa100.json", Metric::kTokensPerSecondPerGpu, 1914, 0.12,
        true, 4},
+      // Held back, fifth set: every row of llm-foundry's H100 BF16 table at seq >= 16384 and its
+      // two 70b rows, chosen by that rule and committed unevaluated (1fce762), evaluated once after
+      // item 17.
+      {"llmfoundry-mpt13b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 1976, 0.15, true, 5},
+      {"llmfoundry-mpt13b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 2985, 0.12, true, 5},
+      {"llmfoundry-mpt7b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 1956, 0.21, true, 5},
+      {"llmfoundry-mpt7b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 3318, 0.17, true, 5},
+      {"llmfoundry-mpt3b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 3262, 0.20, true, 5},
+      {"llmfoundry-mpt3b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 5873, 0.19, true, 5},
+      {"llmfoundry-mpt3b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 11152, 0.06, true, 5},
+      {"llmfoundry-mpt1b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 5506, 0.20, true, 5},
+      {"llmfoundry-mpt1b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 12025, 0.10, true, 5},
+      {"llmfoundry-mpt1b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 19649, 0.05, true, 5},
+      {"llmfoundry-mpt760m-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 16291, 0.10, true,
+       5},
+      {"llmfoundry-mpt760m-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 27815, 0.06, true,
+       5},
+      {"llmfoundry-mpt70b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 1039, 0.03, true, 5},
+      {"llmfoundry-mpt70b-s2048-32xh100.json", Metric::kTokensPerSecondPerGpu, 882, 0.04, true, 5},
   };
   return r;
 }
 
-// How many of the 23 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 14;
+// How many of the 37 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
+constexpr int kHeldBackInsideTheirRange = 15;
 
 struct Result {
   Summary summary;
@@ -155,8 +174,8 @@ std::vector<Result>& results() {
 }
 
 TEST(PredictPublished, EveryRowStaysWithinItsRecordedError) {
-  double sum[5] = {0, 0, 0, 0, 0};  // by set: 0 development, 1..4 held back
-  int count[5] = {0, 0, 0, 0, 0};
+  double sum[6] = {0, 0, 0, 0, 0, 0};  // by set: 0 development, 1..5 held back
+  int count[6] = {0, 0, 0, 0, 0, 0};
   for (size_t i = 0; i < rows().size(); ++i) {
     const Row& r = rows()[i];
     const Result& res = results()[i];
@@ -170,10 +189,10 @@ TEST(PredictPublished, EveryRowStaysWithinItsRecordedError) {
   }
   std::printf("development set: mean |error| over %d rows: %.1f%%\n", count[0],
               100 * sum[0] / count[0]);
-  const double held = sum[1] + sum[2] + sum[3] + sum[4];
-  const int held_rows = count[1] + count[2] + count[3] + count[4];
+  const double held = sum[1] + sum[2] + sum[3] + sum[4] + sum[5];
+  const int held_rows = count[1] + count[2] + count[3] + count[4] + count[5];
   std::printf("held back: mean |error| over %d rows: %.1f%%\n", held_rows, 100 * held / held_rows);
-  for (int set = 1; set <= 4; ++set)
+  for (int set = 1; set <= 5; ++set)
     std::printf("held back, set %d: mean |error| over %d rows: %.1f%%\n", set, count[set],
                 100 * sum[set] / count[set]);
 }
@@ -222,7 +241,7 @@ TEST(PredictPublished, HeldBackRowsAgainstTheRangesPrinted) {
     inside += in;
     ++total;
   }
-  EXPECT_EQ(total, 23);
+  EXPECT_EQ(total, 37);
   EXPECT_EQ(inside, kHeldBackInsideTheirRange);
 }
 
