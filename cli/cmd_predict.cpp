@@ -127,6 +127,13 @@ void print_table(const std::vector<Row>& rows) {
           "(a..b): where published runs fell around such predictions: %s, %d development runs "
           "(docs/ACCURACY.md)\n",
           r.summary.range_basis.c_str(), r.summary.range_rows);
+  for (const Row& r : rows)
+    if (r.error.empty() && !r.summary.fits) {
+      std::printf(
+          "fits NO: the predicted peak memory is above the GPU's memory (--breakdown: "
+          "what holds it)\n");
+      break;
+    }
 }
 
 // --breakdown, memory: the fullest device (its pp coordinate; replicas are alike), what holds its

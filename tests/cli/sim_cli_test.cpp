@@ -377,6 +377,10 @@ TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStepAndWhatHoldsTheMemory) {
   const Outcome over = sh("predict --config " + big.string() + " --breakdown");
   ASSERT_EQ(over.exit_code, 0) << over.err;
   EXPECT_NE(over.out.find("GiB of 80.0 GiB: does not fit"), std::string::npos) << over.out;
+  EXPECT_NE(over.out.find("fits NO: the predicted peak memory is above the GPU's memory"),
+            std::string::npos)
+      << over.out;
+  EXPECT_EQ(r.out.find("fits NO"), std::string::npos) << r.out;
 
   const Outcome json = sh("predict --config " + cfg.string() + " --json");
   EXPECT_NE(json.out.find("\"tp_communication\""), std::string::npos) << json.out;
