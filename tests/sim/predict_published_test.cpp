@@ -27,7 +27,7 @@ struct Row {
   // What the model says about memory. Every row ran, so true is right; a false records a known
   // miss of the memory model (stated beside the row), kept visible instead of hidden.
   bool fits = true;
-  // Held back (set 1 to 5; 0: development): added after a model change and evaluated once, an
+  // Held back (set 1 to 6; 0: development): added after a model change and evaluated once, an
   // honest test of the model and of its ranges. Not counted in the development set's error nor in
   // the profiles' residuals.
   int held_set = 0;
@@ -130,12 +130,46 @@ const std::vector<Row>& rows() {
        5},
       {"llmfoundry-mpt70b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 1039, 0.03, true, 5},
       {"llmfoundry-mpt70b-s2048-32xh100.json", Metric::kTokensPerSecondPerGpu, 882, 0.04, true, 5},
+      // Held back, sixth set: every row of llm-foundry's A100 80GB table at seq >= 16384, chosen by
+      // that rule and committed unevaluated (428794a), evaluated once after set 5.
+      {"llmfoundry-mpt125m-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 60040, 0.01, true,
+       6},
+      {"llmfoundry-mpt125m-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 36407, 0.08, true,
+       6},
+      {"llmfoundry-mpt125m-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 20368, 0.12, true,
+       6},
+      {"llmfoundry-mpt13b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 1431, 0.13, true, 6},
+      {"llmfoundry-mpt13b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 1016, 0.17, true, 6},
+      {"llmfoundry-mpt1b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 9956, 0.03, true, 6},
+      {"llmfoundry-mpt1b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 6275, 0.08, true, 6},
+      {"llmfoundry-mpt1b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 3044, 0.21, true, 6},
+      {"llmfoundry-mpt350m-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 23559, 0.06, true,
+       6},
+      {"llmfoundry-mpt350m-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 13652, 0.08, true,
+       6},
+      {"llmfoundry-mpt350m-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 7524, 0.11, true,
+       6},
+      {"llmfoundry-mpt3b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 5529, 0.03, true, 6},
+      {"llmfoundry-mpt3b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 3029, 0.16, true, 6},
+      {"llmfoundry-mpt3b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 1767, 0.19, true, 6},
+      {"llmfoundry-mpt760m-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 14274, 0.04, true,
+       6},
+      {"llmfoundry-mpt760m-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 8802, 0.09, true,
+       6},
+      {"llmfoundry-mpt760m-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 4143, 0.20, true,
+       6},
+      {"llmfoundry-mpt7b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 2453, 0.11, true, 6},
+      {"llmfoundry-mpt7b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 1672, 0.15, true, 6},
+      {"llmfoundry-mpt7b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 1013, 0.17, true, 6},
   };
   return r;
 }
 
-// How many of the 37 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 15;
+// The held-back sets (Row::held_set 1 to kHeldBackSets).
+constexpr int kHeldBackSets = 6;
+
+// How many of the 57 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
+constexpr int kHeldBackInsideTheirRange = 22;
 
 struct Result {
   Summary summary;
@@ -174,8 +208,8 @@ std::vector<Result>& results() {
 }
 
 TEST(PredictPublished, EveryRowStaysWithinItsRecordedError) {
-  double sum[6] = {0, 0, 0, 0, 0, 0};  // by set: 0 development, 1..5 held back
-  int count[6] = {0, 0, 0, 0, 0, 0};
+  double sum[kHeldBackSets + 1] = {};  // by set: 0 development, 1.. held back
+  int count[kHeldBackSets + 1] = {};
   for (size_t i = 0; i < rows().size(); ++i) {
     const Row& r = rows()[i];
     const Result& res = results()[i];
@@ -189,10 +223,14 @@ TEST(PredictPublished, EveryRowStaysWithinItsRecordedError) {
   }
   std::printf("development set: mean |error| over %d rows: %.1f%%\n", count[0],
               100 * sum[0] / count[0]);
-  const double held = sum[1] + sum[2] + sum[3] + sum[4] + sum[5];
-  const int held_rows = count[1] + count[2] + count[3] + count[4] + count[5];
+  double held = 0;
+  int held_rows = 0;
+  for (int set = 1; set <= kHeldBackSets; ++set) {
+    held += sum[set];
+    held_rows += count[set];
+  }
   std::printf("held back: mean |error| over %d rows: %.1f%%\n", held_rows, 100 * held / held_rows);
-  for (int set = 1; set <= 5; ++set)
+  for (int set = 1; set <= kHeldBackSets; ++set)
     std::printf("held back, set %d: mean |error| over %d rows: %.1f%%\n", set, count[set],
                 100 * sum[set] / count[set]);
 }
@@ -241,7 +279,7 @@ TEST(PredictPublished, HeldBackRowsAgainstTheRangesPrinted) {
     inside += in;
     ++total;
   }
-  EXPECT_EQ(total, 37);
+  EXPECT_EQ(total, 57);
   EXPECT_EQ(inside, kHeldBackInsideTheirRange);
 }
 
