@@ -5,7 +5,10 @@ Runs the published-rows test for every row's error, then `meshscope predict --js
 config for its breakdown (the device with the busiest compute stream), and prints each row's
 terms as shares of its step, then the correlation of the error with each share over the
 development rows, the held-back rows, all rows and the rows of the PyTorch data-parallel stacks
-(FSDP and DDP: all but megatron-2022 and llama3-2024).
+(FSDP and DDP: all but megatron-2022 and llama3-2024). Last, for llm-foundry's rows (development
+and held back), a least-squares split of each row's error between the part of the step the model
+gives to attention (with checkpointing: attention and recomputation) and the rest: error =
+a * (1 - share) + b * share, the rows without and with checkpointing apart.
 
     scripts/accuracy_terms.py [BUILD_DIR]      # default: build
 """
@@ -61,6 +64,21 @@ def correlation(xs, ys):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / (sx * sy)
 
 
+def split(rows, share):
+    """Least squares of error = a * (1 - x) + b * x over (x, error): (a, b, rms residual)."""
+    xs = [share(d[2]) for d in rows]
+    ys = [d[1] for d in rows]
+    s11 = sum((1 - x) ** 2 for x in xs)
+    s22 = sum(x * x for x in xs)
+    s12 = sum((1 - x) * x for x in xs)
+    t1 = sum((1 - x) * y for x, y in zip(xs, ys))
+    t2 = sum(x * y for x, y in zip(xs, ys))
+    det = s11 * s22 - s12 * s12
+    a, b = (t1 * s22 - t2 * s12) / det, (s11 * t2 - s12 * t1) / det
+    rms = statistics.mean([(y - a * (1 - x) - b * x) ** 2 for x, y in zip(xs, ys)]) ** 0.5
+    return a, b, rms
+
+
 def main():
     rows, development = rows_and_errors()
     data = [(config, error, shares(config)) for config, error in rows]
@@ -78,6 +96,17 @@ def main():
                  for t in ["gemm", "attention", "elementwise+norm", "recompute", "sharded_copies",
                            "idle"]]
         print("  %-11s (%2d rows): %s" % (name, len(rows), ", ".join(cells)))
+    foundry = [d for d in data if d[0].startswith("llmfoundry")]
+    plain = [d for d in foundry if d[2]["recompute"] == 0]
+    checkpointed = [d for d in foundry if d[2]["recompute"] > 0]
+    print("\nllm-foundry, error = a * (1 - share) + b * share, least squares:")
+    for name, rows, share in [
+            ("no checkpointing", plain, lambda s: s["attention"]),
+            ("full checkpointing", checkpointed, lambda s: s["attention"] + s["recompute"])]:
+        if len(rows) >= 2:
+            a, b, rms = split(rows, share)
+            print("  %-18s (%2d rows): a %+.1f%%, b %+.1f%%, rms residual %.1f points" %
+                  (name, len(rows), a, b, rms))
 
 
 if __name__ == "__main__":
