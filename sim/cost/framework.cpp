@@ -181,17 +181,26 @@ Framework parse_framework(const json& j, const std::string& where) {
   }
   if (j.contains("residuals")) {
     const json& r = j.at("residuals");
-    if (!r.is_object()) fail(where, "residuals", "must map hardware names to {low, high, rows}");
+    if (!r.is_object())
+      fail(where, "residuals", "must map hardware names to {low, high, rows, max_seq}");
     for (const auto& [hw, v] : r.items()) {
       const std::string key = "residuals." + hw;
-      if (!v.is_object() || v.size() != 3 || !v.contains("low") || !v.contains("high") ||
-          !v.contains("rows") || !v.at("low").is_number() || !v.at("high").is_number() ||
-          !v.at("rows").is_number_integer())
+      const bool with_seq = v.is_object() && v.contains("max_seq");
+      if (!v.is_object() || v.size() != (with_seq ? 4u : 3u) || !v.contains("low") ||
+          !v.contains("high") || !v.contains("rows") || !v.at("low").is_number() ||
+          !v.at("high").is_number() || !v.at("rows").is_number_integer() ||
+          (with_seq && !v.at("max_seq").is_number_integer()))
         fail(where, key,
-             "must be {\"low\": number, \"high\": number, \"rows\": integer} and nothing else");
+             "must be {\"low\": number, \"high\": number, \"rows\": integer, \"max_seq\": "
+             "integer (optional)} and nothing else");
       const double rows = v.at("rows").get<double>();
       if (rows < 1 || rows > 1e6) fail(where, key + ".rows", "must be in [1, 1000000]");
       Residuals res{v.at("low").get<double>(), v.at("high").get<double>(), static_cast<int>(rows)};
+      if (with_seq) {
+        const double seq = v.at("max_seq").get<double>();
+        if (seq < 1 || seq > 1e9) fail(where, key + ".max_seq", "must be in [1, 1000000000]");
+        res.max_seq = static_cast<int64_t>(seq);
+      }
       if (!(res.low <= res.high) || res.low <= -1) fail(where, key, "needs -1 < low <= high");
       f.residuals[hw] = res;
     }

@@ -45,6 +45,9 @@ struct Residuals {
   double low = 0;
   double high = 0;
   int rows = 0;
+  // The longest sequence of those runs (profile key "max_seq"; 0: not stated). A config with a
+  // longer one is predicted beyond what the range was measured on.
+  int64_t max_seq = 0;
 };
 
 struct Framework {

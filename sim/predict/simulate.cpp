@@ -39,6 +39,7 @@ std::pair<cost::Residuals, std::string> residuals_for(const cost::Framework& fw,
     into.low = into.rows == 0 ? r.low : std::min(into.low, r.low);
     into.high = into.rows == 0 ? r.high : std::max(into.high, r.high);
     into.rows += r.rows;
+    into.max_seq = std::max(into.max_seq, r.max_seq);
   };
   cost::Residuals all;
   for (const auto& [name, r] : fw.residuals) widen(all, r);
@@ -337,6 +338,9 @@ Summary summarise(const Resolved& r, const Run& run, bool with_breakdown) {
   const auto [res_range, basis] = residuals_for(r.fw, r.hw.name);
   s.range_rows = res_range.rows;
   s.range_basis = basis;
+  s.range_max_seq = res_range.max_seq;
+  s.range_beyond_seq =
+      res_range.max_seq > 0 && static_cast<int64_t>(r.w.tokens_per_sample) > res_range.max_seq;
   s.step_time_s_low = s.step_time_s * (1 + res_range.low);
   s.step_time_s_high = s.step_time_s * (1 + res_range.high);
   s.tokens_per_s_low = s.tokens_per_s / (1 + res_range.high);
@@ -433,6 +437,8 @@ nlohmann::json to_json(const Summary& s) {
           {"mfu_high", s.mfu_high},
           {"range_rows", s.range_rows},
           {"range_basis", s.range_basis},
+          {"range_max_seq", s.range_max_seq},
+          {"range_beyond_seq", s.range_beyond_seq},
           {"bubble_fraction", s.bubble_fraction},
           {"communication_s", s.communication_s},
           {"peak_memory_bytes", s.peak_memory_bytes},

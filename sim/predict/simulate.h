@@ -41,8 +41,12 @@ struct Summary {
   double step_time_s_low = 0, step_time_s_high = 0;
   double tokens_per_s_low = 0, tokens_per_s_high = 0;
   double mfu_low = 0, mfu_high = 0;
-  int range_rows = 0;          // development-set runs behind the range
-  std::string range_basis;     // "torchtitan on a100-80gb", "megatron-2022 (all hardware)", ...
+  int range_rows = 0;       // development-set runs behind the range
+  std::string range_basis;  // "torchtitan on a100-80gb", "megatron-2022 (all hardware)", ...
+  // The longest sequence of those runs (0: not stated), and whether this config's is longer: its
+  // range is then an extrapolation (held-back runs at longer sequences fell outside theirs).
+  int64_t range_max_seq = 0;
+  bool range_beyond_seq = false;
   double communication_s = 0;  // most communication time of any device
   int64_t peak_memory_bytes = 0;
   double memory_capacity_bytes = 0;

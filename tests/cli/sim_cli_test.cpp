@@ -222,6 +222,23 @@ TEST_F(SimCli, PredictPrintsTheDevelopmentSetsRangeBesideEachFigure) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find(" s ("), std::string::npos) << text.out;  // "13.99 s (13.8..14.2)"
   EXPECT_NE(slurp((dir_ / "p.svg").string()).find("class=\"range\""), std::string::npos);
+  EXPECT_NE(json.out.find("\"range_max_seq\": 2048"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"range_beyond_seq\": false"), std::string::npos) << json.out;
+  EXPECT_EQ(text.out.find("beyond the range's runs"), std::string::npos) << text.out;
+
+  // The same run at a sequence longer than every development run behind the range is flagged:
+  // its range is an extrapolation.
+  std::string text_of_cfg = slurp(cfg);
+  const size_t seq = text_of_cfg.find("\"seq\": 2048");
+  ASSERT_NE(seq, std::string::npos) << text_of_cfg;
+  text_of_cfg.replace(seq, std::string("\"seq\": 2048").size(), "\"seq\": 8192");
+  const Outcome longer =
+      sh("predict --config " + write("long.json", text_of_cfg).string(), dir_.string());
+  ASSERT_EQ(longer.exit_code, 0) << longer.err;
+  EXPECT_NE(longer.out.find("beyond the range's runs: the longest sequence behind "
+                            "megatron-2022 on a100-80gb is 2048 tokens"),
+            std::string::npos)
+      << longer.out;
 }
 
 TEST_F(SimCli, AMovedBinaryFindsTheCatalogBesideIt) {
@@ -384,6 +401,7 @@ TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStepAndWhatHoldsTheMemory) {
 
   const Outcome json = sh("predict --config " + cfg.string() + " --json");
   EXPECT_NE(json.out.find("\"tp_communication\""), std::string::npos) << json.out;
+  EXPECT_EQ(r.out.find("beyond the range's runs"), std::string::npos) << r.out;
   const Outcome search = sh("predict --config " + cfg.string() + " --search --gpus 8 --breakdown");
   EXPECT_EQ(search.exit_code, 1);
   EXPECT_EQ(search.err,

@@ -80,6 +80,27 @@ TEST(CostFramework, BadProfilesNameTheKey) {
                  {{"a100-80gb", {{"low", 0.1}, {"high", 0.2}, {"rows", int64_t{10000000000}}}}}}})
           .find("key 'residuals.a100-80gb.rows': must be in [1, 1000000]"),
       std::string::npos);
+  // max_seq, the longest sequence behind a range, is optional and a positive integer.
+  EXPECT_EQ(parse_framework(
+                {{"name", "x"},
+                 {"residuals",
+                  {{"a100-80gb", {{"low", 0.1}, {"high", 0.2}, {"rows", 2}, {"max_seq", 8192}}}}}},
+                "fw.json")
+                .residuals.at("a100-80gb")
+                .max_seq,
+            8192);
+  EXPECT_NE(
+      error_of({{"name", "x"},
+                {"residuals",
+                 {{"a100-80gb", {{"low", 0.1}, {"high", 0.2}, {"rows", 2}, {"max_seq", 0}}}}}})
+          .find("key 'residuals.a100-80gb.max_seq': must be in [1, 1000000000]"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of({{"name", "x"},
+                {"residuals",
+                 {{"a100-80gb", {{"low", 0.1}, {"high", 0.2}, {"rows", 2}, {"max_seq", 1.5}}}}}})
+          .find("key 'residuals.a100-80gb': must be {"),
+      std::string::npos);
   EXPECT_NE(error_of({{"name", "x"}, {"description", 5}}).find("fw.json: key 'description'"),
             std::string::npos);
   EXPECT_NE(error_of(nlohmann::json::object()).find("key 'name'"), std::string::npos);
