@@ -84,7 +84,9 @@ double ComputeModel::efficiency(const model::OpCost& op) const {
       return sustained * hw_.efficiency.conv *
              gemm_efficiency(hw_, op.m, op.n, op.k, batch_of(op)) / hw_.efficiency.gemm_max;
     case model::OpKind::kAttention:
-      return sustained * hw_.efficiency.attention;
+      return sustained * (op.backward && hw_.efficiency.attention_backward > 0
+                              ? hw_.efficiency.attention_backward
+                              : hw_.efficiency.attention);
     default:
       // Elementwise, norms and losses are memory-bound; their FLOPs run at the vector rate.
       return hw_.efficiency.gemm_max;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cost/hardware.h"
+#include "sim/model/stage_cost.h"
 #include "traces/enum_names.h"
 #include "traces/json_file.h"
 
@@ -34,6 +35,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "weight_casts",
                                                     "loss_bytes",
                                                     "loss_saved_bytes",
+                                                    "attention_forward_speedup",
                                                     "optimizer_step_bytes",
                                                     "p2p_scatter_gather",
                                                     "p2p_blocking"};
@@ -148,6 +150,13 @@ Framework parse_framework(const json& j, const std::string& where) {
       fail(where, "loss_saved_bytes", "must be a number of bytes per logit in [0, 16]");
     f.loss_saved_bytes = v.get<double>();
   }
+  if (j.contains("attention_forward_speedup")) {
+    const json& v = j.at("attention_forward_speedup");
+    if (!v.is_number() || v.get<double>() < 0.25 || v.get<double>() > 4)
+      fail(where, "attention_forward_speedup",
+           "must be a number in [0.25, 4]: the forward's fraction of peak over the backward's");
+    f.attention_forward_speedup = v.get<double>();
+  }
   if (j.contains("optimizer_step_bytes")) {
     const json& v = j.at("optimizer_step_bytes");
     if (!v.is_number() || v.get<double>() < 12 || v.get<double>() > 256)
@@ -254,6 +263,14 @@ double attention_efficiency(const Hardware& hw, AttentionKernel k) {
   constexpr double kFlash1OverFlash2 = 0.5;
   if (k == AttentionKernel::kFlash1) return kFlash1OverFlash2 * fa2;
   return fa2;
+}
+
+AttentionRates attention_rates(const Hardware& hw, AttentionKernel k, double forward_speedup) {
+  const double combined = attention_efficiency(hw, k);
+  // 1 / f + R / b = (1 + R) / c with f = s * b: f = c (1 + R s) / (1 + R).
+  constexpr double R = model::kAttentionBackwardFlopRatio;
+  const double forward = combined * (1 + R * forward_speedup) / (1 + R);
+  return {forward, forward / forward_speedup};
 }
 
 int64_t kernel_head_dim(AttentionKernel k, int64_t d) {

@@ -92,6 +92,9 @@ struct Framework {
   // "loss_saved_bytes"): what its kernels save, an fp32 softmax or log-softmax (4) or the bf16
   // logits a fused kernel recomputes from (2). Default 4, an fp32 copy (an assumption).
   double loss_saved_bytes = 4;
+  // How many times its backward's fraction of peak the attention kernel's forward reaches
+  // (profile key "attention_forward_speedup"; 1: one rate for both; cost::attention_rates).
+  double attention_forward_speedup = 1;
   // Bytes moved per parameter of a GPU's optimizer shard by one Adam step and the gradient clipping
   // before it (profile key "optimizer_step_bytes"; 0: one fused Adam pass, 28 bytes: read the
   // fp32 weight, moments and gradient, write the weight, moments and the bf16 copy). An unfused
@@ -131,6 +134,17 @@ std::vector<std::string> list_frameworks();
 // efficiency.attention_flash2, attention_flash3; flash1 at half FA2's rate; FlashAttention-3
 // needs Hopper: without an FA3 rate the FA2 rate is used).
 double attention_efficiency(const Hardware& hw, AttentionKernel k);
+
+// The forward and backward rates of attention_efficiency(hw, k) for a kernel whose forward runs
+// `forward_speedup` times its backward's fraction of peak: a forward and its backward together
+// (1 + model::kAttentionBackwardFlopRatio FLOPs) take the time they take at the combined rate,
+// so a step without recomputation is priced as before and the recomputed forward at the faster
+// rate.
+struct AttentionRates {
+  double forward = 0;
+  double backward = 0;
+};
+AttentionRates attention_rates(const Hardware& hw, AttentionKernel k, double forward_speedup);
 
 // The head dimension the FlashAttention kernel `k` computes at for heads of `d`: each kernel is
 // compiled for a few head dimensions and runs a smaller one at the next, its loads masked and its

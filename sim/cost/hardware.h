@@ -46,6 +46,10 @@ struct Efficiency {
   int64_t tile_n = 256;
   double k_half = 128;     // reduction depth at which a GEMM's main loop runs at half rate
   double attention = 0.5;  // fused attention (flash style), fraction of peak
+  // The attention backward kernel's own fraction of peak (0: `attention`, one rate for both).
+  // Not a catalog key: predict sets it, with `attention`, from the framework profile's kernel and
+  // its attention_forward_speedup (cost::attention_rates).
+  double attention_backward = 0;
   double attention_flash2 =
       0;  // FlashAttention-2 forward+backward, fraction of peak (0: attention)
   double attention_flash3 = 0;  // FlashAttention-3 (Hopper only; 0: none, FA2's rate is used)

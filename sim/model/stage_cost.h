@@ -30,7 +30,15 @@ struct OpCost {
   double bytes = 0;  // bytes read + written from device memory
   // GEMM shape (C[m x n] = A[m x k] B[k x n]) where kind is kGemm or kConv; 0 otherwise.
   int64_t m = 0, n = 0, k = 0;
+  // kAttention: the backward kernel (dQ, dK, dV), priced at its own rate; false: the forward,
+  // also when recomputation runs it again.
+  bool backward = false;
 };
+
+// FLOPs of a fused attention backward over its forward: five GEMMs against two (the forward's
+// S = QK^T and O = PV; the backward's S again, dV, dP, dQ, dK), as FlashAttention's and Triton's
+// benchmarks count them.
+inline constexpr double kAttentionBackwardFlopRatio = 2.5;
 
 // Which collective and over which group of a simulated model (GPT with sequence, context or expert
 // parallelism); the defaults are Megatron's tp all-reduce, which is all the executable models use.

@@ -136,7 +136,8 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     fwd.push_back(core);
     OpCost back = core;
     back.name = "attn.core.grad";
-    back.flops = core.flops * 2.5;  // flash backward: five GEMMs against the forward's two
+    back.flops = core.flops * kAttentionBackwardFlopRatio;
+    back.backward = true;
     back.bytes = core.bytes * 2;
     ig.push_back(back);
   } else {

@@ -92,7 +92,10 @@ cost::Hardware Resolved::hardware_for(const PredictConfig& c, const cost::Framew
   // The entry parse_config read, unless the caller changed the gpu since.
   cost::Hardware hw =
       c.hardware.entry && c.hardware.gpu == c.gpu ? *c.hardware.entry : cost::find_hardware(c.gpu);
-  hw.efficiency.attention = cost::attention_efficiency(hw, fw.flash);
+  const cost::AttentionRates rates =
+      cost::attention_rates(hw, fw.flash, fw.attention_forward_speedup);
+  hw.efficiency.attention = rates.forward;
+  hw.efficiency.attention_backward = rates.backward;
   if (c.gpus_per_node > 0) {
     hw.devices_per_node = c.gpus_per_node;
     hw.nics_per_node = std::min(hw.nics_per_node, c.gpus_per_node);

@@ -48,6 +48,21 @@ TEST(CostCompute, OpTimeIsTheRooflineMaximumPlusLaunch) {
   EXPECT_NEAR(cm.op_seconds(add), 8e9 / (1e12 * 0.5) + 1e-6, 1e-12);  // memory-bound
 }
 
+TEST(CostCompute, AnAttentionBackwardRunsAtItsOwnRateWhenOneIsSet) {
+  Hardware hw = toy();
+  hw.launch_overhead_ns = 0;
+  hw.efficiency.attention = 0.4;
+  model::OpCost forward{"attn.core", model::OpKind::kAttention, 1e12};
+  model::OpCost backward = forward;
+  backward.backward = true;
+  const ComputeModel one_rate(hw, Precision::kBf16);
+  EXPECT_NEAR(one_rate.op_seconds(backward), 1e12 / (100e12 * 0.4), 1e-15);
+  hw.efficiency.attention_backward = 0.25;
+  const ComputeModel two_rates(hw, Precision::kBf16);
+  EXPECT_NEAR(two_rates.op_seconds(forward), 1e12 / (100e12 * 0.4), 1e-15);
+  EXPECT_NEAR(two_rates.op_seconds(backward), 1e12 / (100e12 * 0.25), 1e-15);
+}
+
 TEST(CostCompute, SustainedShareSlowsTensorCoreWorkNotStreaming) {
   // A GPU at its power limit runs tensor-core work at the catalog's sustained share of the burst
   // rates; memory-bound work is priced from bandwidth and does not change.

@@ -135,6 +135,30 @@ TEST(CostFramework, FlashAttentionOneRunsAtHalfFlashAttentionTwosRate) {
   EXPECT_EQ(find_framework("llm-foundry").flash, AttentionKernel::kFlash1);
 }
 
+TEST(CostFramework, AForwardFasterThanItsBackwardKeepsTheCombinedRate) {
+  // attention_forward_speedup s splits the kernel's combined rate c into a forward f and a
+  // backward b = f / s such that a forward and its backward (1 + 2.5 FLOPs) take as long as at c.
+  const Hardware hw = find_hardware("a100-80gb");
+  const double c = attention_efficiency(hw, AttentionKernel::kFlash1);
+  const AttentionRates same = attention_rates(hw, AttentionKernel::kFlash1, 1);
+  EXPECT_DOUBLE_EQ(same.forward, c);
+  EXPECT_DOUBLE_EQ(same.backward, c);
+  const double s = find_framework("llm-foundry").attention_forward_speedup;
+  EXPECT_DOUBLE_EQ(s, 1.48);  // Triton's 0.37 forward over 0.25 backward on the A100
+  const AttentionRates split = attention_rates(hw, AttentionKernel::kFlash1, s);
+  EXPECT_NEAR(split.forward / split.backward, s, 1e-12);
+  EXPECT_NEAR(1 / split.forward + 2.5 / split.backward, 3.5 / c, 1e-9);
+  // On the A100 the split lands on Triton's own figures for the kernel family.
+  EXPECT_NEAR(split.forward, 0.37, 0.002);
+  EXPECT_NEAR(split.backward, 0.25, 0.002);
+  EXPECT_DOUBLE_EQ(parse_framework({{"name", "x"}}, "fw.json").attention_forward_speedup, 1);
+  for (const nlohmann::json& bad : {nlohmann::json(0.1), nlohmann::json(5), nlohmann::json("2")})
+    EXPECT_EQ(error_of({{"name", "x"}, {"attention_forward_speedup", bad}}),
+              "fw.json: key 'attention_forward_speedup': must be a number in [0.25, 4]: the "
+              "forward's fraction of peak over the backward's")
+        << bad.dump();
+}
+
 TEST(CostFramework, AttentionKernelsComputeAtTheHeadDimensionTheyWereCompiledFor) {
   // {head dimension, flash1, flash2, flash3}: the kernels' own dispatch tables
   // (flash_attn_triton.py, static_switch.h HEADDIM_SWITCH, hopper/flash_api.cpp run_mha_fwd).

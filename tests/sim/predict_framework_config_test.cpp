@@ -10,6 +10,7 @@
 
 #include "sim/cost/compute_model.h"
 #include "sim/cost/hardware.h"
+#include "sim/model/transformer.h"
 #include "sim/predict/breakdown.h"
 #include "sim/predict/config.h"
 #include "sim/predict/simulate.h"
@@ -197,6 +198,45 @@ TEST(PredictFrameworkConfig, TheLossMovesItsProfilesBytesPerLogit) {
   EXPECT_NEAR(eager.step_time_s - fp32.step_time_s, plain.microbatches() * extra, 1e-7);
   EXPECT_NEAR(eager.breakdown.busy[Term::kLoss] - fp32.breakdown.busy[Term::kLoss],
               plain.microbatches() * extra, 1e-7);
+}
+
+TEST(PredictFrameworkConfig, AFasterAttentionForwardShortensOnlyTheRecomputation) {
+  // Two profiles alike but for attention_forward_speedup: without recomputation a forward and
+  // its backward take as long as at the combined rate; with full recomputation the attention
+  // forward runs a second time, at the faster forward rate, so the step is shorter by that much.
+  json j = tiny_gpt();
+  j["options"]["flash_attention"] = true;
+  j["framework"] = exposed_profile("one-rate", R"("flash_attention": "flash1")");
+  const PredictConfig plain = parse_config(j, "cfg.json");
+  j["framework"] = exposed_profile(
+      "fast-forward", R"("flash_attention": "flash1", "attention_forward_speedup": 1.5)");
+  const PredictConfig split = parse_config(j, "cfg.json");
+  const auto step = [](PredictConfig c, const char* recompute) {
+    c.recompute = *model::parse_recompute(recompute);
+    return simulate(c, {.build_timeline = false}).summary;
+  };
+  const Summary plain_none = step(plain, "none"), split_none = step(split, "none");
+  EXPECT_NEAR(split_none.step_time_s, plain_none.step_time_s, 1e-6 * plain_none.step_time_s);
+  EXPECT_NEAR(split_none.breakdown.busy[Term::kAttention],
+              plain_none.breakdown.busy[Term::kAttention],
+              1e-6 * plain_none.breakdown.busy[Term::kAttention]);
+  const Summary plain_full = step(plain, "full"), split_full = step(split, "full");
+  // Each layer's recomputed attention forward (2 T s heads d FLOPs, causal) at the forward rate
+  // instead of the combined one, 4 layers x 2 microbatches on each device.
+  cost::Hardware hw = cost::find_hardware("h100-sxm");
+  const double combined = cost::attention_efficiency(hw, cost::AttentionKernel::kFlash1);
+  const double forward = cost::attention_rates(hw, cost::AttentionKernel::kFlash1, 1.5).forward;
+  const model::OpCost core{"attn.core", model::OpKind::kAttention, 2.0 * 2048 * 2048 * 16 * 64};
+  hw.efficiency.attention = combined;
+  const double at_combined = cost::ComputeModel(hw, plain.precision).op_seconds(core);
+  hw.efficiency.attention = forward;
+  const double at_forward = cost::ComputeModel(hw, plain.precision).op_seconds(core);
+  const double saved = 4 * 2 * (at_combined - at_forward);
+  EXPECT_GT(saved, 0);
+  EXPECT_NEAR(
+      plain_full.breakdown.busy[Term::kRecompute] - split_full.breakdown.busy[Term::kRecompute],
+      saved, 1e-3 * saved);
+  EXPECT_NEAR(plain_full.step_time_s - split_full.step_time_s, saved, 1e-3 * saved);
 }
 
 TEST(PredictFrameworkConfig, TheLossKeepsItsProfilesSavedBytesPerLogitInMemory) {

@@ -56,7 +56,7 @@ const std::vector<Row>& rows() {
       {"llmfoundry-mpt7b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 4641, 0.09},
       {"llmfoundry-mpt13b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 2262, 0.08},
       {"llmfoundry-mpt30b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 916, 0.05},
-      {"llmfoundry-mpt7b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 3206, 0.08},
+      {"llmfoundry-mpt7b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 3206, 0.06},
       {"llmfoundry-mpt70b-s2048-64xa100.json", Metric::kTokensPerSecondPerGpu, 410, 0.08},
       {"llmfoundry-mpt7b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 10643, 0.10},
       {"llmfoundry-mpt13b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 4792, 0.06},
@@ -84,23 +84,23 @@ const std::vector<Row>& rows() {
       // Held back (docs/ACCURACY.md): added after the last model change and evaluated once; the
       // two torchtitan rows above are held back too.
       {"llmfoundry-mpt3b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 7695, 0.03, true, 1},
-      {"llmfoundry-mpt13b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 2060, 0.06, true, 1},
+      {"llmfoundry-mpt13b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 2060, 0.05, true, 1},
       {"llmfoundry-mpt1b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 45455, 0.13, true, 1},
-      {"llmfoundry-mpt7b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 8611, 0.05, true, 1},
+      {"llmfoundry-mpt7b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 8611, 0.03, true, 1},
       // Held back, second set: added after the sustained-clock change (catalog `sustained`).
       {"llmfoundry-mpt3b-s2048-16xh100.json", Metric::kTokensPerSecondPerGpu, 24142, 0.09, true, 2},
-      {"llmfoundry-mpt13b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 4717, 0.04, true, 2},
-      {"llmfoundry-mpt7b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 3684, 0.03, true, 2},
+      {"llmfoundry-mpt13b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 4717, 0.03, true, 2},
+      {"llmfoundry-mpt7b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 3684, 0.01, true, 2},
       {"llmfoundry-mpt1b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 13814, 0.04, true, 2},
       // Held back, third set: chosen before the ZeRO-3 copy-pass change (framework
       // sharded_copies) and evaluated once after the A100 sustained-share change.
       {"llmfoundry-mpt3b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 9457, 0.07, true, 3},
       {"llmfoundry-mpt1b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 17807, 0.07, true, 3},
-      {"llmfoundry-mpt13b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 1795, 0.09, true, 3},
+      {"llmfoundry-mpt13b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 1795, 0.07, true, 3},
       {"llmfoundry-mpt30b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 814, 0.04, true, 3},
       {"llmfoundry-mpt3b-s8192-8xh100.json", Metric::kTokensPerSecondPerGpu, 16578, 0.03, true, 3},
       {"llmfoundry-mpt1b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 38535, 0.08, true, 3},
-      {"llmfoundry-mpt7b-s8192-8xh100.json", Metric::kTokensPerSecondPerGpu, 6935, 0.07, true, 3},
+      {"llmfoundry-mpt7b-s8192-8xh100.json", Metric::kTokensPerSecondPerGpu, 6935, 0.05, true, 3},
       {"llmfoundry-mpt13b-s2048-32xh100.json", Metric::kTokensPerSecondPerGpu, 4811, 0.12, true, 3},
       {"llmfoundry-mpt30b-s2048-16xh100.json", Metric::kTokensPerSecondPerGpu, 2263, 0.03, true, 3},
       // Held back, fourth set: chosen before the optimizer-step, per-layer ZeRO-3 collective and
@@ -114,14 +114,14 @@ const std::vector<Row>& rows() {
       // Held back, fifth set: every row of llm-foundry's H100 BF16 table at seq >= 16384 and its
       // two 70b rows, chosen by that rule and committed unevaluated (1fce762), evaluated once after
       // item 17.
-      {"llmfoundry-mpt13b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 1976, 0.15, true, 5},
-      {"llmfoundry-mpt13b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 2985, 0.12, true, 5},
-      {"llmfoundry-mpt7b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 1956, 0.21, true, 5},
-      {"llmfoundry-mpt7b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 3318, 0.17, true, 5},
-      {"llmfoundry-mpt3b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 3262, 0.20, true, 5},
-      {"llmfoundry-mpt3b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 5873, 0.19, true, 5},
+      {"llmfoundry-mpt13b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 1976, 0.11, true, 5},
+      {"llmfoundry-mpt13b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 2985, 0.09, true, 5},
+      {"llmfoundry-mpt7b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 1956, 0.15, true, 5},
+      {"llmfoundry-mpt7b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 3318, 0.12, true, 5},
+      {"llmfoundry-mpt3b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 3262, 0.14, true, 5},
+      {"llmfoundry-mpt3b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 5873, 0.14, true, 5},
       {"llmfoundry-mpt3b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 11152, 0.06, true, 5},
-      {"llmfoundry-mpt1b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 5506, 0.20, true, 5},
+      {"llmfoundry-mpt1b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 5506, 0.14, true, 5},
       {"llmfoundry-mpt1b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 12025, 0.10, true, 5},
       {"llmfoundry-mpt1b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 19649, 0.05, true, 5},
       {"llmfoundry-mpt760m-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 16291, 0.10, true,
@@ -138,11 +138,11 @@ const std::vector<Row>& rows() {
        6},
       {"llmfoundry-mpt125m-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 20368, 0.12, true,
        6},
-      {"llmfoundry-mpt13b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 1431, 0.13, true, 6},
-      {"llmfoundry-mpt13b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 1016, 0.17, true, 6},
+      {"llmfoundry-mpt13b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 1431, 0.10, true, 6},
+      {"llmfoundry-mpt13b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 1016, 0.13, true, 6},
       {"llmfoundry-mpt1b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 9956, 0.03, true, 6},
       {"llmfoundry-mpt1b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 6275, 0.08, true, 6},
-      {"llmfoundry-mpt1b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 3044, 0.21, true, 6},
+      {"llmfoundry-mpt1b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 3044, 0.15, true, 6},
       {"llmfoundry-mpt350m-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 23559, 0.06, true,
        6},
       {"llmfoundry-mpt350m-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 13652, 0.08, true,
@@ -150,17 +150,17 @@ const std::vector<Row>& rows() {
       {"llmfoundry-mpt350m-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 7524, 0.11, true,
        6},
       {"llmfoundry-mpt3b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 5529, 0.03, true, 6},
-      {"llmfoundry-mpt3b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 3029, 0.16, true, 6},
-      {"llmfoundry-mpt3b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 1767, 0.19, true, 6},
+      {"llmfoundry-mpt3b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 3029, 0.11, true, 6},
+      {"llmfoundry-mpt3b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 1767, 0.14, true, 6},
       {"llmfoundry-mpt760m-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 14274, 0.04, true,
        6},
       {"llmfoundry-mpt760m-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 8802, 0.09, true,
        6},
-      {"llmfoundry-mpt760m-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 4143, 0.20, true,
+      {"llmfoundry-mpt760m-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 4143, 0.14, true,
        6},
-      {"llmfoundry-mpt7b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 2453, 0.11, true, 6},
-      {"llmfoundry-mpt7b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 1672, 0.15, true, 6},
-      {"llmfoundry-mpt7b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 1013, 0.17, true, 6},
+      {"llmfoundry-mpt7b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 2453, 0.08, true, 6},
+      {"llmfoundry-mpt7b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 1672, 0.10, true, 6},
+      {"llmfoundry-mpt7b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 1013, 0.12, true, 6},
   };
   return r;
 }
@@ -169,11 +169,11 @@ const std::vector<Row>& rows() {
 constexpr int kHeldBackSets = 6;
 
 // How many of the 57 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 22;
+constexpr int kHeldBackInsideTheirRange = 20;
 // Of them, those longer than every development run behind their range, and how many of those fall
 // inside it nonetheless.
 constexpr int kHeldBackBeyondTheirLongestSequence = 34;
-constexpr int kHeldBackBeyondAndInside = 7;
+constexpr int kHeldBackBeyondAndInside = 5;
 
 struct Result {
   Summary summary;
