@@ -339,8 +339,7 @@ Summary summarise(const Resolved& r, const Run& run, bool with_breakdown) {
   s.range_rows = res_range.rows;
   s.range_basis = basis;
   s.range_max_seq = res_range.max_seq;
-  s.range_beyond_seq =
-      res_range.max_seq > 0 && static_cast<int64_t>(r.w.tokens_per_sample) > res_range.max_seq;
+  s.range_beyond_seq = res_range.max_seq > 0 && r.w.tokens_per_sample > res_range.max_seq;
   s.step_time_s_low = s.step_time_s * (1 + res_range.low);
   s.step_time_s_high = s.step_time_s * (1 + res_range.high);
   s.tokens_per_s_low = s.tokens_per_s / (1 + res_range.high);
