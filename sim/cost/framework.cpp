@@ -68,6 +68,17 @@ double passes_of(const json& j, const std::string& key, const std::string& where
   return v.get<double>();
 }
 
+// A number `key` in [lo, hi], left at `value` when absent; `what` ends the message that refuses
+// another ("must be " + what).
+void number_in(const json& j, const std::string& key, double lo, double hi, const std::string& what,
+               const std::string& where, double& value) {
+  if (!j.contains(key)) return;
+  const json& v = j.at(key);
+  if (!v.is_number() || v.get<double>() < lo || v.get<double>() > hi)
+    fail(where, key, "must be " + what);
+  value = v.get<double>();
+}
+
 // An object `key` of two byte counts per `unit` (a parameter, a logit), `first` and `second`, each
 // in [0, 64]; either left at its default when absent ("sharded_copies": {"gather", "reduce"},
 // "weight_casts": {"forward", "backward"}, "loss_bytes": {"forward", "backward"}).
@@ -144,25 +155,13 @@ Framework parse_framework(const json& j, const std::string& where) {
             f.cast_backward_bytes);
   byte_pair(j, "loss_bytes", "forward", "backward", "logit", where, f.loss_forward_bytes,
             f.loss_backward_bytes);
-  if (j.contains("loss_saved_bytes")) {
-    const json& v = j.at("loss_saved_bytes");
-    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 16)
-      fail(where, "loss_saved_bytes", "must be a number of bytes per logit in [0, 16]");
-    f.loss_saved_bytes = v.get<double>();
-  }
-  if (j.contains("attention_forward_speedup")) {
-    const json& v = j.at("attention_forward_speedup");
-    if (!v.is_number() || v.get<double>() < 0.25 || v.get<double>() > 4)
-      fail(where, "attention_forward_speedup",
-           "must be a number in [0.25, 4]: the forward's fraction of peak over the backward's");
-    f.attention_forward_speedup = v.get<double>();
-  }
-  if (j.contains("optimizer_step_bytes")) {
-    const json& v = j.at("optimizer_step_bytes");
-    if (!v.is_number() || v.get<double>() < 12 || v.get<double>() > 256)
-      fail(where, "optimizer_step_bytes", "must be a number of bytes per parameter in [12, 256]");
-    f.optimizer_step_bytes = v.get<double>();
-  }
+  number_in(j, "loss_saved_bytes", 0, 16, "a number of bytes per logit in [0, 16]", where,
+            f.loss_saved_bytes);
+  number_in(j, "attention_forward_speedup", 0.25, 4,
+            "a number in [0.25, 4]: the forward's fraction of peak over the backward's", where,
+            f.attention_forward_speedup);
+  number_in(j, "optimizer_step_bytes", 12, 256, "a number of bytes per parameter in [12, 256]",
+            where, f.optimizer_step_bytes);
   if (j.contains("p2p_scatter_gather")) {
     if (!j.at("p2p_scatter_gather").is_boolean())
       fail(where, "p2p_scatter_gather", "must be true or false");
