@@ -31,6 +31,11 @@ json tiny_gpt() {
 
 using testing::error_of;
 
+// The prediction for config `j` (read as cfg.json), without a timeline.
+Summary summary_of(const json& j) {
+  return simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+}
+
 // Writes a framework profile `name` to the test's temporary folder, with the keys `more` (each
 // after a comma) besides its name and sources; returns its path.
 std::string write_profile(const std::string& name, const std::string& more) {
@@ -70,9 +75,9 @@ TEST(PredictFrameworkConfig, AnEagerFrameworksElementwiseTrafficAndFa2CostTime) 
   json j = tiny_gpt();
   j["model"]["learned_positions"] = false;
   j["framework"] = "megatron-core-2024";
-  const Summary fused = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const Summary fused = summary_of(j);
   j["framework"] = "torchtitan";
-  const Summary eager = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const Summary eager = summary_of(j);
   EXPECT_GT(eager.step_time_s, fused.step_time_s * 1.05);
   EXPECT_EQ(eager.framework, "torchtitan");
 }
@@ -86,9 +91,9 @@ TEST(PredictFrameworkConfig, Fp32GradientReductionMovesTwiceTheBytes) {
   json j = tiny_gpt();
   j["options"]["zero"] = 3;
   j["framework"] = profile("reduce-bf16", 2);
-  const Summary half = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const Summary half = summary_of(j);
   j["framework"] = profile("reduce-fp32", 4);
-  const Summary full = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const Summary full = summary_of(j);
   EXPECT_GT(full.communication_s, half.communication_s * 1.2);
   EXPECT_GT(full.step_time_s, half.step_time_s);
 }
@@ -106,7 +111,7 @@ TEST(PredictFrameworkConfig, ShardedCopiesCostTheirBytesAtTheMemoryRateEachMicro
   const PredictConfig plain = parse_config(j, "cfg.json");
   const Summary none = simulate(plain, {.build_timeline = false}).summary;
   j["framework"] = profile("copies", R"({"gather": 4, "reduce": 6})");
-  const Summary copies = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const Summary copies = summary_of(j);
   const WorkloadCosts w = workload_costs(plain);
   const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
   const double per_microbatch =
@@ -114,11 +119,9 @@ TEST(PredictFrameworkConfig, ShardedCopiesCostTheirBytesAtTheMemoryRateEachMicro
   EXPECT_NEAR(copies.step_time_s - none.step_time_s, plain.microbatches() * per_microbatch, 1e-7);
   EXPECT_GT(per_microbatch, 0);
   j["options"]["zero"] = 1;
-  const Summary zero1 = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const Summary zero1 = summary_of(j);
   j["framework"] = profile("no-copies", "{}");
-  EXPECT_DOUBLE_EQ(
-      zero1.step_time_s,
-      simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary.step_time_s);
+  EXPECT_DOUBLE_EQ(zero1.step_time_s, summary_of(j).step_time_s);
 }
 
 TEST(PredictFrameworkConfig, WeightCastsCostTheirBytesEachMicrobatchAtAnyZeroStage) {
@@ -136,7 +139,7 @@ TEST(PredictFrameworkConfig, WeightCastsCostTheirBytesEachMicrobatchAtAnyZeroSta
     const PredictConfig plain = parse_config(j, "cfg.json");
     const Summary none = simulate(plain, {.build_timeline = false}).summary;
     j["framework"] = profile("casts", R"({"forward": 6, "backward": 18})");
-    const Summary casts = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+    const Summary casts = summary_of(j);
     const WorkloadCosts w = workload_costs(plain);
     const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
     const double per_microbatch =
@@ -159,7 +162,7 @@ TEST(PredictFrameworkConfig, EarlyStopSkipsRecomputingEachLayersLastGemm) {
   const Summary whole = simulate(plain, {.build_timeline = false}).summary;
   j["framework"] = exposed_profile(
       "early-stop", R"("recompute": ["none", "full"], "recompute_early_stop": true)");
-  const Summary early = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const Summary early = summary_of(j);
   const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
   const WorkloadCosts w = workload_costs(plain);
   double skipped = 0;
@@ -171,12 +174,9 @@ TEST(PredictFrameworkConfig, EarlyStopSkipsRecomputingEachLayersLastGemm) {
   EXPECT_NEAR(whole.breakdown.busy[Term::kRecompute] - early.breakdown.busy[Term::kRecompute],
               plain.microbatches() * skipped, 1e-7);
   j["options"]["recompute"] = "none";
-  const Summary none_early =
-      simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const Summary none_early = summary_of(j);
   j["framework"] = exposed_profile("whole-forward", R"("recompute": ["none", "full"])");
-  EXPECT_DOUBLE_EQ(
-      none_early.step_time_s,
-      simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary.step_time_s);
+  EXPECT_DOUBLE_EQ(none_early.step_time_s, summary_of(j).step_time_s);
 }
 
 TEST(PredictFrameworkConfig, TheLossMovesItsProfilesBytesPerLogit) {
@@ -189,7 +189,7 @@ TEST(PredictFrameworkConfig, TheLossMovesItsProfilesBytesPerLogit) {
   const Summary fp32 = simulate(plain, {.build_timeline = false}).summary;
   j["framework"] =
       exposed_profile("eager-loss", R"("loss_bytes": {"forward": 22, "backward": 26})");
-  const Summary eager = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const Summary eager = summary_of(j);
   const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
   const double logits = 2048.0 * 51200;
   const double extra =
@@ -245,9 +245,9 @@ TEST(PredictFrameworkConfig, TheLossKeepsItsProfilesSavedBytesPerLogitInMemory) 
   // does not move.
   json j = tiny_gpt();
   j["framework"] = write_profile("fp32-softmax", "");
-  const Summary fp32 = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const Summary fp32 = summary_of(j);
   j["framework"] = write_profile("bf16-logits", R"(, "loss_saved_bytes": 2)");
-  const Summary bf16 = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const Summary bf16 = summary_of(j);
   ASSERT_EQ(fp32.memory.size(), 1u);
   ASSERT_EQ(bf16.memory.size(), 1u);
   EXPECT_EQ(fp32.memory[0].activations_bytes - bf16.memory[0].activations_bytes,
@@ -267,7 +267,7 @@ TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAS
   const PredictConfig plain = parse_config(j, "cfg.json");
   const Summary fused = simulate(plain, {.build_timeline = false}).summary;
   j["framework"] = profile("unfused-adam", R"(, "optimizer_step_bytes": 96)");
-  const Summary unfused = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const Summary unfused = summary_of(j);
   const WorkloadCosts w = workload_costs(plain);
   const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
   const double shard = static_cast<double>(w.dense_parameters[0]) / 8;
@@ -275,11 +275,9 @@ TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAS
               1e-7);
   EXPECT_GT(unfused.step_time_s, fused.step_time_s);
   j["options"]["optimizer"] = "sgd";
-  const Summary sgd = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const Summary sgd = summary_of(j);
   j["framework"] = profile("fused-adam", "");
-  EXPECT_DOUBLE_EQ(
-      sgd.step_time_s,
-      simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary.step_time_s);
+  EXPECT_DOUBLE_EQ(sgd.step_time_s, summary_of(j).step_time_s);
 }
 
 TEST(PredictFrameworkConfig, AttentionIsPricedAtTheHeadDimensionTheProfilesKernelRuns) {
@@ -334,10 +332,9 @@ TEST(PredictFrameworkConfig, PipelineSendsFollowTheProfilesP2p) {
   j["schedule"] = "interleaved";
   j["virtual_stages"] = 2;
   j["framework"] = exposed_profile("p2p-whole", R"("p2p_blocking": false)");
-  const Summary one_rank = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  const Summary one_rank = summary_of(j);
   j["framework"] = exposed_profile("p2p-split", R"("p2p_scatter_gather": true)");
-  EXPECT_EQ(simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary.step_time_s,
-            one_rank.step_time_s);
+  EXPECT_EQ(summary_of(j).step_time_s, one_rank.step_time_s);
 }
 
 }  // namespace
