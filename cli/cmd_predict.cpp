@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/predict_from_trace.h"
+#include "cli/predict_sensitivity.h"
 #include "cli/sim_options.h"
 #include "sim/predict/config.h"
 #include "sim/predict/plot.h"
@@ -33,6 +34,8 @@ struct PredictArgs {
   std::string plot;
   bool search = false;
   bool breakdown = false;
+  bool sensitivity = false;
+  double sensitivity_percent = 10;
   int64_t gpus = 0;
   int top = 10;
   PredictFromTraceArgs trace;  // --from-trace: replay a torch pipelining job
@@ -308,9 +311,37 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base,
   print_table(rows);
 }
 
+// One configuration simulated as it is and once per figure of its catalog entry moved down and
+// up (sim/predict/sensitivity.h).
+void run_sensitivity(const PredictArgs& a, const std::vector<predict::SweepPoint>& points,
+                     const cost::Calibration* cal) {
+  const std::string& where = a.input.config;
+  if (points.size() != 1)
+    throw UserError(where + ": --sensitivity takes one configuration, not a sweep (" +
+                    std::to_string(points.size()) + " points)");
+  if (!points.front().error.empty()) throw UserError(where + ": " + points.front().error);
+  if (cal != nullptr)
+    throw UserError(
+        "--sensitivity moves the catalog's figures, which a calibration's fitted rates replace: "
+        "leave --calibration out");
+  predict::Sensitivity s;
+  try {
+    s = predict::sensitivity(points.front().config, a.sensitivity_percent / 100, {}, progress);
+  } catch (const std::exception& e) {
+    throw UserError(where + ": " + e.what());
+  }
+  if (a.json) {
+    std::printf("%s\n", predict::to_json(s).dump(2).c_str());
+    return;
+  }
+  std::printf("%s", format_sensitivity(s).c_str());
+}
+
 void run(const PredictArgs& a) {
   if (a.breakdown && (a.search || !a.trace.trace.empty()))
     throw UserError("--breakdown goes with --config alone, not with --search or --from-trace");
+  if (a.sensitivity && (a.search || !a.trace.trace.empty()))
+    throw UserError("--sensitivity goes with --config alone, not with --search or --from-trace");
   if (!a.trace.trace.empty()) {
     PredictFromTraceArgs t = a.trace;
     t.json = a.json;
@@ -326,6 +357,10 @@ void run(const PredictArgs& a) {
     return;
   }
   const std::vector<predict::SweepPoint> points = predict::expand_sweep(in.config, where);
+  if (a.sensitivity) {
+    run_sensitivity(a, points, in.calibration_or_null());
+    return;
+  }
   std::vector<Row> rows;
   predict::SimulateOptions so;
   so.build_timeline =
@@ -383,6 +418,15 @@ void add_predict_command(CLI::App& app) {
                 "step, idle (JSON: always, as \"breakdown\"); and what holds the fullest "
                 "device's memory: parameters, gradients, optimizer state, activations (JSON: "
                 "\"memory_per_stage\")");
+  cmd->add_flag("--sensitivity", args->sensitivity,
+                "instead of the table: the step time with each figure of the hardware catalog "
+                "entry (GEMM and attention rates, memory and link bandwidths, latencies) moved "
+                "down and up alone, the largest change first, with the source or assumption each "
+                "figure rests on (JSON with --json)");
+  cmd->add_option("--sensitivity-percent", args->sensitivity_percent,
+                  "how far --sensitivity moves each figure, in percent of itself")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 50.0));
   cmd->add_flag("--search", args->search, "search dp x pp x tp, microbatch size and schedule");
   cmd->add_option("--gpus", args->gpus, "GPU budget for --search");
   cmd->add_option("--top", args->top, "rows --search prints")

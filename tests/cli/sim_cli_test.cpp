@@ -409,4 +409,51 @@ TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStepAndWhatHoldsTheMemory) {
             "--from-trace\n");
 }
 
+// `--sensitivity`: one row per figure of the entry that moves the step, the largest first, each
+// saying whether it rests on a source or an assumption; figures that move nothing by name.
+TEST_F(SimCli, SensitivityListsTheCatalogFiguresThatMoveTheStep) {
+  const fs::path cfg = write("gpt.json", R"({"model": {"kind": "gpt", "layers": 8, "hidden": 2048,
+      "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"tp": 2, "pp": 4},
+      "batch": {"global": 8, "micro": 1}, "schedule": "1f1b", "cluster": {"gpu": "h100-sxm"}})");
+  const Outcome r = sh("predict --config " + cfg.string() + " --sensitivity");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t head = r.out.find("with one figure of h100-sxm's catalog entry moved by 10%");
+  ASSERT_NE(head, std::string::npos) << r.out;
+  std::istringstream lines(r.out.substr(r.out.find("basis", head)));
+  std::string line, figure;
+  std::getline(lines, line);
+  std::getline(lines, line);
+  std::istringstream first(line);
+  first >> figure;
+  EXPECT_TRUE(figure == "efficiency.gemm_max" || figure == "efficiency.sustained") << r.out;
+  EXPECT_NE(r.out.find("efficiency.memory"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" assumption "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("moving the step by less than 0.05%: "), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("points done"), std::string::npos) << r.err;  // progress, in a log
+
+  const Outcome json = sh("predict --config " + cfg.string() +
+                          " --sensitivity --json "
+                          "--sensitivity-percent 20");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"fraction\": 0.2"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"step_time_s_high\""), std::string::npos) << json.out;
+
+  const fs::path sweep = write("sweep.json", R"({"model": {"kind": "gpt", "layers": 8,
+      "hidden": 2048, "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"tp": [1, 2]},
+      "batch": {"global": 8, "micro": 1}, "cluster": {"gpu": "h100-sxm"}})");
+  const Outcome swept = sh("predict --config " + sweep.string() + " --sensitivity");
+  EXPECT_EQ(swept.exit_code, 1);
+  EXPECT_NE(swept.err.find("--sensitivity takes one configuration, not a sweep (2 points)"),
+            std::string::npos)
+      << swept.err;
+  EXPECT_EQ(sh("predict --config " + cfg.string() + " --sensitivity --search --gpus 8").err,
+            "meshscope: error: --sensitivity goes with --config alone, not with --search or "
+            "--from-trace\n");
+  const Outcome far =
+      sh("predict --config " + cfg.string() + " --sensitivity --sensitivity-percent 80");
+  EXPECT_NE(far.exit_code, 0);
+  EXPECT_NE(far.err.find("--sensitivity-percent"), std::string::npos) << far.err;
+  EXPECT_EQ(far.out, "") << far.out;
+}
+
 }  // namespace

@@ -1,0 +1,66 @@
+// How much a prediction leans on each figure of its hardware catalog entry: the step simulated
+// again with one figure moved down and up by a fraction, every other figure held. A user reads
+// which figures decide the prediction, and whether those rest on a source or on an assumption
+// (the entry's own `sources` say which): `meshscope predict --sensitivity`.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/predict/config.h"
+#include "sim/predict/simulate.h"
+
+namespace meshscope::predict {
+
+struct FigureSensitivity {
+  std::string figure;  // dotted catalog key: "efficiency.gemm_max", "inter_node.latency_ns"
+  double value = 0;    // the entry's value
+  // The values simulated: value x (1 - fraction) and x (1 + fraction); a fraction of a peak rate
+  // or of a link's bandwidth is capped at 1, a count rounded (at least 1 apart from the value).
+  double low_value = 0, high_value = 0;
+  double step_time_s_low = 0, step_time_s_high = 0;  // with low_value, with high_value
+  // The clause of the entry's `sources` that names the figure (empty: none does), and whether it
+  // calls the figure an assumption ("assumption", "assumed").
+  std::string source;
+  bool assumption = false;
+  // The larger of the two changes, relative to the step time of the entry as it is.
+  double largest_change(double step_time_s) const;
+};
+
+struct Sensitivity {
+  std::string hardware;  // catalog name of the entry varied
+  double fraction = 0;   // each figure moved by +-fraction of itself
+  double step_time_s = 0;
+  bool fits = true;  // the configuration fits in the device's memory (its step time regardless)
+  // Every figure the entry sets (zero means "none" in a catalog: those are not varied), the
+  // largest change first.
+  std::vector<FigureSensitivity> figures;
+};
+
+// Figures varied, as dotted catalog keys (docs/CONFIG.md's "Hardware files" names them).
+std::vector<std::string> sensitivity_figures();
+
+// Simulates `config` once as it is and twice per figure. `fraction` in (0, 1). Throws
+// std::invalid_argument with a calibration in `options` (its fitted rates replace the catalog's
+// figures, so moving those would change nothing), and what simulate() throws. `done(i, n)` after each
+// simulation when given.
+Sensitivity sensitivity(const PredictConfig& config, double fraction,
+                        const SimulateOptions& options = {},
+                        const std::function<void(size_t, size_t)>& done = {});
+
+// What `sources` says of `key`, a dotted catalog key. A source line is read as parts, one per
+// figure: split at "; ", a clause that starts with a key starts a part, the clauses after it until
+// the next such clause qualify it. The part returned, in this order: one led (its text before ':'
+// or '=') by the whole key; in a line with a part led by the key's section ("intra_node"), the
+// part led by the key's last part; a part led by the last part anywhere ("latency_ns", for both
+// tiers); the section's part itself (what it says of the tier: its bandwidth); a part naming the
+// whole key anywhere. Names match as whole words. Empty when none does.
+std::string source_clause(const std::vector<std::string>& sources, std::string_view key);
+
+nlohmann::json to_json(const Sensitivity& s);
+
+}  // namespace meshscope::predict

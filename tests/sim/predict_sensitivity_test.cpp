@@ -1,0 +1,149 @@
+// `predict --sensitivity`: each figure of a hardware entry moved alone, and the source each rests
+// on (sim/predict/sensitivity.h).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cost/calibration.h"
+#include "sim/cost/hardware.h"
+#include "sim/predict/config.h"
+#include "sim/predict/sensitivity.h"
+#include "sim/predict/simulate.h"
+
+namespace meshscope::predict {
+namespace {
+
+PredictConfig shipped(const std::string& file) {
+  const std::string path = std::string(MESHSCOPE_SOURCE_DIR) + "/sim/predict/configs/" + file;
+  return parse_config(load_json_file(path), path);
+}
+
+nlohmann::json catalog_file(const std::string& name) {
+  std::ifstream in(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/catalog/" + name + ".json");
+  return nlohmann::json::parse(in);
+}
+
+const FigureSensitivity& row(const Sensitivity& s, const std::string& figure) {
+  for (const FigureSensitivity& f : s.figures)
+    if (f.figure == figure) return f;
+  ADD_FAILURE() << figure << " not varied";
+  static const FigureSensitivity none;
+  return none;
+}
+
+double step_with(const PredictConfig& c, const nlohmann::json& entry) {
+  PredictConfig changed = c;
+  changed.hardware = {c.gpu, std::make_shared<const cost::Hardware>(
+                                 cost::parse_hardware(entry, "changed.json"))};
+  return simulate(changed, {.build_timeline = false}).summary.step_time_s;
+}
+
+// A GEMM-bound run (Megatron, TP 8 on one node): its GEMM ceiling leads the table, and each row is
+// the step of an entry with that one figure changed, as a user would get by editing the file.
+TEST(PredictSensitivity, EachRowIsTheStepWithThatOneFigureChangedInTheEntry) {
+  const PredictConfig c = shipped("korthikanti-22b.json");
+  const Sensitivity s = sensitivity(c, 0.1);
+  EXPECT_EQ(s.hardware, "a100-80gb");
+  EXPECT_DOUBLE_EQ(s.step_time_s, simulate(c, {.build_timeline = false}).summary.step_time_s);
+  ASSERT_FALSE(s.figures.empty());
+  EXPECT_EQ(s.figures.front().figure, "efficiency.gemm_max");
+  for (size_t i = 1; i < s.figures.size(); ++i)
+    EXPECT_GE(s.figures[i - 1].largest_change(s.step_time_s),
+              s.figures[i].largest_change(s.step_time_s));
+
+  const FigureSensitivity& gemm = row(s, "efficiency.gemm_max");
+  EXPECT_GT(gemm.step_time_s_low, s.step_time_s);
+  EXPECT_LT(gemm.step_time_s_high, s.step_time_s);
+  nlohmann::json entry = catalog_file("a100-80gb");
+  entry["efficiency"]["gemm_max"] = 0.865 * 1.1;
+  EXPECT_DOUBLE_EQ(gemm.step_time_s_high, step_with(c, entry));
+
+  // NVLink carries this run's tensor-parallel collectives: a slower link, a longer step.
+  const FigureSensitivity& nvlink = row(s, "intra_node.bandwidth_bytes_per_s");
+  EXPECT_GT(nvlink.step_time_s_low, s.step_time_s);
+  entry = catalog_file("a100-80gb");
+  entry["intra_node"]["bandwidth_bytes_per_s"] = 300e9 * 0.9;
+  EXPECT_DOUBLE_EQ(nvlink.step_time_s_low, step_with(c, entry));
+
+  // A fraction of a peak is raised no further than 1.
+  const FigureSensitivity& sustained = row(s, "efficiency.sustained");
+  EXPECT_DOUBLE_EQ(sustained.high_value, 1.0);
+  EXPECT_DOUBLE_EQ(sustained.low_value, 0.97 * 0.9);
+}
+
+// What a run does not use, or what its config states itself, moves nothing.
+TEST(PredictSensitivity, FiguresTheRunDoesNotUseMoveNothing) {
+  const PredictConfig c = shipped("fmsfsdp-llama2-7b-hsdp-128xa100.json");
+  const Sensitivity s = sensitivity(c, 0.2);
+  // No convolutions in a GPT.
+  EXPECT_DOUBLE_EQ(row(s, "efficiency.conv").step_time_s_low, s.step_time_s);
+  EXPECT_DOUBLE_EQ(row(s, "efficiency.conv").step_time_s_high, s.step_time_s);
+  // The config gives its network (cluster.network_gbps 400), which replaces the catalog's.
+  EXPECT_DOUBLE_EQ(row(s, "inter_node.bandwidth_bytes_per_s").step_time_s_low, s.step_time_s);
+  // Its kernel is FlashAttention-2: the entry's rate for it matters, the fallback does not.
+  EXPECT_DOUBLE_EQ(row(s, "efficiency.attention").step_time_s_low, s.step_time_s);
+  EXPECT_GT(row(s, "efficiency.attention_flash2").step_time_s_low, s.step_time_s);
+}
+
+// Every figure the sensitivity moves that a shipped entry sets has a line of the entry's sources
+// about it: the provenance a user reads beside each row.
+TEST(PredictSensitivity, EveryFigureTheShippedCatalogSetsNamesItsSource) {
+  for (const char* name : {"a100-80gb", "h100-sxm", "h200-sxm", "cpu-local"}) {
+    const nlohmann::json file = catalog_file(name);
+    const cost::Hardware hw = cost::find_hardware(name);
+    for (const std::string& key : sensitivity_figures()) {
+      std::string pointer = "/" + key;  // "efficiency.gemm_max" -> "/efficiency/gemm_max"
+      std::replace(pointer.begin(), pointer.end(), '.', '/');
+      // A default of the code is not a figure of the file.
+      if (!file.contains(nlohmann::json::json_pointer(pointer))) continue;
+      EXPECT_FALSE(source_clause(hw.sources, key).empty()) << name << ": " << key;
+    }
+  }
+}
+
+// The part of a source line about the figure, with what qualifies it, and not its neighbours'.
+TEST(PredictSensitivity, TheSourceIsThePartOfTheLineAboutTheFigure) {
+  const cost::Hardware a100 = cost::find_hardware("a100-80gb");
+  const auto& src = a100.sources;
+  EXPECT_EQ(source_clause(src, "efficiency.memory").rfind("efficiency.memory: assumption", 0), 0u);
+  // One line, two tiers' figures: the clause about each.
+  const std::string nvlink_eff = source_clause(src, "intra_node.collective_efficiency");
+  EXPECT_NE(nvlink_eff.find("235 GB/s"), std::string::npos) << nvlink_eff;
+  EXPECT_EQ(nvlink_eff.find("assum"), std::string::npos) << nvlink_eff;
+  const std::string ib_eff = source_clause(src, "inter_node.collective_efficiency");
+  EXPECT_NE(ib_eff.find("is an assumption"), std::string::npos) << ib_eff;
+  EXPECT_EQ(source_clause(src, "intra_node.bandwidth_bytes_per_s").rfind("intra_node: NVLink 3", 0),
+            0u);
+  EXPECT_EQ(source_clause(src, "inter_node.latency_ns").rfind("latency_ns: NCCL", 0), 0u);
+  // A clause after "; " that qualifies the value stays with it.
+  EXPECT_NE(source_clause(src, "efficiency.attention_flash2").find("is an assumption"),
+            std::string::npos);
+  // Two figures on one line: each gets its own part.
+  const cost::Hardware h100 = cost::find_hardware("h100-sxm");
+  const std::string fa2 = source_clause(h100.sources, "efficiency.attention_flash2");
+  const std::string fa3 = source_clause(h100.sources, "efficiency.attention_flash3");
+  EXPECT_NE(fa2.find("35% utilization"), std::string::npos) << fa2;
+  EXPECT_EQ(fa2.find("assum"), std::string::npos) << fa2;
+  EXPECT_EQ(fa3.rfind("efficiency.attention_flash3 0.5", 0), 0u) << fa3;
+  EXPECT_NE(fa3.find("is an assumption"), std::string::npos) << fa3;
+  // A word in prose ("the attention rates") is not a figure's name.
+  EXPECT_EQ(source_clause({"efficiency.sustained 0.9: gemm_max and the attention rates"},
+                          "efficiency.attention"),
+            "");
+}
+
+TEST(PredictSensitivity, RefusesWhatWouldMeanNothing) {
+  const PredictConfig c = shipped("korthikanti-22b.json");
+  cost::Calibration cal;
+  EXPECT_THROW(sensitivity(c, 0.1, {.calibration = &cal}), std::invalid_argument);
+  EXPECT_THROW(sensitivity(c, 0.0), std::invalid_argument);
+  EXPECT_THROW(sensitivity(c, 1.0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace meshscope::predict
