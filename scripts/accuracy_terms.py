@@ -19,7 +19,13 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if len(sys.argv) > 2 or (len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help")):
+    print(__doc__.strip())
+    sys.exit(0 if len(sys.argv) == 2 else 2)
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
+if not os.path.isfile(os.path.join(BUILD, "tests", "sim_tests")):
+    sys.exit(f"accuracy_terms.py: no {BUILD}/tests/sim_tests: build it first "
+             "(cmake --build build -j2 --target sim_tests meshscope) or name the build directory")
 TERMS = ["gemm", "attention", "norm", "elementwise", "recompute", "tp_communication",
          "sharded_copies", "weight_casts", "optimizer_step", "idle"]
 
