@@ -36,9 +36,9 @@ bool capped(const predict::FigureSensitivity& f, double fraction) {
 
 std::string format_sensitivity(const predict::Sensitivity& s) {
   const double pct = 100 * s.fraction;
-  std::string out = "\nthe step (" + printf_string("%.4g s", s.step_time_s) + ") with one figure of " +
-                    s.hardware + "'s catalog entry moved by " + printf_string("%.0f", pct) +
-                    "% at a time (fractions of a peak capped at 1):\n";
+  std::string out = "\nthe step (" + printf_string("%.4g s", s.step_time_s) +
+                    ") with one figure of " + s.hardware + "'s catalog entry moved by " +
+                    printf_string("%.0f", pct) + "% at a time (fractions of a peak capped at 1):\n";
   char line[512];
   std::snprintf(line, sizeof line, "  %-33s %10s %9s  %9s  %-10s %s\n", "figure", "value",
                 ("-" + printf_string("%.0f", pct) + "%").c_str(),
@@ -50,12 +50,13 @@ std::string format_sensitivity(const predict::Sensitivity& s) {
       quiet.push_back(f.figure);
       continue;
     }
-    const std::string basis = f.source.empty() ? "none named" : f.assumption ? "assumption" : "source";
+    const std::string basis = f.source.empty() ? "none named"
+                              : f.assumption   ? "assumption"
+                                               : "source";
     std::snprintf(line, sizeof line, "  %-33s %10.4g %10s %10s %-10s %s\n", f.figure.c_str(),
                   f.value, change(f.step_time_s_low, s.step_time_s, false).c_str(),
                   change(f.step_time_s_high, s.step_time_s, capped(f, s.fraction)).c_str(),
-                  basis.c_str(),
-                  cut(f.source, 70).c_str());
+                  basis.c_str(), cut(f.source, 70).c_str());
     out += line;
   }
   if (!quiet.empty()) {
@@ -70,10 +71,12 @@ std::string format_sensitivity(const predict::Sensitivity& s) {
       break;
     }
   if (!s.fits)
-    out += "  the configuration does not fit in the device's memory (--breakdown says what holds "
-           "it): these are the step times it would have if it did\n";
-  out += "  (each row is the step simulated again with that figure alone changed; the figures' "
-         "sources: the catalog file's \"sources\", docs/ACCURACY.md)\n";
+    out +=
+        "  the configuration does not fit in the device's memory (--breakdown says what holds "
+        "it): these are the step times it would have if it did\n";
+  out +=
+      "  (each row is the step simulated again with that figure alone changed; the figures' "
+      "sources: the catalog file's \"sources\", docs/ACCURACY.md)\n";
   return out;
 }
 

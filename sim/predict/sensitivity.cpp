@@ -14,7 +14,7 @@ namespace {
 // One catalog figure: how to read it and set it in an entry.
 struct Figure {
   const char* key;
-  double cost::Hardware::*top = nullptr;        // a number of the entry itself
+  double cost::Hardware::*top = nullptr;           // a number of the entry itself
   double cost::Efficiency::*efficiency = nullptr;  // of its `efficiency`
   double cost::LinkTier::*link = nullptr;          // of `intra_node` (intra) or `inter_node`
   bool intra = false;
@@ -79,9 +79,7 @@ const std::vector<Figure>& figures() {
   return kFigures;
 }
 
-bool word_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-}
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
 // `word` occurs in `text` with no letter, digit or '_' on either side.
 bool names(std::string_view text, std::string_view word) {
@@ -105,7 +103,8 @@ std::vector<std::string> parts_of(const std::string& line) {
     if (at == std::string::npos) at = line.size();
     const std::string clause = line.substr(from, at - from);
     const std::string first = clause.substr(0, clause.find_first_of(" :,="));
-    const bool starts_with_key = !first.empty() && std::islower(static_cast<unsigned char>(first[0])) &&
+    const bool starts_with_key = !first.empty() &&
+                                 std::islower(static_cast<unsigned char>(first[0])) &&
                                  first.find_first_of("_.") != std::string::npos;
     if (out.empty() || starts_with_key)
       out.push_back(clause);
@@ -135,7 +134,8 @@ double moved(const Figure& f, double value, double fraction, int sign) {
 
 double FigureSensitivity::largest_change(double step_time_s) const {
   if (step_time_s <= 0) return 0;
-  return std::max(std::abs(step_time_s_low - step_time_s), std::abs(step_time_s_high - step_time_s)) /
+  return std::max(std::abs(step_time_s_low - step_time_s),
+                  std::abs(step_time_s_high - step_time_s)) /
          step_time_s;
 }
 

@@ -46,8 +46,8 @@ std::vector<std::string> sensitivity_figures();
 
 // Simulates `config` once as it is and twice per figure. `fraction` in (0, 1). Throws
 // std::invalid_argument with a calibration in `options` (its fitted rates replace the catalog's
-// figures, so moving those would change nothing), and what simulate() throws. `done(i, n)` after each
-// simulation when given.
+// figures, so moving those would change nothing), and what simulate() throws. `done(i, n)` after
+// each simulation when given.
 Sensitivity sensitivity(const PredictConfig& config, double fraction,
                         const SimulateOptions& options = {},
                         const std::function<void(size_t, size_t)>& done = {});

@@ -38,8 +38,8 @@ const FigureSensitivity& row(const Sensitivity& s, const std::string& figure) {
 
 double step_with(const PredictConfig& c, const nlohmann::json& entry) {
   PredictConfig changed = c;
-  changed.hardware = {c.gpu, std::make_shared<const cost::Hardware>(
-                                 cost::parse_hardware(entry, "changed.json"))};
+  changed.hardware = {
+      c.gpu, std::make_shared<const cost::Hardware>(cost::parse_hardware(entry, "changed.json"))};
   return simulate(changed, {.build_timeline = false}).summary.step_time_s;
 }
 
