@@ -194,7 +194,7 @@ Sensitivity sensitivity(const PredictConfig& config, double fraction,
   if (options.calibration != nullptr)
     throw std::invalid_argument(
         "sensitivity: a calibration's fitted rates replace the catalog's figures, so moving "
-        "those would change nothing; leave --calibration out");
+        "those would change nothing");
   const std::shared_ptr<const cost::Hardware> entry =
       config.hardware.entry && config.hardware.gpu == config.gpu
           ? config.hardware.entry
