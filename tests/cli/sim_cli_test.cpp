@@ -51,6 +51,13 @@ class SimCli : public ::testing::Test {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
   }
 
+  // A GPT small enough to simulate at once, on 8 H100s: tp 2, pp 4 (1F1B).
+  fs::path small_pipeline() const {
+    return write("gpt.json", R"({"model": {"kind": "gpt", "layers": 8, "hidden": 2048,
+      "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"tp": 2, "pp": 4},
+      "batch": {"global": 8, "micro": 1}, "schedule": "1f1b", "cluster": {"gpu": "h100-sxm"}})");
+  }
+
   // `meshscope run ARGS -o TRACE`.
   Outcome run_to(const fs::path& trace, const std::string& args) const {
     return sh("run " + args + " -o " + trace.string());
@@ -339,9 +346,7 @@ TEST_F(SimCli, TheReadmesConfigPathsWorkFromAnyDirectory) {
 }
 
 TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStepAndWhatHoldsTheMemory) {
-  const fs::path cfg = write("gpt.json", R"({"model": {"kind": "gpt", "layers": 8, "hidden": 2048,
-      "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"tp": 2, "pp": 4},
-      "batch": {"global": 8, "micro": 1}, "schedule": "1f1b", "cluster": {"gpu": "h100-sxm"}})");
+  const fs::path cfg = small_pipeline();
   const Outcome r = sh("predict --config " + cfg.string() + " --breakdown");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const size_t at = r.out.find("where the step goes on the busiest device, pp rank 3");
@@ -412,9 +417,7 @@ TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStepAndWhatHoldsTheMemory) {
 // `--sensitivity`: one row per figure of the entry that moves the step, the largest first, each
 // saying whether it rests on a source or an assumption; figures that move nothing by name.
 TEST_F(SimCli, SensitivityListsTheCatalogFiguresThatMoveTheStep) {
-  const fs::path cfg = write("gpt.json", R"({"model": {"kind": "gpt", "layers": 8, "hidden": 2048,
-      "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"tp": 2, "pp": 4},
-      "batch": {"global": 8, "micro": 1}, "schedule": "1f1b", "cluster": {"gpu": "h100-sxm"}})");
+  const fs::path cfg = small_pipeline();
   const Outcome r = sh("predict --config " + cfg.string() + " --sensitivity");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const size_t head = r.out.find("with one figure of h100-sxm's catalog entry moved by 10%");
