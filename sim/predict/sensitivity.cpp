@@ -1,12 +1,12 @@
 #include "sim/predict/sensitivity.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
 
 #include "sim/cost/hardware.h"
+#include "sim/cost/sources.h"
 
 namespace meshscope::predict {
 namespace {
@@ -79,45 +79,6 @@ const std::vector<Figure>& figures() {
   return kFigures;
 }
 
-bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
-
-// `word` occurs in `text` with no letter, digit or '_' on either side.
-bool names(std::string_view text, std::string_view word) {
-  for (size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
-    const size_t end = at + word.size();
-    if ((at == 0 || !word_char(text[at - 1])) && (end == text.size() || !word_char(text[end])))
-      return true;
-  }
-  return false;
-}
-
-// A source line's parts, one per figure it speaks of: split at "; ", a clause that starts with
-// a key ("collective_efficiency 0.78 = ...", "efficiency.attention_flash3 0.5: ...") starts a
-// part, any other clause ("0.5 for forward+backward is an assumption") belongs to the part
-// before it.
-std::vector<std::string> parts_of(const std::string& line) {
-  std::vector<std::string> out;
-  size_t from = 0;
-  while (from <= line.size()) {
-    size_t at = line.find("; ", from);
-    if (at == std::string::npos) at = line.size();
-    const std::string clause = line.substr(from, at - from);
-    const std::string first = clause.substr(0, clause.find_first_of(" :,="));
-    const bool starts_with_key = !first.empty() &&
-                                 std::islower(static_cast<unsigned char>(first[0])) &&
-                                 first.find_first_of("_.") != std::string::npos;
-    if (out.empty() || starts_with_key)
-      out.push_back(clause);
-    else
-      out.back() += "; " + clause;
-    from = at + 2;
-  }
-  return out;
-}
-
-// What a part says it is about: its text before the first ':' or '=' (all of it if neither).
-std::string lead(const std::string& part) { return part.substr(0, part.find_first_of(":=")); }
-
 // The value a figure is simulated at, `sign` -1 or +1 fraction away.
 double moved(const Figure& f, double value, double fraction, int sign) {
   double v = value * (1 + sign * fraction);
@@ -143,47 +104,6 @@ std::vector<std::string> sensitivity_figures() {
   std::vector<std::string> out;
   for (const Figure& f : figures()) out.emplace_back(f.key);
   return out;
-}
-
-std::string source_clause(const std::vector<std::string>& sources, std::string_view key) {
-  const size_t dot = key.find('.');
-  const std::string_view section = dot == std::string_view::npos ? "" : key.substr(0, dot);
-  const std::string_view leaf = dot == std::string_view::npos ? key : key.substr(dot + 1);
-  // A part led by the whole key.
-  for (const std::string& line : sources)
-    for (const std::string& p : parts_of(line))
-      if (names(lead(p), key)) return p;
-  // In a line with a part about the key's section ("intra_node: NVLink 3, ...;
-  // collective_efficiency 0.78 = ..."), the part led by the key's last part.
-  std::string section_part;
-  if (!section.empty()) {
-    for (const std::string& line : sources) {
-      const std::vector<std::string> parts = parts_of(line);
-      for (const std::string& p : parts) {
-        if (!names(lead(p), section)) continue;
-        for (const std::string& q : parts)
-          if (names(lead(q), leaf)) return q;
-        // A link tier's part speaks for all its figures; "efficiency" is only a grouping.
-        if (section_part.empty() && section != "efficiency") section_part = p;
-      }
-    }
-  }
-  // A part led by the last part ("latency_ns: ..." for both tiers); the section's own part
-  // (its bandwidth, and what it says of the tier as a whole); one naming the whole key anywhere
-  // (the last part alone, a word like "attention", would match prose).
-  for (const std::string& line : sources)
-    for (const std::string& p : parts_of(line))
-      if (names(lead(p), leaf)) return p;
-  if (!section_part.empty()) return section_part;
-  for (const std::string& line : sources)
-    for (const std::string& p : parts_of(line))
-      if (names(p, key)) return p;
-  // The datasheet line of a GPU entry names its figures in words: "peak_flops, memory,
-  // bandwidth, SMs: ...".
-  if (key == "memory_bandwidth_bytes_per_s")
-    for (const std::string& line : sources)
-      if (names(lead(line), "bandwidth")) return parts_of(line).front();
-  return "";
 }
 
 Sensitivity sensitivity(const PredictConfig& config, double fraction,
@@ -239,7 +159,7 @@ Sensitivity sensitivity(const PredictConfig& config, double fraction,
     f->set(hw, r.high_value);
     r.step_time_s_high = step_with(hw).step_time_s;
     tick();
-    r.source = source_clause(entry->sources, f->key);
+    r.source = cost::source_clause(entry->sources, f->key);
     r.assumption = r.source.find("assum") != std::string::npos;
     s.figures.push_back(std::move(r));
   }

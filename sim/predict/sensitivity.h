@@ -6,7 +6,6 @@
 
 #include <functional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -51,15 +50,6 @@ std::vector<std::string> sensitivity_figures();
 Sensitivity sensitivity(const PredictConfig& config, double fraction,
                         const SimulateOptions& options = {},
                         const std::function<void(size_t, size_t)>& done = {});
-
-// What `sources` says of `key`, a dotted catalog key. A source line is read as parts, one per
-// figure: split at "; ", a clause that starts with a key starts a part, the clauses after it until
-// the next such clause qualify it. The part returned, in this order: one led (its text before ':'
-// or '=') by the whole key; in a line with a part led by the key's section ("intra_node"), the
-// part led by the key's last part; a part led by the last part anywhere ("latency_ns", for both
-// tiers); the section's part itself (what it says of the tier: its bandwidth); a part naming the
-// whole key anywhere. Names match as whole words. Empty when none does.
-std::string source_clause(const std::vector<std::string>& sources, std::string_view key);
 
 nlohmann::json to_json(const Sensitivity& s);
 

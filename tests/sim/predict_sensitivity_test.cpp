@@ -11,6 +11,7 @@
 
 #include "sim/cost/calibration.h"
 #include "sim/cost/hardware.h"
+#include "sim/cost/sources.h"
 #include "sim/predict/config.h"
 #include "sim/predict/sensitivity.h"
 #include "sim/predict/simulate.h"
@@ -101,40 +102,9 @@ TEST(PredictSensitivity, EveryFigureTheShippedCatalogSetsNamesItsSource) {
       std::replace(pointer.begin(), pointer.end(), '.', '/');
       // A default of the code is not a figure of the file.
       if (!file.contains(nlohmann::json::json_pointer(pointer))) continue;
-      EXPECT_FALSE(source_clause(hw.sources, key).empty()) << name << ": " << key;
+      EXPECT_FALSE(cost::source_clause(hw.sources, key).empty()) << name << ": " << key;
     }
   }
-}
-
-// The part of a source line about the figure, with what qualifies it, and not its neighbours'.
-TEST(PredictSensitivity, TheSourceIsThePartOfTheLineAboutTheFigure) {
-  const cost::Hardware a100 = cost::find_hardware("a100-80gb");
-  const auto& src = a100.sources;
-  EXPECT_EQ(source_clause(src, "efficiency.memory").rfind("efficiency.memory: assumption", 0), 0u);
-  // One line, two tiers' figures: the clause about each.
-  const std::string nvlink_eff = source_clause(src, "intra_node.collective_efficiency");
-  EXPECT_NE(nvlink_eff.find("235 GB/s"), std::string::npos) << nvlink_eff;
-  EXPECT_EQ(nvlink_eff.find("assum"), std::string::npos) << nvlink_eff;
-  const std::string ib_eff = source_clause(src, "inter_node.collective_efficiency");
-  EXPECT_NE(ib_eff.find("is an assumption"), std::string::npos) << ib_eff;
-  EXPECT_EQ(source_clause(src, "intra_node.bandwidth_bytes_per_s").rfind("intra_node: NVLink 3", 0),
-            0u);
-  EXPECT_EQ(source_clause(src, "inter_node.latency_ns").rfind("latency_ns: NCCL", 0), 0u);
-  // A clause after "; " that qualifies the value stays with it.
-  EXPECT_NE(source_clause(src, "efficiency.attention_flash2").find("is an assumption"),
-            std::string::npos);
-  // Two figures on one line: each gets its own part.
-  const cost::Hardware h100 = cost::find_hardware("h100-sxm");
-  const std::string fa2 = source_clause(h100.sources, "efficiency.attention_flash2");
-  const std::string fa3 = source_clause(h100.sources, "efficiency.attention_flash3");
-  EXPECT_NE(fa2.find("35% utilization"), std::string::npos) << fa2;
-  EXPECT_EQ(fa2.find("assum"), std::string::npos) << fa2;
-  EXPECT_EQ(fa3.rfind("efficiency.attention_flash3 0.5", 0), 0u) << fa3;
-  EXPECT_NE(fa3.find("is an assumption"), std::string::npos) << fa3;
-  // A word in prose ("the attention rates") is not a figure's name.
-  EXPECT_EQ(source_clause({"efficiency.sustained 0.9: gemm_max and the attention rates"},
-                          "efficiency.attention"),
-            "");
 }
 
 TEST(PredictSensitivity, RefusesWhatWouldMeanNothing) {

@@ -1,0 +1,23 @@
+// What a catalog entry's or framework profile's `sources` (one line per figure or group of
+// figures: "efficiency.memory 0.85: assumption (...)") say of one of its figures: the text a user
+// reads beside the figure (`predict --sensitivity`), and what the provenance tests check exists.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace meshscope::cost {
+
+// What `sources` says of `key`, a dotted key of a catalog entry or framework profile. A source
+// line is read as parts, one per figure: split at "; ", a clause that starts with a key starts a
+// part, the clauses after it until the next such clause qualify it. The part returned, in this
+// order: one led (its text before ':' or '=') by the whole key; in a line with a part led by the
+// key's section ("intra_node"), the part led by the key's last part; a part led by the last part
+// anywhere ("latency_ns", for both tiers); the section's own part, which speaks for all its
+// figures (a link tier's bandwidth, a profile's "elementwise_passes: ..."), except for
+// "efficiency", a mere grouping; a part naming the whole key anywhere. Names match as whole words.
+// Empty when none does.
+std::string source_clause(const std::vector<std::string>& sources, std::string_view key);
+
+}  // namespace meshscope::cost

@@ -1,0 +1,71 @@
+// What a catalog entry's or a framework profile's `sources` say of each figure
+// (sim/cost/sources.h): the part of a line about it, and that every figure a shipped profile sets
+// has one.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cost/framework.h"
+#include "sim/cost/hardware.h"
+#include "sim/cost/sources.h"
+
+namespace meshscope::cost {
+namespace {
+
+// The part of a source line about the figure, with what qualifies it, and not its neighbours'.
+TEST(CostSources, TheSourceIsThePartOfTheLineAboutTheFigure) {
+  const Hardware a100 = find_hardware("a100-80gb");
+  const auto& src = a100.sources;
+  EXPECT_EQ(source_clause(src, "efficiency.memory").rfind("efficiency.memory: assumption", 0), 0u);
+  // One line, two tiers' figures: the clause about each.
+  const std::string nvlink_eff = source_clause(src, "intra_node.collective_efficiency");
+  EXPECT_NE(nvlink_eff.find("235 GB/s"), std::string::npos) << nvlink_eff;
+  EXPECT_EQ(nvlink_eff.find("assum"), std::string::npos) << nvlink_eff;
+  const std::string ib_eff = source_clause(src, "inter_node.collective_efficiency");
+  EXPECT_NE(ib_eff.find("is an assumption"), std::string::npos) << ib_eff;
+  EXPECT_EQ(source_clause(src, "intra_node.bandwidth_bytes_per_s").rfind("intra_node: NVLink 3", 0),
+            0u);
+  EXPECT_EQ(source_clause(src, "inter_node.latency_ns").rfind("latency_ns: NCCL", 0), 0u);
+  // A clause after "; " that qualifies the value stays with it.
+  EXPECT_NE(source_clause(src, "efficiency.attention_flash2").find("is an assumption"),
+            std::string::npos);
+  // Two figures on one line: each gets its own part.
+  const Hardware h100 = find_hardware("h100-sxm");
+  const std::string fa2 = source_clause(h100.sources, "efficiency.attention_flash2");
+  const std::string fa3 = source_clause(h100.sources, "efficiency.attention_flash3");
+  EXPECT_NE(fa2.find("35% utilization"), std::string::npos) << fa2;
+  EXPECT_EQ(fa2.find("assum"), std::string::npos) << fa2;
+  EXPECT_EQ(fa3.rfind("efficiency.attention_flash3 0.5", 0), 0u) << fa3;
+  EXPECT_NE(fa3.find("is an assumption"), std::string::npos) << fa3;
+  // A word in prose ("the attention rates") is not a figure's name.
+  EXPECT_EQ(source_clause({"efficiency.sustained 0.9: gemm_max and the attention rates"},
+                          "efficiency.attention"),
+            "");
+}
+
+// Every key a shipped profile sets (its figures and its choices: the attention kernel, the
+// overlap, the recomputation modes) is named by a line of its sources: a profile's figures carry
+// their provenance as the catalog's do.
+TEST(CostSources, EveryKeyAShippedProfileSetsNamesItsSource) {
+  for (const std::string& name : list_frameworks()) {
+    std::ifstream in(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/frameworks/" + name + ".json");
+    const nlohmann::json file = nlohmann::json::parse(in);
+    const Framework fw = find_framework(name);
+    for (const auto& [key, value] : file.items()) {
+      if (key == "name" || key == "description" || key == "sources" || key == "residuals") continue;
+      if (value.is_object()) {
+        for (const auto& [inner, v] : value.items())
+          EXPECT_FALSE(source_clause(fw.sources, key + "." + inner).empty())
+              << name << ": " << key << "." << inner;
+      } else {
+        EXPECT_FALSE(source_clause(fw.sources, key).empty()) << name << ": " << key;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace meshscope::cost
