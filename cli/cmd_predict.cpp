@@ -342,6 +342,10 @@ void run(const PredictArgs& a) {
     throw UserError("--breakdown goes with --config alone, not with --search or --from-trace");
   if (a.sensitivity && (a.search || !a.trace.trace.empty()))
     throw UserError("--sensitivity goes with --config alone, not with --search or --from-trace");
+  if (a.sensitivity && (a.breakdown || !a.csv.empty() || !a.plot.empty()))
+    throw UserError(
+        "--sensitivity prints its own table (--json for JSON), not the prediction's: leave out "
+        "--breakdown, --csv and --plot");
   if (!a.trace.trace.empty()) {
     PredictFromTraceArgs t = a.trace;
     t.json = a.json;

@@ -452,6 +452,12 @@ TEST_F(SimCli, SensitivityListsTheCatalogFiguresThatMoveTheStep) {
   EXPECT_EQ(sh("predict --config " + cfg.string() + " --sensitivity --search --gpus 8").err,
             "meshscope: error: --sensitivity goes with --config alone, not with --search or "
             "--from-trace\n");
+  const Outcome with_csv =
+      sh("predict --config " + cfg.string() + " --sensitivity --csv " + (dir_ / "s.csv").string());
+  EXPECT_EQ(with_csv.exit_code, 1);
+  EXPECT_NE(with_csv.err.find("leave out --breakdown, --csv and --plot"), std::string::npos)
+      << with_csv.err;
+  EXPECT_FALSE(fs::exists(dir_ / "s.csv"));
   const Outcome far =
       sh("predict --config " + cfg.string() + " --sensitivity --sensitivity-percent 80");
   EXPECT_NE(far.exit_code, 0);
