@@ -32,30 +32,30 @@ bool capped(const predict::FigureSensitivity& f, double fraction) {
   return f.high_value == 1.0 && f.value * (1 + fraction) > 1.0;
 }
 
-}  // namespace
-
-std::string format_sensitivity(const predict::Sensitivity& s) {
-  const double pct = 100 * s.fraction;
-  std::string out = "\nthe step (" + printf_string("%.4g s", s.step_time_s) +
-                    ") with one figure of " + s.hardware + "'s catalog entry moved by " +
-                    printf_string("%.0f", pct) + "% at a time (fractions of a peak capped at 1):\n";
+// One table: a row per figure that moves the step, the others by name.
+std::string table(const std::vector<predict::FigureSensitivity>& figures, double fraction,
+                  double step_time_s) {
+  const double pct = 100 * fraction;
+  std::string out;
   char line[512];
   std::snprintf(line, sizeof line, "  %-33s %10s %9s  %9s  %-10s %s\n", "figure", "value",
                 ("-" + printf_string("%.0f", pct) + "%").c_str(),
                 ("+" + printf_string("%.0f", pct) + "%").c_str(), "basis", "source");
   out += line;
   std::vector<std::string> quiet;
-  for (const predict::FigureSensitivity& f : s.figures) {
-    if (f.largest_change(s.step_time_s) < kSensitivityNoticeable) {
+  bool any_capped = false;
+  for (const predict::FigureSensitivity& f : figures) {
+    if (f.largest_change(step_time_s) < kSensitivityNoticeable) {
       quiet.push_back(f.figure);
       continue;
     }
     const std::string basis = f.source.empty() ? "none named"
                               : f.assumption   ? "assumption"
                                                : "source";
+    any_capped = any_capped || capped(f, fraction);
     std::snprintf(line, sizeof line, "  %-33s %10.4g %10s %10s %-10s %s\n", f.figure.c_str(),
-                  f.value, change(f.step_time_s_low, s.step_time_s, false).c_str(),
-                  change(f.step_time_s_high, s.step_time_s, capped(f, s.fraction)).c_str(),
+                  f.value, change(f.step_time_s_low, step_time_s, false).c_str(),
+                  change(f.step_time_s_high, step_time_s, capped(f, fraction)).c_str(),
                   basis.c_str(), cut(f.source, 70).c_str());
     out += line;
   }
@@ -65,18 +65,31 @@ std::string format_sensitivity(const predict::Sensitivity& s) {
     for (size_t i = 0; i < quiet.size(); ++i) out += (i ? ", " : " ") + quiet[i];
     out += "\n";
   }
-  for (const predict::FigureSensitivity& f : s.figures)
-    if (capped(f, s.fraction) && f.largest_change(s.step_time_s) >= kSensitivityNoticeable) {
-      out += "  * raised only to 1, the most a fraction of a peak can be\n";
-      break;
-    }
+  if (any_capped) out += "  * raised only to 1, the most a fraction of a peak can be\n";
+  return out;
+}
+
+}  // namespace
+
+std::string format_sensitivity(const predict::Sensitivity& s) {
+  const std::string pct = printf_string("%.0f", 100 * s.fraction);
+  std::string out = "\nthe step (" + printf_string("%.4g s", s.step_time_s) +
+                    ") with one figure moved by " + pct +
+                    "% at a time, every other held; first those of " + s.hardware +
+                    "'s catalog entry (fractions of a peak capped at 1):\n";
+  out += table(s.figures, s.fraction, s.step_time_s);
+  if (!s.profile_figures.empty()) {
+    out += "\nthen those of the " + s.framework + " framework profile:\n";
+    out += table(s.profile_figures, s.fraction, s.step_time_s);
+  }
+  out += "\n";
   if (!s.fits)
     out +=
-        "  the configuration does not fit in the device's memory (--breakdown says what holds "
-        "it): these are the step times it would have if it did\n";
+        "the configuration does not fit in the device's memory (--breakdown says what holds it): "
+        "these are the step times it would have if it did\n";
   out +=
-      "  (each row is the step simulated again with that figure alone changed; the figures' "
-      "sources: the catalog file's \"sources\", docs/ACCURACY.md)\n";
+      "(each row is the step simulated again with that figure alone changed; \"none named\": no "
+      "line of the file's \"sources\" names it, a default of the code; docs/ACCURACY.md)\n";
   return out;
 }
 

@@ -488,4 +488,9 @@ std::vector<std::string> config_keys() {
   return {keys.begin(), keys.end()};
 }
 
+cost::Framework framework_of(const PredictConfig& c) {
+  if (c.profile.entry && c.profile.framework == c.framework) return *c.profile.entry;
+  return cost::find_framework(c.framework);
+}
+
 }  // namespace meshscope::predict

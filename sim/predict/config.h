@@ -34,6 +34,10 @@
 #include "sim/schedule/generators.h"
 #include "traces/json_file.h"
 
+namespace meshscope::cost {
+struct Framework;
+}
+
 namespace meshscope::predict {
 
 enum class ModelKind : uint8_t { kGpt = 0, kVgg, kMlp, kChain, kClassifier, kMoe, kCount };
@@ -63,6 +67,13 @@ class HardwareCache {
 struct ResolvedHardware {
   std::string gpu;  // the name it was read for: a config whose gpu changed since reads it again
   std::shared_ptr<const cost::Hardware> entry;
+};
+
+// A framework profile the caller holds for a configuration's `framework` (predict --sensitivity
+// simulates the config with one figure of it changed).
+struct ResolvedFramework {
+  std::string framework;  // the name it stands for: a config whose framework changed reads it again
+  std::shared_ptr<const cost::Framework> entry;
 };
 
 struct PredictConfig {
@@ -96,6 +107,7 @@ struct PredictConfig {
   int nodes = 0;              // 0: as many as the mesh needs; else nodes x per node = gpus()
   int network_gbps = 0;       // a node's network bandwidth, one way, Gb/s; 0: the catalog's NICs
   ResolvedHardware hardware;  // set by parse_config; empty: simulate reads the catalog
+  ResolvedFramework profile;  // empty: simulate reads the profile `framework` names
   cost::DimOrder placement = cost::kDefaultOrder;
 
   model::Recompute recompute = model::Recompute::kNone;
@@ -157,5 +169,9 @@ nlohmann::json load_json_file(const std::string& path);
 // `sim/predict/configs/...` and a bare `korthikanti-175b.json` work from any directory. Returns
 // the path unchanged when no folder has it (the error then names the path as given).
 std::string resolve_config_path(const std::string& path);
+
+// The profile a configuration's `framework` names: the one `profile` holds for it, else read
+// (cost::find_framework, and its errors).
+cost::Framework framework_of(const PredictConfig& c);
 
 }  // namespace meshscope::predict

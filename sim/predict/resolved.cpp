@@ -50,7 +50,7 @@ double exposed_seconds(double seconds, double window_s, int layers, double sm_sh
 Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
     : config(c),
       calibration(cal),
-      fw(cost::find_framework(c.framework)),
+      fw(framework_of(c)),
       hw(hardware_for(c, fw)),
       w(workload_costs(c, fw)),
       num_stages(static_cast<int>(w.stages.size())),

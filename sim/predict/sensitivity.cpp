@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "sim/cost/framework.h"
 #include "sim/cost/hardware.h"
 #include "sim/cost/sources.h"
 
@@ -79,6 +80,48 @@ const std::vector<Figure>& figures() {
   return kFigures;
 }
 
+// A number of a framework profile that prices work: its elementwise passes, its extra memory
+// passes and the loss's bytes. Not varied: its choices (kernel, overlap, recomputation), which are
+// not quantities.
+struct ProfileFigure {
+  const char* key;
+  double cost::Framework::*field = nullptr;
+  double model::ElementwisePasses::*pass = nullptr;
+
+  double get(const cost::Framework& fw) const {
+    return pass != nullptr ? fw.passes.*pass : fw.*field;
+  }
+  void set(cost::Framework& fw, double v) const {
+    if (pass != nullptr)
+      fw.passes.*pass = v;
+    else
+      fw.*field = v;
+  }
+};
+
+const std::vector<ProfileFigure>& profile_figures() {
+  using cost::Framework;
+  using model::ElementwisePasses;
+  static const std::vector<ProfileFigure> kFigures = {
+      {.key = "elementwise_passes.norm", .pass = &ElementwisePasses::norm},
+      {.key = "elementwise_passes.activation", .pass = &ElementwisePasses::activation},
+      {.key = "elementwise_passes.residual", .pass = &ElementwisePasses::residual},
+      {.key = "elementwise_passes.rope", .pass = &ElementwisePasses::rope},
+      {.key = "elementwise_passes.softmax", .pass = &ElementwisePasses::softmax},
+      {.key = "grad_reduce_bytes", .field = &Framework::grad_reduce_bytes},
+      {.key = "sharded_copies.gather", .field = &Framework::gather_copy_bytes},
+      {.key = "sharded_copies.reduce", .field = &Framework::reduce_copy_bytes},
+      {.key = "weight_casts.forward", .field = &Framework::cast_forward_bytes},
+      {.key = "weight_casts.backward", .field = &Framework::cast_backward_bytes},
+      {.key = "loss_bytes.forward", .field = &Framework::loss_forward_bytes},
+      {.key = "loss_bytes.backward", .field = &Framework::loss_backward_bytes},
+      {.key = "loss_saved_bytes", .field = &Framework::loss_saved_bytes},
+      {.key = "attention_forward_speedup", .field = &Framework::attention_forward_speedup},
+      {.key = "optimizer_step_bytes", .field = &Framework::optimizer_step_bytes},
+  };
+  return kFigures;
+}
+
 // The value a figure is simulated at, `sign` -1 or +1 fraction away.
 double moved(const Figure& f, double value, double fraction, int sign) {
   double v = value * (1 + sign * fraction);
@@ -119,19 +162,27 @@ Sensitivity sensitivity(const PredictConfig& config, double fraction,
       config.hardware.entry && config.hardware.gpu == config.gpu
           ? config.hardware.entry
           : std::make_shared<const cost::Hardware>(cost::find_hardware(config.gpu));
+  const cost::Framework profile = framework_of(config);
   SimulateOptions so = options;
   so.build_timeline = false;
   so.breakdown = false;
-  auto step_with = [&](const cost::Hardware& hw) {
+  auto step_with = [&](const cost::Hardware& hw, const cost::Framework& fw) {
     PredictConfig c = config;
     c.hardware = {config.gpu, std::make_shared<const cost::Hardware>(hw)};
+    c.profile = {config.framework, std::make_shared<const cost::Framework>(fw)};
     return simulate(c, so).summary;
   };
 
   std::vector<const Figure*> varied;
   for (const Figure& f : figures())
     if (f.get(*entry) != 0) varied.push_back(&f);
-  const size_t total = 1 + 2 * varied.size();
+  // attention_forward_speedup 1 is "one rate for both directions", not a figure.
+  std::vector<const ProfileFigure*> varied_profile;
+  for (const ProfileFigure& f : profile_figures())
+    if (f.get(profile) != 0 &&
+        !(f.field == &cost::Framework::attention_forward_speedup && f.get(profile) == 1))
+      varied_profile.push_back(&f);
+  const size_t total = 1 + 2 * (varied.size() + varied_profile.size());
   size_t finished = 0;
   auto tick = [&] {
     if (done) done(++finished, total);
@@ -139,52 +190,79 @@ Sensitivity sensitivity(const PredictConfig& config, double fraction,
 
   Sensitivity s;
   s.hardware = entry->name;
+  s.framework = profile.name;
   s.fraction = fraction;
-  const Summary base = step_with(*entry);
+  const Summary base = step_with(*entry, profile);
   tick();
   if (base.step_time_s <= 0)
     throw std::invalid_argument("sensitivity: the configuration has no step time to vary");
   s.step_time_s = base.step_time_s;
   s.fits = base.fits;
-  for (const Figure* f : varied) {
+  // One figure at its two values: `simulate_at(v)` is the step with the figure at v.
+  auto vary = [&](const char* key, double value, double low, double high,
+                  const std::vector<std::string>& sources, const auto& simulate_at) {
     FigureSensitivity r;
-    r.figure = f->key;
-    r.value = f->get(*entry);
-    r.low_value = moved(*f, r.value, fraction, -1);
-    r.high_value = moved(*f, r.value, fraction, +1);
-    cost::Hardware hw = *entry;
-    f->set(hw, r.low_value);
-    r.step_time_s_low = step_with(hw).step_time_s;
+    r.figure = key;
+    r.value = value;
+    r.low_value = low;
+    r.high_value = high;
+    r.step_time_s_low = simulate_at(low);
     tick();
-    f->set(hw, r.high_value);
-    r.step_time_s_high = step_with(hw).step_time_s;
+    r.step_time_s_high = simulate_at(high);
     tick();
-    r.source = cost::source_clause(entry->sources, f->key);
+    r.source = cost::source_clause(sources, key);
     r.assumption = r.source.find("assum") != std::string::npos;
-    s.figures.push_back(std::move(r));
+    return r;
+  };
+  for (const Figure* f : varied) {
+    const double v = f->get(*entry);
+    s.figures.push_back(vary(f->key, v, moved(*f, v, fraction, -1), moved(*f, v, fraction, +1),
+                             entry->sources, [&](double at) {
+                               cost::Hardware hw = *entry;
+                               f->set(hw, at);
+                               return step_with(hw, profile).step_time_s;
+                             }));
   }
-  std::stable_sort(s.figures.begin(), s.figures.end(), [&](const auto& a, const auto& b) {
-    return a.largest_change(s.step_time_s) > b.largest_change(s.step_time_s);
-  });
+  for (const ProfileFigure* f : varied_profile) {
+    const double v = f->get(profile);
+    s.profile_figures.push_back(
+        vary(f->key, v, v * (1 - fraction), v * (1 + fraction), profile.sources, [&](double at) {
+          cost::Framework fw = profile;
+          f->set(fw, at);
+          return step_with(*entry, fw).step_time_s;
+        }));
+  }
+  auto largest_first = [&](std::vector<FigureSensitivity>& v) {
+    std::stable_sort(v.begin(), v.end(), [&](const auto& a, const auto& b) {
+      return a.largest_change(s.step_time_s) > b.largest_change(s.step_time_s);
+    });
+  };
+  largest_first(s.figures);
+  largest_first(s.profile_figures);
   return s;
 }
 
 nlohmann::json to_json(const Sensitivity& s) {
-  nlohmann::json figures = nlohmann::json::array();
-  for (const FigureSensitivity& f : s.figures)
-    figures.push_back({{"figure", f.figure},
-                       {"value", f.value},
-                       {"low_value", f.low_value},
-                       {"high_value", f.high_value},
-                       {"step_time_s_low", f.step_time_s_low},
-                       {"step_time_s_high", f.step_time_s_high},
-                       {"source", f.source},
-                       {"assumption", f.assumption}});
+  auto rows = [](const std::vector<FigureSensitivity>& figures) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const FigureSensitivity& f : figures)
+      out.push_back({{"figure", f.figure},
+                     {"value", f.value},
+                     {"low_value", f.low_value},
+                     {"high_value", f.high_value},
+                     {"step_time_s_low", f.step_time_s_low},
+                     {"step_time_s_high", f.step_time_s_high},
+                     {"source", f.source},
+                     {"assumption", f.assumption}});
+    return out;
+  };
   return {{"hardware", s.hardware},
+          {"framework", s.framework},
           {"fraction", s.fraction},
           {"step_time_s", s.step_time_s},
           {"fits", s.fits},
-          {"figures", figures}};
+          {"figures", rows(s.figures)},
+          {"profile_figures", rows(s.profile_figures)}};
 }
 
 }  // namespace meshscope::predict

@@ -1,7 +1,8 @@
-// How much a prediction leans on each figure of its hardware catalog entry: the step simulated
-// again with one figure moved down and up by a fraction, every other figure held. A user reads
-// which figures decide the prediction, and whether those rest on a source or on an assumption
-// (the entry's own `sources` say which): `meshscope predict --sensitivity`.
+// How much a prediction leans on each figure of its hardware catalog entry and of its framework
+// profile: the step simulated again with one figure moved down and up by a fraction, every other
+// figure held. A user reads which figures decide the prediction, and whether those rest on a
+// source or on an assumption (the file's own `sources` say which): `meshscope predict
+// --sensitivity`.
 #pragma once
 
 #include <functional>
@@ -16,10 +17,12 @@
 namespace meshscope::predict {
 
 struct FigureSensitivity {
-  std::string figure;  // dotted catalog key: "efficiency.gemm_max", "inter_node.latency_ns"
-  double value = 0;    // the entry's value
-  // The values simulated: value x (1 - fraction) and x (1 + fraction); a fraction of a peak rate
-  // or of a link's bandwidth is capped at 1, a count rounded (at least 1 apart from the value).
+  // Dotted key of the catalog entry ("efficiency.gemm_max", "inter_node.latency_ns") or of the
+  // profile ("elementwise_passes.norm", "loss_bytes.forward").
+  std::string figure;
+  double value = 0;  // the entry's value
+  // The values simulated: value x (1 - fraction) and x (1 + fraction); a catalog's fraction of a
+  // peak rate or of a link's bandwidth is capped at 1, a count rounded (at least 1 apart).
   double low_value = 0, high_value = 0;
   double step_time_s_low = 0, step_time_s_high = 0;  // with low_value, with high_value
   // The clause of the entry's `sources` that names the figure (empty: none does), and whether it
@@ -31,22 +34,27 @@ struct FigureSensitivity {
 };
 
 struct Sensitivity {
-  std::string hardware;  // catalog name of the entry varied
-  double fraction = 0;   // each figure moved by +-fraction of itself
+  std::string hardware;   // catalog name of the entry varied
+  std::string framework;  // name of the profile varied
+  double fraction = 0;    // each figure moved by +-fraction of itself
   double step_time_s = 0;
   bool fits = true;  // the configuration fits in the device's memory (its step time regardless)
   // Every figure the entry sets (zero means "none" in a catalog: those are not varied), the
   // largest change first.
   std::vector<FigureSensitivity> figures;
+  // Every number of the profile that prices work and is not zero (an attention_forward_speedup of
+  // 1, one rate for both directions, is not varied either), the largest change first. A number the
+  // profile file does not set is the code's default (cost::Framework), and no source names it.
+  std::vector<FigureSensitivity> profile_figures;
 };
 
 // Figures varied, as dotted catalog keys (docs/CONFIG.md's "Hardware files" names them).
 std::vector<std::string> sensitivity_figures();
 
-// Simulates `config` once as it is and twice per figure. `fraction` in (0, 1). Throws
-// std::invalid_argument with a calibration in `options` (its fitted rates replace the catalog's
-// figures, so moving those would change nothing), and what simulate() throws. `done(i, n)` after
-// each simulation when given.
+// Simulates `config` once as it is and twice per figure of the entry and of the profile. `fraction`
+// in (0, 1). Throws std::invalid_argument with a calibration in `options` (its fitted rates replace
+// the catalog's figures, so moving those would change nothing), and what simulate() throws.
+// `done(i, n)` after each simulation when given.
 Sensitivity sensitivity(const PredictConfig& config, double fraction,
                         const SimulateOptions& options = {},
                         const std::function<void(size_t, size_t)>& done = {});

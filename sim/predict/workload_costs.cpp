@@ -120,9 +120,7 @@ WorkloadCosts workload_costs(const PredictConfig& c, const cost::Framework& fram
   return w;
 }
 
-WorkloadCosts workload_costs(const PredictConfig& c) {
-  return workload_costs(c, cost::find_framework(c.framework));
-}
+WorkloadCosts workload_costs(const PredictConfig& c) { return workload_costs(c, framework_of(c)); }
 
 cost::CollectiveKind collective_kind(schedule::ActionKind k) {
   switch (k) {

@@ -420,7 +420,9 @@ TEST_F(SimCli, SensitivityListsTheCatalogFiguresThatMoveTheStep) {
   const fs::path cfg = small_pipeline();
   const Outcome r = sh("predict --config " + cfg.string() + " --sensitivity");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const size_t head = r.out.find("with one figure of h100-sxm's catalog entry moved by 10%");
+  const size_t head = r.out.find(
+      "with one figure moved by 10% at a time, every other held; first those of h100-sxm's "
+      "catalog entry");
   ASSERT_NE(head, std::string::npos) << r.out;
   std::istringstream lines(r.out.substr(r.out.find("basis", head)));
   std::string line, figure;
@@ -432,6 +434,10 @@ TEST_F(SimCli, SensitivityListsTheCatalogFiguresThatMoveTheStep) {
   EXPECT_NE(r.out.find("efficiency.memory"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" assumption "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("moving the step by less than 0.05%: "), std::string::npos) << r.out;
+  // Then the profile's numbers (the config names none: megatron-core-2024).
+  const size_t profile = r.out.find("then those of the megatron-core-2024 framework profile:");
+  ASSERT_NE(profile, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("elementwise_passes.norm", profile), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("points done"), std::string::npos) << r.err;  // progress, in a log
 
   const Outcome json = sh("predict --config " + cfg.string() +
@@ -440,6 +446,7 @@ TEST_F(SimCli, SensitivityListsTheCatalogFiguresThatMoveTheStep) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"fraction\": 0.2"), std::string::npos) << json.out;
   EXPECT_NE(json.out.find("\"step_time_s_high\""), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"profile_figures\""), std::string::npos) << json.out;
 
   const fs::path sweep = write("sweep.json", R"({"model": {"kind": "gpt", "layers": 8,
       "hidden": 2048, "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"tp": [1, 2]},

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -75,6 +76,37 @@ TEST(PredictSensitivity, EachRowIsTheStepWithThatOneFigureChangedInTheEntry) {
   const FigureSensitivity& sustained = row(s, "efficiency.sustained");
   EXPECT_DOUBLE_EQ(sustained.high_value, 1.0);
   EXPECT_DOUBLE_EQ(sustained.low_value, 0.97 * 0.9);
+}
+
+// The profile's numbers too: each row is the step with a profile file that has that one number
+// changed, as a user would get by copying the profile and naming the copy in the config.
+TEST(PredictSensitivity, EachProfileRowIsTheStepWithThatNumberChangedInTheProfile) {
+  PredictConfig c = shipped("torchtitan-llama2-13b-64xa100.json");
+  const Sensitivity s = sensitivity(c, 0.1);
+  EXPECT_EQ(s.framework, "torchtitan");
+  const FigureSensitivity* norm = nullptr;
+  for (const FigureSensitivity& f : s.profile_figures)
+    if (f.figure == "elementwise_passes.norm") norm = &f;
+  ASSERT_NE(norm, nullptr);
+  EXPECT_DOUBLE_EQ(norm->value, 18);  // torchtitan's eager RMSNorm
+  EXPECT_NE(norm->source.find("eager RMSNorm"), std::string::npos) << norm->source;
+  // More passes, a longer step.
+  EXPECT_LT(norm->step_time_s_low, s.step_time_s);
+  EXPECT_GT(norm->step_time_s_high, s.step_time_s);
+
+  std::ifstream in(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/frameworks/torchtitan.json");
+  nlohmann::json profile = nlohmann::json::parse(in);
+  profile["elementwise_passes"]["norm"] = 18 * 1.1;
+  const std::string copy = ::testing::TempDir() + "torchtitan-norm.json";
+  std::ofstream(copy) << profile.dump();
+  c.framework = copy;
+  EXPECT_DOUBLE_EQ(norm->step_time_s_high,
+                   simulate(c, {.build_timeline = false}).summary.step_time_s);
+  std::remove(copy.c_str());
+
+  // The profile's choices are not numbers, and a speedup of 1 is "one rate for both".
+  for (const FigureSensitivity& f : s.profile_figures)
+    EXPECT_NE(f.figure, "attention_forward_speedup");
 }
 
 // What a run does not use, or what its config states itself, moves nothing.
