@@ -424,9 +424,10 @@ void add_predict_command(CLI::App& app) {
                 "\"memory_per_stage\")");
   cmd->add_flag("--sensitivity", args->sensitivity,
                 "instead of the table: the step time with each figure of the hardware catalog "
-                "entry (GEMM and attention rates, memory and link bandwidths, latencies) moved "
-                "down and up alone, the largest change first, with the source or assumption each "
-                "figure rests on (JSON with --json)");
+                "entry (GEMM and attention rates, memory and link bandwidths, latencies) and of "
+                "the framework profile (elementwise passes, extra memory passes, loss bytes) "
+                "moved down and up alone, the largest change first, with the source or "
+                "assumption each figure rests on (JSON with --json)");
   cmd->add_option("--sensitivity-percent", args->sensitivity_percent,
                   "how far --sensitivity moves each figure, in percent of itself")
       ->capture_default_str()
