@@ -25,8 +25,8 @@ struct FigureSensitivity {
   // peak rate or of a link's bandwidth is capped at 1, a count rounded (at least 1 apart).
   double low_value = 0, high_value = 0;
   double step_time_s_low = 0, step_time_s_high = 0;  // with low_value, with high_value
-  // The clause of the entry's `sources` that names the figure (empty: none does), and whether it
-  // calls the figure an assumption ("assumption", "assumed").
+  // What the file's `sources` say of the figure (cost::source_clause; empty: nothing), and whether
+  // that calls it an assumption ("assumption", "assumed").
   std::string source;
   bool assumption = false;
   // The larger of the two changes, relative to the step time of the entry as it is.
@@ -48,7 +48,7 @@ struct Sensitivity {
   std::vector<FigureSensitivity> profile_figures;
 };
 
-// Figures varied, as dotted catalog keys (docs/CONFIG.md's "Hardware files" names them).
+// The catalog figures varied, as dotted keys (docs/CONFIG.md's "Hardware files" names them).
 std::vector<std::string> sensitivity_figures();
 
 // Simulates `config` once as it is and twice per figure of the entry and of the profile. `fraction`
