@@ -63,12 +63,6 @@ std::string gib(double bytes) {
   return b;
 }
 
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
 struct Row {
   std::vector<std::pair<std::string, std::string>> swept;
   predict::Summary summary;
