@@ -7,12 +7,14 @@ namespace {
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
-// `word` occurs in `text` with no letter, digit or '_' on either side.
-bool names(std::string_view text, std::string_view word) {
+// `word` occurs in `text` with no letter, digit or '_' on either side; with `whole`, and no '.'
+// after it either (the section "efficiency" itself, not "efficiency.gemm_max").
+bool names(std::string_view text, std::string_view word, bool whole = false) {
   for (size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
     const size_t end = at + word.size();
-    if ((at == 0 || !word_char(text[at - 1])) && (end == text.size() || !word_char(text[end])))
-      return true;
+    const bool open_after =
+        end == text.size() || (!word_char(text[end]) && !(whole && text[end] == '.'));
+    if ((at == 0 || !word_char(text[at - 1])) && open_after) return true;
   }
   return false;
 }
@@ -64,8 +66,10 @@ std::string source_clause(const std::vector<std::string>& sources, std::string_v
         if (!names(lead(p), section)) continue;
         for (const std::string& q : parts)
           if (names(lead(q), leaf)) return q;
-        // A link tier's part speaks for all its figures; "efficiency" is only a grouping.
-        if (section_part.empty() && section != "efficiency") section_part = p;
+        // A part led by the section itself ("intra_node: ...", "elementwise_passes, softmax: ...")
+        // speaks for all its figures; one led by a figure of it ("efficiency.gemm_max 0.865")
+        // only for that figure.
+        if (section_part.empty() && names(lead(p), section, true)) section_part = p;
       }
     }
   }
@@ -79,11 +83,6 @@ std::string source_clause(const std::vector<std::string>& sources, std::string_v
   for (const std::string& line : sources)
     for (const std::string& p : parts_of(line))
       if (names(p, key)) return p;
-  // The datasheet line of a GPU entry names its figures in words: "peak_flops, memory,
-  // bandwidth, SMs: ...".
-  if (key == "memory_bandwidth_bytes_per_s")
-    for (const std::string& line : sources)
-      if (names(lead(line), "bandwidth")) return parts_of(line).front();
   return "";
 }
 

@@ -14,10 +14,10 @@ namespace meshscope::cost {
 // part, the clauses after it until the next such clause qualify it. The part returned, in this
 // order: one led (its text before ':' or '=') by the whole key; in a line with a part led by the
 // key's section ("intra_node"), the part led by the key's last part; a part led by the last part
-// anywhere ("latency_ns", for both tiers); the section's own part, which speaks for all its
-// figures (a link tier's bandwidth, a profile's "elementwise_passes: ..."), except for
-// "efficiency", a mere grouping; a part naming the whole key anywhere. Names match as whole words.
-// Empty when none does.
+// anywhere ("latency_ns", for both tiers); the section's own part, led by the section itself and
+// not one of its figures, which speaks for all its figures (a link tier's "intra_node: ...", a
+// profile's "elementwise_passes: ..."); a part naming the whole key anywhere. Names match as whole
+// words. Empty when none does.
 std::string source_clause(const std::vector<std::string>& sources, std::string_view key);
 
 }  // namespace meshscope::cost
