@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <vector>
 
 namespace meshscope::cli_testing {
 
@@ -22,12 +24,30 @@ struct Result {
   std::string err;
 };
 
-// A fresh folder under the temporary directory, unique to `name` and this process.
+// The folders temp_dir made, removed when the test process exits: each ctest entry is its own
+// process, and every CI run would otherwise leave its folders behind (the one that filled a
+// CI machine's /tmp left ~10 MB a run).
+class TempDirs {
+ public:
+  ~TempDirs() {
+    std::error_code ec;
+    for (const fs::path& d : dirs_) fs::remove_all(d, ec);
+  }
+  void add(const fs::path& d) { dirs_.push_back(d); }
+
+ private:
+  std::vector<fs::path> dirs_;
+};
+
+// A fresh folder under the temporary directory, unique to `name` and this process, removed when
+// the process exits.
 inline fs::path temp_dir(const std::string& name) {
+  static TempDirs made;
   const fs::path dir =
       fs::temp_directory_path() / ("meshscope_cli_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
+  made.add(dir);
   return dir;
 }
 
