@@ -221,9 +221,10 @@ std::pair<double, double> model_bytes(const PredictConfig& c) {
 }
 
 // The least any simulation of `c` holds (replicas simulated once: pp ranks, no Timeline) against
-// this machine's memory; beyond it the run would die in std::bad_alloc after minutes.
+// the memory this process may use; beyond it the run would die in std::bad_alloc after minutes.
 void check_footprint(const PredictConfig& c, Reader& top) {
-  const double memory = host_memory_bytes();
+  const MemoryBudget budget = host_memory();
+  const double memory = budget.bytes;
   const bool blocks = c.model == ModelKind::kMlp || c.model == ModelKind::kMoe;
   const double layers = c.model == ModelKind::kGpt
                             ? static_cast<double>(c.gpt.layers) * gpt_layer_bytes()
@@ -233,8 +234,7 @@ void check_footprint(const PredictConfig& c, Reader& top) {
     top.fail("model.layers",
              "building " +
                  std::to_string(c.model == ModelKind::kGpt ? c.gpt.layers : c.mlp_layers) +
-                 " layers would take about " + bytes_text(layers) +
-                 " of memory; this machine has " + bytes_text(memory));
+                 " layers would take about " + bytes_text(layers) + " of memory; " + budget.source);
   const double actions = schedule_actions(c.mesh.pp, c.microbatches(), c.virtual_stages);
   const double bytes = actions * bytes_per_action(false);
   if (bytes > memory / 2)
@@ -243,7 +243,7 @@ void check_footprint(const PredictConfig& c, Reader& top) {
                                  "make about " +
                                  std::to_string(static_cast<int64_t>(actions)) +
                                  " actions to simulate, about " + bytes_text(bytes) +
-                                 " of memory; this machine has " + bytes_text(memory));
+                                 " of memory; " + budget.source);
 }
 
 // What the model builders would reject, said with the key to change.

@@ -142,14 +142,14 @@ void check_full_footprint(const Resolved& r, bool timeline) {
   const double actions =
       schedule_actions(static_cast<double>(r.mesh.size()), c.microbatches(), c.virtual_stages);
   const double bytes = actions * bytes_per_action(timeline);
-  const double memory = host_memory_bytes();
-  if (bytes > memory / 2)
-    throw std::invalid_argument(
-        "key 'mesh': simulating every one of its " + std::to_string(r.mesh.size()) +
-        " ranks means about " + std::to_string(static_cast<int64_t>(actions)) + " actions, " +
-        bytes_text(bytes) + " of memory; this machine has " + bytes_text(memory) +
-        (c.symmetry == Symmetry::kOff ? " (options.symmetry is \"off\")"
-                                      : " (its replicas differ)"));
+  const MemoryBudget budget = host_memory();
+  if (bytes > budget.bytes / 2)
+    throw std::invalid_argument("key 'mesh': simulating every one of its " +
+                                std::to_string(r.mesh.size()) + " ranks means about " +
+                                std::to_string(static_cast<int64_t>(actions)) + " actions, " +
+                                bytes_text(bytes) + " of memory; " + budget.source +
+                                (c.symmetry == Symmetry::kOff ? " (options.symmetry is \"off\")"
+                                                              : " (its replicas differ)"));
 }
 
 struct Run {
