@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 
@@ -149,9 +150,9 @@ void parse_model(Reader m, PredictConfig& c) {
         const json& l = m.at("layers_per_stage");
         if (!l.is_array()) m.fail("layers_per_stage", "must be a list of integers");
         for (const json& x : l) {
-          if (!x.is_number_integer() || x.get<int>() < 0)
-            m.fail("layers_per_stage", "must be a list of integers >= 0");
-          c.layers_per_stage.push_back(x.get<int>());
+          if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() > g.layers)
+            m.fail("layers_per_stage", "must be a list of integers from 0 to model.layers");
+          c.layers_per_stage.push_back(static_cast<int>(x.get<int64_t>()));
         }
       }
       break;
@@ -295,6 +296,16 @@ void check_shapes(const PredictConfig& c, Reader& mesh, Reader& top) {
          "model.seq (" + std::to_string(g.seq) + ") is not divisible by cp");
     need(mesh, "ep", g.experts == 0 || g.experts % c.ep == 0,
          "model.experts is not divisible by ep");
+    if (!c.layers_per_stage.empty()) {
+      const int64_t listed =
+          std::accumulate(c.layers_per_stage.begin(), c.layers_per_stage.end(), int64_t{0});
+      need(top, "model.layers_per_stage",
+           static_cast<int64_t>(c.layers_per_stage.size()) == stages && listed == g.layers,
+           "lists " + std::to_string(c.layers_per_stage.size()) + " stages holding " +
+               std::to_string(listed) +
+               " layers; it needs pp x virtual_stages = " + std::to_string(stages) +
+               " stages holding model.layers (" + std::to_string(g.layers) + ")");
+    }
     if (c.layers_per_stage.empty())
       need(mesh, "pp", g.layers >= stages,
            "model.layers (" + std::to_string(g.layers) + ") fewer than pp x virtual_stages (" +

@@ -352,8 +352,22 @@ TEST(PredictConfig, AnInterleavedSplitMustDivideTheLayersAsMegatronRequires) {
   EXPECT_EQ(error_of(j), "");
   // An uneven split asked for explicitly stays allowed.
   j["virtual_stages"] = 4;
-  j["model"]["layers_per_stage"] = {2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 2};
+  j["model"]["layers_per_stage"] = {2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1};
   EXPECT_EQ(error_of(j), "");
+  // A split that does not match the stages or the layers is the config's error, naming the key
+  // (it was the model builder's, without one, and this test accepted a split of 25 layers).
+  j["model"]["layers_per_stage"] = {2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 2};
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'model.layers_per_stage': lists 16 stages holding 25 layers; it needs "
+            "pp x virtual_stages = 16 stages holding model.layers (24)");
+  j["model"]["layers_per_stage"] = {12, 12};
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'model.layers_per_stage': lists 2 stages holding 24 layers; it needs "
+            "pp x virtual_stages = 16 stages holding model.layers (24)");
+  j["model"]["layers_per_stage"] = {4294967297LL, 1};  // 2^32 + 1 was read as 1
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'model.layers_per_stage': must be a list of integers from 0 to "
+            "model.layers");
 }
 
 TEST(PredictConfig, ASweepReadsEachCatalogEntryOnce) {
