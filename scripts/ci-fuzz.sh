@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (the importers, the reader of hand-written JSON files) with clang
+# Builds the libFuzzer targets (the importers, the reader of hand-written JSON files, `predict
+# --config`) with clang
 # (AddressSanitizer + UndefinedBehaviorSanitizer) in their own build folder, writes a seed corpus,
 # and runs each target for a bounded time. A crash, a sanitizer report, a leak, a timeout or an
 # out-of-memory fails the script (and leaves the reproducer in the build folder's fuzz-artifacts/).
@@ -16,7 +17,8 @@ jobs=${MESHSCOPE_JOBS:-2}
 cmake -S "$root" -B "$build" "${meshscope_cache_flags[@]}" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESHSCOPE_FUZZ=ON -DMESHSCOPE_TESTS=OFF \
   -DMESHSCOPE_BENCH=OFF -DMESHSCOPE_CUDA=OFF -DMESHSCOPE_GUI=OFF -DMESHSCOPE_MPI=OFF >/dev/null
-cmake --build "$build" --target fuzz_chrome_json fuzz_nsys_sqlite fuzz_json_file fuzz_seeds -j "$jobs"
+cmake --build "$build" --target fuzz_chrome_json fuzz_nsys_sqlite fuzz_json_file fuzz_predict_config \
+  fuzz_seeds -j "$jobs"
 
 seeds=$build/fuzz-seeds
 rm -rf "$seeds"
@@ -25,6 +27,9 @@ rm -rf "$seeds"
 mkdir -p "$seeds/json_file"
 cp "$root"/sim/predict/configs/*.json "$root"/sim/cost/catalog/*.json "$root"/sim/cost/frameworks/*.json \
   "$seeds/json_file/"
+# The configs seed `predict --config`'s target.
+mkdir -p "$seeds/predict_config"
+cp "$root"/sim/predict/configs/*.json "$seeds/predict_config/"
 artifacts=$build/fuzz-artifacts
 mkdir -p "$artifacts"
 
@@ -43,8 +48,8 @@ run() {  # target, seed folder, seconds, extra libFuzzer flags...
 }
 
 # Two lanes side by side (each fuzzer is one process on one core): the Chrome JSON importer, then
-# the JSON file reader for half the time; the Nsight SQLite importer. Each report is printed whole
-# when its lane ends, so they do not interleave.
+# the JSON file reader for half the time; the Nsight SQLite importer, then `predict --config` for
+# half the time. Each report is printed whole when its lane ends, so they do not interleave.
 logs=$build/fuzz-logs
 mkdir -p "$logs"
 (run fuzz_chrome_json "$seeds/chrome_json" "$seconds" -dict="$root/fuzz/chrome_json.dict" \
@@ -52,7 +57,9 @@ mkdir -p "$logs"
  run fuzz_json_file "$seeds/json_file" $(( (seconds + 1) / 2 )) -dict="$root/fuzz/chrome_json.dict" \
    -max_len=16384) > "$logs/fuzz_json.log" 2>&1 &
 json_lane=$!
-run fuzz_nsys_sqlite "$seeds/nsys_sqlite" "$seconds" -max_len=65536 > "$logs/fuzz_nsys_sqlite.log" 2>&1 &
+(run fuzz_nsys_sqlite "$seeds/nsys_sqlite" "$seconds" -max_len=65536 && \
+ run fuzz_predict_config "$seeds/predict_config" $(( (seconds + 1) / 2 )) \
+   -dict="$root/fuzz/predict_config.dict" -max_len=4096) > "$logs/fuzz_nsys_sqlite.log" 2>&1 &
 nsys=$!
 status=0
 wait "$json_lane" || status=1
