@@ -15,6 +15,14 @@ export MESHSCOPE_JOBS=$jobs
 step() { printf '\n== %s (%s)\n' "$1" "$(date +%H:%M:%S)"; }
 
 "$root/scripts/setup-deps.sh"
+# A full run writes about 3.5 GB into the clone (build/, build-sanitize/, build-fuzz/: fresh clones
+# after .ci/run held 3.3-3.5 GB, `du -sh`); a disk that fills up mid-build ends in a compiler's
+# "No space left on device", so say it first.
+free_kb=$(df -Pk "$root" | awk 'NR == 2 {print $4}')
+if [ -n "$free_kb" ] && [ "$free_kb" -lt $((4 * 1024 * 1024)) ]; then
+  echo "test.sh: warning: $((free_kb / 1024)) MiB free on $(df -P "$root" | awk 'NR == 2 {print $6}');" \
+    "a full run writes about 3.5 GB" >&2
+fi
 step "format"
 "$root/scripts/check-format.sh"
 
