@@ -9,6 +9,7 @@
 
 #include "tests/traces/import_test_util.h"
 #include "traces/analysis.h"
+#include "traces/chrome_export.h"
 #include "traces/import/load_trace.h"
 #include "traces/import/torch_pipeline.h"
 
@@ -54,8 +55,9 @@ const Span& named(const Timeline& t, std::string_view name, int rank) {
   throw std::runtime_error("no span " + std::string(name));
 }
 
-TEST(TorchGpuImport, KernelsTakeTheirLaunchingActionAndTransfersPair) {
-  // rank 0 runs stage 0: F of microbatch 0, then sends it (an NCCL SendRecv kernel).
+// The two ranks of the job below: stage 0 on rank 0 (F of microbatch 0, sent by an NCCL
+// SendRecv kernel), stage 1 on rank 1 (receives it, runs F on it).
+Timeline two_rank_gpu_job() {
   const std::string r0 = trace_of(
       {range("PP:0F0", 0, 10), launch(1, 2, 20, "ampere_sgemm", 5), range("PP:0SEND_F0", 12, 5),
        launch(2, 13, 30, "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 8),
@@ -72,7 +74,11 @@ TEST(TorchGpuImport, KernelsTakeTheirLaunchingActionAndTransfersPair) {
                dist(1));
   TempFile f0(".json", r0), f1(".json", r1);
   const std::vector<std::filesystem::path> files = {f0.path(), f1.path()};
-  const Timeline t = load_traces(files);
+  return load_traces(files);
+}
+
+TEST(TorchGpuImport, KernelsTakeTheirLaunchingActionAndTransfersPair) {
+  const Timeline t = two_rank_gpu_job();
 
   // The GPUs are the devices; the host threads stay host lanes.
   for (const Device& d : t.devices) {
@@ -105,6 +111,26 @@ TEST(TorchGpuImport, KernelsTakeTheirLaunchingActionAndTransfersPair) {
   EXPECT_EQ(t.metadata.at("pipeline_stage_owner"), "0 1");
   // The GPU's stage compute makes the bubble attribution available.
   EXPECT_TRUE(analyze(t).has_stage_annotations);
+}
+
+// `meshscope convert` of the job, read back, is the job: the export's spans carry their labels and
+// its devices their pipeline coordinates, and reading it does not label it as a torch trace again
+// (which took the merged ranks for one, and moved every device to one rank's pp coordinate).
+TEST(TorchGpuImport, AnExportedJobReadsBackWithEveryRanksCoordinates) {
+  const Timeline t = two_rank_gpu_job();
+  const Timeline back = load_trace_bytes(export_chrome_json(t), "job.json");
+  ASSERT_EQ(back.devices.size(), t.devices.size());
+  for (size_t d = 0; d < t.devices.size(); ++d) {
+    EXPECT_EQ(back.devices[d].name, t.devices[d].name);
+    EXPECT_EQ(back.devices[d].coord, t.devices[d].coord) << t.devices[d].name;
+  }
+  ASSERT_EQ(back.spans.size(), t.spans.size());
+  for (size_t i = 0; i < t.spans.size(); ++i) {
+    EXPECT_EQ(back.spans[i].stage, t.spans[i].stage) << t.span_name(t.spans[i]);
+    EXPECT_EQ(back.spans[i].microbatch, t.spans[i].microbatch) << t.span_name(t.spans[i]);
+    EXPECT_EQ(back.spans[i].phase, t.spans[i].phase) << t.span_name(t.spans[i]);
+  }
+  EXPECT_EQ(back.metadata.count("pipeline_actions"), 0u);
 }
 
 }  // namespace

@@ -56,6 +56,8 @@ class ChromeTimelineBuilder : public ChromeSink {
   void on_member(const ChromeMember& member) override;
   // Completes the Timeline (device order, sorting, flows, steps, metadata) and hands it over.
   Timeline finish(const ChromeReadSummary& summary);
+  // The file is meshscope's own export (its "meshscope" header): its spans carry their labels.
+  bool own_export() const { return mode_ == Mode::kMeshscope; }
 
  private:
   enum class Mode : uint8_t { kKineto, kMeshscope };

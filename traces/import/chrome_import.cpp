@@ -12,8 +12,12 @@ Timeline load_chrome_trace(const TraceInput& in, const ImportOptions& options,
   ChromeTimelineBuilder builder(in.name, options, report);
   const auto summary = read_chrome_json(*in.opened.source, in.name, options, builder, report);
   Timeline t = builder.finish(summary);
-  // A torch.distributed.pipelining job: its action ranges label the spans under them.
-  if (const auto it = t.metadata.find("source"); it != t.metadata.end() && it->second == "kineto") {
+  // A torch.distributed.pipelining job: its action ranges label the spans under them. Not again
+  // in meshscope's export of one: its spans carry their labels and mesh coordinates already, and
+  // a merged job is many ranks, where labelling assumes one (the export said "source": "kineto"
+  // for it, and reading it back moved every rank to one rank's pp coordinate).
+  if (const auto it = t.metadata.find("source");
+      !builder.own_export() && it != t.metadata.end() && it->second == "kineto") {
     label_torch_pipeline(t);
   }
   return t;
