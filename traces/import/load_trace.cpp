@@ -93,44 +93,34 @@ std::vector<std::filesystem::path> trace_files_in(const std::filesystem::path& f
   return files;
 }
 
-Timeline load_traces(std::span<const std::filesystem::path> paths, const ImportOptions& options,
-                     ImportReport* report) {
-  std::vector<std::filesystem::path> files;
-  for (const auto& p : paths) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(p, ec)) {
-      const auto inside = trace_files_in(p);
-      if (inside.empty()) throw ImportError(p, "", "no trace files in this folder");
-      files.insert(files.end(), inside.begin(), inside.end());
+namespace {
+
+// One rank's file, read: its rank from the trace (or its place among the files) and clock base.
+importer::RankTrace rank_trace(Timeline timeline, std::string file, int index,
+                               const ImportOptions& options) {
+  importer::RankTrace r;
+  r.timeline = std::move(timeline);
+  r.file = std::move(file);
+  r.rank = index;
+  const auto& meta = r.timeline.metadata;
+  int64_t value = 0;
+  if (const auto it = meta.find("rank"); it != meta.end() && parse_int(it->second, value)) {
+    if (options.rank_from_file_order) {
+      renumber_rank(r.timeline, r.rank);
     } else {
-      files.push_back(p);
+      r.rank = static_cast<int>(value);
     }
   }
-  if (files.empty()) throw ImportError("(no files)", "", "no trace files given");
-  ImportReport total;
-  std::vector<importer::RankTrace> ranks;
-  for (size_t i = 0; i < files.size(); ++i) {
-    ImportReport one;
-    importer::RankTrace r;
-    r.timeline = load_trace(files[i], options, &one);
-    r.file = files[i].string();
-    r.rank = static_cast<int>(i);
-    const auto& meta = r.timeline.metadata;
-    int64_t value = 0;
-    if (const auto it = meta.find("rank"); it != meta.end() && parse_int(it->second, value)) {
-      if (options.rank_from_file_order) {
-        renumber_rank(r.timeline, r.rank);
-      } else {
-        r.rank = static_cast<int>(value);
-      }
-    }
-    if (const auto it = meta.find("base_time_ns");
-        it != meta.end() && parse_int(it->second, value) && time_in_range(value)) {
-      r.base_time_ns = value;
-    }
-    total.merge(one);
-    ranks.push_back(std::move(r));
+  if (const auto it = meta.find("base_time_ns");
+      it != meta.end() && parse_int(it->second, value) && time_in_range(value)) {
+    r.base_time_ns = value;
   }
+  return r;
+}
+
+// The ranks' files as one mesh Timeline (load_traces, load_traces_bytes).
+Timeline merge_rank_traces(std::vector<importer::RankTrace> ranks, const ImportOptions& options,
+                           ImportReport total, ImportReport* report) {
   std::map<int, const std::string*> file_of_rank;
   for (const importer::RankTrace& r : ranks) {
     const auto [it, fresh] = file_of_rank.emplace(r.rank, &r.file);
@@ -150,6 +140,47 @@ Timeline load_traces(std::span<const std::filesystem::path> paths, const ImportO
   merged.sort_spans();
   if (report != nullptr) *report = std::move(total);
   return merged;
+}
+
+}  // namespace
+
+Timeline load_traces(std::span<const std::filesystem::path> paths, const ImportOptions& options,
+                     ImportReport* report) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(p, ec)) {
+      const auto inside = trace_files_in(p);
+      if (inside.empty()) throw ImportError(p, "", "no trace files in this folder");
+      files.insert(files.end(), inside.begin(), inside.end());
+    } else {
+      files.push_back(p);
+    }
+  }
+  if (files.empty()) throw ImportError("(no files)", "", "no trace files given");
+  ImportReport total;
+  std::vector<importer::RankTrace> ranks;
+  for (size_t i = 0; i < files.size(); ++i) {
+    ImportReport one;
+    Timeline t = load_trace(files[i], options, &one);
+    total.merge(one);
+    ranks.push_back(rank_trace(std::move(t), files[i].string(), static_cast<int>(i), options));
+  }
+  return merge_rank_traces(std::move(ranks), options, std::move(total), report);
+}
+
+Timeline load_traces_bytes(std::span<const NamedTraceBytes> files, const ImportOptions& options,
+                           ImportReport* report) {
+  if (files.empty()) throw ImportError("(no files)", "", "no trace files given");
+  ImportReport total;
+  std::vector<importer::RankTrace> ranks;
+  for (size_t i = 0; i < files.size(); ++i) {
+    ImportReport one;
+    Timeline t = load_trace_bytes(files[i].bytes, files[i].name, options, &one);
+    total.merge(one);
+    ranks.push_back(rank_trace(std::move(t), files[i].name, static_cast<int>(i), options));
+  }
+  return merge_rank_traces(std::move(ranks), options, std::move(total), report);
 }
 
 void require_spans(const Timeline& t, const std::filesystem::path& source,

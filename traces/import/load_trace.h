@@ -36,6 +36,14 @@ Timeline load_trace_bytes(std::string_view bytes, std::string_view display_name,
 Timeline load_traces(std::span<const std::filesystem::path> paths,
                      const ImportOptions& options = {}, ImportReport* report = nullptr);
 
+// The same from bytes in memory, one rank's file each (a fuzzer); `name` names it in errors.
+struct NamedTraceBytes {
+  std::string name;
+  std::string_view bytes;
+};
+Timeline load_traces_bytes(std::span<const NamedTraceBytes> files,
+                           const ImportOptions& options = {}, ImportReport* report = nullptr);
+
 // The one rule for "nothing usable was read" (every command and the viewer exit non-zero on it):
 // a trace without spans — `{"traceEvents":[]}`, events that all lacked "ph" — throws ImportError
 // naming `source` and, when `report` says so, how many events were read and skipped.
