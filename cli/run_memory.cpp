@@ -81,14 +81,18 @@ void check_run_fits_in_memory(const model::WorkloadSpec& spec, int dp, int steps
   if (!available) return;
   const RunMemoryEstimate e = estimate_run_memory(spec, dp, steps, check);
   if (e.total() <= *available) return;
-  throw UserError(
-      "this run needs about " + traces::format_bytes(e.total()) + " (weights and gradients " +
-      traces::format_bytes(e.weight_bytes) + ", activations " +
-      traces::format_bytes(e.activation_bytes) + ", data " + traces::format_bytes(e.data_bytes) +
-      ", layer list " + traces::format_bytes(e.model_bytes) + "), more than the " +
-      traces::format_bytes(*available) + " of memory available: use a smaller --layers, --hidden" +
-      (spec.kind == model::WorkloadKind::kMoe ? ", --experts" : "") + " or --batch" +
-      (check ? " (or --no-check)" : ""));
+  const traces::MemoryLimit limit = traces::memory_limit();
+  const std::string set_by =
+      limit.set && limit.bytes <= *available ? " (" + limit.source + ")" : "";
+  throw UserError("this run needs about " + traces::format_bytes(e.total()) +
+                  " (weights and gradients " + traces::format_bytes(e.weight_bytes) +
+                  ", activations " + traces::format_bytes(e.activation_bytes) + ", data " +
+                  traces::format_bytes(e.data_bytes) + ", layer list " +
+                  traces::format_bytes(e.model_bytes) + "), more than the " +
+                  traces::format_bytes(*available) + " of memory available" + set_by +
+                  ": use a smaller --layers, --hidden" +
+                  (spec.kind == model::WorkloadKind::kMoe ? ", --experts" : "") + " or --batch" +
+                  (check ? " (or --no-check)" : ""));
 }
 
 }  // namespace meshscope::cli

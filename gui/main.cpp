@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -97,7 +99,13 @@ int main(int argc, char** argv) {
     bad = "bad --range '" + range + "' (want FROM:TO, e.g. 0:0.25)";
   // A synthetic trace is sized by its flag alone: refuse one that cannot fit before building it.
   for (const size_t spans : {synthetic, bench ? bench_options.spans : size_t{0}}) {
-    const auto available = meshscope::traces::available_memory_bytes();
+    std::optional<double> available;
+    try {
+      available = meshscope::traces::available_memory_bytes();
+    } catch (const std::runtime_error& e) {  // a malformed $MESHSCOPE_MEMORY_LIMIT
+      bad = e.what();
+      break;
+    }
     const double needed = meshscope::gui::synthetic_peak_bytes(spans);
     if (available && needed > *available) {
       bad = "a synthetic trace of " + std::to_string(spans) + " spans needs about " +

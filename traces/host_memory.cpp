@@ -1,11 +1,77 @@
-// available_memory_bytes and format_bytes.
+// memory_limit, available_memory_bytes and format_bytes.
 #include "traces/host_memory.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
-#include <exception>
+#include <cstdlib>
 #include <fstream>
+#include <stdexcept>
 
 namespace meshscope::traces {
+namespace {
+
+// A cgroup file's limit in bytes; 0 when the file is absent, says "max" or holds no number.
+double cgroup_limit(const char* path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word) || word == "max") return 0;
+  char* end = nullptr;
+  const double v = std::strtod(word.c_str(), &end);
+  return end && *end == '\0' && v > 0 ? v : 0;
+}
+
+}  // namespace
+
+double parse_memory_limit(const std::string& text) {
+  if (text.empty()) return -1;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !std::isfinite(v) || v <= 0) return -1;
+  const std::string unit(end);
+  if (unit.empty()) return v;
+  if (unit.size() != 1) return -1;
+  const std::string units = "KMGT";
+  const size_t u = units.find(static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0]))));
+  if (u == std::string::npos) return -1;
+  return v * std::pow(1024.0, static_cast<double>(u + 1));
+}
+
+MemoryLimit memory_limit() {
+  MemoryLimit m;
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  // Unknown: a TB, beyond which nothing here runs.
+  m.bytes = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 1e12;
+  m.source = "this machine has " + format_bytes(m.bytes);
+  const auto lower = [&m](double limit, const std::string& what) {
+    if (limit > 0 && limit < m.bytes) {
+      m.bytes = limit;
+      m.source = what + " " + format_bytes(limit);
+      m.set = true;
+    }
+  };
+  // cgroup v1 says "no limit" with a huge number (about 8 EiB), which `lower` passes over.
+  lower(cgroup_limit("/sys/fs/cgroup/memory.max"), "its cgroup (memory.max) allows");
+  lower(cgroup_limit("/sys/fs/cgroup/memory/memory.limit_in_bytes"),
+        "its cgroup (memory.limit_in_bytes) allows");
+  rlimit as{};
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+    lower(static_cast<double>(as.rlim_cur), "its address-space limit (ulimit -v) is");
+  if (const char* env = std::getenv("MESHSCOPE_MEMORY_LIMIT")) {
+    const double limit = parse_memory_limit(env);
+    if (limit < 0)
+      throw std::runtime_error(std::string("MESHSCOPE_MEMORY_LIMIT=\"") + env +
+                               "\": must be a number of bytes, or one with K, M, G or T "
+                               "(4G: 4 GiB)");
+    lower(limit, "MESHSCOPE_MEMORY_LIMIT allows");
+  }
+  return m;
+}
 
 std::optional<double> available_memory_bytes() {
   std::optional<double> available;
@@ -15,16 +81,8 @@ std::optional<double> available_memory_bytes() {
   while (meminfo >> key >> kib >> unit) {
     if (key == "MemAvailable:") available = kib * 1024;
   }
-  std::ifstream cgroup("/sys/fs/cgroup/memory.max");
-  std::string limit;
-  if (cgroup >> limit && limit != "max") {
-    try {
-      const double bytes = std::stod(limit);
-      if (!available || bytes < *available) available = bytes;
-    } catch (const std::exception&) {
-      // an unreadable limit: MemAvailable alone
-    }
-  }
+  const MemoryLimit limit = memory_limit();
+  if (limit.set) available = std::min(available.value_or(limit.bytes), limit.bytes);
   return available;
 }
 

@@ -11,6 +11,7 @@
 
 #include "sim/cost/framework.h"
 #include "sim/predict/footprint.h"
+#include "traces/host_memory.h"
 
 namespace meshscope::predict {
 namespace {
@@ -224,7 +225,7 @@ std::pair<double, double> model_bytes(const PredictConfig& c) {
 // The least any simulation of `c` holds (replicas simulated once: pp ranks, no Timeline) against
 // the memory this process may use; beyond it the run would die in std::bad_alloc after minutes.
 void check_footprint(const PredictConfig& c, Reader& top) {
-  const MemoryBudget budget = host_memory();
+  const traces::MemoryLimit budget = traces::memory_limit();
   const double memory = budget.bytes;
   const bool blocks = c.model == ModelKind::kMlp || c.model == ModelKind::kMoe;
   const double layers = c.model == ModelKind::kGpt
@@ -235,7 +236,8 @@ void check_footprint(const PredictConfig& c, Reader& top) {
     top.fail("model.layers",
              "building " +
                  std::to_string(c.model == ModelKind::kGpt ? c.gpt.layers : c.mlp_layers) +
-                 " layers would take about " + bytes_text(layers) + " of memory; " + budget.source);
+                 " layers would take about " + traces::format_bytes(layers) + " of memory; " +
+                 budget.source);
   const double actions = schedule_actions(c.mesh.pp, c.microbatches(), c.virtual_stages);
   const double bytes = actions * bytes_per_action(false);
   if (bytes > memory / 2)
@@ -243,7 +245,7 @@ void check_footprint(const PredictConfig& c, Reader& top) {
                                  " microbatches per replica x pp x virtual_stages "
                                  "make about " +
                                  std::to_string(static_cast<int64_t>(actions)) +
-                                 " actions to simulate, about " + bytes_text(bytes) +
+                                 " actions to simulate, about " + traces::format_bytes(bytes) +
                                  " of memory; " + budget.source);
 }
 

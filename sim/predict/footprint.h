@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 namespace meshscope::predict {
 
@@ -20,23 +19,5 @@ double bytes_per_action(bool timeline);
 // its three passes, transformer.cpp; an mlp block 2 linears and their unit).
 double gpt_layer_bytes();
 double mlp_layer_bytes();
-
-// The memory this process may use, and what sets it: the least of the machine's physical memory
-// (sysconf), the cgroup's limit (cgroup v2 memory.max or v1 memory.limit_in_bytes: a container's
-// `docker run --memory`), the address-space limit (`ulimit -v`), and $MESHSCOPE_MEMORY_LIMIT
-// (bytes, or a number with K, M, G or T for KiB...TiB). The budget no simulation may exceed.
-struct MemoryBudget {
-  double bytes = 0;
-  std::string source;  // "this machine has 24.0 GiB", "its cgroup allows 4.0 GiB", ...
-};
-MemoryBudget host_memory();
-double host_memory_bytes();  // host_memory().bytes
-
-// Reads $MESHSCOPE_MEMORY_LIMIT's form: "4294967296", "512M", "4G", "1.5T". Returns a negative
-// number for anything else (which host_memory() reports instead of ignoring).
-double parse_memory_limit(const std::string& text);
-
-// "1.2 TiB", "24.0 GiB", "512 MiB".
-std::string bytes_text(double bytes);
 
 }  // namespace meshscope::predict

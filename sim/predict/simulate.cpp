@@ -18,6 +18,7 @@
 #include "sim/schedule/generators.h"
 #include "sim/schedule/validator.h"
 #include "traces/analysis.h"
+#include "traces/host_memory.h"
 
 namespace meshscope::predict {
 namespace {
@@ -142,12 +143,12 @@ void check_full_footprint(const Resolved& r, bool timeline) {
   const double actions =
       schedule_actions(static_cast<double>(r.mesh.size()), c.microbatches(), c.virtual_stages);
   const double bytes = actions * bytes_per_action(timeline);
-  const MemoryBudget budget = host_memory();
+  const traces::MemoryLimit budget = traces::memory_limit();
   if (bytes > budget.bytes / 2)
     throw std::invalid_argument("key 'mesh': simulating every one of its " +
                                 std::to_string(r.mesh.size()) + " ranks means about " +
                                 std::to_string(static_cast<int64_t>(actions)) + " actions, " +
-                                bytes_text(bytes) + " of memory; " + budget.source +
+                                traces::format_bytes(bytes) + " of memory; " + budget.source +
                                 (c.symmetry == Symmetry::kOff ? " (options.symmetry is \"off\")"
                                                               : " (its replicas differ)"));
 }

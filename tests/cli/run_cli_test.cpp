@@ -96,18 +96,22 @@ TEST(RunCli, ADivergedRunIsNeitherEqualToOneDeviceNorASuccess) {
   EXPECT_FALSE(nlohmann::json::parse(j.out)["equal_to_one_device"].get<bool>());
 }
 
-TEST(RunCli, OutOfMemorySaysSoInOneLine) {
+TEST(RunCli, ARunBeyondTheAddressSpaceLimitIsRefusedBeforeItStarts) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "sanitizers reserve more address space than the limit this test sets";
 #else
   // 1 GiB of address space; h = 4096 needs 4h x h floats (256 MiB) per matrix, 1 GiB for the
-  // weights of two blocks: more than the limit, though the machine could hold it (so the estimate
-  // before the run, cli/run_memory.h, lets it start). Sizes no machine holds are refused by that
-  // estimate instead (hostile_cli_test).
+  // weights of two blocks: more than the limit, though the machine could hold it. The estimate
+  // before the run (cli/run_memory.h) reads the limit (traces::memory_limit) and refuses it in one
+  // line naming it; before, it read only the machine's memory, let the run start, and the run
+  // ended in "out of memory" when an allocation failed.
   for (const std::string args : {"run --model mlp --layers 2 --hidden 4096 --pp 2 -m 2"}) {
     const Result r = meshscope(args + " --backend cpu", "ulimit -v 1000000; ");
     EXPECT_EQ(r.status, 1) << args;
-    EXPECT_EQ(r.err.rfind("meshscope: error: out of memory ", 0), 0u) << args << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("meshscope: error: this run needs about ", 0), 0u)
+        << args << ": " << r.err;
+    EXPECT_NE(r.err.find("(its address-space limit (ulimit -v) is 976.6 MiB)"), std::string::npos)
+        << args << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
   }
 #endif

@@ -8,10 +8,10 @@
 #include <regex>
 #include <sstream>
 
-#include "sim/predict/footprint.h"
 #include "sim/predict/search.h"
 #include "sim/predict/simulate.h"
 #include "tests/sim/config_error.h"
+#include "traces/host_memory.h"
 
 namespace meshscope::predict {
 namespace {
@@ -247,7 +247,7 @@ TEST(PredictConfig, ALayerCountBeyondMemoryIsRefusedUpFront) {
   EXPECT_EQ(
       e.rfind("cfg.json: key 'model.layers': building 2147483647 layers would take about ", 0), 0u)
       << e;
-  EXPECT_NE(e.find("TiB of memory; " + host_memory().source), std::string::npos) << e;
+  EXPECT_NE(e.find("TiB of memory; " + traces::memory_limit().source), std::string::npos) << e;
   j["model"] = {{"kind", "mlp"}, {"layers", 2147483647}, {"hidden", 8}};
   EXPECT_NE(error_of(j).find("key 'model.layers': building 2147483647 layers"), std::string::npos)
       << error_of(j);

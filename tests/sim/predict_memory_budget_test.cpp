@@ -1,6 +1,6 @@
-// The memory a prediction may plan to use (sim/predict/footprint.h): the machine's, or less when
-// a cgroup, `ulimit -v` or $MESHSCOPE_MEMORY_LIMIT says so; a configuration beyond it is refused
-// up front, naming what set the limit.
+// The memory a prediction may plan to use (traces/host_memory.h, memory_limit): the machine's, or
+// less when a cgroup, `ulimit -v` or $MESHSCOPE_MEMORY_LIMIT says so; a configuration beyond it is
+// refused up front, naming what set the limit.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -9,13 +9,16 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/predict/config.h"
-#include "sim/predict/footprint.h"
 #include "tests/sim/config_error.h"
+#include "traces/host_memory.h"
 
 namespace meshscope::predict {
 namespace {
 
 using testing::error_of;
+using traces::memory_limit;
+using traces::MemoryLimit;
+using traces::parse_memory_limit;
 
 // Sets an environment variable for one scope.
 class ScopedEnv {
@@ -50,25 +53,29 @@ TEST(PredictMemoryBudget, ReadsTheLimitsForms) {
 }
 
 TEST(PredictMemoryBudget, TheEnvironmentLowersTheBudgetButNeverRaisesIt) {
-  const MemoryBudget machine = host_memory();
+  const MemoryLimit machine = memory_limit();
   ASSERT_GT(machine.bytes, 64.0 * 1024 * 1024);
   {
     ScopedEnv limit("MESHSCOPE_MEMORY_LIMIT", "64M");
-    const MemoryBudget b = host_memory();
+    const MemoryLimit b = memory_limit();
     EXPECT_EQ(b.bytes, 64.0 * 1024 * 1024);
     EXPECT_EQ(b.source, "MESHSCOPE_MEMORY_LIMIT allows 64.0 MiB");
+    EXPECT_TRUE(b.set);
+    // What `run` and the viewer may still allocate is lowered to it too.
+    ASSERT_TRUE(traces::available_memory_bytes().has_value());
+    EXPECT_LE(*traces::available_memory_bytes(), b.bytes);
   }
   {
     ScopedEnv limit("MESHSCOPE_MEMORY_LIMIT", "1024T");
-    EXPECT_EQ(host_memory().bytes, machine.bytes);
-    EXPECT_EQ(host_memory().source, machine.source);
+    EXPECT_EQ(memory_limit().bytes, machine.bytes);
+    EXPECT_EQ(memory_limit().source, machine.source);
   }
 }
 
 TEST(PredictMemoryBudget, AMalformedLimitIsAnErrorNotIgnored) {
   ScopedEnv limit("MESHSCOPE_MEMORY_LIMIT", "lots");
   try {
-    host_memory();
+    memory_limit();
     FAIL() << "accepted MESHSCOPE_MEMORY_LIMIT=lots";
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(std::string(e.what()).rfind("MESHSCOPE_MEMORY_LIMIT=\"lots\": must be", 0), 0u)
