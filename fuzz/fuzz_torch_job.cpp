@@ -1,0 +1,58 @@
+// libFuzzer target: any bytes as a torch.distributed.pipelining job's traces, through what
+// `predict --from-trace` does with them: the input is cut at each "\n@@RANK@@\n" into up to 8
+// files, one per rank (traces::load_traces_bytes: each file's import, then the merge that pairs
+// sends with receives across ranks), the schedule recovered from the ranks' actions
+// (predict::recover_schedule), the job analysed (traces::analyze) and replayed with its measured
+// costs, with every pipeline family beside it (predict::replay_trace). Only the errors the
+// command reports may come out: ImportError, RecoveryError, TraceReplayError. A crash, a
+// sanitizer report, another exception, a hang or runaway memory is a bug. Seeded with the torch
+// jobs of tests/fixtures/torch, their ranks' files joined (scripts/ci-fuzz.sh).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuzz/fuzz_check.h"
+#include "sim/predict/recovered_schedule.h"
+#include "sim/predict/trace_replay.h"
+#include "traces/analysis.h"
+#include "traces/import/load_trace.h"
+#include "traces/import/torch_pipeline.h"
+
+namespace {
+
+constexpr std::string_view kRankSeparator = "\n@@RANK@@\n";
+constexpr size_t kMaxRanks = 8;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace meshscope;
+  const std::string_view all(reinterpret_cast<const char*>(data), size);
+  std::vector<traces::NamedTraceBytes> files;
+  for (size_t at = 0; at <= all.size() && files.size() < kMaxRanks;) {
+    const size_t end = std::min(all.find(kRankSeparator, at), all.size());
+    files.push_back({"rank" + std::to_string(files.size()) + ".json", all.substr(at, end - at)});
+    at = end + kRankSeparator.size();
+  }
+  traces::ImportOptions options;
+  options.max_event_bytes = int64_t{1} << 20;  // keep each run small
+  options.max_inflated_bytes = int64_t{64} << 20;
+  try {
+    const traces::Timeline t = traces::load_traces_bytes(files, options);
+    fuzz::check_timeline(t);
+    const auto orders = traces::importer::torch_action_orders(t);
+    if (orders.empty()) return 0;
+    const predict::RecoveredSchedule ran =
+        predict::recover_schedule(orders, traces::importer::torch_pipeline_groups(t), "fuzz");
+    const traces::TimelineAnalysis a = traces::analyze(t);
+    const predict::TraceReplay replay = predict::replay_trace(t, a, ran, {}, "fuzz");
+    for (const predict::TraceReplayRow& row : replay.rows)
+      fuzz::require(row.step_ns ? *row.step_ns >= 0 : !row.error.empty());
+  } catch (const traces::ImportError&) {
+  } catch (const predict::RecoveryError&) {
+  } catch (const predict::TraceReplayError&) {
+  }
+  return 0;
+}
