@@ -1,6 +1,7 @@
 // Writes the fuzzers' seed corpus: OUT/chrome_json (a synthetic Kineto trace, plain and gzip; a
-// meshscope export with every span kind, flows, counters and steps; a generic B/E array trace)
-// and OUT/nsys_sqlite (a small Nsight Systems export with the documented tables).
+// meshscope export with every span kind, flows, counters and steps; a generic B/E array trace),
+// OUT/nsys_sqlite (a small Nsight Systems export with the documented tables) and OUT/schedule (the
+// schedule text of every family meshscope generates, on a small mesh it takes).
 #include <sqlite3.h>
 
 #include <cstdio>
@@ -9,6 +10,9 @@
 #include <fstream>
 #include <string>
 
+#include "sim/schedule/families.h"
+#include "sim/schedule/generators.h"
+#include "sim/schedule/schedule_text.h"
 #include "traces/chrome_export.h"
 #include "traces/import/kineto_synth.h"
 
@@ -134,5 +138,27 @@ int main(int argc, char** argv) {
       "gzip -c '" + (out / "chrome_json" / "kineto.json").string() + "' > '" + gz_path + "'";
   if (std::system(cmd.c_str()) != 0) fs::remove(gz_path);
   if (!nsys_seed(out / "nsys_sqlite" / "nsys.sqlite")) return 1;
+  // Every family on the first small mesh it takes (dp x pp x tp, 4 or 8 microbatches, its
+  // default chunks per rank; with dp 2 the collectives too).
+  fs::create_directories(out / "schedule");
+  namespace schedule = meshscope::schedule;
+  for (size_t f = 0; f < schedule::kFamilies.size(); ++f) {
+    const auto family = static_cast<schedule::Family>(f);
+    const schedule::FamilyInfo& info = schedule::info(family);
+    for (const meshscope::mesh::MeshShape mesh :
+         {meshscope::mesh::MeshShape{2, 2, 1}, meshscope::mesh::MeshShape{1, 4, 1},
+          meshscope::mesh::MeshShape{2, 1, 2}}) {
+      schedule::GeneratorConfig g;
+      g.family = family;
+      g.mesh = mesh;
+      g.microbatches = mesh.pp == 4 ? 8 : 4;
+      g.virtual_stages = info.default_virtual_stages;
+      if (!schedule::family_rule_violation(family, mesh, g.virtual_stages, g.microbatches).empty())
+        continue;
+      write(out / "schedule" / (std::string(info.name) + ".sched"),
+            schedule::dump(schedule::generate(g)));
+      break;
+    }
+  }
   return 0;
 }

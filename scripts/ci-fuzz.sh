@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (the importers, the reader of hand-written JSON files, `predict
-# --config`, `predict --from-trace`) with clang (AddressSanitizer + UndefinedBehaviorSanitizer) in
-# their own build folder, writes a seed corpus, and runs each target for a bounded time. A crash, a sanitizer report, a leak, a timeout or an
-# out-of-memory fails the script (and leaves the reproducer in the build folder's fuzz-artifacts/).
+# Builds the libFuzzer targets (the importers, the reader of hand-written JSON files, schedule
+# files, `predict --config`, `predict --from-trace`) with clang (AddressSanitizer +
+# UndefinedBehaviorSanitizer) in their own build folder, writes a seed corpus, and runs each target
+# for a bounded time. A crash, a sanitizer report, a leak, a timeout or an out-of-memory fails the
+# script (and leaves the reproducer in the build folder's fuzz-artifacts/).
 #   FUZZ_SECONDS       seconds per target (default 60)
 #   MESHSCOPE_FUZZ_BUILD_DIR  build folder (default build-fuzz)
 #   MESHSCOPE_JOBS     parallel build jobs (default 2)
@@ -17,7 +18,7 @@ cmake -S "$root" -B "$build" "${meshscope_cache_flags[@]}" -DCMAKE_C_COMPILER=cl
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESHSCOPE_FUZZ=ON -DMESHSCOPE_TESTS=OFF \
   -DMESHSCOPE_BENCH=OFF -DMESHSCOPE_CUDA=OFF -DMESHSCOPE_GUI=OFF -DMESHSCOPE_MPI=OFF >/dev/null
 cmake --build "$build" --target fuzz_chrome_json fuzz_nsys_sqlite fuzz_json_file fuzz_predict_config \
-  fuzz_torch_job fuzz_seeds -j "$jobs"
+  fuzz_torch_job fuzz_schedule_file fuzz_seeds -j "$jobs"
 
 seeds=$build/fuzz-seeds
 rm -rf "$seeds"
@@ -29,6 +30,10 @@ cp "$root"/sim/predict/configs/*.json "$root"/sim/cost/catalog/*.json "$root"/si
 # The configs seed `predict --config`'s target.
 mkdir -p "$seeds/predict_config"
 cp "$root"/sim/predict/configs/*.json "$seeds/predict_config/"
+# Torch's schedule CSVs of the fixtures join the families' schedule text fuzz_seeds wrote.
+for job in "$root"/tests/fixtures/torch/*/; do
+  cp "$job"schedule.compute_only.csv "$seeds/schedule/$(basename "$job").csv"
+done
 # The torch pipelining jobs of the fixtures seed `predict --from-trace`'s target: each job's rank
 # files, inflated, joined by the separator fuzz_torch_job cuts its input at.
 mkdir -p "$seeds/torch_job"
@@ -60,7 +65,7 @@ run() {  # target, seed folder, seconds, extra libFuzzer flags...
 
 # Two lanes side by side (each fuzzer is one process on one core): the Chrome JSON importer, then
 # the JSON file reader and `predict --from-trace` (torch jobs) for half the time each; the Nsight
-# SQLite importer, then `predict --config` for half the time. Each report is printed whole when its lane ends, so they do not interleave.
+# SQLite importer, then `predict --config` and schedule files for half the time each. Each report is printed whole when its lane ends, so they do not interleave.
 logs=$build/fuzz-logs
 mkdir -p "$logs"
 (run fuzz_chrome_json "$seeds/chrome_json" "$seconds" -dict="$root/fuzz/chrome_json.dict" \
@@ -72,7 +77,9 @@ mkdir -p "$logs"
 json_lane=$!
 (run fuzz_nsys_sqlite "$seeds/nsys_sqlite" "$seconds" -max_len=65536 && \
  run fuzz_predict_config "$seeds/predict_config" $(( (seconds + 1) / 2 )) \
-   -dict="$root/fuzz/predict_config.dict" -max_len=4096) > "$logs/fuzz_nsys_sqlite.log" 2>&1 &
+   -dict="$root/fuzz/predict_config.dict" -max_len=4096 && \
+ run fuzz_schedule_file "$seeds/schedule" $(( (seconds + 1) / 2 )) -max_len=65536) \
+  > "$logs/fuzz_nsys_sqlite.log" 2>&1 &
 nsys=$!
 status=0
 wait "$json_lane" || status=1
