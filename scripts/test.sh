@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, checks the sources' format, builds with warnings as
 # errors, and runs the whole suite with ctest; then runs the suite again under AddressSanitizer +
-# UndefinedBehaviorSanitizer (scripts/ci-sanitize.sh) and fuzzes the trace importers and the JSON
-# file reader for a bounded time (scripts/ci-fuzz.sh, FUZZ_SECONDS per importer, half for the reader).
+# UndefinedBehaviorSanitizer (scripts/ci-sanitize.sh) and fuzzes every reader of untrusted bytes
+# for a bounded time (scripts/ci-fuzz.sh: FUZZ_SECONDS for each trace importer, half of it for the
+# JSON file reader, schedule files, predict --config and predict --from-trace).
 # GUI tests start their own Xvfb (tests/gui/with_display.sh) and skip when there is none.
 #   MESHSCOPE_QUICK=1   only the build and ctest (skip the sanitizer build and the fuzzers)
 #   MESHSCOPE_JOBS=N    parallel build and test jobs (default: number of cores)
@@ -40,7 +41,7 @@ fi
 step "test suite under ASan + UBSan"
 "$root/scripts/ci-sanitize.sh"
 
-step "fuzzing the importers (${FUZZ_SECONDS:-30} s each, side by side) and the JSON file reader"
+step "fuzzing the readers of untrusted bytes, two at a time (${FUZZ_SECONDS:-30} s for each importer, half for the others)"
 FUZZ_SECONDS=${FUZZ_SECONDS:-30} "$root/scripts/ci-fuzz.sh"
 
 step "all tests passed"
