@@ -10,8 +10,9 @@ namespace meshscope::traces {
 // The most memory this process may use, and what sets it: the least of the machine's physical
 // memory (sysconf), the cgroup's limit (cgroup v2 memory.max or v1 memory.limit_in_bytes: a
 // container's `docker run --memory`), the address-space limit (`ulimit -v`), and
-// $MESHSCOPE_MEMORY_LIMIT (bytes, or a number with K, M, G or T for KiB...TiB). Throws
-// std::runtime_error naming the variable when $MESHSCOPE_MEMORY_LIMIT is malformed.
+// $MESHSCOPE_MEMORY_LIMIT (bytes, or a number with K, M, G or T for KiB...TiB). The first three
+// are read once per process, the variable at every call. Throws std::runtime_error naming the
+// variable when $MESHSCOPE_MEMORY_LIMIT is malformed.
 struct MemoryLimit {
   double bytes = 0;
   std::string source;  // "this machine has 24.0 GiB", "its cgroup (memory.max) allows 4.0 GiB"
