@@ -7,6 +7,7 @@
 // command reports may come out: ImportError, RecoveryError, TraceReplayError. A crash, a
 // sanitizer report, another exception, a hang or runaway memory is a bug. Seeded with the torch
 // jobs of tests/fixtures/torch, their ranks' files joined (scripts/ci-fuzz.sh).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
