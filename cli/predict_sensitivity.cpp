@@ -33,9 +33,10 @@ bool capped(const predict::FigureSensitivity& f, double fraction) {
   return f.high_value == 1.0 && f.value * (1 + fraction) > 1.0;
 }
 
-// One table: a row per figure that moves the step, the others by name.
+// One table: a row per figure that moves the step, the others by name. Sets `unnamed` when a row
+// has no source line.
 std::string table(const std::vector<predict::FigureSensitivity>& figures, double fraction,
-                  double step_time_s) {
+                  double step_time_s, bool& unnamed) {
   const double pct = 100 * fraction;
   std::string out;
   char line[512];
@@ -50,6 +51,7 @@ std::string table(const std::vector<predict::FigureSensitivity>& figures, double
       quiet.push_back(f.figure);
       continue;
     }
+    unnamed = unnamed || f.source.empty();
     const std::string basis = f.source.empty() ? "none named"
                               : f.assumption   ? "assumption"
                                                : "source";
@@ -76,19 +78,21 @@ std::string format_sensitivity(const predict::Sensitivity& s) {
   std::string out = "\nthe step (" + fmt("%.4g s", s.step_time_s) + ") with one figure moved by " +
                     pct + "% at a time, every other held; first those of " + s.hardware +
                     "'s catalog entry (fractions of a peak capped at 1):\n";
-  out += table(s.figures, s.fraction, s.step_time_s);
+  bool unnamed = false;
+  out += table(s.figures, s.fraction, s.step_time_s, unnamed);
   if (!s.profile_figures.empty()) {
     out += "\nthen those of the " + s.framework + " framework profile:\n";
-    out += table(s.profile_figures, s.fraction, s.step_time_s);
+    out += table(s.profile_figures, s.fraction, s.step_time_s, unnamed);
   }
   out += "\n";
   if (!s.fits)
     out +=
         "the configuration does not fit in the device's memory (--breakdown says what holds it): "
         "these are the step times it would have if it did\n";
-  out +=
-      "(each row is the step simulated again with that figure alone changed; \"none named\": no "
-      "line of the file's \"sources\" names it, a default of the code; docs/ACCURACY.md)\n";
+  out += "(each row is the step simulated again with that figure alone changed";
+  if (unnamed)
+    out += "; \"none named\": no line of the file's \"sources\" names it, a default of the code";
+  out += "; docs/ACCURACY.md)\n";
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -439,6 +440,32 @@ TEST_F(SimCli, SensitivityListsTheCatalogFiguresThatMoveTheStep) {
   ASSERT_NE(profile, std::string::npos) << r.out;
   EXPECT_NE(r.out.find("elementwise_passes.norm", profile), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("points done"), std::string::npos) << r.err;  // progress, in a log
+  // Every figure of the shipped entry names its source, so the table needs no word on those
+  // that do not.
+  EXPECT_EQ(r.out.find("none named"), std::string::npos) << r.out;
+
+  // An entry whose sources leave a figure out: that row says so, and the footnote says what it
+  // means.
+  std::ifstream shipped(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/catalog/h100-sxm.json");
+  std::string entry((std::istreambuf_iterator<char>(shipped)), std::istreambuf_iterator<char>());
+  const std::string memory_line = R"x("efficiency.memory: assumption (~85% of HBM bandwidth)",)x";
+  ASSERT_NE(entry.find(memory_line), std::string::npos);
+  entry.erase(entry.find(memory_line), memory_line.size());
+  const fs::path gpu = write("gpu.json", entry);
+  const fs::path custom = write("custom.json", R"({"model": {"kind": "gpt", "layers": 8,
+      "hidden": 2048, "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"tp": 2, "pp": 4},
+      "batch": {"global": 8, "micro": 1}, "schedule": "1f1b", "cluster": {"gpu": ")" +
+                                                   gpu.string() + R"("}})");
+  const Outcome unnamed = sh("predict --config " + custom.string() + " --sensitivity");
+  ASSERT_EQ(unnamed.exit_code, 0) << unnamed.err;
+  const size_t row = unnamed.out.find("\n  efficiency.memory ");
+  ASSERT_NE(row, std::string::npos) << unnamed.out;
+  EXPECT_NE(unnamed.out.substr(row, unnamed.out.find('\n', row + 1) - row).find(" none named "),
+            std::string::npos)
+      << unnamed.out;
+  EXPECT_NE(unnamed.out.find("\"none named\": no line of the file's \"sources\" names it"),
+            std::string::npos)
+      << unnamed.out;
 
   const Outcome json = sh("predict --config " + cfg.string() +
                           " --sensitivity --json "
