@@ -229,3 +229,39 @@ TEST(TorchTraceCli, DataParallelJobIsReadAsItsPipelineGroups) {
 
 }  // namespace
 }  // namespace meshscope::cli_testing
+
+namespace meshscope::cli_testing {
+namespace {
+
+// `meshscope convert` of a torch job is a job `predict --from-trace` and `schedules --from-trace`
+// read as the folder itself: the same schedule, the same replay; converting the converted file
+// changes nothing. Before, reading the export back nested its ranks' keys ("rank 0.rank 2.
+// pipeline_actions") and the job had no pipeline.
+TEST(TorchTraceCli, AConvertedJobIsTheSameJob) {
+  const fs::path dir = temp_dir("torch_converted");
+  for (const char* name : {"Interleaved1F1B", "dp2_Interleaved1F1B"}) {
+    SCOPED_TRACE(name);
+    const fs::path job = kTorch / name;
+    const fs::path once = dir / (std::string(name) + ".json");
+    const fs::path twice = dir / (std::string(name) + ".again.json");
+    ASSERT_EQ(shell(kBin + " convert " + job.string() + " -o " + once.string()).status, 0);
+    ASSERT_EQ(shell(kBin + " convert " + once.string() + " -o " + twice.string()).status, 0);
+    EXPECT_EQ(read_file(twice), read_file(once));
+
+    const Result from_job =
+        shell(kBin + " schedules --from-trace " + job.string() + " --format torch-csv");
+    const Result from_file =
+        shell(kBin + " schedules --from-trace " + once.string() + " --format torch-csv");
+    ASSERT_EQ(from_file.status, 0) << from_file.err;
+    EXPECT_EQ(from_file.out, from_job.out);
+
+    const nlohmann::json a = predict_from_trace(job);
+    const nlohmann::json b = predict_from_trace(once);
+    ASSERT_FALSE(b.is_null());
+    EXPECT_EQ(b["measured_step_ns"], a["measured_step_ns"]);
+    EXPECT_EQ(b["rows"], a["rows"]);
+  }
+}
+
+}  // namespace
+}  // namespace meshscope::cli_testing

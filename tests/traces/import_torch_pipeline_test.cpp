@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/traces/import_test_util.h"
+#include "traces/chrome_export.h"
 #include "traces/import/load_trace.h"
 #include "traces/import/torch_actions.h"
 #include "traces/import/torch_pipeline.h"
@@ -285,6 +287,28 @@ TEST_P(TorchFixture, SendsArePairedWithTheirRecvs) {
     ++paired;
   }
   EXPECT_EQ(paired, expected);
+}
+
+// `meshscope convert` of the job, read back as the per-rank files of a job are (load_traces, as
+// `predict --from-trace` reads it), is the job: its ranks' devices with their names and mesh
+// coordinates, its flows once, each rank's actions and the pipeline groups. Before, the export
+// was taken for one rank: every device became rank 0, the ranks' keys nested, the sends were
+// paired a second time.
+TEST_P(TorchFixture, ItsExportReadsBackAsTheSameJob) {
+  const testing::TempFile file(".json", export_chrome_json(timeline_));
+  const std::vector<std::filesystem::path> paths = {file.path()};
+  const Timeline back = load_traces(paths);
+  ASSERT_EQ(back.devices.size(), timeline_.devices.size());
+  for (size_t d = 0; d < back.devices.size(); ++d) {
+    EXPECT_EQ(back.devices[d].name, timeline_.devices[d].name);
+    EXPECT_EQ(back.devices[d].rank, timeline_.devices[d].rank);
+    EXPECT_EQ(back.devices[d].coord, timeline_.devices[d].coord) << back.devices[d].name;
+  }
+  EXPECT_EQ(back.spans.size(), timeline_.spans.size());
+  EXPECT_EQ(back.flows.size(), timeline_.flows.size());
+  EXPECT_EQ(importer::torch_action_orders(back), importer::torch_action_orders(timeline_));
+  EXPECT_EQ(importer::torch_pipeline_groups(back), importer::torch_pipeline_groups(timeline_));
+  EXPECT_EQ(back.metadata.at("ranks"), timeline_.metadata.at("ranks"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch215, TorchFixture,

@@ -4,6 +4,7 @@
 #include "traces/import/multi_rank.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -128,15 +129,28 @@ std::vector<int64_t> align_clocks(const std::vector<RankTrace>& ranks, ClockAlig
 Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& offsets) {
   Timeline out;
   std::map<std::string, std::string> sources;
+  int64_t rank_count = 0;
   for (size_t r = 0; r < ranks.size(); ++r) {
     Timeline& t = ranks[r].timeline;
     const int64_t shift = offsets[r];
+    // meshscope's export of a merged job (it says how many "ranks") holds its ranks' devices,
+    // named and numbered, and its ranks' keys ("rank 2.pipeline_actions") beside the job's own:
+    // all stay as they are. Read as one rank, every device became rank 0 and the keys nested
+    // ("rank 0.rank 2.pipeline_actions"): the job lost its pipeline.
+    const auto job_ranks = t.metadata.find("ranks");
+    int64_t in_file = 1;
+    bool merged_job = false;
+    if (job_ranks != t.metadata.end()) {
+      const std::string& text = job_ranks->second;
+      const auto parsed = std::from_chars(text.data(), text.data() + text.size(), in_file);
+      merged_job = parsed.ec == std::errc() && parsed.ptr == text.data() + text.size();
+    }
     // Imported per-rank files name their devices "GPU 0"; say whose. meshscope's own traces
     // (and Kineto files with distributedInfo) already do.
     const RunSource source = t.run.source;
     const bool foreign =
         source == RunSource::kKineto || source == RunSource::kNsys || source == RunSource::kChrome;
-    const bool named_by_rank = t.metadata.count("rank") > 0 || !foreign;
+    const bool named_by_rank = t.metadata.count("rank") > 0 || !foreign || merged_job;
     const auto device_base = static_cast<uint32_t>(out.devices.size());
     if (device_base + t.devices.size() > UINT16_MAX) {
       throw std::length_error("more than 65535 devices over all ranks");
@@ -165,14 +179,15 @@ Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& 
     } else if (out.run.source != t.run.source) {
       out.run.source = RunSource::kUnknown;
     }
-    const std::string prefix = "rank " + std::to_string(ranks[r].rank) + ".";
+    const std::string prefix = merged_job ? "" : "rank " + std::to_string(ranks[r].rank) + ".";
     for (const auto& [k, v] : t.metadata) out.metadata[prefix + k] = v;
-    out.metadata[prefix + "clock_offset_ns"] = std::to_string(shift);
+    if (!merged_job) out.metadata[prefix + "clock_offset_ns"] = std::to_string(shift);
+    rank_count += merged_job ? std::max<int64_t>(1, in_file) : 1;
     sources[t.metadata.count("source") ? t.metadata.at("source") : "unknown"] = "";
     t = Timeline{};  // release this rank's memory as soon as it is merged
   }
   out.metadata["source"] = sources.size() == 1 ? sources.begin()->first : "mixed";
-  out.metadata["ranks"] = std::to_string(ranks.size());
+  out.metadata["ranks"] = std::to_string(rank_count);
   return out;
 }
 

@@ -443,6 +443,9 @@ size_t pair_torch_transfers(Timeline& t) {
     (send ? sends : recvs)[{group, *record, from, to, s.phase, s.microbatch}].push_back(
         {s.begin_ns, i});
   }
+  // meshscope's export of a paired job holds its flows already: pair nothing twice.
+  std::set<std::pair<uint32_t, uint32_t>> paired;
+  for (const Flow& f : t.flows) paired.insert({f.from, f.to});
   size_t added = 0;
   for (auto& [key, list] : sends) {
     auto it = recvs.find(key);
@@ -451,6 +454,7 @@ size_t pair_torch_transfers(Timeline& t) {
     std::sort(it->second.begin(), it->second.end());
     const size_t n = std::min(list.size(), it->second.size());
     for (size_t k = 0; k < n; ++k) {
+      if (!paired.insert({list[k].second, it->second[k].second}).second) continue;
       t.add_flow(list[k].second, it->second[k].second);
       ++added;
     }
