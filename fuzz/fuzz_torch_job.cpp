@@ -3,9 +3,10 @@
 // files, one per rank (traces::load_traces_bytes: each file's import, then the merge that pairs
 // sends with receives across ranks), the schedule recovered from the ranks' actions
 // (predict::recover_schedule), the job analysed (traces::analyze) and replayed with its measured
-// costs, with every pipeline family beside it (predict::replay_trace). Only the errors the
-// command reports may come out: ImportError, RecoveryError, TraceReplayError. A crash, a
-// sanitizer report, another exception, a hang or runaway memory is a bug. Seeded with the torch
+// costs, with every pipeline family beside it (predict::replay_trace); its export, read back as a
+// job, must be the same job. Only the errors the command reports may come out: ImportError,
+// RecoveryError, TraceReplayError. A crash, a sanitizer report, another exception, a broken
+// promise (a trap), a hang or runaway memory is a bug. Seeded with the torch
 // jobs of tests/fixtures/torch, their ranks' files joined (scripts/ci-fuzz.sh).
 #include <algorithm>
 #include <cstddef>
@@ -18,6 +19,7 @@
 #include "sim/predict/recovered_schedule.h"
 #include "sim/predict/trace_replay.h"
 #include "traces/analysis.h"
+#include "traces/chrome_export.h"
 #include "traces/import/load_trace.h"
 #include "traces/import/torch_pipeline.h"
 
@@ -44,6 +46,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const traces::Timeline t = traces::load_traces_bytes(files, options);
     fuzz::check_timeline(t);
     const auto orders = traces::importer::torch_action_orders(t);
+    // Its export read back as a job's files are read (`predict --from-trace` of a converted
+    // job) is the job: its devices, its flows once, its ranks' actions.
+    const std::string exported = traces::export_chrome_json(t);
+    const traces::NamedTraceBytes one{"export.json", exported};
+    const traces::Timeline back = traces::load_traces_bytes({&one, 1}, options);
+    fuzz::require(back.devices.size() == t.devices.size() && back.flows.size() == t.flows.size());
+    for (size_t d = 0; d < t.devices.size(); ++d)
+      fuzz::require(back.devices[d].rank == t.devices[d].rank &&
+                    back.devices[d].coord == t.devices[d].coord);
+    fuzz::require(traces::importer::torch_action_orders(back) == orders);
     if (orders.empty()) return 0;
     const predict::RecoveredSchedule ran =
         predict::recover_schedule(orders, traces::importer::torch_pipeline_groups(t), "fuzz");
