@@ -309,6 +309,14 @@ TEST_P(TorchFixture, ItsExportReadsBackAsTheSameJob) {
   EXPECT_EQ(importer::torch_action_orders(back), importer::torch_action_orders(timeline_));
   EXPECT_EQ(importer::torch_pipeline_groups(back), importer::torch_pipeline_groups(timeline_));
   EXPECT_EQ(back.metadata.at("ranks"), timeline_.metadata.at("ranks"));
+  // Beside another rank's file it is refused: a whole job is not one rank of several.
+  const std::vector<std::filesystem::path> mixed = {file.path(), dir_ / "rank0.json.gz"};
+  try {
+    (void)load_traces(mixed);
+    ADD_FAILURE() << "a whole job was read as one rank";
+  } catch (const ImportError& e) {
+    EXPECT_NE(std::string(e.what()).find(": holds a whole job of "), std::string::npos) << e.what();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch215, TorchFixture,

@@ -123,6 +123,16 @@ Timeline merge_rank_traces(std::vector<importer::RankTrace> ranks, const ImportO
                            ImportReport total, ImportReport* report) {
   std::map<int, const std::string*> file_of_rank;
   for (const importer::RankTrace& r : ranks) {
+    // meshscope's export of a whole job (`convert` of a folder) is one job, not one rank of one.
+    int64_t held = 1;
+    if (const auto it = r.timeline.metadata.find("ranks");
+        ranks.size() > 1 && it != r.timeline.metadata.end() && parse_int(it->second, held) &&
+        held > 1) {
+      throw ImportError(r.file, "",
+                        "holds a whole job of " + std::to_string(held) +
+                            " ranks (a meshscope export): read it alone, not as one rank of "
+                            "several files");
+    }
     const auto [it, fresh] = file_of_rank.emplace(r.rank, &r.file);
     if (!fresh) {
       throw ImportError(r.file, "",
