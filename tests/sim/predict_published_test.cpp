@@ -27,7 +27,7 @@ struct Row {
   // What the model says about memory. Every row ran, so true is right; a false records a known
   // miss of the memory model (stated beside the row), kept visible instead of hidden.
   bool fits = true;
-  // Held back (set 1 to 6; 0: development): added after a model change and evaluated once, an
+  // Held back (set 1 to 7; 0: development): added after a model change and evaluated once, an
   // honest test of the model and of its ranges. Not counted in the development set's error nor in
   // the profiles' residuals.
   int held_set = 0;
@@ -162,18 +162,23 @@ const std::vector<Row>& rows() {
       {"llmfoundry-mpt7b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 2453, 0.08, true, 6},
       {"llmfoundry-mpt7b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 1672, 0.10, true, 6},
       {"llmfoundry-mpt7b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 1013, 0.12, true, 6},
+      // Set 7: Table 4's third row (CP 16, seq 131,072), the one the development set lacks,
+      // committed unevaluated (0652271). Its TFLOP/s are compared as the other rows' are, with
+      // the attention counted over the full seq x seq (docs/ACCURACY.md, set 7: counted causally,
+      // as the model times it, the row would be -2.7%). Predicted 83.9 GiB, like row 1 above 80.
+      {"llama3-405b-cp16.json", Metric::kTflopsPerGpu, 380, 0.31, false, 7},
   };
   return r;
 }
 
 // The held-back sets (Row::held_set 1 to kHeldBackSets).
-constexpr int kHeldBackSets = 6;
+constexpr int kHeldBackSets = 7;
 
-// How many of the 57 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
+// How many of the 58 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
 constexpr int kHeldBackInsideTheirRange = 20;
 // Of them, those longer than every development run behind their range, and how many of those fall
 // inside it nonetheless.
-constexpr int kHeldBackBeyondTheirLongestSequence = 34;
+constexpr int kHeldBackBeyondTheirLongestSequence = 35;
 constexpr int kHeldBackBeyondAndInside = 5;
 
 struct Result {
@@ -299,7 +304,7 @@ TEST(PredictPublished, HeldBackRowsAgainstTheRangesPrinted) {
       "held back: %d of %d inside their range; beyond its longest sequence %d of %d, "
       "within it %d of %d\n",
       inside, total, beyond_inside, beyond, inside - beyond_inside, total - beyond);
-  EXPECT_EQ(total, 57);
+  EXPECT_EQ(total, 58);
   EXPECT_EQ(inside, kHeldBackInsideTheirRange);
   EXPECT_EQ(beyond, kHeldBackBeyondTheirLongestSequence);
   EXPECT_EQ(beyond_inside, kHeldBackBeyondAndInside);
