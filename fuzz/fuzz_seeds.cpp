@@ -1,7 +1,8 @@
 // Writes the fuzzers' seed corpus: OUT/chrome_json (a synthetic Kineto trace, plain and gzip; a
 // meshscope export with every span kind, flows, counters and steps; a generic B/E array trace),
-// OUT/nsys_sqlite (a small Nsight Systems export with the documented tables) and OUT/schedule (the
-// schedule text of every family meshscope generates, on a small mesh it takes).
+// OUT/nsys_sqlite (a small Nsight Systems export with the documented tables), OUT/schedule (the
+// schedule text of every family meshscope generates, on a small mesh it takes) and
+// OUT/json_file/calibration.json (a calibration with every field set).
 #include <sqlite3.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "sim/cost/calibration.h"
 #include "sim/schedule/families.h"
 #include "sim/schedule/generators.h"
 #include "sim/schedule/schedule_text.h"
@@ -160,5 +162,21 @@ int main(int argc, char** argv) {
       break;
     }
   }
+  // A calibration as `meshscope calibrate` writes one, every phase and link fitted.
+  fs::create_directories(out / "json_file");
+  meshscope::cost::Calibration c;
+  c.hardware = "cpu-local";
+  c.precision = "fp32";
+  c.traces = {"run.json"};
+  for (meshscope::cost::PhaseFit& f : c.phases)
+    f = {.flops_per_s = 5e10,
+         .overhead_ns = 2000,
+         .efficiency = 0.4,
+         .samples = 12,
+         .rms_error = 0.05,
+         .model_scale = 1.1};
+  c.p2p = c.collective = c.all_to_all = {
+      .alpha_ns = 9000, .bandwidth_bytes_per_s = 2e9, .samples = 8, .rms_error = 0.1};
+  write(out / "json_file" / "calibration.json", meshscope::cost::to_json(c));
   return 0;
 }

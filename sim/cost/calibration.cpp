@@ -75,7 +75,10 @@ std::string to_json(const Calibration& c) {
 }
 
 Calibration load_calibration(const std::string& path) {
-  const json j = traces::load_json_file(path, "calibration file");
+  return parse_calibration(traces::load_json_file(path, "calibration file"), path);
+}
+
+Calibration parse_calibration(const nlohmann::json& j, const std::string& path) {
   if (!j.is_object() || !j.contains("format") || j.at("format") != "meshscope-calibration")
     throw std::runtime_error(path + ": key 'format': not a meshscope calibration file");
   traces::require_known_keys(j,

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "traces/timeline.h"
 
 namespace meshscope::cost {
@@ -50,6 +52,8 @@ struct Calibration {
 // JSON round trip; load throws std::runtime_error naming the file and key on bad input.
 std::string to_json(const Calibration& c);
 Calibration load_calibration(const std::string& path);
+// The same from a parsed file; `path` starts every error message.
+Calibration parse_calibration(const nlohmann::json& j, const std::string& path);
 // Written whole or not at all (temp file + rename).
 void save_calibration(const Calibration& c, const std::string& path);
 
