@@ -65,7 +65,8 @@ run() {  # target, seed folder, seconds, extra libFuzzer flags...
 
 # Two lanes side by side (each fuzzer is one process on one core): the Chrome JSON importer, then
 # the JSON file reader and `predict --from-trace` (torch jobs) for half the time each; the Nsight
-# SQLite importer, then `predict --config` and schedule files for half the time each. Each report is printed whole when its lane ends, so they do not interleave.
+# SQLite importer, then `predict --config` and schedule files for half the time each. Each report
+# is printed whole when its lane ends, so they do not interleave.
 logs=$build/fuzz-logs
 mkdir -p "$logs"
 (run fuzz_chrome_json "$seeds/chrome_json" "$seconds" -dict="$root/fuzz/chrome_json.dict" \
