@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -317,6 +318,26 @@ TEST_P(TorchFixture, ItsExportReadsBackAsTheSameJob) {
   } catch (const ImportError& e) {
     EXPECT_NE(std::string(e.what()).find(": holds a whole job of "), std::string::npos) << e.what();
   }
+}
+
+// Each rank's file converted on its own, the conversions read together: the same job again.
+TEST_P(TorchFixture, ItsRanksConvertedOneByOneReadBackAsTheSameJob) {
+  std::vector<std::unique_ptr<testing::TempFile>> files;
+  std::vector<std::filesystem::path> paths;
+  for (const auto& rank : trace_files_in(dir_)) {
+    // As `convert` reads one file: load_trace, not a merge of one.
+    files.push_back(
+        std::make_unique<testing::TempFile>(".json", export_chrome_json(load_trace(rank))));
+    paths.push_back(files.back()->path());
+  }
+  const Timeline back = load_traces(paths);
+  ASSERT_EQ(back.devices.size(), timeline_.devices.size());
+  for (size_t d = 0; d < back.devices.size(); ++d) {
+    EXPECT_EQ(back.devices[d].rank, timeline_.devices[d].rank);
+    EXPECT_EQ(back.devices[d].coord, timeline_.devices[d].coord) << back.devices[d].name;
+  }
+  EXPECT_EQ(back.flows.size(), timeline_.flows.size());
+  EXPECT_EQ(importer::torch_action_orders(back), importer::torch_action_orders(timeline_));
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch215, TorchFixture,
