@@ -1,9 +1,13 @@
-// What every Timeline an importer returns must satisfy, checked by both fuzz targets: indices in
-// range, times the importers accept, an analysis and idle derivation without overflow (UBSan
-// watches), and an export that reads back as the same Timeline. A violation traps.
+// What the fuzz targets check: every Timeline an importer returns (indices in range, times the
+// importers accept, an analysis and idle derivation without overflow (UBSan watches), and an
+// export that reads back as the same Timeline), and that readers of hand-written files fail only
+// naming the file. A violation traps.
 #pragma once
 
+#include <stdexcept>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "traces/analysis.h"
 #include "traces/chrome_export.h"
@@ -13,6 +17,21 @@ namespace meshscope::fuzz {
 
 inline void require(bool ok) {
   if (!ok) __builtin_trap();
+}
+
+// Runs `read`; true when it returned. It may only fail with a std::runtime_error whose message
+// starts with "fuzz.json: " (the file's name, as the targets call it), never nlohmann's own.
+template <class Read>
+bool located_or_nothing(const Read& read) {
+  try {
+    read();
+    return true;
+  } catch (const nlohmann::json::exception&) {
+    require(false);
+  } catch (const std::runtime_error& e) {
+    require(std::string(e.what()).rfind("fuzz.json: ", 0) == 0);
+  }
+  return false;
 }
 
 inline void check_indices(const traces::Timeline& t) {

@@ -17,21 +17,7 @@
 #include "sim/cost/hardware.h"
 #include "traces/json_file.h"
 
-namespace {
-
-// Runs `read`; it may only fail with a std::runtime_error that names the file.
-template <class Read>
-void located_or_nothing(const Read& read) {
-  try {
-    read();
-  } catch (const nlohmann::json::exception&) {
-    meshscope::fuzz::require(false);
-  } catch (const std::runtime_error& e) {
-    meshscope::fuzz::require(std::string(e.what()).rfind("fuzz.json: ", 0) == 0);
-  }
-}
-
-}  // namespace
+using meshscope::fuzz::located_or_nothing;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

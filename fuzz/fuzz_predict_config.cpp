@@ -21,25 +21,8 @@
 #include "sim/predict/simulate.h"
 #include "traces/json_file.h"
 
-namespace {
-
+using meshscope::fuzz::located_or_nothing;
 using meshscope::fuzz::require;
-
-// Runs `read`; it may only fail with a std::runtime_error that names the file.
-template <class Read>
-bool located_or_nothing(const Read& read) {
-  try {
-    read();
-    return true;
-  } catch (const nlohmann::json::exception&) {
-    require(false);
-  } catch (const std::runtime_error& e) {
-    require(std::string(e.what()).rfind("fuzz.json: ", 0) == 0);
-  }
-  return false;
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   ::setenv("MESHSCOPE_MEMORY_LIMIT", "256M", 1);  // half of it per simulation, under -rss_limit_mb
