@@ -30,14 +30,12 @@ cp "$root"/sim/predict/configs/*.json "$root"/sim/cost/catalog/*.json "$root"/si
 # The configs seed `predict --config`'s target.
 mkdir -p "$seeds/predict_config"
 cp "$root"/sim/predict/configs/*.json "$seeds/predict_config/"
-# Torch's schedule CSVs of the fixtures join the families' schedule text fuzz_seeds wrote.
-for job in "$root"/tests/fixtures/torch/*/; do
-  cp "$job"schedule.compute_only.csv "$seeds/schedule/$(basename "$job").csv"
-done
-# The torch pipelining jobs of the fixtures seed `predict --from-trace`'s target: each job's rank
-# files, inflated, joined by the separator fuzz_torch_job cuts its input at.
+# The torch pipelining jobs of the fixtures: their schedule CSVs join the families' schedule text
+# fuzz_seeds wrote; their rank files, inflated and joined by the separator fuzz_torch_job cuts its
+# input at, seed `predict --from-trace`'s target.
 mkdir -p "$seeds/torch_job"
 for job in "$root"/tests/fixtures/torch/*/; do
+  cp "$job"schedule.compute_only.csv "$seeds/schedule/$(basename "$job").csv"
   out="$seeds/torch_job/$(basename "$job")"
   first=1
   for rank in "$job"rank*.json.gz; do
