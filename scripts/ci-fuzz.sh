@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (the importers, the reader of hand-written JSON files, schedule
-# files, `predict --config`, `predict --from-trace`) with clang (AddressSanitizer +
+# files, `predict --config`, `predict --from-trace`, several ranks' files read as one job) with clang (AddressSanitizer +
 # UndefinedBehaviorSanitizer) in their own build folder, writes a seed corpus, and runs each target
 # for a bounded time. A crash, a sanitizer report, a leak, a timeout or an out-of-memory fails the
 # script (and leaves the reproducer in the build folder's fuzz-artifacts/).
@@ -18,7 +18,7 @@ cmake -S "$root" -B "$build" "${meshscope_cache_flags[@]}" -DCMAKE_C_COMPILER=cl
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESHSCOPE_FUZZ=ON -DMESHSCOPE_TESTS=OFF \
   -DMESHSCOPE_BENCH=OFF -DMESHSCOPE_CUDA=OFF -DMESHSCOPE_GUI=OFF -DMESHSCOPE_MPI=OFF >/dev/null
 cmake --build "$build" --target fuzz_chrome_json fuzz_nsys_sqlite fuzz_json_file fuzz_predict_config \
-  fuzz_torch_job fuzz_schedule_file fuzz_seeds -j "$jobs"
+  fuzz_torch_job fuzz_schedule_file fuzz_mixed_job fuzz_seeds -j "$jobs"
 
 seeds=$build/fuzz-seeds
 rm -rf "$seeds"
@@ -44,6 +44,16 @@ for job in "$root"/tests/fixtures/torch/*/; do
     first=0
   done
 done
+# Several ranks' files read as one job: a byte of options (0x02: clocks aligned by collective
+# ends; 0x11: by base time, ranks in file order), then the files, joined by the separator
+# fuzz_mixed_job cuts its input at: two SQLite exports, a SQLite export beside a Kineto trace.
+mkdir -p "$seeds/mixed_job"
+sqlite_seed=$seeds/nsys_sqlite/nsys.sqlite
+kineto_seed=$seeds/chrome_json/kineto.json
+{ printf '\002'; cat "$sqlite_seed"; printf '\n@@RANK@@\n'; cat "$sqlite_seed"; } \
+  > "$seeds/mixed_job/two_sqlite"
+{ printf '\021'; cat "$sqlite_seed"; printf '\n@@RANK@@\n'; cat "$kineto_seed"; } \
+  > "$seeds/mixed_job/sqlite_and_kineto"
 artifacts=$build/fuzz-artifacts
 mkdir -p "$artifacts"
 
@@ -63,8 +73,9 @@ run() {  # target, seed folder, seconds, extra libFuzzer flags...
 
 # Two lanes side by side (each fuzzer is one process on one core): the Chrome JSON importer, then
 # the JSON file reader and `predict --from-trace` (torch jobs) for half the time each; the Nsight
-# SQLite importer, then `predict --config` and schedule files for half the time each. Each report
-# is printed whole when its lane ends, so they do not interleave.
+# SQLite importer and several ranks' files read as one job, then `predict --config` and schedule
+# files, for half the time each. Each report is printed whole when its lane ends, so they do not
+# interleave.
 logs=$build/fuzz-logs
 mkdir -p "$logs"
 (run fuzz_chrome_json "$seeds/chrome_json" "$seconds" -dict="$root/fuzz/chrome_json.dict" \
@@ -74,7 +85,9 @@ mkdir -p "$logs"
  run fuzz_torch_job "$seeds/torch_job" $(( (seconds + 1) / 2 )) -dict="$root/fuzz/chrome_json.dict" \
    -max_len=2000000) > "$logs/fuzz_json.log" 2>&1 &
 json_lane=$!
-(run fuzz_nsys_sqlite "$seeds/nsys_sqlite" "$seconds" -max_len=65536 && \
+(run fuzz_nsys_sqlite "$seeds/nsys_sqlite" $(( (seconds + 1) / 2 )) -max_len=65536 && \
+ run fuzz_mixed_job "$seeds/mixed_job" $(( (seconds + 1) / 2 )) -dict="$root/fuzz/chrome_json.dict" \
+   -max_len=131072 && \
  run fuzz_predict_config "$seeds/predict_config" $(( (seconds + 1) / 2 )) \
    -dict="$root/fuzz/predict_config.dict" -max_len=4096 && \
  run fuzz_schedule_file "$seeds/schedule" $(( (seconds + 1) / 2 )) -max_len=65536) \
