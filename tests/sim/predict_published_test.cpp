@@ -50,8 +50,8 @@ const std::vector<Row>& rows() {
       // prices Megatron's interleaved warm-up (143 chunks in flight on rank 1), 86.9 GiB: more than
       // 80 GiB. Meta's modified schedule bounds the microbatches in flight (its N, Figure 6),
       // which the simulator's interleaved schedule does not have.
-      {"llama3-405b.json", Metric::kTflopsPerGpu, 430, 0.15, false},
-      {"llama3-405b-16k.json", Metric::kTflopsPerGpu, 400, 0.15},
+      {"llama3-405b.json", Metric::kTflopsPerGpu, 430, 0.14, false},
+      {"llama3-405b-16k.json", Metric::kTflopsPerGpu, 400, 0.13},
       {"llmfoundry-mpt1b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 20513, 0.10},
       {"llmfoundry-mpt3b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 10811, 0.09},
       {"llmfoundry-mpt7b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 4641, 0.09},
