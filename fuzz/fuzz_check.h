@@ -4,8 +4,11 @@
 // naming the file. A violation traps.
 #pragma once
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -79,6 +82,22 @@ inline void check_same(const traces::Timeline& a, const traces::Timeline& b) {
   for (size_t s = 0; s < a.steps.size(); ++s) {
     require(a.steps[s].begin_ns == b.steps[s].begin_ns && a.steps[s].end_ns == b.steps[s].end_ns);
   }
+}
+
+// The files of a job of several ranks, cut from one input at each "\n@@RANK@@\n" (up to
+// `max_ranks`, named "rank<i><suffix>"): the targets that read such a job take their input so, and
+// scripts/ci-fuzz.sh joins their seeds with the same separator.
+inline std::vector<traces::NamedTraceBytes> split_ranks(std::string_view all, size_t max_ranks,
+                                                        std::string_view suffix) {
+  constexpr std::string_view kSeparator = "\n@@RANK@@\n";
+  std::vector<traces::NamedTraceBytes> files;
+  for (size_t at = 0; at <= all.size() && files.size() < max_ranks;) {
+    const size_t end = std::min(all.find(kSeparator, at), all.size());
+    files.push_back(
+        {"rank" + std::to_string(files.size()) + std::string(suffix), all.substr(at, end - at)});
+    at = end + kSeparator.size();
+  }
+  return files;
 }
 
 // Everything downstream of an import, on what the importer returned.

@@ -9,22 +9,13 @@
 // transfers. Only ImportError may come out, and what comes out passes fuzz::check_timeline (its
 // export reads back as the same Timeline). Seeded with the small SQLite export of fuzz_seeds and
 // the Kineto trace beside it, joined (scripts/ci-fuzz.sh).
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <string_view>
 #include <vector>
 
 #include "fuzz/fuzz_check.h"
 #include "traces/import/load_trace.h"
-
-namespace {
-
-constexpr std::string_view kRankSeparator = "\n@@RANK@@\n";
-constexpr size_t kMaxRanks = 4;
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace meshscope;
@@ -37,12 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_event_bytes = int64_t{1} << 20;  // keep each run small
   options.max_inflated_bytes = int64_t{64} << 20;
   const std::string_view all(reinterpret_cast<const char*>(data) + 1, size - 1);
-  std::vector<traces::NamedTraceBytes> files;
-  for (size_t at = 0; at <= all.size() && files.size() < kMaxRanks;) {
-    const size_t end = std::min(all.find(kRankSeparator, at), all.size());
-    files.push_back({"rank" + std::to_string(files.size()), all.substr(at, end - at)});
-    at = end + kRankSeparator.size();
-  }
+  const std::vector<traces::NamedTraceBytes> files = fuzz::split_ranks(all, 4, "");
   try {
     fuzz::check_timeline(traces::load_traces_bytes(files, options));
   } catch (const traces::ImportError&) {

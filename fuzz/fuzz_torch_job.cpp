@@ -8,7 +8,6 @@
 // RecoveryError, TraceReplayError. A crash, a sanitizer report, another exception, a broken
 // promise (a trap), a hang or runaway memory is a bug. Seeded with the torch
 // jobs of tests/fixtures/torch, their ranks' files joined (scripts/ci-fuzz.sh).
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,22 +22,10 @@
 #include "traces/import/load_trace.h"
 #include "traces/import/torch_pipeline.h"
 
-namespace {
-
-constexpr std::string_view kRankSeparator = "\n@@RANK@@\n";
-constexpr size_t kMaxRanks = 8;
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace meshscope;
   const std::string_view all(reinterpret_cast<const char*>(data), size);
-  std::vector<traces::NamedTraceBytes> files;
-  for (size_t at = 0; at <= all.size() && files.size() < kMaxRanks;) {
-    const size_t end = std::min(all.find(kRankSeparator, at), all.size());
-    files.push_back({"rank" + std::to_string(files.size()) + ".json", all.substr(at, end - at)});
-    at = end + kRankSeparator.size();
-  }
+  const std::vector<traces::NamedTraceBytes> files = fuzz::split_ranks(all, 8, ".json");
   traces::ImportOptions options;
   options.max_event_bytes = int64_t{1} << 20;  // keep each run small
   options.max_inflated_bytes = int64_t{64} << 20;
