@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "cli/predict_sensitivity.h"
 #include "cli/sim_options.h"
 #include "sim/predict/config.h"
+#include "sim/predict/fit_alternatives.h"
 #include "sim/predict/plot.h"
 #include "sim/predict/search.h"
 #include "sim/predict/simulate.h"
@@ -67,6 +69,8 @@ struct Row {
   std::vector<std::pair<std::string, std::string>> swept;
   predict::Summary summary;
   std::string error;  // the point could not be simulated
+  // For a single point that does not fit: the recomputation and ZeRO stages that would.
+  std::optional<predict::FitAlternatives> fit;
 };
 
 void print_table(const std::vector<Row>& rows) {
@@ -138,6 +142,7 @@ void print_table(const std::vector<Row>& rows) {
       std::printf(
           "fits NO: the predicted peak memory is above the GPU's memory (--breakdown: "
           "what holds it)\n");
+      if (r.fit) std::printf("%s", predict::format_fit_alternatives(*r.fit, r.summary).c_str());
       break;
     }
 }
@@ -301,7 +306,7 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base,
               static_cast<long long>(a.gpus), found.size());
   std::vector<Row> rows;
   for (size_t i = 0; i < found.size() && static_cast<int>(i) < a.top; ++i)
-    rows.push_back(Row{{{"candidate", found[i].label}}, found[i].summary, ""});
+    rows.push_back(Row{{{"candidate", found[i].label}}, found[i].summary, "", std::nullopt});
   print_table(rows);
 }
 
@@ -375,6 +380,9 @@ void run(const PredictArgs& a) {
       if (points.size() == 1) throw UserError(where + ": " + e.what());
       r.error = e.what();
     }
+    // One configuration that does not fit: what would (a sweep's rows are not each searched).
+    if (points.size() == 1 && r.error.empty() && !r.summary.fits)
+      r.fit = predict::fit_alternatives(points[i].config, so);
     rows.push_back(std::move(r));
     progress(i + 1, points.size());
   }
@@ -386,6 +394,7 @@ void run(const PredictArgs& a) {
       nlohmann::json o =
           r.error.empty() ? predict::to_json(r.summary) : nlohmann::json{{"error", r.error}};
       for (const auto& [k, v] : r.swept) o["sweep"][k] = v;
+      if (r.fit) o["would_fit"] = predict::to_json(*r.fit);
       out.push_back(o);
     }
     std::printf("%s\n", (points.size() == 1 ? out.front() : out).dump(2).c_str());
@@ -405,9 +414,11 @@ void add_predict_command(CLI::App& app) {
       "configuration by simulation; lists in place of values sweep them; --search finds the "
       "fastest mesh that fits. Config keys: docs/CONFIG.md.");
   add_sim_input_options(*cmd, args->input, "configuration JSON (lists sweep)");
-  cmd->add_flag("--json", args->json,
-                "print JSON (step_time_s, tokens_per_s, tflops_per_gpu, mfu, "
-                "bubble_fraction, peak_memory_bytes, fits, ...)");
+  cmd->add_flag(
+      "--json", args->json,
+      "print JSON (step_time_s, tokens_per_s, tflops_per_gpu, mfu, "
+      "bubble_fraction, peak_memory_bytes, fits, ...; for one configuration that does not "
+      "fit, would_fit: the recomputation and ZeRO stages that would)");
   cmd->add_option("--csv", args->csv, "also write the rows as CSV");
   cmd->add_option("--plot", args->plot, "also write an SVG chart of throughput over the sweep");
   cmd->add_flag("--breakdown", args->breakdown,

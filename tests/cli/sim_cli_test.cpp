@@ -404,9 +404,17 @@ TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStepAndWhatHoldsTheMemory) {
             std::string::npos)
       << over.out;
   EXPECT_EQ(r.out.find("fits NO"), std::string::npos) << r.out;
+  // What else was tried, and that nothing of it fits (predict::fit_alternatives).
+  EXPECT_NE(over.out.find("no combination of options.recompute and options.zero fits (4 tried): "
+                          "the least memory, "),
+            std::string::npos)
+      << over.out;
+  EXPECT_NE(sh("predict --config " + big.string() + " --json").out.find("\"would_fit\": []"),
+            std::string::npos);
 
   const Outcome json = sh("predict --config " + cfg.string() + " --json");
   EXPECT_NE(json.out.find("\"tp_communication\""), std::string::npos) << json.out;
+  EXPECT_EQ(json.out.find("would_fit"), std::string::npos) << json.out;  // it fits
   EXPECT_EQ(r.out.find("beyond the range's runs"), std::string::npos) << r.out;
   const Outcome search = sh("predict --config " + cfg.string() + " --search --gpus 8 --breakdown");
   EXPECT_EQ(search.exit_code, 1);
