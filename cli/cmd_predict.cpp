@@ -381,8 +381,14 @@ void run(const PredictArgs& a) {
       r.error = e.what();
     }
     // One configuration that does not fit: what would (a sweep's rows are not each searched).
-    if (points.size() == 1 && r.error.empty() && !r.summary.fits)
+    if (points.size() == 1 && r.error.empty() && !r.summary.fits) {
+      if (r.summary.simulator_seconds > 1)  // up to 15 more simulations: say so before them
+        std::fprintf(stderr,
+                     "predict: it does not fit; simulating it with other recomputation and ZeRO "
+                     "stages (%.0f s each)\n",
+                     r.summary.simulator_seconds);
       r.fit = predict::fit_alternatives(points[i].config, so);
+    }
     rows.push_back(std::move(r));
     progress(i + 1, points.size());
   }

@@ -107,10 +107,11 @@ std::string format_fit_alternatives(const FitAlternatives& f, const Summary& bas
                   gib(base.memory_capacity_bytes), describe(f.least_memory).c_str());
     return line;
   }
-  std::snprintf(line, sizeof line,
-                "what would fit, the rest of the configuration unchanged (fastest first; %zu of %d "
-                "combinations of options.recompute and options.zero fit, those alike shown once):\n",
-                f.fitting.size(), f.tried);
+  std::snprintf(
+      line, sizeof line,
+      "what would fit, the rest of the configuration unchanged (fastest first; %zu of %d "
+      "combinations of options.recompute and options.zero fit, those alike shown once):\n",
+      f.fitting.size(), f.tried);
   out += line;
   size_t width = 0;
   for (size_t i = 0; i < f.fitting.size() && static_cast<int>(i) < top; ++i)

@@ -23,7 +23,7 @@ struct FitAlternative {
 
 struct FitAlternatives {
   std::vector<FitAlternative> fitting;  // those that fit, fastest first
-  int tried = 0;  // combinations simulated
+  int tried = 0;                        // combinations simulated
   // When none fits: the one that needs the least memory.
   FitAlternative least_memory;
 };
