@@ -1,6 +1,7 @@
 // libFuzzer target: any bytes as a `meshscope predict --config` file, through what the command does
 // with one: traces::parse_json_text, predict::expand_sweep, then predict::simulate of its first
-// valid point (no Timeline, as the command's table). Reading and expanding may only fail with a
+// valid point (no Timeline, as the command's table) and, when it does not fit, the alternatives
+// the command then tries (predict::fit_alternatives). Reading and expanding may only fail with a
 // std::runtime_error that names the file; simulating, with a std::exception that names a key (the
 // command prints it after the file's name), never nlohmann's (a key read unchecked). A crash, a
 // sanitizer report, a hang (libFuzzer's -timeout) or growth past -rss_limit_mb is a bug: the
@@ -18,6 +19,7 @@
 
 #include "fuzz/fuzz_check.h"
 #include "sim/predict/config.h"
+#include "sim/predict/fit_alternatives.h"
 #include "sim/predict/simulate.h"
 #include "traces/json_file.h"
 
@@ -47,6 +49,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
       const predict::Summary s = predict::simulate(p.config, options).summary;
       require(std::isfinite(s.step_time_s) && s.step_time_s >= 0);
+      // One that does not fit: what `predict` then tries (its recomputation and ZeRO stages).
+      // Each alternative offered fits, and they come fastest first.
+      if (!s.fits) {
+        const predict::FitAlternatives f = predict::fit_alternatives(p.config, options);
+        double previous = 0;
+        for (const predict::FitAlternative& a : f.fitting) {
+          require(a.summary.fits && !a.changes.empty() && a.summary.step_time_s >= previous);
+          previous = a.summary.step_time_s;
+        }
+        (void)predict::format_fit_alternatives(f, s);
+        (void)predict::to_json(f).dump();
+      }
     } catch (const nlohmann::json::exception&) {
       require(false);
     } catch (const std::exception& e) {
