@@ -4,6 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace meshscope::model {
 namespace {
@@ -62,7 +63,10 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
   LayerParallel kept = par;
   kept.recompute = Recompute::kNone;
   const LayerCost plain = every_nth ? transformer_layer(shape, kept) : LayerCost{};
-  int64_t first_layer = 0;  // the model's index of the stage's first layer
+  // Layers before each stage on its pipeline rank: torchtitan's layer-selective checkpointing
+  // counts the blocks it wraps in one process, across that rank's model chunks in stage order
+  // (`_layer_sac_count`, a module global of torchtitan/distributed/activation_checkpoint.py).
+  std::vector<int64_t> layers_on_rank;
   const int64_t h = spec.hidden, t = par.tp, V = spec.vocab;
   const int e = par.element_bytes;
   const double T = static_cast<double>(par.micro_batch * spec.seq / par.cp);
@@ -89,8 +93,12 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
       st.dense_parameters += V * h / t + (spec.learned_positions ? spec.seq * h : 0);
       c.activation_bytes += static_cast<int64_t>(T * h * rep);  // dropout mask
     }
+    const size_t rank = static_cast<size_t>(s) < stage_owner.size() && stage_owner[s] > 0
+                            ? static_cast<size_t>(stage_owner[s])
+                            : 0;
+    if (layers_on_rank.size() <= rank) layers_on_rank.resize(rank + 1, 0);
     for (int l = 0; l < st.layers; ++l) {
-      const int64_t index = first_layer + l + 1;  // torchtitan counts the wrapped layers from 1
+      const int64_t index = layers_on_rank[rank] + l + 1;  // counted from 1 on each rank
       const LayerCost& L = every_nth && index % par.recompute_every != 0 ? plain : layer;
       append(c.forward, L.forward);
       append(c.input_grad, L.input_grad);
@@ -100,7 +108,7 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
       c.activation_bytes += L.activation_bytes;
       c.weight_grad_bytes += L.weight_grad_bytes;
     }
-    first_layer += st.layers;
+    layers_on_rank[rank] += st.layers;
     st.dense_parameters += st.layers * layer.dense_parameters;
     st.expert_parameters += st.layers * layer.expert_parameters;
     if (last) {

@@ -48,7 +48,9 @@ std::vector<int> split_layers(int64_t layers, int stages);
 
 // `layers_per_stage` empty: split_layers. `stage_owner`: the pp rank holding each stage, so that
 // with LayerParallel::p2p_scatter_gather only a stage whose neighbour is on another rank gathers
-// what it receives (empty: every neighbour is). Throws std::invalid_argument naming the bad field.
+// what it receives (empty: every neighbour is), and so that recompute_every counts the layers of
+// each rank (empty: of the whole model, as one rank). Throws std::invalid_argument naming the bad
+// field.
 GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages,
                    std::vector<int> layers_per_stage = {},
                    const std::vector<int>& stage_owner = {});

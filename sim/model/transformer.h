@@ -59,9 +59,10 @@ struct LayerParallel {
   // 0: the model's own.
   int64_t attention_head_dim = 0;
   Recompute recompute = Recompute::kNone;
-  // With kFull: only every n-th layer (the n-th, 2n-th, ... of the model) is checkpointed and
-  // recomputed, the others keep their activations (torchtitan's selective layer checkpointing,
-  // selective_ac_option n). build_gpt reads it; transformer_layer prices one layer as `recompute`.
+  // With kFull: only every n-th layer (the n-th, 2n-th, ... of a pipeline rank's layers, in
+  // stage order) is checkpointed and recomputed, the others keep their activations (torchtitan's
+  // selective layer checkpointing, selective_ac_option n, counted per process). build_gpt reads
+  // it; transformer_layer prices one layer as `recompute`.
   int recompute_every = 1;
   // With kFull or kOpSelective: the recomputation stops as soon as the last tensor the backward
   // needs is rebuilt (PyTorch's non-reentrant checkpoint from 2.1 on, early stop on by default).

@@ -21,9 +21,7 @@ std::vector<Recomputation> recomputations(const PredictConfig& c) {
     const auto mode = model::parse_recompute(name);
     if (!mode) continue;
     out.push_back({*mode, 1});
-    // Every n-th layer counts the model's layers; only without a pipeline is that what each rank
-    // checkpoints (with one, a rank's layers may all fall on or off the n-th).
-    if (*mode == model::Recompute::kFull && c.mesh.pp == 1)
+    if (*mode == model::Recompute::kFull)
       for (int every : {2, 4}) out.push_back({*mode, every});
   }
   return out;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -117,6 +118,32 @@ TEST(PredictClusterOptions, CheckpointingEveryOtherLayerCostsHalfAFullRecomputat
             std::string::npos);
   j["options"]["recompute"] = "full";
   EXPECT_EQ(error_of(j), "");
+}
+
+TEST(PredictClusterOptions, EveryOtherLayerIsCountedOnEachPipelineRank) {
+  // torchtitan counts the blocks it checkpoints per process, across a rank's model chunks (its
+  // `_layer_sac_count`). Four one-layer chunks, interleaved over two ranks (stages 0 and 2 on
+  // rank 0, 1 and 3 on rank 1): each rank recomputes its own second layer, stages 2 and 3.
+  // Counted over the whole model instead, rank 1 would recompute both of its layers (the model's
+  // 2nd and 4th) and rank 0 none.
+  model::GptSpec g;
+  g.layers = 4;
+  g.hidden = 1024;
+  g.heads = 16;
+  g.seq = 1024;
+  g.vocab = 32000;
+  model::LayerParallel p;
+  const std::vector<int> one_each{1, 1, 1, 1}, owner{0, 1, 0, 1};
+  const model::GptModel none = model::build_gpt(g, p, 4, one_each, owner);
+  p.recompute = model::Recompute::kFull;
+  p.recompute_every = 2;
+  const model::GptModel half = model::build_gpt(g, p, 4, one_each, owner);
+  for (int s : {0, 1})
+    EXPECT_DOUBLE_EQ(half.stages[s].cost.input_grad_flops(), none.stages[s].cost.input_grad_flops())
+        << "stage " << s;
+  for (int s : {2, 3})
+    EXPECT_GT(half.stages[s].cost.input_grad_flops(), none.stages[s].cost.input_grad_flops())
+        << "stage " << s;
 }
 
 TEST(PredictClusterOptions, ZeroThreeCollectivesAreOnePerLayerEachWithItsLatency) {
