@@ -29,6 +29,11 @@ std::vector<Recomputation> recomputations(const PredictConfig& c) {
 
 std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
+// The keys the alternatives vary, as the messages name them.
+const char* varied_keys(const FitAlternatives& f) {
+  return f.zero_varied ? "options.recompute and options.zero" : "options.recompute";
+}
+
 }  // namespace
 
 FitAlternatives fit_alternatives(const PredictConfig& c, SimulateOptions o) {
@@ -37,6 +42,7 @@ FitAlternatives fit_alternatives(const PredictConfig& c, SimulateOptions o) {
   o.breakdown = false;
   FitAlternatives out;
   const int top_zero = c.mesh.dp > 1 ? 3 : c.zero;
+  out.zero_varied = top_zero > c.zero;
   bool any = false;
   for (const Recomputation& r : recomputations(c)) {
     for (int zero = c.zero; zero <= top_zero; ++zero) {
@@ -98,18 +104,18 @@ std::string format_fit_alternatives(const FitAlternatives& f, const Summary& bas
   if (f.fitting.empty()) {
     if (f.tried == 0) return out;
     std::snprintf(line, sizeof line,
-                  "no combination of options.recompute and options.zero fits (%d tried): the "
-                  "least memory, %.1f GiB of %.1f, with %s; more pipeline or tensor parallelism, "
-                  "or a smaller batch.micro, reduces it further\n",
-                  f.tried, gib(static_cast<double>(f.least_memory.summary.peak_memory_bytes)),
+                  "no combination of %s fits (%d tried): the least memory, %.1f GiB of %.1f, "
+                  "with %s; more pipeline or tensor parallelism, or a smaller batch.micro, "
+                  "reduces it further\n",
+                  varied_keys(f), f.tried,
+                  gib(static_cast<double>(f.least_memory.summary.peak_memory_bytes)),
                   gib(base.memory_capacity_bytes), describe(f.least_memory).c_str());
     return line;
   }
-  std::snprintf(
-      line, sizeof line,
-      "what would fit, the rest of the configuration unchanged (fastest first; %zu of %d "
-      "combinations of options.recompute and options.zero fit, those alike shown once):\n",
-      f.fitting.size(), f.tried);
+  std::snprintf(line, sizeof line,
+                "what would fit, the rest of the configuration unchanged (fastest first; %zu of %d "
+                "combinations of %s fit, those alike shown once):\n",
+                f.fitting.size(), f.tried, varied_keys(f));
   out += line;
   size_t width = 0;
   for (size_t i = 0; i < f.fitting.size() && static_cast<int>(i) < top; ++i)

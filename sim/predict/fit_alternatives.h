@@ -24,6 +24,8 @@ struct FitAlternative {
 struct FitAlternatives {
   std::vector<FitAlternative> fitting;  // those that fit, fastest first
   int tried = 0;                        // combinations simulated
+  // Whether ZeRO stages were among them (not when dp is 1, or the config is at stage 3 already).
+  bool zero_varied = false;
   // When none fits: the one that needs the least memory.
   FitAlternative least_memory;
 };

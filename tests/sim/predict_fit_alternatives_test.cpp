@@ -93,6 +93,7 @@ TEST(PredictFitAlternatives, WhenNothingFitsItNamesWhatNeedsTheLeastMemory) {
   const FitAlternatives f = fit_alternatives(c, o);
   EXPECT_TRUE(f.fitting.empty());
   EXPECT_EQ(f.tried, 14);
+  EXPECT_TRUE(f.zero_varied);
   // Full recomputation of every layer with every state sharded holds the least.
   EXPECT_EQ(describe(f.least_memory), "options.recompute \"full\", options.zero 3");
   EXPECT_LT(f.least_memory.summary.peak_memory_bytes, base.peak_memory_bytes);
