@@ -38,7 +38,8 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "attention_forward_speedup",
                                                     "optimizer_step_bytes",
                                                     "p2p_scatter_gather",
-                                                    "p2p_blocking"};
+                                                    "p2p_blocking",
+                                                    "tp_backward_overlap"};
 
 using nlohmann::json;
 
@@ -170,6 +171,11 @@ Framework parse_framework(const json& j, const std::string& where) {
   if (j.contains("p2p_blocking")) {
     if (!j.at("p2p_blocking").is_boolean()) fail(where, "p2p_blocking", "must be true or false");
     f.p2p_blocking = j.at("p2p_blocking").get<bool>();
+  }
+  if (j.contains("tp_backward_overlap")) {
+    if (!j.at("tp_backward_overlap").is_boolean())
+      fail(where, "tp_backward_overlap", "must be true or false");
+    f.tp_backward_overlap = j.at("tp_backward_overlap").get<bool>();
   }
   if (j.contains("recompute_early_stop")) {
     if (!j.at("recompute_early_stop").is_boolean())

@@ -106,6 +106,12 @@ struct Framework {
   // A stage's pipeline sends complete before its next compute starts (profile key "p2p_blocking";
   // engine::EngineInput::blocking_sends); false: they overlap the compute that follows.
   bool p2p_blocking = false;
+  // A column-parallel linear's backward runs its input-gradient collective (reduce-scatter under
+  // sequence parallelism, all-reduce without) beside its weight-gradient GEMM, and under sequence
+  // parallelism gathers its split input again beside its input-gradient GEMM (profile key
+  // "tp_backward_overlap"; model::LayerParallel::tp_backward_overlap). False: each tp collective
+  // runs alone on the compute stream.
+  bool tp_backward_overlap = false;
   // Recomputation granularities it offers ("none", "selective", "full", "op-selective").
   std::vector<std::string> recompute;
   // Its full recomputation stops once the backward has every tensor it saved (profile key

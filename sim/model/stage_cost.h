@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,13 @@ struct TpCollective {
   CommOp op = CommOp::kAllReduce;
   CommAxis axis = CommAxis::kTp;
   bool overlapped = false;  // hidden behind the phase's attention compute (context parallel ring)
+  // The GEMM of its own layer it runs beside (LayerParallel::tp_backward_overlap): the phase
+  // takes what the GEMM cannot cover, and the SMs the collective holds while both run. Empty: it
+  // runs alone.
+  std::optional<OpCost> beside = std::nullopt;
+  // That GEMM is a weight gradient: where the input and weight gradients run apart (zero-bubble
+  // schedules' I and W), the collective runs alone in I.
+  bool beside_weight_grad = false;
 };
 
 struct StageCost {

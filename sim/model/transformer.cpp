@@ -107,6 +107,23 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
       cb.push_back(comm(n, CommOp::kAllReduce, CommAxis::kTp, tp_bytes));
     }
   };
+  // After the column-parallel linear the entry at cb[entry] belongs to was added: under
+  // tp_backward_overlap its input-gradient collective runs beside the linear's weight-gradient
+  // GEMM, and under sequence parallelism the linear's split input is gathered again beside its
+  // input-gradient GEMM, for the weight gradient (Megatron-LM LinearWithGradAccumulationAndAsync-
+  // Communication.backward: async all_gather before grad_output.matmul(weight), async
+  // reduce_scatter or all_reduce of grad_input before the weight-gradient matmul).
+  auto overlap_entry = [&](size_t entry, const char* n) {
+    if (!par.tp_backward_overlap || entry >= cb.size()) return;
+    cb[entry].beside = wg.back();
+    cb[entry].beside_weight_grad = true;
+    if (sp) {
+      TpCollective again = comm(n, CommOp::kAllGather, CommAxis::kTp, tp_bytes);
+      again.name += ".regather";
+      again.beside = ig.back();
+      cb.push_back(again);
+    }
+  };
   auto tp_exit = [&](const char* n) {  // after a row-parallel linear
     if (sp) {
       cf.push_back(comm(n, CommOp::kReduceScatter, CommAxis::kTp, tp_bytes));
@@ -119,8 +136,10 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   // Attention block.
   const ElementwisePasses& pass = par.passes;
   fwd.push_back(elementwise("ln1", OpKind::kNorm, Tr * h, e, 5, pass.norm));
+  const size_t attn_entry = cb.size();
   tp_entry("attn.tp_in");
   add_linear(ops, "attn.qkv", T, h, (a + 2 * kv) * d / t, e, 1);
+  overlap_entry(attn_entry, "attn.tp_in");
   const double q_heads = static_cast<double>(a) / t;
   if (sh.rotary && pass.rope > 0)
     fwd.push_back(elementwise("attn.rope", OpKind::kElementwise, double(T) * (a + kv) * d / t, e, 3,
@@ -161,6 +180,7 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
 
   // MLP block.
   fwd.push_back(elementwise("ln2", OpKind::kNorm, Tr * h, e, 5, pass.norm));
+  const size_t mlp_entry = cb.size();
   tp_entry("mlp.tp_in");
   const int64_t up = sh.gated_mlp ? 2 : 1;
   if (sh.experts > 0) {
@@ -191,6 +211,7 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     L.model_flops += 2.0 * b * s * h * fe * (1 + up) * sh.top_k + 2.0 * b * s * h * sh.experts;
   } else {
     add_linear(ops, "mlp.fc1", T, h, up * f / t, e, 1);
+    overlap_entry(mlp_entry, "mlp.tp_in");
     fwd.push_back(elementwise("mlp.act", OpKind::kElementwise, double(T) * up * f / t, e, 8,
                               pass.activation));
     last_saving_op = fwd.size();

@@ -86,6 +86,12 @@ struct LayerParallel {
   // every tp rank sends the whole tensor. No effect under sequence parallelism, whose stage
   // outputs are already split. build_gpt reads it.
   bool p2p_scatter_gather = false;
+  // Megatron-LM's column-parallel backward (LinearWithGradAccumulationAndAsyncCommunication): the
+  // input-gradient collective of the attention's and the dense MLP's first linear runs beside
+  // that linear's weight-gradient GEMM, and under sequence parallelism the linear's input, kept
+  // split, is gathered again beside its input-gradient GEMM (TpCollective::beside). False: they
+  // run alone and the input is not gathered again. transformer_layer reads it.
+  bool tp_backward_overlap = false;
 };
 
 struct LayerCost {

@@ -67,14 +67,15 @@ TermSeconds action_terms(const Resolved& r, int stage, ActionKind kind) {
   const bool weight_grad = kind == ActionKind::kBackward || kind == ActionKind::kWeightGrad;
   if (kind == ActionKind::kForward) {
     add_ops(s.forward, r.compute, t);
-    t[Term::kTpCommunication] += exposed_tp_seconds(s.tp_forward, s.forward, r.compute, r.pricer);
+    t[Term::kTpCommunication] +=
+        exposed_tp_seconds(s.tp_forward, s.forward, r.compute, r.pricer, false);
     t[Term::kShardedCopies] += copies.gather_ns * 1e-9;
     t[Term::kWeightCasts] += casts.forward_ns * 1e-9;
   }
   if (input_grad) {
     add_ops(s.input_grad, r.compute, t);
     t[Term::kTpCommunication] +=
-        exposed_tp_seconds(s.tp_backward, s.input_grad, r.compute, r.pricer);
+        exposed_tp_seconds(s.tp_backward, s.input_grad, r.compute, r.pricer, weight_grad);
     t[Term::kShardedCopies] += copies.gather_ns * 1e-9;
   }
   if (weight_grad) {

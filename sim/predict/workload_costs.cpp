@@ -36,6 +36,7 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   par.passes = framework.passes;
   par.p2p_scatter_gather = framework.p2p_scatter_gather;
   par.recompute_early_stop = framework.recompute_early_stop;
+  par.tp_backward_overlap = framework.tp_backward_overlap;
   par.loss_forward_bytes = framework.loss_forward_bytes;
   par.loss_backward_bytes = framework.loss_backward_bytes;
   par.loss_saved_bytes = framework.loss_saved_bytes;
@@ -157,26 +158,44 @@ double attention_seconds(const std::vector<model::OpCost>& ops, const cost::Comp
   return t;
 }
 
+double CommPricer::sm_share() const {
+  return static_cast<double>(hw_.collective_ctas) / std::max(1, hw_.compute_units);
+}
+
+double beside_gemm_seconds(double collective_s, double gemm_s, double sm_share) {
+  // While both run, the GEMM has 1 - sm_share of the SMs: it ends at gemm_s + sm_share *
+  // collective_s if the collective ends first, else the collective's end is the pair's.
+  return std::max(collective_s - gemm_s, sm_share * collective_s);
+}
+
 double exposed_tp_seconds(const std::vector<model::TpCollective>& collectives,
                           const std::vector<model::OpCost>& phase_ops,
-                          const cost::ComputeModel& compute, const CommPricer& comm) {
+                          const cost::ComputeModel& compute, const CommPricer& comm,
+                          bool with_weight_grad) {
   double exposed = 0, hidden = 0;
-  for (const model::TpCollective& c : collectives)
-    (c.overlapped ? hidden : exposed) += comm.seconds(c);
+  for (const model::TpCollective& c : collectives) {
+    const double s = comm.seconds(c);
+    if (c.overlapped)
+      hidden += s;
+    else if (c.beside && (with_weight_grad || !c.beside_weight_grad))
+      exposed += beside_gemm_seconds(s, compute.op_seconds(*c.beside), comm.sm_share());
+    else
+      exposed += s;
+  }
   return exposed + std::max(0.0, hidden - attention_seconds(phase_ops, compute));
 }
 
 engine::StageTiming stage_timing(const model::StageCost& s, const cost::ComputeModel& compute,
                                  const CommPricer& comm, double optimizer_s) {
   auto comm_s = [&](const std::vector<model::TpCollective>& cs,
-                    const std::vector<model::OpCost>& phase_ops) {
-    return exposed_tp_seconds(cs, phase_ops, compute, comm);
+                    const std::vector<model::OpCost>& phase_ops, bool with_weight_grad) {
+    return exposed_tp_seconds(cs, phase_ops, compute, comm, with_weight_grad);
   };
   engine::StageTiming t;
-  const double f =
-      compute.phase_seconds(s.forward, traces::Phase::kForward) + comm_s(s.tp_forward, s.forward);
+  const double f = compute.phase_seconds(s.forward, traces::Phase::kForward) +
+                   comm_s(s.tp_forward, s.forward, false);
   const double i = compute.phase_seconds(s.input_grad, traces::Phase::kInputGrad) +
-                   comm_s(s.tp_backward, s.input_grad);
+                   comm_s(s.tp_backward, s.input_grad, false);
   const double w = compute.phase_seconds(s.weight_grad, traces::Phase::kWeightGrad);
   t.forward_ns = ns(f);
   t.input_grad_ns = ns(i);
@@ -185,7 +204,7 @@ engine::StageTiming stage_timing(const model::StageCost& s, const cost::ComputeM
   std::vector<model::OpCost> both = s.input_grad;
   both.insert(both.end(), s.weight_grad.begin(), s.weight_grad.end());
   t.backward_ns = ns(compute.phase_seconds(both, traces::Phase::kBackward) +
-                     comm_s(s.tp_backward, s.input_grad));
+                     comm_s(s.tp_backward, s.input_grad, true));
   t.optimizer_ns = ns(optimizer_s);
   t.forward_flops = s.forward_flops();
   t.input_grad_flops = s.input_grad_flops();

@@ -37,6 +37,9 @@ class CommPricer {
   CommPricer(const cost::Hardware& hw, const cost::Topology& topo, int ep,
              const cost::Calibration* calibration);
   double seconds(const model::TpCollective& c) const;
+  // The share of the device's SMs a collective's thread blocks hold while it runs (catalog
+  // collective_ctas over compute_units).
+  double sm_share() const;
 
  private:
   const cost::Hardware& hw_;
@@ -47,11 +50,19 @@ class CommPricer {
 // Seconds of the attention ops among `ops`: the window an overlapped in-stage collective hides in.
 double attention_seconds(const std::vector<model::OpCost>& ops, const cost::ComputeModel& compute);
 
-// What a phase's in-stage collectives add to its compute stream: those not overlapped in full, the
-// overlapped ones beyond the phase's attention time (`phase_ops`).
+// What a collective running beside a GEMM adds to the GEMM's `gemm_s`: the collective's time
+// beyond the GEMM, or, when the GEMM outlasts it, the GEMM's slowdown from the `sm_share` of the
+// SMs the collective holds meanwhile.
+double beside_gemm_seconds(double collective_s, double gemm_s, double sm_share);
+
+// What a phase's in-stage collectives add to its compute stream: those that run alone in full,
+// the overlapped ones beyond the phase's attention time (`phase_ops`), those beside a GEMM
+// (TpCollective::beside) by beside_gemm_seconds. `with_weight_grad`: the phase runs the weight
+// gradients too (B, not I alone), so a collective beside a weight-gradient GEMM runs beside it.
 double exposed_tp_seconds(const std::vector<model::TpCollective>& collectives,
                           const std::vector<model::OpCost>& phase_ops,
-                          const cost::ComputeModel& compute, const CommPricer& comm);
+                          const cost::ComputeModel& compute, const CommPricer& comm,
+                          bool with_weight_grad);
 
 // The engine's times for one stage: ops through the compute model, in-stage collectives added
 // (overlapped ones only beyond the phase's attention time), STEP as a memory-bound pass.

@@ -242,6 +242,15 @@ TEST(CostFramework, PipelineTransfersFollowTheFrameworksP2pCode) {
   EXPECT_FALSE(find_framework("megatron-core-2024").p2p_scatter_gather);
   EXPECT_FALSE(find_framework("megatron-core-2024").p2p_blocking);
   EXPECT_FALSE(find_framework("torchtitan").p2p_blocking);
+  // Megatron-LM's column-parallel backward (its own layers and Transformer Engine's) runs the
+  // input-gradient collective beside the weight-gradient GEMM; the others run it alone.
+  EXPECT_TRUE(find_framework("megatron-2022").tp_backward_overlap);
+  EXPECT_TRUE(find_framework("megatron-core-2024").tp_backward_overlap);
+  EXPECT_FALSE(find_framework("llama3-2024").tp_backward_overlap);
+  EXPECT_FALSE(find_framework("torchtitan").tp_backward_overlap);
+  EXPECT_NE(error_of({{"name", "x"}, {"tp_backward_overlap", 1}})
+                .find("fw.json: key 'tp_backward_overlap': must be true or false"),
+            std::string::npos);
   EXPECT_NE(error_of({{"name", "x"}, {"p2p_blocking", "yes"}})
                 .find("fw.json: key 'p2p_blocking': must be true or false"),
             std::string::npos);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -175,6 +176,56 @@ TEST(Gpt, SequenceParallelTradesAllReducesForGatherAndScatter) {
   EXPECT_EQ(sp.comm_forward[0].op, CommOp::kAllGather);
   EXPECT_EQ(sp.comm_forward[1].op, CommOp::kReduceScatter);
   EXPECT_LT(sp.activation_bytes, tp.activation_bytes);
+}
+
+TEST(Gpt, MegatronsColumnParallelBackwardRunsItsCollectivesBesideTheGemms) {
+  // Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication: the input gradient's
+  // reduce-scatter (all-reduce without sequence parallelism) beside the weight-gradient GEMM of
+  // the same linear, and under sequence parallelism the split input gathered again beside the
+  // input-gradient GEMM.
+  TransformerShape sh{4096, 32, 32, 0, false, 0, 1, 0};
+  auto find = [](const std::vector<TpCollective>& cs, const std::string& name) {
+    const auto it =
+        std::find_if(cs.begin(), cs.end(), [&](const TpCollective& c) { return c.name == name; });
+    return it == cs.end() ? nullptr : &*it;
+  };
+  LayerParallel on = par(4, true, Recompute::kNone, true);
+  on.tp_backward_overlap = true;
+  const LayerCost sp = transformer_layer(sh, on);
+  for (const std::string linear : {"attn.qkv", "mlp.fc1"}) {
+    const std::string entry = linear == "attn.qkv" ? "attn.tp_in" : "mlp.tp_in";
+    SCOPED_TRACE(entry);
+    const TpCollective* rs = find(sp.comm_backward, entry);
+    ASSERT_NE(rs, nullptr);
+    EXPECT_EQ(rs->op, CommOp::kReduceScatter);
+    ASSERT_TRUE(rs->beside.has_value());
+    EXPECT_EQ(rs->beside->name, linear + ".wgrad");
+    EXPECT_TRUE(rs->beside_weight_grad);
+    const TpCollective* again = find(sp.comm_backward, entry + ".regather");
+    ASSERT_NE(again, nullptr);
+    EXPECT_EQ(again->op, CommOp::kAllGather);
+    EXPECT_EQ(again->bytes, rs->bytes);
+    ASSERT_TRUE(again->beside.has_value());
+    EXPECT_EQ(again->beside->name, linear + ".dgrad");
+    EXPECT_FALSE(again->beside_weight_grad);
+  }
+  // The row-parallel linears' backward gathers feed their own input-gradient GEMM: alone.
+  EXPECT_FALSE(find(sp.comm_backward, "attn.tp_out")->beside.has_value());
+  EXPECT_FALSE(find(sp.comm_backward, "mlp.tp_out")->beside.has_value());
+  // Without sequence parallelism: the all-reduce beside the weight gradient, nothing gathered.
+  LayerParallel no_sp = par(4, false, Recompute::kNone, true);
+  no_sp.tp_backward_overlap = true;
+  const LayerCost tp = transformer_layer(sh, no_sp);
+  ASSERT_EQ(tp.comm_backward.size(), 2u);
+  for (const TpCollective& c : tp.comm_backward) {
+    EXPECT_EQ(c.op, CommOp::kAllReduce);
+    ASSERT_TRUE(c.beside.has_value());
+    EXPECT_TRUE(c.beside_weight_grad);
+  }
+  // Off (the default): every collective alone, as before.
+  const LayerCost off = transformer_layer(sh, par(4, true, Recompute::kNone, true));
+  EXPECT_EQ(off.comm_backward.size(), sp.comm_backward.size() - 2);
+  for (const TpCollective& c : off.comm_backward) EXPECT_FALSE(c.beside.has_value()) << c.name;
 }
 
 TEST(Gpt, LayersSplitLikeLlama3) {

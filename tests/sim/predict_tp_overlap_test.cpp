@@ -1,0 +1,120 @@
+// A framework profile's tp_backward_overlap: Megatron-LM's column-parallel backward runs its
+// input-gradient collective beside the weight-gradient GEMM and gathers its split input again
+// beside the input-gradient GEMM; what that leaves on the compute stream, in B and in I alone.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cost/compute_model.h"
+#include "sim/cost/hardware.h"
+#include "sim/cost/topology.h"
+#include "sim/predict/breakdown.h"
+#include "sim/predict/config.h"
+#include "sim/predict/simulate.h"
+#include "sim/predict/workload_costs.h"
+
+namespace meshscope::predict {
+namespace {
+
+using nlohmann::json;
+
+// One node of 8 H100s, tp 8 with sequence parallelism, 16 microbatches of one sequence.
+json tp8() {
+  return json::parse(
+      R"({"model": {"kind": "gpt", "layers": 4, "hidden": 4096, "heads": 32, "seq": 2048, "vocab": 51200},
+          "mesh": {"tp": 8}, "batch": {"global": 16, "micro": 1},
+          "options": {"sequence_parallel": true}, "cluster": {"gpu": "h100-sxm"}})");
+}
+
+// A profile with its data-parallel collectives exposed and tp_backward_overlap as given.
+std::string profile(bool overlap) {
+  const std::string name = overlap ? "tp-beside" : "tp-alone";
+  const std::string path = ::testing::TempDir() + "/" + name + ".json";
+  std::ofstream(path) << R"({"name": ")" << name
+                      << R"(", "sources": ["test"], "grad_reduce": "exposed", "param_gather": )"
+                      << R"("exposed", "tp_backward_overlap": )" << (overlap ? "true" : "false")
+                      << "}";
+  return path;
+}
+
+TEST(PredictTpOverlap, ACollectiveBesideAGemmAddsWhatTheGemmCannotCover) {
+  // The GEMM outlasts it: only the SMs the collective holds (20% of them for 1 s) slow it.
+  EXPECT_DOUBLE_EQ(beside_gemm_seconds(1.0, 3.0, 0.2), 0.2);
+  // It outlasts the GEMM: the rest of it.
+  EXPECT_DOUBLE_EQ(beside_gemm_seconds(3.0, 1.0, 0.2), 2.0);
+  // Where the two cost the same either way (1.25 s: the GEMM at 80% of the SMs for 1 s ends at
+  // 1.25 s, as the collective does).
+  EXPECT_DOUBLE_EQ(beside_gemm_seconds(1.25, 1.0, 0.2), 0.25);
+  EXPECT_DOUBLE_EQ(beside_gemm_seconds(1.0, 3.0, 0.0), 0.0);
+}
+
+TEST(PredictTpOverlap, TheBackwardHidesTheInputGradientsReduceScatterBehindTheWeightGradient) {
+  json j = tp8();
+  j["framework"] = profile(false);
+  const PredictConfig alone_config = parse_config(j, "cfg.json");
+  const Summary alone = simulate(alone_config, {.build_timeline = false}).summary;
+  j["framework"] = profile(true);
+  const PredictConfig beside_config = parse_config(j, "cfg.json");
+  const Summary beside = simulate(beside_config, {.build_timeline = false}).summary;
+  EXPECT_LT(beside.step_time_s, alone.step_time_s);
+  // Only the tp collectives' term moves, by the step's difference (one stage, no bubble).
+  const double saved =
+      alone.breakdown.busy[Term::kTpCommunication] - beside.breakdown.busy[Term::kTpCommunication];
+  EXPECT_NEAR(saved, alone.step_time_s - beside.step_time_s, 1e-6);
+  EXPECT_DOUBLE_EQ(alone.breakdown.busy[Term::kGemm], beside.breakdown.busy[Term::kGemm]);
+
+  // The saving, priced from the layer's own collectives and GEMMs: each layer's two reduce-
+  // scatters run beside their weight-gradient GEMMs, its two gathers again beside the input-
+  // gradient GEMMs, on every microbatch.
+  const WorkloadCosts w = workload_costs(beside_config);
+  const cost::Hardware& hw = cost::find_hardware("h100-sxm");
+  const cost::ComputeModel compute(hw, beside_config.precision);
+  const cost::Topology topo(beside_config.mesh, 1, hw.devices_per_node);
+  const CommPricer pricer(hw, topo, 1, nullptr);
+  double per_microbatch = 0;
+  int pairs = 0;
+  for (const model::TpCollective& c : w.stages[0].tp_backward) {
+    if (!c.beside) continue;
+    ++pairs;
+    const double s = pricer.seconds(c);
+    const double extra = beside_gemm_seconds(s, compute.op_seconds(*c.beside), pricer.sm_share());
+    per_microbatch += c.beside_weight_grad ? s - extra : -extra;
+  }
+  EXPECT_EQ(pairs, 4 * 4);  // 4 layers, each: 2 reduce-scatters, 2 gathers again
+  EXPECT_GT(per_microbatch, 0);
+  EXPECT_NEAR(saved, beside_config.microbatches() * per_microbatch, 1e-6);
+}
+
+TEST(PredictTpOverlap, WithTheWeightGradientApartTheReduceScatterRunsAlone) {
+  // Zero-bubble schedules run the input gradient (I) without the weight gradient (W): there the
+  // reduce-scatter has no weight-gradient GEMM beside it, the gather again still has its GEMM.
+  json j = tp8();
+  j["framework"] = profile(true);
+  const PredictConfig c = parse_config(j, "cfg.json");
+  const WorkloadCosts w = workload_costs(c);
+  const cost::Hardware& hw = cost::find_hardware("h100-sxm");
+  const cost::ComputeModel compute(hw, c.precision);
+  const cost::Topology topo(c.mesh, 1, hw.devices_per_node);
+  const CommPricer pricer(hw, topo, 1, nullptr);
+  const model::StageCost& s = w.stages[0];
+  double alone = 0, beside = 0;
+  for (const model::TpCollective& col : s.tp_backward) {
+    const double t = pricer.seconds(col);
+    alone += col.beside_weight_grad || !col.beside
+                 ? t
+                 : beside_gemm_seconds(t, compute.op_seconds(*col.beside), pricer.sm_share());
+    beside +=
+        col.beside ? beside_gemm_seconds(t, compute.op_seconds(*col.beside), pricer.sm_share()) : t;
+  }
+  EXPECT_NEAR(exposed_tp_seconds(s.tp_backward, s.input_grad, compute, pricer, false), alone,
+              1e-12);
+  EXPECT_NEAR(exposed_tp_seconds(s.tp_backward, s.input_grad, compute, pricer, true), beside,
+              1e-12);
+  EXPECT_GT(alone, beside);
+}
+
+}  // namespace
+}  // namespace meshscope::predict
