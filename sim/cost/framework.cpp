@@ -39,7 +39,8 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "optimizer_step_bytes",
                                                     "p2p_scatter_gather",
                                                     "p2p_blocking",
-                                                    "tp_backward_overlap"};
+                                                    "tp_backward_overlap",
+                                                    "tp_comm_overlap"};
 
 using nlohmann::json;
 
@@ -97,6 +98,52 @@ void byte_pair(const json& j, const std::string& key, const std::string& first,
   }
   first_bytes = c.value(first, first_bytes);
   second_bytes = c.value(second, second_bytes);
+}
+
+// "tp_comm_overlap": an entry for each GEMM Transformer Engine's userbuffers overlap, as TE's
+// ub_cfgs write them: {"method": "ring_exchange" | "pipeline" | "bulk", "num_sm": SMs (ring
+// exchange: 1 unless given), "num_splits": chunks (pipeline only)}.
+model::TpOverlapCfgs tp_overlap_cfgs(const json& j, const std::string& where) {
+  const std::string key = "tp_comm_overlap";
+  const std::vector<std::string_view> gemms(model::kTpOverlapGemms.begin(),
+                                            model::kTpOverlapGemms.end());
+  if (!j.is_object()) fail(where, key, "must map each GEMM (qkv_fprop, ...) to its settings");
+  traces::require_known_keys(j, gemms, where, key + ".");
+  model::TpOverlapCfgs out;
+  for (size_t i = 0; i < gemms.size(); ++i) {
+    const std::string name(gemms[i]);
+    const std::string at = key + "." + name;
+    if (!j.contains(name)) fail(where, at, "missing (every GEMM needs its settings)");
+    const json& g = j.at(name);
+    if (!g.is_object()) fail(where, at, "must be {\"method\", \"num_sm\", \"num_splits\"}");
+    traces::require_known_keys(g, {"method", "num_sm", "num_splits"}, where, at + ".");
+    model::TpOverlapCfg& c = out[i];
+    const auto method = g.contains("method") && g.at("method").is_string()
+                            ? traces::parse_enum<model::TpOverlapCfg::Method>(
+                                  model::kTpOverlapMethodNames, g.at("method").get<std::string>())
+                            : std::nullopt;
+    if (!method) fail(where, at + ".method", "must be ring_exchange, pipeline or bulk");
+    c.method = *method;
+    const bool ring = c.method == model::TpOverlapCfg::Method::kRingExchange;
+    const bool pipeline = c.method == model::TpOverlapCfg::Method::kPipeline;
+    if (!g.contains("num_sm") && !ring) fail(where, at + ".num_sm", "missing");
+    if (g.contains("num_sm")) {
+      const json& v = g.at("num_sm");
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 1024)
+        fail(where, at + ".num_sm", "must be a whole number of SMs in [1, 1024]");
+      c.num_sm = v.get<int>();
+    }
+    if (pipeline != g.contains("num_splits"))
+      fail(where, at + ".num_splits",
+           pipeline ? "missing (a pipeline's chunks)" : "only a pipeline has chunks");
+    if (pipeline) {
+      const json& v = g.at("num_splits");
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 64)
+        fail(where, at + ".num_splits", "must be a whole number of chunks in [1, 64]");
+      c.num_splits = v.get<int>();
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -177,6 +224,8 @@ Framework parse_framework(const json& j, const std::string& where) {
       fail(where, "tp_backward_overlap", "must be true or false");
     f.tp_backward_overlap = j.at("tp_backward_overlap").get<bool>();
   }
+  if (j.contains("tp_comm_overlap"))
+    f.tp_comm_overlap = tp_overlap_cfgs(j.at("tp_comm_overlap"), where);
   if (j.contains("recompute_early_stop")) {
     if (!j.at("recompute_early_stop").is_boolean())
       fail(where, "recompute_early_stop", "must be true or false");

@@ -112,6 +112,10 @@ struct Framework {
   // "tp_backward_overlap"; model::LayerParallel::tp_backward_overlap). False: each tp collective
   // runs alone on the compute stream.
   bool tp_backward_overlap = false;
+  // Transformer Engine's userbuffers settings for each GEMM of a dense layer, offered to configs
+  // that ask for options.tp_comm_overlap (profile key "tp_comm_overlap": TE's ub_cfgs, an entry
+  // {"method", "num_sm", "num_splits"} for each of model::kTpOverlapGemms). Empty: not offered.
+  std::optional<model::TpOverlapCfgs> tp_comm_overlap;
   // Recomputation granularities it offers ("none", "selective", "full", "op-selective").
   std::vector<std::string> recompute;
   // Its full recomputation stops once the backward has every tensor it saved (profile key

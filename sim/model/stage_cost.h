@@ -61,6 +61,12 @@ struct TpCollective {
   // That GEMM is a weight gradient: where the input and weight gradients run apart (zero-bubble
   // schedules' I and W), the collective runs alone in I.
   bool beside_weight_grad = false;
+  // Of `beside`, the share the collective can run beside (a ring exchange computes its last
+  // chunk after the last receive: (tp - 1) / tp), and of the collective, the share left after the
+  // GEMM (a pipelined reduce-scatter's last chunk: 1 / num_splits).
+  double gemm_share = 1;
+  double tail_share = 0;
+  int sms = 0;  // SMs it holds while beside the GEMM; 0: the catalog's collective_ctas (NCCL)
 };
 
 struct StageCost {

@@ -107,22 +107,50 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
       cb.push_back(comm(n, CommOp::kAllReduce, CommAxis::kTp, tp_bytes));
     }
   };
-  // After the column-parallel linear the entry at cb[entry] belongs to was added: under
-  // tp_backward_overlap its input-gradient collective runs beside the linear's weight-gradient
-  // GEMM, and under sequence parallelism the linear's split input is gathered again beside its
-  // input-gradient GEMM, for the weight gradient (Megatron-LM LinearWithGradAccumulationAndAsync-
-  // Communication.backward: async all_gather before grad_output.matmul(weight), async
-  // reduce_scatter or all_reduce of grad_input before the weight-gradient matmul).
-  auto overlap_entry = [&](size_t entry, const char* n) {
-    if (!par.tp_backward_overlap || entry >= cb.size()) return;
-    cb[entry].beside = wg.back();
-    cb[entry].beside_weight_grad = true;
+  // Transformer Engine's userbuffers (sequence parallelism only): how entry `gemm` of
+  // kTpOverlapGemms runs its collective beside the GEMM.
+  const bool ub = par.tp_comm_overlap.has_value() && sp;
+  auto put_beside = [&](TpCollective& c, const OpCost& gemm, bool weight_grad,
+                        const std::string& ub_gemm) {
+    c.beside = gemm;
+    c.beside_weight_grad = weight_grad;
+    if (!ub) return;  // NCCL's asynchronous collective beside the whole GEMM
+    const auto at = std::find(kTpOverlapGemms.begin(), kTpOverlapGemms.end(), ub_gemm);
+    const TpOverlapCfg& u =
+        (*par.tp_comm_overlap)[static_cast<size_t>(at - kTpOverlapGemms.begin())];
+    c.sms = std::max(1, u.num_sm);
+    if (u.method == TpOverlapCfg::Method::kRingExchange) {
+      c.gemm_share = static_cast<double>(t - 1) / t;  // the last chunk computes after the last hop
+    } else if (u.method == TpOverlapCfg::Method::kPipeline) {
+      const int n = std::max(1, u.num_splits);  // the last chunk's reduce-scatter runs after
+      c.gemm_share = static_cast<double>(n - 1) / n;
+      c.tail_share = 1.0 / n;
+    }
+  };
+  // After a column-parallel linear whose entry collectives are cf[f] and cb[b]: under
+  // tp_backward_overlap (or userbuffers) its input-gradient collective runs beside the linear's
+  // weight-gradient GEMM, and under sequence parallelism the linear's split input is gathered
+  // again beside its input-gradient GEMM, for the weight gradient (Megatron-LM LinearWithGrad-
+  // AccumulationAndAsyncCommunication.backward: async all_gather before grad_output.matmul(weight),
+  // async reduce_scatter or all_reduce of grad_input before the weight-gradient matmul; TE's bulk
+  // overlaps *_dgrad and *_wgrad). Under userbuffers the forward's gather runs beside the GEMM too.
+  auto column_overlap = [&](size_t f, size_t b, const char* n, const std::string& ub_gemm) {
+    if (ub && f < cf.size()) put_beside(cf[f], fwd.back(), false, ub_gemm + "_fprop");
+    if (!(par.tp_backward_overlap || ub) || b >= cb.size()) return;
+    put_beside(cb[b], wg.back(), true, ub_gemm + "_wgrad");
     if (sp) {
       TpCollective again = comm(n, CommOp::kAllGather, CommAxis::kTp, tp_bytes);
       again.name += ".regather";
-      again.beside = ig.back();
+      put_beside(again, ig.back(), false, ub_gemm + "_dgrad");
       cb.push_back(again);
     }
+  };
+  // After a row-parallel linear and its exit collectives cf[f] and cb[b], under userbuffers: the
+  // forward's reduce-scatter beside the GEMM, the backward's gather beside the input gradient's.
+  auto row_overlap = [&](size_t f, size_t b, const std::string& ub_gemm) {
+    if (!ub || f >= cf.size() || b >= cb.size()) return;
+    put_beside(cf[f], fwd.back(), false, ub_gemm + "_fprop");
+    put_beside(cb[b], ig.back(), false, ub_gemm + "_dgrad");
   };
   auto tp_exit = [&](const char* n) {  // after a row-parallel linear
     if (sp) {
@@ -136,10 +164,10 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   // Attention block.
   const ElementwisePasses& pass = par.passes;
   fwd.push_back(elementwise("ln1", OpKind::kNorm, Tr * h, e, 5, pass.norm));
-  const size_t attn_entry = cb.size();
+  const size_t attn_in_f = cf.size(), attn_in_b = cb.size();
   tp_entry("attn.tp_in");
   add_linear(ops, "attn.qkv", T, h, (a + 2 * kv) * d / t, e, 1);
-  overlap_entry(attn_entry, "attn.tp_in");
+  column_overlap(attn_in_f, attn_in_b, "attn.tp_in", "qkv");
   const double q_heads = static_cast<double>(a) / t;
   if (sh.rotary && pass.rope > 0)
     fwd.push_back(elementwise("attn.rope", OpKind::kElementwise, double(T) * (a + kv) * d / t, e, 3,
@@ -174,13 +202,15 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     cb.push_back(comm("attn.cp_dkv", CommOp::kReduceScatter, CommAxis::kCp, kv_bytes, true));
   }
   add_linear(ops, "attn.proj", T, h / t, h, e, 1);
+  const size_t attn_out_f = cf.size(), attn_out_b = cb.size();
   tp_exit("attn.tp_out");
+  row_overlap(attn_out_f, attn_out_b, "proj");
   fwd.push_back(
       elementwise("attn.dropout_residual", OpKind::kElementwise, Tr * h, e, 2, pass.residual));
 
   // MLP block.
   fwd.push_back(elementwise("ln2", OpKind::kNorm, Tr * h, e, 5, pass.norm));
-  const size_t mlp_entry = cb.size();
+  const size_t mlp_in_f = cf.size(), mlp_in_b = cb.size();
   tp_entry("mlp.tp_in");
   const int64_t up = sh.gated_mlp ? 2 : 1;
   if (sh.experts > 0) {
@@ -211,7 +241,7 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     L.model_flops += 2.0 * b * s * h * fe * (1 + up) * sh.top_k + 2.0 * b * s * h * sh.experts;
   } else {
     add_linear(ops, "mlp.fc1", T, h, up * f / t, e, 1);
-    overlap_entry(mlp_entry, "mlp.tp_in");
+    column_overlap(mlp_in_f, mlp_in_b, "mlp.tp_in", "fc1");
     fwd.push_back(elementwise("mlp.act", OpKind::kElementwise, double(T) * up * f / t, e, 8,
                               pass.activation));
     last_saving_op = fwd.size();
@@ -222,7 +252,9 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     L.weight_grad_bytes += static_cast<int64_t>(double(T) * e * f / t);
     L.model_flops += 2.0 * b * s * h * f * (1 + up);
   }
+  const size_t mlp_out_f = cf.size(), mlp_out_b = cb.size();
   tp_exit("mlp.tp_out");
+  if (sh.experts == 0) row_overlap(mlp_out_f, mlp_out_b, "fc2");
   fwd.push_back(
       elementwise("mlp.dropout_residual", OpKind::kElementwise, Tr * h, e, 2, pass.residual));
 

@@ -34,6 +34,26 @@ struct ElementwisePasses {
   double softmax = 2;     // attention softmax over the scores, when not flash attention
 };
 
+// How Transformer Engine's userbuffers run one GEMM of a layer with its tensor-parallel
+// collective (Megatron-core --tp-comm-overlap; TE's ub_cfgs, one entry per GEMM, kTpOverlapGemms).
+struct TpOverlapCfg {
+  enum class Method : uint8_t { kRingExchange = 0, kPipeline, kBulk, kCount };
+  Method method = Method::kRingExchange;
+  int num_sm = 1;      // SMs its communication holds while the GEMM runs
+  int num_splits = 1;  // kPipeline: the chunks the GEMM and its reduce-scatter are cut into
+};
+inline constexpr std::array<std::string_view, static_cast<size_t>(TpOverlapCfg::Method::kCount)>
+    kTpOverlapMethodNames = {"ring_exchange", "pipeline", "bulk"};
+// The GEMMs TE overlaps, by TE's names: the forward's gathers before qkv and fc1 and its
+// reduce-scatters after proj and fc2 (*_fprop); the backward's gathers before the input-gradient
+// GEMMs of proj and fc2 (*_dgrad); qkv's and fc1's split input gathered again beside their
+// input-gradient GEMM (*_dgrad) and their input gradient reduce-scattered beside the
+// weight-gradient GEMM (*_wgrad).
+inline constexpr std::array<std::string_view, 10> kTpOverlapGemms = {
+    "qkv_fprop", "fc1_fprop", "proj_fprop", "fc2_fprop", "proj_dgrad",
+    "fc2_dgrad", "qkv_dgrad", "qkv_wgrad",  "fc1_dgrad", "fc1_wgrad"};
+using TpOverlapCfgs = std::array<TpOverlapCfg, kTpOverlapGemms.size()>;
+
 struct TransformerShape {
   int64_t hidden = 0;
   int64_t heads = 0;
@@ -92,6 +112,10 @@ struct LayerParallel {
   // split, is gathered again beside its input-gradient GEMM (TpCollective::beside). False: they
   // run alone and the input is not gathered again. transformer_layer reads it.
   bool tp_backward_overlap = false;
+  // Transformer Engine's userbuffers overlap every tp collective of a dense layer with a GEMM
+  // (with sequence parallelism only, as Megatron-LM requires): each as its entry in
+  // kTpOverlapGemms order says. Empty: off.
+  std::optional<TpOverlapCfgs> tp_comm_overlap;
 };
 
 struct LayerCost {

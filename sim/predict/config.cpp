@@ -436,6 +436,14 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
   if (c.recompute_every > 1 && c.recompute != model::Recompute::kFull)
     opt.fail("recompute_every", "needs options.recompute \"full\" (every n-th layer checkpointed)");
   c.sequence_parallel = opt.boolean("sequence_parallel", false);
+  c.tp_comm_overlap = opt.boolean("tp_comm_overlap", false);
+  if (c.tp_comm_overlap && (!c.sequence_parallel || c.mesh.tp < 2))
+    opt.fail("tp_comm_overlap",
+             "needs options.sequence_parallel true and mesh.tp > 1 (Megatron-LM: tensor parallel "
+             "communication/GEMM overlap only with sequence parallelism)");
+  if (c.tp_comm_overlap && !framework.tp_comm_overlap)
+    opt.fail("tp_comm_overlap", "framework '" + framework.name +
+                                    "' has no userbuffers overlap (its profile's tp_comm_overlap)");
   c.flash_attention = opt.boolean("flash_attention", true);
   c.precision = opt.choice("precision", cost::Precision::kBf16, cost::kPrecisionNames);
   c.zero = static_cast<int>(opt.integer("zero", 0, 0));

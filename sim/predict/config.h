@@ -113,6 +113,9 @@ struct PredictConfig {
   model::Recompute recompute = model::Recompute::kNone;
   int recompute_every = 1;  // with kFull: every n-th layer is recomputed (1: every layer)
   bool sequence_parallel = false;
+  // Transformer Engine's userbuffers overlap of every tp collective with a GEMM (Megatron-core
+  // --tp-comm-overlap), as the framework profile's tp_comm_overlap says; sequence parallel only.
+  bool tp_comm_overlap = false;
   bool flash_attention = true;
   cost::Precision precision = cost::Precision::kBf16;
   int zero = 0;

@@ -96,6 +96,7 @@ std::vector<PredictConfig> search_space(const PredictConfig& base, const SearchO
           c.schedule = s.f;
           c.virtual_stages = s.v;
           c.sequence_parallel = base.sequence_parallel && tp > 1;
+          c.tp_comm_overlap = base.tp_comm_overlap && c.sequence_parallel;
           c.layers_per_stage.clear();
           out.push_back(c);
         }

@@ -37,6 +37,7 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   par.p2p_scatter_gather = framework.p2p_scatter_gather;
   par.recompute_early_stop = framework.recompute_early_stop;
   par.tp_backward_overlap = framework.tp_backward_overlap;
+  if (c.tp_comm_overlap) par.tp_comm_overlap = framework.tp_comm_overlap;
   par.loss_forward_bytes = framework.loss_forward_bytes;
   par.loss_backward_bytes = framework.loss_backward_bytes;
   par.loss_saved_bytes = framework.loss_saved_bytes;
@@ -158,8 +159,8 @@ double attention_seconds(const std::vector<model::OpCost>& ops, const cost::Comp
   return t;
 }
 
-double CommPricer::sm_share() const {
-  return static_cast<double>(hw_.collective_ctas) / std::max(1, hw_.compute_units);
+double CommPricer::sm_share(int sms) const {
+  return static_cast<double>(sms > 0 ? sms : hw_.collective_ctas) / std::max(1, hw_.compute_units);
 }
 
 double beside_gemm_seconds(double collective_s, double gemm_s, double sm_share) {
@@ -178,7 +179,10 @@ double exposed_tp_seconds(const std::vector<model::TpCollective>& collectives,
     if (c.overlapped)
       hidden += s;
     else if (c.beside && (with_weight_grad || !c.beside_weight_grad))
-      exposed += beside_gemm_seconds(s, compute.op_seconds(*c.beside), comm.sm_share());
+      exposed +=
+          beside_gemm_seconds(s * (1 - c.tail_share), compute.op_seconds(*c.beside) * c.gemm_share,
+                              comm.sm_share(c.sms)) +
+          s * c.tail_share;
     else
       exposed += s;
   }

@@ -37,9 +37,9 @@ class CommPricer {
   CommPricer(const cost::Hardware& hw, const cost::Topology& topo, int ep,
              const cost::Calibration* calibration);
   double seconds(const model::TpCollective& c) const;
-  // The share of the device's SMs a collective's thread blocks hold while it runs (catalog
-  // collective_ctas over compute_units).
-  double sm_share() const;
+  // The share of the device's SMs a collective's thread blocks hold while it runs: `sms` of
+  // them, or with 0 the catalog's collective_ctas (NCCL's), over compute_units.
+  double sm_share(int sms = 0) const;
 
  private:
   const cost::Hardware& hw_;
@@ -57,7 +57,8 @@ double beside_gemm_seconds(double collective_s, double gemm_s, double sm_share);
 
 // What a phase's in-stage collectives add to its compute stream: those that run alone in full,
 // the overlapped ones beyond the phase's attention time (`phase_ops`), those beside a GEMM
-// (TpCollective::beside) by beside_gemm_seconds. `with_weight_grad`: the phase runs the weight
+// (TpCollective::beside) by beside_gemm_seconds over the shares of each they overlap, plus their
+// tail (TpCollective::gemm_share, tail_share, sms). `with_weight_grad`: the phase runs the weight
 // gradients too (B, not I alone), so a collective beside a weight-gradient GEMM runs beside it.
 double exposed_tp_seconds(const std::vector<model::TpCollective>& collectives,
                           const std::vector<model::OpCost>& phase_ops,

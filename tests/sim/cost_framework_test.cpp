@@ -328,5 +328,58 @@ TEST(CostFramework, EveryKeyAProfileMayHoldIsDocumented) {
         << k << " has no row in docs/ACCURACY.md's Framework profiles table";
 }
 
+TEST(CostFramework, UserbuffersSettingsAreTransformerEnginesOneEntryPerGemm) {
+  // megatron-core-2024 offers TE's defaults; the others none.
+  const auto& ub = find_framework("megatron-core-2024").tp_comm_overlap;
+  ASSERT_TRUE(ub.has_value());
+  for (size_t i = 0; i < model::kTpOverlapGemms.size(); ++i) {
+    SCOPED_TRACE(model::kTpOverlapGemms[i]);
+    const model::TpOverlapCfg& c = (*ub)[i];
+    const bool ring = c.method == model::TpOverlapCfg::Method::kRingExchange;
+    EXPECT_EQ(c.num_sm, ring ? 1 : 16);
+    EXPECT_EQ(c.num_splits, c.method == model::TpOverlapCfg::Method::kPipeline ? 4 : 1);
+  }
+  EXPECT_FALSE(find_framework("megatron-2022").tp_comm_overlap.has_value());
+  EXPECT_FALSE(find_framework("torchtitan").tp_comm_overlap.has_value());
+
+  nlohmann::json all = nlohmann::json::object();
+  for (std::string_view g : model::kTpOverlapGemms)
+    all[std::string(g)] = {{"method", "bulk"}, {"num_sm", 8}};
+  EXPECT_EQ(error_of({{"name", "x"}, {"tp_comm_overlap", all}}), "");
+  auto error_with = [&](const std::string& gemm, const nlohmann::json& entry) {
+    nlohmann::json j = all;
+    if (entry.is_null())
+      j.erase(gemm);
+    else
+      j[gemm] = entry;
+    return error_of({{"name", "x"}, {"tp_comm_overlap", j}});
+  };
+  EXPECT_NE(
+      error_with("fc2_dgrad", nullptr).find("fw.json: key 'tp_comm_overlap.fc2_dgrad': missing"),
+      std::string::npos);
+  EXPECT_NE(error_with("qkv_fprop", {{"method", "ring"}})
+                .find("key 'tp_comm_overlap.qkv_fprop.method': must be ring_exchange, pipeline"),
+            std::string::npos);
+  EXPECT_NE(error_with("proj_fprop", {{"method", "pipeline"}, {"num_sm", 16}})
+                .find("key 'tp_comm_overlap.proj_fprop.num_splits': missing"),
+            std::string::npos);
+  EXPECT_NE(error_with("qkv_fprop", {{"method", "ring_exchange"}, {"num_splits", 4}})
+                .find("key 'tp_comm_overlap.qkv_fprop.num_splits': only a pipeline has chunks"),
+            std::string::npos);
+  EXPECT_NE(error_with("fc1_wgrad", {{"method", "bulk"}, {"num_sm", 0}})
+                .find("key 'tp_comm_overlap.fc1_wgrad.num_sm': must be a whole number of SMs"),
+            std::string::npos);
+  EXPECT_NE(error_with("fc1_wgrad", {{"method", "bulk"}})
+                .find("key 'tp_comm_overlap.fc1_wgrad.num_sm': missing"),
+            std::string::npos);
+  EXPECT_NE(error_with("fc1_wgrad", {{"method", "bulk"}, {"num_sm", 2}, {"cga", 2}})
+                .find("key 'tp_comm_overlap.fc1_wgrad.cga': unknown key"),
+            std::string::npos);
+  all["attn_fprop"] = all["qkv_fprop"];
+  EXPECT_NE(error_of({{"name", "x"}, {"tp_comm_overlap", all}})
+                .find("key 'tp_comm_overlap.attn_fprop': unknown key"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace meshscope::cost

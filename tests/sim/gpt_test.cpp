@@ -228,6 +228,68 @@ TEST(Gpt, MegatronsColumnParallelBackwardRunsItsCollectivesBesideTheGemms) {
   for (const TpCollective& c : off.comm_backward) EXPECT_FALSE(c.beside.has_value()) << c.name;
 }
 
+TEST(Gpt, UserbuffersPutEveryTpCollectiveOfALayerBesideAGemm) {
+  // Transformer Engine's userbuffers (Megatron-core --tp-comm-overlap) with its default methods:
+  // a ring exchange overlaps (tp - 1) / tp of its GEMM, a pipeline of 4 chunks leaves its last
+  // chunk's reduce-scatter after the GEMM, a bulk overlap runs beside the whole GEMM.
+  TransformerShape sh{4096, 32, 32, 0, false, 0, 1, 0};
+  TpOverlapCfgs cfgs;
+  for (size_t i = 0; i < kTpOverlapGemms.size(); ++i) {
+    const std::string_view g = kTpOverlapGemms[i];
+    const bool ring = g == "qkv_fprop" || g == "fc1_fprop" || g == "proj_dgrad" || g == "fc2_dgrad";
+    const bool pipeline = g == "proj_fprop" || g == "fc2_fprop";
+    cfgs[i] = {ring       ? TpOverlapCfg::Method::kRingExchange
+               : pipeline ? TpOverlapCfg::Method::kPipeline
+                          : TpOverlapCfg::Method::kBulk,
+               ring ? 1 : 16 + static_cast<int>(i), pipeline ? 4 : 1};
+  }
+  LayerParallel p = par(4, true, Recompute::kNone, true);
+  p.tp_comm_overlap = cfgs;
+  const LayerCost L = transformer_layer(sh, p);
+  auto find = [](const std::vector<TpCollective>& cs, const std::string& name) {
+    const auto it =
+        std::find_if(cs.begin(), cs.end(), [&](const TpCollective& c) { return c.name == name; });
+    EXPECT_NE(it, cs.end()) << name;
+    return *it;
+  };
+  auto sms_of = [&](std::string_view gemm) {
+    const auto at = std::find(kTpOverlapGemms.begin(), kTpOverlapGemms.end(), gemm);
+    return cfgs[static_cast<size_t>(at - kTpOverlapGemms.begin())].num_sm;
+  };
+  struct Want {
+    bool forward;
+    const char* collective;
+    const char* gemm;
+    const char* ub;
+    double gemm_share, tail_share;
+  };
+  for (const Want& w :
+       std::vector<Want>{{true, "attn.tp_in", "attn.qkv", "qkv_fprop", 0.75, 0},
+                         {true, "mlp.tp_in", "mlp.fc1", "fc1_fprop", 0.75, 0},
+                         {true, "attn.tp_out", "attn.proj", "proj_fprop", 0.75, 0.25},
+                         {true, "mlp.tp_out", "mlp.fc2", "fc2_fprop", 0.75, 0.25},
+                         {false, "attn.tp_out", "attn.proj.dgrad", "proj_dgrad", 0.75, 0},
+                         {false, "mlp.tp_out", "mlp.fc2.dgrad", "fc2_dgrad", 0.75, 0},
+                         {false, "attn.tp_in.regather", "attn.qkv.dgrad", "qkv_dgrad", 1, 0},
+                         {false, "attn.tp_in", "attn.qkv.wgrad", "qkv_wgrad", 1, 0},
+                         {false, "mlp.tp_in.regather", "mlp.fc1.dgrad", "fc1_dgrad", 1, 0},
+                         {false, "mlp.tp_in", "mlp.fc1.wgrad", "fc1_wgrad", 1, 0}}) {
+    SCOPED_TRACE(w.ub);
+    const TpCollective c = find(w.forward ? L.comm_forward : L.comm_backward, w.collective);
+    ASSERT_TRUE(c.beside.has_value());
+    EXPECT_EQ(c.beside->name, w.gemm);
+    EXPECT_EQ(c.sms, sms_of(w.ub));
+    EXPECT_DOUBLE_EQ(c.gemm_share, w.gemm_share);
+    EXPECT_DOUBLE_EQ(c.tail_share, w.tail_share);
+    EXPECT_EQ(c.beside_weight_grad, std::string_view(w.ub).ends_with("_wgrad"));
+  }
+  // Without sequence parallelism userbuffers do not run (Megatron-LM refuses the pair).
+  LayerParallel no_sp = par(4, false, Recompute::kNone, true);
+  no_sp.tp_comm_overlap = cfgs;
+  for (const TpCollective& c : transformer_layer(sh, no_sp).comm_forward)
+    EXPECT_FALSE(c.beside.has_value()) << c.name;
+}
+
 TEST(Gpt, LayersSplitLikeLlama3) {
   const auto split = split_layers(126, 16);
   EXPECT_EQ(split.front(), 7);

@@ -13,6 +13,7 @@
 #include "sim/cost/topology.h"
 #include "sim/predict/breakdown.h"
 #include "sim/predict/config.h"
+#include "sim/predict/search.h"
 #include "sim/predict/simulate.h"
 #include "sim/predict/workload_costs.h"
 
@@ -114,6 +115,99 @@ TEST(PredictTpOverlap, WithTheWeightGradientApartTheReduceScatterRunsAlone) {
   EXPECT_NEAR(exposed_tp_seconds(s.tp_backward, s.input_grad, compute, pricer, true), beside,
               1e-12);
   EXPECT_GT(alone, beside);
+}
+
+// The same on Megatron-core, whose profile carries Transformer Engine's userbuffers settings.
+json tp8_core(bool userbuffers) {
+  json j = tp8();
+  j["framework"] = "megatron-core-2024";
+  j["options"]["tp_comm_overlap"] = userbuffers;
+  return j;
+}
+
+std::string error_of(const json& j) {
+  try {
+    parse_config(j, "cfg.json");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PredictTpOverlap, UserbuffersNeedSequenceParallelismAndAProfileThatHasThem) {
+  EXPECT_EQ(error_of(tp8_core(true)), "");
+  json j = tp8_core(true);
+  j["options"]["sequence_parallel"] = false;
+  EXPECT_NE(error_of(j).find("cfg.json: key 'options.tp_comm_overlap': needs "
+                             "options.sequence_parallel true and mesh.tp > 1"),
+            std::string::npos)
+      << error_of(j);
+  j = tp8_core(true);
+  j["mesh"] = {{"dp", 8}};
+  EXPECT_NE(error_of(j).find("key 'options.tp_comm_overlap': needs"), std::string::npos);
+  j = tp8_core(true);
+  j["framework"] = "megatron-2022";
+  EXPECT_NE(error_of(j).find("key 'options.tp_comm_overlap': framework 'megatron-2022' has no "
+                             "userbuffers overlap"),
+            std::string::npos)
+      << error_of(j);
+}
+
+TEST(PredictTpOverlap, UserbuffersHideTheForwardsCollectivesToo) {
+  // With the backward's async collectives alone (off) against every collective of the layer
+  // beside a GEMM (on): the tp term shrinks, the GEMMs stay, the step shortens by as much.
+  const Summary off = simulate(parse_config(tp8_core(false), "cfg.json"), {}).summary;
+  const PredictConfig c = parse_config(tp8_core(true), "cfg.json");
+  const Summary on = simulate(c, {}).summary;
+  const double saved =
+      off.breakdown.busy[Term::kTpCommunication] - on.breakdown.busy[Term::kTpCommunication];
+  EXPECT_GT(saved, 0);
+  EXPECT_NEAR(saved, off.step_time_s - on.step_time_s, 1e-6);
+  EXPECT_DOUBLE_EQ(off.breakdown.busy[Term::kGemm], on.breakdown.busy[Term::kGemm]);
+  // A pipelined reduce-scatter leaves its last chunk (1/4) after the GEMM and overlaps 3/4 of
+  // each: priced as such in the forward.
+  const WorkloadCosts w = workload_costs(c);
+  const cost::Hardware& hw = cost::find_hardware("h100-sxm");
+  const cost::ComputeModel compute(hw, c.precision);
+  const CommPricer pricer(hw, cost::Topology(c.mesh, 1, hw.devices_per_node), 1, nullptr);
+  const model::StageCost& s = w.stages[0];
+  double want = 0;
+  int pipelined = 0;
+  for (const model::TpCollective& col : s.tp_forward) {
+    const double m = pricer.seconds(col);
+    if (!col.beside) {
+      want += m;
+      continue;
+    }
+    const double g = compute.op_seconds(*col.beside);
+    const double share = pricer.sm_share(col.sms);
+    if (col.tail_share > 0) {
+      ++pipelined;
+      EXPECT_DOUBLE_EQ(col.tail_share, 0.25);
+      EXPECT_EQ(col.sms, 16);
+      want += beside_gemm_seconds(0.75 * m, 0.75 * g, share) + 0.25 * m;
+    } else {
+      EXPECT_EQ(col.sms, 1);  // a ring exchange
+      want += beside_gemm_seconds(m, g * 7 / 8, share);
+    }
+  }
+  EXPECT_EQ(pipelined, 2 * 4);  // proj and fc2 in each of 4 layers
+  EXPECT_NEAR(exposed_tp_seconds(s.tp_forward, s.forward, compute, pricer, false), want, 1e-12);
+}
+
+TEST(PredictTpOverlap, SearchKeepsUserbuffersOnlyWhereSequenceParallelismRuns) {
+  // --search tries meshes without tp too; there the option is off, as the config parser would
+  // require, and each candidate simulates.
+  const PredictConfig c = parse_config(tp8_core(true), "cfg.json");
+  SearchOptions o;
+  o.gpus = 8;
+  int with = 0, without = 0;
+  for (const PredictConfig& k : search_space(c, o)) {
+    EXPECT_EQ(k.tp_comm_overlap, k.mesh.tp > 1) << k.mesh.tp;
+    (k.tp_comm_overlap ? with : without) += 1;
+  }
+  EXPECT_GT(with, 0);
+  EXPECT_GT(without, 0);
 }
 
 }  // namespace
