@@ -16,6 +16,7 @@
 #include "sim/predict/search.h"
 #include "sim/predict/simulate.h"
 #include "sim/predict/workload_costs.h"
+#include "tests/sim/config_error.h"
 
 namespace meshscope::predict {
 namespace {
@@ -125,14 +126,7 @@ json tp8_core(bool userbuffers) {
   return j;
 }
 
-std::string error_of(const json& j) {
-  try {
-    parse_config(j, "cfg.json");
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(PredictTpOverlap, UserbuffersNeedSequenceParallelismAndAProfileThatHasThem) {
   EXPECT_EQ(error_of(tp8_core(true)), "");
