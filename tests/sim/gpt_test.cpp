@@ -30,6 +30,13 @@ LayerParallel par(int tp, bool sp, Recompute r, bool flash) {
   return p;
 }
 
+// The collective named `name` among `cs`, or null.
+const TpCollective* find(const std::vector<TpCollective>& cs, const std::string& name) {
+  const auto it =
+      std::find_if(cs.begin(), cs.end(), [&](const TpCollective& c) { return c.name == name; });
+  return it == cs.end() ? nullptr : &*it;
+}
+
 TEST(Gpt, ModelFlopsAreMegatrons) {
   // Narayanan et al. 2021: 72 B s L h^2 (1 + s / 6h + V / 12 L h) per iteration.
   const GptSpec g = gpt3();
@@ -184,11 +191,6 @@ TEST(Gpt, MegatronsColumnParallelBackwardRunsItsCollectivesBesideTheGemms) {
   // the same linear, and under sequence parallelism the split input gathered again beside the
   // input-gradient GEMM.
   TransformerShape sh{4096, 32, 32, 0, false, 0, 1, 0};
-  auto find = [](const std::vector<TpCollective>& cs, const std::string& name) {
-    const auto it =
-        std::find_if(cs.begin(), cs.end(), [&](const TpCollective& c) { return c.name == name; });
-    return it == cs.end() ? nullptr : &*it;
-  };
   LayerParallel on = par(4, true, Recompute::kNone, true);
   on.tp_backward_overlap = true;
   const LayerCost sp = transformer_layer(sh, on);
@@ -210,8 +212,11 @@ TEST(Gpt, MegatronsColumnParallelBackwardRunsItsCollectivesBesideTheGemms) {
     EXPECT_FALSE(again->beside_weight_grad);
   }
   // The row-parallel linears' backward gathers feed their own input-gradient GEMM: alone.
-  EXPECT_FALSE(find(sp.comm_backward, "attn.tp_out")->beside.has_value());
-  EXPECT_FALSE(find(sp.comm_backward, "mlp.tp_out")->beside.has_value());
+  for (const char* exit : {"attn.tp_out", "mlp.tp_out"}) {
+    const TpCollective* gather = find(sp.comm_backward, exit);
+    ASSERT_NE(gather, nullptr) << exit;
+    EXPECT_FALSE(gather->beside.has_value()) << exit;
+  }
   // Without sequence parallelism: the all-reduce beside the weight gradient, nothing gathered.
   LayerParallel no_sp = par(4, false, Recompute::kNone, true);
   no_sp.tp_backward_overlap = true;
@@ -246,12 +251,6 @@ TEST(Gpt, UserbuffersPutEveryTpCollectiveOfALayerBesideAGemm) {
   LayerParallel p = par(4, true, Recompute::kNone, true);
   p.tp_comm_overlap = cfgs;
   const LayerCost L = transformer_layer(sh, p);
-  auto find = [](const std::vector<TpCollective>& cs, const std::string& name) {
-    const auto it =
-        std::find_if(cs.begin(), cs.end(), [&](const TpCollective& c) { return c.name == name; });
-    EXPECT_NE(it, cs.end()) << name;
-    return *it;
-  };
   auto sms_of = [&](std::string_view gemm) {
     const auto at = std::find(kTpOverlapGemms.begin(), kTpOverlapGemms.end(), gemm);
     return cfgs[static_cast<size_t>(at - kTpOverlapGemms.begin())].num_sm;
@@ -275,7 +274,9 @@ TEST(Gpt, UserbuffersPutEveryTpCollectiveOfALayerBesideAGemm) {
                          {false, "mlp.tp_in.regather", "mlp.fc1.dgrad", "fc1_dgrad", 1, 0},
                          {false, "mlp.tp_in", "mlp.fc1.wgrad", "fc1_wgrad", 1, 0}}) {
     SCOPED_TRACE(w.ub);
-    const TpCollective c = find(w.forward ? L.comm_forward : L.comm_backward, w.collective);
+    const TpCollective* found = find(w.forward ? L.comm_forward : L.comm_backward, w.collective);
+    ASSERT_NE(found, nullptr);
+    const TpCollective& c = *found;
     ASSERT_TRUE(c.beside.has_value());
     EXPECT_EQ(c.beside->name, w.gemm);
     EXPECT_EQ(c.sms, sms_of(w.ub));

@@ -1,6 +1,8 @@
-// A framework profile's tp_backward_overlap: Megatron-LM's column-parallel backward runs its
-// input-gradient collective beside the weight-gradient GEMM and gathers its split input again
-// beside the input-gradient GEMM; what that leaves on the compute stream, in B and in I alone.
+// Tensor-parallel collectives beside GEMMs: a framework profile's tp_backward_overlap
+// (Megatron-LM's column-parallel backward runs its input-gradient collective beside the
+// weight-gradient GEMM and gathers its split input again beside the input-gradient GEMM) and
+// options.tp_comm_overlap (Transformer Engine's userbuffers); what each leaves on the compute
+// stream, in B and in I alone.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -8,11 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/cost/compute_model.h"
-#include "sim/cost/hardware.h"
-#include "sim/cost/topology.h"
 #include "sim/predict/breakdown.h"
 #include "sim/predict/config.h"
+#include "sim/predict/resolved.h"
 #include "sim/predict/search.h"
 #include "sim/predict/simulate.h"
 #include "sim/predict/workload_costs.h"
@@ -71,14 +71,12 @@ TEST(PredictTpOverlap, TheBackwardHidesTheInputGradientsReduceScatterBehindTheWe
   // The saving, priced from the layer's own collectives and GEMMs: each layer's two reduce-
   // scatters run beside their weight-gradient GEMMs, its two gathers again beside the input-
   // gradient GEMMs, on every microbatch.
-  const WorkloadCosts w = workload_costs(beside_config);
-  const cost::Hardware& hw = cost::find_hardware("h100-sxm");
-  const cost::ComputeModel compute(hw, beside_config.precision);
-  const cost::Topology topo(beside_config.mesh, 1, hw.devices_per_node);
-  const CommPricer pricer(hw, topo, 1, nullptr);
+  const Resolved r(beside_config, nullptr);  // the stages, compute model and pricer simulate uses
+  const cost::ComputeModel& compute = r.compute;
+  const CommPricer& pricer = r.pricer;
   double per_microbatch = 0;
   int pairs = 0;
-  for (const model::TpCollective& c : w.stages[0].tp_backward) {
+  for (const model::TpCollective& c : r.w.stages[0].tp_backward) {
     if (!c.beside) continue;
     ++pairs;
     const double s = pricer.seconds(c);
@@ -96,12 +94,10 @@ TEST(PredictTpOverlap, WithTheWeightGradientApartTheReduceScatterRunsAlone) {
   json j = tp8();
   j["framework"] = profile(true);
   const PredictConfig c = parse_config(j, "cfg.json");
-  const WorkloadCosts w = workload_costs(c);
-  const cost::Hardware& hw = cost::find_hardware("h100-sxm");
-  const cost::ComputeModel compute(hw, c.precision);
-  const cost::Topology topo(c.mesh, 1, hw.devices_per_node);
-  const CommPricer pricer(hw, topo, 1, nullptr);
-  const model::StageCost& s = w.stages[0];
+  const Resolved r(c, nullptr);
+  const cost::ComputeModel& compute = r.compute;
+  const CommPricer& pricer = r.pricer;
+  const model::StageCost& s = r.w.stages[0];
   double alone = 0, beside = 0;
   for (const model::TpCollective& col : s.tp_backward) {
     const double t = pricer.seconds(col);
@@ -160,11 +156,10 @@ TEST(PredictTpOverlap, UserbuffersHideTheForwardsCollectivesToo) {
   EXPECT_DOUBLE_EQ(off.breakdown.busy[Term::kGemm], on.breakdown.busy[Term::kGemm]);
   // A pipelined reduce-scatter leaves its last chunk (1/4) after the GEMM and overlaps 3/4 of
   // each: priced as such in the forward.
-  const WorkloadCosts w = workload_costs(c);
-  const cost::Hardware& hw = cost::find_hardware("h100-sxm");
-  const cost::ComputeModel compute(hw, c.precision);
-  const CommPricer pricer(hw, cost::Topology(c.mesh, 1, hw.devices_per_node), 1, nullptr);
-  const model::StageCost& s = w.stages[0];
+  const Resolved r(c, nullptr);
+  const cost::ComputeModel& compute = r.compute;
+  const CommPricer& pricer = r.pricer;
+  const model::StageCost& s = r.w.stages[0];
   double want = 0;
   int pipelined = 0;
   for (const model::TpCollective& col : s.tp_forward) {
@@ -191,7 +186,7 @@ TEST(PredictTpOverlap, UserbuffersHideTheForwardsCollectivesToo) {
 
 TEST(PredictTpOverlap, SearchKeepsUserbuffersOnlyWhereSequenceParallelismRuns) {
   // --search tries meshes without tp too; there the option is off, as the config parser would
-  // require, and each candidate simulates.
+  // require.
   const PredictConfig c = parse_config(tp8_core(true), "cfg.json");
   SearchOptions o;
   o.gpus = 8;
