@@ -25,6 +25,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "flash_attention",
                                                     "softmax",
                                                     "elementwise_passes",
+                                                    "elementwise_backward_passes",
                                                     "grad_reduce",
                                                     "param_gather",
                                                     "recompute",
@@ -62,11 +63,12 @@ Enum enum_of(const json& j, const std::string& key, const std::array<std::string
   return static_cast<Enum>(it - names.begin());
 }
 
-double passes_of(const json& j, const std::string& key, const std::string& where, double def) {
+double passes_of(const json& j, const std::string& key, const std::string& where, double def,
+                 const std::string& prefix = "elementwise_passes.") {
   if (!j.contains(key)) return def;
   const json& v = j.at(key);
   if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 100)
-    fail(where, "elementwise_passes." + key, "must be a number in [0, 100]");
+    fail(where, prefix + key, "must be a number in [0, 100]");
   return v.get<double>();
 }
 
@@ -188,6 +190,17 @@ Framework parse_framework(const json& j, const std::string& where) {
     f.passes.residual = passes_of(p, "residual", where, f.passes.residual);
     f.passes.rope = passes_of(p, "rope", where, f.passes.rope);
     f.passes.softmax = passes_of(p, "softmax", where, f.passes.softmax);
+  }
+  if (j.contains("elementwise_backward_passes")) {
+    const json& p = j.at("elementwise_backward_passes");
+    const std::string prefix = "elementwise_backward_passes.";
+    traces::require_known_keys(p, {"norm", "activation", "residual", "rope", "softmax"}, where,
+                               prefix);
+    f.passes.norm_grad = passes_of(p, "norm", where, f.passes.norm_grad, prefix);
+    f.passes.activation_grad = passes_of(p, "activation", where, f.passes.activation_grad, prefix);
+    f.passes.residual_grad = passes_of(p, "residual", where, f.passes.residual_grad, prefix);
+    f.passes.rope_grad = passes_of(p, "rope", where, f.passes.rope_grad, prefix);
+    f.passes.softmax_grad = passes_of(p, "softmax", where, f.passes.softmax_grad, prefix);
   }
   f.grad_reduce = enum_of(j, "grad_reduce", kOverlapNames, where, Overlap::kExposed);
   f.param_gather = enum_of(j, "param_gather", kOverlapNames, where, Overlap::kExposed);

@@ -116,7 +116,7 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
           elementwise("final_norm", OpKind::kNorm, T * h * rep, e, 5, par.passes.norm));
       OpCost norm_grad = c.forward.back();
       norm_grad.name = "final_norm.grad";
-      norm_grad.bytes *= backward_bytes_factor(norm_grad);
+      norm_grad.bytes *= backward_bytes_factor(norm_grad, par.passes);
       c.input_grad.push_back(norm_grad);
       if (sp) {
         c.tp_forward.push_back(tp_comm("logits.tp_in", CommOp::kAllGather, T * h * e));

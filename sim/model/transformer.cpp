@@ -44,10 +44,24 @@ TpCollective comm(const char* name, CommOp op, CommAxis axis, double bytes,
 
 }  // namespace
 
-double backward_bytes_factor(const OpCost& op) {
-  const bool passes_through =
-      op.name.find("residual") != std::string::npos || op.name == "attn.rope";
-  return passes_through ? 1.0 : 1.5;
+double backward_bytes_factor(const OpCost& op, const ElementwisePasses& p) {
+  const bool residual = op.name.find("residual") != std::string::npos;
+  const bool rope = op.name == "attn.rope";
+  const bool act = op.name.ends_with(".act");
+  // The op's forward and gradient counts in the profile (none for the embedding and the like).
+  std::pair<double, double> counts{0, -1};
+  if (op.kind == OpKind::kNorm)
+    counts = {p.norm, p.norm_grad};
+  else if (residual)
+    counts = {p.residual, p.residual_grad};
+  else if (rope)
+    counts = {p.rope, p.rope_grad};
+  else if (op.name == "attn.softmax")
+    counts = {p.softmax, p.softmax_grad};
+  else if (act)
+    counts = {p.activation, p.activation_grad};
+  if (counts.second >= 0 && counts.first > 0) return counts.second / counts.first;
+  return residual || rope ? 1.0 : 1.5;
 }
 
 std::optional<Recompute> parse_recompute(std::string_view s) {
@@ -258,15 +272,16 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   fwd.push_back(
       elementwise("mlp.dropout_residual", OpKind::kElementwise, Tr * h, e, 2, pass.residual));
 
-  // Backward of the elementwise ops (the softmax's too), from first principles: a pointwise or
-  // normalising op's gradient reads the saved tensor and the incoming gradient and writes its own,
-  // 3 accesses where the forward made 2; a residual add passes its gradient through and adds the
-  // branch's (as many bytes as its forward); a rotary embedding rotates the gradient back (same).
+  // Backward of the elementwise ops (the softmax's too): the profile's count where it states one,
+  // else from first principles: a pointwise or normalising op's gradient reads the saved tensor
+  // and the incoming gradient and writes its own, 3 accesses where the forward made 2; a residual
+  // add passes its gradient through and adds the branch's (as many bytes as its forward); a rotary
+  // embedding rotates the gradient back (same).
   for (const OpCost& op : fwd)
     if (op.kind == OpKind::kNorm || op.kind == OpKind::kElementwise) {
       OpCost g = op;
       g.name += ".grad";
-      g.bytes *= backward_bytes_factor(op);
+      g.bytes *= backward_bytes_factor(op, pass);
       ig.push_back(g);
     }
   if (par.recompute == Recompute::kSelective && !par.flash_attention) {

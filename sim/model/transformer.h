@@ -24,14 +24,23 @@ constexpr std::string_view name(Recompute r) { return kRecomputeNames[static_cas
 std::optional<Recompute> parse_recompute(std::string_view s);
 
 // Reads + writes of device memory per element of each elementwise op's tensor in one forward
-// pass (a fused op reads its input once and writes its output once: 2); the backward moves as
-// many again. A training framework's fusions set them (sim/cost/frameworks/*.json).
+// pass (a fused op reads its input once and writes its output once: 2), and of its gradient (see
+// backward_bytes_factor). A training framework's fusions set them (sim/cost/frameworks/*.json).
 struct ElementwisePasses {
   double norm = 2;        // layer norm / RMS norm over the hidden state
   double activation = 2;  // GeLU or SwiGLU over the MLP's inner activation
   double residual = 3;    // (bias +) (dropout +) residual add: two reads, one write
   double rope = 0;        // rotary embedding over q and k (models with rotary positions only)
   double softmax = 2;     // attention softmax over the scores, when not flash attention
+  // The same ops' gradients, in the same units (profile key elementwise_backward_passes); a
+  // negative value follows backward_bytes_factor's rule. A stack states its own count where its
+  // backward differs from the rule: autograd running an eager op's pieces one by one, a norm's
+  // weight gradient in a kernel of its own.
+  double norm_grad = -1;
+  double activation_grad = -1;
+  double residual_grad = -1;
+  double rope_grad = -1;
+  double softmax_grad = -1;
 };
 
 // How Transformer Engine's userbuffers run one GEMM of a layer with its tensor-parallel
@@ -140,10 +149,11 @@ struct GemmOps {
 };
 void add_linear(const GemmOps& out, const char* name, int64_t tokens, int64_t in, int64_t out_dim,
                 int element_bytes, int64_t repeat = 1);
-// Bytes of an elementwise op's gradient over its forward's: 1.5 for pointwise and normalising ops
-// (read the saved tensor and the incoming gradient, write one: 3 accesses for the forward's 2), 1
-// for residual adds and rotary embeddings.
-double backward_bytes_factor(const OpCost& op);
+// Bytes of an elementwise op's gradient over its forward's: the profile's gradient count over its
+// forward count where it states one (`passes`' *_grad), else the rule: 1.5 for pointwise and
+// normalising ops (read the saved tensor and the incoming gradient, write one: 3 accesses for the
+// forward's 2), 1 for residual adds and rotary embeddings.
+double backward_bytes_factor(const OpCost& op, const ElementwisePasses& passes);
 // `passes`: reads + writes of each element (2: read once, write once).
 OpCost elementwise(const char* name, OpKind kind, double elements, int element_bytes,
                    double flops_per_element = 1, double passes = 2);

@@ -108,6 +108,12 @@ const std::vector<ProfileFigure>& profile_figures() {
       {.key = "elementwise_passes.residual", .pass = &ElementwisePasses::residual},
       {.key = "elementwise_passes.rope", .pass = &ElementwisePasses::rope},
       {.key = "elementwise_passes.softmax", .pass = &ElementwisePasses::softmax},
+      {.key = "elementwise_backward_passes.norm", .pass = &ElementwisePasses::norm_grad},
+      {.key = "elementwise_backward_passes.activation",
+       .pass = &ElementwisePasses::activation_grad},
+      {.key = "elementwise_backward_passes.residual", .pass = &ElementwisePasses::residual_grad},
+      {.key = "elementwise_backward_passes.rope", .pass = &ElementwisePasses::rope_grad},
+      {.key = "elementwise_backward_passes.softmax", .pass = &ElementwisePasses::softmax_grad},
       {.key = "grad_reduce_bytes", .field = &Framework::grad_reduce_bytes},
       {.key = "sharded_copies.gather", .field = &Framework::gather_copy_bytes},
       {.key = "sharded_copies.reduce", .field = &Framework::reduce_copy_bytes},
@@ -176,10 +182,11 @@ Sensitivity sensitivity(const PredictConfig& config, double fraction,
   std::vector<const Figure*> varied;
   for (const Figure& f : figures())
     if (f.get(*entry) != 0) varied.push_back(&f);
-  // attention_forward_speedup 1 is "one rate for both directions", not a figure.
+  // attention_forward_speedup 1 is "one rate for both directions", not a figure; a gradient count
+  // below 0 is "the rule", not stated.
   std::vector<const ProfileFigure*> varied_profile;
   for (const ProfileFigure& f : profile_figures())
-    if (f.get(profile) != 0 &&
+    if (f.get(profile) > 0 &&
         !(f.field == &cost::Framework::attention_forward_speedup && f.get(profile) == 1))
       varied_profile.push_back(&f);
   const size_t total = 1 + 2 * (varied.size() + varied_profile.size());

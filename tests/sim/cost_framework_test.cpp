@@ -64,6 +64,13 @@ TEST(CostFramework, BadProfilesNameTheKey) {
   EXPECT_NE(error_of({{"name", "x"}, {"elementwise_passes", {{"norm", -1}}}})
                 .find("elementwise_passes.norm"),
             std::string::npos);
+  EXPECT_NE(
+      error_of({{"name", "x"}, {"elementwise_backward_passes", {{"norm", 101}}}})
+          .find("fw.json: key 'elementwise_backward_passes.norm': must be a number in [0, 100]"),
+      std::string::npos);
+  EXPECT_NE(error_of({{"name", "x"}, {"elementwise_backward_passes", {{"layernorm", 5}}}})
+                .find("key 'elementwise_backward_passes.layernorm': unknown key"),
+            std::string::npos);
   EXPECT_NE(error_of({{"name", "x"},
                       {"residuals", {{"a100-80gb", {{"low", 0.2}, {"high", 0.1}, {"rows", 2}}}}}})
                 .find("residuals.a100-80gb"),
@@ -307,6 +314,27 @@ TEST(CostFramework, LossSavedBytesFollowTheTensorsTheLossKeeps) {
     EXPECT_EQ(error_of({{"name", "x"}, {"loss_saved_bytes", bad}}),
               "fw.json: key 'loss_saved_bytes': must be a number of bytes per logit in [0, 16]")
         << bad.dump();
+}
+
+TEST(CostFramework, ElementwiseGradientCountsFollowEachStacksBackwardCode) {
+  // Unstated: the rule (a negative count). The eager stacks' RMSNorm runs its backward op by op,
+  // PyTorch's layer norm its weight gradient in a kernel of its own (the profiles' sources).
+  const Framework plain = parse_framework({{"name", "x"}}, "fw.json");
+  EXPECT_LT(plain.passes.norm_grad, 0);
+  EXPECT_LT(plain.passes.activation_grad, 0);
+  for (const char* eager : {"torchtitan", "fms-fsdp"}) {
+    EXPECT_DOUBLE_EQ(find_framework(eager).passes.norm, 18) << eager;
+    EXPECT_DOUBLE_EQ(find_framework(eager).passes.norm_grad, 46) << eager;
+    EXPECT_DOUBLE_EQ(find_framework(eager).passes.activation_grad, 4.5) << eager;
+  }
+  EXPECT_DOUBLE_EQ(find_framework("llm-foundry").passes.norm_grad, 5);
+  EXPECT_DOUBLE_EQ(find_framework("flash-attn-training").passes.norm_grad, 8.5);
+  for (const char* fused : {"megatron-2022", "megatron-core-2024", "llama3-2024"})
+    EXPECT_LT(find_framework(fused).passes.norm_grad, 0) << fused;
+  const Framework half = parse_framework(
+      {{"name", "x"}, {"elementwise_backward_passes", {{"activation", 3}}}}, "fw.json");
+  EXPECT_DOUBLE_EQ(half.passes.activation_grad, 3);
+  EXPECT_LT(half.passes.norm_grad, 0);  // an absent key keeps the rule
 }
 
 TEST(CostFramework, EveryKeyAProfileMayHoldIsDocumented) {

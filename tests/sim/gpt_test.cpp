@@ -291,6 +291,59 @@ TEST(Gpt, UserbuffersPutEveryTpCollectiveOfALayerBesideAGemm) {
     EXPECT_FALSE(c.beside.has_value()) << c.name;
 }
 
+// Each elementwise op's gradient moves the profile's count where it states one, else the rule: 1.5
+// times the forward for norms and activations, as much as the forward for residual adds and rotary
+// embeddings. torchtitan's eager RMSNorm is 18 passes forward and 46 back (its profile's sources).
+TEST(Gpt, ElementwiseGradientsMoveTheProfilesCountElseTheRule) {
+  TransformerShape sh{4096, 32, 8, 14336, true, 0, 1, 0, true};
+  LayerParallel p = par(1, false, Recompute::kNone, true);
+  p.passes.norm = 18;
+  p.passes.activation = 2.5;
+  p.passes.rope = 10;
+  auto bytes = [](const std::vector<OpCost>& ops, const std::string& name) {
+    const auto it =
+        std::find_if(ops.begin(), ops.end(), [&](const OpCost& o) { return o.name == name; });
+    return it == ops.end() ? -1.0 : it->bytes;
+  };
+  const LayerCost rule = transformer_layer(sh, p);
+  EXPECT_DOUBLE_EQ(bytes(rule.input_grad, "ln1.grad"), 1.5 * bytes(rule.forward, "ln1"));
+  EXPECT_DOUBLE_EQ(bytes(rule.input_grad, "mlp.act.grad"), 1.5 * bytes(rule.forward, "mlp.act"));
+  EXPECT_DOUBLE_EQ(bytes(rule.input_grad, "attn.rope.grad"), bytes(rule.forward, "attn.rope"));
+  EXPECT_DOUBLE_EQ(bytes(rule.input_grad, "mlp.dropout_residual.grad"),
+                   bytes(rule.forward, "mlp.dropout_residual"));
+
+  p.passes.norm_grad = 46;
+  p.passes.activation_grad = 4.5;
+  p.passes.rope_grad = 20;
+  const LayerCost stated = transformer_layer(sh, p);
+  for (const char* norm : {"ln1", "ln2"})
+    EXPECT_DOUBLE_EQ(bytes(stated.input_grad, std::string(norm) + ".grad"),
+                     bytes(stated.forward, norm) * 46 / 18)
+        << norm;
+  EXPECT_DOUBLE_EQ(bytes(stated.input_grad, "mlp.act.grad"),
+                   bytes(stated.forward, "mlp.act") * 4.5 / 2.5);
+  EXPECT_DOUBLE_EQ(bytes(stated.input_grad, "attn.rope.grad"),
+                   2 * bytes(stated.forward, "attn.rope"));
+  // Unstated: the rule still.
+  EXPECT_DOUBLE_EQ(bytes(stated.input_grad, "attn.dropout_residual.grad"),
+                   bytes(stated.forward, "attn.dropout_residual"));
+  // The forward and what the backward saves do not change.
+  EXPECT_DOUBLE_EQ(bytes(stated.forward, "ln1"), bytes(rule.forward, "ln1"));
+  EXPECT_EQ(stated.activation_bytes, rule.activation_bytes);
+
+  // The model's last norm follows its layers' count.
+  GptSpec g = gpt3();
+  g.layers = 2;
+  LayerParallel q = par(1, false, Recompute::kNone, true);
+  q.passes.norm = 18;
+  const GptModel plain = build_gpt(g, q, 1);
+  q.passes.norm_grad = 46;
+  const GptModel eager = build_gpt(g, q, 1);
+  auto last = [](const GptModel& m) -> const StageCost& { return m.stages.back().cost; };
+  EXPECT_DOUBLE_EQ(bytes(last(eager).input_grad, "final_norm.grad"),
+                   bytes(last(plain).input_grad, "final_norm.grad") * 46 / 27);
+}
+
 TEST(Gpt, LayersSplitLikeLlama3) {
   const auto split = split_layers(126, 16);
   EXPECT_EQ(split.front(), 7);
