@@ -1,5 +1,6 @@
 #include "cli/predict_sensitivity.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -38,11 +39,15 @@ bool capped(const predict::FigureSensitivity& f, double fraction) {
 std::string table(const std::vector<predict::FigureSensitivity>& figures, double fraction,
                   double step_time_s, bool& unnamed) {
   const double pct = 100 * fraction;
+  // The figure column as wide as its longest name (33 at least, the catalog's).
+  int name_width = 33;
+  for (const predict::FigureSensitivity& f : figures)
+    name_width = std::max(name_width, static_cast<int>(f.figure.size()));
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "  %-33s %10s %9s  %9s  %-10s %s\n", "figure", "value",
-                ("-" + fmt("%.0f", pct) + "%").c_str(), ("+" + fmt("%.0f", pct) + "%").c_str(),
-                "basis", "source");
+  std::snprintf(line, sizeof line, "  %-*s %10s %9s  %9s  %-10s %s\n", name_width, "figure",
+                "value", ("-" + fmt("%.0f", pct) + "%").c_str(),
+                ("+" + fmt("%.0f", pct) + "%").c_str(), "basis", "source");
   out += line;
   std::vector<std::string> quiet;
   bool any_capped = false;
@@ -56,8 +61,8 @@ std::string table(const std::vector<predict::FigureSensitivity>& figures, double
                               : f.assumption   ? "assumption"
                                                : "source";
     any_capped = any_capped || capped(f, fraction);
-    std::snprintf(line, sizeof line, "  %-33s %10.4g %10s %10s %-10s %s\n", f.figure.c_str(),
-                  f.value, change(f.step_time_s_low, step_time_s, false).c_str(),
+    std::snprintf(line, sizeof line, "  %-*s %10.4g %10s %10s %-10s %s\n", name_width,
+                  f.figure.c_str(), f.value, change(f.step_time_s_low, step_time_s, false).c_str(),
                   change(f.step_time_s_high, step_time_s, capped(f, fraction)).c_str(),
                   basis.c_str(), cut(f.source, 70).c_str());
     out += line;

@@ -107,6 +107,14 @@ TEST(PredictSensitivity, EachProfileRowIsTheStepWithThatNumberChangedInTheProfil
   // The profile's choices are not numbers, and a speedup of 1 is "one rate for both".
   for (const FigureSensitivity& f : s.profile_figures)
     EXPECT_NE(f.figure, "attention_forward_speedup");
+  // A gradient count the profile states is a number too; one it leaves to the rule is not.
+  const auto named = [](const Sensitivity& in, const std::string& key) {
+    return std::any_of(in.profile_figures.begin(), in.profile_figures.end(),
+                       [&](const FigureSensitivity& f) { return f.figure == key; });
+  };
+  EXPECT_TRUE(named(s, "elementwise_backward_passes.norm"));
+  EXPECT_FALSE(
+      named(sensitivity(shipped("korthikanti-22b.json"), 0.1), "elementwise_backward_passes.norm"));
 }
 
 // What a run does not use, or what its config states itself, moves nothing.
