@@ -41,6 +41,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "p2p_scatter_gather",
                                                     "p2p_blocking",
                                                     "tp_backward_overlap",
+                                                    "qkv_split_grad",
                                                     "tp_comm_overlap"};
 
 using nlohmann::json;
@@ -236,6 +237,11 @@ Framework parse_framework(const json& j, const std::string& where) {
     if (!j.at("tp_backward_overlap").is_boolean())
       fail(where, "tp_backward_overlap", "must be true or false");
     f.tp_backward_overlap = j.at("tp_backward_overlap").get<bool>();
+  }
+  if (j.contains("qkv_split_grad")) {
+    if (!j.at("qkv_split_grad").is_boolean())
+      fail(where, "qkv_split_grad", "must be true or false");
+    f.qkv_split_grad = j.at("qkv_split_grad").get<bool>();
   }
   if (j.contains("tp_comm_overlap"))
     f.tp_comm_overlap = tp_overlap_cfgs(j.at("tp_comm_overlap"), where);

@@ -112,6 +112,12 @@ struct Framework {
   // "tp_backward_overlap"; model::LayerParallel::tp_backward_overlap). False: each tp collective
   // runs alone on the compute stream.
   bool tp_backward_overlap = false;
+  // The attention takes q, k and v as views of the fused projection's output (torch.split or
+  // chunk), so autograd joins their gradients into one with a copy (split's backward, at::cat)
+  // before the projection's backward (profile key "qkv_split_grad";
+  // model::LayerParallel::qkv_split_grad). False: the kernel writes them into one buffer, or the
+  // projections are separate.
+  bool qkv_split_grad = false;
   // Transformer Engine's userbuffers settings for each GEMM of a dense layer, offered to configs
   // that ask for options.tp_comm_overlap (profile key "tp_comm_overlap": TE's ub_cfgs, an entry
   // {"method", "num_sm", "num_splits"} for each of model::kTpOverlapGemms). Empty: not offered.

@@ -284,6 +284,10 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
       g.bytes *= backward_bytes_factor(op, pass);
       ig.push_back(g);
     }
+  // q, k and v were views of one projection output: split's backward joins their gradients.
+  if (par.qkv_split_grad)
+    ig.push_back(elementwise("attn.qkv_split.grad", OpKind::kElementwise,
+                             double(T) * (a + 2 * kv) * d / t, e, 0, 2));
   if (par.recompute == Recompute::kSelective && !par.flash_attention) {
     for (const OpCost& op : fwd)
       if (op.name.rfind("attn.qk", 0) == 0 || op.name.rfind("attn.av", 0) == 0 ||

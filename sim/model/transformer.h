@@ -121,6 +121,10 @@ struct LayerParallel {
   // split, is gathered again beside its input-gradient GEMM (TpCollective::beside). False: they
   // run alone and the input is not gathered again. transformer_layer reads it.
   bool tp_backward_overlap = false;
+  // The q, k and v gradients are joined into the fused qkv projection's output gradient by a copy
+  // (split's backward: read and write (heads + 2 kv heads) x head_dim per token), an op of the
+  // input gradient's. transformer_layer reads it.
+  bool qkv_split_grad = false;
   // Transformer Engine's userbuffers overlap every tp collective of a dense layer with a GEMM
   // (with sequence parallelism only, as Megatron-LM requires): each as its entry in
   // kTpOverlapGemms order says. Empty: off.

@@ -337,6 +337,19 @@ TEST(CostFramework, ElementwiseGradientCountsFollowEachStacksBackwardCode) {
   EXPECT_LT(half.passes.norm_grad, 0);  // an absent key keeps the rule
 }
 
+TEST(CostFramework, QkvSplitGradientsFollowEachStacksAttentionCode) {
+  // Megatron-LM and MPT split one projection's output; megatron-core's TE split returns the
+  // gradients' shared buffer; flash-attention packs qkv; torchtitan projects q, k, v apart.
+  EXPECT_FALSE(parse_framework({{"name", "x"}}, "fw.json").qkv_split_grad);
+  EXPECT_TRUE(find_framework("megatron-2022").qkv_split_grad);
+  EXPECT_TRUE(find_framework("llm-foundry").qkv_split_grad);
+  for (const char* name : {"megatron-core-2024", "flash-attn-training", "torchtitan", "fms-fsdp"})
+    EXPECT_FALSE(find_framework(name).qkv_split_grad) << name;
+  EXPECT_NE(error_of({{"name", "x"}, {"qkv_split_grad", "yes"}})
+                .find("fw.json: key 'qkv_split_grad': must be true or false"),
+            std::string::npos);
+}
+
 TEST(CostFramework, EveryKeyAProfileMayHoldIsDocumented) {
   // docs/ACCURACY.md's "Framework profiles" table is the profiles' key reference (docs/CONFIG.md
   // points there); a key the parser accepts but the table lacks is a key no user can look up.

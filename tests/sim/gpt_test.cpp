@@ -344,6 +344,25 @@ TEST(Gpt, ElementwiseGradientsMoveTheProfilesCountElseTheRule) {
                    bytes(last(plain).input_grad, "final_norm.grad") * 46 / 27);
 }
 
+// A stack whose attention splits one qkv projection's output joins the three gradients with a copy
+// in the backward (split's backward, at::cat): read and written once, (heads + 2 kv heads) x
+// head_dim / tp per token. The forward's split is a view: nothing there.
+TEST(Gpt, SplittingOneQkvProjectionCopiesItsGradientsTogether) {
+  TransformerShape sh{4096, 32, 8, 14336, true, 0, 1, 0, true};
+  LayerParallel p = par(2, false, Recompute::kNone, true);
+  const LayerCost apart = transformer_layer(sh, p);
+  p.qkv_split_grad = true;
+  const LayerCost split = transformer_layer(sh, p);
+  ASSERT_EQ(split.input_grad.size(), apart.input_grad.size() + 1);
+  const auto it = std::find_if(split.input_grad.begin(), split.input_grad.end(),
+                               [](const OpCost& o) { return o.name == "attn.qkv_split.grad"; });
+  ASSERT_NE(it, split.input_grad.end());
+  const double tokens = 2048, width = (32 + 2 * 8) * 128 / 2;
+  EXPECT_DOUBLE_EQ(it->bytes, 2 * 2 * tokens * width);  // bf16, read + write
+  EXPECT_EQ(split.forward.size(), apart.forward.size());
+  EXPECT_EQ(split.activation_bytes, apart.activation_bytes);
+}
+
 TEST(Gpt, LayersSplitLikeLlama3) {
   const auto split = split_layers(126, 16);
   EXPECT_EQ(split.front(), 7);

@@ -42,9 +42,9 @@ struct Row {
 // flash-attention training/README.md (tokens/s on 8 GPUs).
 const std::vector<Row>& rows() {
   static const std::vector<Row> r = {
-      {"korthikanti-22b.json", Metric::kStepSeconds, 1.10, 0.05},
+      {"korthikanti-22b.json", Metric::kStepSeconds, 1.10, 0.04},
       {"korthikanti-175b.json", Metric::kStepSeconds, 13.75, 0.01},
-      {"korthikanti-530b.json", Metric::kStepSeconds, 37.83, 0.01},
+      {"korthikanti-530b.json", Metric::kStepSeconds, 37.83, 0.02},
       {"korthikanti-1t.json", Metric::kStepSeconds, 71.49, 0.02},
       // Interleaved, V = 8 (the paper's section 3.3.2). With 32 microbatches per DP group the model
       // prices Megatron's interleaved warm-up (143 chunks in flight on rank 1), 86.9 GiB: more than
@@ -53,17 +53,17 @@ const std::vector<Row>& rows() {
       {"llama3-405b.json", Metric::kTflopsPerGpu, 430, 0.14, false},
       {"llama3-405b-16k.json", Metric::kTflopsPerGpu, 400, 0.13},
       {"llmfoundry-mpt1b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 20513, 0.09},
-      {"llmfoundry-mpt3b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 10811, 0.08},
+      {"llmfoundry-mpt3b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 10811, 0.07},
       {"llmfoundry-mpt7b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 4641, 0.07},
-      {"llmfoundry-mpt13b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 2262, 0.07},
-      {"llmfoundry-mpt30b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 916, 0.04},
+      {"llmfoundry-mpt13b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 2262, 0.06},
+      {"llmfoundry-mpt30b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 916, 0.05},
       {"llmfoundry-mpt7b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 3206, 0.06},
       {"llmfoundry-mpt70b-s2048-64xa100.json", Metric::kTokensPerSecondPerGpu, 410, 0.07},
-      {"llmfoundry-mpt7b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 10643, 0.08},
+      {"llmfoundry-mpt7b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 10643, 0.07},
       {"llmfoundry-mpt13b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 4792, 0.06},
-      {"llmfoundry-mpt13b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 4800, 0.10},
-      {"llmfoundry-mpt3b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 20964, 0.04},
-      {"llmfoundry-mpt30b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 2002, 0.04},
+      {"llmfoundry-mpt13b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 4800, 0.09},
+      {"llmfoundry-mpt3b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 20964, 0.03},
+      {"llmfoundry-mpt30b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 2002, 0.03},
       {"torchtitan-llama3-8b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2973, 0.07},
       {"torchtitan-llama3-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 331, 0.12},
       {"torchtitan-llama2-13b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2162, 0.09},
@@ -84,26 +84,26 @@ const std::vector<Row>& rows() {
        true, 1},
       // Held back (docs/ACCURACY.md): added after the last model change and evaluated once; the
       // two torchtitan rows above are held back too.
-      {"llmfoundry-mpt3b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 7695, 0.03, true, 1},
+      {"llmfoundry-mpt3b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 7695, 0.02, true, 1},
       {"llmfoundry-mpt13b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 2060, 0.05, true, 1},
-      {"llmfoundry-mpt1b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 45455, 0.12, true, 1},
+      {"llmfoundry-mpt1b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 45455, 0.11, true, 1},
       {"llmfoundry-mpt7b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 8611, 0.03, true, 1},
       // Held back, second set: added after the sustained-clock change (catalog `sustained`).
-      {"llmfoundry-mpt3b-s2048-16xh100.json", Metric::kTokensPerSecondPerGpu, 24142, 0.08, true, 2},
+      {"llmfoundry-mpt3b-s2048-16xh100.json", Metric::kTokensPerSecondPerGpu, 24142, 0.07, true, 2},
       {"llmfoundry-mpt13b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 4717, 0.03, true, 2},
-      {"llmfoundry-mpt7b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 3684, 0.01, true, 2},
+      {"llmfoundry-mpt7b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 3684, 0.02, true, 2},
       {"llmfoundry-mpt1b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 13814, 0.03, true, 2},
       // Held back, third set: chosen before the ZeRO-3 copy-pass change (framework
       // sharded_copies) and evaluated once after the A100 sustained-share change.
-      {"llmfoundry-mpt3b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 9457, 0.07, true, 3},
+      {"llmfoundry-mpt3b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 9457, 0.06, true, 3},
       {"llmfoundry-mpt1b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 17807, 0.06, true, 3},
       {"llmfoundry-mpt13b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 1795, 0.07, true, 3},
       {"llmfoundry-mpt30b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 814, 0.04, true, 3},
       {"llmfoundry-mpt3b-s8192-8xh100.json", Metric::kTokensPerSecondPerGpu, 16578, 0.03, true, 3},
-      {"llmfoundry-mpt1b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 38535, 0.07, true, 3},
+      {"llmfoundry-mpt1b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 38535, 0.06, true, 3},
       {"llmfoundry-mpt7b-s8192-8xh100.json", Metric::kTokensPerSecondPerGpu, 6935, 0.05, true, 3},
       {"llmfoundry-mpt13b-s2048-32xh100.json", Metric::kTokensPerSecondPerGpu, 4811, 0.09, true, 3},
-      {"llmfoundry-mpt30b-s2048-16xh100.json", Metric::kTokensPerSecondPerGpu, 2263, 0.03, true, 3},
+      {"llmfoundry-mpt30b-s2048-16xh100.json", Metric::kTokensPerSecondPerGpu, 2263, 0.02, true, 3},
       // Held back, fourth set: chosen before the optimizer-step, per-layer ZeRO-3 collective and
       // Megatron optimizer changes, configs committed unevaluated, evaluated once after them.
       {"fmsfsdp-llama2-7b-hsdp-96xh100.json", Metric::kTokensPerSecondPerGpu, 7500, 0.14, true, 4},
@@ -120,16 +120,16 @@ const std::vector<Row>& rows() {
       {"llmfoundry-mpt7b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 1956, 0.15, true, 5},
       {"llmfoundry-mpt7b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 3318, 0.12, true, 5},
       {"llmfoundry-mpt3b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 3262, 0.14, true, 5},
-      {"llmfoundry-mpt3b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 5873, 0.13, true, 5},
+      {"llmfoundry-mpt3b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 5873, 0.14, true, 5},
       {"llmfoundry-mpt3b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 11152, 0.06, true, 5},
-      {"llmfoundry-mpt1b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 5506, 0.13, true, 5},
-      {"llmfoundry-mpt1b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 12025, 0.10, true, 5},
+      {"llmfoundry-mpt1b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 5506, 0.14, true, 5},
+      {"llmfoundry-mpt1b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 12025, 0.11, true, 5},
       {"llmfoundry-mpt1b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 19649, 0.05, true, 5},
-      {"llmfoundry-mpt760m-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 16291, 0.09, true,
+      {"llmfoundry-mpt760m-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 16291, 0.1, true,
        5},
       {"llmfoundry-mpt760m-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 27815, 0.06, true,
        5},
-      {"llmfoundry-mpt70b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 1039, 0.03, true, 5},
+      {"llmfoundry-mpt70b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 1039, 0.02, true, 5},
       {"llmfoundry-mpt70b-s2048-32xh100.json", Metric::kTokensPerSecondPerGpu, 882, 0.04, true, 5},
       // Held back, sixth set: every row of llm-foundry's A100 80GB table at seq >= 16384, chosen by
       // that rule and committed unevaluated (428794a), evaluated once after set 5.
@@ -141,7 +141,7 @@ const std::vector<Row>& rows() {
        6},
       {"llmfoundry-mpt13b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 1431, 0.10, true, 6},
       {"llmfoundry-mpt13b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 1016, 0.13, true, 6},
-      {"llmfoundry-mpt1b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 9956, 0.03, true, 6},
+      {"llmfoundry-mpt1b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 9956, 0.04, true, 6},
       {"llmfoundry-mpt1b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 6275, 0.08, true, 6},
       {"llmfoundry-mpt1b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 3044, 0.15, true, 6},
       {"llmfoundry-mpt350m-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 23559, 0.06, true,
@@ -152,7 +152,7 @@ const std::vector<Row>& rows() {
        6},
       {"llmfoundry-mpt3b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 5529, 0.03, true, 6},
       {"llmfoundry-mpt3b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 3029, 0.11, true, 6},
-      {"llmfoundry-mpt3b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 1767, 0.13, true, 6},
+      {"llmfoundry-mpt3b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 1767, 0.14, true, 6},
       {"llmfoundry-mpt760m-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 14274, 0.04, true,
        6},
       {"llmfoundry-mpt760m-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 8802, 0.09, true,
@@ -161,7 +161,7 @@ const std::vector<Row>& rows() {
        6},
       {"llmfoundry-mpt7b-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 2453, 0.08, true, 6},
       {"llmfoundry-mpt7b-s32768-8xa100.json", Metric::kTokensPerSecondPerGpu, 1672, 0.10, true, 6},
-      {"llmfoundry-mpt7b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 1013, 0.11, true, 6},
+      {"llmfoundry-mpt7b-s65536-8xa100.json", Metric::kTokensPerSecondPerGpu, 1013, 0.12, true, 6},
       // Set 7: Table 4's third row (CP 16, seq 131,072), the one the development set lacks,
       // committed unevaluated (0652271). Its TFLOP/s are compared as the other rows' are, with
       // the attention counted over the full seq x seq (docs/ACCURACY.md, set 7: counted causally,
@@ -175,11 +175,11 @@ const std::vector<Row>& rows() {
 constexpr int kHeldBackSets = 7;
 
 // How many of the 58 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 20;
+constexpr int kHeldBackInsideTheirRange = 19;
 // Of them, those longer than every development run behind their range, and how many of those fall
 // inside it nonetheless.
 constexpr int kHeldBackBeyondTheirLongestSequence = 35;
-constexpr int kHeldBackBeyondAndInside = 5;
+constexpr int kHeldBackBeyondAndInside = 4;
 
 struct Result {
   Summary summary;
