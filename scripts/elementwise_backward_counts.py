@@ -7,7 +7,9 @@ SwiGLU, torchtitan's rotary embedding) forward and backward in bf16 on the CPU u
 TorchDispatchMode that logs every aten op autograd dispatches, and sums the bytes each op reads
 (its tensor inputs) and writes (its outputs), views excluded and a broadcast input counted at its
 own size. Prints each op and the totals in bf16-element passes per element of the input, the
-unit of the profiles' elementwise_passes and elementwise_backward_passes. The op sequence of the
+unit of the profiles' elementwise_passes and elementwise_backward_passes. Last, one step of
+torch.optim.AdamW(foreach=True, weight_decay=0.1) and clip_grad_norm_(foreach=True) over fp32
+parameters, in bytes per parameter (the profiles' optimizer_step_bytes: 84 + 12). The op sequence of the
 backward is autograd's (tools/autograd/derivatives.yaml), the same on every device; a CUDA kernel
 that fuses nothing runs one kernel per op. Needs torch (a venv; not a CI dependency):
 
@@ -44,6 +46,9 @@ class PassLog(TorchDispatchMode):
             return out
         ins = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
         outs = [o for o in tree_flatten(out)[0] if isinstance(o, torch.Tensor)]
+        if func.overloadpacket.__name__.endswith("_") and not outs:
+            # An in-place foreach op returns nothing: it writes its first argument's tensors.
+            outs = [t for t in tree_flatten(args[0])[0] if isinstance(t, torch.Tensor)]
         read = sum(tensor_bytes(t) for t in ins)
         written = sum(tensor_bytes(t) for t in outs)
         self.ops.append((func.overloadpacket.__name__, read, written))
@@ -107,3 +112,31 @@ run("SwiGLU silu(gate) * up: 5 and 9 over ffn in the profiles (2.5 and 4.5 over 
 run("rotary embedding (torchtitan apply_rotary_emb) over q: 10 and 10 in the profile (the "
     "frequencies, a q-head's share, not counted there)", rotary_inputs, rotary,
     TOKENS * HEADS * HEAD_DIM)
+
+
+def optimizer_step():
+    n = 1 << 20
+    params = [torch.nn.Parameter(torch.randn(n)) for _ in range(4)]
+    for p in params:
+        p.grad = torch.randn(n)
+    opt = torch.optim.AdamW(params, lr=1e-3, weight_decay=0.1, foreach=True)
+    opt.step()  # the first step makes the moments; the second is every later one
+    for p in params:
+        p.grad = torch.randn(n)
+    print("\nAdamW(foreach=True) step and clip_grad_norm_(foreach=True), fp32: 84 and 12 bytes per "
+          "parameter in the profiles")
+    for label, step in (("AdamW", opt.step),
+                        ("clipping", lambda: torch.nn.utils.clip_grad_norm_(params, 1.0,
+                                                                           foreach=True))):
+        with PassLog() as log:
+            step()
+        total = 0
+        for op, r, w in log.ops:
+            if r + w < n:  # the per-tensor scalars
+                continue
+            total += r + w
+            print(f"  {label:8s} {op:28s} read {r / (4 * n):5.2f} write {w / (4 * n):5.2f} bytes")
+        print(f"  {label} total: {total / (4 * n):.2f} bytes per parameter")
+
+
+optimizer_step()
