@@ -42,6 +42,8 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "p2p_blocking",
                                                     "tp_backward_overlap",
                                                     "qkv_split_grad",
+                                                    "hidden_dropout",
+                                                    "tp_saves_gathered_input",
                                                     "tp_comm_overlap"};
 
 using nlohmann::json;
@@ -242,6 +244,13 @@ Framework parse_framework(const json& j, const std::string& where) {
     if (!j.at("qkv_split_grad").is_boolean())
       fail(where, "qkv_split_grad", "must be true or false");
     f.qkv_split_grad = j.at("qkv_split_grad").get<bool>();
+  }
+  for (const auto& [key, field] :
+       {std::pair{"hidden_dropout", &Framework::hidden_dropout},
+        std::pair{"tp_saves_gathered_input", &Framework::tp_saves_gathered_input}}) {
+    if (!j.contains(key)) continue;
+    if (!j.at(key).is_boolean()) fail(where, key, "must be true or false");
+    f.*field = j.at(key).get<bool>();
   }
   if (j.contains("tp_comm_overlap"))
     f.tp_comm_overlap = tp_overlap_cfgs(j.at("tp_comm_overlap"), where);

@@ -118,6 +118,14 @@ struct Framework {
   // model::LayerParallel::qkv_split_grad). False: the kernel writes them into one buffer, or the
   // projections are separate.
   bool qkv_split_grad = false;
+  // Dropout after the attention and the MLP keeps a 1-byte mask per element for the backward
+  // (profile key "hidden_dropout"; model::LayerParallel::hidden_dropout). False: no dropout, or
+  // p = 0, and no mask.
+  bool hidden_dropout = true;
+  // Under sequence parallelism the qkv and fc1 linears save their all-gathered input (profile key
+  // "tp_saves_gathered_input"; model::LayerParallel::tp_saves_gathered_input). False: Megatron's
+  // split input, gathered again in the backward.
+  bool tp_saves_gathered_input = false;
   // Transformer Engine's userbuffers settings for each GEMM of a dense layer, offered to configs
   // that ask for options.tp_comm_overlap (profile key "tp_comm_overlap": TE's ub_cfgs, an entry
   // {"method", "num_sm", "num_splits"} for each of model::kTpOverlapGemms). Empty: not offered.

@@ -347,13 +347,15 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     act = Td * e * (h + double(a) * d / t + double(kv) * d / t + double(f) / t + h) +
           Td * e * a * d / t + Td * q_heads * 4;
   } else {
-    act += 2 * Tr * h * e;                 // norm inputs
-    act += Tr * h * e;                     // qkv input
-    act += Td * (a + 2 * kv) * d * e / t;  // q, k, v
-    act += Td * h * e / t;                 // proj input
-    act += Tr * h;                         // attention dropout mask
-    act += Tr * h * e;                     // fc1 input
-    act += Tr * h;                         // mlp dropout mask
+    // The qkv and fc1 inputs: split under sequence parallelism unless the stack keeps them
+    // gathered.
+    const double linear_in = par.tp_saves_gathered_input ? Td : Tr;
+    act += 2 * Tr * h * e;                      // norm inputs
+    act += linear_in * h * e;                   // qkv input
+    act += Td * (a + 2 * kv) * d * e / t;       // q, k, v
+    act += Td * h * e / t;                      // proj input
+    act += linear_in * h * e;                   // fc1 input
+    if (par.hidden_dropout) act += 2 * Tr * h;  // the attention's and the MLP's dropout masks
     if (par.flash_attention) {
       act += Td * q_heads * 4;  // softmax statistics
     } else if (par.recompute == Recompute::kNone) {

@@ -125,6 +125,15 @@ struct LayerParallel {
   // (split's backward: read and write (heads + 2 kv heads) x head_dim per token), an op of the
   // input gradient's. transformer_layer reads it.
   bool qkv_split_grad = false;
+  // Dropout after the attention's and the MLP's output (1-byte masks kept for the backward,
+  // Korthikanti et al.'s sbh each). False: the stack has none, or p = 0 (ATen's dropout returns
+  // its input then), and keeps no mask.
+  bool hidden_dropout = true;
+  // Under sequence parallelism the qkv and fc1 inputs are kept gathered (T x h), as a stack whose
+  // linears see the all-gathered input saves it for their weight gradient (PyTorch DTensor's
+  // SequenceParallel + PrepareModuleInput); false: kept split (T/tp x h) and gathered again in the
+  // backward (Megatron-LM).
+  bool tp_saves_gathered_input = false;
   // Transformer Engine's userbuffers overlap every tp collective of a dense layer with a GEMM
   // (with sequence parallelism only, as Megatron-LM requires): each as its entry in
   // kTpOverlapGemms order says. Empty: off.

@@ -337,6 +337,25 @@ TEST(CostFramework, ElementwiseGradientCountsFollowEachStacksBackwardCode) {
   EXPECT_LT(half.passes.norm_grad, 0);  // an absent key keeps the rule
 }
 
+TEST(CostFramework, MemoryKeysFollowEachStacksLayers) {
+  // Dropout masks by default (Megatron's, Korthikanti et al.'s accounting); the stacks without
+  // dropout or at p = 0 keep none. Only torchtitan's DTensor plan saves the gathered tp input.
+  const Framework plain = parse_framework({{"name", "x"}}, "fw.json");
+  EXPECT_TRUE(plain.hidden_dropout);
+  EXPECT_FALSE(plain.tp_saves_gathered_input);
+  for (const char* none : {"torchtitan", "fms-fsdp", "llm-foundry", "llama3-2024"})
+    EXPECT_FALSE(find_framework(none).hidden_dropout) << none;
+  for (const char* with : {"megatron-2022", "megatron-core-2024", "flash-attn-training"})
+    EXPECT_TRUE(find_framework(with).hidden_dropout) << with;
+  EXPECT_TRUE(find_framework("torchtitan").tp_saves_gathered_input);
+  EXPECT_FALSE(find_framework("megatron-core-2024").tp_saves_gathered_input);
+  for (const char* key : {"hidden_dropout", "tp_saves_gathered_input"})
+    EXPECT_NE(error_of({{"name", "x"}, {key, 1}})
+                  .find("fw.json: key '" + std::string(key) + "': must be true or false"),
+              std::string::npos)
+        << key;
+}
+
 TEST(CostFramework, QkvSplitGradientsFollowEachStacksAttentionCode) {
   // Megatron-LM and MPT split one projection's output; megatron-core's TE split returns the
   // gradients' shared buffer; flash-attention packs qkv; torchtitan projects q, k, v apart.

@@ -363,6 +363,32 @@ TEST(Gpt, SplittingOneQkvProjectionCopiesItsGradientsTogether) {
   EXPECT_EQ(split.activation_bytes, apart.activation_bytes);
 }
 
+// Memory follows the stack's layers: no dropout, no masks (2 bytes a token and hidden element per
+// layer); a stack whose tensor-parallel linears see the all-gathered input keeps it whole.
+TEST(Gpt, DropoutMasksAndGatheredInputsFollowTheStack) {
+  TransformerShape sh{4096, 32, 8, 14336, true, 0, 1, 0, true};
+  LayerParallel p = par(4, true, Recompute::kNone, true);
+  const double tokens = 2048, h = 4096, t = 4, e = 2;
+  const int64_t megatron = transformer_layer(sh, p).activation_bytes;
+  p.hidden_dropout = false;
+  const int64_t no_dropout = transformer_layer(sh, p).activation_bytes;
+  EXPECT_EQ(megatron - no_dropout, static_cast<int64_t>(2 * tokens / t * h));
+  p.tp_saves_gathered_input = true;
+  const int64_t gathered = transformer_layer(sh, p).activation_bytes;
+  EXPECT_EQ(gathered - no_dropout, static_cast<int64_t>(2 * (tokens - tokens / t) * h * e));
+  // Without sequence parallelism the inputs are whole either way.
+  LayerParallel q = par(4, false, Recompute::kNone, true);
+  const int64_t whole = transformer_layer(sh, q).activation_bytes;
+  q.tp_saves_gathered_input = true;
+  EXPECT_EQ(transformer_layer(sh, q).activation_bytes, whole);
+  // Full recomputation keeps the layer input only: neither changes it.
+  LayerParallel f = par(4, true, Recompute::kFull, true);
+  const int64_t full = transformer_layer(sh, f).activation_bytes;
+  f.hidden_dropout = false;
+  f.tp_saves_gathered_input = true;
+  EXPECT_EQ(transformer_layer(sh, f).activation_bytes, full);
+}
+
 TEST(Gpt, LayersSplitLikeLlama3) {
   const auto split = split_layers(126, 16);
   EXPECT_EQ(split.front(), 7);
