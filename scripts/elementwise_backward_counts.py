@@ -42,7 +42,7 @@ class PassLog(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        if func.is_view:
+        if func.is_view or func.overloadpacket.__name__ == "_unsafe_view":  # aliases, no copy
             return out
         ins = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
         outs = [o for o in tree_flatten(out)[0] if isinstance(o, torch.Tensor)]
@@ -99,6 +99,13 @@ def rotary(q, freqs):
     return out.type_as(q)
 
 
+def repeat_kv(k):
+    # torchtitan's repeat_kv, 4 query heads a kv head
+    bs, slen, kv_heads, head_dim = k.shape
+    return torch.unsqueeze(k, dim=3).expand(bs, slen, kv_heads, 4, head_dim).reshape(
+        bs, slen, kv_heads * 4, head_dim)
+
+
 def rotary_inputs():
     angles = torch.randn(TOKENS, HEAD_DIM // 2)
     return bf16(1, TOKENS, HEADS, HEAD_DIM), torch.polar(torch.ones_like(angles), angles)
@@ -112,6 +119,9 @@ run("SwiGLU silu(gate) * up: 5 and 9 over ffn in the profiles (2.5 and 4.5 over 
 run("rotary embedding (torchtitan apply_rotary_emb) over q: 10 and 10 in the profile (the "
     "frequencies, a q-head's share, not counted there)", rotary_inputs, rotary,
     TOKENS * HEADS * HEAD_DIM)
+run("repeat_kv (torchtitan; fms's expand + flatten alike), 2 kv heads to 8: (8 + 2) / 8 = 1.25 "
+    "and as much back, per element of the repeated K in the profiles",
+    lambda: (bf16(1, TOKENS, HEADS // 4, HEAD_DIM),), repeat_kv, TOKENS * HEADS * HEAD_DIM)
 
 
 def optimizer_step():

@@ -44,6 +44,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "qkv_split_grad",
                                                     "hidden_dropout",
                                                     "tp_saves_gathered_input",
+                                                    "gqa_expand",
                                                     "tp_comm_overlap"};
 
 using nlohmann::json;
@@ -247,7 +248,8 @@ Framework parse_framework(const json& j, const std::string& where) {
   }
   for (const auto& [key, field] :
        {std::pair{"hidden_dropout", &Framework::hidden_dropout},
-        std::pair{"tp_saves_gathered_input", &Framework::tp_saves_gathered_input}}) {
+        std::pair{"tp_saves_gathered_input", &Framework::tp_saves_gathered_input},
+        std::pair{"gqa_expand", &Framework::gqa_expand}}) {
     if (!j.contains(key)) continue;
     if (!j.at(key).is_boolean()) fail(where, key, "must be true or false");
     f.*field = j.at(key).get<bool>();

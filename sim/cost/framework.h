@@ -126,6 +126,9 @@ struct Framework {
   // "tp_saves_gathered_input"; model::LayerParallel::tp_saves_gathered_input). False: Megatron's
   // split input, gathered again in the backward.
   bool tp_saves_gathered_input = false;
+  // With grouped-query attention, K and V are repeated to the query heads' count before the
+  // attention kernel (profile key "gqa_expand"; model::LayerParallel::gqa_expand).
+  bool gqa_expand = false;
   // Transformer Engine's userbuffers settings for each GEMM of a dense layer, offered to configs
   // that ask for options.tp_comm_overlap (profile key "tp_comm_overlap": TE's ub_cfgs, an entry
   // {"method", "num_sm", "num_splits"} for each of model::kTpOverlapGemms). Empty: not offered.

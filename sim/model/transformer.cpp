@@ -46,7 +46,7 @@ TpCollective comm(const char* name, CommOp op, CommAxis axis, double bytes,
 
 double backward_bytes_factor(const OpCost& op, const ElementwisePasses& p) {
   const bool residual = op.name.find("residual") != std::string::npos;
-  const bool rope = op.name == "attn.rope";
+  const bool rope = op.name == "attn.rope" || op.name == "attn.repeat_kv";
   const bool act = op.name.ends_with(".act");
   // The op's forward and gradient counts in the profile (none for the embedding and the like).
   std::pair<double, double> counts{0, -1};
@@ -186,6 +186,14 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   if (sh.rotary && pass.rope > 0)
     fwd.push_back(elementwise("attn.rope", OpKind::kElementwise, double(T) * (a + kv) * d / t, e, 3,
                               pass.rope));
+  // A kernel without grouped K and V (PyTorch's SDPA before 2.5) gets them repeated to the query
+  // heads' count first: expand + reshape copies them (read kv heads, write heads, for K and V); the
+  // backward sums the copies back, moving as many bytes.
+  const bool expand_kv = par.flash_attention && par.gqa_expand && kv < a;
+  if (expand_kv)
+    fwd.push_back(elementwise("attn.repeat_kv", OpKind::kElementwise, 2.0 * T * a * d / t, e, 0,
+                              static_cast<double>(a + kv) / a));
+  const int64_t kv_seen = expand_kv ? a : kv;  // K and V heads the attention kernel reads
   if (par.flash_attention) {
     OpCost core;
     core.name = "attn.core";
@@ -193,7 +201,7 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     // Causal: half of 4 T s h/t, at the width the kernel computes (its masked columns included).
     const double d_kernel = static_cast<double>(std::max(d, par.attention_head_dim));
     core.flops = 2.0 * T * s * q_heads * d_kernel;
-    core.bytes = e * static_cast<double>(T) * (2 * a + 2 * kv) * d / t;
+    core.bytes = e * static_cast<double>(T) * (2 * a + 2 * kv_seen) * d / t;
     fwd.push_back(core);
     OpCost back = core;
     back.name = "attn.core.grad";
@@ -352,7 +360,7 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     const double linear_in = par.tp_saves_gathered_input ? Td : Tr;
     act += 2 * Tr * h * e;                      // norm inputs
     act += linear_in * h * e;                   // qkv input
-    act += Td * (a + 2 * kv) * d * e / t;       // q, k, v
+    act += Td * (a + 2 * kv_seen) * d * e / t;  // q, k, v (k and v as the kernel saw them)
     act += Td * h * e / t;                      // proj input
     act += linear_in * h * e;                   // fc1 input
     if (par.hidden_dropout) act += 2 * Tr * h;  // the attention's and the MLP's dropout masks

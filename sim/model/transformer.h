@@ -134,6 +134,10 @@ struct LayerParallel {
   // SequenceParallel + PrepareModuleInput); false: kept split (T/tp x h) and gathered again in the
   // backward (Megatron-LM).
   bool tp_saves_gathered_input = false;
+  // With grouped-query attention, the stack repeats K and V to the query heads' count before its
+  // attention kernel (torchtitan's repeat_kv, fms's expand + flatten, for PyTorch's SDPA before
+  // 2.5): a copy each way, and the kernel reads and saves the repeated K and V.
+  bool gqa_expand = false;
   // Transformer Engine's userbuffers overlap every tp collective of a dense layer with a GEMM
   // (with sequence parallelism only, as Megatron-LM requires): each as its entry in
   // kTpOverlapGemms order says. Empty: off.

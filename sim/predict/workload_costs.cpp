@@ -40,6 +40,7 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   par.qkv_split_grad = framework.qkv_split_grad;
   par.hidden_dropout = framework.hidden_dropout;
   par.tp_saves_gathered_input = framework.tp_saves_gathered_input;
+  par.gqa_expand = framework.gqa_expand;
   if (c.tp_comm_overlap) par.tp_comm_overlap = framework.tp_comm_overlap;
   par.loss_forward_bytes = framework.loss_forward_bytes;
   par.loss_backward_bytes = framework.loss_backward_bytes;

@@ -348,8 +348,13 @@ TEST(CostFramework, MemoryKeysFollowEachStacksLayers) {
   for (const char* with : {"megatron-2022", "megatron-core-2024", "flash-attn-training"})
     EXPECT_TRUE(find_framework(with).hidden_dropout) << with;
   EXPECT_TRUE(find_framework("torchtitan").tp_saves_gathered_input);
+  // PyTorch's SDPA took no grouped K and V before 2.5: the torch-native stacks repeat them.
+  EXPECT_FALSE(plain.gqa_expand);
+  EXPECT_TRUE(find_framework("torchtitan").gqa_expand);
+  EXPECT_TRUE(find_framework("fms-fsdp").gqa_expand);
+  EXPECT_FALSE(find_framework("megatron-core-2024").gqa_expand);
   EXPECT_FALSE(find_framework("megatron-core-2024").tp_saves_gathered_input);
-  for (const char* key : {"hidden_dropout", "tp_saves_gathered_input"})
+  for (const char* key : {"hidden_dropout", "tp_saves_gathered_input", "gqa_expand"})
     EXPECT_NE(error_of({{"name", "x"}, {key, 1}})
                   .find("fw.json: key '" + std::string(key) + "': must be true or false"),
               std::string::npos)

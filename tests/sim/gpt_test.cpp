@@ -389,6 +389,37 @@ TEST(Gpt, DropoutMasksAndGatheredInputsFollowTheStack) {
   EXPECT_EQ(transformer_layer(sh, f).activation_bytes, full);
 }
 
+// With grouped-query attention, a stack whose kernel takes no grouped K and V repeats them to the
+// query heads' count: a copy forward (read kv heads, write heads) and its sum back, and the kernel
+// reads and saves the repeated K and V. Without grouping there is nothing to repeat.
+TEST(Gpt, RepeatingKvForAKernelWithoutGroupsCopiesThemEachWay) {
+  TransformerShape sh{4096, 32, 8, 14336, true, 0, 1, 0, true};
+  LayerParallel p = par(1, false, Recompute::kNone, true);
+  const LayerCost grouped = transformer_layer(sh, p);
+  p.gqa_expand = true;
+  const LayerCost repeated = transformer_layer(sh, p);
+  auto op = [](const std::vector<OpCost>& ops, const std::string& name) -> const OpCost* {
+    const auto it =
+        std::find_if(ops.begin(), ops.end(), [&](const OpCost& o) { return o.name == name; });
+    return it == ops.end() ? nullptr : &*it;
+  };
+  const double tokens = 2048, d = 128, e = 2;
+  const OpCost* copy = op(repeated.forward, "attn.repeat_kv");
+  ASSERT_NE(copy, nullptr);
+  EXPECT_DOUBLE_EQ(copy->bytes, e * tokens * 2 * d * (32 + 8));  // K and V: read 8 heads, write 32
+  const OpCost* sum = op(repeated.input_grad, "attn.repeat_kv.grad");
+  ASSERT_NE(sum, nullptr);
+  EXPECT_DOUBLE_EQ(sum->bytes, copy->bytes);
+  EXPECT_EQ(op(grouped.forward, "attn.repeat_kv"), nullptr);
+  EXPECT_DOUBLE_EQ(
+      op(repeated.forward, "attn.core")->bytes - op(grouped.forward, "attn.core")->bytes,
+      e * tokens * 2 * (32 - 8) * d);
+  EXPECT_EQ(repeated.activation_bytes - grouped.activation_bytes,
+            static_cast<int64_t>(e * tokens * 2 * (32 - 8) * d));
+  TransformerShape mha{4096, 32, 32, 14336, true, 0, 1, 0, true};
+  EXPECT_EQ(op(transformer_layer(mha, p).forward, "attn.repeat_kv"), nullptr);
+}
+
 TEST(Gpt, LayersSplitLikeLlama3) {
   const auto split = split_layers(126, 16);
   EXPECT_EQ(split.front(), 7);
