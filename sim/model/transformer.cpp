@@ -46,7 +46,8 @@ TpCollective comm(const char* name, CommOp op, CommAxis axis, double bytes,
 
 double backward_bytes_factor(const OpCost& op, const ElementwisePasses& p) {
   const bool residual = op.name.find("residual") != std::string::npos;
-  const bool rope = op.name == "attn.rope" || op.name == "attn.repeat_kv";
+  const bool rope = op.name == "attn.rope";
+  const bool repeat = op.name == "attn.repeat_kv";  // its backward sums the copies: as many bytes
   const bool act = op.name.ends_with(".act");
   // The op's forward and gradient counts in the profile (none for the embedding and the like).
   std::pair<double, double> counts{0, -1};
@@ -61,7 +62,7 @@ double backward_bytes_factor(const OpCost& op, const ElementwisePasses& p) {
   else if (act)
     counts = {p.activation, p.activation_grad};
   if (counts.second >= 0 && counts.first > 0) return counts.second / counts.first;
-  return residual || rope ? 1.0 : 1.5;
+  return residual || rope || repeat ? 1.0 : 1.5;
 }
 
 std::optional<Recompute> parse_recompute(std::string_view s) {

@@ -169,7 +169,7 @@ void add_linear(const GemmOps& out, const char* name, int64_t tokens, int64_t in
 // Bytes of an elementwise op's gradient over its forward's: the profile's gradient count over its
 // forward count where it states one (`passes`' *_grad), else the rule: 1.5 for pointwise and
 // normalising ops (read the saved tensor and the incoming gradient, write one: 3 accesses for the
-// forward's 2), 1 for residual adds and rotary embeddings.
+// forward's 2), 1 for residual adds, rotary embeddings and K/V repeats.
 double backward_bytes_factor(const OpCost& op, const ElementwisePasses& passes);
 // `passes`: reads + writes of each element (2: read once, write once).
 OpCost elementwise(const char* name, OpKind kind, double elements, int element_bytes,

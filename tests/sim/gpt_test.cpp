@@ -410,6 +410,11 @@ TEST(Gpt, RepeatingKvForAKernelWithoutGroupsCopiesThemEachWay) {
   const OpCost* sum = op(repeated.input_grad, "attn.repeat_kv.grad");
   ASSERT_NE(sum, nullptr);
   EXPECT_DOUBLE_EQ(sum->bytes, copy->bytes);
+  // Its own rule, not the rotary embedding's stated count.
+  p.passes.rope = 10;
+  p.passes.rope_grad = 20;
+  const LayerCost rotary_stated = transformer_layer(sh, p);
+  EXPECT_DOUBLE_EQ(op(rotary_stated.input_grad, "attn.repeat_kv.grad")->bytes, copy->bytes);
   EXPECT_EQ(op(grouped.forward, "attn.repeat_kv"), nullptr);
   EXPECT_DOUBLE_EQ(
       op(repeated.forward, "attn.core")->bytes - op(grouped.forward, "attn.core")->bytes,
