@@ -366,6 +366,7 @@ TEST(CostFramework, QkvSplitGradientsFollowEachStacksAttentionCode) {
   // gradients' shared buffer; flash-attention packs qkv; torchtitan projects q, k, v apart.
   EXPECT_FALSE(parse_framework({{"name", "x"}}, "fw.json").qkv_split_grad);
   EXPECT_TRUE(find_framework("megatron-2022").qkv_split_grad);
+  EXPECT_TRUE(find_framework("deepspeed-megatron").qkv_split_grad);
   EXPECT_TRUE(find_framework("llm-foundry").qkv_split_grad);
   for (const char* name : {"megatron-core-2024", "flash-attn-training", "torchtitan", "fms-fsdp"})
     EXPECT_FALSE(find_framework(name).qkv_split_grad) << name;
