@@ -18,16 +18,16 @@ that fuses nothing runs one kernel per op. Needs torch (a venv; not a CI depende
 """
 import sys
 
+if len(sys.argv) > 1:
+    print(__doc__.strip())
+    sys.exit(0 if sys.argv[1] in ("-h", "--help") else 2)
+
 try:
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 except ImportError:
     sys.exit("elementwise_backward_counts.py: needs torch (see --help)")
-
-if len(sys.argv) > 1:
-    print(__doc__.strip())
-    sys.exit(0 if sys.argv[1] in ("-h", "--help") else 2)
 
 
 def tensor_bytes(t):
