@@ -30,6 +30,20 @@ LayerParallel par(int tp, bool sp, Recompute r, bool flash) {
   return p;
 }
 
+// The op named `name` among `ops`, or null.
+const OpCost* find_op(const std::vector<OpCost>& ops, const std::string& name) {
+  const auto it =
+      std::find_if(ops.begin(), ops.end(), [&](const OpCost& o) { return o.name == name; });
+  return it == ops.end() ? nullptr : &*it;
+}
+
+// Its bytes; a missing op fails the test.
+double bytes_of(const std::vector<OpCost>& ops, const std::string& name) {
+  const OpCost* op = find_op(ops, name);
+  if (op == nullptr) ADD_FAILURE() << "no op " << name;
+  return op == nullptr ? -1 : op->bytes;
+}
+
 // The collective named `name` among `cs`, or null.
 const TpCollective* find(const std::vector<TpCollective>& cs, const std::string& name) {
   const auto it =
@@ -300,11 +314,7 @@ TEST(Gpt, ElementwiseGradientsMoveTheProfilesCountElseTheRule) {
   p.passes.norm = 18;
   p.passes.activation = 2.5;
   p.passes.rope = 10;
-  auto bytes = [](const std::vector<OpCost>& ops, const std::string& name) {
-    const auto it =
-        std::find_if(ops.begin(), ops.end(), [&](const OpCost& o) { return o.name == name; });
-    return it == ops.end() ? -1.0 : it->bytes;
-  };
+  const auto& bytes = bytes_of;
   const LayerCost rule = transformer_layer(sh, p);
   EXPECT_DOUBLE_EQ(bytes(rule.input_grad, "ln1.grad"), 1.5 * bytes(rule.forward, "ln1"));
   EXPECT_DOUBLE_EQ(bytes(rule.input_grad, "mlp.act.grad"), 1.5 * bytes(rule.forward, "mlp.act"));
@@ -354,11 +364,10 @@ TEST(Gpt, SplittingOneQkvProjectionCopiesItsGradientsTogether) {
   p.qkv_split_grad = true;
   const LayerCost split = transformer_layer(sh, p);
   ASSERT_EQ(split.input_grad.size(), apart.input_grad.size() + 1);
-  const auto it = std::find_if(split.input_grad.begin(), split.input_grad.end(),
-                               [](const OpCost& o) { return o.name == "attn.qkv_split.grad"; });
-  ASSERT_NE(it, split.input_grad.end());
+  const OpCost* join = find_op(split.input_grad, "attn.qkv_split.grad");
+  ASSERT_NE(join, nullptr);
   const double tokens = 2048, width = (32 + 2 * 8) * 128 / 2;
-  EXPECT_DOUBLE_EQ(it->bytes, 2 * 2 * tokens * width);  // bf16, read + write
+  EXPECT_DOUBLE_EQ(join->bytes, 2 * 2 * tokens * width);  // bf16, read + write
   EXPECT_EQ(split.forward.size(), apart.forward.size());
   EXPECT_EQ(split.activation_bytes, apart.activation_bytes);
 }
@@ -398,11 +407,7 @@ TEST(Gpt, RepeatingKvForAKernelWithoutGroupsCopiesThemEachWay) {
   const LayerCost grouped = transformer_layer(sh, p);
   p.gqa_expand = true;
   const LayerCost repeated = transformer_layer(sh, p);
-  auto op = [](const std::vector<OpCost>& ops, const std::string& name) -> const OpCost* {
-    const auto it =
-        std::find_if(ops.begin(), ops.end(), [&](const OpCost& o) { return o.name == name; });
-    return it == ops.end() ? nullptr : &*it;
-  };
+  const auto& op = find_op;
   const double tokens = 2048, d = 128, e = 2;
   const OpCost* copy = op(repeated.forward, "attn.repeat_kv");
   ASSERT_NE(copy, nullptr);
