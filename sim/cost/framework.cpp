@@ -76,6 +76,13 @@ double passes_of(const json& j, const std::string& key, const std::string& where
   return v.get<double>();
 }
 
+// A true/false `key`, left at `value` when absent.
+void boolean_of(const json& j, const std::string& key, const std::string& where, bool& value) {
+  if (!j.contains(key)) return;
+  if (!j.at(key).is_boolean()) fail(where, key, "must be true or false");
+  value = j.at(key).get<bool>();
+}
+
 // A number `key` in [lo, hi], left at `value` when absent; `what` ends the message that refuses
 // another ("must be " + what).
 void number_in(const json& j, const std::string& key, double lo, double hi, const std::string& what,
@@ -227,40 +234,16 @@ Framework parse_framework(const json& j, const std::string& where) {
             f.attention_forward_speedup);
   number_in(j, "optimizer_step_bytes", 12, 256, "a number of bytes per parameter in [12, 256]",
             where, f.optimizer_step_bytes);
-  if (j.contains("p2p_scatter_gather")) {
-    if (!j.at("p2p_scatter_gather").is_boolean())
-      fail(where, "p2p_scatter_gather", "must be true or false");
-    f.p2p_scatter_gather = j.at("p2p_scatter_gather").get<bool>();
-  }
-  if (j.contains("p2p_blocking")) {
-    if (!j.at("p2p_blocking").is_boolean()) fail(where, "p2p_blocking", "must be true or false");
-    f.p2p_blocking = j.at("p2p_blocking").get<bool>();
-  }
-  if (j.contains("tp_backward_overlap")) {
-    if (!j.at("tp_backward_overlap").is_boolean())
-      fail(where, "tp_backward_overlap", "must be true or false");
-    f.tp_backward_overlap = j.at("tp_backward_overlap").get<bool>();
-  }
-  if (j.contains("qkv_split_grad")) {
-    if (!j.at("qkv_split_grad").is_boolean())
-      fail(where, "qkv_split_grad", "must be true or false");
-    f.qkv_split_grad = j.at("qkv_split_grad").get<bool>();
-  }
-  for (const auto& [key, field] :
-       {std::pair{"hidden_dropout", &Framework::hidden_dropout},
-        std::pair{"tp_saves_gathered_input", &Framework::tp_saves_gathered_input},
-        std::pair{"gqa_expand", &Framework::gqa_expand}}) {
-    if (!j.contains(key)) continue;
-    if (!j.at(key).is_boolean()) fail(where, key, "must be true or false");
-    f.*field = j.at(key).get<bool>();
-  }
+  boolean_of(j, "p2p_scatter_gather", where, f.p2p_scatter_gather);
+  boolean_of(j, "p2p_blocking", where, f.p2p_blocking);
+  boolean_of(j, "tp_backward_overlap", where, f.tp_backward_overlap);
+  boolean_of(j, "qkv_split_grad", where, f.qkv_split_grad);
+  boolean_of(j, "hidden_dropout", where, f.hidden_dropout);
+  boolean_of(j, "tp_saves_gathered_input", where, f.tp_saves_gathered_input);
+  boolean_of(j, "gqa_expand", where, f.gqa_expand);
   if (j.contains("tp_comm_overlap"))
     f.tp_comm_overlap = tp_overlap_cfgs(j.at("tp_comm_overlap"), where);
-  if (j.contains("recompute_early_stop")) {
-    if (!j.at("recompute_early_stop").is_boolean())
-      fail(where, "recompute_early_stop", "must be true or false");
-    f.recompute_early_stop = j.at("recompute_early_stop").get<bool>();
-  }
+  boolean_of(j, "recompute_early_stop", where, f.recompute_early_stop);
   if (j.contains("recompute")) {
     const char* want = "must be a list of none, selective, full, op-selective";
     if (!j.at("recompute").is_array()) fail(where, "recompute", want);
