@@ -194,10 +194,26 @@ void print_breakdowns(const std::vector<Row>& rows) {
     // Calibrated phases and cores shared between ranks price compute apart from the op terms.
     if (std::abs(b.other_s) > 1e-6 * b.step_s)
       line("other compute", b.other_s, "  (calibrated rates, shared cores)");
-    line("idle", b.idle_s, "  (pipeline bubble, collectives not hidden, waiting for transfers)");
+    line("idle", b.idle_s,
+         "  (pipeline bubble, collectives not hidden or the SMs hidden ones hold, waiting for "
+         "transfers)");
     line("step", b.step_s, "");
     std::printf("  %-18s %10.4f s          on its own streams, overlapping the above\n",
                 "communication", b.communication_s);
+    if (b.dp_collectives_wire_s > 0) {
+      const double hidden = b.dp_collectives_wire_s - b.dp_collectives_exposed_s;
+      if (hidden > 1e-9 * b.dp_collectives_wire_s)
+        std::printf(
+            "  %-18s %10.4f s          on the links, run for %.4f s: %.4f s not hidden behind "
+            "compute, %.4f s the SMs they hold while hidden\n",
+            "dp collectives", b.dp_collectives_wire_s, b.dp_collectives_charged_s,
+            b.dp_collectives_exposed_s, b.dp_collectives_charged_s - b.dp_collectives_exposed_s);
+      else
+        std::printf(
+            "  %-18s %10.4f s          on the links, run for all of it (none priced as "
+            "hidden behind compute)\n",
+            "dp collectives", b.dp_collectives_wire_s);
+    }
     print_memory(r.summary);
   }
 }
@@ -430,7 +446,8 @@ void add_predict_command(CLI::App& app) {
   cmd->add_flag("--breakdown", args->breakdown,
                 "also print where the step's time goes on the busiest device: GEMMs, attention, "
                 "norms, elementwise passes, recomputation, exposed tp collectives, the optimizer "
-                "step, idle (JSON: always, as \"breakdown\"); and what holds the fullest "
+                "step, idle; the data-parallel collectives' time on the links and what the step "
+                "pays for them (JSON: always, as \"breakdown\"); and what holds the fullest "
                 "device's memory: parameters, gradients, optimizer state, activations (JSON: "
                 "\"memory_per_stage\")");
   cmd->add_flag("--sensitivity", args->sensitivity,

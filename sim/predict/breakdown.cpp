@@ -115,9 +115,16 @@ nlohmann::json to_json(const Breakdown& b) {
   nlohmann::json terms = nlohmann::json::object();
   for (size_t i = 0; i < b.busy.seconds.size(); ++i)
     terms[name(static_cast<Term>(i))] = b.busy.seconds[i];
-  return {{"pp", b.pp},         {"step_time_s", b.step_s},
-          {"compute_s", terms}, {"other_compute_s", b.other_s},
-          {"idle_s", b.idle_s}, {"communication_s", b.communication_s}};
+  return {{"pp", b.pp},
+          {"step_time_s", b.step_s},
+          {"compute_s", terms},
+          {"other_compute_s", b.other_s},
+          {"idle_s", b.idle_s},
+          {"communication_s", b.communication_s},
+          {"dp_collectives",
+           {{"wire_s", b.dp_collectives_wire_s},
+            {"exposed_s", b.dp_collectives_exposed_s},
+            {"charged_s", b.dp_collectives_charged_s}}}};
 }
 
 }  // namespace meshscope::predict

@@ -1,7 +1,8 @@
 // Where a simulated step's time goes on one device: its compute stream's time split into the
 // terms the cost model sums (GEMMs, attention, norms, elementwise passes, the loss, recomputation,
 // exposed tensor-parallel collectives, ZeRO-3's copies, the optimizer step), and the rest of the
-// step, in which it waits (pipeline bubble, data-parallel collectives not hidden, transfers).
+// step, in which it waits (pipeline bubble, data-parallel collectives not hidden or the compute
+// that hidden ones slow through the SMs they hold, transfers).
 #pragma once
 
 #include <array>
@@ -50,6 +51,13 @@ struct Breakdown {
   double other_s = 0;          // its compute time beyond the terms: calibrated phases, shared cores
   double idle_s = 0;           // the step minus its compute time
   double communication_s = 0;  // its transfers and collectives, on their own streams
+  // Its data-parallel collectives (gradient reductions, ZeRO's gathers): their time on the links,
+  // the part of it outside the compute they hide behind, and what the step is charged for them:
+  // that part plus the compute the hidden rest slows through the SMs it holds (resolved.h,
+  // CollectivePrice). Without overlap all three are equal; without dp collectives all are 0.
+  double dp_collectives_wire_s = 0;
+  double dp_collectives_exposed_s = 0;
+  double dp_collectives_charged_s = 0;
 };
 
 // The terms of one action of stage `stage` (F, B, I, W or STEP), as stage_timing and the ZeRO-3

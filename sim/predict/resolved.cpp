@@ -36,13 +36,8 @@ double optimizer_seconds(const PredictConfig& c, const cost::Framework& fw, doub
 // of it beyond the `window` of compute it hides behind, and at least one layer's share, which has
 // nothing to hide behind (the first layer's gradients are reduced after the backward has ended; the
 // first layer's parameters must be gathered before the forward can start).
-// The part that does hide still costs the compute it runs beside: its thread blocks hold
-// `sm_share` of the SMs (catalog collective_ctas), so the compute it overlaps runs that much
-// slower.
-double exposed_seconds(double seconds, double window_s, int layers, double sm_share) {
-  const double exposed =
-      std::min(seconds, std::max(seconds / std::max(1, layers), seconds - window_s));
-  return exposed + sm_share * (seconds - exposed);
+double exposed_seconds(double seconds, double window_s, int layers) {
+  return std::min(seconds, std::max(seconds / std::max(1, layers), seconds - window_s));
 }
 
 }  // namespace
@@ -110,6 +105,10 @@ cost::Hardware Resolved::hardware_for(const PredictConfig& c, const cost::Framew
 }
 
 int64_t FullMeshPrices::collective_ns(int rank, const schedule::Action& a) {
+  return static_cast<int64_t>(std::llround(collective_price(rank, a).charged_s * 1e9));
+}
+
+CollectivePrice FullMeshPrices::collective_price(int rank, const schedule::Action& a) {
   const cost::GroupSpan span = hybrid_span(a, span_of(a.group, rank));
   const auto key = std::make_tuple(static_cast<int>(a.kind), a.stage, a.bytes, span.ranks,
                                    span.nodes, span.ranks_per_node, static_cast<int>(a.group));
@@ -145,25 +144,30 @@ int64_t FullMeshPrices::collective_ns(int rank, const schedule::Action& a) {
     seconds = zero3_collective_seconds(r_.hw, kind, bytes, span,
                                        per_layer ? r_.w.layers[a.stage] : 1, r_.calibration);
   }
+  CollectivePrice p{.wire_s = seconds, .exposed_s = seconds, .charged_s = seconds};
   if (a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages) {
     // Gradient reductions hide behind a microbatch's backward, parameter gathers behind the
     // forward before their use, when the framework overlaps them (framework.h).
     const engine::StageTiming& t = r_.timings[a.stage];
     const int layers = r_.w.layers[a.stage];
-    const double sm_share =
-        static_cast<double>(r_.hw.collective_ctas) / std::max(1, r_.hw.compute_units);
+    double window_s = -1;  // < 0: the framework runs it alone
     if (kind == cost::CollectiveKind::kAllGather) {
-      if (r_.fw.param_gather == cost::Overlap::kOverlapped)
-        seconds = exposed_seconds(seconds, t.forward_ns * 1e-9, layers, sm_share);
+      if (r_.fw.param_gather == cost::Overlap::kOverlapped) window_s = t.forward_ns * 1e-9;
     } else if (kind == cost::CollectiveKind::kAllReduce ||
                kind == cost::CollectiveKind::kReduceScatter) {
-      if (r_.fw.grad_reduce == cost::Overlap::kOverlapped)
-        seconds = exposed_seconds(seconds, t.backward_ns * 1e-9, layers, sm_share);
+      if (r_.fw.grad_reduce == cost::Overlap::kOverlapped) window_s = t.backward_ns * 1e-9;
+    }
+    if (window_s >= 0) {
+      // The part that does hide still costs the compute it runs beside: its thread blocks hold
+      // `sm_share` of the SMs (catalog collective_ctas), so that compute runs that much slower.
+      const double sm_share =
+          static_cast<double>(r_.hw.collective_ctas) / std::max(1, r_.hw.compute_units);
+      p.exposed_s = exposed_seconds(seconds, window_s, layers);
+      p.charged_s = p.exposed_s + sm_share * (seconds - p.exposed_s);
     }
   }
-  const int64_t v = static_cast<int64_t>(std::llround(seconds * 1e9));
-  prices_.emplace(key, v);
-  return v;
+  prices_.emplace(key, p);
+  return p;
 }
 
 int FullMeshPrices::collective_tier(int rank, const schedule::Action& a) {

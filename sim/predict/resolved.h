@@ -51,13 +51,25 @@ struct Resolved {
 // Prices of the full mesh's links and collectives, by global rank. A collective's price depends
 // on its group's span over nodes, which is the same for every member of one group: spans are
 // computed once per group (O(group size) each, so O(ranks) for all groups of a kind).
+// What one collective action costs. `wire_s`: its time on the links (the collective model,
+// ZeRO-3's layer-by-layer split included). A data-parallel collective the framework overlaps with
+// compute (framework.h) leaves `exposed_s` of it outside the compute it hides behind, and the
+// engine runs the action for `charged_s`: that, plus the compute the hidden part slows through the
+// SMs it holds (catalog collective_ctas). Any other collective runs alone: all three are equal.
+struct CollectivePrice {
+  double wire_s = 0;
+  double exposed_s = 0;
+  double charged_s = 0;
+};
+
 class FullMeshPrices {
  public:
   explicit FullMeshPrices(const Resolved& r) : r_(r) {}
 
   int tier(int a, int b) const { return r_.topo.same_node(a, b) ? 0 : 1; }
 
-  int64_t collective_ns(int rank, const schedule::Action& a);
+  int64_t collective_ns(int rank, const schedule::Action& a);  // charged_s, in ns
+  CollectivePrice collective_price(int rank, const schedule::Action& a);
 
   // A collective keeps its members' network ports busy when its group spans nodes, else their
   // NVLink ports: point-to-point transfers then share them.
@@ -72,7 +84,7 @@ class FullMeshPrices {
 
   const Resolved& r_;
   std::unordered_map<uint64_t, cost::GroupSpan> spans_;
-  std::map<std::tuple<int, int, int64_t, int, int, int, int>, int64_t> prices_;
+  std::map<std::tuple<int, int, int64_t, int, int, int, int>, CollectivePrice> prices_;
 };
 
 }  // namespace meshscope::predict

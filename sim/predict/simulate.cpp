@@ -319,7 +319,19 @@ double busy_bubble_fraction(const Resolved& r, const Run& run) {
   return window > 0 && all_windows > 0 ? static_cast<double>(idle) / all_windows : 0.0;
 }
 
-Summary summarise(const Resolved& r, const Run& run, bool with_breakdown) {
+// Adds up what `program`'s data-parallel collectives cost on `rank` (Breakdown, CollectivePrice).
+void add_dp_collectives(FullMeshPrices& prices, int rank,
+                        const std::vector<schedule::Action>& program, Breakdown& b) {
+  for (const schedule::Action& a : program) {
+    if (!schedule::is_collective(a.kind) || a.group != mesh::GroupKind::kDp) continue;
+    const CollectivePrice p = prices.collective_price(rank, a);
+    b.dp_collectives_wire_s += p.wire_s;
+    b.dp_collectives_exposed_s += p.exposed_s;
+    b.dp_collectives_charged_s += p.charged_s;
+  }
+}
+
+Summary summarise(const Resolved& r, FullMeshPrices& prices, const Run& run, bool with_breakdown) {
   const PredictConfig& c = r.config;
   const engine::EngineResult& res = run.result;
   Summary s;
@@ -371,8 +383,10 @@ Summary summarise(const Resolved& r, const Run& run, bool with_breakdown) {
       if (res.ranks[r.mesh.rank_of({0, p, 0})].compute_ns >
           res.ranks[r.mesh.rank_of({0, busiest, 0})].compute_ns)
         busiest = p;
-    s.breakdown = breakdown(r, busiest, program_of(r, run, busiest),
-                            res.ranks[r.mesh.rank_of({0, busiest, 0})], res.step_time_ns);
+    const int rank = r.mesh.rank_of({0, busiest, 0});
+    s.breakdown =
+        breakdown(r, busiest, program_of(r, run, busiest), res.ranks[rank], res.step_time_ns);
+    add_dp_collectives(prices, rank, program_of(r, run, busiest), s.breakdown);
   }
   s.replicas_simulated_once = run.once;
   s.simulated_ranks = run.once ? c.mesh.pp : r.mesh.size();
@@ -390,7 +404,7 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   Run run = o.schedule != nullptr ? run_given(r, prices, std::move(in), o)
                                   : run_generated(r, prices, std::move(in), o);
   Simulation out;
-  out.summary = summarise(r, run, o.breakdown);
+  out.summary = summarise(r, prices, run, o.breakdown);
   out.schedule = std::move(run.schedule);
   if (o.build_timeline) {
     out.timeline = std::move(run.result.timeline);

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -421,6 +422,34 @@ TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStepAndWhatHoldsTheMemory) {
   EXPECT_EQ(search.err,
             "meshscope: error: --breakdown goes with --config alone, not with --search or "
             "--from-trace\n");
+}
+
+TEST_F(SimCli, BreakdownSaysWhatDataParallelCollectivesTakeOnTheLinksAndWhatTheStepPays) {
+  const fs::path cfg = write("fsdp.json", R"({"model": {"kind": "gpt", "layers": 4, "hidden": 4096,
+      "heads": 32, "seq": 4096, "vocab": 32000}, "mesh": {"dp": 64},
+      "batch": {"global": 128, "micro": 2}, "schedule": "dp", "framework": "torchtitan",
+      "cluster": {"gpu": "a100-80gb"}, "options": {"zero": 3}})");
+  const Outcome r = sh("predict --config " + cfg.string() + " --breakdown");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t at = r.out.find("\n  dp collectives ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  double wire = 0, run_for = 0, exposed = 0, sm = 0;
+  ASSERT_EQ(std::sscanf(r.out.c_str() + at,
+                        "\n  dp collectives %lf s on the links, run for %lf s: %lf s not hidden "
+                        "behind compute, %lf s the SMs they hold while hidden",
+                        &wire, &run_for, &exposed, &sm),
+            4)
+      << r.out;
+  EXPECT_GT(wire, run_for);  // most of it hides behind the compute
+  EXPECT_NEAR(run_for, exposed + sm, 2e-4);
+  // A single replica waits for them: they are its idle time.
+  const size_t idle = r.out.find("\n  idle ");
+  ASSERT_NE(idle, std::string::npos) << r.out;
+  EXPECT_NEAR(std::stod(r.out.substr(idle + 8)), run_for, 2e-4) << r.out;
+  // A pipeline on one replica has none to describe.
+  EXPECT_EQ(sh("predict --config " + small_pipeline().string() + " --breakdown")
+                .out.find("dp collectives"),
+            std::string::npos);
 }
 
 // `--sensitivity`: one row per figure of the entry that moves the step, the largest first, each

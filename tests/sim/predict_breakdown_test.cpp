@@ -89,6 +89,61 @@ TEST(PredictBreakdown, ZeroThreeCopiesOnlyUnderZeroThree) {
   EXPECT_EQ(run(j).breakdown.busy[Term::kShardedCopies], 0);
 }
 
+// FSDP over eight nodes of A100s: every layer's parameters gathered and its gradients
+// reduce-scattered over 64 ranks, which torchtitan overlaps with compute.
+json fsdp_eight_nodes() {
+  return json::parse(
+      R"({"model": {"kind": "gpt", "layers": 4, "hidden": 4096, "heads": 32, "seq": 4096, "vocab": 32000},
+          "mesh": {"dp": 64}, "batch": {"global": 128, "micro": 2}, "schedule": "dp",
+          "framework": "torchtitan", "cluster": {"gpu": "a100-80gb"}, "options": {"zero": 3}})");
+}
+
+TEST(PredictBreakdown, DataParallelCollectivesGiveTheirTimeOnTheLinksAndWhatTheStepPaysForThem) {
+  const Breakdown b = run(fsdp_eight_nodes()).breakdown;
+  ASSERT_GT(b.dp_collectives_wire_s, 0);
+  // Overlapped: most of it hides; what hides costs the compute beside it the SMs its thread
+  // blocks hold (a100-80gb: collective_ctas 24 of 108 SMs).
+  EXPECT_GT(b.dp_collectives_exposed_s, 0);
+  EXPECT_LT(b.dp_collectives_exposed_s, 0.5 * b.dp_collectives_wire_s);
+  EXPECT_NEAR(b.dp_collectives_charged_s,
+              b.dp_collectives_exposed_s +
+                  24.0 / 108.0 * (b.dp_collectives_wire_s - b.dp_collectives_exposed_s),
+              1e-9 * b.dp_collectives_wire_s);
+  // A single replica's step waits for them (nothing to run beside them but the optimizer step):
+  // the step's idle time is what they are charged.
+  EXPECT_NEAR(b.idle_s, b.dp_collectives_charged_s, 1e-6 * b.step_s);
+
+  // The same run on a node network a quarter of the catalog's (eight 200 Gb/s NICs a node, 1600
+  // Gb/s): the rings cross eight nodes and their time is mostly the network's, so it takes nearly
+  // four times as long (the NVLink hops inside each node and the latencies do not slow down).
+  json slow = fsdp_eight_nodes();
+  slow["cluster"]["network_gbps"] = 400;
+  const Breakdown q = run(slow).breakdown;
+  const double ratio = q.dp_collectives_wire_s / b.dp_collectives_wire_s;
+  EXPECT_GT(ratio, 3.5);
+  EXPECT_LE(ratio, 4.0);
+  EXPECT_GT(q.dp_collectives_charged_s, b.dp_collectives_charged_s);
+
+  // A framework that runs them alone (megatron-2022: grad_reduce exposed) is charged all of it.
+  json alone = fsdp_eight_nodes();
+  alone["framework"] = "megatron-2022";
+  alone["options"]["zero"] = 1;
+  const Breakdown m = run(alone).breakdown;
+  ASSERT_GT(m.dp_collectives_wire_s, 0);
+  EXPECT_DOUBLE_EQ(m.dp_collectives_exposed_s, m.dp_collectives_wire_s);
+  EXPECT_DOUBLE_EQ(m.dp_collectives_charged_s, m.dp_collectives_wire_s);
+
+  // No data parallelism, no data-parallel collectives.
+  const Breakdown none = run(pipeline()).breakdown;
+  EXPECT_EQ(none.dp_collectives_wire_s, 0);
+  EXPECT_EQ(none.dp_collectives_charged_s, 0);
+
+  const json j = to_json(run(fsdp_eight_nodes()))["breakdown"]["dp_collectives"];
+  EXPECT_DOUBLE_EQ(j["wire_s"].get<double>(), b.dp_collectives_wire_s);
+  EXPECT_DOUBLE_EQ(j["exposed_s"].get<double>(), b.dp_collectives_exposed_s);
+  EXPECT_DOUBLE_EQ(j["charged_s"].get<double>(), b.dp_collectives_charged_s);
+}
+
 TEST(PredictBreakdown, JsonCarriesEveryTermAndNullWhenTheStepWasNotSimulated) {
   const Summary s = run(pipeline());
   const json j = to_json(s)["breakdown"];
