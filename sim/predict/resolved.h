@@ -48,20 +48,20 @@ struct Resolved {
   std::vector<engine::StageTiming> timings;
 };
 
-// Prices of the full mesh's links and collectives, by global rank. A collective's price depends
-// on its group's span over nodes, which is the same for every member of one group: spans are
-// computed once per group (O(group size) each, so O(ranks) for all groups of a kind).
 // What one collective action costs. `wire_s`: its time on the links (the collective model,
 // ZeRO-3's layer-by-layer split included). A data-parallel collective the framework overlaps with
 // compute (framework.h) leaves `exposed_s` of it outside the compute it hides behind, and the
 // engine runs the action for `charged_s`: that, plus the compute the hidden part slows through the
-// SMs it holds (catalog collective_ctas). Any other collective runs alone: all three are equal.
+// SMs it holds (catalog collective_ctas). Any other collective is priced in full: all three equal.
 struct CollectivePrice {
   double wire_s = 0;
   double exposed_s = 0;
   double charged_s = 0;
 };
 
+// Prices of the full mesh's links and collectives, by global rank. A collective's price depends
+// on its group's span over nodes, which is the same for every member of one group: spans are
+// computed once per group (O(group size) each, so O(ranks) for all groups of a kind).
 class FullMeshPrices {
  public:
   explicit FullMeshPrices(const Resolved& r) : r_(r) {}
