@@ -69,8 +69,8 @@ const std::vector<Row>& rows() {
       {"torchtitan-llama2-13b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2162, 0.09},
       {"torchtitan-llama2-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 353, 0.12},
       // IBM fms-fsdp README, the table stating "A100 80G 128 GPUs with 400Gbps".
-      {"fmsfsdp-llama2-7b-hsdp-128xa100.json", Metric::kTokensPerSecondPerGpu, 3700, 0.07},
-      {"fmsfsdp-llama2-34b-128xa100.json", Metric::kTokensPerSecondPerGpu, 700, 0.06},
+      {"fmsfsdp-llama2-7b-hsdp-128xa100.json", Metric::kTokensPerSecondPerGpu, 3700, 0.08},
+      {"fmsfsdp-llama2-34b-128xa100.json", Metric::kTokensPerSecondPerGpu, 700, 0.07},
       // Dao-AILab/flash-attention training/README.md, "Training speed" (commit 4a6eaa9, November
       // 2022): tokens/s on 8 x A100 80GB, over 8.
       {"flashattn-gpt3-125m-8xa100.json", Metric::kTokensPerSecondPerGpu, 1310e3 / 8, 0.08},
@@ -78,7 +78,7 @@ const std::vector<Row>& rows() {
       {"flashattn-gpt3-760m-8xa100.json", Metric::kTokensPerSecondPerGpu, 245e3 / 8, 0.09},
       {"flashattn-gpt3-1.3b-8xa100.json", Metric::kTokensPerSecondPerGpu, 169e3 / 8, 0.06},
       {"flashattn-gpt3-2.7b-8xa100.json", Metric::kTokensPerSecondPerGpu, 85e3 / 8, 0.08},
-      {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.09, true,
+      {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.1, true,
        1},
       {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.12,
        true, 1},
@@ -176,7 +176,7 @@ const std::vector<Row>& rows() {
 constexpr int kHeldBackSets = 7;
 
 // How many of the 58 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 19;
+constexpr int kHeldBackInsideTheirRange = 18;
 // Of them, those longer than every development run behind their range, and how many of those fall
 // inside it nonetheless.
 constexpr int kHeldBackBeyondTheirLongestSequence = 35;
