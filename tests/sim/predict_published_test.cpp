@@ -168,15 +168,21 @@ const std::vector<Row>& rows() {
       // as the model times it, the row would be -2.7%). Predicted 79.9 GiB of 80 (83.9 before the
       // llama3-2024 profile dropped the dropout masks its architecture has none of).
       {"llama3-405b-cp16.json", Metric::kTflopsPerGpu, 380, 0.31, true, 7},
+      // Set 8: the rows of fms-fsdp's README at 0d31998 whose settings no development row has,
+      // committed unevaluated (2e4b6a7); the network its later revision states for its A100 runs.
+      {"fmsfsdp-llama2-13b-hsdp-b1-128xa100.json", Metric::kTokensPerSecondPerGpu, 1700, 0.13, true,
+       8},
+      {"fmsfsdp-llama2-34b-b8-128xa100.json", Metric::kTokensPerSecondPerGpu, 772, 0.06, true, 8},
+      {"fmsfsdp-llama2-70b-b6-128xa100.json", Metric::kTokensPerSecondPerGpu, 380, 0.07, true, 8},
   };
   return r;
 }
 
 // The held-back sets (Row::held_set 1 to kHeldBackSets).
-constexpr int kHeldBackSets = 7;
+constexpr int kHeldBackSets = 8;
 
-// How many of the 58 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 18;
+// How many of the 61 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
+constexpr int kHeldBackInsideTheirRange = 19;
 // Of them, those longer than every development run behind their range, and how many of those fall
 // inside it nonetheless.
 constexpr int kHeldBackBeyondTheirLongestSequence = 35;
@@ -305,7 +311,7 @@ TEST(PredictPublished, HeldBackRowsAgainstTheRangesPrinted) {
       "held back: %d of %d inside their range; beyond its longest sequence %d of %d, "
       "within it %d of %d\n",
       inside, total, beyond_inside, beyond, inside - beyond_inside, total - beyond);
-  EXPECT_EQ(total, 58);
+  EXPECT_EQ(total, 61);
   EXPECT_EQ(inside, kHeldBackInsideTheirRange);
   EXPECT_EQ(beyond, kHeldBackBeyondTheirLongestSequence);
   EXPECT_EQ(beyond_inside, kHeldBackBeyondAndInside);
