@@ -125,8 +125,8 @@ void print_table(const std::vector<Row>& rows) {
   for (const Row& r : rows)
     if (r.error.empty() && bases.insert(r.summary.range_basis).second)
       std::printf(
-          "(a..b): where published runs fell around such predictions: %s, %d development runs "
-          "(docs/ACCURACY.md)\n",
+          "(a..b): where 80%% of published runs would fall around such predictions, from %s, %d "
+          "development runs (docs/ACCURACY.md)\n",
           r.summary.range_basis.c_str(), r.summary.range_rows);
   // A range measured on shorter sequences than the config's is an extrapolation: say so once.
   for (const Row& r : rows)

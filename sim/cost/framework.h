@@ -39,8 +39,10 @@ enum class Overlap : uint8_t { kExposed = 0, kOverlapped, kCount };
 inline constexpr std::array<std::string_view, static_cast<size_t>(Overlap::kCount)> kOverlapNames =
     {"exposed", "overlapped"};
 
-// How published step times compared with meshscope's predictions on the development set
-// (docs/ACCURACY.md): published / predicted - 1, the lowest and highest over `rows` runs.
+// How published step times compare with meshscope's predictions (docs/ACCURACY.md, "Ranges"): an
+// 80% prediction interval of published / predicted - 1 for a new run, from the `rows` runs of the
+// development set on this framework and hardware (their mean, with the within-group spread pooled
+// over every group).
 struct Residuals {
   double low = 0;
   double high = 0;

@@ -35,9 +35,10 @@ struct Summary {
   // kTimelineRanksForBubbles ranks or kTimelineActionsForBubbles actions, the mean compute-idle
   // share instead (no Timeline is built for it unless the caller wants one).
   double bubble_fraction = 0;
-  // The range published runs of the development set fell in around such a prediction
-  // (cost::Residuals of the framework on this hardware; see range_basis): step time x (1 + low ..
-  // 1 + high), throughput and MFU inversely. Equal to the point when no residuals are known.
+  // Where a published run would fall around such a prediction, an 80% prediction interval from the
+  // development set (cost::Residuals of the framework on this hardware; see range_basis): step
+  // time x (1 + low .. 1 + high), throughput and MFU inversely. Equal to the point when no
+  // residuals are known.
   double step_time_s_low = 0, step_time_s_high = 0;
   double tokens_per_s_low = 0, tokens_per_s_high = 0;
   double mfu_low = 0, mfu_high = 0;
