@@ -279,8 +279,10 @@ TEST(PredictPublished, TheProfilesResidualsAreTheDevelopmentSetsOwn) {
     return sum / static_cast<double>(v.size());
   };
   double squares = 0;
-  for (const auto& [key, v] : groups)
-    for (double x : v) squares += (x - mean(v)) * (x - mean(v));
+  for (const auto& [key, v] : groups) {
+    const double m = mean(v);
+    for (double x : v) squares += (x - m) * (x - m);
+  }
   const int dof = rows_seen - static_cast<int>(groups.size());
   ASSERT_GT(dof, 0);
   const double pooled_sd = std::sqrt(squares / dof);
