@@ -191,6 +191,9 @@ void print_breakdowns(const std::vector<Row>& rows) {
     for (size_t i = 0; i < b.busy.seconds.size(); ++i)
       if (b.busy.seconds[i] > 0)
         line(predict::name(static_cast<predict::Term>(i)), b.busy.seconds[i], "");
+    if (b.sm_held_s > 0)
+      line("collectives' SMs", b.sm_held_s,
+           "  (compute slowed by the SMs of collectives running beside it)");
     // Calibrated phases and cores shared between ranks price compute apart from the op terms.
     if (std::abs(b.other_s) > 1e-6 * b.step_s)
       line("other compute", b.other_s, "  (calibrated rates, shared cores)");

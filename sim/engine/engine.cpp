@@ -56,7 +56,13 @@ class Sim {
         sync_reached_(p.tp_syncs.size(), 0),
         inst_arrived_(p.instances.size(), 0),
         inst_start_(p.instances.size(), 0),
-        links_(in.links, p.num_ranks, queue_) {
+        links_(in.links, p.num_ranks, queue_),
+        slowed_(!p.instance_sm_share.empty()) {
+    if (slowed_) {
+      jobs_.resize(p.num_ranks);
+      held_.assign(p.num_ranks, 0);
+      sm_held_ns_.assign(p.num_ranks, 0);
+    }
     for (int r = 0; r < p.num_ranks; ++r) {
       RankState& st = ranks_[r];
       st.pc = p.rank_begin[r];
@@ -79,6 +85,7 @@ class Sim {
         case EventType::kComputeDone:
           if (in_.shared_processors > 0 && !finish_shared(static_cast<int>(e.target()), e.seq()))
             break;
+          if (slowed_ && jobs_[e.target()].seq != e.seq()) break;  // re-timed since
           compute_done(static_cast<int>(e.target()));
           break;
         case EventType::kTransferDone:
@@ -102,6 +109,7 @@ class Sim {
       stats.communication_ns = st.communication_ns;
       stats.end_ns = st.end_ns;
       stats.peak_activation_bytes = p_.peak_activation_bytes[r];
+      if (slowed_) stats.sm_held_ns = sm_held_ns_[r];
       res.step_time_ns = std::max(res.step_time_ns, st.end_ns);
     }
     if (rec_.enabled())
@@ -191,6 +199,9 @@ class Sim {
       ++st.pc;
       if (in_.shared_processors > 0) {
         start_shared(r, op.value, now);
+      } else if (slowed_) {
+        jobs_[r] = Job{static_cast<double>(op.value), 1 - held_[r], now, 0};
+        retime(r, now);
       } else {
         queue_.push(now + op.value, EventType::kComputeDone, static_cast<uint32_t>(r));
       }
@@ -313,7 +324,30 @@ class Sim {
     st.compute_ns += now_ - st.compute_start;
     st.end_ns = std::max(st.end_ns, now_);
     if (rec_.enabled()) rec_.record(st.compute_op, st.compute_start, now_);
+    if (slowed_) sm_held_ns_[r] += now_ - st.compute_start - p_.op(r, st.compute_op).value;
     advance(r, now_);
+  }
+
+  // ---- compute beside collectives that hold some of its processors --------------------------
+  // Rank r's compute job runs at 1 - held_[r] from now: the work it has left at its old rate, and
+  // its completion at the new one (the earlier completion event is dropped by its seq).
+  void retime(int r, int64_t now) {
+    Job& j = jobs_[r];
+    j.remaining = std::max(0.0, j.remaining - static_cast<double>(now - j.last_ns) * j.rate);
+    j.last_ns = now;
+    j.rate = 1 - held_[r];
+    j.seq = queue_.push(now + static_cast<int64_t>(std::ceil(j.remaining / j.rate)),
+                        EventType::kComputeDone, static_cast<uint32_t>(r));
+  }
+
+  // Instance inst's members hold `share` of their processors from now (0: release them).
+  void hold_processors(const Instance& I, double share, int64_t now) {
+    for (int32_t k = I.members_begin; k < I.members_end; ++k) {
+      const int r = rank_of_member(static_cast<uint32_t>(p_.members[k]));
+      if (held_[r] == share) continue;
+      held_[r] = share;
+      if (ranks_[r].compute_busy) retime(r, now);
+    }
   }
 
   // ---- compute on shared processors (cpu backend) -------------------------------------------
@@ -402,6 +436,7 @@ class Sim {
     if (++inst_arrived_[inst] == I.members_end - I.members_begin) {
       inst_start_[inst] = now;  // the last member to arrive: events come in time order
       occupy_ports(I, +1, now);
+      if (slowed_) hold_processors(I, p_.instance_sm_share[inst], now);
       queue_.push(now + I.duration_ns, EventType::kCollectiveDone, static_cast<uint32_t>(inst));
     }
   }
@@ -419,6 +454,8 @@ class Sim {
     const Instance& I = p_.instances[inst];
     const int64_t start = inst_start_[inst];
     occupy_ports(I, -1, now_);
+    // Released on every member before any starts its next collective (which may hold them again).
+    if (slowed_) hold_processors(I, 0, now_);
     for (int32_t k = I.members_begin; k < I.members_end; ++k) {
       const uint32_t g = static_cast<uint32_t>(p_.members[k]);
       const int r = rank_of_member(g);
@@ -508,9 +545,12 @@ class Sim {
   std::vector<int32_t> inst_arrived_;  // members whose collective stream has reached it
   std::vector<int64_t> inst_start_;
   std::vector<Job> jobs_;
-  std::vector<int> computing_;  // ranks computing on shared processors
-  std::vector<int> wake_;       // waiting ranks whose partners have just issued
+  std::vector<int> computing_;       // ranks computing on shared processors
+  std::vector<double> held_;         // per rank: the share of its processors a collective holds
+  std::vector<int64_t> sm_held_ns_;  // per rank: the compute time that added
+  std::vector<int> wake_;            // waiting ranks whose partners have just issued
   Links links_;
+  const bool slowed_;  // some collective holds processors (Program::instance_sm_share)
 };
 
 }  // namespace
@@ -529,6 +569,10 @@ EngineResult simulate(const EngineInput& input) {
     throw std::invalid_argument(
         "simulate: a Timeline holds at most 65534 devices; simulate "
         "without one or use symmetric replicas");
+  if (input.shared_processors > 0 && input.collective_sm_share)
+    throw std::invalid_argument(
+        "simulate: collective_sm_share and shared_processors do not combine (a collective's "
+        "share of one rank's processors, against ranks sharing the host's)");
   Program program = compile(input);
   if (static_cast<uint64_t>(program.num_ranks) > EventQueue::kMaxTarget ||
       program.instances.size() > EventQueue::kMaxTarget)

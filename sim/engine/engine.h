@@ -22,7 +22,8 @@
 //   also waits for the SENDs issued before it to complete.
 // - A collective starts when every member of the group has issued it and finished its earlier
 //   collectives; it then runs for the time the cost model gives and completes on all members at
-//   once.
+//   once. While it runs, a member's compute runs slower by the share of the processors it holds
+//   (EngineInput::collective_sm_share).
 // A schedule that cannot finish is reported by SimulationError naming the stuck ranks and actions.
 #pragma once
 
@@ -74,6 +75,11 @@ struct EngineInput {
   // none). Transfers through those ports meanwhile get a share of the bandwidth as if the
   // collective were one more transfer; the collective's own duration stays collective_ns's.
   std::function<int(int rank, const schedule::Action&)> collective_tier;
+  // The share of `rank`'s processors (a GPU's SMs) a collective holds while it runs, in [0, 1);
+  // empty or 0: none. Compute the rank runs meanwhile progresses at 1 - share of its rate (NCCL's
+  // thread blocks hold their SMs for the whole collective, and the compute kernels beside them
+  // get the rest): the time it adds is RankStats::sm_held_ns. Not with shared_processors.
+  std::function<double(int rank, const schedule::Action&)> collective_sm_share;
   // Duration of each compute action (F, B, I, W, STEP) issued by `rank`; empty: `stages` gives
   // it. For replaying a measured run action by action (sim/predict/trace_replay_costs.h).
   std::function<int64_t(int rank, const schedule::Action&)> compute_action_ns;
@@ -98,6 +104,8 @@ struct RankStats {
   int64_t communication_ns = 0;  // sum of send, recv and collective spans
   int64_t end_ns = 0;            // when its last activity ended
   int64_t peak_activation_bytes = 0;
+  // Of compute_ns, what collectives holding its SMs added (EngineInput::collective_sm_share).
+  int64_t sm_held_ns = 0;
   // Union of its activity spans (traces::analyze's busy time); with build_timeline or record_busy.
   int64_t busy_ns = 0;
 };

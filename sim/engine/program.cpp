@@ -242,6 +242,9 @@ class Compiler {
       }
     }
     build_instances();
+    if (std::all_of(p_.instance_sm_share.begin(), p_.instance_sm_share.end(),
+                    [](double v) { return v == 0; }))
+      p_.instance_sm_share.clear();
     if (!tp_agree_) add_tp_syncs(mesh_, p_);
   }
 
@@ -468,6 +471,10 @@ class Compiler {
     const int tier = in_.collective_tier ? in_.collective_tier(r, a) : -1;
     if (tier >= static_cast<int>(in_.links.size()))
       throw std::invalid_argument("simulate: collective_tier gave a tier outside links");
+    const double share = in_.collective_sm_share ? in_.collective_sm_share(r, a) : 0;
+    if (!(share >= 0 && share < 1))
+      throw std::invalid_argument("simulate: collective_sm_share gave " + std::to_string(share) +
+                                  ", outside [0, 1)");
     coll_tiers_.push_back(tier);
     const int gk = static_cast<int>(a.group);
     const int gid = group_id(s_.mesh, a.group, rank_coord_);
@@ -477,9 +484,11 @@ class Compiler {
       list.push_back(static_cast<int32_t>(p_.instances.size()));
       p_.instances.push_back(Instance{0, 0, duration});
       inst_size_.push_back(0);
+      if (in_.collective_sm_share) p_.instance_sm_share.push_back(0);
     }
     const int32_t inst = list[k];
     Instance& I = p_.instances[inst];
+    if (share > 0) p_.instance_sm_share[inst] = std::max(p_.instance_sm_share[inst], share);
     p_.coll_instance.push_back(inst);
     ++inst_size_[inst];
     I.duration_ns = std::max(I.duration_ns, duration);

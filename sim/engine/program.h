@@ -55,6 +55,9 @@ struct Program {
   std::vector<Instance> instances;
   std::vector<int32_t> members;
   std::vector<int32_t> member_tiers;  // per member: the link tier it keeps busy (-1: none)
+  // Per instance: the share of its members' processors it holds (EngineInput::
+  // collective_sm_share); empty when every share is 0.
+  std::vector<double> instance_sm_share;
   // Per rank, its SENDs and its collectives in program order (CSR over ranks); coll_instance[k]
   // is the instance of collective colls[k].
   std::vector<uint32_t> send_begin, coll_begin;

@@ -63,6 +63,9 @@ bool replicas_symmetric(const EngineInput& in) {
       if (schedule::is_collective(a.kind) && in.collective_tier &&
           in.collective_tier(r, a) != in.collective_tier(rep, b))
         return false;
+      if (schedule::is_collective(a.kind) && in.collective_sm_share &&
+          in.collective_sm_share(r, a) != in.collective_sm_share(rep, b))
+        return false;
     }
   }
   return true;
@@ -103,6 +106,10 @@ EngineResult simulate_symmetric(const EngineInput& in, const SymmetricOptions& o
   if (in.collective_tier)
     rin.collective_tier = [&](int r, const Action& a) {
       return in.collective_tier(original[r], a);
+    };
+  if (in.collective_sm_share)
+    rin.collective_sm_share = [&](int r, const Action& a) {
+      return in.collective_sm_share(original[r], a);
     };
   return simulate_representatives(rin, s.mesh, options);
 }

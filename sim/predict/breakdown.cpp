@@ -105,7 +105,8 @@ Breakdown breakdown(const Resolved& r, int pp, const std::vector<schedule::Actio
     for (size_t i = 0; i < t.seconds.size(); ++i) b.busy.seconds[i] += n * t.seconds[i];
   }
   const double compute_s = stats.compute_ns * 1e-9;
-  b.other_s = compute_s - b.busy.total();
+  b.sm_held_s = stats.sm_held_ns * 1e-9;
+  b.other_s = compute_s - b.busy.total() - b.sm_held_s;
   b.idle_s = b.step_s - compute_s;
   b.communication_s = stats.communication_ns * 1e-9;
   return b;
@@ -119,6 +120,7 @@ nlohmann::json to_json(const Breakdown& b) {
           {"step_time_s", b.step_s},
           {"compute_s", terms},
           {"other_compute_s", b.other_s},
+          {"collectives_sm_held_s", b.sm_held_s},
           {"idle_s", b.idle_s},
           {"communication_s", b.communication_s},
           {"dp_collectives",

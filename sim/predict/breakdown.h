@@ -47,8 +47,12 @@ struct Breakdown {
   bool known = false;
   int pp = 0;  // the device broken down: (dp 0, pp, tp 0), the busiest compute stream
   double step_s = 0;
-  TermSeconds busy;            // over its program's compute actions
-  double other_s = 0;          // its compute time beyond the terms: calibrated phases, shared cores
+  TermSeconds busy;  // over its program's compute actions
+  // Its compute time the SMs of collectives the engine runs beside it added (those not priced as
+  // hidden, whose price carries theirs: engine::RankStats::sm_held_ns).
+  double sm_held_s = 0;
+  double other_s =
+      0;  // its compute time beyond the terms and sm_held_s: calibrated phases, shared cores
   double idle_s = 0;           // the step minus its compute time
   double communication_s = 0;  // its transfers and collectives, on their own streams
   // Its data-parallel collectives (gradient reductions, ZeRO's gathers): their time on the links,

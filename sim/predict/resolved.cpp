@@ -40,6 +40,11 @@ double exposed_seconds(double seconds, double window_s, int layers) {
   return std::min(seconds, std::max(seconds / std::max(1, layers), seconds - window_s));
 }
 
+// The share of the SMs a running collective's thread blocks hold (catalog collective_ctas).
+double sm_share(const cost::Hardware& hw) {
+  return hw.compute_units > 0 ? static_cast<double>(hw.collective_ctas) / hw.compute_units : 0;
+}
+
 }  // namespace
 
 Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
@@ -160,14 +165,18 @@ CollectivePrice FullMeshPrices::collective_price(int rank, const schedule::Actio
     if (window_s >= 0) {
       // The part that does hide still costs the compute it runs beside: its thread blocks hold
       // `sm_share` of the SMs (catalog collective_ctas), so that compute runs that much slower.
-      const double sm_share =
-          static_cast<double>(r_.hw.collective_ctas) / std::max(1, r_.hw.compute_units);
       p.exposed_s = exposed_seconds(seconds, window_s, layers);
-      p.charged_s = p.exposed_s + sm_share * (seconds - p.exposed_s);
+      p.charged_s = p.exposed_s + sm_share(r_.hw) * (seconds - p.exposed_s);
     }
   }
   prices_.emplace(key, p);
   return p;
+}
+
+double FullMeshPrices::collective_sm_share(int rank, const schedule::Action& a) {
+  if (sm_share(r_.hw) <= 0) return 0;
+  const CollectivePrice p = collective_price(rank, a);
+  return p.exposed_s < p.wire_s ? 0 : sm_share(r_.hw);
 }
 
 int FullMeshPrices::collective_tier(int rank, const schedule::Action& a) {

@@ -70,6 +70,11 @@ class FullMeshPrices {
 
   int64_t collective_ns(int rank, const schedule::Action& a);  // charged_s, in ns
   CollectivePrice collective_price(int rank, const schedule::Action& a);
+  // The share of a GPU's SMs the collective holds while the engine runs compute beside it
+  // (engine::EngineInput::collective_sm_share): catalog collective_ctas over compute_units, or 0
+  // when its price already charges them (a data-parallel collective priced as hidden behind its
+  // stage's compute) or the device has no such figure.
+  double collective_sm_share(int rank, const schedule::Action& a);
 
   // A collective keeps its members' network ports busy when its group spans nodes, else their
   // NVLink ports: point-to-point transfers then share them.

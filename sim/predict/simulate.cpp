@@ -130,8 +130,10 @@ bool replicas_cost_alike(const Resolved& r, FullMeshPrices& prices, const schedu
           const int rank = m.rank_of({dp, p, tp});
           if (prices.group_leader(a.group, rank) == rank) leaders.push_back(rank);
         }
+      const double share = prices.collective_sm_share(original[p], a);
       for (int rank : leaders)
-        if (prices.collective_ns(rank, a) != want) return false;
+        if (prices.collective_ns(rank, a) != want || prices.collective_sm_share(rank, a) != share)
+          return false;
     }
   }
   return true;
@@ -213,6 +215,10 @@ void price_links_and_collectives(engine::EngineInput& in, FullMeshPrices& prices
   in.collective_tier = [&prices](int rank, const schedule::Action& a) {
     return prices.collective_tier(rank, a);
   };
+  if (in.shared_processors == 0)
+    in.collective_sm_share = [&prices](int rank, const schedule::Action& a) {
+      return prices.collective_sm_share(rank, a);
+    };
 }
 
 // A given schedule: validated, then run once over the representatives when it is symmetric.
@@ -279,6 +285,9 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
       };
       in.collective_tier = [&](int rank, const schedule::Action& a) {
         return prices.collective_tier(original[rank], a);
+      };
+      in.collective_sm_share = [&](int rank, const schedule::Action& a) {
+        return prices.collective_sm_share(original[rank], a);
       };
       run.result = engine::simulate_representatives(in, c.mesh, {o.expand_replicas});
       return run;

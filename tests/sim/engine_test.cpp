@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/engine/program.h"
+#include "sim/engine/symmetry.h"
 #include "sim/schedule/families.h"
 #include "sim/schedule/generators.h"
 #include "sim/schedule/schedule_text.h"
@@ -272,6 +273,44 @@ TEST(Engine, RanksSharingProcessorsSlowEachOtherDown) {
   const int64_t shared = simulate(pin).step_time_ns;
   EXPECT_GT(shared, own);
   EXPECT_LT(shared, 2 * own);
+}
+
+TEST(Engine, CollectivesHoldingProcessorsSlowTheComputeBesideThem) {
+  // Both replicas issue two all-reduces (400 ns each, one after the other on the collective
+  // stream) and then run F0 (1000 ns) beside them. The second holds half the processors: F0 does
+  // 400 ns of work by 400, 200 more by 800, and the last 400 at full speed, ending at 1200.
+  const auto s = schedule::load(
+      "mesh dp=2 pp=1 tp=1\nmicrobatches 1\n"
+      "rank 0: 0ALLREDUCE(dp):8 0ALLREDUCE(dp):16 0F0\n"
+      "rank 1: 0ALLREDUCE(dp):8 0ALLREDUCE(dp):16 0F0\n");
+  EngineInput in = equal_stages(s, 1000, 0, 0);
+  in.collective_ns = [](int, const schedule::Action&) { return int64_t{400}; };
+  EXPECT_EQ(simulate(in).step_time_ns, 1000);
+  in.collective_sm_share = [](int, const schedule::Action& a) { return a.bytes == 16 ? 0.5 : 0; };
+  const EngineResult r = simulate(in);
+  EXPECT_EQ(r.step_time_ns, 1200);
+  for (const RankStats& st : r.ranks) {
+    EXPECT_EQ(st.compute_ns, 1200);
+    EXPECT_EQ(st.sm_held_ns, 200);
+  }
+  // The replicas are alike: simulated once, the same.
+  EXPECT_EQ(simulate_symmetric(in).step_time_ns, 1200);
+  // Compute that starts after the collective has ended runs at full speed.
+  const auto after = schedule::load(
+      "mesh dp=2 pp=1 tp=1\nmicrobatches 1\n"
+      "rank 0: 0F0 0ALLREDUCE(dp):16 0STEP\n"
+      "rank 1: 0F0 0ALLREDUCE(dp):16 0STEP\n");
+  in.schedule = &after;
+  in.stages[0].optimizer_ns = 100;
+  const EngineResult a = simulate(in);
+  EXPECT_EQ(a.step_time_ns, 1000 + 400 + 100);
+  EXPECT_EQ(a.ranks[0].sm_held_ns, 0);
+  // A share of all the processors, or one beside cores shared by ranks, is refused.
+  in.collective_sm_share = [](int, const schedule::Action&) { return 1.0; };
+  EXPECT_THROW(simulate(in), std::invalid_argument);
+  in.collective_sm_share = [](int, const schedule::Action&) { return 0.25; };
+  in.shared_processors = 1;
+  EXPECT_THROW(simulate(in), std::invalid_argument);
 }
 
 TEST(Engine, ReportsDeadlockInsteadOfHanging) {

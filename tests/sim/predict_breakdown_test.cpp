@@ -144,6 +144,39 @@ TEST(PredictBreakdown, DataParallelCollectivesGiveTheirTimeOnTheLinksAndWhatTheS
   EXPECT_DOUBLE_EQ(j["charged_s"].get<double>(), b.dp_collectives_charged_s);
 }
 
+TEST(PredictBreakdown, CollectivesTheEngineRunsBesideComputeSlowItByTheSMsTheyHold) {
+  // Llama 3's layout in small: an interleaved pipeline of one-layer chunks over 8 ranks across
+  // nodes, replicated over 8 nodes. Each chunk's gradient reduction is too small a share of its own
+  // backward to be priced as hidden behind it, so it is priced in full and the engine runs it
+  // beside the other chunks' compute, which its thread blocks slow (h100-sxm: collective_ctas 32
+  // of 132 SMs).
+  const json j = json::parse(
+      R"({"model": {"kind": "gpt", "layers": 16, "hidden": 4096, "heads": 32, "seq": 4096, "vocab": 32000},
+          "mesh": {"dp": 8, "tp": 1, "pp": 8}, "batch": {"global": 128, "micro": 1},
+          "schedule": "interleaved", "virtual_stages": 2, "framework": "llama3-2024",
+          "cluster": {"gpu": "h100-sxm"}, "options": {"zero": 1}})");
+  const Breakdown b = run(j).breakdown;
+  ASSERT_GT(b.dp_collectives_wire_s, 0);
+  EXPECT_DOUBLE_EQ(b.dp_collectives_charged_s, b.dp_collectives_wire_s);
+  EXPECT_GT(b.sm_held_s, 0);
+  // No more than the share they hold for as long as they run.
+  EXPECT_LE(b.sm_held_s, 32.0 / 132.0 * b.dp_collectives_wire_s);
+  // The engine's compute time for the device is the terms and that.
+  EXPECT_LT(std::abs(b.other_s), 1e-7) << b.other_s;
+  EXPECT_NEAR(b.busy.total() + b.sm_held_s + b.other_s + b.idle_s, b.step_s, 1e-12 * b.step_s);
+  EXPECT_DOUBLE_EQ(to_json(run(j))["breakdown"]["collectives_sm_held_s"].get<double>(),
+                   b.sm_held_s);
+  // Chunks of four layers: each reduction is priced as hidden behind its own chunk's backward
+  // but for one layer's share, and carries its SMs in its price (DataParallelCollectives...
+  // above); the engine, which still runs them beside the other chunks' compute, does not charge
+  // them again.
+  json deeper = j;
+  deeper["model"]["layers"] = 64;
+  const Breakdown h = run(deeper).breakdown;
+  EXPECT_LT(h.dp_collectives_exposed_s, h.dp_collectives_wire_s);
+  EXPECT_EQ(h.sm_held_s, 0);
+}
+
 TEST(PredictBreakdown, JsonCarriesEveryTermAndNullWhenTheStepWasNotSimulated) {
   const Summary s = run(pipeline());
   const json j = to_json(s)["breakdown"];

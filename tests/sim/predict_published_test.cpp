@@ -50,8 +50,8 @@ const std::vector<Row>& rows() {
       // prices Megatron's interleaved warm-up (143 chunks in flight on rank 1), 82.5 GiB: more than
       // 80 GiB. Meta's modified schedule bounds the microbatches in flight (its N, Figure 6),
       // which the simulator's interleaved schedule does not have.
-      {"llama3-405b.json", Metric::kTflopsPerGpu, 430, 0.14, false},
-      {"llama3-405b-16k.json", Metric::kTflopsPerGpu, 400, 0.13},
+      {"llama3-405b.json", Metric::kTflopsPerGpu, 430, 0.13, false},
+      {"llama3-405b-16k.json", Metric::kTflopsPerGpu, 400, 0.12},
       {"llmfoundry-mpt1b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 20513, 0.09},
       {"llmfoundry-mpt3b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 10811, 0.07},
       {"llmfoundry-mpt7b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 4641, 0.07},
@@ -167,7 +167,7 @@ const std::vector<Row>& rows() {
       // the attention counted over the full seq x seq (docs/ACCURACY.md, set 7: counted causally,
       // as the model times it, the row would be -2.7%). Predicted 79.9 GiB of 80 (83.9 before the
       // llama3-2024 profile dropped the dropout masks its architecture has none of).
-      {"llama3-405b-cp16.json", Metric::kTflopsPerGpu, 380, 0.31, true, 7},
+      {"llama3-405b-cp16.json", Metric::kTflopsPerGpu, 380, 0.30, true, 7},
       // Set 8: the rows of fms-fsdp's README at 0d31998 whose settings no development row has,
       // committed unevaluated (2e4b6a7); the network its later revision states for its A100 runs.
       {"fmsfsdp-llama2-13b-hsdp-b1-128xa100.json", Metric::kTokensPerSecondPerGpu, 1700, 0.13, true,
