@@ -340,7 +340,7 @@ class Sim {
                         EventType::kComputeDone, static_cast<uint32_t>(r));
   }
 
-  // Instance inst's members hold `share` of their processors from now (0: release them).
+  // The members of instance I hold `share` of their processors from now (0: release them).
   void hold_processors(const Instance& I, double share, int64_t now) {
     for (int32_t k = I.members_begin; k < I.members_end; ++k) {
       const int r = rank_of_member(static_cast<uint32_t>(p_.members[k]));
@@ -351,6 +351,8 @@ class Sim {
   }
 
   // ---- compute on shared processors (cpu backend) -------------------------------------------
+  // A compute action whose rate changes while it runs: on processors shared by ranks, or beside a
+  // collective holding some of them (retime above).
   struct Job {
     double remaining = 0;  // ns of work at full speed
     double rate = 1;

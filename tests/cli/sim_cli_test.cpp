@@ -450,6 +450,19 @@ TEST_F(SimCli, BreakdownSaysWhatDataParallelCollectivesTakeOnTheLinksAndWhatTheS
   EXPECT_EQ(sh("predict --config " + small_pipeline().string() + " --breakdown")
                 .out.find("dp collectives"),
             std::string::npos);
+  EXPECT_EQ(r.out.find("collectives' SMs"), std::string::npos) << r.out;  // priced as hidden
+
+  // Interleaved one-layer chunks: their reductions are priced in full and the engine runs them
+  // beside other chunks' compute, which they slow; the line gives what that added.
+  const fs::path chunks = write("chunks.json", R"({"model": {"kind": "gpt", "layers": 16,
+      "hidden": 4096, "heads": 32, "seq": 4096, "vocab": 32000}, "mesh": {"dp": 8, "pp": 8},
+      "batch": {"global": 128, "micro": 1}, "schedule": "interleaved", "virtual_stages": 2,
+      "framework": "llama3-2024", "cluster": {"gpu": "h100-sxm"}, "options": {"zero": 1}})");
+  const Outcome c = sh("predict --config " + chunks.string() + " --breakdown");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const size_t held = c.out.find("\n  collectives' SMs ");
+  ASSERT_NE(held, std::string::npos) << c.out;
+  EXPECT_GT(std::stod(c.out.substr(held + 20)), 0) << c.out;
 }
 
 // `--sensitivity`: one row per figure of the entry that moves the step, the largest first, each
