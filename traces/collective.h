@@ -48,10 +48,11 @@ enum class CollectiveAlgorithm : uint8_t {
   kTree,
   kHierarchical,
   kDirect,
+  kNvls,  // NVLink SHARP: the NVSwitch reduces (Hopper and later)
   kCount
 };
 inline constexpr std::array<std::string_view, static_cast<size_t>(CollectiveAlgorithm::kCount)>
-    kCollectiveAlgorithmNames = {"auto", "ring", "tree", "hierarchical", "direct"};
+    kCollectiveAlgorithmNames = {"auto", "ring", "tree", "hierarchical", "direct", "nvls"};
 constexpr std::string_view name(CollectiveAlgorithm a) {
   return enum_name(kCollectiveAlgorithmNames, a);
 }

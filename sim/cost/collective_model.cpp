@@ -121,6 +121,22 @@ CollectiveTime hierarchical(const Hardware& hw, CollectiveKind kind, double byte
   return t;
 }
 
+// NCCL's NVLS all-reduce inside one node (Hopper and later, through NVSwitch): the switch reduces
+// what each GPU sends and multicasts the result. NCCL models it (src/graph/tuning.cc, 2.2x) with
+// a bus bandwidth that does not depend on the group's size, the all-reduce's n / 2(n-1) turning
+// it into algorithm bandwidth, and one latency of hwLat[NVLink][NVLS][Simple], 25 us, with no
+// base latency; the bus bandwidth is the catalog's, measured by NCCL's maintainers.
+constexpr double kNvlsLatencyUs = 25.0;
+
+CollectiveTime nvls_all_reduce(const Hardware& hw, double bytes, const GroupSpan& span) {
+  CollectiveTime t;
+  t.algorithm = Algorithm::kNvls;
+  t.bus_bandwidth_bytes_per_s = hw.intra_node.nvls_bus_bandwidth_bytes_per_s;
+  t.seconds = kNvlsLatencyUs * 1e-6 + bus_factor(CollectiveKind::kAllReduce, span.ranks) * bytes /
+                                          t.bus_bandwidth_bytes_per_s;
+  return t;
+}
+
 // Grouped sends to every peer: the intra-node and inter-node parts proceed at once.
 CollectiveTime all_to_all(const Hardware& hw, double bytes, const GroupSpan& span) {
   const int n = span.ranks;
@@ -169,6 +185,11 @@ CollectiveTime collective_time(const Hardware& hw, CollectiveKind kind, double b
   if (span.nodes > 1 && span.ranks_per_node > 1) {
     const CollectiveTime h = hierarchical(hw, kind, bytes, span);
     if (h.seconds < best.seconds) best = h;
+  }
+  if (kind == CollectiveKind::kAllReduce && span.nodes == 1 &&
+      hw.intra_node.nvls_bus_bandwidth_bytes_per_s > 0) {
+    const CollectiveTime n = nvls_all_reduce(hw, bytes, span);
+    if (n.seconds < best.seconds) best = n;
   }
   return best;
 }

@@ -44,8 +44,12 @@ const std::vector<std::string_view> kTopKeys = {"name",
 const std::vector<std::string_view> kEfficiencyKeys = {
     "gemm_max",         "tile_m",           "tile_n", "k_half", "attention",
     "attention_flash2", "attention_flash3", "conv",   "memory", "sustained"};
-const std::vector<std::string_view> kTierKeys = {"name", "kind", "bandwidth_bytes_per_s",
-                                                 "latency_ns", "collective_efficiency"};
+const std::vector<std::string_view> kTierKeys = {"name",
+                                                 "kind",
+                                                 "bandwidth_bytes_per_s",
+                                                 "latency_ns",
+                                                 "collective_efficiency",
+                                                 "nvls_bus_bandwidth_bytes_per_s"};
 
 // The helpers below read `key` of `j`, an object whose dotted name is `prefix` ("efficiency."), so
 // that every error names the key as the file nests it: 'efficiency.tile_m'.
@@ -117,6 +121,10 @@ LinkTier parse_tier(const json& j, const std::string& key, const std::string& wh
   tier.collective_efficiency = number_or(t, "collective_efficiency", where, 1.0, p);
   if (tier.collective_efficiency <= 0 || tier.collective_efficiency > 1)
     fail(where, p + "collective_efficiency", "must be in (0, 1]");
+  tier.nvls_bus_bandwidth_bytes_per_s = number_or(t, "nvls_bus_bandwidth_bytes_per_s", where, 0, p);
+  if (tier.nvls_bus_bandwidth_bytes_per_s > 0 && tier.kind != LinkKind::kNvlink)
+    fail(where, p + "nvls_bus_bandwidth_bytes_per_s",
+         "is an NVSwitch's (kind nvlink), not a " + kind + " tier's");
   return tier;
 }
 

@@ -37,6 +37,9 @@ struct LinkTier {
   double latency_ns = 0;             // one point-to-point message (alpha)
   // Fraction of bandwidth_bytes_per_s that NCCL's bus bandwidth reaches on this tier.
   double collective_efficiency = 1.0;
+  // Bus bandwidth of an all-reduce that the switches of this tier reduce (NCCL's NVLS algorithm,
+  // NVLink SHARP on NVSwitch 3); 0: none.
+  double nvls_bus_bandwidth_bytes_per_s = 0;
 };
 
 // How close kernels get to the peak rates; see compute_model.h for how these combine.

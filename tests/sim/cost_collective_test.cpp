@@ -38,6 +38,33 @@ TEST(CostCollective, GroupsAcrossNodesRunAtTheirNics) {
   EXPECT_EQ(collective_time(hw, CollectiveKind::kAllReduce, bytes, {1, 1, 1}).seconds, 0.0);
 }
 
+TEST(CostCollective, LargeAllReducesInsideAHopperNodeRunOnTheSwitch) {
+  // NVLink SHARP (NCCL's NVLS): the NVSwitch reduces, at ~480 GB/s of bus bandwidth over 8 H100s
+  // (nccl-tests issue 212) against a ring's 360 (0.8 of 450 GB/s).
+  const Hardware hw = find_hardware("h100-sxm");
+  const double bytes = 1e9;
+  const CollectiveTime t = collective_time(hw, CollectiveKind::kAllReduce, bytes, {8, 1, 8});
+  EXPECT_EQ(t.algorithm, Algorithm::kNvls);
+  EXPECT_NEAR(t.seconds, 25e-6 + 2.0 * 7 / 8 * bytes / 480e9, 1e-9);
+  // Its algorithm bandwidth, ~275 GB/s as the maintainer says.
+  EXPECT_NEAR(bytes / t.seconds / 1e9, 275, 3);
+  // The ring it replaces, for scale: a third slower.
+  const double ring = 2.0 * 7 / 8 * bytes / (450e9 * 0.8);
+  EXPECT_GT(ring / t.seconds, 1.3);
+  // A small message stays on the ring or tree: NVLS's 25 us latency outweighs its bandwidth.
+  EXPECT_NE(collective_time(hw, CollectiveKind::kAllReduce, 64e3, {8, 1, 8}).algorithm,
+            Algorithm::kNvls);
+  // Only the all-reduce, only inside one node, only where the switch reduces.
+  EXPECT_NE(collective_time(hw, CollectiveKind::kAllGather, bytes, {8, 1, 8}).algorithm,
+            Algorithm::kNvls);
+  EXPECT_NE(collective_time(hw, CollectiveKind::kAllReduce, bytes, {16, 2, 8}).algorithm,
+            Algorithm::kNvls);
+  EXPECT_NE(
+      collective_time(find_hardware("a100-80gb"), CollectiveKind::kAllReduce, bytes, {8, 1, 8})
+          .algorithm,
+      Algorithm::kNvls);
+}
+
 TEST(CostCollective, SmallMessagesAcrossManyNodesPreferTrees) {
   const Hardware hw = find_hardware("h100-sxm");
   const CollectiveTime t = collective_time(hw, CollectiveKind::kAllReduce, 4096, {512, 512, 1});

@@ -143,6 +143,11 @@ TEST(CostHardware, AHardwareFileWithAnUnknownKeyOrABadCountIsRefused) {
             "key 'peak_flops.bf16': must be >= 1");
   EXPECT_EQ(error_of([](nlohmann::json& j) { j["efficiency"]["memory"] = 1.5; }),
             "key 'efficiency.memory': must be in (0, 1]");
+  // A switch that reduces is an NVSwitch: not the network's.
+  EXPECT_EQ(
+      error_of([](nlohmann::json& j) { j["inter_node"]["nvls_bus_bandwidth_bytes_per_s"] = 1e9; }),
+      "key 'inter_node.nvls_bus_bandwidth_bytes_per_s': is an NVSwitch's (kind nvlink), not a "
+      "net tier's");
   std::filesystem::remove_all(dir);
 }
 
