@@ -51,8 +51,8 @@ struct Breakdown {
   // Its compute time the SMs of collectives the engine runs beside it added (those not priced as
   // hidden, whose price carries theirs: engine::RankStats::sm_held_ns).
   double sm_held_s = 0;
-  double other_s =
-      0;  // its compute time beyond the terms and sm_held_s: calibrated phases, shared cores
+  // Its compute time beyond the terms and sm_held_s: calibrated phases, shared cores.
+  double other_s = 0;
   double idle_s = 0;           // the step minus its compute time
   double communication_s = 0;  // its transfers and collectives, on their own streams
   // Its data-parallel collectives (gradient reductions, ZeRO's gathers): their time on the links,
