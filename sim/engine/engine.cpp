@@ -438,7 +438,8 @@ class Sim {
     if (++inst_arrived_[inst] == I.members_end - I.members_begin) {
       inst_start_[inst] = now;  // the last member to arrive: events come in time order
       occupy_ports(I, +1, now);
-      if (slowed_) hold_processors(I, p_.instance_sm_share[inst], now);
+      if (slowed_ && p_.instance_sm_share[inst] > 0)
+        hold_processors(I, p_.instance_sm_share[inst], now);
       queue_.push(now + I.duration_ns, EventType::kCollectiveDone, static_cast<uint32_t>(inst));
     }
   }
@@ -457,7 +458,7 @@ class Sim {
     const int64_t start = inst_start_[inst];
     occupy_ports(I, -1, now_);
     // Released on every member before any starts its next collective (which may hold them again).
-    if (slowed_) hold_processors(I, 0, now_);
+    if (slowed_ && p_.instance_sm_share[inst] > 0) hold_processors(I, 0, now_);
     for (int32_t k = I.members_begin; k < I.members_end; ++k) {
       const uint32_t g = static_cast<uint32_t>(p_.members[k]);
       const int r = rank_of_member(g);
