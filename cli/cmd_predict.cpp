@@ -462,12 +462,16 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--sensitivity-percent", args->sensitivity_percent,
                   "how far --sensitivity moves each figure, in percent of itself")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 50.0));
+      ->check(CLI::Range(1.0, 50.0))
+      ->needs("--sensitivity");
   cmd->add_flag("--search", args->search, "search dp x pp x tp, microbatch size and schedule");
-  cmd->add_option("--gpus", args->gpus, "GPU budget for --search");
+  // An option of one mode given without it would be ignored, and the user would read the figures
+  // of something else (a gpipe prediction that is the config's own schedule): refuse instead.
+  cmd->add_option("--gpus", args->gpus, "GPU budget for --search")->needs("--search");
   cmd->add_option("--top", args->top, "rows --search prints")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->needs("--search");
   // A measured torch pipelining job instead of a config (cli/predict_from_trace.cpp).
   cmd->get_option("--config")->required(false);
   cmd->add_option("--from-trace", args->trace.trace,
@@ -476,11 +480,14 @@ void add_predict_command(CLI::App& app) {
       ->type_name("DIR")
       ->excludes("--config");
   cmd->add_option("--schedule", args->trace.schedule,
-                  "with --from-trace: only this alternative family");
+                  "with --from-trace: only this alternative family")
+      ->needs("--from-trace");
   cmd->add_option("--microbatches", args->trace.microbatches,
-                  "with --from-trace: microbatches of the alternatives (default: the run's)");
+                  "with --from-trace: microbatches of the alternatives (default: the run's)")
+      ->needs("--from-trace");
   cmd->add_option("--pp", args->trace.pp,
-                  "with --from-trace: pipeline ranks of the alternatives (default: the run's)");
+                  "with --from-trace: pipeline ranks of the alternatives (default: the run's)")
+      ->needs("--from-trace");
   cmd->callback([args] { run(*args); });
 }
 

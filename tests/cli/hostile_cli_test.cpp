@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "cli_test_util.h"
 
@@ -184,6 +185,30 @@ TEST(HostileCli, NothingUsableReadIsAnErrorEverywhere) {
   EXPECT_NE(unknown.status, 0);
   EXPECT_NE(unknown.err.find("unknown command 'frobnicate'"), std::string::npos) << unknown.err;
   EXPECT_NE(unknown.err.find("run, demo, schedules, validate"), std::string::npos) << unknown.err;
+}
+
+// An option of one of predict's modes given without the mode was ignored: `--schedule gpipe` beside
+// --config printed the config's own schedule as if it were GPipe's. Each is refused, naming the
+// mode.
+TEST(HostileCli, PredictOptionsOfAModeNotAskedForAreRefused) {
+  const std::string config =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/sim/predict/configs/korthikanti-22b.json";
+  const std::pair<const char*, const char*> cases[] = {
+      {"--schedule gpipe", "--schedule requires --from-trace"},
+      {"--microbatches 4", "--microbatches requires --from-trace"},
+      {"--pp 4", "--pp requires --from-trace"},
+      {"--gpus 16", "--gpus requires --search"},
+      {"--top 3", "--top requires --search"},
+      {"--sensitivity-percent 5", "--sensitivity-percent requires --sensitivity"}};
+  for (const auto& [option, message] : cases) {
+    const Result r = meshscope("predict --config " + config + " " + option);
+    EXPECT_NE(r.status, 0) << option;
+    EXPECT_NE(r.err.find(message), std::string::npos) << option << ": " << r.err;
+    EXPECT_EQ(r.out, "") << option;
+  }
+  // With its mode, the same option is taken.
+  const Result top = meshscope("predict --config " + config + " --search --gpus 8 --top 1");
+  EXPECT_EQ(top.status, 0) << top.err;
 }
 
 // Case 7: concurrent writers of one path all succeed; the file is always whole.
