@@ -133,6 +133,11 @@ void run(const SchedulesArgs& args) {
   const int sources = !args.family.empty() + !args.from.empty() + !args.from_trace.empty();
   if (sources > 1) throw UserError("give one of --dump FAMILY, --from FILE, --from-trace DIR");
   if (sources == 0) {
+    // Options that shape a schedule's output, given with none to output, would be ignored.
+    if (args.grid || !args.out.empty() || args.format != "text" || !args.torch_format.empty())
+      throw UserError(
+          "--format, --torch-format, --out and --grid apply to a schedule: give --dump FAMILY, "
+          "--from FILE or --from-trace DIR");
     list_families();
     return;
   }
@@ -186,23 +191,31 @@ void add_schedules_command(CLI::App& app) {
          "generate this family's schedule and print it as schedule text (" + family_names() + ")")
       ->type_name("FAMILY");
   cmd->add_option("--dp", args->dp, "data-parallel replicas")
-      ->check(CLI::Range(1, schedule::kMaxRanks));
-  cmd->add_option("--pp", args->pp, "pipeline ranks")->check(CLI::Range(1, schedule::kMaxRanks));
+      ->check(CLI::Range(1, schedule::kMaxRanks))
+      ->needs("--dump");
+  cmd->add_option("--pp", args->pp, "pipeline ranks")
+      ->check(CLI::Range(1, schedule::kMaxRanks))
+      ->needs("--dump");
   cmd->add_option("--tp", args->tp, "tensor-parallel ranks per stage")
-      ->check(CLI::Range(1, schedule::kMaxRanks));
+      ->check(CLI::Range(1, schedule::kMaxRanks))
+      ->needs("--dump");
   cmd->add_option(
          "--microbatches,-m", args->microbatches,
          "microbatches per replica per step (default: pp; pp x virtual stages for dualpipe-v)")
-      ->check(CLI::Range(1, schedule::kMaxRanks));
+      ->check(CLI::Range(1, schedule::kMaxRanks))
+      ->needs("--dump");
   cmd->add_option("--virtual,-v", args->virtual_stages,
                   "model chunks per pp rank (default: the family's, see the list)")
-      ->check(CLI::Range(1, schedule::kMaxRanks));
+      ->check(CLI::Range(1, schedule::kMaxRanks))
+      ->needs("--dump");
   cmd->add_option("--activation-bytes", args->activation_bytes,
                   "bytes each stage sends per microbatch (and receives back as gradient)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 50));
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 50))
+      ->needs("--dump");
   cmd->add_option("--grad-bytes", args->gradient_bytes,
                   "bytes of each stage's gradients, all-reduced over dp")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 50));
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 50))
+      ->needs("--dump");
   cmd->add_option("--from", args->from,
                   "convert this schedule file instead of generating one: " +
                       std::string(schedule::kScheduleFileHelp))

@@ -50,5 +50,26 @@ TEST(SchedulesCli, RunExecutesTorchsDualPipeVEqualToOneDevice) {
   EXPECT_NE(r.out.find("equal ("), std::string::npos) << r.out;
 }
 
+// Options that shape a generated schedule, or the output of one, given where they would be
+// ignored (converting a file, or listing the families) are refused, not dropped.
+TEST(SchedulesCli, OptionsThatWouldBeIgnoredAreRefused) {
+  const std::string csv = (kTorch / "zb-v_pp4_m8_v2.compute_only.csv").string();
+  Result r = shell(kBin + " schedules --from " + csv + " --pp 8");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--pp requires --dump"), std::string::npos) << r.err;
+  r = shell(kBin + " schedules --dp 4");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--dp requires --dump"), std::string::npos) << r.err;
+  r = shell(kBin + " schedules --format torch-csv");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("apply to a schedule: give --dump FAMILY, --from FILE or --from-trace DIR"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  r = shell(kBin + " schedules --dump gpipe --pp 2 --dp 2 --grid");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("rank 3"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace meshscope::cli_testing
