@@ -238,6 +238,16 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--virtual,-v", a->virtual_stages,
                   "model chunks per pp rank (default: the family's, see `meshscope schedules`)")
       ->check(CLI::Range(1, 1 << 20));
+  // A schedule file brings its own family, mesh and microbatches: those flags beside it would be
+  // ignored.
+  cmd->get_option("--schedule-file")
+      ->excludes("--schedule")
+      ->excludes("--dp")
+      ->excludes("--pp")
+      ->excludes("--tp")
+      ->excludes("--devices")
+      ->excludes("--microbatches")
+      ->excludes("--virtual");
   add_workload_options(*cmd, a->workload);
   cmd->add_option("--steps", a->steps, "training steps")->capture_default_str();
   add_backend_option(*cmd, a->backend);

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <string>
 
 #include "cli/commands.h"
 
@@ -12,6 +13,18 @@ namespace meshscope::cli {
 model::WorkloadSpec WorkloadArgs::to_spec() const {
   const auto kind = model::parse_workload_kind(model);
   if (!kind) throw UserError("unknown --model '" + model + "' (chain, classifier, mlp, moe)");
+  if (given) {
+    if (*kind != model::WorkloadKind::kMoe)
+      for (const char* flag : {"--experts", "--top-k", "--capacity-factor", "--ep"})
+        if (given(flag))
+          throw UserError(std::string(flag) + " applies to the moe model (--model moe), not to " +
+                          model);
+    if (*kind == model::WorkloadKind::kChain || *kind == model::WorkloadKind::kClassifier)
+      for (const char* flag : {"--layers", "--hidden"})
+        if (given(flag))
+          throw UserError(std::string(flag) + " applies to the mlp and moe models; " + model +
+                          " has a fixed shape");
+  }
   model::WorkloadSpec s;
   s.kind = *kind;
   s.layers = layers;
@@ -28,6 +41,7 @@ model::WorkloadSpec WorkloadArgs::to_spec() const {
 }
 
 void add_workload_options(CLI::App& cmd, WorkloadArgs& a) {
+  a.given = [&cmd](const char* flag) { return cmd.count(flag) > 0; };
   cmd.add_option("--model", a.model,
                  "chain (Linear 1->2->3->1), classifier (784->256->10), mlp (blocks h->4h->h) or "
                  "moe (mixture-of-experts blocks: router, top-k of --experts FFNs h->4h->h)")

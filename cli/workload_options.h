@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,13 @@ struct WorkloadArgs {
   int top_k = 1;
   double capacity_factor = 1.0;
   int ep = 1;
+  // Whether a flag was given on the command line (add_workload_options sets it): to_spec refuses
+  // the flags the chosen model has no use for instead of ignoring them.
+  std::function<bool(const char*)> given;
 
-  // Throws UserError naming the flag for an unknown model (model::make_workload checks the
-  // sizes, rank_plan.h's check_expert_parallel --ep against --dp).
+  // Throws UserError naming the flag for an unknown model, or for a flag the model has no use for
+  // (--experts with the mlp model); model::make_workload checks the sizes, rank_plan.h's
+  // check_expert_parallel --ep against --dp.
   model::WorkloadSpec to_spec() const;
 };
 

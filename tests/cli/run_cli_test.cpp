@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -138,6 +139,29 @@ TEST(RunCli, MeshDimensionsBelowOneAreRefusedNotReplacedByDefaults) {
     EXPECT_EQ(r.err.rfind(name, 0), 0u) << flag << ": " << r.err;
     EXPECT_EQ(r.out, "") << flag;
   }
+}
+
+// Flags the run would have no use for were ignored: a schedule file's own mesh beside --pp, the
+// moe model's --top-k beside --model mlp. Each is refused, naming it.
+TEST(RunCli, FlagsTheRunWouldIgnoreAreRefused) {
+  const std::string file = std::string(MESHSCOPE_SOURCE_DIR) +
+                           "/tests/fixtures/torch_orders/dualpipe-v_pp2_m4_v2.compute_comms.csv";
+  const std::pair<std::string, std::string> cases[] = {
+      {"--schedule-file " + file + " --schedule gpipe", "--schedule excludes --schedule-file"},
+      {"--schedule-file " + file + " --pp 4", "--schedule-file excludes --pp"},
+      {"--schedule-file " + file + " -m 4", "--schedule-file excludes --microbatches"},
+      {"--model mlp --top-k 2", "--top-k applies to the moe model (--model moe), not to mlp"},
+      {"--model mlp --experts 8", "--experts applies to the moe model"},
+      {"--model chain --layers 4", "--layers applies to the mlp and moe models; chain has"},
+      {"--model classifier --hidden 64", "--hidden applies to the mlp and moe models"}};
+  for (const auto& [args, message] : cases) {
+    const Result r = meshscope("run --backend cpu --steps 1 " + args);
+    EXPECT_NE(r.status, 0) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << args;
+  }
+  const Result moe = meshscope("run --backend cpu --steps 1 --model moe --top-k 2 --pp 2");
+  EXPECT_EQ(moe.status, 0) << moe.err;
 }
 
 // Whether this machine runs the GPU backends (then the no-GPU expectations do not apply).
