@@ -71,8 +71,10 @@ int main(int argc, char** argv) {
       "traces", traces,
       "trace files (Chrome/Kineto JSON, .json.gz, Nsight SQLite) or folders of per-rank files");
   cli.add_option("--screenshot", screenshot, "render headless, write this PNG and exit");
+  // Options of the headless modes are refused without their mode, not ignored by a window.
   cli.add_option("--frames", frames, "frames to render before the screenshot")
-      ->check(CLI::Range(1, 1000));
+      ->check(CLI::Range(1, 1000))
+      ->needs("--screenshot");
   cli.add_option("--size", size, "window size WxH");
   cli.add_option("--view", view, "view to show: timeline, mesh, stats, compare, what-if");
   cli.add_option("--range", range,
@@ -84,9 +86,11 @@ int main(int argc, char** argv) {
   cli.add_option("--synthetic", synthetic,
                  "also open a synthetic 1F1B trace of about this many spans");
   cli.add_flag("--bench", bench, "print frame-build times at several zoom levels and exit");
-  cli.add_option("--bench-spans", bench_options.spans, "spans of the synthetic benchmark trace");
+  cli.add_option("--bench-spans", bench_options.spans, "spans of the synthetic benchmark trace")
+      ->needs("--bench");
   cli.add_option("--bench-frames", bench_options.frames, "timed frames per zoom level")
-      ->check(CLI::Range(1, 100000));
+      ->check(CLI::Range(1, 100000))
+      ->needs("--bench");
   CLI11_PARSE(cli, argc, argv);
 
   int width = 0, height = 0;

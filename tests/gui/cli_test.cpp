@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "gui/view/activity.h"
 #include "gui/view/png.h"
@@ -43,8 +44,10 @@ class GuiCli : public ::testing::Test {
 
   Result run(const std::string& args) {
     const fs::path err = dir_ / "stderr.txt";
-    const std::string cmd =
-        std::string(MESHSCOPE_BINARY_DIR) + "/meshscope-gui " + args + " 2>" + err.string();
+    // Every case here exits by itself; one that opened an interactive window instead (a flag
+    // ignored) would wait for ever: `timeout` ends it and the test fails on its status (124).
+    const std::string cmd = "timeout 30 " + std::string(MESHSCOPE_BINARY_DIR) + "/meshscope-gui " +
+                            args + " 2>" + err.string();
     Result r;
     const int status = std::system(cmd.c_str());
     r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -115,6 +118,15 @@ TEST_F(GuiCli, BadArgumentsAreRejected) {
   EXPECT_EQ(run("--view nonsense --screenshot x.png").rc, 2);
   EXPECT_EQ(run("--size 12 --screenshot x.png").rc, 2);
   EXPECT_EQ(run("--range 0.5:0.2 --screenshot x.png").rc, 2);
+  // Options of a headless mode without it would be ignored by an interactive window.
+  for (const auto& [args, message] :
+       {std::pair<const char*, const char*>{"--frames 3", "--frames requires --screenshot"},
+        {"--bench-spans 1000", "--bench-spans requires --bench"},
+        {"--bench-frames 2", "--bench-frames requires --bench"}}) {
+    const Result r = run(args);
+    EXPECT_NE(r.rc, 0) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+  }
 }
 
 TEST_F(GuiCli, ASyntheticTraceThatCannotFitIsRefusedWithTheEstimate) {
