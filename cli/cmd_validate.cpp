@@ -76,8 +76,11 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--diff", args->other,
                   "also print how FILE differs from OTHER (first differing step per rank)")
       ->type_name("OTHER");
-  cmd->add_flag("--quiet,-q", args->quiet, "print nothing when valid; only the error line if not");
   cmd->add_flag("--grid", args->grid, "print the whole step x rank grid of a valid schedule");
+  // Quiet and an output asked for contradict each other: one of them would be ignored.
+  cmd->add_flag("--quiet,-q", args->quiet, "print nothing when valid; only the error line if not")
+      ->excludes("--grid")
+      ->excludes("--diff");
   cmd->callback([args] { run(*args); });
 }
 

@@ -51,7 +51,8 @@ TEST(SchedulesCli, RunExecutesTorchsDualPipeVEqualToOneDevice) {
 }
 
 // Options that shape a generated schedule, or the output of one, given where they would be
-// ignored (converting a file, or listing the families) are refused, not dropped.
+// ignored (converting a file, or listing the families), and validate's --quiet beside an output it
+// asks for, are refused, not dropped.
 TEST(SchedulesCli, OptionsThatWouldBeIgnoredAreRefused) {
   const std::string csv = (kTorch / "zb-v_pp4_m8_v2.compute_only.csv").string();
   Result r = shell(kBin + " schedules --from " + csv + " --pp 8");
@@ -69,6 +70,13 @@ TEST(SchedulesCli, OptionsThatWouldBeIgnoredAreRefused) {
   r = shell(kBin + " schedules --dump gpipe --pp 2 --dp 2 --grid");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("rank 3"), std::string::npos) << r.out;
+  // validate: quiet and an output asked for contradict each other.
+  for (const std::string& output : {std::string("--grid"), "--diff " + csv}) {
+    r = shell(kBin + " validate -q " + csv + " " + output);
+    EXPECT_NE(r.status, 0) << output;
+    EXPECT_NE(r.err.find("excludes --quiet"), std::string::npos) << output << ": " << r.err;
+    EXPECT_EQ(r.out, "") << output;
+  }
 }
 
 }  // namespace
