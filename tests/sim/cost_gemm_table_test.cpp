@@ -6,99 +6,27 @@
 // the compute rate and a fixed time per kernel. What is left is the shape model's own error.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "sim/cost/compute_model.h"
+#include "sim/cost/gemm_table_fit.h"
 #include "sim/cost/hardware.h"
 
 namespace meshscope::cost {
 namespace {
 
-struct Measured {
-  int64_t b, m, n, k;
-  double flops_per_s;
-};
-
-std::vector<Measured> read_table() {
-  const std::string path =
-      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/xla/h100_bf16_matmul.csv";
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << path;
-  std::vector<Measured> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line[0] == 'b') continue;
-    std::replace(line.begin(), line.end(), ',', ' ');
-    std::istringstream s(line);
-    Measured r{};
-    s >> r.b >> r.m >> r.n >> r.k >> r.flops_per_s;
-    EXPECT_FALSE(s.fail()) << path << ": " << line;
-    rows.push_back(r);
-  }
-  return rows;
-}
-
-// Minimises f over [lo, hi] (f unimodal there) by golden-section search.
-template <class F>
-double golden_min(F f, double lo, double hi) {
-  const double r = (std::sqrt(5.0) - 1) / 2;
-  for (int i = 0; i < 60; ++i) {
-    const double c = hi - r * (hi - lo), d = lo + r * (hi - lo);
-    if (f(c) < f(d)) {
-      hi = d;
-    } else {
-      lo = c;
-    }
-  }
-  return (lo + hi) / 2;
-}
-
-struct Fit {
-  double rms = 0;      // of log(model rate / measured rate)
-  double scale = 1;    // on the model's compute rate
-  double fixed_s = 0;  // per kernel
-};
-
-// The model's time for each measured shape, with the scale and the fixed time fitted.
-Fit fit(const Hardware& hw, const std::vector<Measured>& rows) {
-  const ComputeModel cm(hw, Precision::kBf16);
-  std::vector<double> compute_s, memory_s, flops;
-  for (const Measured& r : rows) {
-    const double f = 2.0 * static_cast<double>(r.b * r.m * r.n * r.k);
-    flops.push_back(f);
-    compute_s.push_back(f / (hw.peak(Precision::kBf16) * gemm_efficiency(hw, r.m, r.n, r.k, r.b)));
-    memory_s.push_back(cm.stream_seconds(2.0 * static_cast<double>(r.b) *
-                                         static_cast<double>(r.m * r.k + r.k * r.n + r.m * r.n)));
-  }
-  auto rms = [&](double scale, double fixed_s) {
-    double sum = 0;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const double t = std::max(compute_s[i] / scale, memory_s[i]) + fixed_s;
-      const double e = std::log(flops[i] / t / rows[i].flops_per_s);
-      sum += e * e;
-    }
-    return std::sqrt(sum / static_cast<double>(rows.size()));
-  };
-  Fit best;
-  for (int round = 0; round < 8; ++round) {
-    best.scale = golden_min([&](double s) { return rms(s, best.fixed_s); }, 0.5, 1.5);
-    best.fixed_s = golden_min([&](double t) { return rms(best.scale, t); }, 0, 20e-6);
-  }
-  best.rms = rms(best.scale, best.fixed_s);
-  return best;
-}
+const std::string kTable =
+    std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/xla/h100_bf16_matmul.csv";
 
 TEST(CostGemmTable, TheShapeModelReproducesOpenXlasMeasuredH100Table) {
-  const std::vector<Measured> rows = read_table();
+  const std::vector<MeasuredGemm> rows = read_gemm_table(kTable);
   ASSERT_EQ(rows.size(), 87u);
   const Hardware hw = find_hardware("h100-sxm");
-  const Fit f = fit(hw, rows);
+  const GemmTableFit f = fit_gemm_table(hw, rows);
   // 2.2% today (scale 1.08 over the catalog's burst ceiling, 5.6 us a kernel).
   EXPECT_LT(f.rms, 0.03) << "scale " << f.scale << ", fixed " << f.fixed_s * 1e6 << " us";
   // The catalog's ceiling (gemm_max, from another source) within a fifth of the table's level.
@@ -108,28 +36,46 @@ TEST(CostGemmTable, TheShapeModelReproducesOpenXlasMeasuredH100Table) {
   // The catalog's k_half sits at the table's optimum: over k_half 0, 16, ..., 512 the best fit is
   // no more than a quarter of a point of rms better. The table can tell: 0 or 256 fit it at
   // 4.5-4.9%, twice the error.
-  double best_rms = 1;
-  int64_t best_k_half = -1;
-  for (int64_t k_half = 0; k_half <= 512; k_half += 16) {
-    Hardware h = hw;
-    h.efficiency.k_half = static_cast<double>(k_half);
-    const double r = fit(h, rows).rms;
-    if (r < best_rms) {
-      best_rms = r;
-      best_k_half = k_half;
-    }
-  }
+  const KHalfScan scan = scan_k_half(hw, rows);
   std::printf(
       "OpenXLA sm_90 table, %zu shapes: rms %.2f%% at the catalog's k_half %.0f (scale %.3f, "
-      "%.2f us a kernel); best over the grid %.2f%% at k_half %lld\n",
-      rows.size(), 100 * f.rms, hw.efficiency.k_half, f.scale, f.fixed_s * 1e6, 100 * best_rms,
-      static_cast<long long>(best_k_half));
-  EXPECT_LE(f.rms - best_rms, 0.0025) << "the table fits best at k_half " << best_k_half;
+      "%.2f us a kernel); best over the grid %.2f%% at k_half %.0f\n",
+      rows.size(), 100 * f.rms, hw.efficiency.k_half, f.scale, f.fixed_s * 1e6, 100 * scan.best_rms,
+      scan.best_k_half);
+  EXPECT_LE(f.rms - scan.best_rms, 0.0025) << "the table fits best at k_half " << scan.best_k_half;
   for (const double k_half : {0.0, 256.0}) {
     Hardware h = hw;
     h.efficiency.k_half = k_half;
-    EXPECT_GT(fit(h, rows).rms, f.rms + 0.015) << "k_half " << k_half;
+    EXPECT_GT(fit_gemm_table(h, rows).rms, f.rms + 0.015) << "k_half " << k_half;
   }
+}
+
+// A measured table is read strictly: what is wrong is named with its file and line.
+TEST(CostGemmTable, AMalformedTableNamesTheFileAndLine) {
+  const std::string dir = ::testing::TempDir();
+  const std::pair<const char*, const char*> cases[] = {
+      {"b,m,n,k\n1,2,3,4\n", ":1: want the header 'b,m,n,k,flops_per_s'"},
+      {"# measured\nb,m,n,k,flops_per_s\n1,1024,1024,x,5e14\n", ":3: want b,m,n,k,flops_per_s"},
+      {"b,m,n,k,flops_per_s\n1,0,1024,1024,5e14\n", ":2: sizes must be 1 or more"},
+      {"b,m,n,k,flops_per_s\n1,8,8,8,-1\n", ":2: flops_per_s must be a positive number"},
+      {"b,m,n,k,flops_per_s\n", ": no rows"}};
+  int i = 0;
+  for (const auto& [text, message] : cases) {
+    const std::string path = dir + "/gemm_table_" + std::to_string(i++) + ".csv";
+    std::ofstream(path) << text;
+    try {
+      read_gemm_table(path);
+      ADD_FAILURE() << "read: " << text;
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(path, 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+  // A column after the five is the measuring tool's own (its time per call) and is ignored.
+  const std::string extra = dir + "/gemm_table_extra.csv";
+  std::ofstream(extra) << "b,m,n,k,flops_per_s,seconds\n2,64,64,64,1e12,1e-6\n";
+  ASSERT_EQ(read_gemm_table(extra).size(), 1u);
+  EXPECT_EQ(read_gemm_table(extra)[0].b, 2);
 }
 
 }  // namespace

@@ -1,0 +1,108 @@
+#include "sim/cost/gemm_table_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "sim/cost/compute_model.h"
+
+namespace meshscope::cost {
+namespace {
+
+[[noreturn]] void bad(const std::string& path, int line, const std::string& why) {
+  throw std::runtime_error(path + ":" + std::to_string(line) + ": " + why);
+}
+
+// Minimises f over [lo, hi] (f unimodal there) by golden-section search.
+template <class F>
+double golden_min(F f, double lo, double hi) {
+  const double r = (std::sqrt(5.0) - 1) / 2;
+  for (int i = 0; i < 60; ++i) {
+    const double c = hi - r * (hi - lo), d = lo + r * (hi - lo);
+    if (f(c) < f(d)) {
+      hi = d;
+    } else {
+      lo = c;
+    }
+  }
+  return (lo + hi) / 2;
+}
+
+}  // namespace
+
+std::vector<MeasuredGemm> read_gemm_table(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  std::vector<MeasuredGemm> rows;
+  std::string text;
+  bool header = false;
+  for (int line = 1; std::getline(in, text); ++line) {
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (text.empty() || text[0] == '#') continue;
+    if (!header) {
+      if (text.rfind("b,m,n,k,flops_per_s", 0) != 0)
+        bad(path, line, "want the header 'b,m,n,k,flops_per_s', got '" + text.substr(0, 60) + "'");
+      header = true;
+      continue;
+    }
+    std::replace(text.begin(), text.end(), ',', ' ');
+    std::istringstream s(text);
+    MeasuredGemm r;
+    s >> r.b >> r.m >> r.n >> r.k >> r.flops_per_s;
+    if (s.fail()) bad(path, line, "want b,m,n,k,flops_per_s numbers");
+    if (r.b < 1 || r.m < 1 || r.n < 1 || r.k < 1) bad(path, line, "sizes must be 1 or more");
+    if (!(r.flops_per_s > 0) || !std::isfinite(r.flops_per_s))
+      bad(path, line, "flops_per_s must be a positive number");
+    rows.push_back(r);
+  }
+  if (rows.empty()) throw std::runtime_error(path + ": no rows");
+  return rows;
+}
+
+GemmTableFit fit_gemm_table(const Hardware& hw, const std::vector<MeasuredGemm>& rows) {
+  const ComputeModel cm(hw, Precision::kBf16);
+  std::vector<double> compute_s, memory_s, flops;
+  for (const MeasuredGemm& r : rows) {
+    const double f = 2.0 * static_cast<double>(r.b) * static_cast<double>(r.m) *
+                     static_cast<double>(r.n) * static_cast<double>(r.k);
+    flops.push_back(f);
+    compute_s.push_back(f / (cm.peak_flops() * gemm_efficiency(hw, r.m, r.n, r.k, r.b)));
+    const double elements =
+        static_cast<double>(r.b) * (static_cast<double>(r.m) * static_cast<double>(r.k) +
+                                    static_cast<double>(r.k) * static_cast<double>(r.n) +
+                                    static_cast<double>(r.m) * static_cast<double>(r.n));
+    memory_s.push_back(cm.stream_seconds(2.0 * elements));  // bf16 in and out
+  }
+  auto rms = [&](double scale, double fixed_s) {
+    double sum = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const double t = std::max(compute_s[i] / scale, memory_s[i]) + fixed_s;
+      const double e = std::log(flops[i] / t / rows[i].flops_per_s);
+      sum += e * e;
+    }
+    return std::sqrt(sum / static_cast<double>(rows.size()));
+  };
+  GemmTableFit fit;
+  for (int round = 0; round < 8; ++round) {
+    fit.scale = golden_min([&](double s) { return rms(s, fit.fixed_s); }, 0.2, 5);
+    fit.fixed_s = golden_min([&](double t) { return rms(fit.scale, t); }, 0, 1e-3);
+  }
+  fit.rms = rms(fit.scale, fit.fixed_s);
+  return fit;
+}
+
+KHalfScan scan_k_half(const Hardware& hw, const std::vector<MeasuredGemm>& rows, double step,
+                      double max) {
+  KHalfScan scan{0, 1e300};
+  for (double k_half = 0; k_half <= max; k_half += step) {
+    Hardware h = hw;
+    h.efficiency.k_half = k_half;
+    const double r = fit_gemm_table(h, rows).rms;
+    if (r < scan.best_rms) scan = {k_half, r};
+  }
+  return scan;
+}
+
+}  // namespace meshscope::cost

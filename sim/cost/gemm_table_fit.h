@@ -1,0 +1,48 @@
+// A table of measured GEMM rates (shape and FLOP/s per row) against the GEMM model of a catalog
+// entry (compute_model.h): how far the model's shape function (tiles, waves, split k, k / (k +
+// k_half)) is from the measurement, once the two things a table carries that the entry does not
+// describe are fitted: a scale on the compute rate (the table's clock, library and board) and a
+// fixed time per kernel. Read by the test against OpenXLA's sm_90 table
+// (tests/sim/cost_gemm_table_test.cpp) and by `meshscope calibrate --gemm-rates`, which checks the
+// rates scripts/gpu-check.sh measures on a GPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/cost/hardware.h"
+
+namespace meshscope::cost {
+
+// One measured batched GEMM: [b, m, k] x [b, k, n] at `flops_per_s` (2 b m n k over its time).
+struct MeasuredGemm {
+  int64_t b = 1, m = 0, n = 0, k = 0;
+  double flops_per_s = 0;
+};
+
+// Reads CSV with the header `b,m,n,k,flops_per_s` (more columns after those are ignored); lines
+// starting with '#' are comments. Throws std::runtime_error naming the file and line for anything
+// else, a size below 1 or a rate that is not a positive number.
+std::vector<MeasuredGemm> read_gemm_table(const std::string& path);
+
+struct GemmTableFit {
+  double rms = 0;      // of log(model rate / measured rate) over the rows
+  double scale = 1;    // on the model's compute rate (a gemm_max of scale x the entry's fits)
+  double fixed_s = 0;  // per kernel
+};
+
+// Fits the scale (0.2 to 5) and the fixed time (0 to 1 ms) to the rows by least squares on the
+// log of the rates; each row's model time is max(compute / scale, memory) + fixed, at the
+// precision's peak (bf16 unless the entry has none).
+GemmTableFit fit_gemm_table(const Hardware& hw, const std::vector<MeasuredGemm>& rows);
+
+// The k_half (0, step, ..., max) whose fit has the least rms, and that rms.
+struct KHalfScan {
+  double best_k_half = 0;
+  double best_rms = 0;
+};
+KHalfScan scan_k_half(const Hardware& hw, const std::vector<MeasuredGemm>& rows, double step = 16,
+                      double max = 512);
+
+}  // namespace meshscope::cost
