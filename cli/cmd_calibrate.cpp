@@ -1,7 +1,11 @@
 // `meshscope calibrate TRACE... -o calib.json [--hardware NAME]`: fit per-phase compute rates and
 // link alpha/beta from profiled traces, for `simulate`/`predict --calibration`.
+// `meshscope calibrate --gemm-rates FILE --hardware NAME`: how far measured GEMM rates (what
+// scripts/gpu-check.sh measures on a GPU) are from the entry's GEMM model (gemm_table_fit.h).
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -13,6 +17,7 @@
 #include "cli/output_path.h"
 #include "sim/cost/calibration.h"
 #include "sim/cost/fit.h"
+#include "sim/cost/gemm_table_fit.h"
 #include "sim/cost/hardware.h"
 #include "sim/predict/calibrate_model.h"
 #include "traces/import/load_trace.h"
@@ -25,9 +30,63 @@ struct CalibrateArgs {
   std::string out;
   std::string hardware = "cpu-local";
   std::string precision = "fp32";
+  std::string gemm_rates;  // a measured GEMM table to check against --hardware's GEMM model
+  bool json = false;
 };
 
+void run_gemm_rates(const CalibrateArgs& a) {
+  const cost::Hardware hw = cost::find_hardware(a.hardware);
+  std::vector<cost::MeasuredGemm> rows;
+  try {
+    rows = cost::read_gemm_table(a.gemm_rates);
+  } catch (const std::runtime_error& e) {
+    throw UserError(e.what());
+  }
+  const cost::GemmTableFit fit = cost::fit_gemm_table(hw, rows);
+  const cost::KHalfScan scan = cost::scan_k_half(hw, rows);
+  const cost::MeasuredGemm& best =
+      *std::max_element(rows.begin(), rows.end(),
+                        [](const auto& x, const auto& y) { return x.flops_per_s < y.flops_per_s; });
+  const double peak = hw.peak(cost::Precision::kBf16);
+  if (a.json) {
+    nlohmann::json j = {{"file", a.gemm_rates},
+                        {"hardware", hw.name},
+                        {"shapes", rows.size()},
+                        {"rms", fit.rms},
+                        {"scale", fit.scale},
+                        {"fixed_s", fit.fixed_s},
+                        {"k_half", hw.efficiency.k_half},
+                        {"best_k_half", scan.best_k_half},
+                        {"best_k_half_rms", scan.best_rms},
+                        {"best_flops_per_s", best.flops_per_s},
+                        {"best_shape", {best.b, best.m, best.n, best.k}}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf(
+      "GEMM rates: %zu shapes from %s against %s's GEMM model (burst: no sustained share)\n",
+      rows.size(), a.gemm_rates.c_str(), hw.name.c_str());
+  std::printf(
+      "  shape model within %.2f%% rms, its rate scaled by %.3f and %.2f us a kernel added\n",
+      100 * fit.rms, fit.scale, fit.fixed_s * 1e6);
+  std::printf(
+      "  k_half: the entry's %.0f gives that; the best of 0, 16, ..., 512 is %.0f (%.2f%%)\n",
+      hw.efficiency.k_half, scan.best_k_half, 100 * scan.best_rms);
+  std::printf(
+      "  fastest: %.1f TFLOP/s (%.1f%% of the entry's bf16 peak) at b %lld, m %lld, n %lld, "
+      "k %lld\n",
+      best.flops_per_s / 1e12, peak > 0 ? 100 * best.flops_per_s / peak : 0.0,
+      static_cast<long long>(best.b), static_cast<long long>(best.m),
+      static_cast<long long>(best.n), static_cast<long long>(best.k));
+}
+
 void run(const CalibrateArgs& a) {
+  if (!a.gemm_rates.empty()) {
+    run_gemm_rates(a);
+    return;
+  }
+  if (a.traces.empty()) throw UserError("calibrate needs profiled traces (or --gemm-rates FILE)");
+  if (a.out.empty()) throw UserError("calibrate needs -o/--out FILE for the calibration");
   const auto precision = cost::parse_precision(a.precision);
   if (!precision)
     throw UserError("--precision: '" + a.precision + "' is not bf16, fp16, fp32 or tf32");
@@ -97,14 +156,24 @@ void add_calibrate_command(CLI::App& app) {
       "calibrate",
       "Fit compute rates per phase and link alpha/beta from profiled traces (meshscope run --out, "
       "or imported profiles) into a calibration file for simulate/predict --calibration.");
-  cmd->add_option("TRACE", args->traces, "profiled traces")->required();
-  cmd->add_option("-o,--out", args->out, "calibration JSON to write")
-      ->required()
+  cmd->add_option("TRACE", args->traces, "profiled traces");
+  cmd->add_option("-o,--out", args->out, "calibration JSON to write (required with traces)")
       ->check(output_file_check());
   cmd->add_option("--hardware", args->hardware, "catalog entry the traces ran on")
       ->capture_default_str();
   cmd->add_option("--precision", args->precision, "precision the traces computed in")
       ->capture_default_str();
+  cmd->add_option("--gemm-rates", args->gemm_rates,
+                  "instead of traces: a CSV of measured GEMM rates (b,m,n,k,flops_per_s, as "
+                  "meshscope-kernel-check --gemm-rates writes on a GPU) to check against the "
+                  "--hardware entry's GEMM model: its error once a rate scale and a time per "
+                  "kernel are fitted, and the k_half that fits best")
+      ->type_name("FILE")
+      ->excludes("TRACE")
+      ->excludes("--out")
+      ->excludes("--precision");
+  cmd->add_flag("--json", args->json, "with --gemm-rates: print the check as JSON")
+      ->needs("--gemm-rates");
   cmd->callback([args] { run(*args); });
 }
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "sim/cost/compute_model.h"
+#include "traces/printable.h"
 
 namespace meshscope::cost {
 namespace {
@@ -43,7 +44,8 @@ std::vector<MeasuredGemm> read_gemm_table(const std::string& path) {
     if (text.empty() || text[0] == '#') continue;
     if (!header) {
       if (text.rfind("b,m,n,k,flops_per_s", 0) != 0)
-        bad(path, line, "want the header 'b,m,n,k,flops_per_s', got '" + text.substr(0, 60) + "'");
+        bad(path, line,
+            "want the header 'b,m,n,k,flops_per_s', got '" + traces::printable(text, 60) + "'");
       header = true;
       continue;
     }
