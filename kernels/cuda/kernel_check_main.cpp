@@ -2,18 +2,26 @@
 // Exit 0: all passed; 1: a check failed or the device failed; 2: no device (skipped).
 // --versions: one line per library ("version<TAB>cublas<TAB>13.0.0<TAB>cublasGetProperty"), exit 0
 // when every version could be read, 1 otherwise; needs no device.
+// --gemm-rates SHAPES.csv: the bf16 GEMM rate of each shape (gemm_rates.h) as CSV on stdout, for
+// `meshscope calibrate --gemm-rates`; --sustained SECONDS: 8192 x 8192 x 8192 kept busy that long,
+// the rate of each half-second window ("sustained<TAB>WINDOW<TAB>FLOP/s") and the last window over
+// the first. Exit 2 without a device, as the checks.
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/check_harness.h"
 #include "kernels/cuda/device.h"
+#include "kernels/cuda/gemm_rates.h"
 #include "kernels/cuda/library_versions.h"
 
 int main(int argc, char** argv) {
   using namespace meshscope::kernels::cuda;
   CheckOptions options;
+  std::string gemm_shapes;
+  double sustained_s = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--seed" && i + 1 < argc) {
@@ -26,8 +34,27 @@ int main(int argc, char** argv) {
         all = all && !v.version.empty();
       }
       return all ? 0 : 1;
+    } else if (arg == "--gemm-rates" && i + 1 < argc) {
+      gemm_shapes = argv[++i];
+    } else if (arg == "--sustained" && i + 1 < argc) {
+      sustained_s = std::strtod(argv[++i], nullptr);
+      if (!(sustained_s > 0 && sustained_s <= 600)) {
+        std::fprintf(stderr, "meshscope-kernel-check: --sustained wants 0 < seconds <= 600\n");
+        return 1;
+      }
     } else {
-      std::fprintf(stderr, "usage: meshscope-kernel-check [--seed N | --versions]\n");
+      std::fprintf(stderr,
+                   "usage: meshscope-kernel-check [--seed N | --versions | --gemm-rates SHAPES.csv "
+                   "| --sustained SECONDS]\n");
+      return 1;
+    }
+  }
+  std::vector<GemmShape> shapes;
+  if (!gemm_shapes.empty()) {
+    try {
+      shapes = read_gemm_shapes(gemm_shapes);  // a bad file is named before any device is probed
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "meshscope-kernel-check: %s\n", e.what());
       return 1;
     }
   }
@@ -35,6 +62,24 @@ int main(int argc, char** argv) {
   if (!probe.available()) {
     std::printf("SKIP: %s\n", no_device_message(probe).c_str());
     return 2;
+  }
+  if (!shapes.empty() || sustained_s > 0) {
+    try {
+      if (!shapes.empty())
+        std::fputs(format_gemm_rates(measure_gemm_rates(shapes)).c_str(), stdout);
+      if (sustained_s > 0) {
+        const std::vector<double> rates =
+            sustained_gemm_rates({1, 8192, 8192, 8192}, sustained_s, 0.5);
+        for (size_t w = 0; w < rates.size(); ++w)
+          std::printf("sustained\t%zu\t%.6e\n", w, rates[w]);
+        if (!rates.empty() && rates.front() > 0)
+          std::printf("sustained over burst\t%.4f\n", rates.back() / rates.front());
+      }
+      return 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "meshscope-kernel-check: %s\n", e.what());
+      return 1;
+    }
   }
   try {
     uint64_t seed = 0;

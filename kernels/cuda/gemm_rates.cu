@@ -1,0 +1,198 @@
+// GEMM rates as meshscope measures them (gemm_rates.h).
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "kernels/cuda/gemm_rates.h"
+#include "kernels/cuda/raii.h"
+
+namespace meshscope::kernels::cuda {
+namespace {
+
+__device__ uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Element i: a standard normal by Box-Muller on two uniforms hashed from (seed, i).
+__global__ void fill_normal_bf16(__nv_bfloat16* out, size_t n, uint64_t seed) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const uint64_t h = splitmix64(seed ^ splitmix64(i));
+    const float u1 = (static_cast<float>(h >> 40) + 1.0f) / 16777217.0f;  // (0, 1]
+    const float u2 = static_cast<float>((h >> 16) & 0xFFFFFF) / 16777216.0f;
+    out[i] = __float2bfloat16(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
+  }
+}
+
+void fill(cudaStream_t stream, __nv_bfloat16* out, size_t n, uint64_t seed) {
+  fill_normal_bf16<<<1024, 256, 0, stream>>>(out, n, seed);
+  MESHSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+// Operands for shapes up to the largest of each matrix, filled once.
+struct Operands {
+  DeviceBuffer<__nv_bfloat16> a, b, c;
+  Operands(cudaStream_t stream, size_t a_elems, size_t b_elems, size_t c_elems, uint64_t seed)
+      : a(a_elems), b(b_elems), c(c_elems) {
+    fill(stream, a.data(), a_elems, seed);
+    fill(stream, b.data(), b_elems, seed + 1);
+    MESHSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+};
+
+// C[b, m, n] = A[b, m, k] B[b, k, n], row-major: column-major cuBLAS computes C^T = B^T A^T.
+void gemm(cublasHandle_t h, const GemmShape& s, const Operands& o) {
+  const float alpha = 1, beta = 0;
+  MESHSCOPE_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(s.n), static_cast<int>(s.m),
+      static_cast<int>(s.k), &alpha, o.b.data(), CUDA_R_16BF, static_cast<int>(s.n), s.k * s.n,
+      o.a.data(), CUDA_R_16BF, static_cast<int>(s.k), s.m * s.k, &beta, o.c.data(), CUDA_R_16BF,
+      static_cast<int>(s.n), s.m * s.n, static_cast<int>(s.b), CUBLAS_COMPUTE_32F,
+      CUBLAS_GEMM_DEFAULT));
+}
+
+double flops(const GemmShape& s) {
+  return 2.0 * static_cast<double>(s.b) * static_cast<double>(s.m) * static_cast<double>(s.n) *
+         static_cast<double>(s.k);
+}
+
+void check_shape(const GemmShape& s) {
+  constexpr int64_t kMaxDim = 1 << 30;
+  if (s.b < 1 || s.m < 1 || s.n < 1 || s.k < 1 || s.b > kMaxDim || s.m > kMaxDim || s.n > kMaxDim ||
+      s.k > kMaxDim)
+    throw std::runtime_error("gemm shape b " + std::to_string(s.b) + " m " + std::to_string(s.m) +
+                             " n " + std::to_string(s.n) + " k " + std::to_string(s.k) +
+                             ": each size must be 1 to 2^30");
+  // Elements of the largest operand, in double so that no product overflows: past 2^40 (2 TB of
+  // bf16) no GPU holds it.
+  const double b = static_cast<double>(s.b);
+  const double largest = b * std::max({static_cast<double>(s.m) * static_cast<double>(s.k),
+                                       static_cast<double>(s.k) * static_cast<double>(s.n),
+                                       static_cast<double>(s.m) * static_cast<double>(s.n)});
+  if (largest > std::ldexp(1.0, 40))
+    throw std::runtime_error("gemm shape b " + std::to_string(s.b) + " m " + std::to_string(s.m) +
+                             " n " + std::to_string(s.n) + " k " + std::to_string(s.k) +
+                             ": an operand larger than any GPU's memory");
+}
+
+}  // namespace
+
+std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, int warmup,
+                                         int iters, uint64_t seed) {
+  if (shapes.empty() || iters < 1) return {};
+  size_t a_max = 0, b_max = 0, c_max = 0;
+  for (const GemmShape& s : shapes) {
+    check_shape(s);
+    a_max = std::max<size_t>(a_max, s.b * s.m * s.k);
+    b_max = std::max<size_t>(b_max, s.b * s.k * s.n);
+    c_max = std::max<size_t>(c_max, s.b * s.m * s.n);
+  }
+  Stream stream = make_stream();
+  CublasHandle cublas = make_cublas(stream.get());
+  const Operands operands(stream.get(), a_max, b_max, c_max, seed);
+  Event start = make_event(true), stop = make_event(true);
+  std::vector<GemmRate> rates;
+  for (const GemmShape& s : shapes) {
+    for (int i = 0; i < warmup; ++i) gemm(cublas.get(), s, operands);
+    std::vector<double> seconds;
+    for (int i = 0; i < iters; ++i) {
+      MESHSCOPE_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
+      gemm(cublas.get(), s, operands);
+      MESHSCOPE_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
+      MESHSCOPE_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+      float ms = 0;
+      MESHSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+      seconds.push_back(ms * 1e-3);
+    }
+    std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
+    const double median = seconds[seconds.size() / 2];
+    rates.push_back({s, median, median > 0 ? flops(s) / median : 0});
+  }
+  return rates;
+}
+
+std::vector<double> sustained_gemm_rates(const GemmShape& shape, double seconds, double window_s,
+                                         uint64_t seed) {
+  check_shape(shape);
+  if (!(seconds > 0) || !(window_s > 0)) return {};
+  Stream stream = make_stream();
+  CublasHandle cublas = make_cublas(stream.get());
+  const Operands operands(stream.get(), shape.b * shape.m * shape.k, shape.b * shape.k * shape.n,
+                          shape.b * shape.m * shape.n, seed);
+  Event start = make_event(true), stop = make_event(true);
+  // Calls per window from one timed call, so each window is a batch queued back to back.
+  MESHSCOPE_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
+  gemm(cublas.get(), shape, operands);
+  MESHSCOPE_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
+  MESHSCOPE_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+  float first_ms = 0;
+  MESHSCOPE_CUDA_CHECK(cudaEventElapsedTime(&first_ms, start.get(), stop.get()));
+  const int calls = std::max(1, static_cast<int>(window_s / std::max(1e-6, first_ms * 1e-3)));
+  std::vector<double> rates;
+  const auto begin = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() <
+         seconds) {
+    MESHSCOPE_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
+    for (int i = 0; i < calls; ++i) gemm(cublas.get(), shape, operands);
+    MESHSCOPE_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
+    MESHSCOPE_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    float ms = 0;
+    MESHSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    rates.push_back(ms > 0 ? flops(shape) * calls / (ms * 1e-3) : 0);
+  }
+  return rates;
+}
+
+std::vector<GemmShape> read_gemm_shapes(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  std::vector<GemmShape> shapes;
+  std::string text;
+  bool header = false;
+  for (int line = 1; std::getline(in, text); ++line) {
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (text.empty() || text[0] == '#') continue;
+    if (!header) {
+      if (text.rfind("b,m,n,k", 0) != 0)
+        throw std::runtime_error(path + ":" + std::to_string(line) +
+                                 ": want a header starting 'b,m,n,k'");
+      header = true;
+      continue;
+    }
+    std::replace(text.begin(), text.end(), ',', ' ');
+    std::istringstream s(text);
+    GemmShape g;
+    s >> g.b >> g.m >> g.n >> g.k;
+    if (s.fail() || g.b < 1 || g.m < 1 || g.n < 1 || g.k < 1)
+      throw std::runtime_error(path + ":" + std::to_string(line) +
+                               ": want sizes b,m,n,k of 1 or more");
+    shapes.push_back(g);
+  }
+  if (shapes.empty()) throw std::runtime_error(path + ": no shapes");
+  return shapes;
+}
+
+std::string format_gemm_rates(const std::vector<GemmRate>& rates) {
+  std::string out = "b,m,n,k,flops_per_s,seconds\n";
+  char line[160];
+  for (const GemmRate& r : rates) {
+    std::snprintf(line, sizeof line, "%lld,%lld,%lld,%lld,%.6e,%.6e\n",
+                  static_cast<long long>(r.shape.b), static_cast<long long>(r.shape.m),
+                  static_cast<long long>(r.shape.n), static_cast<long long>(r.shape.k),
+                  r.flops_per_s, r.seconds);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace meshscope::kernels::cuda

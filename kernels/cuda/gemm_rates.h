@@ -1,0 +1,44 @@
+// GEMM rates of this GPU as meshscope measures them (meshscope-kernel-check --gemm-rates, run by
+// scripts/gpu-check.sh): a bf16 x bf16 -> bf16 batched GEMM [b, m, k] x [b, k, n] with fp32
+// accumulation through cuBLAS (cublasGemmStridedBatchedEx, the call PyTorch's bf16 matmul makes),
+// on normally distributed inputs (random data draws more power than zeros: the catalog's
+// `sustained` source), each call timed alone by CUDA events. The rates are what
+// `meshscope calibrate --gemm-rates` checks against a catalog entry's GEMM model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace meshscope::kernels::cuda {
+
+struct GemmShape {
+  int64_t b = 1, m = 0, n = 0, k = 0;
+};
+
+struct GemmRate {
+  GemmShape shape;
+  double seconds = 0;      // median of the timed calls
+  double flops_per_s = 0;  // 2 b m n k / seconds
+};
+
+// Each shape: `warmup` untimed calls, then the median of `iters` calls timed one by one.
+// Throws std::runtime_error (CUDA or cuBLAS failure, a shape too large for the device).
+std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, int warmup = 5,
+                                         int iters = 20, uint64_t seed = 1);
+
+// One shape kept busy for `seconds`: the rate of each successive window of about `window_s`
+// (back-to-back calls, so the GPU reaches its power limit and the clock it holds there). The
+// first window is near the burst rate, the last the sustained one (the catalog's `sustained` is
+// their ratio measured this way by others).
+std::vector<double> sustained_gemm_rates(const GemmShape& shape, double seconds, double window_s,
+                                         uint64_t seed = 1);
+
+// The shapes of a CSV with a `b,m,n,k` header prefix (as tests/fixtures/xla/*.csv): '#' lines are
+// comments, columns after k ignored. Throws std::runtime_error naming the file and line.
+std::vector<GemmShape> read_gemm_shapes(const std::string& path);
+
+// "b,m,n,k,flops_per_s,seconds" and a line per rate (what calibrate --gemm-rates reads).
+std::string format_gemm_rates(const std::vector<GemmRate>& rates);
+
+}  // namespace meshscope::kernels::cuda

@@ -1,0 +1,73 @@
+// meshscope-kernel-check --gemm-rates: the shapes file it reads, the CSV it writes (which
+// `meshscope calibrate --gemm-rates` reads back), and on a GPU the rates themselves.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/device.h"
+#include "kernels/cuda/gemm_rates.h"
+#include "sim/cost/gemm_table_fit.h"
+#include "sim/cost/hardware.h"
+
+namespace meshscope::kernels::cuda {
+namespace {
+
+const std::string kShapes =
+    std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/xla/h100_bf16_matmul.csv";
+
+TEST(CudaGemmRates, ReadsTheShapesOfAMeasuredTableAndWritesWhatCalibrateReads) {
+  const std::vector<GemmShape> shapes = read_gemm_shapes(kShapes);
+  ASSERT_EQ(shapes.size(), 87u);
+  EXPECT_EQ(shapes.front().b, 1);
+  EXPECT_EQ(shapes.front().m, 1024);
+
+  std::vector<GemmRate> rates;
+  for (const GemmShape& s : shapes) rates.push_back({s, 1e-3, 2.0 * s.b * s.m * s.n * s.k / 1e-3});
+  const std::string path = ::testing::TempDir() + "/gemm_rates.csv";
+  std::ofstream(path) << format_gemm_rates(rates);
+  const std::vector<cost::MeasuredGemm> back = cost::read_gemm_table(path);
+  ASSERT_EQ(back.size(), rates.size());
+  EXPECT_EQ(back[5].k, shapes[5].k);
+  EXPECT_NEAR(back[5].flops_per_s / rates[5].flops_per_s, 1, 1e-6);
+
+  const std::string bad = ::testing::TempDir() + "/gemm_shapes_bad.csv";
+  std::ofstream(bad) << "b,m,n,k\n1,1024,0,1024\n";
+  try {
+    read_gemm_shapes(bad);
+    ADD_FAILURE() << "a size of 0 was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(bad + ":2: want sizes b,m,n,k of 1 or more"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// On a GPU of the Hopper class (sm_90: H100, H200): every rate measured and below the catalog's
+// bf16 peak, and the h200-sxm entry's GEMM shape function within 5% rms of them (OpenXLA's H100
+// table: 2.2%). Other GPUs have no catalog entry with their tiles and SMs to compare with.
+TEST(CudaGemmRates, MeasuredRatesFollowTheModelsShapeFunction) {
+  const DeviceProbe probe = probe_devices();
+  if (!probe.available()) GTEST_SKIP() << no_device_message(probe);
+  if (probe.devices.front().compute_capability != 90)
+    GTEST_SKIP() << probe.devices.front().name << " is not sm_90";
+  const cost::Hardware hw = cost::find_hardware("h200-sxm");
+  const std::vector<GemmRate> rates = measure_gemm_rates(read_gemm_shapes(kShapes), 2, 5);
+  ASSERT_EQ(rates.size(), 87u);
+  std::vector<cost::MeasuredGemm> rows;
+  for (const GemmRate& r : rates) {
+    EXPECT_GT(r.flops_per_s, 0);
+    EXPECT_LT(r.flops_per_s, hw.peak(cost::Precision::kBf16));
+    rows.push_back({r.shape.b, r.shape.m, r.shape.n, r.shape.k, r.flops_per_s});
+  }
+  const cost::GemmTableFit fit = cost::fit_gemm_table(hw, rows);
+  std::printf("measured on %s: the h200-sxm model within %.2f%% rms (scale %.3f, %.2f us)\n",
+              probe.devices.front().name.c_str(), 100 * fit.rms, fit.scale, fit.fixed_s * 1e6);
+  EXPECT_LT(fit.rms, 0.05);
+}
+
+}  // namespace
+}  // namespace meshscope::kernels::cuda
