@@ -3,6 +3,9 @@
 # in mind), within 420 s by default, from a bundle of binaries built elsewhere. In order of value:
 #   1. versions (driver, runtime, cuBLAS, CUPTI, NCCL as the loaded libraries report them);
 #   2. the CUDA ops against the CPU reference (meshscope-kernel-check);
+#   2b. bf16 GEMM rates of OpenXLA's 87 sm_90 shapes and 8192^3 held for 20 s (meshscope-kernel-check
+#      --gemm-rates, --sustained), checked against the h200-sxm entry's GEMM model by `meshscope
+#      calibrate --gemm-rates` (gemm-rates.csv and the check kept for docs/GPU_RESULTS.md);
 #   3. 1F1B on 4 virtual devices (cuda-virtual, CUPTI tracer): equal to one device, CUPTI recorded
 #      and labelled ops, dropped none; the green-context split it got; its bubble;
 #   4. GPipe, interleaved, ZB-H1, naive, TP and DP the same way; the cuda backend (NCCL), 1 rank;
@@ -280,6 +283,30 @@ kernel_checks() {
   esac
 }
 
+# The GEMM rates meshscope measures itself: what the catalog's gemm_max, k_half and sustained
+# rest on, measured elsewhere until a run of this row is recorded (docs/ACCURACY.md, issue 12).
+gemm_rates_check() {
+  local shapes="$root/tests/fixtures/xla/h100_bf16_matmul.csv" raw="$out/gemm-rates.out"
+  local log_file="$out/gemm-rates.log" status verdict
+  local name="rates (87 shapes, 8192^3 20 s)"
+  capped 90 "$bin/meshscope-kernel-check" --gemm-rates "$shapes" --sustained 20 > "$raw" 2> "$log_file"
+  status=$?
+  case $status in
+    0) ;;
+    2) row gemm "$name" SKIP "$(head -1 "$raw")"; return ;;
+    *) row gemm "$name" FAIL "$(why_failed $status "$log_file")"; return ;;
+  esac
+  grep -v '^sustained' "$raw" > "$out/gemm-rates.csv"
+  if ! capped 60 "$bin/meshscope" calibrate --gemm-rates "$out/gemm-rates.csv" --hardware h200-sxm \
+      --json > "$out/gemm-check.json" 2>> "$log_file"; then
+    row gemm "$name" FAIL "calibrate --gemm-rates: $(tail -1 "$log_file")"
+    return
+  fi
+  verdict=$(python3 "$parse" gemm-summary "$out/gemm-check.json" "$raw") \
+    || { row gemm "$name" FAIL "$verdict"; return; }
+  row gemm "$name" "${verdict%%|*}" "${verdict#*|}"
+}
+
 # Closed-form bubble fraction of a family (equal stage costs).
 closed_form() { python3 "$parse" closed-form "$@"; }
 
@@ -468,6 +495,7 @@ if ! capped 10 "$bin/meshscope" --version > "$out/start.log" 2>&1; then
 fi
 versions
 kernel_checks
+if [[ $(left_s) -ge 60 ]]; then gemm_rates_check; else row gemm "rates (87 shapes, 8192^3 20 s)" SKIP "out of time"; fi
 for entry in "${families[@]}"; do
   IFS='|' read -r label fam mesh m v <<< "$entry"
   if [[ $(left_s) -lt 60 ]]; then row schedule "$label" SKIP "out of time"; continue; fi

@@ -9,6 +9,8 @@
     steady-period TRACE               median period between step starts from the second step, ms
     drop-first-step TRACE OUT         TRACE without its first step window, written to OUT
     overhead BASE_MS PROBE_MS NAME    "ok|detail" or "FAIL|detail": the median per-pair overhead
+    gemm-summary CHECK_JSON RATES_OUT "ok|detail" or "FAIL|detail": `calibrate --gemm-rates --json`
+                                      and the sustained windows of meshscope-kernel-check
 Only the standard library; every subcommand exits 1 with a one-line reason on unreadable input.
 """
 import collections
@@ -118,10 +120,35 @@ def overhead(base, probe, name):
                                         statistics.median(h), statistics.median(c), name))
 
 
+def gemm_summary(check_json, rates_out):
+    d = json.load(open(check_json))
+    ratio = None
+    windows = []
+    for line in open(rates_out):
+        f = line.rstrip("\n").split("\t")
+        if f[0] == "sustained over burst":
+            ratio = float(f[1])
+        elif f[0] == "sustained":
+            windows.append(float(f[2]))
+    b, m, n, k = d["best_shape"]
+    detail = ("%d shapes: the %s model within %.2f%% rms (rate scale %.3f, %.2f us a kernel), "
+              "best k_half %g (%.2f%%; the entry's %g); fastest %.1f TFLOP/s at %dx%dx%dx%d"
+              % (d["shapes"], d["hardware"], 100 * d["rms"], d["scale"], 1e6 * d["fixed_s"],
+                 d["best_k_half"], 100 * d["best_k_half_rms"], d["k_half"],
+                 d["best_flops_per_s"] / 1e12, b, m, n, k))
+    if windows:
+        detail += ("; 8192^3 for %d windows of 0.5 s: first %.1f, last %.1f TFLOP/s, "
+                   "sustained over burst %.3f" % (len(windows), windows[0] / 1e12,
+                                                  windows[-1] / 1e12, ratio or 0))
+    # The shape function fits OpenXLA's H100 table within 2.2%: far worse means a broken
+    # measurement (or a GPU the entry does not describe).
+    print(("ok" if d["rms"] < 0.05 else "FAIL") + "|" + detail)
+
+
 COMMANDS = {"table": table, "nvidia-lib-dirs": nvidia_lib_dirs, "kernel-summary": kernel_summary,
             "closed-form": closed_form, "cupti-verdict": cupti_verdict,
             "steady-period": steady_period, "drop-first-step": drop_first_step,
-            "overhead": overhead}
+            "overhead": overhead, "gemm-summary": gemm_summary}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

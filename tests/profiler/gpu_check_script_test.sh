@@ -34,6 +34,13 @@ if [[ ${1:-} == analyze ]]; then
   echo '{"overall": {"bubble_fraction": 0.25}, "step_time_ns": 2000000}'
   exit 0
 fi
+if [[ ${1:-} == calibrate ]]; then  # calibrate --gemm-rates CSV --hardware h200-sxm --json
+  [[ $(head -1 "$3") == b,m,n,k,flops_per_s* ]] || { echo "meshscope: error: $3:1: bad header" >&2; exit 1; }
+  echo '{"shapes": 2, "hardware": "h200-sxm", "rms": 0.021, "scale": 1.05, "fixed_s": 5.5e-06,'
+  echo ' "k_half": 128, "best_k_half": 144, "best_k_half_rms": 0.02,'
+  echo ' "best_flops_per_s": 7.9e14, "best_shape": [1, 4096, 4096, 4096]}'
+  exit 0
+fi
 out="" tracer=auto args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   case ${args[i]} in --out) out=${args[i+1]} ;; --tracer) tracer=${args[i+1]} ;; esac
@@ -74,6 +81,11 @@ case $mode in
   nodevice) echo "SKIP: no CUDA device: cudaErrorNoDevice (no CUDA-capable device is detected)"; exit 2 ;;
   sleep) sleep 100 ;;
 esac
+if [[ ${1:-} == --gemm-rates ]]; then
+  printf 'b,m,n,k,flops_per_s,seconds\n1,4096,4096,4096,7.9e14,1.74e-4\n1,1024,1024,1024,2.4e14,9e-6\n'
+  printf 'sustained\t0\t7.6e14\nsustained\t1\t6.5e14\nsustained over burst\t0.855\n'
+  exit 0
+fi
 echo "ok   gemm                           fp32 NN 67x45x129 beta=0             rel_err 1.000e-07  tol 1.0e-05"
 echo "ok   gemm                           tf32 NN 67x45x129 beta=0             rel_err 7.000e-04  tol 1.5e-03"
 echo "2 checks, 0 failed (seed 1)"
@@ -153,6 +165,11 @@ run_check good "$work/gpu-bin" good
   || fail "good: overhead row '$(status_of overhead "1f1b pp4 (5 pairs)")'"
 grep -P '^overhead\t' "$tsv" | grep -q "overhead median +0.50%" && pass "good: overhead from steady periods" \
   || fail "good: overhead figure: $(grep -P '^overhead\t' "$tsv")"
+grep -P '^gemm\t' "$tsv" | grep -qP '\tok\t2 shapes: the h200-sxm model within 2.10% rms .*sustained over burst 0.855' \
+  && pass "good: GEMM rates row" || fail "good: GEMM rates row: $(grep -P '^gemm\t' "$tsv")"
+[[ $(head -1 "$work/good/gemm-rates.csv") == b,m,n,k,flops_per_s,seconds ]] \
+  && ! grep -q sustained "$work/good/gemm-rates.csv" && pass "good: GEMM rates CSV kept" \
+  || fail "good: gemm-rates.csv: $(head -2 "$work/good/gemm-rates.csv")"
 [[ $(status_of setup "green contexts") == info ]] && pass "good: green-context split reported" \
   || fail "good: no green-context row"
 [[ $(status_of version cupti) == info ]] && pass "good: versions up front" || fail "good: no cupti version"
