@@ -20,6 +20,7 @@
 #include "sim/cost/gemm_table_fit.h"
 #include "sim/cost/hardware.h"
 #include "sim/predict/calibrate_model.h"
+#include "sim/predict/config.h"
 #include "traces/import/load_trace.h"
 
 namespace meshscope::cli {
@@ -38,7 +39,8 @@ void run_gemm_rates(const CalibrateArgs& a) {
   const cost::Hardware hw = cost::find_hardware(a.hardware);
   std::vector<cost::MeasuredGemm> rows;
   try {
-    rows = cost::read_gemm_table(a.gemm_rates);
+    // A relative path is looked for as --config's is: the README's fixture path from anywhere.
+    rows = cost::read_gemm_table(predict::resolve_config_path(a.gemm_rates));
   } catch (const std::runtime_error& e) {
     throw UserError(e.what());
   }

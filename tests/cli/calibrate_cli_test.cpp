@@ -30,6 +30,10 @@ TEST(CalibrateCli, MeasuredGemmRatesAreCheckedAgainstTheEntrysModel) {
   EXPECT_EQ(j["shapes"], 87);
   EXPECT_NEAR(j["scale"].get<double>(), 1.08, 0.01);
   EXPECT_EQ(j["best_k_half"], 144);
+  // The README's relative path works from any directory, as --config's do.
+  r = shell("cd " + temp_dir("calibrate_cwd").string() + " && " + kBin +
+            " calibrate --gemm-rates tests/fixtures/xla/h100_bf16_matmul.csv --hardware h100-sxm");
+  EXPECT_EQ(r.status, 0) << r.err;
   // The same rates against another GPU's model fit it far worse: the check tells them apart.
   r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware a100-80gb --json");
   ASSERT_EQ(r.status, 0) << r.err;
