@@ -35,7 +35,9 @@ std::vector<double> sustained_gemm_rates(const GemmShape& shape, double seconds,
                                          uint64_t seed = 1);
 
 // The shapes of a CSV with a `b,m,n,k` header prefix (as tests/fixtures/xla/*.csv): '#' lines are
-// comments, columns after k ignored. Throws std::runtime_error naming the file and line.
+// comments, columns after k ignored. Throws std::runtime_error naming the file and line. (The
+// rates of such a file are read by cost::read_gemm_table; kernels/cuda may not use sim/cost, so
+// the shape columns are read here again.)
 std::vector<GemmShape> read_gemm_shapes(const std::string& path);
 
 // "b,m,n,k,flops_per_s,seconds" and a line per rate (what calibrate --gemm-rates reads).
