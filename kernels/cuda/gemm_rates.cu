@@ -85,6 +85,8 @@ void check_shape(const GemmShape& s) {
                              ": an operand larger than any GPU's memory");
 }
 
+constexpr int kBatches = 5;  // timed batches of calls per shape; their median is the rate
+
 }  // namespace
 
 std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, int warmup,
@@ -104,15 +106,18 @@ std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, i
   std::vector<GemmRate> rates;
   for (const GemmShape& s : shapes) {
     for (int i = 0; i < warmup; ++i) gemm(cublas.get(), s, operands);
+    // Calls queued back to back and timed together: one call timed alone would also time the
+    // host's launch of it (several us of cuBLAS on the CPU while the GPU waits), which a
+    // training step, whose host runs ahead, does not pay.
     std::vector<double> seconds;
-    for (int i = 0; i < iters; ++i) {
+    for (int batch = 0; batch < kBatches; ++batch) {
       MESHSCOPE_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
-      gemm(cublas.get(), s, operands);
+      for (int i = 0; i < iters; ++i) gemm(cublas.get(), s, operands);
       MESHSCOPE_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
       MESHSCOPE_CUDA_CHECK(cudaEventSynchronize(stop.get()));
       float ms = 0;
       MESHSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-      seconds.push_back(ms * 1e-3);
+      seconds.push_back(ms * 1e-3 / iters);
     }
     std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
     const double median = seconds[seconds.size() / 2];
@@ -130,6 +135,7 @@ std::vector<double> sustained_gemm_rates(const GemmShape& shape, double seconds,
   const Operands operands(stream.get(), shape.b * shape.m * shape.k, shape.b * shape.k * shape.n,
                           shape.b * shape.m * shape.n, seed);
   Event start = make_event(true), stop = make_event(true);
+  for (int i = 0; i < 3; ++i) gemm(cublas.get(), shape, operands);  // cuBLAS's first-call setup
   // Calls per window from one timed call, so each window is a batch queued back to back.
   MESHSCOPE_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
   gemm(cublas.get(), shape, operands);

@@ -2,7 +2,7 @@
 // scripts/gpu-check.sh): a bf16 x bf16 -> bf16 batched GEMM [b, m, k] x [b, k, n] with fp32
 // accumulation through cuBLAS (cublasGemmStridedBatchedEx, the call PyTorch's bf16 matmul makes),
 // on normally distributed inputs (random data draws more power than zeros: the catalog's
-// `sustained` source), each call timed alone by CUDA events. The rates are what
+// `sustained` source), timed by CUDA events around calls queued back to back. The rates are what
 // `meshscope calibrate --gemm-rates` checks against a catalog entry's GEMM model.
 #pragma once
 
@@ -18,11 +18,12 @@ struct GemmShape {
 
 struct GemmRate {
   GemmShape shape;
-  double seconds = 0;      // median of the timed calls
+  double seconds = 0;      // per call: the median over 5 batches of `iters` calls of their mean
   double flops_per_s = 0;  // 2 b m n k / seconds
 };
 
-// Each shape: `warmup` untimed calls, then the median of `iters` calls timed one by one.
+// Each shape: `warmup` untimed calls, then 5 batches of `iters` calls queued back to back, each
+// batch timed as a whole; the median batch's time per call.
 // Throws std::runtime_error (CUDA or cuBLAS failure, a shape too large for the device).
 std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, int warmup = 5,
                                          int iters = 20, uint64_t seed = 1);
