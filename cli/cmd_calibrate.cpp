@@ -50,12 +50,15 @@ void run_gemm_rates(const CalibrateArgs& a) {
       *std::max_element(rows.begin(), rows.end(),
                         [](const auto& x, const auto& y) { return x.flops_per_s < y.flops_per_s; });
   const double peak = hw.peak(cost::Precision::kBf16);
+  // A scale at the end of its range matched nothing: the table is of other hardware.
+  const bool scale_at_bound = fit.scale < 0.21 || fit.scale > 4.9;
   if (a.json) {
     nlohmann::json j = {{"file", a.gemm_rates},
                         {"hardware", hw.name},
                         {"shapes", rows.size()},
                         {"rms", fit.rms},
                         {"scale", fit.scale},
+                        {"scale_at_bound", scale_at_bound},
                         {"fixed_s", fit.fixed_s},
                         {"k_half", hw.efficiency.k_half},
                         {"best_k_half", scan.best_k_half},
@@ -71,6 +74,11 @@ void run_gemm_rates(const CalibrateArgs& a) {
   std::printf(
       "  shape model within %.2f%% rms, its rate scaled by %.3f and %.2f us a kernel added\n",
       100 * fit.rms, fit.scale, fit.fixed_s * 1e6);
+  if (scale_at_bound)
+    std::printf(
+        "  the rate scale reached the end of its range (0.2 to 5): these rates are not of "
+        "%s's kind\n",
+        hw.name.c_str());
   std::printf(
       "  k_half: the entry's %.0f gives that; the best of 0, 16, ..., 512 is %.0f (%.2f%%)\n",
       hw.efficiency.k_half, scan.best_k_half, 100 * scan.best_rms);
@@ -173,7 +181,8 @@ void add_calibrate_command(CLI::App& app) {
       ->type_name("FILE")
       ->excludes("TRACE")
       ->excludes("--out")
-      ->excludes("--precision");
+      ->excludes("--precision")
+      ->needs("--hardware");  // calibrate's default, cpu-local, is no GPU's table
   cmd->add_flag("--json", args->json, "with --gemm-rates: print the check as JSON")
       ->needs("--gemm-rates");
   cmd->callback([args] { run(*args); });

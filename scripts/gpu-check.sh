@@ -302,7 +302,7 @@ gemm_rates_check() {
     row gemm "$name" FAIL "calibrate --gemm-rates: $(tail -1 "$log_file")"
     return
   fi
-  verdict=$(python3 "$parse" gemm-summary "$out/gemm-check.json" "$raw") \
+  verdict=$(python3 "$parse" gemm-summary "$out/gemm-check.json" "$raw" 2>&1) \
     || { row gemm "$name" FAIL "$verdict"; return; }
   row gemm "$name" "${verdict%%|*}" "${verdict#*|}"
 }

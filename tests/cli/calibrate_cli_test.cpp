@@ -38,12 +38,19 @@ TEST(CalibrateCli, MeasuredGemmRatesAreCheckedAgainstTheEntrysModel) {
   r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware a100-80gb --json");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_GT(nlohmann::json::parse(r.out)["rms"].get<double>(), 0.05);
+  // A CPU's entry cannot reach a GPU's level: said, not passed off as a fit.
+  r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware cpu-local");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("these rates are not of cpu-local's kind"), std::string::npos) << r.out;
 }
 
 TEST(CalibrateCli, GemmRatesGoAloneAndABadTableIsNamed) {
   Result r = shell(kBin + " calibrate --gemm-rates " + kTable + " some.json");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("excludes"), std::string::npos) << r.err;
+  r = shell(kBin + " calibrate --gemm-rates " + kTable);  // no hardware named
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--gemm-rates requires --hardware"), std::string::npos) << r.err;
   r = shell(kBin + " calibrate");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("calibrate needs profiled traces (or --gemm-rates FILE)"), std::string::npos)
