@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -160,6 +161,11 @@ std::vector<double> sustained_gemm_rates(const GemmShape& shape, double seconds,
 }
 
 std::vector<GemmShape> read_gemm_shapes(const std::string& path) {
+  // A regular file of bounded size, as cost::read_gemm_table wants (no /dev/zero read forever).
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) ||
+      std::filesystem::file_size(path, ec) > (uintmax_t{16} << 20))
+    throw std::runtime_error(path + ": not a regular file of at most 16 MiB");
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot open");
   std::vector<GemmShape> shapes;

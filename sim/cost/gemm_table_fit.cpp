@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -34,6 +35,15 @@ double golden_min(F f, double lo, double hi) {
 }  // namespace
 
 std::vector<MeasuredGemm> read_gemm_table(const std::string& path) {
+  // A regular file of bounded size: /dev/zero, a FIFO or a 20 GB file is refused before a line of
+  // it is read into memory (a table of 100,000 shapes is about 6 MB).
+  constexpr uintmax_t kMaxBytes = uintmax_t{16} << 20;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw std::runtime_error(
+        path + (std::filesystem::exists(path, ec) ? ": not a regular file" : ": cannot open"));
+  if (std::filesystem::file_size(path, ec) > kMaxBytes)
+    throw std::runtime_error(path + ": larger than 16 MiB, not a table of GEMM rates");
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot open");
   std::vector<MeasuredGemm> rows;

@@ -71,6 +71,16 @@ TEST(CostGemmTable, AMalformedTableNamesTheFileAndLine) {
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
     }
   }
+  // Nothing that is not a regular file is read: /dev/zero would be read for ever.
+  for (const std::string& path : {std::string("/dev/zero"), dir}) {
+    try {
+      read_gemm_table(path);
+      ADD_FAILURE() << "read: " << path;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ": not a regular file"), std::string::npos)
+          << e.what();
+    }
+  }
   // A column after the five is the measuring tool's own (its time per call) and is ignored.
   const std::string extra = dir + "/gemm_table_extra.csv";
   std::ofstream(extra) << "b,m,n,k,flops_per_s,seconds\n2,64,64,64,1e12,1e-6\n";
