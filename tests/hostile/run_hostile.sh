@@ -115,6 +115,8 @@ for f in $s.*; do
 done
 run err validate_dev_zero validate /dev/zero
 run err run_dev_zero run --schedule-file /dev/zero
+run err calibrate_gemm_dev_zero calibrate --gemm-rates /dev/zero --hardware h100-sxm
+run err calibrate_gemm_sparse calibrate --gemm-rates $s.sparse_20g.txt --hardware h100-sxm
 run err run_missing_recv run --schedule-file $s.missing_recv.txt --no-validate --no-check --layers 2 --timeout 5
 run err run_deadlock run --schedule-file $s.deadlock.txt --no-validate --no-check --layers 2 --timeout 1
 rm -f $s.sparse_20g.txt
