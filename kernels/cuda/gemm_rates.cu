@@ -86,6 +86,40 @@ void check_shape(const GemmShape& s) {
                              ": an operand larger than any GPU's memory");
 }
 
+// A stream, its cuBLAS handle, operands for shapes up to the given sizes, and two timing events.
+class Bench {
+ public:
+  Bench(size_t a_elems, size_t b_elems, size_t c_elems, uint64_t seed)
+      : stream_(make_stream()),
+        cublas_(make_cublas(stream_.get())),
+        operands_(stream_.get(), a_elems, b_elems, c_elems, seed),
+        start_(make_event(true)),
+        stop_(make_event(true)) {}
+
+  void run(const GemmShape& s, int calls) {
+    for (int i = 0; i < calls; ++i) gemm(cublas_.get(), s, operands_);
+  }
+
+  // Seconds `calls` calls take, queued back to back and timed together by CUDA events: one call
+  // timed alone would also time the host's launch of it (several us of cuBLAS on the CPU while
+  // the GPU waits), which a training step, whose host runs ahead, does not pay.
+  double seconds(const GemmShape& s, int calls) {
+    MESHSCOPE_CUDA_CHECK(cudaEventRecord(start_.get(), stream_.get()));
+    run(s, calls);
+    MESHSCOPE_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_.get()));
+    MESHSCOPE_CUDA_CHECK(cudaEventSynchronize(stop_.get()));
+    float ms = 0;
+    MESHSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
+    return ms * 1e-3;
+  }
+
+ private:
+  Stream stream_;
+  CublasHandle cublas_;
+  Operands operands_;
+  Event start_, stop_;
+};
+
 constexpr int kBatches = 5;  // timed batches of calls per shape; their median is the rate
 
 }  // namespace
@@ -100,26 +134,13 @@ std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, i
     b_max = std::max<size_t>(b_max, s.b * s.k * s.n);
     c_max = std::max<size_t>(c_max, s.b * s.m * s.n);
   }
-  Stream stream = make_stream();
-  CublasHandle cublas = make_cublas(stream.get());
-  const Operands operands(stream.get(), a_max, b_max, c_max, seed);
-  Event start = make_event(true), stop = make_event(true);
+  Bench bench(a_max, b_max, c_max, seed);
   std::vector<GemmRate> rates;
   for (const GemmShape& s : shapes) {
-    for (int i = 0; i < warmup; ++i) gemm(cublas.get(), s, operands);
-    // Calls queued back to back and timed together: one call timed alone would also time the
-    // host's launch of it (several us of cuBLAS on the CPU while the GPU waits), which a
-    // training step, whose host runs ahead, does not pay.
+    bench.run(s, warmup);
     std::vector<double> seconds;
-    for (int batch = 0; batch < kBatches; ++batch) {
-      MESHSCOPE_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
-      for (int i = 0; i < iters; ++i) gemm(cublas.get(), s, operands);
-      MESHSCOPE_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
-      MESHSCOPE_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-      float ms = 0;
-      MESHSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-      seconds.push_back(ms * 1e-3 / iters);
-    }
+    for (int batch = 0; batch < kBatches; ++batch)
+      seconds.push_back(bench.seconds(s, iters) / iters);
     std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
     const double median = seconds[seconds.size() / 2];
     rates.push_back({s, median, median > 0 ? flops(s) / median : 0});
@@ -131,31 +152,18 @@ std::vector<double> sustained_gemm_rates(const GemmShape& shape, double seconds,
                                          uint64_t seed) {
   check_shape(shape);
   if (!(seconds > 0) || !(window_s > 0)) return {};
-  Stream stream = make_stream();
-  CublasHandle cublas = make_cublas(stream.get());
-  const Operands operands(stream.get(), shape.b * shape.m * shape.k, shape.b * shape.k * shape.n,
-                          shape.b * shape.m * shape.n, seed);
-  Event start = make_event(true), stop = make_event(true);
-  for (int i = 0; i < 3; ++i) gemm(cublas.get(), shape, operands);  // cuBLAS's first-call setup
+  Bench bench(shape.b * shape.m * shape.k, shape.b * shape.k * shape.n, shape.b * shape.m * shape.n,
+              seed);
+  bench.run(shape, 3);  // cuBLAS's first-call setup
   // Calls per window from one timed call, so each window is a batch queued back to back.
-  MESHSCOPE_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
-  gemm(cublas.get(), shape, operands);
-  MESHSCOPE_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
-  MESHSCOPE_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-  float first_ms = 0;
-  MESHSCOPE_CUDA_CHECK(cudaEventElapsedTime(&first_ms, start.get(), stop.get()));
-  const int calls = std::max(1, static_cast<int>(window_s / std::max(1e-6, first_ms * 1e-3)));
+  const int calls =
+      std::max(1, static_cast<int>(window_s / std::max(1e-6, bench.seconds(shape, 1))));
   std::vector<double> rates;
   const auto begin = std::chrono::steady_clock::now();
   while (std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() <
          seconds) {
-    MESHSCOPE_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
-    for (int i = 0; i < calls; ++i) gemm(cublas.get(), shape, operands);
-    MESHSCOPE_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
-    MESHSCOPE_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-    float ms = 0;
-    MESHSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-    rates.push_back(ms > 0 ? flops(shape) * calls / (ms * 1e-3) : 0);
+    const double t = bench.seconds(shape, calls);
+    rates.push_back(t > 0 ? flops(shape) * calls / t : 0);
   }
   return rates;
 }
