@@ -113,11 +113,10 @@ void byte_pair(const json& j, const std::string& key, const std::string& first,
   second_bytes = c.value(second, second_bytes);
 }
 
-// "tp_comm_overlap": an entry for each GEMM Transformer Engine's userbuffers overlap, as TE's
-// ub_cfgs write them: {"method": "ring_exchange" | "pipeline" | "bulk", "num_sm": SMs (ring
-// exchange: 1 unless given), "num_splits": chunks (pipeline only)}.
-model::TpOverlapCfgs tp_overlap_cfgs(const json& j, const std::string& where) {
-  const std::string key = "tp_comm_overlap";
+}  // namespace
+
+model::TpOverlapCfgs parse_tp_overlap_cfgs(const json& j, const std::string& where,
+                                           const std::string& key) {
   const std::vector<std::string_view> gemms(model::kTpOverlapGemms.begin(),
                                             model::kTpOverlapGemms.end());
   if (!j.is_object()) fail(where, key, "must map each GEMM (qkv_fprop, ...) to its settings");
@@ -158,8 +157,6 @@ model::TpOverlapCfgs tp_overlap_cfgs(const json& j, const std::string& where) {
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<std::string> framework_keys() { return {kProfileKeys.begin(), kProfileKeys.end()}; }
 
@@ -242,7 +239,7 @@ Framework parse_framework(const json& j, const std::string& where) {
   boolean_of(j, "tp_saves_gathered_input", where, f.tp_saves_gathered_input);
   boolean_of(j, "gqa_expand", where, f.gqa_expand);
   if (j.contains("tp_comm_overlap"))
-    f.tp_comm_overlap = tp_overlap_cfgs(j.at("tp_comm_overlap"), where);
+    f.tp_comm_overlap = parse_tp_overlap_cfgs(j.at("tp_comm_overlap"), where, "tp_comm_overlap");
   boolean_of(j, "recompute_early_stop", where, f.recompute_early_stop);
   if (j.contains("recompute")) {
     const char* want = "must be a list of none, selective, full, op-selective";

@@ -148,6 +148,12 @@ struct Framework {
 
 // Parses one profile; `where` names the file in errors ("where: key 'x': why").
 Framework parse_framework(const nlohmann::json& j, const std::string& where);
+// Transformer Engine's userbuffers settings as TE's ub_cfgs write them, one entry for each of
+// model::kTpOverlapGemms: {"method": "ring_exchange" | "pipeline" | "bulk", "num_sm": SMs (ring
+// exchange: 1 unless given), "num_splits": chunks (pipeline only)}. A profile's "tp_comm_overlap"
+// and a config's options.tp_comm_overlap_cfg; errors name `where` and `key`.
+model::TpOverlapCfgs parse_tp_overlap_cfgs(const nlohmann::json& j, const std::string& where,
+                                           const std::string& key);
 // The top-level keys a profile may hold (docs/ACCURACY.md, "Framework profiles", lists each).
 std::vector<std::string> framework_keys();
 Framework load_framework_file(const std::string& path);

@@ -441,9 +441,17 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
     opt.fail("tp_comm_overlap",
              "needs options.sequence_parallel true and mesh.tp > 1 (Megatron-LM: tensor parallel "
              "communication/GEMM overlap only with sequence parallelism)");
-  if (c.tp_comm_overlap && !framework.tp_comm_overlap)
+  if (opt.has("tp_comm_overlap_cfg")) {
+    if (!c.tp_comm_overlap)
+      opt.fail("tp_comm_overlap_cfg",
+               "needs options.tp_comm_overlap true (the settings of the overlap it turns on)");
+    c.tp_comm_overlap_cfg = cost::parse_tp_overlap_cfgs(opt.at("tp_comm_overlap_cfg"), where,
+                                                        "options.tp_comm_overlap_cfg");
+  }
+  if (c.tp_comm_overlap && !c.tp_comm_overlap_cfg && !framework.tp_comm_overlap)
     opt.fail("tp_comm_overlap", "framework '" + framework.name +
-                                    "' has no userbuffers overlap (its profile's tp_comm_overlap)");
+                                    "' has no userbuffers overlap (its profile's tp_comm_overlap); "
+                                    "give the run's own in options.tp_comm_overlap_cfg");
   c.flash_attention = opt.boolean("flash_attention", true);
   c.precision = opt.choice("precision", cost::Precision::kBf16, cost::kPrecisionNames);
   c.zero = static_cast<int>(opt.integer("zero", 0, 0));

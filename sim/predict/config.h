@@ -116,6 +116,9 @@ struct PredictConfig {
   // Transformer Engine's userbuffers overlap of every tp collective with a GEMM (Megatron-core
   // --tp-comm-overlap), as the framework profile's tp_comm_overlap says; sequence parallel only.
   bool tp_comm_overlap = false;
+  // The run's own userbuffers settings in place of the profile's (options.tp_comm_overlap_cfg:
+  // Megatron-LM's --tp-comm-overlap-cfg, NeMo's model.ub_tp_comm_overlap_cfg).
+  std::optional<model::TpOverlapCfgs> tp_comm_overlap_cfg;
   bool flash_attention = true;
   cost::Precision precision = cost::Precision::kBf16;
   int zero = 0;

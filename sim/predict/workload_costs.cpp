@@ -41,7 +41,8 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   par.hidden_dropout = framework.hidden_dropout;
   par.tp_saves_gathered_input = framework.tp_saves_gathered_input;
   par.gqa_expand = framework.gqa_expand;
-  if (c.tp_comm_overlap) par.tp_comm_overlap = framework.tp_comm_overlap;
+  if (c.tp_comm_overlap)
+    par.tp_comm_overlap = c.tp_comm_overlap_cfg ? c.tp_comm_overlap_cfg : framework.tp_comm_overlap;
   par.loss_forward_bytes = framework.loss_forward_bytes;
   par.loss_backward_bytes = framework.loss_backward_bytes;
   par.loss_saved_bytes = framework.loss_saved_bytes;

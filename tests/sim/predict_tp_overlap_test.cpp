@@ -184,6 +184,60 @@ TEST(PredictTpOverlap, UserbuffersHideTheForwardsCollectivesToo) {
   EXPECT_NEAR(exposed_tp_seconds(s.tp_forward, s.forward, compute, pricer, false), want, 1e-12);
 }
 
+// TE's defaults as megatron-core-2024 has them, with the pipelined GEMMs' SMs as given (NeMo's
+// tuned settings for Llama 3 70B give proj_fprop 24 and fc2_fprop 16).
+json ub_cfg(int pipeline_sms) {
+  json cfg;
+  for (const char* g : {"qkv_fprop", "fc1_fprop", "proj_dgrad", "fc2_dgrad"})
+    cfg[g] = {{"method", "ring_exchange"}};
+  for (const char* g : {"proj_fprop", "fc2_fprop"})
+    cfg[g] = {{"method", "pipeline"}, {"num_sm", pipeline_sms}, {"num_splits", 4}};
+  for (const char* g : {"qkv_dgrad", "qkv_wgrad", "fc1_dgrad", "fc1_wgrad"})
+    cfg[g] = {{"method", "bulk"}, {"num_sm", 16}};
+  return cfg;
+}
+
+TEST(PredictTpOverlap, ARunsOwnUserbuffersSettingsReplaceTheProfiles) {
+  const double profiles =
+      simulate(parse_config(tp8_core(true), "cfg.json"), {}).summary.step_time_s;
+  json j = tp8_core(true);
+  j["options"]["tp_comm_overlap_cfg"] = ub_cfg(16);  // the profile's own settings, written out
+  EXPECT_DOUBLE_EQ(simulate(parse_config(j, "cfg.json"), {}).summary.step_time_s, profiles);
+  // More SMs held by the pipelined reduce-scatters: their GEMMs run on fewer, the step lengthens.
+  j["options"]["tp_comm_overlap_cfg"] = ub_cfg(64);
+  const PredictConfig c = parse_config(j, "cfg.json");
+  ASSERT_TRUE(c.tp_comm_overlap_cfg.has_value());
+  EXPECT_GT(simulate(c, {}).summary.step_time_s, profiles);
+  // A profile without settings of its own runs the config's.
+  j["framework"] = "megatron-2022";
+  EXPECT_EQ(error_of(j), "");
+}
+
+TEST(PredictTpOverlap, ARunsOwnUserbuffersSettingsAreCheckedLikeAProfiles) {
+  json j = tp8_core(false);
+  j["options"]["tp_comm_overlap_cfg"] = ub_cfg(16);
+  EXPECT_NE(error_of(j).find("cfg.json: key 'options.tp_comm_overlap_cfg': needs "
+                             "options.tp_comm_overlap true"),
+            std::string::npos)
+      << error_of(j);
+  j = tp8_core(true);
+  j["options"]["tp_comm_overlap_cfg"] = ub_cfg(16);
+  j["options"]["tp_comm_overlap_cfg"]["proj_fprop"].erase("num_splits");
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.tp_comm_overlap_cfg.proj_fprop.num_splits': "
+            "missing (a pipeline's chunks)");
+  j["options"]["tp_comm_overlap_cfg"] = ub_cfg(16);
+  j["options"]["tp_comm_overlap_cfg"]["fc2_wgrad"] = {{"method", "bulk"}, {"num_sm", 4}};
+  EXPECT_NE(error_of(j).find("options.tp_comm_overlap_cfg.fc2_wgrad"), std::string::npos)
+      << error_of(j);
+  j = tp8_core(true);
+  j["framework"] = "megatron-2022";
+  EXPECT_NE(error_of(j).find("has no userbuffers overlap (its profile's tp_comm_overlap); give "
+                             "the run's own in options.tp_comm_overlap_cfg"),
+            std::string::npos)
+      << error_of(j);
+}
+
 TEST(PredictTpOverlap, SearchKeepsUserbuffersOnlyWhereSequenceParallelismRuns) {
   // --search tries meshes without tp too; there the option is off, as the config parser would
   // require.
