@@ -39,7 +39,8 @@ struct Row {
 // baseline's times were not found in a stored source and are not used); Llama Team 2024 Table 4
 // (TFLOP/s per GPU); llm-foundry scripts/train/benchmarking/ README.md (tokens/s/GPU); torchtitan
 // docs/performance.md (tokens/s per GPU); IBM fms-fsdp README.md (tokens/s/GPU); Dao-AILab
-// flash-attention training/README.md (tokens/s on 8 GPUs).
+// flash-attention training/README.md (tokens/s on 8 GPUs); NVIDIA's DGX Cloud benchmarking
+// recipes, dgxc-benchmarking llama3.1/README_*.md (seconds per step).
 const std::vector<Row>& rows() {
   static const std::vector<Row> r = {
       {"korthikanti-22b.json", Metric::kStepSeconds, 1.10, 0.04},
@@ -78,6 +79,15 @@ const std::vector<Row>& rows() {
       {"flashattn-gpt3-760m-8xa100.json", Metric::kTokensPerSecondPerGpu, 245e3 / 8, 0.09},
       {"flashattn-gpt3-1.3b-8xa100.json", Metric::kTokensPerSecondPerGpu, 169e3 / 8, 0.06},
       {"flashattn-gpt3-2.7b-8xa100.json", Metric::kTokensPerSecondPerGpu, 85e3 / 8, 0.08},
+      // NVIDIA/dgxc-benchmarking at 143b90d, llama3.1/README_{8b,70b,405b}.md, the "24.09 BF16"
+      // tables: seconds per step on H100, the smallest and the largest scale of each (chosen and
+      // committed before they were first evaluated, 1c7d689).
+      {"nemo-llama31-8b-8xh100.json", Metric::kStepSeconds, 12.91, 0.03},
+      {"nemo-llama31-8b-128xh100.json", Metric::kStepSeconds, 13.10, 0.05},
+      {"nemo-llama31-70b-64xh100.json", Metric::kStepSeconds, 14.72, 0.08},
+      {"nemo-llama31-70b-2048xh100.json", Metric::kStepSeconds, 14.98, 0.09},
+      {"nemo-llama31-405b-576xh100.json", Metric::kStepSeconds, 17.20, 0.07},
+      {"nemo-llama31-405b-2304xh100.json", Metric::kStepSeconds, 17.62, 0.09},
       {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.1, true,
        1},
       {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.12,
