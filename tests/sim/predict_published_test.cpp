@@ -88,6 +88,10 @@ const std::vector<Row>& rows() {
       {"nemo-llama31-70b-2048xh100.json", Metric::kStepSeconds, 14.98, 0.09},
       {"nemo-llama31-405b-576xh100.json", Metric::kStepSeconds, 17.20, 0.07},
       {"nemo-llama31-405b-2304xh100.json", Metric::kStepSeconds, 17.62, 0.09},
+      // nemo_megatron/README_175b.md at the same commit, "NeMo Megatron 24.11 BF16": GPT-3 175B,
+      // the smallest and the largest scale (committed before first evaluated, 7d8f68d).
+      {"nemo-gpt3-175b-128xh100.json", Metric::kStepSeconds, 8.91, 0.16},
+      {"nemo-gpt3-175b-2048xh100.json", Metric::kStepSeconds, 9.02, 0.16},
       {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.1, true,
        1},
       {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.12,
@@ -192,7 +196,7 @@ const std::vector<Row>& rows() {
 constexpr int kHeldBackSets = 8;
 
 // How many of the 61 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 19;
+constexpr int kHeldBackInsideTheirRange = 18;
 // Of them, those longer than every development run behind their range, and how many of those fall
 // inside it nonetheless.
 constexpr int kHeldBackBeyondTheirLongestSequence = 35;
