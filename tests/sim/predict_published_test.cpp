@@ -92,6 +92,10 @@ const std::vector<Row>& rows() {
       // the smallest and the largest scale (committed before first evaluated, 7d8f68d).
       {"nemo-gpt3-175b-128xh100.json", Metric::kStepSeconds, 8.91, 0.16},
       {"nemo-gpt3-175b-2048xh100.json", Metric::kStepSeconds, 9.02, 0.16},
+      // nemotron/README_15b.md at 8f5cbb3, "Nemotron4 15b BF16": the smallest and the largest
+      // scale (committed before first evaluated, 363eeac).
+      {"nemo-nemotron4-15b-16xh100.json", Metric::kStepSeconds, 2.812, 0.07},
+      {"nemo-nemotron4-15b-2048xh100.json", Metric::kStepSeconds, 2.887, 0.09},
       {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.1, true,
        1},
       {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.12,
@@ -196,11 +200,11 @@ const std::vector<Row>& rows() {
 constexpr int kHeldBackSets = 8;
 
 // How many of the 61 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 18;
+constexpr int kHeldBackInsideTheirRange = 17;
 // Of them, those longer than every development run behind their range, and how many of those fall
 // inside it nonetheless.
 constexpr int kHeldBackBeyondTheirLongestSequence = 35;
-constexpr int kHeldBackBeyondAndInside = 1;
+constexpr int kHeldBackBeyondAndInside = 0;
 
 struct Result {
   Summary summary;
