@@ -226,6 +226,15 @@ TEST(PredictTpOverlap, ARunsOwnUserbuffersSettingsAreCheckedLikeAProfiles) {
   EXPECT_EQ(error_of(j),
             "cfg.json: key 'options.tp_comm_overlap_cfg.proj_fprop.num_splits': "
             "missing (a pipeline's chunks)");
+  j["options"]["tp_comm_overlap_cfg"] = 7;
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.tp_comm_overlap_cfg': must map each GEMM (qkv_fprop, ...) to "
+            "its settings");
+  j["options"]["tp_comm_overlap_cfg"] = ub_cfg(16);
+  j["options"]["tp_comm_overlap_cfg"]["qkv_wgrad"]["num_sm"] = 0;
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.tp_comm_overlap_cfg.qkv_wgrad.num_sm': must be a "
+            "whole number of SMs in [1, 1024]");
   j["options"]["tp_comm_overlap_cfg"] = ub_cfg(16);
   j["options"]["tp_comm_overlap_cfg"]["fc2_wgrad"] = {{"method", "bulk"}, {"num_sm", 4}};
   EXPECT_NE(error_of(j).find("options.tp_comm_overlap_cfg.fc2_wgrad"), std::string::npos)
