@@ -128,6 +128,13 @@ model::TpOverlapCfgs parse_tp_overlap_cfgs(const json& j, const std::string& whe
     if (!j.contains(name)) fail(where, at, "missing (every GEMM needs its settings)");
     const json& g = j.at(name);
     if (!g.is_object()) fail(where, at, "must be {\"method\", \"num_sm\", \"num_splits\"}");
+    // Transformer Engine's other ub_cfg settings, named so that a cfg copied from TE or NeMo is
+    // told what to drop rather than that the key is unknown.
+    for (const char* te : {"cga_size", "set_sm_margin", "aggregate", "fp8_buf", "atomic_gemm"})
+      if (g.contains(te))
+        fail(where, at + "." + te,
+             "Transformer Engine's setting, which the model does not price (it reads method, "
+             "num_sm and num_splits): leave it out");
     traces::require_known_keys(g, {"method", "num_sm", "num_splits"}, where, at + ".");
     model::TpOverlapCfg& c = out[i];
     const auto method = g.contains("method") && g.at("method").is_string()

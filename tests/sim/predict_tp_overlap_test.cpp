@@ -236,6 +236,12 @@ TEST(PredictTpOverlap, ARunsOwnUserbuffersSettingsAreCheckedLikeAProfiles) {
             "cfg.json: key 'options.tp_comm_overlap_cfg.qkv_wgrad.num_sm': must be a "
             "whole number of SMs in [1, 1024]");
   j["options"]["tp_comm_overlap_cfg"] = ub_cfg(16);
+  j["options"]["tp_comm_overlap_cfg"]["fc2_dgrad"]["aggregate"] = 1;  // as NeMo's cfgs write it
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.tp_comm_overlap_cfg.fc2_dgrad.aggregate': "
+            "Transformer Engine's setting, which the model does not price (it reads "
+            "method, num_sm and num_splits): leave it out");
+  j["options"]["tp_comm_overlap_cfg"] = ub_cfg(16);
   j["options"]["tp_comm_overlap_cfg"]["fc2_wgrad"] = {{"method", "bulk"}, {"num_sm", 4}};
   EXPECT_NE(error_of(j).find("options.tp_comm_overlap_cfg.fc2_wgrad"), std::string::npos)
       << error_of(j);
