@@ -128,36 +128,44 @@ class Sim {
     st.waiting = false;
     const uint32_t end = p_.rank_begin[r + 1];
     const Op* code = p_.code.data() + p_.code_shift[r];  // rank r's op g is code[g]
-    while (st.pc < end) {
-      const uint32_t g = st.pc;
+    // Held in registers (st.pc written back where the cursor stops): every write to state_
+    // (bytes, which may alias anything) would otherwise make the compiler load them again.
+    uint8_t* const state = state_.data();
+    const Send* const sends = p_.sends.data();
+    uint32_t pc = st.pc;
+    while (pc < end) {
+      const uint32_t g = pc;
       const Op& op = code[g];
       switch (op.kind) {
         case ActionKind::kSendForward:
         case ActionKind::kSendBackward: {
-          const Send& send = p_.sends[st.sends_issued++];
-          ++st.pc;
-          if ((state_[send.recv] |= kSendIssued) & kWaitedOn) wake_.push_back(send.peer);
+          const Send& send = sends[st.sends_issued++];
+          ++pc;
+          if ((state[send.recv] |= kSendIssued) & kWaitedOn) wake_.push_back(send.peer);
           if (!st.send_busy && st.sends_started + 1 == st.sends_issued) {
             // The send stream is idle and this is its only send: start it.
-            start_send(r, p_.sends[st.sends_started++], now);
+            start_send(r, sends[st.sends_started++], now);
           } else {
             start_next_send(r, now);
           }
           continue;
         }
         case ActionKind::kRecvForward:
-        case ActionKind::kRecvBackward:
-          if (!(state_[g] & kSendIssued)) {
-            state_[g] |= kWaitedOn;
+        case ActionKind::kRecvBackward: {
+          const uint8_t bits = state[g];
+          if (!(bits & kSendIssued)) {
+            state[g] = bits | kWaitedOn;
             st.waiting = true;
+            st.pc = pc;
             return;
           }
-          if (!(state_[g] & kArrived)) {
-            state_[g] |= kIssued;
+          if (!(bits & kArrived)) {
+            state[g] = bits | kIssued;
             ++st.pending_recvs;
           }
-          ++st.pc;
+          ++pc;
           continue;
+        }
         case ActionKind::kAllReduce:
         case ActionKind::kAllGather:
         case ActionKind::kReduceScatter:
@@ -165,16 +173,18 @@ class Sim {
           if (!reach(g, p_.coll_instance[st.colls_issued], p_.instances, p_.members, inst_reached_,
                      0)) {
             st.waiting = true;
+            st.pc = pc;
             return;
           }
           ++st.colls_issued;
           ++pending_colls_[coll_index(r, op)];
-          ++st.pc;
+          ++pc;
           arrive_next_collective(r, now);
           continue;
         default:
           break;
       }
+      st.pc = pc;
       // Compute: with tp programs that differ, first the tp group's rendezvous (program.h); then
       // it waits for earlier receives and for this stage's earlier collectives that it consumes:
       // gathers and all-to-alls bring its inputs; STEP also needs reduced gradients.
@@ -196,7 +206,7 @@ class Sim {
       st.compute_busy = true;
       st.compute_op = g;
       st.compute_start = now;
-      ++st.pc;
+      st.pc = pc + 1;
       if (in_.shared_processors > 0) {
         start_shared(r, op.value, now);
       } else if (slowed_) {
@@ -207,9 +217,10 @@ class Sim {
       }
       // The rank resumes at its next op when this compute ends: with thousands of ranks in
       // flight that op is a cache miss unless fetched now, while other ranks' events run.
-      __builtin_prefetch(p_.sends.data() + st.sends_issued);
+      __builtin_prefetch(sends + st.sends_issued);
       return;
     }
+    st.pc = pc;
     st.blocked = false;
   }
 

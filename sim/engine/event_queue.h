@@ -32,7 +32,7 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
 
   // Returns the event's sequence number (transfers keep it to recognise their latest event).
-  uint64_t push(int64_t time_ns, EventType type, uint32_t target) {
+  [[gnu::always_inline]] uint64_t push(int64_t time_ns, EventType type, uint32_t target) {
     const uint64_t seq = next_seq_++;
     const uint64_t key = seq << 26 | uint64_t{static_cast<uint8_t>(type)} << 24 | target;
     buckets_[bucket_for(time_ns)].keys.push_back(key);
@@ -72,9 +72,14 @@ class EventQueue {
                                (64 - kCacheBits));
   }
 
-  uint32_t bucket_for(int64_t t) {
-    Slot& cached = cache_[cache_slot(t)];
+  // Inline, the lookup that hits (most pushes): the event loop pushes once per event.
+  [[gnu::always_inline]] uint32_t bucket_for(int64_t t) {
+    const Slot& cached = cache_[cache_slot(t)];
     if (cached.time_ns == t && cached.bucket != kNone) return cached.bucket;
+    return find_bucket(t);
+  }
+
+  [[gnu::noinline]] uint32_t find_bucket(int64_t t) {
     uint32_t b;
     auto it = index_.find(t);
     if (it != index_.end()) {
@@ -90,7 +95,7 @@ class EventQueue {
       index_.emplace(t, b);
       heap_push(Slot{t, b});
     }
-    cached = Slot{t, b};
+    cache_[cache_slot(t)] = Slot{t, b};
     return b;
   }
 

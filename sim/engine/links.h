@@ -69,6 +69,8 @@ class Links {
 
   void rerate(uint32_t a, uint32_t b, int64_t now);
   void retime(uint32_t id, int64_t now);
+  // ceil(bytes / rate) in ns (0 for no bytes).
+  int64_t data_ns(double bytes, double rate);
 
   EventQueue& queue_;
   size_t tiers_;
@@ -112,8 +114,20 @@ inline void Links::start(uint32_t recv_op, int src, int dst, int tier, int64_t b
   t.last_ns = t.start_ns = now;
   const auto out = static_cast<uint32_t>(t.port_out(tiers_));
   const auto in = static_cast<uint32_t>(t.port_in(tiers_));
-  ports_[out].active.push_back(id);
-  ports_[in].active.push_back(id);
+  Port& po = ports_[out];
+  Port& pi = ports_[in];
+  const bool alone =
+      po.active.empty() && pi.active.empty() && po.collectives == 0 && pi.collectives == 0;
+  po.active.push_back(id);
+  pi.active.push_back(id);
+  if (alone) {
+    // Nothing else on either port (a pipeline's usual case): the tier's whole rate from now,
+    // what rerate() would give it, without its search for other transfers to re-time.
+    t.rate = bytes_per_ns_[tier];
+    t.seq = queue_.push(now + t.latency_left + data_ns(t.remaining, t.rate),
+                        EventType::kTransferDone, id);
+    return;
+  }
   rerate(out, in, now);
 }
 
@@ -169,16 +183,19 @@ inline void Links::retime(uint32_t id, int64_t now) {
   const Port& in = ports_[t.port_in(tiers_)];
   const double bytes_per_ns = bytes_per_ns_[t.tier];
   t.rate = std::min(out.share(bytes_per_ns), in.share(bytes_per_ns));
-  // Transfers of one stage boundary move the same bytes at the same rate: the last quotient is
-  // reused (the same value; a division costs more than the rest of the re-timing).
-  if (t.remaining != last_bytes_ || t.rate != last_rate_) {
-    last_bytes_ = t.remaining;
-    last_rate_ = t.rate;
-    last_data_ns_ = t.remaining > 0 ? std::ceil(t.remaining / t.rate) : 0.0;
+  t.seq = queue_.push(now + t.latency_left + data_ns(t.remaining, t.rate), EventType::kTransferDone,
+                      id);
+}
+
+// Transfers of one stage boundary move the same bytes at the same rate: the last quotient is
+// reused (the same value; a division costs more than the rest of the re-timing).
+inline int64_t Links::data_ns(double bytes, double rate) {
+  if (bytes != last_bytes_ || rate != last_rate_) {
+    last_bytes_ = bytes;
+    last_rate_ = rate;
+    last_data_ns_ = bytes > 0 ? std::ceil(bytes / rate) : 0.0;
   }
-  const double data_ns = last_data_ns_;
-  t.seq = queue_.push(now + t.latency_left + static_cast<int64_t>(data_ns),
-                      EventType::kTransferDone, id);
+  return static_cast<int64_t>(last_data_ns_);
 }
 
 }  // namespace meshscope::engine

@@ -190,6 +190,12 @@ TEST(Engine, TransfersShareAPortsBandwidth) {
       "rank 0: 0F0 0SEND_F0@1:1000000\nrank 1: 1RECV_F0@0:1000000\n");
   in.schedule = &t;
   EXPECT_EQ(simulate(in).step_time_ns, 1'000'000);
+  // Rank 2 starts its send 0.5 ms late: the first transfer moves half its bytes alone, the rest
+  // at half the rate (done at 1.5 ms); the second then has half its bytes left at the whole rate
+  // (done at 2 ms). Losing what the first moved alone would end both at 2.5 ms.
+  in.schedule = &s;
+  in.stages[2].forward_ns = 500'000;
+  EXPECT_EQ(simulate(in).step_time_ns, 2'000'000);
 }
 
 TEST(Engine, BlockingSendsHoldTheNextCompute) {
