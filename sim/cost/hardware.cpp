@@ -42,8 +42,8 @@ const std::vector<std::string_view> kTopKeys = {"name",
                                                 "intra_node",
                                                 "inter_node"};
 const std::vector<std::string_view> kEfficiencyKeys = {
-    "gemm_max",         "tile_m",           "tile_n", "k_half", "attention",
-    "attention_flash2", "attention_flash3", "conv",   "memory", "sustained"};
+    "gemm_max",         "tile_m", "tile_n", "k_half",    "attention",       "attention_flash2",
+    "attention_flash3", "conv",   "memory", "sustained", "sustained_spread"};
 const std::vector<std::string_view> kTierKeys = {"name",
                                                  "kind",
                                                  "bandwidth_bytes_per_s",
@@ -141,6 +141,10 @@ void parse_efficiency(const json& e, const std::string& where, Efficiency& ef) {
   ef.conv = number_or(e, "conv", where, ef.conv, p);
   ef.memory = number_or(e, "memory", where, ef.memory, p);
   ef.sustained = number_or(e, "sustained", where, ef.sustained, p);
+  ef.sustained_spread = number_or(e, "sustained_spread", where, 0, p);
+  // A spread of 10% would make the slowest of 16k GPUs 40% slow: no measured one is near it.
+  if (ef.sustained_spread < 0 || ef.sustained_spread > 0.1)
+    fail(where, p + "sustained_spread", "must be in [0, 0.1]");
   using Share = std::pair<const char*, double>;
   for (const auto& [k, f] : {Share{"attention_flash2", ef.attention_flash2},
                              Share{"attention_flash3", ef.attention_flash3}})
@@ -152,6 +156,23 @@ void parse_efficiency(const json& e, const std::string& where, Efficiency& ef) {
 }
 
 }  // namespace
+
+double expected_largest_normal(int64_t n) {
+  if (n <= 1) return 0;
+  // Blom: the largest of n draws sits near the quantile (n - 3/8) / (n + 1/4); Phi^-1 of it by
+  // bisection on Phi(x) = erfc(-x / sqrt 2) / 2, which rises with x.
+  const double q = (static_cast<double>(n) - 0.375) / (static_cast<double>(n) + 0.25);
+  double lo = 0, hi = 10;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < q ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+double slowest_gpu_share(const Efficiency& e, int64_t gpus) {
+  return 1 - e.sustained_spread * expected_largest_normal(gpus);
+}
 
 std::optional<Precision> parse_precision(std::string_view s) {
   return traces::parse_enum<Precision>(kPrecisionNames, s);

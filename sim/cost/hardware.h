@@ -62,7 +62,17 @@ struct Efficiency {
   // clock) that tensor-core work sustains once the GPU runs at its power limit, as a training
   // step does (its SM clock settles below boost). 1: no public sustained figure.
   double sustained = 1.0;
+  // Standard deviation of one GPU's sustained rate across the GPUs of a model, as a fraction of
+  // its mean: a synchronous step waits for its slowest GPU (slowest_gpu_share). 0: not known.
+  double sustained_spread = 0;
 };
+
+// The share of `sustained` a synchronous run of `gpus` GPUs computes at: that of its slowest GPU,
+// 1 - sustained_spread * z(gpus), z(n) the expected largest of n standard normal draws (Blom's
+// approximation; z(1) = 0).
+double slowest_gpu_share(const Efficiency& e, int64_t gpus);
+// z(n) above.
+double expected_largest_normal(int64_t n);
 
 struct Hardware {
   std::string name;  // catalog key: "h100-sxm"

@@ -96,6 +96,9 @@ cost::Hardware Resolved::hardware_for(const PredictConfig& c, const cost::Framew
       cost::attention_rates(hw, fw.flash, fw.attention_forward_speedup);
   hw.efficiency.attention = rates.forward;
   hw.efficiency.attention_backward = rates.backward;
+  // Every synchronisation waits for the slowest member: the run computes at its slowest GPU's
+  // sustained rate (catalog `sustained_spread`).
+  hw.efficiency.sustained *= cost::slowest_gpu_share(hw.efficiency, c.gpus());
   if (c.gpus_per_node > 0) {
     hw.devices_per_node = c.gpus_per_node;
     hw.nics_per_node = std::min(hw.nics_per_node, c.gpus_per_node);

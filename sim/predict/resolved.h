@@ -30,7 +30,8 @@ struct Resolved {
   Resolved& operator=(const Resolved&) = delete;
 
   // The catalog entry parse_config read (else the catalog's), with the framework's attention
-  // efficiency and the config's GPUs per node.
+  // efficiency, the config's GPUs per node, and `sustained` that of the run's slowest GPU
+  // (cost::slowest_gpu_share).
   static cost::Hardware hardware_for(const PredictConfig& c, const cost::Framework& fw);
 
   const PredictConfig& config;

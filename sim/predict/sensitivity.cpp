@@ -50,6 +50,7 @@ const std::vector<Figure>& figures() {
   static const std::vector<Figure> kFigures = {
       {.key = "efficiency.gemm_max", .efficiency = &Efficiency::gemm_max, .capped_at_one = true},
       {.key = "efficiency.sustained", .efficiency = &Efficiency::sustained, .capped_at_one = true},
+      {.key = "efficiency.sustained_spread", .efficiency = &Efficiency::sustained_spread},
       {.key = "efficiency.k_half", .efficiency = &Efficiency::k_half},
       {.key = "efficiency.attention", .efficiency = &Efficiency::attention, .capped_at_one = true},
       {.key = "efficiency.attention_flash2",

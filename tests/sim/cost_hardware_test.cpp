@@ -143,12 +143,38 @@ TEST(CostHardware, AHardwareFileWithAnUnknownKeyOrABadCountIsRefused) {
             "key 'peak_flops.bf16': must be >= 1");
   EXPECT_EQ(error_of([](nlohmann::json& j) { j["efficiency"]["memory"] = 1.5; }),
             "key 'efficiency.memory': must be in (0, 1]");
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["efficiency"]["sustained_spread"] = 0.2; }),
+            "key 'efficiency.sustained_spread': must be in [0, 0.1]");
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["efficiency"]["sustained_spread"] = -0.01; }),
+            "key 'efficiency.sustained_spread': must be >= 0");
   // A switch that reduces is an NVSwitch: not the network's.
   EXPECT_EQ(
       error_of([](nlohmann::json& j) { j["inter_node"]["nvls_bus_bandwidth_bytes_per_s"] = 1e9; }),
       "key 'inter_node.nvls_bus_bandwidth_bytes_per_s': is an NVSwitch's (kind nvlink), not a "
       "net tier's");
   std::filesystem::remove_all(dir);
+}
+
+TEST(CostHardware, ARunComputesAtItsSlowestGpusRate) {
+  // The expected largest of n standard normal draws, against the exact values (Harter 1961's
+  // tables of normal order statistics): Blom's approximation is within 0.03 of them.
+  const std::pair<int64_t, double> exact[] = {
+      {2, 0.5642}, {8, 1.4236}, {100, 2.5076}, {1000, 3.2414}};
+  for (const auto& [n, z] : exact) EXPECT_NEAR(expected_largest_normal(n), z, 0.03) << n;
+  EXPECT_EQ(expected_largest_normal(1), 0);
+  EXPECT_EQ(expected_largest_normal(0), 0);
+  // More GPUs, a slower slowest one; one GPU, or no spread, runs at the mean.
+  Efficiency e;
+  e.sustained_spread = 0.0104;
+  EXPECT_EQ(slowest_gpu_share(e, 1), 1);
+  EXPECT_NEAR(slowest_gpu_share(e, 8), 1 - 0.0104 * expected_largest_normal(8), 1e-12);
+  EXPECT_LT(slowest_gpu_share(e, 16384), slowest_gpu_share(e, 2048));
+  EXPECT_GT(slowest_gpu_share(e, 16384), 0.95);
+  EXPECT_EQ(slowest_gpu_share(Efficiency{}, 16384), 1);
+  // The Hopper entries carry the figure; the A100's has none (no source measures it).
+  EXPECT_DOUBLE_EQ(find_hardware("h100-sxm").efficiency.sustained_spread, 0.0104);
+  EXPECT_DOUBLE_EQ(find_hardware("h200-sxm").efficiency.sustained_spread, 0.0104);
+  EXPECT_EQ(find_hardware("a100-80gb").efficiency.sustained_spread, 0);
 }
 
 TEST(CostHardware, EveryKeyAHardwareFileMayHoldIsDocumented) {

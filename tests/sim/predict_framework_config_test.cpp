@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,38 @@ TEST(PredictFrameworkConfig, WeightCastsCostTheirBytesEachMicrobatchAtAnyZeroSta
   }
 }
 
+// The h100-sxm entry as a run of c's GPUs computes on it: at its slowest GPU's sustained rate
+// (catalog `sustained_spread`), as predict prices it.
+cost::Hardware h100_for(const PredictConfig& c) {
+  cost::Hardware hw = cost::find_hardware("h100-sxm");
+  hw.efficiency.sustained *= cost::slowest_gpu_share(hw.efficiency, c.gpus());
+  return hw;
+}
+
+TEST(PredictFrameworkConfig, ARunsGemmsRunAtItsSlowestGpusSustainedRate) {
+  // The same replica at dp 8 and dp 1,024 on H100s (no launch overhead, so that every GEMM's time
+  // is its FLOPs over the rate): its GEMMs take longer by the ratio of the two runs'
+  // slowest-GPU shares; on an entry without a spread they take as long.
+  json j = tiny_gpt();
+  PredictConfig small = parse_config(j, "cfg.json");
+  j["mesh"]["dp"] = 1024;
+  j["batch"]["global"] = 2048;
+  PredictConfig large = parse_config(j, "cfg.json");
+  cost::Hardware hw = cost::find_hardware("h100-sxm");
+  hw.launch_overhead_ns = 0;
+  const auto gemm_s = [](PredictConfig c, const cost::Hardware& entry) {
+    c.hardware = {c.gpu, std::make_shared<const cost::Hardware>(entry)};
+    return simulate(c, {.build_timeline = false}).summary.breakdown.busy[Term::kGemm];
+  };
+  EXPECT_NEAR(
+      gemm_s(large, hw) / gemm_s(small, hw),
+      cost::slowest_gpu_share(hw.efficiency, 8) / cost::slowest_gpu_share(hw.efficiency, 1024),
+      1e-9);
+  EXPECT_GT(gemm_s(large, hw), gemm_s(small, hw) * 1.015);
+  hw.efficiency.sustained_spread = 0;
+  EXPECT_NEAR(gemm_s(large, hw), gemm_s(small, hw), 1e-12);
+}
+
 TEST(PredictFrameworkConfig, EarlyStopSkipsRecomputingEachLayersLastGemm) {
   // Two profiles alike but for recompute_early_stop: under full recomputation each microbatch's
   // backward skips every layer's fc2 and the residual add after it; the breakdown's recompute term
@@ -163,7 +196,7 @@ TEST(PredictFrameworkConfig, EarlyStopSkipsRecomputingEachLayersLastGemm) {
   j["framework"] = exposed_profile(
       "early-stop", R"("recompute": ["none", "full"], "recompute_early_stop": true)");
   const Summary early = summary_of(j);
-  const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
+  const cost::ComputeModel compute(h100_for(plain), plain.precision);
   const WorkloadCosts w = workload_costs(plain);
   double skipped = 0;
   for (const model::OpCost& op : w.stages[0].forward)
@@ -223,7 +256,7 @@ TEST(PredictFrameworkConfig, AFasterAttentionForwardShortensOnlyTheRecomputation
   const Summary plain_full = step(plain, "full"), split_full = step(split, "full");
   // Each layer's recomputed attention forward (2 T s heads d FLOPs, causal) at the forward rate
   // instead of the combined one, 4 layers x 2 microbatches on each device.
-  cost::Hardware hw = cost::find_hardware("h100-sxm");
+  cost::Hardware hw = h100_for(plain);
   const double combined = cost::attention_efficiency(hw, cost::AttentionKernel::kFlash1);
   const double forward = cost::attention_rates(hw, cost::AttentionKernel::kFlash1, 1.5).forward;
   const model::OpCost core{"attn.core", model::OpKind::kAttention, 2.0 * 2048 * 2048 * 16 * 64};
