@@ -48,7 +48,11 @@ struct Summary {
   // range is then an extrapolation (held-back runs at longer sequences fell outside theirs).
   int64_t range_max_seq = 0;
   bool range_beyond_seq = false;
-  double communication_s = 0;  // most communication time of any device
+  // The share of the catalog's sustained rate the run computes at: that of the slowest of its
+  // `gpus` GPUs (cost::slowest_gpu_share; 1 for an entry without a sustained_spread).
+  double slowest_gpu_share = 1;
+  double sustained_spread = 0;  // the catalog entry's, behind it
+  double communication_s = 0;   // most communication time of any device
   int64_t peak_memory_bytes = 0;
   double memory_capacity_bytes = 0;
   bool fits = true;

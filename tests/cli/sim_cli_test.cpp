@@ -250,6 +250,32 @@ TEST_F(SimCli, PredictPrintsTheDevelopmentSetsRangeBesideEachFigure) {
       << longer.out;
 }
 
+TEST_F(SimCli, PredictSaysHowFarBelowTheMeanTheSlowestGpuComputes) {
+  // An H100 sweep over 2 and 4 GPUs (pp): one line for the hardware with both ends; --json gives
+  // each point's share. The A100 entry has no spread: no line, a share of 1.
+  const fs::path sweep =
+      write("sweep.json", R"({"model": {"kind": "mlp", "layers": 4, "hidden": 64},
+      "mesh": {"pp": [2, 4]}, "batch": {"global": 4, "micro": 1}, "cluster": {"gpu": "h100-sxm"}})");
+  const Outcome text = sh("predict --config " + sweep.string());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("h100-sxm: a run computes at its slowest GPU's sustained rate: 0.6% "
+                          "below the mean at 2 GPUs, 1.1% at 4 GPUs (catalog sustained_spread "
+                          "0.0104; docs/ACCURACY.md item 29)\n"),
+            std::string::npos)
+      << text.out;
+  // 1 - 0.0104 z(2), z(2) = 0.5895 by Blom's approximation.
+  const Outcome json =
+      sh("predict --json --config " + write("h100.json", mlp_config("h100-sxm")).string());
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"slowest_gpu_share\": 0.993869"), std::string::npos) << json.out;
+  const fs::path a100 = write("a100.json", mlp_config("a100-80gb"));
+  const Outcome a100_text = sh("predict --config " + a100.string());
+  ASSERT_EQ(a100_text.exit_code, 0) << a100_text.err;
+  EXPECT_EQ(a100_text.out.find("slowest GPU"), std::string::npos) << a100_text.out;
+  EXPECT_NE(sh("predict --json --config " + a100.string()).out.find("\"slowest_gpu_share\": 1.0"),
+            std::string::npos);
+}
+
 TEST_F(SimCli, AMovedBinaryFindsTheCatalogBesideIt) {
   // Only the catalog next to the copied binary has this entry; the framework profiles travel
   // beside it the same way (bin/frameworks, as the build tree has them).
