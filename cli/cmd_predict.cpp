@@ -73,6 +73,33 @@ struct Row {
   std::optional<predict::FitAlternatives> fit;
 };
 
+// A synchronous run computes at its slowest GPU's rate (catalog sustained_spread): how far below
+// the mean, per hardware, at the fewest and the most GPUs of the rows.
+void print_slowest_gpu(const std::vector<Row>& rows) {
+  std::map<std::string, std::pair<const Row*, const Row*>> spread;
+  for (const Row& r : rows) {
+    if (!r.error.empty() || r.summary.slowest_gpu_share >= 1) continue;
+    const auto it = spread.try_emplace(r.summary.hardware, &r, &r).first;
+    if (r.summary.gpus < it->second.first->summary.gpus) it->second.first = &r;
+    if (r.summary.gpus > it->second.second->summary.gpus) it->second.second = &r;
+  }
+  for (const auto& [hardware, ends] : spread) {
+    const auto at = [](const Row* r, const char* what) {
+      char b[96];
+      std::snprintf(b, sizeof b, "%.1f%%%s at %lld GPUs", 100 * (1 - r->summary.slowest_gpu_share),
+                    what, static_cast<long long>(r->summary.gpus));
+      return std::string(b);
+    };
+    const auto [few, many] = ends;
+    std::string where = at(few, " below the mean");
+    if (many->summary.gpus != few->summary.gpus) where += ", " + at(many, "");
+    std::printf(
+        "%s: a run computes at its slowest GPU's sustained rate: %s (catalog sustained_spread "
+        "%.4g; docs/ACCURACY.md item 29)\n",
+        hardware.c_str(), where.c_str(), few->summary.sustained_spread);
+  }
+}
+
 void print_table(const std::vector<Row>& rows) {
   std::vector<std::string> header;
   if (!rows.empty())
@@ -137,30 +164,7 @@ void print_table(const std::vector<Row>& rows) {
           r.summary.range_basis.c_str(), static_cast<long long>(r.summary.range_max_seq));
       break;
     }
-  // A synchronous run computes at its slowest GPU's rate: how far below the mean, per hardware,
-  // at the fewest and the most GPUs of the rows.
-  std::map<std::string, std::pair<const Row*, const Row*>> spread;
-  for (const Row& r : rows) {
-    if (!r.error.empty() || r.summary.slowest_gpu_share >= 1) continue;
-    auto [it, fresh] = spread.try_emplace(r.summary.hardware, &r, &r);
-    if (r.summary.gpus < it->second.first->summary.gpus) it->second.first = &r;
-    if (r.summary.gpus > it->second.second->summary.gpus) it->second.second = &r;
-  }
-  for (const auto& [hardware, ends] : spread) {
-    const auto at = [](const Row* r, const char* what) {
-      char b[96];
-      std::snprintf(b, sizeof b, "%.1f%%%s at %lld GPUs", 100 * (1 - r->summary.slowest_gpu_share),
-                    what, static_cast<long long>(r->summary.gpus));
-      return std::string(b);
-    };
-    const auto [few, many] = ends;
-    std::string where = at(few, " below the mean");
-    if (many->summary.gpus != few->summary.gpus) where += ", " + at(many, "");
-    std::printf(
-        "%s: a run computes at its slowest GPU's sustained rate: %s (catalog sustained_spread "
-        "%.4g; docs/ACCURACY.md item 29)\n",
-        hardware.c_str(), where.c_str(), few->summary.sustained_spread);
-  }
+  print_slowest_gpu(rows);
   for (const Row& r : rows)
     if (r.error.empty() && !r.summary.fits) {
       std::printf(
