@@ -15,8 +15,8 @@ double schedule_actions(double ranks, double microbatches, double virtual_stages
 // engine's per-op state and the generator's growth slack; with a Timeline, its span too.
 double bytes_per_action(bool timeline);
 
-// Host bytes the workload's per-layer op records take (a GPT layer appends about 32 OpCosts over
-// its three passes, transformer.cpp; an mlp block 2 linears and their unit).
+// Host bytes building one layer takes at its peak (a GPT layer, an mlp or moe block): measured,
+// footprint.cpp says how.
 double gpt_layer_bytes();
 double mlp_layer_bytes();
 

@@ -99,5 +99,33 @@ TEST(PredictMemoryBudget, AConfigBeyondTheLimitIsRefusedNamingWhatSetIt) {
   EXPECT_NE(e.find("of memory; MESHSCOPE_MEMORY_LIMIT allows 4.0 MiB"), std::string::npos) << e;
 }
 
+// Layers are refused at what building them was measured to take at its peak (footprint.cpp), not
+// at the size of their op records, which is a third to a fifth of it: 20,000 layers of a tiny GPT
+// took 98 to 240 MiB to build, and 40,000 moe blocks 320 MiB, more than half of 512 MiB.
+TEST(PredictMemoryBudget, LayersAreRefusedAtWhatBuildingThemTakes) {
+  nlohmann::json gpt = nlohmann::json::parse(
+      R"({"model": {"kind": "gpt", "layers": 20000, "hidden": 64, "heads": 4, "seq": 128,
+                    "vocab": 512},
+          "mesh": {"dp": 1, "tp": 1, "pp": 4}, "batch": {"global": 8, "micro": 1},
+          "schedule": "1f1b", "cluster": {"gpu": "a100-80gb"}})");
+  nlohmann::json moe = nlohmann::json::parse(
+      R"({"model": {"kind": "moe", "layers": 40000, "hidden": 8, "experts": 2, "top_k": 1},
+          "mesh": {"dp": 1, "pp": 1}, "batch": {"global": 2, "micro": 1},
+          "cluster": {"gpu": "a100-80gb"}})");
+  ScopedEnv limit("MESHSCOPE_MEMORY_LIMIT", "512M");
+  std::string e = error_of(gpt);
+  EXPECT_EQ(e.rfind("cfg.json: key 'model.layers': building 20000 layers would take about ", 0), 0u)
+      << e;
+  EXPECT_NE(e.find("of memory; MESHSCOPE_MEMORY_LIMIT allows 512.0 MiB"), std::string::npos) << e;
+  e = error_of(moe);
+  EXPECT_EQ(e.rfind("cfg.json: key 'model.layers': building 40000 layers would take about ", 0), 0u)
+      << e;
+  // A tenth of them is accepted.
+  gpt["model"]["layers"] = 2000;
+  moe["model"]["layers"] = 4000;
+  EXPECT_EQ(error_of(gpt), "");
+  EXPECT_EQ(error_of(moe), "");
+}
+
 }  // namespace
 }  // namespace meshscope::predict
