@@ -408,6 +408,32 @@ TEST(NsysImport, ADatabaseThatIsNotAnNsysExport) {
   }
 }
 
+// SQLite quotes a malformed schema's SQL in its error, newlines and all; the error stays one line.
+TEST(NsysImport, AMalformedSchemaIsReportedOnOneLine) {
+  testing::TempFile file(".sqlite");
+  {
+    sqlite3* db = nullptr;
+    sqlite3_open(file.path().c_str(), &db);
+    sqlite3_exec(db,
+                 "CREATE TABLE NVTX_EVENTS (start INTEGER);"
+                 "PRAGMA writable_schema = ON;"
+                 "UPDATE sqlite_master SET sql = 'CREATE TABLE NVTX_EVENTS (start INTEGER,\n"
+                 "    \"end    INTEGER\n  )' WHERE name = 'NVTX_EVENTS';",
+                 nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  try {
+    load_trace(file.path());
+    FAIL() << "no error";
+  } catch (const ImportError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(file.path().string() + ": SQLite: malformed database schema", 0), 0u)
+        << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    EXPECT_EQ(what.find("  "), std::string::npos) << what;
+  }
+}
+
 TEST(NsysImport, TheSameFromMemory) {
   testing::TempFile file(".sqlite");
   {

@@ -505,6 +505,22 @@ class NsysImporter {
   SendRecvDirection directions_;
 };
 
+// SQLite's message on one line: a malformed schema's error quotes the schema's SQL, newlines and
+// all; its runs of whitespace become one space and it stops after 240 characters.
+std::string sqlite_message(const char* what) {
+  std::string out;
+  const char* c = what;
+  for (; *c != '\0' && out.size() < 240; ++c) {
+    const bool space = *c == ' ' || *c == '\n' || *c == '\r' || *c == '\t';
+    if (!space)
+      out += *c;
+    else if (!out.empty() && out.back() != ' ')
+      out += ' ';
+  }
+  if (*c != '\0') out += "...";
+  return out;
+}
+
 // Opens the database with `open` and imports it; SQLite's own errors become ImportErrors.
 template <typename Open>
 Timeline import_db(const Open& open, const std::string& name, const ImportOptions& options,
@@ -515,7 +531,7 @@ Timeline import_db(const Open& open, const std::string& name, const ImportOption
   } catch (const ImportError&) {
     throw;
   } catch (const std::runtime_error& e) {
-    throw ImportError(name, "", std::string("SQLite: ") + e.what());
+    throw ImportError(name, "", "SQLite: " + sqlite_message(e.what()));
   }
 }
 
