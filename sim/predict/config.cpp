@@ -410,6 +410,7 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
                                 std::to_string(c.gpus()));
   }
   c.network_gbps = static_cast<int>(cluster.integer("network_gbps", 0, 0));
+  c.nvls = cluster.boolean("nvls", true);
   if (cluster.has("placement")) {
     std::string err;
     const auto order = cost::parse_dim_order(cluster.string("placement", ""), &err);
@@ -452,7 +453,19 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
     opt.fail("tp_comm_overlap", "framework '" + framework.name +
                                     "' has no userbuffers overlap (its profile's tp_comm_overlap); "
                                     "give the run's own in options.tp_comm_overlap_cfg");
-  c.flash_attention = opt.boolean("flash_attention", true);
+  if (opt.has("flash_attention") && opt.at("flash_attention").is_string()) {
+    // A kernel class: fused attention, of that class whatever the profile's.
+    const std::string k = opt.string("flash_attention", "");
+    const auto kernel = cost::parse_attention_kernel(k);
+    if (!kernel ||
+        (*kernel != cost::AttentionKernel::kFlash1 && *kernel != cost::AttentionKernel::kFlash2 &&
+         *kernel != cost::AttentionKernel::kFlash3))
+      opt.fail("flash_attention", "'" + k + "' is not true, false, flash1, flash2 or flash3");
+    c.attention_kernel = *kernel;
+  } else if (opt.has("flash_attention") && !opt.at("flash_attention").is_boolean()) {
+    opt.fail("flash_attention", "must be true, false, or a kernel class: flash1, flash2 or flash3");
+  }
+  c.flash_attention = c.attention_kernel.has_value() || opt.boolean("flash_attention", true);
   c.precision = opt.choice("precision", cost::Precision::kBf16, cost::kPrecisionNames);
   c.zero = static_cast<int>(opt.integer("zero", 0, 0));
   if (c.zero > 3) opt.fail("zero", "must be 0, 1, 2 or 3");
@@ -518,8 +531,11 @@ std::vector<std::string> config_keys() {
 }
 
 cost::Framework framework_of(const PredictConfig& c) {
-  if (c.profile.entry && c.profile.framework == c.framework) return *c.profile.entry;
-  return cost::find_framework(c.framework);
+  cost::Framework fw = c.profile.entry && c.profile.framework == c.framework
+                           ? *c.profile.entry
+                           : cost::find_framework(c.framework);
+  if (c.attention_kernel) fw.flash = *c.attention_kernel;
+  return fw;
 }
 
 }  // namespace meshscope::predict

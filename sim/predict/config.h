@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,7 +37,8 @@
 
 namespace meshscope::cost {
 struct Framework;
-}
+enum class AttentionKernel : uint8_t;  // framework.h
+}  // namespace meshscope::cost
 
 namespace meshscope::predict {
 
@@ -103,9 +105,11 @@ struct PredictConfig {
   // Training framework profile (sim/cost/frameworks/<name>.json or a path to a .json): its
   // attention kernel, elementwise fusions and communication overlap. Top-level key "framework".
   std::string framework = "megatron-core-2024";
-  int gpus_per_node = 0;      // 0: the catalog's devices_per_node
-  int nodes = 0;              // 0: as many as the mesh needs; else nodes x per node = gpus()
-  int network_gbps = 0;       // a node's network bandwidth, one way, Gb/s; 0: the catalog's NICs
+  int gpus_per_node = 0;  // 0: the catalog's devices_per_node
+  int nodes = 0;          // 0: as many as the mesh needs; else nodes x per node = gpus()
+  int network_gbps = 0;   // a node's network bandwidth, one way, Gb/s; 0: the catalog's NICs
+  // NCCL's NVLink SHARP where the catalog entry has it (false: NCCL_NVLS_ENABLE=0).
+  bool nvls = true;
   ResolvedHardware hardware;  // set by parse_config; empty: simulate reads the catalog
   ResolvedFramework profile;  // empty: simulate reads the profile `framework` names
   cost::DimOrder placement = cost::kDefaultOrder;
@@ -120,6 +124,9 @@ struct PredictConfig {
   // Megatron-LM's --tp-comm-overlap-cfg, NeMo's model.ub_tp_comm_overlap_cfg).
   std::optional<model::TpOverlapCfgs> tp_comm_overlap_cfg;
   bool flash_attention = true;
+  // The fused attention's kernel class for this run in place of the profile's
+  // (options.flash_attention "flash1" | "flash2" | "flash3"); unset: the profile's.
+  std::optional<cost::AttentionKernel> attention_kernel;
   cost::Precision precision = cost::Precision::kBf16;
   int zero = 0;
   int shard_group = 0;  // ZeRO-3: ranks of dp sharing one copy (HSDP); 0: all of dp

@@ -103,6 +103,10 @@ cost::Hardware Resolved::hardware_for(const PredictConfig& c, const cost::Framew
     hw.devices_per_node = c.gpus_per_node;
     hw.nics_per_node = std::min(hw.nics_per_node, c.gpus_per_node);
   }
+  if (!c.nvls) {  // NCCL_NVLS_ENABLE=0: every all-reduce a ring or a tree
+    hw.intra_node.nvls_bus_bandwidth_bytes_per_s = 0;
+    hw.inter_node.nvls_bus_bandwidth_bytes_per_s = 0;
+  }
   if (c.network_gbps > 0) {
     // A node's stated network, whatever its NICs: each GPU's share of it, so that a group with
     // k members per node moves k shares (the collective model's min(k, NICs) x NIC bandwidth).

@@ -4,18 +4,22 @@
 // issued layer by layer.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/cost/collective_model.h"
+#include "sim/cost/framework.h"
 #include "sim/cost/hardware.h"
 #include "sim/model/gpt.h"
 #include "sim/predict/config.h"
 #include "sim/predict/simulate.h"
 #include "sim/predict/zero.h"
 #include "tests/sim/config_error.h"
+#include "tests/test_paths.h"
 
 namespace meshscope::predict {
 namespace {
@@ -159,6 +163,86 @@ TEST(PredictClusterOptions, ZeroThreeCollectivesAreOnePerLayerEachWithItsLatency
   EXPECT_DOUBLE_EQ(zero3_collective_seconds(hw, kind, bytes, span, 1, nullptr), one);
   EXPECT_GT(40 * per_layer, one);
   EXPECT_LT(40 * per_layer, 1.2 * one);  // large messages: the bandwidth term dominates
+}
+
+// Tensor parallelism over a whole H100 node without sequence parallelism: its all-reduces are
+// the tp collectives, which NCCL runs on NVLink SHARP where the catalog has it (item 28).
+json tp8_h100() {
+  return json::parse(
+      R"({"model": {"kind": "gpt", "layers": 2, "hidden": 8192, "heads": 64, "seq": 4096, "vocab": 32000},
+          "mesh": {"tp": 8}, "batch": {"global": 1, "micro": 1},
+          "framework": "megatron-core-2024", "cluster": {"gpu": "h100-sxm"}})");
+}
+
+double tp_seconds(const json& j) {
+  const Summary s = simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
+  return s.breakdown.busy[Term::kTpCommunication];
+}
+
+TEST(PredictClusterOptions, NvlsOffPricesAsTheCatalogWithoutIt) {
+  // A run launched with NCCL_NVLS_ENABLE=0 (the NeMo recipes, item 30) prices its all-reduces
+  // inside a node as a GPU without NVLink SHARP: exactly as the catalog entry with the figure
+  // taken out, and slower than with it.
+  json j = tp8_h100();
+  const double with = tp_seconds(j);
+  j["cluster"]["nvls"] = false;
+  const double without = tp_seconds(j);
+  EXPECT_GT(without, 1.2 * with);
+  json entry;
+  std::ifstream(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/catalog/h100-sxm.json") >> entry;
+  ASSERT_TRUE(entry["intra_node"].contains("nvls_bus_bandwidth_bytes_per_s"));
+  entry["intra_node"].erase("nvls_bus_bandwidth_bytes_per_s");
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "meshscope_test_h100_without_nvls.json";
+  std::ofstream(path) << entry.dump();
+  json plain = tp8_h100();
+  plain["cluster"]["gpu"] = path.string();
+  EXPECT_DOUBLE_EQ(tp_seconds(plain), without);
+  std::filesystem::remove(path);
+  // Without NVLS in the catalog (A100) the key changes nothing; it must be a boolean.
+  j["cluster"]["gpu"] = "a100-80gb";
+  const double a100 = tp_seconds(j);
+  j["cluster"]["nvls"] = true;
+  EXPECT_DOUBLE_EQ(tp_seconds(j), a100);
+  j["cluster"]["nvls"] = "off";
+  EXPECT_EQ(error_of(j), "cfg.json: key 'cluster.nvls': must be true or false");
+}
+
+TEST(PredictClusterOptions, AKernelClassInFlashAttentionOverridesTheProfiles) {
+  // megatron-core-2024 runs cuDNN's attention on Hopper (flash3 class); a run whose launcher turned
+  // it off (NVTE_FUSED_ATTN=0, item 30) says "flash2", and its attention takes as long as that
+  // class's forward and backward rates make it (a backward does 2.5 forwards' FLOPs).
+  json j = tp8_h100();
+  j["mesh"] = {{"tp", 1}};
+  j["model"]["hidden"] = 2048;
+  j["model"]["heads"] = 16;
+  auto attention = [&](const json& k) {
+    j["options"]["flash_attention"] = k;
+    return simulate(parse_config(j, "cfg.json"), {.build_timeline = false})
+        .summary.breakdown.busy[Term::kAttention];
+  };
+  const double profile = attention(true);
+  EXPECT_DOUBLE_EQ(attention("flash3"), profile);
+  const double fa2 = attention("flash2");
+  const cost::Hardware hw = cost::find_hardware("h100-sxm");
+  const cost::Framework fw = cost::find_framework("megatron-core-2024");
+  auto relative = [&](cost::AttentionKernel k) {
+    const cost::AttentionRates r = cost::attention_rates(hw, k, fw.attention_forward_speedup);
+    return 1 / r.forward + model::kAttentionBackwardFlopRatio / r.backward;
+  };
+  // Within 1%: each kernel's launch overhead (2 us in the catalog) is the same for both classes.
+  EXPECT_NEAR(fa2 / profile,
+              relative(cost::AttentionKernel::kFlash2) / relative(cost::AttentionKernel::kFlash3),
+              0.01);
+  EXPECT_GT(fa2, 1.3 * profile);
+  j["options"]["flash_attention"] = "flash4";
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.flash_attention': 'flash4' is not true, false, flash1, flash2 "
+            "or flash3");
+  j["options"]["flash_attention"] = 1;
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.flash_attention': must be true, false, or a kernel class: "
+            "flash1, flash2 or flash3");
 }
 
 }  // namespace
