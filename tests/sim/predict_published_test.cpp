@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -436,6 +437,37 @@ TEST(PredictPublished, AccuracyDocsRowTablesSayWhatTheRowsGiveNow) {
   }
   for (size_t i = 0; i < rows().size(); ++i)
     EXPECT_EQ(seen[i], 1) << rows()[i].file << ": rows in docs/ACCURACY.md's tables";
+}
+
+// docs/ACCURACY.md's "Ranges" table is the profiles' residuals: each framework and hardware the
+// profiles carry, once, with its rows, mean, low, high and longest sequence.
+TEST(PredictPublished, AccuracyDocsRangesTableIsTheProfiles) {
+  std::ifstream doc(std::string(MESHSCOPE_SOURCE_DIR) + "/docs/ACCURACY.md");
+  ASSERT_TRUE(doc) << "docs/ACCURACY.md";
+  bool in_section = false;
+  std::set<std::string> seen;
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("### ", 0) == 0) in_section = line == "### Ranges";
+    if (!in_section || line.rfind("| ", 0) != 0) continue;
+    const std::vector<std::string> c = table_cells(line);
+    if (c.size() != 7 || c[0] == "framework") continue;
+    const cost::Framework f = cost::find_framework(c[0]);
+    const auto it = f.residuals.find(c[1]);
+    ASSERT_NE(it, f.residuals.end()) << line;
+    const cost::Residuals& r = it->second;
+    EXPECT_EQ(std::stoi(c[2]), r.rows) << line;
+    EXPECT_NEAR(doc_percent(c[3]), 50 * (r.low + r.high), 0.051) << line;
+    EXPECT_NEAR(doc_percent(c[4]), 100 * r.low, 0.051) << line;
+    EXPECT_NEAR(doc_percent(c[5]), 100 * r.high, 0.051) << line;
+    std::string seq = c[6];
+    seq.erase(std::remove(seq.begin(), seq.end(), ','), seq.end());
+    EXPECT_EQ(std::stoll(seq), r.max_seq) << line;
+    EXPECT_TRUE(seen.insert(c[0] + " on " + c[1]).second) << line;
+  }
+  size_t carried = 0;
+  for (const std::string& name : cost::list_frameworks())
+    carried += cost::find_framework(name).residuals.size();
+  EXPECT_EQ(seen.size(), carried);
 }
 
 TEST(PredictPublished, APredictionCarriesItsRangeAroundThePoint) {
