@@ -439,6 +439,39 @@ TEST(PredictPublished, AccuracyDocsRowTablesSayWhatTheRowsGiveNow) {
     EXPECT_EQ(seen[i], 1) << rows()[i].file << ": rows in docs/ACCURACY.md's tables";
 }
 
+// docs/ACCURACY.md's headline table ("Where it stands") is what the rows give now: the count,
+// mean |error| (to the printed hundredth), rows beyond +-10% of each kind, and the held-back rows
+// inside their range.
+TEST(PredictPublished, AccuracyDocsHeadlineIsTheTestsOwn) {
+  int count[2] = {}, beyond[2] = {}, inside = 0;
+  double sum[2] = {};
+  for (size_t i = 0; i < rows().size(); ++i) {
+    const int k = rows()[i].held_back() ? 1 : 0;
+    const double e = std::fabs(results()[i].error);
+    ++count[k];
+    sum[k] += e;
+    beyond[k] += e > 0.10;
+    if (k == 1) inside += inside_range(results()[i]);
+  }
+  std::ifstream doc(std::string(MESHSCOPE_SOURCE_DIR) + "/docs/ACCURACY.md");
+  ASSERT_TRUE(doc) << "docs/ACCURACY.md";
+  int found = 0;
+  for (std::string line; std::getline(doc, line);) {
+    const std::vector<std::string> c =
+        line.rfind("| ", 0) == 0 ? table_cells(line) : std::vector<std::string>{};
+    if (c.size() != 5 || (c[0] != "development" && c[0] != "held back")) continue;
+    const int k = c[0] == "held back" ? 1 : 0;
+    ++found;
+    EXPECT_EQ(std::stoi(c[1]), count[k]) << line;
+    EXPECT_NEAR(doc_percent(c[2]), 100 * sum[k] / count[k], 0.0051) << line;
+    EXPECT_EQ(std::stoi(c[3]), beyond[k]) << line;
+    if (k == 1) {
+      EXPECT_EQ(std::stoi(c[4]), inside) << line;
+    }
+  }
+  EXPECT_EQ(found, 2);
+}
+
 // docs/ACCURACY.md's "Ranges" table is the profiles' residuals: each framework and hardware the
 // profiles carry, once, with its rows, mean, low, high and longest sequence.
 TEST(PredictPublished, AccuracyDocsRangesTableIsTheProfiles) {
