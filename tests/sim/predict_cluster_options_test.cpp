@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "sim/cost/collective_model.h"
@@ -193,7 +195,8 @@ TEST(PredictClusterOptions, NvlsOffPricesAsTheCatalogWithoutIt) {
   ASSERT_TRUE(entry["intra_node"].contains("nvls_bus_bandwidth_bytes_per_s"));
   entry["intra_node"].erase("nvls_bus_bandwidth_bytes_per_s");
   const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / "meshscope_test_h100_without_nvls.json";
+      std::filesystem::temp_directory_path() /
+      ("meshscope_test_h100_without_nvls_" + std::to_string(::getpid()) + ".json");
   std::ofstream(path) << entry.dump();
   json plain = tp8_h100();
   plain["cluster"]["gpu"] = path.string();
