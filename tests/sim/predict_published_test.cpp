@@ -385,6 +385,14 @@ double doc_percent(std::string cell) {
   return end != nullptr && *end == '\0' && !cell.empty() ? v : NAN;
 }
 
+// docs/ACCURACY.md, line by line (empty when it cannot be read).
+std::vector<std::string> accuracy_doc() {
+  std::ifstream in(std::string(MESHSCOPE_SOURCE_DIR) + "/docs/ACCURACY.md");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 std::vector<std::string> table_cells(const std::string& line) {
   std::vector<std::string> cells;
   std::stringstream in(line.substr(1));
@@ -400,17 +408,16 @@ std::vector<std::string> table_cells(const std::string& line) {
 // falls inside its range (and its residual when it does not). A model change that moves a row
 // fails here until the tables are brought up to date.
 TEST(PredictPublished, AccuracyDocsRowTablesSayWhatTheRowsGiveNow) {
-  std::ifstream doc(std::string(MESHSCOPE_SOURCE_DIR) + "/docs/ACCURACY.md");
-  ASSERT_TRUE(doc) << "docs/ACCURACY.md";
+  const std::vector<std::string> doc = accuracy_doc();
+  ASSERT_FALSE(doc.empty()) << "docs/ACCURACY.md";
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < rows().size(); ++i) {
     std::string name = rows()[i].file;
     index[name.substr(0, name.size() - std::string(".json").size())] = i;
   }
   std::map<size_t, int> seen;
-  int line_no = 0;
-  for (std::string line; std::getline(doc, line);) {
-    ++line_no;
+  for (size_t n = 0; n < doc.size(); ++n) {
+    const std::string& line = doc[n];
     if (line.rfind("| ", 0) != 0) continue;
     std::vector<std::string> cells = table_cells(line);
     std::string name = cells.empty() ? "" : cells[0];
@@ -421,7 +428,7 @@ TEST(PredictPublished, AccuracyDocsRowTablesSayWhatTheRowsGiveNow) {
     ++seen[i];
     const Result& res = results()[i];
     const bool held = rows()[i].held_back();
-    const std::string where = "docs/ACCURACY.md:" + std::to_string(line_no) + " " + name;
+    const std::string where = "docs/ACCURACY.md:" + std::to_string(n + 1) + " " + name;
     const double error = doc_percent(cells[cells.size() - (held ? 2 : 1)]);
     EXPECT_NEAR(error, 100 * res.error, 0.051) << where;
     if (!held) continue;
@@ -453,10 +460,10 @@ TEST(PredictPublished, AccuracyDocsHeadlineIsTheTestsOwn) {
     beyond[k] += e > 0.10;
     if (k == 1) inside += inside_range(results()[i]);
   }
-  std::ifstream doc(std::string(MESHSCOPE_SOURCE_DIR) + "/docs/ACCURACY.md");
-  ASSERT_TRUE(doc) << "docs/ACCURACY.md";
+  const std::vector<std::string> doc = accuracy_doc();
+  ASSERT_FALSE(doc.empty()) << "docs/ACCURACY.md";
   int found = 0;
-  for (std::string line; std::getline(doc, line);) {
+  for (const std::string& line : doc) {
     const std::vector<std::string> c =
         line.rfind("| ", 0) == 0 ? table_cells(line) : std::vector<std::string>{};
     if (c.size() != 5 || (c[0] != "development" && c[0] != "held back")) continue;
@@ -475,11 +482,11 @@ TEST(PredictPublished, AccuracyDocsHeadlineIsTheTestsOwn) {
 // docs/ACCURACY.md's "Ranges" table is the profiles' residuals: each framework and hardware the
 // profiles carry, once, with its rows, mean, low, high and longest sequence.
 TEST(PredictPublished, AccuracyDocsRangesTableIsTheProfiles) {
-  std::ifstream doc(std::string(MESHSCOPE_SOURCE_DIR) + "/docs/ACCURACY.md");
-  ASSERT_TRUE(doc) << "docs/ACCURACY.md";
+  const std::vector<std::string> doc = accuracy_doc();
+  ASSERT_FALSE(doc.empty()) << "docs/ACCURACY.md";
   bool in_section = false;
   std::set<std::string> seen;
-  for (std::string line; std::getline(doc, line);) {
+  for (const std::string& line : doc) {
     if (line.rfind("### ", 0) == 0) in_section = line == "### Ranges";
     if (!in_section || line.rfind("| ", 0) != 0) continue;
     const std::vector<std::string> c = table_cells(line);
