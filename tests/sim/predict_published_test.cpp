@@ -55,8 +55,8 @@ const std::vector<Row>& rows() {
       // prices Megatron's interleaved warm-up (143 chunks in flight on rank 1), 82.5 GiB: more than
       // 80 GiB. Meta's modified schedule bounds the microbatches in flight (its N, Figure 6),
       // which the simulator's interleaved schedule does not have.
-      {"llama3-405b.json", Metric::kTflopsPerGpu, 430, 0.10, false},
-      {"llama3-405b-16k.json", Metric::kTflopsPerGpu, 400, 0.09},
+      {"llama3-405b.json", Metric::kTflopsPerGpu, 430, 0.11, false},
+      {"llama3-405b-16k.json", Metric::kTflopsPerGpu, 400, 0.10},
       {"llmfoundry-mpt1b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 20513, 0.09},
       {"llmfoundry-mpt3b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 10811, 0.07},
       {"llmfoundry-mpt7b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 4641, 0.07},
@@ -64,11 +64,11 @@ const std::vector<Row>& rows() {
       {"llmfoundry-mpt30b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 916, 0.05},
       {"llmfoundry-mpt7b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 3206, 0.06},
       {"llmfoundry-mpt70b-s2048-64xa100.json", Metric::kTokensPerSecondPerGpu, 410, 0.07},
-      {"llmfoundry-mpt7b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 10643, 0.06},
-      {"llmfoundry-mpt13b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 4792, 0.05},
-      {"llmfoundry-mpt13b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 4800, 0.08},
-      {"llmfoundry-mpt3b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 20964, 0.02},
-      {"llmfoundry-mpt30b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 2002, 0.02},
+      {"llmfoundry-mpt7b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 10643, 0.03},
+      {"llmfoundry-mpt13b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 4792, 0.03},
+      {"llmfoundry-mpt13b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 4800, 0.06},
+      {"llmfoundry-mpt3b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 20964, 0.07},
+      {"llmfoundry-mpt30b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 2002, 0.01},
       {"torchtitan-llama3-8b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2973, 0.07},
       {"torchtitan-llama3-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 331, 0.12},
       {"torchtitan-llama2-13b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2162, 0.09},
@@ -86,22 +86,22 @@ const std::vector<Row>& rows() {
       // NVIDIA/dgxc-benchmarking at 143b90d, llama3.1/README_{8b,70b,405b}.md, the "24.09 BF16"
       // tables: seconds per step on H100, the smallest and the largest scale of each (chosen and
       // committed before they were first evaluated, 1c7d689).
-      {"nemo-llama31-8b-8xh100.json", Metric::kStepSeconds, 12.91, 0.02},
-      {"nemo-llama31-8b-128xh100.json", Metric::kStepSeconds, 13.10, 0.02},
-      {"nemo-llama31-70b-64xh100.json", Metric::kStepSeconds, 14.72, 0.06},
-      {"nemo-llama31-70b-2048xh100.json", Metric::kStepSeconds, 14.98, 0.06},
-      {"nemo-llama31-405b-576xh100.json", Metric::kStepSeconds, 17.20, 0.04},
-      {"nemo-llama31-405b-2304xh100.json", Metric::kStepSeconds, 17.62, 0.06},
+      {"nemo-llama31-8b-8xh100.json", Metric::kStepSeconds, 12.91, 0.04},
+      {"nemo-llama31-8b-128xh100.json", Metric::kStepSeconds, 13.10, 0.04},
+      {"nemo-llama31-70b-64xh100.json", Metric::kStepSeconds, 14.72, 0.07},
+      {"nemo-llama31-70b-2048xh100.json", Metric::kStepSeconds, 14.98, 0.07},
+      {"nemo-llama31-405b-576xh100.json", Metric::kStepSeconds, 17.20, 0.05},
+      {"nemo-llama31-405b-2304xh100.json", Metric::kStepSeconds, 17.62, 0.07},
       // nemo_megatron/README_175b.md at the same commit, "NeMo Megatron 24.11 BF16": GPT-3 175B,
       // the smallest and the largest scale (committed before first evaluated, 7d8f68d); its
       // configure.sh sets the attention backend and NVLS (item 30, 41356bc).
       {"nemo-gpt3-175b-128xh100.json", Metric::kStepSeconds, 8.91, 0.12},
-      {"nemo-gpt3-175b-2048xh100.json", Metric::kStepSeconds, 9.02, 0.12},
+      {"nemo-gpt3-175b-2048xh100.json", Metric::kStepSeconds, 9.02, 0.11},
       // nemotron/README_15b.md at 8f5cbb3, "Nemotron4 15b BF16": the smallest and the largest
       // scale (committed before first evaluated, 363eeac).
-      {"nemo-nemotron4-15b-16xh100.json", Metric::kStepSeconds, 2.812, 0.05},
-      {"nemo-nemotron4-15b-2048xh100.json", Metric::kStepSeconds, 2.887, 0.06},
-      {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.1, true,
+      {"nemo-nemotron4-15b-16xh100.json", Metric::kStepSeconds, 2.812, 0.06},
+      {"nemo-nemotron4-15b-2048xh100.json", Metric::kStepSeconds, 2.887, 0.07},
+      {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.10, true,
        1},
       {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.12,
        true, 1},
@@ -109,11 +109,11 @@ const std::vector<Row>& rows() {
       // two torchtitan rows above are held back too.
       {"llmfoundry-mpt3b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 7695, 0.02, true, 1},
       {"llmfoundry-mpt13b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 2060, 0.05, true, 1},
-      {"llmfoundry-mpt1b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 45455, 0.09, true, 1},
-      {"llmfoundry-mpt7b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 8611, 0.05, true, 1},
+      {"llmfoundry-mpt1b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 45455, 0.05, true, 1},
+      {"llmfoundry-mpt7b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 8611, 0.11, true, 1},
       // Held back, second set: added after the sustained-clock change (catalog `sustained`).
-      {"llmfoundry-mpt3b-s2048-16xh100.json", Metric::kTokensPerSecondPerGpu, 24142, 0.06, true, 2},
-      {"llmfoundry-mpt13b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 4717, 0.05, true, 2},
+      {"llmfoundry-mpt3b-s2048-16xh100.json", Metric::kTokensPerSecondPerGpu, 24142, 0.01, true, 2},
+      {"llmfoundry-mpt13b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 4717, 0.10, true, 2},
       {"llmfoundry-mpt7b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 3684, 0.02, true, 2},
       {"llmfoundry-mpt1b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 13814, 0.03, true, 2},
       // Held back, third set: chosen before the ZeRO-3 copy-pass change (framework
@@ -122,38 +122,38 @@ const std::vector<Row>& rows() {
       {"llmfoundry-mpt1b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 17807, 0.06, true, 3},
       {"llmfoundry-mpt13b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 1795, 0.07, true, 3},
       {"llmfoundry-mpt30b-s4096-8xa100.json", Metric::kTokensPerSecondPerGpu, 814, 0.04, true, 3},
-      {"llmfoundry-mpt3b-s8192-8xh100.json", Metric::kTokensPerSecondPerGpu, 16578, 0.05, true, 3},
-      {"llmfoundry-mpt1b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 38535, 0.05, true, 3},
-      {"llmfoundry-mpt7b-s8192-8xh100.json", Metric::kTokensPerSecondPerGpu, 6935, 0.06, true, 3},
-      {"llmfoundry-mpt13b-s2048-32xh100.json", Metric::kTokensPerSecondPerGpu, 4811, 0.08, true, 3},
-      {"llmfoundry-mpt30b-s2048-16xh100.json", Metric::kTokensPerSecondPerGpu, 2263, 0.01, true, 3},
+      {"llmfoundry-mpt3b-s8192-8xh100.json", Metric::kTokensPerSecondPerGpu, 16578, 0.16, true, 3},
+      {"llmfoundry-mpt1b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 38535, 0.04, true, 3},
+      {"llmfoundry-mpt7b-s8192-8xh100.json", Metric::kTokensPerSecondPerGpu, 6935, 0.16, true, 3},
+      {"llmfoundry-mpt13b-s2048-32xh100.json", Metric::kTokensPerSecondPerGpu, 4811, 0.05, true, 3},
+      {"llmfoundry-mpt30b-s2048-16xh100.json", Metric::kTokensPerSecondPerGpu, 2263, 0.02, true, 3},
       // Held back, fourth set: chosen before the optimizer-step, per-layer ZeRO-3 collective and
       // Megatron optimizer changes, configs committed unevaluated, evaluated once after them.
-      {"fmsfsdp-llama2-7b-hsdp-96xh100.json", Metric::kTokensPerSecondPerGpu, 7500, 0.13, true, 4},
-      {"fmsfsdp-llama2-34b-96xh100.json", Metric::kTokensPerSecondPerGpu, 1550, 0.07, true, 4},
+      {"fmsfsdp-llama2-7b-hsdp-96xh100.json", Metric::kTokensPerSecondPerGpu, 7500, 0.10, true, 4},
+      {"fmsfsdp-llama2-34b-96xh100.json", Metric::kTokensPerSecondPerGpu, 1550, 0.05, true, 4},
       {"torchtitan-llama3-8b-sellayer-64xa100.json", Metric::kTokensPerSecondPerGpu, 2904, 0.09,
        true, 4},
-      {"torchtitan-llama2-13b-sellayer-64xa100.json", Metric::kTokensPerSecondPerGpu, 1914, 0.1,
+      {"torchtitan-llama2-13b-sellayer-64xa100.json", Metric::kTokensPerSecondPerGpu, 1914, 0.10,
        true, 4},
       // Held back, fifth set: every row of llm-foundry's H100 BF16 table at seq >= 16384 and its
       // two 70b rows, chosen by that rule and committed unevaluated (1fce762), evaluated once after
       // item 17.
-      {"llmfoundry-mpt13b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 1976, 0.13, true, 5},
-      {"llmfoundry-mpt13b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 2985, 0.11, true, 5},
-      {"llmfoundry-mpt7b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 1956, 0.17, true, 5},
-      {"llmfoundry-mpt7b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 3318, 0.14, true, 5},
-      {"llmfoundry-mpt3b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 3262, 0.16, true, 5},
-      {"llmfoundry-mpt3b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 5873, 0.15, true, 5},
-      {"llmfoundry-mpt3b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 11152, 0.08, true, 5},
-      {"llmfoundry-mpt1b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 5506, 0.15, true, 5},
-      {"llmfoundry-mpt1b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 12025, 0.12, true, 5},
-      {"llmfoundry-mpt1b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 19649, 0.07, true, 5},
-      {"llmfoundry-mpt760m-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 16291, 0.11, true,
+      {"llmfoundry-mpt13b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 1976, 0.29, true, 5},
+      {"llmfoundry-mpt13b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 2985, 0.23, true, 5},
+      {"llmfoundry-mpt7b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 1956, 0.37, true, 5},
+      {"llmfoundry-mpt7b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 3318, 0.32, true, 5},
+      {"llmfoundry-mpt3b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 3262, 0.37, true, 5},
+      {"llmfoundry-mpt3b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 5873, 0.35, true, 5},
+      {"llmfoundry-mpt3b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 11152, 0.23, true, 5},
+      {"llmfoundry-mpt1b-s65536-8xh100.json", Metric::kTokensPerSecondPerGpu, 5506, 0.37, true, 5},
+      {"llmfoundry-mpt1b-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 12025, 0.32, true, 5},
+      {"llmfoundry-mpt1b-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 19649, 0.23, true, 5},
+      {"llmfoundry-mpt760m-s32768-8xh100.json", Metric::kTokensPerSecondPerGpu, 16291, 0.31, true,
        5},
-      {"llmfoundry-mpt760m-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 27815, 0.08, true,
+      {"llmfoundry-mpt760m-s16384-8xh100.json", Metric::kTokensPerSecondPerGpu, 27815, 0.25, true,
        5},
-      {"llmfoundry-mpt70b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 1039, 0.01, true, 5},
-      {"llmfoundry-mpt70b-s2048-32xh100.json", Metric::kTokensPerSecondPerGpu, 882, 0.02, true, 5},
+      {"llmfoundry-mpt70b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 1039, 0.03, true, 5},
+      {"llmfoundry-mpt70b-s2048-32xh100.json", Metric::kTokensPerSecondPerGpu, 882, 0.01, true, 5},
       // Held back, sixth set: every row of llm-foundry's A100 80GB table at seq >= 16384, chosen by
       // that rule and committed unevaluated (428794a), evaluated once after set 5.
       {"llmfoundry-mpt125m-s16384-8xa100.json", Metric::kTokensPerSecondPerGpu, 60040, 0.01, true,
@@ -190,7 +190,7 @@ const std::vector<Row>& rows() {
       // the attention counted over the full seq x seq (docs/ACCURACY.md, set 7: counted causally,
       // as the model times it, the row would be -2.7%). Predicted 79.9 GiB of 80 (83.9 before the
       // llama3-2024 profile dropped the dropout masks its architecture has none of).
-      {"llama3-405b-cp16.json", Metric::kTflopsPerGpu, 380, 0.28, true, 7},
+      {"llama3-405b-cp16.json", Metric::kTflopsPerGpu, 380, 0.31, true, 7},
       // Set 8: the rows of fms-fsdp's README at 0d31998 whose settings no development row has,
       // committed unevaluated (2e4b6a7); the network its later revision states for its A100 runs.
       {"fmsfsdp-llama2-13b-hsdp-b1-128xa100.json", Metric::kTokensPerSecondPerGpu, 1700, 0.13, true,
@@ -205,11 +205,11 @@ const std::vector<Row>& rows() {
 constexpr int kHeldBackSets = 8;
 
 // How many of the 61 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 17;
+constexpr int kHeldBackInsideTheirRange = 20;
 // Of them, those longer than every development run behind their range, and how many of those fall
 // inside it nonetheless.
 constexpr int kHeldBackBeyondTheirLongestSequence = 35;
-constexpr int kHeldBackBeyondAndInside = 0;
+constexpr int kHeldBackBeyondAndInside = 1;
 
 struct Result {
   Summary summary;
@@ -316,6 +316,8 @@ TEST(PredictPublished, TheProfilesResidualsAreTheDevelopmentSetsOwn) {
   for (const auto& [key, v] : groups) {
     const double half = t * pooled_sd * std::sqrt(1 + 1.0 / static_cast<double>(v.size()));
     const double low = mean(v) - half, high = mean(v) + half;
+    std::printf("  %s on %s: %zu rows, low %.4f, high %.4f\n", key.first.c_str(),
+                key.second.c_str(), v.size(), low, high);
     const cost::Framework f = cost::find_framework(key.first);
     const auto it = f.residuals.find(key.second);
     ASSERT_NE(it, f.residuals.end())
