@@ -255,7 +255,7 @@ TEST(PredictPublished, EveryRowStaysWithinItsRecordedError) {
   for (size_t i = 0; i < rows().size(); ++i) {
     const Row& r = rows()[i];
     const Result& res = results()[i];
-    std::printf("%-40s %-18s %-10s predicted step %.4g s, error %+.2f%%\n", r.file,
+    std::printf("%-40s %-18s %-10s predicted step %.4g s, error %+.3f%%\n", r.file,
                 res.framework.c_str(), res.summary.hardware.c_str(), res.summary.step_time_s,
                 100 * res.error);
     sum[r.held_set] += std::fabs(res.error);
@@ -354,7 +354,7 @@ TEST(PredictPublished, HeldBackRowsAgainstTheRangesPrinted) {
     const double low = s.step_time_s_low / s.step_time_s - 1;
     const double high = s.step_time_s_high / s.step_time_s - 1;
     const bool in = inside_range(res);
-    std::printf("%-44s residual %+.1f%%, range %+.1f%% .. %+.1f%% (%s): %s%s\n", rows()[i].file,
+    std::printf("%-44s residual %+.3f%%, range %+.1f%% .. %+.1f%% (%s): %s%s\n", rows()[i].file,
                 100 * residual, 100 * low, 100 * high, s.range_basis.c_str(),
                 in ? "inside" : "outside",
                 s.range_beyond_seq ? ", beyond the range's longest sequence" : "");
