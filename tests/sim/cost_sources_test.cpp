@@ -19,7 +19,10 @@ namespace {
 TEST(CostSources, TheSourceIsThePartOfTheLineAboutTheFigure) {
   const Hardware a100 = find_hardware("a100-80gb");
   const auto& src = a100.sources;
-  EXPECT_EQ(source_clause(src, "efficiency.memory").rfind("efficiency.memory: assumption", 0), 0u);
+  const std::string memory = source_clause(src, "efficiency.memory");
+  EXPECT_EQ(memory.rfind("efficiency.memory 0.85: Triton", 0), 0u) << memory;
+  EXPECT_NE(memory.find("thread 339083"), std::string::npos) << memory;  // its last clause
+  EXPECT_EQ(memory.find("assum"), std::string::npos) << memory;
   // One line, two tiers' figures: the clause about each.
   const std::string nvlink_eff = source_clause(src, "intra_node.collective_efficiency");
   EXPECT_NE(nvlink_eff.find("235 GB/s"), std::string::npos) << nvlink_eff;
