@@ -21,7 +21,7 @@ TEST(CostSources, TheSourceIsThePartOfTheLineAboutTheFigure) {
   const auto& src = a100.sources;
   const std::string memory = source_clause(src, "efficiency.memory");
   EXPECT_EQ(memory.rfind("efficiency.memory 0.85: Triton", 0), 0u) << memory;
-  EXPECT_NE(memory.find("thread 339083"), std::string::npos) << memory;  // its last clause
+  EXPECT_NE(memory.find("thread 339083"), std::string::npos) << memory;  // past its "; "
   EXPECT_EQ(memory.find("assum"), std::string::npos) << memory;
   // One line, two tiers' figures: the clause about each.
   const std::string nvlink_eff = source_clause(src, "intra_node.collective_efficiency");
