@@ -20,7 +20,7 @@ TEST(CostSources, TheSourceIsThePartOfTheLineAboutTheFigure) {
   const Hardware a100 = find_hardware("a100-80gb");
   const auto& src = a100.sources;
   const std::string memory = source_clause(src, "efficiency.memory");
-  EXPECT_EQ(memory.rfind("efficiency.memory 0.85: Triton", 0), 0u) << memory;
+  EXPECT_EQ(memory.rfind("efficiency.memory 0.873: Triton", 0), 0u) << memory;
   EXPECT_NE(memory.find("thread 339083"), std::string::npos) << memory;  // past its "; "
   EXPECT_EQ(memory.find("assum"), std::string::npos) << memory;
   // One line, two tiers' figures: the clause about each.

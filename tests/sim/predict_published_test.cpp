@@ -47,7 +47,7 @@ struct Row {
 // recipes, dgxc-benchmarking llama3.1/README_*.md (seconds per step).
 const std::vector<Row>& rows() {
   static const std::vector<Row> r = {
-      {"korthikanti-22b.json", Metric::kStepSeconds, 1.10, 0.04},
+      {"korthikanti-22b.json", Metric::kStepSeconds, 1.10, 0.05},
       {"korthikanti-175b.json", Metric::kStepSeconds, 13.75, 0.01},
       {"korthikanti-530b.json", Metric::kStepSeconds, 37.83, 0.02},
       {"korthikanti-1t.json", Metric::kStepSeconds, 71.49, 0.02},
@@ -58,9 +58,9 @@ const std::vector<Row>& rows() {
       {"llama3-405b.json", Metric::kTflopsPerGpu, 430, 0.11, false},
       {"llama3-405b-16k.json", Metric::kTflopsPerGpu, 400, 0.10},
       {"llmfoundry-mpt1b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 20513, 0.09},
-      {"llmfoundry-mpt3b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 10811, 0.07},
+      {"llmfoundry-mpt3b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 10811, 0.08},
       {"llmfoundry-mpt7b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 4641, 0.07},
-      {"llmfoundry-mpt13b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 2262, 0.06},
+      {"llmfoundry-mpt13b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 2262, 0.07},
       {"llmfoundry-mpt30b-s2048-8xa100.json", Metric::kTokensPerSecondPerGpu, 916, 0.05},
       {"llmfoundry-mpt7b-s8192-8xa100.json", Metric::kTokensPerSecondPerGpu, 3206, 0.06},
       {"llmfoundry-mpt70b-s2048-64xa100.json", Metric::kTokensPerSecondPerGpu, 410, 0.07},
@@ -71,7 +71,7 @@ const std::vector<Row>& rows() {
       {"llmfoundry-mpt30b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 2002, 0.01},
       {"torchtitan-llama3-8b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2973, 0.07},
       {"torchtitan-llama3-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 331, 0.12},
-      {"torchtitan-llama2-13b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2162, 0.09},
+      {"torchtitan-llama2-13b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2162, 0.10},
       {"torchtitan-llama2-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 353, 0.12},
       // IBM fms-fsdp README, the table stating "A100 80G 128 GPUs with 400Gbps".
       {"fmsfsdp-llama2-7b-hsdp-128xa100.json", Metric::kTokensPerSecondPerGpu, 3700, 0.08},
@@ -205,11 +205,11 @@ const std::vector<Row>& rows() {
 constexpr int kHeldBackSets = 8;
 
 // How many of the 61 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 20;
+constexpr int kHeldBackInsideTheirRange = 19;
 // Of them, those longer than every development run behind their range, and how many of those fall
 // inside it nonetheless.
 constexpr int kHeldBackBeyondTheirLongestSequence = 35;
-constexpr int kHeldBackBeyondAndInside = 1;
+constexpr int kHeldBackBeyondAndInside = 0;
 
 struct Result {
   Summary summary;
