@@ -220,8 +220,8 @@ void print_breakdowns(const std::vector<Row>& rows) {
       if (b.busy.seconds[i] > 0)
         line(predict::name(static_cast<predict::Term>(i)), b.busy.seconds[i], "");
     if (b.sm_held_s > 0)
-      line("collectives' SMs", b.sm_held_s,
-           "  (compute slowed by the SMs of collectives running beside it)");
+      line("SMs held by comm", b.sm_held_s,
+           "  (compute slowed by the SMs of collectives and pipeline transfers beside it)");
     // Calibrated phases and cores shared between ranks price compute apart from the op terms.
     if (std::abs(b.other_s) > 1e-6 * b.step_s)
       line("other compute", b.other_s, "  (calibrated rates, shared cores)");

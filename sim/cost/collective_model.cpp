@@ -208,4 +208,9 @@ double p2p_seconds(const P2pLink& link, double bytes) {
   return link.latency_ns * 1e-9 + (bytes > 0 ? bytes / link.bandwidth_bytes_per_s : 0.0);
 }
 
+double p2p_net_sm_share(const Hardware& hw) {
+  if (hw.kind != "gpu" || hw.compute_units <= 0) return 0;
+  return std::min(0.49, static_cast<double>(kNcclP2pNetThreadBlocks) / hw.compute_units);
+}
+
 }  // namespace meshscope::cost

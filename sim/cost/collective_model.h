@@ -51,4 +51,17 @@ struct P2pLink {
 P2pLink p2p_link(const Hardware& hw, bool same_node, const Calibration* calibration = nullptr);
 double p2p_seconds(const P2pLink& link, double bytes);
 
+// Thread blocks NCCL runs one large send or receive across the network on: a torch isend/irecv
+// outside a batch runs on a two-rank communicator (ProcessGroupNCCL::pointToPoint), to which NCCL
+// gives 2 channels for a peer on another node (ncclTopoGetNchannels, NCCL_NCHANNELS_PER_NET_PEER;
+// ncclTopoComputeP2pChannels), all of them used by a large operation (scheduleP2pTasksToPlan), a
+// thread block each (docs/ACCURACY.md item 33). Inside a node NCCL gives an NVLink pair
+// 2 x its NVLinks channels; how many an operation of a given size uses was not checked, so no
+// figure is kept for it.
+inline constexpr int kNcclP2pNetThreadBlocks = 2;
+
+// The share of a device's processors one pipeline transfer across the network holds while it runs
+// or waits (kNcclP2pNetThreadBlocks over its SMs); 0 for a CPU device.
+double p2p_net_sm_share(const Hardware& hw);
+
 }  // namespace meshscope::cost

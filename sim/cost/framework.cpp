@@ -40,6 +40,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "optimizer_step_bytes",
                                                     "p2p_scatter_gather",
                                                     "p2p_blocking",
+                                                    "p2p_recv_posted_ahead",
                                                     "tp_backward_overlap",
                                                     "qkv_split_grad",
                                                     "hidden_dropout",
@@ -240,6 +241,7 @@ Framework parse_framework(const json& j, const std::string& where) {
             where, f.optimizer_step_bytes);
   boolean_of(j, "p2p_scatter_gather", where, f.p2p_scatter_gather);
   boolean_of(j, "p2p_blocking", where, f.p2p_blocking);
+  boolean_of(j, "p2p_recv_posted_ahead", where, f.p2p_recv_posted_ahead);
   boolean_of(j, "tp_backward_overlap", where, f.tp_backward_overlap);
   boolean_of(j, "qkv_split_grad", where, f.qkv_split_grad);
   boolean_of(j, "hidden_dropout", where, f.hidden_dropout);

@@ -108,6 +108,11 @@ struct Framework {
   // A stage's pipeline sends complete before its next compute starts (profile key "p2p_blocking";
   // engine::EngineInput::blocking_sends); false: they overlap the compute that follows.
   bool p2p_blocking = false;
+  // A stage posts the receive of its next chunk of each direction as soon as it has computed the
+  // current one (Megatron-core's interleaved schedule with overlap_p2p_comm), so NCCL's receive
+  // kernel holds its thread blocks beside the compute until the data arrives (profile key
+  // "p2p_recv_posted_ahead"; engine::EngineInput::recvs_posted_ahead, docs/ACCURACY.md item 33).
+  bool p2p_recv_posted_ahead = false;
   // A column-parallel linear's backward runs its input-gradient collective (reduce-scatter under
   // sequence parallelism, all-reduce without) beside its weight-gradient GEMM, and under sequence
   // parallelism gathers its split input again beside its input-gradient GEMM (profile key

@@ -24,6 +24,8 @@ constexpr uint8_t kIssued = 2;      // RECV: the cursor has passed it and counts
 constexpr uint8_t kSendIssued = 4;  // RECV: the sender's cursor has passed the SEND
 constexpr uint8_t kWaitedOn = 8;    // RECV: the receiver's cursor waits here for that
 constexpr uint8_t kReached = 16;  // collective: the cursor has reached it (counted in its instance)
+constexpr uint8_t kPosted =
+    32;  // RECV: posted ahead, its receiver holds processors until it arrives
 
 // One cache line: the event loop touches a rank's state and its running statistics at every
 // event of that rank (its program ends at Program::rank_begin[r + 1]; its peak activation is the
@@ -57,12 +59,16 @@ class Sim {
         inst_arrived_(p.instances.size(), 0),
         inst_start_(p.instances.size(), 0),
         links_(in.links, p.num_ranks, queue_),
-        slowed_(!p.instance_sm_share.empty()) {
+        p2p_(holds_for_transfers(in, p)),
+        slowed_(!p.instance_sm_share.empty() || p2p_) {
     if (slowed_) {
       jobs_.resize(p.num_ranks);
       held_.assign(p.num_ranks, 0);
+      coll_held_.assign(p.num_ranks, 0);
+      p2p_held_.assign(p.num_ranks, 0);
       sm_held_ns_.assign(p.num_ranks, 0);
     }
+    if (p2p_) index_transfer_holds();
     for (int r = 0; r < p.num_ranks; ++r) {
       RankState& st = ranks_[r];
       st.pc = p.rank_begin[r];
@@ -336,6 +342,7 @@ class Sim {
     st.end_ns = std::max(st.end_ns, now_);
     if (rec_.enabled()) rec_.record(st.compute_op, st.compute_start, now_);
     if (slowed_) sm_held_ns_[r] += now_ - st.compute_start - p_.op(r, st.compute_op).value;
+    if (p2p_ && in_.recvs_posted_ahead) post_recvs(r, st.compute_op);
     advance(r, now_);
   }
 
@@ -355,10 +362,79 @@ class Sim {
   void hold_processors(const Instance& I, double share, int64_t now) {
     for (int32_t k = I.members_begin; k < I.members_end; ++k) {
       const int r = rank_of_member(static_cast<uint32_t>(p_.members[k]));
-      if (held_[r] == share) continue;
-      held_[r] = share;
-      if (ranks_[r].compute_busy) retime(r, now);
+      if (coll_held_[r] == share) continue;
+      coll_held_[r] = share;
+      rehold(r, now);
     }
+  }
+
+  // Rank r's share held: its collective's and its transfers' together (at most kMaxHeld).
+  void rehold(int r, int64_t now) {
+    const double held = std::min(kMaxHeld, coll_held_[r] + p2p_held_[r]);
+    if (held_[r] == held) return;
+    held_[r] = held;
+    if (ranks_[r].compute_busy) retime(r, now);
+  }
+
+  // ---- transfers holding processors (EngineInput::p2p_sm_share_by_tier) ---------------------
+  static bool holds_for_transfers(const EngineInput& in, const Program& p) {
+    if (in.p2p_sm_share_by_tier.empty() || p.sends.empty()) return false;
+    for (const Send& s : p.sends)
+      if (s.tier < in.p2p_sm_share_by_tier.size() && in.p2p_sm_share_by_tier[s.tier] > 0)
+        return true;
+    return false;
+  }
+
+  double share_of_tier(unsigned tier) const {
+    return tier < in_.p2p_sm_share_by_tier.size() ? in_.p2p_sm_share_by_tier[tier] : 0.0;
+  }
+
+  // Each RECV's link tier, so that either side finds its share (a byte per op, as state_).
+  void index_transfer_holds() {
+    recv_tier_.assign(p_.num_ops(), 0);
+    for (const Send& s : p_.sends) recv_tier_[s.recv] = static_cast<uint8_t>(s.tier);
+    if (in_.recvs_posted_ahead) seen_.assign(p_.num_ranks, 0);
+  }
+
+  // Compute op g of rank r has ended: with receives posted ahead it posts the RECVs of its own
+  // direction up to the rank's next compute of that direction (those it would post in
+  // Megatron-core's loop) and, if the rank has run no compute of the other direction yet, that
+  // direction's RECVs up to its next compute of any kind. Each holds r's processors until its data
+  // arrives. The scan stops at the next compute of the direction it looks for, so a rank's program
+  // is read about twice over the step.
+  void post_recvs(int r, uint32_t g) {
+    const ActionKind done = p_.op(r, g).kind;
+    const bool fwd = done == ActionKind::kForward;
+    if (!fwd && done != ActionKind::kBackward && done != ActionKind::kInputGrad) return;
+    constexpr uint8_t kSeenFwd = 1, kSeenBwd = 2;
+    seen_[r] |= fwd ? kSeenFwd : kSeenBwd;
+    const bool other_unseen = !(seen_[r] & (fwd ? kSeenBwd : kSeenFwd));
+    const ActionKind own = fwd ? ActionKind::kRecvForward : ActionKind::kRecvBackward;
+    const ActionKind other = fwd ? ActionKind::kRecvBackward : ActionKind::kRecvForward;
+    bool own_open = true, other_open = other_unseen, changed = false;
+    for (uint32_t x = g + 1; x < p_.rank_begin[r + 1] && (own_open || other_open); ++x) {
+      const ActionKind k = p_.op(r, x).kind;
+      if (schedule::is_compute(k)) {
+        other_open = false;  // the other direction's RECVs after a compute are that compute's
+        if (fwd ? k == ActionKind::kForward
+                : (k == ActionKind::kBackward || k == ActionKind::kInputGrad))
+          own_open = false;
+        continue;
+      }
+      if (!((own_open && k == own) || (other_open && k == other))) continue;
+      const double share = share_of_tier(recv_tier_[x]);
+      if (share <= 0 || (state_[x] & (kArrived | kPosted))) continue;
+      state_[x] |= kPosted;
+      p2p_held_[r] += share;
+      changed = true;
+    }
+    if (changed) rehold(r, now_);
+  }
+
+  void transfer_holds(int r, double delta, int64_t now) {
+    if (delta == 0) return;
+    p2p_held_[r] = std::max(0.0, p2p_held_[r] + delta);
+    rehold(r, now);
   }
 
   // ---- compute on shared processors (cpu backend) -------------------------------------------
@@ -409,6 +485,7 @@ class Sim {
 
   void start_send(int r, const Send& send, int64_t now) {
     ranks_[r].send_busy = true;
+    if (p2p_) transfer_holds(r, share_of_tier(send.tier), now);
     links_.start(send.recv, r, send.peer, send.tier, p_.op(r, send.op).value, now);
   }
 
@@ -429,6 +506,11 @@ class Sim {
     }
     uint8_t& rs = state_[done->recv_op];
     rs |= kArrived;
+    if (p2p_) {
+      const double share = share_of_tier(recv_tier_[done->recv_op]);
+      transfer_holds(done->src, -share, now_);
+      if (rs & kPosted) transfer_holds(done->dst, -share, now_);
+    }
     if (rs & kIssued) {
       --dst.pending_recvs;
       if (dst.pending_recvs == 0 && dst.blocked) advance(done->dst, now_);
@@ -559,12 +641,18 @@ class Sim {
   std::vector<int32_t> inst_arrived_;  // members whose collective stream has reached it
   std::vector<int64_t> inst_start_;
   std::vector<Job> jobs_;
-  std::vector<int> computing_;       // ranks computing on shared processors
-  std::vector<double> held_;         // per rank: the share of its processors a collective holds
+  std::vector<int> computing_;      // ranks computing on shared processors
+  std::vector<double> held_;        // per rank: the share of its processors held, in all
+  std::vector<double> coll_held_;   // per rank: of held_, its running collective's share
+  std::vector<double> p2p_held_;    // per rank: of held_, its transfers' and posted receives'
+  std::vector<uint8_t> recv_tier_;  // per op (RECVs): its transfer's link tier
+  std::vector<uint8_t> seen_;       // per rank: the compute directions it has run (post_recvs)
+  static constexpr double kMaxHeld = 0.95;
   std::vector<int64_t> sm_held_ns_;  // per rank: the compute time that added
   std::vector<int> wake_;            // waiting ranks whose partners have just issued
   Links links_;
-  const bool slowed_;  // some collective holds processors (Program::instance_sm_share)
+  const bool p2p_;     // some transfer holds processors (EngineInput::p2p_sm_share_by_tier)
+  const bool slowed_;  // some collective or transfer holds processors
 };
 
 }  // namespace
@@ -583,6 +671,15 @@ EngineResult simulate(const EngineInput& input) {
     throw std::invalid_argument(
         "simulate: a Timeline holds at most 65534 devices; simulate "
         "without one or use symmetric replicas");
+  for (double share : input.p2p_sm_share_by_tier)
+    if (!(share >= 0 && share < 0.5))
+      throw std::invalid_argument("simulate: p2p_sm_share_by_tier has " + std::to_string(share) +
+                                  ", outside [0, 0.5)");
+  if (input.p2p_sm_share_by_tier.size() > input.links.size())
+    throw std::invalid_argument("simulate: p2p_sm_share_by_tier has more tiers than links");
+  if (input.shared_processors > 0 && !input.p2p_sm_share_by_tier.empty())
+    throw std::invalid_argument(
+        "simulate: p2p_sm_share_by_tier and shared_processors do not combine");
   if (input.shared_processors > 0 && input.collective_sm_share)
     throw std::invalid_argument(
         "simulate: collective_sm_share and shared_processors do not combine (a collective's "

@@ -23,7 +23,8 @@
 // - A collective starts when every member of the group has issued it and finished its earlier
 //   collectives; it then runs for the time the cost model gives and completes on all members at
 //   once. While it runs, a member's compute runs slower by the share of the processors it holds
-//   (EngineInput::collective_sm_share).
+//   (EngineInput::collective_sm_share); so, likewise, while a transfer runs or a receive posted
+//   ahead waits for its data (EngineInput::p2p_sm_share_by_tier, recvs_posted_ahead).
 // A schedule that cannot finish is reported by SimulationError naming the stuck ranks and actions.
 #pragma once
 
@@ -80,6 +81,18 @@ struct EngineInput {
   // thread blocks hold their SMs for the whole collective, and the compute kernels beside them
   // get the rest): the time it adds is RankStats::sm_held_ns. Not with shared_processors.
   std::function<double(int rank, const schedule::Action&)> collective_sm_share;
+  // Pipeline transfers hold processors too (NCCL runs each send and receive as a kernel whose
+  // thread blocks keep their SMs): per link tier, the share of a rank's processors one transfer on
+  // that tier holds, in [0, 0.5); empty or 0: none. A SEND holds it on its sender while its
+  // transfer runs; a RECV on its receiver from its posting (recvs_posted_ahead) until its data
+  // arrives. Shares add to each other and to collectives'. Not with shared_processors.
+  std::vector<double> p2p_sm_share_by_tier;
+  // Receives are posted ahead: a RECV when its rank's latest compute of the same direction before
+  // it ends (a forward for RECV_F, a backward or input gradient for RECV_B; with none, its latest
+  // compute of any kind), as Megatron-core's interleaved schedule with overlap_p2p_comm posts them
+  // (docs/ACCURACY.md item 33). false: a RECV is posted when the cursor reaches it, and its
+  // receiver computes nothing while it waits (a compute waits for the RECVs issued before it).
+  bool recvs_posted_ahead = false;
   // Duration of each compute action (F, B, I, W, STEP) issued by `rank`; empty: `stages` gives
   // it. For replaying a measured run action by action (sim/predict/trace_replay_costs.h).
   std::function<int64_t(int rank, const schedule::Action&)> compute_action_ns;
@@ -104,7 +117,8 @@ struct RankStats {
   int64_t communication_ns = 0;  // sum of send, recv and collective spans
   int64_t end_ns = 0;            // when its last activity ended
   int64_t peak_activation_bytes = 0;
-  // Of compute_ns, what collectives holding its SMs added (EngineInput::collective_sm_share).
+  // Of compute_ns, what collectives and transfers holding its SMs added
+  // (EngineInput::collective_sm_share, p2p_sm_share_by_tier).
   int64_t sm_held_ns = 0;
   // Union of its activity spans (traces::analyze's busy time); with build_timeline or record_busy.
   int64_t busy_ns = 0;

@@ -82,6 +82,13 @@ engine::EngineInput engine_input(const Resolved& r) {
       engine::LinkSpec{inter.bandwidth_bytes_per_s, static_cast<int64_t>(inter.latency_ns)}};
   if (shares_cores(r)) in.shared_processors = r.hw.host_cores;
   in.blocking_sends = r.fw.p2p_blocking;
+  // Receives posted ahead hold NCCL's thread blocks until their data arrives; priced across the
+  // network only (cost::kNcclP2pNetThreadBlocks; docs/ACCURACY.md item 33).
+  const double net_share = cost::p2p_net_sm_share(r.hw);
+  if (r.fw.p2p_recv_posted_ahead && in.shared_processors == 0 && net_share > 0) {
+    in.recvs_posted_ahead = true;
+    in.p2p_sm_share_by_tier = {0.0, net_share};
+  }
   return in;
 }
 

@@ -476,7 +476,7 @@ TEST_F(SimCli, BreakdownSaysWhatDataParallelCollectivesTakeOnTheLinksAndWhatTheS
   EXPECT_EQ(sh("predict --config " + small_pipeline().string() + " --breakdown")
                 .out.find("dp collectives"),
             std::string::npos);
-  EXPECT_EQ(r.out.find("collectives' SMs"), std::string::npos) << r.out;  // priced as hidden
+  EXPECT_EQ(r.out.find("SMs held by comm"), std::string::npos) << r.out;  // priced as hidden
 
   // Interleaved one-layer chunks: their reductions are priced in full and the engine runs them
   // beside other chunks' compute, which they slow; the line gives what that added.
@@ -486,7 +486,7 @@ TEST_F(SimCli, BreakdownSaysWhatDataParallelCollectivesTakeOnTheLinksAndWhatTheS
       "framework": "llama3-2024", "cluster": {"gpu": "h100-sxm"}, "options": {"zero": 1}})");
   const Outcome c = sh("predict --config " + chunks.string() + " --breakdown");
   ASSERT_EQ(c.exit_code, 0) << c.err;
-  const size_t held = c.out.find("\n  collectives' SMs ");
+  const size_t held = c.out.find("\n  SMs held by comm ");
   ASSERT_NE(held, std::string::npos) << c.out;
   EXPECT_GT(std::stod(c.out.substr(held + 20)), 0) << c.out;
 }

@@ -370,5 +370,31 @@ TEST(PredictFrameworkConfig, PipelineSendsFollowTheProfilesP2p) {
   EXPECT_EQ(summary_of(j).step_time_s, one_rank.step_time_s);
 }
 
+TEST(PredictFrameworkConfig, ReceivesPostedAheadHoldSmsAcrossTheNetworkOnly) {
+  // Interleaved, two chunks on each of two pp ranks (docs/ACCURACY.md item 33): with the profile's
+  // p2p_recv_posted_ahead each rank posts its next receive when it has computed the chunk before,
+  // and NCCL's 2 thread blocks (of the H100's 132 SMs) wait beside the compute until the data
+  // arrives, so the step is longer, by less than that share of it.
+  json j = tiny_gpt();
+  j["mesh"] = {{"dp", 1}, {"tp", 8}, {"pp", 2}};  // tp 8 fills a node: the stages on two nodes
+  j["batch"] = {{"global", 8}, {"micro", 1}};
+  j["schedule"] = "interleaved";
+  j["virtual_stages"] = 2;
+  j["framework"] = exposed_profile("posted", R"("p2p_recv_posted_ahead": true)");
+  const Simulation posted = simulate(parse_config(j, "cfg.json"));
+  j["framework"] = exposed_profile("not-posted", R"("p2p_recv_posted_ahead": false)");
+  const Simulation plain = simulate(parse_config(j, "cfg.json"));
+  EXPECT_GT(posted.summary.step_time_s, plain.summary.step_time_s);
+  EXPECT_LT(posted.summary.step_time_s, plain.summary.step_time_s * (1 + 2.0 / 132));
+  ASSERT_TRUE(posted.summary.breakdown.known);
+  EXPECT_GT(posted.summary.breakdown.sm_held_s, 0);
+  EXPECT_EQ(plain.summary.breakdown.sm_held_s, 0);
+  // Both stages in one node (tp 4): transfers over NVLink are not priced, nothing changes.
+  j["mesh"] = {{"dp", 1}, {"tp", 4}, {"pp", 2}};
+  const double nvlink = summary_of(j).step_time_s;
+  j["framework"] = exposed_profile("posted", R"("p2p_recv_posted_ahead": true)");
+  EXPECT_EQ(summary_of(j).step_time_s, nvlink);
+}
+
 }  // namespace
 }  // namespace meshscope::predict
