@@ -342,7 +342,8 @@ class Sim {
     st.end_ns = std::max(st.end_ns, now_);
     if (rec_.enabled()) rec_.record(st.compute_op, st.compute_start, now_);
     if (slowed_) sm_held_ns_[r] += now_ - st.compute_start - p_.op(r, st.compute_op).value;
-    if (p2p_ && in_.recvs_posted_ahead) post_recvs(r, st.compute_op);
+    if (p2p_ && in_.recvs_posted_ahead) [[unlikely]]
+      post_recvs(r, st.compute_op);
     advance(r, now_);
   }
 
@@ -402,7 +403,7 @@ class Sim {
   // direction's RECVs up to its next compute of any kind. Each holds r's processors until its data
   // arrives. The scan stops at the next compute of the direction it looks for, so a rank's program
   // is read about twice over the step.
-  void post_recvs(int r, uint32_t g) {
+  [[gnu::noinline, gnu::cold]] void post_recvs(int r, uint32_t g) {
     const ActionKind done = p_.op(r, g).kind;
     const bool fwd = done == ActionKind::kForward;
     if (!fwd && done != ActionKind::kBackward && done != ActionKind::kInputGrad) return;
@@ -431,7 +432,7 @@ class Sim {
     if (changed) rehold(r, now_);
   }
 
-  void transfer_holds(int r, double delta, int64_t now) {
+  [[gnu::noinline, gnu::cold]] void transfer_holds(int r, double delta, int64_t now) {
     if (delta == 0) return;
     p2p_held_[r] = std::max(0.0, p2p_held_[r] + delta);
     rehold(r, now);
@@ -483,10 +484,18 @@ class Sim {
     start_send(r, p_.sends[st.sends_started++], now);
   }
 
+  // The hold is one cold call, so that start_send stays small enough to be inlined into advance
+  // (it was not when the share was looked up here: 2.6% more instructions in the 16,384-GPU
+  // engine benchmark, against 1.2% now; docs/BENCHMARKS.md).
   void start_send(int r, const Send& send, int64_t now) {
     ranks_[r].send_busy = true;
-    if (p2p_) transfer_holds(r, share_of_tier(send.tier), now);
+    if (p2p_) [[unlikely]]
+      hold_for_send(r, send.tier, now);
     links_.start(send.recv, r, send.peer, send.tier, p_.op(r, send.op).value, now);
+  }
+
+  [[gnu::noinline, gnu::cold]] void hold_for_send(int r, unsigned tier, int64_t now) {
+    transfer_holds(r, share_of_tier(tier), now);
   }
 
   void transfer_done(uint32_t id, uint64_t seq) {
@@ -506,7 +515,7 @@ class Sim {
     }
     uint8_t& rs = state_[done->recv_op];
     rs |= kArrived;
-    if (p2p_) {
+    if (p2p_) [[unlikely]] {
       const double share = share_of_tier(recv_tier_[done->recv_op]);
       transfer_holds(done->src, -share, now_);
       if (rs & kPosted) transfer_holds(done->dst, -share, now_);
@@ -641,18 +650,19 @@ class Sim {
   std::vector<int32_t> inst_arrived_;  // members whose collective stream has reached it
   std::vector<int64_t> inst_start_;
   std::vector<Job> jobs_;
-  std::vector<int> computing_;      // ranks computing on shared processors
-  std::vector<double> held_;        // per rank: the share of its processors held, in all
-  std::vector<double> coll_held_;   // per rank: of held_, its running collective's share
-  std::vector<double> p2p_held_;    // per rank: of held_, its transfers' and posted receives'
-  std::vector<uint8_t> recv_tier_;  // per op (RECVs): its transfer's link tier
-  std::vector<uint8_t> seen_;       // per rank: the compute directions it has run (post_recvs)
-  static constexpr double kMaxHeld = 0.95;
+  std::vector<int> computing_;       // ranks computing on shared processors
+  std::vector<double> held_;         // per rank: the share of its processors held, in all
   std::vector<int64_t> sm_held_ns_;  // per rank: the compute time that added
   std::vector<int> wake_;            // waiting ranks whose partners have just issued
   Links links_;
   const bool p2p_;     // some transfer holds processors (EngineInput::p2p_sm_share_by_tier)
   const bool slowed_;  // some collective or transfer holds processors
+  // Held processors in parts (rehold); after the members every event touches.
+  std::vector<double> coll_held_;   // per rank: of held_, its running collective's share
+  std::vector<double> p2p_held_;    // per rank: of held_, its transfers' and posted receives'
+  std::vector<uint8_t> recv_tier_;  // per op (RECVs): its transfer's link tier
+  std::vector<uint8_t> seen_;       // per rank: the compute directions it has run (post_recvs)
+  static constexpr double kMaxHeld = 0.95;
 };
 
 }  // namespace
