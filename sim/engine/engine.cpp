@@ -24,8 +24,7 @@ constexpr uint8_t kIssued = 2;      // RECV: the cursor has passed it and counts
 constexpr uint8_t kSendIssued = 4;  // RECV: the sender's cursor has passed the SEND
 constexpr uint8_t kWaitedOn = 8;    // RECV: the receiver's cursor waits here for that
 constexpr uint8_t kReached = 16;  // collective: the cursor has reached it (counted in its instance)
-constexpr uint8_t kPosted =
-    32;  // RECV: posted ahead, its receiver holds processors until it arrives
+constexpr uint8_t kPosted = 32;   // RECV: posted ahead: its receiver holds SMs until it arrives
 
 // One cache line: the event loop touches a rank's state and its running statistics at every
 // event of that rank (its program ends at Program::rank_begin[r + 1]; its peak activation is the

@@ -85,7 +85,8 @@ struct EngineInput {
   // thread blocks keep their SMs): per link tier, the share of a rank's processors one transfer on
   // that tier holds, in [0, 0.5); empty or 0: none. A SEND holds it on its sender while its
   // transfer runs; a RECV on its receiver from its posting (recvs_posted_ahead) until its data
-  // arrives. Shares add to each other and to collectives'. Not with shared_processors.
+  // arrives. Shares add to each other and to collectives' (at most 0.95 in all). Not with
+  // shared_processors.
   std::vector<double> p2p_sm_share_by_tier;
   // Receives are posted ahead: a RECV when its rank's latest compute of the same direction before
   // it ends (a forward for RECV_F, a backward or input gradient for RECV_B; with none, its latest
