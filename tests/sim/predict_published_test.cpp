@@ -69,10 +69,10 @@ const std::vector<Row>& rows() {
       {"llmfoundry-mpt13b-s2048-64xh100.json", Metric::kTokensPerSecondPerGpu, 4800, 0.06},
       {"llmfoundry-mpt3b-s4096-8xh100.json", Metric::kTokensPerSecondPerGpu, 20964, 0.07},
       {"llmfoundry-mpt30b-s2048-8xh100.json", Metric::kTokensPerSecondPerGpu, 2002, 0.01},
-      {"torchtitan-llama3-8b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2973, 0.07},
-      {"torchtitan-llama3-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 331, 0.12},
-      {"torchtitan-llama2-13b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2162, 0.10},
-      {"torchtitan-llama2-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 353, 0.12},
+      {"torchtitan-llama3-8b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2973, 0.03},
+      {"torchtitan-llama3-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 331, 0.04},
+      {"torchtitan-llama2-13b-64xa100.json", Metric::kTokensPerSecondPerGpu, 2162, 0.01},
+      {"torchtitan-llama2-70b-64xa100.json", Metric::kTokensPerSecondPerGpu, 353, 0.04},
       // IBM fms-fsdp README, the table stating "A100 80G 128 GPUs with 400Gbps".
       {"fmsfsdp-llama2-7b-hsdp-128xa100.json", Metric::kTokensPerSecondPerGpu, 3700, 0.08},
       {"fmsfsdp-llama2-34b-128xa100.json", Metric::kTokensPerSecondPerGpu, 700, 0.07},
@@ -101,9 +101,9 @@ const std::vector<Row>& rows() {
       // scale (committed before first evaluated, 363eeac).
       {"nemo-nemotron4-15b-16xh100.json", Metric::kStepSeconds, 2.812, 0.06},
       {"nemo-nemotron4-15b-2048xh100.json", Metric::kStepSeconds, 2.887, 0.07},
-      {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.10, true,
+      {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.01, true,
        1},
-      {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.12,
+      {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.07,
        true, 1},
       // Held back (docs/ACCURACY.md): added after the last model change and evaluated once; the
       // two torchtitan rows above are held back too.
@@ -131,9 +131,9 @@ const std::vector<Row>& rows() {
       // Megatron optimizer changes, configs committed unevaluated, evaluated once after them.
       {"fmsfsdp-llama2-7b-hsdp-96xh100.json", Metric::kTokensPerSecondPerGpu, 7500, 0.10, true, 4},
       {"fmsfsdp-llama2-34b-96xh100.json", Metric::kTokensPerSecondPerGpu, 1550, 0.05, true, 4},
-      {"torchtitan-llama3-8b-sellayer-64xa100.json", Metric::kTokensPerSecondPerGpu, 2904, 0.09,
+      {"torchtitan-llama3-8b-sellayer-64xa100.json", Metric::kTokensPerSecondPerGpu, 2904, 0.01,
        true, 4},
-      {"torchtitan-llama2-13b-sellayer-64xa100.json", Metric::kTokensPerSecondPerGpu, 1914, 0.10,
+      {"torchtitan-llama2-13b-sellayer-64xa100.json", Metric::kTokensPerSecondPerGpu, 1914, 0.01,
        true, 4},
       // Held back, fifth set: every row of llm-foundry's H100 BF16 table at seq >= 16384 and its
       // two 70b rows, chosen by that rule and committed unevaluated (1fce762), evaluated once after
@@ -205,7 +205,7 @@ const std::vector<Row>& rows() {
 constexpr int kHeldBackSets = 8;
 
 // How many of the 61 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 19;
+constexpr int kHeldBackInsideTheirRange = 18;
 // Of them, those longer than every development run behind their range, and how many of those fall
 // inside it nonetheless.
 constexpr int kHeldBackBeyondTheirLongestSequence = 35;
