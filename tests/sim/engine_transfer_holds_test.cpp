@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "sim/engine/engine.h"
+#include "sim/engine/symmetry.h"
 #include "sim/schedule/schedule_text.h"
 
 namespace meshscope::engine {
@@ -65,6 +66,28 @@ TEST(EngineTransferHolds, AReceivePostedAheadHoldsItsReceiverUntilItsDataArrives
   in.stages[0].forward_ns = 500;
   const EngineResult early = simulate(in);
   EXPECT_EQ(early.ranks[1].sm_held_ns, 25);  // SEND_B0 beside F1 only
+}
+
+TEST(EngineTransferHolds, IdenticalReplicasSimulatedOnceHoldAlike) {
+  // Two replicas of the two stages (ranks 0, 1 and 2, 3): the representatives alone give every
+  // rank what the full simulation gives it, holds included.
+  const auto s = schedule::load(
+      "mesh dp=2 pp=2 tp=1\nmicrobatches 2\n"
+      "rank 0: 0F0 0SEND_F0@1 0F1 0SEND_F1@1 0RECV_B0@1 0B0 0RECV_B1@1 0B1\n"
+      "rank 1: 1RECV_F0@0 1F0 1B0 1SEND_B0@0 1RECV_F1@0 1F1 1B1 1SEND_B1@0\n"
+      "rank 2: 0F0 0SEND_F0@3 0F1 0SEND_F1@3 0RECV_B0@3 0B0 0RECV_B1@3 0B1\n"
+      "rank 3: 1RECV_F0@2 1F0 1B0 1SEND_B0@2 1RECV_F1@2 1F1 1B1 1SEND_B1@2\n");
+  EngineInput in = two_stages(s);
+  in.p2p_sm_share_by_tier = {0.0, 0.25};
+  in.recvs_posted_ahead = true;
+  const EngineResult full = simulate(in);
+  EXPECT_EQ(full.step_time_ns, 9857);  // each replica as the two stages alone (test above)
+  ASSERT_TRUE(replicas_symmetric(in));
+  const EngineResult once = simulate_symmetric(in);
+  EXPECT_EQ(once.step_time_ns, full.step_time_ns);
+  ASSERT_EQ(once.ranks.size(), full.ranks.size());
+  for (size_t r = 0; r < full.ranks.size(); ++r)
+    EXPECT_EQ(once.ranks[r].sm_held_ns, full.ranks[r].sm_held_ns) << "rank " << r;
 }
 
 TEST(EngineTransferHolds, SharesOutsideTheirRangeOrBesideSharedCoresAreRefused) {
