@@ -55,6 +55,16 @@ double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int6
   return e.gemm_max * best;
 }
 
+double attention_sequence_factor(const Hardware& hw, int64_t query_tokens) {
+  const int64_t ref = hw.efficiency.attention_seq;
+  if (ref <= 0 || query_tokens <= 0) return 1.0;
+  const auto share = [](double tokens) {
+    const double n = tokens / kAttentionQueryBlock;
+    return n / (n + kAttentionBlockOverhead);
+  };
+  return share(static_cast<double>(query_tokens)) / share(static_cast<double>(ref));
+}
+
 ComputeModel::ComputeModel(const Hardware& hw, Precision precision, const Calibration* calibration)
     : hw_(hw), precision_(precision), peak_(hw.peak(precision)) {
   if (peak_ <= 0) {
@@ -84,9 +94,10 @@ double ComputeModel::efficiency(const model::OpCost& op) const {
       return sustained * hw_.efficiency.conv *
              gemm_efficiency(hw_, op.m, op.n, op.k, batch_of(op)) / hw_.efficiency.gemm_max;
     case model::OpKind::kAttention:
-      return sustained * (op.backward && hw_.efficiency.attention_backward > 0
-                              ? hw_.efficiency.attention_backward
-                              : hw_.efficiency.attention);
+      return sustained * attention_sequence_factor(hw_, op.m) *
+             (op.backward && hw_.efficiency.attention_backward > 0
+                  ? hw_.efficiency.attention_backward
+                  : hw_.efficiency.attention);
     default:
       // Elementwise, norms and losses are memory-bound; their FLOPs run at the vector rate.
       return hw_.efficiency.gemm_max;

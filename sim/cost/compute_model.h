@@ -24,6 +24,23 @@ namespace meshscope::cost {
 // shortening each reduction.
 double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int64_t batch = 1);
 
+// A causal FlashAttention kernel gives each block of kAttentionQueryBlock queries to one thread
+// block, which runs over the key blocks up to the diagonal: the diagonal block is computed in full
+// though half of it is masked, and each query block has costs of its own (loading Q, rescaling and
+// writing O and the softmax statistics). With n = L / kAttentionQueryBlock query blocks the rate
+// goes as n / (n + kAttentionBlockOverhead). kAttentionBlockOverhead 4.2: least squares on the log
+// of FlashAttention-2's causal forward rate relative to its rate at 8,192 tokens, over the timing
+// table in flash-attention issue 307 (Triton's fused-attention tutorial, batch 4, 32 heads of 128,
+// 1,024 to 16,384 tokens; rms 1.4%; the same post's head dim 64 table gives 4.8; docs/ACCURACY.md
+// item 35). FA2's curve stands for the FA1 and FA3 classes (an assumption).
+inline constexpr double kAttentionQueryBlock = 128;
+inline constexpr double kAttentionBlockOverhead = 4.2;
+
+// The share of the catalog's attention rates a fused kernel keeps at `query_tokens` per sequence:
+// (n / (n + a)) / (n_ref / (n_ref + a)) against the entry's attention_seq; 1 when the entry has
+// none or the length is not known (query_tokens <= 0).
+double attention_sequence_factor(const Hardware& hw, int64_t query_tokens);
+
 class ComputeModel {
  public:
   // `calibration` may be null; when given, phases it fitted use its rate instead of the ops model.

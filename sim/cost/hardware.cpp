@@ -43,7 +43,7 @@ const std::vector<std::string_view> kTopKeys = {"name",
                                                 "inter_node"};
 const std::vector<std::string_view> kEfficiencyKeys = {
     "gemm_max",         "tile_m", "tile_n", "k_half",    "attention",       "attention_flash2",
-    "attention_flash3", "conv",   "memory", "sustained", "sustained_spread"};
+    "attention_flash3", "attention_seq", "conv", "memory", "sustained", "sustained_spread"};
 const std::vector<std::string_view> kTierKeys = {"name",
                                                  "kind",
                                                  "bandwidth_bytes_per_s",
@@ -138,6 +138,7 @@ void parse_efficiency(const json& e, const std::string& where, Efficiency& ef) {
   ef.attention = number_or(e, "attention", where, ef.attention, p);
   ef.attention_flash2 = number_or(e, "attention_flash2", where, 0, p);
   ef.attention_flash3 = number_or(e, "attention_flash3", where, 0, p);
+  ef.attention_seq = count_or(e, "attention_seq", where, 1, 1 << 24, 0, p);
   ef.conv = number_or(e, "conv", where, ef.conv, p);
   ef.memory = number_or(e, "memory", where, ef.memory, p);
   ef.sustained = number_or(e, "sustained", where, ef.sustained, p);

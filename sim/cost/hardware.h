@@ -56,6 +56,10 @@ struct Efficiency {
   double attention_flash2 =
       0;  // FlashAttention-2 forward+backward, fraction of peak (0: attention)
   double attention_flash3 = 0;  // FlashAttention-3 (Hopper only; 0: none, FA2's rate is used)
+  // Query tokens per sequence at which the attention rates above were measured: a fused kernel
+  // at another length runs at attention_sequence_factor of them (compute_model.h). 0: the rates
+  // stand for no length (assumptions), and no length scales them.
+  int64_t attention_seq = 0;
   double conv = 0.6;            // convolutions (implicit GEMM), fraction of peak
   double memory = 0.85;         // streaming kernels, fraction of memory bandwidth
   // Fraction of the burst rates above (gemm_max, attention, conv: short benchmarks at boost

@@ -202,6 +202,7 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     // Causal: half of 4 T s h/t, at the width the kernel computes (its masked columns included).
     const double d_kernel = static_cast<double>(std::max(d, par.attention_head_dim));
     core.flops = 2.0 * T * s * q_heads * d_kernel;
+    core.m = s / par.cp;  // query tokens of one sequence on this rank
     core.bytes = e * static_cast<double>(T) * (2 * a + 2 * kv_seen) * d / t;
     fwd.push_back(core);
     OpCost back = core;

@@ -63,6 +63,38 @@ TEST(CostCompute, AnAttentionBackwardRunsAtItsOwnRateWhenOneIsSet) {
   EXPECT_NEAR(two_rates.op_seconds(backward), 1e12 / (100e12 * 0.25), 1e-15);
 }
 
+// docs/ACCURACY.md item 35: a causal FlashAttention kernel's rate grows with the query blocks of a
+// sequence as n / (n + 4.2), n = L / 128; the catalog's rates hold at the length they were measured
+// at, and an entry that names no length is not scaled.
+TEST(CostCompute, AFusedAttentionRunsAtItsMeasuredRateOnlyAtItsMeasuredLength) {
+  Hardware hw = toy();
+  hw.launch_overhead_ns = 0;
+  hw.efficiency.attention = 0.4;
+  model::OpCost op{"attn.core", model::OpKind::kAttention, 1e12};
+  const auto seconds = [&](int64_t query_tokens) {
+    op.m = query_tokens;
+    return ComputeModel(hw, Precision::kBf16).op_seconds(op);
+  };
+  const double measured = 1e12 / (100e12 * 0.4);
+  // No measured length: every length runs at the catalog's rate.
+  for (int64_t L : {0, 512, 8192, 131072}) EXPECT_NEAR(seconds(L), measured, 1e-15) << L;
+  hw.efficiency.attention_seq = 8192;
+  EXPECT_NEAR(seconds(8192), measured, 1e-15);
+  EXPECT_NEAR(seconds(0), measured, 1e-15);  // a length not known is not scaled
+  // 2,048 tokens: 16 query blocks against 64, (16 / 20.2) / (64 / 68.2) of the rate: 18.5% longer.
+  const double at_2k = (16.0 / 20.2) / (64.0 / 68.2);
+  EXPECT_NEAR(seconds(2048), measured / at_2k, 1e-15);
+  EXPECT_NEAR(seconds(2048) / measured, 1.1848, 1e-4);
+  // Longer sequences run faster, towards 68.2 / 64 of the rate and never past it.
+  EXPECT_LT(seconds(16384), measured);
+  EXPECT_GT(seconds(1 << 24), measured * 64 / 68.2);
+  // The backward scales alike.
+  hw.efficiency.attention_backward = 0.25;
+  op.backward = true;
+  EXPECT_NEAR(seconds(2048), 1e12 / (100e12 * 0.25 * at_2k), 1e-15);
+  EXPECT_DOUBLE_EQ(attention_sequence_factor(hw, 8192), 1.0);
+}
+
 TEST(CostCompute, SustainedShareSlowsTensorCoreWorkNotStreaming) {
   // A GPU at its power limit runs tensor-core work at the catalog's sustained share of the burst
   // rates; memory-bound work is priced from bandwidth and does not change.

@@ -135,6 +135,10 @@ TEST(CostHardware, AHardwareFileWithAnUnknownKeyOrABadCountIsRefused) {
             "key 'compute_units': must be a whole number in [1, 16777216]");
   EXPECT_EQ(error_of([](nlohmann::json& j) { j["efficiency"]["tile_m"] = 1e30; }),
             "key 'efficiency.tile_m': must be a whole number in [1, 65536]");
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["efficiency"]["attention_seq"] = 0; }),
+            "key 'efficiency.attention_seq': must be a whole number in [1, 16777216]");
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["efficiency"]["attention_seq"] = 2048.5; }),
+            "key 'efficiency.attention_seq': must be a whole number in [1, 16777216]");
   EXPECT_EQ(error_of([](nlohmann::json& j) { j["intra_node"]["name"] = 5; }),
             "key 'intra_node.name': must be a string");
   EXPECT_EQ(error_of([](nlohmann::json& j) { j["sources"] = "a datasheet"; }),

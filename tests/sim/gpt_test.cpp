@@ -187,6 +187,26 @@ TEST(Gpt, FlashAttentionIsPricedAtTheKernelsHeadDimension) {
                    core(a.forward, "attn.core").flops);
 }
 
+// docs/ACCURACY.md item 35: a fused attention kernel's rate depends on the query tokens of one
+// sequence, which the ops carry (a context-parallel rank holds seq / cp of them), recomputed or not.
+TEST(Gpt, AttentionOpsCarryTheQueryTokensOfOneSequence) {
+  TransformerShape sh{4096, 32, 8, 14336, true, 0, 1, 0};
+  LayerParallel p = par(1, false, Recompute::kFull, true);
+  p.micro_batch = 2;
+  p.seq = 8192;
+  for (int cp : {1, 2, 8}) {
+    p.cp = cp;
+    const LayerCost c = transformer_layer(sh, p);
+    const OpCost* fwd = find_op(c.forward, "attn.core");
+    const OpCost* bwd = find_op(c.input_grad, "attn.core.grad");
+    const OpCost* again = find_op(c.input_grad, "recompute.attn.core");
+    ASSERT_TRUE(fwd && bwd && again) << cp;
+    EXPECT_EQ(fwd->m, 8192 / cp);
+    EXPECT_EQ(bwd->m, 8192 / cp);
+    EXPECT_EQ(again->m, 8192 / cp);
+  }
+}
+
 TEST(Gpt, SequenceParallelTradesAllReducesForGatherAndScatter) {
   TransformerShape sh{4096, 32, 32, 0, false, 0, 1, 0};
   const LayerCost tp = transformer_layer(sh, par(4, false, Recompute::kNone, true));
