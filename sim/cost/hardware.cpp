@@ -42,8 +42,8 @@ const std::vector<std::string_view> kTopKeys = {"name",
                                                 "intra_node",
                                                 "inter_node"};
 const std::vector<std::string_view> kEfficiencyKeys = {
-    "gemm_max",         "tile_m", "tile_n", "k_half",    "attention",       "attention_flash2",
-    "attention_flash3", "attention_seq", "conv", "memory", "sustained", "sustained_spread"};
+    "gemm_max",         "tile_m",        "tile_n", "k_half", "attention", "attention_flash2",
+    "attention_flash3", "attention_seq", "conv",   "memory", "sustained", "sustained_spread"};
 const std::vector<std::string_view> kTierKeys = {"name",
                                                  "kind",
                                                  "bandwidth_bytes_per_s",

@@ -60,8 +60,8 @@ struct Efficiency {
   // at another length runs at attention_sequence_factor of them (compute_model.h). 0: the rates
   // stand for no length (assumptions), and no length scales them.
   int64_t attention_seq = 0;
-  double conv = 0.6;            // convolutions (implicit GEMM), fraction of peak
-  double memory = 0.85;         // streaming kernels, fraction of memory bandwidth
+  double conv = 0.6;     // convolutions (implicit GEMM), fraction of peak
+  double memory = 0.85;  // streaming kernels, fraction of memory bandwidth
   // Fraction of the burst rates above (gemm_max, attention, conv: short benchmarks at boost
   // clock) that tensor-core work sustains once the GPU runs at its power limit, as a training
   // step does (its SM clock settles below boost). 1: no public sustained figure.

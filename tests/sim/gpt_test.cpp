@@ -188,7 +188,8 @@ TEST(Gpt, FlashAttentionIsPricedAtTheKernelsHeadDimension) {
 }
 
 // docs/ACCURACY.md item 35: a fused attention kernel's rate depends on the query tokens of one
-// sequence, which the ops carry (a context-parallel rank holds seq / cp of them), recomputed or not.
+// sequence, which the ops carry (a context-parallel rank holds seq / cp of them), recomputed or
+// not.
 TEST(Gpt, AttentionOpsCarryTheQueryTokensOfOneSequence) {
   TransformerShape sh{4096, 32, 8, 14336, true, 0, 1, 0};
   LayerParallel p = par(1, false, Recompute::kFull, true);
