@@ -259,7 +259,8 @@ TEST(PredictFrameworkConfig, AFasterAttentionForwardShortensOnlyTheRecomputation
   cost::Hardware hw = h100_for(plain);
   const double combined = cost::attention_efficiency(hw, cost::AttentionKernel::kFlash1);
   const double forward = cost::attention_rates(hw, cost::AttentionKernel::kFlash1, 1.5).forward;
-  const model::OpCost core{"attn.core", model::OpKind::kAttention, 2.0 * 2048 * 2048 * 16 * 64};
+  model::OpCost core{"attn.core", model::OpKind::kAttention, 2.0 * 2048 * 2048 * 16 * 64};
+  core.m = 2048;  // query tokens of a sequence: the H100's rates scale to them (item 35)
   hw.efficiency.attention = combined;
   const double at_combined = cost::ComputeModel(hw, plain.precision).op_seconds(core);
   hw.efficiency.attention = forward;
