@@ -65,6 +65,19 @@ double attention_sequence_factor(const Hardware& hw, int64_t query_tokens) {
   return share(static_cast<double>(query_tokens)) / share(static_cast<double>(ref));
 }
 
+double attention_dropout_overhead(int64_t query_tokens, bool backward) {
+  // Lengths 1,024 ... 65,536 (2^10 ... 2^16); docs/ACCURACY.md item 36's table.
+  static constexpr double kForward[] = {0.213, 0.210, 0.236, 0.243, 0.246, 0.248, 0.247};
+  static constexpr double kBackward[] = {0.123, 0.189, 0.212, 0.228, 0.237, 0.241, 0.243};
+  const double* o = backward ? kBackward : kForward;
+  constexpr int kLast = 6;
+  const double x = std::log2(static_cast<double>(std::max<int64_t>(1, query_tokens))) - 10;
+  if (x <= 0) return o[0];
+  if (x >= kLast) return o[kLast];
+  const int i = static_cast<int>(x);
+  return o[i] + (x - i) * (o[i + 1] - o[i]);
+}
+
 ComputeModel::ComputeModel(const Hardware& hw, Precision precision, const Calibration* calibration)
     : hw_(hw), precision_(precision), peak_(hw.peak(precision)) {
   if (peak_ <= 0) {
@@ -93,11 +106,15 @@ double ComputeModel::efficiency(const model::OpCost& op) const {
     case model::OpKind::kConv:
       return sustained * hw_.efficiency.conv *
              gemm_efficiency(hw_, op.m, op.n, op.k, batch_of(op)) / hw_.efficiency.gemm_max;
-    case model::OpKind::kAttention:
-      return sustained * attention_sequence_factor(hw_, op.m) *
-             (op.backward && hw_.efficiency.attention_backward > 0
-                  ? hw_.efficiency.attention_backward
-                  : hw_.efficiency.attention);
+    case model::OpKind::kAttention: {
+      const double rate =
+          sustained * attention_sequence_factor(hw_, op.m) *
+          (op.backward && hw_.efficiency.attention_backward > 0 ? hw_.efficiency.attention_backward
+                                                                : hw_.efficiency.attention);
+      if (!op.dropout || op.k <= 0) return rate;
+      return rate /
+             (1 + attention_dropout_overhead(op.m, op.backward) * 64.0 / static_cast<double>(op.k));
+    }
     default:
       // Elementwise, norms and losses are memory-bound; their FLOPs run at the vector rate.
       return hw_.efficiency.gemm_max;

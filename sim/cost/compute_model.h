@@ -41,6 +41,17 @@ inline constexpr double kAttentionBlockOverhead = 4.2;
 // none or the length is not known (query_tokens <= 0).
 double attention_sequence_factor(const Hardware& hw, int64_t query_tokens);
 
+// The time a FlashAttention-1 kernel adds when it applies dropout to the attention probabilities
+// (a random number drawn per score element in the forward, drawn again in the backward), as a
+// share of its time without dropout at head dimension 64: the FlashAttention paper's benchmark
+// (Dao et al. 2022, arXiv 2205.14135, Appendix E.6: A100 40GB, fp16, batch 16, 8 heads of 64,
+// dropout 0.1; the mean of the with/without-dropout ratios with a padding mask, Tables 9/12 and
+// 10/13, and without, Tables 15/18 and 16/19) at `query_tokens` per sequence, linear in log2 of
+// the length between its 1,024 and 65,536 tokens and the end values outside. The random numbers
+// are per score element and the kernel's GEMMs do head_dim multiply-adds per element, so at head
+// dimension d the share is this x 64 / d (docs/ACCURACY.md item 36).
+double attention_dropout_overhead(int64_t query_tokens, bool backward);
+
 class ComputeModel {
  public:
   // `calibration` may be null; when given, phases it fitted use its rate instead of the ops model.

@@ -44,6 +44,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "tp_backward_overlap",
                                                     "qkv_split_grad",
                                                     "hidden_dropout",
+                                                    "attention_dropout",
                                                     "tp_saves_gathered_input",
                                                     "gqa_expand",
                                                     "tp_comm_overlap"};
@@ -245,6 +246,7 @@ Framework parse_framework(const json& j, const std::string& where) {
   boolean_of(j, "tp_backward_overlap", where, f.tp_backward_overlap);
   boolean_of(j, "qkv_split_grad", where, f.qkv_split_grad);
   boolean_of(j, "hidden_dropout", where, f.hidden_dropout);
+  boolean_of(j, "attention_dropout", where, f.attention_dropout);
   boolean_of(j, "tp_saves_gathered_input", where, f.tp_saves_gathered_input);
   boolean_of(j, "gqa_expand", where, f.gqa_expand);
   if (j.contains("tp_comm_overlap"))

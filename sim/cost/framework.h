@@ -129,6 +129,10 @@ struct Framework {
   // (profile key "hidden_dropout"; model::LayerParallel::hidden_dropout). False: no dropout, or
   // p = 0, and no mask.
   bool hidden_dropout = true;
+  // The stack applies dropout to the attention probabilities (profile key "attention_dropout";
+  // p > 0). A FlashAttention-1 class kernel is charged for it (model::LayerParallel::
+  // attention_dropout); the unfused path prices its dropout as a pass of its own either way.
+  bool attention_dropout = false;
   // Under sequence parallelism the qkv and fc1 linears save their all-gathered input (profile key
   // "tp_saves_gathered_input"; model::LayerParallel::tp_saves_gathered_input). False: Megatron's
   // split input, gathered again in the backward.

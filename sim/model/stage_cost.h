@@ -30,11 +30,15 @@ struct OpCost {
   double flops = 0;  // floating-point operations (a multiply-add counts 2)
   double bytes = 0;  // bytes read + written from device memory
   // GEMM shape (C[m x n] = A[m x k] B[k x n]) where kind is kGemm or kConv; for kAttention, m is
-  // the query tokens of one sequence (the kernel's rate depends on it) and n, k are 0; 0 otherwise.
+  // the query tokens of one sequence (the kernel's rate depends on it), k the head dimension the
+  // kernel computes at and n 0; 0 otherwise.
   int64_t m = 0, n = 0, k = 0;
   // kAttention: the backward kernel (dQ, dK, dV), priced at its own rate; false: the forward,
   // also when recomputation runs it again.
   bool backward = false;
+  // kAttention: the kernel applies dropout to the attention probabilities and is charged for it
+  // (cost::attention_dropout_overhead; model::LayerParallel::attention_dropout).
+  bool dropout = false;
 };
 
 // FLOPs of a fused attention backward over its forward: five GEMMs against two (the forward's

@@ -203,6 +203,8 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     const double d_kernel = static_cast<double>(std::max(d, par.attention_head_dim));
     core.flops = 2.0 * T * s * q_heads * d_kernel;
     core.m = s / par.cp;  // query tokens of one sequence on this rank
+    core.k = static_cast<int64_t>(d_kernel);
+    core.dropout = par.attention_dropout;
     core.bytes = e * static_cast<double>(T) * (2 * a + 2 * kv_seen) * d / t;
     fwd.push_back(core);
     OpCost back = core;

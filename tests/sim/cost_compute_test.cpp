@@ -95,6 +95,41 @@ TEST(CostCompute, AFusedAttentionRunsAtItsMeasuredRateOnlyAtItsMeasuredLength) {
   EXPECT_DOUBLE_EQ(attention_sequence_factor(hw, 8192), 1.0);
 }
 
+TEST(CostCompute, AttentionDropoutCostsTheFlashAttentionPapersMeasuredShareOverTheHeadDim) {
+  Hardware hw = toy();
+  hw.launch_overhead_ns = 0;
+  hw.efficiency.attention = 0.4;
+  hw.efficiency.attention_backward = 0.25;
+  model::OpCost op{"attn.core", model::OpKind::kAttention, 1e12};
+  op.m = 2048;
+  op.k = 64;
+  const ComputeModel cm(hw, Precision::kBf16);
+  const double plain = cm.op_seconds(op);
+  op.dropout = true;
+  // Head dim 64 at 2,048 tokens: the paper's forward ratios 2.85 / 2.28 and 2.81 / 2.40, 21% more.
+  EXPECT_NEAR(cm.op_seconds(op) / plain, 1.210, 1e-9);
+  EXPECT_NEAR((2.85 / 2.28 + 2.81 / 2.40) / 2, 1.210, 5e-4);  // the table's figure, from its times
+  // Head dim 128: the random numbers are per score element, the GEMMs' work twice as much.
+  op.k = 128;
+  EXPECT_NEAR(cm.op_seconds(op) / plain, 1.105, 1e-9);
+  // The backward at its own share (6.84 / 5.77 and 6.50 / 5.45: 18.9%), at its own rate.
+  op.backward = true;
+  op.k = 64;
+  const double plain_back = 1e12 / (100e12 * 0.25);
+  EXPECT_NEAR(cm.op_seconds(op), plain_back * 1.189, 1e-12);
+  // Between measured lengths, linear in log2 of the length; outside them, the end values.
+  EXPECT_NEAR(attention_dropout_overhead(1448, false), (0.213 + 0.210) / 2, 2e-4);
+  EXPECT_DOUBLE_EQ(attention_dropout_overhead(512, true), 0.123);
+  EXPECT_DOUBLE_EQ(attention_dropout_overhead(1 << 20, false), 0.247);
+  EXPECT_DOUBLE_EQ(attention_dropout_overhead(0, false), 0.213);
+  // A kernel that does not apply dropout, or whose head dim is not known, is not charged.
+  op.dropout = false;
+  EXPECT_NEAR(cm.op_seconds(op), plain_back, 1e-15);
+  op.dropout = true;
+  op.k = 0;
+  EXPECT_NEAR(cm.op_seconds(op), plain_back, 1e-15);
+}
+
 TEST(CostCompute, SustainedShareSlowsTensorCoreWorkNotStreaming) {
   // A GPU at its power limit runs tensor-core work at the catalog's sustained share of the burst
   // rates; memory-bound work is priced from bandwidth and does not change.

@@ -354,7 +354,15 @@ TEST(CostFramework, MemoryKeysFollowEachStacksLayers) {
   EXPECT_TRUE(find_framework("fms-fsdp").gqa_expand);
   EXPECT_FALSE(find_framework("megatron-core-2024").gqa_expand);
   EXPECT_FALSE(find_framework("megatron-core-2024").tp_saves_gathered_input);
-  for (const char* key : {"hidden_dropout", "tp_saves_gathered_input", "gqa_expand"})
+  // Attention dropout: off unless a profile says its stack applies it (item 36).
+  EXPECT_FALSE(plain.attention_dropout);
+  for (const char* with :
+       {"flash-attn-training", "megatron-2022", "megatron-core-2024", "deepspeed-megatron"})
+    EXPECT_TRUE(find_framework(with).attention_dropout) << with;
+  for (const char* none : {"torchtitan", "fms-fsdp", "llm-foundry", "llama3-2024", "nemo-24.09"})
+    EXPECT_FALSE(find_framework(none).attention_dropout) << none;
+  for (const char* key :
+       {"hidden_dropout", "attention_dropout", "tp_saves_gathered_input", "gqa_expand"})
     EXPECT_NE(error_of({{"name", "x"}, {key, 1}})
                   .find("fw.json: key '" + std::string(key) + "': must be true or false"),
               std::string::npos)

@@ -208,6 +208,27 @@ TEST(Gpt, AttentionOpsCarryTheQueryTokensOfOneSequence) {
   }
 }
 
+// Each fused attention kernel, recomputed or not, carries the head dimension it computes at and
+// whether it applies dropout (what the compute model charges dropout by, item 36).
+TEST(Gpt, AttentionOpsCarryTheirKernelsHeadDimAndDropout) {
+  TransformerShape sh{1536, 16, 16, 6144, false, 0, 1, 0};  // heads of 96
+  LayerParallel p = par(1, false, Recompute::kFull, true);
+  for (bool dropout : {false, true}) {
+    for (int64_t kernel : {0, 128}) {
+      p.attention_dropout = dropout;
+      p.attention_head_dim = kernel;
+      const LayerCost c = transformer_layer(sh, p);
+      for (const OpCost* op :
+           {find_op(c.forward, "attn.core"), find_op(c.input_grad, "attn.core.grad"),
+            find_op(c.input_grad, "recompute.attn.core")}) {
+        ASSERT_NE(op, nullptr);
+        EXPECT_EQ(op->k, kernel > 0 ? kernel : 96) << op->name;
+        EXPECT_EQ(op->dropout, dropout) << op->name;
+      }
+    }
+  }
+}
+
 TEST(Gpt, SequenceParallelTradesAllReducesForGatherAndScatter) {
   TransformerShape sh{4096, 32, 32, 0, false, 0, 1, 0};
   const LayerCost tp = transformer_layer(sh, par(4, false, Recompute::kNone, true));
