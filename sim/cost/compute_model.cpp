@@ -78,8 +78,29 @@ double attention_dropout_overhead(int64_t query_tokens, bool backward) {
   return o[i] + (x - i) * (o[i + 1] - o[i]);
 }
 
-ComputeModel::ComputeModel(const Hardware& hw, Precision precision, const Calibration* calibration)
-    : hw_(hw), precision_(precision), peak_(hw.peak(precision)) {
+double attention_dropout_share(AttentionKernel kernel, const model::OpCost& op) {
+  if (!op.dropout || op.k <= 0) return 0;
+  const double d = static_cast<double>(op.k);
+  switch (kernel) {
+    case AttentionKernel::kFlash1:
+      return attention_dropout_overhead(op.m, op.backward) * 64.0 / d;
+    case AttentionKernel::kFlash2:
+      return kFlash2DropoutShareAt128 * 128.0 / d;
+    case AttentionKernel::kFlash3:
+      return kFusedDropoutShareAt128 * 128.0 / d;
+    default:
+      return 0;
+  }
+}
+
+ComputeModel::ComputeModel(const Hardware& hw, Precision precision, const Calibration* calibration,
+                           AttentionKernel attention)
+    : hw_(hw),
+      precision_(precision),
+      peak_(hw.peak(precision)),
+      attention_(attention == AttentionKernel::kFlash3 && hw.efficiency.attention_flash3 <= 0
+                     ? AttentionKernel::kFlash2
+                     : attention) {
   if (peak_ <= 0) {
     // Fall back to the nearest rate the catalog gives (a CPU has no bf16 tensor cores, say).
     for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kFp16, Precision::kTf32})
@@ -111,9 +132,7 @@ double ComputeModel::efficiency(const model::OpCost& op) const {
           sustained * attention_sequence_factor(hw_, op.m) *
           (op.backward && hw_.efficiency.attention_backward > 0 ? hw_.efficiency.attention_backward
                                                                 : hw_.efficiency.attention);
-      if (!op.dropout || op.k <= 0) return rate;
-      return rate /
-             (1 + attention_dropout_overhead(op.m, op.backward) * 64.0 / static_cast<double>(op.k));
+      return rate / (1 + attention_dropout_share(attention_, op));
     }
     default:
       // Elementwise, norms and losses are memory-bound; their FLOPs run at the vector rate.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/cost/attention_kernel.h"
 #include "sim/cost/calibration.h"
 #include "sim/cost/hardware.h"
 #include "sim/model/stage_cost.h"
@@ -52,10 +53,31 @@ double attention_sequence_factor(const Hardware& hw, int64_t query_tokens);
 // dimension d the share is this x 64 / d (docs/ACCURACY.md item 36).
 double attention_dropout_overhead(int64_t query_tokens, bool backward);
 
+// The share a FlashAttention-2 class kernel's time grows by with attention dropout at head
+// dimension 128, forward and backward together: Transformer Engine pull request 3313 (a TE
+// maintainer, 2026-08-05; GB200, flash-attn 2.7.4, bf16, packed layout, TE issue 3312's workload of
+// 4 sequences of 1,024 tokens, 16 heads of 128): 0.695 ms at dropout 0.0, 0.728 ms at 0.1.
+inline constexpr double kFlash2DropoutShareAt128 = 0.728 / 0.695 - 1;
+// The same for cuDNN's fused attention on Hopper, which the FlashAttention-3 class stands for
+// (FlashAttention-3 itself has no dropout): TE issue 3312's table (2026-08-04; H200, TE 2.15, fused
+// backend forced, sbhd layout, the same workload): 0.594 ms at dropout 0.0, 0.614 ms at 0.1.
+inline constexpr double kFusedDropoutShareAt128 = 0.614 / 0.594 - 1;
+
+// The share by which a fused attention op that applies dropout (op.dropout) grows, for a kernel of
+// class `kernel` computing at head dimension op.k over op.m query tokens a sequence:
+// FlashAttention-1 by attention_dropout_overhead x 64 / d, the FlashAttention-2 and -3 classes by
+// their measured share above x 128 / d at every length (docs/ACCURACY.md items 36 and 37). 0
+// without dropout or a head dimension, and for a class that is not a fused kernel.
+double attention_dropout_share(AttentionKernel kernel, const model::OpCost& op);
+
 class ComputeModel {
  public:
   // `calibration` may be null; when given, phases it fitted use its rate instead of the ops model.
-  ComputeModel(const Hardware& hw, Precision precision, const Calibration* calibration = nullptr);
+  // `attention`: the class of the fused attention kernel, whose dropout share attention ops that
+  // apply dropout are charged (attention_dropout_share); an FA3-class kernel on a GPU whose entry
+  // has no FA3 rate runs as FA2 (cost::attention_efficiency) and is charged as FA2.
+  ComputeModel(const Hardware& hw, Precision precision, const Calibration* calibration = nullptr,
+               AttentionKernel attention = AttentionKernel::kFlash2);
 
   double efficiency(const model::OpCost& op) const;  // fraction of peak for compute-bound ops
   double op_seconds(const model::OpCost& op) const;
@@ -72,6 +94,7 @@ class ComputeModel {
   Hardware hw_;
   Precision precision_;
   double peak_;
+  AttentionKernel attention_;
   Calibration calibration_;
   bool calibrated_ = false;
 };

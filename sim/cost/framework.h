@@ -13,26 +13,11 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "sim/cost/attention_kernel.h"
 #include "sim/cost/hardware.h"
 #include "sim/model/transformer.h"
 
 namespace meshscope::cost {
-
-// The attention kernel when a config asks for flash attention, or the softmax when it does not.
-enum class AttentionKernel : uint8_t {
-  kUnfused = 0,
-  kFusedSoftmax,
-  kFlash2,
-  kFlash3,
-  kFlash1,
-  kCount
-};
-inline constexpr std::array<std::string_view, static_cast<size_t>(AttentionKernel::kCount)>
-    kAttentionKernelNames = {"unfused", "fused-softmax", "flash2", "flash3", "flash1"};
-constexpr std::string_view name(AttentionKernel k) {
-  return kAttentionKernelNames[static_cast<size_t>(k)];
-}
-std::optional<AttentionKernel> parse_attention_kernel(std::string_view s);
 
 // How a data-parallel collective relates to the compute around it.
 enum class Overlap : uint8_t { kExposed = 0, kOverlapped, kCount };
@@ -130,7 +115,7 @@ struct Framework {
   // p = 0, and no mask.
   bool hidden_dropout = true;
   // The stack applies dropout to the attention probabilities (profile key "attention_dropout";
-  // p > 0). A FlashAttention-1 class kernel is charged for it (model::LayerParallel::
+  // p > 0). A fused kernel is charged its class's measured share (model::LayerParallel::
   // attention_dropout); the unfused path prices its dropout as a pass of its own either way.
   bool attention_dropout = false;
   // Under sequence parallelism the qkv and fc1 linears save their all-gathered input (profile key

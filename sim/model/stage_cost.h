@@ -37,7 +37,7 @@ struct OpCost {
   // also when recomputation runs it again.
   bool backward = false;
   // kAttention: the kernel applies dropout to the attention probabilities and is charged for it
-  // (cost::attention_dropout_overhead; model::LayerParallel::attention_dropout).
+  // (cost::attention_dropout_share; model::LayerParallel::attention_dropout).
   bool dropout = false;
 };
 

@@ -130,9 +130,9 @@ struct LayerParallel {
   // its input then), and keeps no mask.
   bool hidden_dropout = true;
   // The fused attention kernel applies dropout to the attention probabilities, and the time it
-  // takes is charged (cost::attention_dropout_overhead: measured for the FlashAttention-1 class,
-  // so predict sets it for that class only; docs/ACCURACY.md item 36). No memory: the kernel
-  // draws the mask again in its backward.
+  // takes is charged (cost::attention_dropout_share: each fused class's measured share;
+  // docs/ACCURACY.md items 36 and 37). No memory: the kernel draws the mask again in its
+  // backward.
   bool attention_dropout = false;
   // Under sequence parallelism the qkv and fc1 inputs are kept gathered (T x h), as a stack whose
   // linears see the all-gathered input saves it for their weight gradient (PyTorch DTensor's

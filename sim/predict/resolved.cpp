@@ -54,7 +54,7 @@ Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
       hw(hardware_for(c, fw)),
       w(workload_costs(c, fw)),
       num_stages(static_cast<int>(w.stages.size())),
-      compute(hw, c.precision, cal),
+      compute(hw, c.precision, cal, fw.flash),
       topo(c.mesh, c.cp, hw.devices_per_node, c.placement),
       pricer(hw, topo, c.ep, cal),
       mesh(c.mesh) {

@@ -39,9 +39,8 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   par.tp_backward_overlap = framework.tp_backward_overlap;
   par.qkv_split_grad = framework.qkv_split_grad;
   par.hidden_dropout = framework.hidden_dropout;
-  // Only FlashAttention-1's dropout is measured (docs/ACCURACY.md item 36).
-  par.attention_dropout = c.flash_attention && framework.attention_dropout &&
-                          framework.flash == cost::AttentionKernel::kFlash1;
+  // Each fused class's dropout share is measured (docs/ACCURACY.md items 36 and 37).
+  par.attention_dropout = c.flash_attention && framework.attention_dropout;
   par.tp_saves_gathered_input = framework.tp_saves_gathered_input;
   par.gqa_expand = framework.gqa_expand;
   if (c.tp_comm_overlap)

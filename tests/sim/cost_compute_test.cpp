@@ -103,7 +103,7 @@ TEST(CostCompute, AttentionDropoutCostsTheFlashAttentionPapersMeasuredShareOverT
   model::OpCost op{"attn.core", model::OpKind::kAttention, 1e12};
   op.m = 2048;
   op.k = 64;
-  const ComputeModel cm(hw, Precision::kBf16);
+  const ComputeModel cm(hw, Precision::kBf16, nullptr, AttentionKernel::kFlash1);
   const double plain = cm.op_seconds(op);
   op.dropout = true;
   // Head dim 64 at 2,048 tokens: the paper's forward ratios 2.85 / 2.28 and 2.81 / 2.40, 21% more.
@@ -128,6 +128,46 @@ TEST(CostCompute, AttentionDropoutCostsTheFlashAttentionPapersMeasuredShareOverT
   op.dropout = true;
   op.k = 0;
   EXPECT_NEAR(cm.op_seconds(op), plain_back, 1e-15);
+}
+
+TEST(CostCompute, AttentionDropoutCostsTheLaterKernelsMeasuredSharesOverTheHeadDim) {
+  // FlashAttention-2 and cuDNN's fused attention (the FA3 class) were each timed with and without
+  // dropout at head dimension 128, forward and backward together (docs/ACCURACY.md item 37).
+  EXPECT_NEAR(kFlash2DropoutShareAt128, 0.0475, 1e-4);
+  EXPECT_NEAR(kFusedDropoutShareAt128, 0.0337, 1e-4);
+  Hardware hw = toy();
+  hw.launch_overhead_ns = 0;
+  hw.efficiency.attention = 0.4;
+  hw.efficiency.attention_flash3 = 0.5;  // the entry has an FA3 rate
+  model::OpCost op{"attn.core", model::OpKind::kAttention, 1e12};
+  op.m = 2048;
+  op.k = 128;
+  const double plain = ComputeModel(hw, Precision::kBf16).op_seconds(op);
+  op.dropout = true;
+  const auto ratio = [&](const Hardware& h, AttentionKernel k, const model::OpCost& o) {
+    return ComputeModel(h, Precision::kBf16, nullptr, k).op_seconds(o) / plain;
+  };
+  EXPECT_NEAR(ratio(hw, AttentionKernel::kFlash2, op), 0.728 / 0.695, 1e-12);
+  EXPECT_NEAR(ratio(hw, AttentionKernel::kFlash3, op), 0.614 / 0.594, 1e-12);
+  // The same share at every length and in the backward (one point, their sum measured).
+  model::OpCost other = op;
+  other.m = 65536;
+  other.backward = true;
+  EXPECT_NEAR(ratio(hw, AttentionKernel::kFlash2, other), 0.728 / 0.695, 1e-12);
+  // At head dimension 64 the GEMMs do half the work per random number: twice the share.
+  other = op;
+  other.k = 64;
+  EXPECT_NEAR(ratio(hw, AttentionKernel::kFlash2, other), 1 + 2 * kFlash2DropoutShareAt128, 1e-12);
+  // Where the entry has no FA3 rate (the A100) that class runs as FA2 and is charged as FA2.
+  Hardware no_fa3 = hw;
+  no_fa3.efficiency.attention_flash3 = 0;
+  EXPECT_NEAR(ratio(no_fa3, AttentionKernel::kFlash3, op), 0.728 / 0.695, 1e-12);
+  // The shares by class, and none for a class that is not one fused kernel.
+  EXPECT_NEAR(attention_dropout_share(AttentionKernel::kFlash1, op), 0.210 / 2, 1e-12);
+  EXPECT_DOUBLE_EQ(attention_dropout_share(AttentionKernel::kUnfused, op), 0);
+  EXPECT_DOUBLE_EQ(attention_dropout_share(AttentionKernel::kFusedSoftmax, op), 0);
+  op.dropout = false;
+  EXPECT_DOUBLE_EQ(attention_dropout_share(AttentionKernel::kFlash2, op), 0);
 }
 
 TEST(CostCompute, SustainedShareSlowsTensorCoreWorkNotStreaming) {
