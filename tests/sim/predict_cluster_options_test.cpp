@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cost/collective_model.h"
+#include "sim/cost/compute_model.h"
 #include "sim/cost/framework.h"
 #include "sim/cost/hardware.h"
 #include "sim/model/gpt.h"
@@ -214,7 +215,8 @@ TEST(PredictClusterOptions, NvlsOffPricesAsTheCatalogWithoutIt) {
 TEST(PredictClusterOptions, AKernelClassInFlashAttentionOverridesTheProfiles) {
   // megatron-core-2024 runs cuDNN's attention on Hopper (flash3 class); a run whose launcher turned
   // it off (NVTE_FUSED_ATTN=0, item 30) says "flash2", and its attention takes as long as that
-  // class's forward and backward rates make it (a backward does 2.5 forwards' FLOPs).
+  // class's forward and backward rates make it (a backward does 2.5 forwards' FLOPs), with that
+  // class's share for the profile's attention dropout (item 37; head dim 128 here).
   json j = tp8_h100();
   j["mesh"] = {{"tp", 1}};
   j["model"]["hidden"] = 2048;
@@ -229,9 +231,12 @@ TEST(PredictClusterOptions, AKernelClassInFlashAttentionOverridesTheProfiles) {
   const double fa2 = attention("flash2");
   const cost::Hardware hw = cost::find_hardware("h100-sxm");
   const cost::Framework fw = cost::find_framework("megatron-core-2024");
+  ASSERT_TRUE(fw.attention_dropout);
   auto relative = [&](cost::AttentionKernel k) {
     const cost::AttentionRates r = cost::attention_rates(hw, k, fw.attention_forward_speedup);
-    return 1 / r.forward + model::kAttentionBackwardFlopRatio / r.backward;
+    const double dropout = k == cost::AttentionKernel::kFlash2 ? cost::kFlash2DropoutShareAt128
+                                                               : cost::kFusedDropoutShareAt128;
+    return (1 + dropout) * (1 / r.forward + model::kAttentionBackwardFlopRatio / r.backward);
   };
   // Within 1%: each kernel's launch overhead (2 us in the catalog) is the same for both classes.
   EXPECT_NEAR(fa2 / profile,
