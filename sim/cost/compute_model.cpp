@@ -98,9 +98,9 @@ ComputeModel::ComputeModel(const Hardware& hw, Precision precision, const Calibr
     : hw_(hw),
       precision_(precision),
       peak_(hw.peak(precision)),
-      attention_(attention == AttentionKernel::kFlash3 && hw.efficiency.attention_flash3 <= 0
-                     ? AttentionKernel::kFlash2
-                     : attention) {
+      attention_kernel_(attention == AttentionKernel::kFlash3 && hw.efficiency.attention_flash3 <= 0
+                            ? AttentionKernel::kFlash2
+                            : attention) {
   if (peak_ <= 0) {
     // Fall back to the nearest rate the catalog gives (a CPU has no bf16 tensor cores, say).
     for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kFp16, Precision::kTf32})
@@ -132,7 +132,7 @@ double ComputeModel::efficiency(const model::OpCost& op) const {
           sustained * attention_sequence_factor(hw_, op.m) *
           (op.backward && hw_.efficiency.attention_backward > 0 ? hw_.efficiency.attention_backward
                                                                 : hw_.efficiency.attention);
-      return rate / (1 + attention_dropout_share(attention_, op));
+      return rate / (1 + attention_dropout_share(attention_kernel_, op));
     }
     default:
       // Elementwise, norms and losses are memory-bound; their FLOPs run at the vector rate.

@@ -55,8 +55,9 @@ double attention_dropout_overhead(int64_t query_tokens, bool backward);
 
 // The share a FlashAttention-2 class kernel's time grows by with attention dropout at head
 // dimension 128, forward and backward together: Transformer Engine pull request 3313 (a TE
-// maintainer, 2026-08-05; GB200, flash-attn 2.7.4, bf16, packed layout, TE issue 3312's workload of
-// 4 sequences of 1,024 tokens, 16 heads of 128): 0.695 ms at dropout 0.0, 0.728 ms at 0.1.
+// maintainer, 2026-08-05; GB200, flash-attn 2.7.4, bf16, packed layout), reproducing TE issue
+// 3312's workload (4,096 tokens in 4 sequences, 16 heads of 128): 0.695 ms at dropout 0.0, 0.728
+// ms at 0.1.
 inline constexpr double kFlash2DropoutShareAt128 = 0.728 / 0.695 - 1;
 // The same for cuDNN's fused attention on Hopper, which the FlashAttention-3 class stands for
 // (FlashAttention-3 itself has no dropout): TE issue 3312's table (2026-08-04; H200, TE 2.15, fused
@@ -94,7 +95,7 @@ class ComputeModel {
   Hardware hw_;
   Precision precision_;
   double peak_;
-  AttentionKernel attention_;
+  AttentionKernel attention_kernel_;
   Calibration calibration_;
   bool calibrated_ = false;
 };
