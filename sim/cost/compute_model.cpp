@@ -78,6 +78,12 @@ double attention_dropout_overhead(int64_t query_tokens, bool backward) {
   return o[i] + (x - i) * (o[i + 1] - o[i]);
 }
 
+AttentionKernel kernel_class_on(const Hardware& hw, AttentionKernel k) {
+  return k == AttentionKernel::kFlash3 && hw.efficiency.attention_flash3 <= 0
+             ? AttentionKernel::kFlash2
+             : k;
+}
+
 double attention_dropout_share(AttentionKernel kernel, const model::OpCost& op) {
   if (!op.dropout || op.k <= 0) return 0;
   const double d = static_cast<double>(op.k);
@@ -98,9 +104,7 @@ ComputeModel::ComputeModel(const Hardware& hw, Precision precision, const Calibr
     : hw_(hw),
       precision_(precision),
       peak_(hw.peak(precision)),
-      attention_kernel_(attention == AttentionKernel::kFlash3 && hw.efficiency.attention_flash3 <= 0
-                            ? AttentionKernel::kFlash2
-                            : attention) {
+      attention_kernel_(kernel_class_on(hw, attention)) {
   if (peak_ <= 0) {
     // Fall back to the nearest rate the catalog gives (a CPU has no bf16 tensor cores, say).
     for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kFp16, Precision::kTf32})

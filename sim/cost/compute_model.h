@@ -42,6 +42,11 @@ inline constexpr double kAttentionBlockOverhead = 4.2;
 // none or the length is not known (query_tokens <= 0).
 double attention_sequence_factor(const Hardware& hw, int64_t query_tokens);
 
+// The class a fused kernel of class `k` runs as on `hw`: an FA3-class kernel on a GPU whose entry
+// has no FA3 rate (the A100) runs as FA2 (Transformer Engine runs FA2-class kernels there), priced
+// at FA2's rate (cost::attention_efficiency) and dropout share; every other class as itself.
+AttentionKernel kernel_class_on(const Hardware& hw, AttentionKernel k);
+
 // The time a FlashAttention-1 kernel adds when it applies dropout to the attention probabilities
 // (a random number drawn per score element in the forward, drawn again in the backward), as a
 // share of its time without dropout at head dimension 64: the FlashAttention paper's benchmark
@@ -75,8 +80,7 @@ class ComputeModel {
  public:
   // `calibration` may be null; when given, phases it fitted use its rate instead of the ops model.
   // `attention`: the class of the fused attention kernel, whose dropout share attention ops that
-  // apply dropout are charged (attention_dropout_share); an FA3-class kernel on a GPU whose entry
-  // has no FA3 rate runs as FA2 (cost::attention_efficiency) and is charged as FA2.
+  // apply dropout are charged (attention_dropout_share), as it runs on `hw` (kernel_class_on).
   ComputeModel(const Hardware& hw, Precision precision, const Calibration* calibration = nullptr,
                AttentionKernel attention = AttentionKernel::kFlash2);
 

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/cost/compute_model.h"
 #include "sim/cost/hardware.h"
 #include "sim/model/stage_cost.h"
 #include "traces/enum_names.h"
@@ -330,7 +331,7 @@ Framework find_framework(const std::string& name_or_path) {
 double attention_efficiency(const Hardware& hw, AttentionKernel k) {
   const Efficiency& e = hw.efficiency;
   const double fa2 = e.attention_flash2 > 0 ? e.attention_flash2 : e.attention;
-  if (k == AttentionKernel::kFlash3 && e.attention_flash3 > 0) return e.attention_flash3;
+  if (kernel_class_on(hw, k) == AttentionKernel::kFlash3) return e.attention_flash3;
   // FlashAttention (v1, and the Triton port of it that MPT's attn_impl 'triton' runs): Dao 2023
   // (FlashAttention-2, arXiv 2307.08691), abstract: FA2 gives "around 2x speedup compared to
   // FlashAttention" (25-40% of A100 peak against FA2's 50-73%). Half FA2's rate; that the same
