@@ -44,6 +44,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "p2p_recv_posted_ahead",
                                                     "tp_backward_overlap",
                                                     "qkv_split_grad",
+                                                    "selective_recomputes_flash",
                                                     "hidden_dropout",
                                                     "attention_dropout",
                                                     "tp_saves_gathered_input",
@@ -246,6 +247,7 @@ Framework parse_framework(const json& j, const std::string& where) {
   boolean_of(j, "p2p_recv_posted_ahead", where, f.p2p_recv_posted_ahead);
   boolean_of(j, "tp_backward_overlap", where, f.tp_backward_overlap);
   boolean_of(j, "qkv_split_grad", where, f.qkv_split_grad);
+  boolean_of(j, "selective_recomputes_flash", where, f.selective_recomputes_flash);
   boolean_of(j, "hidden_dropout", where, f.hidden_dropout);
   boolean_of(j, "attention_dropout", where, f.attention_dropout);
   boolean_of(j, "tp_saves_gathered_input", where, f.tp_saves_gathered_input);

@@ -110,6 +110,11 @@ struct Framework {
   // model::LayerParallel::qkv_split_grad). False: the kernel writes them into one buffer, or the
   // projections are separate.
   bool qkv_split_grad = false;
+  // Selective recomputation reruns the attention kernel's forward under flash attention too
+  // (megatron-core: checkpoint_core_attention wraps the core attention whatever kernel runs it;
+  // profile key "selective_recomputes_flash"; model::LayerParallel::selective_recomputes_flash).
+  // False: it covers only an unfused attention's scores (Megatron-LM's ParallelAttention).
+  bool selective_recomputes_flash = false;
   // Dropout after the attention and the MLP keeps a 1-byte mask per element for the backward
   // (profile key "hidden_dropout"; model::LayerParallel::hidden_dropout). False: no dropout, or
   // p = 0, and no mask.

@@ -300,6 +300,15 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   if (par.qkv_split_grad)
     ig.push_back(elementwise("attn.qkv_split.grad", OpKind::kElementwise,
                              double(T) * (a + 2 * kv) * d / t, e, 0, 2));
+  const bool rerun_flash = par.recompute == Recompute::kSelective && par.flash_attention &&
+                           par.selective_recomputes_flash;
+  if (rerun_flash)
+    for (const OpCost& op : fwd)
+      if (op.kind == OpKind::kAttention) {
+        OpCost r = op;
+        r.name = "recompute." + r.name;
+        ig.push_back(r);
+      }
   if (par.recompute == Recompute::kSelective && !par.flash_attention) {
     for (const OpCost& op : fwd)
       if (op.name.rfind("attn.qk", 0) == 0 || op.name.rfind("attn.av", 0) == 0 ||
@@ -369,7 +378,7 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     act += linear_in * h * e;                   // fc1 input
     if (par.hidden_dropout) act += 2 * Tr * h;  // the attention's and the MLP's dropout masks
     if (par.flash_attention) {
-      act += Td * q_heads * 4;  // softmax statistics
+      if (!rerun_flash) act += Td * q_heads * 4;  // softmax statistics
     } else if (par.recompute == Recompute::kNone) {
       act += (2.0 * e + 1) * b * q_heads * (s / par.cp) * s;  // scores, mask, dropout output
     }

@@ -125,6 +125,11 @@ struct LayerParallel {
   // (split's backward: read and write (heads + 2 kv heads) x head_dim per token), an op of the
   // input gradient's. transformer_layer reads it.
   bool qkv_split_grad = false;
+  // With kSelective under flash attention: the stack recomputes the attention kernel's forward
+  // before its backward (megatron-core's checkpoint_core_attention), keeping the kernel's inputs
+  // and not its softmax statistics. False: selective recomputation covers only an unfused
+  // attention's scores, and a flash kernel is left as it is (Megatron-LM's ParallelAttention).
+  bool selective_recomputes_flash = false;
   // Dropout after the attention's and the MLP's output (1-byte masks kept for the backward,
   // Korthikanti et al.'s sbh each). False: the stack has none, or p = 0 (ATen's dropout returns
   // its input then), and keeps no mask.

@@ -38,6 +38,7 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   par.recompute_early_stop = framework.recompute_early_stop;
   par.tp_backward_overlap = framework.tp_backward_overlap;
   par.qkv_split_grad = framework.qkv_split_grad;
+  par.selective_recomputes_flash = framework.selective_recomputes_flash;
   par.hidden_dropout = framework.hidden_dropout;
   // Each fused class's dropout share is measured (docs/ACCURACY.md items 36 and 37).
   par.attention_dropout = c.flash_attention && framework.attention_dropout;

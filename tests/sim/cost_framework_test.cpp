@@ -369,6 +369,20 @@ TEST(CostFramework, MemoryKeysFollowEachStacksLayers) {
         << key;
 }
 
+TEST(CostFramework, OnlyMegatronCoresSelectiveRecomputationRerunsAFlashKernel) {
+  // megatron/core/transformer/attention.py checkpoints the core attention under 'selective';
+  // Megatron-LM's ParallelAttention, and the stacks without Megatron's selective mode, do not.
+  EXPECT_FALSE(parse_framework({{"name", "x"}}, "fw.json").selective_recomputes_flash);
+  EXPECT_TRUE(find_framework("megatron-core-2024").selective_recomputes_flash);
+  EXPECT_TRUE(find_framework("nemo-24.09").selective_recomputes_flash);
+  for (const char* name : {"megatron-2022", "deepspeed-megatron", "llama3-2024", "torchtitan",
+                           "fms-fsdp", "llm-foundry", "flash-attn-training"})
+    EXPECT_FALSE(find_framework(name).selective_recomputes_flash) << name;
+  EXPECT_NE(error_of({{"name", "x"}, {"selective_recomputes_flash", 1}})
+                .find("fw.json: key 'selective_recomputes_flash': must be true or false"),
+            std::string::npos);
+}
+
 TEST(CostFramework, QkvSplitGradientsFollowEachStacksAttentionCode) {
   // Megatron-LM and MPT split one projection's output; megatron-core's TE split returns the
   // gradients' shared buffer; flash-attention packs qkv; torchtitan projects q, k, v apart.

@@ -93,6 +93,40 @@ TEST(Gpt, FullRecomputationRepeatsTheForwardInTheBackward) {
   EXPECT_DOUBLE_EQ(total_flops(full.forward), total_flops(none.forward));
 }
 
+// Megatron-core's selective recomputation checkpoints the core attention whatever kernel runs it:
+// under flash attention the kernel's forward runs again before its backward, and its softmax
+// statistics are not kept. Megatron-LM's (the default) leaves a flash kernel as it is.
+TEST(Gpt, SelectiveRecomputationRerunsTheFlashKernelWhereTheStackCheckpointsIt) {
+  TransformerShape sh{6144, 48, 8, 24576, false, 0, 1, 0, true};
+  const LayerCost none = transformer_layer(sh, par(4, true, Recompute::kNone, true));
+  LayerParallel p = par(4, true, Recompute::kSelective, true);
+  const LayerCost legacy = transformer_layer(sh, p);
+  EXPECT_EQ(legacy.input_grad.size(), none.input_grad.size());
+  EXPECT_EQ(legacy.activation_bytes, none.activation_bytes);
+  p.selective_recomputes_flash = true;
+  p.attention_dropout = true;
+  const LayerCost core = transformer_layer(sh, p);
+  ASSERT_EQ(core.input_grad.size(), none.input_grad.size() + 1);
+  const OpCost* again = find_op(core.input_grad, "recompute.attn.core");
+  const OpCost* forward = find_op(core.forward, "attn.core");
+  ASSERT_NE(again, nullptr);
+  ASSERT_NE(forward, nullptr);
+  EXPECT_DOUBLE_EQ(again->flops, forward->flops);
+  EXPECT_DOUBLE_EQ(again->bytes, forward->bytes);
+  EXPECT_EQ(again->k, forward->k);
+  EXPECT_TRUE(again->dropout);  // the kernel draws its dropout again
+  EXPECT_FALSE(again->backward);
+  // One fp32 statistic a query row: 2,048 tokens of 48 / 4 heads.
+  EXPECT_EQ(none.activation_bytes - core.activation_bytes, int64_t{2048} * 12 * 4);
+  // Nothing else changes; without flash attention the unfused scores are recomputed as before.
+  EXPECT_EQ(core.forward.size(), none.forward.size());
+  EXPECT_EQ(core.comm_backward.size(), none.comm_backward.size());
+  LayerParallel unfused = par(4, true, Recompute::kSelective, false);
+  const size_t before = transformer_layer(sh, unfused).input_grad.size();
+  unfused.selective_recomputes_flash = true;
+  EXPECT_EQ(transformer_layer(sh, unfused).input_grad.size(), before);
+}
+
 TEST(Gpt, EarlyStopEndsTheRecomputationBeforeTheLayersLastGemm) {
   // Llama 2 70B's layer (GQA 64/8, SwiGLU 28672) over tp 2 without sequence parallelism. PyTorch's
   // non-reentrant checkpoint stops once the last saved tensor is rebuilt: fc2 saves its input and

@@ -323,6 +323,36 @@ TEST(PredictFrameworkConfig, AttentionDropoutIsChargedAtTheKernelClassesMeasured
   EXPECT_DOUBLE_EQ(summary_of(j).peak_memory_bytes, mem);
 }
 
+TEST(PredictFrameworkConfig, SelectiveRecomputationRerunsTheFlashKernelWhereTheProfileSaysSo) {
+  // megatron-core checkpoints its core attention under 'selective' (docs/ACCURACY.md item 38): each
+  // layer's attention kernel runs its forward again before its backward, priced as that forward.
+  // A profile without the key leaves the kernel as it is, as Megatron-LM's ParallelAttention does.
+  json j = tiny_gpt();  // 16 heads of 64, 2,048 tokens, 4 layers, 2 microbatches a device
+  j["options"]["flash_attention"] = true;
+  j["options"]["recompute"] = "selective";
+  const std::string kernel = R"("flash_attention": "flash2", )";
+  j["framework"] = exposed_profile("selective-legacy", kernel + R"("recompute": ["selective"])");
+  const Summary legacy = summary_of(j);
+  j["framework"] =
+      exposed_profile("selective-core",
+                      kernel + R"("recompute": ["selective"], "selective_recomputes_flash": true)");
+  const PredictConfig c = parse_config(j, "cfg.json");
+  const Summary core = summary_of(j);
+  EXPECT_EQ(legacy.breakdown.busy[Term::kRecompute], 0);
+  cost::Hardware hw = h100_for(c);
+  hw.efficiency.attention = cost::attention_efficiency(hw, cost::AttentionKernel::kFlash2);
+  const cost::ComputeModel cm(hw, c.precision, nullptr, cost::AttentionKernel::kFlash2);
+  model::OpCost forward{"attn.core", model::OpKind::kAttention, 2.0 * 2048 * 2048 * 16 * 64};
+  forward.m = 2048;
+  forward.k = 64;
+  const double again = 4 * 2 * cm.op_seconds(forward);
+  EXPECT_NEAR(core.breakdown.busy[Term::kRecompute], again, 1e-6 * again);
+  EXPECT_DOUBLE_EQ(core.breakdown.busy[Term::kAttention], legacy.breakdown.busy[Term::kAttention]);
+  EXPECT_GT(core.step_time_s, legacy.step_time_s + 0.9 * again);
+  // The kernel's softmax statistics are not kept: memory falls.
+  EXPECT_LT(core.peak_memory_bytes, legacy.peak_memory_bytes);
+}
+
 TEST(PredictFrameworkConfig, TheLossKeepsItsProfilesSavedBytesPerLogitInMemory) {
   // Two profiles alike but for loss_saved_bytes: with one microbatch in flight (pp 1), the peak
   // activations differ by the bytes per logit saved times one microbatch's logits; the step time
