@@ -72,7 +72,8 @@ FitAlternatives fit_alternatives(const PredictConfig& c, SimulateOptions o) {
     }
   }
   // Fastest first; of those alike in step and memory (a change that changes nothing here, such
-  // as selective recomputation under flash attention), only the one with the fewest changes.
+  // as Megatron-LM's selective recomputation under flash attention), only the one with the fewest
+  // changes.
   std::stable_sort(out.fitting.begin(), out.fitting.end(),
                    [](const FitAlternative& a, const FitAlternative& b) {
                      if (a.summary.step_time_s != b.summary.step_time_s)
