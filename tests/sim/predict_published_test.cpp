@@ -101,6 +101,11 @@ const std::vector<Row>& rows() {
       // scale (committed before first evaluated, 363eeac).
       {"nemo-nemotron4-15b-16xh100.json", Metric::kStepSeconds, 2.812, 0.06},
       {"nemo-nemotron4-15b-2048xh100.json", Metric::kStepSeconds, 2.887, 0.07},
+      // nemotron/README_340b.md at 143b90d (the same table at 35a9aec and 8f5cbb3), "Nemotron4
+      // 340b 24.11 BF16": the smallest and the largest scale (committed before first evaluated,
+      // 0da3555; its selective recomputation priced by item 38 before that evaluation).
+      {"nemo-nemotron4-340b-128xh100.json", Metric::kStepSeconds, 4.61, 0.01},
+      {"nemo-nemotron4-340b-2048xh100.json", Metric::kStepSeconds, 4.84, 0.02},
       {"torchtitan-llama2-13b-opsac-64xa100.json", Metric::kTokensPerSecondPerGpu, 1904, 0.01, true,
        1},
       {"torchtitan-llama2-70b-opsac-b1-64xa100.json", Metric::kTokensPerSecondPerGpu, 355, 0.07,
