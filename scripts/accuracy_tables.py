@@ -95,12 +95,12 @@ def update_test(test, errors, held, tight):
 
 def update_profiles(groups):
     files = {}
-    for (framework, hardware), (_, low, high) in sorted(groups.items()):
+    for (framework, hardware), (rows, low, high) in sorted(groups.items()):
         path = os.path.join(PROFILES, framework + ".json")
         f = files.setdefault(path, File(path))
-        pattern = re.compile(r'("%s": \{"low": )(-?[0-9.]+)(, "high": )(-?[0-9.]+)'
+        pattern = re.compile(r'("%s": \{"low": )(-?[0-9.]+)(, "high": )(-?[0-9.]+)(, "rows": )(\d+)'
                              % re.escape(hardware))
-        f.text = pattern.sub(lambda m: f"{m[1]}{low!r}{m[3]}{high!r}", f.text, count=1)
+        f.text = pattern.sub(lambda m: f"{m[1]}{low!r}{m[3]}{high!r}{m[5]}{rows}", f.text, count=1)
         json.loads(f.text)  # still a profile
     return list(files.values())
 
