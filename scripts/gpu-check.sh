@@ -6,6 +6,9 @@
 #   2b. bf16 GEMM rates of OpenXLA's 87 sm_90 shapes and 8192^3 held for 20 s (meshscope-kernel-check
 #      --gemm-rates, --sustained), checked against the h200-sxm entry's GEMM model by `meshscope
 #      calibrate --gemm-rates` (gemm-rates.csv and the check kept for docs/GPU_RESULTS.md);
+#   2c. Transformer Engine's SM margin: the NeMo rows' pipelined reduce-scatter GEMMs whole, in
+#      TE's chunks, with and without its SM count target, beside a kernel holding the
+#      communication's SMs (meshscope-kernel-check --sm-margin; sm-margin-conn{1,8}.csv kept);
 #   3. 1F1B on 4 virtual devices (cuda-virtual, CUPTI tracer): equal to one device, CUPTI recorded
 #      and labelled ops, dropped none; the green-context split it got; its bubble;
 #   4. GPipe, interleaved, ZB-H1, naive, TP and DP the same way; the cuda backend (NCCL), 1 rank;
@@ -307,6 +310,29 @@ gemm_rates_check() {
   row gemm "$name" "${verdict%%|*}" "${verdict#*|}"
 }
 
+# Transformer Engine's SM margin on the NeMo rows' pipelined reduce-scatter GEMMs
+# (kernels/cuda/sm_margin.h, scripts/sm_margin_cases.csv): each GEMM whole and in TE's chunks, with
+# and without the SM count target, alone and beside a kernel holding the communication's SMs;
+# under CUDA_DEVICE_MAX_CONNECTIONS 1 (what Megatron-based launchers set) and 8 (CUDA's default).
+# What docs/ACCURACY.md's rule for pricing `set_sm_margin` reads (issue 12).
+sm_margin_check() {
+  local cases="$root/scripts/sm_margin_cases.csv" log_file="$out/sm-margin.log" conn status verdict
+  local name="SM margin (10 GEMMs)"
+  for conn in 1 8; do
+    capped 60 env CUDA_DEVICE_MAX_CONNECTIONS=$conn "$bin/meshscope-kernel-check" \
+      --sm-margin "$cases" > "$out/sm-margin-conn$conn.csv" 2>> "$log_file"
+    status=$?
+    case $status in
+      0) ;;
+      2) row gemm "$name" SKIP "$(head -1 "$out/sm-margin-conn$conn.csv")"; return ;;
+      *) row gemm "$name" FAIL "connections $conn: $(why_failed $status "$log_file")"; return ;;
+    esac
+  done
+  verdict=$(python3 "$parse" sm-margin-summary "$out/sm-margin-conn1.csv" \
+            "$out/sm-margin-conn8.csv" 2>&1) || { row gemm "$name" FAIL "$verdict"; return; }
+  row gemm "$name" "${verdict%%|*}" "${verdict#*|}"
+}
+
 # Closed-form bubble fraction of a family (equal stage costs).
 closed_form() { python3 "$parse" closed-form "$@"; }
 
@@ -496,6 +522,7 @@ fi
 versions
 kernel_checks
 if [[ $(left_s) -ge 60 ]]; then gemm_rates_check; else row gemm "rates (87 shapes, 8192^3 20 s)" SKIP "out of time"; fi
+if [[ $(left_s) -ge 60 ]]; then sm_margin_check; else row gemm "SM margin (10 GEMMs)" SKIP "out of time"; fi
 for entry in "${families[@]}"; do
   IFS='|' read -r label fam mesh m v <<< "$entry"
   if [[ $(left_s) -lt 60 ]]; then row schedule "$label" SKIP "out of time"; continue; fi

@@ -14,6 +14,7 @@
 Only the standard library; every subcommand exits 1 with a one-line reason on unreadable input.
 """
 import collections
+import csv
 import glob
 import json
 import os
@@ -145,10 +146,40 @@ def gemm_summary(check_json, rates_out):
     print(("ok" if d["rms"] < 0.05 else "FAIL") + "|" + detail)
 
 
+def sm_margin_summary(*paths):
+    """Each case's times over its whole GEMM's, from meshscope-kernel-check --sm-margin CSVs
+    (one per CUDA_DEVICE_MAX_CONNECTIONS setting): "ok|..." or "FAIL|..."."""
+    ways = ["whole_target_s", "split_s", "split_target_s", "held_s", "held_target_s"]
+    parts, bad = [], []
+    for path in paths:
+        conn = path.rsplit("conn", 1)[-1].split(".")[0]
+        rows = [r for r in csv.DictReader(open(path))]
+        if not rows:
+            raise ValueError(f"{path}: no cases")
+        cases = []
+        for r in rows:
+            whole = float(r["whole_s"])
+            times = [float(r[w]) for w in ways]
+            if whole <= 0 or min(times) <= 0:
+                bad.append(f"{r['name']} (connections {conn}): a time of 0")
+                continue
+            if float(r["held_s"]) < 0.98 * float(r["split_s"]):
+                bad.append(f"{r['name']} (connections {conn}): faster with SMs held")
+            sms, held = int(r["sms"]), int(r["num_sm"])
+            short = r["name"].replace("nemo-", "").replace("_fprop", "")
+            cases.append("%s %s (cap %.2f)" % (short, "/".join("%.2f" % (t / whole) for t in times),
+                                               sms / (sms - held)))
+        parts.append(f"connections {conn}: " + ", ".join(cases))
+    head = ("over the whole GEMM, target/split/split+target/held/held+target: "
+            + "; ".join(parts))
+    print(("FAIL|" + "; ".join(bad) + "; " if bad else "ok|") + head)
+
+
 COMMANDS = {"table": table, "nvidia-lib-dirs": nvidia_lib_dirs, "kernel-summary": kernel_summary,
             "closed-form": closed_form, "cupti-verdict": cupti_verdict,
             "steady-period": steady_period, "drop-first-step": drop_first_step,
-            "overhead": overhead, "gemm-summary": gemm_summary}
+            "overhead": overhead, "gemm-summary": gemm_summary,
+            "sm-margin-summary": sm_margin_summary}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

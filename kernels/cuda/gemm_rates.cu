@@ -13,6 +13,7 @@
 
 #include "kernels/cuda/gemm_rates.h"
 #include "kernels/cuda/raii.h"
+#include "kernels/cuda/random_fill.h"
 
 namespace meshscope::kernels::cuda {
 namespace {
@@ -25,7 +26,7 @@ __device__ uint64_t splitmix64(uint64_t x) {
 }
 
 // Element i: a standard normal by Box-Muller on two uniforms hashed from (seed, i).
-__global__ void fill_normal_bf16(__nv_bfloat16* out, size_t n, uint64_t seed) {
+__global__ void fill_normal_bf16_kernel(__nv_bfloat16* out, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     const uint64_t h = splitmix64(seed ^ splitmix64(i));
@@ -35,18 +36,22 @@ __global__ void fill_normal_bf16(__nv_bfloat16* out, size_t n, uint64_t seed) {
   }
 }
 
-void fill(cudaStream_t stream, __nv_bfloat16* out, size_t n, uint64_t seed) {
-  fill_normal_bf16<<<1024, 256, 0, stream>>>(out, n, seed);
+}  // namespace
+
+void fill_normal_bf16(cudaStream_t stream, __nv_bfloat16* out, size_t n, uint64_t seed) {
+  fill_normal_bf16_kernel<<<1024, 256, 0, stream>>>(out, n, seed);
   MESHSCOPE_CUDA_CHECK(cudaGetLastError());
 }
+
+namespace {
 
 // Operands for shapes up to the largest of each matrix, filled once.
 struct Operands {
   DeviceBuffer<__nv_bfloat16> a, b, c;
   Operands(cudaStream_t stream, size_t a_elems, size_t b_elems, size_t c_elems, uint64_t seed)
       : a(a_elems), b(b_elems), c(c_elems) {
-    fill(stream, a.data(), a_elems, seed);
-    fill(stream, b.data(), b_elems, seed + 1);
+    fill_normal_bf16(stream, a.data(), a_elems, seed);
+    fill_normal_bf16(stream, b.data(), b_elems, seed + 1);
     MESHSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 };

@@ -5,7 +5,9 @@
 // --gemm-rates SHAPES.csv: the bf16 GEMM rate of each shape (gemm_rates.h) as CSV on stdout, for
 // `meshscope calibrate --gemm-rates`; --sustained SECONDS: 8192 x 8192 x 8192 kept busy that long,
 // the rate of each half-second window ("sustained<TAB>WINDOW<TAB>FLOP/s") and the last window over
-// the first. Exit 2 without a device, as the checks.
+// the first; --sm-margin CASES.csv: each case's GEMM timed the six ways of sm_margin.h, as CSV on
+// stdout (scripts/sm_margin_cases.csv: the NeMo rows' pipelined reduce-scatter GEMMs). Exit 2
+// without a device, as the checks.
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -16,11 +18,12 @@
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/gemm_rates.h"
 #include "kernels/cuda/library_versions.h"
+#include "kernels/cuda/sm_margin.h"
 
 int main(int argc, char** argv) {
   using namespace meshscope::kernels::cuda;
   CheckOptions options;
-  std::string gemm_shapes;
+  std::string gemm_shapes, sm_margin_cases;
   double sustained_s = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -36,6 +39,8 @@ int main(int argc, char** argv) {
       return all ? 0 : 1;
     } else if (arg == "--gemm-rates" && i + 1 < argc) {
       gemm_shapes = argv[++i];
+    } else if (arg == "--sm-margin" && i + 1 < argc) {
+      sm_margin_cases = argv[++i];
     } else if (arg == "--sustained" && i + 1 < argc) {
       sustained_s = std::strtod(argv[++i], nullptr);
       if (!(sustained_s > 0 && sustained_s <= 600)) {
@@ -45,14 +50,16 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: meshscope-kernel-check [--seed N | --versions | --gemm-rates SHAPES.csv "
-                   "| --sustained SECONDS]\n");
+                   "| --sustained SECONDS | --sm-margin CASES.csv]\n");
       return 1;
     }
   }
   std::vector<GemmShape> shapes;
-  if (!gemm_shapes.empty()) {
-    try {
-      shapes = read_gemm_shapes(gemm_shapes);  // a bad file is named before any device is probed
+  std::vector<SmMarginCase> cases;
+  if (!gemm_shapes.empty() || !sm_margin_cases.empty()) {
+    try {  // a bad file is named before any device is probed
+      if (!gemm_shapes.empty()) shapes = read_gemm_shapes(gemm_shapes);
+      if (!sm_margin_cases.empty()) cases = read_sm_margin_cases(sm_margin_cases);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "meshscope-kernel-check: %s\n", e.what());
       return 1;
@@ -63,8 +70,9 @@ int main(int argc, char** argv) {
     std::printf("SKIP: %s\n", no_device_message(probe).c_str());
     return 2;
   }
-  if (!shapes.empty() || sustained_s > 0) {
+  if (!shapes.empty() || sustained_s > 0 || !cases.empty()) {
     try {
+      if (!cases.empty()) std::fputs(format_sm_margin(measure_sm_margin(cases)).c_str(), stdout);
       if (!shapes.empty())
         std::fputs(format_gemm_rates(measure_gemm_rates(shapes)).c_str(), stdout);
       if (sustained_s > 0) {

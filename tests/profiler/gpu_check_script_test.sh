@@ -86,6 +86,12 @@ if [[ ${1:-} == --gemm-rates ]]; then
   printf 'sustained\t0\t7.6e14\nsustained\t1\t6.5e14\nsustained over burst\t0.855\n'
   exit 0
 fi
+if [[ ${1:-} == --sm-margin ]]; then  # held_s tells the connections setting it ran under
+  held=1.2e-4; [[ ${CUDA_DEVICE_MAX_CONNECTIONS:-} == 8 ]] && held=1.25e-4
+  echo 'name,m,n,k,num_sm,num_splits,sms,whole_s,whole_target_s,split_s,split_target_s,held_s,held_target_s'
+  echo "nemo-gpt3-175b.proj_fprop,2048,12288,3072,24,4,132,1.0e-4,1.2e-4,1.01e-4,1.03e-4,$held,1.19e-4"
+  exit 0
+fi
 echo "ok   gemm                           fp32 NN 67x45x129 beta=0             rel_err 1.000e-07  tol 1.0e-05"
 echo "ok   gemm                           tf32 NN 67x45x129 beta=0             rel_err 7.000e-04  tol 1.5e-03"
 echo "2 checks, 0 failed (seed 1)"
@@ -170,6 +176,9 @@ grep -P '^gemm\t' "$tsv" | grep -qP '\tok\t2 shapes: the h200-sxm model within 2
 [[ $(head -1 "$work/good/gemm-rates.csv") == b,m,n,k,flops_per_s,seconds ]] \
   && ! grep -q sustained "$work/good/gemm-rates.csv" && pass "good: GEMM rates CSV kept" \
   || fail "good: gemm-rates.csv: $(head -2 "$work/good/gemm-rates.csv")"
+grep -P '^gemm\tSM margin' "$tsv" | grep -qP '\tok\t.*connections 1: gpt3-175b.proj 1.20/1.01/1.03/1.20/1.19 \(cap 1.22\); connections 8: gpt3-175b.proj 1.20/1.01/1.03/1.25/1.19' \
+  && pass "good: SM margin row, both connection settings" \
+  || fail "good: SM margin row: $(grep -P '^gemm\tSM margin' "$tsv")"
 [[ $(status_of setup "green contexts") == info ]] && pass "good: green-context split reported" \
   || fail "good: no green-context row"
 [[ $(status_of version cupti) == info ]] && pass "good: versions up front" || fail "good: no cupti version"
