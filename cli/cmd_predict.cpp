@@ -498,7 +498,7 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--gpus", args->gpus, "GPU budget for --search")->needs("--search");
   cmd->add_option("--top", args->top, "rows --search prints")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, 1 << 20))
       ->needs("--search");
   // A measured torch pipelining job instead of a config (cli/predict_from_trace.cpp).
   cmd->get_option("--config")->required(false);
