@@ -12,8 +12,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "kernels/cuda/random_fill.h"
 #include "kernels/cuda/raii.h"
+#include "kernels/cuda/random_fill.h"
 #include "kernels/cuda/sm_margin.h"
 
 namespace meshscope::kernels::cuda {
@@ -97,7 +97,10 @@ Layout bf16_layout(int64_t rows, int64_t cols) {
 class LtGemm {
  public:
   LtGemm(cublasLtHandle_t lt, int64_t m, int64_t n, int64_t k, int sm_target, size_t workspace)
-      : lt_(lt), a_(bf16_layout(k, n)), b_(bf16_layout(k, m)), d_(bf16_layout(n, m)),
+      : lt_(lt),
+        a_(bf16_layout(k, n)),
+        b_(bf16_layout(k, m)),
+        d_(bf16_layout(n, m)),
         workspace_(workspace) {
     cublasLtMatmulDesc_t desc = nullptr;
     MESHSCOPE_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -163,10 +166,19 @@ void check_case(const SmMarginCase& c, int sms) {
 class Runner {
  public:
   Runner(const SmMarginCase& c, int sms, uint64_t seed)
-      : c_(c), sms_(sms), streams_(std::min(kMaxStreams, c.num_splits)),
-        main_(make_stream(kPriority)), holder_(make_stream(kPriority)),
-        lt_(make_lt()), weight_(c.n * c.k), input_(c.m * c.k), out_(c.m * c.n),
-        workspace_(kWorkspaceBytes), flags_(3), start_(make_event(true)), stop_(make_event(true)),
+      : c_(c),
+        sms_(sms),
+        streams_(std::min(kMaxStreams, c.num_splits)),
+        main_(make_stream(kPriority)),
+        holder_(make_stream(kPriority)),
+        lt_(make_lt()),
+        weight_(c.n * c.k),
+        input_(c.m * c.k),
+        out_(c.m * c.n),
+        workspace_(kWorkspaceBytes),
+        flags_(3),
+        start_(make_event(true)),
+        stop_(make_event(true)),
         fork_(make_event()) {
     const int target = sms - c.num_sm;
     const int64_t chunk = c.n / c.num_splits;
@@ -231,8 +243,8 @@ class Runner {
   void calls(bool split, bool target, int n) {
     for (int call = 0; call < n; ++call) {
       if (!split) {
-        (target ? whole_target_ : whole_)->run(main_.get(), weight_.data(), input_.data(),
-                                               out_.data(), workspace_.data());
+        (target ? whole_target_ : whole_)
+            ->run(main_.get(), weight_.data(), input_.data(), out_.data(), workspace_.data());
         continue;
       }
       MESHSCOPE_CUDA_CHECK(cudaEventRecord(fork_.get(), main_.get()));
@@ -283,8 +295,8 @@ class Runner {
     MESHSCOPE_CUDA_CHECK(cudaEventSynchronize(stop_.get()));
     if (held) {
       int timed_out = 0;
-      MESHSCOPE_CUDA_CHECK(cudaMemcpy(&timed_out, flags_.data() + 2, sizeof timed_out,
-                                      cudaMemcpyDeviceToHost));
+      MESHSCOPE_CUDA_CHECK(
+          cudaMemcpy(&timed_out, flags_.data() + 2, sizeof timed_out, cudaMemcpyDeviceToHost));
       if (timed_out != 0)
         throw std::runtime_error("sm margin case '" + c_.name + "': " +
                                  (timed_out == 2 ? "the SM holders never all ran"

@@ -29,19 +29,19 @@ struct SmMarginCase {
 // Seconds per call of each way of running one case (median over 5 batches of back-to-back calls).
 struct SmMarginTimes {
   SmMarginCase c;
-  int sms = 0;                // the device's SMs; the margin's target is sms - num_sm
-  double whole = 0;           // the GEMM in one call on all SMs: what the model prices
-  double whole_target = 0;    // one call with the SM count target: is the target a cap?
-  double split = 0;           // TE's chunks on its streams, no target
-  double split_target = 0;    // TE's chunks with the target: set_sm_margin, nothing else running
-  double held = 0;            // chunks, no target, while a kernel holds num_sm SMs throughout
-  double held_target = 0;     // the same with the target
+  int sms = 0;              // the device's SMs; the margin's target is sms - num_sm
+  double whole = 0;         // the GEMM in one call on all SMs: what the model prices
+  double whole_target = 0;  // one call with the SM count target: is the target a cap?
+  double split = 0;         // TE's chunks on its streams, no target
+  double split_target = 0;  // TE's chunks with the target: set_sm_margin, nothing else running
+  double held = 0;          // chunks, no target, while a kernel holds num_sm SMs throughout
+  double held_target = 0;   // the same with the target
 };
 
 // Throws std::runtime_error (CUDA or cuBLASLt failure, a case the device cannot run: sizes not
 // divisible by num_splits, num_sm not below the device's SMs less 2, operands over 8 GiB).
-std::vector<SmMarginTimes> measure_sm_margin(const std::vector<SmMarginCase>& cases,
-                                             int iters = 20, uint64_t seed = 1);
+std::vector<SmMarginTimes> measure_sm_margin(const std::vector<SmMarginCase>& cases, int iters = 20,
+                                             uint64_t seed = 1);
 
 // Cases from a CSV whose header starts "name,m,n,k,num_sm,num_splits"; '#' lines are comments.
 // Throws std::runtime_error naming the file and line.

@@ -22,8 +22,8 @@ const std::string kCases = std::string(MESHSCOPE_SOURCE_DIR) + "/scripts/sm_marg
 // The first config (by name) of sim/predict/configs whose name starts with `row` and a dash.
 std::string config_of(const std::string& row) {
   std::vector<std::string> paths;
-  for (const auto& e :
-       std::filesystem::directory_iterator(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/predict/configs"))
+  for (const auto& e : std::filesystem::directory_iterator(std::string(MESHSCOPE_SOURCE_DIR) +
+                                                           "/sim/predict/configs"))
     if (e.path().filename().string().rfind(row + "-", 0) == 0) paths.push_back(e.path().string());
   std::sort(paths.begin(), paths.end());
   return paths.empty() ? "" : paths.front();
