@@ -182,7 +182,7 @@ class Runner {
         fork_(make_event()) {
     const int target = sms - c.num_sm;
     const int64_t chunk = c.n / c.num_splits;
-    const size_t chunk_ws = kWorkspaceBytes / static_cast<size_t>(streams_);
+    const size_t chunk_ws = chunk_workspace();
     whole_ = std::make_unique<LtGemm>(lt_.get(), c.m, c.n, c.k, 0, kWorkspaceBytes);
     whole_target_ = std::make_unique<LtGemm>(lt_.get(), c.m, c.n, c.k, target, kWorkspaceBytes);
     chunk_ = std::make_unique<LtGemm>(lt_.get(), c.m, chunk, c.k, 0, chunk_ws);
@@ -232,6 +232,12 @@ class Runner {
   }
 
  private:
+  // Each compute stream's share of the workspace, as TE divides it, rounded down to a multiple of
+  // 256 bytes (the alignment cuBLAS documents for a workspace: cublasSetWorkspace).
+  size_t chunk_workspace() const {
+    return kWorkspaceBytes / static_cast<size_t>(streams_) / 256 * 256;
+  }
+
   static LtHandle make_lt() {
     cublasLtHandle_t h = nullptr;
     MESHSCOPE_CUBLAS_CHECK(cublasLtCreate(&h));
@@ -251,7 +257,7 @@ class Runner {
       for (int s = 0; s < streams_; ++s)
         MESHSCOPE_CUDA_CHECK(cudaStreamWaitEvent(compute_[s].get(), fork_.get(), 0));
       const int64_t chunk = c_.n / c_.num_splits;
-      const size_t chunk_ws = kWorkspaceBytes / static_cast<size_t>(streams_);
+      const size_t chunk_ws = chunk_workspace();
       for (int i = 0; i < c_.num_splits; ++i) {
         const int s = i % streams_;
         (target ? chunk_target_ : chunk_)
