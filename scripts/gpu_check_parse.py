@@ -11,6 +11,8 @@
     overhead BASE_MS PROBE_MS NAME    "ok|detail" or "FAIL|detail": the median per-pair overhead
     gemm-summary CHECK_JSON RATES_OUT "ok|detail" or "FAIL|detail": `calibrate --gemm-rates --json`
                                       and the sustained windows of meshscope-kernel-check
+    sm-margin-summary CSV...          "ok|detail" or "FAIL|detail": each --sm-margin case's times
+                                      over its whole GEMM, one CSV per connections setting
 Only the standard library; every subcommand exits 1 with a one-line reason on unreadable input.
 """
 import collections
@@ -186,5 +188,5 @@ if __name__ == "__main__":
         sys.exit("usage: gpu_check_parse.py {" + ",".join(COMMANDS) + "} ARGS...")
     try:
         COMMANDS[sys.argv[1]](*sys.argv[2:])
-    except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+    except (OSError, ValueError, KeyError, TypeError, IndexError, csv.Error) as e:
         sys.exit(f"gpu_check_parse.py {sys.argv[1]}: {e.__class__.__name__}: {e}")

@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
   }
   if (!shapes.empty() || sustained_s > 0 || !cases.empty()) {
     try {
-      if (!cases.empty()) std::fputs(format_sm_margin(measure_sm_margin(cases)).c_str(), stdout);
+      if (!cases.empty())
+        std::fputs(format_sm_margin(measure_sm_margin(cases, 20, options.seed)).c_str(), stdout);
       if (!shapes.empty())
         std::fputs(format_gemm_rates(measure_gemm_rates(shapes)).c_str(), stdout);
       if (sustained_s > 0) {

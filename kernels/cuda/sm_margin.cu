@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -28,7 +29,15 @@ constexpr int kPriority = -1;
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 constexpr int kBatches = 5;  // timed batches per way; the median is kept
 
-// flags[0]: holder blocks started; flags[1]: release; flags[2]: a wait timed out.
+// The flags the holders and the host share, in one small device buffer.
+enum Flag : int {
+  kStarted = 0,         // holder blocks running
+  kRelease = 1,         // set to let them go
+  kHolderTimedOut = 2,  // a holder gave up waiting for the release
+  kWaitTimedOut = 3,    // the holders did not all start
+  kSmIds = 4,           // then each holder's SM id, in start order
+};
+
 __device__ uint64_t now_ns() {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -37,14 +46,18 @@ __device__ uint64_t now_ns() {
 
 // One block per SM (launched with all the shared memory a block may have, so that neither a
 // second holder nor a GEMM block fits beside it), spinning until released: the SMs a userbuffers
-// reduce-scatter holds. Gives up after 30 s so that a broken run cannot hold the GPU.
+// reduce-scatter holds. Records its SM, so the host can check the holders hold distinct SMs.
+// Gives up after 30 s so that a broken run cannot hold the GPU.
 __global__ void hold_sms(int* flags) {
   if (threadIdx.x != 0) return;
-  atomicAdd(&flags[0], 1);
+  unsigned smid;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+  const int slot = atomicAdd(&flags[kStarted], 1);
+  flags[kSmIds + slot] = static_cast<int>(smid);
   const uint64_t give_up = now_ns() + 30'000'000'000ull;
-  while (atomicAdd(&flags[1], 0) == 0) {
+  while (atomicAdd(&flags[kRelease], 0) == 0) {
     if (now_ns() > give_up) {
-      atomicExch(&flags[2], 1);
+      atomicExch(&flags[kHolderTimedOut], 1);
       return;
     }
     __nanosleep(1000);
@@ -54,16 +67,62 @@ __global__ void hold_sms(int* flags) {
 // Waits until `want` holder blocks run (at most 5 s).
 __global__ void wait_for_holders(int* flags, int want) {
   const uint64_t give_up = now_ns() + 5'000'000'000ull;
-  while (atomicAdd(&flags[0], 0) < want) {
+  while (atomicAdd(&flags[kStarted], 0) < want) {
     if (now_ns() > give_up) {
-      atomicExch(&flags[2], 2);
+      atomicExch(&flags[kWaitTimedOut], 1);
       return;
     }
     __nanosleep(200);
   }
 }
 
-__global__ void release_holders(int* flags) { atomicExch(&flags[1], 1); }
+__global__ void release_holders(int* flags) { atomicExch(&flags[kRelease], 1); }
+
+// Keeps the stream busy for `ns` before a timed batch, so that the host has queued the batch's
+// first calls before its start event fires (else the batch would time the host's launch of them).
+__global__ void spin_for(uint64_t ns) {
+  const uint64_t until = now_ns() + ns;
+  while (now_ns() < until) __nanosleep(1000);
+}
+constexpr uint64_t kLeadNs = 100'000;
+
+// The holders in clusters of 2 where the GPU has clusters (sm_90 on) and num_sm is even, as TE
+// launches its communication kernels (ub_cfg `cga_size`: 2 in every userbuffers file of these
+// rows, and TE's default for the pipelined method), so that they take SMs in pairs of one GPC as
+// the real kernels would.
+void launch_holders(int num_sm, size_t smem, bool clusters, cudaStream_t stream, int* flags) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(num_sm));
+  cfg.blockDim = dim3(32);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute cluster[1];
+  cluster[0].id = cudaLaunchAttributeClusterDimension;
+  cluster[0].val.clusterDim = {2, 1, 1};
+  if (clusters && num_sm % 2 == 0) {
+    cfg.attrs = cluster;
+    cfg.numAttrs = 1;
+  }
+  MESHSCOPE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, hold_sms, flags));
+}
+
+// Releases the holders from the host when a timed run ends early (an exception): the streams
+// behind them may be what failed, and a holder left spinning would hold its SM for 30 s.
+class HolderGuard {
+ public:
+  explicit HolderGuard(int* flags) : flags_(flags) {}
+  HolderGuard(const HolderGuard&) = delete;
+  HolderGuard& operator=(const HolderGuard&) = delete;
+  ~HolderGuard() {
+    if (flags_ == nullptr) return;
+    const int one = 1;  // the legacy stream: ours are non-blocking, so it waits for none of them
+    MESHSCOPE_CUDA_WARN(cudaMemcpy(flags_ + kRelease, &one, sizeof one, cudaMemcpyHostToDevice));
+  }
+  void dismiss() { flags_ = nullptr; }
+
+ private:
+  int* flags_;
+};
 
 struct LtRelease {
   void operator()(cublasLtHandle_t h) const noexcept { cublasLtDestroy(h); }
@@ -176,7 +235,7 @@ class Runner {
         input_(c.m * c.k),
         out_(c.m * c.n),
         workspace_(kWorkspaceBytes),
-        flags_(3),
+        flags_(kSmIds + static_cast<size_t>(c.num_sm)),
         start_(make_event(true)),
         stop_(make_event(true)),
         fork_(make_event()) {
@@ -198,6 +257,31 @@ class Runner {
     holder_smem_ = static_cast<size_t>(smem);
     MESHSCOPE_CUDA_CHECK(
         cudaFuncSetAttribute(hold_sms, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    int per_sm = 0;
+    MESHSCOPE_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hold_sms, 32, holder_smem_));
+    if (per_sm != 1)
+      throw std::runtime_error("sm margin: " + std::to_string(per_sm) +
+                               " SM holders fit on one SM, not 1 (their shared memory, " +
+                               std::to_string(holder_smem_) + " bytes, does not fill an SM)");
+    int major = 0;
+    MESHSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+    clusters_ = major >= 9;
+    if (clusters_) {  // pairs of holders must fit a GPC, or they run one by one
+      cudaLaunchConfig_t cfg{};
+      cfg.gridDim = dim3(2);
+      cfg.blockDim = dim3(32);
+      cfg.dynamicSmemBytes = holder_smem_;
+      cudaLaunchAttribute cluster[1];
+      cluster[0].id = cudaLaunchAttributeClusterDimension;
+      cluster[0].val.clusterDim = {2, 1, 1};
+      cfg.attrs = cluster;
+      cfg.numAttrs = 1;
+      int pairs = 0;
+      clusters_ =
+          cudaOccupancyMaxActiveClusters(&pairs, hold_sms, &cfg) == cudaSuccess && pairs > 0;
+      (void)cudaGetLastError();  // a refusal is an answer here, not an error to keep
+    }
     MESHSCOPE_CUDA_CHECK(cudaStreamSynchronize(main_.get()));
   }
 
@@ -272,45 +356,53 @@ class Runner {
   }
 
   double time(bool split, bool target, bool held, int n) {
+    std::optional<HolderGuard> guard;
     if (held) {
-      MESHSCOPE_CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, 3 * sizeof(int), main_.get()));
+      MESHSCOPE_CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, flags_.bytes(), main_.get()));
       MESHSCOPE_CUDA_CHECK(cudaEventRecord(fork_.get(), main_.get()));
       MESHSCOPE_CUDA_CHECK(cudaStreamWaitEvent(holder_.get(), fork_.get(), 0));
-      hold_sms<<<c_.num_sm, 32, holder_smem_, holder_.get()>>>(flags_.data());
-      MESHSCOPE_CUDA_CHECK(cudaGetLastError());
+      // The memset done before a HolderGuard may write the release: it must not clear that.
+      MESHSCOPE_CUDA_CHECK(cudaStreamSynchronize(main_.get()));
+      guard.emplace(flags_.data());
+      launch_holders(c_.num_sm, holder_smem_, clusters_, holder_.get(), flags_.data());
       wait_for_holders<<<1, 32, 0, main_.get()>>>(flags_.data(), c_.num_sm);
       MESHSCOPE_CUDA_CHECK(cudaGetLastError());
     }
-    try {
-      MESHSCOPE_CUDA_CHECK(cudaEventRecord(start_.get(), main_.get()));
-      calls(split, target, n);
-      MESHSCOPE_CUDA_CHECK(cudaEventRecord(stop_.get(), main_.get()));
-    } catch (...) {
-      if (held) {  // release them from the host: the streams behind them may be what failed
-        const int one = 1;
-        MESHSCOPE_CUDA_WARN(
-            cudaMemcpy(flags_.data() + 1, &one, sizeof one, cudaMemcpyHostToDevice));
-      }
-      throw;
-    }
+    spin_for<<<1, 1, 0, main_.get()>>>(kLeadNs);
+    MESHSCOPE_CUDA_CHECK(cudaGetLastError());
+    MESHSCOPE_CUDA_CHECK(cudaEventRecord(start_.get(), main_.get()));
+    calls(split, target, n);
+    MESHSCOPE_CUDA_CHECK(cudaEventRecord(stop_.get(), main_.get()));
     if (held) {
       release_holders<<<1, 1, 0, main_.get()>>>(flags_.data());
       MESHSCOPE_CUDA_CHECK(cudaGetLastError());
       MESHSCOPE_CUDA_CHECK(cudaStreamSynchronize(holder_.get()));
+      guard->dismiss();
     }
     MESHSCOPE_CUDA_CHECK(cudaEventSynchronize(stop_.get()));
-    if (held) {
-      int timed_out = 0;
-      MESHSCOPE_CUDA_CHECK(
-          cudaMemcpy(&timed_out, flags_.data() + 2, sizeof timed_out, cudaMemcpyDeviceToHost));
-      if (timed_out != 0)
-        throw std::runtime_error("sm margin case '" + c_.name + "': " +
-                                 (timed_out == 2 ? "the SM holders never all ran"
-                                                 : "the SM holders were never released"));
-    }
+    if (held) check_holders();
     float ms = 0;
     MESHSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
     return ms * 1e-3;
+  }
+
+  // That every holder ran, was released, and held an SM of its own.
+  void check_holders() const {
+    std::vector<int> host(flags_.size());
+    MESHSCOPE_CUDA_CHECK(
+        cudaMemcpy(host.data(), flags_.data(), flags_.bytes(), cudaMemcpyDeviceToHost));
+    const std::string what = "sm margin case '" + c_.name + "': ";
+    if (host[kWaitTimedOut] != 0)
+      throw std::runtime_error(what + "only " + std::to_string(host[kStarted]) + " of " +
+                               std::to_string(c_.num_sm) + " SM holders ran within 5 s");
+    if (host[kHolderTimedOut] != 0)
+      throw std::runtime_error(what + "the SM holders were not released within 30 s");
+    std::vector<int> sms(host.begin() + kSmIds, host.begin() + kSmIds + c_.num_sm);
+    std::sort(sms.begin(), sms.end());
+    const auto distinct = std::unique(sms.begin(), sms.end()) - sms.begin();
+    if (distinct != c_.num_sm)
+      throw std::runtime_error(what + "the " + std::to_string(c_.num_sm) + " SM holders ran on " +
+                               std::to_string(distinct) + " SMs");
   }
 
   SmMarginCase c_;
@@ -325,6 +417,7 @@ class Runner {
   DeviceBuffer<int> flags_;
   Event start_, stop_, fork_;
   size_t holder_smem_ = 0;
+  bool clusters_ = false;  // the device launches thread-block clusters (compute capability >= 9)
   std::unique_ptr<LtGemm> whole_, whole_target_, chunk_, chunk_target_;
 };
 
@@ -384,13 +477,13 @@ std::string format_sm_margin(const std::vector<SmMarginTimes>& times) {
   std::string out =
       "name,m,n,k,num_sm,num_splits,sms,whole_s,whole_target_s,split_s,split_target_s,held_s,"
       "held_target_s\n";
-  char line[512];
+  char line[256];  // the figures; the name, of any length, goes before them
   for (const SmMarginTimes& t : times) {
-    std::snprintf(line, sizeof line, "%s,%lld,%lld,%lld,%d,%d,%d,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e\n",
-                  t.c.name.c_str(), static_cast<long long>(t.c.m), static_cast<long long>(t.c.n),
+    std::snprintf(line, sizeof line, ",%lld,%lld,%lld,%d,%d,%d,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e\n",
+                  static_cast<long long>(t.c.m), static_cast<long long>(t.c.n),
                   static_cast<long long>(t.c.k), t.c.num_sm, t.c.num_splits, t.sms, t.whole,
                   t.whole_target, t.split, t.split_target, t.held, t.held_target);
-    out += line;
+    out += t.c.name + line;
   }
   return out;
 }

@@ -8,7 +8,11 @@
 // runs it (CommOverlapBase::split_overlap_rs in transformer_engine/common/comm_gemm_overlap/
 // comm_gemm_overlap.cpp: the weight cut into `num_splits` chunks of output features, each chunk a
 // TN cublasLtMatmul of bf16 with fp32 accumulation on stream i % streams, the streams forked from
-// and joined to the caller's), with a kernel holding `num_sm` SMs in place of the reduce-scatter.
+// and joined to the caller's), with a kernel holding `num_sm` SMs in place of the reduce-scatter
+// (in pairs of one GPC, as TE launches its communication kernels in clusters of 2; each holder's
+// SM is checked to be its own). That kernel holds its SMs for the whole GEMM and moves no data: in
+// TE the first chunk runs with no reduce-scatter beside it, the last chunk's takes 32 SMs, and the
+// real kernels also use memory and NVLink bandwidth, so the held ways bound, not reproduce, it.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +42,9 @@ struct SmMarginTimes {
   double held_target = 0;   // the same with the target
 };
 
-// Throws std::runtime_error (CUDA or cuBLASLt failure, a case the device cannot run: sizes not
-// divisible by num_splits, num_sm not below the device's SMs less 2, operands over 8 GiB).
+// Throws std::runtime_error (CUDA or cuBLASLt failure, a case the device cannot run: n not
+// divisible by num_splits, num_sm not 1 to the device's SMs less 2, operands over 8 GiB; holders
+// that did not all run, were not released or shared an SM).
 std::vector<SmMarginTimes> measure_sm_margin(const std::vector<SmMarginCase>& cases, int iters = 20,
                                              uint64_t seed = 1);
 
