@@ -502,6 +502,11 @@ sanitizer_check() {
 # Up to 32 hardware queues, so the 8 streams of 4 virtual devices never share one (the default is
 # 8; profiler/runtime/cuda/virtual_backend.cpp warns when streams outnumber them).
 export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
+# A bundle holds binaries only: the hardware catalog and framework profiles (`calibrate
+# --hardware`, the GEMM tests) and the fixtures and configs the GPU tests read come from the
+# checkout this script is in, wherever the binaries were built.
+export MESHSCOPE_CATALOG=${MESHSCOPE_CATALOG:-$root/sim/cost/catalog}
+export MESHSCOPE_SOURCE_DIR=${MESHSCOPE_SOURCE_DIR:-$root}
 describe_gpu
 find_cuda_libs
 if [[ $build == 1 ]]; then

@@ -1,5 +1,6 @@
 // Where a test finds the source tree (committed fixtures, configs) and the build tree (the built
-// binaries), as configured by CMake.
+// binaries), as configured by CMake; the environment's MESHSCOPE_SOURCE_DIR, when set, names the
+// source tree instead (a bundle of test binaries run from a checkout elsewhere: gpu-check.sh).
 #pragma once
 
 namespace meshscope::testing {

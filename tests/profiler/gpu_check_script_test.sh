@@ -35,6 +35,8 @@ if [[ ${1:-} == analyze ]]; then
   exit 0
 fi
 if [[ ${1:-} == calibrate ]]; then  # calibrate --gemm-rates CSV --hardware h200-sxm --json
+  # As the real one: the catalog from MESHSCOPE_CATALOG, since a bundle carries none.
+  [[ -f ${MESHSCOPE_CATALOG:-}/h200-sxm.json ]] || { echo "meshscope: error: unknown hardware 'h200-sxm'" >&2; exit 1; }
   [[ $(head -1 "$3") == b,m,n,k,flops_per_s* ]] || { echo "meshscope: error: $3:1: bad header" >&2; exit 1; }
   echo '{"shapes": 2, "hardware": "h200-sxm", "rms": 0.021, "scale": 1.05, "fixed_s": 5.5e-06,'
   echo ' "k_half": 128, "best_k_half": 144, "best_k_half_rms": 0.02,'
@@ -98,6 +100,8 @@ echo "2 checks, 0 failed (seed 1)"
 EOF
 cat > "$bundle/cuda_ops_test" <<'EOF'
 #!/usr/bin/env bash
+# As the real GPU tests: fixtures and configs from MESHSCOPE_SOURCE_DIR, the checkout run from.
+[[ -f ${MESHSCOPE_SOURCE_DIR:-}/scripts/sm_margin_cases.csv ]] || { echo "[  FAILED  ] no source tree"; exit 1; }
 echo "[==========] 3 tests from 1 test suite ran. (5 ms total)"
 echo "[  PASSED  ] 3 tests."
 EOF
