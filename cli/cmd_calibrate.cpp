@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -32,18 +33,41 @@ struct CalibrateArgs {
   std::string hardware = "cpu-local";
   std::string precision = "fp32";
   std::string gemm_rates;  // a measured GEMM table to check against --hardware's GEMM model
+  std::string compare;     // rates of other shapes, set beside the model with that table's fit
   bool json = false;
 };
 
-void run_gemm_rates(const CalibrateArgs& a) {
-  const cost::Hardware hw = cost::find_hardware(a.hardware);
-  std::vector<cost::MeasuredGemm> rows;
+std::vector<cost::MeasuredGemm> read_rates(const std::string& path) {
   try {
     // A relative path is looked for as --config's is: the README's fixture path from anywhere.
-    rows = cost::read_gemm_table(predict::resolve_config_path(a.gemm_rates));
+    return cost::read_gemm_table(predict::resolve_config_path(path));
   } catch (const std::runtime_error& e) {
     throw UserError(e.what());
   }
+}
+
+// --compare: each row of another table of the same run against the model with the fit of
+// --gemm-rates (shapes the fit did not see: the development rows' own GEMMs in gpu-check.sh).
+nlohmann::json compare_rates(const cost::Hardware& hw, const cost::GemmTableFit& fit,
+                             const std::string& path) {
+  const std::vector<cost::MeasuredGemm> rows = read_rates(path);
+  nlohmann::json out = {{"file", path}, {"rows", nlohmann::json::array()}};
+  double sum = 0;
+  for (const cost::MeasuredGemm& r : rows) {
+    const double model = cost::fitted_rate(hw, r, fit);
+    out["rows"].push_back({{"shape", {r.b, r.m, r.n, r.k}},
+                           {"measured_flops_per_s", r.flops_per_s},
+                           {"model_flops_per_s", model},
+                           {"model_over_measured", model / r.flops_per_s}});
+    sum += std::log(model / r.flops_per_s) * std::log(model / r.flops_per_s);
+  }
+  out["rms"] = std::sqrt(sum / static_cast<double>(rows.size()));
+  return out;
+}
+
+void run_gemm_rates(const CalibrateArgs& a) {
+  const cost::Hardware hw = cost::find_hardware(a.hardware);
+  const std::vector<cost::MeasuredGemm> rows = read_rates(a.gemm_rates);
   const cost::GemmTableFit fit = cost::fit_gemm_table(hw, rows);
   const cost::KHalfScan scan = cost::scan_k_half(hw, rows);
   const cost::MeasuredGemm& best =
@@ -52,6 +76,8 @@ void run_gemm_rates(const CalibrateArgs& a) {
   const double peak = hw.peak(cost::Precision::kBf16);
   // A scale at the end of its range matched nothing: the table is of other hardware.
   const bool scale_at_bound = fit.scale < 0.21 || fit.scale > 4.9;
+  std::optional<nlohmann::json> compared;
+  if (!a.compare.empty()) compared = compare_rates(hw, fit, a.compare);
   if (a.json) {
     nlohmann::json j = {{"file", a.gemm_rates},
                         {"hardware", hw.name},
@@ -65,6 +91,7 @@ void run_gemm_rates(const CalibrateArgs& a) {
                         {"best_k_half_rms", scan.best_rms},
                         {"best_flops_per_s", best.flops_per_s},
                         {"best_shape", {best.b, best.m, best.n, best.k}}};
+    if (compared) j["compare"] = *compared;
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
@@ -88,6 +115,17 @@ void run_gemm_rates(const CalibrateArgs& a) {
       best.flops_per_s / 1e12, peak > 0 ? 100 * best.flops_per_s / peak : 0.0,
       static_cast<long long>(best.b), static_cast<long long>(best.m),
       static_cast<long long>(best.n), static_cast<long long>(best.k));
+  if (!compared) return;
+  std::printf("%s: %zu shapes against the model with that fit, within %.2f%% rms\n",
+              a.compare.c_str(), (*compared)["rows"].size(),
+              100 * (*compared)["rms"].get<double>());
+  for (const nlohmann::json& r : (*compared)["rows"])
+    std::printf("  b %lld, m %lld, n %lld, k %lld: measured %.1f, model %.1f TFLOP/s (x%.3f)\n",
+                r["shape"][0].get<long long>(), r["shape"][1].get<long long>(),
+                r["shape"][2].get<long long>(), r["shape"][3].get<long long>(),
+                r["measured_flops_per_s"].get<double>() / 1e12,
+                r["model_flops_per_s"].get<double>() / 1e12,
+                r["model_over_measured"].get<double>());
 }
 
 void run(const CalibrateArgs& a) {
@@ -183,6 +221,12 @@ void add_calibrate_command(CLI::App& app) {
       ->excludes("--out")
       ->excludes("--precision")
       ->needs("--hardware");  // calibrate's default, cpu-local, is no GPU's table
+  cmd->add_option("--compare", args->compare,
+                  "with --gemm-rates: a CSV of measured rates of other shapes from the same run, "
+                  "each set beside the model's rate with the fit --gemm-rates found (its rate "
+                  "scale and time per kernel)")
+      ->type_name("FILE")
+      ->needs("--gemm-rates");
   cmd->add_flag("--json", args->json, "with --gemm-rates: print the check as JSON")
       ->needs("--gemm-rates");
   cmd->callback([args] { run(*args); });

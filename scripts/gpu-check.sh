@@ -6,6 +6,8 @@
 #   2b. bf16 GEMM rates of OpenXLA's 87 sm_90 shapes and 8192^3 held for 20 s (meshscope-kernel-check
 #      --gemm-rates, --sustained), checked against the h200-sxm entry's GEMM model by `meshscope
 #      calibrate --gemm-rates` (gemm-rates.csv and the check kept for docs/GPU_RESULTS.md);
+#      then the development rows' own 84 GEMMs (scripts/dev_gemm_shapes.csv) beside the model
+#      with that fit (`calibrate --compare`; dev-gemm-rates.csv and dev-gemm-check.json kept);
 #   2c. Transformer Engine's SM margin: the NeMo rows' pipelined reduce-scatter GEMMs whole, in
 #      TE's chunks, with and without its SM count target, beside a kernel holding the
 #      communication's SMs (meshscope-kernel-check --sm-margin; sm-margin-conn{1,8}.csv kept);
@@ -310,6 +312,36 @@ gemm_rates_check() {
   row gemm "$name" "${verdict%%|*}" "${verdict#*|}"
 }
 
+# The development rows' own GEMMs (scripts/dev_gemm_shapes.csv: each layer's twelve, forward and
+# backward, of the H100 Megatron-core rows) measured and set beside the GEMM model with the fit
+# of row 2b's table (`calibrate --compare`): whether the model is as right on GPT-3's shapes as on
+# the others', which docs/ACCURACY.md's rule reads (issue 12).
+dev_gemm_check() {
+  local shapes="$root/scripts/dev_gemm_shapes.csv" log_file="$out/dev-gemm.log" status verdict
+  local name="development rows' GEMMs (84)"
+  if [[ ! -s $out/gemm-rates.csv ]]; then
+    row gemm "$name" SKIP "needs the rates of row 2b for its fit"
+    return
+  fi
+  capped 60 "$bin/meshscope-kernel-check" --gemm-rates "$shapes" > "$out/dev-gemm-rates.csv" \
+    2> "$log_file"
+  status=$?
+  case $status in
+    0) ;;
+    2) row gemm "$name" SKIP "$(head -1 "$out/dev-gemm-rates.csv")"; return ;;
+    *) row gemm "$name" FAIL "$(why_failed $status "$log_file")"; return ;;
+  esac
+  if ! capped 60 "$bin/meshscope" calibrate --gemm-rates "$out/gemm-rates.csv" \
+      --hardware h200-sxm --compare "$out/dev-gemm-rates.csv" --json \
+      > "$out/dev-gemm-check.json" 2>> "$log_file"; then
+    row gemm "$name" FAIL "calibrate --compare: $(tail -1 "$log_file")"
+    return
+  fi
+  verdict=$(python3 "$parse" dev-gemm-summary "$out/dev-gemm-check.json" "$shapes" 2>&1) \
+    || { row gemm "$name" FAIL "$verdict"; return; }
+  row gemm "$name" "${verdict%%|*}" "${verdict#*|}"
+}
+
 # Transformer Engine's SM margin on the NeMo rows' pipelined reduce-scatter GEMMs
 # (kernels/cuda/sm_margin.h, scripts/sm_margin_cases.csv): each GEMM whole and in TE's chunks, with
 # and without the SM count target, alone and beside a kernel holding the communication's SMs;
@@ -527,6 +559,7 @@ fi
 versions
 kernel_checks
 if [[ $(left_s) -ge 60 ]]; then gemm_rates_check; else row gemm "rates (87 shapes, 8192^3 20 s)" SKIP "out of time"; fi
+if [[ $(left_s) -ge 60 ]]; then dev_gemm_check; else row gemm "development rows' GEMMs (84)" SKIP "out of time"; fi
 if [[ $(left_s) -ge 60 ]]; then sm_margin_check; else row gemm "SM margin (10 GEMMs)" SKIP "out of time"; fi
 for entry in "${families[@]}"; do
   IFS='|' read -r label fam mesh m v <<< "$entry"

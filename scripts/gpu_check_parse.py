@@ -11,6 +11,8 @@
     overhead BASE_MS PROBE_MS NAME    "ok|detail" or "FAIL|detail": the median per-pair overhead
     gemm-summary CHECK_JSON RATES_OUT "ok|detail" or "FAIL|detail": `calibrate --gemm-rates --json`
                                       and the sustained windows of meshscope-kernel-check
+    dev-gemm-summary CHECK SHAPES     "ok|detail": each development row's layer of GEMMs, the model's
+                                      time over the measured one (`calibrate --compare` JSON)
     sm-margin-summary CSV...          "ok|detail" or "FAIL|detail": each --sm-margin case's times
                                       over its whole GEMM, one CSV per connections setting
 Only the standard library; every subcommand exits 1 with a one-line reason on unreadable input.
@@ -148,6 +150,29 @@ def gemm_summary(check_json, rates_out):
     print(("ok" if d["rms"] < 0.05 else "FAIL") + "|" + detail)
 
 
+def dev_gemm_summary(check_json, shapes_csv):
+    """Each development row's layer of GEMMs: the model's time over the measured time, with the
+    fit of row 2b's table (`calibrate --compare` JSON, in the order of the shapes file)."""
+    rows = json.load(open(check_json))["compare"]["rows"]
+    names = [r for r in csv.DictReader(l for l in open(shapes_csv) if not l.startswith("#"))]
+    if len(names) != len(rows):
+        raise ValueError(f"{len(rows)} measured rates for the {len(names)} shapes of {shapes_csv}")
+    model_s, measured_s = collections.OrderedDict(), collections.OrderedDict()
+    for name, r in zip(names, rows):
+        b, m, n, k = r["shape"]
+        if [b, m, n, k] != [int(name[c]) for c in "bmnk"]:
+            raise ValueError(f"rate {r['shape']} is not shape {name} of {shapes_csv}")
+        flops = 2.0 * b * m * n * k
+        row = name["row"]
+        model_s[row] = model_s.get(row, 0) + flops / r["model_flops_per_s"]
+        measured_s[row] = measured_s.get(row, 0) + flops / r["measured_flops_per_s"]
+    # Below 1: the model's GEMMs are faster than the GPU's on that row's shapes.
+    detail = ", ".join("%s %.3f" % (row.replace("nemo-", ""), model_s[row] / measured_s[row])
+                       for row in model_s)
+    print("ok|model time over measured, a layer's GEMMs (fit of row 2b; below 1: the model is "
+          "fast): " + detail)
+
+
 def sm_margin_summary(*paths):
     """Each case's times over its whole GEMM's, from meshscope-kernel-check --sm-margin CSVs
     (one per CUDA_DEVICE_MAX_CONNECTIONS setting): "ok|..." or "FAIL|..."."""
@@ -181,7 +206,7 @@ COMMANDS = {"table": table, "nvidia-lib-dirs": nvidia_lib_dirs, "kernel-summary"
             "closed-form": closed_form, "cupti-verdict": cupti_verdict,
             "steady-period": steady_period, "drop-first-step": drop_first_step,
             "overhead": overhead, "gemm-summary": gemm_summary,
-            "sm-margin-summary": sm_margin_summary}
+            "dev-gemm-summary": dev_gemm_summary, "sm-margin-summary": sm_margin_summary}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

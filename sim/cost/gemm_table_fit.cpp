@@ -32,6 +32,27 @@ double golden_min(F f, double lo, double hi) {
   return (lo + hi) / 2;
 }
 
+// One shape's model times at full scale and no fixed time: compute at the shape function's rate
+// and the memory traffic of its bf16 operands, and its FLOPs.
+struct ModelTimes {
+  double compute_s, memory_s, flops;
+};
+ModelTimes model_times(const Hardware& hw, const ComputeModel& cm, const MeasuredGemm& r) {
+  const double f = 2.0 * static_cast<double>(r.b) * static_cast<double>(r.m) *
+                   static_cast<double>(r.n) * static_cast<double>(r.k);
+  const double elements =
+      static_cast<double>(r.b) * (static_cast<double>(r.m) * static_cast<double>(r.k) +
+                                  static_cast<double>(r.k) * static_cast<double>(r.n) +
+                                  static_cast<double>(r.m) * static_cast<double>(r.n));
+  return {f / (cm.peak_flops() * gemm_efficiency(hw, r.m, r.n, r.k, r.b)),
+          cm.stream_seconds(2.0 * elements),  // bf16 in and out
+          f};
+}
+
+double fitted_time(const ModelTimes& t, const GemmTableFit& fit) {
+  return std::max(t.compute_s / fit.scale, t.memory_s) + fit.fixed_s;
+}
+
 }  // namespace
 
 std::vector<MeasuredGemm> read_gemm_table(const std::string& path) {
@@ -75,23 +96,13 @@ std::vector<MeasuredGemm> read_gemm_table(const std::string& path) {
 
 GemmTableFit fit_gemm_table(const Hardware& hw, const std::vector<MeasuredGemm>& rows) {
   const ComputeModel cm(hw, Precision::kBf16);
-  std::vector<double> compute_s, memory_s, flops;
-  for (const MeasuredGemm& r : rows) {
-    const double f = 2.0 * static_cast<double>(r.b) * static_cast<double>(r.m) *
-                     static_cast<double>(r.n) * static_cast<double>(r.k);
-    flops.push_back(f);
-    compute_s.push_back(f / (cm.peak_flops() * gemm_efficiency(hw, r.m, r.n, r.k, r.b)));
-    const double elements =
-        static_cast<double>(r.b) * (static_cast<double>(r.m) * static_cast<double>(r.k) +
-                                    static_cast<double>(r.k) * static_cast<double>(r.n) +
-                                    static_cast<double>(r.m) * static_cast<double>(r.n));
-    memory_s.push_back(cm.stream_seconds(2.0 * elements));  // bf16 in and out
-  }
+  std::vector<ModelTimes> times;
+  for (const MeasuredGemm& r : rows) times.push_back(model_times(hw, cm, r));
   auto rms = [&](double scale, double fixed_s) {
     double sum = 0;
     for (size_t i = 0; i < rows.size(); ++i) {
-      const double t = std::max(compute_s[i] / scale, memory_s[i]) + fixed_s;
-      const double e = std::log(flops[i] / t / rows[i].flops_per_s);
+      const double t = fitted_time(times[i], {0, scale, fixed_s});
+      const double e = std::log(times[i].flops / t / rows[i].flops_per_s);
       sum += e * e;
     }
     return std::sqrt(sum / static_cast<double>(rows.size()));
@@ -103,6 +114,12 @@ GemmTableFit fit_gemm_table(const Hardware& hw, const std::vector<MeasuredGemm>&
   }
   fit.rms = rms(fit.scale, fit.fixed_s);
   return fit;
+}
+
+double fitted_rate(const Hardware& hw, const MeasuredGemm& shape, const GemmTableFit& fit) {
+  const ComputeModel cm(hw, Precision::kBf16);
+  const ModelTimes t = model_times(hw, cm, shape);
+  return t.flops / fitted_time(t, fit);
 }
 
 KHalfScan scan_k_half(const Hardware& hw, const std::vector<MeasuredGemm>& rows, double step,

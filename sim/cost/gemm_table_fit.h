@@ -38,6 +38,10 @@ struct GemmTableFit {
 // precision's peak (bf16 unless the entry has none).
 GemmTableFit fit_gemm_table(const Hardware& hw, const std::vector<MeasuredGemm>& rows);
 
+// The model's rate for one shape (its flops_per_s is not read) with a fit's scale and fixed time:
+// what `calibrate --gemm-rates --compare` puts beside the rates of shapes the fit did not see.
+double fitted_rate(const Hardware& hw, const MeasuredGemm& shape, const GemmTableFit& fit);
+
 // The k_half (0, step, ..., max) whose fit has the least rms, and that rms.
 struct KHalfScan {
   double best_k_half = 0;

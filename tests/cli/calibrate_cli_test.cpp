@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <string>
 
@@ -42,6 +43,46 @@ TEST(CalibrateCli, MeasuredGemmRatesAreCheckedAgainstTheEntrysModel) {
   r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware cpu-local");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("these rates are not of cpu-local's kind"), std::string::npos) << r.out;
+}
+
+// --compare sets other shapes' rates beside the model with the first table's fit. The table
+// against itself gives back the fit's own rms, and row by row what the fit leaves.
+TEST(CalibrateCli, ComparedRatesStandBesideTheModelWithTheFirstTablesFit) {
+  Result r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware h100-sxm --json" +
+                   " --compare " + kTable);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& c = j["compare"];
+  ASSERT_EQ(c["rows"].size(), 87u);
+  EXPECT_NEAR(c["rms"].get<double>(), j["rms"].get<double>(), 1e-9);
+  const nlohmann::json& first = c["rows"][0];
+  EXPECT_EQ(first["shape"], nlohmann::json({1, 1024, 1024, 1024}));
+  EXPECT_NEAR(first["model_over_measured"].get<double>(),
+              first["model_flops_per_s"].get<double>() / first["measured_flops_per_s"].get<double>(),
+              1e-12);
+  // A model rate that is not the measured one echoed back: the fit leaves 1 to 7% on these rows.
+  EXPECT_GT(std::abs(first["model_over_measured"].get<double>() - 1), 0.001);
+
+  r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware h100-sxm --compare " +
+            kTable);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("87 shapes against the model with that fit, within 2.16% rms"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("b 1, m 1024, n 1024, k 1024: measured 236.3, model 239.4 TFLOP/s"),
+            std::string::npos)
+      << r.out;
+
+  r = shell(kBin + " calibrate --compare " + kTable + " --hardware h100-sxm");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--compare requires --gemm-rates"), std::string::npos) << r.err;
+  const fs::path bad = temp_dir("calibrate_compare") / "bad.csv";
+  std::ofstream(bad) << "b,m,n,k,flops_per_s\n1,1024,0,1024,1e14\n";
+  r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware h100-sxm --compare " +
+            bad.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find(bad.string() + ":2: sizes must be 1 or more"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
 }
 
 TEST(CalibrateCli, GemmRatesGoAloneAndABadTableIsNamed) {

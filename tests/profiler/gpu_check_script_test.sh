@@ -40,7 +40,14 @@ if [[ ${1:-} == calibrate ]]; then  # calibrate --gemm-rates CSV --hardware h200
   [[ $(head -1 "$3") == b,m,n,k,flops_per_s* ]] || { echo "meshscope: error: $3:1: bad header" >&2; exit 1; }
   echo '{"shapes": 2, "hardware": "h200-sxm", "rms": 0.021, "scale": 1.05, "fixed_s": 5.5e-06,'
   echo ' "k_half": 128, "best_k_half": 144, "best_k_half_rms": 0.02,'
-  echo ' "best_flops_per_s": 7.9e14, "best_shape": [1, 4096, 4096, 4096]}'
+  printf ' "best_flops_per_s": 7.9e14, "best_shape": [1, 4096, 4096, 4096]'
+  compare=""; for ((i = 1; i < $#; i++)); do [[ ${!i} == --compare ]] && { j=$((i + 1)); compare=${!j}; }; done
+  if [[ -n $compare ]]; then  # each compared rate beside a model 10% slower than it
+    printf ', "compare": {"rms": 0.1, "rows": ['
+    tail -n +2 "$compare" | awk -F, '{printf "%s{\"shape\": [%s, %s, %s, %s], \"measured_flops_per_s\": %s, \"model_flops_per_s\": %s, \"model_over_measured\": 0.9}", (NR > 1 ? ", " : ""), $1, $2, $3, $4, $5, $5 * 0.9}'
+    printf ']}'
+  fi
+  echo '}'
   exit 0
 fi
 out="" tracer=auto args=("$@")
@@ -83,6 +90,11 @@ case $mode in
   nodevice) echo "SKIP: no CUDA device: cudaErrorNoDevice (no CUDA-capable device is detected)"; exit 2 ;;
   sleep) sleep 100 ;;
 esac
+if [[ ${1:-} == --gemm-rates && $2 == */dev_gemm_shapes.csv ]]; then  # each of its shapes
+  echo 'b,m,n,k,flops_per_s,seconds'
+  grep -v '^#' "$2" | tail -n +2 | awk -F, '{print $1 "," $2 "," $3 "," $4 ",6e14,1e-3"}'
+  exit 0
+fi
 if [[ ${1:-} == --gemm-rates ]]; then
   printf 'b,m,n,k,flops_per_s,seconds\n1,4096,4096,4096,7.9e14,1.74e-4\n1,1024,1024,1024,2.4e14,9e-6\n'
   printf 'sustained\t0\t7.6e14\nsustained\t1\t6.5e14\nsustained over burst\t0.855\n'
@@ -180,6 +192,9 @@ grep -P '^gemm\t' "$tsv" | grep -qP '\tok\t2 shapes: the h200-sxm model within 2
 [[ $(head -1 "$work/good/gemm-rates.csv") == b,m,n,k,flops_per_s,seconds ]] \
   && ! grep -q sustained "$work/good/gemm-rates.csv" && pass "good: GEMM rates CSV kept" \
   || fail "good: gemm-rates.csv: $(head -2 "$work/good/gemm-rates.csv")"
+grep -P "^gemm\tdevelopment rows' GEMMs" "$tsv" | grep -qP '\tok\t.*gpt3-175b 1.111, llama31-8b 1.111, .* llama3-405b 1.111$' \
+  && pass "good: development rows' GEMMs row, one figure a row" \
+  || fail "good: development rows' GEMMs row: $(grep -P "^gemm\tdevelopment" "$tsv")"
 grep -P '^gemm\tSM margin' "$tsv" | grep -qP '\tok\t.*connections 1: gpt3-175b.proj 1.20/1.01/1.03/1.20/1.19 \(cap 1.22\); connections 8: gpt3-175b.proj 1.20/1.01/1.03/1.25/1.19' \
   && pass "good: SM margin row, both connection settings" \
   || fail "good: SM margin row: $(grep -P '^gemm\tSM margin' "$tsv")"
