@@ -57,9 +57,10 @@ TEST(CalibrateCli, ComparedRatesStandBesideTheModelWithTheFirstTablesFit) {
   EXPECT_NEAR(c["rms"].get<double>(), j["rms"].get<double>(), 1e-9);
   const nlohmann::json& first = c["rows"][0];
   EXPECT_EQ(first["shape"], nlohmann::json({1, 1024, 1024, 1024}));
-  EXPECT_NEAR(first["model_over_measured"].get<double>(),
-              first["model_flops_per_s"].get<double>() / first["measured_flops_per_s"].get<double>(),
-              1e-12);
+  EXPECT_NEAR(
+      first["model_over_measured"].get<double>(),
+      first["model_flops_per_s"].get<double>() / first["measured_flops_per_s"].get<double>(),
+      1e-12);
   // A model rate that is not the measured one echoed back: the fit leaves 1 to 7% on these rows.
   EXPECT_GT(std::abs(first["model_over_measured"].get<double>() - 1), 0.001);
 
