@@ -140,15 +140,19 @@ std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, i
     c_max = std::max<size_t>(c_max, s.b * s.m * s.n);
   }
   Bench bench(a_max, b_max, c_max, seed);
+  for (const GemmShape& s : shapes) bench.run(s, warmup);
+  // The batches go round the shapes (batch 1 of every shape, then batch 2, ...), so that the
+  // GPU's clock drifting as it warms falls on every shape alike, not on the last ones.
+  std::vector<std::vector<double>> seconds(shapes.size());
+  for (int batch = 0; batch < kBatches; ++batch)
+    for (size_t i = 0; i < shapes.size(); ++i)
+      seconds[i].push_back(bench.seconds(shapes[i], iters) / iters);
   std::vector<GemmRate> rates;
-  for (const GemmShape& s : shapes) {
-    bench.run(s, warmup);
-    std::vector<double> seconds;
-    for (int batch = 0; batch < kBatches; ++batch)
-      seconds.push_back(bench.seconds(s, iters) / iters);
-    std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
-    const double median = seconds[seconds.size() / 2];
-    rates.push_back({s, median, median > 0 ? flops(s) / median : 0});
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    std::vector<double>& s = seconds[i];
+    std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+    const double median = s[s.size() / 2];
+    rates.push_back({shapes[i], median, median > 0 ? flops(shapes[i]) / median : 0});
   }
   return rates;
 }

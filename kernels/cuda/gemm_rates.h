@@ -23,7 +23,8 @@ struct GemmRate {
 };
 
 // Each shape: `warmup` untimed calls, then 5 batches of `iters` calls queued back to back, each
-// batch timed as a whole; the median batch's time per call.
+// batch timed as a whole, the batches taken in rounds over all the shapes (so clock drift falls on
+// each alike); the median batch's time per call.
 // Throws std::runtime_error (CUDA or cuBLAS failure, a shape too large for the device).
 std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, int warmup = 5,
                                          int iters = 20, uint64_t seed = 1);
