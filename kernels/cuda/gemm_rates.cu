@@ -6,11 +6,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "kernels/cuda/csv_lines.h"
 #include "kernels/cuda/gemm_rates.h"
 #include "kernels/cuda/raii.h"
 #include "kernels/cuda/random_fill.h"
@@ -179,25 +178,8 @@ std::vector<double> sustained_gemm_rates(const GemmShape& shape, double seconds,
 
 std::vector<GemmShape> read_gemm_shapes(const std::string& path) {
   // A regular file of bounded size, as cost::read_gemm_table wants (no /dev/zero read forever).
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec) ||
-      std::filesystem::file_size(path, ec) > (uintmax_t{16} << 20))
-    throw std::runtime_error(path + ": not a regular file of at most 16 MiB");
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open");
   std::vector<GemmShape> shapes;
-  std::string text;
-  bool header = false;
-  for (int line = 1; std::getline(in, text); ++line) {
-    if (!text.empty() && text.back() == '\r') text.pop_back();
-    if (text.empty() || text[0] == '#') continue;
-    if (!header) {
-      if (text.rfind("b,m,n,k", 0) != 0)
-        throw std::runtime_error(path + ":" + std::to_string(line) +
-                                 ": want a header starting 'b,m,n,k'");
-      header = true;
-      continue;
-    }
+  for (auto [line, text] : read_csv_lines(path, 16, "b,m,n,k")) {
     std::replace(text.begin(), text.end(), ',', ' ');
     std::istringstream s(text);
     GemmShape g;

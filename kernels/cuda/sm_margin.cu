@@ -6,13 +6,12 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 
+#include "kernels/cuda/csv_lines.h"
 #include "kernels/cuda/raii.h"
 #include "kernels/cuda/random_fill.h"
 #include "kernels/cuda/sm_margin.h"
@@ -435,25 +434,9 @@ std::vector<SmMarginTimes> measure_sm_margin(const std::vector<SmMarginCase>& ca
 }
 
 std::vector<SmMarginCase> read_sm_margin_cases(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec) ||
-      std::filesystem::file_size(path, ec) > (uintmax_t{1} << 20))
-    throw std::runtime_error(path + ": not a regular file of at most 1 MiB");
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open");
   std::vector<SmMarginCase> cases;
-  std::string text;
-  bool header = false;
-  for (int line = 1; std::getline(in, text); ++line) {
-    if (!text.empty() && text.back() == '\r') text.pop_back();
-    if (text.empty() || text[0] == '#') continue;
+  for (const auto& [line, text] : read_csv_lines(path, 1, "name,m,n,k,num_sm,num_splits")) {
     const std::string where = path + ":" + std::to_string(line) + ": ";
-    if (!header) {
-      if (text.rfind("name,m,n,k,num_sm,num_splits", 0) != 0)
-        throw std::runtime_error(where + "want a header starting 'name,m,n,k,num_sm,num_splits'");
-      header = true;
-      continue;
-    }
     SmMarginCase c;
     const size_t comma = text.find(',');
     c.name = text.substr(0, comma);
