@@ -2,9 +2,10 @@
 """Brings what the published rows' test checks up to date with what the model now predicts.
 
 After a model or catalog change, the published-rows test (tests/sim/predict_published_test.cpp)
-fails until five things agree with the new predictions: each row's recorded bound, the held-back
+fails until six things agree with the new predictions: each row's recorded bound, the held-back
 counts inside their ranges, the profiles' stored ranges (sim/cost/frameworks/*.json
-"residuals"), and docs/ACCURACY.md's row tables, headline table and Ranges table. This runs the
+"residuals"), and docs/ACCURACY.md's row tables, headline table, constant-MFU table and Ranges
+table. This runs the
 test once, reads what it prints (each row's error, each held-back row's residual and verdict,
 each group's interval) and says what is stale; with --write it rewrites those figures in place,
 and nothing else: the prose that explains a change stays the author's to write.
@@ -34,6 +35,8 @@ ROW = re.compile(r"^(\S+)\.json\s+\S+\s+\S+\s+predicted step .*?error ([+-][0-9.
 HELD = re.compile(r"^(\S+)\.json\s+residual ([+-][0-9.]+)%, range .*?: (inside|outside)"
                   r"(, beyond the range's longest sequence)?$")
 GROUP = re.compile(r"^  (\S+) on (\S+): (\d+) rows, low (-?[0-9.]+), high (-?[0-9.]+)$")
+CONSTANT = re.compile(r"^(development|held back): model ([0-9.]+)%, constant 50% MFU ([0-9.]+)%, "
+                      r"best constant ([0-9.]+)% MFU ([0-9.]+)%$")
 
 
 def run_test(build):
@@ -43,7 +46,7 @@ def run_test(build):
                  "(cmake --build build -j2 --target sim_tests) or name the build directory")
     out = subprocess.run([exe, "--gtest_filter=PredictPublished.*"], cwd=ROOT,
                          capture_output=True, text=True).stdout
-    errors, held, groups = {}, {}, {}
+    errors, held, groups, constant = {}, {}, {}, {}
     for line in out.splitlines():
         if m := ROW.match(line):
             errors[m[1]] = float(m[2])
@@ -51,10 +54,13 @@ def run_test(build):
             held[m[1]] = (float(m[2]), m[3] == "inside", bool(m[4]))
         elif m := GROUP.match(line):
             groups[(m[1], m[2])] = (int(m[3]), float(m[4]), float(m[5]))
-    if not errors or not held or not groups:
-        sys.exit("accuracy_tables.py: the test printed no rows, held-back verdicts or ranges; "
+        elif m := CONSTANT.match(line):
+            constant[m[1]] = (m[2], m[3], m[5], m[4])  # model, 50%, best, its constant
+    if not errors or not held or not groups or len(constant) != 2:
+        sys.exit("accuracy_tables.py: the test printed no rows, held-back verdicts, ranges or "
+                 "constant-MFU comparison; "
                  "its output:\n" + out[-2000:])
-    return errors, held, groups
+    return errors, held, groups, constant
 
 
 def percent(x):
@@ -105,7 +111,7 @@ def update_profiles(groups):
     return list(files.values())
 
 
-def update_doc(doc, errors, held, groups):
+def update_doc(doc, errors, held, groups, constant):
     dev = [e for name, e in errors.items() if name not in held]
     back = [errors[name] for name in held]
     lines = doc.text.split("\n")
@@ -127,6 +133,10 @@ def update_doc(doc, errors, held, groups):
             cells[3] = str(sum(abs(e) > 10 for e in rows))
             if cells[0] == "held back":
                 cells[4] = str(sum(v[1] for v in held.values()))
+        elif cells[0] in constant and len(cells) == 6:  # the model beside a constant MFU
+            rows = dev if cells[0] == "development" else back
+            cells[1] = str(len(rows))
+            cells[2:6] = [v + "%" for v in constant[cells[0]]]
         elif len(cells) == 7 and (cells[0], cells[1]) in groups:  # the Ranges table
             rows, low, high = groups[(cells[0], cells[1])]
             cells[2:6] = [str(rows), percent(50 * (low + high)), percent(100 * low),
@@ -150,10 +160,10 @@ def main():
     build = os.path.abspath(rest[0] if rest else os.path.join(ROOT, "build"))
     rewritten = set()
     for _ in range(4):
-        errors, held, groups = run_test(build)
+        errors, held, groups, constant = run_test(build)
         test, doc = File(TEST), File(DOC)
         update_test(test, errors, held, tight)
-        update_doc(doc, errors, held, groups)
+        update_doc(doc, errors, held, groups, constant)
         stale = [f for f in [test, doc] + update_profiles(groups) if f.changed()]
         if not stale or not write:
             break
