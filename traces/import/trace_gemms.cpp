@@ -1,0 +1,219 @@
+// Reads a Kineto trace's GEMM ops, runtime calls and kernels in one streaming pass (chrome_reader.h)
+// and joins them: runtime call -> kernel by correlation id, runtime call -> op by the op's interval
+// on the call's thread.
+#include "traces/import/trace_gemms.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "traces/import/byte_source.h"
+#include "traces/import/chrome_args.h"
+#include "traces/import/chrome_reader.h"
+
+namespace meshscope::traces {
+namespace {
+
+using importer::ChromeEvent;
+using importer::ChromeMember;
+using importer::JsonType;
+
+// The leaf ATen ops that run one GEMM, and where their two matrix operands are in "Input Dims":
+// addmm and baddbmm take the addend first.
+struct GemmOpKind {
+  std::string_view name;
+  size_t first_operand;
+  bool batched;
+};
+constexpr GemmOpKind kGemmOps[] = {{"aten::mm", 0, false},
+                                   {"aten::addmm", 1, false},
+                                   {"aten::bmm", 0, true},
+                                   {"aten::baddbmm", 1, true}};
+
+const GemmOpKind* gemm_kind(std::string_view name) {
+  for (const GemmOpKind& k : kGemmOps)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+bool ieq(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return (x | 0x20) == (y | 0x20);
+         });
+}
+
+// An arg's value parsed as JSON (its raw text holds `"key": value`); discarded when absent.
+nlohmann::json arg_json(const ChromeEvent& ev, std::string_view key) {
+  for (uint32_t i = 0; i < ev.arg_count; ++i) {
+    if (ev.args[i].key != key) continue;
+    const std::string_view raw = ev.args[i].raw;
+    const size_t colon = raw.find(':', key.size() + 2);
+    if (colon == std::string_view::npos) break;
+    return nlohmann::json::parse(raw.substr(colon + 1), nullptr, false);
+  }
+  return nlohmann::json(nlohmann::json::value_t::discarded);
+}
+
+// A matrix operand's sizes: [rows, cols] or, batched, [b, rows, cols]; empty if not that.
+std::vector<int64_t> sizes(const nlohmann::json& dims, size_t at, bool batched) {
+  if (!dims.is_array() || dims.size() <= at || !dims[at].is_array()) return {};
+  const nlohmann::json& d = dims[at];
+  if (d.size() != (batched ? 3u : 2u)) return {};
+  std::vector<int64_t> out;
+  for (const nlohmann::json& x : d) {
+    if (!x.is_number_integer() || x.get<int64_t>() < 1) return {};
+    out.push_back(x.get<int64_t>());
+  }
+  return out;
+}
+
+// Fills g's shape from the op's "Input Dims"; false when they are not two matrices that multiply.
+bool read_shape(const GemmOpKind& kind, const nlohmann::json& dims, TraceGemm& g) {
+  const std::vector<int64_t> a = sizes(dims, kind.first_operand, kind.batched);
+  const std::vector<int64_t> b = sizes(dims, kind.first_operand + 1, kind.batched);
+  if (a.empty() || b.empty()) return false;
+  const size_t o = kind.batched ? 1 : 0;
+  if (a[o + 1] != b[o] || (kind.batched && a[0] != b[0])) return false;
+  g.b = kind.batched ? a[0] : 1;
+  g.m = a[o];
+  g.k = a[o + 1];
+  g.n = b[o + 1];
+  return true;
+}
+
+struct Op {
+  double begin_us = 0, end_us = 0;
+  size_t gemm = 0;  // index into the result's gemms, or kNoShape
+};
+constexpr size_t kNoShape = static_cast<size_t>(-1);
+
+struct Launch {
+  std::string thread;  // pid/tid
+  double ts_us = 0;
+  int64_t correlation = 0;
+};
+
+class GemmSink : public importer::ChromeSink {
+ public:
+  explicit GemmSink(TraceGemms& out) : out_(out) {}
+
+  void on_event(const ChromeEvent& ev) override {
+    if (!ev.cat.is_string() || !ev.ts.is_number()) return;
+    const std::string_view cat = ev.cat.text;
+    double ts = 0;
+    if (!importer::number_text_to_double(ev.ts.text, ts)) return;
+    if (ieq(cat, "kernel")) {
+      const auto corr = importer::as_int(ev.arg("correlation"));
+      double dur = 0;
+      if (!corr || !ev.dur.is_number() || !importer::number_text_to_double(ev.dur.text, dur) ||
+          dur < 0)
+        return;
+      kernel_us_[*corr] += dur;
+      ++kernel_count_[*corr];
+    } else if (ieq(cat, "cuda_runtime") || ieq(cat, "cuda_driver") || ieq(cat, "runtime")) {
+      const auto corr = importer::as_int(ev.arg("correlation"));
+      if (corr) launches_.push_back({thread(ev), ts, *corr});
+    } else if ((ieq(cat, "cpu_op") || ieq(cat, "operator")) && ev.name.is_string()) {
+      const GemmOpKind* kind = gemm_kind(ev.name.text);
+      double dur = 0;
+      if (kind == nullptr || !ev.dur.is_number() ||
+          !importer::number_text_to_double(ev.dur.text, dur) || dur < 0)
+        return;
+      TraceGemm g;
+      g.op = std::string(ev.name.text);
+      g.offset = ev.offset;
+      Op op{ts, ts + dur, kNoShape};
+      if (read_shape(*kind, arg_json(ev, "Input Dims"), g)) {
+        const nlohmann::json types = arg_json(ev, "Input type");
+        if (types.is_array() && types.size() > kind->first_operand &&
+            types[kind->first_operand].is_string())
+          g.dtype = types[kind->first_operand].get<std::string>();
+        op.gemm = shaped_.size();
+        shaped_.push_back(std::move(g));
+      } else {
+        ++out_.without_shapes;
+      }
+      ops_[thread(ev)].push_back(op);
+    }
+  }
+
+  void on_member(const ChromeMember& m) override {
+    // Kineto writes 1; a hand-made trace may say true.
+    if (m.key != "record_shapes") return;
+    double v = 0;
+    out_.record_shapes = m.value.type == JsonType::kTrue ||
+                         (m.value.is_number() && importer::number_text_to_double(m.value.text, v) &&
+                          v != 0);
+  }
+
+  // Joins what was read into out_.gemms.
+  void finish() {
+    for (auto& [thread, ops] : ops_)
+      std::stable_sort(ops.begin(), ops.end(),
+                       [](const Op& a, const Op& b) { return a.begin_us < b.begin_us; });
+    for (const Launch& l : launches_) {
+      const auto k = kernel_us_.find(l.correlation);
+      if (k == kernel_us_.end()) continue;
+      const auto t = ops_.find(l.thread);
+      if (t == ops_.end()) continue;
+      const Op* op = innermost(t->second, l.ts_us);
+      if (op == nullptr || op->gemm == kNoShape) continue;
+      shaped_[op->gemm].kernel_s += k->second * 1e-6;
+      shaped_[op->gemm].kernels += kernel_count_[l.correlation];
+    }
+    for (TraceGemm& g : shaped_) {
+      if (g.kernels == 0) {
+        ++out_.without_kernels;
+        continue;
+      }
+      out_.gemms.push_back(std::move(g));
+    }
+  }
+
+ private:
+  static std::string thread(const ChromeEvent& ev) {
+    return std::string(importer::as_text(ev.pid)) + "/" + std::string(importer::as_text(ev.tid));
+  }
+
+  // The latest-starting op whose interval holds t (ops sorted by start; nesting is shallow, so a
+  // bounded walk back finds an enclosing op).
+  static const Op* innermost(const std::vector<Op>& ops, double t) {
+    auto it = std::upper_bound(ops.begin(), ops.end(), t,
+                               [](double v, const Op& o) { return v < o.begin_us; });
+    for (int steps = 0; it != ops.begin() && steps < 64; ++steps) {
+      --it;
+      if (it->end_us >= t) return &*it;
+    }
+    return nullptr;
+  }
+
+  TraceGemms& out_;
+  std::vector<TraceGemm> shaped_;
+  std::map<std::string, std::vector<Op>> ops_;
+  std::vector<Launch> launches_;
+  std::unordered_map<int64_t, double> kernel_us_;
+  std::unordered_map<int64_t, int> kernel_count_;
+};
+
+}  // namespace
+
+TraceGemms read_trace_gemms(const std::filesystem::path& file, const ImportOptions& options) {
+  const std::string name = file.string();
+  importer::OpenedTrace opened = importer::open_trace_source(file, nullptr, name, options);
+  if (importer::has_sqlite_magic(opened.source->peek(importer::kSqliteMagic.size())))
+    throw ImportError(name, "", "GEMM rates are read from Kineto JSON traces with shapes only");
+  TraceGemms out;
+  out.file = name;
+  GemmSink sink(out);
+  ImportReport report;
+  importer::read_chrome_json(*opened.source, name, options, sink, report);
+  sink.finish();
+  return out;
+}
+
+}  // namespace meshscope::traces
