@@ -1,14 +1,19 @@
 // `meshscope calibrate TRACE... -o calib.json [--hardware NAME]`: fit per-phase compute rates and
 // link alpha/beta from profiled traces, for `simulate`/`predict --calibration`.
 // `meshscope calibrate --gemm-rates FILE --hardware NAME`: how far measured GEMM rates (what
-// scripts/gpu-check.sh measures on a GPU) are from the entry's GEMM model (gemm_table_fit.h).
+// scripts/gpu-check.sh measures on a GPU, or the GEMMs of a Kineto trace recorded with shapes) are
+// from the entry's GEMM model (gemm_table_fit.h).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +28,7 @@
 #include "sim/predict/calibrate_model.h"
 #include "sim/predict/config.h"
 #include "traces/import/load_trace.h"
+#include "traces/import/trace_gemms.h"
 
 namespace meshscope::cli {
 namespace {
@@ -37,10 +43,57 @@ struct CalibrateArgs {
   bool json = false;
 };
 
+// A Kineto trace (JSON, or gzip of it) rather than a CSV table: its first byte that is not white
+// space, among the first 4 KiB of a regular file (anything else goes to the table's reader, which
+// says what is wrong with it).
+bool is_trace_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::ifstream in(path, std::ios::binary);
+  char c = 0;
+  for (int i = 0; i < 4096 && in.get(c); ++i)
+    if (!std::isspace(static_cast<unsigned char>(c))) return c == '{' || c == '[' || c == '\x1f';
+  return false;
+}
+
+// The GEMMs of a Kineto trace recorded with shapes, in bf16 or fp16 (the precisions the GEMM model
+// is checked in), one row per shape at its summed FLOPs over its summed kernel time.
+std::vector<cost::MeasuredGemm> rates_of_trace(const std::string& path) {
+  const traces::TraceGemms t = traces::read_trace_gemms(path);
+  std::map<std::array<int64_t, 4>, std::pair<double, double>> by_shape;  // flops, seconds
+  int64_t other_dtype = 0;
+  for (const traces::TraceGemm& g : t.gemms) {
+    if (g.dtype != "c10::BFloat16" && g.dtype != "c10::Half") {
+      ++other_dtype;
+      continue;
+    }
+    auto& [flops, seconds] = by_shape[{g.b, g.m, g.n, g.k}];
+    flops += g.flops();
+    seconds += g.kernel_s;
+  }
+  std::fprintf(stderr,
+               "%s: %zu GEMM ops with shapes and kernels, %zu shapes in bf16 or fp16 (left out: "
+               "%lld of other dtypes, %lld without shapes, %lld without kernels)\n",
+               path.c_str(), t.gemms.size(), by_shape.size(), static_cast<long long>(other_dtype),
+               static_cast<long long>(t.without_shapes), static_cast<long long>(t.without_kernels));
+  if (by_shape.empty())
+    throw UserError(
+        path +
+        ": no bf16 or fp16 GEMM (aten::mm, addmm, bmm, baddbmm) with shapes and "
+        "kernels in this trace" +
+        (t.record_shapes ? std::string() : std::string("; profile with record_shapes=True")));
+  std::vector<cost::MeasuredGemm> rows;
+  for (const auto& [shape, fs] : by_shape)
+    rows.push_back({shape[0], shape[1], shape[2], shape[3], fs.first / fs.second});
+  return rows;
+}
+
 std::vector<cost::MeasuredGemm> read_rates(const std::string& path) {
   try {
     // A relative path is looked for as --config's is: the README's fixture path from anywhere.
-    return cost::read_gemm_table(predict::resolve_config_path(path));
+    const std::string resolved = predict::resolve_config_path(path);
+    if (is_trace_file(resolved)) return rates_of_trace(resolved);
+    return cost::read_gemm_table(resolved);
   } catch (const std::runtime_error& e) {
     throw UserError(e.what());
   }
@@ -213,16 +266,20 @@ void add_calibrate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--gemm-rates", args->gemm_rates,
                   "instead of traces: a CSV of measured GEMM rates (b,m,n,k,flops_per_s, as "
-                  "meshscope-kernel-check --gemm-rates writes on a GPU) to check against the "
-                  "--hardware entry's GEMM model: its error once a rate scale and a time per "
-                  "kernel are fitted, and the k_half that fits best")
+                  "meshscope-kernel-check --gemm-rates writes on a GPU), or a PyTorch profiler "
+                  "(Kineto) trace recorded with record_shapes=True, whose bf16/fp16 aten::mm, "
+                  "addmm, bmm and baddbmm ops give one rate per shape (their FLOPs over their "
+                  "kernels' time), to check against the --hardware entry's GEMM model: its error "
+                  "once a rate scale and a time per kernel are fitted, and the k_half that fits "
+                  "best")
       ->type_name("FILE")
       ->excludes("TRACE")
       ->excludes("--out")
       ->excludes("--precision")
       ->needs("--hardware");  // calibrate's default, cpu-local, is no GPU's table
   cmd->add_option("--compare", args->compare,
-                  "with --gemm-rates: a CSV of measured rates of other shapes from the same run, "
+                  "with --gemm-rates: a CSV (or trace) of measured rates of other shapes from the "
+                  "same run, "
                   "each set beside the model's rate with the fit --gemm-rates found (its rate "
                   "scale and time per kernel)")
       ->type_name("FILE")

@@ -1,11 +1,13 @@
 // `meshscope calibrate --gemm-rates`: a table of measured GEMM rates (what scripts/gpu-check.sh
-// measures on a GPU with meshscope-kernel-check --gemm-rates) checked against a catalog entry's
-// GEMM model, on OpenXLA's measured sm_90 table (tests/fixtures/xla).
+// measures on a GPU with meshscope-kernel-check --gemm-rates), or a Kineto trace with shapes,
+// checked against a catalog entry's GEMM model, on OpenXLA's measured sm_90 table
+// (tests/fixtures/xla).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -83,6 +85,67 @@ TEST(CalibrateCli, ComparedRatesStandBesideTheModelWithTheFirstTablesFit) {
             bad.string());
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find(bad.string() + ":2: sizes must be 1 or more"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+// A Kineto trace recorded with shapes in place of the table: the same 87 rates written as aten::mm
+// and aten::bmm ops, each launching one kernel that lasts the shape's FLOPs over its rate, give the
+// table's own check; a trace recorded without shapes is refused with the reason.
+TEST(CalibrateCli, AKinetoTraceWithShapesGivesItsGemmRates) {
+  std::ifstream table(kTable);
+  std::string events;
+  int n = 0;
+  for (std::string line; std::getline(table, line);) {
+    if (line.empty() || line[0] == '#' || line[0] == 'b') continue;
+    long long b, m, nn, k;
+    double rate;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%lld,%lld,%lld,%lld,%lf", &b, &m, &nn, &k, &rate), 5);
+    const double us = 2.0 * b * m * nn * k / rate * 1e6;
+    const double ts = 1000.0 * n;
+    const std::string dims = b > 1 ? "[[" + std::to_string(b) + "," + std::to_string(m) + "," +
+                                         std::to_string(k) + "],[" + std::to_string(b) + "," +
+                                         std::to_string(k) + "," + std::to_string(nn) + "]]"
+                                   : "[[" + std::to_string(m) + "," + std::to_string(k) + "],[" +
+                                         std::to_string(k) + "," + std::to_string(nn) + "]]";
+    char ev[1024];
+    std::snprintf(ev, sizeof ev,
+                  R"(%s{"ph":"X","cat":"cpu_op","name":"%s","pid":1,"tid":1,"ts":%.3f,"dur":20,)"
+                  R"("args":{"Input Dims":%s,"Input type":["c10::BFloat16","c10::BFloat16"]}},)"
+                  R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,)"
+                  R"("ts":%.3f,"dur":5,"args":{"correlation":%d}},)"
+                  R"({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":%.3f,"dur":%.9f,)"
+                  R"("args":{"correlation":%d}})",
+                  n ? "," : "", b > 1 ? "aten::bmm" : "aten::mm", ts, dims.c_str(), ts + 5, n + 1,
+                  ts + 10, us, n + 1);
+    events += ev;
+    ++n;
+  }
+  ASSERT_EQ(n, 87);
+  const fs::path trace = temp_dir("calibrate_trace") / "gemms.json";
+  std::ofstream(trace) << R"({"record_shapes":1,"traceEvents":[)" << events << "]}";
+  Result from_trace =
+      shell(kBin + " calibrate --gemm-rates " + trace.string() + " --hardware h100-sxm --json");
+  ASSERT_EQ(from_trace.status, 0) << from_trace.err;
+  EXPECT_NE(from_trace.err.find("87 GEMM ops with shapes and kernels, 87 shapes in bf16 or fp16"),
+            std::string::npos)
+      << from_trace.err;
+  const Result from_table =
+      shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware h100-sxm --json");
+  ASSERT_EQ(from_table.status, 0) << from_table.err;
+  const nlohmann::json t = nlohmann::json::parse(from_trace.out);
+  const nlohmann::json c = nlohmann::json::parse(from_table.out);
+  EXPECT_EQ(t["shapes"], 87);
+  EXPECT_NEAR(t["rms"].get<double>(), c["rms"].get<double>(), 1e-6);
+  EXPECT_NEAR(t["scale"].get<double>(), c["scale"].get<double>(), 1e-6);
+  EXPECT_NEAR(t["best_flops_per_s"].get<double>(), c["best_flops_per_s"].get<double>(), 1e3);
+
+  // HolisticTraceAnalysis's A100 trace was recorded without shapes: its aten::mm ops have none.
+  const std::string no_shapes =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz";
+  Result r = shell(kBin + " calibrate --gemm-rates " + no_shapes + " --hardware a100-80gb");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("no bf16 or fp16 GEMM"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("profile with record_shapes=True"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
 }
 
