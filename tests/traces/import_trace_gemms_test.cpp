@@ -1,10 +1,10 @@
 // GEMM ops of a Kineto trace with shapes, joined to the kernels they launched
 // (traces/import/trace_gemms.h). The real trace's facts were found in its raw JSON with Python
 // (json.load of the fixture; for each cpu_op aten::addmm / aten::mm, the cuda_runtime calls on its
-// thread inside its interval and the kernels of their correlation ids), not from this code's output:
-// B200 vLLM TP8 rank 0 has 109 such ops, 36 each of addmm 888 x 2880 by 2880 x 640, 888 x 512 by
-// 512 x 2880 and 888 x 2880 by 2880 x 128, and one mm 1 x 2880 by 2880 x 25136, all bf16, each
-// launching one nvjet kernel; their kernels sum to 287.4, 227.6, 236.2 and 33.5 us.
+// thread inside its interval and the kernels of their correlation ids), not from this code's
+// output: B200 vLLM TP8 rank 0 has 109 such ops, 36 each of addmm 888 x 2880 by 2880 x 640, 888 x
+// 512 by 512 x 2880 and 888 x 2880 by 2880 x 128, and one mm 1 x 2880 by 2880 x 25136, all bf16,
+// each launching one nvjet kernel; their kernels sum to 287.4, 227.6, 236.2 and 33.5 us.
 #include "traces/import/trace_gemms.h"
 
 #include <gtest/gtest.h>
@@ -48,8 +48,8 @@ TEST(TraceGemms, AnOpsKernelsAreThoseItsLaunchesStartedNotItsCallers) {
   const TraceGemm& g = t.gemms[0];
   EXPECT_EQ(g.op, "aten::addmm");
   EXPECT_EQ(g.dtype, "c10::BFloat16");
-  EXPECT_EQ(std::make_tuple(g.b, g.m, g.n, g.k), std::make_tuple(int64_t{1}, int64_t{64},
-                                                                  int64_t{16}, int64_t{32}));
+  EXPECT_EQ(std::make_tuple(g.b, g.m, g.n, g.k),
+            std::make_tuple(int64_t{1}, int64_t{64}, int64_t{16}, int64_t{32}));
   EXPECT_EQ(g.kernels, 2);  // the GEMM and its reduction; not the bias kernel linear launched
   EXPECT_NEAR(g.kernel_s, 10e-6, 1e-12);
   EXPECT_DOUBLE_EQ(g.flops(), 2.0 * 64 * 16 * 32);
@@ -71,8 +71,8 @@ TEST(TraceGemms, BatchedOpsAndWhatIsLeftOutIsCounted) {
   const TraceGemm& b = t.gemms[1];
   EXPECT_EQ(b.op, "aten::bmm");
   EXPECT_EQ(b.dtype, "c10::Half");
-  EXPECT_EQ(std::make_tuple(b.b, b.m, b.n, b.k), std::make_tuple(int64_t{4}, int64_t{8},
-                                                                  int64_t{32}, int64_t{16}));
+  EXPECT_EQ(std::make_tuple(b.b, b.m, b.n, b.k),
+            std::make_tuple(int64_t{4}, int64_t{8}, int64_t{32}, int64_t{16}));
   EXPECT_NEAR(b.kernel_s, 5e-6, 1e-12);
   // No dims, and dims whose inner sizes do not agree: without shapes. The third mm's only launch
   // is on another thread: without kernels.
@@ -100,8 +100,8 @@ TEST(TraceGemms, HostileShapesAreLeftOutOrRefused) {
 }
 
 TEST(TraceGemms, AnNsightExportIsRefusedByName) {
-  const std::filesystem::path p =
-      std::filesystem::path(MESHSCOPE_SOURCE_DIR) / "tests/fixtures/nsys/h100_fuser_report1_schema3.16.sqlite.gz";
+  const std::filesystem::path p = std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
+                                  "tests/fixtures/nsys/h100_fuser_report1_schema3.16.sqlite.gz";
   try {
     read_trace_gemms(p);
     FAIL() << "an Nsight export was read as a Kineto trace";

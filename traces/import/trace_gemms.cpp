@@ -1,6 +1,6 @@
-// Reads a Kineto trace's GEMM ops, runtime calls and kernels in one streaming pass (chrome_reader.h)
-// and joins them: runtime call -> kernel by correlation id, runtime call -> op by the op's interval
-// on the call's thread.
+// Reads a Kineto trace's GEMM ops, runtime calls and kernels in one streaming pass
+// (chrome_reader.h) and joins them: runtime call -> kernel by correlation id, runtime call -> op by
+// the op's interval on the call's thread.
 #include "traces/import/trace_gemms.h"
 
 #include <nlohmann/json.hpp>
@@ -146,9 +146,9 @@ class GemmSink : public importer::ChromeSink {
     // Kineto writes 1; a hand-made trace may say true.
     if (m.key != "record_shapes") return;
     double v = 0;
-    out_.record_shapes = m.value.type == JsonType::kTrue ||
-                         (m.value.is_number() && importer::number_text_to_double(m.value.text, v) &&
-                          v != 0);
+    out_.record_shapes =
+        m.value.type == JsonType::kTrue ||
+        (m.value.is_number() && importer::number_text_to_double(m.value.text, v) && v != 0);
   }
 
   // Joins what was read into out_.gemms.
