@@ -2,7 +2,9 @@
 // magic, so compressed inputs reach the inflater too), then through `meshscope calibrate`'s fit
 // (cost::fit_calibration on the cpu-local entry): it may refuse the trace (std::invalid_argument:
 // nothing to fit), but every figure it fits must be finite, or the calibration file it writes
-// would not read back (JSON has no NaN). Only ImportError may come out of the import; anything
+// would not read back (JSON has no NaN); and through `calibrate --gemm-rates`'s reader of GEMM ops
+// (trace_gemms.h), whose every GEMM must have sizes of 1 or more and a finite, non-negative
+// kernel time. Only ImportError may come out of the import; anything
 // else — a crash, a sanitizer report, another exception, a broken promise (a trap) — is a bug.
 #include <cmath>
 #include <cstddef>
@@ -15,6 +17,7 @@
 #include "sim/cost/fit.h"
 #include "sim/cost/hardware.h"
 #include "traces/import/load_trace.h"
+#include "traces/import/trace_gemms.h"
 
 namespace {
 
@@ -50,6 +53,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           meshscope::cost::fit_calibration({&t}, cpu, meshscope::cost::Precision::kFp32);
       meshscope::fuzz::require(finite_fit(c));
     } catch (const std::invalid_argument&) {
+    }
+  } catch (const ImportError&) {
+  }
+  try {
+    const TraceGemms g = read_trace_gemms_bytes(
+        std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json", options);
+    for (const TraceGemm& x : g.gemms) {
+      meshscope::fuzz::require(x.b >= 1 && x.m >= 1 && x.n >= 1 && x.k >= 1 && x.kernels >= 1);
+      meshscope::fuzz::require(std::isfinite(x.kernel_s) && x.kernel_s >= 0);
     }
   } catch (const ImportError&) {
   }

@@ -1,5 +1,6 @@
-// Writes the fuzzers' seed corpus: OUT/chrome_json (a synthetic Kineto trace, plain and gzip; a
-// meshscope export with every span kind, flows, counters and steps; a generic B/E array trace),
+// Writes the fuzzers' seed corpus: OUT/chrome_json (a synthetic Kineto trace, plain and gzip; GEMM
+// ops with shapes; a meshscope export with every span kind, flows, counters and steps; a generic
+// B/E array trace),
 // OUT/nsys_sqlite (a small Nsight Systems export with the documented tables), OUT/schedule (the
 // schedule text of every family meshscope generates, on a small mesh it takes) and
 // OUT/json_file/calibration.json (a calibration with every field set).
@@ -134,6 +135,25 @@ int main(int argc, char** argv) {
         R"({"ph":"B","name":"a","pid":"p","tid":1,"ts":1},{"ph":"E","pid":"p","tid":1,"ts":2},)"
         R"({"ph":"C","name":"mem","pid":"p","ts":1,"args":{"v":1.5}},)"
         R"({"ph":"i","name":"mark","pid":"p","tid":1,"ts":1.5},)");
+  // GEMM ops with recorded shapes inside aten::linear, and the kernels their launches started
+  // (what `calibrate --gemm-rates` reads of a trace: traces/import/trace_gemms.h).
+  write(out / "chrome_json" / "gemms.json",
+        R"({"record_shapes":1,"traceEvents":[)"
+        R"({"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":100,"dur":50,)"
+        R"("args":{"Input Dims":[[64,32],[16,32],[16]]}},)"
+        R"({"ph":"X","cat":"cpu_op","name":"aten::addmm","pid":1,"tid":1,"ts":105,"dur":30,)"
+        R"("args":{"Input Dims":[[16],[64,32],[32,16],[],[]],)"
+        R"("Input type":["c10::BFloat16","c10::BFloat16","c10::BFloat16","Scalar","Scalar"]}},)"
+        R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":110,)"
+        R"("dur":4,"args":{"correlation":21}},)"
+        R"({"ph":"X","cat":"cpu_op","name":"aten::bmm","pid":1,"tid":1,"ts":200,"dur":10,)"
+        R"("args":{"Input Dims":[[4,8,16],[4,16,32]],"Input type":["c10::Half","c10::Half"]}},)"
+        R"({"ph":"X","cat":"cuda_runtime","name":"cuLaunchKernel","pid":1,"tid":1,"ts":205,)"
+        R"("dur":1,"args":{"correlation":22}},)"
+        R"({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":300,"dur":8,)"
+        R"("args":{"correlation":21}},)"
+        R"({"ph":"X","cat":"kernel","name":"bmm","pid":0,"tid":7,"ts":310,"dur":5,)"
+        R"("args":{"correlation":22}}]})");
   // gzip through the library's own reader is tested elsewhere; here a real .gz of the trace.
   const std::string gz_path = (out / "chrome_json" / "kineto.json.gz").string();
   const std::string cmd =

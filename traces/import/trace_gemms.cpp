@@ -202,9 +202,11 @@ class GemmSink : public importer::ChromeSink {
 
 }  // namespace
 
-TraceGemms read_trace_gemms(const std::filesystem::path& file, const ImportOptions& options) {
-  const std::string name = file.string();
-  importer::OpenedTrace opened = importer::open_trace_source(file, nullptr, name, options);
+namespace {
+
+TraceGemms read(const std::filesystem::path& file, const std::string_view* memory,
+                const std::string& name, const ImportOptions& options) {
+  importer::OpenedTrace opened = importer::open_trace_source(file, memory, name, options);
   if (importer::has_sqlite_magic(opened.source->peek(importer::kSqliteMagic.size())))
     throw ImportError(name, "", "GEMM rates are read from Kineto JSON traces with shapes only");
   TraceGemms out;
@@ -214,6 +216,17 @@ TraceGemms read_trace_gemms(const std::filesystem::path& file, const ImportOptio
   importer::read_chrome_json(*opened.source, name, options, sink, report);
   sink.finish();
   return out;
+}
+
+}  // namespace
+
+TraceGemms read_trace_gemms(const std::filesystem::path& file, const ImportOptions& options) {
+  return read(file, nullptr, file.string(), options);
+}
+
+TraceGemms read_trace_gemms_bytes(std::string_view bytes, const std::string& name,
+                                  const ImportOptions& options) {
+  return read(name, &bytes, name, options);
 }
 
 }  // namespace meshscope::traces

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "traces/import/import_types.h"
@@ -43,5 +44,8 @@ struct TraceGemms {
 
 // Throws ImportError on a file that is not Chrome JSON (an Nsight SQLite export) or is malformed.
 TraceGemms read_trace_gemms(const std::filesystem::path& file, const ImportOptions& options = {});
+// The same from bytes in memory (gzip or not), `name` standing for the file in errors.
+TraceGemms read_trace_gemms_bytes(std::string_view bytes, const std::string& name,
+                                  const ImportOptions& options = {});
 
 }  // namespace meshscope::traces
