@@ -415,6 +415,19 @@ std::vector<std::string> table_cells(const std::string& line) {
   return cells;
 }
 
+// The lines of docs/ACCURACY.md's summary tables with `cells` cells whose first is "development"
+// or "held back", split into cells (the headline has 5, the constant-MFU table 6).
+std::vector<std::vector<std::string>> summary_lines(size_t cells) {
+  std::vector<std::vector<std::string>> out;
+  for (const std::string& line : accuracy_doc()) {
+    if (line.rfind("| ", 0) != 0) continue;
+    std::vector<std::string> c = table_cells(line);
+    if (c.size() == cells && (c[0] == "development" || c[0] == "held back"))
+      out.push_back(std::move(c));
+  }
+  return out;
+}
+
 // docs/ACCURACY.md's tables of the development and held-back rows say what the rows give now: each
 // row once, its "error now" to the printed tenth of a point, and for a held-back row whether it
 // falls inside its range (and its residual when it does not). A model change that moves a row
@@ -472,23 +485,17 @@ TEST(PredictPublished, AccuracyDocsHeadlineIsTheTestsOwn) {
     beyond[k] += e > 0.10;
     if (k == 1) inside += inside_range(results()[i]);
   }
-  const std::vector<std::string> doc = accuracy_doc();
-  ASSERT_FALSE(doc.empty()) << "docs/ACCURACY.md";
-  int found = 0;
-  for (const std::string& line : doc) {
-    const std::vector<std::string> c =
-        line.rfind("| ", 0) == 0 ? table_cells(line) : std::vector<std::string>{};
-    if (c.size() != 5 || (c[0] != "development" && c[0] != "held back")) continue;
+  const std::vector<std::vector<std::string>> lines = summary_lines(5);
+  ASSERT_EQ(lines.size(), 2u) << "docs/ACCURACY.md: the headline table";
+  for (const std::vector<std::string>& c : lines) {
     const int k = c[0] == "held back" ? 1 : 0;
-    ++found;
-    EXPECT_EQ(std::stoi(c[1]), count[k]) << line;
-    EXPECT_NEAR(doc_percent(c[2]), 100 * sum[k] / count[k], 0.0051) << line;
-    EXPECT_EQ(std::stoi(c[3]), beyond[k]) << line;
+    EXPECT_EQ(std::stoi(c[1]), count[k]) << c[0];
+    EXPECT_NEAR(doc_percent(c[2]), 100 * sum[k] / count[k], 0.0051) << c[0];
+    EXPECT_EQ(std::stoi(c[3]), beyond[k]) << c[0];
     if (k == 1) {
-      EXPECT_EQ(std::stoi(c[4]), inside) << line;
+      EXPECT_EQ(std::stoi(c[4]), inside) << c[0];
     }
   }
-  EXPECT_EQ(found, 2);
 }
 
 // The simplest estimate beside the model (the yardstick issue 12 was filed with): every row's step
@@ -539,22 +546,16 @@ TEST(PredictPublished, AccuracyDocsSetsTheModelBesideAConstantMfu) {
                 100 * mean_abs_constant_mfu_error(of, 0.5));
   }
   EXPECT_LT(model[1], best[1]);
-  const std::vector<std::string> doc = accuracy_doc();
-  ASSERT_FALSE(doc.empty()) << "docs/ACCURACY.md";
-  int found = 0;
-  for (const std::string& line : doc) {
-    const std::vector<std::string> c =
-        line.rfind("| ", 0) == 0 ? table_cells(line) : std::vector<std::string>{};
-    if (c.size() != 6 || (c[0] != "development" && c[0] != "held back")) continue;
+  const std::vector<std::vector<std::string>> lines = summary_lines(6);
+  ASSERT_EQ(lines.size(), 2u) << "docs/ACCURACY.md: the constant-MFU table";
+  for (const std::vector<std::string>& c : lines) {
     const int k = c[0] == "held back" ? 1 : 0;
-    ++found;
-    EXPECT_EQ(std::stoi(c[1]), static_cast<int>(kind[k].size())) << line;
-    EXPECT_NEAR(doc_percent(c[2]), 100 * model[k], 0.0051) << line;
-    EXPECT_NEAR(doc_percent(c[3]), 100 * half[k], 0.0051) << line;
-    EXPECT_NEAR(doc_percent(c[4]), 100 * best[k], 0.0051) << line;
-    EXPECT_NEAR(doc_percent(c[5]), 100 * best_c[k], 0.051) << line;
+    EXPECT_EQ(std::stoi(c[1]), static_cast<int>(kind[k].size())) << c[0];
+    EXPECT_NEAR(doc_percent(c[2]), 100 * model[k], 0.0051) << c[0];
+    EXPECT_NEAR(doc_percent(c[3]), 100 * half[k], 0.0051) << c[0];
+    EXPECT_NEAR(doc_percent(c[4]), 100 * best[k], 0.0051) << c[0];
+    EXPECT_NEAR(doc_percent(c[5]), 100 * best_c[k], 0.051) << c[0];
   }
-  EXPECT_EQ(found, 2);
 }
 
 // docs/ACCURACY.md's "Ranges" table is the profiles' residuals: each framework and hardware the
