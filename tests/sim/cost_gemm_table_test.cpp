@@ -57,7 +57,7 @@ TEST(CostGemmTable, TheShapeModelReproducesOpenXlasMeasuredH100Table) {
 // header says how the rates were taken). Their sides are not multiples of every tile (788, 5185,
 // 8944, 25089, 32256 rows), so tiles, waves and edge padding are tried here as the OpenXLA table
 // cannot. The model is held to the fit OpenXLA's table gives it (no refit), on the shapes with
-// every side 512 or more: the development rows' GEMMs all are, while the smaller ones are
+// every side 512 or more: the development rows' layer GEMMs all are, while the smaller ones are
 // matrix-vector products and launch-bound kernels the throughput model is not for (reported, not
 // bounded).
 TEST(CostGemmTable, TheShapeModelAgainstGemmsMeasuredInsideModelRuns) {
