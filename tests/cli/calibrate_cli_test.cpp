@@ -139,10 +139,39 @@ TEST(CalibrateCli, AKinetoTraceWithShapesGivesItsGemmRates) {
   EXPECT_NEAR(t["scale"].get<double>(), c["scale"].get<double>(), 1e-6);
   EXPECT_NEAR(t["best_flops_per_s"].get<double>(), c["best_flops_per_s"].get<double>(), 1e3);
 
+  // Each shape once, with its ops and time, the shape that took the most GEMM time first.
+  ASSERT_EQ(t["trace_shapes"].size(), 87u);
+  double share = 0;
+  for (size_t i = 0; i < 87; ++i) {
+    EXPECT_EQ(t["trace_shapes"][i]["ops"], 1);
+    share += t["trace_shapes"][i]["share"].get<double>();
+    if (i > 0) {
+      EXPECT_GE(t["trace_shapes"][i - 1]["kernel_s"].get<double>(),
+                t["trace_shapes"][i]["kernel_s"].get<double>());
+    }
+  }
+  EXPECT_NEAR(share, 1, 1e-9);
+  EXPECT_FALSE(c.contains("trace_shapes"));  // a table has no ops to count
+
+  // The B200 vLLM trace's four shapes by the time their kernels took (found in its raw JSON with
+  // Python, tests/traces/import_trace_gemms_test.cpp): 888 x 640 x 2880 (36 ops, 287.4 us), then
+  // 888 x 128 x 2880 (36, 236.2 us), 888 x 2880 x 512 (36, 227.6 us), 1 x 25136 x 2880 (1, 33.5
+  // us).
+  const std::string b200 = std::string(MESHSCOPE_SOURCE_DIR) +
+                           "/tests/fixtures/hta/b200_vllm_tp8_rank0_no_python.json.gz";
+  Result r = shell(kBin + " calibrate --gemm-rates " + b200 + " --hardware h100-sxm");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const size_t first = r.out.find("36 ops, 0.287 ms  b 1, m 888, n 640, k 2880: measured 410.0");
+  const size_t last = r.out.find("1 ops, 0.034 ms  b 1, m 1, n 25136, k 2880: measured 4.3");
+  EXPECT_NE(first, std::string::npos) << r.out;
+  EXPECT_NE(last, std::string::npos) << r.out;
+  EXPECT_LT(first, last) << r.out;
+  EXPECT_NE(r.out.find("these rates are not of h100-sxm's kind"), std::string::npos) << r.out;
+
   // HolisticTraceAnalysis's A100 trace was recorded without shapes: its aten::mm ops have none.
   const std::string no_shapes =
       std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz";
-  Result r = shell(kBin + " calibrate --gemm-rates " + no_shapes + " --hardware a100-80gb");
+  r = shell(kBin + " calibrate --gemm-rates " + no_shapes + " --hardware a100-80gb");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("no bf16 or fp16 GEMM"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("profile with record_shapes=True"), std::string::npos) << r.err;

@@ -1,0 +1,230 @@
+// `meshscope calibrate --gemm-rates FILE --hardware NAME`: how far measured GEMM rates are from a
+// catalog entry's GEMM model (sim/cost/gemm_table_fit.h). FILE is a CSV table (what
+// scripts/gpu-check.sh measures on a GPU with meshscope-kernel-check --gemm-rates, or OpenXLA's
+// table), or a PyTorch profiler (Kineto) trace recorded with shapes, whose GEMM ops give one rate per
+// shape (traces/import/trace_gemms.h) and are listed by the GEMM time they took.
+#include "cli/calibrate_gemm_rates.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/commands.h"
+#include "sim/cost/gemm_table_fit.h"
+#include "sim/cost/hardware.h"
+#include "sim/predict/config.h"
+#include "traces/import/trace_gemms.h"
+
+namespace meshscope::cli {
+namespace {
+
+// A Kineto trace (JSON, or gzip of it) rather than a CSV table: its first byte that is not white
+// space, among the first 4 KiB of a regular file (anything else goes to the table's reader, which
+// says what is wrong with it).
+bool is_trace_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::ifstream in(path, std::ios::binary);
+  char c = 0;
+  for (int i = 0; i < 4096 && in.get(c); ++i)
+    if (!std::isspace(static_cast<unsigned char>(c))) return c == '{' || c == '[' || c == '\x1f';
+  return false;
+}
+
+// One shape of a trace's GEMMs: its rate over every op of that shape, how many ran, how long.
+struct TraceShape {
+  cost::MeasuredGemm gemm;
+  int64_t ops = 0;
+  double seconds = 0;
+};
+
+// The GEMMs of a Kineto trace recorded with shapes, in bf16 or fp16 (the precisions the GEMM model
+// is checked in), one row per shape at its summed FLOPs over its summed kernel time.
+std::vector<TraceShape> shapes_of_trace(const std::string& path) {
+  const traces::TraceGemms t = traces::read_trace_gemms(path);
+  std::map<std::array<int64_t, 4>, TraceShape> by_shape;  // gemm.flops_per_s holds the FLOPs
+  int64_t other_dtype = 0;
+  for (const traces::TraceGemm& g : t.gemms) {
+    if (g.dtype != "c10::BFloat16" && g.dtype != "c10::Half") {
+      ++other_dtype;
+      continue;
+    }
+    TraceShape& s = by_shape[{g.b, g.m, g.n, g.k}];
+    s.gemm = {g.b, g.m, g.n, g.k, s.gemm.flops_per_s + g.flops()};
+    ++s.ops;
+    s.seconds += g.kernel_s;
+  }
+  std::fprintf(stderr,
+               "%s: %zu GEMM ops with shapes and kernels, %zu shapes in bf16 or fp16 (left out: "
+               "%lld of other dtypes, %lld without shapes, %lld without kernels)\n",
+               path.c_str(), t.gemms.size(), by_shape.size(), static_cast<long long>(other_dtype),
+               static_cast<long long>(t.without_shapes), static_cast<long long>(t.without_kernels));
+  if (by_shape.empty())
+    throw UserError(
+        path +
+        ": no bf16 or fp16 GEMM (aten::mm, addmm, bmm, baddbmm) with shapes and "
+        "kernels in this trace" +
+        (t.record_shapes ? std::string() : std::string("; profile with record_shapes=True")));
+  std::vector<TraceShape> shapes;
+  for (auto& [key, s] : by_shape) {
+    s.gemm.flops_per_s /= s.seconds;
+    shapes.push_back(s);
+  }
+  return shapes;
+}
+
+// A table (CSV) or a trace's shapes; `shapes` is filled for a trace and left empty for a table.
+std::vector<cost::MeasuredGemm> read_rates(const std::string& path,
+                                           std::vector<TraceShape>* shapes = nullptr) {
+  try {
+    // A relative path is looked for as --config's is: the README's fixture path from anywhere.
+    const std::string resolved = predict::resolve_config_path(path);
+    if (!is_trace_file(resolved)) return cost::read_gemm_table(resolved);
+    std::vector<TraceShape> found = shapes_of_trace(resolved);
+    std::vector<cost::MeasuredGemm> rows;
+    for (const TraceShape& s : found) rows.push_back(s.gemm);
+    if (shapes != nullptr) *shapes = std::move(found);
+    return rows;
+  } catch (const std::runtime_error& e) {
+    throw UserError(e.what());
+  }
+}
+
+// A trace's shapes by the GEMM time they took, the most first, each beside the model with the fit.
+nlohmann::json trace_shapes(const cost::Hardware& hw, const cost::GemmTableFit& fit,
+                            std::vector<TraceShape> shapes) {
+  std::sort(shapes.begin(), shapes.end(),
+            [](const TraceShape& a, const TraceShape& b) { return a.seconds > b.seconds; });
+  double total = 0;
+  for (const TraceShape& s : shapes) total += s.seconds;
+  nlohmann::json out = nlohmann::json::array();
+  for (const TraceShape& s : shapes) {
+    const double model = cost::fitted_rate(hw, s.gemm, fit);
+    out.push_back({{"shape", {s.gemm.b, s.gemm.m, s.gemm.n, s.gemm.k}},
+                   {"ops", s.ops},
+                   {"kernel_s", s.seconds},
+                   {"share", s.seconds / total},
+                   {"measured_flops_per_s", s.gemm.flops_per_s},
+                   {"model_flops_per_s", model},
+                   {"model_over_measured", model / s.gemm.flops_per_s}});
+  }
+  return out;
+}
+
+// --compare: each row of another table of the same run against the model with the fit of
+// --gemm-rates (shapes the fit did not see: the development rows' own GEMMs in gpu-check.sh).
+nlohmann::json compare_rates(const cost::Hardware& hw, const cost::GemmTableFit& fit,
+                             const std::string& path) {
+  const std::vector<cost::MeasuredGemm> rows = read_rates(path);
+  nlohmann::json out = {{"file", path}, {"rows", nlohmann::json::array()}};
+  double sum = 0;
+  for (const cost::MeasuredGemm& r : rows) {
+    const double model = cost::fitted_rate(hw, r, fit);
+    out["rows"].push_back({{"shape", {r.b, r.m, r.n, r.k}},
+                           {"measured_flops_per_s", r.flops_per_s},
+                           {"model_flops_per_s", model},
+                           {"model_over_measured", model / r.flops_per_s}});
+    sum += std::log(model / r.flops_per_s) * std::log(model / r.flops_per_s);
+  }
+  out["rms"] = std::sqrt(sum / static_cast<double>(rows.size()));
+  return out;
+}
+
+}  // namespace
+
+void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
+  const cost::Hardware hw = cost::find_hardware(hardware);
+  std::vector<TraceShape> shapes;
+  const std::vector<cost::MeasuredGemm> rows = read_rates(a.file, &shapes);
+  const cost::GemmTableFit fit = cost::fit_gemm_table(hw, rows);
+  const cost::KHalfScan scan = cost::scan_k_half(hw, rows);
+  const cost::MeasuredGemm& best =
+      *std::max_element(rows.begin(), rows.end(),
+                        [](const auto& x, const auto& y) { return x.flops_per_s < y.flops_per_s; });
+  const double peak = hw.peak(cost::Precision::kBf16);
+  // A scale at the end of its range matched nothing: the table is of other hardware.
+  const bool scale_at_bound = fit.scale < 0.21 || fit.scale > 4.9;
+  std::optional<nlohmann::json> compared;
+  if (!a.compare.empty()) compared = compare_rates(hw, fit, a.compare);
+  std::optional<nlohmann::json> by_time;
+  if (!shapes.empty()) by_time = trace_shapes(hw, fit, std::move(shapes));
+  if (a.json) {
+    nlohmann::json j = {{"file", a.file},
+                        {"hardware", hw.name},
+                        {"shapes", rows.size()},
+                        {"rms", fit.rms},
+                        {"scale", fit.scale},
+                        {"scale_at_bound", scale_at_bound},
+                        {"fixed_s", fit.fixed_s},
+                        {"k_half", hw.efficiency.k_half},
+                        {"best_k_half", scan.best_k_half},
+                        {"best_k_half_rms", scan.best_rms},
+                        {"best_flops_per_s", best.flops_per_s},
+                        {"best_shape", {best.b, best.m, best.n, best.k}}};
+    if (compared) j["compare"] = *compared;
+    if (by_time) j["trace_shapes"] = *by_time;
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf(
+      "GEMM rates: %zu shapes from %s against %s's GEMM model (burst: no sustained share)\n",
+      rows.size(), a.file.c_str(), hw.name.c_str());
+  std::printf(
+      "  shape model within %.2f%% rms, its rate scaled by %.3f and %.2f us a kernel added\n",
+      100 * fit.rms, fit.scale, fit.fixed_s * 1e6);
+  if (scale_at_bound)
+    std::printf(
+        "  the rate scale reached the end of its range (0.2 to 5): these rates are not of "
+        "%s's kind\n",
+        hw.name.c_str());
+  std::printf(
+      "  k_half: the entry's %.0f gives that; the best of 0, 16, ..., 512 is %.0f (%.2f%%)\n",
+      hw.efficiency.k_half, scan.best_k_half, 100 * scan.best_rms);
+  std::printf(
+      "  fastest: %.1f TFLOP/s (%.1f%% of the entry's bf16 peak) at b %lld, m %lld, n %lld, "
+      "k %lld\n",
+      best.flops_per_s / 1e12, peak > 0 ? 100 * best.flops_per_s / peak : 0.0,
+      static_cast<long long>(best.b), static_cast<long long>(best.m),
+      static_cast<long long>(best.n), static_cast<long long>(best.k));
+  if (by_time) {
+    constexpr size_t kShown = 15;
+    std::printf("the trace's GEMM time by shape, the most first (%zu shapes%s), beside the model "
+                "with that fit:\n",
+                by_time->size(), by_time->size() > kShown ? ", the first 15 shown; --json has all" : "");
+    for (size_t i = 0; i < std::min(kShown, by_time->size()); ++i) {
+      const nlohmann::json& r = (*by_time)[i];
+      std::printf(
+          "  %5.1f%%  %lld ops, %.3f ms  b %lld, m %lld, n %lld, k %lld: measured %.1f, model "
+          "%.1f TFLOP/s (x%.3f)\n",
+          100 * r["share"].get<double>(), r["ops"].get<long long>(),
+          r["kernel_s"].get<double>() * 1e3, r["shape"][0].get<long long>(),
+          r["shape"][1].get<long long>(), r["shape"][2].get<long long>(),
+          r["shape"][3].get<long long>(), r["measured_flops_per_s"].get<double>() / 1e12,
+          r["model_flops_per_s"].get<double>() / 1e12, r["model_over_measured"].get<double>());
+    }
+  }
+  if (!compared) return;
+  std::printf("%s: %zu shapes against the model with that fit, within %.2f%% rms\n",
+              a.compare.c_str(), (*compared)["rows"].size(),
+              100 * (*compared)["rms"].get<double>());
+  for (const nlohmann::json& r : (*compared)["rows"])
+    std::printf("  b %lld, m %lld, n %lld, k %lld: measured %.1f, model %.1f TFLOP/s (x%.3f)\n",
+                r["shape"][0].get<long long>(), r["shape"][1].get<long long>(),
+                r["shape"][2].get<long long>(), r["shape"][3].get<long long>(),
+                r["measured_flops_per_s"].get<double>() / 1e12,
+                r["model_flops_per_s"].get<double>() / 1e12,
+                r["model_over_measured"].get<double>());
+}
+
+}  // namespace meshscope::cli

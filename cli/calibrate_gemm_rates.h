@@ -1,0 +1,19 @@
+// `meshscope calibrate --gemm-rates FILE --hardware NAME [--compare FILE] [--json]`: measured GEMM
+// rates (a CSV table, or a PyTorch profiler trace recorded with shapes) against a catalog entry's
+// GEMM model (sim/cost/gemm_table_fit.h).
+#pragma once
+
+#include <string>
+
+namespace meshscope::cli {
+
+struct GemmRatesArgs {
+  std::string file;     // a measured GEMM table or trace to check against the hardware's model
+  std::string compare;  // rates of other shapes, set beside the model with that file's fit
+  bool json = false;
+};
+
+// Prints the check (text, or JSON with args.json); throws UserError on a file it cannot use.
+void run_gemm_rates(const GemmRatesArgs& args, const std::string& hardware);
+
+}  // namespace meshscope::cli
