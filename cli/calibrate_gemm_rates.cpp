@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -24,6 +25,7 @@
 #include "sim/cost/gemm_table_fit.h"
 #include "sim/cost/hardware.h"
 #include "sim/predict/config.h"
+#include "traces/atomic_file.h"
 #include "traces/import/trace_gemms.h"
 
 namespace meshscope::cli {
@@ -141,6 +143,52 @@ nlohmann::json compare_rates(const cost::Hardware& hw, const cost::GemmTableFit&
   return out;
 }
 
+// --write-hardware: the entry's own file with the fit's scale on its GEMM ceiling. A trace's rates
+// were taken inside its run, at whatever clock its GPU held there, so they stand for the sustained
+// rate too (`sustained` 1); a table's were measured in short bursts (gpu-check.sh, OpenXLA), so the
+// entry's sustained share stays. Everything else, and the sources of everything else, is the
+// entry's. The result is parsed as a hardware file before it is written, whole or not at all.
+std::string write_calibrated_hardware(const GemmRatesArgs& a, const std::string& hardware,
+                                      const cost::Hardware& hw, const cost::GemmTableFit& fit,
+                                      size_t shapes, bool from_trace) {
+  const std::string entry =
+      hardware.ends_with(".json")
+          ? hardware
+          : cost::find_json_in(hardware, cost::catalog_dirs(), "hardware", "a catalog name");
+  nlohmann::json j = predict::load_json_file(entry);
+  const double gemm_max = std::min(1.0, hw.efficiency.gemm_max * fit.scale);
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  char line[1024];
+  std::snprintf(line, sizeof line,
+                "efficiency.gemm_max %.4g: calibrated %s by meshscope calibrate --gemm-rates %s "
+                "--hardware %s: the entry's %.4g (%s) times %.4f, the scale that fits those %zu "
+                "measured GEMM shapes to the entry's GEMM model within %.2f%% rms",
+                gemm_max, date, a.file.c_str(), hardware.c_str(), hw.efficiency.gemm_max,
+                entry.c_str(), fit.scale, shapes, 100 * fit.rms);
+  std::vector<std::string> sources = {line};
+  if (from_trace) {
+    sources.push_back(
+        "efficiency.sustained 1: calibrated, the GEMM rates were taken inside a profiled run (" +
+        a.file + "), at the clocks its GPU held there, so they are the rates it sustained");
+  }
+  for (const nlohmann::json& s : j.at("sources")) {
+    const std::string text = s.is_string() ? s.get<std::string>() : std::string();
+    if (text.starts_with("efficiency.gemm_max") ||
+        (from_trace && text.starts_with("efficiency.sustained ")))
+      continue;
+    sources.push_back(text);
+  }
+  j["sources"] = sources;
+  j["name"] = hw.name + "-calibrated";
+  j["efficiency"]["gemm_max"] = gemm_max;
+  if (from_trace) j["efficiency"]["sustained"] = 1.0;
+  cost::parse_hardware(j, a.write_hardware);  // what predict will read back
+  traces::write_file_atomic(a.write_hardware, j.dump(2) + "\n");
+  return a.write_hardware;
+}
+
 }  // namespace
 
 void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
@@ -157,8 +205,17 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
   const bool scale_at_bound = fit.scale < 0.21 || fit.scale > 4.9;
   std::optional<nlohmann::json> compared;
   if (!a.compare.empty()) compared = compare_rates(hw, fit, a.compare);
+  const bool from_trace = !shapes.empty();
   std::optional<nlohmann::json> by_time;
-  if (!shapes.empty()) by_time = trace_shapes(hw, fit, std::move(shapes));
+  if (from_trace) by_time = trace_shapes(hw, fit, std::move(shapes));
+  std::string written;
+  if (!a.write_hardware.empty()) {
+    if (scale_at_bound)
+      throw UserError(a.file + ": its rates fit " + hw.name +
+                      "'s GEMM model at no scale from 0.2 to 5 (they are not of its kind): no "
+                      "hardware file written");
+    written = write_calibrated_hardware(a, hardware, hw, fit, rows.size(), from_trace);
+  }
   if (a.json) {
     nlohmann::json j = {{"file", a.file},
                         {"hardware", hw.name},
@@ -174,6 +231,7 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
                         {"best_shape", {best.b, best.m, best.n, best.k}}};
     if (compared) j["compare"] = *compared;
     if (by_time) j["trace_shapes"] = *by_time;
+    if (!written.empty()) j["written_hardware"] = written;
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
@@ -197,6 +255,10 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
       best.flops_per_s / 1e12, peak > 0 ? 100 * best.flops_per_s / peak : 0.0,
       static_cast<long long>(best.b), static_cast<long long>(best.m),
       static_cast<long long>(best.n), static_cast<long long>(best.k));
+  if (!written.empty())
+    std::printf("written: %s (gemm_max %.4g, the entry's %.4g x %.3f%s)\n", written.c_str(),
+                std::min(1.0, hw.efficiency.gemm_max * fit.scale), hw.efficiency.gemm_max,
+                fit.scale, from_trace ? "; sustained 1: the rates were taken inside a run" : "");
   if (by_time) {
     constexpr size_t kShown = 15;
     std::printf(

@@ -11,6 +11,9 @@ struct GemmRatesArgs {
   std::string file;     // a measured GEMM table or trace to check against the hardware's model
   std::string compare;  // rates of other shapes, set beside the model with that file's fit
   bool json = false;
+  // A hardware file to write: the entry with its GEMM ceiling scaled by the fit (and, for rates
+  // taken from a trace, its sustained share 1), for a config's `cluster.gpu`.
+  std::string write_hardware;
 };
 
 // Prints the check (text, or JSON with args.json); throws UserError on a file it cannot use.

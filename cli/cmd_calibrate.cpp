@@ -137,6 +137,14 @@ void add_calibrate_command(CLI::App& app) {
       ->needs("--gemm-rates");
   cmd->add_flag("--json", args->gemm.json, "with --gemm-rates: print the check as JSON")
       ->needs("--gemm-rates");
+  cmd->add_option("--write-hardware", args->gemm.write_hardware,
+                  "with --gemm-rates: write the --hardware entry as a hardware file with its GEMM "
+                  "ceiling (efficiency.gemm_max) scaled by the fit and, for rates from a trace, "
+                  "its sustained share 1 (they were taken inside a run); give it to predict as "
+                  "\"cluster\": {\"gpu\": \"FILE\"}")
+      ->type_name("FILE")
+      ->check(output_file_check())
+      ->needs("--gemm-rates");
   cmd->callback([args] { run(*args); });
 }
 

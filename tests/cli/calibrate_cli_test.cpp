@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "cli_test_util.h"
@@ -88,10 +89,9 @@ TEST(CalibrateCli, ComparedRatesStandBesideTheModelWithTheFirstTablesFit) {
   EXPECT_EQ(r.out, "");
 }
 
-// A Kineto trace recorded with shapes in place of the table: the same 87 rates written as aten::mm
-// and aten::bmm ops, each launching one kernel that lasts the shape's FLOPs over its rate, give the
-// table's own check; a trace recorded without shapes is refused with the reason.
-TEST(CalibrateCli, AKinetoTraceWithShapesGivesItsGemmRates) {
+// OpenXLA's 87 rates written as a Kineto trace recorded with shapes: each an aten::mm or aten::bmm
+// op launching one kernel that lasts the shape's FLOPs over its rate.
+fs::path trace_of_table() {
   std::ifstream table(kTable);
   std::string events;
   int n = 0;
@@ -99,7 +99,7 @@ TEST(CalibrateCli, AKinetoTraceWithShapesGivesItsGemmRates) {
     if (line.empty() || line[0] == '#' || line[0] == 'b') continue;
     long long b, m, nn, k;
     double rate;
-    ASSERT_EQ(std::sscanf(line.c_str(), "%lld,%lld,%lld,%lld,%lf", &b, &m, &nn, &k, &rate), 5);
+    if (std::sscanf(line.c_str(), "%lld,%lld,%lld,%lld,%lf", &b, &m, &nn, &k, &rate) != 5) continue;
     const double us = 2.0 * b * m * nn * k / rate * 1e6;
     const double ts = 1000.0 * n;
     const std::string dims = b > 1 ? "[[" + std::to_string(b) + "," + std::to_string(m) + "," +
@@ -120,9 +120,17 @@ TEST(CalibrateCli, AKinetoTraceWithShapesGivesItsGemmRates) {
     events += ev;
     ++n;
   }
-  ASSERT_EQ(n, 87);
+  EXPECT_EQ(n, 87);
   const fs::path trace = temp_dir("calibrate_trace") / "gemms.json";
   std::ofstream(trace) << R"({"record_shapes":1,"traceEvents":[)" << events << "]}";
+  return trace;
+}
+
+// A Kineto trace recorded with shapes in place of the table: the same 87 rates written as aten::mm
+// and aten::bmm ops, each launching one kernel that lasts the shape's FLOPs over its rate, give the
+// table's own check; a trace recorded without shapes is refused with the reason.
+TEST(CalibrateCli, AKinetoTraceWithShapesGivesItsGemmRates) {
+  const fs::path trace = trace_of_table();
   Result from_trace =
       shell(kBin + " calibrate --gemm-rates " + trace.string() + " --hardware h100-sxm --json");
   ASSERT_EQ(from_trace.status, 0) << from_trace.err;
@@ -176,6 +184,77 @@ TEST(CalibrateCli, AKinetoTraceWithShapesGivesItsGemmRates) {
   EXPECT_NE(r.err.find("no bf16 or fp16 GEMM"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("profile with record_shapes=True"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
+}
+
+// --write-hardware: the entry with its GEMM ceiling scaled by the fit, which predict then reads as
+// `cluster.gpu`. A table's rates were bursts, so the entry's sustained share stays; a trace's were
+// taken inside a run, so it becomes 1. Rates of another kind of GPU write nothing.
+TEST(CalibrateCli, TheFitIsWrittenAsAHardwareFileThatPredictReads) {
+  const fs::path dir = temp_dir("calibrate_write");
+  const nlohmann::json entry = nlohmann::json::parse(
+      std::ifstream(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/catalog/h100-sxm.json"));
+  const double gemm_max = entry["efficiency"]["gemm_max"].get<double>();
+  const double sustained = entry["efficiency"]["sustained"].get<double>();
+  auto written = [&](const std::string& input, const std::string& name, double* scale) {
+    const fs::path out = dir / name;
+    const Result r = shell(kBin + " calibrate --gemm-rates " + input +
+                           " --hardware h100-sxm --json --write-hardware " + out.string());
+    EXPECT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["written_hardware"], out.string());
+    *scale = j["scale"].get<double>();
+    return nlohmann::json::parse(std::ifstream(out));
+  };
+  double scale = 0;
+  const nlohmann::json from_table = written(kTable, "from_table.json", &scale);
+  EXPECT_EQ(from_table["name"], "h100-sxm-calibrated");
+  EXPECT_NEAR(from_table["efficiency"]["gemm_max"].get<double>(), gemm_max * scale, 1e-12);
+  EXPECT_EQ(from_table["efficiency"]["sustained"].get<double>(), sustained);
+  // One source line for the ceiling, the calibration's, naming its command and input; the entry's
+  // other lines kept.
+  int ceiling_lines = 0;
+  for (const nlohmann::json& line : from_table["sources"])
+    ceiling_lines += line.get<std::string>().starts_with("efficiency.gemm_max");
+  EXPECT_EQ(ceiling_lines, 1);
+  const std::string first = from_table["sources"][0].get<std::string>();
+  EXPECT_NE(first.find("calibrated"), std::string::npos) << first;
+  EXPECT_NE(first.find("meshscope calibrate --gemm-rates " + kTable), std::string::npos) << first;
+  EXPECT_EQ(from_table["sources"].size(), entry["sources"].size());
+
+  const nlohmann::json from_trace = written(trace_of_table().string(), "from_trace.json", &scale);
+  EXPECT_NEAR(from_trace["efficiency"]["gemm_max"].get<double>(), gemm_max * scale, 1e-9);
+  EXPECT_EQ(from_trace["efficiency"]["sustained"].get<double>(), 1.0);
+
+  // predict reads each: the same run on a faster GEMM ceiling, and faster still when the rates
+  // also stand for the sustained rate.
+  const nlohmann::json config = nlohmann::json::parse(std::ifstream(
+      std::string(MESHSCOPE_SOURCE_DIR) + "/sim/predict/configs/nemo-gpt3-175b-128xh100.json"));
+  auto step = [&](const std::string& gpu) {
+    nlohmann::json c = config;
+    c["cluster"]["gpu"] = gpu;
+    const fs::path path =
+        dir / ("config_" + std::to_string(std::hash<std::string>{}(gpu)) + ".json");
+    std::ofstream(path) << c.dump();
+    const Result r = shell(kBin + " predict --json --config " + path.string());
+    EXPECT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["hardware"], gpu == "h100-sxm" ? "h100-sxm" : "h100-sxm-calibrated");
+    return j["step_time_s"].get<double>();
+  };
+  const double catalog = step("h100-sxm");
+  const double table = step((dir / "from_table.json").string());
+  const double trace = step((dir / "from_trace.json").string());
+  EXPECT_LT(table, catalog);
+  EXPECT_LT(trace, table);
+
+  const fs::path refused = dir / "b200.json";
+  const Result r = shell(kBin + " calibrate --gemm-rates " + std::string(MESHSCOPE_SOURCE_DIR) +
+                         "/tests/fixtures/hta/b200_vllm_tp8_rank0_no_python.json.gz --hardware "
+                         "h100-sxm --write-hardware " +
+                         refused.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("not of its kind): no hardware file written"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(refused));
 }
 
 TEST(CalibrateCli, GemmRatesGoAloneAndABadTableIsNamed) {
