@@ -51,33 +51,43 @@ struct TraceShape {
   double seconds = 0;
 };
 
-// The GEMMs of a Kineto trace recorded with shapes, in bf16 or fp16 (the precisions the GEMM model
-// is checked in), one row per shape at its summed FLOPs over its summed kernel time.
-std::vector<TraceShape> shapes_of_trace(const std::string& path) {
-  const traces::TraceGemms t = traces::read_trace_gemms(path);
+// The GEMMs of Kineto traces recorded with shapes (one file, or every trace file of a folder: a
+// job's ranks), in bf16 or fp16 (the precisions the GEMM model is checked in), one row per shape
+// at its summed FLOPs over its summed kernel time.
+std::vector<TraceShape> shapes_of_traces(const std::vector<std::string>& files,
+                                         const std::string& where) {
   std::map<std::array<int64_t, 4>, TraceShape> by_shape;  // gemm.flops_per_s holds the FLOPs
-  int64_t other_dtype = 0;
-  for (const traces::TraceGemm& g : t.gemms) {
-    if (g.dtype != "c10::BFloat16" && g.dtype != "c10::Half") {
-      ++other_dtype;
-      continue;
+  bool record_shapes = false;
+  for (const std::string& path : files) {
+    const traces::TraceGemms t = traces::read_trace_gemms(path);
+    record_shapes = record_shapes || t.record_shapes;
+    int64_t other_dtype = 0;
+    size_t shaped = 0;
+    for (const traces::TraceGemm& g : t.gemms) {
+      if (g.dtype != "c10::BFloat16" && g.dtype != "c10::Half") {
+        ++other_dtype;
+        continue;
+      }
+      TraceShape& s = by_shape[{g.b, g.m, g.n, g.k}];
+      s.gemm = {g.b, g.m, g.n, g.k, s.gemm.flops_per_s + g.flops()};
+      ++s.ops;
+      s.seconds += g.kernel_s;
+      ++shaped;
     }
-    TraceShape& s = by_shape[{g.b, g.m, g.n, g.k}];
-    s.gemm = {g.b, g.m, g.n, g.k, s.gemm.flops_per_s + g.flops()};
-    ++s.ops;
-    s.seconds += g.kernel_s;
+    std::fprintf(stderr,
+                 "%s: %zu GEMM ops with shapes and kernels, %zu in bf16 or fp16 (left out: %lld of "
+                 "other dtypes, %lld without shapes, %lld without kernels)\n",
+                 path.c_str(), t.gemms.size(), shaped, static_cast<long long>(other_dtype),
+                 static_cast<long long>(t.without_shapes),
+                 static_cast<long long>(t.without_kernels));
   }
-  std::fprintf(stderr,
-               "%s: %zu GEMM ops with shapes and kernels, %zu shapes in bf16 or fp16 (left out: "
-               "%lld of other dtypes, %lld without shapes, %lld without kernels)\n",
-               path.c_str(), t.gemms.size(), by_shape.size(), static_cast<long long>(other_dtype),
-               static_cast<long long>(t.without_shapes), static_cast<long long>(t.without_kernels));
   if (by_shape.empty())
     throw UserError(
-        path +
+        where +
         ": no bf16 or fp16 GEMM (aten::mm, addmm, bmm, baddbmm) with shapes and "
-        "kernels in this trace" +
-        (t.record_shapes ? std::string() : std::string("; profile with record_shapes=True")));
+        "kernels in " +
+        (files.size() > 1 ? "these traces" : "this trace") +
+        (record_shapes ? std::string() : std::string("; profile with record_shapes=True")));
   std::vector<TraceShape> shapes;
   for (auto& [key, s] : by_shape) {
     s.gemm.flops_per_s /= s.seconds;
@@ -86,14 +96,35 @@ std::vector<TraceShape> shapes_of_trace(const std::string& path) {
   return shapes;
 }
 
-// A table (CSV) or a trace's shapes; `shapes` is filled for a trace and left empty for a table.
+// The trace files of a folder (JSON or gzip, by their first byte), sorted; none is an error.
+std::vector<std::string> traces_in(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (is_trace_file(e.path().string())) files.push_back(e.path().string());
+  if (ec) throw UserError(dir + ": cannot list the folder: " + ec.message());
+  if (files.empty())
+    throw UserError(dir + ": no trace files (Kineto JSON, or .json.gz) in this folder");
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// A table (CSV), a trace or a folder of traces; `shapes` is filled for traces and left empty for a
+// table.
 std::vector<cost::MeasuredGemm> read_rates(const std::string& path,
                                            std::vector<TraceShape>* shapes = nullptr) {
   try {
     // A relative path is looked for as --config's is: the README's fixture path from anywhere.
     const std::string resolved = predict::resolve_config_path(path);
-    if (!is_trace_file(resolved)) return cost::read_gemm_table(resolved);
-    std::vector<TraceShape> found = shapes_of_trace(resolved);
+    std::error_code ec;
+    std::vector<std::string> files;
+    if (std::filesystem::is_directory(resolved, ec))
+      files = traces_in(resolved);
+    else if (is_trace_file(resolved))
+      files = {resolved};
+    else
+      return cost::read_gemm_table(resolved);
+    std::vector<TraceShape> found = shapes_of_traces(files, resolved);
     std::vector<cost::MeasuredGemm> rows;
     for (const TraceShape& s : found) rows.push_back(s.gemm);
     if (shapes != nullptr) *shapes = std::move(found);

@@ -118,7 +118,8 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--gemm-rates", args->gemm.file,
                   "instead of traces: a CSV of measured GEMM rates (b,m,n,k,flops_per_s, as "
                   "meshscope-kernel-check --gemm-rates writes on a GPU), or a PyTorch profiler "
-                  "(Kineto) trace recorded with record_shapes=True, whose bf16/fp16 aten::mm, "
+                  "(Kineto) trace recorded with record_shapes=True (or a folder of them, a job's "
+                  "ranks), whose bf16/fp16 aten::mm, "
                   "addmm, bmm and baddbmm ops give one rate per shape (their FLOPs over their "
                   "kernels' time), to check against the --hardware entry's GEMM model: its error "
                   "once a rate scale and a time per kernel are fitted, and the k_half that fits "

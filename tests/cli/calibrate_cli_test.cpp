@@ -134,7 +134,7 @@ TEST(CalibrateCli, AKinetoTraceWithShapesGivesItsGemmRates) {
   Result from_trace =
       shell(kBin + " calibrate --gemm-rates " + trace.string() + " --hardware h100-sxm --json");
   ASSERT_EQ(from_trace.status, 0) << from_trace.err;
-  EXPECT_NE(from_trace.err.find("87 GEMM ops with shapes and kernels, 87 shapes in bf16 or fp16"),
+  EXPECT_NE(from_trace.err.find("87 GEMM ops with shapes and kernels, 87 in bf16 or fp16"),
             std::string::npos)
       << from_trace.err;
   const Result from_table =
@@ -175,6 +175,26 @@ TEST(CalibrateCli, AKinetoTraceWithShapesGivesItsGemmRates) {
   EXPECT_NE(last, std::string::npos) << r.out;
   EXPECT_LT(first, last) << r.out;
   EXPECT_NE(r.out.find("these rates are not of h100-sxm's kind"), std::string::npos) << r.out;
+
+  // A folder of a job's rank traces: every trace file in it (other files passed over), each
+  // shape's ops and time summed over them; a folder with none is refused.
+  const fs::path ranks = temp_dir("calibrate_ranks");
+  fs::copy_file(b200, ranks / "rank0.json.gz", fs::copy_options::overwrite_existing);
+  fs::copy_file(b200, ranks / "rank1.json.gz", fs::copy_options::overwrite_existing);
+  std::ofstream(ranks / "notes.txt") << "not a trace\n";
+  r = shell(kBin + " calibrate --gemm-rates " + ranks.string() + " --hardware h100-sxm --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("rank1.json.gz: 109 GEMM ops"), std::string::npos) << r.err;
+  const nlohmann::json both = nlohmann::json::parse(r.out);
+  EXPECT_EQ(both["shapes"], 4);
+  EXPECT_EQ(both["trace_shapes"][0]["ops"], 72);
+  EXPECT_EQ(both["trace_shapes"][3]["ops"], 2);
+  r = shell(kBin + " calibrate --gemm-rates " + temp_dir("calibrate_no_ranks").string() +
+            " --hardware h100-sxm");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("no trace files (Kineto JSON, or .json.gz) in this folder"),
+            std::string::npos)
+      << r.err;
 
   // HolisticTraceAnalysis's A100 trace was recorded without shapes: its aten::mm ops have none.
   const std::string no_shapes =
