@@ -303,4 +303,14 @@ ChromeReadSummary read_chrome_json(ByteSource& source, const std::string& file,
   return reader.run();
 }
 
+void read_json_trace(const std::filesystem::path& file, const std::string_view* memory,
+                     const std::string& display_name, const ImportOptions& options,
+                     ChromeSink& sink, const std::string& sqlite_refusal) {
+  OpenedTrace opened = open_trace_source(file, memory, display_name, options);
+  if (has_sqlite_magic(opened.source->peek(kSqliteMagic.size())))
+    throw ImportError(display_name, "", sqlite_refusal);
+  ImportReport report;
+  read_chrome_json(*opened.source, display_name, options, sink, report);
+}
+
 }  // namespace meshscope::traces::importer

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -75,5 +76,12 @@ struct ChromeReadSummary {
 ChromeReadSummary read_chrome_json(ByteSource& source, const std::string& file,
                                    const ImportOptions& options, ChromeSink& sink,
                                    ImportReport& report);
+
+// For readers that take Kineto JSON only: opens `file` (or `memory` when non-null; gzip undone) and
+// reads it into `sink` as read_chrome_json does, after refusing an Nsight Systems SQLite export
+// with ImportError(display_name, "", sqlite_refusal).
+void read_json_trace(const std::filesystem::path& file, const std::string_view* memory,
+                     const std::string& display_name, const ImportOptions& options,
+                     ChromeSink& sink, const std::string& sqlite_refusal);
 
 }  // namespace meshscope::traces::importer

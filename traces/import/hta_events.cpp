@@ -6,7 +6,6 @@
 #include <string>
 #include <unordered_map>
 
-#include "traces/import/byte_source.h"
 #include "traces/import/chrome_reader.h"
 
 namespace meshscope::traces {
@@ -90,16 +89,11 @@ class HtaEventSink : public importer::ChromeSink {
 }  // namespace
 
 HtaEventTable read_hta_events(const std::filesystem::path& file, const ImportOptions& options) {
-  const std::string name = file.string();
-  importer::OpenedTrace opened = importer::open_trace_source(file, nullptr, name, options);
-  if (importer::has_sqlite_magic(opened.source->peek(importer::kSqliteMagic.size()))) {
-    throw ImportError(name, "", "--window hta reads Kineto JSON traces only (HTA does)");
-  }
   HtaEventTable table;
-  table.file = name;
+  table.file = file.string();
   HtaEventSink sink(table);
-  ImportReport report;
-  importer::read_chrome_json(*opened.source, name, options, sink, report);
+  importer::read_json_trace(file, nullptr, table.file, options, sink,
+                            "--window hta reads Kineto JSON traces only (HTA does)");
   return table;
 }
 

@@ -12,7 +12,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "traces/import/byte_source.h"
 #include "traces/import/chrome_args.h"
 #include "traces/import/chrome_reader.h"
 
@@ -206,14 +205,11 @@ namespace {
 
 TraceGemms read(const std::filesystem::path& file, const std::string_view* memory,
                 const std::string& name, const ImportOptions& options) {
-  importer::OpenedTrace opened = importer::open_trace_source(file, memory, name, options);
-  if (importer::has_sqlite_magic(opened.source->peek(importer::kSqliteMagic.size())))
-    throw ImportError(name, "", "GEMM rates are read from Kineto JSON traces with shapes only");
   TraceGemms out;
   out.file = name;
   GemmSink sink(out);
-  ImportReport report;
-  importer::read_chrome_json(*opened.source, name, options, sink, report);
+  importer::read_json_trace(file, memory, name, options, sink,
+                            "GEMM rates are read from Kineto JSON traces with shapes only");
   sink.finish();
   return out;
 }
