@@ -1,8 +1,9 @@
 // `meshscope calibrate --gemm-rates FILE --hardware NAME`: how far measured GEMM rates are from a
 // catalog entry's GEMM model (sim/cost/gemm_table_fit.h). FILE is a CSV table (what
 // scripts/gpu-check.sh measures on a GPU with meshscope-kernel-check --gemm-rates, or OpenXLA's
-// table), or a PyTorch profiler (Kineto) trace recorded with shapes, whose GEMM ops give one rate
-// per shape (traces/import/trace_gemms.h) and are listed by the GEMM time they took.
+// table), or a PyTorch profiler (Kineto) trace recorded with shapes, or a folder of them, whose
+// GEMM ops give one rate per shape (traces/import/trace_gemms.h) and are listed by the GEMM time
+// they took. --write-hardware writes the fit as a hardware file for predict.
 #include "cli/calibrate_gemm_rates.h"
 
 #include <nlohmann/json.hpp>
@@ -293,8 +294,8 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
   if (by_time) {
     constexpr size_t kShown = 15;
     std::printf(
-        "the trace's GEMM time by shape, the most first (%zu shapes%s), beside the model "
-        "with that fit:\n",
+        "GEMM time by shape, the most first (%zu shapes%s), beside the model with that "
+        "fit:\n",
         by_time->size(), by_time->size() > kShown ? ", the first 15 shown; --json has all" : "");
     for (size_t i = 0; i < std::min(kShown, by_time->size()); ++i) {
       const nlohmann::json& r = (*by_time)[i];

@@ -1,6 +1,7 @@
-// `meshscope calibrate --gemm-rates FILE --hardware NAME [--compare FILE] [--json]`: measured GEMM
-// rates (a CSV table, or a PyTorch profiler trace recorded with shapes) against a catalog entry's
-// GEMM model (sim/cost/gemm_table_fit.h).
+// `meshscope calibrate --gemm-rates FILE --hardware NAME [--compare FILE] [--json]
+// [--write-hardware OUT]`: measured GEMM rates (a CSV table, a PyTorch profiler trace recorded
+// with shapes, or a folder of such traces) against a catalog entry's GEMM model
+// (sim/cost/gemm_table_fit.h), and that fit written as a hardware file.
 #pragma once
 
 #include <string>
