@@ -511,9 +511,9 @@ double mean_abs_constant_mfu_error(const std::vector<const Result*>& of, double 
 }
 
 // docs/ACCURACY.md's table of the model beside a constant MFU is what the rows give now: for the
-// and the held-back rows, the model's mean |error| beside that of 50% of peak and of the constant
-// that does best on those very rows (a fit to them, on a grid of 0.1 point: no constant does
-// better). The model must beat both on the rows it was not shaped on.
+// development and the held-back rows, the model's mean |error| beside that of 50% of peak and of
+// the constant that does best on those very rows (a fit to them, on a grid of 0.1 point: no
+// constant does better). The model must beat both on the rows it was not shaped on.
 TEST(PredictPublished, AccuracyDocsSetsTheModelBesideAConstantMfu) {
   std::vector<const Result*> kind[2];
   double model[2] = {};
