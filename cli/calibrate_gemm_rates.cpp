@@ -45,6 +45,17 @@ bool is_trace_file(const std::string& path) {
   return false;
 }
 
+// An SQLite database (an Nsight Systems export), by its header.
+bool is_sqlite_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::ifstream in(path, std::ios::binary);
+  char head[16] = {};
+  in.read(head, sizeof head);
+  return in.gcount() == sizeof head &&
+         std::string(head, sizeof head) == std::string("SQLite format 3\0", 16);
+}
+
 // One shape of a trace's GEMMs: its rate over every op of that shape, how many ran, how long.
 struct TraceShape {
   cost::MeasuredGemm gemm;
@@ -123,6 +134,10 @@ std::vector<cost::MeasuredGemm> read_rates(const std::string& path,
       files = traces_in(resolved);
     else if (is_trace_file(resolved))
       files = {resolved};
+    else if (is_sqlite_file(resolved))
+      throw UserError(resolved +
+                      ": an SQLite file (an Nsight Systems export?): GEMM rates are read from a "
+                      "CSV table or a PyTorch profiler (Kineto JSON) trace recorded with shapes");
     else
       return cost::read_gemm_table(resolved);
     std::vector<TraceShape> found = shapes_of_traces(files, resolved);

@@ -295,6 +295,12 @@ TEST(CalibrateCli, GemmRatesGoAloneAndABadTableIsNamed) {
   EXPECT_NE(r.err.find(bad.string() + ":2: want b,m,n,k,flops_per_s numbers"), std::string::npos)
       << r.err;
   EXPECT_EQ(r.out, "");
+  // An Nsight Systems export is named as what it is, not read as a table with a bad header.
+  const fs::path sqlite = temp_dir("calibrate_gemm") / "report.sqlite";
+  std::ofstream(sqlite, std::ios::binary) << std::string("SQLite format 3\0", 16) << "pages";
+  r = shell(kBin + " calibrate --gemm-rates " + sqlite.string() + " --hardware h100-sxm");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("an SQLite file (an Nsight Systems export?)"), std::string::npos) << r.err;
 }
 
 }  // namespace

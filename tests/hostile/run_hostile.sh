@@ -93,6 +93,11 @@ for f in in/trace.*; do
   elif [ $last_rc = 0 ] && ! "$bin" analyze "out/converted_$name.json" >/dev/null 2>&1; then
     partial=$((partial + 1)); fail "PARTIAL out/converted_$name.json does not read back"
   fi
+  # None holds a GEMM with shapes: calibrate refuses each and writes no hardware file.
+  run err "gemm_rates_$name" calibrate --gemm-rates "$f" --hardware h100-sxm --write-hardware "out/hw_$name.json"
+  if [ -e "out/hw_$name.json" ]; then
+    partial=$((partial + 1)); fail "PARTIAL out/hw_$name.json after a refused calibrate"
+  fi
 done
 run err analyze_no_events analyze $t.no_events.json
 run err convert_no_ph convert $t.no_ph.json -o out/no_ph.json
@@ -184,6 +189,8 @@ for name in json_deep json_key_twice json_huge_number json_empty hw_unknown_key 
 done
 
 # --- special files and links as outputs -------------------------------------------------------
+printf 'b,m,n,k,flops_per_s\n1,4096,4096,4096,7e14\n1,2048,2048,2048,5e14\n1,1024,1024,1024,2.4e14\n' >in/gemm_rates.csv
+run ok gemm_rates_table calibrate --gemm-rates in/gemm_rates.csv --hardware h100-sxm --write-hardware out/h100_calibrated.json
 mkfifo out/fifo
 printf 'kept' >out/target.json
 ln -s target.json out/link.json
@@ -193,6 +200,7 @@ for o in out/fifo out/link.json out/null; do
   run err "convert_to_$(basename $o)" convert $t.good.json -o "$o"
   run err "schedules_to_$(basename $o)" schedules --dump 1f1b --pp 2 -o "$o"
   run err "run_to_$(basename $o)" run --layers 2 --steps 1 --out "$o"
+  run err "hardware_to_$(basename $o)" calibrate --gemm-rates in/gemm_rates.csv --hardware h100-sxm --write-hardware "$o"
 done
 [ -p out/fifo ] || { overwritten=$((overwritten + 1)); fail "OVERWRITTEN out/fifo"; }
 [ -L out/link.json ] || { overwritten=$((overwritten + 1)); fail "OVERWRITTEN out/link.json"; }
