@@ -5,7 +5,8 @@
 #   2. the CUDA ops against the CPU reference (meshscope-kernel-check);
 #   2b. bf16 GEMM rates of OpenXLA's 87 sm_90 shapes and 8192^3 held for 20 s (meshscope-kernel-check
 #      --gemm-rates, --sustained), checked against the h200-sxm entry's GEMM model by `meshscope
-#      calibrate --gemm-rates` (gemm-rates.csv and the check kept for docs/GPU_RESULTS.md);
+#      calibrate --gemm-rates` (gemm-rates.csv and the check kept for docs/GPU_RESULTS.md, and
+#      h200-sxm-measured.json: the entry with its GEMM ceiling scaled by that fit, --write-hardware);
 #      then the development rows' own 84 GEMMs (scripts/dev_gemm_shapes.csv) beside the model
 #      with that fit (`calibrate --compare`; dev-gemm-rates.csv and dev-gemm-check.json kept);
 #   2c. Transformer Engine's SM margin: the NeMo rows' pipelined reduce-scatter GEMMs whole, in
@@ -303,7 +304,8 @@ gemm_rates_check() {
   esac
   grep -v '^sustained' "$raw" > "$out/gemm-rates.csv"
   if ! capped 60 "$bin/meshscope" calibrate --gemm-rates "$out/gemm-rates.csv" --hardware h200-sxm \
-      --json > "$out/gemm-check.json" 2>> "$log_file"; then
+      --json --write-hardware "$out/h200-sxm-measured.json" > "$out/gemm-check.json" \
+      2>> "$log_file"; then
     row gemm "$name" FAIL "calibrate --gemm-rates: $(tail -1 "$log_file")"
     return
   fi
