@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -92,7 +91,7 @@ struct Op {
 constexpr size_t kNoShape = static_cast<size_t>(-1);
 
 struct Launch {
-  std::string thread;  // pid/tid
+  uint32_t thread = 0;  // GemmSink::thread's id of its pid/tid
   double ts_us = 0;
   int64_t correlation = 0;
 };
@@ -152,7 +151,7 @@ class GemmSink : public importer::ChromeSink {
 
   // Joins what was read into out_.gemms.
   void finish() {
-    for (auto& [thread, ops] : ops_)
+    for (auto& [id, ops] : ops_)
       std::stable_sort(ops.begin(), ops.end(),
                        [](const Op& a, const Op& b) { return a.begin_us < b.begin_us; });
     for (const Launch& l : launches_) {
@@ -175,8 +174,12 @@ class GemmSink : public importer::ChromeSink {
   }
 
  private:
-  static std::string thread(const ChromeEvent& ev) {
-    return std::string(importer::as_text(ev.pid)) + "/" + std::string(importer::as_text(ev.tid));
+  // A small id for the event's pid/tid, so that each of millions of launches keeps 16 bytes.
+  uint32_t thread(const ChromeEvent& ev) {
+    std::string key(importer::as_text(ev.pid));
+    key += '/';
+    key += importer::as_text(ev.tid);
+    return threads_.emplace(std::move(key), static_cast<uint32_t>(threads_.size())).first->second;
   }
 
   // The latest-starting op whose interval holds t (ops sorted by start; nesting is shallow, so a
@@ -193,7 +196,8 @@ class GemmSink : public importer::ChromeSink {
 
   TraceGemms& out_;
   std::vector<TraceGemm> shaped_;
-  std::map<std::string, std::vector<Op>> ops_;
+  std::unordered_map<std::string, uint32_t> threads_;
+  std::unordered_map<uint32_t, std::vector<Op>> ops_;
   std::vector<Launch> launches_;
   std::unordered_map<int64_t, double> kernel_us_;
   std::unordered_map<int64_t, int> kernel_count_;
