@@ -5,6 +5,7 @@
 // GEMM ops give one rate per shape (traces/import/trace_gemms.h) and are listed by the GEMM time
 // they took. --write-hardware writes the fit as a hardware file for predict.
 #include "cli/calibrate_gemm_rates.h"
+#include "cli/read_progress.h"
 
 #include <nlohmann/json.hpp>
 
@@ -71,7 +72,8 @@ std::vector<TraceShape> shapes_of_traces(const std::vector<std::string>& files,
   std::map<std::array<int64_t, 4>, TraceShape> by_shape;  // gemm.flops_per_s holds the FLOPs
   bool record_shapes = false;
   for (const std::string& path : files) {
-    const traces::TraceGemms t = traces::read_trace_gemms(path);
+    const traces::TraceGemms t =
+        traces::read_trace_gemms(path, options_reporting_progress("calibrate"));
     record_shapes = record_shapes || t.record_shapes;
     int64_t other_dtype = 0;
     size_t shaped = 0;

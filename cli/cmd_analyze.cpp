@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/read_progress.h"
 #include "traces/analysis.h"
 #include "traces/analysis_critical_path.h"
 #include "traces/analysis_hta_window.h"
@@ -38,7 +39,7 @@ struct AnalyzeArgs {
 };
 
 traces::ImportOptions import_options(const AnalyzeArgs& args) {
-  traces::ImportOptions options;
+  traces::ImportOptions options = options_reporting_progress("analyze");
   for (const std::string& p : args.comm_kernels) {
     try {
       std::regex check(p, std::regex::ECMAScript);
@@ -69,7 +70,7 @@ std::vector<fs::path> run_files(const AnalyzeArgs& args) {
 std::vector<traces::HtaRankFigures> hta_window(const AnalyzeArgs& args) {
   std::vector<traces::HtaEventTable> tables;
   for (const fs::path& f : run_files(args)) {
-    tables.push_back(traces::read_hta_events(f));
+    tables.push_back(traces::read_hta_events(f, options_reporting_progress("analyze")));
     if (args.rank_from == "file-order") tables.back().rank = static_cast<int>(tables.size() - 1);
   }
   const bool filter = traces::hta_step_filter_applies(tables);

@@ -14,6 +14,7 @@
 #include "cli/calibrate_gemm_rates.h"
 #include "cli/commands.h"
 #include "cli/output_path.h"
+#include "cli/read_progress.h"
 #include "sim/cost/calibration.h"
 #include "sim/cost/fit.h"
 #include "sim/cost/hardware.h"
@@ -47,7 +48,7 @@ void run(const CalibrateArgs& a) {
   for (const std::string& p : a.traces) {
     std::error_code ec;
     if (!std::filesystem::exists(p, ec)) throw UserError(p + ": no such file");
-    timelines.push_back(traces::load_trace(p));
+    timelines.push_back(traces::load_trace(p, options_reporting_progress("calibrate")));
     // A CPU profile fitted as a GPU (or the reverse) gives rates of one device for another.
     // meshscope's runs say where they ran (Timeline::run); an imported Kineto trace names its
     // process-group backend (distributedInfo.backend, "gloo" or "nccl").

@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_path.h"
+#include "cli/read_progress.h"
 #include "traces/chrome_export.h"
 #include "traces/import/load_trace.h"
 
@@ -34,7 +35,7 @@ void run(const ConvertArgs& args) {
     if (!fs::exists(p, ec)) throw UserError(p + ": no such file or folder");
     paths.emplace_back(p);
   }
-  traces::ImportOptions options;
+  traces::ImportOptions options = options_reporting_progress("convert");
   options.keep_host = !args.no_host;
   options.keep_origins = true;  // correlation ids, streams and args as the source wrote them
   options.align = args.align;

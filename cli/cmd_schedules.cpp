@@ -146,7 +146,7 @@ void run(const SchedulesArgs& args) {
   std::string recovered_csv;
   if (!args.from_trace.empty()) {
     RecoveredSchedule recovered =
-        recover_torch_schedule(load_torch_job(args.from_trace), args.from_trace);
+        recover_torch_schedule(load_torch_job(args.from_trace, "schedules"), args.from_trace);
     s = std::move(recovered.parsed.schedule);
     input_variant = recovered.parsed.format;
     recovered_csv = std::move(recovered.csv);

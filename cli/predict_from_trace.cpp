@@ -17,7 +17,7 @@
 namespace meshscope::cli {
 
 void run_predict_from_trace(const PredictFromTraceArgs& args) {
-  const traces::Timeline t = load_torch_job(args.trace);
+  const traces::Timeline t = load_torch_job(args.trace, "predict");
   const RecoveredSchedule ran = recover_torch_schedule(t, args.trace);
   const traces::TimelineAnalysis a = traces::analyze(t);
   predict::TraceReplay replay;

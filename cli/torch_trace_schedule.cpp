@@ -1,5 +1,6 @@
 // Recovering the schedule a torch.distributed.pipelining job ran from its traces.
 #include "cli/torch_trace_schedule.h"
+#include "cli/read_progress.h"
 
 #include <filesystem>
 #include <vector>
@@ -10,10 +11,10 @@
 
 namespace meshscope::cli {
 
-traces::Timeline load_torch_job(const std::string& path) {
+traces::Timeline load_torch_job(const std::string& path, const std::string& command) {
   try {
     const std::vector<std::filesystem::path> paths = {path};
-    return traces::load_traces(paths);
+    return traces::load_traces(paths, options_reporting_progress(command));
   } catch (const traces::ImportError& e) {
     throw UserError(e.what());
   }

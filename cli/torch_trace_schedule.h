@@ -11,8 +11,9 @@ namespace meshscope::cli {
 
 using predict::RecoveredSchedule;
 
-// load_traces of a folder (or file); an unreadable trace is a UserError.
-traces::Timeline load_torch_job(const std::string& path);
+// load_traces of a folder (or file), saying how far it is every 10 s as `command`
+// (read_progress.h); an unreadable trace is a UserError.
+traces::Timeline load_torch_job(const std::string& path, const std::string& command);
 
 // The schedule of the first pipeline group (with dp > 1 every group runs the same one).
 // UserError when the traces hold no torch pipeline actions or miss a rank; `path` names them.

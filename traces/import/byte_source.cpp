@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 namespace meshscope::traces::importer {
@@ -154,6 +156,41 @@ class GzipSource : public ByteSource {
   bool done_ = false;
 };
 
+// A file's bytes as they are read, told to options.on_progress about every
+// options.progress_interval_s (the clock is looked at once a read, a read being a window of
+// kilobytes).
+class ProgressSource : public ByteSource {
+ public:
+  ProgressSource(std::unique_ptr<ByteSource> inner, std::string file, const ImportOptions& options)
+      : inner_(std::move(inner)),
+        file_(std::move(file)),
+        on_progress_(options.on_progress),
+        interval_s_(options.progress_interval_s) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(file_, ec);
+    size_ = ec ? 0 : static_cast<int64_t>(size);
+  }
+
+  size_t read(char* dst, size_t max_bytes) override {
+    const size_t n = inner_->read(dst, max_bytes);
+    read_ += static_cast<int64_t>(n);
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last_).count() >= interval_s_) {
+      last_ = now;
+      on_progress_(file_, read_, size_, std::chrono::duration<double>(now - start_).count());
+    }
+    return n;
+  }
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  std::string file_;
+  std::function<void(const std::string&, int64_t, int64_t, double)> on_progress_;
+  double interval_s_;
+  int64_t size_ = 0, read_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
+};
+
 }  // namespace
 
 std::unique_ptr<ByteSource> open_file_source(const std::filesystem::path& file) {
@@ -192,8 +229,10 @@ size_t PeekableSource::read(char* dst, size_t max_bytes) {
 
 OpenedTrace open_trace_source(const std::filesystem::path& file, const std::string_view* memory,
                               const std::string& display_name, const ImportOptions& options) {
-  auto raw = std::make_unique<PeekableSource>(memory ? open_memory_source(*memory)
-                                                     : open_file_source(file));
+  std::unique_ptr<ByteSource> bytes = memory ? open_memory_source(*memory) : open_file_source(file);
+  if (!memory && options.on_progress)
+    bytes = std::make_unique<ProgressSource>(std::move(bytes), display_name, options);
+  auto raw = std::make_unique<PeekableSource>(std::move(bytes));
   OpenedTrace opened;
   if (has_gzip_magic(raw->peek(2))) {
     opened.gzip = true;

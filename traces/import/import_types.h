@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -56,6 +57,13 @@ struct ImportOptions {
   int64_t max_event_bytes = int64_t{64} << 20;  // one traceEvents element (or top-level value)
   int64_t max_inflated_bytes = int64_t{64} << 30;
   double max_inflate_ratio = 250;  // inflated / compressed, enforced past the first 64 MiB
+  // Long reads say how far they are: called about every `progress_interval_s` of reading a file
+  // (never for input in memory) with the file, its bytes read so far (of a gzip file: compressed
+  // bytes), its size and the seconds since it was opened. Empty: silent.
+  std::function<void(const std::string& file, int64_t bytes_read, int64_t file_bytes,
+                     double seconds)>
+      on_progress;
+  double progress_interval_s = 10;
 };
 
 // Defects that real profilers emit: the event is skipped (or repaired) and counted, not fatal.
