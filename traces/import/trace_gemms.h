@@ -4,8 +4,10 @@
 // launched. A kernel belongs to the innermost such op, on the same process and thread, whose
 // interval holds the runtime call that launched it (cudaLaunchKernel, cuLaunchKernel, ...; matched
 // to the kernel by its correlation id), so composite ops (aten::linear, aten::matmul) are seen
-// through to the GEMM they call. `meshscope calibrate --gemm-rates TRACE --hardware NAME` sets
-// these rates beside a catalog entry's GEMM model (sim/cost/gemm_table_fit.h).
+// through to the GEMM they call. GEMMs that do not go through these ATen ops (Transformer Engine's,
+// Triton kernels of torch.compile, FP8's aten::_scaled_mm) are not seen. `meshscope calibrate
+// --gemm-rates TRACE --hardware NAME` sets these rates beside a catalog entry's GEMM model
+// (sim/cost/gemm_table_fit.h).
 #pragma once
 
 #include <cstdint>
