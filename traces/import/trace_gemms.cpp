@@ -13,6 +13,7 @@
 
 #include "traces/import/chrome_args.h"
 #include "traces/import/chrome_reader.h"
+#include "traces/import/kineto_names.h"
 
 namespace meshscope::traces {
 namespace {
@@ -37,12 +38,6 @@ const GemmOpKind* gemm_kind(std::string_view name) {
   for (const GemmOpKind& k : kGemmOps)
     if (k.name == name) return &k;
   return nullptr;
-}
-
-bool ieq(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return (x | 0x20) == (y | 0x20);
-         });
 }
 
 // An arg's value parsed as JSON (its raw text holds `"key": value`); discarded when absent.
@@ -102,21 +97,23 @@ class GemmSink : public importer::ChromeSink {
 
   void on_event(const ChromeEvent& ev) override {
     if (!ev.cat.is_string() || !ev.ts.is_number()) return;
-    const std::string_view cat = ev.cat.text;
+    using importer::KinetoCategory;
+    const KinetoCategory cat = importer::classify_kineto_category(ev.cat.text).category;
     double ts = 0;
     if (!importer::number_text_to_double(ev.ts.text, ts)) return;
-    if (ieq(cat, "kernel")) {
+    if (cat == KinetoCategory::kKernel) {
       const auto corr = importer::as_int(ev.arg("correlation"));
       double dur = 0;
       if (!corr || !ev.dur.is_number() || !importer::number_text_to_double(ev.dur.text, dur) ||
           dur < 0)
         return;
-      kernel_us_[*corr] += dur;
-      ++kernel_count_[*corr];
-    } else if (ieq(cat, "cuda_runtime") || ieq(cat, "cuda_driver") || ieq(cat, "runtime")) {
+      Kernels& k = kernels_[*corr];
+      k.us += dur;
+      ++k.count;
+    } else if (cat == KinetoCategory::kRuntime || cat == KinetoCategory::kDriver) {
       const auto corr = importer::as_int(ev.arg("correlation"));
       if (corr) launches_.push_back({thread(ev), ts, *corr});
-    } else if ((ieq(cat, "cpu_op") || ieq(cat, "operator")) && ev.name.is_string()) {
+    } else if (cat == KinetoCategory::kCpuOp && ev.name.is_string()) {
       const GemmOpKind* kind = gemm_kind(ev.name.text);
       double dur = 0;
       if (kind == nullptr || !ev.dur.is_number() ||
@@ -155,14 +152,14 @@ class GemmSink : public importer::ChromeSink {
       std::stable_sort(ops.begin(), ops.end(),
                        [](const Op& a, const Op& b) { return a.begin_us < b.begin_us; });
     for (const Launch& l : launches_) {
-      const auto k = kernel_us_.find(l.correlation);
-      if (k == kernel_us_.end()) continue;
+      const auto k = kernels_.find(l.correlation);
+      if (k == kernels_.end()) continue;
       const auto t = ops_.find(l.thread);
       if (t == ops_.end()) continue;
       const Op* op = innermost(t->second, l.ts_us);
       if (op == nullptr || op->gemm == kNoShape) continue;
-      shaped_[op->gemm].kernel_s += k->second * 1e-6;
-      shaped_[op->gemm].kernels += kernel_count_[l.correlation];
+      shaped_[op->gemm].kernel_s += k->second.us * 1e-6;
+      shaped_[op->gemm].kernels += k->second.count;
     }
     for (TraceGemm& g : shaped_) {
       if (g.kernels == 0) {
@@ -199,8 +196,12 @@ class GemmSink : public importer::ChromeSink {
   std::unordered_map<std::string, uint32_t> threads_;
   std::unordered_map<uint32_t, std::vector<Op>> ops_;
   std::vector<Launch> launches_;
-  std::unordered_map<int64_t, double> kernel_us_;
-  std::unordered_map<int64_t, int> kernel_count_;
+  // The kernels of each correlation id (a graph launch starts several).
+  struct Kernels {
+    double us = 0;
+    int count = 0;
+  };
+  std::unordered_map<int64_t, Kernels> kernels_;
 };
 
 }  // namespace
