@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -28,33 +27,29 @@
 #include "sim/cost/hardware.h"
 #include "sim/predict/config.h"
 #include "traces/atomic_file.h"
+#include "traces/import/byte_source.h"
 #include "traces/import/trace_gemms.h"
 
 namespace meshscope::cli {
 namespace {
 
-// A Kineto trace (JSON, or gzip of it) rather than a CSV table: its first byte that is not white
-// space, among the first 4 KiB of a regular file (anything else goes to the table's reader, which
-// says what is wrong with it).
-bool is_trace_file(const std::string& path) {
+// What a regular file given to --gemm-rates holds, from its first bytes (the importer's magic
+// numbers, else the first of its first 4 KiB that is not white space); anything but a trace or an
+// SQLite file goes to the table's reader, which says what is wrong with it.
+enum class RatesFile { kTable, kTrace, kSqlite };
+RatesFile kind_of(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  if (!std::filesystem::is_regular_file(path, ec)) return RatesFile::kTable;
   std::ifstream in(path, std::ios::binary);
-  char c = 0;
-  for (int i = 0; i < 4096 && in.get(c); ++i)
-    if (!std::isspace(static_cast<unsigned char>(c))) return c == '{' || c == '[' || c == '\x1f';
-  return false;
-}
-
-// An SQLite database (an Nsight Systems export), by its header.
-bool is_sqlite_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return false;
-  std::ifstream in(path, std::ios::binary);
-  char head[16] = {};
-  in.read(head, sizeof head);
-  return in.gcount() == sizeof head &&
-         std::string(head, sizeof head) == std::string("SQLite format 3\0", 16);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  if (traces::importer::has_gzip_magic(head)) return RatesFile::kTrace;
+  if (traces::importer::has_sqlite_magic(head)) return RatesFile::kSqlite;
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && (head[first] == '{' || head[first] == '[')
+             ? RatesFile::kTrace
+             : RatesFile::kTable;
 }
 
 // One shape of a trace's GEMMs: its rate over every op of that shape, how many ran, how long.
@@ -115,7 +110,7 @@ std::vector<std::string> traces_in(const std::string& dir) {
   std::vector<std::string> files;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-    if (is_trace_file(e.path().string())) files.push_back(e.path().string());
+    if (kind_of(e.path().string()) == RatesFile::kTrace) files.push_back(e.path().string());
   if (ec) throw UserError(dir + ": cannot list the folder: " + ec.message());
   if (files.empty())
     throw UserError(dir + ": no trace files (Kineto JSON, or .json.gz) in this folder");
@@ -132,16 +127,22 @@ std::vector<cost::MeasuredGemm> read_rates(const std::string& path,
     const std::string resolved = predict::resolve_config_path(path);
     std::error_code ec;
     std::vector<std::string> files;
-    if (std::filesystem::is_directory(resolved, ec))
+    if (std::filesystem::is_directory(resolved, ec)) {
       files = traces_in(resolved);
-    else if (is_trace_file(resolved))
-      files = {resolved};
-    else if (is_sqlite_file(resolved))
-      throw UserError(resolved +
-                      ": an SQLite file (an Nsight Systems export?): GEMM rates are read from a "
-                      "CSV table or a PyTorch profiler (Kineto JSON) trace recorded with shapes");
-    else
-      return cost::read_gemm_table(resolved);
+    } else {
+      switch (kind_of(resolved)) {
+        case RatesFile::kTable:
+          return cost::read_gemm_table(resolved);
+        case RatesFile::kSqlite:
+          throw UserError(resolved +
+                          ": an SQLite file (an Nsight Systems export?): GEMM rates are read from "
+                          "a CSV table or a PyTorch profiler (Kineto JSON) trace recorded with "
+                          "shapes");
+        case RatesFile::kTrace:
+          files = {resolved};
+          break;
+      }
+    }
     std::vector<TraceShape> found = shapes_of_traces(files, resolved);
     std::vector<cost::MeasuredGemm> rows;
     for (const TraceShape& s : found) rows.push_back(s.gemm);
@@ -197,9 +198,10 @@ nlohmann::json compare_rates(const cost::Hardware& hw, const cost::GemmTableFit&
 // rate too (`sustained` 1); a table's were measured in short bursts (gpu-check.sh, OpenXLA), so the
 // entry's sustained share stays. Everything else, and the sources of everything else, is the
 // entry's. The result is parsed as a hardware file before it is written, whole or not at all.
-std::string write_calibrated_hardware(const GemmRatesArgs& a, const std::string& hardware,
-                                      const cost::Hardware& hw, const cost::GemmTableFit& fit,
-                                      size_t shapes, bool from_trace) {
+// Returns the GEMM ceiling written.
+double write_calibrated_hardware(const GemmRatesArgs& a, const std::string& hardware,
+                                 const cost::Hardware& hw, const cost::GemmTableFit& fit,
+                                 size_t shapes, bool from_trace) {
   const std::string entry =
       hardware.ends_with(".json")
           ? hardware
@@ -235,7 +237,7 @@ std::string write_calibrated_hardware(const GemmRatesArgs& a, const std::string&
   if (from_trace) j["efficiency"]["sustained"] = 1.0;
   cost::parse_hardware(j, a.write_hardware);  // what predict will read back
   traces::write_file_atomic(a.write_hardware, j.dump(2) + "\n");
-  return a.write_hardware;
+  return gemm_max;
 }
 
 }  // namespace
@@ -257,7 +259,7 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
   const bool from_trace = !shapes.empty();
   std::optional<nlohmann::json> by_time;
   if (from_trace) by_time = trace_shapes(hw, fit, std::move(shapes));
-  std::string written;
+  std::optional<double> written;  // the GEMM ceiling written to a.write_hardware
   if (!a.write_hardware.empty()) {
     if (scale_at_bound)
       throw UserError(a.file + ": its rates fit " + hw.name +
@@ -280,7 +282,7 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
                         {"best_shape", {best.b, best.m, best.n, best.k}}};
     if (compared) j["compare"] = *compared;
     if (by_time) j["trace_shapes"] = *by_time;
-    if (!written.empty()) j["written_hardware"] = written;
+    if (written) j["written_hardware"] = a.write_hardware;
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
@@ -304,10 +306,10 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
       best.flops_per_s / 1e12, peak > 0 ? 100 * best.flops_per_s / peak : 0.0,
       static_cast<long long>(best.b), static_cast<long long>(best.m),
       static_cast<long long>(best.n), static_cast<long long>(best.k));
-  if (!written.empty())
-    std::printf("written: %s (gemm_max %.4g, the entry's %.4g x %.3f%s)\n", written.c_str(),
-                std::min(1.0, hw.efficiency.gemm_max * fit.scale), hw.efficiency.gemm_max,
-                fit.scale, from_trace ? "; sustained 1: the rates were taken inside a run" : "");
+  if (written)
+    std::printf("written: %s (gemm_max %.4g, the entry's %.4g x %.3f%s)\n",
+                a.write_hardware.c_str(), *written, hw.efficiency.gemm_max, fit.scale,
+                from_trace ? "; sustained 1: the rates were taken inside a run" : "");
   if (by_time) {
     constexpr size_t kShown = 15;
     std::printf(

@@ -18,8 +18,8 @@ std::string amount(int64_t bytes) {
 
 }  // namespace
 
-traces::ImportOptions& report_read_progress(traces::ImportOptions& options,
-                                            const std::string& command) {
+traces::ImportOptions options_reporting_progress(const std::string& command) {
+  traces::ImportOptions options;
   options.on_progress = [command](const std::string& file, int64_t read, int64_t size,
                                   double seconds) {
     if (size > 0)
@@ -32,11 +32,6 @@ traces::ImportOptions& report_read_progress(traces::ImportOptions& options,
     std::fflush(stderr);
   };
   return options;
-}
-
-traces::ImportOptions options_reporting_progress(const std::string& command) {
-  traces::ImportOptions options;
-  return report_read_progress(options, command);
 }
 
 }  // namespace meshscope::cli

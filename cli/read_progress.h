@@ -9,11 +9,7 @@
 
 namespace meshscope::cli {
 
-// Sets options.on_progress (and leaves its interval, 10 s by default); returns options.
-traces::ImportOptions& report_read_progress(traces::ImportOptions& options,
-                                            const std::string& command);
-
-// A fresh ImportOptions that reports so.
+// Default ImportOptions with on_progress set so (its interval left at 10 s).
 traces::ImportOptions options_reporting_progress(const std::string& command);
 
 }  // namespace meshscope::cli
