@@ -161,13 +161,15 @@ class GzipSource : public ByteSource {
 // kilobytes).
 class ProgressSource : public ByteSource {
  public:
-  ProgressSource(std::unique_ptr<ByteSource> inner, std::string file, const ImportOptions& options)
+  // `path` is read and sized; `name` is what the reports call it.
+  ProgressSource(std::unique_ptr<ByteSource> inner, const std::filesystem::path& path,
+                 std::string name, const ImportOptions& options)
       : inner_(std::move(inner)),
-        file_(std::move(file)),
+        file_(std::move(name)),
         on_progress_(options.on_progress),
         interval_s_(options.progress_interval_s) {
     std::error_code ec;
-    const auto size = std::filesystem::file_size(file_, ec);
+    const auto size = std::filesystem::file_size(path, ec);
     size_ = ec ? 0 : static_cast<int64_t>(size);
   }
 
@@ -231,7 +233,7 @@ OpenedTrace open_trace_source(const std::filesystem::path& file, const std::stri
                               const std::string& display_name, const ImportOptions& options) {
   std::unique_ptr<ByteSource> bytes = memory ? open_memory_source(*memory) : open_file_source(file);
   if (!memory && options.on_progress)
-    bytes = std::make_unique<ProgressSource>(std::move(bytes), display_name, options);
+    bytes = std::make_unique<ProgressSource>(std::move(bytes), file, display_name, options);
   auto raw = std::make_unique<PeekableSource>(std::move(bytes));
   OpenedTrace opened;
   if (has_gzip_magic(raw->peek(2))) {
