@@ -27,7 +27,7 @@ if not os.path.isfile(os.path.join(BUILD, "tests", "sim_tests")):
     sys.exit(f"accuracy_terms.py: no {BUILD}/tests/sim_tests: build it first "
              "(cmake --build build -j2 --target sim_tests meshscope) or name the build directory")
 TERMS = ["gemm", "attention", "norm", "elementwise", "recompute", "tp_communication",
-         "sharded_copies", "weight_casts", "optimizer_step", "idle"]
+         "sharded_copies", "weight_casts", "grad_accumulation", "optimizer_step", "idle"]
 
 
 def rows_and_errors():

@@ -35,6 +35,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "grad_reduce_bytes",
                                                     "sharded_copies",
                                                     "weight_casts",
+                                                    "grad_accumulation",
                                                     "loss_bytes",
                                                     "loss_saved_bytes",
                                                     "attention_forward_speedup",
@@ -233,6 +234,19 @@ Framework parse_framework(const json& j, const std::string& where) {
             f.reduce_copy_bytes);
   byte_pair(j, "weight_casts", "forward", "backward", "parameter", where, f.cast_forward_bytes,
             f.cast_backward_bytes);
+  if (j.contains("grad_accumulation")) {
+    const json& g = j.at("grad_accumulation");
+    const std::string key = "grad_accumulation";
+    if (!g.is_object())
+      fail(where, key, "must be {\"bf16\": bytes, \"fp16\": bytes, \"fp32\": bytes} per parameter");
+    traces::require_known_keys(g, {"bf16", "fp16", "fp32"}, where, key + ".");
+    for (const auto& [k, v] : g.items())
+      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 64)
+        fail(where, key + "." + k, "must be a number of bytes per parameter in [0, 64]");
+    f.grad_accumulation_bf16_bytes = g.value("bf16", 0.0);
+    f.grad_accumulation_fp16_bytes = g.value("fp16", 0.0);
+    f.grad_accumulation_fp32_bytes = g.value("fp32", 0.0);
+  }
   byte_pair(j, "loss_bytes", "forward", "backward", "logit", where, f.loss_forward_bytes,
             f.loss_backward_bytes);
   number_in(j, "loss_saved_bytes", 0, 16, "a number of bytes per logit in [0, 16]", where,

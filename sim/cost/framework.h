@@ -69,6 +69,26 @@ struct Framework {
   // that keep bf16 weights or cast their shards before the gather).
   double cast_forward_bytes = 0;
   double cast_backward_bytes = 0;
+  // A pass of its own that adds each microbatch's weight gradients into the gradients kept across
+  // the microbatches of a step, over every parameter of a stage, in bytes per parameter, by the
+  // run's precision (profile key "grad_accumulation": {"bf16": bytes, "fp16": bytes, "fp32":
+  // bytes}; tf32 runs take fp32's; 0: none, as where the weight-gradient GEMM accumulates into
+  // them itself, Megatron's gradient_accumulation_fusion, or a sharded stack reduces each
+  // microbatch's). E.g. DeepSpeed's bf16 optimizer, hp_grad.add_(lp.grad.to(fp32)): 2 + 4 to
+  // cast, 4 + 4 + 4 to add. A streaming pass on the compute stream with the weight gradients.
+  double grad_accumulation_bf16_bytes = 0;
+  double grad_accumulation_fp16_bytes = 0;
+  double grad_accumulation_fp32_bytes = 0;
+  double grad_accumulation_bytes(Precision p) const {
+    switch (p) {
+      case Precision::kBf16:
+        return grad_accumulation_bf16_bytes;
+      case Precision::kFp16:
+        return grad_accumulation_fp16_bytes;
+      default:
+        return grad_accumulation_fp32_bytes;
+    }
+  }
   // Bytes the loss moves per logit in the forward and in the backward (profile key "loss_bytes":
   // {"forward": bytes, "backward": bytes}): its cross-entropy kernels' reads and writes of the
   // logits and their gradient, casts included. Default 8 and 8, one fp32 read and write each way

@@ -41,9 +41,18 @@ void add_ops(const std::vector<model::OpCost>& ops, const cost::ComputeModel& co
 
 const char* name(Term t) {
   // In Term's order.
-  static constexpr const char* kNames[] = {
-      "gemm",      "elementwise",      "norm",           "attention",    "loss",          "conv",
-      "recompute", "tp_communication", "sharded_copies", "weight_casts", "optimizer_step"};
+  static constexpr const char* kNames[] = {"gemm",
+                                           "elementwise",
+                                           "norm",
+                                           "attention",
+                                           "loss",
+                                           "conv",
+                                           "recompute",
+                                           "tp_communication",
+                                           "sharded_copies",
+                                           "weight_casts",
+                                           "grad_accumulation",
+                                           "optimizer_step"};
   static_assert(std::size(kNames) == static_cast<size_t>(Term::kCount));
   const auto i = static_cast<size_t>(t);
   return i < std::size(kNames) ? kNames[i] : "?";
@@ -82,6 +91,8 @@ TermSeconds action_terms(const Resolved& r, int stage, ActionKind kind) {
     add_ops(s.weight_grad, r.compute, t);
     t[Term::kShardedCopies] += copies.reduce_ns * 1e-9;
     t[Term::kWeightCasts] += casts.backward_ns * 1e-9;
+    t[Term::kGradAccumulation] +=
+        grad_accumulation_ns(parameters, r.fw, r.config.precision, r.compute) * 1e-9;
   }
   if (kind == ActionKind::kOptimizerStep)
     t[Term::kOptimizerStep] = r.timings.at(static_cast<size_t>(stage)).optimizer_ns * 1e-9;

@@ -19,17 +19,18 @@ namespace meshscope::predict {
 struct Resolved;
 
 enum class Term : uint8_t {
-  kGemm = 0,         // model::OpKind::kGemm, outside recomputation
-  kElementwise,      // kElementwise: bias, activation, residual, rope, unfused softmax, dropout
-  kNorm,             // kNorm
-  kAttention,        // kAttention: the fused attention core, forward and backward
-  kLoss,             // kLoss
-  kConv,             // kConv
-  kRecompute,        // ops run again before the backward (activation checkpointing)
-  kTpCommunication,  // in-stage (tp, cp, ep) collectives the compute stream waits for
-  kShardedCopies,    // ZeRO-3's copies of gathered parameters and reduced gradients
-  kWeightCasts,      // an autocast framework's casts of fp32 weights and their gradients
-  kOptimizerStep,    // STEP: the update, clipping and whatever the framework's step moves
+  kGemm = 0,          // model::OpKind::kGemm, outside recomputation
+  kElementwise,       // kElementwise: bias, activation, residual, rope, unfused softmax, dropout
+  kNorm,              // kNorm
+  kAttention,         // kAttention: the fused attention core, forward and backward
+  kLoss,              // kLoss
+  kConv,              // kConv
+  kRecompute,         // ops run again before the backward (activation checkpointing)
+  kTpCommunication,   // in-stage (tp, cp, ep) collectives the compute stream waits for
+  kShardedCopies,     // ZeRO-3's copies of gathered parameters and reduced gradients
+  kWeightCasts,       // an autocast framework's casts of fp32 weights and their gradients
+  kGradAccumulation,  // a pass adding each microbatch's weight gradients to the kept ones
+  kOptimizerStep,     // STEP: the update, clipping and whatever the framework's step moves
   kCount
 };
 const char* name(Term t);  // "gemm", "tp_communication", ...

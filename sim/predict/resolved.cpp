@@ -83,8 +83,8 @@ Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
         c, fw, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute, cal);
     timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
     add_parameter_passes(timings.back(), c.zero, c.mesh.dp,
-                         static_cast<double>(w.dense_parameters[s] + w.expert_parameters[s]), fw,
-                         compute);
+                         static_cast<double>(w.dense_parameters[s] + w.expert_parameters[s]),
+                         c.precision, fw, compute);
   }
 }
 

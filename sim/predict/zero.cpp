@@ -73,15 +73,24 @@ WeightCasts weight_casts(double parameters, const cost::Framework& framework,
           ns(compute.stream_seconds(parameters * framework.cast_backward_bytes))};
 }
 
+int64_t grad_accumulation_ns(double parameters, const cost::Framework& framework,
+                             cost::Precision precision, const cost::ComputeModel& compute) {
+  const double bytes = framework.grad_accumulation_bytes(precision);
+  if (parameters <= 0 || bytes <= 0) return 0;
+  return static_cast<int64_t>(std::llround(compute.stream_seconds(parameters * bytes) * 1e9));
+}
+
 void add_parameter_passes(engine::StageTiming& t, int zero, int dp, double parameters,
-                          const cost::Framework& framework, const cost::ComputeModel& compute) {
+                          cost::Precision precision, const cost::Framework& framework,
+                          const cost::ComputeModel& compute) {
   const ShardedCopies c = sharded_copies(zero, dp, parameters, framework, compute);
   const WeightCasts w = weight_casts(parameters, framework, compute);
+  const int64_t accumulate = grad_accumulation_ns(parameters, framework, precision, compute);
   t.forward_ns += c.gather_ns + w.forward_ns;
   t.input_grad_ns += c.gather_ns;  // the backward's gather is needed before the input gradients
-  // The reduction and the gradient's cast start once the weight gradients exist.
-  t.weight_grad_ns += c.reduce_ns + w.backward_ns;
-  t.backward_ns += c.gather_ns + c.reduce_ns + w.backward_ns;
+  // The reduction, the gradient's cast and its accumulation start once the weight gradients exist.
+  t.weight_grad_ns += c.reduce_ns + w.backward_ns + accumulate;
+  t.backward_ns += c.gather_ns + c.reduce_ns + w.backward_ns + accumulate;
 }
 
 }  // namespace meshscope::predict

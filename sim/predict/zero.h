@@ -53,8 +53,15 @@ struct WeightCasts {
 };
 WeightCasts weight_casts(double parameters, const cost::Framework& framework,
                          const cost::ComputeModel& compute);
-// Adds the sharded copies and the weight casts to a stage's F, I, W and B.
+// A framework's pass adding each microbatch's weight gradients over a stage's `parameters` into
+// the gradients kept across the step (cost::Framework::grad_accumulation_bytes at `precision`): a
+// streaming pass at the memory rate with the weight gradients (added to W and B).
+int64_t grad_accumulation_ns(double parameters, const cost::Framework& framework,
+                             cost::Precision precision, const cost::ComputeModel& compute);
+// Adds the sharded copies, the weight casts and the gradient accumulation to a stage's F, I, W
+// and B.
 void add_parameter_passes(engine::StageTiming& t, int zero, int dp, double parameters,
-                          const cost::Framework& framework, const cost::ComputeModel& compute);
+                          cost::Precision precision, const cost::Framework& framework,
+                          const cost::ComputeModel& compute);
 
 }  // namespace meshscope::predict

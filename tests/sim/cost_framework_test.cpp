@@ -220,6 +220,37 @@ TEST(CostFramework, WeightCastsAreBytesPerParameterAndNamedWhenWrong) {
   expect_byte_pair_refused("weight_casts", "forward", 65, "parameter");
 }
 
+TEST(CostFramework, GradAccumulationIsBytesPerParameterByPrecisionAndNamedWhenWrong) {
+  const Framework f = parse_framework(
+      {{"name", "x"}, {"grad_accumulation", {{"bf16", 18}, {"fp32", 12}}}}, "fw.json");
+  EXPECT_EQ(f.grad_accumulation_bytes(Precision::kBf16), 18);
+  EXPECT_EQ(f.grad_accumulation_bytes(Precision::kFp16), 0);  // not given: no pass
+  EXPECT_EQ(f.grad_accumulation_bytes(Precision::kFp32), 12);
+  EXPECT_EQ(f.grad_accumulation_bytes(Precision::kTf32), 12);  // tf32 runs keep fp32 gradients
+  EXPECT_EQ(parse_framework({{"name", "x"}}, "fw.json").grad_accumulation_bytes(Precision::kBf16),
+            0);
+  // DeepSpeed's bf16 optimizer casts each microbatch's bf16 gradient to fp32 (2 + 4) and adds it
+  // into the fp32 one (4 + 4 + 4); Megatron fuses its accumulation into the GEMM.
+  EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").grad_accumulation_bytes(Precision::kBf16),
+                   2 + 4 + 4 + 4 + 4);
+  EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").grad_accumulation_bytes(Precision::kFp16),
+                   0);
+  EXPECT_DOUBLE_EQ(find_framework("megatron-core-2024").grad_accumulation_bytes(Precision::kBf16),
+                   0);
+  auto refused = [](const nlohmann::json& value) {
+    return error_of({{"name", "x"}, {"grad_accumulation", value}});
+  };
+  EXPECT_NE(refused({{"bf16", 65}})
+                .find("fw.json: key 'grad_accumulation.bf16': must be a number of "
+                      "bytes per parameter in [0, 64]"),
+            std::string::npos);
+  EXPECT_NE(refused({{"bf16", "18"}}).find("key 'grad_accumulation.bf16'"), std::string::npos);
+  EXPECT_NE(refused({{"tf32", 4}}).find("key 'grad_accumulation.tf32': unknown key"),
+            std::string::npos)
+      << refused({{"tf32", 4}});
+  EXPECT_NE(refused(18).find("fw.json: key 'grad_accumulation': must be {"), std::string::npos);
+}
+
 TEST(CostFramework, OptimizerStepBytesCountTheUnfusedAdamPassesAndClipping) {
   // Composer's DecoupledAdamW and torch's foreach AdamW make 21 fp32 accesses per parameter (84
   // bytes); gradient clipping reads each gradient for its norm and scales it (12). Megatron-LM

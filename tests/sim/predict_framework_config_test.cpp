@@ -152,6 +152,38 @@ TEST(PredictFrameworkConfig, WeightCastsCostTheirBytesEachMicrobatchAtAnyZeroSta
   }
 }
 
+TEST(PredictFrameworkConfig, GradAccumulationCostsItsPrecisionsBytesEachMicrobatch) {
+  // Two profiles alike but for grad_accumulation: every microbatch pays the run's precision's
+  // bytes per parameter over the stage's parameters at the memory rate, the breakdown names the
+  // term, and a precision the profile gives nothing for pays nothing.
+  auto profile = [](const char* name, const std::string& bytes) {
+    return exposed_profile(name, "\"grad_accumulation\": " + bytes);
+  };
+  json j = tiny_gpt();
+  j["framework"] = profile("no-accumulation", "{}");
+  const PredictConfig plain = parse_config(j, "cfg.json");
+  const Summary none = simulate(plain, {.build_timeline = false}).summary;
+  j["framework"] = profile("accumulation", R"({"bf16": 18, "fp16": 6})");
+  const Summary bf16 = summary_of(j);
+  const WorkloadCosts w = workload_costs(plain);
+  const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
+  const double per_microbatch =
+      compute.stream_seconds(static_cast<double>(w.dense_parameters[0]) * 18);
+  EXPECT_GT(plain.microbatches(), 1);
+  EXPECT_GT(per_microbatch, 0);
+  EXPECT_NEAR(bf16.step_time_s - none.step_time_s, plain.microbatches() * per_microbatch, 1e-7);
+  EXPECT_NEAR(bf16.breakdown.busy[Term::kGradAccumulation], plain.microbatches() * per_microbatch,
+              1e-7);
+  EXPECT_EQ(none.breakdown.busy[Term::kGradAccumulation], 0);
+  // fp16 pays its own 6 bytes; fp32, which the profile does not name, pays nothing.
+  j["options"]["precision"] = "fp16";
+  const Summary fp16 = summary_of(j);
+  EXPECT_NEAR(fp16.breakdown.busy[Term::kGradAccumulation],
+              plain.microbatches() * per_microbatch / 3, 1e-7);
+  j["options"]["precision"] = "fp32";
+  EXPECT_EQ(summary_of(j).breakdown.busy[Term::kGradAccumulation], 0);
+}
+
 // The h100-sxm entry as a run of c's GPUs computes on it: at its slowest GPU's sustained rate
 // (catalog `sustained_spread`), as predict prices it.
 cost::Hardware h100_for(const PredictConfig& c) {
