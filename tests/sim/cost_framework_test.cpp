@@ -230,11 +230,12 @@ TEST(CostFramework, GradAccumulationIsBytesPerParameterByPrecisionAndNamedWhenWr
   EXPECT_EQ(parse_framework({{"name", "x"}}, "fw.json").grad_accumulation_bytes(Precision::kBf16),
             0);
   // DeepSpeed's bf16 optimizer casts each microbatch's bf16 gradient to fp32 (2 + 4) and adds it
-  // into the fp32 one (4 + 4 + 4); Megatron fuses its accumulation into the GEMM.
+  // into the fp32 one (4 + 4 + 4); under fp16 autograd adds it into the fp16 one in place (2 + 2
+  // + 2); Megatron fuses its accumulation into the GEMM.
   EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").grad_accumulation_bytes(Precision::kBf16),
                    2 + 4 + 4 + 4 + 4);
   EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").grad_accumulation_bytes(Precision::kFp16),
-                   0);
+                   2 + 2 + 2);
   EXPECT_DOUBLE_EQ(find_framework("megatron-core-2024").grad_accumulation_bytes(Precision::kBf16),
                    0);
   auto refused = [](const nlohmann::json& value) {
