@@ -50,7 +50,8 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "attention_dropout",
                                                     "tp_saves_gathered_input",
                                                     "gqa_expand",
-                                                    "tp_comm_overlap"};
+                                                    "tp_comm_overlap",
+                                                    "lacks"};
 
 using nlohmann::json;
 
@@ -268,6 +269,18 @@ Framework parse_framework(const json& j, const std::string& where) {
   boolean_of(j, "gqa_expand", where, f.gqa_expand);
   if (j.contains("tp_comm_overlap"))
     f.tp_comm_overlap = parse_tp_overlap_cfgs(j.at("tp_comm_overlap"), where, "tp_comm_overlap");
+  if (j.contains("lacks")) {
+    const char* want = "must be a list of sequence_parallel, flash_attention";
+    if (!j.at("lacks").is_array()) fail(where, "lacks", want);
+    for (const json& l : j.at("lacks")) {
+      if (l == "sequence_parallel")
+        f.has_sequence_parallel = false;
+      else if (l == "flash_attention")
+        f.has_flash_attention = false;
+      else
+        fail(where, "lacks", want);
+    }
+  }
   boolean_of(j, "recompute_early_stop", where, f.recompute_early_stop);
   if (j.contains("recompute")) {
     const char* want = "must be a list of none, selective, full, op-selective";

@@ -154,6 +154,11 @@ struct Framework {
   // that ask for options.tp_comm_overlap (profile key "tp_comm_overlap": TE's ub_cfgs, an entry
   // {"method", "num_sm", "num_splits"} for each of model::kTpOverlapGemms). Empty: not offered.
   std::optional<model::TpOverlapCfgs> tp_comm_overlap;
+  // Features the stack did not have, which a config naming it may not ask for (profile key
+  // "lacks": a list of "sequence_parallel", "flash_attention"). Without flash attention a config's
+  // options.flash_attention defaults to false.
+  bool has_sequence_parallel = true;
+  bool has_flash_attention = true;
   // Recomputation granularities it offers ("none", "selective", "full", "op-selective").
   std::vector<std::string> recompute;
   // Its full recomputation stops once the backward has every tensor it saved (profile key

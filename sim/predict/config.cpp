@@ -437,6 +437,9 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
   if (c.recompute_every > 1 && c.recompute != model::Recompute::kFull)
     opt.fail("recompute_every", "needs options.recompute \"full\" (every n-th layer checkpointed)");
   c.sequence_parallel = opt.boolean("sequence_parallel", false);
+  if (c.sequence_parallel && !framework.has_sequence_parallel)
+    opt.fail("sequence_parallel", "framework '" + framework.name +
+                                      "' has no sequence parallelism (its profile's lacks)");
   c.tp_comm_overlap = opt.boolean("tp_comm_overlap", false);
   if (c.tp_comm_overlap && (!c.sequence_parallel || c.mesh.tp < 2))
     opt.fail("tp_comm_overlap",
@@ -465,7 +468,11 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
   } else if (opt.has("flash_attention") && !opt.at("flash_attention").is_boolean()) {
     opt.fail("flash_attention", "must be true, false, or a kernel class: flash1, flash2 or flash3");
   }
-  c.flash_attention = c.attention_kernel.has_value() || opt.boolean("flash_attention", true);
+  c.flash_attention = c.attention_kernel.has_value() ||
+                      opt.boolean("flash_attention", framework.has_flash_attention);
+  if (c.flash_attention && !framework.has_flash_attention)
+    opt.fail("flash_attention",
+             "framework '" + framework.name + "' has no flash attention (its profile's lacks)");
   c.precision = opt.choice("precision", cost::Precision::kBf16, cost::kPrecisionNames);
   c.zero = static_cast<int>(opt.integer("zero", 0, 0));
   if (c.zero > 3) opt.fail("zero", "must be 0, 1, 2 or 3");

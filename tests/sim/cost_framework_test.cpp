@@ -252,6 +252,47 @@ TEST(CostFramework, GradAccumulationIsBytesPerParameterByPrecisionAndNamedWhenWr
   EXPECT_NE(refused(18).find("fw.json: key 'grad_accumulation': must be {"), std::string::npos);
 }
 
+TEST(CostFramework, Megatron2021IsMegatron2022LessWhatCameIn2022) {
+  // The 2021 profile shares every figure with megatron-2022 but for: a hook adding each
+  // microbatch's gradient into main_grad (no gradient_accumulation_fusion: bf16 2 + 4 + 4, fp16
+  // 2 + 2 + 2), the non-persistent layer norm's backward (5), no async tp all-reduce in the
+  // backward (an assumption) and no selective recomputation.
+  const Framework old = find_framework("megatron-2021");
+  const Framework later = find_framework("megatron-2022");
+  EXPECT_DOUBLE_EQ(old.grad_accumulation_bytes(Precision::kBf16), 2 + 4 + 4);
+  EXPECT_DOUBLE_EQ(old.grad_accumulation_bytes(Precision::kFp16), 2 + 2 + 2);
+  EXPECT_DOUBLE_EQ(later.grad_accumulation_bytes(Precision::kBf16), 0);
+  EXPECT_DOUBLE_EQ(old.passes.norm_grad, 5);
+  EXPECT_LT(later.passes.norm_grad, 0);  // the rule's (3 for the norm)
+  EXPECT_FALSE(old.tp_backward_overlap);
+  EXPECT_TRUE(later.tp_backward_overlap);
+  EXPECT_EQ(old.recompute, (std::vector<std::string>{"none", "full"}));
+  EXPECT_FALSE(old.has_sequence_parallel);
+  EXPECT_FALSE(old.has_flash_attention);
+  EXPECT_TRUE(later.has_sequence_parallel);
+  EXPECT_TRUE(later.has_flash_attention);
+  EXPECT_NE(error_of({{"name", "x"}, {"lacks", {"pipelines"}}})
+                .find("fw.json: key 'lacks': must be a list of sequence_parallel, flash_attention"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"name", "x"}, {"lacks", "flash_attention"}}).find("key 'lacks'"),
+            std::string::npos);
+  // What they share.
+  EXPECT_EQ(old.softmax, later.softmax);
+  EXPECT_EQ(old.passes.norm, later.passes.norm);
+  EXPECT_EQ(old.passes.activation, later.passes.activation);
+  EXPECT_EQ(old.passes.residual, later.passes.residual);
+  EXPECT_EQ(old.grad_reduce, later.grad_reduce);
+  EXPECT_EQ(old.param_gather, later.param_gather);
+  EXPECT_EQ(old.p2p_scatter_gather, later.p2p_scatter_gather);
+  EXPECT_EQ(old.p2p_blocking, later.p2p_blocking);
+  EXPECT_EQ(old.qkv_split_grad, later.qkv_split_grad);
+  EXPECT_EQ(old.attention_dropout, later.attention_dropout);
+  EXPECT_DOUBLE_EQ(old.optimizer_step_bytes, later.optimizer_step_bytes);
+  EXPECT_DOUBLE_EQ(old.loss_forward_bytes, later.loss_forward_bytes);
+  EXPECT_DOUBLE_EQ(old.loss_backward_bytes, later.loss_backward_bytes);
+  EXPECT_DOUBLE_EQ(old.loss_saved_bytes, later.loss_saved_bytes);
+}
+
 TEST(CostFramework, OptimizerStepBytesCountTheUnfusedAdamPassesAndClipping) {
   // Composer's DecoupledAdamW and torch's foreach AdamW make 21 fp32 accesses per parameter (84
   // bytes); gradient clipping reads each gradient for its norm and scales it (12). Megatron-LM

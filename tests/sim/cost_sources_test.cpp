@@ -3,8 +3,11 @@
 // has one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +53,22 @@ TEST(CostSources, TheSourceIsThePartOfTheLineAboutTheFigure) {
   EXPECT_EQ(source_clause({"efficiency.sustained 0.9: gemm_max and the attention rates"},
                           "efficiency.attention"),
             "");
+}
+
+// Every profile in the source tree is one the program finds: each is copied beside the build by
+// sim/cost/CMakeLists.txt's list, which a new file must join.
+TEST(CostSources, EveryProfileInTheSourceTreeIsShipped) {
+  const std::vector<std::string> shipped = list_frameworks();
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(MESHSCOPE_SOURCE_DIR) +
+                                                               "/sim/cost/frameworks")) {
+    if (entry.path().extension() != ".json") continue;
+    ++files;
+    const std::string name = entry.path().stem().string();
+    EXPECT_NE(std::find(shipped.begin(), shipped.end(), name), shipped.end())
+        << name << ".json is not in MESHSCOPE_FRAMEWORK_FILES (sim/cost/CMakeLists.txt)";
+  }
+  EXPECT_EQ(files, shipped.size());
 }
 
 // Every key a shipped profile sets (its figures and its choices: the attention kernel, the

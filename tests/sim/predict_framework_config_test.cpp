@@ -184,6 +184,60 @@ TEST(PredictFrameworkConfig, GradAccumulationCostsItsPrecisionsBytesEachMicrobat
   EXPECT_EQ(summary_of(j).breakdown.busy[Term::kGradAccumulation], 0);
 }
 
+TEST(PredictFrameworkConfig, Megatron2021PaysItsGradientHookEachMicrobatchAndOffersNoSelective) {
+  // The same GPT under tensor parallelism with full recomputation, as Megatron-LM of 2022 and of
+  // 2021 run it: the 2021 stack's step is longer by at least its gradient hook (10 bytes a
+  // parameter each microbatch under bf16, at the memory rate), which the breakdown names; it
+  // refuses selective recomputation, which came in 2022.
+  json j = tiny_gpt();
+  j["mesh"] = {{"dp", 2}, {"tp", 4}};
+  j["options"]["recompute"] = "full";
+  j["options"]["flash_attention"] = false;  // neither stack had it
+  j["framework"] = "megatron-2022";
+  const PredictConfig later = parse_config(j, "cfg.json");
+  const Summary s2022 = simulate(later, {.build_timeline = false}).summary;
+  j["framework"] = "megatron-2021";
+  const Summary s2021 = summary_of(j);
+  const WorkloadCosts w = workload_costs(later);
+  const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), later.precision);
+  const double hook = later.microbatches() *
+                      compute.stream_seconds(static_cast<double>(w.dense_parameters[0]) * 10);
+  EXPECT_GT(hook, 0);
+  EXPECT_NEAR(s2021.breakdown.busy[Term::kGradAccumulation], hook, 1e-7);
+  EXPECT_EQ(s2022.breakdown.busy[Term::kGradAccumulation], 0);
+  EXPECT_GT(s2021.step_time_s, s2022.step_time_s + hook);
+  j["options"]["recompute"] = "selective";
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.recompute': framework 'megatron-2021' has no 'selective' "
+            "recomputation");
+}
+
+TEST(PredictFrameworkConfig, WhatAProfileLacksIsOffByDefaultAndRefusedWhenAskedFor) {
+  // megatron-2021 lacks sequence parallelism and flash attention: a config of it computes
+  // attention unfused unless it asks, and asking for either is an error naming the key.
+  json j = tiny_gpt();
+  j["mesh"] = {{"dp", 2}, {"tp", 4}};
+  j["framework"] = "megatron-2021";
+  const PredictConfig c = parse_config(j, "cfg.json");
+  EXPECT_FALSE(c.flash_attention);
+  EXPECT_FALSE(c.sequence_parallel);
+  j["options"]["flash_attention"] = true;
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.flash_attention': framework 'megatron-2021' has no flash "
+            "attention (its profile's lacks)");
+  j["options"]["flash_attention"] = "flash2";
+  EXPECT_NE(error_of(j).find("has no flash attention"), std::string::npos) << error_of(j);
+  j["options"].erase("flash_attention");
+  j["options"]["sequence_parallel"] = true;
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.sequence_parallel': framework 'megatron-2021' has no sequence "
+            "parallelism (its profile's lacks)");
+  // A profile that lacks nothing keeps flash attention on by default.
+  j["options"].erase("sequence_parallel");
+  j["framework"] = "megatron-2022";
+  EXPECT_TRUE(parse_config(j, "cfg.json").flash_attention);
+}
+
 // The h100-sxm entry as a run of c's GPUs computes on it: at its slowest GPU's sustained rate
 // (catalog `sustained_spread`), as predict prices it.
 cost::Hardware h100_for(const PredictConfig& c) {
