@@ -439,7 +439,7 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
   c.sequence_parallel = opt.boolean("sequence_parallel", false);
   if (c.sequence_parallel && !framework.has_sequence_parallel)
     opt.fail("sequence_parallel", "framework '" + framework.name +
-                                      "' has no sequence parallelism (its profile's lacks)");
+                                      "' has no sequence parallelism (its profile's \"lacks\")");
   c.tp_comm_overlap = opt.boolean("tp_comm_overlap", false);
   if (c.tp_comm_overlap && (!c.sequence_parallel || c.mesh.tp < 2))
     opt.fail("tp_comm_overlap",
@@ -472,7 +472,7 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
                       opt.boolean("flash_attention", framework.has_flash_attention);
   if (c.flash_attention && !framework.has_flash_attention)
     opt.fail("flash_attention",
-             "framework '" + framework.name + "' has no flash attention (its profile's lacks)");
+             "framework '" + framework.name + "' has no flash attention (its profile's \"lacks\")");
   c.precision = opt.choice("precision", cost::Precision::kBf16, cost::kPrecisionNames);
   c.zero = static_cast<int>(opt.integer("zero", 0, 0));
   if (c.zero > 3) opt.fail("zero", "must be 0, 1, 2 or 3");

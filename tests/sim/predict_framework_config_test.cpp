@@ -220,14 +220,14 @@ TEST(PredictFrameworkConfig, WhatAProfileLacksIsOffByDefaultAndRefusedWhenAskedF
   j["options"]["flash_attention"] = true;
   EXPECT_EQ(error_of(j),
             "cfg.json: key 'options.flash_attention': framework 'megatron-2021' has no flash "
-            "attention (its profile's lacks)");
+            "attention (its profile's \"lacks\")");
   j["options"]["flash_attention"] = "flash2";
   EXPECT_NE(error_of(j).find("has no flash attention"), std::string::npos) << error_of(j);
   j["options"].erase("flash_attention");
   j["options"]["sequence_parallel"] = true;
   EXPECT_EQ(error_of(j),
             "cfg.json: key 'options.sequence_parallel': framework 'megatron-2021' has no sequence "
-            "parallelism (its profile's lacks)");
+            "parallelism (its profile's \"lacks\")");
   // A profile that lacks nothing keeps flash attention on by default.
   j["options"].erase("sequence_parallel");
   j["framework"] = "megatron-2022";
