@@ -227,9 +227,23 @@ Framework parse_framework(const json& j, const std::string& where) {
   f.param_gather = enum_of(j, "param_gather", kOverlapNames, where, Overlap::kExposed);
   if (j.contains("grad_reduce_bytes")) {
     const json& v = j.at("grad_reduce_bytes");
-    if (!v.is_number() || (v.get<double>() != 2 && v.get<double>() != 4))
-      fail(where, "grad_reduce_bytes", "must be 2 (bf16/fp16) or 4 (fp32)");
-    f.grad_reduce_bytes = v.get<double>();
+    auto two_or_four = [&](const json& n, const std::string& key) {
+      if (!n.is_number() || (n.get<double>() != 2 && n.get<double>() != 4))
+        fail(where, key,
+             "must be 2 (bf16/fp16) or 4 (fp32), or {\"bf16\", \"fp16\", \"fp32\"} of those");
+      return n.get<double>();
+    };
+    if (v.is_object()) {
+      traces::require_known_keys(v, {"bf16", "fp16", "fp32"}, where, "grad_reduce_bytes.");
+      if (v.contains("bf16"))
+        f.grad_reduce_bf16_bytes = two_or_four(v.at("bf16"), "grad_reduce_bytes.bf16");
+      if (v.contains("fp16"))
+        f.grad_reduce_fp16_bytes = two_or_four(v.at("fp16"), "grad_reduce_bytes.fp16");
+      if (v.contains("fp32"))
+        f.grad_reduce_fp32_bytes = two_or_four(v.at("fp32"), "grad_reduce_bytes.fp32");
+    } else {
+      f.grad_reduce_bytes = two_or_four(v, "grad_reduce_bytes");
+    }
   }
   byte_pair(j, "sharded_copies", "gather", "reduce", "parameter", where, f.gather_copy_bytes,
             f.reduce_copy_bytes);

@@ -48,8 +48,22 @@ struct Framework {
   // (overlapped), or after it (exposed).
   Overlap grad_reduce = Overlap::kExposed;
   // Bytes per gradient element in the data-parallel gradient reductions (0: the config's element
-  // size). PyTorch FSDP's MixedPrecision reduce_dtype float32 reduces in 4 bytes.
+  // size). PyTorch FSDP's MixedPrecision reduce_dtype float32 reduces in 4 bytes. The profile key
+  // "grad_reduce_bytes" is a number, or an object by the run's precision ({"bf16": 4}: Megatron-LM
+  // reduces its fp32 main gradients under bf16), whose precisions not given reduce at their own
+  // element size (grad_reduce_bytes_at).
   double grad_reduce_bytes = 0;
+  double grad_reduce_bf16_bytes = 0;
+  double grad_reduce_fp16_bytes = 0;
+  double grad_reduce_fp32_bytes = 0;
+  // The bytes per element of a run at `p`'s reductions: its precision's entry, else the number
+  // (0: the run's element size).
+  double grad_reduce_bytes_at(Precision p) const {
+    const double by = p == Precision::kBf16   ? grad_reduce_bf16_bytes
+                      : p == Precision::kFp16 ? grad_reduce_fp16_bytes
+                                              : grad_reduce_fp32_bytes;
+    return by > 0 ? by : grad_reduce_bytes;
+  }
   // ZeRO's parameter all-gathers (ZeRO-3 per microbatch, ZeRO-1/2 after the step): prefetched
   // behind the compute that precedes their use (overlapped), or waited for (exposed).
   Overlap param_gather = Overlap::kExposed;

@@ -134,9 +134,9 @@ CollectivePrice FullMeshPrices::collective_price(int rank, const schedule::Actio
       a.group == mesh::GroupKind::kDp &&
       (kind == cost::CollectiveKind::kAllReduce || kind == cost::CollectiveKind::kReduceScatter);
   const double e = cost::element_bytes(c.precision);
+  const double reduce_bytes = r_.fw.grad_reduce_bytes_at(c.precision);
   const double bytes =
-      static_cast<double>(a.bytes) *
-      (grad_reduction && r_.fw.grad_reduce_bytes > 0 ? r_.fw.grad_reduce_bytes / e : 1.0);
+      static_cast<double>(a.bytes) * (grad_reduction && reduce_bytes > 0 ? reduce_bytes / e : 1.0);
   double seconds;
   const int64_t expert = a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages
                              ? r_.w.expert_parameters[a.stage]

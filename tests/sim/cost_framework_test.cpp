@@ -187,10 +187,21 @@ TEST(CostFramework, AttentionKernelsComputeAtTheHeadDimensionTheyWereCompiledFor
 TEST(CostFramework, GradientReductionBytesAreFp32OrHalfAndNamedWhenWrong) {
   EXPECT_DOUBLE_EQ(find_framework("llm-foundry").grad_reduce_bytes, 4);  // Composer DEFAULT
   EXPECT_DOUBLE_EQ(find_framework("torchtitan").grad_reduce_bytes, 4);   // mixed_precision_reduce
-  EXPECT_DOUBLE_EQ(find_framework("megatron-2022").grad_reduce_bytes, 0);
+  // Megatron-LM all-reduces its fp32 main gradients under bf16, its fp16 ones under fp16.
+  for (const char* megatron : {"megatron-2021", "megatron-2022"}) {
+    EXPECT_DOUBLE_EQ(find_framework(megatron).grad_reduce_bytes_at(Precision::kBf16), 4);
+    EXPECT_DOUBLE_EQ(find_framework(megatron).grad_reduce_bytes_at(Precision::kFp16), 0);
+  }
+  EXPECT_DOUBLE_EQ(find_framework("torchtitan").grad_reduce_bytes_at(Precision::kFp16), 4);
   EXPECT_NE(
       error_of({{"name", "x"}, {"grad_reduce_bytes", 3}}).find("fw.json: key 'grad_reduce_bytes'"),
       std::string::npos);
+  EXPECT_NE(error_of({{"name", "x"}, {"grad_reduce_bytes", {{"bf16", 8}}}})
+                .find("fw.json: key 'grad_reduce_bytes.bf16': must be 2 (bf16/fp16) or 4"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"name", "x"}, {"grad_reduce_bytes", {{"int8", 2}}}})
+                .find("key 'grad_reduce_bytes.int8': unknown key"),
+            std::string::npos);
   EXPECT_NE(error_of({{"name", "x"}, {"recompute", {"sometimes"}}}).find("key 'recompute'"),
             std::string::npos);
   EXPECT_EQ(error_of({{"name", "x"}, {"recompute", {"none", "op-selective"}}}), "");

@@ -98,6 +98,14 @@ TEST(PredictFrameworkConfig, Fp32GradientReductionMovesTwiceTheBytes) {
   const Summary full = summary_of(j);
   EXPECT_GT(full.communication_s, half.communication_s * 1.2);
   EXPECT_GT(full.step_time_s, half.step_time_s);
+  // By precision (Megatron-LM's fp32 main gradients under bf16): a bf16 run reduces 4 bytes an
+  // element, an fp16 run its own 2.
+  j["framework"] = exposed_profile("reduce-by-precision", R"("grad_reduce_bytes": {"bf16": 4})");
+  EXPECT_DOUBLE_EQ(summary_of(j).communication_s, full.communication_s);
+  j["options"]["precision"] = "fp16";
+  const double by_precision_fp16 = summary_of(j).communication_s;
+  j["framework"] = profile("reduce-bf16", 2);
+  EXPECT_DOUBLE_EQ(by_precision_fp16, summary_of(j).communication_s);
 }
 
 TEST(PredictFrameworkConfig, ShardedCopiesCostTheirBytesAtTheMemoryRateEachMicrobatch) {
