@@ -119,6 +119,20 @@ void byte_pair(const json& j, const std::string& key, const std::string& first,
   second_bytes = c.value(second, second_bytes);
 }
 
+// An object `key` of figures by precision ({"bf16", "fp16", "fp32"}, any of them), each
+// satisfying `valid` or refused with `want`; a precision not given keeps its value.
+template <typename Valid>
+void per_precision(const json& v, const std::string& key, const std::string& where,
+                   const Valid& valid, const std::string& want, double& bf16, double& fp16,
+                   double& fp32) {
+  traces::require_known_keys(v, {"bf16", "fp16", "fp32"}, where, key + ".");
+  for (const auto& [k, n] : v.items())
+    if (!valid(n)) fail(where, key + "." + k, want);
+  bf16 = v.value("bf16", bf16);
+  fp16 = v.value("fp16", fp16);
+  fp32 = v.value("fp32", fp32);
+}
+
 }  // namespace
 
 model::TpOverlapCfgs parse_tp_overlap_cfgs(const json& j, const std::string& where,
@@ -227,22 +241,17 @@ Framework parse_framework(const json& j, const std::string& where) {
   f.param_gather = enum_of(j, "param_gather", kOverlapNames, where, Overlap::kExposed);
   if (j.contains("grad_reduce_bytes")) {
     const json& v = j.at("grad_reduce_bytes");
-    auto two_or_four = [&](const json& n, const std::string& key) {
-      if (!n.is_number() || (n.get<double>() != 2 && n.get<double>() != 4))
-        fail(where, key,
-             "must be 2 (bf16/fp16) or 4 (fp32), or {\"bf16\", \"fp16\", \"fp32\"} of those");
-      return n.get<double>();
+    const std::string want =
+        "must be 2 (bf16/fp16) or 4 (fp32), or {\"bf16\", \"fp16\", \"fp32\"} of those";
+    auto two_or_four = [](const json& n) {
+      return n.is_number() && (n.get<double>() == 2 || n.get<double>() == 4);
     };
     if (v.is_object()) {
-      traces::require_known_keys(v, {"bf16", "fp16", "fp32"}, where, "grad_reduce_bytes.");
-      if (v.contains("bf16"))
-        f.grad_reduce_bf16_bytes = two_or_four(v.at("bf16"), "grad_reduce_bytes.bf16");
-      if (v.contains("fp16"))
-        f.grad_reduce_fp16_bytes = two_or_four(v.at("fp16"), "grad_reduce_bytes.fp16");
-      if (v.contains("fp32"))
-        f.grad_reduce_fp32_bytes = two_or_four(v.at("fp32"), "grad_reduce_bytes.fp32");
+      per_precision(v, "grad_reduce_bytes", where, two_or_four, want, f.grad_reduce_bf16_bytes,
+                    f.grad_reduce_fp16_bytes, f.grad_reduce_fp32_bytes);
     } else {
-      f.grad_reduce_bytes = two_or_four(v, "grad_reduce_bytes");
+      if (!two_or_four(v)) fail(where, "grad_reduce_bytes", want);
+      f.grad_reduce_bytes = v.get<double>();
     }
   }
   byte_pair(j, "sharded_copies", "gather", "reduce", "parameter", where, f.gather_copy_bytes,
@@ -251,16 +260,16 @@ Framework parse_framework(const json& j, const std::string& where) {
             f.cast_backward_bytes);
   if (j.contains("grad_accumulation")) {
     const json& g = j.at("grad_accumulation");
-    const std::string key = "grad_accumulation";
     if (!g.is_object())
-      fail(where, key, "must be {\"bf16\": bytes, \"fp16\": bytes, \"fp32\": bytes} per parameter");
-    traces::require_known_keys(g, {"bf16", "fp16", "fp32"}, where, key + ".");
-    for (const auto& [k, v] : g.items())
-      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 64)
-        fail(where, key + "." + k, "must be a number of bytes per parameter in [0, 64]");
-    f.grad_accumulation_bf16_bytes = g.value("bf16", 0.0);
-    f.grad_accumulation_fp16_bytes = g.value("fp16", 0.0);
-    f.grad_accumulation_fp32_bytes = g.value("fp32", 0.0);
+      fail(where, "grad_accumulation",
+           "must be {\"bf16\": bytes, \"fp16\": bytes, \"fp32\": bytes} per parameter");
+    per_precision(
+        g, "grad_accumulation", where,
+        [](const json& n) {
+          return n.is_number() && n.get<double>() >= 0 && n.get<double>() <= 64;
+        },
+        "must be a number of bytes per parameter in [0, 64]", f.grad_accumulation_bf16_bytes,
+        f.grad_accumulation_fp16_bytes, f.grad_accumulation_fp32_bytes);
   }
   byte_pair(j, "loss_bytes", "forward", "backward", "logit", where, f.loss_forward_bytes,
             f.loss_backward_bytes);

@@ -37,6 +37,12 @@ struct Residuals {
   int64_t max_seq = 0;
 };
 
+// A profile figure given per precision ({"bf16", "fp16", "fp32"}): the one for a run at `p`,
+// tf32 runs taking fp32's.
+constexpr double of_precision(Precision p, double bf16, double fp16, double fp32) {
+  return p == Precision::kBf16 ? bf16 : p == Precision::kFp16 ? fp16 : fp32;
+}
+
 struct Framework {
   std::string name;  // "megatron-2022"
   std::string description;
@@ -59,9 +65,8 @@ struct Framework {
   // The bytes per element of a run at `p`'s reductions: its precision's entry, else the number
   // (0: the run's element size).
   double grad_reduce_bytes_at(Precision p) const {
-    const double by = p == Precision::kBf16   ? grad_reduce_bf16_bytes
-                      : p == Precision::kFp16 ? grad_reduce_fp16_bytes
-                                              : grad_reduce_fp32_bytes;
+    const double by =
+        of_precision(p, grad_reduce_bf16_bytes, grad_reduce_fp16_bytes, grad_reduce_fp32_bytes);
     return by > 0 ? by : grad_reduce_bytes;
   }
   // ZeRO's parameter all-gathers (ZeRO-3 per microbatch, ZeRO-1/2 after the step): prefetched
@@ -94,14 +99,8 @@ struct Framework {
   double grad_accumulation_fp16_bytes = 0;
   double grad_accumulation_fp32_bytes = 0;
   double grad_accumulation_bytes(Precision p) const {
-    switch (p) {
-      case Precision::kBf16:
-        return grad_accumulation_bf16_bytes;
-      case Precision::kFp16:
-        return grad_accumulation_fp16_bytes;
-      default:
-        return grad_accumulation_fp32_bytes;
-    }
+    return of_precision(p, grad_accumulation_bf16_bytes, grad_accumulation_fp16_bytes,
+                        grad_accumulation_fp32_bytes);
   }
   // Bytes the loss moves per logit in the forward and in the backward (profile key "loss_bytes":
   // {"forward": bytes, "backward": bytes}): its cross-entropy kernels' reads and writes of the
