@@ -37,6 +37,14 @@ Summary summary_of(const json& j) {
   return simulate(parse_config(j, "cfg.json"), {.build_timeline = false}).summary;
 }
 
+// One streaming pass of `bytes` per parameter over the first stage's parameters of `c`, priced at
+// the h100-sxm entry's memory rate: what a profile's per-parameter pass adds to each microbatch.
+double parameter_pass_s(const PredictConfig& c, double bytes) {
+  const WorkloadCosts w = workload_costs(c);
+  const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), c.precision);
+  return compute.stream_seconds(static_cast<double>(w.dense_parameters[0]) * bytes);
+}
+
 // Writes a framework profile `name` to the test's temporary folder, with the keys `more` (each
 // after a comma) besides its name and sources; returns its path.
 std::string write_profile(const std::string& name, const std::string& more) {
@@ -122,10 +130,7 @@ TEST(PredictFrameworkConfig, ShardedCopiesCostTheirBytesAtTheMemoryRateEachMicro
   const Summary none = simulate(plain, {.build_timeline = false}).summary;
   j["framework"] = profile("copies", R"({"gather": 4, "reduce": 6})");
   const Summary copies = summary_of(j);
-  const WorkloadCosts w = workload_costs(plain);
-  const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
-  const double per_microbatch =
-      compute.stream_seconds(static_cast<double>(w.dense_parameters[0]) * (2 * 4 + 6));
+  const double per_microbatch = parameter_pass_s(plain, 2 * 4 + 6);
   EXPECT_NEAR(copies.step_time_s - none.step_time_s, plain.microbatches() * per_microbatch, 1e-7);
   EXPECT_GT(per_microbatch, 0);
   j["options"]["zero"] = 1;
@@ -150,10 +155,7 @@ TEST(PredictFrameworkConfig, WeightCastsCostTheirBytesEachMicrobatchAtAnyZeroSta
     const Summary none = simulate(plain, {.build_timeline = false}).summary;
     j["framework"] = profile("casts", R"({"forward": 6, "backward": 18})");
     const Summary casts = summary_of(j);
-    const WorkloadCosts w = workload_costs(plain);
-    const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
-    const double per_microbatch =
-        compute.stream_seconds(static_cast<double>(w.dense_parameters[0]) * (6 + 18));
+    const double per_microbatch = parameter_pass_s(plain, 6 + 18);
     EXPECT_GT(per_microbatch, 0);
     EXPECT_NEAR(casts.step_time_s - none.step_time_s, plain.microbatches() * per_microbatch, 1e-7);
     EXPECT_NEAR(casts.breakdown.busy[Term::kWeightCasts], plain.microbatches() * per_microbatch,
@@ -174,10 +176,7 @@ TEST(PredictFrameworkConfig, GradAccumulationCostsItsPrecisionsBytesEachMicrobat
   const Summary none = simulate(plain, {.build_timeline = false}).summary;
   j["framework"] = profile("accumulation", R"({"bf16": 18, "fp16": 6})");
   const Summary bf16 = summary_of(j);
-  const WorkloadCosts w = workload_costs(plain);
-  const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), plain.precision);
-  const double per_microbatch =
-      compute.stream_seconds(static_cast<double>(w.dense_parameters[0]) * 18);
+  const double per_microbatch = parameter_pass_s(plain, 18);
   EXPECT_GT(plain.microbatches(), 1);
   EXPECT_GT(per_microbatch, 0);
   EXPECT_NEAR(bf16.step_time_s - none.step_time_s, plain.microbatches() * per_microbatch, 1e-7);
@@ -206,10 +205,7 @@ TEST(PredictFrameworkConfig, Megatron2021PaysItsGradientHookEachMicrobatch) {
   const Summary s2022 = simulate(later, {.build_timeline = false}).summary;
   j["framework"] = "megatron-2021";
   const Summary s2021 = summary_of(j);
-  const WorkloadCosts w = workload_costs(later);
-  const cost::ComputeModel compute(cost::find_hardware("h100-sxm"), later.precision);
-  const double hook = later.microbatches() *
-                      compute.stream_seconds(static_cast<double>(w.dense_parameters[0]) * 10);
+  const double hook = later.microbatches() * parameter_pass_s(later, 10);
   EXPECT_GT(hook, 0);
   EXPECT_NEAR(s2021.breakdown.busy[Term::kGradAccumulation], hook, 1e-7);
   EXPECT_EQ(s2022.breakdown.busy[Term::kGradAccumulation], 0);
