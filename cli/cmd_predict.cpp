@@ -194,6 +194,8 @@ void print_memory(const predict::Summary& s) {
   line("gradients", m.gradients_bytes, "");
   line("optimizer state", m.optimizer_bytes, "");
   line("activations", m.activations_bytes, "  (the most the schedule holds at once)");
+  if (m.working_bytes > 0)
+    line("loss working set", m.working_bytes, "  (held while the loss runs, beyond what it saves)");
 }
 
 // --breakdown: each point's device with the busiest compute stream, term by term (breakdown.h),

@@ -38,6 +38,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "grad_accumulation",
                                                     "loss_bytes",
                                                     "loss_saved_bytes",
+                                                    "loss_peak_bytes",
                                                     "attention_forward_speedup",
                                                     "optimizer_step_bytes",
                                                     "p2p_scatter_gather",
@@ -275,6 +276,12 @@ Framework parse_framework(const json& j, const std::string& where) {
             f.loss_backward_bytes);
   number_in(j, "loss_saved_bytes", 0, 16, "a number of bytes per logit in [0, 16]", where,
             f.loss_saved_bytes);
+  number_in(j, "loss_peak_bytes", 0, 64, "a number of bytes per logit in [0, 64]", where,
+            f.loss_peak_bytes);
+  if (j.contains("loss_peak_bytes") && f.loss_peak_bytes < f.loss_saved_bytes)
+    fail(where, "loss_peak_bytes",
+         "must be at least loss_saved_bytes (" + std::to_string(f.loss_saved_bytes) +
+             "): the peak holds what the loss saves");
   number_in(j, "attention_forward_speedup", 0.25, 4,
             "a number in [0.25, 4]: the forward's fraction of peak over the backward's", where,
             f.attention_forward_speedup);

@@ -112,6 +112,14 @@ struct Framework {
   // "loss_saved_bytes"): what its kernels save, an fp32 softmax or log-softmax (4) or the bf16
   // logits a fused kernel recomputes from (2). Default 4, an fp32 copy (an assumption).
   double loss_saved_bytes = 4;
+  // Bytes per logit the loss holds at once at its peak, what it saves included (profile key
+  // "loss_peak_bytes"): the saved copy beside the gradients its backward hands from kernel to
+  // kernel, or the logits and their copies in its forward, whichever is more. The part above
+  // loss_saved_bytes is working memory held only while the loss runs. Default: the saved bytes and
+  // one fp32 gradient of the logits, loss_saved_bytes + 4 (an assumption, as the default
+  // loss_bytes).
+  double loss_peak_bytes = -1;  // < 0: the default
+  double loss_peak() const { return loss_peak_bytes < 0 ? loss_saved_bytes + 4 : loss_peak_bytes; }
   // How many times its backward's fraction of peak the attention kernel's forward reaches
   // (profile key "attention_forward_speedup"; 1: one rate for both; cost::attention_rates).
   double attention_forward_speedup = 1;

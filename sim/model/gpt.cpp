@@ -1,6 +1,7 @@
 // Assembling GPT stages from transformer layers, the embedding and the logits.
 #include "sim/model/gpt.h"
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -138,6 +139,8 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
       c.activation_bytes +=
           static_cast<int64_t>(T * h * e * rep + T * V / t * par.loss_saved_bytes);
       c.weight_grad_bytes += static_cast<int64_t>(T * h * e);
+      c.working_bytes = static_cast<int64_t>(
+          T * V / t * std::max(0.0, par.loss_peak_bytes - par.loss_saved_bytes));
     }
     c.parameters = st.dense_parameters + st.expert_parameters;
     c.output_bytes = last ? 0 : static_cast<int64_t>(T * h * e * p2p_share);

@@ -86,6 +86,9 @@ struct StageCost {
   // are dense (replicated over dp).
   int64_t expert_parameters = 0;
   int64_t activation_bytes = 0;  // kept from a microbatch's forward until its backward, per tp rank
+  // Held only while one op runs, on top of the activations kept (the loss's working tensors beyond
+  // what it saves), per tp rank.
+  int64_t working_bytes = 0;
   int64_t output_bytes = 0;  // activation sent to the next stage per microbatch (grad back: same)
   int64_t input_bytes = 0;   // activation received from the previous stage per microbatch
   // Of activation_bytes, what the weight-gradient pass (W) still needs once the input-gradient

@@ -109,6 +109,9 @@ struct LayerParallel {
   // Bytes per logit the loss keeps for its backward (cost::Framework::loss_saved_bytes), counted
   // in the last stage's activations. 4: an fp32 copy.
   double loss_saved_bytes = 4;
+  // Bytes per logit the loss holds at once at its peak, the saved ones included
+  // (cost::Framework::loss_peak); what exceeds loss_saved_bytes is the last stage's working memory.
+  double loss_peak_bytes = 8;
   // Pipeline stages exchange their activations and gradients split over the tp ranks, each rank
   // sending 1/tp of the tensor, which the receiving stage all-gathers over tp (Megatron-LM's
   // scatter/gather of pipeline tensors; DeepSpeed's partitioned pipe activations). Without it

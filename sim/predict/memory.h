@@ -25,8 +25,12 @@ struct DeviceMemory {
   int64_t gradients_bytes = 0;
   int64_t optimizer_bytes = 0;
   int64_t activations_bytes = 0;  // peak held by the schedule
+  // Held only while one op runs (model::StageCost::working_bytes: the loss's working tensors),
+  // counted as if that op ran at the schedule's activation peak: exact without pipelining, where
+  // every layer's activations are held when the loss runs; an upper bound with it.
+  int64_t working_bytes = 0;
   int64_t total() const {
-    return parameters_bytes + gradients_bytes + optimizer_bytes + activations_bytes;
+    return parameters_bytes + gradients_bytes + optimizer_bytes + activations_bytes + working_bytes;
   }
 };
 

@@ -1,6 +1,7 @@
 // Configuration -> workload costs -> schedule -> engine -> summary.
 #include "sim/predict/simulate.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <stdexcept>
@@ -186,14 +187,16 @@ void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, S
   s.memory.clear();
   s.peak_memory_bytes = 0;
   for (int p = 0; p < c.mesh.pp; ++p) {
-    int64_t dense = 0, expert = 0;
+    int64_t dense = 0, expert = 0, working = 0;
     for (int st = 0; st < r.num_stages; ++st)
       if (run.schedule.stage_owner[st] == p) {
         dense += r.w.dense_parameters[st];
         expert += r.w.expert_parameters[st];
+        working = std::max(working, r.w.stages[st].working_bytes);  // one op at a time
       }
     const int64_t act = activation_of(p);
     s.memory.push_back(device_memory(dense, expert, c.zero_shards(), c.ep, c.zero, per_param, act));
+    s.memory.back().working_bytes = working;
     s.peak_memory_bytes = std::max(s.peak_memory_bytes, s.memory.back().total());
   }
   s.memory_capacity_bytes = r.hw.memory_bytes;
@@ -447,6 +450,7 @@ nlohmann::json to_json(const Summary& s) {
                    {"gradients_bytes", d.gradients_bytes},
                    {"optimizer_bytes", d.optimizer_bytes},
                    {"activations_bytes", d.activations_bytes},
+                   {"working_bytes", d.working_bytes},
                    {"total_bytes", d.total()}});
   }
   return {{"model", s.model},

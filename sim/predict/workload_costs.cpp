@@ -49,6 +49,7 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   par.loss_forward_bytes = framework.loss_forward_bytes;
   par.loss_backward_bytes = framework.loss_backward_bytes;
   par.loss_saved_bytes = framework.loss_saved_bytes;
+  par.loss_peak_bytes = framework.loss_peak();
   const int stages = c.mesh.pp * c.virtual_stages;
   const model::GptModel g = model::build_gpt(
       c.gpt, par, stages, c.layers_per_stage,

@@ -430,6 +430,10 @@ TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStepAndWhatHoldsTheMemory) {
   const Outcome over = sh("predict --config " + big.string() + " --breakdown");
   ASSERT_EQ(over.exit_code, 0) << over.err;
   EXPECT_NE(over.out.find("GiB of 80.0 GiB: does not fit"), std::string::npos) << over.out;
+  // Its one stage computes the loss, whose working tensors are listed; the pipeline's fullest
+  // rank, the first, computes none.
+  EXPECT_NE(over.out.find("\n  loss working set "), std::string::npos) << over.out;
+  EXPECT_EQ(r.out.find("loss working set"), std::string::npos) << r.out;
   EXPECT_NE(over.out.find("fits NO: the predicted peak memory is above the GPU's memory"),
             std::string::npos)
       << over.out;

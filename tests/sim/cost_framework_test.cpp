@@ -400,6 +400,32 @@ TEST(CostFramework, LossSavedBytesFollowTheTensorsTheLossKeeps) {
         << bad.dump();
 }
 
+TEST(CostFramework, LossPeakBytesHoldWhatTheLossWorksOnBesideWhatItSaves) {
+  // Default: the saved bytes and one fp32 gradient of the logits. Each profile counts its loss's
+  // code (item 40): torch's log-softmax backward holds three fp32 tensors at once, Megatron's
+  // losses write the gradient over the saved softmax and copy it to bf16, the fused kernels hold
+  // the bf16 logits and at most one bf16 gradient.
+  EXPECT_DOUBLE_EQ(parse_framework({{"name", "x"}}, "fw.json").loss_peak(), 8);
+  EXPECT_DOUBLE_EQ(parse_framework({{"name", "x"}, {"loss_saved_bytes", 2}}, "fw.json").loss_peak(),
+                   6);
+  EXPECT_DOUBLE_EQ(find_framework("torchtitan").loss_peak(), 12);
+  for (const char* name :
+       {"megatron-2021", "megatron-2022", "megatron-core-2024", "nemo-24.09", "deepspeed-megatron"})
+    EXPECT_DOUBLE_EQ(find_framework(name).loss_peak(), 6) << name;
+  EXPECT_DOUBLE_EQ(find_framework("llm-foundry").loss_peak(), 4);
+  EXPECT_DOUBLE_EQ(find_framework("flash-attn-training").loss_peak(), 2);
+  for (const char* name : {"fms-fsdp", "llama3-2024"})  // the default, an assumption each says
+    EXPECT_DOUBLE_EQ(find_framework(name).loss_peak(), 8) << name;
+  for (const nlohmann::json& bad : {nlohmann::json(-1), nlohmann::json(65), nlohmann::json("8")})
+    EXPECT_EQ(error_of({{"name", "x"}, {"loss_peak_bytes", bad}}),
+              "fw.json: key 'loss_peak_bytes': must be a number of bytes per logit in [0, 64]")
+        << bad.dump();
+  EXPECT_EQ(
+      error_of({{"name", "x"}, {"loss_peak_bytes", 3}}),
+      "fw.json: key 'loss_peak_bytes': must be at least loss_saved_bytes (4.000000): the peak "
+      "holds what the loss saves");
+}
+
 TEST(CostFramework, ElementwiseGradientCountsFollowEachStacksBackwardCode) {
   // Unstated: the rule (a negative count). The eager stacks' RMSNorm runs its backward op by op,
   // PyTorch's layer norm its weight gradient in a kernel of its own (the profiles' sources).

@@ -549,6 +549,21 @@ TEST(Gpt, TheLastStageKeepsWhatTheLossSavesOfEachLogit) {
   EXPECT_EQ(fp32.stages[3].cost.activation_bytes, bf16.stages[3].cost.activation_bytes);
 }
 
+TEST(Gpt, TheLastStageHoldsTheLossWorkingSetBeyondWhatItSaves) {
+  // While the loss runs it holds loss_peak_bytes of each of the stage's logits, the saved ones
+  // among them: the rest is working memory of the last stage alone, not kept per microbatch.
+  LayerParallel p = par(8, true, Recompute::kSelective, false);
+  p.loss_saved_bytes = 4;
+  p.loss_peak_bytes = 12;
+  const GptModel eager = build_gpt(gpt3(), p, 8);
+  EXPECT_EQ(eager.stages[7].cost.working_bytes, int64_t{2048} * 51200 / 8 * (12 - 4));
+  for (int s = 0; s < 7; ++s) EXPECT_EQ(eager.stages[s].cost.working_bytes, 0) << s;
+  p.loss_peak_bytes = 4;  // a loss whose gradient overwrites what it saved
+  const GptModel in_place = build_gpt(gpt3(), p, 8);
+  EXPECT_EQ(in_place.stages[7].cost.working_bytes, 0);
+  EXPECT_EQ(eager.stages[7].cost.activation_bytes, in_place.stages[7].cost.activation_bytes);
+}
+
 TEST(Gpt, ScatterGatherSendsATpShardBetweenStagesAndGathersIt) {
   // Without sequence parallelism every tp rank holds the whole stage output. Megatron-LM's
   // scatter/gather sends 1/tp of it from each rank and all-gathers it on the receiving stage:

@@ -456,6 +456,28 @@ TEST(PredictFrameworkConfig, TheLossKeepsItsProfilesSavedBytesPerLogitInMemory) 
   EXPECT_DOUBLE_EQ(fp32.step_time_s, bf16.step_time_s);
 }
 
+TEST(PredictFrameworkConfig, TheLossWorkingSetAddsToThePeakOfTheRankThatComputesTheLoss) {
+  // Two profiles alike but for loss_peak_bytes, pipelined over 2 ranks: the rank of the last
+  // stage holds (peak - saved) bytes of each of a microbatch's logits beyond its activations, once
+  // (the loss runs one microbatch at a time); the first rank and the step time do not move.
+  json j = tiny_gpt();
+  j["mesh"] = {{"dp", 4}, {"pp", 2}};
+  j["framework"] = write_profile("loss-peak-4", R"(, "loss_peak_bytes": 4)");
+  const Summary in_place = summary_of(j);
+  j["framework"] = write_profile("loss-peak-12", R"(, "loss_peak_bytes": 12)");
+  const Summary eager = summary_of(j);
+  ASSERT_EQ(eager.memory.size(), 2u);
+  ASSERT_EQ(in_place.memory.size(), 2u);
+  const int64_t working = int64_t{2048} * 51200 * (12 - 4);
+  EXPECT_EQ(eager.memory[1].working_bytes, working);
+  EXPECT_EQ(in_place.memory[1].working_bytes, 0);
+  EXPECT_EQ(eager.memory[1].total() - in_place.memory[1].total(), working);
+  EXPECT_EQ(eager.memory[0].working_bytes, 0);
+  EXPECT_EQ(eager.memory[0].total(), in_place.memory[0].total());
+  EXPECT_EQ(eager.memory[1].activations_bytes, in_place.memory[1].activations_bytes);
+  EXPECT_DOUBLE_EQ(eager.step_time_s, in_place.step_time_s);
+}
+
 TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAStep) {
   // Two profiles alike but for optimizer_step_bytes: the step differs by the extra bytes over the
   // parameters each GPU updates (its 1/dp shard under ZeRO >= 1), once per step, at the memory
