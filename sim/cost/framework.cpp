@@ -285,8 +285,20 @@ Framework parse_framework(const json& j, const std::string& where) {
   number_in(j, "attention_forward_speedup", 0.25, 4,
             "a number in [0.25, 4]: the forward's fraction of peak over the backward's", where,
             f.attention_forward_speedup);
-  number_in(j, "optimizer_step_bytes", 12, 256, "a number of bytes per parameter in [12, 256]",
-            where, f.optimizer_step_bytes);
+  if (j.contains("optimizer_step_bytes") && j.at("optimizer_step_bytes").is_object()) {
+    per_precision(
+        j.at("optimizer_step_bytes"), "optimizer_step_bytes", where,
+        [](const json& n) {
+          return n.is_number() && n.get<double>() >= 12 && n.get<double>() <= 256;
+        },
+        "must be a number of bytes per parameter in [12, 256]", f.optimizer_step_bf16_bytes,
+        f.optimizer_step_fp16_bytes, f.optimizer_step_fp32_bytes);
+  } else {
+    number_in(j, "optimizer_step_bytes", 12, 256,
+              "a number of bytes per parameter in [12, 256], or {\"bf16\", \"fp16\", \"fp32\"} "
+              "of those",
+              where, f.optimizer_step_bytes);
+  }
   boolean_of(j, "p2p_scatter_gather", where, f.p2p_scatter_gather);
   boolean_of(j, "p2p_blocking", where, f.p2p_blocking);
   boolean_of(j, "p2p_recv_posted_ahead", where, f.p2p_recv_posted_ahead);

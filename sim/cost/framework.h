@@ -127,7 +127,18 @@ struct Framework {
   // before it (profile key "optimizer_step_bytes"; 0: one fused Adam pass, 28 bytes: read the
   // fp32 weight, moments and gradient, write the weight, moments and the bf16 copy). An unfused
   // per-tensor or foreach Adam makes a pass per arithmetic op.
+  // The key may also be an object by the run's precision ({"bf16": 42, "fp16": 54}: Megatron-LM's
+  // fp16 step copies and unscales its fp16 main gradients), whose precisions not given take the
+  // number (optimizer_step_bytes_at).
   double optimizer_step_bytes = 0;
+  double optimizer_step_bf16_bytes = 0;
+  double optimizer_step_fp16_bytes = 0;
+  double optimizer_step_fp32_bytes = 0;
+  double optimizer_step_bytes_at(Precision p) const {
+    const double by = of_precision(p, optimizer_step_bf16_bytes, optimizer_step_fp16_bytes,
+                                   optimizer_step_fp32_bytes);
+    return by > 0 ? by : optimizer_step_bytes;
+  }
   // Pipeline stages exchange activations and gradients split over the tp ranks and all-gather
   // them on receipt (profile key "p2p_scatter_gather"; model::LayerParallel::p2p_scatter_gather).
   bool p2p_scatter_gather = false;

@@ -16,7 +16,8 @@ namespace {
 // or what the framework's unfused update and gradient clipping move (optimizer_step_bytes).
 double update_bytes(const PredictConfig& c, const cost::Framework& fw) {
   if (c.optimizer != Optimizer::kAdam) return 12;
-  return fw.optimizer_step_bytes > 0 ? fw.optimizer_step_bytes : 28;
+  const double bytes = fw.optimizer_step_bytes_at(c.precision);
+  return bytes > 0 ? bytes : 28;
 }
 
 // One optimizer update of `params` parameters: a memory-bound pass, or, when a profile calibrated

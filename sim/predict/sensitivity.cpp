@@ -134,6 +134,9 @@ const std::vector<ProfileFigure>& profile_figures() {
       {.key = "loss_saved_bytes", .field = &Framework::loss_saved_bytes},
       {.key = "attention_forward_speedup", .field = &Framework::attention_forward_speedup},
       {.key = "optimizer_step_bytes", .field = &Framework::optimizer_step_bytes},
+      {.key = "optimizer_step_bytes.bf16", .field = &Framework::optimizer_step_bf16_bytes},
+      {.key = "optimizer_step_bytes.fp16", .field = &Framework::optimizer_step_fp16_bytes},
+      {.key = "optimizer_step_bytes.fp32", .field = &Framework::optimizer_step_fp32_bytes},
   };
   return kFigures;
 }

@@ -298,7 +298,8 @@ TEST(CostFramework, Megatron2021IsMegatron2022LessWhatCameIn2022) {
   EXPECT_EQ(old.p2p_blocking, later.p2p_blocking);
   EXPECT_EQ(old.qkv_split_grad, later.qkv_split_grad);
   EXPECT_EQ(old.attention_dropout, later.attention_dropout);
-  EXPECT_DOUBLE_EQ(old.optimizer_step_bytes, later.optimizer_step_bytes);
+  for (const Precision p : {Precision::kBf16, Precision::kFp16, Precision::kFp32})
+    EXPECT_DOUBLE_EQ(old.optimizer_step_bytes_at(p), later.optimizer_step_bytes_at(p));
   EXPECT_DOUBLE_EQ(old.loss_forward_bytes, later.loss_forward_bytes);
   EXPECT_DOUBLE_EQ(old.loss_backward_bytes, later.loss_backward_bytes);
   EXPECT_DOUBLE_EQ(old.loss_saved_bytes, later.loss_saved_bytes);
@@ -308,12 +309,29 @@ TEST(CostFramework, OptimizerStepBytesCountTheUnfusedAdamPassesAndClipping) {
   // Composer's DecoupledAdamW and torch's foreach AdamW make 21 fp32 accesses per parameter (84
   // bytes); gradient clipping reads each gradient for its norm and scales it (12). Megatron-LM
   // 2022 zeroes its fp32 gradient buffer (4), takes the norm (4), runs apex's fused Adam (28) and
-  // copies the fp32 weights into the bf16 ones (6). Profiles that do not say keep one fused pass
-  // (0: the simulator's 28).
+  // copies the fp32 weights into the bf16 ones (6); under fp16 it zeroes an fp16 buffer (2),
+  // copies it to fp32 (2 + 4) and unscales that (4 + 4) before the same norm, Adam and copy
+  // (item 41). Profiles that do not say keep one fused pass (0: the simulator's 28).
   EXPECT_DOUBLE_EQ(find_framework("llm-foundry").optimizer_step_bytes, 84 + 12);
   EXPECT_DOUBLE_EQ(find_framework("torchtitan").optimizer_step_bytes, 84 + 12);
-  EXPECT_DOUBLE_EQ(find_framework("megatron-2022").optimizer_step_bytes, 4 + 4 + 28 + 6);
+  const Framework megatron = find_framework("megatron-2022");
+  EXPECT_DOUBLE_EQ(megatron.optimizer_step_bytes_at(Precision::kBf16), 4 + 4 + 28 + 6);
+  EXPECT_DOUBLE_EQ(megatron.optimizer_step_bytes_at(Precision::kFp16), 2 + 6 + 8 + 4 + 28 + 6);
+  EXPECT_DOUBLE_EQ(megatron.optimizer_step_bytes_at(Precision::kFp32), 0);  // not given: 28
   EXPECT_DOUBLE_EQ(find_framework("megatron-core-2024").optimizer_step_bytes, 0);
+  // A number applies to every precision; an object's precisions not given take the number.
+  const Framework one = parse_framework({{"name", "x"}, {"optimizer_step_bytes", 96}}, "fw.json");
+  EXPECT_DOUBLE_EQ(one.optimizer_step_bytes_at(Precision::kFp16), 96);
+  const Framework by =
+      parse_framework({{"name", "x"}, {"optimizer_step_bytes", {{"fp16", 54}}}}, "fw.json");
+  EXPECT_DOUBLE_EQ(by.optimizer_step_bytes_at(Precision::kFp16), 54);
+  EXPECT_DOUBLE_EQ(by.optimizer_step_bytes_at(Precision::kBf16), 0);
+  EXPECT_EQ(error_of({{"name", "x"}, {"optimizer_step_bytes", {{"fp16", 4}}}}),
+            "fw.json: key 'optimizer_step_bytes.fp16': must be a number of bytes per parameter "
+            "in [12, 256]");
+  EXPECT_NE(error_of({{"name", "x"}, {"optimizer_step_bytes", {{"int8", 40}}}})
+                .find("optimizer_step_bytes.int8"),
+            std::string::npos);
   EXPECT_NE(error_of({{"name", "x"}, {"optimizer_step_bytes", 4}})
                 .find("fw.json: key 'optimizer_step_bytes': must be a number of bytes"),
             std::string::npos);

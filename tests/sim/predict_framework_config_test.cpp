@@ -500,6 +500,17 @@ TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAS
   const Summary sgd = summary_of(j);
   j["framework"] = profile("fused-adam", "");
   EXPECT_DOUBLE_EQ(sgd.step_time_s, summary_of(j).step_time_s);
+  // Given by precision, a run pays its own precision's figure: the fp16 entry costs an fp16 run
+  // its bytes and leaves a bf16 run at the fused pass.
+  j["options"]["optimizer"] = "adam";
+  j["framework"] = profile("adam-by-precision", R"(, "optimizer_step_bytes": {"fp16": 96})");
+  EXPECT_DOUBLE_EQ(summary_of(j).step_time_s, fused.step_time_s);  // tiny_gpt runs bf16
+  j["options"]["precision"] = "fp16";
+  const Summary fp16_by = summary_of(j);
+  j["framework"] = profile("fused-adam", "");
+  const Summary fp16_fused = summary_of(j);
+  EXPECT_NEAR(fp16_by.step_time_s - fp16_fused.step_time_s,
+              compute.stream_seconds(shard * (96 - 28)), 1e-7);
 }
 
 TEST(PredictFrameworkConfig, AttentionIsPricedAtTheHeadDimensionTheProfilesKernelRuns) {
