@@ -33,6 +33,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "recompute_early_stop",
                                                     "residuals",
                                                     "grad_reduce_bytes",
+                                                    "gradient_bytes",
                                                     "sharded_copies",
                                                     "weight_casts",
                                                     "grad_accumulation",
@@ -132,6 +133,31 @@ void per_precision(const json& v, const std::string& key, const std::string& whe
   bf16 = v.value("bf16", bf16);
   fp16 = v.value("fp16", fp16);
   fp32 = v.value("fp32", fp32);
+}
+
+// A figure `key` that is a number for every precision or an object of figures by precision, each
+// satisfying `valid` or refused as not `one` ("2 (bf16/fp16) or 4 (fp32)"); left as it is when
+// absent.
+template <typename Valid>
+void number_or_per_precision(const json& j, const std::string& key, const std::string& where,
+                             const Valid& valid, const std::string& one, double& number,
+                             double& bf16, double& fp16, double& fp32) {
+  if (!j.contains(key)) return;
+  const json& v = j.at(key);
+  if (v.is_object()) {
+    per_precision(v, key, where, valid, "must be " + one, bf16, fp16, fp32);
+    return;
+  }
+  if (!valid(v))
+    fail(where, key, "must be " + one + ", or {\"bf16\", \"fp16\", \"fp32\"} of those");
+  number = v.get<double>();
+}
+
+// Whether `n` is a number of bytes in [lo, hi].
+auto bytes_in(double lo, double hi) {
+  return [lo, hi](const json& n) {
+    return n.is_number() && n.get<double>() >= lo && n.get<double>() <= hi;
+  };
 }
 
 }  // namespace
@@ -240,21 +266,14 @@ Framework parse_framework(const json& j, const std::string& where) {
   }
   f.grad_reduce = enum_of(j, "grad_reduce", kOverlapNames, where, Overlap::kExposed);
   f.param_gather = enum_of(j, "param_gather", kOverlapNames, where, Overlap::kExposed);
-  if (j.contains("grad_reduce_bytes")) {
-    const json& v = j.at("grad_reduce_bytes");
-    const std::string want =
-        "must be 2 (bf16/fp16) or 4 (fp32), or {\"bf16\", \"fp16\", \"fp32\"} of those";
-    auto two_or_four = [](const json& n) {
-      return n.is_number() && (n.get<double>() == 2 || n.get<double>() == 4);
-    };
-    if (v.is_object()) {
-      per_precision(v, "grad_reduce_bytes", where, two_or_four, want, f.grad_reduce_bf16_bytes,
-                    f.grad_reduce_fp16_bytes, f.grad_reduce_fp32_bytes);
-    } else {
-      if (!two_or_four(v)) fail(where, "grad_reduce_bytes", want);
-      f.grad_reduce_bytes = v.get<double>();
-    }
-  }
+  number_or_per_precision(
+      j, "grad_reduce_bytes", where,
+      [](const json& n) { return n.is_number() && (n.get<double>() == 2 || n.get<double>() == 4); },
+      "2 (bf16/fp16) or 4 (fp32)", f.grad_reduce_bytes, f.grad_reduce_bf16_bytes,
+      f.grad_reduce_fp16_bytes, f.grad_reduce_fp32_bytes);
+  number_or_per_precision(j, "gradient_bytes", where, bytes_in(1, 32),
+                          "a number of bytes per parameter in [1, 32]", f.gradient_bytes,
+                          f.gradient_bf16_bytes, f.gradient_fp16_bytes, f.gradient_fp32_bytes);
   byte_pair(j, "sharded_copies", "gather", "reduce", "parameter", where, f.gather_copy_bytes,
             f.reduce_copy_bytes);
   byte_pair(j, "weight_casts", "forward", "backward", "parameter", where, f.cast_forward_bytes,
@@ -285,20 +304,10 @@ Framework parse_framework(const json& j, const std::string& where) {
   number_in(j, "attention_forward_speedup", 0.25, 4,
             "a number in [0.25, 4]: the forward's fraction of peak over the backward's", where,
             f.attention_forward_speedup);
-  if (j.contains("optimizer_step_bytes") && j.at("optimizer_step_bytes").is_object()) {
-    per_precision(
-        j.at("optimizer_step_bytes"), "optimizer_step_bytes", where,
-        [](const json& n) {
-          return n.is_number() && n.get<double>() >= 12 && n.get<double>() <= 256;
-        },
-        "must be a number of bytes per parameter in [12, 256]", f.optimizer_step_bf16_bytes,
-        f.optimizer_step_fp16_bytes, f.optimizer_step_fp32_bytes);
-  } else {
-    number_in(j, "optimizer_step_bytes", 12, 256,
-              "a number of bytes per parameter in [12, 256], or {\"bf16\", \"fp16\", \"fp32\"} "
-              "of those",
-              where, f.optimizer_step_bytes);
-  }
+  number_or_per_precision(j, "optimizer_step_bytes", where, bytes_in(12, 256),
+                          "a number of bytes per parameter in [12, 256]", f.optimizer_step_bytes,
+                          f.optimizer_step_bf16_bytes, f.optimizer_step_fp16_bytes,
+                          f.optimizer_step_fp32_bytes);
   boolean_of(j, "p2p_scatter_gather", where, f.p2p_scatter_gather);
   boolean_of(j, "p2p_blocking", where, f.p2p_blocking);
   boolean_of(j, "p2p_recv_posted_ahead", where, f.p2p_recv_posted_ahead);

@@ -69,6 +69,19 @@ struct Framework {
         of_precision(p, grad_reduce_bf16_bytes, grad_reduce_fp16_bytes, grad_reduce_fp32_bytes);
     return by > 0 ? by : grad_reduce_bytes;
   }
+  // Bytes per parameter of the gradients a GPU keeps through a step (profile key
+  // "gradient_bytes": a number, or an object by the run's precision), where the stack keeps more
+  // than one gradient of the run's element size: Megatron-LM's fp32 main_grad under bf16 (4),
+  // DeepSpeed's bf16 gradients beside BF16_Optimizer's fp32 copy (6). 0: the element size.
+  double gradient_bytes = 0;
+  double gradient_bf16_bytes = 0;
+  double gradient_fp16_bytes = 0;
+  double gradient_fp32_bytes = 0;
+  double gradient_bytes_at(Precision p) const {
+    const double by =
+        of_precision(p, gradient_bf16_bytes, gradient_fp16_bytes, gradient_fp32_bytes);
+    return by > 0 ? by : gradient_bytes;
+  }
   // ZeRO's parameter all-gathers (ZeRO-3 per microbatch, ZeRO-1/2 after the step): prefetched
   // behind the compute that precedes their use (overlapped), or waited for (exposed).
   Overlap param_gather = Overlap::kExposed;

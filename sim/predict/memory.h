@@ -2,6 +2,8 @@
 // al. 2020: mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter; ZeRO-1 shards the 12 over
 // dp, ZeRO-2 the gradients too, ZeRO-3 the parameters too), plus the activations the schedule
 // holds at its peak (from the simulation: GPipe keeps m microbatches, 1F1B at most p - rank, ...).
+// A framework profile may keep more gradient bytes than the element size (cost::Framework::
+// gradient_bytes: Megatron-LM's fp32 main gradients under bf16).
 #pragma once
 
 #include <cstdint>

@@ -183,7 +183,8 @@ const std::vector<schedule::Action>& program_of(const Resolved& r, const Run& ru
 template <typename ActivationOf>
 void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, Summary& s) {
   const PredictConfig& c = r.config;
-  const StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
+  StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
+  if (const double g = r.fw.gradient_bytes_at(c.precision); g > 0) per_param.gradients = g;
   s.memory.clear();
   s.peak_memory_bytes = 0;
   for (int p = 0; p < c.mesh.pp; ++p) {

@@ -298,8 +298,10 @@ TEST(CostFramework, Megatron2021IsMegatron2022LessWhatCameIn2022) {
   EXPECT_EQ(old.p2p_blocking, later.p2p_blocking);
   EXPECT_EQ(old.qkv_split_grad, later.qkv_split_grad);
   EXPECT_EQ(old.attention_dropout, later.attention_dropout);
-  for (const Precision p : {Precision::kBf16, Precision::kFp16, Precision::kFp32})
+  for (const Precision p : {Precision::kBf16, Precision::kFp16, Precision::kFp32}) {
     EXPECT_DOUBLE_EQ(old.optimizer_step_bytes_at(p), later.optimizer_step_bytes_at(p));
+    EXPECT_DOUBLE_EQ(old.gradient_bytes_at(p), later.gradient_bytes_at(p));
+  }
   EXPECT_DOUBLE_EQ(old.loss_forward_bytes, later.loss_forward_bytes);
   EXPECT_DOUBLE_EQ(old.loss_backward_bytes, later.loss_backward_bytes);
   EXPECT_DOUBLE_EQ(old.loss_saved_bytes, later.loss_saved_bytes);
@@ -338,6 +340,29 @@ TEST(CostFramework, OptimizerStepBytesCountTheUnfusedAdamPassesAndClipping) {
   EXPECT_NE(error_of({{"name", "x"}, {"optimizer_step_bytes", "many"}})
                 .find("key 'optimizer_step_bytes'"),
             std::string::npos);
+}
+
+TEST(CostFramework, GradientBytesAreWhatEachStackKeepsThroughTheStep) {
+  // Megatron-LM keeps fp32 main gradients under bf16; DeepSpeed's BF16_Optimizer keeps the bf16
+  // gradients and a whole fp32 copy; every other profile the element size (0), as do both under
+  // fp16 (item 42).
+  for (const char* name : {"megatron-2021", "megatron-2022"}) {
+    EXPECT_DOUBLE_EQ(find_framework(name).gradient_bytes_at(Precision::kBf16), 4) << name;
+    EXPECT_DOUBLE_EQ(find_framework(name).gradient_bytes_at(Precision::kFp16), 0) << name;
+  }
+  EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").gradient_bytes_at(Precision::kBf16), 6);
+  EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").gradient_bytes_at(Precision::kFp16), 0);
+  for (const char* name : {"megatron-core-2024", "nemo-24.09", "torchtitan", "llama3-2024"})
+    EXPECT_DOUBLE_EQ(find_framework(name).gradient_bytes_at(Precision::kBf16), 0) << name;
+  EXPECT_DOUBLE_EQ(parse_framework({{"name", "x"}, {"gradient_bytes", 4}}, "fw.json")
+                       .gradient_bytes_at(Precision::kFp16),
+                   4);
+  EXPECT_EQ(error_of({{"name", "x"}, {"gradient_bytes", 0}}),
+            "fw.json: key 'gradient_bytes': must be a number of bytes per parameter in [1, 32], "
+            "or {\"bf16\", \"fp16\", \"fp32\"} of those");
+  EXPECT_EQ(
+      error_of({{"name", "x"}, {"gradient_bytes", {{"bf16", 64}}}}),
+      "fw.json: key 'gradient_bytes.bf16': must be a number of bytes per parameter in [1, 32]");
 }
 
 TEST(CostFramework, PipelineTransfersFollowTheFrameworksP2pCode) {

@@ -478,6 +478,29 @@ TEST(PredictFrameworkConfig, TheLossWorkingSetAddsToThePeakOfTheRankThatComputes
   EXPECT_DOUBLE_EQ(eager.step_time_s, in_place.step_time_s);
 }
 
+TEST(PredictFrameworkConfig, AProfilesGradientBytesAreHeldAndShardedLikeTheGradients) {
+  // A profile that keeps fp32 gradients under bf16 holds 4 bytes a parameter where ZeRO's
+  // accounting holds 2, sharded from ZeRO-2 on like any gradient; the step time does not move,
+  // and an fp16 run of the same profile keeps its element size.
+  json j = tiny_gpt();
+  j["framework"] = write_profile("grads-as-run", "");
+  const Summary plain = summary_of(j);
+  j["framework"] = write_profile("fp32-main-grads", R"(, "gradient_bytes": {"bf16": 4})");
+  const Summary fp32 = summary_of(j);
+  ASSERT_EQ(fp32.memory.size(), 1u);
+  EXPECT_EQ(fp32.memory[0].gradients_bytes, 2 * plain.memory[0].gradients_bytes);
+  EXPECT_EQ(fp32.peak_memory_bytes - plain.peak_memory_bytes, plain.memory[0].gradients_bytes);
+  EXPECT_DOUBLE_EQ(fp32.step_time_s, plain.step_time_s);
+  j["options"]["zero"] = 2;
+  const Summary sharded = summary_of(j);
+  EXPECT_NEAR(static_cast<double>(sharded.memory[0].gradients_bytes),
+              fp32.memory[0].gradients_bytes / 8.0, 1.0);
+  j["options"]["zero"] = 0;
+  j["options"]["precision"] = "fp16";
+  const Summary fp16 = summary_of(j);
+  EXPECT_EQ(fp16.memory[0].gradients_bytes, plain.memory[0].gradients_bytes);
+}
+
 TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAStep) {
   // Two profiles alike but for optimizer_step_bytes: the step differs by the extra bytes over the
   // parameters each GPU updates (its 1/dp shard under ZeRO >= 1), once per step, at the memory
