@@ -125,14 +125,13 @@ void byte_pair(const json& j, const std::string& key, const std::string& first,
 // satisfying `valid` or refused with `want`; a precision not given keeps its value.
 template <typename Valid>
 void per_precision(const json& v, const std::string& key, const std::string& where,
-                   const Valid& valid, const std::string& want, double& bf16, double& fp16,
-                   double& fp32) {
+                   const Valid& valid, const std::string& want, ByPrecision& out) {
   traces::require_known_keys(v, {"bf16", "fp16", "fp32"}, where, key + ".");
   for (const auto& [k, n] : v.items())
     if (!valid(n)) fail(where, key + "." + k, want);
-  bf16 = v.value("bf16", bf16);
-  fp16 = v.value("fp16", fp16);
-  fp32 = v.value("fp32", fp32);
+  out.bf16 = v.value("bf16", out.bf16);
+  out.fp16 = v.value("fp16", out.fp16);
+  out.fp32 = v.value("fp32", out.fp32);
 }
 
 // A figure `key` that is a number for every precision or an object of figures by precision, each
@@ -140,17 +139,16 @@ void per_precision(const json& v, const std::string& key, const std::string& whe
 // absent.
 template <typename Valid>
 void number_or_per_precision(const json& j, const std::string& key, const std::string& where,
-                             const Valid& valid, const std::string& one, double& number,
-                             double& bf16, double& fp16, double& fp32) {
+                             const Valid& valid, const std::string& one, ByPrecision& out) {
   if (!j.contains(key)) return;
   const json& v = j.at(key);
   if (v.is_object()) {
-    per_precision(v, key, where, valid, "must be " + one, bf16, fp16, fp32);
+    per_precision(v, key, where, valid, "must be " + one, out);
     return;
   }
   if (!valid(v))
     fail(where, key, "must be " + one + ", or {\"bf16\", \"fp16\", \"fp32\"} of those");
-  number = v.get<double>();
+  out.all = v.get<double>();
 }
 
 // Whether `n` is a number of bytes in [lo, hi].
@@ -269,11 +267,9 @@ Framework parse_framework(const json& j, const std::string& where) {
   number_or_per_precision(
       j, "grad_reduce_bytes", where,
       [](const json& n) { return n.is_number() && (n.get<double>() == 2 || n.get<double>() == 4); },
-      "2 (bf16/fp16) or 4 (fp32)", f.grad_reduce_bytes, f.grad_reduce_bf16_bytes,
-      f.grad_reduce_fp16_bytes, f.grad_reduce_fp32_bytes);
+      "2 (bf16/fp16) or 4 (fp32)", f.grad_reduce_bytes);
   number_or_per_precision(j, "gradient_bytes", where, bytes_in(1, 32),
-                          "a number of bytes per parameter in [1, 32]", f.gradient_bytes,
-                          f.gradient_bf16_bytes, f.gradient_fp16_bytes, f.gradient_fp32_bytes);
+                          "a number of bytes per parameter in [1, 32]", f.gradient_bytes);
   byte_pair(j, "sharded_copies", "gather", "reduce", "parameter", where, f.gather_copy_bytes,
             f.reduce_copy_bytes);
   byte_pair(j, "weight_casts", "forward", "backward", "parameter", where, f.cast_forward_bytes,
@@ -288,8 +284,7 @@ Framework parse_framework(const json& j, const std::string& where) {
         [](const json& n) {
           return n.is_number() && n.get<double>() >= 0 && n.get<double>() <= 64;
         },
-        "must be a number of bytes per parameter in [0, 64]", f.grad_accumulation_bf16_bytes,
-        f.grad_accumulation_fp16_bytes, f.grad_accumulation_fp32_bytes);
+        "must be a number of bytes per parameter in [0, 64]", f.grad_accumulation);
   }
   byte_pair(j, "loss_bytes", "forward", "backward", "logit", where, f.loss_forward_bytes,
             f.loss_backward_bytes);
@@ -305,9 +300,7 @@ Framework parse_framework(const json& j, const std::string& where) {
             "a number in [0.25, 4]: the forward's fraction of peak over the backward's", where,
             f.attention_forward_speedup);
   number_or_per_precision(j, "optimizer_step_bytes", where, bytes_in(12, 256),
-                          "a number of bytes per parameter in [12, 256]", f.optimizer_step_bytes,
-                          f.optimizer_step_bf16_bytes, f.optimizer_step_fp16_bytes,
-                          f.optimizer_step_fp32_bytes);
+                          "a number of bytes per parameter in [12, 256]", f.optimizer_step_bytes);
   boolean_of(j, "p2p_scatter_gather", where, f.p2p_scatter_gather);
   boolean_of(j, "p2p_blocking", where, f.p2p_blocking);
   boolean_of(j, "p2p_recv_posted_ahead", where, f.p2p_recv_posted_ahead);

@@ -37,11 +37,19 @@ struct Residuals {
   int64_t max_seq = 0;
 };
 
-// A profile figure given per precision ({"bf16", "fp16", "fp32"}): the one for a run at `p`,
-// tf32 runs taking fp32's.
-constexpr double of_precision(Precision p, double bf16, double fp16, double fp32) {
-  return p == Precision::kBf16 ? bf16 : p == Precision::kFp16 ? fp16 : fp32;
-}
+// A profile figure that may differ by the run's precision: one number for every precision
+// (`all`), or an object {"bf16", "fp16", "fp32"} whose entries override it. 0: not given.
+struct ByPrecision {
+  double all = 0;
+  double bf16 = 0;
+  double fp16 = 0;
+  double fp32 = 0;
+  // The figure for a run at `p` (tf32 takes fp32's): its precision's entry, else the number.
+  double at(Precision p) const {
+    const double by = p == Precision::kBf16 ? bf16 : p == Precision::kFp16 ? fp16 : fp32;
+    return by > 0 ? by : all;
+  }
+};
 
 struct Framework {
   std::string name;  // "megatron-2022"
@@ -57,31 +65,13 @@ struct Framework {
   // size). PyTorch FSDP's MixedPrecision reduce_dtype float32 reduces in 4 bytes. The profile key
   // "grad_reduce_bytes" is a number, or an object by the run's precision ({"bf16": 4}: Megatron-LM
   // reduces its fp32 main gradients under bf16), whose precisions not given reduce at their own
-  // element size (grad_reduce_bytes_at).
-  double grad_reduce_bytes = 0;
-  double grad_reduce_bf16_bytes = 0;
-  double grad_reduce_fp16_bytes = 0;
-  double grad_reduce_fp32_bytes = 0;
-  // The bytes per element of a run at `p`'s reductions: its precision's entry, else the number
-  // (0: the run's element size).
-  double grad_reduce_bytes_at(Precision p) const {
-    const double by =
-        of_precision(p, grad_reduce_bf16_bytes, grad_reduce_fp16_bytes, grad_reduce_fp32_bytes);
-    return by > 0 ? by : grad_reduce_bytes;
-  }
+  // element size.
+  ByPrecision grad_reduce_bytes;
   // Bytes per parameter of the gradients a GPU keeps through a step (profile key
   // "gradient_bytes": a number, or an object by the run's precision), where the stack keeps more
   // than one gradient of the run's element size: Megatron-LM's fp32 main_grad under bf16 (4),
   // DeepSpeed's bf16 gradients beside BF16_Optimizer's fp32 copy (6). 0: the element size.
-  double gradient_bytes = 0;
-  double gradient_bf16_bytes = 0;
-  double gradient_fp16_bytes = 0;
-  double gradient_fp32_bytes = 0;
-  double gradient_bytes_at(Precision p) const {
-    const double by =
-        of_precision(p, gradient_bf16_bytes, gradient_fp16_bytes, gradient_fp32_bytes);
-    return by > 0 ? by : gradient_bytes;
-  }
+  ByPrecision gradient_bytes;
   // ZeRO's parameter all-gathers (ZeRO-3 per microbatch, ZeRO-1/2 after the step): prefetched
   // behind the compute that precedes their use (overlapped), or waited for (exposed).
   Overlap param_gather = Overlap::kExposed;
@@ -108,13 +98,8 @@ struct Framework {
   // them itself, Megatron's gradient_accumulation_fusion, or a sharded stack reduces each
   // microbatch's). E.g. DeepSpeed's bf16 optimizer, hp_grad.add_(lp.grad.to(fp32)): 2 + 4 to
   // cast, 4 + 4 + 4 to add. A streaming pass on the compute stream with the weight gradients.
-  double grad_accumulation_bf16_bytes = 0;
-  double grad_accumulation_fp16_bytes = 0;
-  double grad_accumulation_fp32_bytes = 0;
-  double grad_accumulation_bytes(Precision p) const {
-    return of_precision(p, grad_accumulation_bf16_bytes, grad_accumulation_fp16_bytes,
-                        grad_accumulation_fp32_bytes);
-  }
+  // Only by precision: a precision not given pays nothing.
+  ByPrecision grad_accumulation;
   // Bytes the loss moves per logit in the forward and in the backward (profile key "loss_bytes":
   // {"forward": bytes, "backward": bytes}): its cross-entropy kernels' reads and writes of the
   // logits and their gradient, casts included. Default 8 and 8, one fp32 read and write each way
@@ -142,16 +127,8 @@ struct Framework {
   // per-tensor or foreach Adam makes a pass per arithmetic op.
   // The key may also be an object by the run's precision ({"bf16": 42, "fp16": 54}: Megatron-LM's
   // fp16 step copies and unscales its fp16 main gradients), whose precisions not given take the
-  // number (optimizer_step_bytes_at).
-  double optimizer_step_bytes = 0;
-  double optimizer_step_bf16_bytes = 0;
-  double optimizer_step_fp16_bytes = 0;
-  double optimizer_step_fp32_bytes = 0;
-  double optimizer_step_bytes_at(Precision p) const {
-    const double by = of_precision(p, optimizer_step_bf16_bytes, optimizer_step_fp16_bytes,
-                                   optimizer_step_fp32_bytes);
-    return by > 0 ? by : optimizer_step_bytes;
-  }
+  // number.
+  ByPrecision optimizer_step_bytes;
   // Pipeline stages exchange activations and gradients split over the tp ranks and all-gather
   // them on receipt (profile key "p2p_scatter_gather"; model::LayerParallel::p2p_scatter_gather).
   bool p2p_scatter_gather = false;

@@ -16,7 +16,7 @@ namespace {
 // or what the framework's unfused update and gradient clipping move (optimizer_step_bytes).
 double update_bytes(const PredictConfig& c, const cost::Framework& fw) {
   if (c.optimizer != Optimizer::kAdam) return 12;
-  const double bytes = fw.optimizer_step_bytes_at(c.precision);
+  const double bytes = fw.optimizer_step_bytes.at(c.precision);
   return bytes > 0 ? bytes : 28;
 }
 
@@ -135,7 +135,7 @@ CollectivePrice FullMeshPrices::collective_price(int rank, const schedule::Actio
       a.group == mesh::GroupKind::kDp &&
       (kind == cost::CollectiveKind::kAllReduce || kind == cost::CollectiveKind::kReduceScatter);
   const double e = cost::element_bytes(c.precision);
-  const double reduce_bytes = r_.fw.grad_reduce_bytes_at(c.precision);
+  const double reduce_bytes = r_.fw.grad_reduce_bytes.at(c.precision);
   const double bytes =
       static_cast<double>(a.bytes) * (grad_reduction && reduce_bytes > 0 ? reduce_bytes / e : 1.0);
   double seconds;

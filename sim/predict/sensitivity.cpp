@@ -91,13 +91,19 @@ struct ProfileFigure {
   const char* key;
   double cost::Framework::*field = nullptr;
   double model::ElementwisePasses::*pass = nullptr;
+  cost::ByPrecision cost::Framework::*by = nullptr;  // with `part`, one of its figures
+  double cost::ByPrecision::*part = nullptr;
 
   double get(const cost::Framework& fw) const {
-    return pass != nullptr ? fw.passes.*pass : fw.*field;
+    if (pass != nullptr) return fw.passes.*pass;
+    if (by != nullptr) return fw.*by.*part;
+    return fw.*field;
   }
   void set(cost::Framework& fw, double v) const {
     if (pass != nullptr)
       fw.passes.*pass = v;
+    else if (by != nullptr)
+      fw.*by.*part = v;
     else
       fw.*field = v;
   }
@@ -118,25 +124,47 @@ const std::vector<ProfileFigure>& profile_figures() {
       {.key = "elementwise_backward_passes.residual", .pass = &ElementwisePasses::residual_grad},
       {.key = "elementwise_backward_passes.rope", .pass = &ElementwisePasses::rope_grad},
       {.key = "elementwise_backward_passes.softmax", .pass = &ElementwisePasses::softmax_grad},
-      {.key = "grad_reduce_bytes", .field = &Framework::grad_reduce_bytes},
-      {.key = "grad_reduce_bytes.bf16", .field = &Framework::grad_reduce_bf16_bytes},
-      {.key = "grad_reduce_bytes.fp16", .field = &Framework::grad_reduce_fp16_bytes},
-      {.key = "grad_reduce_bytes.fp32", .field = &Framework::grad_reduce_fp32_bytes},
+      {.key = "grad_reduce_bytes",
+       .by = &Framework::grad_reduce_bytes,
+       .part = &cost::ByPrecision::all},
+      {.key = "grad_reduce_bytes.bf16",
+       .by = &Framework::grad_reduce_bytes,
+       .part = &cost::ByPrecision::bf16},
+      {.key = "grad_reduce_bytes.fp16",
+       .by = &Framework::grad_reduce_bytes,
+       .part = &cost::ByPrecision::fp16},
+      {.key = "grad_reduce_bytes.fp32",
+       .by = &Framework::grad_reduce_bytes,
+       .part = &cost::ByPrecision::fp32},
       {.key = "sharded_copies.gather", .field = &Framework::gather_copy_bytes},
       {.key = "sharded_copies.reduce", .field = &Framework::reduce_copy_bytes},
       {.key = "weight_casts.forward", .field = &Framework::cast_forward_bytes},
       {.key = "weight_casts.backward", .field = &Framework::cast_backward_bytes},
-      {.key = "grad_accumulation.bf16", .field = &Framework::grad_accumulation_bf16_bytes},
-      {.key = "grad_accumulation.fp16", .field = &Framework::grad_accumulation_fp16_bytes},
-      {.key = "grad_accumulation.fp32", .field = &Framework::grad_accumulation_fp32_bytes},
+      {.key = "grad_accumulation.bf16",
+       .by = &Framework::grad_accumulation,
+       .part = &cost::ByPrecision::bf16},
+      {.key = "grad_accumulation.fp16",
+       .by = &Framework::grad_accumulation,
+       .part = &cost::ByPrecision::fp16},
+      {.key = "grad_accumulation.fp32",
+       .by = &Framework::grad_accumulation,
+       .part = &cost::ByPrecision::fp32},
       {.key = "loss_bytes.forward", .field = &Framework::loss_forward_bytes},
       {.key = "loss_bytes.backward", .field = &Framework::loss_backward_bytes},
       {.key = "loss_saved_bytes", .field = &Framework::loss_saved_bytes},
       {.key = "attention_forward_speedup", .field = &Framework::attention_forward_speedup},
-      {.key = "optimizer_step_bytes", .field = &Framework::optimizer_step_bytes},
-      {.key = "optimizer_step_bytes.bf16", .field = &Framework::optimizer_step_bf16_bytes},
-      {.key = "optimizer_step_bytes.fp16", .field = &Framework::optimizer_step_fp16_bytes},
-      {.key = "optimizer_step_bytes.fp32", .field = &Framework::optimizer_step_fp32_bytes},
+      {.key = "optimizer_step_bytes",
+       .by = &Framework::optimizer_step_bytes,
+       .part = &cost::ByPrecision::all},
+      {.key = "optimizer_step_bytes.bf16",
+       .by = &Framework::optimizer_step_bytes,
+       .part = &cost::ByPrecision::bf16},
+      {.key = "optimizer_step_bytes.fp16",
+       .by = &Framework::optimizer_step_bytes,
+       .part = &cost::ByPrecision::fp16},
+      {.key = "optimizer_step_bytes.fp32",
+       .by = &Framework::optimizer_step_bytes,
+       .part = &cost::ByPrecision::fp32},
   };
   return kFigures;
 }

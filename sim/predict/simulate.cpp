@@ -184,7 +184,7 @@ template <typename ActivationOf>
 void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, Summary& s) {
   const PredictConfig& c = r.config;
   StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
-  if (const double g = r.fw.gradient_bytes_at(c.precision); g > 0) per_param.gradients = g;
+  if (const double g = r.fw.gradient_bytes.at(c.precision); g > 0) per_param.gradients = g;
   s.memory.clear();
   s.peak_memory_bytes = 0;
   for (int p = 0; p < c.mesh.pp; ++p) {

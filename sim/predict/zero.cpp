@@ -75,7 +75,7 @@ WeightCasts weight_casts(double parameters, const cost::Framework& framework,
 
 int64_t grad_accumulation_ns(double parameters, const cost::Framework& framework,
                              cost::Precision precision, const cost::ComputeModel& compute) {
-  const double bytes = framework.grad_accumulation_bytes(precision);
+  const double bytes = framework.grad_accumulation.at(precision);
   if (parameters <= 0 || bytes <= 0) return 0;
   return static_cast<int64_t>(std::llround(compute.stream_seconds(parameters * bytes) * 1e9));
 }

@@ -185,14 +185,15 @@ TEST(CostFramework, AttentionKernelsComputeAtTheHeadDimensionTheyWereCompiledFor
 }
 
 TEST(CostFramework, GradientReductionBytesAreFp32OrHalfAndNamedWhenWrong) {
-  EXPECT_DOUBLE_EQ(find_framework("llm-foundry").grad_reduce_bytes, 4);  // Composer DEFAULT
-  EXPECT_DOUBLE_EQ(find_framework("torchtitan").grad_reduce_bytes, 4);   // mixed_precision_reduce
+  EXPECT_DOUBLE_EQ(find_framework("llm-foundry").grad_reduce_bytes.all, 4);  // Composer DEFAULT
+  EXPECT_DOUBLE_EQ(find_framework("torchtitan").grad_reduce_bytes.all,
+                   4);  // mixed_precision_reduce
   // Megatron-LM all-reduces its fp32 main gradients under bf16, its fp16 ones under fp16.
   for (const char* megatron : {"megatron-2021", "megatron-2022"}) {
-    EXPECT_DOUBLE_EQ(find_framework(megatron).grad_reduce_bytes_at(Precision::kBf16), 4);
-    EXPECT_DOUBLE_EQ(find_framework(megatron).grad_reduce_bytes_at(Precision::kFp16), 0);
+    EXPECT_DOUBLE_EQ(find_framework(megatron).grad_reduce_bytes.at(Precision::kBf16), 4);
+    EXPECT_DOUBLE_EQ(find_framework(megatron).grad_reduce_bytes.at(Precision::kFp16), 0);
   }
-  EXPECT_DOUBLE_EQ(find_framework("torchtitan").grad_reduce_bytes_at(Precision::kFp16), 4);
+  EXPECT_DOUBLE_EQ(find_framework("torchtitan").grad_reduce_bytes.at(Precision::kFp16), 4);
   EXPECT_NE(
       error_of({{"name", "x"}, {"grad_reduce_bytes", 3}}).find("fw.json: key 'grad_reduce_bytes'"),
       std::string::npos);
@@ -218,7 +219,7 @@ TEST(CostFramework, ShardedCopiesAreBytesPerParameterAndNamedWhenWrong) {
   // fms-fsdp: FlatParameter with a bf16 reduce dtype: the cat 4 and a bf16 pre-divide 4, no cast.
   EXPECT_DOUBLE_EQ(find_framework("fms-fsdp").gather_copy_bytes, 0);
   EXPECT_DOUBLE_EQ(find_framework("fms-fsdp").reduce_copy_bytes, 4 + 4);
-  EXPECT_DOUBLE_EQ(find_framework("fms-fsdp").grad_reduce_bytes, 2);
+  EXPECT_DOUBLE_EQ(find_framework("fms-fsdp").grad_reduce_bytes.all, 2);
   expect_byte_pair_refused("sharded_copies", "gather", -1, "parameter");
 }
 
@@ -234,21 +235,19 @@ TEST(CostFramework, WeightCastsAreBytesPerParameterAndNamedWhenWrong) {
 TEST(CostFramework, GradAccumulationIsBytesPerParameterByPrecisionAndNamedWhenWrong) {
   const Framework f = parse_framework(
       {{"name", "x"}, {"grad_accumulation", {{"bf16", 18}, {"fp32", 12}}}}, "fw.json");
-  EXPECT_EQ(f.grad_accumulation_bytes(Precision::kBf16), 18);
-  EXPECT_EQ(f.grad_accumulation_bytes(Precision::kFp16), 0);  // not given: no pass
-  EXPECT_EQ(f.grad_accumulation_bytes(Precision::kFp32), 12);
-  EXPECT_EQ(f.grad_accumulation_bytes(Precision::kTf32), 12);  // tf32 runs keep fp32 gradients
-  EXPECT_EQ(parse_framework({{"name", "x"}}, "fw.json").grad_accumulation_bytes(Precision::kBf16),
-            0);
+  EXPECT_EQ(f.grad_accumulation.at(Precision::kBf16), 18);
+  EXPECT_EQ(f.grad_accumulation.at(Precision::kFp16), 0);  // not given: no pass
+  EXPECT_EQ(f.grad_accumulation.at(Precision::kFp32), 12);
+  EXPECT_EQ(f.grad_accumulation.at(Precision::kTf32), 12);  // tf32 runs keep fp32 gradients
+  EXPECT_EQ(parse_framework({{"name", "x"}}, "fw.json").grad_accumulation.at(Precision::kBf16), 0);
   // DeepSpeed's bf16 optimizer casts each microbatch's bf16 gradient to fp32 (2 + 4) and adds it
   // into the fp32 one (4 + 4 + 4); under fp16 autograd adds it into the fp16 one in place (2 + 2
   // + 2); Megatron fuses its accumulation into the GEMM.
-  EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").grad_accumulation_bytes(Precision::kBf16),
+  EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").grad_accumulation.at(Precision::kBf16),
                    2 + 4 + 4 + 4 + 4);
-  EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").grad_accumulation_bytes(Precision::kFp16),
+  EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").grad_accumulation.at(Precision::kFp16),
                    2 + 2 + 2);
-  EXPECT_DOUBLE_EQ(find_framework("megatron-core-2024").grad_accumulation_bytes(Precision::kBf16),
-                   0);
+  EXPECT_DOUBLE_EQ(find_framework("megatron-core-2024").grad_accumulation.at(Precision::kBf16), 0);
   auto refused = [](const nlohmann::json& value) {
     return error_of({{"name", "x"}, {"grad_accumulation", value}});
   };
@@ -270,9 +269,9 @@ TEST(CostFramework, Megatron2021IsMegatron2022LessWhatCameIn2022) {
   // backward (an assumption) and no selective recomputation.
   const Framework old = find_framework("megatron-2021");
   const Framework later = find_framework("megatron-2022");
-  EXPECT_DOUBLE_EQ(old.grad_accumulation_bytes(Precision::kBf16), 2 + 4 + 4);
-  EXPECT_DOUBLE_EQ(old.grad_accumulation_bytes(Precision::kFp16), 2 + 2 + 2);
-  EXPECT_DOUBLE_EQ(later.grad_accumulation_bytes(Precision::kBf16), 0);
+  EXPECT_DOUBLE_EQ(old.grad_accumulation.at(Precision::kBf16), 2 + 4 + 4);
+  EXPECT_DOUBLE_EQ(old.grad_accumulation.at(Precision::kFp16), 2 + 2 + 2);
+  EXPECT_DOUBLE_EQ(later.grad_accumulation.at(Precision::kBf16), 0);
   EXPECT_DOUBLE_EQ(old.passes.norm_grad, 5);
   EXPECT_LT(later.passes.norm_grad, 0);  // the rule's (3 for the norm)
   EXPECT_FALSE(old.tp_backward_overlap);
@@ -299,8 +298,8 @@ TEST(CostFramework, Megatron2021IsMegatron2022LessWhatCameIn2022) {
   EXPECT_EQ(old.qkv_split_grad, later.qkv_split_grad);
   EXPECT_EQ(old.attention_dropout, later.attention_dropout);
   for (const Precision p : {Precision::kBf16, Precision::kFp16, Precision::kFp32}) {
-    EXPECT_DOUBLE_EQ(old.optimizer_step_bytes_at(p), later.optimizer_step_bytes_at(p));
-    EXPECT_DOUBLE_EQ(old.gradient_bytes_at(p), later.gradient_bytes_at(p));
+    EXPECT_DOUBLE_EQ(old.optimizer_step_bytes.at(p), later.optimizer_step_bytes.at(p));
+    EXPECT_DOUBLE_EQ(old.gradient_bytes.at(p), later.gradient_bytes.at(p));
   }
   EXPECT_DOUBLE_EQ(old.loss_forward_bytes, later.loss_forward_bytes);
   EXPECT_DOUBLE_EQ(old.loss_backward_bytes, later.loss_backward_bytes);
@@ -314,20 +313,20 @@ TEST(CostFramework, OptimizerStepBytesCountTheUnfusedAdamPassesAndClipping) {
   // copies the fp32 weights into the bf16 ones (6); under fp16 it zeroes an fp16 buffer (2),
   // copies it to fp32 (2 + 4) and unscales that (4 + 4) before the same norm, Adam and copy
   // (item 41). Profiles that do not say keep one fused pass (0: the simulator's 28).
-  EXPECT_DOUBLE_EQ(find_framework("llm-foundry").optimizer_step_bytes, 84 + 12);
-  EXPECT_DOUBLE_EQ(find_framework("torchtitan").optimizer_step_bytes, 84 + 12);
+  EXPECT_DOUBLE_EQ(find_framework("llm-foundry").optimizer_step_bytes.all, 84 + 12);
+  EXPECT_DOUBLE_EQ(find_framework("torchtitan").optimizer_step_bytes.all, 84 + 12);
   const Framework megatron = find_framework("megatron-2022");
-  EXPECT_DOUBLE_EQ(megatron.optimizer_step_bytes_at(Precision::kBf16), 4 + 4 + 28 + 6);
-  EXPECT_DOUBLE_EQ(megatron.optimizer_step_bytes_at(Precision::kFp16), 2 + 6 + 8 + 4 + 28 + 6);
-  EXPECT_DOUBLE_EQ(megatron.optimizer_step_bytes_at(Precision::kFp32), 0);  // not given: 28
-  EXPECT_DOUBLE_EQ(find_framework("megatron-core-2024").optimizer_step_bytes, 0);
+  EXPECT_DOUBLE_EQ(megatron.optimizer_step_bytes.at(Precision::kBf16), 4 + 4 + 28 + 6);
+  EXPECT_DOUBLE_EQ(megatron.optimizer_step_bytes.at(Precision::kFp16), 2 + 6 + 8 + 4 + 28 + 6);
+  EXPECT_DOUBLE_EQ(megatron.optimizer_step_bytes.at(Precision::kFp32), 0);  // not given: 28
+  EXPECT_DOUBLE_EQ(find_framework("megatron-core-2024").optimizer_step_bytes.all, 0);
   // A number applies to every precision; an object's precisions not given take the number.
   const Framework one = parse_framework({{"name", "x"}, {"optimizer_step_bytes", 96}}, "fw.json");
-  EXPECT_DOUBLE_EQ(one.optimizer_step_bytes_at(Precision::kFp16), 96);
+  EXPECT_DOUBLE_EQ(one.optimizer_step_bytes.at(Precision::kFp16), 96);
   const Framework by =
       parse_framework({{"name", "x"}, {"optimizer_step_bytes", {{"fp16", 54}}}}, "fw.json");
-  EXPECT_DOUBLE_EQ(by.optimizer_step_bytes_at(Precision::kFp16), 54);
-  EXPECT_DOUBLE_EQ(by.optimizer_step_bytes_at(Precision::kBf16), 0);
+  EXPECT_DOUBLE_EQ(by.optimizer_step_bytes.at(Precision::kFp16), 54);
+  EXPECT_DOUBLE_EQ(by.optimizer_step_bytes.at(Precision::kBf16), 0);
   EXPECT_EQ(error_of({{"name", "x"}, {"optimizer_step_bytes", {{"fp16", 4}}}}),
             "fw.json: key 'optimizer_step_bytes.fp16': must be a number of bytes per parameter "
             "in [12, 256]");
@@ -347,15 +346,15 @@ TEST(CostFramework, GradientBytesAreWhatEachStackKeepsThroughTheStep) {
   // gradients and a whole fp32 copy; every other profile the element size (0), as do both under
   // fp16 (item 42).
   for (const char* name : {"megatron-2021", "megatron-2022"}) {
-    EXPECT_DOUBLE_EQ(find_framework(name).gradient_bytes_at(Precision::kBf16), 4) << name;
-    EXPECT_DOUBLE_EQ(find_framework(name).gradient_bytes_at(Precision::kFp16), 0) << name;
+    EXPECT_DOUBLE_EQ(find_framework(name).gradient_bytes.at(Precision::kBf16), 4) << name;
+    EXPECT_DOUBLE_EQ(find_framework(name).gradient_bytes.at(Precision::kFp16), 0) << name;
   }
-  EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").gradient_bytes_at(Precision::kBf16), 6);
-  EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").gradient_bytes_at(Precision::kFp16), 0);
+  EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").gradient_bytes.at(Precision::kBf16), 6);
+  EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").gradient_bytes.at(Precision::kFp16), 0);
   for (const char* name : {"megatron-core-2024", "nemo-24.09", "torchtitan", "llama3-2024"})
-    EXPECT_DOUBLE_EQ(find_framework(name).gradient_bytes_at(Precision::kBf16), 0) << name;
+    EXPECT_DOUBLE_EQ(find_framework(name).gradient_bytes.at(Precision::kBf16), 0) << name;
   EXPECT_DOUBLE_EQ(parse_framework({{"name", "x"}, {"gradient_bytes", 4}}, "fw.json")
-                       .gradient_bytes_at(Precision::kFp16),
+                       .gradient_bytes.at(Precision::kFp16),
                    4);
   EXPECT_EQ(error_of({{"name", "x"}, {"gradient_bytes", 0}}),
             "fw.json: key 'gradient_bytes': must be a number of bytes per parameter in [1, 32], "
