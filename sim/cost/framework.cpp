@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <span>
+#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -292,10 +293,13 @@ Framework parse_framework(const json& j, const std::string& where) {
             f.loss_saved_bytes);
   number_in(j, "loss_peak_bytes", 0, 64, "a number of bytes per logit in [0, 64]", where,
             f.loss_peak_bytes);
-  if (j.contains("loss_peak_bytes") && f.loss_peak_bytes < f.loss_saved_bytes)
+  if (j.contains("loss_peak_bytes") && f.loss_peak_bytes < f.loss_saved_bytes) {
+    std::ostringstream saved;
+    saved << f.loss_saved_bytes;
     fail(where, "loss_peak_bytes",
-         "must be at least loss_saved_bytes (" + std::to_string(f.loss_saved_bytes) +
+         "must be at least loss_saved_bytes (" + saved.str() +
              "): the peak holds what the loss saves");
+  }
   number_in(j, "attention_forward_speedup", 0.25, 4,
             "a number in [0.25, 4]: the forward's fraction of peak over the backward's", where,
             f.attention_forward_speedup);

@@ -464,8 +464,8 @@ TEST(CostFramework, LossPeakBytesHoldWhatTheLossWorksOnBesideWhatItSaves) {
         << bad.dump();
   EXPECT_EQ(
       error_of({{"name", "x"}, {"loss_peak_bytes", 3}}),
-      "fw.json: key 'loss_peak_bytes': must be at least loss_saved_bytes (4.000000): the peak "
-      "holds what the loss saves");
+      "fw.json: key 'loss_peak_bytes': must be at least loss_saved_bytes (4): the peak holds what "
+      "the loss saves");
 }
 
 TEST(CostFramework, ElementwiseGradientCountsFollowEachStacksBackwardCode) {
