@@ -1,5 +1,6 @@
 // ZeRO in a generated schedule and in the stage times: dp gradient all-reduces rewritten into
-// reduce-scatter / all-gather pairs, and ZeRO-3's copy passes over the unsharded parameters.
+// reduce-scatters (once a step under ZeRO-1, after each microbatch's backward under ZeRO-2 and 3)
+// and all-gathers, and ZeRO-3's copy passes over the unsharded parameters.
 #include "sim/predict/zero.h"
 
 #include <algorithm>
@@ -27,8 +28,8 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
     for (const Action& a : acts) {
       const int64_t pb = param_bytes.at(a.stage);
       if (a.kind == ActionKind::kAllReduce && a.group == mesh::GroupKind::kDp) {
-        if (zero < 3) out.push_back(collective(ActionKind::kReduceScatter, a.stage, a.bytes));
-        continue;  // ZeRO-3 reduced each microbatch's gradients already
+        if (zero < 2) out.push_back(collective(ActionKind::kReduceScatter, a.stage, a.bytes));
+        continue;  // ZeRO-2 and 3 reduced each microbatch's gradients already
       }
       if (zero >= 3 && (a.kind == ActionKind::kForward || a.kind == ActionKind::kBackward ||
                         a.kind == ActionKind::kInputGrad)) {
@@ -39,7 +40,10 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
         out.insert(at, collective(ActionKind::kAllGather, a.stage, pb));
       }
       out.push_back(a);
-      if (zero >= 3 && (a.kind == ActionKind::kBackward || a.kind == ActionKind::kWeightGrad)) {
+      // Sharded gradients are reduced as each microbatch's backward makes them: a GPU keeping
+      // only its shard between microbatches cannot wait for the step's end (DeepSpeed's stage 2,
+      // FSDP without no_sync; docs/ACCURACY.md item 43).
+      if (zero >= 2 && (a.kind == ActionKind::kBackward || a.kind == ActionKind::kWeightGrad)) {
         out.push_back(collective(ActionKind::kReduceScatter, a.stage, pb));
         if (hybrid) out.push_back(collective(ActionKind::kAllReduce, a.stage, pb / shard_group));
       }

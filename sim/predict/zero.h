@@ -1,7 +1,8 @@
-// ZeRO's collectives written into a generated schedule (Rajbhandari et al. 2020): stages 1 and 2
-// reduce-scatter the gradients instead of all-reducing them and all-gather the updated parameters
-// after STEP; stage 3 also gathers a stage's parameters before each forward and backward and
-// reduce-scatters its gradients after each microbatch's backward.
+// ZeRO's collectives written into a generated schedule (Rajbhandari et al. 2020): stage 1
+// reduce-scatters the gradients once a step instead of all-reducing them and all-gathers the
+// updated parameters after STEP; stage 2 reduce-scatters them after each microbatch's backward
+// instead, since it keeps only its shard between microbatches (docs/ACCURACY.md item 43); stage 3
+// also gathers a stage's parameters before each forward and backward.
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "sim/predict/memory.h"
 #include "sim/predict/search.h"
@@ -117,6 +118,61 @@ TEST(PredictSimulate, ZeroShardsStateOverDataParallelRanks) {
   c.framework = "megatron-core-2024";
   const Summary z3_overlapped = simulate(c).summary;
   EXPECT_LT(z3_overlapped.step_time_s, z3.step_time_s);
+}
+
+// ZeRO-1 reduces the gradients once a step; ZeRO-2 keeps only its shard between microbatches, so
+// it reduces each microbatch's gradients after that microbatch's backward (DeepSpeed's stage 2,
+// FSDP without no_sync; docs/ACCURACY.md item 43), and ZeRO-3 does too. Each all-gathers the
+// updated parameters; ZeRO-3 also before every forward and backward.
+TEST(PredictSimulate, ZeroTwoReducesEachMicrobatchsGradientsZeroOneOnceAStep) {
+  PredictConfig c = small_gpt();  // dp 2, pp 4, 8 microbatches a replica
+  c.framework = "megatron-2022";  // reductions waited for: each one costs the step its time
+  struct Count {
+    int reduce_scatters = 0, all_gathers = 0, all_reduces = 0;
+  };
+  auto dp_collectives = [](const schedule::Schedule& s, int rank) {
+    Count n;
+    for (const schedule::Action& a : s.ranks.at(rank)) {
+      if (a.group != mesh::GroupKind::kDp) continue;
+      n.reduce_scatters += a.kind == schedule::ActionKind::kReduceScatter;
+      n.all_gathers += a.kind == schedule::ActionKind::kAllGather;
+      n.all_reduces += a.kind == schedule::ActionKind::kAllReduce;
+    }
+    return n;
+  };
+  std::vector<Simulation> by_stage;
+  for (int zero = 0; zero <= 3; ++zero) {
+    c.zero = zero;
+    by_stage.push_back(simulate(c, {.build_timeline = false}));
+  }
+  const int m = by_stage[0].summary.microbatches;
+  ASSERT_EQ(m, 8);
+  for (int rank = 0; rank < 4; ++rank) {
+    const Count z0 = dp_collectives(by_stage[0].schedule, rank),
+                z1 = dp_collectives(by_stage[1].schedule, rank),
+                z2 = dp_collectives(by_stage[2].schedule, rank),
+                z3 = dp_collectives(by_stage[3].schedule, rank);
+    EXPECT_EQ(z0.all_reduces, 1) << rank;
+    EXPECT_EQ(z0.reduce_scatters + z0.all_gathers, 0) << rank;
+    EXPECT_EQ(z1.reduce_scatters, 1) << rank;
+    EXPECT_EQ(z1.all_gathers, 1) << rank;
+    EXPECT_EQ(z2.reduce_scatters, m) << rank;
+    EXPECT_EQ(z2.all_gathers, 1) << rank;
+    EXPECT_EQ(z3.reduce_scatters, m) << rank;
+    EXPECT_EQ(z3.all_gathers, 2 * m) << rank;
+    EXPECT_EQ(z1.all_reduces + z2.all_reduces + z3.all_reduces, 0) << rank;
+  }
+  // Eight reductions waited for cost more than one; the gradients ZeRO-2 shards are its saving.
+  EXPECT_GT(by_stage[2].summary.step_time_s, by_stage[1].summary.step_time_s);
+  EXPECT_LT(by_stage[2].summary.peak_memory_bytes, by_stage[1].summary.peak_memory_bytes);
+  // With one microbatch a step there is one reduction either way, after the one backward.
+  c.global_batch = c.mesh.dp * c.micro_batch;
+  c.zero = 1;
+  const Summary one_z1 = simulate(c, {.build_timeline = false}).summary;
+  c.zero = 2;
+  const Summary one_z2 = simulate(c, {.build_timeline = false}).summary;
+  ASSERT_EQ(one_z2.microbatches, 1);
+  EXPECT_EQ(one_z2.step_time_s, one_z1.step_time_s);
 }
 
 TEST(PredictSimulate, ConfigsThatDoNotFitAreFlagged) {
