@@ -1,6 +1,8 @@
 #include "sim/cost/gemm_table_fit.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +17,30 @@ namespace {
 
 [[noreturn]] void bad(const std::string& path, int line, const std::string& why) {
   throw std::runtime_error(path + ":" + std::to_string(line) + ": " + why);
+}
+
+std::vector<std::string> split_fields(const std::string& text) {
+  std::vector<std::string> fields;
+  std::istringstream s(text);
+  for (std::string f; std::getline(s, f, ',');) fields.push_back(f);
+  if (!text.empty() && text.back() == ',') fields.emplace_back();
+  return fields;
+}
+
+// The whole field, spaces around it allowed: "4096x" or "" is not a number.
+bool whole_integer(const std::string& f, int64_t& out) {
+  const size_t a = f.find_first_not_of(' '), b = f.find_last_not_of(' ');
+  if (a == std::string::npos) return false;
+  const char* end = f.data() + b + 1;
+  const auto [at, ec] = std::from_chars(f.data() + a, end, out);
+  return ec == std::errc() && at == end;
+}
+bool whole_number(const std::string& f, double& out) {
+  const size_t a = f.find_first_not_of(' ');
+  if (a == std::string::npos) return false;
+  char* end = nullptr;
+  out = std::strtod(f.c_str() + a, &end);
+  return end != f.c_str() + a && f.find_first_not_of(' ', end - f.c_str()) == std::string::npos;
 }
 
 // Minimises f over [lo, hi] (f unimodal there) by golden-section search.
@@ -69,22 +95,28 @@ std::vector<MeasuredGemm> read_gemm_table(const std::string& path) {
   if (!in) throw std::runtime_error(path + ": cannot open");
   std::vector<MeasuredGemm> rows;
   std::string text;
-  bool header = false;
+  size_t columns = 0;  // the header's: every row has as many
   for (int line = 1; std::getline(in, text); ++line) {
     if (!text.empty() && text.back() == '\r') text.pop_back();
     if (text.empty() || text[0] == '#') continue;
-    if (!header) {
+    const std::vector<std::string> fields = split_fields(text);
+    if (columns == 0) {
       if (text.rfind("b,m,n,k,flops_per_s", 0) != 0)
         bad(path, line,
             "want the header 'b,m,n,k,flops_per_s', got '" + traces::printable(text, 60) + "'");
-      header = true;
+      columns = fields.size();
       continue;
     }
-    std::replace(text.begin(), text.end(), ',', ' ');
-    std::istringstream s(text);
+    // A field missing or one too many would shift a row's numbers into the wrong columns.
+    if (fields.size() != columns)
+      bad(path, line,
+          std::to_string(fields.size()) + " fields where the header has " +
+              std::to_string(columns) + ": '" + traces::printable(text, 60) + "'");
     MeasuredGemm r;
-    s >> r.b >> r.m >> r.n >> r.k >> r.flops_per_s;
-    if (s.fail()) bad(path, line, "want b,m,n,k,flops_per_s numbers");
+    if (!whole_integer(fields[0], r.b) || !whole_integer(fields[1], r.m) ||
+        !whole_integer(fields[2], r.n) || !whole_integer(fields[3], r.k) ||
+        !whole_number(fields[4], r.flops_per_s))
+      bad(path, line, "want b,m,n,k,flops_per_s numbers");
     if (r.b < 1 || r.m < 1 || r.n < 1 || r.k < 1) bad(path, line, "sizes must be 1 or more");
     if (!(r.flops_per_s > 0) || !std::isfinite(r.flops_per_s))
       bad(path, line, "flops_per_s must be a positive number");

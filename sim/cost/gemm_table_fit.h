@@ -21,7 +21,8 @@ struct MeasuredGemm {
   double flops_per_s = 0;
 };
 
-// Reads CSV with the header `b,m,n,k,flops_per_s` (more columns after those are ignored); lines
+// Reads CSV with the header `b,m,n,k,flops_per_s` (more columns after those are ignored, each
+// row has as many fields as the header, each field a whole number); lines
 // starting with '#' are comments. Throws std::runtime_error naming the file and line for anything
 // else, a size below 1 or a rate that is not a positive number; and naming the file for one that
 // is not a regular file of at most 16 MiB.

@@ -102,7 +102,16 @@ TEST(CostGemmTable, AMalformedTableNamesTheFileAndLine) {
       {"# measured\nb,m,n,k,flops_per_s\n1,1024,1024,x,5e14\n", ":3: want b,m,n,k,flops_per_s"},
       {"b,m,n,k,flops_per_s\n1,0,1024,1024,5e14\n", ":2: sizes must be 1 or more"},
       {"b,m,n,k,flops_per_s\n1,8,8,8,-1\n", ":2: flops_per_s must be a positive number"},
-      {"b,m,n,k,flops_per_s\n", ": no rows"}};
+      {"b,m,n,k,flops_per_s\n", ": no rows"},
+      // A field too many, or one left empty, would shift the numbers into other columns.
+      {"b,m,n,k,flops_per_s\n1,4096,4096,4096,1e12,5\n", ":2: 6 fields where the header has 5"},
+      {"b,m,n,k,flops_per_s\n1,,4096,4096,4096,1e12\n", ":2: 6 fields where the header has 5"},
+      {"b,m,n,k,flops_per_s,seconds\n1,64,64,64,1e12\n", ":2: 5 fields where the header has 6"},
+      {"b,m,n,k,flops_per_s\n1,,4096,4096,1e12\n", ":2: want b,m,n,k,flops_per_s numbers"},
+      {"b,m,n,k,flops_per_s\n1,4096x,4096,4096,1e12\n", ":2: want b,m,n,k,flops_per_s numbers"},
+      {"b,m,n,k,flops_per_s\n1,4096.5,4096,4096,1e12\n", ":2: want b,m,n,k,flops_per_s numbers"},
+      {"b,m,n,k,flops_per_s\n1,4096,4096,4096,1e12 TFLOP\n", ":2: want b,m,n,k,flops_per_s"},
+      {"b,m,n,k,flops_per_s\n1,4096,4096,4096,nan\n", ":2: flops_per_s must be a positive"}};
   int i = 0;
   for (const auto& [text, message] : cases) {
     const std::string path = dir + "/gemm_table_" + std::to_string(i++) + ".csv";
