@@ -54,7 +54,8 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "tp_saves_gathered_input",
                                                     "gqa_expand",
                                                     "tp_comm_overlap",
-                                                    "lacks"};
+                                                    "lacks",
+                                                    "pipelined_zero"};
 
 using nlohmann::json;
 
@@ -328,6 +329,13 @@ Framework parse_framework(const json& j, const std::string& where) {
       else
         fail(where, "lacks", want);
     }
+  }
+  if (j.contains("pipelined_zero")) {
+    const json& z = j.at("pipelined_zero");
+    if (!z.is_number_integer() || z.get<int64_t>() < 0 || z.get<int64_t>() > 3)
+      fail(where, "pipelined_zero",
+           "must be 0, 1, 2 or 3: the highest options.zero the stack runs with mesh.pp > 1");
+    f.pipelined_zero = z.get<int>();
   }
   boolean_of(j, "recompute_early_stop", where, f.recompute_early_stop);
   if (j.contains("recompute")) {

@@ -181,6 +181,10 @@ struct Framework {
   // options.flash_attention defaults to false.
   bool has_sequence_parallel = true;
   bool has_flash_attention = true;
+  // The highest ZeRO stage the stack runs beside pipeline parallelism (profile key
+  // "pipelined_zero"; DeepSpeed's PipelineEngine refuses stages 2 and 3): a config with mesh.pp > 1
+  // and a higher options.zero is refused. Default 3: no limit.
+  int pipelined_zero = 3;
   // Recomputation granularities it offers ("none", "selective", "full", "op-selective").
   std::vector<std::string> recompute;
   // Its full recomputation stops once the backward has every tensor it saved (profile key

@@ -476,6 +476,8 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
   c.precision = opt.choice("precision", cost::Precision::kBf16, cost::kPrecisionNames);
   c.zero = static_cast<int>(opt.integer("zero", 0, 0));
   if (c.zero > 3) opt.fail("zero", "must be 0, 1, 2 or 3");
+  if (const std::string why = pipelined_zero_refusal(c, framework); !why.empty())
+    opt.fail("zero", why);
   c.shard_group = static_cast<int>(opt.integer("shard_group", 0, 0));
   if (c.shard_group > 0 && c.zero != 3)
     opt.fail("shard_group", "needs options.zero 3 (hybrid sharding shards parameters)");
@@ -535,6 +537,14 @@ std::vector<std::string> config_keys() {
     }
   }
   return {keys.begin(), keys.end()};
+}
+
+std::string pipelined_zero_refusal(const PredictConfig& c, const cost::Framework& framework) {
+  if (c.mesh.pp <= 1 || c.zero <= framework.pipelined_zero) return "";
+  return "framework '" + framework.name + "' runs ZeRO up to stage " +
+         std::to_string(framework.pipelined_zero) + " beside pipeline parallelism (mesh.pp " +
+         std::to_string(c.mesh.pp) + "; its profile's \"pipelined_zero\"), not " +
+         std::to_string(c.zero);
 }
 
 cost::Framework framework_of(const PredictConfig& c) {

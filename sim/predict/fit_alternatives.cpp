@@ -41,7 +41,10 @@ FitAlternatives fit_alternatives(const PredictConfig& c, SimulateOptions o) {
   o.build_timeline = false;
   o.breakdown = false;
   FitAlternatives out;
-  const int top_zero = c.mesh.dp > 1 ? 3 : c.zero;
+  // As far as the stack goes: DeepSpeed's pipeline engine stops at ZeRO-1 (pipelined_zero).
+  int top_zero = c.mesh.dp > 1 ? 3 : c.zero;
+  if (c.mesh.pp > 1)
+    top_zero = std::max(c.zero, std::min(top_zero, framework_of(c).pipelined_zero));
   out.zero_varied = top_zero > c.zero;
   bool any = false;
   for (const Recomputation& r : recomputations(c)) {

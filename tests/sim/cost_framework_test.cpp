@@ -392,6 +392,20 @@ TEST(CostFramework, PipelineTransfersFollowTheFrameworksP2pCode) {
             std::string::npos);
 }
 
+TEST(CostFramework, PipelinedZeroIsTheHighestStageAStackRunsBesidePipelining) {
+  // DeepSpeed's PipelineEngine asserts ZeRO below stage 2; the other stacks name no limit.
+  for (const std::string& n : list_frameworks())
+    EXPECT_EQ(find_framework(n).pipelined_zero, n == "deepspeed-megatron" ? 1 : 3) << n;
+  for (const nlohmann::json& bad :
+       {nlohmann::json(4), nlohmann::json(-1), nlohmann::json("1"), nlohmann::json(1.5)}) {
+    EXPECT_NE(error_of({{"name", "x"}, {"pipelined_zero", bad}})
+                  .find("fw.json: key 'pipelined_zero': must be 0, 1, 2 or 3"),
+              std::string::npos)
+        << bad;
+  }
+  EXPECT_EQ(error_of({{"name", "x"}, {"sources", {"s"}}, {"pipelined_zero", 0}}), "");
+}
+
 TEST(CostFramework, RecomputeEarlyStopFollowsTheStacksCheckpointCode) {
   // torch.utils.checkpoint's non-reentrant checkpoint stops its recomputation early from PyTorch
   // 2.1 on: torchtitan and fms-fsdp wrap their blocks in it. llm-foundry's runs predate 2.1, and

@@ -14,6 +14,7 @@
 #include "sim/model/transformer.h"
 #include "sim/predict/breakdown.h"
 #include "sim/predict/config.h"
+#include "sim/predict/fit_alternatives.h"
 #include "sim/predict/simulate.h"
 #include "sim/predict/workload_costs.h"
 #include "tests/sim/config_error.h"
@@ -476,6 +477,55 @@ TEST(PredictFrameworkConfig, TheLossWorkingSetAddsToThePeakOfTheRankThatComputes
   EXPECT_EQ(eager.memory[0].total(), in_place.memory[0].total());
   EXPECT_EQ(eager.memory[1].activations_bytes, in_place.memory[1].activations_bytes);
   EXPECT_DOUBLE_EQ(eager.step_time_s, in_place.step_time_s);
+}
+
+// DeepSpeed's pipeline engine refuses ZeRO-2 and 3 (deepspeed-megatron's pipelined_zero 1): a
+// pipelined config of that stack asking for more is refused naming the key, an unpipelined one is
+// not, and neither what would make a config fit nor a search offers what the stack cannot run.
+TEST(PredictFrameworkConfig, AStackThatStopsAtZeroOneBesidePipeliningIsNotAskedForMore) {
+  json j = tiny_gpt();
+  j["mesh"] = {{"dp", 4}, {"pp", 2}};
+  j["framework"] = "deepspeed-megatron";
+  j["options"]["zero"] = 2;
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.zero': framework 'deepspeed-megatron' runs ZeRO up to stage 1 "
+            "beside pipeline parallelism (mesh.pp 2; its profile's \"pipelined_zero\"), not 2");
+  j["options"]["zero"] = 1;
+  EXPECT_EQ(error_of(j), "");
+  j["mesh"] = {{"dp", 8}};
+  j["options"]["zero"] = 3;
+  EXPECT_EQ(error_of(j), "");
+  j["framework"] = "megatron-core-2024";  // no limit
+  j["mesh"] = {{"dp", 4}, {"pp", 2}};
+  EXPECT_EQ(error_of(j), "");
+  // Built in code, as a search or an alternative builds it, the same config is refused too.
+  j["framework"] = "deepspeed-megatron";
+  j["options"]["zero"] = 1;
+  PredictConfig c = parse_config(j, "cfg.json");
+  c.zero = 3;
+  EXPECT_THROW(simulate(c, {.build_timeline = false}), std::invalid_argument);
+  // A pipelined config too large for its GPU: the ways to fit it stop at ZeRO-1.
+  j = tiny_gpt();
+  j["model"]["layers"] = 24;
+  j["model"]["hidden"] = 8192;
+  j["model"]["heads"] = 64;
+  j["model"]["seq"] = 8192;
+  j["mesh"] = {{"dp", 4}, {"pp", 2}};
+  j["batch"] = {{"global", 32}, {"micro", 4}};
+  j["framework"] = "deepspeed-megatron";
+  c = parse_config(j, "cfg.json");
+  ASSERT_FALSE(simulate(c, {.build_timeline = false}).summary.fits);
+  const FitAlternatives f = fit_alternatives(c, {});
+  ASSERT_GT(f.tried, 0);
+  std::vector<const FitAlternative*> offered = {&f.least_memory};
+  for (const FitAlternative& a : f.fitting) offered.push_back(&a);
+  for (const FitAlternative* a : offered) {
+    for (const auto& [key, value] : a->changes) {
+      if (key == "options.zero") {
+        EXPECT_LE(std::stoi(value), 1) << value;
+      }
+    }
+  }
 }
 
 TEST(PredictFrameworkConfig, AProfilesGradientBytesAreHeldAndShardedLikeTheGradients) {
