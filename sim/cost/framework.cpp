@@ -55,7 +55,8 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "gqa_expand",
                                                     "tp_comm_overlap",
                                                     "lacks",
-                                                    "pipelined_zero"};
+                                                    "pipelined_zero",
+                                                    "pipelined_sharding"};
 
 using nlohmann::json;
 
@@ -336,6 +337,14 @@ Framework parse_framework(const json& j, const std::string& where) {
       fail(where, "pipelined_zero",
            "must be 0, 1, 2 or 3: the highest options.zero the stack runs with mesh.pp > 1");
     f.pipelined_zero = z.get<int>();
+  }
+  if (j.contains("pipelined_sharding")) {
+    const json& v = j.at("pipelined_sharding");
+    if (v != "per-step" && v != "per-microbatch")
+      fail(where, "pipelined_sharding",
+           "must be \"per-step\" or \"per-microbatch\": when ZeRO-3 gathers and reduces a stage's "
+           "states beside pipeline parallelism");
+    f.pipelined_sharding_per_step = v == "per-step";
   }
   boolean_of(j, "recompute_early_stop", where, f.recompute_early_stop);
   if (j.contains("recompute")) {

@@ -185,6 +185,11 @@ struct Framework {
   // "pipelined_zero"; DeepSpeed's PipelineEngine refuses stages 2 and 3): a config with mesh.pp > 1
   // and a higher options.zero is refused. Default 3: no limit.
   int pipelined_zero = 3;
+  // With pipeline parallelism, ZeRO-3 gathers a stage's parameters once a step and reduces its
+  // gradients once a step, holding both whole between microbatches (profile key
+  // "pipelined_sharding": "per-step"; torch.distributed.pipelining with FSDP2, as torchtitan runs
+  // it: docs/ACCURACY.md item 44). False ("per-microbatch"): each microbatch, as without it.
+  bool pipelined_sharding_per_step = false;
   // Recomputation granularities it offers ("none", "selective", "full", "op-selective").
   std::vector<std::string> recompute;
   // Its full recomputation stops once the backward has every tensor it saved (profile key

@@ -86,9 +86,10 @@ Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
     const double opt_s = optimizer_seconds(
         c, fw, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute, cal);
     timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
-    add_parameter_passes(timings.back(), c.zero, c.mesh.dp,
-                         static_cast<double>(w.dense_parameters[s] + w.expert_parameters[s]),
-                         c.precision, fw, compute);
+    add_parameter_passes(
+        timings.back(), c.zero, c.mesh.dp,
+        static_cast<double>(w.dense_parameters[s] + w.expert_parameters[s]), c.precision, fw,
+        compute, shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, fw) ? c.microbatches() : 0);
   }
 }
 

@@ -185,6 +185,11 @@ void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, S
   const PredictConfig& c = r.config;
   StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
   if (const double g = r.fw.gradient_bytes.at(c.precision); g > 0) per_param.gradients = g;
+  // Gathered and reduced once a step, a stage's parameters and gradients are whole between
+  // microbatches, the gradients accumulated in the reduction's type (docs/ACCURACY.md item 44).
+  const bool once = shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, r.fw);
+  if (once)
+    per_param.gradients = std::max(per_param.gradients, r.fw.grad_reduce_bytes.at(c.precision));
   s.memory.clear();
   s.peak_memory_bytes = 0;
   for (int p = 0; p < c.mesh.pp; ++p) {
@@ -196,7 +201,8 @@ void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, S
         working = std::max(working, r.w.stages[st].working_bytes);  // one op at a time
       }
     const int64_t act = activation_of(p);
-    s.memory.push_back(device_memory(dense, expert, c.zero_shards(), c.ep, c.zero, per_param, act));
+    s.memory.push_back(
+        device_memory(dense, expert, c.zero_shards(), c.ep, once ? 1 : c.zero, per_param, act));
     s.memory.back().working_bytes = working;
     s.peak_memory_bytes = std::max(s.peak_memory_bytes, s.memory.back().total());
   }
@@ -274,7 +280,8 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
     schedule::Schedule reps = generate_or_explain(rg);
     reps.mesh = {1, c.mesh.pp, 1};
     reps.ranks.resize(c.mesh.pp);
-    apply_zero(reps, c.zero, c.mesh.dp, r.param_bytes, c.shard_group);
+    apply_zero(reps, c.zero, c.mesh.dp, r.param_bytes, c.shard_group,
+               shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, r.fw));
     std::vector<int> original(c.mesh.pp);
     for (int p = 0; p < c.mesh.pp; ++p) original[p] = r.mesh.rank_of({0, p, 0});
     run.once = replicas_cost_alike(r, prices, reps, original);
@@ -306,7 +313,8 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
   }
   check_full_footprint(r, o.build_timeline);
   run.schedule = generate_or_explain(r.generator);
-  apply_zero(run.schedule, c.zero, c.mesh.dp, r.param_bytes, c.shard_group);
+  apply_zero(run.schedule, c.zero, c.mesh.dp, r.param_bytes, c.shard_group,
+             shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, r.fw));
   record_for(o, run.schedule, in);
   run.timeline = in.build_timeline;
   run.busy = in.record_busy;

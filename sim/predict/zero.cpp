@@ -5,15 +5,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace meshscope::predict {
 
 void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes,
-                int shard_group) {
+                int shard_group, bool once_a_step) {
   using schedule::Action;
   using schedule::ActionKind;
   if (zero <= 0 || dp <= 1) return;
   const bool hybrid = zero >= 3 && shard_group > 0 && shard_group < dp;
+  const bool per_microbatch = zero >= 3 && !once_a_step;
   auto collective = [](ActionKind k, int stage, int64_t bytes) {
     Action a;
     a.kind = k;
@@ -22,17 +24,33 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
     a.bytes = bytes;
     return a;
   };
+  auto is_backward = [](ActionKind k) {
+    return k == ActionKind::kBackward || k == ActionKind::kWeightGrad;
+  };
   for (auto& acts : s.ranks) {
+    // Once a step: each stage's first forward and last backward on this rank.
+    std::map<int, size_t> first_forward, last_backward;
+    if (zero >= 3 && once_a_step) {
+      for (size_t i = 0; i < acts.size(); ++i) {
+        if (acts[i].kind == ActionKind::kForward) first_forward.emplace(acts[i].stage, i);
+        if (is_backward(acts[i].kind)) last_backward[acts[i].stage] = i;
+      }
+    }
     std::vector<Action> out;
-    out.reserve(acts.size() * (zero >= 3 ? 4 : 1) + 4);
-    for (const Action& a : acts) {
+    out.reserve(acts.size() * (per_microbatch ? 4 : 1) + 4);
+    for (size_t i = 0; i < acts.size(); ++i) {
+      const Action& a = acts[i];
       const int64_t pb = param_bytes.at(a.stage);
       if (a.kind == ActionKind::kAllReduce && a.group == mesh::GroupKind::kDp) {
         if (zero < 2) out.push_back(collective(ActionKind::kReduceScatter, a.stage, a.bytes));
-        continue;  // ZeRO-2 and 3 reduced each microbatch's gradients already
+        continue;  // ZeRO-2 and 3 reduced the gradients after the backward already
       }
-      if (zero >= 3 && (a.kind == ActionKind::kForward || a.kind == ActionKind::kBackward ||
-                        a.kind == ActionKind::kInputGrad)) {
+      const auto first = first_forward.find(a.stage);
+      const bool gather =
+          per_microbatch ? (a.kind == ActionKind::kForward || a.kind == ActionKind::kBackward ||
+                            a.kind == ActionKind::kInputGrad)
+                         : first != first_forward.end() && first->second == i;
+      if (gather) {
         // Issued ahead of the receives that feed the compute (a prefetch): a RECV holds the
         // program until its send has run, and the gather need not wait for that.
         auto at = out.end();
@@ -42,8 +60,12 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
       out.push_back(a);
       // Sharded gradients are reduced as each microbatch's backward makes them: a GPU keeping
       // only its shard between microbatches cannot wait for the step's end (DeepSpeed's stage 2,
-      // FSDP without no_sync; docs/ACCURACY.md item 43).
-      if (zero >= 2 && (a.kind == ActionKind::kBackward || a.kind == ActionKind::kWeightGrad)) {
+      // FSDP without no_sync; docs/ACCURACY.md item 43). Once a step: after the stage's last.
+      const auto last = last_backward.find(a.stage);
+      const bool reduce =
+          zero >= 2 && is_backward(a.kind) &&
+          (zero < 3 || per_microbatch || (last != last_backward.end() && last->second == i));
+      if (reduce) {
         out.push_back(collective(ActionKind::kReduceScatter, a.stage, pb));
         if (hybrid) out.push_back(collective(ActionKind::kAllReduce, a.stage, pb / shard_group));
       }
@@ -52,6 +74,10 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
     }
     acts = std::move(out);
   }
+}
+
+bool shards_once_a_step(int zero, int dp, int pp, const cost::Framework& framework) {
+  return zero >= 3 && dp > 1 && pp > 1 && framework.pipelined_sharding_per_step;
 }
 
 double zero3_collective_seconds(const cost::Hardware& hw, cost::CollectiveKind kind, double bytes,
@@ -86,15 +112,23 @@ int64_t grad_accumulation_ns(double parameters, const cost::Framework& framework
 
 void add_parameter_passes(engine::StageTiming& t, int zero, int dp, double parameters,
                           cost::Precision precision, const cost::Framework& framework,
-                          const cost::ComputeModel& compute) {
-  const ShardedCopies c = sharded_copies(zero, dp, parameters, framework, compute);
+                          const cost::ComputeModel& compute, int once_over) {
+  ShardedCopies c = sharded_copies(zero, dp, parameters, framework, compute);
   const WeightCasts w = weight_casts(parameters, framework, compute);
   const int64_t accumulate = grad_accumulation_ns(parameters, framework, precision, compute);
+  int64_t backward_gather_ns = c.gather_ns;
+  if (once_over > 0) {
+    // One gather's copy-out and one reduction's copy-in a step, spread over its microbatches; the
+    // parameters stay gathered for the backward.
+    c.gather_ns /= once_over;
+    c.reduce_ns /= once_over;
+    backward_gather_ns = 0;
+  }
   t.forward_ns += c.gather_ns + w.forward_ns;
-  t.input_grad_ns += c.gather_ns;  // the backward's gather is needed before the input gradients
+  t.input_grad_ns += backward_gather_ns;  // the backward's gather comes before the input gradients
   // The reduction, the gradient's cast and its accumulation start once the weight gradients exist.
   t.weight_grad_ns += c.reduce_ns + w.backward_ns + accumulate;
-  t.backward_ns += c.gather_ns + c.reduce_ns + w.backward_ns + accumulate;
+  t.backward_ns += backward_gather_ns + c.reduce_ns + w.backward_ns + accumulate;
 }
 
 }  // namespace meshscope::predict

@@ -23,8 +23,15 @@ namespace meshscope::predict {
 // reduce-scatters run inside groups of shard_group ranks, and each reduce-scatter is followed by
 // an all-reduce of the 1 / shard_group shard across the dp / shard_group replicas (an
 // ALLREDUCE(dp) action; the simulator prices the dp actions on those subgroups).
+// `once_a_step` (ZeRO-3 only; shards_once_a_step): each stage's parameters gathered before its
+// first forward and its gradients reduce-scattered after its last backward, once a step, instead
+// of around every microbatch.
 void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes,
-                int shard_group = 0);
+                int shard_group = 0, bool once_a_step = false);
+
+// Whether a run's ZeRO-3 gathers and reduces once a step: its framework's
+// pipelined_sharding_per_step beside pipeline parallelism (docs/ACCURACY.md item 44).
+bool shards_once_a_step(int zero, int dp, int pp, const cost::Framework& framework);
 
 // ZeRO-3's collectives as the frameworks issue them: one per layer (PyTorch FSDP all-gathers and
 // reduce-scatters each wrapped unit, a transformer block, on its own; DeepSpeed ZeRO-3 fetches
@@ -60,9 +67,10 @@ WeightCasts weight_casts(double parameters, const cost::Framework& framework,
 int64_t grad_accumulation_ns(double parameters, const cost::Framework& framework,
                              cost::Precision precision, const cost::ComputeModel& compute);
 // Adds the sharded copies, the weight casts and the gradient accumulation to a stage's F, I, W
-// and B.
+// and B. `once_over` > 0: the sharded copies run once a step (shards_once_a_step), spread over
+// that many microbatches' F and B; the parameters stay gathered for the backward.
 void add_parameter_passes(engine::StageTiming& t, int zero, int dp, double parameters,
                           cost::Precision precision, const cost::Framework& framework,
-                          const cost::ComputeModel& compute);
+                          const cost::ComputeModel& compute, int once_over = 0);
 
 }  // namespace meshscope::predict

@@ -528,6 +528,77 @@ TEST(PredictFrameworkConfig, AStackThatStopsAtZeroOneBesidePipeliningIsNotAskedF
   }
 }
 
+// Two profiles alike but for pipelined_sharding (docs/ACCURACY.md item 44): beside pipeline
+// parallelism, "per-step" (torch's pipelining driving FSDP2, torchtitan) gathers each stage's
+// parameters once before its first forward and reduce-scatters once after its last backward,
+// holding both whole (the gradients at the fp32 reduction's 4 bytes); "per-microbatch" gathers
+// before every forward and backward and reduces after every backward, holding both sharded.
+// Without pipelining the two are the same run.
+TEST(PredictFrameworkConfig, FsdpUnderTorchPipeliningGathersAndReducesOnceAStep) {
+  struct Count {
+    int gathers = 0, reduces = 0;
+  };
+  auto dp_collectives = [](const schedule::Schedule& s, int rank, int stage) {
+    Count n;
+    for (const schedule::Action& a : s.ranks.at(rank)) {
+      if (a.group != mesh::GroupKind::kDp || a.stage != stage) continue;
+      n.gathers += a.kind == schedule::ActionKind::kAllGather;
+      n.reduces += a.kind == schedule::ActionKind::kReduceScatter;
+    }
+    return n;
+  };
+  json j = tiny_gpt();  // 4 layers
+  j["mesh"] = {{"dp", 4}, {"pp", 2}};
+  j["batch"] = {{"global", 32}, {"micro", 1}};  // 8 microbatches a replica
+  j["options"]["zero"] = 3;
+  const std::string more = R"(, "grad_reduce_bytes": 4, "grad_reduce": "exposed")";
+  for (const std::string schedule : {"1f1b", "interleaved"}) {
+    j["schedule"] = schedule;
+    j["framework"] = write_profile("sharded-per-microbatch", more);
+    const PredictConfig pc = parse_config(j, "cfg.json");
+    const Simulation per_mb = simulate(pc, {.build_timeline = false});
+    j["framework"] =
+        write_profile("sharded-per-step", more + R"(, "pipelined_sharding": "per-step")");
+    const Simulation per_step = simulate(parse_config(j, "cfg.json"), {.build_timeline = false});
+    const int m = per_mb.summary.microbatches;
+    ASSERT_EQ(m, 8);
+    const int v = schedule == "1f1b" ? 1 : 2;
+    for (int rank = 0; rank < 2; ++rank) {
+      for (int k = 0; k < v; ++k) {
+        const int stage = rank + 2 * k;  // interleaved: stage s on pp rank s mod pp
+        const Count a = dp_collectives(per_mb.schedule, rank, stage);
+        const Count b = dp_collectives(per_step.schedule, rank, stage);
+        EXPECT_EQ(a.gathers, 2 * m) << schedule << " stage " << stage;
+        EXPECT_EQ(a.reduces, m) << schedule << " stage " << stage;
+        EXPECT_EQ(b.gathers, 1) << schedule << " stage " << stage;
+        EXPECT_EQ(b.reduces, 1) << schedule << " stage " << stage;
+      }
+    }
+    // Fewer collectives waited for; the states held whole, the gradients in fp32.
+    EXPECT_LT(per_step.summary.step_time_s, per_mb.summary.step_time_s) << schedule;
+    const DeviceMemory& sharded = per_mb.summary.memory[0];
+    const DeviceMemory& whole = per_step.summary.memory[0];
+    EXPECT_NEAR(static_cast<double>(whole.parameters_bytes), 4.0 * sharded.parameters_bytes, 4);
+    EXPECT_NEAR(static_cast<double>(whole.gradients_bytes), 2 * 4.0 * sharded.gradients_bytes, 8);
+    EXPECT_EQ(whole.optimizer_bytes, sharded.optimizer_bytes);
+  }
+  // Without pipelining both gather and reduce around every microbatch: the same prediction.
+  j["schedule"] = "1f1b";
+  j["mesh"] = {{"dp", 8}};
+  j["framework"] = write_profile("sharded-per-microbatch", more);
+  const Summary a = summary_of(j);
+  j["framework"] =
+      write_profile("sharded-per-step", more + R"(, "pipelined_sharding": "per-step")");
+  const Summary b = summary_of(j);
+  EXPECT_DOUBLE_EQ(a.step_time_s, b.step_time_s);
+  EXPECT_EQ(a.peak_memory_bytes, b.peak_memory_bytes);
+  // The key's refusal names it.
+  j["framework"] = write_profile("sharded-wrong", R"(, "pipelined_sharding": "per-layer")");
+  EXPECT_NE(error_of(j).find("key 'pipelined_sharding': must be \"per-step\" or"),
+            std::string::npos)
+      << error_of(j);
+}
+
 TEST(PredictFrameworkConfig, AProfilesGradientBytesAreHeldAndShardedLikeTheGradients) {
   // A profile that keeps fp32 gradients under bf16 holds 4 bytes a parameter where ZeRO's
   // accounting holds 2, sharded from ZeRO-2 on like any gradient; the step time does not move,
