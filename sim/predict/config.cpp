@@ -114,6 +114,13 @@ class Reader {
   std::set<std::string> seen_;
 };
 
+std::string family_names() {
+  std::string all;
+  for (const auto& info : schedule::kFamilies)
+    all += (all.empty() ? "" : ", ") + std::string(info.name);
+  return all;
+}
+
 constexpr int kMaxMlpHidden = 1 << 16;  // model::make_workload's limits (workload.cpp)
 constexpr int kMaxMoeHidden = 1 << 14;
 constexpr int kMaxExperts = 1024;
@@ -373,20 +380,40 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
   if (top.has("schedule")) {
     const std::string s = top.string("schedule", "1f1b");
     const auto f = schedule::parse_family(s);
-    if (!f) {
-      std::string all;
-      for (const auto& info : schedule::kFamilies)
-        all += (all.empty() ? "" : ", ") + std::string(info.name);
-      top.fail("schedule", "'" + s + "' is not one of " + all);
-    }
+    if (!f) top.fail("schedule", "'" + s + "' is not one of " + family_names());
     c.schedule = *f;
   }
   const schedule::FamilyInfo& family = schedule::info(c.schedule);
-  c.virtual_stages = static_cast<int>(top.integer("virtual_stages", family.default_virtual_stages));
-  if (c.virtual_stages < family.min_virtual_stages ||
-      (family.max_virtual_stages > 0 && c.virtual_stages > family.max_virtual_stages))
-    top.fail("virtual_stages", schedule::family_rule_violation(c.schedule, c.mesh, c.virtual_stages,
-                                                               c.microbatches()));
+  if (top.has("virtual_stages") && top.at("virtual_stages").is_object()) {
+    // By family ({"interleaved": 5}), so that a sweep of schedules gives each its own chunk
+    // count: the config's schedule takes its entry, or its family's default.
+    Reader per = top.child("virtual_stages");
+    const std::string own(family.name);
+    c.virtual_stages = family.default_virtual_stages;
+    for (const auto& item : top.at("virtual_stages").items()) {
+      const std::string& name = item.key();
+      if (!schedule::parse_family(name))
+        per.fail(name, "not a schedule family (one of " + family_names() + ")");
+      const int v = static_cast<int>(per.integer(name, 1));
+      if (name == own) c.virtual_stages = v;
+    }
+    if (c.virtual_stages < family.min_virtual_stages ||
+        (family.max_virtual_stages > 0 && c.virtual_stages > family.max_virtual_stages))
+      per.fail(own, schedule::family_rule_violation(c.schedule, c.mesh, c.virtual_stages,
+                                                    c.microbatches()));
+  } else {
+    c.virtual_stages =
+        static_cast<int>(top.integer("virtual_stages", family.default_virtual_stages));
+    if (c.virtual_stages < family.min_virtual_stages ||
+        (family.max_virtual_stages > 0 && c.virtual_stages > family.max_virtual_stages))
+      top.fail("virtual_stages", schedule::family_rule_violation(
+                                     c.schedule, c.mesh, c.virtual_stages, c.microbatches()) +
+                                     (family.max_virtual_stages == 1
+                                          ? " (a sweep of schedules gives each its own by family: "
+                                            "\"virtual_stages\": {\"interleaved\": " +
+                                                std::to_string(c.virtual_stages) + "})"
+                                          : ""));
+  }
 
   Reader cluster = top.child("cluster");
   c.gpu = cluster.string("gpu", c.gpu);

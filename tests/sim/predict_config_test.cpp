@@ -132,6 +132,44 @@ TEST(PredictConfig, ListsSweepTheirCartesianProduct) {
   EXPECT_THROW(expand_sweep(j, "cfg.json"), std::runtime_error);
 }
 
+// A sweep of schedules at chunk counts of their own: virtual_stages by family, each schedule
+// taking its entry or its family's default; a one-chunk family given a number of its own, or a
+// name that is no family, is refused naming the key. A single number over such a sweep is an
+// error for the one-chunk families, and says how to give it by family.
+TEST(PredictConfig, VirtualStagesByFamilyGiveEachSweptScheduleItsOwn) {
+  json j = issue_example();  // 24 layers, pp 4, 8 microbatches a replica
+  j["schedule"] = {"1f1b", "interleaved", "zb-h1", "interleaved-zb"};
+  j["virtual_stages"] = {{"interleaved", 3}};
+  const auto points = expand_sweep(j, "cfg.json");
+  ASSERT_EQ(points.size(), 4u);
+  for (const auto& p : points) EXPECT_EQ(p.error, "") << p.json.dump();
+  EXPECT_EQ(points[0].config.virtual_stages, 1);
+  EXPECT_EQ(points[1].config.virtual_stages, 3);
+  EXPECT_EQ(points[2].config.virtual_stages, 1);
+  EXPECT_EQ(points[3].config.virtual_stages, 2);    // interleaved-zb's default
+  j["virtual_stages"] = {{"interleaved", {2, 3}}};  // a list inside sweeps as anywhere
+  EXPECT_EQ(expand_sweep(j, "cfg.json").size(), 8u);
+  j["schedule"] = "1f1b";
+  j["virtual_stages"] = {{"1f1b", 2}};
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'virtual_stages.1f1b': schedule '1f1b': takes one stage per pp rank; "
+            "virtual stages (2) are for 'interleaved' and the other multi-chunk families");
+  j["virtual_stages"] = {{"interleaved", 2}, {"1f2b", 2}};
+  EXPECT_NE(error_of(j).find("cfg.json: key 'virtual_stages.1f2b': not a schedule family (one of "
+                             "naive, gpipe, 1f1b, interleaved"),
+            std::string::npos)
+      << error_of(j);
+  j["virtual_stages"] = {{"interleaved", 0}};
+  EXPECT_NE(error_of(j).find("key 'virtual_stages.interleaved': must be an integer"),
+            std::string::npos)
+      << error_of(j);
+  j["virtual_stages"] = 3;
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'virtual_stages': schedule '1f1b': takes one stage per pp rank; virtual "
+            "stages (3) are for 'interleaved' and the other multi-chunk families (a sweep of "
+            "schedules gives each its own by family: \"virtual_stages\": {\"interleaved\": 3})");
+}
+
 TEST(PredictConfig, AnInvalidCombinationIsOnePointOfTheSweep) {
   json j = issue_example();  // 24 heads
   j["mesh"]["tp"] = {1, 16, 8};
