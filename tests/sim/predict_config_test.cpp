@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -168,6 +169,19 @@ TEST(PredictConfig, VirtualStagesByFamilyGiveEachSweptScheduleItsOwn) {
             "cfg.json: key 'virtual_stages': schedule '1f1b': takes one stage per pp rank; virtual "
             "stages (3) are for 'interleaved' and the other multi-chunk families (a sweep of "
             "schedules gives each its own by family: \"virtual_stages\": {\"interleaved\": 3})");
+  // The shipped example compares every pipeline family of one model so.
+  const auto shipped = expand_sweep(load_json_file(std::string(MESHSCOPE_SOURCE_DIR) +
+                                                   "/sim/predict/configs/schedule-sweep.json"),
+                                    "schedule-sweep.json");
+  ASSERT_EQ(shipped.size(), 6u);
+  for (const auto& p : shipped) {
+    EXPECT_EQ(p.error, "") << p.json.dump();
+    const std::map<std::string, int> chunks = {{"gpipe", 1},          {"1f1b", 1},
+                                               {"zb-h1", 1},          {"interleaved", 5},
+                                               {"interleaved-zb", 2}, {"zb-v", 2}};
+    const std::string family(schedule::name(p.config.schedule));
+    EXPECT_EQ(p.config.virtual_stages, chunks.at(family)) << family;
+  }
 }
 
 TEST(PredictConfig, AnInvalidCombinationIsOnePointOfTheSweep) {
