@@ -406,6 +406,24 @@ TEST(CostFramework, PipelinedZeroIsTheHighestStageAStackRunsBesidePipelining) {
   EXPECT_EQ(error_of({{"name", "x"}, {"sources", {"s"}}, {"pipelined_zero", 0}}), "");
 }
 
+TEST(CostFramework, OnlyTorchtitanShardsOnceAStepBesidePipelining) {
+  // torch.distributed.pipelining turns FSDP2's sync and reshard off until the step's last
+  // backward, and torchtitan does not reshard after forward with PP (docs/ACCURACY.md item 44).
+  for (const std::string& n : list_frameworks())
+    EXPECT_EQ(find_framework(n).pipelined_sharding_per_step, n == "torchtitan") << n;
+  EXPECT_FALSE(
+      parse_framework({{"name", "x"}, {"sources", {"s"}}}, "fw.json").pipelined_sharding_per_step);
+  EXPECT_FALSE(parse_framework({{"name", "x"}, {"pipelined_sharding", "per-microbatch"}}, "fw.json")
+                   .pipelined_sharding_per_step);
+  for (const nlohmann::json& bad : {nlohmann::json("per-layer"), nlohmann::json(true)}) {
+    EXPECT_NE(error_of({{"name", "x"}, {"pipelined_sharding", bad}})
+                  .find("fw.json: key 'pipelined_sharding': must be \"per-step\" or "
+                        "\"per-microbatch\""),
+              std::string::npos)
+        << bad;
+  }
+}
+
 TEST(CostFramework, RecomputeEarlyStopFollowsTheStacksCheckpointCode) {
   // torch.utils.checkpoint's non-reentrant checkpoint stops its recomputation early from PyTorch
   // 2.1 on: torchtitan and fms-fsdp wrap their blocks in it. llm-foundry's runs predate 2.1, and
