@@ -69,8 +69,10 @@ TermSeconds action_terms(const Resolved& r, int stage, ActionKind kind) {
   const model::StageCost& s = r.w.stages.at(static_cast<size_t>(stage));
   const double parameters =
       static_cast<double>(r.w.dense_parameters[stage] + r.w.expert_parameters[stage]);
+  const PredictConfig& c = r.config;
   const ShardedCopies copies =
-      sharded_copies(r.config.zero, r.config.mesh.dp, parameters, r.fw, r.compute);
+      sharded_copies(c.zero, c.mesh.dp, parameters, r.fw, r.compute,
+                     shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, r.fw) ? c.microbatches() : 0);
   const WeightCasts casts = weight_casts(parameters, r.fw, r.compute);
   const bool input_grad = kind == ActionKind::kBackward || kind == ActionKind::kInputGrad;
   const bool weight_grad = kind == ActionKind::kBackward || kind == ActionKind::kWeightGrad;
@@ -85,7 +87,7 @@ TermSeconds action_terms(const Resolved& r, int stage, ActionKind kind) {
     add_ops(s.input_grad, r.compute, t);
     t[Term::kTpCommunication] +=
         exposed_tp_seconds(s.tp_backward, s.input_grad, r.compute, r.pricer, weight_grad);
-    t[Term::kShardedCopies] += copies.gather_ns * 1e-9;
+    t[Term::kShardedCopies] += copies.backward_gather_ns * 1e-9;
   }
   if (weight_grad) {
     add_ops(s.weight_grad, r.compute, t);

@@ -88,11 +88,13 @@ double zero3_collective_seconds(const cost::Hardware& hw, cost::CollectiveKind k
 }
 
 ShardedCopies sharded_copies(int zero, int dp, double parameters, const cost::Framework& framework,
-                             const cost::ComputeModel& compute) {
+                             const cost::ComputeModel& compute, int once_over) {
   if (zero < 3 || dp <= 1 || parameters <= 0) return {};
   auto ns = [](double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); };
-  return {ns(compute.stream_seconds(parameters * framework.gather_copy_bytes)),
-          ns(compute.stream_seconds(parameters * framework.reduce_copy_bytes))};
+  const int64_t gather = ns(compute.stream_seconds(parameters * framework.gather_copy_bytes));
+  const int64_t reduce = ns(compute.stream_seconds(parameters * framework.reduce_copy_bytes));
+  if (once_over > 0) return {gather / once_over, 0, reduce / once_over};
+  return {gather, gather, reduce};
 }
 
 WeightCasts weight_casts(double parameters, const cost::Framework& framework,
@@ -113,22 +115,14 @@ int64_t grad_accumulation_ns(double parameters, const cost::Framework& framework
 void add_parameter_passes(engine::StageTiming& t, int zero, int dp, double parameters,
                           cost::Precision precision, const cost::Framework& framework,
                           const cost::ComputeModel& compute, int once_over) {
-  ShardedCopies c = sharded_copies(zero, dp, parameters, framework, compute);
+  const ShardedCopies c = sharded_copies(zero, dp, parameters, framework, compute, once_over);
   const WeightCasts w = weight_casts(parameters, framework, compute);
   const int64_t accumulate = grad_accumulation_ns(parameters, framework, precision, compute);
-  int64_t backward_gather_ns = c.gather_ns;
-  if (once_over > 0) {
-    // One gather's copy-out and one reduction's copy-in a step, spread over its microbatches; the
-    // parameters stay gathered for the backward.
-    c.gather_ns /= once_over;
-    c.reduce_ns /= once_over;
-    backward_gather_ns = 0;
-  }
   t.forward_ns += c.gather_ns + w.forward_ns;
-  t.input_grad_ns += backward_gather_ns;  // the backward's gather comes before the input gradients
+  t.input_grad_ns += c.backward_gather_ns;  // the backward's gather, before the input gradients
   // The reduction, the gradient's cast and its accumulation start once the weight gradients exist.
   t.weight_grad_ns += c.reduce_ns + w.backward_ns + accumulate;
-  t.backward_ns += backward_gather_ns + c.reduce_ns + w.backward_ns + accumulate;
+  t.backward_ns += c.backward_gather_ns + c.reduce_ns + w.backward_ns + accumulate;
 }
 
 }  // namespace meshscope::predict

@@ -45,13 +45,16 @@ double zero3_collective_seconds(const cost::Hardware& hw, cost::CollectiveKind k
 // framework makes each microbatch beside its collectives (cost::Framework::gather_copy_bytes,
 // reduce_copy_bytes): a gather's copy-out before F and again before the backward, the gradient's
 // copy-in to the reduce buffer after it. Streaming passes at the memory rate: sharded_copies gives
-// their times (0 when zero < 3 or dp == 1), add_sharded_copies adds them to F, I, W and B.
+// their times (0 when zero < 3 or dp == 1), add_parameter_passes adds them to F, I, W and B.
+// `once_over` > 0 (shards_once_a_step): one gather and one reduction a step, spread over that
+// many microbatches, and no gather before the backward (the parameters stay gathered).
 struct ShardedCopies {
-  int64_t gather_ns = 0;  // a gather's copy-out (added to F, I and B)
-  int64_t reduce_ns = 0;  // the gradient's copy-in (added to W and B)
+  int64_t gather_ns = 0;           // a gather's copy-out before F
+  int64_t backward_gather_ns = 0;  // the backward's gather's copy-out (added to I and B)
+  int64_t reduce_ns = 0;           // the gradient's copy-in (added to W and B)
 };
 ShardedCopies sharded_copies(int zero, int dp, double parameters, const cost::Framework& framework,
-                             const cost::ComputeModel& compute);
+                             const cost::ComputeModel& compute, int once_over = 0);
 // An autocast framework's weight casts over a stage's `parameters` each microbatch, at any ZeRO
 // stage (cost::Framework::cast_forward_bytes, cast_backward_bytes): streaming passes at the
 // memory rate, the forward's before F, the backward's with the weight gradients.
