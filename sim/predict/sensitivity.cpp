@@ -88,7 +88,7 @@ const std::vector<Figure>& figures() {
 // passes and the loss's bytes. Not varied: its choices (kernel, overlap, recomputation), which are
 // not quantities.
 struct ProfileFigure {
-  const char* key;
+  std::string key;
   double cost::Framework::*field = nullptr;
   double model::ElementwisePasses::*pass = nullptr;
   cost::ByPrecision cost::Framework::*by = nullptr;  // with `part`, one of its figures
@@ -109,63 +109,46 @@ struct ProfileFigure {
   }
 };
 
+// A figure a profile may give by precision: the number for every precision under the key itself
+// (`with_all`) and one for each precision, "key.bf16", "key.fp16", "key.fp32".
+void add_by_precision(std::vector<ProfileFigure>& out, const std::string& key,
+                      cost::ByPrecision cost::Framework::*by, bool with_all) {
+  if (with_all) out.push_back({.key = key, .by = by, .part = &cost::ByPrecision::all});
+  out.push_back({.key = key + ".bf16", .by = by, .part = &cost::ByPrecision::bf16});
+  out.push_back({.key = key + ".fp16", .by = by, .part = &cost::ByPrecision::fp16});
+  out.push_back({.key = key + ".fp32", .by = by, .part = &cost::ByPrecision::fp32});
+}
+
 const std::vector<ProfileFigure>& profile_figures() {
   using cost::Framework;
   using model::ElementwisePasses;
-  static const std::vector<ProfileFigure> kFigures = {
-      {.key = "elementwise_passes.norm", .pass = &ElementwisePasses::norm},
-      {.key = "elementwise_passes.activation", .pass = &ElementwisePasses::activation},
-      {.key = "elementwise_passes.residual", .pass = &ElementwisePasses::residual},
-      {.key = "elementwise_passes.rope", .pass = &ElementwisePasses::rope},
-      {.key = "elementwise_passes.softmax", .pass = &ElementwisePasses::softmax},
-      {.key = "elementwise_backward_passes.norm", .pass = &ElementwisePasses::norm_grad},
-      {.key = "elementwise_backward_passes.activation",
-       .pass = &ElementwisePasses::activation_grad},
-      {.key = "elementwise_backward_passes.residual", .pass = &ElementwisePasses::residual_grad},
-      {.key = "elementwise_backward_passes.rope", .pass = &ElementwisePasses::rope_grad},
-      {.key = "elementwise_backward_passes.softmax", .pass = &ElementwisePasses::softmax_grad},
-      {.key = "grad_reduce_bytes",
-       .by = &Framework::grad_reduce_bytes,
-       .part = &cost::ByPrecision::all},
-      {.key = "grad_reduce_bytes.bf16",
-       .by = &Framework::grad_reduce_bytes,
-       .part = &cost::ByPrecision::bf16},
-      {.key = "grad_reduce_bytes.fp16",
-       .by = &Framework::grad_reduce_bytes,
-       .part = &cost::ByPrecision::fp16},
-      {.key = "grad_reduce_bytes.fp32",
-       .by = &Framework::grad_reduce_bytes,
-       .part = &cost::ByPrecision::fp32},
-      {.key = "sharded_copies.gather", .field = &Framework::gather_copy_bytes},
-      {.key = "sharded_copies.reduce", .field = &Framework::reduce_copy_bytes},
-      {.key = "weight_casts.forward", .field = &Framework::cast_forward_bytes},
-      {.key = "weight_casts.backward", .field = &Framework::cast_backward_bytes},
-      {.key = "grad_accumulation.bf16",
-       .by = &Framework::grad_accumulation,
-       .part = &cost::ByPrecision::bf16},
-      {.key = "grad_accumulation.fp16",
-       .by = &Framework::grad_accumulation,
-       .part = &cost::ByPrecision::fp16},
-      {.key = "grad_accumulation.fp32",
-       .by = &Framework::grad_accumulation,
-       .part = &cost::ByPrecision::fp32},
-      {.key = "loss_bytes.forward", .field = &Framework::loss_forward_bytes},
-      {.key = "loss_bytes.backward", .field = &Framework::loss_backward_bytes},
-      {.key = "loss_saved_bytes", .field = &Framework::loss_saved_bytes},
-      {.key = "attention_forward_speedup", .field = &Framework::attention_forward_speedup},
-      {.key = "optimizer_step_bytes",
-       .by = &Framework::optimizer_step_bytes,
-       .part = &cost::ByPrecision::all},
-      {.key = "optimizer_step_bytes.bf16",
-       .by = &Framework::optimizer_step_bytes,
-       .part = &cost::ByPrecision::bf16},
-      {.key = "optimizer_step_bytes.fp16",
-       .by = &Framework::optimizer_step_bytes,
-       .part = &cost::ByPrecision::fp16},
-      {.key = "optimizer_step_bytes.fp32",
-       .by = &Framework::optimizer_step_bytes,
-       .part = &cost::ByPrecision::fp32},
-  };
+  static const std::vector<ProfileFigure> kFigures = [] {
+    std::vector<ProfileFigure> f = {
+        {.key = "elementwise_passes.norm", .pass = &ElementwisePasses::norm},
+        {.key = "elementwise_passes.activation", .pass = &ElementwisePasses::activation},
+        {.key = "elementwise_passes.residual", .pass = &ElementwisePasses::residual},
+        {.key = "elementwise_passes.rope", .pass = &ElementwisePasses::rope},
+        {.key = "elementwise_passes.softmax", .pass = &ElementwisePasses::softmax},
+        {.key = "elementwise_backward_passes.norm", .pass = &ElementwisePasses::norm_grad},
+        {.key = "elementwise_backward_passes.activation",
+         .pass = &ElementwisePasses::activation_grad},
+        {.key = "elementwise_backward_passes.residual", .pass = &ElementwisePasses::residual_grad},
+        {.key = "elementwise_backward_passes.rope", .pass = &ElementwisePasses::rope_grad},
+        {.key = "elementwise_backward_passes.softmax", .pass = &ElementwisePasses::softmax_grad}};
+    add_by_precision(f, "grad_reduce_bytes", &Framework::grad_reduce_bytes, true);
+    f.insert(f.end(), {{.key = "sharded_copies.gather", .field = &Framework::gather_copy_bytes},
+                       {.key = "sharded_copies.reduce", .field = &Framework::reduce_copy_bytes},
+                       {.key = "weight_casts.forward", .field = &Framework::cast_forward_bytes},
+                       {.key = "weight_casts.backward", .field = &Framework::cast_backward_bytes}});
+    add_by_precision(f, "grad_accumulation", &Framework::grad_accumulation, false);
+    f.insert(f.end(), {{.key = "loss_bytes.forward", .field = &Framework::loss_forward_bytes},
+                       {.key = "loss_bytes.backward", .field = &Framework::loss_backward_bytes},
+                       {.key = "loss_saved_bytes", .field = &Framework::loss_saved_bytes},
+                       {.key = "attention_forward_speedup",
+                        .field = &Framework::attention_forward_speedup}});
+    add_by_precision(f, "optimizer_step_bytes", &Framework::optimizer_step_bytes, true);
+    return f;
+  }();
   return kFigures;
 }
 
@@ -247,7 +230,7 @@ Sensitivity sensitivity(const PredictConfig& config, double fraction,
   s.step_time_s = base.step_time_s;
   s.fits = base.fits;
   // One figure at its two values: `simulate_at(v)` is the step with the figure at v.
-  auto vary = [&](const char* key, double value, double low, double high,
+  auto vary = [&](const std::string& key, double value, double low, double high,
                   const std::vector<std::string>& sources, const auto& simulate_at) {
     FigureSensitivity r;
     r.figure = key;
