@@ -271,8 +271,16 @@ Framework parse_framework(const json& j, const std::string& where) {
       j, "grad_reduce_bytes", where,
       [](const json& n) { return n.is_number() && (n.get<double>() == 2 || n.get<double>() == 4); },
       "2 (bf16/fp16) or 4 (fp32)", f.grad_reduce_bytes);
-  number_or_per_precision(j, "gradient_bytes", where, bytes_in(1, 32),
-                          "a number of bytes per parameter in [1, 32]", f.gradient_bytes);
+  if (j.contains("gradient_bytes") && j.at("gradient_bytes").is_string()) {
+    if (j.at("gradient_bytes") != "reduced")
+      fail(where, "gradient_bytes",
+           "must be \"reduced\" (kept in the type they are reduced in), a number of bytes per "
+           "parameter in [1, 32], or {\"bf16\", \"fp16\", \"fp32\"} of those");
+    f.gradients_in_reduce_dtype = true;
+  } else {
+    number_or_per_precision(j, "gradient_bytes", where, bytes_in(1, 32),
+                            "a number of bytes per parameter in [1, 32]", f.gradient_bytes);
+  }
   byte_pair(j, "sharded_copies", "gather", "reduce", "parameter", where, f.gather_copy_bytes,
             f.reduce_copy_bytes);
   byte_pair(j, "weight_casts", "forward", "backward", "parameter", where, f.cast_forward_bytes,

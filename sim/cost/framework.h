@@ -49,6 +49,10 @@ struct ByPrecision {
     const double by = p == Precision::kBf16 ? bf16 : p == Precision::kFp16 ? fp16 : fp32;
     return by > 0 ? by : all;
   }
+  // Sets the figure for runs at `p` (tf32 sets fp32's).
+  void set(Precision p, double v) {
+    (p == Precision::kBf16 ? bf16 : p == Precision::kFp16 ? fp16 : fp32) = v;
+  }
 };
 
 struct Framework {
@@ -72,6 +76,10 @@ struct Framework {
   // than one gradient of the run's element size: Megatron-LM's fp32 main_grad under bf16 (4),
   // DeepSpeed's bf16 gradients beside BF16_Optimizer's fp32 copy (6). 0: the element size.
   ByPrecision gradient_bytes;
+  // The gradients are kept in the type they are reduced in (profile key "gradient_bytes":
+  // "reduced"): megatron-core's and apex's gradient buffers, which each parameter's main_grad
+  // views and the data-parallel collective reduces (docs/ACCURACY.md item 45).
+  bool gradients_in_reduce_dtype = false;
   // ZeRO's parameter all-gathers (ZeRO-3 per microbatch, ZeRO-1/2 after the step): prefetched
   // behind the compute that precedes their use (overlapped), or waited for (exposed).
   Overlap param_gather = Overlap::kExposed;

@@ -109,6 +109,33 @@ GroupSpan Topology::members_span(int64_t base, int64_t step, int count) const {
   return span;
 }
 
+GroupSpan Topology::data_parallel_span(int rank) const {
+  const int cp = extent(MeshDim::kCp);
+  if (cp == 1) return span_of_dim(MeshDim::kDp, rank);
+  // The dp x cp devices of the rank's tp and pp coordinates, wherever the placement puts them.
+  const int dp = extent(MeshDim::kDp);
+  const int64_t base = device_index(rank) - mesh_.coord_of(rank).dp * stride(MeshDim::kDp);
+  std::vector<int64_t> nodes;
+  nodes.reserve(static_cast<size_t>(dp) * cp);
+  for (int j = 0; j < dp; ++j)
+    for (int i = 0; i < cp; ++i)
+      nodes.push_back((base + j * stride(MeshDim::kDp) + i * stride(MeshDim::kCp)) /
+                      devices_per_node_);
+  std::sort(nodes.begin(), nodes.end());
+  GroupSpan span;
+  span.ranks = dp * cp;
+  span.nodes = 0;
+  span.ranks_per_node = 0;
+  for (size_t i = 0; i < nodes.size();) {
+    size_t j = i;
+    while (j < nodes.size() && nodes[j] == nodes[i]) ++j;
+    ++span.nodes;
+    span.ranks_per_node = std::max(span.ranks_per_node, static_cast<int>(j - i));
+    i = j;
+  }
+  return span;
+}
+
 GroupSpan Topology::span(mesh::GroupKind g, int rank) const {
   const int ep = mesh_.shape().ep;
   switch (g) {
@@ -117,7 +144,7 @@ GroupSpan Topology::span(mesh::GroupKind g, int rank) const {
     case mesh::GroupKind::kPp:
       return span_of_dim(MeshDim::kPp, rank);
     case mesh::GroupKind::kDp:
-      return span_of_dim(MeshDim::kDp, rank);
+      return data_parallel_span(rank);
     case mesh::GroupKind::kEp:
       return span_of_dim(MeshDim::kDp, rank, ep);
     case mesh::GroupKind::kEdp: {

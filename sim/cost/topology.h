@@ -41,6 +41,10 @@ class Topology {
   // Span of `rank`'s group along one mesh dimension (kWorld: the whole mesh, cp included; ep and
   // edp: the groups the mesh's ep carves out of dp, sim/mesh/mesh.h).
   GroupSpan span(mesh::GroupKind g, int rank) const;
+  // The data-parallel group of `rank`: its dp ranks and, with context parallelism, each one's cp
+  // devices, which hold the same parameters and reduce their gradients together (megatron-core's
+  // dp_cp group, torchtitan's dp_shard_cp mesh; docs/ACCURACY.md item 46).
+  GroupSpan data_parallel_span(int rank) const;
   // `size` > 0: only the aligned block of `size` members along d that holds `rank` (expert
   // parallel groups are such blocks of the dp dimension).
   GroupSpan span_of_dim(MeshDim d, int rank, int size = 0) const;

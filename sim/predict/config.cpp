@@ -2,6 +2,7 @@
 #include "sim/predict/config.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -501,6 +502,11 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
     opt.fail("flash_attention",
              "framework '" + framework.name + "' has no flash attention (its profile's \"lacks\")");
   c.precision = opt.choice("precision", cost::Precision::kBf16, cost::kPrecisionNames);
+  if (opt.has("grad_reduce_dtype")) {
+    // The precisions a gradient is reduced in, in cost::Precision's order (tf32 is no dtype).
+    static constexpr std::array<std::string_view, 3> kReduceDtypes = {"bf16", "fp16", "fp32"};
+    c.grad_reduce_dtype = opt.required_choice<cost::Precision>("grad_reduce_dtype", kReduceDtypes);
+  }
   c.zero = static_cast<int>(opt.integer("zero", 0, 0));
   if (c.zero > 3) opt.fail("zero", "must be 0, 1, 2 or 3");
   if (const std::string why = pipelined_zero_refusal(c, framework); !why.empty())
@@ -579,6 +585,8 @@ cost::Framework framework_of(const PredictConfig& c) {
                            ? *c.profile.entry
                            : cost::find_framework(c.framework);
   if (c.attention_kernel) fw.flash = *c.attention_kernel;
+  if (c.grad_reduce_dtype)
+    fw.grad_reduce_bytes.set(c.precision, cost::element_bytes(*c.grad_reduce_dtype));
   return fw;
 }
 

@@ -128,6 +128,10 @@ struct PredictConfig {
   // (options.flash_attention "flash1" | "flash2" | "flash3"); unset: the profile's.
   std::optional<cost::AttentionKernel> attention_kernel;
   cost::Precision precision = cost::Precision::kBf16;
+  // The type the run reduces its data-parallel gradients in, and keeps them in where the profile's
+  // gradient_bytes is "reduced" (options.grad_reduce_dtype: Megatron-LM's --grad-reduce-in-bf16,
+  // NeMo's optim.grad_sync_dtype); unset: the profile's grad_reduce_bytes.
+  std::optional<cost::Precision> grad_reduce_dtype;
   int zero = 0;
   int shard_group = 0;  // ZeRO-3: ranks of dp sharing one copy (HSDP); 0: all of dp
   Optimizer optimizer = Optimizer::kAdam;
@@ -135,8 +139,9 @@ struct PredictConfig {
 
   int microbatches() const;  // per replica: global / (micro x dp)
   int64_t gpus() const { return int64_t{mesh.dp} * mesh.pp * mesh.tp * cp; }
-  // The ranks of dp over which ZeRO shards the states: shard_group when set, else dp.
-  int zero_shards() const { return shard_group > 0 ? shard_group : mesh.dp; }
+  // The devices over which ZeRO shards the states: shard_group's ranks of dp when set, else dp,
+  // each with its cp devices, which hold the same parameters (docs/ACCURACY.md item 46).
+  int zero_shards() const { return (shard_group > 0 ? shard_group : mesh.dp) * cp; }
 };
 
 // Parses one configuration; `where` (the file name) starts every error message, which names the

@@ -196,11 +196,11 @@ int FullMeshPrices::collective_tier(int rank, const schedule::Action& a) {
 }
 
 // Hybrid sharding (options.shard_group): a ZeRO-3 gather or reduce-scatter on dp runs inside a
-// shard group (shard_group consecutive dp ranks), the all-reduce of the shards across the
-// replicas (every shard_group-th dp rank); both from the dp group's own span.
+// shard group (shard_group consecutive dp ranks, each with its cp devices), the all-reduce of the
+// shards across the replicas (every shard_group-th dp rank); both from the dp group's own span.
 cost::GroupSpan FullMeshPrices::hybrid_span(const schedule::Action& a,
                                             const cost::GroupSpan& dp) const {
-  const int shard = r_.config.shard_group;
+  const int shard = r_.config.shard_group > 0 ? r_.config.zero_shards() : 0;
   if (a.group != mesh::GroupKind::kDp || shard <= 0 || shard >= dp.ranks) return dp;
   const int per_node = std::max(1, dp.ranks_per_node);
   if (a.kind == schedule::ActionKind::kAllReduce) {

@@ -185,6 +185,10 @@ void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, S
   const PredictConfig& c = r.config;
   StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
   if (const double g = r.fw.gradient_bytes.at(c.precision); g > 0) per_param.gradients = g;
+  // Kept in the buffer the collective reduces: in its type (docs/ACCURACY.md item 45).
+  if (const double g = r.fw.grad_reduce_bytes.at(c.precision);
+      r.fw.gradients_in_reduce_dtype && g > 0)
+    per_param.gradients = g;
   // Gathered and reduced once a step, a stage's parameters and gradients are whole between
   // microbatches, the gradients accumulated in the reduction's type (docs/ACCURACY.md item 44).
   const bool once = shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, r.fw);
@@ -281,7 +285,7 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
     reps.mesh = {1, c.mesh.pp, 1};
     reps.ranks.resize(c.mesh.pp);
     apply_zero(reps, c.zero, c.mesh.dp, r.param_bytes, c.shard_group,
-               shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, r.fw));
+               shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, r.fw), c.cp);
     std::vector<int> original(c.mesh.pp);
     for (int p = 0; p < c.mesh.pp; ++p) original[p] = r.mesh.rank_of({0, p, 0});
     run.once = replicas_cost_alike(r, prices, reps, original);
@@ -314,7 +318,7 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
   check_full_footprint(r, o.build_timeline);
   run.schedule = generate_or_explain(r.generator);
   apply_zero(run.schedule, c.zero, c.mesh.dp, r.param_bytes, c.shard_group,
-             shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, r.fw));
+             shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, r.fw), c.cp);
   record_for(o, run.schedule, in);
   run.timeline = in.build_timeline;
   run.busy = in.record_busy;

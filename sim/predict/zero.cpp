@@ -10,7 +10,7 @@
 namespace meshscope::predict {
 
 void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes,
-                int shard_group, bool once_a_step) {
+                int shard_group, bool once_a_step, int cp) {
   using schedule::Action;
   using schedule::ActionKind;
   if (zero <= 0 || dp <= 1) return;
@@ -67,7 +67,8 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
           (zero < 3 || per_microbatch || (last != last_backward.end() && last->second == i));
       if (reduce) {
         out.push_back(collective(ActionKind::kReduceScatter, a.stage, pb));
-        if (hybrid) out.push_back(collective(ActionKind::kAllReduce, a.stage, pb / shard_group));
+        if (hybrid)
+          out.push_back(collective(ActionKind::kAllReduce, a.stage, pb / (shard_group * cp)));
       }
       if (zero < 3 && a.kind == ActionKind::kOptimizerStep)
         out.push_back(collective(ActionKind::kAllGather, a.stage, pb));

@@ -25,9 +25,10 @@ namespace meshscope::predict {
 // ALLREDUCE(dp) action; the simulator prices the dp actions on those subgroups).
 // `once_a_step` (ZeRO-3 only; shards_once_a_step): each stage's parameters gathered before its
 // first forward and its gradients reduce-scattered after its last backward, once a step, instead
-// of around every microbatch.
+// of around every microbatch. `cp`: the context-parallel devices of each dp rank, which the
+// shards span too (docs/ACCURACY.md item 46): a hybrid all-reduce moves 1 / (shard_group x cp).
 void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes,
-                int shard_group = 0, bool once_a_step = false);
+                int shard_group = 0, bool once_a_step = false, int cp = 1);
 
 // Whether a run's ZeRO-3 gathers and reduces once a step: its framework's
 // pipelined_sharding_per_step beside pipeline parallelism (docs/ACCURACY.md item 44).

@@ -353,6 +353,23 @@ TEST(CostFramework, GradientBytesAreWhatEachStackKeepsThroughTheStep) {
   EXPECT_DOUBLE_EQ(find_framework("deepspeed-megatron").gradient_bytes.at(Precision::kFp16), 0);
   for (const char* name : {"megatron-core-2024", "nemo-24.09", "torchtitan", "llama3-2024"})
     EXPECT_DOUBLE_EQ(find_framework(name).gradient_bytes.at(Precision::kBf16), 0) << name;
+  // megatron-core's and NeMo's gradients live in the buffer their collective reduces, in fp32
+  // under bf16 unless the run says otherwise (item 45); the other stacks keep their own.
+  for (const std::string& n : list_frameworks()) {
+    const Framework f = find_framework(n);
+    const bool reduced = n == "megatron-core-2024" || n == "nemo-24.09";
+    EXPECT_EQ(f.gradients_in_reduce_dtype, reduced) << n;
+    if (reduced) {
+      EXPECT_DOUBLE_EQ(f.grad_reduce_bytes.at(Precision::kBf16), 4) << n;
+      EXPECT_DOUBLE_EQ(f.grad_reduce_bytes.at(Precision::kFp16), 0) << n;
+    }
+  }
+  EXPECT_TRUE(parse_framework({{"name", "x"}, {"gradient_bytes", "reduced"}}, "fw.json")
+                  .gradients_in_reduce_dtype);
+  EXPECT_EQ(error_of({{"name", "x"}, {"gradient_bytes", "fp32"}}),
+            "fw.json: key 'gradient_bytes': must be \"reduced\" (kept in the type they are reduced "
+            "in), a number of bytes per parameter in [1, 32], or {\"bf16\", \"fp16\", \"fp32\"} of "
+            "those");
   EXPECT_DOUBLE_EQ(parse_framework({{"name", "x"}, {"gradient_bytes", 4}}, "fw.json")
                        .gradient_bytes.at(Precision::kFp16),
                    4);

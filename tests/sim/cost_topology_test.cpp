@@ -42,6 +42,28 @@ TEST(CostTopology, ContextAndExpertGroups) {
   EXPECT_EQ(t.num_devices(), 64);
 }
 
+TEST(CostTopology, TheDataParallelGroupTakesEachDpRanksCpDevices) {
+  // megatron-core's dp_cp group, torchtitan's dp_shard_cp mesh (docs/ACCURACY.md item 46): the cp
+  // devices of each dp rank reduce their gradients with it.
+  const Topology t({.dp = 8, .pp = 1, .tp = 4}, 2, 8);  // tp 4 x cp 2 fill a node
+  const GroupSpan dp = t.span(mesh::GroupKind::kDp, 3 * 4);
+  EXPECT_EQ(dp.ranks, 16);
+  EXPECT_EQ(dp.nodes, 8);
+  EXPECT_EQ(dp.ranks_per_node, 2);
+  // cp outermost (pp,dp,tp,cp order): the two cp halves of the mesh sit on other nodes.
+  const auto order = parse_dim_order("tp,dp,pp,cp");
+  ASSERT_TRUE(order);
+  const Topology far({.dp = 2, .pp = 2, .tp = 4}, 2, 8, *order);  // a node: tp 4 x dp 2
+  const GroupSpan split = far.span(mesh::GroupKind::kDp, 4);      // dp 1, pp 0
+  EXPECT_EQ(split.ranks, 4);
+  EXPECT_EQ(split.nodes, 2);
+  EXPECT_EQ(split.ranks_per_node, 2);
+  // Without cp the group is dp's alone, as before.
+  const Topology plain({.dp = 8, .pp = 1, .tp = 4}, 1, 8);
+  EXPECT_EQ(plain.span(mesh::GroupKind::kDp, 0).ranks, 8);
+  EXPECT_EQ(plain.span(mesh::GroupKind::kDp, 0).ranks_per_node, 2);
+}
+
 TEST(CostTopology, EpGroupsAreDpBlocksAndEdpGroupsTheirStrides) {
   // tp 2 x pp 1 x dp 8 with ep 4 on nodes of 4 devices: a node holds 2 dp replicas.
   const Topology t({.dp = 8, .pp = 1, .tp = 2, .ep = 4}, 1, 4);

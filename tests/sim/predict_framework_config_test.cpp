@@ -622,6 +622,53 @@ TEST(PredictFrameworkConfig, AProfilesGradientBytesAreHeldAndShardedLikeTheGradi
   EXPECT_EQ(fp16.memory[0].gradients_bytes, plain.memory[0].gradients_bytes);
 }
 
+TEST(PredictFrameworkConfig, AGradReduceDtypeSetsWhatTheReductionsMoveAndWhereReducedWhatIsKept) {
+  // options.grad_reduce_dtype over the profile's grad_reduce_bytes (docs/ACCURACY.md item 45): an
+  // fp32 reduction moves twice a bf16 one's bytes, as a profile saying {"bf16": 4} does; the
+  // gradients held follow it only where the profile keeps them in the reduced buffer.
+  json j = tiny_gpt();
+  j["framework"] = write_profile("reduce-as-run", "");
+  const Summary plain = summary_of(j);
+  j["options"]["grad_reduce_dtype"] = "fp32";
+  const Summary fp32 = summary_of(j);
+  EXPECT_GT(fp32.step_time_s, plain.step_time_s);  // the exposed all-reduce moves 4 bytes
+  EXPECT_EQ(fp32.memory[0].gradients_bytes, plain.memory[0].gradients_bytes);
+  j["options"].erase("grad_reduce_dtype");
+  j["framework"] = write_profile("reduce-in-fp32", R"(, "grad_reduce_bytes": {"bf16": 4})");
+  EXPECT_DOUBLE_EQ(summary_of(j).step_time_s, fp32.step_time_s);
+  j["options"]["grad_reduce_dtype"] = "bf16";  // the run's own type over the profile's
+  EXPECT_DOUBLE_EQ(summary_of(j).step_time_s, plain.step_time_s);
+  // Kept in the reduced buffer: 4 bytes a parameter under fp32, 2 under bf16.
+  j["framework"] = write_profile(
+      "kept-as-reduced", R"(, "grad_reduce_bytes": {"bf16": 4}, "gradient_bytes": "reduced")");
+  j["options"].erase("grad_reduce_dtype");
+  const Summary kept = summary_of(j);
+  EXPECT_EQ(kept.memory[0].gradients_bytes, 2 * plain.memory[0].gradients_bytes);
+  EXPECT_DOUBLE_EQ(kept.step_time_s, fp32.step_time_s);
+  j["options"]["grad_reduce_dtype"] = "bf16";
+  EXPECT_EQ(summary_of(j).memory[0].gradients_bytes, plain.memory[0].gradients_bytes);
+  j["options"]["grad_reduce_dtype"] = "tf32";
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.grad_reduce_dtype': 'tf32' is not one of bf16, fp16, fp32");
+}
+
+TEST(PredictFrameworkConfig, ContextParallelDevicesShareTheShardsAndTheReductions) {
+  // With cp 2 the dp x cp devices reduce the gradients together and ZeRO shards the states over
+  // all of them (docs/ACCURACY.md item 46): half the optimizer state of the dp-only sharding.
+  json j = tiny_gpt();
+  j["mesh"] = {{"dp", 4}, {"cp", 2}};
+  j["options"]["zero"] = 1;
+  const PredictConfig c = parse_config(j, "cfg.json");
+  EXPECT_EQ(c.zero_shards(), 8);
+  const Summary cp = summary_of(j);
+  j["mesh"] = {{"dp", 4}};
+  const Summary dp = summary_of(j);
+  ASSERT_EQ(cp.memory.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(cp.memory[0].optimizer_bytes), dp.memory[0].optimizer_bytes / 2.0,
+              1.0);
+  EXPECT_EQ(cp.memory[0].gradients_bytes, dp.memory[0].gradients_bytes);
+}
+
 TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAStep) {
   // Two profiles alike but for optimizer_step_bytes: the step differs by the extra bytes over the
   // parameters each GPU updates (its 1/dp shard under ZeRO >= 1), once per step, at the memory

@@ -215,11 +215,11 @@ const std::vector<Row>& rows() {
 constexpr int kHeldBackSets = 8;
 
 // How many of the 61 held-back rows fall inside the range printed for them (docs/ACCURACY.md).
-constexpr int kHeldBackInsideTheirRange = 19;
+constexpr int kHeldBackInsideTheirRange = 18;
 // Of them, those longer than every development run behind their range, and how many of those fall
 // inside it nonetheless.
 constexpr int kHeldBackBeyondTheirLongestSequence = 35;
-constexpr int kHeldBackBeyondAndInside = 1;
+constexpr int kHeldBackBeyondAndInside = 0;
 
 struct Result {
   Summary summary;
