@@ -70,9 +70,9 @@ TermSeconds action_terms(const Resolved& r, int stage, ActionKind kind) {
   const double parameters =
       static_cast<double>(r.w.dense_parameters[stage] + r.w.expert_parameters[stage]);
   const PredictConfig& c = r.config;
-  const ShardedCopies copies =
-      sharded_copies(c.zero, c.mesh.dp, parameters, r.fw, r.compute,
-                     shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, r.fw) ? c.microbatches() : 0);
+  const ShardedCopies copies = sharded_copies(
+      c.zero, c.data_parallel(), parameters, r.fw, r.compute,
+      shards_once_a_step(c.zero, c.data_parallel(), c.mesh.pp, r.fw) ? c.microbatches() : 0);
   const WeightCasts casts = weight_casts(parameters, r.fw, r.compute);
   const bool input_grad = kind == ActionKind::kBackward || kind == ActionKind::kInputGrad;
   const bool weight_grad = kind == ActionKind::kBackward || kind == ActionKind::kWeightGrad;

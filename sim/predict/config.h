@@ -142,6 +142,8 @@ struct PredictConfig {
   // The devices over which ZeRO shards the states: shard_group's ranks of dp when set, else dp,
   // each with its cp devices, which hold the same parameters (docs/ACCURACY.md item 46).
   int zero_shards() const { return (shard_group > 0 ? shard_group : mesh.dp) * cp; }
+  // The devices that hold each parameter and reduce its gradient: dp x cp (item 46).
+  int data_parallel() const { return mesh.dp * cp; }
 };
 
 // Parses one configuration; `where` (the file name) starts every error message, which names the

@@ -77,6 +77,7 @@ Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
   generator.mesh = c.mesh;
   generator.microbatches = c.microbatches();
   generator.virtual_stages = c.virtual_stages;
+  generator.reduce_beyond_mesh = c.cp > 1;
   param_bytes.resize(num_stages);
   for (int s = 0; s < num_stages; ++s) {
     generator.activation_bytes.push_back(w.stages[s].output_bytes);
@@ -87,9 +88,10 @@ Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
         c, fw, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute, cal);
     timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
     add_parameter_passes(
-        timings.back(), c.zero, c.mesh.dp,
+        timings.back(), c.zero, c.data_parallel(),
         static_cast<double>(w.dense_parameters[s] + w.expert_parameters[s]), c.precision, fw,
-        compute, shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, fw) ? c.microbatches() : 0);
+        compute,
+        shards_once_a_step(c.zero, c.data_parallel(), c.mesh.pp, fw) ? c.microbatches() : 0);
   }
 }
 

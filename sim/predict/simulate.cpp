@@ -191,7 +191,7 @@ void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, S
     per_param.gradients = g;
   // Gathered and reduced once a step, a stage's parameters and gradients are whole between
   // microbatches, the gradients accumulated in the reduction's type (docs/ACCURACY.md item 44).
-  const bool once = shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, r.fw);
+  const bool once = shards_once_a_step(c.zero, c.data_parallel(), c.mesh.pp, r.fw);
   if (once)
     per_param.gradients = std::max(per_param.gradients, r.fw.grad_reduce_bytes.at(c.precision));
   s.memory.clear();
@@ -284,8 +284,8 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
     schedule::Schedule reps = generate_or_explain(rg);
     reps.mesh = {1, c.mesh.pp, 1};
     reps.ranks.resize(c.mesh.pp);
-    apply_zero(reps, c.zero, c.mesh.dp, r.param_bytes, c.shard_group,
-               shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, r.fw), c.cp);
+    apply_zero(reps, c.zero, c.data_parallel(), r.param_bytes, c.shard_group,
+               shards_once_a_step(c.zero, c.data_parallel(), c.mesh.pp, r.fw), c.cp);
     std::vector<int> original(c.mesh.pp);
     for (int p = 0; p < c.mesh.pp; ++p) original[p] = r.mesh.rank_of({0, p, 0});
     run.once = replicas_cost_alike(r, prices, reps, original);
@@ -317,8 +317,8 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
   }
   check_full_footprint(r, o.build_timeline);
   run.schedule = generate_or_explain(r.generator);
-  apply_zero(run.schedule, c.zero, c.mesh.dp, r.param_bytes, c.shard_group,
-             shards_once_a_step(c.zero, c.mesh.dp, c.mesh.pp, r.fw), c.cp);
+  apply_zero(run.schedule, c.zero, c.data_parallel(), r.param_bytes, c.shard_group,
+             shards_once_a_step(c.zero, c.data_parallel(), c.mesh.pp, r.fw), c.cp);
   record_for(o, run.schedule, in);
   run.timeline = in.build_timeline;
   run.busy = in.record_busy;

@@ -14,7 +14,7 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
   using schedule::Action;
   using schedule::ActionKind;
   if (zero <= 0 || dp <= 1) return;
-  const bool hybrid = zero >= 3 && shard_group > 0 && shard_group < dp;
+  const bool hybrid = zero >= 3 && shard_group > 0 && shard_group * cp < dp;
   const bool per_microbatch = zero >= 3 && !once_a_step;
   auto collective = [](ActionKind k, int stage, int64_t bytes) {
     Action a;

@@ -17,8 +17,9 @@
 namespace meshscope::predict {
 
 // `param_bytes[s]`: stage s's parameters held by one tp rank, in the compute precision; `dp`: the
-// data-parallel degree of the mesh (a schedule of representatives has mesh.dp = 1 but stands for
-// dp replicas). No change when zero == 0 or dp == 1.
+// devices holding each parameter, the mesh's dp times cp (PredictConfig::data_parallel; a schedule
+// of representatives has mesh.dp = 1 but stands for dp replicas). No change when zero == 0 or
+// dp == 1.
 // `shard_group` < dp (ZeRO-3 only): hybrid sharding (PyTorch FSDP's HYBRID_SHARD): the gathers and
 // reduce-scatters run inside groups of shard_group ranks, and each reduce-scatter is followed by
 // an all-reduce of the 1 / shard_group shard across the dp / shard_group replicas (an
@@ -26,7 +27,8 @@ namespace meshscope::predict {
 // `once_a_step` (ZeRO-3 only; shards_once_a_step): each stage's parameters gathered before its
 // first forward and its gradients reduce-scattered after its last backward, once a step, instead
 // of around every microbatch. `cp`: the context-parallel devices of each dp rank, which the
-// shards span too (docs/ACCURACY.md item 46): a hybrid all-reduce moves 1 / (shard_group x cp).
+// shards span too (docs/ACCURACY.md item 46): a shard group is shard_group x cp devices, and a
+// hybrid all-reduce moves 1 / (shard_group x cp) of a stage.
 void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes,
                 int shard_group = 0, bool once_a_step = false, int cp = 1);
 

@@ -67,7 +67,8 @@ Schedule generate(const GeneratorConfig& config) {
   s.stage_owner = stage_placement(info(config.family).placement, config.mesh.pp, s.num_stages);
   const std::vector<std::vector<Action>> orders = pipeline_compute_orders(
       config.family, config.mesh.pp, config.virtual_stages, config.microbatches);
-  const Lowering lowering(s, config.activation_bytes, config.gradient_bytes);
+  const Lowering lowering(s, config.activation_bytes, config.gradient_bytes,
+                          config.reduce_beyond_mesh);
   s.ranks.resize(m.size());
   const int lowered =
       config.lowered_ranks > 0 ? std::min(config.lowered_ranks, m.size()) : m.size();

@@ -42,6 +42,9 @@ struct GeneratorConfig {
   // Bytes of stage s's gradients held by one tp rank (the dp all-reduce payload): one value per
   // stage, a single value for every stage, or none (0 = not given).
   std::vector<int64_t> gradient_bytes{};
+  // The stages' gradients are reduced with devices outside the mesh even when mesh.dp is 1: a
+  // context-parallel run's cp devices, which hold the same parameters (docs/ACCURACY.md item 46).
+  bool reduce_beyond_mesh = false;
   // > 0: lower only ranks [0, lowered_ranks) onto the mesh; the others' programs stay empty (for a
   // caller that needs a few ranks: predict's representatives, dp 0 of a tp 1 mesh).
   int lowered_ranks = 0;

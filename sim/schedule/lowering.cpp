@@ -20,11 +20,12 @@ bool is_grad_in(ActionKind k) { return k == ActionKind::kBackward || k == Action
 }  // namespace
 
 Lowering::Lowering(const Schedule& s, std::vector<int64_t> activation_bytes,
-                   std::vector<int64_t> gradient_bytes)
+                   std::vector<int64_t> gradient_bytes, bool reduce_beyond_mesh)
     : s_(s),
       mesh_(s.mesh),
       activation_bytes_(std::move(activation_bytes)),
-      gradient_bytes_(std::move(gradient_bytes)) {}
+      gradient_bytes_(std::move(gradient_bytes)),
+      reduce_beyond_mesh_(reduce_beyond_mesh) {}
 
 std::vector<Action> Lowering::lower(int rank, const std::vector<Action>& order,
                                     std::vector<int>* block_start) const {
@@ -78,7 +79,7 @@ void Lowering::transfer(const mesh::MeshCoord& at, ActionKind kind, const Action
 }
 
 void Lowering::finish_stage(int stage, std::vector<Action>* out) const {
-  if (s_.mesh.dp > 1) {
+  if (s_.mesh.dp > 1 || reduce_beyond_mesh_) {
     out->push_back(Action{.kind = ActionKind::kAllReduce,
                           .group = mesh::GroupKind::kDp,
                           .stage = stage,
