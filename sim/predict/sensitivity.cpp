@@ -192,7 +192,12 @@ Sensitivity sensitivity(const PredictConfig& config, double fraction,
       config.hardware.entry && config.hardware.gpu == config.gpu
           ? config.hardware.entry
           : std::make_shared<const cost::Hardware>(cost::find_hardware(config.gpu));
-  const cost::Framework profile = framework_of(config);
+  // The profile's figures as it states them: a figure the config states itself
+  // (options.grad_reduce_dtype over grad_reduce_bytes) is the run's, and moving the profile's
+  // moves nothing, as the catalog's network does under cluster.network_gbps.
+  PredictConfig as_profiled = config;
+  as_profiled.grad_reduce_dtype.reset();
+  const cost::Framework profile = framework_of(as_profiled);
   SimulateOptions so = options;
   so.build_timeline = false;
   so.breakdown = false;

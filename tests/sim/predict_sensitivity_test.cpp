@@ -129,6 +129,16 @@ TEST(PredictSensitivity, FiguresTheRunDoesNotUseMoveNothing) {
   // Its kernel is FlashAttention-2: the entry's rate for it matters, the fallback does not.
   EXPECT_DOUBLE_EQ(row(s, "efficiency.attention").step_time_s_low, s.step_time_s);
   EXPECT_GT(row(s, "efficiency.attention_flash2").step_time_s_low, s.step_time_s);
+  // NeMo's GPT-3 recipe states its bf16 gradient reduction (options.grad_reduce_dtype): the
+  // profile's fp32 default is shown as the profile states it and moves nothing.
+  const Sensitivity gpt3 = sensitivity(shipped("nemo-gpt3-175b-128xh100.json"), 0.2);
+  const auto reduce =
+      std::find_if(gpt3.profile_figures.begin(), gpt3.profile_figures.end(),
+                   [](const FigureSensitivity& f) { return f.figure == "grad_reduce_bytes.bf16"; });
+  ASSERT_NE(reduce, gpt3.profile_figures.end());
+  EXPECT_DOUBLE_EQ(reduce->value, 4);
+  EXPECT_DOUBLE_EQ(reduce->step_time_s_low, gpt3.step_time_s);
+  EXPECT_DOUBLE_EQ(reduce->step_time_s_high, gpt3.step_time_s);
 }
 
 // Every figure the sensitivity moves that a shipped entry sets has a line of the entry's sources
