@@ -518,6 +518,12 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
     opt.fail("shard_group", std::to_string(c.shard_group) + " does not divide mesh.dp (" +
                                 std::to_string(c.mesh.dp) + ")");
   c.optimizer = opt.choice("optimizer", Optimizer::kAdam, kOptimizerNames);
+  if (opt.has("optimizer_state_bytes")) {
+    const int64_t b = opt.integer("optimizer_state_bytes", 0, 0);
+    if (b > 64)
+      opt.fail("optimizer_state_bytes", "must be an integer in [0, 64] (bytes a parameter)");
+    c.optimizer_state_bytes = static_cast<int>(b);
+  }
   c.symmetry = opt.choice("symmetry", Symmetry::kAuto, kSymmetryNames);
   opt.check_unknown();
   top.check_unknown();

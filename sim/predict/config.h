@@ -135,6 +135,11 @@ struct PredictConfig {
   int zero = 0;
   int shard_group = 0;  // ZeRO-3: ranks of dp sharing one copy (HSDP); 0: all of dp
   Optimizer optimizer = Optimizer::kAdam;
+  // Bytes of optimizer state a parameter keeps, sharded as ZeRO shards the states, where the run's
+  // optimizer stores other than the default (options.optimizer_state_bytes: NeMo's
+  // distributed_fused_adam keeps 16-bit remainders, 10, or bf16 moments, 4; docs/ACCURACY.md
+  // item 47); unset: 12 under bf16/fp16 and Adam (memory.h, state_bytes).
+  std::optional<int> optimizer_state_bytes;
   Symmetry symmetry = Symmetry::kAuto;
 
   int microbatches() const;  // per replica: global / (micro x dp)

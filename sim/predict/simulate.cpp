@@ -184,6 +184,7 @@ template <typename ActivationOf>
 void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, Summary& s) {
   const PredictConfig& c = r.config;
   StateBytesPerParam per_param = state_bytes(c.precision, c.optimizer == Optimizer::kAdam);
+  if (c.optimizer_state_bytes) per_param.optimizer = *c.optimizer_state_bytes;  // item 47
   if (const double g = r.fw.gradient_bytes.at(c.precision); g > 0) per_param.gradients = g;
   // Kept in the buffer the collective reduces: in its type (docs/ACCURACY.md item 45).
   if (const double g = r.fw.grad_reduce_bytes.at(c.precision);

@@ -674,6 +674,26 @@ TEST(PredictFrameworkConfig, ContextParallelDevicesShareTheShardsAndTheReduction
   EXPECT_EQ(summary_of(j).breakdown.dp_collectives_wire_s, 0);
 }
 
+TEST(PredictFrameworkConfig, AnOptimizerStateBytesIsWhatTheStatesHoldShardedAsBefore) {
+  // options.optimizer_state_bytes (docs/ACCURACY.md item 47): NeMo's distributed_fused_adam keeps
+  // 16-bit remainders and fp32 moments (10) or bf16 moments (4) where ZeRO's accounting holds 12;
+  // memory only, sharded over dp under ZeRO-1 as before.
+  json j = tiny_gpt();
+  j["options"]["zero"] = 1;
+  const Summary adam = summary_of(j);
+  j["options"]["optimizer_state_bytes"] = 4;
+  const Summary bf16 = summary_of(j);
+  ASSERT_EQ(bf16.memory.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(bf16.memory[0].optimizer_bytes),
+              adam.memory[0].optimizer_bytes / 3.0, 1.0);
+  EXPECT_EQ(bf16.memory[0].gradients_bytes, adam.memory[0].gradients_bytes);
+  EXPECT_DOUBLE_EQ(bf16.step_time_s, adam.step_time_s);
+  j["options"]["optimizer_state_bytes"] = 65;
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.optimizer_state_bytes': must be an integer in [0, 64] (bytes a "
+            "parameter)");
+}
+
 TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAStep) {
   // Two profiles alike but for optimizer_step_bytes: the step differs by the extra bytes over the
   // parameters each GPU updates (its 1/dp shard under ZeRO >= 1), once per step, at the memory
