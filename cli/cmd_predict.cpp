@@ -190,9 +190,22 @@ void print_memory(const predict::Summary& s) {
     std::printf("  %-18s %8.1f GiB  %5.1f%%%s\n", what, bytes / kGiB,
                 m.total() > 0 ? 100.0 * bytes / m.total() : 0.0, note);
   };
-  line("parameters", m.parameters_bytes, "");
-  line("gradients", m.gradients_bytes, "");
-  line("optimizer state", m.optimizer_bytes, "");
+  // What each holds a parameter, and over how many devices: what a config's options (zero,
+  // grad_reduce_dtype, optimizer_state_bytes) and its profile made of it.
+  auto per_param = [](double bytes, int shards) {
+    char buf[96];
+    if (shards > 1)
+      std::snprintf(buf, sizeof buf, "  (%g bytes a parameter, sharded over %d)", bytes, shards);
+    else
+      std::snprintf(buf, sizeof buf, "  (%g bytes a parameter)", bytes);
+    return std::string(buf);
+  };
+  line("parameters", m.parameters_bytes,
+       per_param(s.state_bytes.parameters, s.parameter_shards).c_str());
+  line("gradients", m.gradients_bytes,
+       per_param(s.state_bytes.gradients, s.gradient_shards).c_str());
+  line("optimizer state", m.optimizer_bytes,
+       per_param(s.state_bytes.optimizer, s.optimizer_shards).c_str());
   line("activations", m.activations_bytes, "  (the most the schedule holds at once)");
   if (m.working_bytes > 0)
     line("loss working set", m.working_bytes, "  (held while the loss runs, beyond what it saves)");
@@ -481,8 +494,9 @@ void add_predict_command(CLI::App& app) {
                 "norms, elementwise passes, recomputation, exposed tp collectives, the optimizer "
                 "step, idle; the data-parallel collectives' time on the links and what the step "
                 "pays for them (JSON: always, as \"breakdown\"); and what holds the fullest "
-                "device's memory: parameters, gradients, optimizer state, activations (JSON: "
-                "\"memory_per_stage\")");
+                "device's memory: parameters, gradients, optimizer state (each with its bytes a "
+                "parameter and the devices it is sharded over), activations (JSON: "
+                "\"memory_per_stage\", \"state_bytes_per_parameter\", \"state_shards\")");
   cmd->add_flag("--sensitivity", args->sensitivity,
                 "instead of the table: the step time with each figure of the hardware catalog "
                 "entry (GEMM and attention rates, memory and link bandwidths, latencies) and of "

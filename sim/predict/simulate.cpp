@@ -213,6 +213,11 @@ void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, S
   }
   s.memory_capacity_bytes = r.hw.memory_bytes;
   s.fits = s.peak_memory_bytes <= r.hw.memory_bytes;
+  s.state_bytes = per_param;
+  const int zero = once ? 1 : c.zero;  // as device_memory shards them
+  s.parameter_shards = zero >= 3 ? c.zero_shards() : 1;
+  s.gradient_shards = zero >= 2 ? c.zero_shards() : 1;
+  s.optimizer_shards = zero >= 1 ? c.zero_shards() : 1;
 }
 
 // The activations each rank holds follow its program order (engine::peak_activation): whether the
@@ -496,6 +501,14 @@ nlohmann::json to_json(const Summary& s) {
           {"memory_capacity_bytes", s.memory_capacity_bytes},
           {"fits", s.fits},
           {"memory_per_stage", mem},
+          {"state_bytes_per_parameter",
+           {{"parameters", s.state_bytes.parameters},
+            {"gradients", s.state_bytes.gradients},
+            {"optimizer", s.state_bytes.optimizer}}},
+          {"state_shards",
+           {{"parameters", s.parameter_shards},
+            {"gradients", s.gradient_shards},
+            {"optimizer", s.optimizer_shards}}},
           {"breakdown", s.breakdown.known ? to_json(s.breakdown) : nlohmann::json(nullptr)},
           {"replicas_simulated_once", s.replicas_simulated_once},
           {"simulated_ranks", s.simulated_ranks},

@@ -57,6 +57,13 @@ struct Summary {
   double memory_capacity_bytes = 0;
   bool fits = true;
   std::vector<DeviceMemory> memory;  // per pp coordinate (replicas are alike)
+  // What `memory` counts a parameter: bytes of weights, gradients and optimizer state (the
+  // profile's and the config's, docs/ACCURACY.md items 42, 45, 47), and over how many devices
+  // each is sharded (ZeRO's stage over dp x cp; 1: whole).
+  StateBytesPerParam state_bytes;
+  int parameter_shards = 1;
+  int gradient_shards = 1;
+  int optimizer_shards = 1;
   // Where the step's time goes on the device with the busiest compute stream.
   Breakdown breakdown;
   // How the simulation ran.

@@ -430,6 +430,10 @@ TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStepAndWhatHoldsTheMemory) {
   const Outcome over = sh("predict --config " + big.string() + " --breakdown");
   ASSERT_EQ(over.exit_code, 0) << over.err;
   EXPECT_NE(over.out.find("GiB of 80.0 GiB: does not fit"), std::string::npos) << over.out;
+  // Each state says what it holds a parameter: ZeRO's 2 + 2 + 12 under bf16, none sharded.
+  EXPECT_NE(over.out.find("%  (2 bytes a parameter)\n  gradients"), std::string::npos) << over.out;
+  EXPECT_NE(over.out.find("%  (12 bytes a parameter)\n  activations"), std::string::npos)
+      << over.out;
   // Its one stage computes the loss, whose working tensors are listed; the pipeline's fullest
   // rank, the first, computes none.
   EXPECT_NE(over.out.find("\n  loss working set "), std::string::npos) << over.out;

@@ -688,6 +688,12 @@ TEST(PredictFrameworkConfig, AnOptimizerStateBytesIsWhatTheStatesHoldShardedAsBe
               adam.memory[0].optimizer_bytes / 3.0, 1.0);
   EXPECT_EQ(bf16.memory[0].gradients_bytes, adam.memory[0].gradients_bytes);
   EXPECT_DOUBLE_EQ(bf16.step_time_s, adam.step_time_s);
+  // --breakdown and --json say what each state holds a parameter, and over how many devices.
+  EXPECT_DOUBLE_EQ(adam.state_bytes.optimizer, 12);
+  EXPECT_DOUBLE_EQ(bf16.state_bytes.optimizer, 4);
+  EXPECT_EQ(bf16.optimizer_shards, 8);
+  EXPECT_EQ(bf16.gradient_shards, 1);
+  EXPECT_EQ(bf16.parameter_shards, 1);
   j["options"]["optimizer_state_bytes"] = 65;
   EXPECT_EQ(error_of(j),
             "cfg.json: key 'options.optimizer_state_bytes': must be an integer in [0, 64] (bytes a "
