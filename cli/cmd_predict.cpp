@@ -209,6 +209,9 @@ void print_memory(const predict::Summary& s) {
   line("activations", m.activations_bytes, "  (the most the schedule holds at once)");
   if (m.working_bytes > 0)
     line("loss working set", m.working_bytes, "  (held while the loss runs, beyond what it saves)");
+  if (m.unsharded_bytes > 0)
+    line("FSDP unsharded", m.unsharded_bytes,
+         "  (whole beside the shards while the loss runs: the root unit, blocks kept whole)");
 }
 
 // --breakdown: each point's device with the busiest compute stream, term by term (breakdown.h),

@@ -56,7 +56,8 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "tp_comm_overlap",
                                                     "lacks",
                                                     "pipelined_zero",
-                                                    "pipelined_sharding"};
+                                                    "pipelined_sharding",
+                                                    "held_unsharded"};
 
 using nlohmann::json;
 
@@ -353,6 +354,18 @@ Framework parse_framework(const json& j, const std::string& where) {
            "must be \"per-step\" or \"per-microbatch\": when ZeRO-3 gathers and reduces a stage's "
            "states beside pipeline parallelism");
     f.pipelined_sharding_per_step = v == "per-step";
+  }
+  if (j.contains("held_unsharded")) {
+    const json& v = j.at("held_unsharded");
+    const char* want =
+        "must be {\"root\": true or false, \"last_layers\": an integer in [0, 1000]}: what FSDP "
+        "keeps whole while the loss runs";
+    if (!v.is_object() || v.size() != 2 || !v.contains("root") || !v.contains("last_layers") ||
+        !v.at("root").is_boolean() || !v.at("last_layers").is_number_integer() ||
+        v.at("last_layers").get<int64_t>() < 0 || v.at("last_layers").get<int64_t>() > 1000)
+      fail(where, "held_unsharded", want);
+    f.held_unsharded.root = v.at("root").get<bool>();
+    f.held_unsharded.last_layers = v.at("last_layers").get<int>();
   }
   boolean_of(j, "recompute_early_stop", where, f.recompute_early_stop);
   if (j.contains("recompute")) {

@@ -198,6 +198,16 @@ struct Framework {
   // "pipelined_sharding": "per-step"; torch.distributed.pipelining with FSDP2, as torchtitan runs
   // it: docs/ACCURACY.md item 44). False ("per-microbatch"): each microbatch, as without it.
   bool pipelined_sharding_per_step = false;
+  // What FSDP keeps whole, in the compute type, while the loss runs, where ZeRO-3 gathers each
+  // microbatch (profile key "held_unsharded": {"root", "last_layers"}; docs/ACCURACY.md item 48):
+  // the root unit (the parameters outside the wrapped blocks: embedding, final norm, output),
+  // which FSDP1 and FSDP2 do not reshard after the forward, and the last `last_layers` blocks
+  // (torchtitan keeps its last block whole). Default: nothing.
+  struct HeldUnsharded {
+    bool root = false;
+    int last_layers = 0;
+  };
+  HeldUnsharded held_unsharded;
   // Recomputation granularities it offers ("none", "selective", "full", "op-selective").
   std::vector<std::string> recompute;
   // Its full recomputation stops once the backward has every tensor it saved (profile key

@@ -167,6 +167,7 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
   for (const GptStage& st : model.stages)
     per_tp += st.dense_parameters + st.expert_parameters * par.ep;
   model.total_parameters = per_tp * t;
+  model.layer_parameters = layer.dense_parameters + layer.expert_parameters;
   return model;
 }
 

@@ -40,6 +40,8 @@ struct GptModel {
   // attention, no recomputation: the numerator of MFU.
   double model_flops_per_microbatch = 0;
   int64_t total_parameters = 0;  // whole model, unsplit
+  // One transformer layer's parameters on one tp rank (its experts: its ep shard).
+  int64_t layer_parameters = 0;
 };
 
 // Layers per stage: even, and where they do not divide, the first and last stages give up layers

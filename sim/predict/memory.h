@@ -31,8 +31,12 @@ struct DeviceMemory {
   // counted as if that op ran at the schedule's activation peak: exact without pipelining, where
   // every layer's activations are held when the loss runs; an upper bound with it.
   int64_t working_bytes = 0;
+  // Parameters FSDP keeps whole beside their shards while the loss runs (cost::Framework::
+  // held_unsharded: its root unit, torchtitan's last block), on the rank that computes the loss.
+  int64_t unsharded_bytes = 0;
   int64_t total() const {
-    return parameters_bytes + gradients_bytes + optimizer_bytes + activations_bytes + working_bytes;
+    return parameters_bytes + gradients_bytes + optimizer_bytes + activations_bytes +
+           working_bytes + unsharded_bytes;
   }
 };
 

@@ -195,20 +195,35 @@ void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, S
   const bool once = shards_once_a_step(c.zero, c.data_parallel(), c.mesh.pp, r.fw);
   if (once)
     per_param.gradients = std::max(per_param.gradients, r.fw.grad_reduce_bytes.at(c.precision));
+  // Gathered each microbatch, FSDP's root unit and its last blocks stay whole while the loss
+  // runs (docs/ACCURACY.md item 48): the loss's rank holds its stages' parameters outside their
+  // layers and the last blocks', in the compute type.
+  const cost::Framework::HeldUnsharded held = r.fw.held_unsharded;
+  const bool holds_unsharded =
+      c.zero >= 3 && !once && r.w.layer_parameters > 0 && (held.root || held.last_layers > 0);
+  const int loss_rank = run.schedule.stage_owner[r.num_stages - 1];
   s.memory.clear();
   s.peak_memory_bytes = 0;
   for (int p = 0; p < c.mesh.pp; ++p) {
-    int64_t dense = 0, expert = 0, working = 0;
+    int64_t dense = 0, expert = 0, working = 0, root = 0;
     for (int st = 0; st < r.num_stages; ++st)
       if (run.schedule.stage_owner[st] == p) {
         dense += r.w.dense_parameters[st];
         expert += r.w.expert_parameters[st];
+        if (holds_unsharded)
+          root += r.w.dense_parameters[st] + r.w.expert_parameters[st] -
+                  int64_t{r.w.layers[st]} * r.w.layer_parameters;
         working = std::max(working, r.w.stages[st].working_bytes);  // one op at a time
       }
     const int64_t act = activation_of(p);
     s.memory.push_back(
         device_memory(dense, expert, c.zero_shards(), c.ep, once ? 1 : c.zero, per_param, act));
     s.memory.back().working_bytes = working;
+    if (holds_unsharded && p == loss_rank) {
+      const int64_t last = std::min<int64_t>(held.last_layers, r.w.layers[r.num_stages - 1]);
+      s.memory.back().unsharded_bytes =
+          ((held.root ? root : 0) + last * r.w.layer_parameters) * cost::element_bytes(c.precision);
+    }
     s.peak_memory_bytes = std::max(s.peak_memory_bytes, s.memory.back().total());
   }
   s.memory_capacity_bytes = r.hw.memory_bytes;
@@ -470,6 +485,7 @@ nlohmann::json to_json(const Summary& s) {
                    {"optimizer_bytes", d.optimizer_bytes},
                    {"activations_bytes", d.activations_bytes},
                    {"working_bytes", d.working_bytes},
+                   {"unsharded_bytes", d.unsharded_bytes},
                    {"total_bytes", d.total()}});
   }
   return {{"model", s.model},

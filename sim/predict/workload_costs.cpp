@@ -62,6 +62,7 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
     w.layers.push_back(s.layers);
   }
   w.model_flops_per_microbatch = g.model_flops_per_microbatch;
+  w.layer_parameters = g.layer_parameters;
   w.tokens_per_sample = c.gpt.seq;
   w.description = "gpt L=" + std::to_string(c.gpt.layers) + " h=" + std::to_string(c.gpt.hidden) +
                   " heads=" + std::to_string(c.gpt.heads) + " seq=" + std::to_string(c.gpt.seq) +

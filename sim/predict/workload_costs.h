@@ -21,9 +21,12 @@ struct WorkloadCosts {
   std::vector<int64_t> dense_parameters;   // per stage, per tp rank
   std::vector<int64_t> expert_parameters;  // per stage, per tp rank (after the ep split)
   std::vector<int> layers;                 // per stage: transformer layers (1 for other models)
-  double model_flops_per_microbatch = 0;   // forward + backward, all tp/cp ranks, no recompute
-  int64_t tokens_per_sample = 1;           // seq for gpt; 1 otherwise
-  std::string description;                 // "gpt L=24 h=2304 heads=24 seq=2048 V=51200"
+  // One transformer layer's parameters, per tp rank (gpt only; 0 for other models): what FSDP
+  // wraps as a unit, the rest of a stage being its root's (Framework::held_unsharded).
+  int64_t layer_parameters = 0;
+  double model_flops_per_microbatch = 0;  // forward + backward, all tp/cp ranks, no recompute
+  int64_t tokens_per_sample = 1;          // seq for gpt; 1 otherwise
+  std::string description;                // "gpt L=24 h=2304 heads=24 seq=2048 V=51200"
 };
 
 // Throws std::invalid_argument naming the config key that does not fit (e.g. heads over tp).

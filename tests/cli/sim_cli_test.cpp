@@ -438,6 +438,7 @@ TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStepAndWhatHoldsTheMemory) {
   // rank, the first, computes none.
   EXPECT_NE(over.out.find("\n  loss working set "), std::string::npos) << over.out;
   EXPECT_EQ(r.out.find("loss working set"), std::string::npos) << r.out;
+  EXPECT_EQ(over.out.find("FSDP unsharded"), std::string::npos) << over.out;  // not sharded
   EXPECT_NE(over.out.find("fits NO: the predicted peak memory is above the GPU's memory"),
             std::string::npos)
       << over.out;
@@ -488,6 +489,12 @@ TEST_F(SimCli, BreakdownSaysWhatDataParallelCollectivesTakeOnTheLinksAndWhatTheS
                 .out.find("dp collectives"),
             std::string::npos);
   EXPECT_EQ(r.out.find("SMs held by comm"), std::string::npos) << r.out;  // priced as hidden
+  // FSDP2 keeps its root unit (embedding, norm, output: 2 x 32,000 x 4,096 + 4,096 parameters)
+  // and its last block whole in bf16 while the loss runs (item 48); the memory lists them.
+  const size_t whole = r.out.find("\n  FSDP unsharded ");
+  ASSERT_NE(whole, std::string::npos) << r.out;
+  EXPECT_GT(std::stod(r.out.substr(whole + 20)), 2.0 * (2 * 32000 * 4096 + 4096) / (1 << 30))
+      << r.out;
 
   // Interleaved one-layer chunks: their reductions are priced in full and the engine runs them
   // beside other chunks' compute, which they slow; the line gives what that added.

@@ -517,6 +517,39 @@ TEST(CostFramework, LossPeakBytesHoldWhatTheLossWorksOnBesideWhatItSaves) {
       "the loss saves");
 }
 
+TEST(CostFramework, HeldUnshardedIsWhatEachStacksFsdpKeepsWholeAfterTheForward) {
+  // Default: nothing. FSDP1 and FSDP2 keep the root unit whole after the forward; torchtitan also
+  // keeps its last block (item 48); the stacks that do not shard parameters say nothing.
+  const Framework plain = parse_framework({{"name", "x"}}, "fw.json");
+  EXPECT_FALSE(plain.held_unsharded.root);
+  EXPECT_EQ(plain.held_unsharded.last_layers, 0);
+  EXPECT_TRUE(find_framework("torchtitan").held_unsharded.root);
+  EXPECT_EQ(find_framework("torchtitan").held_unsharded.last_layers, 1);
+  for (const char* fsdp1 : {"llm-foundry", "fms-fsdp"}) {
+    EXPECT_TRUE(find_framework(fsdp1).held_unsharded.root) << fsdp1;
+    EXPECT_EQ(find_framework(fsdp1).held_unsharded.last_layers, 0) << fsdp1;
+  }
+  for (const char* name : {"megatron-2022", "megatron-core-2024", "nemo-24.09",
+                           "deepspeed-megatron", "llama3-2024", "flash-attn-training"}) {
+    EXPECT_FALSE(find_framework(name).held_unsharded.root) << name;
+    EXPECT_EQ(find_framework(name).held_unsharded.last_layers, 0) << name;
+  }
+  const Framework two = parse_framework(
+      {{"name", "x"}, {"held_unsharded", {{"root", false}, {"last_layers", 2}}}}, "fw.json");
+  EXPECT_FALSE(two.held_unsharded.root);
+  EXPECT_EQ(two.held_unsharded.last_layers, 2);
+  const std::string want =
+      "fw.json: key 'held_unsharded': must be {\"root\": true or false, \"last_layers\": an "
+      "integer in [0, 1000]}: what FSDP keeps whole while the loss runs";
+  for (const nlohmann::json& bad :
+       {nlohmann::json(true), nlohmann::json({{"root", true}}),
+        nlohmann::json({{"root", 1}, {"last_layers", 0}}),
+        nlohmann::json({{"root", true}, {"last_layers", -1}}),
+        nlohmann::json({{"root", true}, {"last_layers", 1.5}}),
+        nlohmann::json({{"root", true}, {"last_layers", 0}, {"first_layers", 1}})})
+    EXPECT_EQ(error_of({{"name", "x"}, {"held_unsharded", bad}}), want) << bad.dump();
+}
+
 TEST(CostFramework, ElementwiseGradientCountsFollowEachStacksBackwardCode) {
   // Unstated: the rule (a negative count). The eager stacks' RMSNorm runs its backward op by op,
   // PyTorch's layer norm its weight gradient in a kernel of its own (the profiles' sources).

@@ -146,6 +146,61 @@ TEST(PredictFrameworkConfig, FsdpUnderTorchPipeliningGathersAndReducesOnceAStep)
       << error_of(j);
 }
 
+TEST(PredictFrameworkConfig, FsdpHoldsItsRootUnitAndLastBlocksWholeWhileTheLossRuns) {
+  // Under ZeRO-3 gathered each microbatch, a profile's held_unsharded puts, on the rank that
+  // computes the loss, its stages' parameters outside their layers (the root unit) and its last
+  // blocks whole in bf16 beside the shards (item 48): memory only, the step time does not move.
+  json j = tiny_gpt();  // 4 layers of 1024, vocabulary 51,200, seq 2,048, tied, learned positions
+  j["options"]["zero"] = 3;
+  auto parameters = [&](int layers) {
+    json k = j;
+    k["model"]["layers"] = layers;
+    return workload_costs(parse_config(k, "cfg.json")).dense_parameters[0];
+  };
+  const int64_t layer = parameters(5) - parameters(4);
+  const int64_t root = parameters(4) - 4 * layer;
+  ASSERT_EQ(root, 51200 * 1024 + 2048 * 1024 + 2 * 1024);  // embedding (tied), positions, norm
+  j["framework"] = write_profile("holds-nothing", "");
+  const Summary none = summary_of(j);
+  ASSERT_EQ(none.memory.size(), 1u);
+  EXPECT_EQ(none.memory[0].unsharded_bytes, 0);
+  auto held = [&](const char* root_kept, int last) {
+    // A profile is read once per path: each variant gets a name of its own.
+    j["framework"] = write_profile(std::string("holds-") + root_kept + "-" + std::to_string(last),
+                                   std::string(R"(, "held_unsharded": {"root": )") + root_kept +
+                                       R"(, "last_layers": )" + std::to_string(last) + "}");
+    return summary_of(j);
+  };
+  const Summary fsdp1 = held("true", 0);
+  EXPECT_EQ(fsdp1.memory[0].unsharded_bytes, 2 * root);
+  EXPECT_EQ(fsdp1.peak_memory_bytes - none.peak_memory_bytes, 2 * root);
+  EXPECT_DOUBLE_EQ(fsdp1.step_time_s, none.step_time_s);
+  EXPECT_EQ(held("true", 1).memory[0].unsharded_bytes, 2 * (root + layer));  // torchtitan's
+  EXPECT_EQ(held("false", 2).memory[0].unsharded_bytes, 2 * 2 * layer);
+  EXPECT_EQ(held("false", 9).memory[0].unsharded_bytes, 2 * 4 * layer);  // no more than it has
+  // fp32 compute keeps them at 4 bytes.
+  j["options"]["precision"] = "fp32";
+  EXPECT_EQ(held("true", 0).memory[0].unsharded_bytes, 4 * root);
+  j["options"].erase("precision");
+  // Nothing is gathered whole where the parameters are not sharded.
+  j["options"]["zero"] = 1;
+  EXPECT_EQ(held("true", 1).memory[0].unsharded_bytes, 0);
+  // Pipelined, each microbatch: only the last rank computes the loss, and its root is the output
+  // layer (untied across stages) and the final norm; gathered once a step, nothing beyond.
+  j["options"]["zero"] = 3;
+  j["mesh"] = {{"dp", 4}, {"pp", 2}};
+  const Summary piped = held("true", 1);
+  ASSERT_EQ(piped.memory.size(), 2u);
+  EXPECT_EQ(piped.memory[0].unsharded_bytes, 0);
+  EXPECT_EQ(piped.memory[1].unsharded_bytes, 2 * (51200 * 1024 + 2 * 1024 + layer));
+  j["framework"] = write_profile(
+      "holds-per-step",
+      R"(, "held_unsharded": {"root": true, "last_layers": 1}, "pipelined_sharding": "per-step")");
+  const Summary once = summary_of(j);
+  EXPECT_EQ(once.memory[0].unsharded_bytes, 0);
+  EXPECT_EQ(once.memory[1].unsharded_bytes, 0);
+}
+
 TEST(PredictFrameworkConfig, AProfilesGradientBytesAreHeldAndShardedLikeTheGradients) {
   // A profile that keeps fp32 gradients under bf16 holds 4 bytes a parameter where ZeRO's
   // accounting holds 2, sharded from ZeRO-2 on like any gradient; the step time does not move,
