@@ -329,13 +329,21 @@ Framework parse_framework(const json& j, const std::string& where) {
   if (j.contains("tp_comm_overlap"))
     f.tp_comm_overlap = parse_tp_overlap_cfgs(j.at("tp_comm_overlap"), where, "tp_comm_overlap");
   if (j.contains("lacks")) {
-    const char* want = "must be a list of sequence_parallel, flash_attention";
+    const char* want =
+        "must be a list of sequence_parallel, flash_attention, tensor_parallel, "
+        "pipeline_parallel, context_parallel";
     if (!j.at("lacks").is_array()) fail(where, "lacks", want);
     for (const json& l : j.at("lacks")) {
       if (l == "sequence_parallel")
         f.has_sequence_parallel = false;
       else if (l == "flash_attention")
         f.has_flash_attention = false;
+      else if (l == "tensor_parallel")
+        f.has_tensor_parallel = false;
+      else if (l == "pipeline_parallel")
+        f.has_pipeline_parallel = false;
+      else if (l == "context_parallel")
+        f.has_context_parallel = false;
       else
         fail(where, "lacks", want);
     }

@@ -185,10 +185,14 @@ struct Framework {
   // {"method", "num_sm", "num_splits"} for each of model::kTpOverlapGemms). Empty: not offered.
   std::optional<model::TpOverlapCfgs> tp_comm_overlap;
   // Features the stack did not have, which a config naming it may not ask for (profile key
-  // "lacks": a list of "sequence_parallel", "flash_attention"). Without flash attention a config's
-  // options.flash_attention defaults to false.
+  // "lacks": a list of "sequence_parallel", "flash_attention", "tensor_parallel",
+  // "pipeline_parallel", "context_parallel"). Without flash attention a config's
+  // options.flash_attention defaults to false; --search offers no mesh the stack cannot run.
   bool has_sequence_parallel = true;
   bool has_flash_attention = true;
+  bool has_tensor_parallel = true;
+  bool has_pipeline_parallel = true;
+  bool has_context_parallel = true;
   // The highest ZeRO stage the stack runs beside pipeline parallelism (profile key
   // "pipelined_zero"; DeepSpeed's PipelineEngine refuses stages 2 and 3): a config with mesh.pp > 1
   // and a higher options.zero is refused. Default 3: no limit.

@@ -454,6 +454,15 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
   } catch (const std::runtime_error& e) {
     top.fail("framework", e.what());
   }
+  // The parallelisms the stack runs (its profile's "lacks").
+  const auto lacks = [&](const char* key, int size, bool has, const char* what) {
+    if (size > 1 && !has)
+      mesh.fail(key, "framework '" + framework.name + "' has no " + what +
+                         " (its profile's \"lacks\"): it must be 1");
+  };
+  lacks("tp", c.mesh.tp, framework.has_tensor_parallel, "tensor parallelism");
+  lacks("pp", c.mesh.pp, framework.has_pipeline_parallel, "pipeline parallelism");
+  lacks("cp", c.cp, framework.has_context_parallel, "context parallelism");
 
   Reader opt = top.child("options");
   c.recompute = opt.choice("recompute", model::Recompute::kNone, model::kRecomputeNames);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/cost/framework.h"
 #include "sim/cost/hardware.h"
 
 namespace meshscope::predict {
@@ -62,11 +63,13 @@ std::vector<PredictConfig> search_space(const PredictConfig& base, const SearchO
   const int64_t per_cp = o.gpus / base.cp;
   if (per_cp * base.cp != o.gpus)
     throw std::invalid_argument("--gpus must be divisible by mesh.cp");
+  // Only the meshes the stack runs (its profile's "lacks").
+  const cost::Framework framework = framework_of(base);
   std::vector<PredictConfig> out;
   for (int tp : divisors(per_cp)) {
-    if (tp > max_tp) continue;
+    if (tp > max_tp || (tp > 1 && !framework.has_tensor_parallel)) continue;
     for (int pp : divisors(per_cp / tp)) {
-      if (pp > layers_of(base)) continue;
+      if (pp > layers_of(base) || (pp > 1 && !framework.has_pipeline_parallel)) continue;
       const int dp = static_cast<int>(per_cp / tp / pp);
       if (dp % base.ep != 0) continue;
       for (int micro : o.micro_batches) {

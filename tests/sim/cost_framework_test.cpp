@@ -282,7 +282,8 @@ TEST(CostFramework, Megatron2021IsMegatron2022LessWhatCameIn2022) {
   EXPECT_TRUE(later.has_sequence_parallel);
   EXPECT_TRUE(later.has_flash_attention);
   EXPECT_NE(error_of({{"name", "x"}, {"lacks", {"pipelines"}}})
-                .find("fw.json: key 'lacks': must be a list of sequence_parallel, flash_attention"),
+                .find("fw.json: key 'lacks': must be a list of sequence_parallel, flash_attention, "
+                      "tensor_parallel, pipeline_parallel, context_parallel"),
             std::string::npos);
   EXPECT_NE(error_of({{"name", "x"}, {"lacks", "flash_attention"}}).find("key 'lacks'"),
             std::string::npos);
@@ -515,6 +516,25 @@ TEST(CostFramework, LossPeakBytesHoldWhatTheLossWorksOnBesideWhatItSaves) {
       error_of({{"name", "x"}, {"loss_peak_bytes", 3}}),
       "fw.json: key 'loss_peak_bytes': must be at least loss_saved_bytes (4): the peak holds what "
       "the loss saves");
+}
+
+TEST(CostFramework, TheStacksThatParallelizeByFsdpAloneLackTheOtherSplits) {
+  for (const char* fsdp : {"llm-foundry", "fms-fsdp"}) {
+    const Framework f = find_framework(fsdp);
+    EXPECT_FALSE(f.has_tensor_parallel) << fsdp;
+    EXPECT_FALSE(f.has_pipeline_parallel) << fsdp;
+    EXPECT_FALSE(f.has_context_parallel) << fsdp;
+  }
+  for (const std::string& name : list_frameworks()) {  // no other profile states such a lack
+    if (name == "llm-foundry" || name == "fms-fsdp") continue;
+    const Framework f = find_framework(name);
+    EXPECT_TRUE(f.has_tensor_parallel && f.has_pipeline_parallel && f.has_context_parallel) << name;
+  }
+  const Framework some = parse_framework(
+      {{"name", "x"}, {"lacks", {"tensor_parallel", "pipeline_parallel", "context_parallel"}}},
+      "fw.json");
+  EXPECT_FALSE(some.has_tensor_parallel || some.has_pipeline_parallel || some.has_context_parallel);
+  EXPECT_TRUE(some.has_sequence_parallel && some.has_flash_attention);
 }
 
 TEST(CostFramework, HeldUnshardedIsWhatEachStacksFsdpKeepsWholeAfterTheForward) {

@@ -212,6 +212,34 @@ TEST(PredictFrameworkConfig, WhatAProfileLacksIsOffByDefaultAndRefusedWhenAskedF
   EXPECT_TRUE(parse_config(j, "cfg.json").flash_attention);
 }
 
+TEST(PredictFrameworkConfig, AStackThatParallelizesByFsdpAloneRefusesOtherSplits) {
+  // llm-foundry and fms-fsdp run FSDP (or DDP) alone: a mesh splitting a layer, the layers or the
+  // sequence is refused naming its key; with each split 1 they predict as before.
+  for (const char* stack : {"llm-foundry", "fms-fsdp"}) {
+    json j = tiny_gpt();
+    j["framework"] = stack;
+    j["options"]["zero"] = 3;
+    EXPECT_NO_THROW(parse_config(j, "cfg.json")) << stack;
+    const std::string fw = std::string("framework '") + stack + "' has no ";
+    j["mesh"] = {{"dp", 4}, {"tp", 2}};
+    EXPECT_EQ(error_of(j), "cfg.json: key 'mesh.tp': " + fw +
+                               "tensor parallelism (its profile's \"lacks\"): it must be 1");
+    j["mesh"] = {{"dp", 4}, {"pp", 2}};
+    j["schedule"] = "1f1b";
+    EXPECT_EQ(error_of(j), "cfg.json: key 'mesh.pp': " + fw +
+                               "pipeline parallelism (its profile's \"lacks\"): it must be 1");
+    j["mesh"] = {{"dp", 4}, {"cp", 2}};
+    EXPECT_EQ(error_of(j), "cfg.json: key 'mesh.cp': " + fw +
+                               "context parallelism (its profile's \"lacks\"): it must be 1");
+  }
+  // torchtitan runs all three.
+  json j = tiny_gpt();
+  j["framework"] = "torchtitan";
+  j["mesh"] = {{"dp", 1}, {"tp", 2}, {"pp", 2}, {"cp", 2}};
+  j["schedule"] = "1f1b";
+  EXPECT_NO_THROW(parse_config(j, "cfg.json")) << error_of(j);
+}
+
 // The h100-sxm entry as a run of c's GPUs computes on it: at its slowest GPU's sustained rate
 // (catalog `sustained_spread`), as predict prices it.
 cost::Hardware h100_for(const PredictConfig& c) {

@@ -1,6 +1,7 @@
 // predict --search: skipping the engine for configurations over memory changes nothing. The same
 // search, run with every configuration simulated and with those over memory skipped, ranks the
-// same configurations with the same figures and reports the same counts and smallest peak.
+// same configurations with the same figures and reports the same counts and smallest peak. And it
+// offers only the meshes the config's stack runs.
 #include <gtest/gtest.h>
 
 #include "sim/predict/config.h"
@@ -48,6 +49,26 @@ TEST(PredictSearch, SkippingTheEngineOverMemoryChangesNoResult) {
   EXPECT_EQ(skip_report.unsuitable, all_report.unsuitable);
   EXPECT_EQ(skip_report.over_memory, all_report.over_memory);
   EXPECT_EQ(skip_report.least_memory_bytes, all_report.least_memory_bytes);
+}
+
+TEST(PredictSearch, OffersOnlyTheMeshesTheStackRuns) {
+  // Of the 32 GPUs' meshes, a stack that parallelizes by FSDP alone (llm-foundry's "lacks") is
+  // offered only dp 32; the default stack splits layers and the model too.
+  PredictConfig base = gpt_13b();
+  SearchOptions o;
+  o.gpus = 32;
+  const std::vector<PredictConfig> every = search_space(base, o);
+  bool split = false;
+  for (const PredictConfig& c : every) split = split || c.mesh.tp > 1 || c.mesh.pp > 1;
+  EXPECT_TRUE(split);
+  base.framework = "llm-foundry";
+  const std::vector<PredictConfig> fsdp = search_space(base, o);
+  ASSERT_FALSE(fsdp.empty());
+  for (const PredictConfig& c : fsdp) {
+    EXPECT_EQ(c.mesh.tp, 1);
+    EXPECT_EQ(c.mesh.pp, 1);
+    EXPECT_EQ(c.mesh.dp, 32);
+  }
 }
 
 }  // namespace
