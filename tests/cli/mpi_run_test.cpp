@@ -33,14 +33,22 @@ fs::path temp_dir() {
 
 const std::string kMeshscope = std::string(MESHSCOPE_BINARY_DIR) + "/meshscope";
 
-// Open MPI refuses root unless told; CI containers run as root. --oversubscribe: more processes
-// than cores.
+// The environment every mpirun of these tests starts with. Open MPI refuses root unless told; CI
+// containers run as root. Oversubscribe: more processes than cores. A session directory of this
+// test process's own: ctest runs two tests at once, and two Open MPI 4 launchers starting
+// together race to create the shared /tmp/ompi.<host>.<uid>, the loser failing in orte_init
+// ("A call to mkdir was unable to create the desired directory ... File exists"): 1 start in 60
+// when two were started together here, none in 80 with a directory each (2026-12-06).
+std::string mpi_env() {
+  static const fs::path session = meshscope::cli_testing::temp_dir("mpi_session");
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+         "OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_orte_tmpdir_base=" +
+         session.string() + " ";
+}
+
 Result mpirun(int processes, const std::string& args) {
-  return shell(
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-      "OMPI_MCA_rmaps_base_oversubscribe=1 " +
-      std::string(MESHSCOPE_MPIEXEC) + " -n " + std::to_string(processes) + " " + kMeshscope + " " +
-      args);
+  return shell(mpi_env() + std::string(MESHSCOPE_MPIEXEC) + " -n " + std::to_string(processes) +
+               " " + kMeshscope + " " + args);
 }
 
 size_t count(const std::string& text, const std::string& what) {
@@ -79,10 +87,8 @@ TraceShape shape(const fs::path& file) {
 class MpiRun : public ::testing::Test {
  protected:
   void SetUp() override {
-    static const Result probe = shell(
-        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-        "OMPI_MCA_rmaps_base_oversubscribe=1 " +
-        std::string(MESHSCOPE_MPIEXEC) + " -n 2 /bin/true");
+    static const Result probe =
+        shell(mpi_env() + std::string(MESHSCOPE_MPIEXEC) + " -n 2 /bin/true");
     if (probe.status != 0) GTEST_SKIP() << "mpirun cannot start processes here: " << probe.err;
   }
 };
@@ -132,9 +138,7 @@ TEST_F(MpiRun, AStoppedRankEndsEveryProcessInBoundedTime) {
   // job ends (MPI_Abort) instead of waiting in MPI_Finalize for a process that never comes.
   const fs::path out = temp_dir() / "stopped";
   const std::string script =
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-      "OMPI_MCA_rmaps_base_oversubscribe=1 " +
-      std::string(MESHSCOPE_MPIEXEC) + " -n 4 " + kMeshscope +
+      mpi_env() + std::string(MESHSCOPE_MPIEXEC) + " -n 4 " + kMeshscope +
       // ~0.1 s a step here: minutes in all, so the run is under way when rank 1 stops.
       " run --schedule 1f1b --pp 4 --layers 16 --hidden 256 --steps 600 --timeout 2 "
       "--no-check >" +
