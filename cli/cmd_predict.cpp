@@ -184,8 +184,10 @@ void print_memory(const predict::Summary& s) {
     if (s.memory[i].total() > s.memory[full].total()) full = i;
   const predict::DeviceMemory& m = s.memory[full];
   constexpr double kGiB = 1024.0 * 1024 * 1024;
-  std::printf("\nmemory on the fullest device, pp rank %zu: %.1f GiB of %.1f GiB%s\n", full,
-              m.total() / kGiB, s.memory_capacity_bytes / kGiB, s.fits ? "" : ": does not fit");
+  std::printf(
+      "\nmemory on the fullest device, pp rank %zu: %.1f GiB of %.1f GiB%s%s\n", full,
+      m.total() / kGiB, s.memory_capacity_bytes / kGiB, s.fits ? "" : ": does not fit",
+      m.peak_at_first_reduce ? ", at its peak when FSDP reduces the last block's gradients" : "");
   auto line = [&](const char* what, int64_t bytes, const char* note) {
     std::printf("  %-18s %8.1f GiB  %5.1f%%%s\n", what, bytes / kGiB,
                 m.total() > 0 ? 100.0 * bytes / m.total() : 0.0, note);
@@ -206,6 +208,14 @@ void print_memory(const predict::Summary& s) {
        per_param(s.state_bytes.gradients, s.gradient_shards).c_str());
   line("optimizer state", m.optimizer_bytes,
        per_param(s.state_bytes.optimizer, s.optimizer_shards).c_str());
+  if (m.peak_at_first_reduce) {
+    line("activations", m.activations_bytes,
+         "  (still kept then: the head's and the last block's are freed)");
+    line("FSDP unsharded", m.unsharded_bytes,
+         "  (whole then: the root unit, the output layer's gradient, the blocks gathered ahead, "
+         "the last block's gradients and their reduce copy)");
+    return;
+  }
   line("activations", m.activations_bytes, "  (the most the schedule holds at once)");
   if (m.working_bytes > 0)
     line("loss working set", m.working_bytes, "  (held while the loss runs, beyond what it saves)");

@@ -366,14 +366,20 @@ Framework parse_framework(const json& j, const std::string& where) {
   if (j.contains("held_unsharded")) {
     const json& v = j.at("held_unsharded");
     const char* want =
-        "must be {\"root\": true or false, \"last_layers\": an integer in [0, 1000]}: what FSDP "
-        "keeps whole while the loss runs";
-    if (!v.is_object() || v.size() != 2 || !v.contains("root") || !v.contains("last_layers") ||
-        !v.at("root").is_boolean() || !v.at("last_layers").is_number_integer() ||
-        v.at("last_layers").get<int64_t>() < 0 || v.at("last_layers").get<int64_t>() > 1000)
+        "must be {\"root\": true or false, \"last_layers\": an integer in [0, 1000], "
+        "\"prefetch_layers\" (optional): an integer in [0, 1000]}: what FSDP keeps whole while "
+        "the loss runs and gathers ahead in the backward";
+    const auto count = [&](const char* key) {
+      return v.contains(key) && v.at(key).is_number_integer() && v.at(key).get<int64_t>() >= 0 &&
+             v.at(key).get<int64_t>() <= 1000;
+    };
+    const size_t keys = 2 + (v.is_object() && v.contains("prefetch_layers") ? 1 : 0);
+    if (!v.is_object() || v.size() != keys || !v.contains("root") || !v.at("root").is_boolean() ||
+        !count("last_layers") || (keys == 3 && !count("prefetch_layers")))
       fail(where, "held_unsharded", want);
     f.held_unsharded.root = v.at("root").get<bool>();
     f.held_unsharded.last_layers = v.at("last_layers").get<int>();
+    if (keys == 3) f.held_unsharded.prefetch_layers = v.at("prefetch_layers").get<int>();
   }
   boolean_of(j, "recompute_early_stop", where, f.recompute_early_stop);
   if (j.contains("recompute")) {

@@ -207,9 +207,13 @@ struct Framework {
   // the root unit (the parameters outside the wrapped blocks: embedding, final norm, output),
   // which FSDP1 and FSDP2 do not reshard after the forward, and the last `last_layers` blocks
   // (torchtitan keeps its last block whole). Default: nothing.
+  // "prefetch_layers": the blocks it gathers ahead in the backward, held with the root, the
+  // output layer's gradient and the last block's gradients when that block's are reduced (item
+  // 49).
   struct HeldUnsharded {
     bool root = false;
     int last_layers = 0;
+    int prefetch_layers = 0;
   };
   HeldUnsharded held_unsharded;
   // Recomputation granularities it offers ("none", "selective", "full", "op-selective").

@@ -108,6 +108,7 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
       append(c.tp_backward, L.comm_backward);
       c.activation_bytes += L.activation_bytes;
       c.weight_grad_bytes += L.weight_grad_bytes;
+      c.last_layer_activation_bytes = L.activation_bytes;
     }
     layers_on_rank[rank] += st.layers;
     st.dense_parameters += st.layers * layer.dense_parameters;
@@ -136,8 +137,10 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
       if (t > 1) c.tp_forward.push_back(tp_comm("cross_entropy.tp", CommOp::kAllReduce, T * 4 * 3));
       if (!spec.tied_embeddings || num_stages > 1) st.dense_parameters += V * h / t;
       st.dense_parameters += 2 * h;
-      c.activation_bytes +=
+      c.head_activation_bytes =
           static_cast<int64_t>(T * h * e * rep + T * V / t * par.loss_saved_bytes);
+      c.head_parameters = V * h / t;
+      c.activation_bytes += c.head_activation_bytes;
       c.weight_grad_bytes += static_cast<int64_t>(T * h * e);
       c.working_bytes = static_cast<int64_t>(
           T * V / t * std::max(0.0, par.loss_peak_bytes - par.loss_saved_bytes));

@@ -89,6 +89,12 @@ struct StageCost {
   // Held only while one op runs, on top of the activations kept (the loss's working tensors beyond
   // what it saves), per tp rank.
   int64_t working_bytes = 0;
+  // The stage that computes the loss: what its output head keeps for the backward (the final
+  // hidden state and the loss's saved tensors) and its weights (whose gradient a sharded stack
+  // holds whole until the step's last reduction), per tp rank. What its last layer keeps.
+  int64_t head_activation_bytes = 0;
+  int64_t head_parameters = 0;
+  int64_t last_layer_activation_bytes = 0;
   int64_t output_bytes = 0;  // activation sent to the next stage per microbatch (grad back: same)
   int64_t input_bytes = 0;   // activation received from the previous stage per microbatch
   // Of activation_bytes, what the weight-gradient pass (W) still needs once the input-gradient

@@ -195,24 +195,26 @@ void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, S
   const bool once = shards_once_a_step(c.zero, c.data_parallel(), c.mesh.pp, r.fw);
   if (once)
     per_param.gradients = std::max(per_param.gradients, r.fw.grad_reduce_bytes.at(c.precision));
-  // Gathered each microbatch, FSDP's root unit and its last blocks stay whole while the loss
-  // runs (docs/ACCURACY.md item 48): the loss's rank holds its stages' parameters outside their
-  // layers and the last blocks', in the compute type.
+  // Gathered each microbatch, FSDP keeps whole on the loss's rank its root unit, some blocks and,
+  // when the backward's first gradients are reduced, more (docs/ACCURACY.md items 48 and 49).
   const cost::Framework::HeldUnsharded held = r.fw.held_unsharded;
-  const bool holds_unsharded =
-      c.zero >= 3 && !once && r.w.layer_parameters > 0 && (held.root || held.last_layers > 0);
-  const int loss_rank = run.schedule.stage_owner[r.num_stages - 1];
+  const bool holds_unsharded = c.zero >= 3 && !once && r.w.layer_parameters > 0 &&
+                               (held.root || held.last_layers > 0 || held.prefetch_layers > 0);
+  const int loss_stage = r.num_stages - 1;
+  const int loss_rank = run.schedule.stage_owner[loss_stage];
   s.memory.clear();
   s.peak_memory_bytes = 0;
   for (int p = 0; p < c.mesh.pp; ++p) {
-    int64_t dense = 0, expert = 0, working = 0, root = 0;
+    int64_t dense = 0, expert = 0, working = 0, root = 0, layers = 0;
     for (int st = 0; st < r.num_stages; ++st)
       if (run.schedule.stage_owner[st] == p) {
         dense += r.w.dense_parameters[st];
         expert += r.w.expert_parameters[st];
-        if (holds_unsharded)
+        if (holds_unsharded) {
           root += r.w.dense_parameters[st] + r.w.expert_parameters[st] -
                   int64_t{r.w.layers[st]} * r.w.layer_parameters;
+          layers += r.w.layers[st];
+        }
         working = std::max(working, r.w.stages[st].working_bytes);  // one op at a time
       }
     const int64_t act = activation_of(p);
@@ -220,9 +222,20 @@ void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, S
         device_memory(dense, expert, c.zero_shards(), c.ep, once ? 1 : c.zero, per_param, act));
     s.memory.back().working_bytes = working;
     if (holds_unsharded && p == loss_rank) {
-      const int64_t last = std::min<int64_t>(held.last_layers, r.w.layers[r.num_stages - 1]);
-      s.memory.back().unsharded_bytes =
-          ((held.root ? root : 0) + last * r.w.layer_parameters) * cost::element_bytes(c.precision);
+      const model::StageCost& head = r.w.stages[loss_stage];
+      add_fsdp_held({.root = held.root,
+                     .last_layers = held.last_layers,
+                     .prefetch_layers = held.prefetch_layers,
+                     .root_parameters = root,
+                     .layer_parameters = r.w.layer_parameters,
+                     .rank_layers = layers,
+                     .loss_stage_layers = r.w.layers[loss_stage],
+                     .head_parameters = head.head_parameters,
+                     .head_activation_bytes = head.head_activation_bytes,
+                     .last_layer_activation_bytes = head.last_layer_activation_bytes,
+                     .element_bytes = cost::element_bytes(c.precision),
+                     .reduce_bytes = r.fw.grad_reduce_bytes.at(c.precision)},
+                    s.memory.back());
     }
     s.peak_memory_bytes = std::max(s.peak_memory_bytes, s.memory.back().total());
   }
@@ -487,6 +500,9 @@ nlohmann::json to_json(const Summary& s) {
                    {"working_bytes", d.working_bytes},
                    {"unsharded_bytes", d.unsharded_bytes},
                    {"total_bytes", d.total()}});
+    // Where FSDP's whole copies are counted, the moment the device's peak is taken at.
+    if (d.unsharded_bytes > 0)
+      mem.back()["peak_at"] = d.peak_at_first_reduce ? "first_gradient_reduce" : "loss";
   }
   return {{"model", s.model},
           {"hardware", s.hardware},

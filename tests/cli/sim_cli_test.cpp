@@ -495,6 +495,20 @@ TEST_F(SimCli, BreakdownSaysWhatDataParallelCollectivesTakeOnTheLinksAndWhatTheS
   ASSERT_NE(whole, std::string::npos) << r.out;
   EXPECT_GT(std::stod(r.out.substr(whole + 20)), 2.0 * (2 * 32000 * 4096 + 4096) / (1 << 30))
       << r.out;
+  // With a small vocabulary the peak comes when the last block's gradients are reduced (item 49):
+  // the header says so, and the memory lists what is held then.
+  const fs::path narrow = write("fsdp_small_vocab.json", R"({"model": {"kind": "gpt", "layers": 4,
+      "hidden": 2048, "heads": 16, "seq": 512, "vocab": 1024, "tied_embeddings": false},
+      "mesh": {"dp": 8}, "batch": {"global": 8, "micro": 1}, "schedule": "dp",
+      "framework": "torchtitan", "cluster": {"gpu": "h100-sxm"}, "options": {"zero": 3}})");
+  const Outcome n = sh("predict --config " + narrow.string() + " --breakdown");
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  EXPECT_NE(n.out.find("GiB, at its peak when FSDP reduces the last block's gradients\n"),
+            std::string::npos)
+      << n.out;
+  EXPECT_NE(n.out.find("\n  FSDP unsharded "), std::string::npos) << n.out;
+  EXPECT_EQ(n.out.find("loss working set"), std::string::npos) << n.out;
+  EXPECT_EQ(r.out.find("at its peak when FSDP"), std::string::npos) << r.out;
 
   // Interleaved one-layer chunks: their reductions are priced in full and the engine runs them
   // beside other chunks' compute, which they slow; the line gives what that added.

@@ -549,24 +549,37 @@ TEST(CostFramework, HeldUnshardedIsWhatEachStacksFsdpKeepsWholeAfterTheForward) 
     EXPECT_TRUE(find_framework(fsdp1).held_unsharded.root) << fsdp1;
     EXPECT_EQ(find_framework(fsdp1).held_unsharded.last_layers, 0) << fsdp1;
   }
+  // Each gathers one block ahead in the backward (item 49).
+  for (const char* fsdp : {"torchtitan", "llm-foundry", "fms-fsdp"})
+    EXPECT_EQ(find_framework(fsdp).held_unsharded.prefetch_layers, 1) << fsdp;
   for (const char* name : {"megatron-2022", "megatron-core-2024", "nemo-24.09",
                            "deepspeed-megatron", "llama3-2024", "flash-attn-training"}) {
     EXPECT_FALSE(find_framework(name).held_unsharded.root) << name;
     EXPECT_EQ(find_framework(name).held_unsharded.last_layers, 0) << name;
+    EXPECT_EQ(find_framework(name).held_unsharded.prefetch_layers, 0) << name;
   }
   const Framework two = parse_framework(
       {{"name", "x"}, {"held_unsharded", {{"root", false}, {"last_layers", 2}}}}, "fw.json");
   EXPECT_FALSE(two.held_unsharded.root);
   EXPECT_EQ(two.held_unsharded.last_layers, 2);
+  EXPECT_EQ(two.held_unsharded.prefetch_layers, 0);  // optional
+  const Framework ahead = parse_framework(
+      {{"name", "x"},
+       {"held_unsharded", {{"root", true}, {"last_layers", 0}, {"prefetch_layers", 2}}}},
+      "fw.json");
+  EXPECT_EQ(ahead.held_unsharded.prefetch_layers, 2);
   const std::string want =
       "fw.json: key 'held_unsharded': must be {\"root\": true or false, \"last_layers\": an "
-      "integer in [0, 1000]}: what FSDP keeps whole while the loss runs";
+      "integer in [0, 1000], \"prefetch_layers\" (optional): an integer in [0, 1000]}: what FSDP "
+      "keeps whole while the loss runs and gathers ahead in the backward";
   for (const nlohmann::json& bad :
        {nlohmann::json(true), nlohmann::json({{"root", true}}),
         nlohmann::json({{"root", 1}, {"last_layers", 0}}),
         nlohmann::json({{"root", true}, {"last_layers", -1}}),
         nlohmann::json({{"root", true}, {"last_layers", 1.5}}),
-        nlohmann::json({{"root", true}, {"last_layers", 0}, {"first_layers", 1}})})
+        nlohmann::json({{"root", true}, {"last_layers", 0}, {"first_layers", 1}}),
+        nlohmann::json({{"root", true}, {"last_layers", 0}, {"prefetch_layers", -1}}),
+        nlohmann::json({{"root", true}, {"last_layers", 0}, {"prefetch_layers", "1"}})})
     EXPECT_EQ(error_of({{"name", "x"}, {"held_unsharded", bad}}), want) << bad.dump();
 }
 

@@ -201,6 +201,62 @@ TEST(PredictFrameworkConfig, FsdpHoldsItsRootUnitAndLastBlocksWholeWhileTheLossR
   EXPECT_EQ(once.memory[1].unsharded_bytes, 0);
 }
 
+TEST(PredictFrameworkConfig, WhereTheLossIsSmallFsdpPeaksWhenTheLastBlocksGradientsAreReduced) {
+  // A small vocabulary beside wide blocks: when the last block's gradients are reduced, FSDP holds
+  // the root, the output layer's gradient, the block gathered ahead and the last block's bf16
+  // gradients with their fp32 reduce copy, while the head's and that block's activations are
+  // freed; that moment is the peak (item 49), and the step time does not move.
+  json j = tiny_gpt();
+  j["model"] = {{"kind", "gpt"}, {"layers", 4},   {"hidden", 2048},          {"heads", 16},
+                {"seq", 512},    {"vocab", 1024}, {"tied_embeddings", false}};
+  j["options"]["zero"] = 3;
+  const PredictConfig pc = parse_config(j, "cfg.json");
+  const WorkloadCosts w = workload_costs(pc);
+  const model::StageCost& head = w.stages.back();
+  ASSERT_EQ(head.head_parameters, 1024 * 2048);
+  ASSERT_GT(head.last_layer_activation_bytes, 0);
+  const int64_t block = w.layer_parameters;
+  const int64_t root = w.dense_parameters[0] - 4 * block;
+  j["framework"] = write_profile("reduce-fp32-holds-nothing", R"(, "grad_reduce_bytes": 4)");
+  const Summary none = summary_of(j);
+  j["framework"] = write_profile(
+      "reduce-fp32-holds-ahead",
+      R"(, "grad_reduce_bytes": 4, "held_unsharded": {"root": true, "last_layers": 1, "prefetch_layers": 1})");
+  const Summary fsdp = summary_of(j);
+  ASSERT_EQ(fsdp.memory.size(), 1u);
+  const DeviceMemory& m = fsdp.memory[0];
+  EXPECT_TRUE(m.peak_at_first_reduce);
+  EXPECT_EQ(m.working_bytes, 0);
+  EXPECT_EQ(m.activations_bytes, none.memory[0].activations_bytes - head.head_activation_bytes -
+                                     head.last_layer_activation_bytes);
+  EXPECT_EQ(m.unsharded_bytes, 2 * (root + 1024 * 2048 + block + block) + 4 * block);
+  EXPECT_EQ(m.parameters_bytes + m.gradients_bytes + m.optimizer_bytes,
+            none.memory[0].parameters_bytes + none.memory[0].gradients_bytes +
+                none.memory[0].optimizer_bytes);
+  EXPECT_EQ(fsdp.peak_memory_bytes, m.total());
+  EXPECT_DOUBLE_EQ(fsdp.step_time_s, none.step_time_s);
+  const json mem = to_json(fsdp)["memory_per_stage"][0];
+  EXPECT_EQ(mem["peak_at"], "first_gradient_reduce");
+  EXPECT_EQ(mem["total_bytes"], m.total());
+  // Reduced in the compute type, the gradients are not copied.
+  j["framework"] = write_profile(
+      "reduce-bf16-holds-ahead",
+      R"(, "grad_reduce_bytes": 2, "held_unsharded": {"root": true, "last_layers": 1, "prefetch_layers": 1})");
+  const Summary bf16 = summary_of(j);
+  EXPECT_TRUE(bf16.memory[0].peak_at_first_reduce);
+  EXPECT_EQ(m.unsharded_bytes - bf16.memory[0].unsharded_bytes, 4 * block);
+  // A vocabulary of 51,200 over 2,048 tokens: the loss's working set is the higher moment.
+  j["model"]["vocab"] = 51200;
+  j["model"]["seq"] = 2048;
+  j["framework"] = write_profile(
+      "reduce-fp32-holds-ahead-big-vocab",
+      R"(, "grad_reduce_bytes": 4, "held_unsharded": {"root": true, "last_layers": 1, "prefetch_layers": 1})");
+  const Summary loss = summary_of(j);
+  EXPECT_FALSE(loss.memory[0].peak_at_first_reduce);
+  EXPECT_GT(loss.memory[0].working_bytes, 0);
+  EXPECT_EQ(to_json(loss)["memory_per_stage"][0]["peak_at"], "loss");
+}
+
 TEST(PredictFrameworkConfig, AProfilesGradientBytesAreHeldAndShardedLikeTheGradients) {
   // A profile that keeps fp32 gradients under bf16 holds 4 bytes a parameter where ZeRO's
   // accounting holds 2, sharded from ZeRO-2 on like any gradient; the step time does not move,
