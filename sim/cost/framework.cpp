@@ -55,6 +55,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "gqa_expand",
                                                     "tp_comm_overlap",
                                                     "lacks",
+                                                    "zero_stages",
                                                     "pipelined_zero",
                                                     "pipelined_sharding",
                                                     "held_unsharded"};
@@ -346,6 +347,21 @@ Framework parse_framework(const json& j, const std::string& where) {
         f.has_context_parallel = false;
       else
         fail(where, "lacks", want);
+    }
+  }
+  if (j.contains("zero_stages")) {
+    const json& z = j.at("zero_stages");
+    const char* want =
+        "must be a non-empty list of distinct stages 0, 1, 2, 3: the options.zero "
+        "the stack runs";
+    if (!z.is_array() || z.empty()) fail(where, "zero_stages", want);
+    f.zero_stages = {false, false, false, false};
+    for (const json& s : z) {
+      if (!s.is_number_integer() || s.get<int64_t>() < 0 || s.get<int64_t>() > 3)
+        fail(where, "zero_stages", want);
+      bool& runs = f.zero_stages[static_cast<size_t>(s.get<int64_t>())];
+      if (runs) fail(where, "zero_stages", want);
+      runs = true;
     }
   }
   if (j.contains("pipelined_zero")) {

@@ -193,6 +193,14 @@ struct Framework {
   bool has_tensor_parallel = true;
   bool has_pipeline_parallel = true;
   bool has_context_parallel = true;
+  // The ZeRO stages the stack runs, the ones the profile's figures describe (profile key
+  // "zero_stages", a list of 0 to 3; Megatron-LM of 2021 and 2022 keeps whole replicas, FSDP stacks
+  // shard nothing or gradients and parameters but never the optimizer alone): a config asking for
+  // another is refused, and neither would_fit nor --search offers one. Default: all four.
+  std::array<bool, 4> zero_stages = {true, true, true, true};
+  bool runs_zero(int stage) const {
+    return stage >= 0 && stage < 4 && zero_stages[static_cast<size_t>(stage)];
+  }
   // The highest ZeRO stage the stack runs beside pipeline parallelism (profile key
   // "pipelined_zero"; DeepSpeed's PipelineEngine refuses stages 2 and 3): a config with mesh.pp > 1
   // and a higher options.zero is refused. Default 3: no limit.

@@ -518,8 +518,7 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
   }
   c.zero = static_cast<int>(opt.integer("zero", 0, 0));
   if (c.zero > 3) opt.fail("zero", "must be 0, 1, 2 or 3");
-  if (const std::string why = pipelined_zero_refusal(c, framework); !why.empty())
-    opt.fail("zero", why);
+  if (const std::string why = zero_refusal(c, framework); !why.empty()) opt.fail("zero", why);
   c.shard_group = static_cast<int>(opt.integer("shard_group", 0, 0));
   if (c.shard_group > 0 && c.zero != 3)
     opt.fail("shard_group", "needs options.zero 3 (hybrid sharding shards parameters)");
@@ -587,7 +586,18 @@ std::vector<std::string> config_keys() {
   return {keys.begin(), keys.end()};
 }
 
-std::string pipelined_zero_refusal(const PredictConfig& c, const cost::Framework& framework) {
+std::string zero_refusal(const PredictConfig& c, const cost::Framework& framework) {
+  if (!framework.runs_zero(c.zero)) {
+    std::vector<std::string> runs;
+    for (int z = 0; z < 4; ++z)
+      if (framework.runs_zero(z)) runs.push_back(std::to_string(z));
+    std::string stages = runs.front();
+    for (size_t i = 1; i < runs.size(); ++i)
+      stages += (i + 1 == runs.size() ? " and " : ", ") + runs[i];
+    return "framework '" + framework.name + "' runs ZeRO " +
+           (runs.size() == 1 ? "stage " : "stages ") + stages +
+           " (its profile's \"zero_stages\"), not " + std::to_string(c.zero);
+  }
   if (c.mesh.pp <= 1 || c.zero <= framework.pipelined_zero) return "";
   return "framework '" + framework.name + "' runs ZeRO up to stage " +
          std::to_string(framework.pipelined_zero) + " beside pipeline parallelism (mesh.pp " +

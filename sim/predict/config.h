@@ -199,8 +199,8 @@ std::string resolve_config_path(const std::string& path);
 // (cost::find_framework, and its errors).
 cost::Framework framework_of(const PredictConfig& c);
 
-// Why `c` asks for a ZeRO stage its framework does not run beside pipeline parallelism
-// (cost::Framework::pipelined_zero), or "" when it does not.
-std::string pipelined_zero_refusal(const PredictConfig& c, const cost::Framework& framework);
+// Why `c` asks for a ZeRO stage its framework does not run (cost::Framework::zero_stages), or
+// not beside pipeline parallelism (cost::Framework::pipelined_zero); "" when it does not.
+std::string zero_refusal(const PredictConfig& c, const cost::Framework& framework);
 
 }  // namespace meshscope::predict

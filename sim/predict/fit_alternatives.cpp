@@ -41,14 +41,18 @@ FitAlternatives fit_alternatives(const PredictConfig& c, SimulateOptions o) {
   o.build_timeline = false;
   o.breakdown = false;
   FitAlternatives out;
-  // As far as the stack goes: DeepSpeed's pipeline engine stops at ZeRO-1 (pipelined_zero).
+  // As far as the stack goes: the stages it runs (zero_stages; Megatron-LM of 2022 none but 0),
+  // and beside pipeline parallelism DeepSpeed's pipeline engine stops at ZeRO-1 (pipelined_zero).
+  const cost::Framework framework = framework_of(c);
   int top_zero = c.mesh.dp > 1 ? 3 : c.zero;
-  if (c.mesh.pp > 1)
-    top_zero = std::max(c.zero, std::min(top_zero, framework_of(c).pipelined_zero));
-  out.zero_varied = top_zero > c.zero;
+  if (c.mesh.pp > 1) top_zero = std::max(c.zero, std::min(top_zero, framework.pipelined_zero));
+  std::vector<int> stages = {c.zero};
+  for (int zero = c.zero + 1; zero <= top_zero; ++zero)
+    if (framework.runs_zero(zero)) stages.push_back(zero);
+  out.zero_varied = stages.size() > 1;
   bool any = false;
   for (const Recomputation& r : recomputations(c)) {
-    for (int zero = c.zero; zero <= top_zero; ++zero) {
+    for (int zero : stages) {
       if (r.mode == c.recompute && r.every == c.recompute_every && zero == c.zero) continue;
       PredictConfig alt = c;
       alt.recompute = r.mode;

@@ -32,7 +32,8 @@ struct FitAlternatives {
 
 // Each recomputation the config's framework profile offers (full recomputation also of every
 // second and every fourth layer, options.recompute_every) combined
-// with each ZeRO stage from the config's up to 3 (dp > 1), every combination but the config's own,
+// with each ZeRO stage from the config's up to 3 (dp > 1) that the profile runs (zero_stages, and
+// pipelined_zero beside pipeline parallelism), every combination but the config's own,
 // simulated with the same options (the engine runs only for those that fit). Alternatives the
 // simulator refuses are skipped; of those that fit alike in step time and memory, the one with
 // the fewest changes is kept.

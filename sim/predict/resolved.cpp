@@ -70,7 +70,7 @@ Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
                                 " (calibrate --precision), the config computes in " +
                                 std::string(cost::name(c.precision)) + " (options.precision)");
   // A config built in code (a search's mesh, an alternative's stage) as a parsed one would be.
-  if (const std::string why = pipelined_zero_refusal(c, fw); !why.empty())
+  if (const std::string why = zero_refusal(c, fw); !why.empty())
     throw std::invalid_argument("options.zero: " + why);
   const int e = cost::element_bytes(c.precision);
   generator.family = c.schedule;

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -422,6 +424,35 @@ TEST(CostFramework, PipelinedZeroIsTheHighestStageAStackRunsBesidePipelining) {
         << bad;
   }
   EXPECT_EQ(error_of({{"name", "x"}, {"sources", {"s"}}, {"pipelined_zero", 0}}), "");
+}
+
+TEST(CostFramework, ZeroStagesAreTheOnesAStackRuns) {
+  // Megatron-LM of 2021 and 2022 keeps whole replicas; FSDP stacks shard nothing, or gradients and
+  // parameters with the optimizer states, never those alone; flash-attn's recipes run DDP or
+  // ZeRO-1.
+  const std::map<std::string, std::array<bool, 4>> fewer = {
+      {"megatron-2021", {true, false, false, false}},
+      {"megatron-2022", {true, false, false, false}},
+      {"torchtitan", {true, false, false, true}},
+      {"llm-foundry", {true, false, true, true}},
+      {"fms-fsdp", {true, false, false, true}},
+      {"flash-attn-training", {true, true, false, false}}};
+  for (const std::string& n : list_frameworks()) {
+    const auto it = fewer.find(n);
+    const std::array<bool, 4> all = {true, true, true, true};
+    EXPECT_EQ(find_framework(n).zero_stages, it == fewer.end() ? all : it->second) << n;
+  }
+  const Framework f = parse_framework({{"name", "x"}, {"zero_stages", {3, 0}}}, "fw.json");
+  EXPECT_TRUE(f.runs_zero(0) && f.runs_zero(3));
+  EXPECT_FALSE(f.runs_zero(1) || f.runs_zero(2) || f.runs_zero(4) || f.runs_zero(-1));
+  for (const nlohmann::json& bad :
+       {nlohmann::json::array(), nlohmann::json(1), nlohmann::json({0, 4}), nlohmann::json({0, 0}),
+        nlohmann::json({"0"}), nlohmann::json({1.5})}) {
+    EXPECT_NE(error_of({{"name", "x"}, {"zero_stages", bad}})
+                  .find("fw.json: key 'zero_stages': must be a non-empty list of distinct stages"),
+              std::string::npos)
+        << bad;
+  }
 }
 
 TEST(CostFramework, OnlyTorchtitanShardsOnceAStepBesidePipelining) {

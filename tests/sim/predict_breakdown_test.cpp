@@ -85,7 +85,7 @@ TEST(PredictBreakdown, ZeroThreeCopiesOnlyUnderZeroThree) {
   const Breakdown z3 = run(j).breakdown;
   EXPECT_GT(z3.busy[Term::kShardedCopies], 0);
   EXPECT_LT(std::abs(z3.other_s), 1e-7);
-  j["options"]["zero"] = 1;
+  j["options"]["zero"] = 0;  // DDP: nothing gathered, nothing copied
   EXPECT_EQ(run(j).breakdown.busy[Term::kShardedCopies], 0);
   // Pipelined, torchtitan gathers and reduces once a step (docs/ACCURACY.md item 44): the copies
   // the terms give are those the stage times hold, so they still account for every action's time.
@@ -133,9 +133,10 @@ TEST(PredictBreakdown, DataParallelCollectivesGiveTheirTimeOnTheLinksAndWhatTheS
   EXPECT_LE(ratio, 4.0);
   EXPECT_GT(q.dp_collectives_charged_s, b.dp_collectives_charged_s);
 
-  // A framework that runs them alone (megatron-2022: grad_reduce exposed) is charged all of it.
+  // A framework that runs them alone (deepspeed-megatron: grad_reduce exposed, overlap_comm off)
+  // is charged all of it.
   json alone = fsdp_eight_nodes();
-  alone["framework"] = "megatron-2022";
+  alone["framework"] = "deepspeed-megatron";
   alone["options"]["zero"] = 1;
   const Breakdown m = run(alone).breakdown;
   ASSERT_GT(m.dp_collectives_wire_s, 0);

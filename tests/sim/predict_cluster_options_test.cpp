@@ -22,6 +22,7 @@
 #include "sim/predict/simulate.h"
 #include "sim/predict/zero.h"
 #include "tests/sim/config_error.h"
+#include "tests/sim/predict_profile_fixture.h"
 #include "tests/test_paths.h"
 
 namespace meshscope::predict {
@@ -29,16 +30,19 @@ namespace {
 
 using nlohmann::json;
 
-// 16 GPUs on two 8-GPU nodes, ZeRO-3 behind collectives the framework waits for (megatron-2022),
-// so that their prices show in the step; fp16, whose gradients megatron-2022 reduces at their own
-// 2 bytes (its bf16 runs reduce fp32 main gradients).
+// 16 GPUs on two 8-GPU nodes, ZeRO-3 behind collectives the framework waits for (megatron-2022's
+// figures, with every ZeRO stage: its own stack runs none but 0), so that their prices show in the
+// step; fp16, whose gradients megatron-2022 reduces at their own 2 bytes (its bf16 runs reduce fp32
+// main gradients).
 json two_nodes() {
-  return json::parse(
+  json j = json::parse(
       R"({"model": {"kind": "gpt", "layers": 4, "hidden": 2048, "heads": 16, "seq": 2048, "vocab": 32000},
           "mesh": {"dp": 16}, "batch": {"global": 16, "micro": 1}, "schedule": "dp",
           "framework": "megatron-2022",
           "cluster": {"gpu": "a100-80gb", "gpus_per_node": 8},
           "options": {"zero": 3, "precision": "fp16"}})");
+  j["framework"] = testing::with_every_zero_stage("megatron-2022");
+  return j;
 }
 
 using testing::error_of;

@@ -10,13 +10,15 @@
 #include "sim/predict/config.h"
 #include "sim/predict/fit_alternatives.h"
 #include "sim/predict/simulate.h"
+#include "tests/sim/predict_profile_fixture.h"
 
 namespace meshscope::predict {
 namespace {
 
 // A 6.6B-parameter GPT at 8,192 tokens, micro 8, on 8 A100s under torchtitan's profile (it offers
-// no recomputation, its per-op selective one and full): its activations alone are far beyond
-// 80 GB without recomputation.
+// no recomputation, its per-op selective one and full, and runs ZeRO 0 or 3: DDP or FSDP2): its
+// activations alone are far beyond 80 GB without recomputation, and its replicated states (16
+// bytes a parameter, 105 GB) beyond 80 GB whatever it recomputes.
 nlohmann::json too_big(int micro) {
   return {{"model",
            {{"kind", "gpt"},
@@ -31,7 +33,7 @@ nlohmann::json too_big(int micro) {
           {"framework", "torchtitan"},
           {"schedule", "dp"},
           {"cluster", {{"gpu", "a100-80gb"}}},
-          {"options", {{"recompute", "none"}, {"zero", 1}}}};
+          {"options", {{"recompute", "none"}, {"zero", 0}}}};
 }
 
 // The config with an alternative's options applied, as a user would write them.
@@ -57,13 +59,19 @@ TEST(PredictFitAlternatives, EachOneOfferedFitsAndIsWhatItsOptionsSimulateTo) {
   const Summary base = simulate(c, o).summary;
   ASSERT_FALSE(base.fits);
   const FitAlternatives f = fit_alternatives(c, o);
-  // none, op-selective, full, full every 2nd and 4th layer, by ZeRO 1, 2, 3: all but the config's.
-  EXPECT_EQ(f.tried, 14);
+  // none, op-selective, full, full every 2nd and 4th layer, by ZeRO 0 and 3 (torchtitan runs no
+  // other: zero_stages): all but the config's.
+  EXPECT_EQ(f.tried, 9);
   ASSERT_FALSE(f.fitting.empty());
   double previous = 0;
   for (const FitAlternative& a : f.fitting) {
     SCOPED_TRACE(describe(a));
     EXPECT_FALSE(a.changes.empty());
+    for (const auto& [key, value] : a.changes) {
+      if (key == "options.zero") {
+        EXPECT_EQ(value, "3");
+      }
+    }
     EXPECT_TRUE(a.summary.fits);
     EXPECT_LE(a.summary.peak_memory_bytes, a.summary.memory_capacity_bytes);
     EXPECT_GE(a.summary.step_time_s, previous);  // fastest first
@@ -72,15 +80,15 @@ TEST(PredictFitAlternatives, EachOneOfferedFitsAndIsWhatItsOptionsSimulateTo) {
     EXPECT_DOUBLE_EQ(again.step_time_s, a.summary.step_time_s);
     EXPECT_EQ(again.peak_memory_bytes, a.summary.peak_memory_bytes);
   }
-  // Full recomputation is what makes it fit; it costs time.
-  EXPECT_EQ(describe(f.fitting.front()), "options.recompute \"full\"");
+  // Full recomputation with the states sharded is what makes it fit; it costs time.
+  EXPECT_EQ(describe(f.fitting.front()), "options.recompute \"full\", options.zero 3");
   EXPECT_GT(f.fitting.front().summary.step_time_s, base.step_time_s);
   const std::string text = format_fit_alternatives(f, base);
   EXPECT_NE(text.find("what would fit"), std::string::npos) << text;
-  EXPECT_NE(text.find("options.recompute \"full\""), std::string::npos) << text;
+  EXPECT_NE(text.find("options.recompute \"full\", options.zero 3"), std::string::npos) << text;
   const nlohmann::json j = to_json(f);
   ASSERT_EQ(j.size(), f.fitting.size());
-  EXPECT_EQ(j[0]["options"], (nlohmann::json{{"recompute", "full"}}));
+  EXPECT_EQ(j[0]["options"], (nlohmann::json{{"recompute", "full"}, {"zero", 3}}));
   EXPECT_DOUBLE_EQ(j[0]["step_time_s"].get<double>(), f.fitting.front().summary.step_time_s);
 }
 
@@ -92,14 +100,14 @@ TEST(PredictFitAlternatives, WhenNothingFitsItNamesWhatNeedsTheLeastMemory) {
   ASSERT_FALSE(base.fits);
   const FitAlternatives f = fit_alternatives(c, o);
   EXPECT_TRUE(f.fitting.empty());
-  EXPECT_EQ(f.tried, 14);
+  EXPECT_EQ(f.tried, 9);
   EXPECT_TRUE(f.zero_varied);
   // Full recomputation of every layer with every state sharded holds the least.
   EXPECT_EQ(describe(f.least_memory), "options.recompute \"full\", options.zero 3");
   EXPECT_LT(f.least_memory.summary.peak_memory_bytes, base.peak_memory_bytes);
   EXPECT_GT(f.least_memory.summary.peak_memory_bytes, f.least_memory.summary.memory_capacity_bytes);
   const std::string text = format_fit_alternatives(f, base);
-  EXPECT_NE(text.find("no combination of options.recompute and options.zero fits (14 tried)"),
+  EXPECT_NE(text.find("no combination of options.recompute and options.zero fits (9 tried)"),
             std::string::npos)
       << text;
   EXPECT_TRUE(to_json(f).empty());
@@ -110,11 +118,12 @@ TEST(PredictFitAlternatives, AChangeThatChangesNothingIsShownOnce) {
   // keeps and runs nothing again (no scores are stored; its ParallelAttention leaves the flash
   // kernel outside the checkpoint, unlike megatron-core's, item 38): its profile offers it, and it
   // must not appear beside ZeRO 2 alone. 64 layers at 2,048 tokens, micro 1: the gradients ZeRO 2
-  // shards are what keeps it from fitting.
+  // shards are what keeps it from fitting (megatron-2022's figures with every ZeRO stage: its own
+  // stack runs none but 0).
   nlohmann::json j = too_big(1);
   j["model"]["layers"] = 64;
   j["model"]["seq"] = 2048;
-  j["framework"] = "megatron-2022";
+  j["framework"] = testing::with_every_zero_stage("megatron-2022");
   j["options"]["flash_attention"] = true;
   const PredictConfig c = parse_config(j, "cfg.json");
   SimulateOptions o;

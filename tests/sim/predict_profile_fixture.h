@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cost/compute_model.h"
+#include "sim/cost/framework.h"
 #include "sim/cost/hardware.h"
 #include "sim/predict/config.h"
 #include "sim/predict/simulate.h"
@@ -46,6 +47,24 @@ inline std::string write_profile(const std::string& name, const std::string& mor
 // The same with its gradient reductions and parameter gathers exposed.
 inline std::string exposed_profile(const std::string& name, const std::string& more) {
   return write_profile(name, R"(, "grad_reduce": "exposed", "param_gather": "exposed", )" + more);
+}
+
+// A copy of the shipped profile `framework` that runs every ZeRO stage (its "zero_stages"
+// dropped), written to the test's temporary folder; returns its path. For tests of ZeRO's
+// mechanics under the figures of a stack that itself runs fewer (megatron-2022: stage 0 alone).
+inline std::string with_every_zero_stage(const std::string& framework) {
+  for (const std::string& dir : cost::framework_dirs()) {
+    std::ifstream in(dir + "/" + framework + ".json");
+    if (!in) continue;
+    nlohmann::json j = nlohmann::json::parse(in);
+    j.erase("zero_stages");
+    j["name"] = framework + "-every-zero-stage";
+    const std::string path = ::testing::TempDir() + "/" + j["name"].get<std::string>() + ".json";
+    std::ofstream(path) << j.dump();
+    return path;
+  }
+  ADD_FAILURE() << "no shipped profile " << framework;
+  return framework;
 }
 
 }  // namespace meshscope::predict::testing

@@ -10,6 +10,7 @@
 #include "sim/predict/memory.h"
 #include "sim/predict/search.h"
 #include "sim/schedule/schedule_text.h"
+#include "tests/sim/predict_profile_fixture.h"
 
 namespace meshscope::predict {
 namespace {
@@ -106,7 +107,7 @@ TEST(PredictSimulate, ZeroShardsStateOverDataParallelRanks) {
   // With a framework that waits for its collectives, the simulated step pays for ZeRO-3's
   // gathers, and memory shrinks.
   PredictConfig c = small_gpt();
-  c.framework = "megatron-2022";
+  c.framework = testing::with_every_zero_stage("megatron-2022");  // its stack: stage 0 alone
   c.mesh = {8, 1, 1};
   c.micro_batch = 1;
   const Summary z0 = simulate(c).summary;
@@ -126,7 +127,9 @@ TEST(PredictSimulate, ZeroShardsStateOverDataParallelRanks) {
 // updated parameters; ZeRO-3 also before every forward and backward.
 TEST(PredictSimulate, ZeroTwoReducesEachMicrobatchsGradientsZeroOneOnceAStep) {
   PredictConfig c = small_gpt();  // dp 2, pp 4, 8 microbatches a replica
-  c.framework = "megatron-2022";  // reductions waited for: each one costs the step its time
+  // Reductions waited for, each costing the step its time: megatron-2022's figures, with every
+  // ZeRO stage (its own stack runs none but 0).
+  c.framework = testing::with_every_zero_stage("megatron-2022");
   struct Count {
     int reduce_scatters = 0, all_gathers = 0, all_reduces = 0;
   };
