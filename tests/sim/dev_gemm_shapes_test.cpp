@@ -43,13 +43,17 @@ std::vector<ShapeLine> read_lines(const std::string& path) {
   return lines;
 }
 
-// The row's config: <row>.json, or the first (by name) of <row>-*.json.
+// The row's config: <row>.json, or the first (by name) of <row>-*.json that is not an FP8 run
+// (<...>-fp8.json, held-back set 9: the same shapes, other GEMMs).
 std::string config_of(const std::string& row) {
   const std::string dir = std::string(MESHSCOPE_SOURCE_DIR) + "/sim/predict/configs";
   if (std::filesystem::exists(dir + "/" + row + ".json")) return dir + "/" + row + ".json";
   std::vector<std::string> paths;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().filename().string().rfind(row + "-", 0) == 0) paths.push_back(e.path().string());
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(row + "-", 0) == 0 && !name.ends_with("-fp8.json"))
+      paths.push_back(e.path().string());
+  }
   std::sort(paths.begin(), paths.end());
   return paths.empty() ? "" : paths.front();
 }
