@@ -19,9 +19,13 @@ int64_t batch_of(const model::OpCost& op) {
 
 }  // namespace
 
-double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int64_t batch) {
+namespace {
+
+// gemm_efficiency's shape function at a best share `max` and a `k_half`.
+double shape_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int64_t batch,
+                        double max, double k_half) {
   const Efficiency& e = hw.efficiency;
-  if (m <= 0 || n <= 0 || k <= 0) return e.gemm_max;
+  if (m <= 0 || n <= 0 || k <= 0) return max;
   const int64_t units = std::max(1, hw.compute_units);
   // Libraries pick the tile per shape: try the catalog's tile and smaller ones, each smaller tile
   // paying for its lower data reuse. The reuse factors 0.95, 0.85 and 0.7 are assumptions (a
@@ -49,10 +53,20 @@ double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int6
     const double wave_util =
         static_cast<double>(count) / static_cast<double>(ceil_div(count, units) * units);
     const double kk = static_cast<double>(k) / static_cast<double>(split);
-    const double k_util = kk / (kk + e.k_half);
+    const double k_util = kk / (kk + k_half);
     best = std::max(best, t.reuse * tile_util * wave_util * k_util);
   }
-  return e.gemm_max * best;
+  return max * best;
+}
+
+}  // namespace
+
+double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int64_t batch) {
+  return shape_efficiency(hw, m, n, k, batch, hw.efficiency.gemm_max, hw.efficiency.k_half);
+}
+
+double gemm_fp8_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int64_t batch) {
+  return shape_efficiency(hw, m, n, k, batch, hw.efficiency.gemm_fp8_max, hw.efficiency.fp8_k_half);
 }
 
 double attention_sequence_factor(const Hardware& hw, int64_t query_tokens) {
@@ -127,7 +141,8 @@ double ComputeModel::efficiency(const model::OpCost& op) const {
   const double sustained = hw_.efficiency.sustained;
   switch (op.kind) {
     case model::OpKind::kGemm:
-      return sustained * gemm_efficiency(hw_, op.m, op.n, op.k, batch_of(op));
+      return sustained * (op.fp8 ? gemm_fp8_efficiency(hw_, op.m, op.n, op.k, batch_of(op))
+                                 : gemm_efficiency(hw_, op.m, op.n, op.k, batch_of(op)));
     case model::OpKind::kConv:
       return sustained * hw_.efficiency.conv *
              gemm_efficiency(hw_, op.m, op.n, op.k, batch_of(op)) / hw_.efficiency.gemm_max;
@@ -145,7 +160,9 @@ double ComputeModel::efficiency(const model::OpCost& op) const {
 }
 
 double ComputeModel::op_seconds(const model::OpCost& op) const {
-  const double compute = op.flops > 0 ? op.flops / (peak_ * efficiency(op)) : 0.0;
+  // An FP8 GEMM runs against the FP8 peak (options.fp8 is refused where the device has none).
+  const double peak = op.fp8 && op.kind == model::OpKind::kGemm ? hw_.peak_fp8 : peak_;
+  const double compute = op.flops > 0 ? op.flops / (peak * efficiency(op)) : 0.0;
   const double memory = stream_seconds(op.bytes);
   return std::max(compute, memory) + hw_.launch_overhead_ns * 1e-9;
 }

@@ -24,6 +24,9 @@ namespace meshscope::cost {
 // split (split-K: up to units / tiles ways, each at least 256 deep), multiplying the tiles and
 // shortening each reduction.
 double gemm_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int64_t batch = 1);
+// The same for a GEMM of FP8 operands, as a fraction of the FP8 peak (Hardware::peak_fp8): the
+// shape function with the entry's gemm_fp8_max and fp8_k_half (docs/ACCURACY.md item 50).
+double gemm_fp8_efficiency(const Hardware& hw, int64_t m, int64_t n, int64_t k, int64_t batch = 1);
 
 // A causal FlashAttention kernel gives each block of kAttentionQueryBlock queries to one thread
 // block, which runs over the key blocks up to the diagonal: the diagonal block is computed in full

@@ -56,6 +56,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "tp_comm_overlap",
                                                     "lacks",
                                                     "zero_stages",
+                                                    "fp8",
                                                     "pipelined_zero",
                                                     "pipelined_sharding",
                                                     "held_unsharded"};
@@ -348,6 +349,13 @@ Framework parse_framework(const json& j, const std::string& where) {
       else
         fail(where, "lacks", want);
     }
+  }
+  if (j.contains("fp8")) {
+    if (j.at("fp8") != "transformer-engine")
+      fail(where, "fp8",
+           "must be \"transformer-engine\": the FP8 linears the model prices (docs/ACCURACY.md "
+           "item 50)");
+    f.has_fp8 = true;
   }
   if (j.contains("zero_stages")) {
     const json& z = j.at("zero_stages");

@@ -193,6 +193,10 @@ struct Framework {
   bool has_tensor_parallel = true;
   bool has_pipeline_parallel = true;
   bool has_context_parallel = true;
+  // The stack runs its linears in FP8 the way Transformer Engine does (profile key "fp8":
+  // "transformer-engine"; options.fp8, docs/ACCURACY.md item 50). False: a config asking for FP8
+  // is refused.
+  bool has_fp8 = false;
   // The ZeRO stages the stack runs, the ones the profile's figures describe (profile key
   // "zero_stages", a list of 0 to 3; Megatron-LM of 2021 and 2022 keeps whole replicas, FSDP stacks
   // shard nothing or gradients and parameters but never the optimizer alone): a config asking for

@@ -42,8 +42,9 @@ const std::vector<std::string_view> kTopKeys = {"name",
                                                 "intra_node",
                                                 "inter_node"};
 const std::vector<std::string_view> kEfficiencyKeys = {
-    "gemm_max",         "tile_m",        "tile_n", "k_half", "attention", "attention_flash2",
-    "attention_flash3", "attention_seq", "conv",   "memory", "sustained", "sustained_spread"};
+    "gemm_max",         "tile_m",           "tile_n",        "k_half",    "attention",
+    "attention_flash2", "attention_flash3", "attention_seq", "conv",      "memory",
+    "sustained",        "sustained_spread", "gemm_fp8_max",  "fp8_k_half"};
 const std::vector<std::string_view> kTierKeys = {"name",
                                                  "kind",
                                                  "bandwidth_bytes_per_s",
@@ -135,6 +136,9 @@ void parse_efficiency(const json& e, const std::string& where, Efficiency& ef) {
   ef.tile_m = count_or(e, "tile_m", where, 1, 1 << 16, ef.tile_m, p);
   ef.tile_n = count_or(e, "tile_n", where, 1, 1 << 16, ef.tile_n, p);
   ef.k_half = number_or(e, "k_half", where, ef.k_half, p);
+  ef.gemm_fp8_max = number_or(e, "gemm_fp8_max", where, 0, p);
+  ef.fp8_k_half = number_or(e, "fp8_k_half", where, 0, p);
+  if (ef.gemm_fp8_max > 1) fail(where, p + "gemm_fp8_max", "must be in [0, 1] (0: no FP8 rate)");
   ef.attention = number_or(e, "attention", where, ef.attention, p);
   ef.attention_flash2 = number_or(e, "attention_flash2", where, 0, p);
   ef.attention_flash3 = number_or(e, "attention_flash3", where, 0, p);
@@ -200,8 +204,9 @@ Hardware parse_hardware(const json& j, const std::string& where) {
   if (hw.sources.empty())
     fail(where, "sources", "every entry must cite where its figures come from");
   const json& peaks = require(j, "peak_flops", where);
-  traces::require_known_keys(peaks, {kPrecisionNames.begin(), kPrecisionNames.end()}, where,
-                             "peak_flops.");
+  std::vector<std::string_view> peak_keys(kPrecisionNames.begin(), kPrecisionNames.end());
+  peak_keys.push_back("fp8");
+  traces::require_known_keys(peaks, peak_keys, where, "peak_flops.");
   bool any = false;
   for (size_t i = 0; i < kPrecisionNames.size(); ++i) {
     const std::string p(kPrecisionNames[i]);
@@ -211,6 +216,7 @@ Hardware parse_hardware(const json& j, const std::string& where) {
     }
   }
   if (!any) fail(where, "peak_flops", "needs at least one of bf16, fp16, fp32, tf32");
+  if (peaks.contains("fp8")) hw.peak_fp8 = number(peaks, "fp8", where, 1, "peak_flops.");
   hw.memory_bytes = number(j, "memory_bytes", where, 1);
   hw.memory_bandwidth_bytes_per_s = number(j, "memory_bandwidth_bytes_per_s", where, 1);
   hw.compute_units = static_cast<int>(count_or(j, "compute_units", where, 1, kMaxCount, {}));
@@ -219,6 +225,8 @@ Hardware parse_hardware(const json& j, const std::string& where) {
   if (hw.collective_ctas >= hw.compute_units)
     fail(where, "collective_ctas", "must be at least 0 and below compute_units");
   if (j.contains("efficiency")) parse_efficiency(j.at("efficiency"), where, hw.efficiency);
+  if (hw.peak_fp8 > 0 && hw.efficiency.gemm_fp8_max <= 0)
+    fail(where, "efficiency.gemm_fp8_max", "is needed with peak_flops.fp8 (its GEMMs' best share)");
   hw.host_cores = static_cast<int>(count_or(j, "host_cores", where, 0, kMaxCount, 0));
   hw.devices_per_node = static_cast<int>(count_or(j, "devices_per_node", where, 1, kMaxCount, {}));
   hw.nics_per_node =
@@ -234,6 +242,7 @@ std::vector<std::string> hardware_keys() {
     if (k != "peak_flops" && k != "efficiency" && k != "intra_node" && k != "inter_node")
       keys.emplace_back(k);
   for (std::string_view p : kPrecisionNames) keys.push_back("peak_flops." + std::string(p));
+  keys.push_back("peak_flops.fp8");
   for (std::string_view k : kEfficiencyKeys) keys.push_back("efficiency." + std::string(k));
   for (const char* tier : {"intra_node.", "inter_node."})
     for (std::string_view k : kTierKeys) keys.push_back(tier + std::string(k));

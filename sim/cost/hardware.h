@@ -69,6 +69,10 @@ struct Efficiency {
   // Standard deviation of one GPU's sustained rate across the GPUs of a model, as a fraction of
   // its mean: a synchronous step waits for its slowest GPU (slowest_gpu_share). 0: not known.
   double sustained_spread = 0;
+  // FP8 GEMMs (Hardware::peak_fp8): their best fraction of the FP8 peak and their k_half, in the
+  // same shape function as gemm_max and k_half (compute_model.h). 0: no FP8 rate.
+  double gemm_fp8_max = 0;
+  double fp8_k_half = 0;
 };
 
 // The share of `sustained` a synchronous run of `gpus` GPUs computes at: that of its slowest GPU,
@@ -84,6 +88,10 @@ struct Hardware {
   std::string kind;  // "gpu" or "cpu"
   std::vector<std::string> sources;
   std::array<double, static_cast<size_t>(Precision::kCount)> peak_flops{};  // dense, per device
+  // Dense FP8 tensor-core rate (catalog key peak_flops.fp8), what a GEMM of FP8 operands runs
+  // against (model::OpCost::fp8; options.fp8). Not a Precision: FP8 is no run's element type, only
+  // its linears' GEMM operands. 0: the device has none.
+  double peak_fp8 = 0;
   double memory_bytes = 0;
   double memory_bandwidth_bytes_per_s = 0;
   int compute_units = 1;          // SMs (GPU) or cores (CPU)

@@ -171,6 +171,7 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
     per_tp += st.dense_parameters + st.expert_parameters * par.ep;
   model.total_parameters = per_tp * t;
   model.layer_parameters = layer.dense_parameters + layer.expert_parameters;
+  model.layer_linear_weights = layer.linear_weights;
   return model;
 }
 

@@ -42,6 +42,8 @@ struct GptModel {
   int64_t total_parameters = 0;  // whole model, unsplit
   // One transformer layer's parameters on one tp rank (its experts: its ep shard).
   int64_t layer_parameters = 0;
+  // Of those, the four linears' weights (LayerCost::linear_weights): what TE's FP8 copies.
+  int64_t layer_linear_weights = 0;
 };
 
 // Layers per stage: even, and where they do not divide, the first and last stages give up layers

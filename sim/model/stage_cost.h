@@ -39,6 +39,9 @@ struct OpCost {
   // kAttention: the kernel applies dropout to the attention probabilities and is charged for it
   // (cost::attention_dropout_share; model::LayerParallel::attention_dropout).
   bool dropout = false;
+  // kGemm: its operands are FP8 (Transformer Engine's linears under options.fp8), priced against
+  // the FP8 peak (cost::gemm_fp8_efficiency); the output in the run's element type.
+  bool fp8 = false;
 };
 
 // FLOPs of a fused attention backward over its forward: five GEMMs against two (the forward's

@@ -103,12 +103,46 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   const double rep = par.sequence_parallel ? 1.0 / t : 1.0;  // share of replicated regions
   const double Tr = static_cast<double>(T) * rep;
   const bool sp = par.sequence_parallel && t > 1;
+  // Bytes an element of what the FP8 linears keep for the backward (their inputs).
+  const int fe8 = par.fp8 ? 1 : e;
 
   LayerCost L;
   std::vector<OpCost> fwd;  // forward ops, reused for full recomputation
   std::vector<OpCost> ig, wg;
   GemmOps ops{&fwd, &ig, &wg};
   std::vector<TpCollective> cf, cb;
+  // Transformer Engine's FP8 linears (docs/ACCURACY.md item 50; TE 1.10-1.12,
+  // transformer_engine/pytorch/module/): the GEMMs add_linear just added run on FP8 operands, and
+  // the casts around them are streaming passes of bytes read + written per element. A
+  // LayerNormLinear (qkv, fc1) gets its FP8 input from the norm kernel; in the backward it casts
+  // and transposes the output gradient (fp8_cast_transpose_fused, 2 + 2) and transposes its
+  // gathered FP8 input for the weight gradient (1 + 1). A Linear (proj, fc2) under sequence
+  // parallelism casts its input (2 + 1), casts the output gradient on the rank's shard (2 + 1) and
+  // transposes it gathered (1 + 1), and transposes its saved input for the weight gradient (1 + 1);
+  // without, it casts and transposes its input (2 + 2) and the output gradient (2 + 2).
+  auto fp8_linear = [&](const std::string& n, bool norm_linear, double in, double out) {
+    if (!par.fp8) return;
+    fwd.back().fp8 = ig.back().fp8 = wg.back().fp8 = true;
+    auto pass = [&](std::vector<OpCost>& phase, const char* what, double bytes) {
+      OpCost op;
+      op.name = n + what;
+      op.kind = OpKind::kElementwise;
+      op.bytes = bytes;
+      phase.push_back(op);
+    };
+    if (norm_linear) {
+      pass(ig, ".fp8_grad_cast_transpose", 4 * out);
+      pass(wg, ".fp8_input_transpose", 2 * in);
+    } else if (sp) {
+      pass(fwd, ".fp8_input_cast", 3 * in);
+      pass(ig, ".fp8_grad_cast", 3 * out / static_cast<double>(t));
+      pass(ig, ".fp8_grad_transpose", 2 * out);
+      pass(wg, ".fp8_input_transpose", 2 * in);
+    } else {
+      pass(fwd, ".fp8_input_cast_transpose", 4 * in);
+      pass(ig, ".fp8_grad_cast_transpose", 4 * out);
+    }
+  };
   const double tp_bytes = static_cast<double>(T) * h * e;  // full activation of the layer
   // Where the dense MLP's second GEMM starts in fwd and cf: the last op that saves a tensor for
   // the backward (see recompute_early_stop).
@@ -182,6 +216,7 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   const size_t attn_in_f = cf.size(), attn_in_b = cb.size();
   tp_entry("attn.tp_in");
   add_linear(ops, "attn.qkv", T, h, (a + 2 * kv) * d / t, e, 1);
+  fp8_linear("attn.qkv", true, double(T) * h, double(T) * (a + 2 * kv) * d / t);
   column_overlap(attn_in_f, attn_in_b, "attn.tp_in", "qkv");
   const double q_heads = static_cast<double>(a) / t;
   if (sh.rotary && pass.rope > 0)
@@ -228,6 +263,7 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     cb.push_back(comm("attn.cp_dkv", CommOp::kReduceScatter, CommAxis::kCp, kv_bytes, true));
   }
   add_linear(ops, "attn.proj", T, h / t, h, e, 1);
+  fp8_linear("attn.proj", false, double(T) * h / t, double(T) * h);
   const size_t attn_out_f = cf.size(), attn_out_b = cb.size();
   tp_exit("attn.tp_out");
   row_overlap(attn_out_f, attn_out_b, "proj");
@@ -267,15 +303,20 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     L.model_flops += 2.0 * b * s * h * fe * (1 + up) * sh.top_k + 2.0 * b * s * h * sh.experts;
   } else {
     add_linear(ops, "mlp.fc1", T, h, up * f / t, e, 1);
+    fp8_linear("mlp.fc1", true, double(T) * h, double(T) * up * f / t);
     column_overlap(mlp_in_f, mlp_in_b, "mlp.tp_in", "fc1");
     fwd.push_back(elementwise("mlp.act", OpKind::kElementwise, double(T) * up * f / t, e, 8,
                               pass.activation));
     last_saving_op = fwd.size();
     last_saving_comm = cf.size();
     add_linear(ops, "mlp.fc2", T, f / t, h, e, 1);
+    fp8_linear("mlp.fc2", false, double(T) * f / t, double(T) * h);
     L.dense_parameters += (1 + up) * h * f / t + f / t + h;
-    L.activation_bytes += static_cast<int64_t>(double(T) * e * (up + 1.0) * f / t);
-    L.weight_grad_bytes += static_cast<int64_t>(double(T) * e * f / t);
+    L.linear_weights += (1 + up) * h * f / t;
+    // fc1's output for the activation's backward, and fc2's input (in FP8 under TE's FP8: the
+    // activation's bf16 output is not kept).
+    L.activation_bytes += static_cast<int64_t>(double(T) * (e * up + fe8) * f / t);
+    L.weight_grad_bytes += static_cast<int64_t>(double(T) * fe8 * f / t);
     L.model_flops += 2.0 * b * s * h * f * (1 + up);
   }
   const size_t mlp_out_f = cf.size(), mlp_out_b = cb.size();
@@ -355,6 +396,7 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
 
   // Parameters: attention and the two norms.
   L.dense_parameters += h * (a + 2 * kv) * d / t + (a + 2 * kv) * d / t + h * h / t + h + 4 * h;
+  L.linear_weights += h * (a + 2 * kv) * d / t + h * h / t;
   L.model_flops += 2.0 * b * s * h * (a + 2 * kv) * d + 4.0 * b * s * s * h + 2.0 * b * s * h * h;
 
   // Activations kept for the backward (Korthikanti et al. eq. 1-6 generalised).
@@ -372,10 +414,11 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     // gathered.
     const double linear_in = par.tp_saves_gathered_input ? Td : Tr;
     act += 2 * Tr * h * e;                      // norm inputs
-    act += linear_in * h * e;                   // qkv input
+    act += linear_in * h * fe8;                 // qkv input (FP8 under TE's FP8)
     act += Td * (a + 2 * kv_seen) * d * e / t;  // q, k, v (k and v as the kernel saw them)
-    act += Td * h * e / t;                      // proj input
-    act += linear_in * h * e;                   // fc1 input
+    act += Td * h * e / t;                      // proj input (the attention output)
+    if (par.fp8) act += Td * h / t;             // proj's FP8 copy of it
+    act += linear_in * h * fe8;                 // fc1 input
     if (par.hidden_dropout) act += 2 * Tr * h;  // the attention's and the MLP's dropout masks
     if (par.flash_attention) {
       if (!rerun_flash) act += Td * q_heads * 4;  // softmax statistics
@@ -386,7 +429,14 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   }
   // W needs the inputs of the qkv, proj and fc1 GEMMs (fc2's is counted above); under full
   // recomputation they are rebuilt by I and live until W.
-  L.weight_grad_bytes += static_cast<int64_t>(Td * e * (2.0 * h * rep + double(h) / t));
+  L.weight_grad_bytes += static_cast<int64_t>(Td * fe8 * (2.0 * h * rep + double(h) / t));
+  // Under sequence parallelism TE's FP8 linears gather FP8: every tp all-gather of the layer
+  // (qkv's and fc1's input, again in the backward; proj's and fc2's output gradient) moves 1 byte
+  // an element. Their reduce-scatters carry the bf16 GEMM outputs.
+  if (par.fp8 && sp)
+    for (std::vector<TpCollective>* v : {&cf, &cb})
+      for (TpCollective& c : *v)
+        if (c.axis == CommAxis::kTp && c.op == CommOp::kAllGather) c.bytes /= e;
   L.activation_bytes = static_cast<int64_t>(act);
   L.forward = std::move(fwd);
   L.input_grad = std::move(ig);

@@ -151,6 +151,12 @@ struct LayerParallel {
   // attention kernel (torchtitan's repeat_kv, fms's expand + flatten, for PyTorch's SDPA before
   // 2.5): a copy each way, and the kernel reads and saves the repeated K and V.
   bool gqa_expand = false;
+  // Transformer Engine's FP8 linears (options.fp8; docs/ACCURACY.md item 50): the dense layer's
+  // qkv, proj, fc1 and fc2 run their three GEMMs on FP8 operands (OpCost::fp8), with TE's casts
+  // and transposes around them as streaming passes (TE 1.10-1.12 linear.py and
+  // layernorm_linear.py), their tp all-gathers move FP8 (1 byte an element), and they keep their
+  // inputs for the backward in FP8. Attention, the output layer and elementwise ops are unchanged.
+  bool fp8 = false;
   // Transformer Engine's userbuffers overlap every tp collective of a dense layer with a GEMM
   // (with sequence parallelism only, as Megatron-LM requires): each as its entry in
   // kTpOverlapGemms order says. Empty: off.
@@ -160,7 +166,10 @@ struct LayerParallel {
 struct LayerCost {
   std::vector<OpCost> forward, input_grad, weight_grad;
   std::vector<TpCollective> comm_forward, comm_backward;
-  int64_t dense_parameters = 0;   // per tp rank
+  int64_t dense_parameters = 0;  // per tp rank
+  // Of those, the weights of the four linears that run in FP8 under LayerParallel::fp8 (the
+  // weights whose FP8 copy and transpose TE caches).
+  int64_t linear_weights = 0;
   int64_t expert_parameters = 0;  // per tp rank, after the ep split
   int64_t activation_bytes = 0;   // kept from forward to backward
   int64_t weight_grad_bytes = 0;  // of those, what the W pass needs after I

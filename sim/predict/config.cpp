@@ -516,6 +516,22 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
     static constexpr std::array<std::string_view, 3> kReduceDtypes = {"bf16", "fp16", "fp32"};
     c.grad_reduce_dtype = opt.required_choice<cost::Precision>("grad_reduce_dtype", kReduceDtypes);
   }
+  c.fp8 = opt.boolean("fp8", false);
+  if (c.fp8) {
+    if (!framework.has_fp8)
+      opt.fail("fp8", "framework '" + framework.name +
+                          "' has no FP8 linears (its profile's \"fp8\": Transformer Engine's)");
+    if (hardware->peak_fp8 <= 0)
+      opt.fail("fp8", "gpu '" + c.gpu + "' has no FP8 rate (its catalog entry's peak_flops.fp8)");
+    if (c.precision != cost::Precision::kBf16 && c.precision != cost::Precision::kFp16)
+      opt.fail("fp8", "needs options.precision bf16 or fp16 (the type beside the FP8 GEMMs)");
+    if (c.model != ModelKind::kGpt)
+      opt.fail("fp8", "needs model.kind gpt (Transformer Engine's linears of a transformer layer)");
+    if (c.gpt.experts > 0)
+      opt.fail("fp8", "model.experts: the FP8 path of expert GEMMs is not modelled");
+  }
+  c.fp8_params = opt.boolean("fp8_params", false);
+  if (c.fp8_params && !c.fp8) opt.fail("fp8_params", "needs options.fp8 true");
   c.zero = static_cast<int>(opt.integer("zero", 0, 0));
   if (c.zero > 3) opt.fail("zero", "must be 0, 1, 2 or 3");
   if (const std::string why = zero_refusal(c, framework); !why.empty()) opt.fail("zero", why);

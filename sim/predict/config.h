@@ -133,6 +133,12 @@ struct PredictConfig {
   // NeMo's optim.grad_sync_dtype); unset: the profile's grad_reduce_bytes.
   std::optional<cost::Precision> grad_reduce_dtype;
   int zero = 0;
+  // Transformer Engine's FP8 linears (options.fp8; docs/ACCURACY.md item 50): the dense layers'
+  // qkv, proj, fc1 and fc2 compute on FP8 operands (model::LayerParallel::fp8). fp8_params: the
+  // weights are held in FP8 (NeMo's fp8_params, megatron-core's --fp8-param-gather) in place of
+  // bf16 weights with a cached FP8 copy; memory only.
+  bool fp8 = false;
+  bool fp8_params = false;
   int shard_group = 0;  // ZeRO-3: ranks of dp sharing one copy (HSDP); 0: all of dp
   Optimizer optimizer = Optimizer::kAdam;
   // Bytes of optimizer state a parameter keeps, sharded as ZeRO shards the states, where the run's

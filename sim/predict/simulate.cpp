@@ -205,11 +205,12 @@ void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, S
   s.memory.clear();
   s.peak_memory_bytes = 0;
   for (int p = 0; p < c.mesh.pp; ++p) {
-    int64_t dense = 0, expert = 0, working = 0, root = 0, layers = 0;
+    int64_t dense = 0, expert = 0, working = 0, root = 0, layers = 0, rank_layers = 0;
     for (int st = 0; st < r.num_stages; ++st)
       if (run.schedule.stage_owner[st] == p) {
         dense += r.w.dense_parameters[st];
         expert += r.w.expert_parameters[st];
+        rank_layers += r.w.layers[st];
         if (holds_unsharded) {
           root += r.w.dense_parameters[st] + r.w.expert_parameters[st] -
                   int64_t{r.w.layers[st]} * r.w.layer_parameters;
@@ -221,6 +222,10 @@ void add_memory(const Resolved& r, const Run& run, ActivationOf activation_of, S
     s.memory.push_back(
         device_memory(dense, expert, c.zero_shards(), c.ep, once ? 1 : c.zero, per_param, act));
     s.memory.back().working_bytes = working;
+    // TE's FP8 linears cache an FP8 copy of each weight and its transpose beside the bf16 weight;
+    // with FP8 parameters those two are the weights (docs/ACCURACY.md item 50).
+    if (c.fp8 && !c.fp8_params)
+      s.memory.back().parameters_bytes += 2 * rank_layers * r.w.layer_linear_weights;
     if (holds_unsharded && p == loss_rank) {
       const model::StageCost& head = r.w.stages[loss_stage];
       add_fsdp_held({.root = held.root,

@@ -44,6 +44,7 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   par.attention_dropout = c.flash_attention && framework.attention_dropout;
   par.tp_saves_gathered_input = framework.tp_saves_gathered_input;
   par.gqa_expand = framework.gqa_expand;
+  par.fp8 = c.fp8;
   if (c.tp_comm_overlap)
     par.tp_comm_overlap = c.tp_comm_overlap_cfg ? c.tp_comm_overlap_cfg : framework.tp_comm_overlap;
   par.loss_forward_bytes = framework.loss_forward_bytes;
@@ -63,6 +64,7 @@ WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework
   }
   w.model_flops_per_microbatch = g.model_flops_per_microbatch;
   w.layer_parameters = g.layer_parameters;
+  w.layer_linear_weights = g.layer_linear_weights;
   w.tokens_per_sample = c.gpt.seq;
   w.description = "gpt L=" + std::to_string(c.gpt.layers) + " h=" + std::to_string(c.gpt.hidden) +
                   " heads=" + std::to_string(c.gpt.heads) + " seq=" + std::to_string(c.gpt.seq) +

@@ -24,6 +24,8 @@ struct WorkloadCosts {
   // One transformer layer's parameters, per tp rank (gpt only; 0 for other models): what FSDP
   // wraps as a unit, the rest of a stage being its root's (Framework::held_unsharded).
   int64_t layer_parameters = 0;
+  // Of those, the weights of the four linears that run in FP8 under options.fp8.
+  int64_t layer_linear_weights = 0;
   double model_flops_per_microbatch = 0;  // forward + backward, all tp/cp ranks, no recompute
   int64_t tokens_per_sample = 1;          // seq for gpt; 1 otherwise
   std::string description;                // "gpt L=24 h=2304 heads=24 seq=2048 V=51200"

@@ -123,7 +123,9 @@ TEST(CostHardware, AHardwareFileWithAnUnknownKeyOrABadCountIsRefused) {
       {"/compute_unit", "key 'compute_unit': unknown key (known: name, "},
       {"/efficiency/gemm", "key 'efficiency.gemm': unknown key"},
       {"/inter_node/bw", "key 'inter_node.bw': unknown key"},
-      {"/peak_flops/fp8", "key 'peak_flops.fp8': unknown key (known: bf16, fp16, fp32, tf32)"}};
+      {"/peak_flops/fp4", "key 'peak_flops.fp4': unknown key (known: bf16, fp16, fp32, tf32, fp8)"},
+      // An FP8 peak without the share its GEMMs reach would price them at an unstated rate.
+      {"/peak_flops/fp8", "key 'efficiency.gemm_fp8_max': is needed with peak_flops.fp8"}};
   for (const auto& [pointer, begins] : misspelt) {
     const std::string e =
         error_of([&](nlohmann::json& j) { j[nlohmann::json::json_pointer(pointer)] = 1; });
