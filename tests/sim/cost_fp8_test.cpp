@@ -42,8 +42,8 @@ TEST(CostFp8, TheFp8ShapeFunctionReproducesTileLangsKSweep) {
   EXPECT_LT(std::sqrt(sum_sq / std::size(ks)), 0.016);
   // FP8's main loop needs a deeper reduction than bf16's to reach its rate: at K = 1,024 it runs
   // at 70% of its 16,384-deep rate where bf16's would at 89%.
-  const double fp8_ratio = gemm_fp8_efficiency(hw, 8192, 8192, 1024) /
-                           gemm_fp8_efficiency(hw, 8192, 8192, 16384);
+  const double fp8_ratio =
+      gemm_fp8_efficiency(hw, 8192, 8192, 1024) / gemm_fp8_efficiency(hw, 8192, 8192, 16384);
   const double bf16_ratio =
       gemm_efficiency(hw, 8192, 8192, 1024) / gemm_efficiency(hw, 8192, 8192, 16384);
   EXPECT_LT(fp8_ratio, bf16_ratio - 0.1);
@@ -81,8 +81,9 @@ TEST(CostFp8, OpenXlasFp8EntriesExceedTheDenseFp8PeakAndAreNotUsed) {
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     if (!header) {
-      EXPECT_EQ(line, "b,m,n,k,e4m3_e4m3_flops_per_s,e4m3_e5m2_flops_per_s,e5m2_e4m3_flops_per_s,"
-                      "bf16_flops_per_s");
+      EXPECT_EQ(line,
+                "b,m,n,k,e4m3_e4m3_flops_per_s,e4m3_e5m2_flops_per_s,e5m2_e4m3_flops_per_s,"
+                "bf16_flops_per_s");
       header = true;
       continue;
     }

@@ -15,9 +15,9 @@
 namespace meshscope::predict {
 namespace {
 
-using nlohmann::json;
 using model::LayerCost;
 using model::OpCost;
+using nlohmann::json;
 
 // A Llama-like layer on 4 tp ranks: 8 heads of 128 in 4 kv groups, ffn 2,816 gated, 2 x 1,024
 // tokens.
@@ -88,7 +88,8 @@ TEST(PredictFp8, TheFourLinearsRunInFp8WithTransformerEnginesCastsAroundThem) {
     // Under sequence parallelism every tp all-gather moves FP8, the reduce-scatters bf16.
     std::map<std::string, int64_t> bf16_bytes;
     for (const auto* v : {&bf16.comm_forward, &bf16.comm_backward})
-      for (const model::TpCollective& c : *v) bf16_bytes[c.name + std::string(traces::name(c.op))] = c.bytes;
+      for (const model::TpCollective& c : *v)
+        bf16_bytes[c.name + std::string(traces::name(c.op))] = c.bytes;
     for (const auto* v : {&fp8.comm_forward, &fp8.comm_backward})
       for (const model::TpCollective& c : *v) {
         const int64_t was = bf16_bytes[c.name + std::string(traces::name(c.op))];
