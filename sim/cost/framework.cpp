@@ -57,6 +57,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "lacks",
                                                     "zero_stages",
                                                     "fp8",
+                                                    "replicate_alone",
                                                     "pipelined_zero",
                                                     "pipelined_sharding",
                                                     "held_unsharded"};
@@ -328,6 +329,7 @@ Framework parse_framework(const json& j, const std::string& where) {
   boolean_of(j, "attention_dropout", where, f.attention_dropout);
   boolean_of(j, "tp_saves_gathered_input", where, f.tp_saves_gathered_input);
   boolean_of(j, "gqa_expand", where, f.gqa_expand);
+  boolean_of(j, "replicate_alone", where, f.replicate_alone);
   if (j.contains("tp_comm_overlap"))
     f.tp_comm_overlap = parse_tp_overlap_cfgs(j.at("tp_comm_overlap"), where, "tp_comm_overlap");
   if (j.contains("lacks")) {

@@ -202,6 +202,10 @@ struct Framework {
   // shard nothing or gradients and parameters but never the optimizer alone): a config asking for
   // another is refused, and neither would_fit nor --search offers one. Default: all four.
   std::array<bool, 4> zero_stages = {true, true, true, true};
+  // The stack's data parallelism without sharding (options.zero 0) runs only when nothing else
+  // splits the model (profile key "replicate_alone": torchtitan's DDP, 'DDP has not supported > 1D
+  // parallelism'): with mesh.tp, mesh.pp or mesh.cp above 1 a config at stage 0 is refused.
+  bool replicate_alone = false;
   bool runs_zero(int stage) const {
     return stage >= 0 && stage < 4 && zero_stages[static_cast<size_t>(stage)];
   }

@@ -614,6 +614,11 @@ std::string zero_refusal(const PredictConfig& c, const cost::Framework& framewor
            (runs.size() == 1 ? "stage " : "stages ") + stages +
            " (its profile's \"zero_stages\"), not " + std::to_string(c.zero);
   }
+  if (c.zero == 0 && framework.replicate_alone && c.mesh.dp > 1 &&
+      (c.mesh.tp > 1 || c.mesh.pp > 1 || c.cp > 1))
+    return "framework '" + framework.name +
+           "' replicates without sharding (options.zero 0) only when nothing else splits the model "
+           "(mesh.tp, mesh.pp and mesh.cp 1; its profile's \"replicate_alone\")";
   if (c.mesh.pp <= 1 || c.zero <= framework.pipelined_zero) return "";
   return "framework '" + framework.name + "' runs ZeRO up to stage " +
          std::to_string(framework.pipelined_zero) + " beside pipeline parallelism (mesh.pp " +

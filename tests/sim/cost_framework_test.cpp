@@ -442,6 +442,8 @@ TEST(CostFramework, ZeroStagesAreTheOnesAStackRuns) {
     const std::array<bool, 4> all = {true, true, true, true};
     EXPECT_EQ(find_framework(n).zero_stages, it == fewer.end() ? all : it->second) << n;
   }
+  for (const std::string& n : list_frameworks())
+    EXPECT_EQ(find_framework(n).replicate_alone, n == "torchtitan") << n;
   const Framework f = parse_framework({{"name", "x"}, {"zero_stages", {3, 0}}}, "fw.json");
   EXPECT_TRUE(f.runs_zero(0) && f.runs_zero(3));
   EXPECT_FALSE(f.runs_zero(1) || f.runs_zero(2) || f.runs_zero(4) || f.runs_zero(-1));

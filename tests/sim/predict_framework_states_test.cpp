@@ -81,6 +81,36 @@ TEST(PredictFrameworkConfig, AStackThatStopsAtZeroOneBesidePipeliningIsNotAskedF
 // holding both whole (the gradients at the fp32 reduction's 4 bytes); "per-microbatch" gathers
 // before every forward and backward and reduces after every backward, holding both sharded.
 // Without pipelining the two are the same run.
+// A stack runs the ZeRO stages its profile lists (zero_stages), and torchtitan's DDP only when
+// nothing else splits the model (replicate_alone): each refused naming options.zero.
+TEST(PredictFrameworkConfig, AStackIsAskedOnlyForTheZeroStagesItRuns) {
+  json j = tiny_gpt();
+  j["framework"] = "megatron-2022";
+  j["options"]["zero"] = 1;
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.zero': framework 'megatron-2022' runs ZeRO stage 0 (its "
+            "profile's \"zero_stages\"), not 1");
+  j["framework"] = "llm-foundry";
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.zero': framework 'llm-foundry' runs ZeRO stages 0, 2 and 3 "
+            "(its profile's \"zero_stages\"), not 1");
+  j["options"]["zero"] = 2;
+  EXPECT_EQ(error_of(j), "");
+  j["framework"] = "torchtitan";
+  j["options"]["zero"] = 0;
+  EXPECT_EQ(error_of(j), "");  // DDP over 8 GPUs
+  j["mesh"] = {{"dp", 4}, {"tp", 2}};
+  EXPECT_NE(error_of(j).find("key 'options.zero': framework 'torchtitan' replicates without "
+                             "sharding (options.zero 0) only when nothing else splits the model"),
+            std::string::npos)
+      << error_of(j);
+  j["options"]["zero"] = 3;
+  EXPECT_EQ(error_of(j), "");
+  j["mesh"] = {{"dp", 1}, {"tp", 8}};  // no data parallelism, nothing replicated
+  j["options"]["zero"] = 0;
+  EXPECT_EQ(error_of(j), "");
+}
+
 TEST(PredictFrameworkConfig, FsdpUnderTorchPipeliningGathersAndReducesOnceAStep) {
   struct Count {
     int gathers = 0, reduces = 0;
