@@ -12,6 +12,9 @@
 #   2c. Transformer Engine's SM margin: the NeMo rows' pipelined reduce-scatter GEMMs whole, in
 #      TE's chunks, with and without its SM count target, beside a kernel holding the
 #      communication's SMs (meshscope-kernel-check --sm-margin; sm-margin-conn{1,8}.csv kept);
+#   2d. FP8 GEMM rates (cuBLASLt e4m3, meshscope-kernel-check --gemm-rates --fp8) at TileLang's
+#      seven shapes, beside TileLang's rates and the h200-sxm entry's FP8 model, and the entry's
+#      two FP8 figures fitted to them (fp8-gemm-rates.csv kept; docs/ACCURACY.md item 51's rule);
 #   3. 1F1B on 4 virtual devices (cuda-virtual, CUPTI tracer): equal to one device, CUPTI recorded
 #      and labelled ops, dropped none; the green-context split it got; its bubble;
 #   4. GPipe, interleaved, ZB-H1, naive, TP and DP the same way; the cuda backend (NCCL), 1 rank;
@@ -344,6 +347,26 @@ dev_gemm_check() {
   row gemm "$name" "${verdict%%|*}" "${verdict#*|}"
 }
 
+# FP8 GEMM rates through cuBLASLt, the call Transformer Engine's FP8 linears make, at the shapes of
+# TileLang's benchmark the catalog's FP8 figures were fitted to (tests/fixtures/tilelang): whether
+# those figures, from another library on another board, hold for cuBLAS on this one, which
+# docs/ACCURACY.md item 51's rule reads (issue 12).
+fp8_gemm_check() {
+  local shapes="$root/tests/fixtures/tilelang/h800_fp8_matmul.csv" log_file="$out/fp8-gemm.log"
+  local name="FP8 rates (7 shapes)" status verdict
+  capped 45 "$bin/meshscope-kernel-check" --gemm-rates "$shapes" --fp8 > "$out/fp8-gemm-rates.csv" \
+    2> "$log_file"
+  status=$?
+  case $status in
+    0) ;;
+    2) row gemm "$name" SKIP "$(head -1 "$out/fp8-gemm-rates.csv")"; return ;;
+    *) row gemm "$name" FAIL "$(why_failed $status "$log_file")"; return ;;
+  esac
+  verdict=$(python3 "$parse" fp8-gemm-summary "$out/fp8-gemm-rates.csv" "$shapes" \
+            "$root/sim/cost/catalog/h200-sxm.json" 2>&1) || { row gemm "$name" FAIL "$verdict"; return; }
+  row gemm "$name" "${verdict%%|*}" "${verdict#*|}"
+}
+
 # Transformer Engine's SM margin on the NeMo rows' pipelined reduce-scatter GEMMs
 # (kernels/cuda/sm_margin.h, scripts/sm_margin_cases.csv): each GEMM whole and in TE's chunks, with
 # and without the SM count target, alone and beside a kernel holding the communication's SMs;
@@ -563,6 +586,7 @@ kernel_checks
 if [[ $(left_s) -ge 60 ]]; then gemm_rates_check; else row gemm "rates (87 shapes, 8192^3 20 s)" SKIP "out of time"; fi
 if [[ $(left_s) -ge 60 ]]; then dev_gemm_check; else row gemm "development rows' GEMMs (84)" SKIP "out of time"; fi
 if [[ $(left_s) -ge 60 ]]; then sm_margin_check; else row gemm "SM margin (10 GEMMs)" SKIP "out of time"; fi
+if [[ $(left_s) -ge 45 ]]; then fp8_gemm_check; else row gemm "FP8 rates (7 shapes)" SKIP "out of time"; fi
 for entry in "${families[@]}"; do
   IFS='|' read -r label fam mesh m v <<< "$entry"
   if [[ $(left_s) -lt 60 ]]; then row schedule "$label" SKIP "out of time"; continue; fi

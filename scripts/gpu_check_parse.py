@@ -21,6 +21,7 @@ import collections
 import csv
 import glob
 import json
+import math
 import os
 import re
 import site
@@ -202,11 +203,59 @@ def sm_margin_summary(*paths):
     print(("FAIL|" + "; ".join(bad) + "; " if bad else "ok|") + head)
 
 
+def fp8_gemm_summary(rates_csv, reference_csv, catalog_json):
+    """cuBLASLt's FP8 rates at TileLang's shapes (meshscope-kernel-check --gemm-rates --fp8) beside
+    TileLang's own, beside the catalog entry's FP8 model, and the entry's two FP8 figures fitted to
+    them the way docs/ACCURACY.md item 50 fitted TileLang's (what item 51's rule reads)."""
+    def rows(path):
+        return [r for r in csv.DictReader(l for l in open(path) if not l.startswith("#"))]
+    measured, reference = rows(rates_csv), rows(reference_csv)
+    if len(measured) != len(reference):
+        raise ValueError(f"{len(measured)} rates for the {len(reference)} shapes of {reference_csv}")
+    entry = json.load(open(catalog_json))
+    peak = float(entry["peak_flops"]["fp8"])
+    eff = entry["efficiency"]
+    units, tm, tn = entry["compute_units"], eff.get("tile_m", 128), eff.get("tile_n", 256)
+    ks, got, ref, model = [], [], [], []
+    for m, r in zip(measured, reference):
+        b, mm, n, k = (int(m[c]) for c in "bmnk")
+        if [b, mm, n, k] != [int(r[c]) for c in "bmnk"]:
+            raise ValueError(f"rate {b},{mm},{n},{k} is not shape {dict(r)}")
+        if mm % tm or n % tn:
+            raise ValueError(f"{mm}x{n} is not a multiple of the {tm}x{tn} tile")
+        tiles = (mm // tm) * (n // tn)
+        waves = -(-tiles // units)
+        wave = tiles / (waves * units)
+        ks.append((k, wave))
+        got.append(float(m["flops_per_s"]))
+        ref.append(float(r["flops_per_s"]))
+        model.append(peak * eff["gemm_fp8_max"] * wave * k / (k + eff["fp8_k_half"]))
+    if any(g > peak for g in got):
+        print("FAIL|an FP8 rate above the entry's dense FP8 peak: not a dense GEMM's time")
+        return
+    best = None
+    for kh in range(0, 1025, 16):
+        logs = [math.log(g / (peak * w * k / (k + kh))) for (k, w), g in zip(ks, got)]
+        mean = sum(logs) / len(logs)
+        rms = math.sqrt(sum((x - mean) ** 2 for x in logs) / len(logs))
+        if best is None or rms < best[0]:
+            best = (rms, kh, math.exp(mean))
+    over_ref = statistics.median(g / r for g, r in zip(got, ref))
+    model_over = statistics.median(mo / g for mo, g in zip(model, got))
+    print("ok|cuBLASLt e4m3 at %s, K %s: %s TFLOP/s; median %.3f of TileLang's; the %s model's "
+          "rate over it median %.3f; fitted to it: gemm_fp8_max %.3f, fp8_k_half %d (rms %.2f%%; "
+          "the entry's %.3f, %g)"
+          % ("x".join(measured[0][c] for c in "mn"), "/".join(str(k) for k, _ in ks),
+             "/".join("%.0f" % (g / 1e12) for g in got), over_ref, entry["name"], model_over,
+             best[2], best[1], 100 * best[0], eff["gemm_fp8_max"], eff["fp8_k_half"]))
+
+
 COMMANDS = {"table": table, "nvidia-lib-dirs": nvidia_lib_dirs, "kernel-summary": kernel_summary,
             "closed-form": closed_form, "cupti-verdict": cupti_verdict,
             "steady-period": steady_period, "drop-first-step": drop_first_step,
             "overhead": overhead, "gemm-summary": gemm_summary,
-            "dev-gemm-summary": dev_gemm_summary, "sm-margin-summary": sm_margin_summary}
+            "dev-gemm-summary": dev_gemm_summary, "sm-margin-summary": sm_margin_summary,
+            "fp8-gemm-summary": fp8_gemm_summary}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

@@ -11,6 +11,7 @@
 
 #include "kernels/cuda/csv_lines.h"
 #include "kernels/cuda/gemm_rates.h"
+#include "kernels/cuda/gemm_timing.h"
 #include "kernels/cuda/raii.h"
 #include "kernels/cuda/random_fill.h"
 
@@ -66,12 +67,9 @@ void gemm(cublasHandle_t h, const GemmShape& s, const Operands& o) {
       CUBLAS_GEMM_DEFAULT));
 }
 
-double flops(const GemmShape& s) {
-  return 2.0 * static_cast<double>(s.b) * static_cast<double>(s.m) * static_cast<double>(s.n) *
-         static_cast<double>(s.k);
-}
+}  // namespace
 
-void check_shape(const GemmShape& s) {
+void check_gemm_shape(const GemmShape& s) {
   constexpr int64_t kMaxDim = 1 << 30;
   if (s.b < 1 || s.m < 1 || s.n < 1 || s.k < 1 || s.b > kMaxDim || s.m > kMaxDim || s.n > kMaxDim ||
       s.k > kMaxDim)
@@ -89,6 +87,8 @@ void check_shape(const GemmShape& s) {
                              " n " + std::to_string(s.n) + " k " + std::to_string(s.k) +
                              ": an operand larger than any GPU's memory");
 }
+
+namespace {
 
 // A stream, its cuBLAS handle, operands for shapes up to the given sizes, and two timing events.
 class Bench {
@@ -124,8 +124,6 @@ class Bench {
   Event start_, stop_;
 };
 
-constexpr int kBatches = 5;  // timed batches of calls per shape; their median is the rate
-
 }  // namespace
 
 std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, int warmup,
@@ -133,32 +131,18 @@ std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, i
   if (shapes.empty() || iters < 1) return {};
   size_t a_max = 0, b_max = 0, c_max = 0;
   for (const GemmShape& s : shapes) {
-    check_shape(s);
+    check_gemm_shape(s);
     a_max = std::max<size_t>(a_max, s.b * s.m * s.k);
     b_max = std::max<size_t>(b_max, s.b * s.k * s.n);
     c_max = std::max<size_t>(c_max, s.b * s.m * s.n);
   }
   Bench bench(a_max, b_max, c_max, seed);
-  for (const GemmShape& s : shapes) bench.run(s, warmup);
-  // The batches go round the shapes (batch 1 of every shape, then batch 2, ...), so that the
-  // GPU's clock drifting as it warms falls on every shape alike, not on the last ones.
-  std::vector<std::vector<double>> seconds(shapes.size());
-  for (int batch = 0; batch < kBatches; ++batch)
-    for (size_t i = 0; i < shapes.size(); ++i)
-      seconds[i].push_back(bench.seconds(shapes[i], iters) / iters);
-  std::vector<GemmRate> rates;
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    std::vector<double>& s = seconds[i];
-    std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
-    const double median = s[s.size() / 2];
-    rates.push_back({shapes[i], median, median > 0 ? flops(shapes[i]) / median : 0});
-  }
-  return rates;
+  return rates_in_rounds(bench, shapes, warmup, iters);
 }
 
 std::vector<double> sustained_gemm_rates(const GemmShape& shape, double seconds, double window_s,
                                          uint64_t seed) {
-  check_shape(shape);
+  check_gemm_shape(shape);
   if (!(seconds > 0) || !(window_s > 0)) return {};
   Bench bench(shape.b * shape.m * shape.k, shape.b * shape.k * shape.n, shape.b * shape.m * shape.n,
               seed);
@@ -171,7 +155,7 @@ std::vector<double> sustained_gemm_rates(const GemmShape& shape, double seconds,
   while (std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() <
          seconds) {
     const double t = bench.seconds(shape, calls);
-    rates.push_back(t > 0 ? flops(shape) * calls / t : 0);
+    rates.push_back(t > 0 ? gemm_flops(shape) * calls / t : 0);
   }
   return rates;
 }

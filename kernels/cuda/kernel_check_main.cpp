@@ -3,14 +3,16 @@
 // --versions: one line per library ("version<TAB>cublas<TAB>13.0.0<TAB>cublasGetProperty"), exit 0
 // when every version could be read, 1 otherwise; needs no device.
 // --gemm-rates SHAPES.csv: the bf16 GEMM rate of each shape (gemm_rates.h) as CSV on stdout, for
-// `meshscope calibrate --gemm-rates`; --sustained SECONDS: 8192 x 8192 x 8192 kept busy that long,
-// the rate of each half-second window ("sustained<TAB>WINDOW<TAB>FLOP/s") and the last window over
-// the first; --sm-margin CASES.csv: each case's GEMM timed the six ways of sm_margin.h, as CSV on
-// stdout (scripts/sm_margin_cases.csv: the NeMo rows' pipelined reduce-scatter GEMMs). Exit 2
-// without a device, as the checks.
+// `meshscope calibrate --gemm-rates`; with --fp8, the e4m3 x e4m3 -> bf16 rate through cuBLASLt
+// instead (measure_fp8_gemm_rates: b 1 only); --sustained SECONDS: 8192 x 8192 x 8192 kept busy
+// that long, the rate of each half-second window ("sustained<TAB>WINDOW<TAB>FLOP/s") and the last
+// window over the first; --sm-margin CASES.csv: each case's GEMM timed the six ways of sm_margin.h,
+// as CSV on stdout (scripts/sm_margin_cases.csv: the NeMo rows' pipelined reduce-scatter GEMMs).
+// Exit 2 without a device, as the checks.
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
   CheckOptions options;
   std::string gemm_shapes, sm_margin_cases;
   double sustained_s = 0;
+  bool fp8 = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--seed" && i + 1 < argc) {
@@ -39,6 +42,8 @@ int main(int argc, char** argv) {
       return all ? 0 : 1;
     } else if (arg == "--gemm-rates" && i + 1 < argc) {
       gemm_shapes = argv[++i];
+    } else if (arg == "--fp8") {
+      fp8 = true;
     } else if (arg == "--sm-margin" && i + 1 < argc) {
       sm_margin_cases = argv[++i];
     } else if (arg == "--sustained" && i + 1 < argc) {
@@ -50,15 +55,23 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: meshscope-kernel-check [--seed N | --versions | --gemm-rates SHAPES.csv "
-                   "| --sustained SECONDS | --sm-margin CASES.csv]\n");
+                   "[--fp8] | --sustained SECONDS | --sm-margin CASES.csv]\n");
       return 1;
     }
+  }
+  if (fp8 && gemm_shapes.empty()) {
+    std::fprintf(stderr, "meshscope-kernel-check: --fp8 measures the shapes of --gemm-rates\n");
+    return 1;
   }
   std::vector<GemmShape> shapes;
   std::vector<SmMarginCase> cases;
   if (!gemm_shapes.empty() || !sm_margin_cases.empty()) {
     try {  // a bad file is named before any device is probed
       if (!gemm_shapes.empty()) shapes = read_gemm_shapes(gemm_shapes);
+      for (const GemmShape& g : shapes)
+        if (fp8 && g.b != 1)
+          throw std::runtime_error(gemm_shapes + ": a shape with b " + std::to_string(g.b) +
+                                   ": FP8 rates are measured for b 1 only");
       if (!sm_margin_cases.empty()) cases = read_sm_margin_cases(sm_margin_cases);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "meshscope-kernel-check: %s\n", e.what());
@@ -75,7 +88,10 @@ int main(int argc, char** argv) {
       if (!cases.empty())
         std::fputs(format_sm_margin(measure_sm_margin(cases, 20, options.seed)).c_str(), stdout);
       if (!shapes.empty())
-        std::fputs(format_gemm_rates(measure_gemm_rates(shapes)).c_str(), stdout);
+        std::fputs(
+            format_gemm_rates(fp8 ? measure_fp8_gemm_rates(shapes) : measure_gemm_rates(shapes))
+                .c_str(),
+            stdout);
       if (sustained_s > 0) {
         const std::vector<double> rates =
             sustained_gemm_rates({1, 8192, 8192, 8192}, sustained_s, 0.5);

@@ -69,5 +69,43 @@ TEST(CudaGemmRates, MeasuredRatesFollowTheModelsShapeFunction) {
   EXPECT_LT(fit.rms, 0.05);
 }
 
+// FP8 rates (docs/ACCURACY.md items 50 and 51): shapes Transformer Engine never runs batched are
+// refused before any device is touched, so the refusal holds on a machine without one.
+TEST(CudaGemmRates, Fp8RatesRefuseABatchedShapeBeforeTouchingADevice) {
+  try {
+    measure_fp8_gemm_rates({{2, 1024, 1024, 1024}});
+    ADD_FAILURE() << "a batched FP8 shape was measured";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("b 2 m 1024 n 1024 k 1024: FP8 rates are measured for b 1"),
+        std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(measure_fp8_gemm_rates({}).empty());
+}
+
+// On a Hopper GPU: cuBLASLt's FP8 rate at TileLang's shapes (tests/fixtures/tilelang) under the
+// dense FP8 peak and, at the deepest K, above the bf16 rate of the same shape.
+TEST(CudaGemmRates, Fp8RatesAreUnderTheFp8PeakAndAboveBf16s) {
+  const DeviceProbe probe = probe_devices();
+  if (!probe.available()) GTEST_SKIP() << no_device_message(probe);
+  if (probe.devices.front().compute_capability != 90)
+    GTEST_SKIP() << probe.devices.front().name << " is not sm_90";
+  const cost::Hardware hw = cost::find_hardware("h200-sxm");
+  const std::vector<GemmShape> shapes = read_gemm_shapes(
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/tilelang/h800_fp8_matmul.csv");
+  const std::vector<GemmRate> fp8 = measure_fp8_gemm_rates(shapes, 2, 5);
+  ASSERT_EQ(fp8.size(), shapes.size());
+  for (const GemmRate& r : fp8) {
+    EXPECT_GT(r.flops_per_s, 0);
+    EXPECT_LT(r.flops_per_s, hw.peak_fp8);
+  }
+  const std::vector<GemmRate> bf16 = measure_gemm_rates({shapes.back()}, 2, 5);
+  EXPECT_GT(fp8.back().flops_per_s, bf16.front().flops_per_s);
+  std::printf("FP8 at 8192 x 8192 x %lld on %s: %.1f TFLOP/s (bf16 %.1f)\n",
+              static_cast<long long>(shapes.back().k), probe.devices.front().name.c_str(),
+              fp8.back().flops_per_s / 1e12, bf16.front().flops_per_s / 1e12);
+}
+
 }  // namespace
 }  // namespace meshscope::kernels::cuda

@@ -95,6 +95,11 @@ if [[ ${1:-} == --gemm-rates && $2 == */dev_gemm_shapes.csv ]]; then  # each of 
   grep -v '^#' "$2" | tail -n +2 | awk -F, '{print $1 "," $2 "," $3 "," $4 ",6e14,1e-3"}'
   exit 0
 fi
+if [[ ${1:-} == --gemm-rates && ${3:-} == --fp8 ]]; then  # TileLang's shapes, each at 0.9 its rate
+  echo 'b,m,n,k,flops_per_s,seconds'
+  grep -v '^#' "$2" | tail -n +2 | awk -F, '{printf "%s,%s,%s,%s,%.6e,1e-3\n", $1, $2, $3, $4, 0.9 * $5}'
+  exit 0
+fi
 if [[ ${1:-} == --gemm-rates ]]; then
   printf 'b,m,n,k,flops_per_s,seconds\n1,4096,4096,4096,7.9e14,1.74e-4\n1,1024,1024,1024,2.4e14,9e-6\n'
   printf 'sustained\t0\t7.6e14\nsustained\t1\t6.5e14\nsustained over burst\t0.855\n'
@@ -195,6 +200,8 @@ grep -P '^gemm\t' "$tsv" | grep -qP '\tok\t2 shapes: the h200-sxm model within 2
 grep -P "^gemm\tdevelopment rows' GEMMs" "$tsv" | grep -qP '\tok\t.*gpt3-175b 1.111, llama31-8b 1.111, .* llama3-405b 1.111$' \
   && pass "good: development rows' GEMMs row, one figure a row" \
   || fail "good: development rows' GEMMs row: $(grep -P "^gemm\tdevelopment" "$tsv")"
+grep -P '^gemm\tFP8 rates' "$tsv" | grep -qP '\tok\tcuBLASLt e4m3 at 8192x8192, K 256/.*/16384: 512/.*/1387 TFLOP/s; median 0.900 of TileLang.s; .*fitted to it: gemm_fp8_max 0.759, fp8_k_half 464' \
+  && pass "good: FP8 rates row" || fail "good: FP8 rates row: $(grep -P '^gemm\tFP8' "$tsv")"
 grep -P '^gemm\tSM margin' "$tsv" | grep -qP '\tok\t.*connections 1: gpt3-175b.proj 1.20/1.01/1.03/1.20/1.19 \(cap 1.22\); connections 8: gpt3-175b.proj 1.20/1.01/1.03/1.25/1.19' \
   && pass "good: SM margin row, both connection settings" \
   || fail "good: SM margin row: $(grep -P '^gemm\tSM margin' "$tsv")"
