@@ -104,17 +104,8 @@ class Bench {
     for (int i = 0; i < calls; ++i) gemm(cublas_.get(), s, operands_);
   }
 
-  // Seconds `calls` calls take, queued back to back and timed together by CUDA events: one call
-  // timed alone would also time the host's launch of it (several us of cuBLAS on the CPU while
-  // the GPU waits), which a training step, whose host runs ahead, does not pay.
   double seconds(const GemmShape& s, int calls) {
-    MESHSCOPE_CUDA_CHECK(cudaEventRecord(start_.get(), stream_.get()));
-    run(s, calls);
-    MESHSCOPE_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_.get()));
-    MESHSCOPE_CUDA_CHECK(cudaEventSynchronize(stop_.get()));
-    float ms = 0;
-    MESHSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
-    return ms * 1e-3;
+    return event_seconds(stream_.get(), start_.get(), stop_.get(), [&] { run(s, calls); });
   }
 
  private:

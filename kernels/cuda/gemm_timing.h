@@ -4,9 +4,12 @@
 // alike, not on the last ones); a shape's time is its median batch's time per call.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cuda/check.h"
 #include "kernels/cuda/gemm_rates.h"
 
 namespace meshscope::kernels::cuda {
@@ -16,6 +19,21 @@ inline constexpr int kGemmBatches = 5;
 inline double gemm_flops(const GemmShape& s) {
   return 2.0 * static_cast<double>(s.b) * static_cast<double>(s.m) * static_cast<double>(s.n) *
          static_cast<double>(s.k);
+}
+
+// Seconds the work `queue` puts on `stream` takes, timed by two CUDA events around it. Calls
+// queued back to back and timed together: one call timed alone would also time the host's launch
+// of it (several us of cuBLAS on the CPU while the GPU waits), which a training step, whose host
+// runs ahead, does not pay.
+template <typename Queue>
+double event_seconds(cudaStream_t stream, cudaEvent_t start, cudaEvent_t stop, Queue&& queue) {
+  MESHSCOPE_CUDA_CHECK(cudaEventRecord(start, stream));
+  queue();
+  MESHSCOPE_CUDA_CHECK(cudaEventRecord(stop, stream));
+  MESHSCOPE_CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  MESHSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  return ms * 1e-3;
 }
 
 // `Bench` has run(shape, calls), which queues the calls, and seconds(shape, calls), which queues

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/csv_lines.h"
+#include "kernels/cuda/lt_gemm.h"
 #include "kernels/cuda/raii.h"
 #include "kernels/cuda/random_fill.h"
 #include "kernels/cuda/sm_margin.h"
@@ -123,88 +124,6 @@ class HolderGuard {
   int* flags_;
 };
 
-struct LtRelease {
-  void operator()(cublasLtHandle_t h) const noexcept { cublasLtDestroy(h); }
-};
-struct DescRelease {
-  void operator()(cublasLtMatmulDesc_t d) const noexcept { cublasLtMatmulDescDestroy(d); }
-};
-struct LayoutRelease {
-  void operator()(cublasLtMatrixLayout_t l) const noexcept { cublasLtMatrixLayoutDestroy(l); }
-};
-struct PrefRelease {
-  void operator()(cublasLtMatmulPreference_t p) const noexcept {
-    cublasLtMatmulPreferenceDestroy(p);
-  }
-};
-using LtHandle = UniqueHandle<cublasLtHandle_t, LtRelease>;
-using Desc = UniqueHandle<cublasLtMatmulDesc_t, DescRelease>;
-using Layout = UniqueHandle<cublasLtMatrixLayout_t, LayoutRelease>;
-using Pref = UniqueHandle<cublasLtMatmulPreference_t, PrefRelease>;
-
-Layout bf16_layout(int64_t rows, int64_t cols) {
-  cublasLtMatrixLayout_t l = nullptr;
-  MESHSCOPE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, CUDA_R_16BF, static_cast<uint64_t>(rows),
-                                                    static_cast<uint64_t>(cols), rows));
-  return Layout(l);
-}
-
-// A row-parallel linear's forward as TE calls cuBLASLt for it (nvte_cublas_gemm, TN): the weight
-// [n, k] row-major transposed, times the input [m, k] row-major, into [m, n] row-major; bf16 with
-// fp32 accumulation; with an SM count target when `sm_target` > 0 (TE's _math_sms).
-class LtGemm {
- public:
-  LtGemm(cublasLtHandle_t lt, int64_t m, int64_t n, int64_t k, int sm_target, size_t workspace)
-      : lt_(lt),
-        a_(bf16_layout(k, n)),
-        b_(bf16_layout(k, m)),
-        d_(bf16_layout(n, m)),
-        workspace_(workspace) {
-    cublasLtMatmulDesc_t desc = nullptr;
-    MESHSCOPE_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    desc_ = Desc(desc);
-    const cublasOperation_t t = CUBLAS_OP_T, nt = CUBLAS_OP_N;
-    MESHSCOPE_CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
-    MESHSCOPE_CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &nt, sizeof nt));
-    if (sm_target > 0) {
-      const int32_t sms = sm_target;
-      MESHSCOPE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-          desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sms, sizeof sms));
-    }
-    cublasLtMatmulPreference_t pref = nullptr;
-    MESHSCOPE_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    Pref owner(pref);
-    const uint64_t bytes = workspace;
-    MESHSCOPE_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &bytes, sizeof bytes));
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    MESHSCOPE_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, desc, a_.get(), b_.get(), d_.get(),
-                                                          d_.get(), pref, 1, &result, &found));
-    if (found < 1)
-      throw std::runtime_error("cuBLASLt has no algorithm for a " + std::to_string(m) + " x " +
-                               std::to_string(n) + " x " + std::to_string(k) + " bf16 GEMM");
-    algo_ = result.algo;
-  }
-
-  void run(cudaStream_t stream, const __nv_bfloat16* weight, const __nv_bfloat16* input,
-           __nv_bfloat16* out, void* workspace) const {
-    const float alpha = 1, beta = 0;
-    MESHSCOPE_CUBLAS_CHECK(cublasLtMatmul(lt_, desc_.get(), &alpha, weight, a_.get(), input,
-                                          b_.get(), &beta, out, d_.get(), out, d_.get(), &algo_,
-                                          workspace, workspace_, stream));
-  }
-
- private:
-  cublasLtHandle_t lt_;
-  Desc desc_;
-  Layout a_, b_, d_;
-  cublasLtMatmulAlgo_t algo_{};
-  size_t workspace_;
-};
-
 void check_case(const SmMarginCase& c, int sms) {
   const std::string what = "sm margin case '" + c.name + "'";
   constexpr int64_t kMaxDim = 1 << 20;
@@ -241,10 +160,12 @@ class Runner {
     const int target = sms - c.num_sm;
     const int64_t chunk = c.n / c.num_splits;
     const size_t chunk_ws = chunk_workspace();
-    whole_ = std::make_unique<LtGemm>(lt_.get(), c.m, c.n, c.k, 0, kWorkspaceBytes);
-    whole_target_ = std::make_unique<LtGemm>(lt_.get(), c.m, c.n, c.k, target, kWorkspaceBytes);
-    chunk_ = std::make_unique<LtGemm>(lt_.get(), c.m, chunk, c.k, 0, chunk_ws);
-    chunk_target_ = std::make_unique<LtGemm>(lt_.get(), c.m, chunk, c.k, target, chunk_ws);
+    whole_ = std::make_unique<LtGemm>(lt_.get(), CUDA_R_16BF, c.m, c.n, c.k, 0, kWorkspaceBytes);
+    whole_target_ =
+        std::make_unique<LtGemm>(lt_.get(), CUDA_R_16BF, c.m, c.n, c.k, target, kWorkspaceBytes);
+    chunk_ = std::make_unique<LtGemm>(lt_.get(), CUDA_R_16BF, c.m, chunk, c.k, 0, chunk_ws);
+    chunk_target_ =
+        std::make_unique<LtGemm>(lt_.get(), CUDA_R_16BF, c.m, chunk, c.k, target, chunk_ws);
     for (int s = 0; s < streams_; ++s) {
       compute_.push_back(make_stream(kPriority));
       join_.push_back(make_event());
@@ -319,12 +240,6 @@ class Runner {
   // 256 bytes (the alignment cuBLAS documents for a workspace: cublasSetWorkspace).
   size_t chunk_workspace() const {
     return kWorkspaceBytes / static_cast<size_t>(streams_) / 256 * 256;
-  }
-
-  static LtHandle make_lt() {
-    cublasLtHandle_t h = nullptr;
-    MESHSCOPE_CUBLAS_CHECK(cublasLtCreate(&h));
-    return LtHandle(h);
   }
 
   // `n` calls queued on the main stream: one GEMM, or TE's chunks forked onto the compute
