@@ -424,6 +424,7 @@ Summary summarise(const Resolved& r, FullMeshPrices& prices, const Run& run, boo
   s.range_basis = basis;
   s.range_max_seq = res_range.max_seq;
   s.range_beyond_seq = res_range.max_seq > 0 && r.w.tokens_per_sample > res_range.max_seq;
+  s.range_without_fp8 = c.fp8;  // no development run is FP8 (set 9 is held back)
   s.sustained_spread = r.hw.efficiency.sustained_spread;
   s.slowest_gpu_share = cost::slowest_gpu_share(r.hw.efficiency, c.gpus());
   s.step_time_s_low = s.step_time_s * (1 + res_range.low);
@@ -531,6 +532,7 @@ nlohmann::json to_json(const Summary& s) {
           {"range_basis", s.range_basis},
           {"range_max_seq", s.range_max_seq},
           {"range_beyond_seq", s.range_beyond_seq},
+          {"range_without_fp8", s.range_without_fp8},
           {"slowest_gpu_share", s.slowest_gpu_share},
           {"bubble_fraction", s.bubble_fraction},
           {"communication_s", s.communication_s},

@@ -48,6 +48,9 @@ struct Summary {
   // range is then an extrapolation (held-back runs at longer sequences fell outside theirs).
   int64_t range_max_seq = 0;
   bool range_beyond_seq = false;
+  // The config runs FP8 (options.fp8) and every run behind its range ran BF16: its range is the
+  // BF16 runs' (NVIDIA's FP8 runs are held back: docs/ACCURACY.md item 50, set 9).
+  bool range_without_fp8 = false;
   // The share of the catalog's sustained rate the run computes at: that of the slowest of its
   // `gpus` GPUs (cost::slowest_gpu_share; 1 for an entry without a sustained_spread).
   double slowest_gpu_share = 1;

@@ -116,6 +116,10 @@ Summary run(const json& j) {
 TEST(PredictFp8, AnFp8StepIsFasterThanItsBf16OneButNotByTheGemmsAlone) {
   const Summary bf16 = run(llama(false)), fp8 = run(llama(true));
   EXPECT_LT(fp8.step_time_s, bf16.step_time_s);
+  // Its range is the BF16 runs' of its profile, and says so.
+  EXPECT_TRUE(fp8.range_without_fp8);
+  EXPECT_FALSE(bf16.range_without_fp8);
+  EXPECT_EQ(fp8.range_basis, bf16.range_basis);
   // The linears' GEMMs run at about twice the rate; attention, the output layer, elementwise ops
   // and the casts do not.
   EXPECT_GT(fp8.step_time_s, bf16.step_time_s / 2);
