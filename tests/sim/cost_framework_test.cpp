@@ -457,6 +457,15 @@ TEST(CostFramework, ZeroStagesAreTheOnesAStackRuns) {
   }
 }
 
+TEST(CostFramework, OnlyTransformerEnginesStacksOfferFp8) {
+  for (const std::string& n : list_frameworks())
+    EXPECT_EQ(find_framework(n).has_fp8, n == "megatron-core-2024" || n == "nemo-24.09") << n;
+  EXPECT_NE(error_of({{"name", "x"}, {"fp8", "te"}})
+                .find("fw.json: key 'fp8': must be \"transformer-engine\""),
+            std::string::npos);
+  EXPECT_TRUE(parse_framework({{"name", "x"}, {"fp8", "transformer-engine"}}, "fw.json").has_fp8);
+}
+
 TEST(CostFramework, OnlyTorchtitanShardsOnceAStepBesidePipelining) {
   // torch.distributed.pipelining turns FSDP2's sync and reshard off until the step's last
   // backward, and torchtitan does not reshard after forward with PP (docs/ACCURACY.md item 44).
