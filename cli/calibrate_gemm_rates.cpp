@@ -207,17 +207,20 @@ double write_calibrated_hardware(const GemmRatesArgs& a, const std::string& hard
           ? hardware
           : cost::find_json_in(hardware, cost::catalog_dirs(), "hardware", "a catalog name");
   nlohmann::json j = predict::load_json_file(entry);
+  // `hw` is the entry's FP8 view under --fp8 (cost::fp8_gemm_view): its gemm_max is gemm_fp8_max.
+  const char* key = a.fp8 ? "gemm_fp8_max" : "gemm_max";
   const double gemm_max = std::min(1.0, hw.efficiency.gemm_max * fit.scale);
   const std::time_t now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
   char line[1024];
   std::snprintf(line, sizeof line,
-                "efficiency.gemm_max %.4g: calibrated %s by meshscope calibrate --gemm-rates %s "
-                "--hardware %s: the entry's %.4g (%s) times %.4f, the scale that fits those %zu "
-                "measured GEMM shapes to the entry's GEMM model within %.2f%% rms",
-                gemm_max, date, a.file.c_str(), hardware.c_str(), hw.efficiency.gemm_max,
-                entry.c_str(), fit.scale, shapes, 100 * fit.rms);
+                "efficiency.%s %.4g: calibrated %s by meshscope calibrate --gemm-rates %s "
+                "--hardware %s%s: the entry's %.4g (%s) times %.4f, the scale that fits those %zu "
+                "measured %sGEMM shapes to the entry's %sGEMM model within %.2f%% rms",
+                key, gemm_max, date, a.file.c_str(), hardware.c_str(), a.fp8 ? " --fp8" : "",
+                hw.efficiency.gemm_max, entry.c_str(), fit.scale, shapes, a.fp8 ? "FP8 " : "",
+                a.fp8 ? "FP8 " : "", 100 * fit.rms);
   std::vector<std::string> sources = {line};
   if (from_trace) {
     sources.push_back(
@@ -226,14 +229,14 @@ double write_calibrated_hardware(const GemmRatesArgs& a, const std::string& hard
   }
   for (const nlohmann::json& s : j.at("sources")) {
     const std::string text = s.is_string() ? s.get<std::string>() : std::string();
-    if (text.starts_with("efficiency.gemm_max") ||
+    if ((!a.fp8 && text.starts_with("efficiency.gemm_max")) ||
         (from_trace && text.starts_with("efficiency.sustained ")))
       continue;
     sources.push_back(text);
   }
   j["sources"] = sources;
   j["name"] = hw.name + "-calibrated";
-  j["efficiency"]["gemm_max"] = gemm_max;
+  j["efficiency"][key] = gemm_max;
   if (from_trace) j["efficiency"]["sustained"] = 1.0;
   cost::parse_hardware(j, a.write_hardware);  // what predict will read back
   traces::write_file_atomic(a.write_hardware, j.dump(2) + "\n");
@@ -243,15 +246,26 @@ double write_calibrated_hardware(const GemmRatesArgs& a, const std::string& hard
 }  // namespace
 
 void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
-  const cost::Hardware hw = cost::find_hardware(hardware);
+  cost::Hardware hw = cost::find_hardware(hardware);
+  if (a.fp8) {
+    try {
+      hw = cost::fp8_gemm_view(hw);
+    } catch (const std::invalid_argument& e) {
+      throw UserError(std::string("--fp8: ") + e.what());
+    }
+  }
   std::vector<TraceShape> shapes;
   const std::vector<cost::MeasuredGemm> rows = read_rates(a.file, &shapes);
+  if (a.fp8 && !shapes.empty())
+    throw UserError(a.file +
+                    ": --fp8 reads a table of FP8 rates; a trace's GEMMs are read as the "
+                    "run's bf16 ones");
   const cost::GemmTableFit fit = cost::fit_gemm_table(hw, rows);
   const cost::KHalfScan scan = cost::scan_k_half(hw, rows);
   const cost::MeasuredGemm& best =
       *std::max_element(rows.begin(), rows.end(),
                         [](const auto& x, const auto& y) { return x.flops_per_s < y.flops_per_s; });
-  const double peak = hw.peak(cost::Precision::kBf16);
+  const double peak = hw.peak(cost::Precision::kBf16);  // the FP8 peak under --fp8
   // A scale at the end of its range matched nothing: the table is of other hardware.
   const bool scale_at_bound = fit.scale < 0.21 || fit.scale > 4.9;
   std::optional<nlohmann::json> compared;
@@ -270,12 +284,13 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
   if (a.json) {
     nlohmann::json j = {{"file", a.file},
                         {"hardware", hw.name},
+                        {"fp8", a.fp8},
                         {"shapes", rows.size()},
                         {"rms", fit.rms},
                         {"scale", fit.scale},
                         {"scale_at_bound", scale_at_bound},
                         {"fixed_s", fit.fixed_s},
-                        {"k_half", hw.efficiency.k_half},
+                        {"k_half", hw.efficiency.k_half},  // fp8_k_half under --fp8
                         {"best_k_half", scan.best_k_half},
                         {"best_k_half_rms", scan.best_rms},
                         {"best_flops_per_s", best.flops_per_s},
@@ -287,8 +302,8 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
     return;
   }
   std::printf(
-      "GEMM rates: %zu shapes from %s against %s's GEMM model (burst: no sustained share)\n",
-      rows.size(), a.file.c_str(), hw.name.c_str());
+      "%sGEMM rates: %zu shapes from %s against %s's %sGEMM model (burst: no sustained share)\n",
+      a.fp8 ? "FP8 " : "", rows.size(), a.file.c_str(), hw.name.c_str(), a.fp8 ? "FP8 " : "");
   std::printf(
       "  shape model within %.2f%% rms, its rate scaled by %.3f and %.2f us a kernel added\n",
       100 * fit.rms, fit.scale, fit.fixed_s * 1e6);
@@ -297,18 +312,18 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
         "  the rate scale reached the end of its range (0.2 to 5): these rates are not of "
         "%s's kind\n",
         hw.name.c_str());
+  std::printf("  %s: the entry's %.0f gives that; the best of 0, 16, ..., 512 is %.0f (%.2f%%)\n",
+              a.fp8 ? "fp8_k_half" : "k_half", hw.efficiency.k_half, scan.best_k_half,
+              100 * scan.best_rms);
   std::printf(
-      "  k_half: the entry's %.0f gives that; the best of 0, 16, ..., 512 is %.0f (%.2f%%)\n",
-      hw.efficiency.k_half, scan.best_k_half, 100 * scan.best_rms);
-  std::printf(
-      "  fastest: %.1f TFLOP/s (%.1f%% of the entry's bf16 peak) at b %lld, m %lld, n %lld, "
+      "  fastest: %.1f TFLOP/s (%.1f%% of the entry's %s peak) at b %lld, m %lld, n %lld, "
       "k %lld\n",
       best.flops_per_s / 1e12, peak > 0 ? 100 * best.flops_per_s / peak : 0.0,
-      static_cast<long long>(best.b), static_cast<long long>(best.m),
+      a.fp8 ? "FP8" : "bf16", static_cast<long long>(best.b), static_cast<long long>(best.m),
       static_cast<long long>(best.n), static_cast<long long>(best.k));
   if (written)
-    std::printf("written: %s (gemm_max %.4g, the entry's %.4g x %.3f%s)\n",
-                a.write_hardware.c_str(), *written, hw.efficiency.gemm_max, fit.scale,
+    std::printf("written: %s (%s %.4g, the entry's %.4g x %.3f%s)\n", a.write_hardware.c_str(),
+                a.fp8 ? "gemm_fp8_max" : "gemm_max", *written, hw.efficiency.gemm_max, fit.scale,
                 from_trace ? "; sustained 1: the rates were taken inside a run" : "");
   if (by_time) {
     constexpr size_t kShown = 15;

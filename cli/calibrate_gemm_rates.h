@@ -12,6 +12,9 @@ struct GemmRatesArgs {
   std::string file;     // a measured GEMM table or trace to check against the hardware's model
   std::string compare;  // rates of other shapes, set beside the model with that file's fit
   bool json = false;
+  // The rates are of FP8 GEMMs (meshscope-kernel-check --gemm-rates --fp8): set beside the entry's
+  // FP8 GEMM model (cost::fp8_gemm_view), and --write-hardware scales gemm_fp8_max.
+  bool fp8 = false;
   // A hardware file to write: the entry with its GEMM ceiling scaled by the fit (and, for rates
   // taken from a trace, its sustained share 1), for a config's `cluster.gpu`.
   std::string write_hardware;

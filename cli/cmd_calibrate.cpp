@@ -139,6 +139,11 @@ void add_calibrate_command(CLI::App& app) {
       ->needs("--gemm-rates");
   cmd->add_flag("--json", args->gemm.json, "with --gemm-rates: print the check as JSON")
       ->needs("--gemm-rates");
+  cmd->add_flag("--fp8", args->gemm.fp8,
+                "with --gemm-rates: the rates are of FP8 GEMMs (meshscope-kernel-check "
+                "--gemm-rates --fp8): set them beside the entry's FP8 GEMM model (peak_flops.fp8, "
+                "efficiency.gemm_fp8_max and fp8_k_half), and --write-hardware scales gemm_fp8_max")
+      ->needs("--gemm-rates");
   cmd->add_option("--write-hardware", args->gemm.write_hardware,
                   "with --gemm-rates: write the --hardware entry as a hardware file with its GEMM "
                   "ceiling (efficiency.gemm_max) scaled by the fit and, for rates from a trace, "

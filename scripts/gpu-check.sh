@@ -14,7 +14,8 @@
 #      communication's SMs (meshscope-kernel-check --sm-margin; sm-margin-conn{1,8}.csv kept);
 #   2d. FP8 GEMM rates (cuBLASLt e4m3, meshscope-kernel-check --gemm-rates --fp8) at TileLang's
 #      seven shapes, beside TileLang's rates and the h200-sxm entry's FP8 model, and the entry's
-#      two FP8 figures fitted to them (fp8-gemm-rates.csv kept; docs/ACCURACY.md item 51's rule);
+#      two FP8 figures fitted to them (fp8-gemm-rates.csv kept, and h200-sxm-fp8-measured.json:
+#      the entry with its FP8 ceiling scaled by `calibrate --fp8`; docs/ACCURACY.md item 51's rule);
 #   3. 1F1B on 4 virtual devices (cuda-virtual, CUPTI tracer): equal to one device, CUPTI recorded
 #      and labelled ops, dropped none; the green-context split it got; its bubble;
 #   4. GPipe, interleaved, ZB-H1, naive, TP and DP the same way; the cuda backend (NCCL), 1 rank;
@@ -362,6 +363,13 @@ fp8_gemm_check() {
     2) row gemm "$name" SKIP "$(head -1 "$out/fp8-gemm-rates.csv")"; return ;;
     *) row gemm "$name" FAIL "$(why_failed $status "$log_file")"; return ;;
   esac
+  # The entry with its FP8 ceiling scaled by those rates, for predict (as row 2b's for bf16).
+  if ! capped 30 "$bin/meshscope" calibrate --gemm-rates "$out/fp8-gemm-rates.csv" --fp8 \
+      --hardware h200-sxm --json --write-hardware "$out/h200-sxm-fp8-measured.json" \
+      > "$out/fp8-gemm-check.json" 2>> "$log_file"; then
+    row gemm "$name" FAIL "calibrate --fp8: $(tail -1 "$log_file")"
+    return
+  fi
   verdict=$(python3 "$parse" fp8-gemm-summary "$out/fp8-gemm-rates.csv" "$shapes" \
             "$root/sim/cost/catalog/h200-sxm.json" 2>&1) || { row gemm "$name" FAIL "$verdict"; return; }
   row gemm "$name" "${verdict%%|*}" "${verdict#*|}"

@@ -126,6 +126,16 @@ std::vector<MeasuredGemm> read_gemm_table(const std::string& path) {
   return rows;
 }
 
+Hardware fp8_gemm_view(const Hardware& hw) {
+  if (hw.peak_fp8 <= 0 || hw.efficiency.gemm_fp8_max <= 0)
+    throw std::invalid_argument(hw.name + " has no FP8 rate (its catalog entry's peak_flops.fp8)");
+  Hardware v = hw;
+  v.peak_flops[static_cast<size_t>(Precision::kBf16)] = hw.peak_fp8;
+  v.efficiency.gemm_max = hw.efficiency.gemm_fp8_max;
+  v.efficiency.k_half = hw.efficiency.fp8_k_half;
+  return v;
+}
+
 GemmTableFit fit_gemm_table(const Hardware& hw, const std::vector<MeasuredGemm>& rows) {
   const ComputeModel cm(hw, Precision::kBf16);
   std::vector<ModelTimes> times;

@@ -43,6 +43,13 @@ GemmTableFit fit_gemm_table(const Hardware& hw, const std::vector<MeasuredGemm>&
 // what `calibrate --gemm-rates --compare` puts beside the rates of shapes the fit did not see.
 double fitted_rate(const Hardware& hw, const MeasuredGemm& shape, const GemmTableFit& fit);
 
+// The entry as its FP8 GEMMs see it (options.fp8; docs/ACCURACY.md item 50): its bf16 peak,
+// gemm_max and k_half replaced by peak_fp8, gemm_fp8_max and fp8_k_half, so that the functions here
+// set FP8 rates beside its FP8 GEMM model (their memory term still counts 2-byte operands, which
+// shapes large enough to be compute-bound do not feel). Throws std::invalid_argument for an entry
+// without an FP8 rate.
+Hardware fp8_gemm_view(const Hardware& hw);
+
 // The k_half (0, step, ..., max) whose fit has the least rms, and that rms.
 struct KHalfScan {
   double best_k_half = 0;

@@ -277,6 +277,45 @@ TEST(CalibrateCli, TheFitIsWrittenAsAHardwareFileThatPredictReads) {
   EXPECT_FALSE(fs::exists(refused));
 }
 
+// --fp8: FP8 rates (meshscope-kernel-check --gemm-rates --fp8 writes them; TileLang's sweep,
+// tests/fixtures/tilelang, which the entry's FP8 figures were fitted to) against the entry's FP8
+// GEMM model, and its FP8 ceiling written, which an FP8 config reads (docs/ACCURACY.md item 51).
+TEST(CalibrateCli, Fp8RatesAreSetBesideTheFp8ModelAndWrittenAsItsCeiling) {
+  const std::string fp8 =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/tilelang/h800_fp8_matmul.csv";
+  Result r = shell(kBin + " calibrate --gemm-rates " + fp8 + " --hardware h100-sxm --fp8");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("FP8 GEMM rates: 7 shapes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of the entry's FP8 peak"), std::string::npos) << r.out;
+  const fs::path out = temp_dir("calibrate_fp8") / "h100-fp8.json";
+  r = shell(kBin + " calibrate --gemm-rates " + fp8 + " --hardware h100-sxm --fp8 --json " +
+            "--write-hardware " + out.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["fp8"].get<bool>());
+  EXPECT_NEAR(j["scale"].get<double>(), 1.0, 0.01);  // the figures are these rows' fit
+  EXPECT_LT(j["rms"].get<double>(), 0.016);
+  const nlohmann::json entry = nlohmann::json::parse(
+      std::ifstream(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/catalog/h100-sxm.json"));
+  const nlohmann::json written = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_NEAR(written["efficiency"]["gemm_fp8_max"].get<double>(),
+              entry["efficiency"]["gemm_fp8_max"].get<double>() * j["scale"].get<double>(), 1e-9);
+  EXPECT_EQ(written["efficiency"]["gemm_max"], entry["efficiency"]["gemm_max"]);  // bf16's kept
+  EXPECT_TRUE(written["sources"][0].get<std::string>().starts_with("efficiency.gemm_fp8_max"));
+  // The same rates as bf16 ones are far above the bf16 model: the flag is what makes them fit.
+  r = shell(kBin + " calibrate --gemm-rates " + fp8 + " --hardware h100-sxm --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_GT(nlohmann::json::parse(r.out)["scale"].get<double>(), 1.5);
+  // A GPU without FP8, and a trace (whose GEMMs are the run's bf16 ones), are refused.
+  r = shell(kBin + " calibrate --gemm-rates " + fp8 + " --hardware a100-80gb --fp8");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--fp8: a100-80gb has no FP8 rate"), std::string::npos) << r.err;
+  r = shell(kBin + " calibrate --gemm-rates " + trace_of_table().string() +
+            " --hardware h100-sxm --fp8");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--fp8 reads a table of FP8 rates"), std::string::npos) << r.err;
+}
+
 TEST(CalibrateCli, GemmRatesGoAloneAndABadTableIsNamed) {
   Result r = shell(kBin + " calibrate --gemm-rates " + kTable + " some.json");
   EXPECT_NE(r.status, 0);
