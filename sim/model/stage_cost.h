@@ -40,7 +40,8 @@ struct OpCost {
   // (cost::attention_dropout_share; model::LayerParallel::attention_dropout).
   bool dropout = false;
   // kGemm: its operands are FP8 (Transformer Engine's linears under options.fp8), priced against
-  // the FP8 peak (cost::gemm_fp8_efficiency); the output in the run's element type.
+  // the FP8 peak (cost::gemm_fp8_efficiency); the output in the run's element type. Another kind:
+  // a pass that casts or transposes into FP8 around such a GEMM (the breakdown's fp8_casts).
   bool fp8 = false;
 };
 

@@ -128,6 +128,7 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
       op.name = n + what;
       op.kind = OpKind::kElementwise;
       op.bytes = bytes;
+      op.fp8 = true;  // a cast or transpose into FP8, not FP8 math
       phase.push_back(op);
     };
     if (norm_linear) {

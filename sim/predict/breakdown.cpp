@@ -16,6 +16,7 @@ using schedule::ActionKind;
 
 Term term_of(const model::OpCost& op) {
   if (std::string_view(op.name).starts_with("recompute.")) return Term::kRecompute;
+  if (op.fp8 && op.kind != model::OpKind::kGemm) return Term::kFp8Casts;
   switch (op.kind) {
     case model::OpKind::kGemm:
       return Term::kGemm;
@@ -41,18 +42,11 @@ void add_ops(const std::vector<model::OpCost>& ops, const cost::ComputeModel& co
 
 const char* name(Term t) {
   // In Term's order.
-  static constexpr const char* kNames[] = {"gemm",
-                                           "elementwise",
-                                           "norm",
-                                           "attention",
-                                           "loss",
-                                           "conv",
-                                           "recompute",
-                                           "tp_communication",
-                                           "sharded_copies",
-                                           "weight_casts",
-                                           "grad_accumulation",
-                                           "optimizer_step"};
+  static constexpr const char* kNames[] = {
+      "gemm",           "elementwise",  "norm",      "attention",
+      "loss",           "conv",         "recompute", "tp_communication",
+      "sharded_copies", "weight_casts", "fp8_casts", "grad_accumulation",
+      "optimizer_step"};
   static_assert(std::size(kNames) == static_cast<size_t>(Term::kCount));
   const auto i = static_cast<size_t>(t);
   return i < std::size(kNames) ? kNames[i] : "?";

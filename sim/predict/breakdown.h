@@ -29,6 +29,7 @@ enum class Term : uint8_t {
   kTpCommunication,   // in-stage (tp, cp, ep) collectives the compute stream waits for
   kShardedCopies,     // ZeRO-3's copies of gathered parameters and reduced gradients
   kWeightCasts,       // an autocast framework's casts of fp32 weights and their gradients
+  kFp8Casts,          // Transformer Engine's casts and transposes into FP8 (options.fp8)
   kGradAccumulation,  // a pass adding each microbatch's weight gradients to the kept ones
   kOptimizerStep,     // STEP: the update, clipping and whatever the framework's step moves
   kCount

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/model/transformer.h"
+#include "sim/predict/breakdown.h"
 #include "sim/predict/config.h"
 #include "sim/predict/simulate.h"
 #include "tests/sim/config_error.h"
@@ -57,7 +58,8 @@ TEST(PredictFp8, TheFourLinearsRunInFp8WithTransformerEnginesCastsAroundThem) {
           EXPECT_EQ(op.fp8, linear) << op.name;  // attention's GEMMs and everything else: bf16
           fp8_gemms += op.fp8;
         } else {
-          EXPECT_FALSE(op.fp8) << op.name;
+          // Only TE's casts and transposes are marked, for the breakdown's fp8_casts term.
+          EXPECT_EQ(op.fp8, op.name.find(".fp8_") != std::string::npos) << op.name;
         }
       }
     EXPECT_EQ(fp8_gemms, 12);  // four linears, three GEMMs each
@@ -123,6 +125,10 @@ TEST(PredictFp8, AnFp8StepIsFasterThanItsBf16OneButNotByTheGemmsAlone) {
   // The linears' GEMMs run at about twice the rate; attention, the output layer, elementwise ops
   // and the casts do not.
   EXPECT_GT(fp8.step_time_s, bf16.step_time_s / 2);
+  // --breakdown gives TE's casts a term of their own; the bf16 run has none.
+  EXPECT_GT(fp8.breakdown.busy[Term::kFp8Casts], 0);
+  EXPECT_EQ(bf16.breakdown.busy[Term::kFp8Casts], 0);
+  EXPECT_LT(fp8.breakdown.busy[Term::kFp8Casts], 0.1 * fp8.step_time_s);
   // The same model FLOPs over the bf16 peak (as NVIDIA's tables count an FP8 run's MFU).
   EXPECT_NEAR(fp8.mfu * fp8.step_time_s, bf16.mfu * bf16.step_time_s, 1e-9);
   // Memory: the inputs kept in FP8 save more than proj's FP8 copy and the cached FP8 weights add.
