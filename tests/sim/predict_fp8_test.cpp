@@ -131,7 +131,8 @@ TEST(PredictFp8, AnFp8StepIsFasterThanItsBf16OneButNotByTheGemmsAlone) {
   EXPECT_LT(fp8.breakdown.busy[Term::kFp8Casts], 0.1 * fp8.step_time_s);
   // The same model FLOPs over the bf16 peak (as NVIDIA's tables count an FP8 run's MFU).
   EXPECT_NEAR(fp8.mfu * fp8.step_time_s, bf16.mfu * bf16.step_time_s, 1e-9);
-  // Memory: the inputs kept in FP8 save more than proj's FP8 copy and the cached FP8 weights add.
+  // Memory: without FP8 parameters TE caches an FP8 copy of each linear weight and its transpose
+  // beside the bf16 one, 2 bytes a weight on each of the 8 layers; with them, nothing beside.
   json params = llama(true);
   params["options"]["fp8_params"] = true;
   const Summary held = run(params);
