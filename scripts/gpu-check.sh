@@ -293,19 +293,31 @@ kernel_checks() {
   esac
 }
 
+# One measurement of a gemm row (gemm_measure NAME WHAT LIMIT OUT LOG CMD...): CMD, capped at
+# LIMIT seconds, writes OUT and adds its stderr to LOG; 0 when it measured, else the row printed
+# (SKIP where the tool found no device, FAIL otherwise, its reason after WHAT) and 1.
+gemm_measure() {
+  local name=$1 what=$2 limit=$3 out_file=$4 log_file=$5 status
+  shift 5
+  capped "$limit" "$@" > "$out_file" 2>> "$log_file"
+  status=$?
+  case $status in
+    0) return 0 ;;
+    2) row gemm "$name" SKIP "$(head -1 "$out_file")" ;;
+    *) row gemm "$name" FAIL "$what$(why_failed $status "$log_file")" ;;
+  esac
+  return 1
+}
+
 # The GEMM rates meshscope measures itself: what the catalog's gemm_max, k_half and sustained
 # rest on, measured elsewhere until a run of this row is recorded (docs/ACCURACY.md, issue 12).
 gemm_rates_check() {
   local shapes="$root/tests/fixtures/xla/h100_bf16_matmul.csv" raw="$out/gemm-rates.out"
-  local log_file="$out/gemm-rates.log" status verdict
+  local log_file="$out/gemm-rates.log" verdict
   local name="rates (87 shapes, 8192^3 20 s)"
-  capped 90 "$bin/meshscope-kernel-check" --gemm-rates "$shapes" --sustained 20 > "$raw" 2> "$log_file"
-  status=$?
-  case $status in
-    0) ;;
-    2) row gemm "$name" SKIP "$(head -1 "$raw")"; return ;;
-    *) row gemm "$name" FAIL "$(why_failed $status "$log_file")"; return ;;
-  esac
+  : > "$log_file"
+  gemm_measure "$name" "" 90 "$raw" "$log_file" \
+    "$bin/meshscope-kernel-check" --gemm-rates "$shapes" --sustained 20 || return
   grep -v '^sustained' "$raw" > "$out/gemm-rates.csv"
   if ! capped 60 "$bin/meshscope" calibrate --gemm-rates "$out/gemm-rates.csv" --hardware h200-sxm \
       --json --write-hardware "$out/h200-sxm-measured.json" > "$out/gemm-check.json" \
@@ -323,20 +335,15 @@ gemm_rates_check() {
 # of row 2b's table (`calibrate --compare`): whether the model is as right on GPT-3's shapes as on
 # the others', which docs/ACCURACY.md's rule reads (issue 12).
 dev_gemm_check() {
-  local shapes="$root/scripts/dev_gemm_shapes.csv" log_file="$out/dev-gemm.log" status verdict
+  local shapes="$root/scripts/dev_gemm_shapes.csv" log_file="$out/dev-gemm.log" verdict
   local name="development rows' GEMMs (84)"
   if [[ ! -s $out/gemm-rates.csv ]]; then
     row gemm "$name" SKIP "needs the rates of row 2b for its fit"
     return
   fi
-  capped 60 "$bin/meshscope-kernel-check" --gemm-rates "$shapes" > "$out/dev-gemm-rates.csv" \
-    2> "$log_file"
-  status=$?
-  case $status in
-    0) ;;
-    2) row gemm "$name" SKIP "$(head -1 "$out/dev-gemm-rates.csv")"; return ;;
-    *) row gemm "$name" FAIL "$(why_failed $status "$log_file")"; return ;;
-  esac
+  : > "$log_file"
+  gemm_measure "$name" "" 60 "$out/dev-gemm-rates.csv" "$log_file" \
+    "$bin/meshscope-kernel-check" --gemm-rates "$shapes" || return
   if ! capped 60 "$bin/meshscope" calibrate --gemm-rates "$out/gemm-rates.csv" \
       --hardware h200-sxm --compare "$out/dev-gemm-rates.csv" --json \
       > "$out/dev-gemm-check.json" 2>> "$log_file"; then
@@ -354,15 +361,10 @@ dev_gemm_check() {
 # docs/ACCURACY.md item 51's rule reads (issue 12).
 fp8_gemm_check() {
   local shapes="$root/tests/fixtures/tilelang/h800_fp8_matmul.csv" log_file="$out/fp8-gemm.log"
-  local name="FP8 rates (7 shapes)" status verdict
-  capped 45 "$bin/meshscope-kernel-check" --gemm-rates "$shapes" --fp8 > "$out/fp8-gemm-rates.csv" \
-    2> "$log_file"
-  status=$?
-  case $status in
-    0) ;;
-    2) row gemm "$name" SKIP "$(head -1 "$out/fp8-gemm-rates.csv")"; return ;;
-    *) row gemm "$name" FAIL "$(why_failed $status "$log_file")"; return ;;
-  esac
+  local name="FP8 rates (7 shapes)" verdict
+  : > "$log_file"
+  gemm_measure "$name" "" 45 "$out/fp8-gemm-rates.csv" "$log_file" \
+    "$bin/meshscope-kernel-check" --gemm-rates "$shapes" --fp8 || return
   # The entry with its FP8 ceiling scaled by those rates, for predict (as row 2b's for bf16).
   if ! capped 30 "$bin/meshscope" calibrate --gemm-rates "$out/fp8-gemm-rates.csv" --fp8 \
       --hardware h200-sxm --json --write-hardware "$out/h200-sxm-fp8-measured.json" \
@@ -381,17 +383,12 @@ fp8_gemm_check() {
 # under CUDA_DEVICE_MAX_CONNECTIONS 1 (what Megatron-based launchers set) and 8 (CUDA's default).
 # What docs/ACCURACY.md's rule for pricing `set_sm_margin` reads (issue 12).
 sm_margin_check() {
-  local cases="$root/scripts/sm_margin_cases.csv" log_file="$out/sm-margin.log" conn status verdict
+  local cases="$root/scripts/sm_margin_cases.csv" log_file="$out/sm-margin.log" conn verdict
   local name="SM margin (10 GEMMs)"
   for conn in 1 8; do
-    capped 60 env CUDA_DEVICE_MAX_CONNECTIONS=$conn "$bin/meshscope-kernel-check" \
-      --sm-margin "$cases" > "$out/sm-margin-conn$conn.csv" 2>> "$log_file"
-    status=$?
-    case $status in
-      0) ;;
-      2) row gemm "$name" SKIP "$(head -1 "$out/sm-margin-conn$conn.csv")"; return ;;
-      *) row gemm "$name" FAIL "connections $conn: $(why_failed $status "$log_file")"; return ;;
-    esac
+    gemm_measure "$name" "connections $conn: " 60 "$out/sm-margin-conn$conn.csv" "$log_file" \
+      env CUDA_DEVICE_MAX_CONNECTIONS=$conn "$bin/meshscope-kernel-check" --sm-margin "$cases" \
+      || return
   done
   verdict=$(python3 "$parse" sm-margin-summary "$out/sm-margin-conn1.csv" \
             "$out/sm-margin-conn8.csv" 2>&1) || { row gemm "$name" FAIL "$verdict"; return; }
