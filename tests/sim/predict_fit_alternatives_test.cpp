@@ -113,6 +113,22 @@ TEST(PredictFitAlternatives, WhenNothingFitsItNamesWhatNeedsTheLeastMemory) {
   EXPECT_TRUE(to_json(f).empty());
 }
 
+// A stack that runs no ZeRO stage but 0 (megatron-2022's zero_stages) is offered recomputation
+// alone, and says so: no stage it cannot run is tried, none is named.
+TEST(PredictFitAlternatives, AStackWithoutZeroIsOfferedRecomputationAlone) {
+  nlohmann::json j = too_big(8);
+  j["framework"] = "megatron-2022";
+  const PredictConfig c = parse_config(j, "cfg.json");
+  SimulateOptions o;
+  o.build_timeline = false;
+  const FitAlternatives f = fit_alternatives(c, o);
+  EXPECT_FALSE(f.zero_varied);
+  EXPECT_EQ(f.tried, 4);  // selective, full, full of every 2nd and 4th layer: stage 0 each
+  for (const FitAlternative& a : f.fitting)
+    for (const auto& [key, value] : a.changes) EXPECT_NE(key, "options.zero") << describe(a);
+  EXPECT_EQ(describe(f.least_memory).find("options.zero"), std::string::npos);
+}
+
 TEST(PredictFitAlternatives, AChangeThatChangesNothingIsShownOnce) {
   // Under flash attention, Megatron-LM's selective recomputation keeps what no recomputation
   // keeps and runs nothing again (no scores are stored; its ParallelAttention leaves the flash
