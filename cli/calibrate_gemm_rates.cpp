@@ -193,6 +193,53 @@ nlohmann::json compare_rates(const cost::Hardware& hw, const cost::GemmTableFit&
   return out;
 }
 
+// --held-rates: GEMMs held busy at the power limit, each over the entry's burst rate for its shape
+// (its GEMM model without the sustained share) and over that rate with the fit's scale: the
+// sustained share each measures, and their medians (docs/ACCURACY.md items 8 and 52).
+struct HeldShares {
+  nlohmann::json json;
+  double vs_entry = 1, vs_fit = 1;
+};
+HeldShares held_shares(const cost::Hardware& hw, const cost::GemmTableFit& fit,
+                       const std::string& path) {
+  std::vector<TraceShape> traced;
+  const std::vector<cost::MeasuredGemm> rows = read_rates(path, &traced);
+  if (!traced.empty())
+    throw UserError(path +
+                    ": --held-rates reads a table of GEMMs held busy (b,m,n,k,flops_per_s); a "
+                    "trace's GEMMs ran among the other kernels of a step");
+  // The burst rate with the fit: its scale as --write-hardware writes it (a ceiling of at most 1)
+  // and no time per kernel (the held calls run back to back, 1 ms or more each).
+  const double gemm_max = hw.efficiency.gemm_max;
+  const cost::GemmTableFit scaled{0, std::min(1.0, gemm_max * fit.scale) / gemm_max, 0};
+  HeldShares out;
+  out.json = {{"file", path}, {"rows", nlohmann::json::array()}};
+  std::vector<double> vs_entry, vs_fit;
+  for (const cost::MeasuredGemm& r : rows) {
+    const double entry = cost::fitted_rate(hw, r, cost::GemmTableFit{});
+    const double fitted = cost::fitted_rate(hw, r, scaled);
+    vs_entry.push_back(r.flops_per_s / entry);
+    vs_fit.push_back(r.flops_per_s / fitted);
+    out.json["rows"].push_back({{"shape", {r.b, r.m, r.n, r.k}},
+                                {"held_flops_per_s", r.flops_per_s},
+                                {"entry_burst_flops_per_s", entry},
+                                {"fitted_burst_flops_per_s", fitted},
+                                {"sustained_vs_entry", vs_entry.back()},
+                                {"sustained_vs_fit", vs_fit.back()}});
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  out.vs_entry = median(vs_entry);
+  out.vs_fit = median(vs_fit);
+  out.json["sustained_vs_entry"] = out.vs_entry;
+  out.json["sustained_vs_fit"] = out.vs_fit;
+  out.json["entry_sustained"] = hw.efficiency.sustained;
+  return out;
+}
+
 // --write-hardware: the entry's own file with the fit's scale on its GEMM ceiling. A trace's rates
 // were taken inside its run, at whatever clock its GPU held there, so they stand for the sustained
 // rate too (`sustained` 1); a table's were measured in short bursts (gpu-check.sh, OpenXLA), so the
@@ -201,7 +248,8 @@ nlohmann::json compare_rates(const cost::Hardware& hw, const cost::GemmTableFit&
 // Returns the GEMM ceiling written.
 double write_calibrated_hardware(const GemmRatesArgs& a, const std::string& hardware,
                                  const cost::Hardware& hw, const cost::GemmTableFit& fit,
-                                 size_t shapes, bool from_trace) {
+                                 size_t shapes, bool from_trace,
+                                 const std::optional<HeldShares>& held) {
   const std::string entry =
       hardware.ends_with(".json")
           ? hardware
@@ -227,10 +275,20 @@ double write_calibrated_hardware(const GemmRatesArgs& a, const std::string& hard
         "efficiency.sustained 1: calibrated, the GEMM rates were taken inside a profiled run (" +
         a.file + "), at the clocks its GPU held there, so they are the rates it sustained");
   }
+  if (held) {
+    std::snprintf(line, sizeof line,
+                  "efficiency.sustained %.4g: calibrated %s by meshscope calibrate --held-rates "
+                  "%s: the median of those held GEMM rates over this file's burst rate for their "
+                  "shapes (the entry's GEMM model with the scale above; over the entry's own, "
+                  "%.4g)",
+                  held->vs_fit, date, a.held.c_str(), held->vs_entry);
+    sources.push_back(line);
+  }
+  const bool sustained_replaced = from_trace || held.has_value();
   for (const nlohmann::json& s : j.at("sources")) {
     const std::string text = s.is_string() ? s.get<std::string>() : std::string();
     if ((!a.fp8 && text.starts_with("efficiency.gemm_max")) ||
-        (from_trace && text.starts_with("efficiency.sustained ")))
+        (sustained_replaced && text.starts_with("efficiency.sustained ")))
       continue;
     sources.push_back(text);
   }
@@ -238,6 +296,7 @@ double write_calibrated_hardware(const GemmRatesArgs& a, const std::string& hard
   j["name"] = hw.name + "-calibrated";
   j["efficiency"][key] = gemm_max;
   if (from_trace) j["efficiency"]["sustained"] = 1.0;
+  if (held) j["efficiency"]["sustained"] = held->vs_fit;
   cost::parse_hardware(j, a.write_hardware);  // what predict will read back
   traces::write_file_atomic(a.write_hardware, j.dump(2) + "\n");
   return gemm_max;
@@ -260,6 +319,14 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
     throw UserError(a.file +
                     ": --fp8 reads a table of FP8 rates; a trace's GEMMs are read as the "
                     "run's bf16 ones");
+  if (!a.held.empty() && a.fp8)
+    throw UserError(
+        "--held-rates: the sustained share is measured on bf16 GEMMs (the entry's "
+        "FP8 GEMMs run at the same share); give --held-rates without --fp8");
+  if (!a.held.empty() && !shapes.empty())
+    throw UserError(a.file +
+                    ": a trace's GEMM rates were taken inside a run, at the clock it held, so they "
+                    "are sustained rates already: --held-rates goes with a table of burst rates");
   const cost::GemmTableFit fit = cost::fit_gemm_table(hw, rows);
   const cost::KHalfScan scan = cost::scan_k_half(hw, rows);
   const cost::MeasuredGemm& best =
@@ -273,13 +340,15 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
   const bool from_trace = !shapes.empty();
   std::optional<nlohmann::json> by_time;
   if (from_trace) by_time = trace_shapes(hw, fit, std::move(shapes));
+  std::optional<HeldShares> held;
+  if (!a.held.empty()) held = held_shares(hw, fit, a.held);
   std::optional<double> written;  // the GEMM ceiling written to a.write_hardware
   if (!a.write_hardware.empty()) {
     if (scale_at_bound)
       throw UserError(a.file + ": its rates fit " + hw.name +
                       "'s GEMM model at no scale from 0.2 to 5 (they are not of its kind): no "
                       "hardware file written");
-    written = write_calibrated_hardware(a, hardware, hw, fit, rows.size(), from_trace);
+    written = write_calibrated_hardware(a, hardware, hw, fit, rows.size(), from_trace, held);
   }
   if (a.json) {
     nlohmann::json j = {{"file", a.file},
@@ -297,6 +366,7 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
                         {"best_shape", {best.b, best.m, best.n, best.k}}};
     if (compared) j["compare"] = *compared;
     if (by_time) j["trace_shapes"] = *by_time;
+    if (held) j["held"] = held->json;
     if (written) j["written_hardware"] = a.write_hardware;
     std::printf("%s\n", j.dump(2).c_str());
     return;
@@ -321,10 +391,33 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
       best.flops_per_s / 1e12, peak > 0 ? 100 * best.flops_per_s / peak : 0.0,
       a.fp8 ? "FP8" : "bf16", static_cast<long long>(best.b), static_cast<long long>(best.m),
       static_cast<long long>(best.n), static_cast<long long>(best.k));
-  if (written)
+  if (held) {
+    std::printf(
+        "held at the power limit: %zu shape%s from %s, sustained share %.3f of the entry's "
+        "burst rate (the entry's own share: %.3f), %.3f of the burst with the fit\n",
+        held->json["rows"].size(), held->json["rows"].size() == 1 ? "" : "s", a.held.c_str(),
+        held->vs_entry, hw.efficiency.sustained, held->vs_fit);
+    for (const nlohmann::json& r : held->json["rows"])
+      std::printf(
+          "  b %lld, m %lld, n %lld, k %lld: held %.1f TFLOP/s; burst %.1f (entry), %.1f "
+          "(fit)\n",
+          r["shape"][0].get<long long>(), r["shape"][1].get<long long>(),
+          r["shape"][2].get<long long>(), r["shape"][3].get<long long>(),
+          r["held_flops_per_s"].get<double>() / 1e12,
+          r["entry_burst_flops_per_s"].get<double>() / 1e12,
+          r["fitted_burst_flops_per_s"].get<double>() / 1e12);
+  }
+  if (written) {
+    char sustained[96] = "";
+    if (from_trace)
+      std::snprintf(sustained, sizeof sustained,
+                    "; sustained 1: the rates were taken inside a run");
+    else if (held)
+      std::snprintf(sustained, sizeof sustained, "; sustained %.4g: the held rates", held->vs_fit);
     std::printf("written: %s (%s %.4g, the entry's %.4g x %.3f%s)\n", a.write_hardware.c_str(),
                 a.fp8 ? "gemm_fp8_max" : "gemm_max", *written, hw.efficiency.gemm_max, fit.scale,
-                from_trace ? "; sustained 1: the rates were taken inside a run" : "");
+                sustained);
+  }
   if (by_time) {
     constexpr size_t kShown = 15;
     std::printf(

@@ -137,6 +137,14 @@ void add_calibrate_command(CLI::App& app) {
                   "scale and time per kernel)")
       ->type_name("FILE")
       ->needs("--gemm-rates");
+  cmd->add_option("--held-rates", args->gemm.held,
+                  "with --gemm-rates (a table): a CSV of GEMM rates held busy at the power limit "
+                  "(b,m,n,k,flops_per_s; scripts/gpu-check.sh keeps the held rate of "
+                  "meshscope-kernel-check --sustained as held.csv), each over the entry's burst "
+                  "rate for its shape: the sustained share (efficiency.sustained) they measure; "
+                  "--write-hardware writes it, over the burst rate with the fit")
+      ->type_name("FILE")
+      ->needs("--gemm-rates");
   cmd->add_flag("--json", args->gemm.json, "with --gemm-rates: print the check as JSON")
       ->needs("--gemm-rates");
   cmd->add_flag("--fp8", args->gemm.fp8,
@@ -146,8 +154,9 @@ void add_calibrate_command(CLI::App& app) {
       ->needs("--gemm-rates");
   cmd->add_option("--write-hardware", args->gemm.write_hardware,
                   "with --gemm-rates: write the --hardware entry as a hardware file with its GEMM "
-                  "ceiling (efficiency.gemm_max) scaled by the fit and, for rates from a trace, "
-                  "its sustained share 1 (they were taken inside a run); give it to predict as "
+                  "ceiling (efficiency.gemm_max) scaled by the fit and its sustained share 1 for "
+                  "rates from a trace (they were taken inside a run), or the share --held-rates "
+                  "measures; give it to predict as "
                   "\"cluster\": {\"gpu\": \"FILE\"}")
       ->type_name("FILE")
       ->check(output_file_check())

@@ -316,6 +316,79 @@ TEST(CalibrateCli, Fp8RatesAreSetBesideTheFp8ModelAndWrittenAsItsCeiling) {
   EXPECT_NE(r.err.find("--fp8 reads a table of FP8 rates"), std::string::npos) << r.err;
 }
 
+// --held-rates: a GEMM held busy at the power limit, over the entry's burst rate for its shape, is
+// the sustained share it measures (docs/ACCURACY.md items 8 and 52); written with the fit, the
+// file holds that shape at the measured rate. At the rate the catalog holds 8192^3 today the share
+// is the entry's own.
+TEST(CalibrateCli, HeldRatesMeasureTheSustainedShareThatTheWrittenFileHolds) {
+  const fs::path dir = temp_dir("calibrate_held");
+  const nlohmann::json entry = nlohmann::json::parse(
+      std::ifstream(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/catalog/h100-sxm.json"));
+  const double sustained = entry["efficiency"]["sustained"].get<double>();
+  // 0.848 x 762.34 TFLOP/s, the entry's burst rate for 8192^3 (docs/ACCURACY.md item 52).
+  const double held_rate = sustained * 762.34e12;
+  const fs::path held = dir / "held.csv";
+  std::ofstream(held) << "b,m,n,k,flops_per_s\n1,8192,8192,8192," << held_rate << "\n";
+  const fs::path out = dir / "h100-measured.json";
+  Result r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware h100-sxm --json " +
+                   "--held-rates " + held.string() + " --write-hardware " + out.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& h = j["held"];
+  ASSERT_EQ(h["rows"].size(), 1u);
+  EXPECT_NEAR(h["rows"][0]["entry_burst_flops_per_s"].get<double>(), 762.34e12, 0.01e12);
+  EXPECT_NEAR(h["sustained_vs_entry"].get<double>(), sustained, 1e-4);
+  EXPECT_EQ(h["entry_sustained"].get<double>(), sustained);
+  // Over the burst with the fit's scale (OpenXLA's table bursts 8% above the entry).
+  const double scale = j["scale"].get<double>();
+  EXPECT_NEAR(h["sustained_vs_fit"].get<double>(), sustained / scale, 1e-4);
+
+  // The written file: its ceiling scaled, its share the held one over that, one line of source
+  // for each; read back, it holds 8192^3 at the measured rate.
+  const nlohmann::json written = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_NEAR(written["efficiency"]["sustained"].get<double>(), sustained / scale, 1e-4);
+  int sustained_lines = 0;
+  for (const nlohmann::json& line : written["sources"])
+    sustained_lines += line.get<std::string>().starts_with("efficiency.sustained ");
+  EXPECT_EQ(sustained_lines, 1);
+  EXPECT_NE(written["sources"][1].get<std::string>().find("--held-rates " + held.string()),
+            std::string::npos)
+      << written["sources"][1];
+  r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware " + out.string() +
+            " --json --held-rates " + held.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NEAR(nlohmann::json::parse(r.out)["held"]["sustained_vs_entry"].get<double>(),
+              written["efficiency"]["sustained"].get<double>(), 1e-6);
+
+  // In text: the share beside the entry's own.
+  r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware h100-sxm --held-rates " +
+            held.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("held at the power limit: 1 shape from " + held.string() +
+                       ", sustained share 0.848 of the entry's burst rate (the entry's own "
+                       "share: 0.848)"),
+            std::string::npos)
+      << r.out;
+  // Held rates of FP8 GEMMs, or beside a trace's rates (taken inside a run, so held already), are
+  // refused; so is a trace given as held rates.
+  r = shell(kBin + " calibrate --gemm-rates " + std::string(MESHSCOPE_SOURCE_DIR) +
+            "/tests/fixtures/tilelang/h800_fp8_matmul.csv --hardware h100-sxm --fp8 --held-rates " +
+            held.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--held-rates: the sustained share is measured on bf16 GEMMs"),
+            std::string::npos)
+      << r.err;
+  r = shell(kBin + " calibrate --gemm-rates " + trace_of_table().string() +
+            " --hardware h100-sxm --held-rates " + held.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("are sustained rates already"), std::string::npos) << r.err;
+  r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware h100-sxm --held-rates " +
+            trace_of_table().string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--held-rates reads a table of GEMMs held busy"), std::string::npos)
+      << r.err;
+}
+
 TEST(CalibrateCli, GemmRatesGoAloneAndABadTableIsNamed) {
   Result r = shell(kBin + " calibrate --gemm-rates " + kTable + " some.json");
   EXPECT_NE(r.status, 0);
