@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "kernels/cuda/csv_lines.h"
 #include "kernels/cuda/gemm_rates.h"
@@ -131,24 +132,41 @@ std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, i
   return rates_in_rounds(bench, shapes, warmup, iters);
 }
 
-std::vector<double> sustained_gemm_rates(const GemmShape& shape, double seconds, double window_s,
-                                         uint64_t seed) {
+HeldGemm hold_gemm(const GemmShape& shape, double seconds, double window_s, int bursts,
+                   double idle_s, uint64_t seed) {
   check_gemm_shape(shape);
-  if (!(seconds > 0) || !(window_s > 0)) return {};
+  HeldGemm held;
+  if (!(seconds > 0) || !(window_s > 0) || bursts < 1 || !(idle_s >= 0)) return held;
   Bench bench(shape.b * shape.m * shape.k, shape.b * shape.k * shape.n, shape.b * shape.m * shape.n,
               seed);
   bench.run(shape, 3);  // cuBLAS's first-call setup
+  std::vector<double> burst;
+  for (int i = 0; i < bursts; ++i) {
+    MESHSCOPE_CUDA_CHECK(cudaDeviceSynchronize());
+    std::this_thread::sleep_for(std::chrono::duration<double>(idle_s));
+    const double t = bench.seconds(shape, 1);
+    if (t > 0) burst.push_back(gemm_flops(shape) / t);
+  }
+  if (!burst.empty()) {
+    std::sort(burst.begin(), burst.end());
+    held.burst_flops_per_s = burst[burst.size() / 2];
+  }
   // Calls per window from one timed call, so each window is a batch queued back to back.
   const int calls =
       std::max(1, static_cast<int>(window_s / std::max(1e-6, bench.seconds(shape, 1))));
-  std::vector<double> rates;
+  const auto unix_now = [] {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  held.hold_begin_unix_s = unix_now();
   const auto begin = std::chrono::steady_clock::now();
   while (std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() <
          seconds) {
     const double t = bench.seconds(shape, calls);
-    rates.push_back(t > 0 ? gemm_flops(shape) * calls / t : 0);
+    held.window_flops_per_s.push_back(t > 0 ? gemm_flops(shape) * calls / t : 0);
   }
-  return rates;
+  held.hold_end_unix_s = unix_now();
+  return held;
 }
 
 std::vector<GemmShape> read_gemm_shapes(const std::string& path) {

@@ -40,12 +40,22 @@ std::vector<GemmRate> measure_fp8_gemm_rates(const std::vector<GemmShape>& shape
 // Throws std::runtime_error for a size out of [1, 2^30] or an operand larger than any GPU holds.
 void check_gemm_shape(const GemmShape& s);
 
-// One shape kept busy for `seconds`: the rate of each successive window of about `window_s`
-// (back-to-back calls, so the GPU reaches its power limit and the clock it holds there). The
-// first window is near the burst rate, the last the sustained one (the catalog's `sustained` is
-// their ratio measured this way by others).
-std::vector<double> sustained_gemm_rates(const GemmShape& shape, double seconds, double window_s,
-                                         uint64_t seed = 1);
+// One shape's burst rate and the rates it holds (meshscope-kernel-check --sustained; the
+// catalog's `sustained` is held over burst, docs/ACCURACY.md items 6 and 52). First `bursts`
+// single calls, each after the GPU sat idle `idle_s`, so that each starts at the boost clock, as
+// mamf-finder's MAMF takes its bursts; their median is the burst rate (a call timed alone also
+// times the host's launch of it, a few us of a 1.4 ms 8192^3 call). Then the shape kept busy for
+// `seconds`, back-to-back calls, so that the GPU reaches its power limit and the clock it holds
+// there: the rate of each successive window of about `window_s`.
+struct HeldGemm {
+  double burst_flops_per_s = 0;
+  std::vector<double> window_flops_per_s;
+  // When the hold began and ended, seconds since the Unix epoch (the host's clock), to read a
+  // power log sampled beside it.
+  double hold_begin_unix_s = 0, hold_end_unix_s = 0;
+};
+HeldGemm hold_gemm(const GemmShape& shape, double seconds, double window_s, int bursts = 5,
+                   double idle_s = 1.0, uint64_t seed = 1);
 
 // The shapes of a CSV with a `b,m,n,k` header prefix (as tests/fixtures/xla/*.csv): '#' lines are
 // comments, columns after k ignored. Throws std::runtime_error naming the file and line. (The

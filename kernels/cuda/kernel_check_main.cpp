@@ -4,9 +4,11 @@
 // when every version could be read, 1 otherwise; needs no device.
 // --gemm-rates SHAPES.csv: the bf16 GEMM rate of each shape (gemm_rates.h) as CSV on stdout, for
 // `meshscope calibrate --gemm-rates`; with --fp8, the e4m3 x e4m3 -> bf16 rate through cuBLASLt
-// instead (measure_fp8_gemm_rates: b 1 only); --sustained SECONDS: 8192 x 8192 x 8192 kept busy
-// that long, the rate of each half-second window ("sustained<TAB>WINDOW<TAB>FLOP/s") and the last
-// window over the first; --sm-margin CASES.csv: each case's GEMM timed the six ways of sm_margin.h,
+// instead (measure_fp8_gemm_rates: b 1 only); --sustained SECONDS: 8192 x 8192 x 8192's burst
+// rate after idle gaps and then kept busy that long (hold_gemm): "sustained shape<TAB>b,m,n,k<TAB>
+// window seconds", "burst<TAB>FLOP/s", "hold<TAB>begin<TAB>end" (Unix seconds) and the rate of
+// each half-second window ("sustained<TAB>WINDOW<TAB>FLOP/s"), which scripts/gpu_check_parse.py
+// reads; --sm-margin CASES.csv: each case's GEMM timed the six ways of sm_margin.h,
 // as CSV on stdout (scripts/sm_margin_cases.csv: the NeMo rows' pipelined reduce-scatter GEMMs).
 // Exit 2 without a device, as the checks.
 #include <cstdio>
@@ -93,12 +95,16 @@ int main(int argc, char** argv) {
                 .c_str(),
             stdout);
       if (sustained_s > 0) {
-        const std::vector<double> rates =
-            sustained_gemm_rates({1, 8192, 8192, 8192}, sustained_s, 0.5);
-        for (size_t w = 0; w < rates.size(); ++w)
-          std::printf("sustained\t%zu\t%.6e\n", w, rates[w]);
-        if (!rates.empty() && rates.front() > 0)
-          std::printf("sustained over burst\t%.4f\n", rates.back() / rates.front());
+        const GemmShape shape{1, 8192, 8192, 8192};
+        constexpr double kWindowS = 0.5;
+        const HeldGemm held = hold_gemm(shape, sustained_s, kWindowS);
+        std::printf("sustained shape\t%lld,%lld,%lld,%lld\t%g\n", static_cast<long long>(shape.b),
+                    static_cast<long long>(shape.m), static_cast<long long>(shape.n),
+                    static_cast<long long>(shape.k), kWindowS);
+        std::printf("burst\t%.6e\n", held.burst_flops_per_s);
+        std::printf("hold\t%.3f\t%.3f\n", held.hold_begin_unix_s, held.hold_end_unix_s);
+        for (size_t w = 0; w < held.window_flops_per_s.size(); ++w)
+          std::printf("sustained\t%zu\t%.6e\n", w, held.window_flops_per_s[w]);
       }
       return 0;
     } catch (const std::exception& e) {
