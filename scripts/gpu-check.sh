@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# gpu-check.sh: the GPU checks of meshscope in one short lease of a machine with one GPU (an H200
-# in mind), within 420 s by default, from a bundle of binaries built elsewhere. In order of value:
+# gpu-check.sh: the GPU checks of meshscope in one short lease of a machine with one GPU (an H100
+# or an H200: the GEMM rows use the catalog entry of the board nvidia-smi names), within 420 s by
+# default, from a bundle of binaries built elsewhere. In order of value:
 #   1. versions (driver, runtime, cuBLAS, CUPTI, NCCL as the loaded libraries report them);
 #   2. the CUDA ops against the CPU reference (meshscope-kernel-check);
-#   2b. bf16 GEMM rates of OpenXLA's 87 sm_90 shapes and 8192^3 held for 20 s (meshscope-kernel-check
-#      --gemm-rates, --sustained), checked against the h200-sxm entry's GEMM model by `meshscope
-#      calibrate --gemm-rates` (gemm-rates.csv and the check kept for docs/GPU_RESULTS.md, and
-#      h200-sxm-measured.json: the entry with its GEMM ceiling scaled by that fit, --write-hardware);
-#      then the development rows' own 84 GEMMs (scripts/dev_gemm_shapes.csv) beside the model
-#      with that fit (`calibrate --compare`; dev-gemm-rates.csv and dev-gemm-check.json kept);
+#   2b. bf16 GEMM rates of OpenXLA's 87 sm_90 shapes, then 8192^3's burst (5 calls after 1 s
+#      idle) and its rate held 20 s with the board's power sampled (meshscope-kernel-check
+#      --gemm-rates, --sustained; gemm-power.csv), checked against the board's entry's GEMM model
+#      by `meshscope calibrate --gemm-rates --held-rates` (gemm-rates.csv, held.csv and the check
+#      kept for docs/GPU_RESULTS.md, and ENTRY-measured.json: the entry with its GEMM ceiling
+#      scaled by that fit and its sustained share from the held rate, --write-hardware; the share
+#      held over burst is what docs/ACCURACY.md item 52's rule reads); then the development rows'
+#      own 84 GEMMs (scripts/dev_gemm_shapes.csv) beside the model with that fit (`calibrate
+#      --compare`; dev-gemm-rates.csv and dev-gemm-check.json kept);
 #   2c. Transformer Engine's SM margin: the NeMo rows' pipelined reduce-scatter GEMMs whole, in
 #      TE's chunks, with and without its SM count target, beside a kernel holding the
 #      communication's SMs (meshscope-kernel-check --sm-margin; sm-margin-conn{1,8}.csv kept);
 #   2d. FP8 GEMM rates (cuBLASLt e4m3, meshscope-kernel-check --gemm-rates --fp8) at TileLang's
-#      seven shapes, beside TileLang's rates and the h200-sxm entry's FP8 model, and the entry's
-#      two FP8 figures fitted to them (fp8-gemm-rates.csv kept, and h200-sxm-fp8-measured.json:
+#      seven shapes, beside TileLang's rates and the board's entry's FP8 model, and the entry's
+#      two FP8 figures fitted to them (fp8-gemm-rates.csv kept, and ENTRY-fp8-measured.json:
 #      the entry with its FP8 ceiling scaled by `calibrate --fp8`; docs/ACCURACY.md item 51's rule);
 #   3. 1F1B on 4 virtual devices (cuda-virtual, CUPTI tracer): equal to one device, CUPTI recorded
 #      and labelled ops, dropped none; the green-context split it got; its bubble;
@@ -170,6 +174,7 @@ finish() {
   exec 1>&3 2>&4
   local code=0
   [[ -n $child ]] && kill -TERM "$child" 2> /dev/null && wait "$child" 2> /dev/null
+  [[ -n ${power_pid:-} ]] && kill "$power_pid" 2> /dev/null
   [[ -n $killed ]] && row total "run" FAIL "killed by SIG$killed after $(( $(date +%s) - start_s )) s: rows after this one never ran"
   row total time info "$(( $(date +%s) - start_s )) s of ${budget_s} s"
   print_table > "$out/table.txt"
@@ -225,11 +230,25 @@ find_cuda_libs() {
   done
 }
 
+# The catalog entry of the board nvidia-smi names (the GEMM rows set their rates beside its
+# model): empty for a board the catalog does not describe.
+entry=""
+board_entry() {
+  case $1 in
+    *H100*HBM3*|*"H100 SXM"*) echo h100-sxm ;;
+    *H200*NVL*) ;;  # a 600 W PCIe card: not the SXM part the entry describes
+    *H200*) echo h200-sxm ;;
+    *A100-SXM4-80GB*|*"A100 80GB"*SXM*) echo a100-80gb ;;
+  esac
+}
+
 describe_gpu() {
-  local gpu
+  local gpu name
   if [[ $gpu_listed == 1 ]]; then
-    gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1)
-    row setup gpu info "${gpu:-nvidia-smi -L lists a GPU, --query-gpu gave nothing}"
+    gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version,power.limit,power.default_limit --format=csv,noheader 2>/dev/null | head -1)
+    name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+    entry=$(board_entry "$name")
+    row setup gpu info "${gpu:-nvidia-smi -L lists a GPU, --query-gpu gave nothing}; catalog entry: ${entry:-none for '$name'}"
   else
     row setup gpu SKIP "nvidia-smi $(command -v nvidia-smi > /dev/null && echo lists no GPU || echo not found)"
   fi
@@ -309,23 +328,55 @@ gemm_measure() {
   return 1
 }
 
+# A GEMM row needs the board's catalog entry to set its rates beside (gemm_entry NAME: 0 when
+# there is one, else the row FAIL and 1).
+gemm_entry() {
+  [[ -n $entry || $gpu_listed == 0 ]] && return 0  # without a GPU the measurement says SKIP
+  row gemm "$1" FAIL "no catalog entry for this GPU ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)): h100-sxm, h200-sxm and a100-80gb are described"
+  return 1
+}
+
+# The board's SM clock, power draw, power limit, default limit and temperature every 0.5 s into
+# FILE (read only: nothing is set), from now until stop_power_log; what docs/ACCURACY.md item 52's
+# rule reads of the hold.
+power_pid=""
+start_power_log() {
+  echo "# unix_s,sm_mhz,power_w,power_limit_w,power_default_limit_w,temperature_c" > "$1"
+  ( while :; do
+      printf '%s,%s\n' "$(date +%s.%N)" "$(nvidia-smi --query-gpu=clocks.sm,power.draw,power.limit,power.default_limit,temperature.gpu --format=csv,noheader,nounits 2>/dev/null | head -1 | tr -d ' ')"
+      sleep 0.5
+    done >> "$1" ) &
+  power_pid=$!
+}
+stop_power_log() { [[ -n $power_pid ]] && kill "$power_pid" 2>/dev/null; wait "$power_pid" 2>/dev/null; power_pid=""; }
+
 # The GEMM rates meshscope measures itself: what the catalog's gemm_max, k_half and sustained
-# rest on, measured elsewhere until a run of this row is recorded (docs/ACCURACY.md, issue 12).
+# rest on, measured elsewhere until a run of this row is recorded (docs/ACCURACY.md items 6 and
+# 52, issue 12): OpenXLA's 87 shapes, then 8192^3's burst and its rate held 20 s.
 gemm_rates_check() {
   local shapes="$root/tests/fixtures/xla/h100_bf16_matmul.csv" raw="$out/gemm-rates.out"
   local log_file="$out/gemm-rates.log" verdict
   local name="rates (87 shapes, 8192^3 20 s)"
+  gemm_entry "$name" || return
   : > "$log_file"
+  start_power_log "$out/gemm-power.csv"
   gemm_measure "$name" "" 90 "$raw" "$log_file" \
-    "$bin/meshscope-kernel-check" --gemm-rates "$shapes" --sustained 20 || return
-  grep -v '^sustained' "$raw" > "$out/gemm-rates.csv"
-  if ! capped 60 "$bin/meshscope" calibrate --gemm-rates "$out/gemm-rates.csv" --hardware h200-sxm \
-      --json --write-hardware "$out/h200-sxm-measured.json" > "$out/gemm-check.json" \
-      2>> "$log_file"; then
+    "$bin/meshscope-kernel-check" --gemm-rates "$shapes" --sustained 20
+  local measured=$?
+  stop_power_log
+  [[ $measured == 0 ]] || return
+  grep -E '^(b,|[0-9])' "$raw" > "$out/gemm-rates.csv"
+  if ! python3 "$parse" held-csv "$raw" > "$out/held.csv" 2>> "$log_file"; then
+    row gemm "$name" FAIL "the held rate: $(tail -1 "$log_file")"
+    return
+  fi
+  if ! capped 60 "$bin/meshscope" calibrate --gemm-rates "$out/gemm-rates.csv" --hardware "$entry" \
+      --held-rates "$out/held.csv" --json --write-hardware "$out/$entry-measured.json" \
+      > "$out/gemm-check.json" 2>> "$log_file"; then
     row gemm "$name" FAIL "calibrate --gemm-rates: $(tail -1 "$log_file")"
     return
   fi
-  verdict=$(python3 "$parse" gemm-summary "$out/gemm-check.json" "$raw" 2>&1) \
+  verdict=$(python3 "$parse" gemm-summary "$out/gemm-check.json" "$raw" "$out/gemm-power.csv" 2>&1) \
     || { row gemm "$name" FAIL "$verdict"; return; }
   row gemm "$name" "${verdict%%|*}" "${verdict#*|}"
 }
@@ -337,6 +388,7 @@ gemm_rates_check() {
 dev_gemm_check() {
   local shapes="$root/scripts/dev_gemm_shapes.csv" log_file="$out/dev-gemm.log" verdict
   local name="development rows' GEMMs (84)"
+  gemm_entry "$name" || return
   if [[ ! -s $out/gemm-rates.csv ]]; then
     row gemm "$name" SKIP "needs the rates of row 2b for its fit"
     return
@@ -345,7 +397,7 @@ dev_gemm_check() {
   gemm_measure "$name" "" 60 "$out/dev-gemm-rates.csv" "$log_file" \
     "$bin/meshscope-kernel-check" --gemm-rates "$shapes" || return
   if ! capped 60 "$bin/meshscope" calibrate --gemm-rates "$out/gemm-rates.csv" \
-      --hardware h200-sxm --compare "$out/dev-gemm-rates.csv" --json \
+      --hardware "$entry" --compare "$out/dev-gemm-rates.csv" --json \
       > "$out/dev-gemm-check.json" 2>> "$log_file"; then
     row gemm "$name" FAIL "calibrate --compare: $(tail -1 "$log_file")"
     return
@@ -362,18 +414,20 @@ dev_gemm_check() {
 fp8_gemm_check() {
   local shapes="$root/tests/fixtures/tilelang/h800_fp8_matmul.csv" log_file="$out/fp8-gemm.log"
   local name="FP8 rates (7 shapes)" verdict
+  gemm_entry "$name" || return
+  if [[ $entry == a100-80gb ]]; then row gemm "$name" info "the A100 has no FP8 tensor cores"; return; fi
   : > "$log_file"
   gemm_measure "$name" "" 45 "$out/fp8-gemm-rates.csv" "$log_file" \
     "$bin/meshscope-kernel-check" --gemm-rates "$shapes" --fp8 || return
   # The entry with its FP8 ceiling scaled by those rates, for predict (as row 2b's for bf16).
   if ! capped 30 "$bin/meshscope" calibrate --gemm-rates "$out/fp8-gemm-rates.csv" --fp8 \
-      --hardware h200-sxm --json --write-hardware "$out/h200-sxm-fp8-measured.json" \
+      --hardware "$entry" --json --write-hardware "$out/$entry-fp8-measured.json" \
       > "$out/fp8-gemm-check.json" 2>> "$log_file"; then
     row gemm "$name" FAIL "calibrate --fp8: $(tail -1 "$log_file")"
     return
   fi
   verdict=$(python3 "$parse" fp8-gemm-summary "$out/fp8-gemm-rates.csv" "$shapes" \
-            "$root/sim/cost/catalog/h200-sxm.json" 2>&1) || { row gemm "$name" FAIL "$verdict"; return; }
+            "$root/sim/cost/catalog/$entry.json" 2>&1) || { row gemm "$name" FAIL "$verdict"; return; }
   row gemm "$name" "${verdict%%|*}" "${verdict#*|}"
 }
 

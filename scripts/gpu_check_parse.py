@@ -9,8 +9,12 @@
     steady-period TRACE               median period between step starts from the second step, ms
     drop-first-step TRACE OUT         TRACE without its first step window, written to OUT
     overhead BASE_MS PROBE_MS NAME    "ok|detail" or "FAIL|detail": the median per-pair overhead
-    gemm-summary CHECK_JSON RATES_OUT "ok|detail" or "FAIL|detail": `calibrate --gemm-rates --json`
-                                      and the sustained windows of meshscope-kernel-check
+    held-csv RATES_OUT                the held rate of meshscope-kernel-check --sustained (docs/
+                                      ACCURACY.md item 52), a table for calibrate --held-rates
+    gemm-summary CHECK_JSON RATES_OUT [POWER_CSV]
+                                      "ok|detail" or "FAIL|detail": `calibrate --gemm-rates --json`,
+                                      the burst and held rates of meshscope-kernel-check
+                                      --sustained, and the power samples of the hold
     dev-gemm-summary CHECK SHAPES     "ok|detail": each development row's layer of GEMMs, the model's
                                       time over the measured one (`calibrate --compare` JSON)
     sm-margin-summary CSV...          "ok|detail" or "FAIL|detail": each --sm-margin case's times
@@ -126,26 +130,90 @@ def overhead(base, probe, name):
                                         statistics.median(h), statistics.median(c), name))
 
 
-def gemm_summary(check_json, rates_out):
-    d = json.load(open(check_json))
-    ratio = None
-    windows = []
+def read_hold(rates_out):
+    """meshscope-kernel-check --sustained's lines: the shape and window, the burst rate (median of
+    single calls after idle gaps), the hold's begin and end (Unix seconds), each window's rate."""
+    h = {"windows": []}
     for line in open(rates_out):
         f = line.rstrip("\n").split("\t")
-        if f[0] == "sustained over burst":
-            ratio = float(f[1])
+        if f[0] == "sustained shape":
+            h["shape"], h["window_s"] = [int(x) for x in f[1].split(",")], float(f[2])
+        elif f[0] == "burst":
+            h["burst"] = float(f[1])
+        elif f[0] == "hold":
+            h["begin"], h["end"] = float(f[1]), float(f[2])
         elif f[0] == "sustained":
-            windows.append(float(f[2]))
+            h["windows"].append(float(f[2]))
+    if "shape" not in h or "burst" not in h or not h["windows"]:
+        raise ValueError(f"{rates_out}: no held GEMM (meshscope-kernel-check --sustained lines)")
+    return h
+
+
+def held_rate(h):
+    """docs/ACCURACY.md item 52: the median of the windows that start 10 s or more into the hold;
+    the median of its last 2 s instead when that is more than 1% lower (still slowing)."""
+    w = h["windows"]
+    dt = (h["end"] - h["begin"]) / len(w) if "end" in h else h["window_s"]
+    late = [r for i, r in enumerate(w) if i * dt >= 10]
+    if not late:
+        raise ValueError("the hold lasted under 10 s: no held rate")
+    held = statistics.median(late)
+    tail = statistics.median(w[-max(1, round(2 / dt)):])
+    return (tail, True) if tail < 0.99 * held else (held, False)
+
+
+def held_csv(rates_out):
+    """The held rate as a table for `meshscope calibrate --held-rates`."""
+    h = read_hold(rates_out)
+    print("b,m,n,k,flops_per_s")
+    print("%s,%.6e" % (",".join(str(x) for x in h["shape"]), held_rate(h)[0]))
+
+
+def power_at_hold(power_csv, h):
+    """gpu-check.sh's samples (unix_s, SM MHz, draw W, limit W, default limit W, temperature C) of
+    the hold's last 10 s: the median of each but the time, in that order."""
+    rows = []
+    for r in csv.reader(l for l in open(power_csv) if l.strip() and not l.startswith("#")):
+        try:
+            rows.append([float(x) for x in r[:6]])
+        except ValueError:  # "[N/A]" and the like: a field the board does not report
+            continue
+    last = [r for r in rows if "end" in h and h["end"] - 10 <= r[0] <= h["end"]]
+    if not last:
+        return None
+    return [statistics.median(r[i] for r in last) for i in range(1, 6)]
+
+
+def gemm_summary(check_json, rates_out, power_csv=None):
+    d = json.load(open(check_json))
     b, m, n, k = d["best_shape"]
     detail = ("%d shapes: the %s model within %.2f%% rms (rate scale %.3f, %.2f us a kernel), "
               "best k_half %g (%.2f%%; the entry's %g); fastest %.1f TFLOP/s at %dx%dx%dx%d"
               % (d["shapes"], d["hardware"], 100 * d["rms"], d["scale"], 1e6 * d["fixed_s"],
                  d["best_k_half"], 100 * d["best_k_half_rms"], d["k_half"],
                  d["best_flops_per_s"] / 1e12, b, m, n, k))
-    if windows:
-        detail += ("; 8192^3 for %d windows of 0.5 s: first %.1f, last %.1f TFLOP/s, "
-                   "sustained over burst %.3f" % (len(windows), windows[0] / 1e12,
-                                                  windows[-1] / 1e12, ratio or 0))
+    h = read_hold(rates_out)
+    held, slowing = held_rate(h)
+    detail += ("; %s held %.0f s: burst %.1f (5 calls after 1 s idle), held %.1f TFLOP/s (%s), "
+               "sustained share %.3f of the burst"
+               % ("x".join(str(x) for x in h["shape"][1:]), h.get("end", 0) - h.get("begin", 0),
+                  h["burst"] / 1e12, held / 1e12,
+                  "its last 2 s, still slowing" if slowing else "from 10 s on",
+                  held / h["burst"]))
+    if "held" in d:
+        detail += ("; over the %s model's burst %.3f (the entry's %.3f), over it with the fit %.3f"
+                   % (d["hardware"], d["held"]["sustained_vs_entry"],
+                      d["held"]["entry_sustained"], d["held"]["sustained_vs_fit"]))
+    p = power_at_hold(power_csv, h) if power_csv and os.path.exists(power_csv) else None
+    if p is None:
+        detail += "; no power samples of the hold"
+    else:
+        mhz, draw, limit, default, temp = p
+        at_limit = draw >= 0.9 * limit and limit >= default
+        detail += ("; last 10 s: %.0f W of a %.0f W limit (default %.0f), SM %.0f MHz, %.0f C: %s"
+                   % (draw, limit, default, mhz, temp,
+                      "at its power limit" if at_limit else
+                      "not at an uncapped power limit (item 52, rule 1: not adopted)"))
     # The shape function fits OpenXLA's H100 table within 2.2%: far worse means a broken
     # measurement (or a GPU the entry does not describe).
     print(("ok" if d["rms"] < 0.05 else "FAIL") + "|" + detail)
@@ -253,7 +321,7 @@ def fp8_gemm_summary(rates_csv, reference_csv, catalog_json):
 COMMANDS = {"table": table, "nvidia-lib-dirs": nvidia_lib_dirs, "kernel-summary": kernel_summary,
             "closed-form": closed_form, "cupti-verdict": cupti_verdict,
             "steady-period": steady_period, "drop-first-step": drop_first_step,
-            "overhead": overhead, "gemm-summary": gemm_summary,
+            "overhead": overhead, "held-csv": held_csv, "gemm-summary": gemm_summary,
             "dev-gemm-summary": dev_gemm_summary, "sm-margin-summary": sm_margin_summary,
             "fp8-gemm-summary": fp8_gemm_summary}
 

@@ -7,7 +7,9 @@
 #   - a GPU listed and CUPTI recording nothing: the schedule rows FAIL, exit 1;
 #   - everything working: exit 0 with no FAIL or SKIP row;
 #   - killed mid-run: the table is still printed, with the kill as a FAIL row;
-#   - a hung step under a 30 s budget: cut at the budget, the script ends within it.
+#   - a hung step under a 30 s budget: cut at the budget, the script ends within it;
+#   - an H100 set beside its own catalog entry, a board the catalog lacks failing the GEMM rows,
+#     and the held rate of a GEMM taken as docs/ACCURACY.md item 52 says.
 # Usage: gpu_check_script_test.sh PATH/TO/gpu-check.sh
 set -uo pipefail
 
@@ -34,14 +36,22 @@ if [[ ${1:-} == analyze ]]; then
   echo '{"overall": {"bubble_fraction": 0.25}, "step_time_ns": 2000000}'
   exit 0
 fi
-if [[ ${1:-} == calibrate ]]; then  # calibrate --gemm-rates CSV --hardware h200-sxm --json
+if [[ ${1:-} == calibrate ]]; then  # calibrate --gemm-rates CSV --hardware ENTRY --json ...
+  compare="" held="" hw=""
+  for ((i = 1; i < $#; i++)); do
+    j=$((i + 1))
+    case ${!i} in --compare) compare=${!j} ;; --held-rates) held=${!j} ;; --hardware) hw=${!j} ;; esac
+  done
   # As the real one: the catalog from MESHSCOPE_CATALOG, since a bundle carries none.
-  [[ -f ${MESHSCOPE_CATALOG:-}/h200-sxm.json ]] || { echo "meshscope: error: unknown hardware 'h200-sxm'" >&2; exit 1; }
+  [[ -f ${MESHSCOPE_CATALOG:-}/$hw.json ]] || { echo "meshscope: error: unknown hardware '$hw'" >&2; exit 1; }
   [[ $(head -1 "$3") == b,m,n,k,flops_per_s* ]] || { echo "meshscope: error: $3:1: bad header" >&2; exit 1; }
-  echo '{"shapes": 2, "hardware": "h200-sxm", "rms": 0.021, "scale": 1.05, "fixed_s": 5.5e-06,'
+  echo "{\"shapes\": 2, \"hardware\": \"$hw\", \"rms\": 0.021, \"scale\": 1.05, \"fixed_s\": 5.5e-06,"
   echo ' "k_half": 128, "best_k_half": 144, "best_k_half_rms": 0.02,'
   printf ' "best_flops_per_s": 7.9e14, "best_shape": [1, 4096, 4096, 4096]'
-  compare=""; for ((i = 1; i < $#; i++)); do [[ ${!i} == --compare ]] && { j=$((i + 1)); compare=${!j}; }; done
+  if [[ -n $held ]]; then  # the held rate over a burst model of 7.6e14, and 1.05 times it
+    [[ $(sed -n 2p "$held") == 1,8192,8192,8192,* ]] || { echo "meshscope: error: $held: no held 8192^3" >&2; exit 1; }
+    sed -n 2p "$held" | awk -F, '{printf ", \"held\": {\"sustained_vs_entry\": %.4f, \"sustained_vs_fit\": %.4f, \"entry_sustained\": 0.848}", $5 / 7.6e14, $5 / 7.98e14}'
+  fi
   if [[ -n $compare ]]; then  # each compared rate beside a model 10% slower than it
     printf ', "compare": {"rms": 0.1, "rows": ['
     tail -n +2 "$compare" | awk -F, '{printf "%s{\"shape\": [%s, %s, %s, %s], \"measured_flops_per_s\": %s, \"model_flops_per_s\": %s, \"model_over_measured\": 0.9}", (NR > 1 ? ", " : ""), $1, $2, $3, $4, $5, $5 * 0.9}'
@@ -100,9 +110,15 @@ if [[ ${1:-} == --gemm-rates && ${3:-} == --fp8 ]]; then  # TileLang's shapes, e
   grep -v '^#' "$2" | tail -n +2 | awk -F, '{printf "%s,%s,%s,%s,%.6e,1e-3\n", $1, $2, $3, $4, 0.9 * $5}'
   exit 0
 fi
-if [[ ${1:-} == --gemm-rates ]]; then
+if [[ ${1:-} == --gemm-rates ]]; then  # ... --sustained 20: a burst of 7.6e14, held at 6.5e14
   printf 'b,m,n,k,flops_per_s,seconds\n1,4096,4096,4096,7.9e14,1.74e-4\n1,1024,1024,1024,2.4e14,9e-6\n'
-  printf 'sustained\t0\t7.6e14\nsustained\t1\t6.5e14\nsustained over burst\t0.855\n'
+  sleep 1.5  # the power log beside it takes a sample or two
+  now=$(date +%s.%N)
+  printf 'sustained shape\t1,8192,8192,8192\t0.5\nburst\t7.6e14\n'
+  printf 'hold\t%s\t%s\n' "$(echo "$now - 20" | bc)" "$now"
+  for w in $(seq 0 39); do  # 7.0e14 at first, 6.5e14 from the 5th second on
+    printf 'sustained\t%d\t%s\n' "$w" "$( (( w < 10 )) && echo 7.0e14 || echo 6.5e14)"
+  done
   exit 0
 fi
 if [[ ${1:-} == --sm-margin ]]; then  # held_s tells the connections setting it ran under
@@ -124,9 +140,13 @@ echo "[  PASSED  ] 3 tests."
 EOF
 cat > "$work/gpu-bin/nvidia-smi" <<'EOF'
 #!/usr/bin/env bash
+# FAKE_GPU: the board's name (an H200 unless set); FAKE_POWER_W: its draw (690 of a 700 W limit).
+name=${FAKE_GPU:-NVIDIA H200}
 case "$*" in
-  -L) echo "GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)" ;;
-  *query-gpu*) echo "NVIDIA H200, 143771 MiB, 580.65.06" ;;
+  -L) echo "GPU 0: $name (UUID: GPU-00000000-0000-0000-0000-000000000000)" ;;
+  *query-gpu=name\ *) echo "$name" ;;
+  *query-gpu=clocks.sm*) echo "1755, ${FAKE_POWER_W:-690.50}, 700.00, 700.00, 65" ;;
+  *query-gpu*) echo "$name, 143771 MiB, 580.65.06, 700.00 W, 700.00 W" ;;
   *) echo "fake nvidia-smi" ;;
 esac
 EOF
@@ -192,11 +212,16 @@ run_check good "$work/gpu-bin" good
   || fail "good: overhead row '$(status_of overhead "1f1b pp4 (5 pairs)")'"
 grep -P '^overhead\t' "$tsv" | grep -q "overhead median +0.50%" && pass "good: overhead from steady periods" \
   || fail "good: overhead figure: $(grep -P '^overhead\t' "$tsv")"
-grep -P '^gemm\t' "$tsv" | grep -qP '\tok\t2 shapes: the h200-sxm model within 2.10% rms .*sustained over burst 0.855' \
-  && pass "good: GEMM rates row" || fail "good: GEMM rates row: $(grep -P '^gemm\t' "$tsv")"
-[[ $(head -1 "$work/good/gemm-rates.csv") == b,m,n,k,flops_per_s,seconds ]] \
-  && ! grep -q sustained "$work/good/gemm-rates.csv" && pass "good: GEMM rates CSV kept" \
-  || fail "good: gemm-rates.csv: $(head -2 "$work/good/gemm-rates.csv")"
+grep -P '^gemm\t' "$tsv" | grep -qP '\tok\t2 shapes: the h200-sxm model within 2.10% rms .*8192x8192x8192 held 20 s: burst 760.0 \(5 calls after 1 s idle\), held 650.0 TFLOP/s \(from 10 s on\), sustained share 0.855 of the burst; over the h200-sxm model.s burst 0.855 \(the entry.s 0.848\), over it with the fit 0.815; last 10 s: 690 W of a 700 W limit \(default 700\), SM 1755 MHz, 65 C: at its power limit' \
+  && pass "good: GEMM rates row, held over burst and the power at the hold" \
+  || fail "good: GEMM rates row: $(grep -P '^gemm\t' "$tsv")"
+[[ $(head -1 "$work/good/gemm-rates.csv") == b,m,n,k,flops_per_s,seconds && $(wc -l < "$work/good/gemm-rates.csv") == 3 ]] \
+  && pass "good: GEMM rates CSV kept, the held lines apart" \
+  || fail "good: gemm-rates.csv: $(head -4 "$work/good/gemm-rates.csv")"
+[[ $(cat "$work/good/held.csv") == $'b,m,n,k,flops_per_s\n1,8192,8192,8192,6.500000e+14' ]] \
+  && pass "good: held.csv for calibrate --held-rates" || fail "good: held.csv: $(cat "$work/good/held.csv")"
+grep -q '^[0-9.]*,1755,690.50,700.00,700.00,65$' "$work/good/gemm-power.csv" \
+  && pass "good: power sampled beside the hold" || fail "good: gemm-power.csv: $(head -3 "$work/good/gemm-power.csv")"
 grep -P "^gemm\tdevelopment rows' GEMMs" "$tsv" | grep -qP '\tok\t.*gpt3-175b 1.111, llama31-8b 1.111, .* llama3-405b 1.111$' \
   && pass "good: development rows' GEMMs row, one figure a row" \
   || fail "good: development rows' GEMMs row: $(grep -P "^gemm\tdevelopment" "$tsv")"
@@ -210,6 +235,39 @@ grep -P '^gemm\tSM margin' "$tsv" | grep -qP '\tok\t.*connections 1: gpt3-175b.p
 [[ $(status_of version cupti) == info ]] && pass "good: versions up front" || fail "good: no cupti version"
 head -1 "$tsv" | grep -qP '^setup\t' && pass "good: setup first" || fail "good: first row $(head -1 "$tsv")"
 grep -q "^section" "$log" && pass "good: table printed" || fail "good: no table"
+
+# --- An H100 is set beside its own entry; a capped draw is said; an unknown board fails its GEMM rows
+FAKE_GPU="NVIDIA H100 80GB HBM3" FAKE_POWER_W=500.00 run_check h100 "$work/gpu-bin" good
+grep -P '^setup\tgpu\t' "$tsv" | grep -q 'catalog entry: h100-sxm' && pass "h100: the board's entry named" \
+  || fail "h100: gpu row: $(grep -P '^setup\tgpu' "$tsv")"
+grep -P '^gemm\trates' "$tsv" | grep -qP '\tok\t2 shapes: the h100-sxm model .* 500 W of a 700 W limit .*not at an uncapped power limit \(item 52, rule 1: not adopted\)' \
+  && pass "h100: rates beside h100-sxm, a hold below its power limit said" \
+  || fail "h100: GEMM rates row: $(grep -P '^gemm\trates' "$tsv")"
+grep -P '^gemm\tFP8' "$tsv" | grep -q 'the h100-sxm model' && pass "h100: FP8 rates beside h100-sxm" \
+  || fail "h100: FP8 row: $(grep -P '^gemm\tFP8' "$tsv")"
+FAKE_GPU="NVIDIA L4" run_check l4 "$work/gpu-bin" good
+[[ $rc == 1 && $(status_of gemm "rates (87 shapes, 8192^3 20 s)") == FAIL ]] \
+  && grep -P '^gemm\trates' "$tsv" | grep -q "no catalog entry for this GPU (NVIDIA L4)" \
+  && pass "unknown board: GEMM rows FAIL naming it" \
+  || fail "unknown board: exit $rc, $(grep -P '^gemm\trates' "$tsv")"
+
+# --- The held rate, as docs/ACCURACY.md item 52's rule takes it ------------------------------------
+# hold_raw SECONDS LAST: a hold of SECONDS in 0.5 s windows at 6.5e14, its last 2 s at LAST.
+hold_raw() {
+  printf 'sustained shape\t1,8192,8192,8192\t0.5\nburst\t7.6e14\nhold\t1000\t%s\n' "$((1000 + $1))"
+  local n=$(( $1 * 2 ))
+  for ((w = 0; w < n; w++)); do
+    printf 'sustained\t%d\t%s\n' "$w" "$( (( w >= n - 4 )) && echo "$2" || echo 6.5e14)"
+  done
+}
+parse=$(dirname "$script")/gpu_check_parse.py
+held_of() { hold_raw "$@" > "$work/hold.out"; python3 "$parse" held-csv "$work/hold.out" 2>&1 | tail -1; }
+[[ $(held_of 20 6.45e14) == 1,8192,8192,8192,6.500000e+14 ]] && pass "held: the median from 10 s on" \
+  || fail "held: $(held_of 20 6.45e14), want 6.5e14 (the last 2 s within 1%)"
+[[ $(held_of 20 6.3e14) == 1,8192,8192,8192,6.300000e+14 ]] && pass "held: the last 2 s when still slowing" \
+  || fail "held: $(held_of 20 6.3e14), want 6.3e14 (the last 2 s 3% lower)"
+[[ $(held_of 8 6.5e14) == *"the hold lasted under 10 s: no held rate" ]] \
+  && pass "held: a hold under 10 s gives none" || fail "held: a short hold: $(held_of 8 6.5e14)"
 
 # --- Killed mid-run: the table still comes -------------------------------------------------------
 PATH="$work/gpu-bin:$PATH" FAKE_MODE=sleep GPU_CHECK_LIB_DIRS=$work/libs \
