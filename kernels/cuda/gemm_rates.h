@@ -42,9 +42,9 @@ void check_gemm_shape(const GemmShape& s);
 
 // One shape's burst rate and the rates it holds (meshscope-kernel-check --sustained; the
 // catalog's `sustained` is held over burst, docs/ACCURACY.md items 6 and 52). First `bursts`
-// single calls, each after the GPU sat idle `idle_s`, so that each starts at the boost clock, as
-// mamf-finder's MAMF takes its bursts; their median is the burst rate (a call timed alone also
-// times the host's launch of it, a few us of a 1.4 ms 8192^3 call). Then the shape kept busy for
+// timed calls, each after the GPU sat idle `idle_s` and one untimed call (which takes the clock up
+// from idle), so that each runs at the boost clock, as mamf-finder's MAMF takes its bursts; their
+// median is the burst rate. Then the shape kept busy for
 // `seconds`, back-to-back calls, so that the GPU reaches its power limit and the clock it holds
 // there: the rate of each successive window of about `window_s`.
 struct HeldGemm {
