@@ -348,6 +348,14 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
       throw UserError(a.file + ": its rates fit " + hw.name +
                       "'s GEMM model at no scale from 0.2 to 5 (they are not of its kind): no "
                       "hardware file written");
+    if (held && held->vs_fit > 1) {
+      char share[64];
+      std::snprintf(share, sizeof share, "%.3f", held->vs_fit);
+      throw UserError(a.held + ": held rates above the burst rate with the fit (a share of " +
+                      share +
+                      "): a GEMM held at the power limit runs at most at its burst rate; are "
+                      "they of another GPU, or FP8? No hardware file written");
+    }
     written = write_calibrated_hardware(a, hardware, hw, fit, rows.size(), from_trace, held);
   }
   if (a.json) {

@@ -369,6 +369,16 @@ TEST(CalibrateCli, HeldRatesMeasureTheSustainedShareThatTheWrittenFileHolds) {
                        "share: 0.848)"),
             std::string::npos)
       << r.out;
+  // Held rates above the burst (FP8 rates here) are not written as a share.
+  const fs::path above = dir / "above.json";
+  r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware h100-sxm --held-rates " +
+            std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/tilelang/h800_fp8_matmul.csv " +
+            "--write-hardware " + above.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("held rates above the burst rate with the fit (a share of 1.70"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(above));
   // Held rates of FP8 GEMMs, or beside a trace's rates (taken inside a run, so held already), are
   // refused; so is a trace given as held rates.
   r = shell(kBin + " calibrate --gemm-rates " + std::string(MESHSCOPE_SOURCE_DIR) +
