@@ -359,7 +359,7 @@ gemm_rates_check() {
   local name="rates (87 shapes, 8192^3 20 s)"
   gemm_entry "$name" || return
   : > "$log_file"
-  start_power_log "$out/gemm-power.csv"
+  [[ $gpu_listed == 1 ]] && start_power_log "$out/gemm-power.csv"
   gemm_measure "$name" "" 90 "$raw" "$log_file" \
     "$bin/meshscope-kernel-check" --gemm-rates "$shapes" --sustained 20
   local measured=$?
