@@ -243,8 +243,9 @@ HeldShares held_shares(const cost::Hardware& hw, const cost::GemmTableFit& fit,
 // --write-hardware: the entry's own file with the fit's scale on its GEMM ceiling. A trace's rates
 // were taken inside its run, at whatever clock its GPU held there, so they stand for the sustained
 // rate too (`sustained` 1); a table's were measured in short bursts (gpu-check.sh, OpenXLA), so the
-// entry's sustained share stays. Everything else, and the sources of everything else, is the
-// entry's. The result is parsed as a hardware file before it is written, whole or not at all.
+// entry's sustained share stays unless --held-rates measured one (`held`). Everything else, and
+// the sources of everything else, is the entry's. The result is parsed as a hardware file before
+// it is written, whole or not at all.
 // Returns the GEMM ceiling written.
 double write_calibrated_hardware(const GemmRatesArgs& a, const std::string& hardware,
                                  const cost::Hardware& hw, const cost::GemmTableFit& fit,

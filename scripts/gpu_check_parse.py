@@ -146,6 +146,8 @@ def read_hold(rates_out):
             h["windows"].append(float(f[2]))
     if "shape" not in h or "burst" not in h or not h["windows"]:
         raise ValueError(f"{rates_out}: no held GEMM (meshscope-kernel-check --sustained lines)")
+    if not h["burst"] > 0 or not min(h["windows"]) > 0:
+        raise ValueError(f"{rates_out}: a burst or window rate of 0: the GEMM was not timed")
     return h
 
 

@@ -44,9 +44,9 @@ void check_gemm_shape(const GemmShape& s);
 // catalog's `sustained` is held over burst, docs/ACCURACY.md items 6 and 52). First `bursts`
 // timed calls, each after the GPU sat idle `idle_s` and one untimed call (which takes the clock up
 // from idle), so that each runs at the boost clock, as mamf-finder's MAMF takes its bursts; their
-// median is the burst rate. Then the shape kept busy for
-// `seconds`, back-to-back calls, so that the GPU reaches its power limit and the clock it holds
-// there: the rate of each successive window of about `window_s`.
+// median is the burst rate. Then the shape kept busy for `seconds` with back-to-back calls, so
+// that the GPU reaches its power limit and the clock it holds there: the rate of each successive
+// window of about `window_s`.
 struct HeldGemm {
   double burst_flops_per_s = 0;
   std::vector<double> window_flops_per_s;
