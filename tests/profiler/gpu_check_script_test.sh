@@ -37,11 +37,19 @@ if [[ ${1:-} == analyze ]]; then
   exit 0
 fi
 if [[ ${1:-} == calibrate ]]; then  # calibrate --gemm-rates CSV --hardware ENTRY --json ...
-  compare="" held="" hw=""
+  compare="" held="" hw="" write=""
   for ((i = 1; i < $#; i++)); do
     j=$((i + 1))
-    case ${!i} in --compare) compare=${!j} ;; --held-rates) held=${!j} ;; --hardware) hw=${!j} ;; esac
+    case ${!i} in
+      --compare) compare=${!j} ;; --held-rates) held=${!j} ;; --hardware) hw=${!j} ;;
+      --write-hardware) write=${!j} ;;
+    esac
   done
+  if [[ -n $write ]]; then  # FAKE_REFUSE_WRITE: as calibrate refusing a held rate above the burst
+    [[ -n ${FAKE_REFUSE_WRITE:-} && -n $held ]] && { echo "meshscope: error: held rates above the burst rate" >&2; exit 1; }
+    echo '{}' > "$write"
+    exit 0
+  fi
   # As the real one: the catalog from MESHSCOPE_CATALOG, since a bundle carries none.
   [[ -f ${MESHSCOPE_CATALOG:-}/$hw.json ]] || { echo "meshscope: error: unknown hardware '$hw'" >&2; exit 1; }
   [[ $(head -1 "$3") == b,m,n,k,flops_per_s* ]] || { echo "meshscope: error: $3:1: bad header" >&2; exit 1; }
@@ -212,7 +220,7 @@ run_check good "$work/gpu-bin" good
   || fail "good: overhead row '$(status_of overhead "1f1b pp4 (5 pairs)")'"
 grep -P '^overhead\t' "$tsv" | grep -q "overhead median +0.50%" && pass "good: overhead from steady periods" \
   || fail "good: overhead figure: $(grep -P '^overhead\t' "$tsv")"
-grep -P '^gemm\t' "$tsv" | grep -qP '\tok\t2 shapes: the h200-sxm model within 2.10% rms .*8192x8192x8192 held 20 s: burst 760.0 \(5 calls after 1 s idle\), held 650.0 TFLOP/s \(from 10 s on\), sustained share 0.855 of the burst; over the h200-sxm model.s burst 0.855 \(the entry.s 0.848\), over it with the fit 0.815; last 10 s: 690 W of a 700 W limit \(default 700\), SM 1755 MHz, 65 C: at its power limit' \
+grep -P '^gemm\t' "$tsv" | grep -qP '\tok\t2 shapes: the h200-sxm model within 2.10% rms .*8192x8192x8192 held 20 s: burst 760.0 \(5 calls after 1 s idle\), held 650.0 TFLOP/s \(from 10 s on\), sustained share 0.855 of the burst; over the h200-sxm model.s burst 0.855 \(the entry.s 0.848\), over it with the fit 0.815; last 10 s: 690 W of a 700 W limit \(default 700\), SM 1755 MHz, 65 C: at its power limit; h200-sxm-measured.json written' \
   && pass "good: GEMM rates row, held over burst and the power at the hold" \
   || fail "good: GEMM rates row: $(grep -P '^gemm\t' "$tsv")"
 [[ $(head -1 "$work/good/gemm-rates.csv") == b,m,n,k,flops_per_s,seconds && $(wc -l < "$work/good/gemm-rates.csv") == 3 ]] \
@@ -222,6 +230,8 @@ grep -P '^gemm\t' "$tsv" | grep -qP '\tok\t2 shapes: the h200-sxm model within 2
   && pass "good: held.csv for calibrate --held-rates" || fail "good: held.csv: $(cat "$work/good/held.csv")"
 grep -q '^[0-9.]*,1755,690.50,700.00,700.00,65$' "$work/good/gemm-power.csv" \
   && pass "good: power sampled beside the hold" || fail "good: gemm-power.csv: $(head -3 "$work/good/gemm-power.csv")"
+[[ -s $work/good/h200-sxm-measured.json ]] && pass "good: the measured entry written" \
+  || fail "good: no h200-sxm-measured.json"
 grep -P "^gemm\tdevelopment rows' GEMMs" "$tsv" | grep -qP '\tok\t.*gpt3-175b 1.111, llama31-8b 1.111, .* llama3-405b 1.111$' \
   && pass "good: development rows' GEMMs row, one figure a row" \
   || fail "good: development rows' GEMMs row: $(grep -P "^gemm\tdevelopment" "$tsv")"
@@ -237,11 +247,11 @@ head -1 "$tsv" | grep -qP '^setup\t' && pass "good: setup first" || fail "good: 
 grep -q "^section" "$log" && pass "good: table printed" || fail "good: no table"
 
 # --- An H100 is set beside its own entry; a capped draw is said; an unknown board fails its GEMM rows
-FAKE_GPU="NVIDIA H100 80GB HBM3" FAKE_POWER_W=500.00 run_check h100 "$work/gpu-bin" good
+FAKE_GPU="NVIDIA H100 80GB HBM3" FAKE_POWER_W=500.00 FAKE_REFUSE_WRITE=1 run_check h100 "$work/gpu-bin" good
 grep -P '^setup\tgpu\t' "$tsv" | grep -q 'catalog entry: h100-sxm' && pass "h100: the board's entry named" \
   || fail "h100: gpu row: $(grep -P '^setup\tgpu' "$tsv")"
-grep -P '^gemm\trates' "$tsv" | grep -qP '\tok\t2 shapes: the h100-sxm model .* 500 W of a 700 W limit .*not at an uncapped power limit \(item 52, rule 1: not adopted\)' \
-  && pass "h100: rates beside h100-sxm, a hold below its power limit said" \
+grep -P '^gemm\trates' "$tsv" | grep -qP '\tok\t2 shapes: the h100-sxm model .* 500 W of a 700 W limit .*not at an uncapped power limit \(item 52, rule 1: not adopted\); h100-sxm-measured.json not written: meshscope: error: held rates above the burst rate$' \
+  && pass "h100: rates beside h100-sxm, a hold below its power limit and a file not written said" \
   || fail "h100: GEMM rates row: $(grep -P '^gemm\trates' "$tsv")"
 grep -P '^gemm\tFP8' "$tsv" | grep -q 'the h100-sxm model' && pass "h100: FP8 rates beside h100-sxm" \
   || fail "h100: FP8 row: $(grep -P '^gemm\tFP8' "$tsv")"
