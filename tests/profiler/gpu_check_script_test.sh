@@ -123,7 +123,7 @@ if [[ ${1:-} == --gemm-rates ]]; then  # ... --sustained 20: a burst of 7.6e14, 
   sleep 1.5  # the power log beside it takes a sample or two
   now=$(date +%s.%N)
   printf 'sustained shape\t1,8192,8192,8192\t0.5\nburst\t7.6e14\n'
-  printf 'hold\t%s\t%s\n' "$(echo "$now - 20" | bc)" "$now"
+  printf 'hold\t%s\t%s\n' "$(awk -v t="$now" 'BEGIN { printf "%.3f", t - 20 }')" "$now"
   for w in $(seq 0 39); do  # 7.0e14 at first, 6.5e14 from the 5th second on
     printf 'sustained\t%d\t%s\n' "$w" "$( (( w < 10 )) && echo 7.0e14 || echo 6.5e14)"
   done
