@@ -203,9 +203,12 @@ def gemm_summary(check_json, rates_out, power_csv=None):
                   "its last 2 s, still slowing" if slowing else "from 10 s on",
                   held / h["burst"]))
     if "held" in d:
+        fitted = d["held"]["rows"][0]["fitted_burst_flops_per_s"] if d["held"].get("rows") else 0
         detail += ("; over the %s model's burst %.3f (the entry's %.3f), over it with the fit %.3f"
                    % (d["hardware"], d["held"]["sustained_vs_entry"],
                       d["held"]["entry_sustained"], d["held"]["sustained_vs_fit"]))
+        if fitted > 0:
+            detail += "; the burst over the fit's rate for it %.3f" % (h["burst"] / fitted)
     p = power_at_hold(power_csv, h) if power_csv and os.path.exists(power_csv) else None
     if p is None:
         detail += "; no power samples of the hold"
