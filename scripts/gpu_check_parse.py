@@ -202,6 +202,10 @@ def gemm_summary(check_json, rates_out, power_csv=None):
                   h["burst"] / 1e12, held / 1e12,
                   "its last 2 s, still slowing" if slowing else "from 10 s on",
                   held / h["burst"]))
+    share = held / h["burst"]
+    reasons = []  # docs/ACCURACY.md item 52, rule 1: why the share is not adopted
+    if share >= 1:
+        reasons.append("a share of 1 or more")
     if "held" in d:
         fitted = d["held"]["rows"][0]["fitted_burst_flops_per_s"] if d["held"].get("rows") else 0
         detail += ("; over the %s model's burst %.3f (the entry's %.3f), over it with the fit %.3f"
@@ -209,16 +213,28 @@ def gemm_summary(check_json, rates_out, power_csv=None):
                       d["held"]["entry_sustained"], d["held"]["sustained_vs_fit"]))
         if fitted > 0:
             detail += "; the burst over the fit's rate for it %.3f" % (h["burst"] / fitted)
+            if h["burst"] < 0.95 * fitted:
+                reasons.append("a burst more than 5% below the fit's rate")
     p = power_at_hold(power_csv, h) if power_csv and os.path.exists(power_csv) else None
     if p is None:
         detail += "; no power samples of the hold"
+        reasons.append("no power samples")
     else:
         mhz, draw, limit, default, temp = p
         at_limit = draw >= 0.9 * limit and limit >= default
         detail += ("; last 10 s: %.0f W of a %.0f W limit (default %.0f), SM %.0f MHz, %.0f C: %s"
                    % (draw, limit, default, mhz, temp,
-                      "at its power limit" if at_limit else
-                      "not at an uncapped power limit (item 52, rule 1: not adopted)"))
+                      "at its power limit" if at_limit else "not at an uncapped power limit"))
+        if not at_limit:
+            reasons.append("a hold not at an uncapped power limit")
+    # Item 52's verdict: adopted for h100-sxm when rule 1 finds nothing; recorded elsewhere.
+    if d["hardware"] != "h100-sxm":
+        detail += "; item 52: %s's share is recorded beside its catalog's %.3f, not adopted" % (
+            d["hardware"], d["held"]["entry_sustained"] if "held" in d else float("nan"))
+    elif reasons:
+        detail += "; item 52: not adopted (rule 1: %s)" % ", ".join(reasons)
+    else:
+        detail += "; item 52: h100-sxm's sustained becomes %.3f (rule 2)" % share
     # The shape function fits OpenXLA's H100 table within 2.2%: far worse means a broken
     # measurement (or a GPU the entry does not describe).
     print(("ok" if d["rms"] < 0.05 else "FAIL") + "|" + detail)

@@ -220,7 +220,7 @@ run_check good "$work/gpu-bin" good
   || fail "good: overhead row '$(status_of overhead "1f1b pp4 (5 pairs)")'"
 grep -P '^overhead\t' "$tsv" | grep -q "overhead median +0.50%" && pass "good: overhead from steady periods" \
   || fail "good: overhead figure: $(grep -P '^overhead\t' "$tsv")"
-grep -P '^gemm\t' "$tsv" | grep -qP '\tok\t2 shapes: the h200-sxm model within 2.10% rms .*8192x8192x8192 held 20 s: burst 760.0 \(5 calls after 1 s idle\), held 650.0 TFLOP/s \(from 10 s on\), sustained share 0.855 of the burst; over the h200-sxm model.s burst 0.855 \(the entry.s 0.848\), over it with the fit 0.815; the burst over the fit.s rate for it 0.952; last 10 s: 690 W of a 700 W limit \(default 700\), SM 1755 MHz, 65 C: at its power limit; h200-sxm-measured.json written' \
+grep -P '^gemm\t' "$tsv" | grep -qP '\tok\t2 shapes: the h200-sxm model within 2.10% rms .*8192x8192x8192 held 20 s: burst 760.0 \(5 calls after 1 s idle\), held 650.0 TFLOP/s \(from 10 s on\), sustained share 0.855 of the burst; over the h200-sxm model.s burst 0.855 \(the entry.s 0.848\), over it with the fit 0.815; the burst over the fit.s rate for it 0.952; last 10 s: 690 W of a 700 W limit \(default 700\), SM 1755 MHz, 65 C: at its power limit; item 52: h200-sxm.s share is recorded beside its catalog.s 0.848, not adopted; h200-sxm-measured.json written' \
   && pass "good: GEMM rates row, held over burst and the power at the hold" \
   || fail "good: GEMM rates row: $(grep -P '^gemm\t' "$tsv")"
 [[ $(head -1 "$work/good/gemm-rates.csv") == b,m,n,k,flops_per_s,seconds && $(wc -l < "$work/good/gemm-rates.csv") == 3 ]] \
@@ -250,7 +250,7 @@ grep -q "^section" "$log" && pass "good: table printed" || fail "good: no table"
 FAKE_GPU="NVIDIA H100 80GB HBM3" FAKE_POWER_W=500.00 FAKE_REFUSE_WRITE=1 run_check h100 "$work/gpu-bin" good
 grep -P '^setup\tgpu\t' "$tsv" | grep -q 'catalog entry: h100-sxm' && pass "h100: the board's entry named" \
   || fail "h100: gpu row: $(grep -P '^setup\tgpu' "$tsv")"
-grep -P '^gemm\trates' "$tsv" | grep -qP '\tok\t2 shapes: the h100-sxm model .* 500 W of a 700 W limit .*not at an uncapped power limit \(item 52, rule 1: not adopted\); h100-sxm-measured.json not written: meshscope: error: held rates above the burst rate$' \
+grep -P '^gemm\trates' "$tsv" | grep -qP '\tok\t2 shapes: the h100-sxm model .* 500 W of a 700 W limit .*not at an uncapped power limit; item 52: not adopted \(rule 1: a hold not at an uncapped power limit\); h100-sxm-measured.json not written: meshscope: error: held rates above the burst rate$' \
   && pass "h100: rates beside h100-sxm, a hold below its power limit and a file not written said" \
   || fail "h100: GEMM rates row: $(grep -P '^gemm\trates' "$tsv")"
 grep -P '^gemm\tFP8' "$tsv" | grep -q 'the h100-sxm model' && pass "h100: FP8 rates beside h100-sxm" \
@@ -278,6 +278,23 @@ held_of() { hold_raw "$@" > "$work/hold.out"; python3 "$parse" held-csv "$work/h
   || fail "held: $(held_of 20 6.3e14), want 6.3e14 (the last 2 s 3% lower)"
 [[ $(held_of 8 6.5e14) == *"the hold lasted under 10 s: no held rate" ]] \
   && pass "held: a hold under 10 s gives none" || fail "held: a short hold: $(held_of 8 6.5e14)"
+
+# Item 52's verdict on an H100 (gemm-summary of a calibrate check, a hold and its power samples).
+verdict_of() {  # verdict_of FITTED_BURST POWER_W: the row's item 52 clause
+  hold_raw 20 6.5e14 > "$work/hold.out"
+  printf '{"shapes": 2, "hardware": "h100-sxm", "rms": 0.02, "scale": 1.05, "fixed_s": 5e-06, "k_half": 128, "best_k_half": 144, "best_k_half_rms": 0.02, "best_flops_per_s": 7.9e14, "best_shape": [1, 4096, 4096, 4096], "held": {"sustained_vs_entry": 0.85, "sustained_vs_fit": 0.81, "entry_sustained": 0.848, "rows": [{"fitted_burst_flops_per_s": %s}]}}\n' "$1" > "$work/check.json"
+  printf '# unix_s,...\n1015,1755,%s,700.00,700.00,65\n1018,1755,%s,700.00,700.00,66\n' "$2" "$2" > "$work/power.csv"
+  python3 "$parse" gemm-summary "$work/check.json" "$work/hold.out" "$work/power.csv" 2>&1 | grep -o 'item 52: .*'
+}
+[[ $(verdict_of 7.8e14 690.00) == "item 52: h100-sxm's sustained becomes 0.855 (rule 2)" ]] \
+  && pass "item 52: an H100 at its limit, its burst at the boost clock: adopted" \
+  || fail "item 52 on a good H100 hold: $(verdict_of 7.8e14 690.00)"
+[[ $(verdict_of 8.2e14 690.00) == "item 52: not adopted (rule 1: a burst more than 5% below the fit's rate)" ]] \
+  && pass "item 52: a burst below the boost clock: not adopted" \
+  || fail "item 52 on a slow burst: $(verdict_of 8.2e14 690.00)"
+[[ $(verdict_of 7.8e14 600.00) == "item 52: not adopted (rule 1: a hold not at an uncapped power limit)" ]] \
+  && pass "item 52: a hold under 90% of the limit: not adopted" \
+  || fail "item 52 on a low draw: $(verdict_of 7.8e14 600.00)"
 
 # --- Killed mid-run: the table still comes -------------------------------------------------------
 PATH="$work/gpu-bin:$PATH" FAKE_MODE=sleep GPU_CHECK_LIB_DIRS=$work/libs \
