@@ -232,7 +232,7 @@ find_cuda_libs() {
 
 # The catalog entry of the board nvidia-smi names (the GEMM rows set their rates beside its
 # model): empty for a board the catalog does not describe.
-entry=""
+entry="" board=""
 board_entry() {
   case $1 in
     *H100*HBM3*|*"H100 SXM"*) echo h100-sxm ;;
@@ -243,12 +243,12 @@ board_entry() {
 }
 
 describe_gpu() {
-  local gpu name
+  local gpu
   if [[ $gpu_listed == 1 ]]; then
     gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version,power.limit,power.default_limit --format=csv,noheader 2>/dev/null | head -1)
-    name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-    entry=$(board_entry "$name")
-    row setup gpu info "${gpu:-nvidia-smi -L lists a GPU, --query-gpu gave nothing}; catalog entry: ${entry:-none for '$name'}"
+    board=${gpu%%,*}
+    entry=$(board_entry "$board")
+    row setup gpu info "${gpu:-nvidia-smi -L lists a GPU, --query-gpu gave nothing}; catalog entry: ${entry:-none for '$board'}"
   else
     row setup gpu SKIP "nvidia-smi $(command -v nvidia-smi > /dev/null && echo lists no GPU || echo not found)"
   fi
@@ -332,7 +332,7 @@ gemm_measure() {
 # there is one, else the row FAIL and 1).
 gemm_entry() {
   [[ -n $entry || $gpu_listed == 0 ]] && return 0  # without a GPU the measurement says SKIP
-  row gemm "$1" FAIL "no catalog entry for this GPU ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)): h100-sxm, h200-sxm and a100-80gb are described"
+  row gemm "$1" FAIL "no catalog entry for this GPU ($board): h100-sxm, h200-sxm and a100-80gb are described"
   return 1
 }
 

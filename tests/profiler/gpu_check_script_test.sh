@@ -152,7 +152,6 @@ cat > "$work/gpu-bin/nvidia-smi" <<'EOF'
 name=${FAKE_GPU:-NVIDIA H200}
 case "$*" in
   -L) echo "GPU 0: $name (UUID: GPU-00000000-0000-0000-0000-000000000000)" ;;
-  *query-gpu=name\ *) echo "$name" ;;
   *query-gpu=clocks.sm*) echo "1755, ${FAKE_POWER_W:-690.50}, 700.00, 700.00, 65" ;;
   *query-gpu*) echo "$name, 143771 MiB, 580.65.06, 700.00 W, 700.00 W" ;;
   *) echo "fake nvidia-smi" ;;
