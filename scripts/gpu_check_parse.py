@@ -196,13 +196,12 @@ def gemm_summary(check_json, rates_out, power_csv=None):
                  d["best_flops_per_s"] / 1e12, b, m, n, k))
     h = read_hold(rates_out)
     held, slowing = held_rate(h)
+    share = held / h["burst"]
     detail += ("; %s held %.0f s: burst %.1f (5 calls after 1 s idle), held %.1f TFLOP/s (%s), "
                "sustained share %.3f of the burst"
                % ("x".join(str(x) for x in h["shape"][1:]), h.get("end", 0) - h.get("begin", 0),
                   h["burst"] / 1e12, held / 1e12,
-                  "its last 2 s, still slowing" if slowing else "from 10 s on",
-                  held / h["burst"]))
-    share = held / h["burst"]
+                  "its last 2 s, still slowing" if slowing else "from 10 s on", share))
     reasons = []  # docs/ACCURACY.md item 52, rule 1: why the share is not adopted
     if share >= 1:
         reasons.append("a share of 1 or more")
