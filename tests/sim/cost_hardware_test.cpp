@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,11 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/cost/compute_model.h"
+
 namespace meshscope::cost {
 namespace {
 
 TEST(CostHardware, CatalogHoldsTheIssuesDevicesWithSources) {
-  for (const char* name : {"a100-80gb", "h100-sxm", "h200-sxm", "cpu-local"}) {
+  for (const char* name : {"a100-80gb", "h100-sxm", "h200-sxm", "b200-sxm", "cpu-local"}) {
     const Hardware hw = find_hardware(name);
     EXPECT_EQ(hw.name, name);
     EXPECT_FALSE(hw.sources.empty()) << name;
@@ -29,6 +32,46 @@ TEST(CostHardware, CatalogHoldsTheIssuesDevicesWithSources) {
   EXPECT_EQ(h100.devices_per_node, 8);
   EXPECT_EQ(h100.inter_node.kind, LinkKind::kNet);
   EXPECT_GT(find_hardware("h200-sxm").memory_bytes, h100.memory_bytes);
+  const Hardware b200 = find_hardware("b200-sxm");
+  EXPECT_DOUBLE_EQ(b200.peak(Precision::kBf16), 2250e12);
+  EXPECT_DOUBLE_EQ(b200.peak_fp8, 4500e12);
+  EXPECT_EQ(b200.compute_units, 148);
+  EXPECT_GT(b200.memory_bytes, find_hardware("h200-sxm").memory_bytes);
+}
+
+// Every entry in the source tree's catalog is copied beside the executables (and installed), so
+// `cluster.gpu` finds it by name wherever meshscope runs.
+TEST(CostHardware, EveryCatalogEntryInTheSourceTreeIsShipped) {
+  const std::vector<std::string> in_tree =
+      list_json_in({std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/catalog"});
+  const std::vector<std::string> shipped = list_hardware();
+  EXPECT_GE(in_tree.size(), 5u);
+  for (const std::string& name : in_tree)
+    EXPECT_NE(std::find(shipped.begin(), shipped.end(), name), shipped.end())
+        << name << ".json is not in MESHSCOPE_CATALOG_FILES (sim/cost/CMakeLists.txt)";
+}
+
+// The B200's ceilings are what its sources measured, read the way the H100's are: the best rate
+// mamf-finder found over shapes is the model's best over shapes (deep-k shapes in whole waves of
+// the 148 SMs, k up to 20480), bf16 and FP8; its sustained share is MSMF over MAMF of the same
+// all-8 runs (sim/cost/catalog/b200-sxm.json's sources).
+TEST(CostHardware, TheB200sCeilingsAreItsMeasuredMaximaOverShapes) {
+  const Hardware b200 = find_hardware("b200-sxm");
+  double best = 0, best_fp8 = 0;
+  for (int64_t m = 128; m <= 20480; m += 128)
+    for (int64_t n : {256, 512, 1024, 2048, 4096, 16128})
+      for (int64_t k : {3072, 8192, 20480}) {
+        best = std::max(best, gemm_efficiency(b200, m, n, k));
+        best_fp8 = std::max(best_fp8, gemm_fp8_efficiency(b200, m, n, k));
+      }
+  // ml-engineering's comparison tables: 1,745.0 (bf16) and 3,432.5 (FP8) TFLOP/s.
+  EXPECT_NEAR(best * b200.peak(Precision::kBf16) / 1e12, 1745.0, 1745.0 * 0.001);
+  EXPECT_NEAR(best_fp8 * b200.peak_fp8 / 1e12, 3432.5, 3432.5 * 0.001);
+  // A shape without whole waves runs below the maximum (148 SMs, not the Hopper's 132).
+  EXPECT_LT(gemm_efficiency(b200, 128 * 132, 256, 20480), best * 0.95);
+  // All 8 GPUs computing: MSMF 1,426.4 against MAMF 1,751.2 TFLOP/s.
+  EXPECT_NEAR(b200.efficiency.sustained, 1426.4 / 1751.2, 0.001);
+  EXPECT_NEAR(b200.efficiency.sustained_spread, 0.104 / 4.322, 0.0001);
 }
 
 TEST(CostHardware, UnknownNameListsTheCatalog) {
