@@ -239,6 +239,7 @@ board_entry() {
     *H200*NVL*) ;;  # a 600 W PCIe card: not the SXM part the entry describes
     *H200*) echo h200-sxm ;;
     *A100-SXM4-80GB*|*"A100 80GB"*SXM*) echo a100-80gb ;;
+    "NVIDIA B200"|"NVIDIA B200 "*) echo b200-sxm ;;  # not a GB200: another node and peak
   esac
 }
 
@@ -332,7 +333,7 @@ gemm_measure() {
 # there is one, else the row FAIL and 1).
 gemm_entry() {
   [[ -n $entry || $gpu_listed == 0 ]] && return 0  # without a GPU the measurement says SKIP
-  row gemm "$1" FAIL "no catalog entry for this GPU ($board): h100-sxm, h200-sxm and a100-80gb are described"
+  row gemm "$1" FAIL "no catalog entry for this GPU ($board): h100-sxm, h200-sxm, b200-sxm and a100-80gb are described"
   return 1
 }
 

@@ -254,6 +254,12 @@ grep -P '^gemm\trates' "$tsv" | grep -qP '\tok\t2 shapes: the h100-sxm model .* 
   || fail "h100: GEMM rates row: $(grep -P '^gemm\trates' "$tsv")"
 grep -P '^gemm\tFP8' "$tsv" | grep -q 'the h100-sxm model' && pass "h100: FP8 rates beside h100-sxm" \
   || fail "h100: FP8 row: $(grep -P '^gemm\tFP8' "$tsv")"
+FAKE_GPU="NVIDIA B200" run_check b200 "$work/gpu-bin" good
+grep -P '^setup\tgpu\t' "$tsv" | grep -q 'catalog entry: b200-sxm' && pass "b200: the board's entry named" \
+  || fail "b200: gpu row: $(grep -P '^setup\tgpu' "$tsv")"
+FAKE_GPU="NVIDIA GB200" run_check gb200 "$work/gpu-bin" good
+grep -P '^setup\tgpu\t' "$tsv" | grep -q "catalog entry: none for 'NVIDIA GB200'" \
+  && pass "gb200: not taken for a B200" || fail "gb200: gpu row: $(grep -P '^setup\tgpu' "$tsv")"
 FAKE_GPU="NVIDIA L4" run_check l4 "$work/gpu-bin" good
 [[ $rc == 1 && $(status_of gemm "rates (87 shapes, 8192^3 20 s)") == FAIL ]] \
   && grep -P '^gemm\trates' "$tsv" | grep -q "no catalog entry for this GPU (NVIDIA L4)" \
