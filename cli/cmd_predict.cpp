@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -11,7 +12,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -100,6 +100,42 @@ void print_slowest_gpu(const std::vector<Row>& rows) {
   }
 }
 
+// The rows a note speaks for, by their swept values ("h200-sxm, b200-sxm"), or their count past
+// four.
+std::string rows_label(const std::vector<const Row*>& rows) {
+  if (rows.size() > 4) return std::to_string(rows.size()) + " rows";
+  std::string label;
+  for (const Row* r : rows) {
+    std::string values;
+    for (const auto& [key, value] : r->swept) values += (values.empty() ? "" : " ") + value;
+    label += (label.empty() ? "" : ", ") + values;
+  }
+  return label;
+}
+
+// What the ranges in brackets are, once per distinct basis, in the order the rows first use them;
+// where the rows' ranges come from more than one basis (a sweep over GPUs or profiles), each note
+// names the rows it speaks for.
+void print_range_bases(const std::vector<Row>& rows) {
+  std::vector<std::pair<const Row*, std::vector<const Row*>>> bases;  // first row, its rows
+  for (const Row& r : rows) {
+    if (!r.error.empty()) continue;
+    const auto it = std::find_if(bases.begin(), bases.end(), [&](const auto& b) {
+      return b.first->summary.range_basis == r.summary.range_basis;
+    });
+    if (it == bases.end())
+      bases.push_back({&r, {&r}});
+    else
+      it->second.push_back(&r);
+  }
+  for (const auto& [first, covered] : bases)
+    std::printf(
+        "%s(a..b): where 80%% of published runs would fall around such predictions, from %s, %d "
+        "development runs (docs/ACCURACY.md)\n",
+        bases.size() > 1 ? (rows_label(covered) + ": ").c_str() : "",
+        first->summary.range_basis.c_str(), first->summary.range_rows);
+}
+
 void print_table(const std::vector<Row>& rows) {
   std::vector<std::string> header;
   if (!rows.empty())
@@ -147,14 +183,7 @@ void print_table(const std::vector<Row>& rows) {
   };
   line(header);
   for (const auto& c : cells) line(c);
-  // What the ranges in brackets are, once per distinct basis.
-  std::set<std::string> bases;
-  for (const Row& r : rows)
-    if (r.error.empty() && bases.insert(r.summary.range_basis).second)
-      std::printf(
-          "(a..b): where 80%% of published runs would fall around such predictions, from %s, %d "
-          "development runs (docs/ACCURACY.md)\n",
-          r.summary.range_basis.c_str(), r.summary.range_rows);
+  print_range_bases(rows);
   // A range measured on shorter sequences than the config's is an extrapolation: say so once.
   for (const Row& r : rows)
     if (r.error.empty() && r.summary.range_beyond_seq) {

@@ -250,6 +250,29 @@ TEST_F(SimCli, PredictPrintsTheDevelopmentSetsRangeBesideEachFigure) {
       << longer.out;
 }
 
+// A sweep over GPUs whose ranges come from different rows (the profile's rows on the H100, every
+// hardware's on the B200, which has none of its own) says which note speaks for which rows.
+TEST_F(SimCli, RangeNotesOfASweepNameTheRowsTheySpeakFor) {
+  const fs::path sweep = write("gpus.json", R"({"model": {"kind": "gpt", "layers": 8,
+      "hidden": 2048, "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"tp": 2, "pp": 4},
+      "batch": {"global": 8, "micro": 1}, "schedule": "1f1b", "framework": "megatron-core-2024",
+      "cluster": {"gpu": ["h100-sxm", "b200-sxm", "h200-sxm"]}})");
+  const Outcome text = sh("predict --config " + sweep.string());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("\nh100-sxm: (a..b): where 80% of published runs would fall around "
+                          "such predictions, from megatron-core-2024 on h100-sxm, "),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("\nb200-sxm, h200-sxm: (a..b): where 80% of published runs would fall "
+                          "around such predictions, from megatron-core-2024 (all hardware), "),
+            std::string::npos)
+      << text.out;
+  // One basis: the note stands alone, as before.
+  const Outcome one = sh("predict --config " + small_pipeline().string());
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("\n(a..b): where 80%"), std::string::npos) << one.out;
+}
+
 TEST_F(SimCli, PredictSaysHowFarBelowTheMeanTheSlowestGpuComputes) {
   // An H100 sweep over 2 and 4 GPUs (pp): one line for the hardware with both ends; --json gives
   // each point's share. The A100 entry has no spread: no line, a share of 1.
