@@ -32,5 +32,6 @@ void add_simulate_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
+void add_catalog_command(CLI::App& app);
 
 }  // namespace meshscope::cli

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   meshscope::cli::add_predict_command(app);
   meshscope::cli::add_calibrate_command(app);
   meshscope::cli::add_convert_command(app);
+  meshscope::cli::add_catalog_command(app);
   const int processes = meshscope::runtime::launched_process_count();
   if (processes > 1 && !(argc > 1 && std::strcmp(argv[1], "run") == 0)) {
     std::fprintf(stderr,

@@ -86,4 +86,19 @@ std::string source_clause(const std::vector<std::string>& sources, std::string_v
   return "";
 }
 
+std::vector<std::pair<std::string, nlohmann::json>> file_figures(const nlohmann::json& file) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  for (const auto& [key, value] : file.items()) {
+    if (key == "name" || key == "description" || key == "kind" || key == "sources" ||
+        key == "residuals")
+      continue;
+    if (value.is_object()) {
+      for (const auto& [inner, v] : value.items()) out.emplace_back(key + "." + inner, v);
+    } else {
+      out.emplace_back(key, value);
+    }
+  }
+  return out;
+}
+
 }  // namespace meshscope::cost

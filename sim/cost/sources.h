@@ -5,7 +5,10 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace meshscope::cost {
 
@@ -19,5 +22,11 @@ namespace meshscope::cost {
 // profile's "elementwise_passes: ..."); a part naming the whole key anywhere. Names match as whole
 // words. Empty when none does.
 std::string source_clause(const std::vector<std::string>& sources, std::string_view key);
+
+// Every figure a catalog entry's or framework profile's file sets, dotted ("efficiency.sustained",
+// "intra_node.bandwidth_bytes_per_s") with its value, by key: the top-level values and those one
+// object down; a deeper value (a profile's per-GEMM settings) stands as one figure. Not
+// figures: name, description, kind, sources and residuals (what a profile's rows measured).
+std::vector<std::pair<std::string, nlohmann::json>> file_figures(const nlohmann::json& file);
 
 }  // namespace meshscope::cost

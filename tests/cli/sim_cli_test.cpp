@@ -299,6 +299,43 @@ TEST_F(SimCli, PredictSaysHowFarBelowTheMeanTheSlowestGpuComputes) {
             std::string::npos);
 }
 
+// `meshscope catalog`: what a config can name, with the published runs behind each; with a
+// name, every figure beside its source; an unknown name lists what there is.
+TEST_F(SimCli, CatalogListsWhatAConfigCanNameAndShowsEachFiguresSource) {
+  const Outcome list = sh("catalog");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  for (const char* line :
+       {"\nh100-sxm ", "\na100-80gb ", "\nb200-sxm ", "\nnemo-24.09 ", "\ndeepspeed-megatron "})
+    EXPECT_NE(list.out.find(line), std::string::npos) << line << "\n" << list.out;
+  // The development rows behind each: 21 on the H100 (the profiles' residuals), none on the B200.
+  const size_t h100 = list.out.find("\nh100-sxm ");
+  EXPECT_NE(list.out.find("21 development", h100), std::string::npos) << list.out;
+  EXPECT_LT(list.out.find("21 development", h100), list.out.find('\n', h100 + 1));
+  const size_t b200 = list.out.find("\nb200-sxm ");
+  EXPECT_LT(list.out.find("none: a what-if entry", b200), list.out.find('\n', b200 + 1));
+  const Outcome json = sh("catalog --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"development_runs\": 21"), std::string::npos) << json.out;
+
+  const Outcome entry = sh("catalog b200-sxm");
+  ASSERT_EQ(entry.exit_code, 0) << entry.err;
+  EXPECT_NE(entry.out.find("efficiency.sustained = 0.815\n    efficiency.sustained 0.815: "
+                           "ml-engineering"),
+            std::string::npos)
+      << entry.out;
+  EXPECT_EQ(entry.out.find("no source line names it"), std::string::npos) << entry.out;
+  const Outcome profile = sh("catalog nemo-24.09 --json");
+  ASSERT_EQ(profile.exit_code, 0) << profile.err;
+  EXPECT_NE(profile.out.find("\"h100-sxm\": 10"), std::string::npos) << profile.out;
+
+  const Outcome unknown = sh("catalog tpu-v9");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.err.find("no hardware entry or framework profile named 'tpu-v9'; hardware: "
+                             "a100-80gb, b200-sxm"),
+            std::string::npos)
+      << unknown.err;
+}
+
 TEST_F(SimCli, AMovedBinaryFindsTheCatalogBesideIt) {
   // Only the catalog next to the copied binary has this entry; the framework profiles travel
   // beside it the same way (bin/frameworks, as the build tree has them).

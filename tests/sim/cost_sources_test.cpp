@@ -1,6 +1,6 @@
 // What a catalog entry's or a framework profile's `sources` say of each figure
-// (sim/cost/sources.h): the part of a line about it, and that every figure a shipped profile sets
-// has one.
+// (sim/cost/sources.h): the part of a line about it, and that every figure a shipped profile or
+// hardware entry sets has one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -77,19 +77,43 @@ TEST(CostSources, EveryProfileInTheSourceTreeIsShipped) {
 TEST(CostSources, EveryKeyAShippedProfileSetsNamesItsSource) {
   for (const std::string& name : list_frameworks()) {
     std::ifstream in(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/frameworks/" + name + ".json");
-    const nlohmann::json file = nlohmann::json::parse(in);
     const Framework fw = find_framework(name);
-    for (const auto& [key, value] : file.items()) {
-      if (key == "name" || key == "description" || key == "sources" || key == "residuals") continue;
-      if (value.is_object()) {
-        for (const auto& [inner, v] : value.items())
-          EXPECT_FALSE(source_clause(fw.sources, key + "." + inner).empty())
-              << name << ": " << key << "." << inner;
-      } else {
-        EXPECT_FALSE(source_clause(fw.sources, key).empty()) << name << ": " << key;
-      }
-    }
+    for (const auto& [key, value] : file_figures(nlohmann::json::parse(in)))
+      EXPECT_FALSE(source_clause(fw.sources, key).empty()) << name << ": " << key;
   }
+}
+
+// Every figure a shipped hardware entry sets, not only those `predict --sensitivity` moves (its
+// SMs, its node's GPUs and NICs, its links' names), is named by a line of its sources: what
+// `meshscope catalog NAME` shows beside each.
+TEST(CostSources, EveryFigureAShippedEntrySetsNamesItsSource) {
+  const std::string dir = std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/catalog";
+  const std::vector<std::string> shipped = list_json_in({dir});
+  EXPECT_GE(shipped.size(), 5u);
+  for (const std::string& name : shipped) {
+    std::ifstream in(dir + "/" + name + ".json");
+    const nlohmann::json file = nlohmann::json::parse(in);
+    const std::vector<std::pair<std::string, nlohmann::json>> figures = file_figures(file);
+    EXPECT_GT(figures.size(), 10u) << name;
+    const Hardware hw = find_hardware(name);
+    for (const auto& [key, value] : figures)
+      EXPECT_FALSE(source_clause(hw.sources, key).empty()) << name << ": " << key;
+  }
+}
+
+// What counts as a figure: every value one object down, none of the file's labels.
+TEST(CostSources, AFilesFiguresAreItsValuesOneObjectDownWithoutItsLabels) {
+  const nlohmann::json file = nlohmann::json::parse(R"({"name": "x", "description": "d",
+      "kind": "gpu", "sources": [], "residuals": {"h100-sxm": {"rows": 2}},
+      "memory_bytes": 1, "efficiency": {"gemm_max": 0.8, "k_half": 128},
+      "tp_comm_overlap": {"qkv_fprop": {"method": "bulk"}}})");
+  const auto figures = file_figures(file);
+  ASSERT_EQ(figures.size(), 4u);
+  EXPECT_EQ(figures[0].first, "efficiency.gemm_max");
+  EXPECT_EQ(figures[1].first, "efficiency.k_half");
+  EXPECT_EQ(figures[2].first, "memory_bytes");
+  EXPECT_EQ(figures[3].first, "tp_comm_overlap.qkv_fprop");
+  EXPECT_EQ(figures[3].second["method"], "bulk");
 }
 
 }  // namespace

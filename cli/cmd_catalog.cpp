@@ -1,0 +1,238 @@
+// `meshscope catalog`: what a config can name, the hardware entries (`cluster.gpu`) and the
+// framework profiles (`framework`), one line each with the published runs behind each; `meshscope
+// catalog NAME`: one of them, every figure beside what its sources say of it.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/commands.h"
+#include "sim/cost/framework.h"
+#include "sim/cost/hardware.h"
+#include "sim/cost/sources.h"
+
+namespace meshscope::cli {
+namespace {
+
+using nlohmann::json;
+
+struct CatalogArgs {
+  std::string name;
+  bool json_out = false;
+};
+
+// The development runs behind each hardware entry: the rows of every profile's residuals on it
+// (the ranges `predict` prints come from them; docs/ACCURACY.md section 2).
+std::map<std::string, std::map<std::string, int>> development_runs() {
+  std::map<std::string, std::map<std::string, int>> by_hardware;  // hardware -> profile -> rows
+  for (const std::string& name : cost::list_frameworks())
+    for (const auto& [hardware, r] : cost::find_framework(name).residuals)
+      if (r.rows > 0) by_hardware[hardware][name] = r.rows;
+  return by_hardware;
+}
+
+int total(const std::map<std::string, int>& rows) {
+  int n = 0;
+  for (const auto& [profile, count] : rows) n += count;
+  return n;
+}
+
+// "NVIDIA A100 SXM4 80GB in an 8-GPU HGX/DGX A100 node: NVLink 3 ..." -> the part before ':'.
+std::string headline(const std::string& description) {
+  return description.substr(0, description.find(": "));
+}
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+// As the vendor labels it: whole GiB ("80 GiB"), else GB ("141 GB").
+std::string memory(double bytes) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  const double gib = bytes / kGiB;
+  return gib == static_cast<double>(static_cast<int64_t>(gib)) ? fmt("%.0f GiB", gib)
+                                                               : fmt("%.4g GB", bytes / 1e9);
+}
+
+// The first precision the entry gives a peak for, bf16 before the others.
+std::pair<double, std::string> headline_peak(const cost::Hardware& hw) {
+  for (cost::Precision p : {cost::Precision::kBf16, cost::Precision::kFp16,
+                            cost::Precision::kTf32, cost::Precision::kFp32})
+    if (hw.peak(p) > 0) return {hw.peak(p), std::string(cost::name(p))};
+  return {0, ""};
+}
+
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w;
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (w.size() <= i) w.push_back(0);
+      w[i] = std::max(w[i], r[i].size());
+    }
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i)
+      line += r[i] + (i + 1 < r.size() ? std::string(w[i] - r[i].size() + 2, ' ') : "");
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+void list(bool json_out) {
+  const auto runs = development_runs();
+  json out = {{"hardware", json::array()}, {"frameworks", json::array()}};
+  std::vector<std::vector<std::string>> hw_rows = {{"name", "peak", "GEMM ceiling", "sustained",
+                                                    "memory", "HBM", "NVLink a way",
+                                                    "network a GPU", "published runs behind it"}};
+  for (const std::string& name : cost::list_hardware()) {
+    const cost::Hardware hw = cost::find_hardware(name);
+    const auto [peak, precision] = headline_peak(hw);
+    const auto it = runs.find(name);
+    const int n = it == runs.end() ? 0 : total(it->second);
+    out["hardware"].push_back(
+        {{"name", name},
+         {"description", hw.description},
+         {"kind", hw.kind},
+         {"peak_flops", peak},
+         {"peak_precision", precision},
+         {"gemm_ceiling_flops", peak * hw.efficiency.gemm_max},
+         {"sustained", hw.efficiency.sustained},
+         {"memory_bytes", hw.memory_bytes},
+         {"memory_bandwidth_bytes_per_s", hw.memory_bandwidth_bytes_per_s},
+         {"intra_node_bytes_per_s", hw.intra_node.bandwidth_bytes_per_s},
+         {"inter_node_bytes_per_s", hw.inter_node.bandwidth_bytes_per_s},
+         {"development_runs", n}});
+    hw_rows.push_back(
+        {name, fmt("%.4g TFLOP/s ", peak / 1e12) + precision,
+         fmt("%.4g TFLOP/s", peak * hw.efficiency.gemm_max / 1e12),
+         fmt("%.3f", hw.efficiency.sustained), memory(hw.memory_bytes),
+         fmt("%.3g TB/s", hw.memory_bandwidth_bytes_per_s / 1e12),
+         fmt("%.4g GB/s", hw.intra_node.bandwidth_bytes_per_s / 1e9),
+         fmt("%.4g GB/s", hw.inter_node.bandwidth_bytes_per_s / 1e9),
+         n > 0              ? std::to_string(n) + " development"
+         : hw.kind == "cpu" ? "none (the CPU backend: calibrate it, docs/ACCURACY.md section 3)"
+                            : "none: a what-if entry"});
+  }
+  std::vector<std::vector<std::string>> fw_rows = {{"name", "published runs behind it", "what"}};
+  for (const std::string& name : cost::list_frameworks()) {
+    const cost::Framework fw = cost::find_framework(name);
+    std::string behind;
+    json by_hw = json::object();
+    for (const auto& [hardware, r] : fw.residuals) {
+      if (r.rows <= 0) continue;
+      behind += (behind.empty() ? "" : ", ") + std::to_string(r.rows) + " on " + hardware;
+      by_hw[hardware] = r.rows;
+    }
+    out["frameworks"].push_back(
+        {{"name", name}, {"description", fw.description}, {"development_runs", by_hw}});
+    fw_rows.push_back({name, behind.empty() ? "none" : behind, headline(fw.description)});
+  }
+  if (json_out) {
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  std::printf(
+      "hardware entries (a config's cluster.gpu; sim/cost/catalog, more with $MESHSCOPE_CATALOG):\n");
+  print_table(hw_rows);
+  std::printf("\nframework profiles (a config's framework; sim/cost/frameworks):\n");
+  print_table(fw_rows);
+  std::printf(
+      "\nThe published runs are the development rows the ranges `predict` prints come from "
+      "(docs/ACCURACY.md, section 2). `meshscope catalog NAME`: every figure of one of them "
+      "with its source.\n");
+}
+
+void show(const std::string& name, bool json_out) {
+  const std::vector<std::string> hardware = cost::list_hardware(),
+                                 frameworks = cost::list_frameworks();
+  const bool is_hw = std::find(hardware.begin(), hardware.end(), name) != hardware.end();
+  const bool is_fw = std::find(frameworks.begin(), frameworks.end(), name) != frameworks.end();
+  if (!is_hw && !is_fw) {
+    std::string known;
+    for (const auto& n : hardware) known += (known.empty() ? "" : ", ") + n;
+    std::string profiles;
+    for (const auto& n : frameworks) profiles += (profiles.empty() ? "" : ", ") + n;
+    throw UserError("no hardware entry or framework profile named '" + name +
+                    "'; hardware: " + known + "; frameworks: " + profiles);
+  }
+  const std::string path =
+      is_hw ? cost::find_json_in(name, cost::catalog_dirs(), "hardware entry", "")
+            : cost::find_json_in(name, cost::framework_dirs(), "framework profile", "");
+  std::ifstream in(path);
+  const json file = json::parse(in);
+  std::vector<std::string> sources;
+  std::string description;
+  std::map<std::string, int> runs;
+  if (is_hw) {
+    const cost::Hardware hw = cost::find_hardware(name);
+    sources = hw.sources;
+    description = hw.description;
+    const auto all = development_runs();
+    if (const auto it = all.find(name); it != all.end()) runs = it->second;
+  } else {
+    const cost::Framework fw = cost::find_framework(name);
+    sources = fw.sources;
+    description = fw.description;
+    for (const auto& [hardware, r] : fw.residuals)
+      if (r.rows > 0) runs[hardware] = r.rows;
+  }
+  const auto figs = cost::file_figures(file);
+  if (json_out) {
+    json out = {{"name", name},
+                {"kind", is_hw ? "hardware" : "framework"},
+                {"file", path},
+                {"description", description},
+                {"development_runs", runs},
+                {"figures", json::array()}};
+    for (const auto& [key, value] : figs)
+      out["figures"].push_back(
+          {{"key", key}, {"value", value}, {"source", cost::source_clause(sources, key)}});
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  std::printf("%s (%s, %s)\n%s\n", name.c_str(), is_hw ? "hardware entry" : "framework profile",
+              path.c_str(), description.c_str());
+  std::string behind;
+  for (const auto& [key, rows] : runs)
+    behind += (behind.empty() ? "" : ", ") +
+              (is_hw ? key + " " + std::to_string(rows) : std::to_string(rows) + " on " + key);
+  if (is_hw && !runs.empty()) behind = std::to_string(total(runs)) + " (" + behind + ")";
+  std::printf("published runs behind it: %s\n\n",
+              behind.empty() ? "none (a what-if: predictions print every hardware's range)"
+                             : behind.c_str());
+  for (const auto& [key, value] : figs) {
+    const std::string source = cost::source_clause(sources, key);
+    std::printf("%s = %s\n    %s\n", key.c_str(), value.dump().c_str(),
+                source.empty() ? "(no source line names it)" : source.c_str());
+  }
+}
+
+}  // namespace
+
+void add_catalog_command(CLI::App& app) {
+  auto args = std::make_shared<CatalogArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "catalog",
+      "List the hardware entries (a config's cluster.gpu) and framework profiles (its framework) "
+      "with the published runs behind each; with NAME, every figure of one of them beside what "
+      "its sources say");
+  cmd->add_option("NAME", args->name, "a hardware entry or framework profile (see the list)");
+  cmd->add_flag("--json", args->json_out, "print JSON");
+  cmd->callback([args] {
+    if (args->name.empty())
+      list(args->json_out);
+    else
+      show(args->name, args->json_out);
+  });
+}
+
+}  // namespace meshscope::cli
