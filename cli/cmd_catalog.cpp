@@ -18,6 +18,7 @@
 #include "sim/cost/framework.h"
 #include "sim/cost/hardware.h"
 #include "sim/cost/sources.h"
+#include "traces/printable.h"
 
 namespace meshscope::cli {
 namespace {
@@ -161,7 +162,7 @@ void show(const std::string& name, bool json_out) {
     for (const auto& n : hardware) known += (known.empty() ? "" : ", ") + n;
     std::string profiles;
     for (const auto& n : frameworks) profiles += (profiles.empty() ? "" : ", ") + n;
-    throw UserError("no hardware entry or framework profile named '" + name +
+    throw UserError("no hardware entry or framework profile named '" + traces::printable(name) +
                     "'; hardware: " + known + "; frameworks: " + profiles);
   }
   const std::string path =

@@ -328,6 +328,11 @@ TEST_F(SimCli, CatalogListsWhatAConfigCanNameAndShowsEachFiguresSource) {
   ASSERT_EQ(profile.exit_code, 0) << profile.err;
   EXPECT_NE(profile.out.find("\"h100-sxm\": 10"), std::string::npos) << profile.out;
 
+  // A name that is nothing the catalog holds is refused before any file is read, and shown with
+  // its untrusted bytes escaped.
+  const Outcome odd = sh("catalog \"$(printf '../a\\033[2J')\"");
+  EXPECT_NE(odd.exit_code, 0);
+  EXPECT_NE(odd.err.find("named '../a\\x1b[2J'"), std::string::npos) << odd.err;
   const Outcome unknown = sh("catalog tpu-v9");
   EXPECT_NE(unknown.exit_code, 0);
   EXPECT_NE(unknown.err.find("no hardware entry or framework profile named 'tpu-v9'; hardware: "
