@@ -67,8 +67,8 @@ std::string memory(double bytes) {
 
 // The first precision the entry gives a peak for, bf16 before the others.
 std::pair<double, std::string> headline_peak(const cost::Hardware& hw) {
-  for (cost::Precision p : {cost::Precision::kBf16, cost::Precision::kFp16,
-                            cost::Precision::kTf32, cost::Precision::kFp32})
+  for (cost::Precision p : {cost::Precision::kBf16, cost::Precision::kFp16, cost::Precision::kTf32,
+                            cost::Precision::kFp32})
     if (hw.peak(p) > 0) return {hw.peak(p), std::string(cost::name(p))};
   return {0, ""};
 }
@@ -99,29 +99,28 @@ void list(bool json_out) {
     const auto [peak, precision] = headline_peak(hw);
     const auto it = runs.find(name);
     const int n = it == runs.end() ? 0 : total(it->second);
-    out["hardware"].push_back(
-        {{"name", name},
-         {"description", hw.description},
-         {"kind", hw.kind},
-         {"peak_flops", peak},
-         {"peak_precision", precision},
-         {"gemm_ceiling_flops", peak * hw.efficiency.gemm_max},
-         {"sustained", hw.efficiency.sustained},
-         {"memory_bytes", hw.memory_bytes},
-         {"memory_bandwidth_bytes_per_s", hw.memory_bandwidth_bytes_per_s},
-         {"intra_node_bytes_per_s", hw.intra_node.bandwidth_bytes_per_s},
-         {"inter_node_bytes_per_s", hw.inter_node.bandwidth_bytes_per_s},
-         {"development_runs", n}});
-    hw_rows.push_back(
-        {name, fmt("%.4g TFLOP/s ", peak / 1e12) + precision,
-         fmt("%.4g TFLOP/s", peak * hw.efficiency.gemm_max / 1e12),
-         fmt("%.3f", hw.efficiency.sustained), memory(hw.memory_bytes),
-         fmt("%.3g TB/s", hw.memory_bandwidth_bytes_per_s / 1e12),
-         fmt("%.4g GB/s", hw.intra_node.bandwidth_bytes_per_s / 1e9),
-         fmt("%.4g GB/s", hw.inter_node.bandwidth_bytes_per_s / 1e9),
-         n > 0              ? std::to_string(n) + " development"
-         : hw.kind == "cpu" ? "none (the CPU backend: calibrate it, docs/ACCURACY.md section 3)"
-                            : "none: a what-if entry"});
+    out["hardware"].push_back({{"name", name},
+                               {"description", hw.description},
+                               {"kind", hw.kind},
+                               {"peak_flops", peak},
+                               {"peak_precision", precision},
+                               {"gemm_ceiling_flops", peak * hw.efficiency.gemm_max},
+                               {"sustained", hw.efficiency.sustained},
+                               {"memory_bytes", hw.memory_bytes},
+                               {"memory_bandwidth_bytes_per_s", hw.memory_bandwidth_bytes_per_s},
+                               {"intra_node_bytes_per_s", hw.intra_node.bandwidth_bytes_per_s},
+                               {"inter_node_bytes_per_s", hw.inter_node.bandwidth_bytes_per_s},
+                               {"development_runs", n}});
+    hw_rows.push_back({name, fmt("%.4g TFLOP/s ", peak / 1e12) + precision,
+                       fmt("%.4g TFLOP/s", peak * hw.efficiency.gemm_max / 1e12),
+                       fmt("%.3f", hw.efficiency.sustained), memory(hw.memory_bytes),
+                       fmt("%.3g TB/s", hw.memory_bandwidth_bytes_per_s / 1e12),
+                       fmt("%.4g GB/s", hw.intra_node.bandwidth_bytes_per_s / 1e9),
+                       fmt("%.4g GB/s", hw.inter_node.bandwidth_bytes_per_s / 1e9),
+                       n > 0 ? std::to_string(n) + " development"
+                       : hw.kind == "cpu"
+                           ? "none (the CPU backend: calibrate it, docs/ACCURACY.md section 3)"
+                           : "none: a what-if entry"});
   }
   std::vector<std::vector<std::string>> fw_rows = {{"name", "published runs behind it", "what"}};
   for (const std::string& name : cost::list_frameworks()) {
@@ -142,7 +141,8 @@ void list(bool json_out) {
     return;
   }
   std::printf(
-      "hardware entries (a config's cluster.gpu; sim/cost/catalog, more with $MESHSCOPE_CATALOG):\n");
+      "hardware entries (a config's cluster.gpu; sim/cost/catalog, more with "
+      "$MESHSCOPE_CATALOG):\n");
   print_table(hw_rows);
   std::printf("\nframework profiles (a config's framework; sim/cost/frameworks):\n");
   print_table(fw_rows);
