@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/number_text.h"
 #include "sim/cost/framework.h"
 #include "sim/cost/hardware.h"
 #include "sim/cost/sources.h"
@@ -49,12 +50,6 @@ int total(const std::map<std::string, int>& rows) {
 // "NVIDIA A100 SXM4 80GB in an 8-GPU HGX/DGX A100 node: NVLink 3 ..." -> the part before ':'.
 std::string headline(const std::string& description) {
   return description.substr(0, description.find(": "));
-}
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
 }
 
 // As the vendor labels it: whole GiB ("80 GiB"), else GB ("141 GB").

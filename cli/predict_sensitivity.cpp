@@ -7,12 +7,6 @@
 
 namespace meshscope::cli {
 
-std::string fmt(const char* format, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, format, v);
-  return b;
-}
-
 namespace {
 
 // The change of the step time, in percent with a sign; '*' when the figure could not move the

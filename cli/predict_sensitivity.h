@@ -4,15 +4,13 @@
 
 #include <string>
 
+#include "cli/number_text.h"
 #include "sim/predict/sensitivity.h"
 
 namespace meshscope::cli {
 
 // Figures that move the step less than this share are listed by name only.
 inline constexpr double kSensitivityNoticeable = 0.0005;
-
-// One number through a printf format ("%.1f GiB"): the predict command's tables share it.
-std::string fmt(const char* format, double v);
 
 // The table, largest change first, with each figure's source clause (cut to fit a line).
 std::string format_sensitivity(const predict::Sensitivity& s);
