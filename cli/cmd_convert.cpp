@@ -44,7 +44,7 @@ void run(const ConvertArgs& args) {
                                  ? traces::load_trace(paths[0], options, &report)
                                  : traces::load_traces(paths, options, &report);
   for (const std::string& line : report.lines())
-    std::fprintf(stderr, "warning: %s\n", line.c_str());
+    std::fprintf(stderr, "meshscope: warning: %s\n", line.c_str());
   traces::require_spans(t, args.inputs.size() == 1 ? args.inputs[0] : "the traces", &report);
   if (args.output == "-") {
     // The trace itself goes to stdout; the summary line to stderr, so a pipe gets JSON only.

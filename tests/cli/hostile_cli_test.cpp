@@ -187,6 +187,23 @@ TEST(HostileCli, NothingUsableReadIsAnErrorEverywhere) {
   EXPECT_NE(unknown.err.find("run, demo, schedules, validate"), std::string::npos) << unknown.err;
 }
 
+// An event skipped on reading is said the same way by every command that reads traces: as
+// meshscope's warning, with the byte where the first such event starts; the rest is still used.
+TEST(HostileCli, SkippedEventsAreWarnedAlikeByAnalyzeAndConvert) {
+  const fs::path in = dir() / "one_negative.json", out = dir() / "one_negative_out.json";
+  std::ofstream(in) << R"({"traceEvents":[{"ph":"X","name":"a","ts":1,"dur":2,"pid":0,"tid":0},)"
+                    << R"({"ph":"X","name":"b","ts":5,"dur":-1,"pid":0,"tid":0}]})";
+  const std::string said =
+      "meshscope: warning: 1 events with a negative duration skipped (first at byte 69)";
+  const Result a = meshscope("analyze " + in.string());
+  EXPECT_EQ(a.status, 0) << a.err;
+  EXPECT_NE(a.err.find(said), std::string::npos) << a.err;
+  const Result c = meshscope("convert " + in.string() + " -o " + out.string());
+  EXPECT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.err.find(said), std::string::npos) << c.err;
+  EXPECT_TRUE(fs::exists(out));
+}
+
 // An option of one of predict's modes given without the mode was ignored: `--schedule gpipe` beside
 // --config printed the config's own schedule as if it were GPipe's. Each is refused, naming the
 // mode.
