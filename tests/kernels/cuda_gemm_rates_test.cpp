@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/gemm_rates.h"
+#include "sim/cost/board.h"
 #include "sim/cost/gemm_table_fit.h"
 #include "sim/cost/hardware.h"
 
@@ -46,15 +47,20 @@ TEST(CudaGemmRates, ReadsTheShapesOfAMeasuredTableAndWritesWhatCalibrateReads) {
   }
 }
 
-// On a GPU of the Hopper class (sm_90: H100, H200): every rate measured and below the catalog's
-// bf16 peak, and the h200-sxm entry's GEMM shape function within 5% rms of them (OpenXLA's H100
-// table: 2.2%). Other GPUs have no catalog entry with their tiles and SMs to compare with.
+// The catalog entry of the first GPU's board (sim/cost/board.h), or "" when none describes it.
+std::string board_entry(const DeviceProbe& probe) {
+  return cost::hardware_for_board(probe.devices.front().name);
+}
+
+// On a GPU the catalog describes (an H100 or H200 SXM, an A100 SXM4 80GB, a B200): every rate
+// measured and below its entry's bf16 peak, and the entry's GEMM shape function within 5% rms of
+// them (OpenXLA's H100 table: 2.2%). Other boards have no entry with their tiles and SMs.
 TEST(CudaGemmRates, MeasuredRatesFollowTheModelsShapeFunction) {
   const DeviceProbe probe = probe_devices();
   if (!probe.available()) GTEST_SKIP() << no_device_message(probe);
-  if (probe.devices.front().compute_capability != 90)
-    GTEST_SKIP() << probe.devices.front().name << " is not sm_90";
-  const cost::Hardware hw = cost::find_hardware("h200-sxm");
+  const std::string entry = board_entry(probe);
+  if (entry.empty()) GTEST_SKIP() << probe.devices.front().name << ": no catalog entry";
+  const cost::Hardware hw = cost::find_hardware(entry);
   const std::vector<GemmRate> rates = measure_gemm_rates(read_gemm_shapes(kShapes), 2, 5);
   ASSERT_EQ(rates.size(), 87u);
   std::vector<cost::MeasuredGemm> rows;
@@ -64,8 +70,9 @@ TEST(CudaGemmRates, MeasuredRatesFollowTheModelsShapeFunction) {
     rows.push_back({r.shape.b, r.shape.m, r.shape.n, r.shape.k, r.flops_per_s});
   }
   const cost::GemmTableFit fit = cost::fit_gemm_table(hw, rows);
-  std::printf("measured on %s: the h200-sxm model within %.2f%% rms (scale %.3f, %.2f us)\n",
-              probe.devices.front().name.c_str(), 100 * fit.rms, fit.scale, fit.fixed_s * 1e6);
+  std::printf("measured on %s: the %s model within %.2f%% rms (scale %.3f, %.2f us)\n",
+              probe.devices.front().name.c_str(), entry.c_str(), 100 * fit.rms, fit.scale,
+              fit.fixed_s * 1e6);
   EXPECT_LT(fit.rms, 0.05);
 }
 
@@ -84,14 +91,16 @@ TEST(CudaGemmRates, Fp8RatesRefuseABatchedShapeBeforeTouchingADevice) {
   EXPECT_TRUE(measure_fp8_gemm_rates({}).empty());
 }
 
-// On a Hopper GPU: cuBLASLt's FP8 rate at TileLang's shapes (tests/fixtures/tilelang) under the
-// dense FP8 peak and, at the deepest K, above the bf16 rate of the same shape.
+// On a GPU whose catalog entry has an FP8 peak (Hopper, Blackwell): cuBLASLt's FP8 rate at
+// TileLang's shapes (tests/fixtures/tilelang) under that dense FP8 peak and, at the deepest K,
+// above the bf16 rate of the same shape.
 TEST(CudaGemmRates, Fp8RatesAreUnderTheFp8PeakAndAboveBf16s) {
   const DeviceProbe probe = probe_devices();
   if (!probe.available()) GTEST_SKIP() << no_device_message(probe);
-  if (probe.devices.front().compute_capability != 90)
-    GTEST_SKIP() << probe.devices.front().name << " is not sm_90";
-  const cost::Hardware hw = cost::find_hardware("h200-sxm");
+  const std::string entry = board_entry(probe);
+  if (entry.empty()) GTEST_SKIP() << probe.devices.front().name << ": no catalog entry";
+  const cost::Hardware hw = cost::find_hardware(entry);
+  if (!(hw.peak_fp8 > 0)) GTEST_SKIP() << entry << " has no FP8 peak";
   const std::vector<GemmShape> shapes = read_gemm_shapes(
       std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/tilelang/h800_fp8_matmul.csv");
   const std::vector<GemmRate> fp8 = measure_fp8_gemm_rates(shapes, 2, 5);
