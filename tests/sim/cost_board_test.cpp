@@ -36,8 +36,10 @@ const std::vector<std::pair<std::string, std::string>> kBoards = {
 // scripts/gpu-check.sh's board_entry, run by bash on `board`.
 std::string script_board_entry(const std::string& board) {
   const std::string script = std::string(MESHSCOPE_SOURCE_DIR) + "/scripts/gpu-check.sh";
-  const std::string command = "bash -c 'eval \"$(sed -n \"/^board_entry() {/,/^}/p\" \"$0\")\"; "
-                              "board_entry \"$1\"' '" + script + "' '" + board + "'";
+  const std::string command =
+      "bash -c 'eval \"$(sed -n \"/^board_entry() {/,/^}/p\" \"$0\")\"; "
+      "board_entry \"$1\"' '" +
+      script + "' '" + board + "'";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   if (!pipe) return "(popen failed)";
   std::string out;
