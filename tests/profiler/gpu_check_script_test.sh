@@ -9,6 +9,7 @@
 #   - killed mid-run: the table is still printed, with the kill as a FAIL row;
 #   - a hung step under a 30 s budget: cut at the budget, the script ends within it;
 #   - an H100 set beside its own catalog entry, a board the catalog lacks failing the GEMM rows,
+#     a GoogleTest skipped for what the board lacks (ok) or for anything else (FAIL),
 #     and the held rate of a GEMM taken as docs/ACCURACY.md item 52 says.
 # Usage: gpu_check_script_test.sh PATH/TO/gpu-check.sh
 set -uo pipefail
@@ -143,6 +144,15 @@ cat > "$bundle/cuda_ops_test" <<'EOF'
 #!/usr/bin/env bash
 # As the real GPU tests: fixtures and configs from MESHSCOPE_SOURCE_DIR, the checkout run from.
 [[ -f ${MESHSCOPE_SOURCE_DIR:-}/scripts/sm_margin_cases.csv ]] || { echo "[  FAILED  ] no source tree"; exit 1; }
+# FAKE_SKIP: the reason a test skips with, printed as GoogleTest prints it.
+if [[ -n ${FAKE_SKIP:-} ]]; then
+  printf 'tests/kernels/cuda_gemm_rates_test.cpp:103: Skipped\n%s\n' "$FAKE_SKIP"
+  echo "[==========] 3 tests from 1 test suite ran. (5 ms total)"
+  echo "[  PASSED  ] 2 tests."
+  echo "[  SKIPPED ] 1 test, listed below:"
+  echo "[  SKIPPED ] CudaGemmRates.Fp8RatesAreWhatTheCatalogEntrySays"
+  exit 0
+fi
 echo "[==========] 3 tests from 1 test suite ran. (5 ms total)"
 echo "[  PASSED  ] 3 tests."
 EOF
@@ -265,6 +275,17 @@ FAKE_GPU="NVIDIA L4" run_check l4 "$work/gpu-bin" good
   && grep -P '^gemm\trates' "$tsv" | grep -q "no catalog entry for this GPU (NVIDIA L4)" \
   && pass "unknown board: GEMM rows FAIL naming it" \
   || fail "unknown board: exit $rc, $(grep -P '^gemm\trates' "$tsv")"
+
+# --- A GoogleTest that skips: right for what the board lacks, a failure otherwise -----------------
+FAKE_GPU="NVIDIA A100-SXM4-80GB" FAKE_SKIP="a100-80gb has no FP8 peak" run_check a100 "$work/gpu-bin" good
+grep -P '^gtest\tcuda_ops_test\t' "$tsv" | grep -qP '\tok\t.*skipped for this board: a100-80gb has no FP8 peak\)$' \
+  && pass "a100: the FP8 test's skip is the board's, said" \
+  || fail "a100: gtest row: $(grep -P '^gtest\t' "$tsv")"
+FAKE_SKIP="no CUDA device: cudaErrorNoDevice" run_check gtestskip "$work/gpu-bin" good
+[[ $rc == 1 && $(status_of gtest cuda_ops_test) == FAIL ]] \
+  && grep -P '^gtest\t' "$tsv" | grep -q "no CUDA device: cudaErrorNoDevice" \
+  && pass "a test skipped for another reason with a GPU listed: FAIL, with the reason" \
+  || fail "gtest skipped with a GPU: exit $rc, $(grep -P '^gtest\t' "$tsv")"
 
 # --- The held rate, as docs/ACCURACY.md item 52's rule takes it ------------------------------------
 # hold_raw SECONDS LAST: a hold of SECONDS in 0.5 s windows at 6.5e14, its last 2 s at LAST.
