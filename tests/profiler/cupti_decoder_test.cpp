@@ -160,6 +160,32 @@ TEST(CuptiDecoder, KindsItDoesNotUseAreCountedNotMisread) {
   EXPECT_EQ(r.ops.size(), 1u);  // the walker stepped over the unknown record by its true size
 }
 
+TEST(CuptiDecoder, AnIncompleteRecordEndsTheBufferKeepingTheRecordsBeforeIt) {
+  // What a forced flush hands over after a run stopped mid-kernel: libcupti's own walker answers
+  // CUPTI_ERROR_INVALID_KIND at a record it cannot read (cupti_activity.h).
+  CUpti_ActivityKernel10 incomplete{};
+  incomplete.kind = CUPTI_ACTIVITY_KIND_INVALID;
+  SyntheticBuffer buf;
+  buf.add(testing::kernel_record("before", 3, 4, 0, 13, 1))
+      .add(testing::memset_record(32, 5, 6, 0, 13, 2))
+      .add(incomplete)
+      .add(testing::kernel_record("after", 7, 8, 0, 13, 3));
+  const RecordSet r = decode(buf);
+  ASSERT_EQ(r.ops.size(), 2u);
+  EXPECT_EQ(r.ops[0].name, "before");
+  EXPECT_EQ(r.incomplete_buffers, 1u);
+  EXPECT_EQ(
+      decode(SyntheticBuffer().add(testing::kernel_record("k", 3, 4, 0, 13, 1))).incomplete_buffers,
+      0u);
+}
+
+TEST(CuptiDecoder, TheWalkersStatusesAreARecordTheEndAnIncompleteRecordOrAnError) {
+  EXPECT_EQ(next_record_of(CUPTI_SUCCESS), NextRecord::kRecord);
+  EXPECT_EQ(next_record_of(CUPTI_ERROR_MAX_LIMIT_REACHED), NextRecord::kEnd);
+  EXPECT_EQ(next_record_of(CUPTI_ERROR_INVALID_KIND), NextRecord::kIncomplete);
+  EXPECT_THROW(next_record_of(CUPTI_ERROR_INVALID_PARAMETER), std::exception);
+}
+
 TEST(CuptiDecoder, EmptyBufferYieldsNothing) {
   const RecordSet r = decode(SyntheticBuffer());
   EXPECT_TRUE(r.ops.empty());

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "profiler/runtime/clock.h"
 
@@ -188,9 +189,9 @@ int64_t FakeCupti::to_cupti(int64_t host_ns) const {
 
 int64_t FakeCupti::timestamp_ns() { return to_cupti(runtime::host_now_ns()); }
 
-bool FakeCupti::next_record(uint8_t* buffer, size_t valid_bytes, CUpti_Activity*& record) {
-  // The real walker: the synthetic layout must be the one CUPTI itself reads.
-  return cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS;
+NextRecord FakeCupti::next_record(uint8_t* buffer, size_t valid_bytes, CUpti_Activity*& record) {
+  // The real walker, read by the real rule: the synthetic layout must be the one CUPTI reads.
+  return next_record_of(cuptiActivityGetNextRecord(buffer, valid_bytes, &record));
 }
 
 std::string FakeCupti::callback_name(bool, uint32_t cbid) {
@@ -228,6 +229,9 @@ int FakeCupti::open_ids() const {
 }
 
 StreamKey FakeCupti::stream_key(CUstream stream) {
+  if (failing_streams_.count(stream) != 0) {
+    throw std::runtime_error("CUPTI capture: cuStreamGetCtx failed (fake)");
+  }
   auto it = stream_keys_.find(stream);
   return it != stream_keys_.end() ? it->second : StreamKey{};
 }

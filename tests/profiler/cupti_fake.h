@@ -73,7 +73,7 @@ class FakeCupti final : public CuptiApi {
   void flush() override;
   void stop() override;
   int64_t timestamp_ns() override;
-  bool next_record(uint8_t* buffer, size_t valid_bytes, CUpti_Activity*& record) override;
+  NextRecord next_record(uint8_t* buffer, size_t valid_bytes, CUpti_Activity*& record) override;
   std::string callback_name(bool driver, uint32_t cbid) override;
   void push_external_id(uint64_t id) override;
   void pop_external_id() override;
@@ -84,6 +84,8 @@ class FakeCupti final : public CuptiApi {
   void map_stream(CUstream stream, uint32_t id, uint32_t context = 1) {
     stream_keys_[stream] = {context, id};
   }
+  // stream_key() of this stream throws, as the real one does when cuStreamGetCtx fails.
+  void fail_stream(CUstream stream) { failing_streams_.insert(stream); }
   // Queues a buffer for the next flush(), or hands it over right now (as CUPTI's thread does).
   void queue(CompletedBuffer b);
   void deliver_now(CompletedBuffer b);
@@ -137,6 +139,7 @@ class FakeCupti final : public CuptiApi {
   uint32_t next_marker_ = 1;
   std::set<CUpti_ActivityKind> on_;  // kinds recorded now
   std::map<CUstream, StreamKey> stream_keys_;
+  std::set<CUstream> failing_streams_;
   std::deque<std::string> strings_;                         // names the marker records point at
   std::map<uint32_t, std::vector<uint32_t>> open_markers_;  // per thread
   mutable std::mutex mutex_;

@@ -267,6 +267,36 @@ TEST_F(CuptiTracerTest, DroppedRecordsAreCountedAndReported) {
   EXPECT_EQ(tracer_->report().dropped_records, 3u);
 }
 
+TEST_F(CuptiTracerTest, ABufferEndingInAnIncompleteRecordKeepsTheRunAndIsCounted) {
+  // As a forced flush after a stopped run hands it over: one record, then one CUPTI cannot read.
+  CUpti_ActivityKernel10 incomplete{};
+  incomplete.kind = CUPTI_ACTIVITY_KIND_INVALID;
+  const auto now = static_cast<uint64_t>(fake_->to_cupti(runtime::host_now_ns()));
+  fake_->queue(testing::SyntheticBuffer()
+                   .add(testing::kernel_record("tail", now, now + 1000, 0, 10, 999))
+                   .add(incomplete)
+                   .complete());
+  const traces::Timeline t = run_both();
+  EXPECT_EQ(t.metadata.at("cupti_incomplete_buffers"), "1");
+  EXPECT_EQ(tracer_->report().incomplete_buffers, 1u);
+  EXPECT_EQ(tracer_->report().by_external_id, 10u);  // every other buffer as before
+}
+
+TEST_F(CuptiTracerTest, AStreamWhoseIdsCannotBeReadLosesItsLaneNameNotTheRun) {
+  fake_->fail_stream(fake_stream(0x103));  // rank 1's comm stream
+  const traces::Timeline t = run_both();
+  ASSERT_EQ(t.devices.size(), 2u);
+  EXPECT_EQ(tracer_->report().by_external_id, 10u);
+  EXPECT_EQ(tracer_->report().unattributed, 0u);
+  // Its ops keep their actions, on a lane named by the stream id the records carry.
+  const traces::Span* recv = find(t, 1, "memcpy DtoD", 1, SpanKind::kRecv);
+  ASSERT_NE(recv, nullptr);
+  EXPECT_EQ(t.devices[1].lanes[recv->lane].name, "stream 13");
+  const traces::Span* compute = find(t, 1, "mlp_fwd", 1, SpanKind::kCompute);
+  ASSERT_NE(compute, nullptr);
+  EXPECT_EQ(t.devices[1].lanes[compute->lane].name, "compute");
+}
+
 TEST(NvtxInjection, PointsNvtxAtTheLoadedLibcuptiUnlessAToolIsChosen) {
   unsetenv("NVTX_INJECTION64_PATH");
   const std::string path = prepare_nvtx_injection();

@@ -1,6 +1,9 @@
 // Collects completed buffers while running and decodes them all at stop(), off the hot path.
 #include "profiler/capture/cupti/activity_capture.h"
 
+#include <cstdio>
+#include <exception>
+
 #include "profiler/capture/cupti/decoder.h"
 
 namespace meshscope::capture::cupti {
@@ -38,7 +41,16 @@ RecordSet ActivityCapture::stop() {
     buffers.swap(completed_);
   }
   for (auto& b : buffers) {
-    decode_buffer(api_, b.buffer.data(), b.valid_bytes, records);
+    // A buffer CUPTI cannot walk loses its own records, not the run's: those decoded before the
+    // error stay, and the buffer is counted as incomplete.
+    try {
+      decode_buffer(api_, b.buffer.data(), b.valid_bytes, records);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr,
+                   "meshscope: warning: a CUPTI activity buffer could not be read to its end: %s\n",
+                   e.what());
+      ++records.incomplete_buffers;
+    }
     records.dropped_records += b.dropped;
     ++records.buffers;
   }

@@ -14,12 +14,15 @@
 
 namespace meshscope::capture::cupti {
 
-// An activity buffer as CUPTI fills it: 8-byte aligned bytes, owned here.
+// An activity buffer as CUPTI fills it: 8-byte aligned bytes, owned here. Not zeroed: CUPTI asks
+// for one from whichever thread fills the last, a rank thread among them, and only the bytes it
+// reports valid are read.
 class ActivityBuffer {
  public:
   ActivityBuffer() = default;
   explicit ActivityBuffer(size_t bytes)
-      : words_(std::make_unique<uint64_t[]>((bytes + 7) / 8)), bytes_((bytes + 7) / 8 * 8) {}
+      : words_(std::make_unique_for_overwrite<uint64_t[]>((bytes + 7) / 8)),
+        bytes_((bytes + 7) / 8 * 8) {}
   uint8_t* data() const { return reinterpret_cast<uint8_t*>(words_.get()); }
   size_t capacity() const { return bytes_; }
 
@@ -60,6 +63,17 @@ struct StreamKey {
   uint32_t stream = 0;   // cuptiGetStreamIdEx
 };
 
+// What cuptiActivityGetNextRecord says of the next record of a completed buffer.
+enum class NextRecord {
+  kRecord,      // CUPTI_SUCCESS: `record` is the next one
+  kEnd,         // CUPTI_ERROR_MAX_LIMIT_REACHED: no more records
+  kIncomplete,  // CUPTI_ERROR_INVALID_KIND: the rest is an incomplete or invalid record
+                // (cupti_activity.h; a forced flush hands over buffers holding them, as after a
+                // run stopped mid-kernel): the walk ends there, the records before it are kept
+};
+// The status -> NextRecord rule above; any other status throws kernels::cuda::CudaError.
+NextRecord next_record_of(CUptiResult status);
+
 class CuptiApi {
  public:
   // Called with each completed buffer, possibly from a CUPTI thread and in any order.
@@ -75,9 +89,8 @@ class CuptiApi {
   virtual void stop() = 0;
   // CUPTI's clock (cuptiGetTimestamp), the clock of every record's timestamps.
   virtual int64_t timestamp_ns() = 0;
-  // Walks a completed buffer as cuptiActivityGetNextRecord does: record == nullptr starts;
-  // false at the end.
-  virtual bool next_record(uint8_t* buffer, size_t valid_bytes, CUpti_Activity*& record) = 0;
+  // Walks a completed buffer as cuptiActivityGetNextRecord does: record == nullptr starts.
+  virtual NextRecord next_record(uint8_t* buffer, size_t valid_bytes, CUpti_Activity*& record) = 0;
   // "cudaLaunchKernel" for a runtime callback id (cuptiGetCallbackName).
   virtual std::string callback_name(bool driver, uint32_t cbid) = 0;
   // The calling thread's external correlation stack (CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0).

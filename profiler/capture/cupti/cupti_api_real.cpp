@@ -12,6 +12,7 @@
 
 #include "profiler/capture/cupti/cupti_api.h"
 #include "profiler/capture/cupti/cupti_check.h"
+#include "profiler/runtime/cuda/driver_api.h"
 
 namespace meshscope::capture::cupti {
 
@@ -29,6 +30,20 @@ bool warn_cupti(CUptiResult status, const char* call, const char* file, int line
   cuptiGetResultString(status, &text);
   std::fprintf(stderr, "meshscope: warning: %s:%d: %s: %s\n", file, line, call, text);
   return false;
+}
+
+NextRecord next_record_of(CUptiResult status) {
+  switch (status) {
+    case CUPTI_SUCCESS:
+      return NextRecord::kRecord;
+    case CUPTI_ERROR_MAX_LIMIT_REACHED:
+      return NextRecord::kEnd;
+    case CUPTI_ERROR_INVALID_KIND:
+      return NextRecord::kIncomplete;
+    default:
+      MESHSCOPE_CUPTI_CHECK(status);
+      return NextRecord::kEnd;  // not reached: the check throws
+  }
 }
 
 namespace {
@@ -65,6 +80,7 @@ class RealCuptiApi final : public CuptiApi {
       }
     } catch (...) {
       stop();
+      flush();  // CUPTI hands back any buffer it already took before they are freed with this
       g_active.store(nullptr);
       throw;
     }
@@ -85,11 +101,8 @@ class RealCuptiApi final : public CuptiApi {
     return static_cast<int64_t>(t);
   }
 
-  bool next_record(uint8_t* buffer, size_t valid_bytes, CUpti_Activity*& record) override {
-    const CUptiResult status = cuptiActivityGetNextRecord(buffer, valid_bytes, &record);
-    if (status == CUPTI_ERROR_MAX_LIMIT_REACHED) return false;
-    MESHSCOPE_CUPTI_CHECK(status);
-    return true;
+  NextRecord next_record(uint8_t* buffer, size_t valid_bytes, CUpti_Activity*& record) override {
+    return next_record_of(cuptiActivityGetNextRecord(buffer, valid_bytes, &record));
   }
 
   std::string callback_name(bool driver, uint32_t cbid) override {
@@ -130,11 +143,17 @@ class RealCuptiApi final : public CuptiApi {
     *max_records = 0;  // as many as fit
     RealCuptiApi* self = g_active.load();
     if (self == nullptr) return;  // CUPTI counts the records it cannot store as dropped
-    ActivityBuffer owned(self->buffer_bytes_);
-    *buffer = owned.data();
-    *size = owned.capacity();
-    std::lock_guard lock(self->mutex_);
-    self->outstanding_.emplace(owned.data(), std::move(owned));
+    // No exception may cross back into CUPTI: without memory the records are dropped, as above.
+    try {
+      ActivityBuffer owned(self->buffer_bytes_);
+      std::lock_guard lock(self->mutex_);
+      const auto it = self->outstanding_.emplace(owned.data(), std::move(owned)).first;
+      *buffer = it->second.data();
+      *size = it->second.capacity();
+    } catch (...) {
+      *buffer = nullptr;
+      *size = 0;
+    }
   }
 
   static void CUPTIAPI completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t,
@@ -157,19 +176,14 @@ class RealCuptiApi final : public CuptiApi {
     self->handler_(std::move(done));
   }
 
-  // cuStreamGetCtx through the runtime (the binary does not link libcuda; driver_api.h). For a
-  // stream of a green context it gives the context cuCtxFromGreenCtx gives (cuda.h).
+  // cuStreamGetCtx through the runtime (the binary does not link libcuda; driver_api.h), at the
+  // two-argument ABI: for a stream of a green context it gives the context cuCtxFromGreenCtx
+  // gives (cuda.h), one per virtual device, where cuStreamGetCtx_v2 would give the primary one.
   static CUresult stream_context(CUstream stream, CUcontext* context) {
     static const auto get = [] {
-      void* fn = nullptr;
-      cudaDriverEntryPointQueryResult found{};
-      if (cudaGetDriverEntryPointByVersion("cuStreamGetCtx", &fn, 13000, cudaEnableDefault,
-                                           &found) != cudaSuccess ||
-          found != cudaDriverEntryPointSuccess) {
-        (void)cudaGetLastError();
-        fn = nullptr;
-      }
-      return reinterpret_cast<decltype(&::cuStreamGetCtx)>(fn);
+      decltype(&::cuStreamGetCtx) fn = nullptr;
+      MESHSCOPE_DRIVER_ENTRY(cuStreamGetCtx, 9020, fn, nullptr);
+      return fn;
     }();
     return get != nullptr ? get(stream, context) : CUDA_ERROR_NOT_FOUND;
   }

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <exception>
 #include <stdexcept>
+#include <string>
 
 #include "profiler/capture/cupti/external_id.h"
 #include "profiler/runtime/clock.h"
@@ -20,7 +22,19 @@ CuptiTracer::CuptiTracer(std::unique_ptr<CuptiApi> api, std::unique_ptr<RangeMar
       streams_(std::move(streams)),
       capture_(*api_) {}
 
-CuptiTracer::~CuptiTracer() = default;
+CuptiTracer::~CuptiTracer() {
+  // The capture's last buffers reach it through callbacks the API holds, so the capture stops
+  // first (members would destroy it before the API), then the API goes while the capture its
+  // callbacks point into is still alive.
+  if (capture_.running()) {
+    try {
+      capture_.stop();
+    } catch (...) {
+      // Nothing to report to: the run ended without finish().
+    }
+  }
+  api_.reset();
+}
 
 void CuptiTracer::begin_run(const RunInfo& run) {
   if (run.mesh == nullptr || run.programs == nullptr) {
@@ -28,6 +42,17 @@ void CuptiTracer::begin_run(const RunInfo& run) {
   }
   if (run.mesh->size() > kMaxRanks || run.steps > kMaxSteps) {
     throw std::invalid_argument("CuptiTracer: too many ranks or steps for external ids");
+  }
+  // An index past its field would spill into the next one and label ops with another action.
+  for (int r = 0; r < run.mesh->size(); ++r) {
+    const size_t actions = (*run.programs)[r].size();
+    const size_t inner = run.inner != nullptr ? (*run.inner)[r].size() : 0;
+    if (actions > static_cast<size_t>(kMaxActions) || inner > static_cast<size_t>(kMaxInner)) {
+      throw std::invalid_argument(
+          "CuptiTracer: rank " + std::to_string(r) + " runs " + std::to_string(actions) +
+          " actions and " + std::to_string(inner) + " inner collectives; external ids hold " +
+          std::to_string(kMaxActions) + " and " + std::to_string(kMaxInner));
+    }
   }
   run_ = run;
   ranks_.assign(run.mesh->size(), RankState{});
@@ -115,8 +140,16 @@ traces::Timeline CuptiTracer::finish() {
     layout.thread = ranks_[r].thread;
     for (const TracedStream& s : streams_) {
       if (s.rank != r) continue;
-      const StreamKey key = api_->stream_key(s.stream);
-      layout.streams.push_back({s.gpu, key.context, key.stream, s.lane, s.kind});
+      // A stream whose ids cannot be read loses its lane's name, not the run: its ops are still
+      // placed by their actions (on a lane named by the stream id they carry), and only ops
+      // tied to no action go to the GPU's unattributed device.
+      try {
+        const StreamKey key = api_->stream_key(s.stream);
+        layout.streams.push_back({s.gpu, key.context, key.stream, s.lane, s.kind});
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "meshscope: warning: rank %d's %s stream: %s\n", r, s.lane.c_str(),
+                     e.what());
+      }
     }
     in.ranks.push_back(std::move(layout));
     // Actions cut short by an abort never ended: drop them.
@@ -132,6 +165,12 @@ traces::Timeline CuptiTracer::finish() {
                  "meshscope: warning: CUPTI dropped %llu activity records; the timeline lacks "
                  "them (the capture's buffers filled faster than they were handed over)\n",
                  static_cast<unsigned long long>(report_.dropped_records));
+  }
+  if (report_.incomplete_buffers > 0) {
+    std::fprintf(stderr,
+                 "meshscope: warning: %llu CUPTI activity buffers ended in an incomplete record; "
+                 "the records after it are missing (cupti_incomplete_buffers)\n",
+                 static_cast<unsigned long long>(report_.incomplete_buffers));
   }
   return timeline;
 }

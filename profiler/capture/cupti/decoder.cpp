@@ -120,8 +120,12 @@ void decode_marker(const CUpti_ActivityMarker2& m, RecordSet& out) {
 }
 
 void decode_marker_data(const CUpti_ActivityMarkerData2& d, RecordSet& out) {
-  if (d.payloadKind != CUPTI_METRIC_VALUE_KIND_UINT64) return;
-  out.payloads.push_back({d.id, d.payload.metricValueUint64});
+  // The marker sets an unsigned 64-bit payload; the same bits as a signed one are taken alike.
+  if (d.payloadKind == CUPTI_METRIC_VALUE_KIND_UINT64) {
+    out.payloads.push_back({d.id, d.payload.metricValueUint64});
+  } else if (d.payloadKind == CUPTI_METRIC_VALUE_KIND_INT64) {
+    out.payloads.push_back({d.id, static_cast<uint64_t>(d.payload.metricValueInt64)});
+  }
 }
 
 }  // namespace
@@ -143,7 +147,13 @@ CopyDirection copy_direction(uint8_t kind) {
 
 void decode_buffer(CuptiApi& api, uint8_t* buffer, size_t valid_bytes, RecordSet& out) {
   CUpti_Activity* record = nullptr;
-  while (api.next_record(buffer, valid_bytes, record)) {
+  for (;;) {
+    const NextRecord next = api.next_record(buffer, valid_bytes, record);
+    if (next == NextRecord::kEnd) break;
+    if (next == NextRecord::kIncomplete) {
+      ++out.incomplete_buffers;
+      break;
+    }
     switch (record->kind) {
       case CUPTI_ACTIVITY_KIND_KERNEL:
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
@@ -200,6 +210,7 @@ void RecordSet::append(RecordSet&& o) {
   ignored_records += o.ignored_records;
   untimed_records += o.untimed_records;
   buffers += o.buffers;
+  incomplete_buffers += o.incomplete_buffers;
 }
 
 }  // namespace meshscope::capture::cupti

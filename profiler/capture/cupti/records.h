@@ -98,6 +98,9 @@ struct RecordSet {
   // not be collected"): dropped, since one of them would stretch a step window to the epoch.
   uint64_t untimed_records = 0;
   uint64_t buffers = 0;
+  // Buffers whose walk ended before their last byte (an incomplete record, or a buffer CUPTI
+  // could not walk): the records before that point are kept, the rest are lost.
+  uint64_t incomplete_buffers = 0;
 
   void append(RecordSet&& other);
 };

@@ -223,6 +223,7 @@ traces::Timeline Builder::run(BuildReport& report) {
   add_steps();
   report.dropped_records = in_.records->dropped_records;
   report.untimed_records = in_.records->untimed_records;
+  report.incomplete_buffers = in_.records->incomplete_buffers;
   report.unmatched_markers = labeler_.unmatched_markers();
   // What the capture saw, so a reader (scripts/gpu-check.sh) can tell a trace that recorded
   // nothing, or labelled nothing, from a good one.
@@ -230,6 +231,7 @@ traces::Timeline Builder::run(BuildReport& report) {
   count("cupti_dropped_records", report.dropped_records);
   count("cupti_untimed_records", report.untimed_records);
   count("cupti_buffers", in_.records->buffers);
+  count("cupti_incomplete_buffers", report.incomplete_buffers);
   count("cupti_gpu_ops", in_.records->ops.size());
   count("cupti_ops_by_external_id", report.by_external_id);
   count("cupti_ops_by_nvtx", report.by_nvtx);

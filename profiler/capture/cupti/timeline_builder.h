@@ -70,7 +70,8 @@ struct BuildReport {
   uint64_t dropped_records = 0;
   uint64_t unmatched_markers = 0;
   uint64_t flows = 0;
-  uint64_t untimed_records = 0;  // RecordSet::untimed_records
+  uint64_t untimed_records = 0;     // RecordSet::untimed_records
+  uint64_t incomplete_buffers = 0;  // RecordSet::incomplete_buffers
 };
 
 traces::Timeline build_timeline(const BuildInput& in, BuildReport* report = nullptr);
