@@ -24,7 +24,9 @@ void Context::set_sm_count_target(int sms) {
 
 void* Context::scratch(size_t bytes) {
   if (scratch_.size() < bytes) {
-    // cudaFree waits for the device, so work still reading the old scratch finishes first.
+    // Work queued on the stream may still read the old scratch, and cudaFree only "may perform
+    // implicit synchronization" (cuda_runtime_api.h): wait for it before the old one goes.
+    MESHSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
     scratch_ = DeviceBuffer<std::byte>();
     scratch_ = DeviceBuffer<std::byte>(bytes + bytes / 2);
   }

@@ -33,12 +33,14 @@ void gemm(Context& ctx, bool trans_a, bool trans_b, int m, int n, int k, float a
       // Storage of A is (trans_a ? k x m : m x k) row-major; likewise B.
       const size_t a_elems = trans_a ? span_elements(k, m, lda) : span_elements(m, k, lda);
       const size_t b_elems = trans_b ? span_elements(n, k, ldb) : span_elements(k, n, ldb);
+      // B starts 16-byte aligned, as cuBLAS's vectorized kernels want their operands.
+      const size_t b_at = (a_elems + 7) / 8 * 8;
       auto* scratch =
-          static_cast<__nv_bfloat16*>(ctx.scratch((a_elems + b_elems) * sizeof(__nv_bfloat16)));
+          static_cast<__nv_bfloat16*>(ctx.scratch((b_at + b_elems) * sizeof(__nv_bfloat16)));
       float_to_bf16(ctx.stream(), a_elems, a, scratch);
-      float_to_bf16(ctx.stream(), b_elems, b, scratch + a_elems);
+      float_to_bf16(ctx.stream(), b_elems, b, scratch + b_at);
       pa = scratch;
-      pb = scratch + a_elems;
+      pb = scratch + b_at;
       in_type = CUDA_R_16BF;
       compute = CUBLAS_COMPUTE_32F;
       break;

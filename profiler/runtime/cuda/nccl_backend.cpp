@@ -242,6 +242,15 @@ void CudaNcclBackend::init_channels() {
 }
 
 CudaNcclBackend::~CudaNcclBackend() {
+  // After an abort, a rank that stopped outside wait_stream (the one that threw, or one that met
+  // the abort in a barrier) still holds live communicators, and its GPU may hold a send or a
+  // collective waiting for a peer whose communicators were aborted: each communicator has its own
+  // abort flag, so that kernel would never end and the synchronize below would never return.
+  if (abort_.aborted()) {
+    for (int r = 0; r < mesh_.size(); ++r) {
+      if (hosts(r)) abort_comms(r);
+    }
+  }
   for (int r = 0; r < mesh_.size(); ++r) {
     if (!hosts(r)) continue;
     if (cudaSetDevice(gpu_of_[r]) == cudaSuccess) MESHSCOPE_CUDA_WARN(cudaDeviceSynchronize());
@@ -266,21 +275,25 @@ std::vector<CommHandle*> CudaNcclBackend::handles_of(int rank) {
   return out;
 }
 
+void CudaNcclBackend::abort_comms(int rank) {
+  std::lock_guard lock(abort_mu_);
+  if (ranks_[rank].comms_aborted) return;
+  ranks_[rank].comms_aborted = true;
+  for (CommHandle* h : handles_of(rank)) {
+    if (h->comm != nullptr && !h->aborted) {
+      ncclCommAbort(h->comm);
+      h->aborted = true;
+    }
+  }
+}
+
 void CudaNcclBackend::health_check(int rank) {
   // Another process's abort arrives through the messenger.
   if (processes_ != nullptr && !abort_.aborted() && processes_->poll_abort()) {
     abort_.set(processes_->abort_state().reason());
   }
   if (abort_.aborted()) {
-    std::lock_guard lock(abort_mu_);
-    if (ranks_[rank].comms_aborted) return;
-    ranks_[rank].comms_aborted = true;
-    for (CommHandle* h : handles_of(rank)) {
-      if (h->comm != nullptr && !h->aborted) {
-        ncclCommAbort(h->comm);
-        h->aborted = true;
-      }
-    }
+    abort_comms(rank);
     return;
   }
   for (CommHandle* h : handles_of(rank)) {
@@ -328,6 +341,15 @@ void CudaNcclBackend::synchronize(int rank) {
   for (const auto& [key, c] : channels_) {
     if (c->from == rank) wait_stream(c->send_stream.get(), abort_, check);
     if (c->to == rank) wait_stream(c->recv_stream.get(), abort_, check);
+  }
+  // The streams are idle now, so these return at once; they are the host synchronization after
+  // which a pool hands memory freed on one stream to allocations on another (the CUDA
+  // Programming Guide's stream-ordered allocator, reuse policies). The staging buffers are
+  // allocated on the compute stream, which never waits on the channel streams they are freed on,
+  // and only polled with cudaStreamQuery they might never come back.
+  MESHSCOPE_CUDA_CHECK(cudaStreamSynchronize(ranks_[rank].comm.get()));
+  for (const auto& [key, c] : channels_) {
+    if (c->from == rank) MESHSCOPE_CUDA_CHECK(cudaStreamSynchronize(c->send_stream.get()));
   }
 }
 

@@ -86,6 +86,8 @@ class CudaNcclBackend final : public GpuBackend {
   // Between polls of a rank's waits: asynchronous NCCL errors abort the run; after an abort the
   // rank aborts its communicators so nothing stays blocked on the GPU.
   void health_check(int rank);
+  // ncclCommAbort on each of a rank's communicators not yet aborted, once per rank.
+  void abort_comms(int rank);
   std::vector<CommHandle*> handles_of(int rank);
 
   mesh::Mesh mesh_;

@@ -72,10 +72,12 @@ CudaVirtualBackend::CudaVirtualBackend(const BackendOptions& options)
 }
 
 CudaVirtualBackend::~CudaVirtualBackend() {
-  // Staged sends nobody received: free them before the streams go.
-  // Their events went back to the senders, whose transports destroy them below.
-  for (const Message& m : mailboxes_.drain()) MESHSCOPE_CUDA_WARN(cudaFree(m.staging));
+  // Staged sends nobody received (after an abort): freed once the device is idle, since their
+  // staging copies may still run and cudaFree does not wait for work on pool memory
+  // (cuda_runtime_api.h, cudaFree). Their events went back to the senders, whose transports
+  // destroy them below.
   MESHSCOPE_CUDA_WARN(cudaDeviceSynchronize());
+  for (const Message& m : mailboxes_.drain()) MESHSCOPE_CUDA_WARN(cudaFree(m.staging));
   // Each rank's events, cuBLAS handle and pool go with its own context current, as they came.
   for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
     try {

@@ -9,7 +9,7 @@
 
 namespace meshscope::runtime::cuda {
 
-VirtualDevices::VirtualDevices(int gpu, int count, bool want_green, std::ostream* log) {
+VirtualDevices::VirtualDevices(int gpu, int count, bool want_green, std::ostream* log) : gpu_(gpu) {
   MESHSCOPE_CUDA_CHECK(cudaSetDevice(gpu));
   MESHSCOPE_CUDA_CHECK(cudaFree(nullptr));  // creates the primary context the green ones split
   if (!want_green) {
@@ -43,9 +43,11 @@ bool VirtualDevices::try_green(int gpu, int count) {
     CUdevResource all{};
     check_driver(api, api.device_get_dev_resource(dev, &all, CU_DEV_RESOURCE_TYPE_SM),
                  "cuDeviceGetDevResource");
-    // Equal shares, rounded down to the split granularity (8 SMs on sm_90).
+    // Equal shares, rounded down to the split granularity: the co-scheduling alignment, and no
+    // finer than the minimum partition (cuda.h's guideline for sm_90+: at least 8 SMs, a multiple
+    // of 8). A share the driver would round up makes fewer groups than asked for.
     sms_total_ = static_cast<int>(all.sm.smCount);
-    const unsigned align = std::max(1u, all.sm.smCoscheduledAlignment);
+    const unsigned align = std::max({1u, all.sm.smCoscheduledAlignment, all.sm.minSmPartitionSize});
     const unsigned share = all.sm.smCount / count / align * align;
     if (share == 0 || share < all.sm.minSmPartitionSize) {
       fallback_reason_ = std::to_string(all.sm.smCount) + " SMs cannot be split into " +
@@ -80,7 +82,7 @@ bool VirtualDevices::try_green(int gpu, int count) {
       d.comm = kernels::cuda::Stream(comm);
     }
     green_ = true;
-    sms_each_ = static_cast<int>(share);
+    sms_each_ = static_cast<int>(groups[0].sm.smCount);  // what the driver gave, not what we asked
     return true;
   } catch (const std::runtime_error& e) {
     fallback_reason_ = e.what();
@@ -105,6 +107,9 @@ VirtualDevices::~VirtualDevices() {
     d.comm.reset();
     if (d.green != nullptr && api_) api_->green_ctx_destroy(d.green);
   }
+  // The last green context made current on this thread is gone: the primary context takes its
+  // place, so the thread's next runtime call does not meet a destroyed context.
+  if (green_) MESHSCOPE_CUDA_WARN(cudaSetDevice(gpu_));
 }
 
 }  // namespace meshscope::runtime::cuda

@@ -45,6 +45,7 @@ class VirtualDevices {
   bool try_green(int gpu, int count);
 
   std::optional<DriverApi> api_;
+  int gpu_ = 0;
   std::vector<VirtualDevice> devices_;
   bool green_ = false;
   int sms_each_ = 0;
