@@ -338,12 +338,31 @@ def fp8_gemm_summary(rates_csv, reference_csv, catalog_json):
              best[2], best[1], 100 * best[0], eff["gemm_fp8_max"], eff["fp8_k_half"]))
 
 
+def fp8_split(fast_csv, split_csv):
+    """The same FP8 shapes with split accumulation (Transformer Engine's dgrad and wgrad GEMMs)
+    beside the fast accumulation of its forward GEMM (row 2d): recorded, not used by the model,
+    which gives an FP8 GEMM one rate either way."""
+    def rows(path):
+        return [r for r in csv.DictReader(l for l in open(path) if not l.startswith("#"))]
+    fast, split = rows(fast_csv), rows(split_csv)
+    if len(fast) != len(split) or not fast:
+        raise ValueError(f"{len(split)} split-accumulation rates for {len(fast)} shapes")
+    ratios = []
+    for f, p in zip(fast, split):
+        if [f[c] for c in "bmnk"] != [p[c] for c in "bmnk"]:
+            raise ValueError(f"split rate {dict(p)} is not shape {dict(f)}")
+        ratios.append(float(p["flops_per_s"]) / float(f["flops_per_s"]))
+    print("split accumulation (TE's dgrad and wgrad): %s TFLOP/s, median %.3f of the fast rates "
+          "(%.3f to %.3f)" % ("/".join("%.0f" % (float(p["flops_per_s"]) / 1e12) for p in split),
+                              statistics.median(ratios), min(ratios), max(ratios)))
+
+
 COMMANDS = {"table": table, "nvidia-lib-dirs": nvidia_lib_dirs, "kernel-summary": kernel_summary,
             "closed-form": closed_form, "cupti-verdict": cupti_verdict,
             "steady-period": steady_period, "drop-first-step": drop_first_step,
             "overhead": overhead, "held-csv": held_csv, "gemm-summary": gemm_summary,
             "dev-gemm-summary": dev_gemm_summary, "sm-margin-summary": sm_margin_summary,
-            "fp8-gemm-summary": fp8_gemm_summary}
+            "fp8-gemm-summary": fp8_gemm_summary, "fp8-split": fp8_split}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

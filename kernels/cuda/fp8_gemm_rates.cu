@@ -38,7 +38,7 @@ constexpr size_t kWorkspaceBytes = size_t{32} << 20;  // Transformer Engine's on
 class Fp8Bench {
  public:
   Fp8Bench(const std::vector<GemmShape>& shapes, size_t a_elems, size_t b_elems, size_t c_elems,
-           uint64_t seed)
+           bool fast_accumulation, uint64_t seed)
       : stream_(make_stream()),
         lt_(make_lt()),
         weight_(b_elems),
@@ -51,7 +51,8 @@ class Fp8Bench {
     fill_normal_e4m3(stream_.get(), weight_.data(), b_elems, seed);
     fill_normal_e4m3(stream_.get(), input_.data(), a_elems, seed + 1);
     for (const GemmShape& s : shapes)
-      gemms_.emplace_back(lt_.get(), CUDA_R_8F_E4M3, s.m, s.n, s.k, 0, kWorkspaceBytes);
+      gemms_.emplace_back(lt_.get(), CUDA_R_8F_E4M3, s.m, s.n, s.k, 0, kWorkspaceBytes,
+                          fast_accumulation);
   }
 
   void run(const GemmShape& s, int calls) {
@@ -83,8 +84,9 @@ class Fp8Bench {
 
 }  // namespace
 
-std::vector<GemmRate> measure_fp8_gemm_rates(const std::vector<GemmShape>& shapes, int warmup,
-                                             int iters, uint64_t seed) {
+std::vector<GemmRate> measure_fp8_gemm_rates(const std::vector<GemmShape>& shapes,
+                                             Fp8Accumulation accumulation, int warmup, int iters,
+                                             uint64_t seed) {
   if (shapes.empty() || iters < 1) return {};
   size_t a_max = 0, b_max = 0, c_max = 0;
   for (const GemmShape& s : shapes) {
@@ -97,7 +99,7 @@ std::vector<GemmRate> measure_fp8_gemm_rates(const std::vector<GemmShape>& shape
     b_max = std::max<size_t>(b_max, s.k * s.n);
     c_max = std::max<size_t>(c_max, s.m * s.n);
   }
-  Fp8Bench bench(shapes, a_max, b_max, c_max, seed);
+  Fp8Bench bench(shapes, a_max, b_max, c_max, accumulation == Fp8Accumulation::kFast, seed);
   return rates_in_rounds(bench, shapes, warmup, iters);
 }
 

@@ -29,13 +29,19 @@ struct GemmRate {
 std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, int warmup = 5,
                                          int iters = 20, uint64_t seed = 1);
 
-// The same for FP8 operands (docs/ACCURACY.md item 50): e4m3 x e4m3 -> bf16 with fp32 accumulation
-// through cuBLASLt (cublasLtMatmul, TN, as Transformer Engine calls it for a linear's forward),
-// operands drawn normal and cast to e4m3, unit scales; `b` must be 1 (Transformer Engine's linears
-// run no batched FP8 GEMM). Throws std::runtime_error as measure_gemm_rates, and when cuBLASLt
-// has no FP8 algorithm for a shape (a GPU before sm_89).
-std::vector<GemmRate> measure_fp8_gemm_rates(const std::vector<GemmShape>& shapes, int warmup = 5,
-                                             int iters = 20, uint64_t seed = 1);
+// How an FP8 GEMM accumulates its products (cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM): fast, as
+// Transformer Engine's forward GEMM asks, or with partial sums promoted (split), as its dgrad and
+// wgrad GEMMs ask (module/base.py: _2X_ACC_FPROP False, _2X_ACC_DGRAD and _2X_ACC_WGRAD True).
+enum class Fp8Accumulation { kFast, kSplit };
+
+// The same for FP8 operands (docs/ACCURACY.md items 50, 51): e4m3 x e4m3 -> bf16 with fp32
+// accumulation through cuBLASLt (cublasLtMatmul, TN, as Transformer Engine calls it for a
+// linear), operands drawn normal and cast to e4m3, unit scales; `b` must be 1 (Transformer
+// Engine's linears run no batched FP8 GEMM). Throws std::runtime_error as measure_gemm_rates, and
+// when cuBLASLt has no FP8 algorithm for a shape (a GPU before sm_89).
+std::vector<GemmRate> measure_fp8_gemm_rates(const std::vector<GemmShape>& shapes,
+                                             Fp8Accumulation accumulation = Fp8Accumulation::kFast,
+                                             int warmup = 5, int iters = 20, uint64_t seed = 1);
 
 // Throws std::runtime_error for a size out of [1, 2^30] or an operand larger than any GPU holds.
 void check_gemm_shape(const GemmShape& s);

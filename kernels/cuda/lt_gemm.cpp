@@ -32,7 +32,7 @@ LtHandle make_lt() {
 }
 
 LtGemm::LtGemm(cublasLtHandle_t lt, cudaDataType_t operands, int64_t m, int64_t n, int64_t k,
-               int sm_target, size_t workspace)
+               int sm_target, size_t workspace, bool fast_accumulation)
     : lt_(lt),
       a_(layout(operands, k, n)),
       b_(layout(operands, k, m)),
@@ -46,6 +46,12 @@ LtGemm::LtGemm(cublasLtHandle_t lt, cudaDataType_t operands, int64_t m, int64_t 
       cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
   MESHSCOPE_CUBLAS_CHECK(
       cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &nt, sizeof nt));
+  // As Transformer Engine sets it (cublaslt_gemm.cu: fastAccuMode = use_split_accumulator ? 0 :
+  // use_fp8): fast for an FP8 forward GEMM, 0 (cuBLASLt's default, partial sums promoted) for
+  // its dgrad and wgrad GEMMs and for bf16.
+  const int8_t fast = operands == CUDA_R_8F_E4M3 && fast_accumulation ? 1 : 0;
+  MESHSCOPE_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
   if (sm_target > 0) {
     const int32_t sms = sm_target;
     MESHSCOPE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
