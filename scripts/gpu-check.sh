@@ -680,8 +680,8 @@ if [[ $(left_s) -ge 60 ]]; then gemm_rates_check; else row gemm "rates (87 shape
 if [[ $(left_s) -ge 60 ]]; then dev_gemm_check; else row gemm "development rows' GEMMs (84)" SKIP "out of time"; fi
 if [[ $(left_s) -ge 60 ]]; then sm_margin_check; else row gemm "SM margin (10 GEMMs)" SKIP "out of time"; fi
 if [[ $(left_s) -ge 45 ]]; then fp8_gemm_check; else row gemm "FP8 rates (7 shapes)" SKIP "out of time"; fi
-for entry in "${families[@]}"; do
-  IFS='|' read -r label fam mesh m v <<< "$entry"
+for family in "${families[@]}"; do  # (`entry` is the board's catalog entry)
+  IFS='|' read -r label fam mesh m v <<< "$family"
   if [[ $(left_s) -lt 60 ]]; then row schedule "$label" SKIP "out of time"; continue; fi
   schedule_check "$label" "$fam" "$mesh" "$m" "$v"
 done
