@@ -5,13 +5,14 @@
 // --gemm-rates SHAPES.csv: the bf16 GEMM rate of each shape (gemm_rates.h) as CSV on stdout, for
 // `meshscope calibrate --gemm-rates`; with --fp8, the e4m3 x e4m3 -> bf16 rate through cuBLASLt
 // instead (measure_fp8_gemm_rates: b 1 only), accumulated fast as Transformer Engine's forward
-// GEMM, or with --split-accumulation as its dgrad and wgrad GEMMs; --sustained SECONDS: 8192 x 8192
-// x 8192's burst rate after idle gaps and then kept busy that long (hold_gemm): "sustained
-// shape<TAB>b,m,n,k<TAB> window seconds", "burst<TAB>FLOP/s", "hold<TAB>begin<TAB>end" (Unix
-// seconds) and the rate of each half-second window ("sustained<TAB>WINDOW<TAB>FLOP/s"), which
-// scripts/gpu_check_parse.py reads; --sm-margin CASES.csv: each case's GEMM timed the six ways of
-// sm_margin.h, as CSV on stdout (scripts/sm_margin_cases.csv: the NeMo rows' pipelined
-// reduce-scatter GEMMs). Exit 2 without a device, as the checks.
+// GEMM, or with --split-accumulation as its dgrad and wgrad GEMMs;
+// --sustained SECONDS: 8192 x 8192 x 8192's burst rate after idle gaps and then kept busy that
+// long (hold_gemm): "sustained shape<TAB>b,m,n,k<TAB>window seconds", "burst<TAB>FLOP/s",
+// "hold<TAB>begin<TAB>end" (Unix seconds) and the rate of each half-second window
+// ("sustained<TAB>WINDOW<TAB>FLOP/s"), which scripts/gpu_check_parse.py reads;
+// --sm-margin CASES.csv: each case's GEMM timed the six ways of sm_margin.h, as CSV on stdout
+// (scripts/sm_margin_cases.csv: the NeMo rows' pipelined reduce-scatter GEMMs).
+// Exit 2 without a device, as the checks.
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
