@@ -412,7 +412,21 @@ dev_gemm_check() {
   fi
   verdict=$(python3 "$parse" dev-gemm-summary "$out/dev-gemm-check.json" "$shapes" 2>&1) \
     || { row gemm "$name" FAIL "$verdict"; return; }
-  row gemm "$name" "${verdict%%|*}" "${verdict#*|}"
+  # The weight gradients once more, added into an fp32 C as Megatron's gradient_accumulation_fusion
+  # runs them (docs/ACCURACY.md, Appendix B: whether that epilogue overlaps the main loop), set
+  # beside the same GEMMs into bf16 above.
+  local wgrad_shapes="$out/dev-wgrad-shapes.csv" wgrad status
+  grep -v '^#' "$shapes" | awk -F, 'NR == 1 || $6 ~ /\.wgrad$/' > "$wgrad_shapes"
+  capped 60 "$bin/meshscope-kernel-check" --gemm-rates "$wgrad_shapes" --accumulate-fp32 \
+    > "$out/dev-wgrad-fp32-rates.csv" 2>> "$log_file"
+  status=$?
+  if [[ $status != 0 ]]; then
+    row gemm "$name" FAIL "${verdict#*|}; weight gradients into fp32: $(why_failed $status "$log_file")"
+    return
+  fi
+  wgrad=$(python3 "$parse" wgrad-fp32 "$shapes" "$out/dev-gemm-rates.csv" \
+          "$out/dev-wgrad-fp32-rates.csv" 2>&1) || { row gemm "$name" FAIL "${verdict#*|}; $wgrad"; return; }
+  row gemm "$name" "${verdict%%|*}" "${verdict#*|}; $wgrad"
 }
 
 # FP8 GEMM rates through cuBLASLt, the call Transformer Engine's FP8 linears make, at the shapes of

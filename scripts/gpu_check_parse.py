@@ -338,6 +338,33 @@ def fp8_gemm_summary(rates_csv, reference_csv, catalog_json):
              best[2], best[1], 100 * best[0], eff["gemm_fp8_max"], eff["fp8_k_half"]))
 
 
+def wgrad_fp32(shapes_csv, rates_csv, fp32_csv):
+    """Each development row's weight-gradient GEMMs added into an fp32 C (Megatron's
+    gradient_accumulation_fusion) over the same GEMMs into bf16 (row 2b's development rates), as
+    time: above 1, accumulating into fp32 costs that much more (docs/ACCURACY.md, Appendix B)."""
+    def rows(path):
+        return [r for r in csv.DictReader(l for l in open(path) if not l.startswith("#"))]
+    names, bf16, fp32 = rows(shapes_csv), rows(rates_csv), rows(fp32_csv)
+    if len(names) != len(bf16):
+        raise ValueError(f"{len(bf16)} rates for the {len(names)} shapes of {shapes_csv}")
+    wgrads = [(n, r) for n, r in zip(names, bf16) if n["gemm"].endswith(".wgrad")]
+    if len(wgrads) != len(fp32) or not fp32:
+        raise ValueError(f"{len(fp32)} fp32 rates for {len(wgrads)} weight gradients")
+    bf16_s, fp32_s = collections.OrderedDict(), collections.OrderedDict()
+    for (name, r), a in zip(wgrads, fp32):
+        shape = [int(name[c]) for c in "bmnk"]
+        if shape != [int(r[c]) for c in "bmnk"] or shape != [int(a[c]) for c in "bmnk"]:
+            raise ValueError(f"rates {dict(r)} and {dict(a)} are not shape {dict(name)}")
+        flops = 2.0 * shape[0] * shape[1] * shape[2] * shape[3]
+        row = name["row"]
+        bf16_s[row] = bf16_s.get(row, 0) + flops / float(r["flops_per_s"])
+        fp32_s[row] = fp32_s.get(row, 0) + flops / float(a["flops_per_s"])
+    ratios = [fp32_s[row] / bf16_s[row] for row in bf16_s]
+    print("weight gradients into fp32 over into bf16, a layer's (time): " +
+          ", ".join("%s %.3f" % (row.replace("nemo-", ""), fp32_s[row] / bf16_s[row])
+                    for row in bf16_s) + "; median %.3f" % statistics.median(ratios))
+
+
 def fp8_split(fast_csv, split_csv):
     """The same FP8 shapes with split accumulation (Transformer Engine's dgrad and wgrad GEMMs)
     beside the fast accumulation of its forward GEMM (row 2d): recorded, not used by the model,
@@ -362,7 +389,8 @@ COMMANDS = {"table": table, "nvidia-lib-dirs": nvidia_lib_dirs, "kernel-summary"
             "steady-period": steady_period, "drop-first-step": drop_first_step,
             "overhead": overhead, "held-csv": held_csv, "gemm-summary": gemm_summary,
             "dev-gemm-summary": dev_gemm_summary, "sm-margin-summary": sm_margin_summary,
-            "fp8-gemm-summary": fp8_gemm_summary, "fp8-split": fp8_split}
+            "fp8-gemm-summary": fp8_gemm_summary, "fp8-split": fp8_split,
+            "wgrad-fp32": wgrad_fp32}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

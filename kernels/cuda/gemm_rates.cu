@@ -46,26 +46,39 @@ void fill_normal_bf16(cudaStream_t stream, __nv_bfloat16* out, size_t n, uint64_
 
 namespace {
 
-// Operands for shapes up to the largest of each matrix, filled once.
+// Operands for shapes up to the largest of each matrix, filled once; C in bf16, or in fp32 (zeroed)
+// for GEMMs that accumulate into it.
 struct Operands {
   DeviceBuffer<__nv_bfloat16> a, b, c;
-  Operands(cudaStream_t stream, size_t a_elems, size_t b_elems, size_t c_elems, uint64_t seed)
-      : a(a_elems), b(b_elems), c(c_elems) {
+  DeviceBuffer<float> c32;
+  Operands(cudaStream_t stream, size_t a_elems, size_t b_elems, size_t c_elems, GemmOutput output,
+           uint64_t seed)
+      : a(a_elems),
+        b(b_elems),
+        c(output == GemmOutput::kBf16 ? c_elems : 0),
+        c32(output == GemmOutput::kFp32Accumulate ? c_elems : 0) {
     fill_normal_bf16(stream, a.data(), a_elems, seed);
     fill_normal_bf16(stream, b.data(), b_elems, seed + 1);
+    if (c32.size() > 0)
+      MESHSCOPE_CUDA_CHECK(cudaMemsetAsync(c32.data(), 0, c32.size() * sizeof(float), stream));
     MESHSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 };
 
-// C[b, m, n] = A[b, m, k] B[b, k, n], row-major: column-major cuBLAS computes C^T = B^T A^T.
+// C[b, m, n] = A[b, m, k] B[b, k, n], row-major: column-major cuBLAS computes C^T = B^T A^T. Into
+// fp32 C with beta 1, it is the weight-gradient GEMM of Megatron's gradient_accumulation_fusion
+// (fused_weight_gradient_dense: cublasGemmEx, bf16 operands, the fp32 main gradient as C and D).
 void gemm(cublasHandle_t h, const GemmShape& s, const Operands& o) {
-  const float alpha = 1, beta = 0;
+  const float alpha = 1;
+  const bool accumulate = o.c32.size() > 0;
+  const float beta = accumulate ? 1.0f : 0.0f;
+  void* c = accumulate ? static_cast<void*>(o.c32.data()) : static_cast<void*>(o.c.data());
   MESHSCOPE_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
       h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(s.n), static_cast<int>(s.m),
       static_cast<int>(s.k), &alpha, o.b.data(), CUDA_R_16BF, static_cast<int>(s.n), s.k * s.n,
-      o.a.data(), CUDA_R_16BF, static_cast<int>(s.k), s.m * s.k, &beta, o.c.data(), CUDA_R_16BF,
-      static_cast<int>(s.n), s.m * s.n, static_cast<int>(s.b), CUBLAS_COMPUTE_32F,
-      CUBLAS_GEMM_DEFAULT));
+      o.a.data(), CUDA_R_16BF, static_cast<int>(s.k), s.m * s.k, &beta, c,
+      accumulate ? CUDA_R_32F : CUDA_R_16BF, static_cast<int>(s.n), s.m * s.n,
+      static_cast<int>(s.b), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace
@@ -94,10 +107,11 @@ namespace {
 // A stream, its cuBLAS handle, operands for shapes up to the given sizes, and two timing events.
 class Bench {
  public:
-  Bench(size_t a_elems, size_t b_elems, size_t c_elems, uint64_t seed)
+  Bench(size_t a_elems, size_t b_elems, size_t c_elems, uint64_t seed,
+        GemmOutput output = GemmOutput::kBf16)
       : stream_(make_stream()),
         cublas_(make_cublas(stream_.get())),
-        operands_(stream_.get(), a_elems, b_elems, c_elems, seed),
+        operands_(stream_.get(), a_elems, b_elems, c_elems, output, seed),
         start_(make_event(true)),
         stop_(make_event(true)) {}
 
@@ -119,7 +133,7 @@ class Bench {
 }  // namespace
 
 std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, int warmup,
-                                         int iters, uint64_t seed) {
+                                         int iters, uint64_t seed, GemmOutput output) {
   if (shapes.empty() || iters < 1) return {};
   size_t a_max = 0, b_max = 0, c_max = 0;
   for (const GemmShape& s : shapes) {
@@ -128,7 +142,7 @@ std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, i
     b_max = std::max<size_t>(b_max, s.b * s.k * s.n);
     c_max = std::max<size_t>(c_max, s.b * s.m * s.n);
   }
-  Bench bench(a_max, b_max, c_max, seed);
+  Bench bench(a_max, b_max, c_max, seed, output);
   return rates_in_rounds(bench, shapes, warmup, iters);
 }
 

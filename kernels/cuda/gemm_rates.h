@@ -26,8 +26,14 @@ struct GemmRate {
 // batch timed as a whole, the batches taken in rounds over all the shapes (so clock drift falls on
 // each alike); the median batch's time per call.
 // Throws std::runtime_error (CUDA or cuBLAS failure, a shape too large for the device).
+// Where a bf16 GEMM's product goes: a bf16 C (beta 0), or added into an fp32 C (beta 1), as the
+// weight-gradient GEMMs of Megatron's gradient_accumulation_fusion accumulate into the fp32 main
+// gradient (docs/ACCURACY.md, Appendix B: its epilogue reads and writes 8 bytes an element).
+enum class GemmOutput { kBf16, kFp32Accumulate };
+
 std::vector<GemmRate> measure_gemm_rates(const std::vector<GemmShape>& shapes, int warmup = 5,
-                                         int iters = 20, uint64_t seed = 1);
+                                         int iters = 20, uint64_t seed = 1,
+                                         GemmOutput output = GemmOutput::kBf16);
 
 // How an FP8 GEMM accumulates its products (cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM): fast, as
 // Transformer Engine's forward GEMM asks, or with partial sums promoted (split), as its dgrad and

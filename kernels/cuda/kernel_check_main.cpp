@@ -5,7 +5,8 @@
 // --gemm-rates SHAPES.csv: the bf16 GEMM rate of each shape (gemm_rates.h) as CSV on stdout, for
 // `meshscope calibrate --gemm-rates`; with --fp8, the e4m3 x e4m3 -> bf16 rate through cuBLASLt
 // instead (measure_fp8_gemm_rates: b 1 only), accumulated fast as Transformer Engine's forward
-// GEMM, or with --split-accumulation as its dgrad and wgrad GEMMs;
+// GEMM, or with --split-accumulation as its dgrad and wgrad GEMMs; with --accumulate-fp32, each
+// bf16 GEMM added into an fp32 C (the weight gradient of Megatron's gradient_accumulation_fusion);
 // --sustained SECONDS: 8192 x 8192 x 8192's burst rate after idle gaps and then kept busy that
 // long (hold_gemm): "sustained shape<TAB>b,m,n,k<TAB>window seconds", "burst<TAB>FLOP/s",
 // "hold<TAB>begin<TAB>end" (Unix seconds) and the rate of each half-second window
@@ -31,7 +32,7 @@ int main(int argc, char** argv) {
   CheckOptions options;
   std::string gemm_shapes, sm_margin_cases;
   double sustained_s = 0;
-  bool fp8 = false, split_accumulation = false;
+  bool fp8 = false, split_accumulation = false, accumulate_fp32 = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--seed" && i + 1 < argc) {
@@ -50,6 +51,8 @@ int main(int argc, char** argv) {
       fp8 = true;
     } else if (arg == "--split-accumulation") {
       split_accumulation = true;
+    } else if (arg == "--accumulate-fp32") {
+      accumulate_fp32 = true;
     } else if (arg == "--sm-margin" && i + 1 < argc) {
       sm_margin_cases = argv[++i];
     } else if (arg == "--sustained" && i + 1 < argc) {
@@ -59,10 +62,10 @@ int main(int argc, char** argv) {
         return 1;
       }
     } else {
-      std::fprintf(
-          stderr,
-          "usage: meshscope-kernel-check [--seed N | --versions | --gemm-rates SHAPES.csv "
-          "[--fp8 [--split-accumulation]] | --sustained SECONDS | --sm-margin CASES.csv]\n");
+      std::fprintf(stderr,
+                   "usage: meshscope-kernel-check [--seed N | --versions | --gemm-rates SHAPES.csv "
+                   "[--fp8 [--split-accumulation] | --accumulate-fp32] | --sustained SECONDS | "
+                   "--sm-margin CASES.csv]\n");
       return 1;
     }
   }
@@ -72,6 +75,12 @@ int main(int argc, char** argv) {
   }
   if (split_accumulation && !fp8) {
     std::fprintf(stderr, "meshscope-kernel-check: --split-accumulation is an FP8 GEMM's (--fp8)\n");
+    return 1;
+  }
+  if (accumulate_fp32 && (fp8 || gemm_shapes.empty())) {
+    std::fprintf(stderr,
+                 "meshscope-kernel-check: --accumulate-fp32 is a bf16 GEMM's of --gemm-rates, "
+                 "not --fp8's\n");
     return 1;
   }
   std::vector<GemmShape> shapes;
@@ -99,12 +108,15 @@ int main(int argc, char** argv) {
       if (!cases.empty())
         std::fputs(format_sm_margin(measure_sm_margin(cases, 20, options.seed)).c_str(), stdout);
       if (!shapes.empty())
-        std::fputs(format_gemm_rates(fp8 ? measure_fp8_gemm_rates(
-                                               shapes, split_accumulation ? Fp8Accumulation::kSplit
-                                                                          : Fp8Accumulation::kFast)
-                                         : measure_gemm_rates(shapes))
-                       .c_str(),
-                   stdout);
+        std::fputs(
+            format_gemm_rates(fp8 ? measure_fp8_gemm_rates(shapes, split_accumulation
+                                                                       ? Fp8Accumulation::kSplit
+                                                                       : Fp8Accumulation::kFast)
+                                  : measure_gemm_rates(shapes, 5, 20, 1,
+                                                       accumulate_fp32 ? GemmOutput::kFp32Accumulate
+                                                                       : GemmOutput::kBf16))
+                .c_str(),
+            stdout);
       if (sustained_s > 0) {
         const GemmShape shape{1, 8192, 8192, 8192};
         constexpr double kWindowS = 0.5;

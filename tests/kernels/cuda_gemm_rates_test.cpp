@@ -76,6 +76,30 @@ TEST(CudaGemmRates, MeasuredRatesFollowTheModelsShapeFunction) {
   EXPECT_LT(fit.rms, 0.05);
 }
 
+// On a GPU: the weight-gradient GEMMs of the NeMo GPT-3 175B row (scripts/dev_gemm_shapes.csv)
+// added into an fp32 C, as Megatron's gradient_accumulation_fusion runs them, measured beside the
+// same GEMMs into a bf16 C: each rate under the bf16 peak and no faster than the bf16 output's
+// (its epilogue moves four times the bytes), to within the timing's noise. How much slower is what
+// gpu-check's row 2b records (docs/ACCURACY.md, Appendix B).
+TEST(CudaGemmRates, WeightGradientsAccumulatedInFp32AreNoFasterThanIntoBf16) {
+  const DeviceProbe probe = probe_devices();
+  if (!probe.available()) GTEST_SKIP() << no_device_message(probe);
+  const std::vector<GemmShape> wgrad = {
+      {1, 12288, 9216, 2048}, {1, 3072, 12288, 2048}, {1, 12288, 12288, 2048}};
+  const std::vector<GemmRate> bf16 = measure_gemm_rates(wgrad, 2, 5);
+  const std::vector<GemmRate> fp32 =
+      measure_gemm_rates(wgrad, 2, 5, 1, GemmOutput::kFp32Accumulate);
+  ASSERT_EQ(fp32.size(), wgrad.size());
+  for (size_t i = 0; i < wgrad.size(); ++i) {
+    EXPECT_GT(fp32[i].flops_per_s, 0);
+    EXPECT_LT(fp32[i].flops_per_s, bf16[i].flops_per_s * 1.05) << "shape " << i;
+    std::printf("%lld x %lld x %lld: into fp32 %.1f TFLOP/s, into bf16 %.1f\n",
+                static_cast<long long>(wgrad[i].m), static_cast<long long>(wgrad[i].n),
+                static_cast<long long>(wgrad[i].k), fp32[i].flops_per_s / 1e12,
+                bf16[i].flops_per_s / 1e12);
+  }
+}
+
 // FP8 rates (docs/ACCURACY.md items 50 and 51): shapes Transformer Engine never runs batched are
 // refused before any device is touched, so the refusal holds on a machine without one.
 TEST(CudaGemmRates, Fp8RatesRefuseABatchedShapeBeforeTouchingADevice) {
