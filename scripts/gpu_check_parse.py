@@ -33,6 +33,11 @@ import statistics
 import sys
 
 
+def csv_rows(path):
+    """A CSV file's rows as dicts by its header, its '#' comment lines skipped."""
+    return [r for r in csv.DictReader(l for l in open(path) if not l.startswith("#"))]
+
+
 def table(path):
     rows = [l.rstrip("\n").split("\t") for l in open(path) if l.strip()]
     head = ["section", "check", "status", "detail"]
@@ -243,7 +248,7 @@ def dev_gemm_summary(check_json, shapes_csv):
     """Each development row's layer of GEMMs: the model's time over the measured time, with the
     fit of row 2b's table (`calibrate --compare` JSON, in the order of the shapes file)."""
     rows = json.load(open(check_json))["compare"]["rows"]
-    names = [r for r in csv.DictReader(l for l in open(shapes_csv) if not l.startswith("#"))]
+    names = csv_rows(shapes_csv)
     if len(names) != len(rows):
         raise ValueError(f"{len(rows)} measured rates for the {len(names)} shapes of {shapes_csv}")
     model_s, measured_s = collections.OrderedDict(), collections.OrderedDict()
@@ -295,9 +300,7 @@ def fp8_gemm_summary(rates_csv, reference_csv, catalog_json):
     """cuBLASLt's FP8 rates at TileLang's shapes (meshscope-kernel-check --gemm-rates --fp8) beside
     TileLang's own, beside the catalog entry's FP8 model, and the entry's two FP8 figures fitted to
     them the way docs/ACCURACY.md item 50 fitted TileLang's (what item 51's rule reads)."""
-    def rows(path):
-        return [r for r in csv.DictReader(l for l in open(path) if not l.startswith("#"))]
-    measured, reference = rows(rates_csv), rows(reference_csv)
+    measured, reference = csv_rows(rates_csv), csv_rows(reference_csv)
     if len(measured) != len(reference):
         raise ValueError(f"{len(measured)} rates for the {len(reference)} shapes of {reference_csv}")
     entry = json.load(open(catalog_json))
@@ -342,9 +345,7 @@ def wgrad_fp32(shapes_csv, rates_csv, fp32_csv):
     """Each development row's weight-gradient GEMMs added into an fp32 C (Megatron's
     gradient_accumulation_fusion) over the same GEMMs into bf16 (row 2b's development rates), as
     time: above 1, accumulating into fp32 costs that much more (docs/ACCURACY.md, Appendix B)."""
-    def rows(path):
-        return [r for r in csv.DictReader(l for l in open(path) if not l.startswith("#"))]
-    names, bf16, fp32 = rows(shapes_csv), rows(rates_csv), rows(fp32_csv)
+    names, bf16, fp32 = csv_rows(shapes_csv), csv_rows(rates_csv), csv_rows(fp32_csv)
     if len(names) != len(bf16):
         raise ValueError(f"{len(bf16)} rates for the {len(names)} shapes of {shapes_csv}")
     wgrads = [(n, r) for n, r in zip(names, bf16) if n["gemm"].endswith(".wgrad")]
@@ -369,9 +370,7 @@ def fp8_split(fast_csv, split_csv):
     """The same FP8 shapes with split accumulation (Transformer Engine's dgrad and wgrad GEMMs)
     beside the fast accumulation of its forward GEMM (row 2d): recorded, not used by the model,
     which gives an FP8 GEMM one rate either way."""
-    def rows(path):
-        return [r for r in csv.DictReader(l for l in open(path) if not l.startswith("#"))]
-    fast, split = rows(fast_csv), rows(split_csv)
+    fast, split = csv_rows(fast_csv), csv_rows(split_csv)
     if len(fast) != len(split) or not fast:
         raise ValueError(f"{len(split)} split-accumulation rates for {len(fast)} shapes")
     ratios = []
