@@ -14,6 +14,8 @@
 #include <system_error>
 #include <vector>
 
+#include "tests/remove_at_exit.h"
+
 namespace meshscope::cli_testing {
 
 namespace fs = std::filesystem;
@@ -24,30 +26,14 @@ struct Result {
   std::string err;
 };
 
-// The folders temp_dir made, removed when the test process exits: each ctest entry is its own
-// process, and every suite run otherwise left its folders behind (1.4 GB of them had gathered in
-// one machine's /tmp over some 640 runs).
-class TempDirs {
- public:
-  ~TempDirs() {
-    std::error_code ec;
-    for (const fs::path& d : dirs_) fs::remove_all(d, ec);
-  }
-  void add(const fs::path& d) { dirs_.push_back(d); }
-
- private:
-  std::vector<fs::path> dirs_;
-};
-
 // A fresh folder under the temporary directory, unique to `name` and this process, removed when
 // the process exits.
 inline fs::path temp_dir(const std::string& name) {
-  static TempDirs made;
   const fs::path dir =
       fs::temp_directory_path() / ("meshscope_cli_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  made.add(dir);
+  ::meshscope::testing::remove_at_exit(dir);
   return dir;
 }
 

@@ -16,6 +16,7 @@
 #include "sim/predict/config.h"
 #include "sim/predict/simulate.h"
 #include "sim/predict/workload_costs.h"
+#include "tests/remove_at_exit.h"
 
 namespace meshscope::predict::testing {
 
@@ -70,6 +71,7 @@ inline std::string with_every_zero_stage(const std::string& framework) {
     const std::string part = path + ".part";
     std::ofstream(part) << j.dump();
     std::filesystem::rename(part, path);
+    meshscope::testing::remove_at_exit(path);
     return path;
   }
   ADD_FAILURE() << "no shipped profile " << framework;

@@ -18,6 +18,8 @@
 
 #include <unistd.h>
 
+#include "tests/remove_at_exit.h"
+
 namespace meshscope::traces {
 namespace {
 
@@ -26,6 +28,7 @@ std::filesystem::path write_trace(const std::string& name, const std::string& ev
   const std::filesystem::path p = std::filesystem::temp_directory_path() /
                                   ("meshscope_trace_gemms_" + std::to_string(::getpid()) + name);
   std::ofstream(p) << "{" << top << R"("traceEvents": [)" << events << "]}";
+  meshscope::testing::remove_at_exit(p);
   return p;
 }
 
