@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "profiler/runtime/clock.h"
 
@@ -234,6 +235,11 @@ StreamKey FakeCupti::stream_key(CUstream stream) {
   }
   auto it = stream_keys_.find(stream);
   return it != stream_keys_.end() ? it->second : StreamKey{};
+}
+
+uint64_t FakeCupti::dropped_since_read(std::span<const CUstream>) {
+  std::lock_guard lock(mutex_);
+  return std::exchange(trailing_dropped_, 0);
 }
 
 void FakeCupti::queue(CompletedBuffer b) {

@@ -78,6 +78,7 @@ class FakeCupti final : public CuptiApi {
   void push_external_id(uint64_t id) override;
   void pop_external_id() override;
   StreamKey stream_key(CUstream stream) override;
+  uint64_t dropped_since_read(std::span<const CUstream> streams) override;
 
   // Test controls.
   int64_t to_cupti(int64_t host_ns) const;
@@ -95,6 +96,8 @@ class FakeCupti final : public CuptiApi {
   void set_records_per_buffer(size_t n) { records_per_buffer_ = n; }
   // The next `n` launched records are lost, and reported as dropped with the next buffer.
   void drop_next(uint64_t n) { to_drop_ += n; }
+  // `n` records lost after the last buffer completed: only dropped_since_read() reports them.
+  void drop_after_last_buffer(uint64_t n) { trailing_dropped_ += n; }
   // A GPU op launched from the calling thread: the runtime API record, the external correlation
   // of the top of the thread's stack (if any) and the kernel or copy record, as CUPTI emits them.
   void launch_kernel(const char* name, uint32_t device, uint32_t stream, int64_t gpu_begin_host_ns,
@@ -134,6 +137,7 @@ class FakeCupti final : public CuptiApi {
   size_t records_per_buffer_ = 1000;
   uint64_t to_drop_ = 0;
   uint64_t dropped_pending_ = 0;
+  uint64_t trailing_dropped_ = 0;
   uint32_t next_correlation_ = 1;
   bool ignore_external_ = false;
   uint32_t next_marker_ = 1;

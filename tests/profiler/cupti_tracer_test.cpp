@@ -267,6 +267,14 @@ TEST_F(CuptiTracerTest, DroppedRecordsAreCountedAndReported) {
   EXPECT_EQ(tracer_->report().dropped_records, 3u);
 }
 
+TEST_F(CuptiTracerTest, RecordsDroppedAfterTheLastBufferAreCountedToo) {
+  fake_->drop_next(3);               // reported with a buffer
+  fake_->drop_after_last_buffer(4);  // read from the queues once the capture stopped
+  const traces::Timeline t = run_both();
+  EXPECT_EQ(t.metadata.at("cupti_dropped_records"), "7");
+  EXPECT_EQ(tracer_->report().dropped_records, 7u);
+}
+
 TEST_F(CuptiTracerTest, ABufferEndingInAnIncompleteRecordKeepsTheRunAndIsCounted) {
   // As a forced flush after a stopped run hands it over: one record, then one CUPTI cannot read.
   CUpti_ActivityKernel10 incomplete{};

@@ -98,6 +98,10 @@ class CuptiApi {
   virtual void pop_external_id() = 0;
   // The context and stream ids of a stream, as its records carry them (contextId, streamId).
   virtual StreamKey stream_key(CUstream stream) = 0;
+  // Records dropped since their queue's count was last read (cuptiActivityGetNumDroppedRecords
+  // resets it; each completed buffer reads its own queue's): CUPTI's global queue and those of
+  // `streams`. Called after the last flush, for drops no buffer completed after.
+  virtual uint64_t dropped_since_read(std::span<const CUstream> streams) = 0;
 };
 
 // The libcupti implementation. Only one may be started at a time per process (CUPTI's callbacks

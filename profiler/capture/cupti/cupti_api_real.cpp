@@ -136,6 +136,21 @@ class RealCuptiApi final : public CuptiApi {
     return key;
   }
 
+  uint64_t dropped_since_read(std::span<const CUstream> streams) override {
+    uint64_t total = 0;
+    size_t n = 0;
+    if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &n) == CUPTI_SUCCESS) total += n;
+    for (CUstream stream : streams) {
+      CUcontext context = nullptr;
+      uint32_t id = 0;
+      if (stream_context(stream, &context) != CUDA_SUCCESS || context == nullptr) continue;
+      if (cuptiGetStreamIdEx(context, stream, 0, &id) != CUPTI_SUCCESS) continue;
+      n = 0;
+      if (cuptiActivityGetNumDroppedRecords(context, id, &n) == CUPTI_SUCCESS) total += n;
+    }
+    return total;
+  }
+
  private:
   static void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
     *buffer = nullptr;

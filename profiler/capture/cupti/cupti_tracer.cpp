@@ -123,7 +123,10 @@ void CuptiTracer::action_end(int rank, int, const ActionInfo& action, const Acti
 void CuptiTracer::step_end(int, int) {}
 
 traces::Timeline CuptiTracer::finish() {
-  const RecordSet records = capture_.stop();
+  RecordSet records = capture_.stop();
+  std::vector<CUstream> traced;
+  for (const TracedStream& s : streams_) traced.push_back(s.stream);
+  records.dropped_records += api_->dropped_since_read(traced);
   BuildInput in;
   in.records = &records;
   in.clock = &capture_.clock();
