@@ -651,7 +651,7 @@ sanitizer_check() {
   case $status in
     0) row sanitizer memcheck ok "$(grep -m1 'ERROR SUMMARY' "$out/memcheck.log")" ;;
     124|137|125) row sanitizer memcheck info "not finished in the time left (optional)" ;;
-    # Some sandboxed GPU machines refuse the tool itself (gVisor: "Device not supported", then
+    # Some GPU machines refuse the tool itself ("Device not supported", then
     # error 999): the sanitizer did not run, which says nothing of the code.
     *) if grep -qiE 'device not supported|error 999' "$out/memcheck.log" && \
           ! grep -q 'ERROR SUMMARY: [1-9]' "$out/memcheck.log"; then
