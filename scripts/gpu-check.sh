@@ -612,7 +612,7 @@ overhead_check() {
 }
 
 gtests() {
-  local t name status summary reasons board_only found=0 filter=()
+  local t name status summary skipped reasons board_only found=0 filter=()
   # With a GPU, leave out the tests of the no-device path (they skip where a device is present),
   # so any test still skipped is one that should have run.
   [[ $gpu_listed == 1 ]] && filter=("--gtest_filter=-*NoDevice*:*FallsBackToCpu*")
@@ -625,10 +625,12 @@ gtests() {
     summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$name.log" | sed 's/\[ *//; s/ *\]//' | tr '\n' ' ')
     # A skip for what the board lacks (no catalog entry to compare with, no FP8 peak: an A100) is
     # right on that board; any other skip with a GPU listed is a test that should have run.
-    reasons=$(grep -A1 -E ': Skipped$' "$out/$name.log" | grep -vE ': Skipped$|^--$' | sort -u | paste -sd ';' -)
+    skipped=$(grep -A1 -E ': Skipped$' "$out/$name.log" | grep -vE ': Skipped$|^--$' | sort -u)
+    reasons=$(paste -sd ';' - <<< "$skipped")
     board_only=0
-    if [[ -n $reasons ]] && ! grep -A1 -E ': Skipped$' "$out/$name.log" | grep -vE ': Skipped$|^--$' \
-         | grep -qvE ': no catalog entry$| has no FP8 peak$'; then board_only=1; fi
+    if [[ -n $skipped ]] && ! grep -qvE ': no catalog entry$| has no FP8 peak$' <<< "$skipped"; then
+      board_only=1
+    fi
     if [[ $status != 0 ]]; then row gtest "$name" FAIL "${summary:-$(why_failed $status "$out/$name.log")}"
     elif [[ $board_only == 1 ]]; then row gtest "$name" ok "$summary(skipped for this board: $reasons)"
     elif grep -q '^\[  SKIPPED \]' "$out/$name.log"; then row gtest "$name" SKIP "$summary${reasons:+($reasons)}"
