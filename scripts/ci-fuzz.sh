@@ -57,13 +57,9 @@ kineto_seed=$seeds/chrome_json/kineto.json
 artifacts=$build/fuzz-artifacts
 mkdir -p "$artifacts"
 
-run() {  # target, seed folder, seconds, extra libFuzzer flags...
-  local target=$1 seed=$2 seconds=$3 timeout=10
+run() {  # target, seed folder, seconds, extra libFuzzer flags... (unit_timeout: seconds an input)
+  local target=$1 seed=$2 seconds=$3 timeout=${unit_timeout:-10}
   shift 3
-  # A config of thousands of GPUs that does not fit goes through `predict`'s alternatives, a
-  # dozen simulations: one such input, found by a 450-s run on 2026-12-06 (8,192 GPUs), takes
-  # 4.0 s instrumented alone and went past 10 s with a build beside it. A hang still ends at 30 s.
-  [[ $target == fuzz_predict_config ]] && timeout=30
   local corpus=$build/fuzz-corpus/$target
   mkdir -p "$corpus"
   echo "ci-fuzz: $target for ${seconds}s"
@@ -89,10 +85,14 @@ mkdir -p "$logs"
  run fuzz_torch_job "$seeds/torch_job" $(( (seconds + 1) / 2 )) -dict="$root/fuzz/chrome_json.dict" \
    -max_len=2000000) > "$logs/fuzz_json.log" 2>&1 &
 json_lane=$!
+# `predict --config`'s unit limit is 30 s: a config of thousands of GPUs that does not fit goes
+# through `predict`'s alternatives, a dozen simulations; one such input, found by a 450-s run on
+# 2026-12-06 (8,192 GPUs), takes 4.0 s instrumented alone and went past 10 s with a build beside
+# it. A hang still ends at 30 s.
 (run fuzz_nsys_sqlite "$seeds/nsys_sqlite" $(( (seconds + 1) / 2 )) -max_len=65536 && \
  run fuzz_mixed_job "$seeds/mixed_job" $(( (seconds + 1) / 2 )) -dict="$root/fuzz/chrome_json.dict" \
    -max_len=131072 && \
- run fuzz_predict_config "$seeds/predict_config" $(( (seconds + 1) / 2 )) \
+ unit_timeout=30 run fuzz_predict_config "$seeds/predict_config" $(( (seconds + 1) / 2 )) \
    -dict="$root/fuzz/predict_config.dict" -max_len=4096 && \
  run fuzz_schedule_file "$seeds/schedule" $(( (seconds + 1) / 2 )) -max_len=65536) \
   > "$logs/fuzz_nsys_sqlite.log" 2>&1 &
