@@ -3,14 +3,17 @@
 #include "profiler/runtime/cuda/nccl_backend.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device.h"
+#include "kernels/cuda/raii.h"
 #include "profiler/runtime/cuda/nccl_check.h"
 #include "profiler/runtime/cuda/nccl_transport.h"
 
@@ -112,6 +115,7 @@ CudaNcclBackend::CudaNcclBackend(const BackendOptions& options)
     init_comms_across_processes();
     init_channels_across_processes();
   }
+  connect_channels();
   int version = 0;
   ncclGetVersion(&version);
   cudaDeviceProp prop{};
@@ -239,6 +243,48 @@ void CudaNcclBackend::init_channels() {
       slot->recv_stream = kernels::cuda::make_stream();
     }
   }
+}
+
+void CudaNcclBackend::connect_channels() {
+  // NCCL connects a p2p pair at its first send or receive (ncclTransportP2pSetup, src/transport.cc:
+  // each side waits in bootstrapRecv for the other's connection data), so that first call blocks
+  // the host until the peer posts its side. Two neighbours whose first calls went elsewhere would
+  // wait for each other, and step 0's transfers would carry the connection's set-up. One byte each
+  // way over every channel end this process holds, in one group, connects them all here: NCCL sets
+  // up the communicators of a group each on a thread of its own (groupLaunch, src/group.cc: a
+  // preconnect job per communicator, started together by asyncJobLaunch), so no end waits on
+  // another.
+  if (channels_.empty()) return;
+  struct End {
+    kernels::cuda::DeviceBuffer<uint8_t> byte;
+    cudaStream_t stream;
+  };
+  std::vector<End> ends;
+  for (const auto& [key, c] : channels_) {
+    if (c->send_comm.comm != nullptr) {
+      MESHSCOPE_CUDA_CHECK(cudaSetDevice(gpu_of_[c->from]));
+      ends.push_back({kernels::cuda::DeviceBuffer<uint8_t>(1), c->send_stream.get()});
+    }
+    if (c->recv_comm.comm != nullptr) {
+      MESHSCOPE_CUDA_CHECK(cudaSetDevice(gpu_of_[c->to]));
+      ends.push_back({kernels::cuda::DeviceBuffer<uint8_t>(1), c->recv_stream.get()});
+    }
+  }
+  size_t next = 0;
+  MESHSCOPE_NCCL_CHECK(ncclGroupStart());
+  for (const auto& [key, c] : channels_) {
+    if (c->send_comm.comm != nullptr) {
+      const End& e = ends[next++];
+      MESHSCOPE_NCCL_CHECK(ncclSend(e.byte.data(), 1, ncclUint8, 1, c->send_comm.comm, e.stream));
+    }
+    if (c->recv_comm.comm != nullptr) {
+      const End& e = ends[next++];
+      MESHSCOPE_NCCL_CHECK(ncclRecv(e.byte.data(), 1, ncclUint8, 0, c->recv_comm.comm, e.stream));
+    }
+  }
+  MESHSCOPE_NCCL_CHECK(ncclGroupEnd());
+  // The bytes are freed below; their transfers end first.
+  for (const End& e : ends) MESHSCOPE_CUDA_CHECK(cudaStreamSynchronize(e.stream));
 }
 
 CudaNcclBackend::~CudaNcclBackend() {

@@ -82,6 +82,8 @@ class CudaNcclBackend final : public GpuBackend {
   void init_comms_across_processes();
   void init_channels();
   void init_channels_across_processes();
+  // One grouped exchange over every channel: NCCL's first-use connect happens here, not in a step.
+  void connect_channels();
   void check_hosted(int rank, const char* what) const;
   // Between polls of a rank's waits: asynchronous NCCL errors abort the run; after an abort the
   // rank aborts its communicators so nothing stays blocked on the GPU.
