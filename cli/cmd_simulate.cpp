@@ -41,6 +41,7 @@ void run(const SimulateArgs& a) {
   predict::SimulateOptions so;
   so.calibration = in.calibration_or_null();
   so.expand_replicas = a.all_devices;
+  so.full_schedule = !a.schedule_out.empty();
   schedule::Schedule given;
   if (!a.schedule_file.empty()) {
     try {

@@ -281,6 +281,15 @@ void price_links_and_collectives(engine::EngineInput& in, FullMeshPrices& prices
     };
 }
 
+// Every rank's programs, ZeRO's collectives in them.
+schedule::Schedule full_schedule(const Resolved& r) {
+  const PredictConfig& c = r.config;
+  schedule::Schedule s = generate_or_explain(r.generator);
+  apply_zero(s, c.zero, c.data_parallel(), r.param_bytes, c.shard_group,
+             shards_once_a_step(c.zero, c.data_parallel(), c.mesh.pp, r.fw), c.cp);
+  return s;
+}
+
 // A given schedule: validated, then run once over the representatives when it is symmetric.
 Run run_given(const Resolved& r, FullMeshPrices& prices, engine::EngineInput in,
               const SimulateOptions& o) {
@@ -294,6 +303,13 @@ Run run_given(const Resolved& r, FullMeshPrices& prices, engine::EngineInput in,
                                 " and " + std::to_string(o.schedule->num_stages) +
                                 " stages differ from the config's " + mesh::to_string(c.mesh) +
                                 " and " + std::to_string(r.num_stages));
+  // Throughput and MFU count the config's batch: a schedule of other microbatches would be
+  // timed as one batch and credited with another.
+  if (o.schedule->num_microbatches != c.microbatches())
+    throw std::invalid_argument("schedule: its " + std::to_string(o.schedule->num_microbatches) +
+                                " microbatches a replica differ from the config's " +
+                                std::to_string(c.microbatches()) +
+                                " (batch.global / (batch.micro x mesh.dp))");
   Run run;
   run.schedule = *o.schedule;
   in.schedule = &run.schedule;
@@ -355,9 +371,7 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
     }
   }
   check_full_footprint(r, o.build_timeline);
-  run.schedule = generate_or_explain(r.generator);
-  apply_zero(run.schedule, c.zero, c.data_parallel(), r.param_bytes, c.shard_group,
-             shards_once_a_step(c.zero, c.data_parallel(), c.mesh.pp, r.fw), c.cp);
+  run.schedule = full_schedule(r);
   record_for(o, run.schedule, in);
   run.timeline = in.build_timeline;
   run.busy = in.record_busy;
@@ -479,7 +493,12 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
                                   : run_generated(r, prices, std::move(in), o);
   Simulation out;
   out.summary = summarise(r, prices, run, o.breakdown);
-  out.schedule = std::move(run.schedule);
+  if (o.full_schedule && run.reduced) {
+    check_full_footprint(r, false);
+    out.schedule = full_schedule(r);
+  } else {
+    out.schedule = std::move(run.schedule);
+  }
   if (o.build_timeline) {
     out.timeline = std::move(run.result.timeline);
     out.timeline.run.workload = workload_descriptor(c);

@@ -99,11 +99,16 @@ struct SimulateOptions {
   // Fill Summary::breakdown (pricing the busiest device's actions once more; the search, which
   // ranks many configurations by their step time alone, turns it off).
   bool breakdown = true;
+  // Simulation::schedule holds every rank's programs even when the representatives alone were
+  // simulated (`simulate --schedule-out`: a file the same config takes back with --schedule-file).
+  bool full_schedule = false;
 };
 
 struct Simulation {
   Summary summary;
   traces::Timeline timeline;  // empty unless build_timeline
+  // What ran: the representatives' programs alone (mesh dp 1, tp 1) when they stood for their
+  // replicas, unless SimulateOptions::full_schedule.
   schedule::Schedule schedule;
 };
 

@@ -180,6 +180,7 @@ bool Validator::allocate() {
     st.sent_b_step.assign(cells, -1);
     st.grads_done.assign(slots, 0);
     st.allreduced.assign(slots, 0);
+    st.scattered.assign(slots, 0);
     st.stepped.assign(slots, -1);
   }
   return true;
@@ -238,8 +239,9 @@ bool Validator::check_rank_complete(int r) {
     if (s_.mesh.dp > 1 && !st.allreduced[slot]) {
       return fail_at(ErrorKind::kMissingWork, r, end,
                      "stage " + std::to_string(stage) +
-                         " never all-reduces its gradients over dp (no " + std::to_string(stage) +
-                         "ALLREDUCE(dp)); the replicas would diverge");
+                         " never reduces its gradients over dp (no " + std::to_string(stage) +
+                         "ALLREDUCE(dp), nor under ZeRO a " + std::to_string(stage) +
+                         "REDUCESCATTER(dp), after its gradient work); the replicas would diverge");
     }
     if (st.stepped[slot] < 0) {
       return fail_at(ErrorKind::kMissingWork, r, end,

@@ -38,8 +38,11 @@ struct RankState {
   std::vector<int32_t> sent_f_step;  // step of the SEND_F of (slot, mb), -1 if none
   std::vector<int32_t> sent_b_step;
   std::vector<int32_t> grads_done;  // [slot]: microbatches whose gradient work is complete
-  std::vector<uint8_t> allreduced;  // [slot]
-  std::vector<int32_t> stepped;     // [slot]: step of its STEP, -1 if none
+  // [slot]: its gradients reduced over dp after all its gradient work: an ALLREDUCE(dp), or under
+  // ZeRO a REDUCESCATTER(dp) (each replica keeps its shard; the ALLGATHER after STEP shares them).
+  std::vector<uint8_t> allreduced;
+  std::vector<uint8_t> scattered;  // [slot]: a REDUCESCATTER(dp) ran (ZeRO)
+  std::vector<int32_t> stepped;    // [slot]: step of its STEP, -1 if none
   std::array<int64_t, static_cast<size_t>(mesh::GroupKind::kCount)> seq{};  // rendezvous count
 };
 

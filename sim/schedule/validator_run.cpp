@@ -63,18 +63,26 @@ Validator::Outcome Validator::execute(int r, const Action& a) {
   if (is_send(a.kind)) return send(r, a);
   if (is_recv(a.kind)) return recv(r, a);
   if (is_collective(a.kind)) {
-    if (a.kind == ActionKind::kAllReduce && a.group == mesh::GroupKind::kDp &&
-        state_[r].grads_done[slot_[a.stage]] < m_) {
+    const bool dp = a.group == mesh::GroupKind::kDp;
+    RankState& st = state_[r];
+    const int slot = slot_[a.stage];
+    // Under hybrid ZeRO-3 each microbatch's reduce-scattered shard is all-reduced across the
+    // shard groups at once (sim/predict/zero.cpp): an ALLREDUCE(dp) after a REDUCESCATTER(dp).
+    if (a.kind == ActionKind::kAllReduce && dp && st.grads_done[slot] < m_ && !st.scattered[slot]) {
       return fail(ErrorKind::kMissingInput, r,
                   "all-reduces stage " + std::to_string(a.stage) +
                       "'s gradients before its gradient work is done (" +
-                      std::to_string(state_[r].grads_done[slot_[a.stage]]) + " of " +
-                      std::to_string(m_) + " microbatches)");
+                      std::to_string(st.grads_done[slot]) + " of " + std::to_string(m_) +
+                      " microbatches)");
     }
     const Outcome o = rendezvous(r, a, a.group);
-    if (o == Outcome::kDone && a.kind == ActionKind::kAllReduce &&
-        a.group == mesh::GroupKind::kDp) {
-      state_[r].allreduced[slot_[a.stage]] = 1;
+    if (o == Outcome::kDone && dp) {
+      if (a.kind == ActionKind::kReduceScatter) st.scattered[slot] = 1;
+      // ZeRO-2 and 3 reduce-scatter after each microbatch's backward: the one after the last
+      // completes the reduction.
+      if ((a.kind == ActionKind::kAllReduce || a.kind == ActionKind::kReduceScatter) &&
+          st.grads_done[slot] == m_)
+        st.allreduced[slot] = 1;
     }
     return o;
   }
@@ -214,7 +222,7 @@ Validator::Outcome Validator::step(int r, const Action& a) {
   if (s_.mesh.dp > 1 && !st.allreduced[slot]) {
     return fail(ErrorKind::kMissingInput, r,
                 "steps stage " + stage + " before the dp all-reduce of its gradients (no " + stage +
-                    "ALLREDUCE(dp) before it)");
+                    "ALLREDUCE(dp), nor under ZeRO a " + stage + "REDUCESCATTER(dp), before it)");
   }
   st.stepped[slot] = static_cast<int32_t>(st.pc);
   return Outcome::kDone;

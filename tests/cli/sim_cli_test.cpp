@@ -115,7 +115,8 @@ TEST_F(SimCli, AnInvalidSweepPointIsARowNotTheEndOfTheSweep) {
 }
 
 TEST_F(SimCli, SimulateRefusesAScheduleTheValidatorRejects) {
-  const fs::path cfg = write("cfg.json", mlp_config("a100-80gb"));
+  const fs::path cfg = write("cfg.json", R"({"model": {"kind": "mlp", "layers": 4, "hidden": 64},
+      "mesh": {"pp": 2}, "batch": {"global": 1, "micro": 1}, "cluster": {"gpu": "a100-80gb"}})");
   // Each rank receives before it sends what the other waits for.
   const fs::path sched = write("cross.sched",
                                "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
@@ -137,6 +138,48 @@ TEST_F(SimCli, SimulateRefusesAScheduleTheValidatorRejects) {
       sh("simulate --config " + cfg.string() + " --schedule-file " + fixed.string() + " --json");
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_NE(ok.out.find("\"step_time_s\""), std::string::npos) << ok.out;
+}
+
+TEST_F(SimCli, SimulateRefusesAScheduleOfOtherMicrobatchesThanItsConfig) {
+  // Timed with the file's microbatches, the step would be credited with the config's batch.
+  const fs::path cfg = write("cfg.json", mlp_config("a100-80gb"));  // 4 microbatches
+  const fs::path sched = write("one.sched",
+                               "mesh dp=1 pp=2 tp=1\nmicrobatches 1\n"
+                               "rank 0: 0F0 0SEND_F0 0RECV_B0 0B0 0STEP\n"
+                               "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0 1STEP\n");
+  const Outcome r = sh("simulate --config " + cfg.string() + " --schedule-file " + sched.string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "meshscope: error: " + cfg.string() +
+                       ": schedule: its 1 microbatches a replica differ from the config's 4 "
+                       "(batch.global / (batch.micro x mesh.dp))\n");
+}
+
+TEST_F(SimCli, AScheduleSimulateWritesOutIsOneItsConfigTakesBack) {
+  // dp 2 x tp 2 replicas simulated once, ZeRO-1's reduce-scatters in the programs: the file holds
+  // every rank, passes the validator and simulates to the same step.
+  const fs::path cfg = write("zero.json", R"({"model": {"kind": "gpt", "layers": 8, "hidden": 2048,
+      "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"dp": 2, "tp": 2, "pp": 4},
+      "batch": {"global": 16, "micro": 1}, "schedule": "1f1b", "cluster": {"gpu": "h100-sxm"},
+      "options": {"zero": 1}})");
+  const fs::path sched = dir_ / "out.sched";
+  const Outcome first =
+      sh("simulate --config " + cfg.string() + " --schedule-out " + sched.string() + " --json");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find("\"replicas_simulated_once\": true"), std::string::npos) << first.out;
+  const std::string text = slurp(sched);
+  EXPECT_NE(text.find("mesh dp=2 pp=4 tp=2"), std::string::npos) << text.substr(0, 300);
+  EXPECT_NE(text.find("rank 15: "), std::string::npos);
+  EXPECT_NE(text.find("REDUCESCATTER(dp)"), std::string::npos);
+  EXPECT_EQ(sh("validate " + sched.string()).exit_code, 0);
+  const Outcome again =
+      sh("simulate --config " + cfg.string() + " --schedule-file " + sched.string() + " --json");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const auto step = [](const std::string& json) {
+    const size_t at = json.find("\"step_time_s\": ");
+    return at == std::string::npos ? std::string() : json.substr(at, json.find(',', at) - at);
+  };
+  EXPECT_FALSE(step(first.out).empty()) << first.out;
+  EXPECT_EQ(step(again.out), step(first.out));
 }
 
 TEST_F(SimCli, CalibrationStaysWithTheHardwareItWasFittedOn) {

@@ -68,6 +68,35 @@ TEST(Validator, MissingWork) {
                "no 0ALLREDUCE(dp)");
 }
 
+// What `simulate --schedule-out` writes for a ZeRO config (sim/predict/zero.cpp): the gradients
+// reduce-scattered over dp, once after the last backward (ZeRO-1) or after each (ZeRO-2 and 3,
+// hybrid sharding with an all-reduce of the shard after each), and gathered after STEP.
+TEST(Validator, AcceptsZerosReduceScattersInPlaceOfTheDpAllReduce) {
+  auto both = [](const std::string& program) {
+    return "mesh dp=2\nmicrobatches 2\nrank 0: " + program + "\nrank 1: " + program + "\n";
+  };
+  for (const std::string program :
+       {"0F0 0B0 0F1 0B1 0REDUCESCATTER(dp):64 0STEP 0ALLGATHER(dp):64",
+        "0F0 0B0 0REDUCESCATTER(dp):64 0F1 0B1 0REDUCESCATTER(dp):64 0STEP 0ALLGATHER(dp):64",
+        "0ALLGATHER(dp):64 0F0 0ALLGATHER(dp):64 0B0 0REDUCESCATTER(dp):64 0ALLREDUCE(dp):32 "
+        "0ALLGATHER(dp):64 0F1 0ALLGATHER(dp):64 0B1 0REDUCESCATTER(dp):64 0ALLREDUCE(dp):32 "
+        "0STEP"}) {
+    const Schedule s = load(both(program));
+    const ValidationResult r = validate(s);
+    EXPECT_TRUE(r.ok()) << program << "\n" << (r.ok() ? "" : r.error->message);
+  }
+  // A reduce-scatter before the last microbatch's gradients exist reduces only some of them.
+  expect_names(rejected(both("0F0 0B0 0REDUCESCATTER(dp):64 0F1 0B1 0STEP 0ALLGATHER(dp):64"),
+                        ErrorKind::kMissingInput),
+               "step 5 (0STEP): missing input: steps stage 0 before the dp "
+               "all-reduce of its gradients (no 0ALLREDUCE(dp), nor under ZeRO a "
+               "0REDUCESCATTER(dp), before it)");
+  // Nor does an all-reduce before all the gradients exist count when no reduce-scatter came first.
+  expect_names(rejected(both("0F0 0B0 0ALLREDUCE(dp):32 0F1 0B1 0STEP"), ErrorKind::kMissingInput),
+               "step 2 (0ALLREDUCE(dp):32): missing input: all-reduces stage 0's gradients before "
+               "its gradient work is done (1 of 2 microbatches)");
+}
+
 TEST(Validator, RepeatedWork) {
   expect_names(
       rejected("mesh pp=1\nmicrobatches 1\nrank 0: 0F0 0F0 0B0 0STEP\n", ErrorKind::kRepeatedWork),
