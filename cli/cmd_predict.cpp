@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/output_path.h"
 #include "cli/predict_from_trace.h"
 #include "cli/predict_sensitivity.h"
 #include "cli/sim_options.h"
@@ -24,6 +25,7 @@
 #include "sim/predict/plot.h"
 #include "sim/predict/search.h"
 #include "sim/predict/simulate.h"
+#include "sim/schedule/families.h"
 #include "traces/atomic_file.h"
 
 namespace meshscope::cli {
@@ -353,30 +355,55 @@ std::string csv_of(const std::vector<Row>& rows) {
   return o;
 }
 
-// X axis: GPUs when they vary, else the first numeric swept key; one series per combination of
-// the other swept keys.
+// A swept value as a number, when all of it is one.
+std::optional<double> number_of(const std::string& v) {
+  try {
+    size_t used = 0;
+    const double x = std::stod(v, &used);
+    if (used == v.size() && std::isfinite(x)) return x;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// X axis: GPUs when they vary, else the first swept key, its values in order of appearance when
+// they are not all numbers (a GPU or schedule sweep); one series per combination of the other
+// swept keys. Rows that did not run have no place on it.
 predict::Chart chart_of(const std::vector<Row>& rows) {
   predict::Chart c;
   c.title = "predicted throughput";
   c.y_label = "tokens/s";
   std::map<std::string, predict::Series> series;
+  std::vector<const Row*> ran;
+  for (const Row& r : rows)
+    if (r.error.empty()) ran.push_back(&r);
   bool gpus_vary = false;
-  for (const Row& r : rows) gpus_vary |= r.summary.gpus != rows.front().summary.gpus;
+  for (const Row* r : ran) gpus_vary |= r->summary.gpus != ran.front()->summary.gpus;
   std::string xkey = "gpus";
   if (!gpus_vary && !rows.empty() && !rows.front().swept.empty())
     xkey = rows.front().swept.front().first;
   c.x_label = xkey;
   c.log_x = xkey == "gpus";
-  for (const Row& r : rows) {
-    if (!r.error.empty()) continue;
+  bool categorical = false;
+  std::vector<std::string> values;  // of the x key, in order of appearance
+  for (const Row* r : ran)
+    for (const auto& [k, v] : r->swept) {
+      if (k != xkey) continue;
+      categorical |= !number_of(v);
+      if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+    }
+  if (categorical) c.x_categories = std::move(values);
+  for (const Row* row : ran) {
+    const Row& r = *row;
     double x = static_cast<double>(r.summary.gpus);
     std::string label;
     for (const auto& [k, v] : r.swept) {
       if (k == xkey) {
-        try {
-          x = std::stod(v);
-        } catch (...) {
-          x = 0;
+        if (c.x_categories.empty()) {
+          x = number_of(v).value_or(0);
+        } else {
+          x = static_cast<double>(std::find(c.x_categories.begin(), c.x_categories.end(), v) -
+                                  c.x_categories.begin());
         }
       } else if (!(gpus_vary && (k.rfind("mesh.", 0) == 0))) {
         label += (label.empty() ? "" : " ") + k + "=" + v;
@@ -411,13 +438,14 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base,
       out.push_back(j);
     }
     std::printf("%s\n", out.dump(2).c_str());
-    return;
   }
-  std::printf("fastest configurations of %lld GPUs that fit (%zu fit):\n",
-              static_cast<long long>(a.gpus), found.size());
   std::vector<Row> rows;
   for (size_t i = 0; i < found.size() && static_cast<int>(i) < a.top; ++i)
     rows.push_back(Row{{{"candidate", found[i].label}}, found[i].summary, "", std::nullopt});
+  if (!a.csv.empty()) write_file(a.csv, csv_of(rows));
+  if (a.json) return;
+  std::printf("fastest configurations of %lld GPUs that fit (%zu fit):\n",
+              static_cast<long long>(a.gpus), found.size());
   print_table(rows);
 }
 
@@ -426,6 +454,7 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base,
 void run_sensitivity(const PredictArgs& a, const std::vector<predict::SweepPoint>& points,
                      const cost::Calibration* cal) {
   const std::string& where = a.input.config;
+  if (!std::isfinite(a.sensitivity_percent)) throw UserError("--sensitivity-percent: not a number");
   if (points.size() != 1)
     throw UserError(where + ": --sensitivity takes one configuration, not a sweep (" +
                     std::to_string(points.size()) + " points)");
@@ -457,20 +486,29 @@ void run(const PredictArgs& a) {
         "--sensitivity prints its own table (--json for JSON), not the prediction's: leave out "
         "--breakdown, --csv and --plot");
   if (!a.trace.trace.empty()) {
+    if (!a.csv.empty() || !a.plot.empty())
+      throw UserError(
+          "--csv and --plot write a prediction's rows, not a replay's: with "
+          "--from-trace, --json gives every figure");
     PredictFromTraceArgs t = a.trace;
     t.json = a.json;
     run_predict_from_trace(t);
     return;
   }
   if (a.input.config.empty()) throw UserError("predict needs --config FILE or --from-trace DIR");
+  if (a.search && !a.plot.empty())
+    throw UserError("--plot draws a sweep's throughput; --search ranks meshes (--csv writes them)");
   const SimInputs in = load_sim_inputs(a.input);
   const std::string& where = a.input.config;
+  const std::vector<predict::SweepPoint> points = predict::expand_sweep(in.config, where);
   if (a.search) {
-    if (a.gpus < 1) throw UserError("--search needs --gpus N");
+    if (a.gpus == 0) throw UserError("--search needs --gpus N");
+    if (points.size() != 1)
+      throw UserError(where + ": --search takes one configuration, not a sweep (" +
+                      std::to_string(points.size()) + " points)");
     run_search(a, predict::parse_config(in.config, where), in.calibration_or_null());
     return;
   }
-  const std::vector<predict::SweepPoint> points = predict::expand_sweep(in.config, where);
   if (a.sensitivity) {
     run_sensitivity(a, points, in.calibration_or_null());
     return;
@@ -521,6 +559,29 @@ void run(const PredictArgs& a) {
   if (a.breakdown) print_breakdowns(rows);
 }
 
+// --schedule of --from-trace: a pipeline family the replay runs, by meshscope's name or torch's
+// class name (Schedule1F1B, or 1F1B as torch's own fixture folders say); made meshscope's name.
+CLI::Validator replay_family_check() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        std::string names;
+        for (size_t i = 0; i < schedule::kFamilies.size(); ++i) {
+          const schedule::FamilyInfo& f = schedule::kFamilies[i];
+          if (f.pp_one_only || static_cast<schedule::Family>(i) == schedule::Family::kNaive)
+            continue;
+          const std::string torch(f.torch_class);
+          if (v == f.name || (!torch.empty() && (v == torch || "Schedule" + v == torch))) {
+            v = std::string(f.name);
+            return "";
+          }
+          names += (names.empty() ? "" : ", ") + std::string(f.name);
+        }
+        return "'" + v + "' is not a pipeline family the replay runs (one of " + names +
+               "; or torch's class name, as Schedule1F1B or 1F1B)";
+      },
+      "FAMILY");
+}
+
 }  // namespace
 
 void add_predict_command(CLI::App& app) {
@@ -536,8 +597,11 @@ void add_predict_command(CLI::App& app) {
       "print JSON (step_time_s, tokens_per_s, tflops_per_gpu, mfu, "
       "bubble_fraction, peak_memory_bytes, fits, ...; for one configuration that does not "
       "fit, would_fit: the recomputation and ZeRO stages that would)");
-  cmd->add_option("--csv", args->csv, "also write the rows as CSV");
-  cmd->add_option("--plot", args->plot, "also write an SVG chart of throughput over the sweep");
+  cmd->add_option("--csv", args->csv,
+                  "also write the rows as CSV (with --search: the ranked meshes)")
+      ->check(output_file_check());
+  cmd->add_option("--plot", args->plot, "also write an SVG chart of throughput over the sweep")
+      ->check(output_file_check());
   cmd->add_flag("--breakdown", args->breakdown,
                 "also print where the step's time goes on the busiest device: GEMMs, attention, "
                 "norms, elementwise passes, recomputation, exposed tp collectives, the optimizer "
@@ -555,12 +619,14 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--sensitivity-percent", args->sensitivity_percent,
                   "how far --sensitivity moves each figure, in percent of itself")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 50.0))
+      ->check(CLI::Range(1.0, 50.0))  // NaN passes a range: refused in run_sensitivity
       ->needs("--sensitivity");
   cmd->add_flag("--search", args->search, "search dp x pp x tp, microbatch size and schedule");
   // An option of one mode given without it would be ignored, and the user would read the figures
   // of something else (a gpipe prediction that is the config's own schedule): refuse instead.
-  cmd->add_option("--gpus", args->gpus, "GPU budget for --search")->needs("--search");
+  cmd->add_option("--gpus", args->gpus, "GPU budget for --search")
+      ->check(CLI::Range(int64_t{1}, predict::kMaxSearchGpus))
+      ->needs("--search");
   cmd->add_option("--top", args->top, "rows --search prints")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20))
@@ -573,13 +639,17 @@ void add_predict_command(CLI::App& app) {
       ->type_name("DIR")
       ->excludes("--config");
   cmd->add_option("--schedule", args->trace.schedule,
-                  "with --from-trace: only this alternative family")
+                  "with --from-trace: only this alternative family (meshscope's name, or torch's "
+                  "class: Schedule1F1B or 1F1B)")
+      ->transform(replay_family_check())
       ->needs("--from-trace");
   cmd->add_option("--microbatches", args->trace.microbatches,
                   "with --from-trace: microbatches of the alternatives (default: the run's)")
+      ->check(CLI::Range(1, 1 << 20))
       ->needs("--from-trace");
   cmd->add_option("--pp", args->trace.pp,
                   "with --from-trace: pipeline ranks of the alternatives (default: the run's)")
+      ->check(CLI::Range(1, 1 << 16))
       ->needs("--from-trace");
   cmd->callback([args] { run(*args); });
 }

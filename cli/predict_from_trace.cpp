@@ -30,8 +30,10 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
   }
   const predict::ReplayCosts& m = replay.costs;
   const schedule::Schedule& s = ran.parsed.schedule;
-  const int pp = replay.pp;
-  const int microbatches = replay.microbatches;
+  // The run's pipeline; the alternatives run on --pp and --microbatches when given.
+  const int pp = s.mesh.pp;
+  const int microbatches = s.num_microbatches;
+  const bool alternatives_differ = replay.pp != pp || replay.microbatches != microbatches;
   const int64_t measured = replay.measured_ns;
   const std::vector<predict::TraceReplayRow>& rows = replay.rows;
   const auto error_of = [&](const predict::TraceReplayRow& r) {
@@ -68,6 +70,8 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
                           {"transfer_latency_ns", m.latency_ns},
                           {"pp", pp},
                           {"microbatches", microbatches},
+                          {"alternatives_pp", replay.pp},
+                          {"alternatives_microbatches", replay.microbatches},
                           {"rows", nlohmann::json::array()}};
     for (const predict::TraceReplayRow& r : rows) {
       nlohmann::json j = {{"schedule", r.schedule}, {"stages", r.stages}};
@@ -84,6 +88,11 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
   }
   std::printf("measured step: %s   pp %d, %d microbatches\n",
               traces::format_duration(measured).c_str(), pp, microbatches);
+  if (alternatives_differ)
+    std::printf(
+        "alternatives: pp %d, %d microbatches (--pp, --microbatches), against the measured "
+        "step of the run above\n",
+        replay.pp, replay.microbatches);
   if (ran.groups > 1) {
     std::string ranks;
     for (const int r : ran.ranks) ranks += " " + std::to_string(r);

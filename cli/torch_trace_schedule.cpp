@@ -21,6 +21,15 @@ traces::Timeline load_torch_job(const std::string& path, const std::string& comm
 }
 
 RecoveredSchedule recover_torch_schedule(const traces::Timeline& t, const std::string& path) {
+  // Ranks missing at the end would leave a shorter pipeline that replays without complaint.
+  const std::vector<int> missing = traces::importer::torch_untraced_ranks(t);
+  if (!missing.empty()) {
+    std::string ranks;
+    for (const int r : missing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    throw UserError(path + ": no trace of rank" + (missing.size() > 1 ? "s " : " ") + ranks +
+                    ", which the job's process groups name beside the traced ranks: the pipeline "
+                    "needs every one of its ranks' traces");
+  }
   try {
     return predict::recover_schedule(traces::importer::torch_action_orders(t),
                                      traces::importer::torch_pipeline_groups(t), path);

@@ -50,6 +50,10 @@ std::string render_svg(const Chart& c) {
       y1 = std::max(y1, s.y[i]);
       if (i < s.y_high.size()) y1 = std::max(y1, s.y_high[i]);
     }
+  if (!c.x_categories.empty()) {  // each category its own slot, none on the axis
+    x0 = -0.5;
+    x1 = static_cast<double>(c.x_categories.size()) - 0.5;
+  }
   if (!std::isfinite(x0)) x0 = 0, x1 = 1;
   if (x1 == x0) x1 = x0 + 1;
   if (y1 <= 0) y1 = 1;
@@ -85,10 +89,14 @@ std::string render_svg(const Chart& c) {
   for (const Series& s : c.series) xs.insert(xs.end(), s.x.begin(), s.x.end());
   std::sort(xs.begin(), xs.end());
   xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  const bool categorical = !c.x_categories.empty();
   for (double x : xs) {
-    std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                  px(x), H - B + 18, num(x).c_str());
-    o += buf;
+    const size_t at = static_cast<size_t>(x);
+    const std::string tick = !categorical                 ? num(x)
+                             : at < c.x_categories.size() ? esc(c.x_categories[at])
+                                                          : std::string();
+    o += "<text x=\"" + num(px(x)) + "\" y=\"" + num(H - B + 18) + "\" text-anchor=\"middle\">" +
+         tick + "</text>\n";
   }
   o += "<text x=\"" + num(L + (W - L - R) / 2) + "\" y=\"" + num(H - 16) +
        "\" text-anchor=\"middle\">" + esc(c.x_label) + "</text>\n";
@@ -100,9 +108,13 @@ std::string render_svg(const Chart& c) {
     std::vector<size_t> order(s.x.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.x[a] < s.x[b]; });
-    std::string d;
-    for (size_t i : order) d += (d.empty() ? "M" : " L") + num(px(s.x[i])) + " " + num(py(s.y[i]));
-    o += "<path d=\"" + d + "\" stroke=\"" + col + "\" stroke-width=\"2\" fill=\"none\"/>\n";
+    // Categories are not a scale: points alone, no line between them.
+    if (!categorical) {
+      std::string d;
+      for (size_t i : order)
+        d += (d.empty() ? "M" : " L") + num(px(s.x[i])) + " " + num(py(s.y[i]));
+      o += "<path d=\"" + d + "\" stroke=\"" + col + "\" stroke-width=\"2\" fill=\"none\"/>\n";
+    }
     // The range around each point, as a bar with caps.
     for (size_t i : order) {
       if (i >= s.y_low.size() || i >= s.y_high.size() || s.y_low[i] == s.y_high[i]) continue;

@@ -19,6 +19,8 @@ struct Chart {
   std::string x_label;
   std::string y_label;
   bool log_x = false;
+  // A categorical axis when not empty: each x is an index into it, and the ticks are its names.
+  std::vector<std::string> x_categories;
   std::vector<Series> series;
 };
 

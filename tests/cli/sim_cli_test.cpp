@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -712,11 +713,74 @@ TEST_F(SimCli, SensitivityListsTheCatalogFiguresThatMoveTheStep) {
   EXPECT_NE(with_csv.err.find("leave out --breakdown, --csv and --plot"), std::string::npos)
       << with_csv.err;
   EXPECT_FALSE(fs::exists(dir_ / "s.csv"));
-  const Outcome far =
-      sh("predict --config " + cfg.string() + " --sensitivity --sensitivity-percent 80");
-  EXPECT_NE(far.exit_code, 0);
-  EXPECT_NE(far.err.find("--sensitivity-percent"), std::string::npos) << far.err;
-  EXPECT_EQ(far.out, "") << far.out;
+  for (const char* percent : {"80", "nan"}) {
+    const Outcome far = sh("predict --config " + cfg.string() +
+                           " --sensitivity --sensitivity-percent " + std::string(percent));
+    EXPECT_NE(far.exit_code, 0) << percent;
+    EXPECT_NE(far.err.find("--sensitivity-percent"), std::string::npos) << far.err;
+    EXPECT_EQ(far.out, "") << far.out;
+  }
+}
+
+TEST_F(SimCli, SearchWritesItsRankedMeshesAsCsvAndRefusesWhatItCannotDo) {
+  const fs::path cfg =
+      write("small.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 64, "heads": 4,
+      "seq": 16, "vocab": 64}, "batch": {"global": 8}})");
+  const fs::path csv = dir_ / "ranked.csv";
+  const Outcome ok =
+      sh("predict --search --gpus 4 --top 3 --config " + cfg.string() + " --csv " + csv.string());
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  const std::string text = slurp(csv);
+  EXPECT_EQ(text.rfind("candidate,gpus,mesh,schedule,step_time_s,", 0), 0u) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << text;  // header and 3 rows
+  EXPECT_EQ(sh("predict --search --gpus 4 --config " + cfg.string() + " --plot " +
+               (dir_ / "p.svg").string())
+                .err,
+            "meshscope: error: --plot draws a sweep's throughput; --search ranks meshes (--csv "
+            "writes them)\n");
+  EXPECT_FALSE(fs::exists(dir_ / "p.svg"));
+  for (const char* gpus : {"0", "-8"}) {
+    const Outcome r =
+        sh("predict --search --gpus " + std::string(gpus) + " --config " + cfg.string());
+    EXPECT_NE(r.err.find("--gpus: Value " + std::string(gpus) + " not in range 1 to 16777216"),
+              std::string::npos)
+        << r.err;
+  }
+  const fs::path sweep =
+      write("sweep.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 64, "heads": 4,
+      "seq": 16, "vocab": 64}, "mesh": {"dp": [1, 2]}, "batch": {"global": 8}})");
+  EXPECT_EQ(sh("predict --search --gpus 4 --config " + sweep.string()).err,
+            "meshscope: error: " + sweep.string() +
+                ": --search takes one configuration, not a sweep (2 points)\n");
+}
+
+TEST_F(SimCli, AnOutputPathIsCheckedBeforeTheSweepRuns) {
+  const fs::path cfg = write("sweep.json", R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8},
+      "mesh": {"pp": [1, 2]}, "batch": {"global": 4, "micro": 1}})");
+  for (const char* option : {"--csv", "--plot"}) {
+    const Outcome r = sh("predict --config " + cfg.string() + " " + option + " " +
+                         (dir_ / "missing" / "out").string());
+    EXPECT_NE(r.exit_code, 0) << option;
+    EXPECT_EQ(r.err.find("points done"), std::string::npos) << r.err;  // nothing simulated
+    EXPECT_EQ(r.out, "") << r.out;
+  }
+}
+
+TEST_F(SimCli, APlotOfASweepOverNamesPutsEachNameAtItsOwnPlace) {
+  // A GPU sweep (the README's): each entry a tick of its own, not every point at x = 0.
+  const fs::path cfg = write("gpus.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 256,
+      "heads": 4, "seq": 128, "vocab": 1024}, "mesh": {"dp": 2}, "batch": {"global": 8},
+      "cluster": {"gpu": ["a100-80gb", "h100-sxm", "h200-sxm"]}})");
+  const fs::path svg = dir_ / "gpus.svg";
+  ASSERT_EQ(sh("predict --config " + cfg.string() + " --plot " + svg.string()).exit_code, 0);
+  const std::string text = slurp(svg);
+  std::set<std::string> cx;
+  for (size_t at = text.find("<circle cx=\""); at != std::string::npos;
+       at = text.find("<circle cx=\"", at + 1))
+    cx.insert(text.substr(at + 12, text.find('"', at + 12) - at - 12));
+  EXPECT_EQ(cx.size(), 3u) << text;
+  for (const char* gpu : {">a100-80gb<", ">h100-sxm<", ">h200-sxm<"})
+    EXPECT_NE(text.find(gpu), std::string::npos) << gpu << "\n" << text;
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -166,6 +168,53 @@ TEST(TorchTraceCli, PredictFromTraceReplaysTheRunThenAlternatives) {
   // --config and --from-trace are one or the other.
   r = shell(kBin + " predict --from-trace " + job.string() + " --config x.json");
   EXPECT_NE(r.status, 0);
+}
+
+TEST(TorchTraceCli, PredictFromTraceTakesTorchsNamesAndSaysWhichRunItMeasured) {
+  const fs::path job = kTorch / "1F1B";
+  // torch's class name, or the name its fixture folders use, is meshscope's family.
+  for (const char* name : {"Schedule1F1B", "1F1B", "1f1b"}) {
+    const Result r =
+        shell(kBin + " predict --from-trace " + job.string() + " --schedule " + name + " --json");
+    ASSERT_EQ(r.status, 0) << name << ": " << r.err;
+    const auto rows = nlohmann::json::parse(r.out)["rows"];
+    ASSERT_EQ(rows.size(), 3u) << name;
+    EXPECT_EQ(rows[2]["schedule"], "1f1b") << name;
+  }
+  Result r = shell(kBin + " predict --from-trace " + job.string() + " --schedule bogus");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("'bogus' is not a pipeline family the replay runs (one of gpipe, 1f1b"),
+            std::string::npos)
+      << r.err;
+  for (const char* bad : {"--microbatches 0", "--pp -3", "--csv x.csv", "--plot x.svg"}) {
+    r = shell(kBin + " predict --from-trace " + job.string() + " " + bad);
+    EXPECT_NE(r.status, 0) << bad;
+  }
+  // Alternatives on other microbatches: the header still gives the run's, and says so.
+  r = shell(kBin + " predict --from-trace " + job.string() + " --microbatches 8 --schedule zb-v");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("pp 4, 4 microbatches\nalternatives: pp 4, 8 microbatches"),
+            std::string::npos)
+      << r.out;
+  r = shell(kBin + " predict --from-trace " + job.string() + " --microbatches 8 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto p = nlohmann::json::parse(r.out);
+  EXPECT_EQ(p["microbatches"], 4);
+  EXPECT_EQ(p["alternatives_microbatches"], 8);
+}
+
+TEST(TorchTraceCli, AJobWithRanksMissingIsRefusedNotReplayedShorter) {
+  // Ranks 0 and 1 of a four-rank pipeline would replay as pp 2.
+  const fs::path dir = temp_dir("torch_from_trace_part");
+  for (const char* f : {"rank0.json.gz", "rank1.json.gz"})
+    fs::copy_file(kTorch / "1F1B" / f, dir / f, fs::copy_options::overwrite_existing);
+  for (const char* command : {" predict --from-trace ", " schedules --from-trace "}) {
+    const Result r = shell(kBin + command + dir.string());
+    EXPECT_NE(r.status, 0) << command;
+    EXPECT_NE(r.err.find(dir.string() + ": no trace of ranks 2, 3, which the job's process groups"),
+              std::string::npos)
+        << r.err;
+  }
 }
 
 // The development set of the replay model (docs/ACCURACY.md, "Replaying an imported job"): the

@@ -318,7 +318,39 @@ std::vector<int> parse_int_list(std::string_view text, char sep) {
   return out;
 }
 
+// The groups of a rank's "process_groups" ("name=r,r,...;name=..."), each its members in order.
+std::vector<std::vector<int>> parse_process_groups(std::string_view text) {
+  std::vector<std::vector<int>> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t j = std::min(text.find(';', i), text.size());
+    const std::string_view group(text.data() + i, j - i);
+    i = j + 1;
+    const size_t eq = group.find('=');
+    if (eq != std::string_view::npos) out.push_back(parse_int_list(group.substr(eq + 1), ','));
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<int> torch_untraced_ranks(const Timeline& t) {
+  std::set<int> traced;
+  for (const auto& [rank, text] : per_rank_metadata(t, "pipeline_stages")) traced.insert(rank);
+  if (traced.empty()) return {};
+  std::vector<int> smallest;  // the smallest group of 2+ ranks holding every traced rank
+  for (const auto& [rank, text] : per_rank_metadata(t, "process_groups")) {
+    for (const std::vector<int>& members : parse_process_groups(text)) {
+      if (members.size() < 2 || (!smallest.empty() && members.size() >= smallest.size())) continue;
+      const std::set<int> in(members.begin(), members.end());
+      if (std::includes(in.begin(), in.end(), traced.begin(), traced.end())) smallest = members;
+    }
+  }
+  std::vector<int> missing;
+  for (const int r : smallest)
+    if (!traced.count(r)) missing.push_back(r);
+  return missing;
+}
 
 std::map<int, std::vector<std::string>> torch_action_orders(const Timeline& t) {
   std::map<int, std::vector<std::string>> out;
@@ -349,14 +381,7 @@ std::vector<std::vector<int>> torch_pipeline_groups(const Timeline& t) {
     // Its pipeline group: a group of 2+ ranks that is not every rank, whose members all ran
     // stages of this job and no two the same stage (a data-parallel group's members run the
     // same stages).
-    size_t i = 0;
-    while (i < text.size()) {
-      const size_t j = std::min(text.find(';', i), text.size());
-      const std::string_view group(text.data() + i, j - i);
-      i = j + 1;
-      const size_t eq = group.find('=');
-      if (eq == std::string_view::npos) continue;
-      const std::vector<int> members = parse_int_list(group.substr(eq + 1), ',');
+    for (const std::vector<int>& members : parse_process_groups(text)) {
       if (members.size() < 2 || members.size() >= stages.size()) continue;
       std::set<int> seen;
       bool disjoint = true;

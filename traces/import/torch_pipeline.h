@@ -63,6 +63,11 @@ TorchPipelineLabels label_torch_pipeline(Timeline& t);
 // none (dp = 1). Sorted by first rank.
 std::vector<std::vector<int>> torch_pipeline_groups(const Timeline& t);
 
+// The ranks of a job whose traces a merged Timeline lacks: those of the smallest process group
+// holding every traced rank (its pipeline group, or every rank of a dp = 1 job) that have no
+// trace. Empty when the traces name no groups.
+std::vector<int> torch_untraced_ranks(const Timeline& t);
+
 // Adds send -> recv flows across the ranks of a merged Timeline, within each pipeline group, and
 // gives each device its group as dp and its place in it as pp (when there are 2+ groups);
 // returns how many flows.
