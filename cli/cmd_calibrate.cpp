@@ -51,7 +51,8 @@ void run(const CalibrateArgs& a) {
     timelines.push_back(traces::load_trace(p, options_reporting_progress("calibrate")));
     // A CPU profile fitted as a GPU (or the reverse) gives rates of one device for another.
     // meshscope's runs say where they ran (Timeline::run); an imported Kineto trace names its
-    // process-group backend (distributedInfo.backend, "gloo" or "nccl").
+    // process-group backend (distributedInfo.backend): NCCL runs on GPUs, gloo (as torch's CPU
+    // pipelining jobs use) taken as a CPU run; any other name is not checked.
     const traces::Timeline& t = timelines.back();
     const traces::RunSource source = t.run.source;
     std::optional<bool> cpu_trace;
@@ -60,7 +61,8 @@ void run(const CalibrateArgs& a) {
         source == traces::RunSource::kCudaVirtual) {
       cpu_trace = source == traces::RunSource::kCpu;
     } else if (const auto backend = t.metadata.find("backend"); backend != t.metadata.end()) {
-      cpu_trace = backend->second.rfind("cpu", 0) == 0;
+      if (backend->second == "nccl") cpu_trace = false;
+      if (backend->second == "gloo") cpu_trace = true;
       where = backend->second;
     }
     if (cpu_trace && *cpu_trace != (hw.kind == "cpu"))

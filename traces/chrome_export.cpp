@@ -162,14 +162,16 @@ class ChromeWriter {
     buf_ += '}';
   }
 
-  // Kineto's per-rank facts, for tools that read one file per rank.
+  // Kineto's per-rank facts, for tools that read one file per rank, spaced as Kineto writes them:
+  // HolisticTraceAnalysis finds the rank with the pattern "rank":\s+(\d+) (hta/common/
+  // trace_file.py), which takes a file without the space for rank 0.
   void distributed_info() {
     const auto rank = one_rank(t_);
     if (!rank) return;
-    buf_ += ",\n\"distributedInfo\":{\"rank\":";
+    buf_ += ",\n\"distributedInfo\": {\"rank\": ";
     jt::append_int(buf_, rank->rank);
     if (rank->world_size) {
-      buf_ += ",\"world_size\":";
+      buf_ += ", \"world_size\": ";
       jt::append_int(buf_, *rank->world_size);
     }
     buf_ += '}';

@@ -129,6 +129,28 @@ fs::path trace_of_table() {
 // A Kineto trace recorded with shapes in place of the table: the same 87 rates written as aten::mm
 // and aten::bmm ops, each launching one kernel that lasts the shape's FLOPs over its rate, give the
 // table's own check; a trace recorded without shapes is refused with the reason.
+TEST(CalibrateCli, AnImportedTraceIsFittedOnlyToTheKindOfDeviceItRanOn) {
+  // distributedInfo.backend: gloo (a torch CPU pipelining job) and nccl (an A100 job).
+  const std::string gloo =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/torch/1F1B/rank0.json.gz";
+  const std::string nccl =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz";
+  const fs::path out = temp_dir("calibrate_backend") / "c.json";
+  Result r = shell(kBin + " calibrate " + gloo + " --hardware h100-sxm -o " + out.string());
+  EXPECT_EQ(r.err,
+            "meshscope: error: " + gloo +
+                ": ran on the gloo backend, but --hardware h100-sxm is a gpu (use --hardware "
+                "cpu-local)\n");
+  r = shell(kBin + " calibrate " + nccl + " --hardware cpu-local -o " + out.string());
+  EXPECT_EQ(r.err, "meshscope: error: " + nccl +
+                       ": ran on the nccl backend, but --hardware cpu-local is a cpu\n");
+  // On its own kind the backend is no objection (this job's ops carry no FLOPs to fit).
+  r = shell(kBin + " calibrate " + gloo + " --hardware cpu-local -o " + out.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.err.find("backend"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(CalibrateCli, AKinetoTraceWithShapesGivesItsGemmRates) {
   const fs::path trace = trace_of_table();
   Result from_trace =
