@@ -229,7 +229,10 @@ void run_steps(SharedRun& shared, int rank) {
       capture::ActionEnd end;
       const bool timed = cpu_time && step >= first_timed;
       const int64_t cpu_begin = timed ? thread_cpu_ns() : 0;
+      const bool compute = schedule::is_compute(shared.schedule->ranks[rank][i].kind);
+      if (compute) progress.computing.store(true, std::memory_order_relaxed);
       const runtime::TransferInfo transfer = execute(pa, *st.stages[pa.local_stage], net, ctx);
+      if (compute) progress.computing.store(false, std::memory_order_relaxed);
       if (timed) result.action_cpu_ns[i] += thread_cpu_ns() - cpu_begin;
       end.ready_ns = transfer.ready_ns;
       end.done_ns = transfer.done_ns;
@@ -271,9 +274,11 @@ void rank_main(SharedRun& shared, int rank) {
     progress.state.store(RankState::kDone, std::memory_order_relaxed);
     progress.ticks.fetch_add(1, std::memory_order_relaxed);
   } catch (const runtime::Aborted&) {
+    progress.computing.store(false, std::memory_order_relaxed);
     progress.state.store(RankState::kFailed, std::memory_order_relaxed);
   } catch (const std::exception& e) {
     const bool out_of_memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+    progress.computing.store(false, std::memory_order_relaxed);
     progress.state.store(RankState::kFailed, std::memory_order_relaxed);
     const int32_t index = progress.action.load(std::memory_order_relaxed);
     std::string where = "rank " + std::to_string(rank);

@@ -54,6 +54,14 @@ std::string Watchdog::message() const {
   return message_;
 }
 
+bool Watchdog::some_rank_computes() const {
+  for (const RankProgress& p : progress_) {
+    if (p.computing.load(std::memory_order_relaxed) && p.inner.load(std::memory_order_relaxed) < 0)
+      return true;
+  }
+  return false;
+}
+
 uint64_t Watchdog::total_ticks() const {
   uint64_t t = 0;
   for (const RankProgress& p : progress_) t += p.ticks.load(std::memory_order_relaxed);
@@ -72,7 +80,7 @@ void Watchdog::loop() {
     if (stop_) break;
     const uint64_t now_ticks = total_ticks();
     const auto now = Clock::now();
-    if (now_ticks != last) {
+    if (now_ticks != last || some_rank_computes()) {
       last = now_ticks;
       last_change = now;
       continue;

@@ -1,5 +1,6 @@
 // The watchdog: a thread that aborts the run when no rank has made progress for `timeout`
-// seconds, with a message saying which rank waits on what, so a deadlock never hangs.
+// seconds, with a message saying which rank waits on what, so a deadlock never hangs. A rank
+// inside a compute action's math (RankProgress::computing) is progress, however long it takes.
 #pragma once
 
 #include <chrono>
@@ -32,6 +33,7 @@ class Watchdog {
  private:
   void loop();
   uint64_t total_ticks() const;
+  bool some_rank_computes() const;
 
   const std::vector<RankProgress>& progress_;
   double timeout_s_;

@@ -79,6 +79,24 @@ TEST(Watchdog, StaysQuietWhileSomeRankProgresses) {
   EXPECT_FALSE(aborted);
 }
 
+// A forward of a large model on a CPU may take longer than the timeout: the rank is computing, not
+// waiting. Waiting in a tp collective inside that compute is not computing.
+TEST(Watchdog, ARankInsideItsComputeIsProgressButNotWhileItWaitsInAnInnerCollective) {
+  std::vector<RankProgress> progress(2);
+  progress[0].computing.store(true);
+  Watchdog w(
+      progress, 0.05, [] { return std::string("stuck"); }, [](const std::string&) {});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // ten timeouts
+  EXPECT_FALSE(w.fired());
+  progress[0].inner.store(0);  // now waiting for its tp peers
+  const auto t0 = Clock::now();
+  while (!w.fired() && Clock::now() - t0 < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  w.stop();
+  EXPECT_TRUE(w.fired());
+}
+
 TEST(Watchdog, PollsATwentiethOfTheTimeoutWithinOneAndOneHundredMilliseconds) {
   using std::chrono::milliseconds;
   EXPECT_EQ(watchdog_poll_interval(0.5), milliseconds(25));
