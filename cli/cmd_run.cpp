@@ -203,6 +203,13 @@ void run(const RunArgs& a) {
                                " (try a smaller --lr)");
     }
   }
+  if (summary.checked && summary.reference_diverged) {
+    throw std::runtime_error(
+        "training diverged: the one-device run's weights are no longer finite after " +
+        std::to_string(a.steps) +
+        " step(s), so there is nothing to compare the run with (try a "
+        "smaller --lr)");
+  }
   if (summary.checked && !(summary.max_relative_error <= kEquivalenceTolerance)) {
     throw std::runtime_error("the run differs from one device: max relative error " +
                              std::to_string(summary.max_relative_error));

@@ -149,8 +149,10 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
     // A moe block routes each replica's microbatch as one group: the reference does the same.
     const int routing_rows = model::microbatch_rows(spec.workload.batch, spec.schedule.mesh.dp,
                                                     spec.schedule.num_microbatches);
-    s.max_relative_error = exec::max_relative_error(
-        result, exec::run_reference(spec.workload, spec.steps, routing_rows));
+    const exec::ReferenceResult reference =
+        exec::run_reference(spec.workload, spec.steps, routing_rows);
+    s.max_relative_error = exec::max_relative_error(result, reference);
+    s.reference_diverged = !exec::finite(reference);
   }
   if (!trace_path.empty()) {
     traces::add_idle_spans(result.timeline);
@@ -225,7 +227,9 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
     std::string schedule = r.schedule;
     if (r.virtual_stages > 1) schedule += " v=" + std::to_string(r.virtual_stages);
     std::string check = "-";
-    if (r.checked) {
+    if (r.checked && r.reference_diverged) {
+      check = "diverged on one device";
+    } else if (r.checked) {
       char buf[48];
       std::snprintf(buf, sizeof buf, "%s (%.1e)",
                     r.max_relative_error <= kEquivalenceTolerance ? "equal" : "DIFFERS",
@@ -293,6 +297,7 @@ nlohmann::json to_json(const RunSummary& r) {
   if (r.checked) {
     j["max_relative_error"] = r.max_relative_error;
     j["equal_to_one_device"] = r.max_relative_error <= kEquivalenceTolerance;
+    j["one_device_diverged"] = r.reference_diverged;
   }
   if (!r.trace.empty()) j["trace"] = r.trace.string();
   j["analysis"] = traces::to_json(r.analysis);

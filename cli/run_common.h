@@ -66,6 +66,7 @@ struct RunSummary {
   traces::TimelineAnalysis analysis;
   bool checked = false;
   double max_relative_error = 0;        // over every step's loss and every weight and bias tensor
+  bool reference_diverged = false;      // the one-device run's losses or weights are not finite
   std::filesystem::path trace;          // empty when no trace was written
   std::optional<CpuTimeReplay> replay;  // a cpu run in one process with more ranks than cores
   int64_t actions = 0;

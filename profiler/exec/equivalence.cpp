@@ -34,4 +34,15 @@ double max_relative_error(const RunResult& got, const ReferenceResult& want) {
   return err;
 }
 
+bool finite(const ReferenceResult& reference) {
+  const auto all = [](const std::vector<float>& v) {
+    return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+  };
+  for (const double loss : reference.losses)
+    if (!std::isfinite(loss)) return false;
+  for (const auto& w : reference.weights)
+    if (!all(w.w) || !all(w.b)) return false;
+  return true;
+}
+
 }  // namespace meshscope::exec

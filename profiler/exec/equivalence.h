@@ -18,4 +18,9 @@ double relative_error(const std::vector<float>& a, const std::vector<float>& b);
 // bias tensor; infinite when the run and the reference differ in steps or tensors.
 double max_relative_error(const RunResult& got, const ReferenceResult& want);
 
+// Whether the one-device run's losses and weights are all finite. When they are not, training
+// diverged on one device too (a learning rate too large): there is nothing to compare a parallel
+// run against, and its infinite error says nothing about the schedule.
+bool finite(const ReferenceResult& reference);
+
 }  // namespace meshscope::exec

@@ -97,6 +97,25 @@ TEST(RunCli, ADivergedRunIsNeitherEqualToOneDeviceNorASuccess) {
   EXPECT_FALSE(nlohmann::json::parse(j.out)["equal_to_one_device"].get<bool>());
 }
 
+TEST(RunCli, WeightsThatOverflowOnOneDeviceTooAreDivergenceNotADifference) {
+  // lr 5 takes the chain's weights to inf in four steps while its loss stays finite: the run and
+  // the one-device reference both overflow, which says nothing about the schedule.
+  const std::string args = "run --model chain --pp 1 -m 1 --steps 4 --lr 5 --backend cpu";
+  const Result r = meshscope(args);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err.rfind("meshscope: error: training diverged: the one-device run's weights are "
+                        "no longer finite after 4 step(s)",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_NE(r.out.find("diverged on one device"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("DIFFERS"), std::string::npos) << r.out;
+  const Result j = meshscope(args + " --json");
+  EXPECT_TRUE(nlohmann::json::parse(j.out)["one_device_diverged"].get<bool>());
+  // Three steps stay finite, and equal.
+  EXPECT_EQ(meshscope("run --model chain --pp 1 -m 1 --steps 3 --lr 5 --backend cpu").status, 0);
+}
+
 TEST(RunCli, ARunBeyondTheAddressSpaceLimitIsRefusedBeforeItStarts) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "sanitizers reserve more address space than the limit this test sets";
