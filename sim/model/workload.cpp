@@ -207,6 +207,17 @@ void check_tp(const Workload& w, int tp) {
         "not split over tp), got tp=" +
         std::to_string(tp));
   }
+  // Every tp rank would compute the whole model alone: "equal to one device" would say nothing of
+  // tensor parallelism.
+  bool any_split = false;
+  for (const Unit& u : w.units)
+    for (const LinearSpec& l : u.linears) any_split |= l.split != TpSplit::kReplicated;
+  if (tp > 1 && !any_split) {
+    throw std::invalid_argument("workload: " + w.describe() +
+                                " has no layer split over tp (each rank would hold the whole "
+                                "model), got tp=" +
+                                std::to_string(tp) + "; use mlp or classifier for tp");
+  }
   for (const Unit& u : w.units) {
     for (const LinearSpec& l : u.linears) {
       const int split = l.split == TpSplit::kColumn ? l.out : l.split == TpSplit::kRow ? l.in : 0;

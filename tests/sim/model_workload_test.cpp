@@ -67,6 +67,22 @@ TEST(ModelWorkload, MlpBlocksAreResidualGeluSizedByTheSpec) {
   EXPECT_THROW(check_tp(w, 5), std::invalid_argument);  // 48 hidden units over 5 ranks
 }
 
+TEST(ModelWorkload, AModelWithNoLayerSplitOverTpRunsOnlyAtTpOne) {
+  // The seed chain's linears are whole on every rank: at tp 2 each rank would compute the whole
+  // model, and "equal to one device" would test nothing of tensor parallelism.
+  WorkloadSpec spec;
+  spec.kind = WorkloadKind::kChain;
+  const Workload w = make_workload(spec);
+  EXPECT_NO_THROW(check_tp(w, 1));
+  try {
+    check_tp(w, 2);
+    FAIL() << "tp=2 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("has no layer split over tp"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ModelWorkload, MoeBlocksAreARouterAndTheExpertsFfns) {
   // 3 blocks, batch 16, top-2, capacity factor 1.25, ep 2.
   WorkloadSpec spec = testing::small_moe_spec(3, 16, 2, 1.25, 2);
