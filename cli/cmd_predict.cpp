@@ -477,6 +477,7 @@ void run_sensitivity(const PredictArgs& a, const std::vector<predict::SweepPoint
 }
 
 void run(const PredictArgs& a) {
+  require_distinct_outputs({{"--csv", &a.csv}, {"--plot", &a.plot}});
   if (a.breakdown && (a.search || !a.trace.trace.empty()))
     throw UserError("--breakdown goes with --config alone, not with --search or --from-trace");
   if (a.sensitivity && (a.search || !a.trace.trace.empty()))

@@ -137,6 +137,9 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
 }
 
 void run(const RunArgs& a) {
+  require_distinct_outputs({{"--out", &a.out},
+                            {"--dump-schedule", &a.dump_schedule},
+                            {"--replay-trace", &a.replay_trace}});
   RunSpec spec;
   spec.workload = a.workload.to_spec();
   // Before the layer list or any tensor exists: --layers 2147483647 is refused in milliseconds.

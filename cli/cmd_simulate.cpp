@@ -32,6 +32,7 @@ struct SimulateArgs {
 };
 
 void run(const SimulateArgs& a) {
+  require_distinct_outputs({{"--out", &a.out}, {"--schedule-out", &a.schedule_out}});
   const SimInputs in = load_sim_inputs(a.input);
   const std::string& where = a.input.config;
   const auto points = predict::expand_sweep(in.config, where);

@@ -2,7 +2,12 @@
 #include "cli/output_path.h"
 
 #include <exception>
+#include <filesystem>
 #include <string>
+#include <system_error>
+#include <vector>
+
+#include "cli/commands.h"
 
 #include "traces/atomic_file.h"
 
@@ -20,6 +25,24 @@ CLI::Validator output_file_check(DashMeans dash) {
         return {};
       },
       "FILE");
+}
+
+void require_distinct_outputs(
+    std::initializer_list<std::pair<std::string_view, const std::string*>> outputs) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string_view, fs::path>> seen;
+  for (const auto& [option, path] : outputs) {
+    if (path->empty() || *path == "-") continue;
+    std::error_code ec;
+    fs::path p = fs::weakly_canonical(fs::absolute(*path, ec), ec);
+    if (ec) p = fs::path(*path).lexically_normal();
+    for (const auto& [other, q] : seen) {
+      if (p == q)
+        throw UserError(std::string(other) + " and " + std::string(option) +
+                        " name the same file '" + *path + "': one would replace the other");
+    }
+    seen.emplace_back(option, std::move(p));
+  }
 }
 
 }  // namespace meshscope::cli

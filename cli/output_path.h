@@ -3,6 +3,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+
 namespace meshscope::cli {
 
 enum class DashMeans { kFileNamedDash, kStdout };
@@ -12,5 +17,10 @@ enum class DashMeans { kFileNamedDash, kStdout };
 // `run --out /nonexistent/x.json` fails at once instead of after the whole run. With
 // DashMeans::kStdout, "-" passes (the command writes to stdout).
 CLI::Validator output_file_check(DashMeans dash = DashMeans::kFileNamedDash);
+
+// Throws UserError when two of a command's output options name the same file (one would replace
+// the other): each {option, path}, empty paths and "-" (stdout) left out.
+void require_distinct_outputs(
+    std::initializer_list<std::pair<std::string_view, const std::string*>> outputs);
 
 }  // namespace meshscope::cli

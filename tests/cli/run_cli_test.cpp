@@ -116,6 +116,27 @@ TEST(RunCli, WeightsThatOverflowOnOneDeviceTooAreDivergenceNotADifference) {
   EXPECT_EQ(meshscope("run --model chain --pp 1 -m 1 --steps 3 --lr 5 --backend cpu").status, 0);
 }
 
+TEST(RunCli, TwoOutputsNamingOneFileAreRefusedBeforeTheRun) {
+  const fs::path dir = temp_dir("run_same_output");
+  const std::string trace = (dir / "same.json").string();
+  // The same file by two spellings: the replay trace would silently replace the run's.
+  const Result r = meshscope("run --hidden 16 --steps 1 --pp 4 -m 4 --out " + trace +
+                             " --replay-trace " + (dir / "." / "same.json").string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err.rfind("meshscope: error: --out and --replay-trace name the same file", 0), 0u)
+      << r.err;
+  EXPECT_FALSE(fs::exists(trace));
+  EXPECT_EQ(
+      meshscope("run --hidden 16 --steps 1 --out " + trace + " --dump-schedule " + trace).status,
+      1);
+  const Result sim = meshscope("simulate --config " + std::string(MESHSCOPE_SOURCE_DIR) +
+                               "/sim/predict/configs/korthikanti-22b.json --out " + trace +
+                               " --schedule-out " + trace);
+  EXPECT_EQ(sim.err, "meshscope: error: --out and --schedule-out name the same file '" + trace +
+                         "': one would replace the other\n");
+  EXPECT_FALSE(fs::exists(trace));
+}
+
 TEST(RunCli, ARunBeyondTheAddressSpaceLimitIsRefusedBeforeItStarts) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "sanitizers reserve more address space than the limit this test sets";
