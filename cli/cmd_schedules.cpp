@@ -118,7 +118,7 @@ std::string render(const SchedulesArgs& args, const schedule::Schedule& s,
     const auto v = schedule::parse_torch_csv_format(args.torch_format);
     if (!v) {
       throw UserError("unknown --torch-format '" + args.torch_format +
-                      "' (compute_only or compute_comms)");
+                      "' (compute_only, compute_comms or pipeline_order)");
     }
     variant = *v;
   }
@@ -230,8 +230,10 @@ void add_schedules_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option(
       "--torch-format", args->torch_format,
-      "torch CSV variant: compute_only (torch lowers it itself) or compute_comms "
-      "(with SEND/RECV rows); default: the variant --from was in (a schedule text from torch: "
+      "torch CSV variant: compute_only (torch lowers it itself), compute_comms "
+      "(with SEND/RECV rows) or pipeline_order (compute_only with the REDUCE_GRAD cells of torch's "
+      "_get_pipeline_order() for GPipe and 1F1B); default: the variant --from was in (a schedule "
+      "text from torch: "
       "compute_comms when it holds torch's UNSHARD/WAIT markers), else compute_only");
   cmd->add_option("-o,--out", args->out, "write the schedule to FILE (whole or not at all)")
       ->check(output_file_check())

@@ -12,6 +12,10 @@
 namespace meshscope::schedule {
 namespace {
 
+bool reduces_grad(const Marker& m) {
+  return m.kind == MarkerKind::kReduceGrad || m.kind == MarkerKind::kWaitReduceGrad;
+}
+
 struct Cell {
   std::string text;
   int column = 0;  // 1-based byte column of the cell's first byte
@@ -149,7 +153,7 @@ class Reader {
     s.mesh = {.dp = 1, .pp = pp, .tp = 1};
     std::vector<int> owner, owner_line;
     int max_mb = -1;
-    bool comms = false, idle = false;
+    bool comms = false, idle = false, reduce_grad = false;
     int idle_line = 0, idle_col = 0;
     const auto own = [&](int stage, int rank, int column) {
       if (stage >= kMaxStages)
@@ -174,9 +178,13 @@ class Reader {
           if (a.microbatch >= kMaxMicrobatches) fail(r + 1, c.column, "microbatch too large");
           max_mb = std::max(max_mb, static_cast<int>(a.microbatch));
         }
+        // REDUCE_GRAD and WAIT_REDUCE_GRAD with no transfer: pipeline_order (torch_csv.h).
         if (c.marker && c.marker->kind != MarkerKind::kIdle) {
           own(c.marker->stage, r, c.column);
-          comms = true;
+          if (reduces_grad(*c.marker))
+            reduce_grad = true;
+          else
+            comms = true;
         }
         if (c.marker && c.marker->kind == MarkerKind::kIdle && !idle) {
           idle = true;
@@ -198,7 +206,9 @@ class Reader {
            "empty cell in a compute_comms schedule (one with SEND/RECV, UNSHARD, REDUCE_GRAD or "
            "WAIT rows); torch's runtime rejects None there");
     }
-    out.format = comms ? TorchCsvFormat::kComputeComms : TorchCsvFormat::kComputeOnly;
+    out.format = comms         ? TorchCsvFormat::kComputeComms
+                 : reduce_grad ? TorchCsvFormat::kPipelineOrder
+                               : TorchCsvFormat::kComputeOnly;
     s.num_stages = static_cast<int>(owner.size());
     s.stage_owner = owner;
     s.num_microbatches = std::max(1, max_mb + 1);
@@ -244,15 +254,16 @@ class Reader {
   // compute_only: meshscope's lowering; idle cells stay before the block of the next compute.
   static void lower_row(Schedule& s, int rank, const std::vector<ParsedCell>& row) {
     std::vector<Action> order;
-    std::vector<int> idle_before;  // compute index each idle cell precedes
+    std::vector<std::pair<int, Marker>> marks;  // each with the compute index it precedes
     for (const ParsedCell& c : row) {
-      if (c.marker) idle_before.push_back(static_cast<int>(order.size()));
+      if (c.marker) marks.emplace_back(static_cast<int>(order.size()), *c.marker);
       for (const Action& a : c.actions) order.push_back(a);
     }
     std::vector<int> block_start;
     s.ranks[rank] = Lowering(s, {}, {}).lower(rank, order, &block_start);
-    for (int k : idle_before) {
-      s.markers[rank].push_back(Marker{.kind = MarkerKind::kIdle, .before = block_start[k]});
+    for (auto [k, m] : marks) {  // idle cells, and pipeline_order's gradient reductions
+      m.before = block_start[k];
+      s.markers[rank].push_back(m);
     }
   }
 
@@ -261,7 +272,14 @@ class Reader {
 };
 
 bool written_in(const Marker& m, TorchCsvFormat f) {
-  return (m.kind == MarkerKind::kIdle) == (f == TorchCsvFormat::kComputeOnly);
+  switch (f) {
+    case TorchCsvFormat::kComputeComms:
+      return m.kind != MarkerKind::kIdle;
+    case TorchCsvFormat::kPipelineOrder:
+      return m.kind == MarkerKind::kIdle || reduces_grad(m);
+    default:
+      return m.kind == MarkerKind::kIdle;
+  }
 }
 
 }  // namespace

@@ -11,6 +11,9 @@
 // - compute_comms: what torch's runtime runs (its own lowering: SEND/RECV, UNSHARD/RESHARD,
 //   REDUCE_GRAD and the waits); no empty cells. Reading keeps every cell in order (the markers of
 //   marker.h where meshscope has no action) and adds STEP after each stage's last gradient work.
+// - pipeline_order: what _get_pipeline_order() gives for the single-stage schedules (GPipe,
+//   1F1B, which have no _dump_csv): compute_only with each row ended by REDUCE_GRAD and
+//   WAIT_REDUCE_GRAD and no transfer. Read and written as compute_only, the two kept as markers.
 // A schedule read from either writes back byte for byte in the same variant. Stage s lives on
 // the row whose actions name it (torch infers the placement the same way); the mesh is dp=1,
 // pp=rows, tp=1; microbatches = the largest microbatch + 1.
@@ -26,9 +29,14 @@
 
 namespace meshscope::schedule {
 
-enum class TorchCsvFormat : uint8_t { kComputeOnly = 0, kComputeComms = 1, kCount };
+enum class TorchCsvFormat : uint8_t {
+  kComputeOnly = 0,
+  kComputeComms = 1,
+  kPipelineOrder = 2,
+  kCount
+};
 inline constexpr std::array<std::string_view, static_cast<size_t>(TorchCsvFormat::kCount)>
-    kTorchCsvFormatNames = {"compute_only", "compute_comms"};
+    kTorchCsvFormatNames = {"compute_only", "compute_comms", "pipeline_order"};
 constexpr std::string_view name(TorchCsvFormat f) {
   return kTorchCsvFormatNames[static_cast<size_t>(f)];
 }

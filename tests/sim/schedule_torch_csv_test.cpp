@@ -91,6 +91,10 @@ TEST(TorchCsv, FormatIsDetectedFromTheCells) {
   for (const fs::path& p : fixtures(".compute_comms.csv")) {
     EXPECT_EQ(parse_torch_csv(read(p)).format, TorchCsvFormat::kComputeComms) << p;
   }
+  // _get_pipeline_order() of GPipe and 1F1B: compute cells, then REDUCE_GRAD and its wait.
+  for (const fs::path& p : fixtures(".pipeline_order.csv")) {
+    EXPECT_EQ(parse_torch_csv(read(p)).format, TorchCsvFormat::kPipelineOrder) << p;
+  }
 }
 
 // Both of torch's variants are schedules meshscope can run: compute_only lowered by meshscope,
@@ -103,6 +107,15 @@ TEST(TorchCsv, TorchSchedulesValidate) {
       const ValidationResult r = validate(s);
       EXPECT_TRUE(r.ok()) << r.report(s);
     }
+  }
+  // GPipe's pipeline_order is its compute order, lowered as compute_only; 1F1B's is torch's IR,
+  // which names a forward its runtime never runs (schedule_torch_orders_test.cpp).
+  for (const fs::path& p : fixtures(".pipeline_order.csv")) {
+    if (p.filename().string().rfind("gpipe", 0) != 0) continue;
+    SCOPED_TRACE(p.filename().string());
+    const Schedule s = parse_torch_csv(read(p), p.string()).schedule;
+    const ValidationResult r = validate(s);
+    EXPECT_TRUE(r.ok()) << r.report(s);
   }
 }
 
