@@ -91,7 +91,8 @@ void check_run_fits_in_memory(const model::WorkloadSpec& spec, int dp, int steps
                   traces::format_bytes(e.model_bytes) + "), more than the " +
                   traces::format_bytes(*available) + " of memory available" + set_by +
                   ": use a smaller --layers, --hidden" +
-                  (spec.kind == model::WorkloadKind::kMoe ? ", --experts" : "") + " or --batch" +
+                  (spec.kind == model::WorkloadKind::kMoe ? ", --experts" : "") +
+                  ", --batch or --steps (each step's batch is made up front)" +
                   (check ? " (or --no-check)" : ""));
 }
 

@@ -69,7 +69,13 @@ void add_workload_options(CLI::App& cmd, WorkloadArgs& a) {
   cmd.add_option("--batch", a.batch, "global batch per step (samples)")->capture_default_str();
   cmd.add_option("--lr", a.lr, "SGD learning rate")->capture_default_str();
   cmd.add_option("--seed", a.seed, "seed of the weights and the synthetic data")
-      ->capture_default_str();
+      ->capture_default_str()
+      // CLI11 would wrap -1 around to 2^64 - 1.
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            return v.find('-') == std::string::npos ? "" : "a seed is 0 or more, got " + v;
+          },
+          ""));
   cmd.add_flag("--data-gradient", a.data_gradient,
                "also compute the gradient of the input data, so the first stage costs what the "
                "others do (for bubble measurements against the closed forms)");

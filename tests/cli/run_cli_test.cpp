@@ -172,7 +172,9 @@ TEST(RunCli, BadArgumentsGiveOneLineErrorAndNonZeroExit) {
 
 TEST(RunCli, MeshDimensionsBelowOneAreRefusedNotReplacedByDefaults) {
   // 0 used to mean "not given", so `--pp 0` silently ran on four pipeline ranks.
-  for (const std::string flag : {"--pp 0", "--dp 0", "--tp -2", "--devices 0", "--virtual 0"}) {
+  // A negative seed would wrap around to 2^64 - 1.
+  for (const std::string flag :
+       {"--pp 0", "--dp 0", "--tp -2", "--devices 0", "--virtual 0", "--seed -1"}) {
     const Result r = meshscope("run --model chain --batch 4 --backend cpu " + flag);
     EXPECT_NE(r.status, 0) << flag << ": " << r.out;
     const std::string name = flag.substr(0, flag.find(' '));
