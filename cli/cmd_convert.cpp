@@ -79,8 +79,13 @@ void add_convert_command(CLI::App& app) {
       {"none", traces::ClockAlign::kNone},
       {"base-time", traces::ClockAlign::kBaseTime},
       {"collective-ends", traces::ClockAlign::kCollectiveEnds}};
-  cmd->add_option("--align", args->align, "Clock alignment of per-rank files")
-      ->transform(CLI::CheckedTransformer(aligns))
+  // Printed by name: CLI11 would print a one-byte enum's values as raw bytes in --help.
+  cmd->add_option("--align", args->align,
+                  "Clock alignment of per-rank files: collective-ends (base-time, then refined "
+                  "by the ends of matching NCCL collectives), base-time (each file's "
+                  "baseTimeNanoseconds or session start) or none (each file's own time axis)")
+      ->transform(CLI::CheckedTransformer(aligns).description(""))
+      ->type_name("MODE")
       ->default_str("collective-ends");
   cmd->callback([args] { run(*args); });
 }

@@ -3,6 +3,36 @@
 
 namespace meshscope::traces {
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence `s` begins with (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0.
+size_t utf8_length(std::string_view s) {
+  const auto at = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = at(0);
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (s.size() < n || at(1) < lo || at(1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if ((at(k) & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+}  // namespace
+
 std::string printable(std::string_view bytes, size_t max_bytes) {
   size_t keep = bytes.size();
   if (keep > max_bytes) {
@@ -13,14 +43,25 @@ std::string printable(std::string_view bytes, size_t max_bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(keep + 16);
-  for (size_t i = 0; i < keep; ++i) {
+  const auto escape = [&](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 0xF];
+  };
+  for (size_t i = 0; i < keep;) {
     const auto c = static_cast<unsigned char>(bytes[i]);
     if (c < 0x20 || c == 0x7f) {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xF];
-    } else {
+      escape(c);
+      ++i;
+    } else if (c < 0x80) {
       out += static_cast<char>(c);
+      ++i;
+    } else if (const size_t n = utf8_length(bytes.substr(i, keep - i)); n > 0) {
+      out.append(bytes.data() + i, n);
+      i += n;
+    } else {
+      escape(c);  // not UTF-8 (a binary file's bytes): a terminal would show garbage or act on it
+      ++i;
     }
   }
   if (keep < bytes.size()) out += "... (" + std::to_string(bytes.size()) + " bytes)";

@@ -94,7 +94,7 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning:
         "events with a non-finite or out-of-range number skipped",
         "unmatched B/E events skipped",
         "instant, async, sample and object events skipped (no span to draw)",
-        "host events dropped (keep_host is off)",
+        "host events dropped (--no-host)",
         "NCCL SendRecv kernels of unknown direction taken as sends",
         "trace arrays without their closing ] accepted",
         "events beyond the device or lane limit skipped",
