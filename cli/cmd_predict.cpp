@@ -121,7 +121,7 @@ std::string rows_label(const std::vector<const Row*>& rows) {
 void print_range_bases(const std::vector<Row>& rows) {
   std::vector<std::pair<const Row*, std::vector<const Row*>>> bases;  // first row, its rows
   for (const Row& r : rows) {
-    if (!r.error.empty()) continue;
+    if (!r.error.empty() || r.summary.range_rows == 0) continue;  // no range printed
     const auto it = std::find_if(bases.begin(), bases.end(), [&](const auto& b) {
       return b.first->summary.range_basis == r.summary.range_basis;
     });
@@ -156,14 +156,18 @@ void print_table(const std::vector<Row>& rows) {
       c.push_back(std::to_string(s.gpus));
       c.push_back(s.mesh);
       c.push_back(s.schedule);
-      // The development set's range beside each point (Summary::range_basis).
-      c.push_back(fmt("%.4g s", s.step_time_s) + fmt(" (%.3g", s.step_time_s_low) +
-                  fmt("..%.3g)", s.step_time_s_high));
-      c.push_back(fmt("%.4g", s.tokens_per_s) + fmt(" (%.3g", s.tokens_per_s_low) +
-                  fmt("..%.3g)", s.tokens_per_s_high));
-      c.push_back(fmt("%.1f", s.tflops_per_gpu));
-      c.push_back(fmt("%.1f%%", 100 * s.mfu) + fmt(" (%.1f", 100 * s.mfu_low) +
-                  fmt("..%.1f)", 100 * s.mfu_high));
+      // The development set's range beside each point (Summary::range_basis), where it has one.
+      const bool range = s.range_rows > 0;
+      c.push_back(
+          fmt("%.4g s", s.step_time_s) +
+          (range ? fmt(" (%.3g", s.step_time_s_low) + fmt("..%.3g)", s.step_time_s_high) : ""));
+      c.push_back(
+          fmt("%.4g", s.tokens_per_s) +
+          (range ? fmt(" (%.3g", s.tokens_per_s_low) + fmt("..%.3g)", s.tokens_per_s_high) : ""));
+      // A CPU's rate is a small fraction of a TFLOP/s: its digits, not 0.0.
+      c.push_back(fmt(s.tflops_per_gpu < 0.95 ? "%.2g" : "%.1f", s.tflops_per_gpu));
+      c.push_back(fmt("%.1f%%", 100 * s.mfu) +
+                  (range ? fmt(" (%.1f", 100 * s.mfu_low) + fmt("..%.1f)", 100 * s.mfu_high) : ""));
       c.push_back(fmt("%.1f%%", 100 * s.bubble_fraction));
       c.push_back(gib(static_cast<double>(s.peak_memory_bytes)));
       c.push_back(s.fits ? "yes" : "NO");

@@ -32,9 +32,14 @@ std::string mesh_text(const PredictConfig& c) {
 }
 
 // The development-set residuals behind a prediction's range: the framework's on this hardware,
-// else its widest over any hardware, else the widest of every profile.
+// else its widest over any hardware, else the widest of every profile; none but for a GPT on GPUs.
 std::pair<cost::Residuals, std::string> residuals_for(const cost::Framework& fw,
-                                                      const std::string& hw) {
+                                                      const cost::Hardware& hardware,
+                                                      ModelKind model) {
+  // Every published run is a GPT-style transformer's on GPUs: a CPU's prediction, or one of
+  // VGG or of the executor's small models, has no range to borrow.
+  if (hardware.kind == "cpu" || model != ModelKind::kGpt) return {cost::Residuals{}, "none"};
+  const std::string& hw = hardware.name;
   const auto it = fw.residuals.find(hw);
   if (it != fw.residuals.end()) return {it->second, fw.name + " on " + hw};
   auto widen = [](cost::Residuals& into, const cost::Residuals& r) {
@@ -433,7 +438,7 @@ Summary summarise(const Resolved& r, FullMeshPrices& prices, const Run& run, boo
   const double model_flops = r.w.model_flops_per_microbatch * c.microbatches() * c.mesh.dp;
   s.tflops_per_gpu = s.step_time_s > 0 ? model_flops / s.step_time_s / s.gpus / 1e12 : 0;
   s.mfu = s.tflops_per_gpu * 1e12 / r.compute.peak_flops();
-  const auto [res_range, basis] = residuals_for(r.fw, r.hw.name);
+  const auto [res_range, basis] = residuals_for(r.fw, r.hw, c.model);
   s.range_rows = res_range.rows;
   s.range_basis = basis;
   s.range_max_seq = res_range.max_seq;

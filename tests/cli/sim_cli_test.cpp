@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -92,8 +93,33 @@ TEST_F(SimCli, SweepProgressInALogIsAFewPlainLines) {
   EXPECT_GE(lines, 1) << r.err;
   EXPECT_LE(lines, 4) << r.err;
   EXPECT_NE(r.err.find("9 of 9 points done"), std::string::npos) << r.err;
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 11)
-      << r.out;  // header + 9 rows + ranges' note
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 10)
+      << r.out;  // header + 9 rows (an mlp's prediction has no range, nor a ranges' note)
+}
+
+TEST_F(SimCli, OnlyAGptOnGpusBorrowsTheDevelopmentSetsRange) {
+  // Every published run is a GPT-style transformer's on GPUs.
+  const fs::path mlp = write("mlp.json", mlp_config("a100-80gb"));
+  const fs::path cpu = write("cpu.json", mlp_config("cpu-local", "2", "fp32"));
+  for (const fs::path& cfg : {mlp, cpu}) {
+    const Outcome r = sh("predict --config " + cfg.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find(".."), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("published runs"), std::string::npos) << r.out;
+    const Outcome j = sh("predict --json --config " + cfg.string());
+    EXPECT_NE(j.out.find("\"range_rows\": 0"), std::string::npos) << j.out;
+  }
+  // A CPU's TFLOP/s is a small fraction: its digits, not 0.0.
+  const Outcome r = sh("predict --config " + cpu.string());
+  std::istringstream row(r.out.substr(r.out.find('\n') + 1));
+  std::vector<std::string> cells{std::istream_iterator<std::string>(row), {}};
+  ASSERT_GT(cells.size(), 8u) << r.out;  // gpus, mesh (3), schedule, step time (2), tokens/s
+  EXPECT_NE(cells[8], "0.0") << r.out;
+  EXPECT_GT(std::stod(cells[8]), 0) << r.out;
+  // A GPT on an H100 does.
+  const fs::path gpt = small_pipeline();
+  const Outcome g = sh("predict --config " + gpt.string());
+  EXPECT_NE(g.out.find("published runs would fall"), std::string::npos) << g.out;
 }
 
 TEST_F(SimCli, AnInvalidSweepPointIsARowNotTheEndOfTheSweep) {

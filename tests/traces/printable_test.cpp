@@ -21,11 +21,11 @@ TEST(Printable, KeepsUtf8AndEscapesBytesThatAreNot) {
             "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x99\x82");  // é → 🙂
   // A PNG's signature: 0x89 leads no UTF-8 sequence.
   EXPECT_EQ(printable("\x89PNG\r\n"), "\\x89PNG\\x0d\\x0a");
-  EXPECT_EQ(printable("\xc3("), "\\xc3(");                // a lead byte without its follower
-  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");          // overlong '/'
+  EXPECT_EQ(printable("\xc3("), "\\xc3(");                  // a lead byte without its follower
+  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");           // overlong '/'
   EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a UTF-16 surrogate
   EXPECT_EQ(printable("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
-  EXPECT_EQ(printable("\xe2\x86"), "\\xe2\\x86");                   // cut short
+  EXPECT_EQ(printable("\xe2\x86"), "\\xe2\\x86");                    // cut short
 }
 
 TEST(Printable, BoundsTheLengthOnACharacterBoundaryAndIsIdempotent) {
