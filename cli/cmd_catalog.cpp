@@ -150,8 +150,27 @@ void list(bool json_out) {
 void show(const std::string& name, bool json_out) {
   const std::vector<std::string> hardware = cost::list_hardware(),
                                  frameworks = cost::list_frameworks();
-  const bool is_hw = std::find(hardware.begin(), hardware.end(), name) != hardware.end();
-  const bool is_fw = std::find(frameworks.begin(), frameworks.end(), name) != frameworks.end();
+  // A file of its own (a config's "cluster": {"gpu": "FILE.json"}, what calibrate
+  // --write-hardware writes): a hardware entry if it reads as one, else a framework profile.
+  const bool is_file = name.ends_with(".json");
+  bool file_is_hw = false;
+  if (is_file) {
+    try {
+      cost::load_hardware_file(name);
+      file_is_hw = true;
+    } catch (const std::exception& as_hardware) {
+      try {
+        cost::load_framework_file(name);
+      } catch (const std::exception&) {
+        throw UserError(as_hardware.what());
+      }
+    }
+  }
+  const bool is_hw =
+      is_file ? file_is_hw : std::find(hardware.begin(), hardware.end(), name) != hardware.end();
+  const bool is_fw =
+      is_file ? !file_is_hw
+              : std::find(frameworks.begin(), frameworks.end(), name) != frameworks.end();
   if (!is_hw && !is_fw) {
     std::string known;
     for (const auto& n : hardware) known += (known.empty() ? "" : ", ") + n;
@@ -161,8 +180,9 @@ void show(const std::string& name, bool json_out) {
                     "'; hardware: " + known + "; frameworks: " + profiles);
   }
   const std::string path =
-      is_hw ? cost::find_json_in(name, cost::catalog_dirs(), "hardware entry", "")
-            : cost::find_json_in(name, cost::framework_dirs(), "framework profile", "");
+      is_file ? name
+      : is_hw ? cost::find_json_in(name, cost::catalog_dirs(), "hardware entry", "")
+              : cost::find_json_in(name, cost::framework_dirs(), "framework profile", "");
   std::ifstream in(path);
   const json file = json::parse(in);
   std::vector<std::string> sources;
@@ -173,13 +193,13 @@ void show(const std::string& name, bool json_out) {
     sources = hw.sources;
     description = hw.description;
     const auto all = development_runs();
-    if (const auto it = all.find(name); it != all.end()) runs = it->second;
+    if (const auto it = all.find(name); it != all.end() && !is_file) runs = it->second;
   } else {
     const cost::Framework fw = cost::find_framework(name);
     sources = fw.sources;
     description = fw.description;
     for (const auto& [hardware, r] : fw.residuals)
-      if (r.rows > 0) runs[hardware] = r.rows;
+      if (r.rows > 0 && !is_file) runs[hardware] = r.rows;
   }
   const auto figs = cost::file_figures(file);
   if (json_out) {
@@ -203,8 +223,9 @@ void show(const std::string& name, bool json_out) {
               (is_hw ? key + " " + std::to_string(rows) : std::to_string(rows) + " on " + key);
   if (is_hw && !runs.empty()) behind = std::to_string(total(runs)) + " (" + behind + ")";
   std::printf("published runs behind it: %s\n\n",
-              behind.empty() ? "none (a what-if: predictions print every hardware's range)"
-                             : behind.c_str());
+              !behind.empty() ? behind.c_str()
+              : is_file       ? "none (a file of its own, not the catalog's entry)"
+                              : "none (a what-if: predictions print every hardware's range)");
   for (const auto& [key, value] : figs) {
     const std::string source = cost::source_clause(sources, key);
     std::printf("%s = %s\n    %s\n", key.c_str(), value.dump().c_str(),
@@ -221,9 +242,13 @@ void add_catalog_command(CLI::App& app) {
       "List the hardware entries (a config's cluster.gpu) and framework profiles (its framework) "
       "with the published runs behind each; with NAME, every figure of one of them beside what "
       "its sources say");
-  cmd->add_option("NAME", args->name, "a hardware entry or framework profile (see the list)");
+  CLI::Option* name = cmd->add_option(
+      "NAME", args->name,
+      "a hardware entry or framework profile (see the list), or a .json file of either");
   cmd->add_flag("--json", args->json_out, "print JSON");
-  cmd->callback([args] {
+  cmd->callback([args, name] {
+    if (name->count() > 0 && args->name.empty())
+      throw UserError("catalog: NAME is empty (leave it out for the list)");
     if (args->name.empty())
       list(args->json_out);
     else

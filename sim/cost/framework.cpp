@@ -478,6 +478,7 @@ Framework find_framework(const std::string& name_or_path) {
           : find_json_in(name_or_path, framework_dirs(), "framework",
                          "profiles live in sim/cost/frameworks; or give a path ending in .json");
   Framework f = load_framework_file(path);
+  if (!name_or_path.ends_with(".json")) require_catalog_name(f.name, name_or_path, path);
   const std::lock_guard<std::mutex> lock(mutex);
   cache.emplace(name_or_path, f);
   return f;

@@ -302,10 +302,23 @@ std::string find_json_in(const std::string& name, const std::vector<std::string>
 
 Hardware find_hardware_in(const std::string& name_or_path, const std::vector<std::string>& dirs) {
   if (name_or_path.ends_with(".json")) return load_hardware_file(name_or_path);
-  return load_hardware_file(
+  const std::string path =
       find_json_in(name_or_path, dirs, "hardware",
                    "set MESHSCOPE_CATALOG to a directory of hardware .json files, e.g. "
-                   "the source tree's sim/cost/catalog, or give a path ending in .json"));
+                   "the source tree's sim/cost/catalog, or give a path ending in .json");
+  Hardware hw = load_hardware_file(path);
+  require_catalog_name(hw.name, name_or_path, path);
+  return hw;
+}
+
+void require_catalog_name(const std::string& name, const std::string& asked,
+                          const std::string& path) {
+  // Found by its file name, it must be what it says it is: a prediction reports the file's
+  // name and takes that name's published runs for its range.
+  if (name != asked)
+    throw std::runtime_error(path + ": key 'name': \"" + name +
+                             "\", but the catalog finds the file as '" + asked +
+                             "' (its file name): make the two the same");
 }
 
 std::vector<std::string> list_hardware() { return list_hardware_in(catalog_dirs()); }

@@ -136,6 +136,10 @@ std::vector<std::string> list_hardware_in(const std::vector<std::string>& dirs);
 // go into the error): the path of "<name>.json" in the first of `dirs` that has it.
 std::string find_json_in(const std::string& name, const std::vector<std::string>& dirs,
                          const std::string& what, const std::string& hint);
+// Throws std::runtime_error when an entry found as `asked` (its file name, at `path`) names
+// itself otherwise (its "name" key): predictions report that name and take its published runs.
+void require_catalog_name(const std::string& name, const std::string& asked,
+                          const std::string& path);
 // Stems of the .json files in `dirs`, sorted, without repeats.
 std::vector<std::string> list_json_in(const std::vector<std::string>& dirs);
 

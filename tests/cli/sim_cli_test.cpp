@@ -409,6 +409,36 @@ TEST_F(SimCli, CatalogListsWhatAConfigCanNameAndShowsEachFiguresSource) {
                              "a100-80gb, b200-sxm"),
             std::string::npos)
       << unknown.err;
+  EXPECT_EQ(sh("catalog ''").err,
+            "meshscope: error: catalog: NAME is empty (leave it out for the "
+            "list)\n");
+}
+
+TEST_F(SimCli, CatalogShowsAFileOfItsOwnAndRefusesOneNamedOtherwiseThanItsFile) {
+  // A hardware file a config names by path (calibrate --write-hardware writes one): its figures,
+  // and no published runs, which belong to the catalog's entry.
+  const std::string entry = std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/catalog/h100-sxm.json";
+  const fs::path mine = write("my-h100.json", slurp(entry));
+  const Outcome shown = sh("catalog " + mine.string());
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("published runs behind it: none (a file of its own"), std::string::npos)
+      << shown.out;
+  EXPECT_NE(shown.out.find("peak_flops.bf16 = "), std::string::npos) << shown.out;
+  // In a catalog folder, found by its file name as 'renamed' while it says it is h100-sxm: a
+  // prediction would report one name and take the other's published runs.
+  const fs::path folder = dir_ / "catalog";
+  fs::create_directories(folder);
+  fs::copy_file(entry, folder / "renamed.json");
+  const fs::path cfg = write("renamed.json", R"({"model": {"kind": "gpt", "layers": 2,
+      "hidden": 256, "heads": 4, "seq": 128, "vocab": 1024}, "batch": {"global": 8},
+      "cluster": {"gpu": "renamed"}})");
+  const Outcome r =
+      sh("predict --config " + cfg.string(), "/", "MESHSCOPE_CATALOG=" + folder.string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("renamed.json: key 'name': \"h100-sxm\", but the catalog finds the file as "
+                       "'renamed' (its file name)"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(SimCli, AMovedBinaryFindsTheCatalogBesideIt) {
