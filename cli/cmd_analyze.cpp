@@ -226,7 +226,8 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--kernel-wait-ns", args->kernel_wait_ns,
                   "gaps between kernels shorter than this count as kernel wait (HTA 0.5 compares "
                   "its default 30 with µs gaps: 30000 ns)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{3600} * 1'000'000'000));  // up to an hour
   cmd->add_option("--comm-kernel", args->comm_kernels,
                   "REGEX: kernels whose names match count as communication, besides NCCL/RCCL, "
                   "vLLM custom and symmetric-memory all-reduce, DeepEP and NVSHMEM kernels "
@@ -239,7 +240,8 @@ void add_analyze_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--kernels", args->kernels,
                   "N: the N kernels per device that took the most time, their share and the "
-                  "compute / communication / memory split (traces/analysis_kernels.h)");
+                  "compute / communication / memory split (traces/analysis_kernels.h)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--stragglers", args->stragglers,
                 "per collective run on several devices, who arrived last and how long the others "
                 "waited (traces/analysis_stragglers.h)");
