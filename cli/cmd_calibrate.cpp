@@ -48,7 +48,13 @@ void run(const CalibrateArgs& a) {
   for (const std::string& p : a.traces) {
     std::error_code ec;
     if (!std::filesystem::exists(p, ec)) throw UserError(p + ": no such file");
-    timelines.push_back(traces::load_trace(p, options_reporting_progress("calibrate")));
+    // A folder is one run's per-rank files, as analyze and convert read it.
+    if (std::filesystem::is_directory(p, ec)) {
+      const std::vector<std::filesystem::path> folder = {p};
+      timelines.push_back(traces::load_traces(folder, options_reporting_progress("calibrate")));
+    } else {
+      timelines.push_back(traces::load_trace(p, options_reporting_progress("calibrate")));
+    }
     // A CPU profile fitted as a GPU (or the reverse) gives rates of one device for another.
     // meshscope's runs say where they ran (Timeline::run); an imported Kineto trace names its
     // process-group backend (distributedInfo.backend): NCCL runs on GPUs, gloo (as torch's CPU
@@ -60,10 +66,15 @@ void run(const CalibrateArgs& a) {
     if (source == traces::RunSource::kCpu || source == traces::RunSource::kCuda ||
         source == traces::RunSource::kCudaVirtual) {
       cpu_trace = source == traces::RunSource::kCpu;
-    } else if (const auto backend = t.metadata.find("backend"); backend != t.metadata.end()) {
-      if (backend->second == "nccl") cpu_trace = false;
-      if (backend->second == "gloo") cpu_trace = true;
-      where = backend->second;
+    } else {
+      // One file's "backend", or each rank's of a folder ("rank R.backend").
+      for (const auto& [key, value] : t.metadata) {
+        if (key != "backend" && !(key.starts_with("rank ") && key.ends_with(".backend"))) continue;
+        if (value == "nccl") cpu_trace = false;
+        if (value == "gloo") cpu_trace = true;
+        where = value;
+        break;
+      }
     }
     if (cpu_trace && *cpu_trace != (hw.kind == "cpu"))
       throw UserError(p + ": ran on the " + where + " backend, but --hardware " + hw.name +
@@ -111,7 +122,8 @@ void add_calibrate_command(CLI::App& app) {
       "calibrate",
       "Fit compute rates per phase and link alpha/beta from profiled traces (meshscope run --out, "
       "or imported profiles) into a calibration file for simulate/predict --calibration.");
-  cmd->add_option("TRACE", args->traces, "profiled traces");
+  cmd->add_option("TRACE", args->traces,
+                  "profiled traces: files, or a folder of one run's per-rank files");
   cmd->add_option("-o,--out", args->out, "calibration JSON to write (required with traces)")
       ->check(output_file_check());
   cmd->add_option("--hardware", args->hardware, "catalog entry the traces ran on")

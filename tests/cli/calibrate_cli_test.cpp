@@ -149,6 +149,13 @@ TEST(CalibrateCli, AnImportedTraceIsFittedOnlyToTheKindOfDeviceItRanOn) {
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.err.find("backend"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
+  // A folder is the job's per-rank files, read as one run, as analyze reads it.
+  const std::string job = std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/torch/1F1B";
+  r = shell(kBin + " calibrate " + job + " --hardware h100-sxm -o " + out.string());
+  EXPECT_EQ(r.err,
+            "meshscope: error: " + job +
+                ": ran on the gloo backend, but --hardware h100-sxm is a gpu (use --hardware "
+                "cpu-local)\n");
 }
 
 TEST(CalibrateCli, AKinetoTraceWithShapesGivesItsGemmRates) {
