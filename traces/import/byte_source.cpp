@@ -94,7 +94,9 @@ class GzipSource : public ByteSource {
   void step() {
     fill_input();
     if (z_.avail_in == 0 && in_eof_) {
-      if (member_started_) fail("gzip data truncated");
+      if (member_started_)
+        fail("gzip data truncated: the file ends at byte " + std::to_string(in_total_) +
+             " inside a compressed member");
       done_ = true;
       return;
     }
@@ -116,7 +118,9 @@ class GzipSource : public ByteSource {
       ++members_;
       inflateReset(&z_);
     } else if (rc == Z_BUF_ERROR) {
-      if (z_.avail_in == 0 && in_eof_) fail("gzip data truncated");
+      if (z_.avail_in == 0 && in_eof_)
+        fail("gzip data truncated: the file ends at byte " + std::to_string(in_total_) +
+             " inside a compressed member");
     } else if (rc != Z_OK) {
       fail(std::string("corrupt gzip data: ") + (z_.msg ? z_.msg : "inflate error"));
     }

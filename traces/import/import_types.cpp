@@ -60,7 +60,12 @@ void ImportReport::merge(const ImportReport& other) {
 
 ImportError::ImportError(const std::filesystem::path& file, int64_t byte_offset,
                          const std::string& reason)
-    : std::runtime_error(error_line(file.string(), "byte " + std::to_string(byte_offset), reason)),
+    : std::runtime_error(
+          error_line(file.string(),
+                     "byte " + std::to_string(byte_offset) +
+                         // A compressed file is read through its inflated bytes.
+                         (file.extension() == ".gz" ? " of the decompressed data" : ""),
+                     reason)),
       file_(file.string()),
       byte_offset_(byte_offset),
       reason_(reason) {}
