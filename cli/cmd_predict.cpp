@@ -140,11 +140,15 @@ void print_range_bases(const std::vector<Row>& rows) {
 
 void print_table(const std::vector<Row>& rows) {
   std::vector<std::string> header;
+  bool schedule_swept = false;  // its column is then the swept one
   if (!rows.empty())
-    for (const auto& [k, v] : rows.front().swept) header.push_back(k);
+    for (const auto& [k, v] : rows.front().swept) {
+      header.push_back(k);
+      schedule_swept |= k == "schedule";
+    }
   for (const char* h : {"gpus", "mesh", "schedule", "step time", "tokens/s", "TFLOP/s/GPU", "MFU",
                         "bubble", "peak memory", "fits"})
-    header.push_back(h);
+    if (!(schedule_swept && std::string_view(h) == "schedule")) header.push_back(h);
   std::vector<std::vector<std::string>> cells;
   for (const Row& r : rows) {
     std::vector<std::string> c;
@@ -155,7 +159,7 @@ void print_table(const std::vector<Row>& rows) {
       const predict::Summary& s = r.summary;
       c.push_back(std::to_string(s.gpus));
       c.push_back(s.mesh);
-      c.push_back(s.schedule);
+      if (!schedule_swept) c.push_back(s.schedule);
       // The development set's range beside each point (Summary::range_basis), where it has one.
       const bool range = s.range_rows > 0;
       c.push_back(

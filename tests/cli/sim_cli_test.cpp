@@ -95,6 +95,9 @@ TEST_F(SimCli, SweepProgressInALogIsAFewPlainLines) {
   EXPECT_NE(r.err.find("9 of 9 points done"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 10)
       << r.out;  // header + 9 rows (an mlp's prediction has no range, nor a ranges' note)
+  // The swept schedule is the schedule column, not a second one beside it.
+  const std::string header = r.out.substr(0, r.out.find('\n'));
+  EXPECT_EQ(header.find("schedule"), header.rfind("schedule")) << header;
 }
 
 TEST_F(SimCli, OnlyAGptOnGpusBorrowsTheDevelopmentSetsRange) {
