@@ -153,19 +153,23 @@ bool replicas_cost_alike(const Resolved& r, FullMeshPrices& prices, const schedu
 }
 
 // What simulating every rank holds in memory, refused beyond half of this machine's.
-void check_full_footprint(const Resolved& r, bool timeline) {
+// `writing`: for a schedule written out (SimulateOptions::full_schedule), not simulated.
+void check_full_footprint(const Resolved& r, bool timeline, bool writing = false) {
   const PredictConfig& c = r.config;
   const double actions =
       schedule_actions(static_cast<double>(r.mesh.size()), c.microbatches(), c.virtual_stages);
   const double bytes = actions * bytes_per_action(timeline);
   const traces::MemoryLimit budget = traces::memory_limit();
   if (bytes > budget.bytes / 2)
-    throw std::invalid_argument("key 'mesh': simulating every one of its " +
+    throw std::invalid_argument("key 'mesh': " +
+                                std::string(writing ? "writing the programs of every one of its "
+                                                    : "simulating every one of its ") +
                                 std::to_string(r.mesh.size()) + " ranks means about " +
                                 std::to_string(static_cast<int64_t>(actions)) + " actions, " +
                                 traces::format_bytes(bytes) + " of memory; " + budget.source +
-                                (c.symmetry == Symmetry::kOff ? " (options.symmetry is \"off\")"
-                                                              : " (its replicas differ)"));
+                                (writing ? " (the schedule written out holds every rank)"
+                                 : c.symmetry == Symmetry::kOff ? " (options.symmetry is \"off\")"
+                                                                : " (its replicas differ)"));
 }
 
 struct Run {
@@ -499,7 +503,7 @@ Simulation simulate(const PredictConfig& c, const SimulateOptions& o) {
   Simulation out;
   out.summary = summarise(r, prices, run, o.breakdown);
   if (o.full_schedule && run.reduced) {
-    check_full_footprint(r, false);
+    check_full_footprint(r, false, true);
     out.schedule = full_schedule(r);
   } else {
     out.schedule = std::move(run.schedule);
