@@ -203,7 +203,8 @@ class Sim {
       const size_t ci = 2 * slot_index(r, op);
       if (st.pending_recvs > 0 || pending_colls_[ci] > 0 ||
           (op.kind == ActionKind::kOptimizerStep && pending_colls_[ci + 1] > 0) ||
-          (in_.blocking_sends && (st.send_busy || st.sends_started != st.sends_issued))) {
+          (in_.blocking_sends && (st.send_busy || st.sends_started != st.sends_issued)) ||
+          (in_.blocking_reductions && reductions_pending(r))) {
         st.blocked = true;
         return;
       }
@@ -328,6 +329,14 @@ class Sim {
   size_t slot_index(int r, const Op& op) const {
     return static_cast<size_t>(r) * p_.slots_per_rank + p_.slot_of_stage[op.stage];
   }
+  // Whether any stage of rank r has a gradient reduction issued and not yet done.
+  bool reductions_pending(int r) const {
+    const size_t base = 2 * static_cast<size_t>(r) * p_.slots_per_rank;
+    for (int s = 0; s < p_.slots_per_rank; ++s)
+      if (pending_colls_[base + 2 * static_cast<size_t>(s) + 1] > 0) return true;
+    return false;
+  }
+
   // Two counters per (rank, stage): collectives that produce inputs, and gradient reductions.
   size_t coll_index(int r, const Op& op) const {
     const bool reduces = op.kind == ActionKind::kAllReduce || op.kind == ActionKind::kReduceScatter;

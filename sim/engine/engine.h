@@ -14,7 +14,8 @@
 // - A compute action starts once every RECV issued before it has its data and every all-gather
 //   and all-to-all issued before it on the same stage has completed (they bring its inputs:
 //   ZeRO-3 parameters, expert tokens); STEP also waits for the stage's all-reduces and
-//   reduce-scatters (its gradients). Gradient reductions otherwise overlap later compute.
+//   reduce-scatters (its gradients). Gradient reductions otherwise overlap later compute, unless
+//   EngineInput::blocking_reductions.
 // - SEND is eager: its transfer starts when the send stream is free (sends of a rank run in
 //   program order); it takes latency + bytes / rate, where the rate is the link bandwidth shared
 //   by the transfers in flight on the sender's egress and the receiver's ingress port of that tier.
@@ -106,6 +107,11 @@ struct EngineInput {
   // on every request and synchronizes the device; DeepSpeed's pipe p2p.send is a blocking
   // send). false: sends run on their own stream beside the compute (the executor's semantics).
   bool blocking_sends = false;
+  // A rank's compute waits for its earlier gradient reductions (ALLREDUCE, REDUCESCATTER) to
+  // complete, as in a framework that reduces gradients on the compute stream instead of beside
+  // it (framework.h: grad_reduce "exposed"; DeepSpeed's ZeRO-2 without overlap_comm). false:
+  // they overlap later compute and only STEP waits for its stage's.
+  bool blocking_reductions = false;
   bool build_timeline = true;
   // Without a Timeline: still record when each op ran, for RankStats::busy_ns.
   bool record_busy = false;

@@ -88,6 +88,7 @@ engine::EngineInput engine_input(const Resolved& r) {
       engine::LinkSpec{inter.bandwidth_bytes_per_s, static_cast<int64_t>(inter.latency_ns)}};
   if (shares_cores(r)) in.shared_processors = r.hw.host_cores;
   in.blocking_sends = r.fw.p2p_blocking;
+  in.blocking_reductions = r.fw.grad_reduce == cost::Overlap::kExposed;
   // Receives posted ahead hold NCCL's thread blocks until their data arrives; priced across the
   // network only (cost::kNcclP2pNetThreadBlocks; docs/ACCURACY.md item 33).
   const double net_share = cost::p2p_net_sm_share(r.hw);

@@ -84,6 +84,7 @@ TEST(EngineSymmetry, ReplicasSimulatedOnceEqualTheFullSimulation) {
     ASSERT_TRUE(replicas_symmetric(in)) << s.name;
     for (const bool blocking : {false, true}) {
       in.blocking_sends = blocking;
+      in.blocking_reductions = blocking;
       const EngineResult full = simulate(in);
       const EngineResult once = simulate_symmetric(in, {.expand_timeline = true});
       EXPECT_LT(once.actions, full.actions);

@@ -222,6 +222,30 @@ TEST(Engine, BlockingSendsHoldTheNextCompute) {
   EXPECT_EQ(blocking.step_time_ns, 4'000'000);
 }
 
+TEST(Engine, BlockingReductionsHoldTheNextCompute) {
+  // ZeRO-2's reduce-scatter after each microbatch's backward (2 ms). Beside the compute: F1 runs
+  // while the first one moves. Reduced on the compute stream (a framework that does not overlap
+  // them): F1 waits for it, and the step grows by its 2 ms.
+  const auto s = schedule::load(
+      "mesh dp=2 pp=1 tp=1\nmicrobatches 2\n"
+      "rank 0: 0F0 0B0 0REDUCESCATTER(dp):8 0F1 0B1 0REDUCESCATTER(dp):8 0STEP\n"
+      "rank 1: 0F0 0B0 0REDUCESCATTER(dp):8 0F1 0B1 0REDUCESCATTER(dp):8 0STEP\n");
+  EngineInput in = on_one_link(s);
+  in.stages[0] = StageTiming{1'000'000, 1'000'000, 0, 0, 0};
+  in.collective_ns = [](int, const schedule::Action&) { return int64_t{2'000'000}; };
+  auto second_f_starts = [](const EngineResult& r) {
+    for (const traces::Span& sp : r.timeline.spans)
+      if (sp.kind == traces::SpanKind::kCompute && sp.microbatch == 1) return sp.begin_ns;
+    return int64_t{-1};
+  };
+  const EngineResult beside = simulate(in);
+  EXPECT_EQ(second_f_starts(beside), 2'000'000);
+  in.blocking_reductions = true;
+  const EngineResult blocking = simulate(in);
+  EXPECT_EQ(second_f_starts(blocking), 4'000'000);
+  EXPECT_EQ(blocking.step_time_ns - beside.step_time_ns, 2'000'000);
+}
+
 TEST(Engine, CollectivesTakeTheirShareOfTheLinks) {
   // Each replica sends 1 MB from pp 0 to pp 1 while its pp 0 rank runs a 2 ms dp all-reduce on
   // the same ports: the transfer gets half the link and takes 2 ms instead of 1.
