@@ -274,8 +274,9 @@ void rank_main(SharedRun& shared, int rank) {
     progress.state.store(RankState::kDone, std::memory_order_relaxed);
     progress.ticks.fetch_add(1, std::memory_order_relaxed);
   } catch (const runtime::Aborted&) {
+    // Stopped by another's failure or the watchdog: its state stays where it was waiting, which
+    // a process describes to the others after its ranks have stopped (executor.cpp).
     progress.computing.store(false, std::memory_order_relaxed);
-    progress.state.store(RankState::kFailed, std::memory_order_relaxed);
   } catch (const std::exception& e) {
     const bool out_of_memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
     progress.computing.store(false, std::memory_order_relaxed);

@@ -133,6 +133,25 @@ TEST_F(MpiRun, ADeadlockIsReportedOnceAndEndsEveryProcess) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
 }
 
+TEST_F(MpiRun, ADeadlockNamesWhereTheInnocentRankWaitsNotThatItFailed) {
+  // Rank 1 never sends microbatch 1's gradient: rank 0 waits for it, rank 1 finishes its step and
+  // waits at the step barrier. Each process describes its ranks after they stopped; a rank
+  // stopped by the abort is where it waited, as in one process, not "failed".
+  const fs::path file = temp_dir() / "missing_send.txt";
+  std::ofstream(file) << "mesh dp=1 pp=2 tp=1\nmicrobatches 2\n"
+                         "rank 0: 0F0 0SEND_F0 0F1 0SEND_F1 0RECV_B0 0B0 0RECV_B1 0B1 0STEP\n"
+                         "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0 1RECV_F1 1F1 1B1 1STEP\n";
+  const std::string args =
+      "run --schedule-file " + file.string() + " --no-validate --timeout 1 --layers 2 --steps 2";
+  const Result threads = shell(kMeshscope + " " + args);
+  const Result mpi = mpirun(2, args);
+  const std::string want =
+      "meshscope: error: deadlock: no progress for 1 s; rank 0 waits at action 6 '0RECV_B1' (from "
+      "rank 1); rank 1 waits for the other ranks before step 1\n";
+  EXPECT_NE(threads.err.find(want), std::string::npos) << threads.err;
+  EXPECT_EQ(count(mpi.err, want), 1u) << mpi.err;
+}
+
 TEST_F(MpiRun, AStoppedRankEndsEveryProcessInBoundedTime) {
   // kill -STOP one rank's process mid-run: the others see no progress, report it, and the whole
   // job ends (MPI_Abort) instead of waiting in MPI_Finalize for a process that never comes.
