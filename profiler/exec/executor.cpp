@@ -128,9 +128,12 @@ RunResult finish_across_processes(SharedRun& shared, const RunConfig& config,
     mine.message = processes.abort_state().reason();
   }
   if (mine.outcome != Outcome::kOk) mine.where = describe_ranks(shared);
-  // Another process may still be inside its last step: wait up to the watchdog's timeout.
+  // Another process may still be inside its last step: wait up to the watchdog's timeout, and
+  // at least 5 s (assumption: enough for a process still setting up its ranks to be told), so a
+  // tiny --timeout gives the one combined message rather than each process giving up on another.
   const int64_t deadline =
-      runtime::host_now_ns() + static_cast<int64_t>(std::min(config.timeout_s, 1e6) * 1e9);
+      runtime::host_now_ns() +
+      static_cast<int64_t>(std::clamp(config.timeout_s, 5.0, 1e6) * 1e9);
   std::vector<ProcessReport> reports;
   for (const std::string& bytes : processes.exchange_after_abort(
            encode_report(mine), "how its part of the run ended", deadline)) {
