@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <new>
@@ -136,7 +137,32 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
   throw FailedElsewhere(e.what());
 }
 
-void run(const RunArgs& a) {
+// Runs `checks` in every process. Under mpirun each process checks the same arguments, so each
+// would print the same error: process 0 alone says it (another process's failure with its
+// number, should only that one fail), and every process ends with it.
+void checked_by_every_process(runtime::ProcessMessenger* processes,
+                              const std::function<void()>& checks) {
+  if (processes == nullptr) {
+    checks();
+    return;
+  }
+  std::string failure;
+  try {
+    checks();
+  } catch (const std::exception& e) {
+    failure = *e.what() != '\0' ? e.what() : "failed";
+  }
+  const std::vector<std::string> all =
+      processes->exchange(failure, "whether its arguments were accepted");
+  for (size_t p = 0; p < all.size(); ++p) {
+    if (all[p].empty()) continue;
+    const std::string message = p == 0 ? all[p] : "process " + std::to_string(p) + ": " + all[p];
+    if (processes->index() == 0) throw UserError(message);
+    throw FailedElsewhere(message);
+  }
+}
+
+RunSpec spec_of(const RunArgs& a) {
   require_distinct_outputs({{"--out", &a.out},
                             {"--dump-schedule", &a.dump_schedule},
                             {"--replay-trace", &a.replay_trace}});
@@ -157,9 +183,14 @@ void run(const RunArgs& a) {
   spec.tracer = *tracer;
   if (a.steps < 1) throw UserError("--steps must be >= 1");
   if (!(a.timeout_s > 0)) throw UserError("--timeout must be > 0 seconds");
+  return spec;
+}
 
+void run(const RunArgs& a) {
   // Under mpirun: one rank per process; process 0 prints and writes, the others stay quiet.
   const std::unique_ptr<runtime::ProcessMessenger> processes = messenger_for_launch();
+  RunSpec spec;
+  checked_by_every_process(processes.get(), [&] { spec = spec_of(a); });
   spec.processes = processes.get();
   const bool primary = processes == nullptr || processes->index() == 0;
   if (!a.dump_schedule.empty() && primary) schedule::save_file(spec.schedule, a.dump_schedule);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <sstream>
 #include <string>
 
 #include "cli/commands.h"
@@ -48,6 +49,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // Every process of an mpirun parses the same arguments (output paths, which only process 0
+    // writes, are not checked elsewhere: cli/output_path.cpp): process 0 alone says what is wrong.
+    if (processes > 1 && meshscope::runtime::launched_process_index() != 0) {
+      std::ostringstream quiet;
+      return app.exit(e, quiet, quiet);
+    }
     return app.exit(e);
   } catch (const meshscope::cli::FailedElsewhere&) {
     return 1;

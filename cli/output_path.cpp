@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 
+#include "profiler/runtime/process_link.h"
 #include "traces/atomic_file.h"
 
 namespace meshscope::cli {
@@ -17,6 +18,10 @@ CLI::Validator output_file_check(DashMeans dash) {
   return CLI::Validator(
       [dash](std::string& path) -> std::string {
         if (dash == DashMeans::kStdout && path == "-") return {};
+        // Under mpirun only process 0 writes: a path the others could not write is theirs to
+        // ignore, not a reason to end the job.
+        if (runtime::launched_process_count() > 1 && runtime::launched_process_index() != 0)
+          return {};
         try {
           traces::check_output_path(path);
         } catch (const std::exception& e) {

@@ -132,8 +132,7 @@ RunResult finish_across_processes(SharedRun& shared, const RunConfig& config,
   // at least 5 s (assumption: enough for a process still setting up its ranks to be told), so a
   // tiny --timeout gives the one combined message rather than each process giving up on another.
   const int64_t deadline =
-      runtime::host_now_ns() +
-      static_cast<int64_t>(std::clamp(config.timeout_s, 5.0, 1e6) * 1e9);
+      runtime::host_now_ns() + static_cast<int64_t>(std::clamp(config.timeout_s, 5.0, 1e6) * 1e9);
   std::vector<ProcessReport> reports;
   for (const std::string& bytes : processes.exchange_after_abort(
            encode_report(mine), "how its part of the run ended", deadline)) {

@@ -133,6 +133,20 @@ TEST_F(MpiRun, ADeadlockIsReportedOnceAndEndsEveryProcess) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
 }
 
+TEST_F(MpiRun, AnArgumentEveryProcessRefusesIsSaidOnce) {
+  // Each process parses and checks the same arguments; process 0 alone prints what is wrong.
+  for (const auto& [args, error] :
+       {std::pair<std::string, std::string>{"run --schedule bogus --pp 2",
+                                            "meshscope: error: unknown schedule 'bogus'"},
+        {"run --steps 0 --pp 2", "meshscope: error: --steps must be >= 1"},
+        {"run --pp 2 --out /nonexistent/x.json", "--out: cannot write '/nonexistent/x.json'"},
+        {"run --pp 2 --bogus", "The following argument was not expected: --bogus"}}) {
+    const Result r = mpirun(2, args);
+    EXPECT_NE(r.status, 0) << args;
+    EXPECT_EQ(count(r.err, error), 1u) << args << "\n" << r.err;
+  }
+}
+
 TEST_F(MpiRun, ADeadlockNamesWhereTheInnocentRankWaitsNotThatItFailed) {
   // Rank 1 never sends microbatch 1's gradient: rank 0 waits for it, rank 1 finishes its step and
   // waits at the step barrier. Each process describes its ranks after they stopped; a rank
