@@ -190,7 +190,14 @@ void run(const RunArgs& a) {
   // Under mpirun: one rank per process; process 0 prints and writes, the others stay quiet.
   const std::unique_ptr<runtime::ProcessMessenger> processes = messenger_for_launch();
   RunSpec spec;
-  checked_by_every_process(processes.get(), [&] { spec = spec_of(a); });
+  checked_by_every_process(processes.get(), [&] {
+    spec = spec_of(a);
+    // The replay from thread CPU time is of ranks sharing one process's cores.
+    if (processes != nullptr && (a.cores > 0 || !a.replay_trace.empty()))
+      throw UserError(
+          "--cores and --replay-trace are for ranks run as threads of one process; under mpirun "
+          "each rank has a process of its own");
+  });
   spec.processes = processes.get();
   const bool primary = processes == nullptr || processes->index() == 0;
   if (!a.dump_schedule.empty() && primary) schedule::save_file(spec.schedule, a.dump_schedule);

@@ -140,7 +140,9 @@ TEST_F(MpiRun, AnArgumentEveryProcessRefusesIsSaidOnce) {
                                             "meshscope: error: unknown schedule 'bogus'"},
         {"run --steps 0 --pp 2", "meshscope: error: --steps must be >= 1"},
         {"run --pp 2 --out /nonexistent/x.json", "--out: cannot write '/nonexistent/x.json'"},
-        {"run --pp 2 --bogus", "The following argument was not expected: --bogus"}}) {
+        {"run --pp 2 --bogus", "The following argument was not expected: --bogus"},
+        // Options of a threaded run, which would be ignored here.
+        {"run --pp 2 --cores 1", "meshscope: error: --cores and --replay-trace are for ranks"}}) {
     const Result r = mpirun(2, args);
     EXPECT_NE(r.status, 0) << args;
     EXPECT_EQ(count(r.err, error), 1u) << args << "\n" << r.err;
