@@ -34,20 +34,25 @@ bool parse_range(const std::string& s, std::pair<double, double>& r) {
          r.second <= 1 && r.first < r.second;
 }
 
-int interactive(App& app, int width, int height) {
-  meshscope::gui::Window window({width, height, true, "meshscope"});
+// `start`: the view, arrows, critical path, zoom and playhead the command line asked for.
+int interactive(App& app, const meshscope::gui::ScreenshotOptions& start) {
+  meshscope::gui::Window window({start.width, start.height, true, "meshscope"});
   for (const std::string& e : app.session().errors)
     std::fprintf(stderr, "meshscope-gui: error: %s\n", e.c_str());
+  meshscope::gui::start_view(app, start);
   // Draw only when something changed (gui/view/frame_pacing.h): an idle viewer sleeps.
   meshscope::gui::FramePacing pacing;
+  bool first = true;
   while (!window.should_close()) {
     const bool animating = app.session().playhead.playing() || app.busy();
     const bool event = window.wait_events(pacing.wait_s(animating));
-    if (!pacing.should_draw(event, animating)) continue;
+    if (!first && !pacing.should_draw(event, animating)) continue;
     window.begin_frame();
     app.open_dropped(window.take_dropped_paths());
     app.frame(ImGui::GetIO().DeltaTime);
     window.end_frame();
+    if (first) meshscope::gui::start_zoom(app, start);  // the views know their size now
+    first = false;
   }
   return 0;
 }
@@ -70,7 +75,12 @@ int main(int argc, char** argv) {
   cli.add_option(
       "traces", traces,
       "trace files (Chrome/Kineto JSON, .json.gz, Nsight SQLite) or folders of per-rank files");
-  cli.add_option("--screenshot", screenshot, "render headless, write this PNG and exit");
+  cli.add_option("--screenshot", screenshot, "render headless, write this PNG and exit")
+      ->check(CLI::Validator(
+          [](std::string& path) -> std::string {
+            return path.empty() ? "an empty path (a window would open instead)" : "";
+          },
+          ""));
   // Options of the headless modes are refused without their mode, not ignored by a window.
   cli.add_option("--frames", frames, "frames to render before the screenshot")
       ->check(CLI::Range(1, 1000))
@@ -91,7 +101,13 @@ int main(int argc, char** argv) {
   cli.add_option("--bench-frames", bench_options.frames, "timed frames per zoom level")
       ->check(CLI::Range(1, 100000))
       ->needs("--bench");
-  CLI11_PARSE(cli, argc, argv);
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; a bad argument exits 2 (docs/GUI.md), not CLI11's own codes.
+    const int code = cli.exit(e);
+    return code == 0 ? 0 : 2;
+  }
 
   int width = 0, height = 0;
   std::pair<double, double> fractions;
@@ -143,22 +159,21 @@ int main(int argc, char** argv) {
       meshscope::gui::run_bench(app, bench_options, std::cout);
       return 0;
     }
+    meshscope::gui::ScreenshotOptions o;
+    o.out = screenshot;
+    o.frames = frames;
+    o.width = width;
+    o.height = height;
+    o.view = *view_kind;
+    o.flows = !no_flows;
+    o.critical_path = critical_path;
+    if (playhead >= 0) o.playhead = playhead;
+    if (!range.empty()) o.range = fractions;
     if (!screenshot.empty()) {
-      meshscope::gui::ScreenshotOptions o;
-      o.out = screenshot;
-      o.frames = frames;
-      o.width = width;
-      o.height = height;
-      o.view = *view_kind;
-      o.flows = !no_flows;
-      o.critical_path = critical_path;
-      if (playhead >= 0) o.playhead = playhead;
-      if (!range.empty()) o.range = fractions;
       meshscope::gui::take_screenshot(app, o);
       return 0;
     }
-    app.set_view(*view_kind);
-    return interactive(app, width, height);
+    return interactive(app, o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "meshscope-gui: error: %s\n", e.what());
     return 1;

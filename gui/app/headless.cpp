@@ -53,30 +53,35 @@ Summary summarize(std::vector<double> ms) {
 
 }  // namespace
 
-Image render_frames(App& app, const ScreenshotOptions& o) {
-  Window window(WindowOptions{o.width, o.height, false, "meshscope"});
+void start_view(App& app, const ScreenshotOptions& o) {
   app.set_view(o.view);
   app.timeline().set_flows(o.flows);
   app.timeline().set_critical_path(o.critical_path);
+}
+
+void start_zoom(App& app, const ScreenshotOptions& o) {
   Session& s = app.session();
+  if (o.range && s.primary_run()) {
+    const Run& r = *s.primary_run();
+    const double len = static_cast<double>(r.end_ns() - r.begin_ns());
+    app.timeline().axis().show(r.begin_ns() + static_cast<int64_t>(o.range->first * len),
+                               r.begin_ns() + static_cast<int64_t>(o.range->second * len));
+  }
+  if (o.playhead) {
+    s.playhead.seek_fraction(*o.playhead);
+    s.show_playhead = true;
+  }
+}
+
+Image render_frames(App& app, const ScreenshotOptions& o) {
+  Window window(WindowOptions{o.width, o.height, false, "meshscope"});
+  start_view(app, o);
   const int frames = std::max(o.frames, 2);
   for (int i = 0; i + 1 < frames; ++i) {
     window.begin_frame();
     app.frame(0);
     window.end_frame(true);
-    if (i == 0) {
-      // After the first frame the views know their size: apply the requested zoom and playhead.
-      if (o.range && s.primary_run()) {
-        const Run& r = *s.primary_run();
-        const double len = static_cast<double>(r.end_ns() - r.begin_ns());
-        app.timeline().axis().show(r.begin_ns() + static_cast<int64_t>(o.range->first * len),
-                                   r.begin_ns() + static_cast<int64_t>(o.range->second * len));
-      }
-      if (o.playhead) {
-        s.playhead.seek_fraction(*o.playhead);
-        s.show_playhead = true;
-      }
-    }
+    if (i == 0) start_zoom(app, o);  // the views know their size after the first frame
   }
   // The what-if view simulates in the background: keep drawing until it has its answer.
   for (int waited = 0; app.busy() && waited < 600; ++waited) {

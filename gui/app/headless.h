@@ -14,6 +14,7 @@
 
 namespace meshscope::gui {
 
+// The view fields (view .. critical_path) are also what the window starts with.
 struct ScreenshotOptions {
   std::filesystem::path out;
   int frames = 3;
@@ -25,6 +26,12 @@ struct ScreenshotOptions {
   bool flows = true;
   bool critical_path = false;  // highlight the critical path in the timeline
 };
+
+// What the command line asks of the first frames, in a screenshot or in the window: the view,
+// the arrows and the critical path before the first frame (start_view); the zoom and the
+// playhead after it, once the views have sized themselves (start_zoom).
+void start_view(App& app, const ScreenshotOptions& options);
+void start_zoom(App& app, const ScreenshotOptions& options);
 
 // Renders `frames` frames and returns the last one's pixels; the zoom and playhead options are
 // applied after the first frame, when the views have sized themselves. Throws when no window can

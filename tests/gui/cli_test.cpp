@@ -124,9 +124,16 @@ TEST_F(GuiCli, BadArgumentsAreRejected) {
         {"--bench-spans 1000", "--bench-spans requires --bench"},
         {"--bench-frames 2", "--bench-frames requires --bench"}}) {
     const Result r = run(args);
-    EXPECT_NE(r.rc, 0) << args;
+    EXPECT_EQ(r.rc, 2) << args;  // CLI11's own codes (105 to 109) are not the documented 2
     EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
   }
+  EXPECT_EQ(run("--frames 0 --screenshot x.png").rc, 2);
+  EXPECT_EQ(run("--bogus").rc, 2);
+  // An empty screenshot path would open the interactive window instead (a script's unset $OUT).
+  const Result empty = run("--screenshot ''");
+  EXPECT_EQ(empty.rc, 2);
+  EXPECT_NE(empty.err.find("an empty path (a window would open instead)"), std::string::npos)
+      << empty.err;
 }
 
 TEST_F(GuiCli, ASyntheticTraceThatCannotFitIsRefusedWithTheEstimate) {
