@@ -39,6 +39,11 @@ void run(const SimulateArgs& a) {
   if (points.size() != 1)
     throw UserError(where + ": simulate takes one configuration, not a sweep (use predict)");
   const predict::PredictConfig& c = points.front().config;
+  // A trace's device index is 16 bits (traces/timeline.h): refused before the simulation runs.
+  if (a.all_devices && c.gpus() >= 65535)
+    throw UserError(where + ": --all-devices would put " + std::to_string(c.gpus()) +
+                    " devices in the trace, which holds at most 65534; leave it out (the "
+                    "representatives stand for their identical replicas)");
   predict::SimulateOptions so;
   so.calibration = in.calibration_or_null();
   so.expand_replicas = a.all_devices;

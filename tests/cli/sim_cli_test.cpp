@@ -506,6 +506,12 @@ TEST_F(SimCli, HostileConfigsGetOneLineNamingFileAndKey) {
       "batch": {"global": 1073741824}, "options": {"symmetry": "off"}})");
   expect_one_line_error(sh("predict --config " + cfg.string()), cfg.string(),
                         ": key 'mesh': simulating every one of its 16777216 ranks means about ");
+  // A trace of every device of 65,536 replicas: refused before simulating, naming the limit.
+  cfg = write("wide.json", R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8},
+      "mesh": {"dp": 65536}, "batch": {"global": 65536}})");
+  expect_one_line_error(sh("simulate --all-devices --config " + cfg.string()), cfg.string(),
+                        ": --all-devices would put 65536 devices in the trace, which holds at "
+                        "most 65534");
 }
 
 TEST_F(SimCli, SearchSaysWhyNothingWasFound) {
