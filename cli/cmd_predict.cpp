@@ -210,6 +210,17 @@ void print_table(const std::vector<Row>& rows) {
           "NVIDIA's, held back (docs/ACCURACY.md item 50, set 9)\n");
       break;
     }
+  std::vector<const Row*> compute_idle;  // the rows whose bubble counts communication as idle
+  for (const Row& r : rows)
+    if (r.error.empty() && r.summary.bubble_is_compute_idle) compute_idle.push_back(&r);
+  if (!compute_idle.empty())
+    std::printf(
+        "bubble%s: the compute stream's idle share, communication counted as idle (beyond %lld "
+        "ranks or %lld actions the busy time of every stream is not recorded; below, "
+        "communication counts as busy, as `analyze` counts it)\n",
+        rows.size() > 1 ? (" of " + rows_label(compute_idle)).c_str() : "",
+        static_cast<long long>(predict::kTimelineRanksForBubbles),
+        static_cast<long long>(predict::kTimelineActionsForBubbles));
   print_slowest_gpu(rows);
   for (const Row& r : rows)
     if (r.error.empty() && !r.summary.fits) {

@@ -461,6 +461,7 @@ Summary summarise(const Resolved& r, FullMeshPrices& prices, const Run& run, boo
                       : run.timeline ? traces::analyze(res.timeline).bubble_fraction
                       : run.busy     ? busy_bubble_fraction(r, run)
                                      : res.compute_idle_fraction();
+  s.bubble_is_compute_idle = !run.skipped && !run.timeline && !run.busy;
   for (const engine::RankStats& st : res.ranks)
     s.communication_s = std::max(s.communication_s, st.communication_ns * 1e-9);
   if (run.skipped) {
@@ -564,6 +565,7 @@ nlohmann::json to_json(const Summary& s) {
           {"range_without_fp8", s.range_without_fp8},
           {"slowest_gpu_share", s.slowest_gpu_share},
           {"bubble_fraction", s.bubble_fraction},
+          {"bubble_definition", s.bubble_is_compute_idle ? "compute_idle" : "idle"},
           {"communication_s", s.communication_s},
           {"peak_memory_bytes", s.peak_memory_bytes},
           {"memory_capacity_bytes", s.memory_capacity_bytes},

@@ -35,6 +35,9 @@ struct Summary {
   // kTimelineRanksForBubbles ranks or kTimelineActionsForBubbles actions, the mean compute-idle
   // share instead (no Timeline is built for it unless the caller wants one).
   double bubble_fraction = 0;
+  // Which of the two bubble_fraction is: false: traces::analyze's idle share; true: the mean
+  // compute-idle share, communication counted as idle (beyond the sizes above).
+  bool bubble_is_compute_idle = false;
   // Where a published run would fall around such a prediction, an 80% prediction interval from the
   // development set (cost::Residuals of the framework on this hardware; see range_basis): step
   // time x (1 + low .. 1 + high), throughput and MFU inversely. Equal to the point when no

@@ -100,6 +100,28 @@ TEST_F(SimCli, SweepProgressInALogIsAFewPlainLines) {
   EXPECT_EQ(header.find("schedule"), header.rfind("schedule")) << header;
 }
 
+TEST_F(SimCli, ABubbleCountedOnTheComputeStreamAloneSaysSo) {
+  // Beyond 4096 simulated ranks the busy time of every stream is not recorded: the bubble is the
+  // compute stream's idle share, communication counted as idle, which the output names.
+  const std::string mlp = R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8}, "mesh": {"dp": )";
+  const fs::path wide = write(
+      "wide.json", mlp + R"(8192}, "batch": {"global": 8192}, "options": {"symmetry": "off"}})");
+  const fs::path narrow = write("narrow.json", mlp + R"(8}, "batch": {"global": 8}})");
+  const Outcome w = sh("predict --config " + wide.string());
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  EXPECT_NE(w.out.find("bubble: the compute stream's idle share, communication counted as idle"),
+            std::string::npos)
+      << w.out;
+  EXPECT_NE(sh("predict --json --config " + wide.string())
+                .out.find("\"bubble_definition\": \"compute_idle\""),
+            std::string::npos);
+  const Outcome n = sh("predict --config " + narrow.string());
+  EXPECT_EQ(n.out.find("communication counted as idle"), std::string::npos) << n.out;
+  EXPECT_NE(
+      sh("predict --json --config " + narrow.string()).out.find("\"bubble_definition\": \"idle\""),
+      std::string::npos);
+}
+
 TEST_F(SimCli, OnlyAGptOnGpusBorrowsTheDevelopmentSetsRange) {
   // Every published run is a GPT-style transformer's on GPUs.
   const fs::path mlp = write("mlp.json", mlp_config("a100-80gb"));
