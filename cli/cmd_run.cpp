@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <string>
@@ -23,6 +25,7 @@
 #include "sim/schedule/schedule_file.h"
 #include "sim/schedule/schedule_text.h"
 #include "sim/schedule/validator.h"
+#include "traces/printable.h"
 
 namespace meshscope::cli {
 namespace {
@@ -162,6 +165,32 @@ void checked_by_every_process(runtime::ProcessMessenger* processes,
   }
 }
 
+// This process's arguments after the program's path (/proc/self/cmdline: NUL-separated).
+std::string arguments_of_this_process() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t first = all.find('\0');
+  return first == std::string::npos ? std::string() : all.substr(first + 1);
+}
+
+// Every process of a run must take the same arguments (another seed or step count would make a
+// run that differs from one device, or one whose processes wait for each other in vain).
+void require_same_arguments(runtime::ProcessMessenger& processes) {
+  const std::vector<std::string> all =
+      processes.exchange(arguments_of_this_process(), "the arguments it was started with");
+  for (size_t p = 1; p < all.size(); ++p) {
+    if (all[p] == all.front()) continue;
+    std::string shown = all[p];
+    if (!shown.empty() && shown.back() == '\0') shown.pop_back();
+    std::replace(shown.begin(), shown.end(), '\0', ' ');
+    const std::string message =
+        "process " + std::to_string(p) + " was started with other arguments than process 0 (" +
+        traces::printable(shown, 200) + "): every process of a run takes the same";
+    if (processes.index() == 0) throw UserError(message);
+    throw FailedElsewhere(message);
+  }
+}
+
 RunSpec spec_of(const RunArgs& a) {
   require_distinct_outputs({{"--out", &a.out},
                             {"--dump-schedule", &a.dump_schedule},
@@ -189,6 +218,7 @@ RunSpec spec_of(const RunArgs& a) {
 void run(const RunArgs& a) {
   // Under mpirun: one rank per process; process 0 prints and writes, the others stay quiet.
   const std::unique_ptr<runtime::ProcessMessenger> processes = messenger_for_launch();
+  if (processes != nullptr) require_same_arguments(*processes);
   RunSpec spec;
   checked_by_every_process(processes.get(), [&] {
     spec = spec_of(a);

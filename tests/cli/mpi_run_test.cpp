@@ -149,6 +149,21 @@ TEST_F(MpiRun, AnArgumentEveryProcessRefusesIsSaidOnce) {
   }
 }
 
+TEST_F(MpiRun, ProcessesStartedWithOtherArgumentsAreRefused) {
+  // Another seed in one process would end as "differs from one device", another step count in a
+  // wait in vain: said at the start instead, once.
+  const Result r =
+      shell(mpi_env() + std::string(MESHSCOPE_MPIEXEC) + " -n 1 " + kMeshscope +
+            " run --pp 2 --layers 2 : -n 1 " + kMeshscope + " run --pp 2 --layers 2 --seed 7");
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(count(r.err,
+                  "meshscope: error: process 1 was started with other arguments than "
+                  "process 0 (run --pp 2 --layers 2 --seed 7): every process of a run "
+                  "takes the same\n"),
+            1u)
+      << r.err;
+}
+
 TEST_F(MpiRun, ADeadlockNamesWhereTheInnocentRankWaitsNotThatItFailed) {
   // Rank 1 never sends microbatch 1's gradient: rank 0 waits for it, rank 1 finishes its step and
   // waits at the step barrier. Each process describes its ranks after they stopped; a rank
