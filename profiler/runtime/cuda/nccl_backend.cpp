@@ -14,6 +14,7 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/raii.h"
+#include "profiler/runtime/clock.h"
 #include "profiler/runtime/cuda/nccl_check.h"
 #include "profiler/runtime/cuda/nccl_transport.h"
 
@@ -76,6 +77,25 @@ std::vector<ncclUniqueId> shared_unique_ids(ProcessMessenger& processes, size_t 
   if (count > 0) std::memcpy(ids.data(), from_zero.data(), from_zero.size());
   return ids;
 }
+
+// Ends the thread's NCCL group on the way out of a scope that throws inside it, so a failed call
+// does not leave the group open for the next NCCL call.
+class GroupGuard {
+ public:
+  GroupGuard() { MESHSCOPE_NCCL_CHECK(ncclGroupStart()); }
+  ~GroupGuard() {
+    if (open_) ncclGroupEnd();
+  }
+  GroupGuard(const GroupGuard&) = delete;
+  GroupGuard& operator=(const GroupGuard&) = delete;
+  void end() {
+    open_ = false;
+    MESHSCOPE_NCCL_CHECK(ncclGroupEnd());
+  }
+
+ private:
+  bool open_ = true;
+};
 
 // The groups split from the world communicator: every kind but the world itself (ep and edp are
 // single ranks or the dp group when the mesh has no ep carved out of dp).
@@ -176,7 +196,7 @@ void CudaNcclBackend::init_channels_across_processes() {
   const int rank = processes_->index();
   MESHSCOPE_CUDA_CHECK(cudaSetDevice(gpu_of_[rank]));
   // This rank's ends of its channels, initialised together (each waits for its peer process).
-  MESHSCOPE_NCCL_CHECK(ncclGroupStart());
+  GroupGuard group;
   for (size_t i = 0; i < pairs.size(); ++i) {
     const auto [from, to] = pairs[i];
     if (from != rank && to != rank) continue;
@@ -192,7 +212,7 @@ void CudaNcclBackend::init_channels_across_processes() {
       slot->recv_stream = kernels::cuda::make_stream();
     }
   }
-  MESHSCOPE_NCCL_CHECK(ncclGroupEnd());
+  group.end();
 }
 
 void CudaNcclBackend::init_comms() {
@@ -258,33 +278,55 @@ void CudaNcclBackend::connect_channels() {
   struct End {
     kernels::cuda::DeviceBuffer<uint8_t> byte;
     cudaStream_t stream;
+    ncclComm_t comm;
   };
   std::vector<End> ends;
   for (const auto& [key, c] : channels_) {
     if (c->send_comm.comm != nullptr) {
       MESHSCOPE_CUDA_CHECK(cudaSetDevice(gpu_of_[c->from]));
-      ends.push_back({kernels::cuda::DeviceBuffer<uint8_t>(1), c->send_stream.get()});
+      ends.push_back(
+          {kernels::cuda::DeviceBuffer<uint8_t>(1), c->send_stream.get(), c->send_comm.comm});
     }
     if (c->recv_comm.comm != nullptr) {
       MESHSCOPE_CUDA_CHECK(cudaSetDevice(gpu_of_[c->to]));
-      ends.push_back({kernels::cuda::DeviceBuffer<uint8_t>(1), c->recv_stream.get()});
+      ends.push_back(
+          {kernels::cuda::DeviceBuffer<uint8_t>(1), c->recv_stream.get(), c->recv_comm.comm});
     }
   }
   size_t next = 0;
-  MESHSCOPE_NCCL_CHECK(ncclGroupStart());
+  GroupGuard group;
   for (const auto& [key, c] : channels_) {
     if (c->send_comm.comm != nullptr) {
       const End& e = ends[next++];
-      MESHSCOPE_NCCL_CHECK(ncclSend(e.byte.data(), 1, ncclUint8, 1, c->send_comm.comm, e.stream));
+      MESHSCOPE_NCCL_CHECK(ncclSend(e.byte.data(), 1, ncclUint8, 1, e.comm, e.stream));
     }
     if (c->recv_comm.comm != nullptr) {
       const End& e = ends[next++];
-      MESHSCOPE_NCCL_CHECK(ncclRecv(e.byte.data(), 1, ncclUint8, 0, c->recv_comm.comm, e.stream));
+      MESHSCOPE_NCCL_CHECK(ncclRecv(e.byte.data(), 1, ncclUint8, 0, e.comm, e.stream));
     }
   }
-  MESHSCOPE_NCCL_CHECK(ncclGroupEnd());
-  // The bytes are freed below; their transfers end first.
-  for (const End& e : ends) MESHSCOPE_CUDA_CHECK(cudaStreamSynchronize(e.stream));
+  group.end();
+  // The bytes are freed below; their transfers end first. No watchdog runs yet: a peer that died
+  // after connecting would leave its kernel waiting, so the wait checks NCCL's errors, another
+  // process's abort, and a deadline (assumption: 300 s is far beyond a 1-byte exchange's
+  // microseconds, and beyond any peer's set-up that has already connected).
+  const int64_t deadline = host_now_ns() + int64_t{300} * 1'000'000'000;
+  const HealthCheck check = [&] {
+    if (processes_ != nullptr && !abort_.aborted() && processes_->poll_abort())
+      abort_.set(processes_->abort_state().reason());
+    for (const End& e : ends) {
+      ncclResult_t async = ncclSuccess;
+      if (ncclCommGetAsyncError(e.comm, &async) == ncclSuccess && async != ncclSuccess &&
+          async != ncclInProgress)
+        throw std::runtime_error(std::string("cuda backend: connecting the p2p channels: NCCL "
+                                             "reported an asynchronous error: ") +
+                                 ncclGetErrorString(async));
+    }
+    if (host_now_ns() > deadline)
+      throw std::runtime_error(
+          "cuda backend: the p2p channels did not connect within 300 s (a peer process ended?)");
+  };
+  for (const End& e : ends) wait_stream(e.stream, abort_, check);
 }
 
 CudaNcclBackend::~CudaNcclBackend() {
