@@ -331,8 +331,10 @@ void add_run_command(CLI::App& app) {
   add_backend_option(*cmd, a->backend);
   cmd->add_option("--tracer", a->tracer, "auto, host (clock) or cupti")->capture_default_str();
   cmd->add_option("--timeout", a->timeout_s,
-                  "seconds without progress after which the run is stopped as deadlocked (under "
-                  "mpirun each process watches its own rank)")
+                  "seconds without progress after which the run is stopped as deadlocked (a "
+                  "rank's own math is progress, however long; under mpirun each process watches "
+                  "its own rank only, so a peer computing longer than this looks stalled: set it "
+                  "above the longest forward or backward)")
       ->capture_default_str();
   cmd->add_option("--out,-o", a->out, "write the Chrome trace (JSON) here")
       ->check(output_file_check());

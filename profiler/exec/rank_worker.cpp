@@ -198,7 +198,13 @@ void run_steps(SharedRun& shared, int rank) {
   RankResult& result = shared.results[rank];
   capture::ActionTracer& tracer = *shared.tracer;
   RankTensors st;
-  set_up(shared, plan, dev, st);
+  // Set-up, each step's batch and the final weights wait on no other rank: progress, as compute.
+  const auto alone = [&](auto&& work) {
+    progress.computing.store(true, std::memory_order_relaxed);
+    work();
+    progress.computing.store(false, std::memory_order_relaxed);
+  };
+  alone([&] { set_up(shared, plan, dev, st); });
   RankContext ctx{
       &dev, &net, &tracer, &(*shared.inner)[rank], &progress.inner, rank, 0, st.loss.as<double>()};
   ArrivalCheck arrivals(plan, shared.schedule->num_microbatches, shared.schedule->num_stages);
@@ -209,7 +215,7 @@ void run_steps(SharedRun& shared, int rank) {
   // The first step warms caches and faults in the slots' pages: left out when others follow.
   const int first_timed = shared.steps > 1 ? 1 : 0;
   for (int step = 0; step < shared.steps; ++step) {
-    load_batch(shared, plan, dev, st, step);
+    alone([&] { load_batch(shared, plan, dev, st, step); });
     progress.state.store(RankState::kBarrier, std::memory_order_relaxed);
     progress.ticks.fetch_add(1, std::memory_order_relaxed);
     shared.barrier->arrive_and_wait();
@@ -254,7 +260,9 @@ void run_steps(SharedRun& shared, int rank) {
   // dp replica 0 holds every dense weight; the first ep group's replicas (ep ranks 0 .. ep - 1)
   // hold one expert shard each.
   if (plan.coord.dp < std::max(shared.workload->spec.ep, 1)) {
-    for (auto& s : st.stages) result.stage_weights.push_back(s->download_weights(shared.initial));
+    alone([&] {
+      for (auto& s : st.stages) result.stage_weights.push_back(s->download_weights(shared.initial));
+    });
   }
   backend.synchronize(rank);
 }
