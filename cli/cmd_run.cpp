@@ -191,6 +191,51 @@ void require_same_arguments(runtime::ProcessMessenger& processes) {
   }
 }
 
+// A launch's first two exchanges: the arguments each process was started with, then whether each
+// accepted them (`checks`). On a failure anywhere, process 0 prints it, once, and every process
+// waits briefly for the others, so that mpirun does not end process 0 before it printed; then
+// FailedElsewhere (main prints nothing more).
+void agree_before_run(runtime::ProcessMessenger& processes, const std::function<void()>& checks) {
+  std::string error;
+  try {
+    require_same_arguments(processes);
+    checked_by_every_process(&processes, checks);
+    return;
+  } catch (const UserError& e) {  // process 0: the failure, its own or another's
+    error = e.what();
+  } catch (const FailedElsewhere& e) {
+    error = e.what();
+  }
+  if (processes.index() == 0) {
+    std::fprintf(stderr, "meshscope: error: %s\n", error.c_str());
+    std::fflush(stderr);
+  }
+  try {
+    processes.exchange_after_abort("", "the other processes to stop",
+                                   runtime::host_now_ns() + 5'000'000'000);
+  } catch (const std::exception&) {
+    // A process that never gets here is mpirun's to end.
+  }
+  throw FailedElsewhere(error);
+}
+
+}  // namespace
+
+int end_run_parse_error_across_processes(const std::string& message) {
+  const std::unique_ptr<runtime::ProcessMessenger> processes = messenger_for_launch();
+  if (processes == nullptr) {
+    std::fprintf(stderr, "meshscope: error: %s\n", message.c_str());
+    return 2;
+  }
+  try {
+    agree_before_run(*processes, [&] { throw UserError(message); });
+  } catch (const FailedElsewhere&) {
+  }
+  return 2;
+}
+
+namespace {
+
 RunSpec spec_of(const RunArgs& a) {
   require_distinct_outputs({{"--out", &a.out},
                             {"--dump-schedule", &a.dump_schedule},
@@ -218,16 +263,19 @@ RunSpec spec_of(const RunArgs& a) {
 void run(const RunArgs& a) {
   // Under mpirun: one rank per process; process 0 prints and writes, the others stay quiet.
   const std::unique_ptr<runtime::ProcessMessenger> processes = messenger_for_launch();
-  if (processes != nullptr) require_same_arguments(*processes);
   RunSpec spec;
-  checked_by_every_process(processes.get(), [&] {
+  const auto checks = [&] {
     spec = spec_of(a);
     // The replay from thread CPU time is of ranks sharing one process's cores.
     if (processes != nullptr && (a.cores > 0 || !a.replay_trace.empty()))
       throw UserError(
           "--cores and --replay-trace are for ranks run as threads of one process; under mpirun "
           "each rank has a process of its own");
-  });
+  };
+  if (processes == nullptr)
+    checks();
+  else
+    agree_before_run(*processes, checks);
   spec.processes = processes.get();
   const bool primary = processes == nullptr || processes->index() == 0;
   if (!a.dump_schedule.empty() && primary) schedule::save_file(spec.schedule, a.dump_schedule);

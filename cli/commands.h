@@ -34,4 +34,10 @@ void add_calibrate_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_catalog_command(CLI::App& app);
 
+// `run` under mpirun when this process could not parse its arguments: takes part in the exchanges
+// the other processes' run() makes first (their arguments, then whether they were accepted), so
+// process 0 prints the one error, naming another process's when only that one failed. Returns
+// the exit status.
+int end_run_parse_error_across_processes(const std::string& message);
+
 }  // namespace meshscope::cli

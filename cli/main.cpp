@@ -29,10 +29,11 @@ int main(int argc, char** argv) {
   meshscope::cli::add_catalog_command(app);
   const int processes = meshscope::runtime::launched_process_count();
   if (processes > 1 && !(argc > 1 && std::strcmp(argv[1], "run") == 0)) {
-    std::fprintf(stderr,
-                 "meshscope: error: started as one of %d processes (mpirun); only `meshscope run` "
-                 "runs across processes\n",
-                 processes);
+    if (meshscope::runtime::launched_process_index() == 0)  // the same in every process
+      std::fprintf(stderr,
+                   "meshscope: error: started as one of %d processes (mpirun); only `meshscope "
+                   "run` runs across processes\n",
+                   processes);
     return 2;
   }
   if (argc > 1 && argv[1][0] != '-' &&
@@ -49,10 +50,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // Every process of an mpirun parses the same arguments (output paths, which only process 0
-    // writes, are not checked elsewhere: cli/output_path.cpp): process 0 alone says what is wrong.
+    // Under mpirun (`run` alone gets here) the other processes meet this one in run()'s first
+    // exchanges; process 0 says what is wrong, once. --help and --version are not failures.
+    if (processes > 1 && e.get_exit_code() != 0)
+      return meshscope::cli::end_run_parse_error_across_processes(e.what());
     if (processes > 1 && meshscope::runtime::launched_process_index() != 0) {
-      std::ostringstream quiet;
+      std::ostringstream quiet;  // every process prints the same help
       return app.exit(e, quiet, quiet);
     }
     return app.exit(e);

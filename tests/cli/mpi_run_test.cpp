@@ -162,6 +162,16 @@ TEST_F(MpiRun, ProcessesStartedWithOtherArgumentsAreRefused) {
                   "takes the same\n"),
             1u)
       << r.err;
+  // Other arguments that process 1 cannot even parse: process 0 still says so.
+  const Result bad =
+      shell(mpi_env() + std::string(MESHSCOPE_MPIEXEC) + " -n 1 " + kMeshscope +
+            " run --pp 2 --layers 2 : -n 1 " + kMeshscope + " run --pp 0 --layers 2");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_EQ(count(bad.err,
+                  "meshscope: error: process 1 was started with other arguments than "
+                  "process 0 (run --pp 0 --layers 2)"),
+            1u)
+      << bad.err;
 }
 
 TEST_F(MpiRun, ADeadlockNamesWhereTheInnocentRankWaitsNotThatItFailed) {
