@@ -60,15 +60,18 @@ void ImportReport::merge(const ImportReport& other) {
 
 ImportError::ImportError(const std::filesystem::path& file, int64_t byte_offset,
                          const std::string& reason)
-    : std::runtime_error(
-          error_line(file.string(),
-                     "byte " + std::to_string(byte_offset) +
-                         // A compressed file is read through its inflated bytes.
-                         (file.extension() == ".gz" ? " of the decompressed data" : ""),
-                     reason)),
+    : std::runtime_error(error_line(file.string(), "byte " + std::to_string(byte_offset), reason)),
       file_(file.string()),
       byte_offset_(byte_offset),
       reason_(reason) {}
+
+ImportError ImportError::in_decompressed_data() const {
+  if (byte_offset_ < 0) return *this;
+  ImportError e(file_, "byte " + std::to_string(byte_offset_) + " of the decompressed data",
+                reason_);
+  e.byte_offset_ = byte_offset_;
+  return e;
+}
 
 ImportError::ImportError(const std::filesystem::path& file, const std::string& where,
                          const std::string& reason)

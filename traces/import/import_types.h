@@ -151,6 +151,9 @@ class ImportError : public std::runtime_error {
   const std::string& file() const { return file_; }
   int64_t byte_offset() const { return byte_offset_; }  // -1 when not tied to a byte
   const std::string& reason() const { return reason_; }
+  // The same error of a gzip file, whose byte offsets count its inflated bytes: the message says
+  // so.
+  ImportError in_decompressed_data() const;
 
  private:
   std::string file_;

@@ -23,12 +23,17 @@ Timeline load_any(const std::filesystem::path& file, const std::string_view* mem
   ImportReport local;
   ImportReport& r = report != nullptr ? *report : local;
   r.file = name;
+  bool gzip = false;
   try {
     OpenedTrace opened = importer::open_trace_source(file, memory, name, options);
+    gzip = opened.gzip;
     const importer::Importer& reader = importer::importer_for(opened, options, name);
     Timeline t = reader.load(importer::TraceInput{file, memory, opened, name}, options, r);
     importer::drop_devices_without_spans(t);
     return t;
+  } catch (const ImportError& e) {
+    if (gzip) throw e.in_decompressed_data();
+    throw;
   } catch (const std::length_error& e) {
     // The Timeline's own limits (2^32 spans, 2^16 devices) or an allocation size limit.
     throw ImportError(name, "", std::string("trace too large: ") + e.what());
