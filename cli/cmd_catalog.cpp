@@ -155,15 +155,18 @@ void show(const std::string& name, bool json_out) {
   const bool is_file = name.ends_with(".json");
   bool file_is_hw = false;
   if (is_file) {
+    // A hardware entry has peak_flops, a framework profile none: each file's own reader then
+    // says what is wrong with it.
+    std::ifstream in(name);
+    const json j = json::parse(in, nullptr, false);
+    file_is_hw = j.is_discarded() || !j.is_object() || j.contains("peak_flops");
     try {
-      cost::load_hardware_file(name);
-      file_is_hw = true;
-    } catch (const std::exception& as_hardware) {
-      try {
+      if (file_is_hw)
+        cost::load_hardware_file(name);
+      else
         cost::load_framework_file(name);
-      } catch (const std::exception&) {
-        throw UserError(as_hardware.what());
-      }
+    } catch (const std::exception& e) {
+      throw UserError(e.what());
     }
   }
   const bool is_hw =
@@ -225,7 +228,10 @@ void show(const std::string& name, bool json_out) {
   std::printf("published runs behind it: %s\n\n",
               !behind.empty() ? behind.c_str()
               : is_file       ? "none (a file of its own, not the catalog's entry)"
-                              : "none (a what-if: predictions print every hardware's range)");
+              : is_hw && cost::find_hardware(name).kind == "cpu"
+                  ? "none (the CPU backend: predictions on it print no range; calibrate it, "
+                    "docs/ACCURACY.md section 3)"
+                  : "none (a what-if: predictions print every hardware's range)");
   for (const auto& [key, value] : figs) {
     const std::string source = cost::source_clause(sources, key);
     std::printf("%s = %s\n    %s\n", key.c_str(), value.dump().c_str(),

@@ -170,7 +170,7 @@ void print_table(const std::vector<Row>& rows) {
           (range ? fmt(" (%.3g", s.tokens_per_s_low) + fmt("..%.3g)", s.tokens_per_s_high) : ""));
       // A CPU's rate is a small fraction of a TFLOP/s: its digits, not 0.0.
       c.push_back(fmt(s.tflops_per_gpu < 0.95 ? "%.2g" : "%.1f", s.tflops_per_gpu));
-      c.push_back(fmt("%.1f%%", 100 * s.mfu) +
+      c.push_back(fmt(s.mfu < 0.0095 ? "%.2g%%" : "%.1f%%", 100 * s.mfu) +
                   (range ? fmt(" (%.1f", 100 * s.mfu_low) + fmt("..%.1f)", 100 * s.mfu_high) : ""));
       c.push_back(fmt("%.1f%%", 100 * s.bubble_fraction));
       c.push_back(gib(static_cast<double>(s.peak_memory_bytes)));
@@ -349,26 +349,32 @@ std::string quoted(const std::string& v) {
 
 std::string csv_of(const std::vector<Row>& rows) {
   std::string o;
+  bool schedule_swept = false;  // its column is then the swept one, as in the table
   if (!rows.empty())
-    for (const auto& [k, v] : rows.front().swept) o += k + ",";
-  o += "gpus,mesh,schedule,step_time_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"
+    for (const auto& [k, v] : rows.front().swept) {
+      o += k + ",";
+      schedule_swept |= k == "schedule";
+    }
+  o += std::string("gpus,mesh,") + (schedule_swept ? "" : "schedule,") +
+       "step_time_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"
        "peak_memory_bytes,fits,error,step_time_s_low,step_time_s_high,tokens_per_s_low,tokens_per_"
        "s_high,"
-       "mfu_low,mfu_high\n";
+       "mfu_low,mfu_high,bubble_definition\n";
   for (const Row& r : rows) {
     for (const auto& [k, v] : r.swept) o += quoted(v) + ",";
     const predict::Summary& s = r.summary;
     if (r.error.empty()) {
-      o += std::to_string(s.gpus) + "," + quoted(s.mesh) + "," + s.schedule + "," +
-           fmt("%.9g", s.step_time_s) + "," + fmt("%.9g", s.tokens_per_s) + "," +
-           fmt("%.6g", s.tflops_per_gpu) + "," + fmt("%.6g", s.mfu) + "," +
-           fmt("%.6g", s.bubble_fraction) + "," + std::to_string(s.peak_memory_bytes) + "," +
-           (s.fits ? "true" : "false") + ",\"\"," + fmt("%.9g", s.step_time_s_low) + "," +
-           fmt("%.9g", s.step_time_s_high) + "," + fmt("%.9g", s.tokens_per_s_low) + "," +
-           fmt("%.9g", s.tokens_per_s_high) + "," + fmt("%.6g", s.mfu_low) + "," +
-           fmt("%.6g", s.mfu_high) + "\n";
-    } else {
-      o += ",,,,,,,,,," + quoted(r.error) + ",,,,,,\n";  // no figures for a point that did not run
+      o += std::to_string(s.gpus) + "," + quoted(s.mesh) + "," +
+           (schedule_swept ? std::string() : s.schedule + ",") + fmt("%.9g", s.step_time_s) + "," +
+           fmt("%.9g", s.tokens_per_s) + "," + fmt("%.6g", s.tflops_per_gpu) + "," +
+           fmt("%.6g", s.mfu) + "," + fmt("%.6g", s.bubble_fraction) + "," +
+           std::to_string(s.peak_memory_bytes) + "," + (s.fits ? "true" : "false") + ",\"\"," +
+           fmt("%.9g", s.step_time_s_low) + "," + fmt("%.9g", s.step_time_s_high) + "," +
+           fmt("%.9g", s.tokens_per_s_low) + "," + fmt("%.9g", s.tokens_per_s_high) + "," +
+           fmt("%.6g", s.mfu_low) + "," + fmt("%.6g", s.mfu_high) + "," +
+           (s.bubble_is_compute_idle ? "compute_idle" : "idle") + "\n";
+    } else {  // no figures for a point that did not run
+      o += std::string(schedule_swept ? ",,,,,,,,," : ",,,,,,,,,,") + quoted(r.error) + ",,,,,,,\n";
     }
   }
   return o;

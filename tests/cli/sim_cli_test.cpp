@@ -161,7 +161,7 @@ TEST_F(SimCli, AnInvalidSweepPointIsARowNotTheEndOfTheSweep) {
   EXPECT_NE(r.out.find("\n2        2     dp=1 pp=1 tp=2"), std::string::npos) << r.out;
   const std::string text = slurp(csv);
   EXPECT_NE(text.find("\n\"8\",,,,,,,,,,,\"key 'mesh.tp': model.heads (12) is not divisible by tp "
-                      "(8)\",,,,,,\n"),
+                      "(8)\",,,,,,,\n"),
             std::string::npos)
       << text;
 }
@@ -437,6 +437,36 @@ TEST_F(SimCli, CatalogListsWhatAConfigCanNameAndShowsEachFiguresSource) {
   EXPECT_EQ(sh("catalog ''").err,
             "meshscope: error: catalog: NAME is empty (leave it out for the "
             "list)\n");
+}
+
+TEST_F(SimCli, CatalogReadsAFrameworkFileWithTheFrameworksReader) {
+  // A profile with one bad value is reported by the profile's reader, not the hardware's.
+  std::string profile =
+      slurp(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/frameworks/torchtitan.json");
+  const size_t at = profile.find("\"grad_reduce\": \"overlapped\"");
+  ASSERT_NE(at, std::string::npos);
+  profile.replace(at, std::string("\"grad_reduce\": \"overlapped\"").size(),
+                  "\"grad_reduce\": \"bogus\"");
+  const fs::path bad = write("bad-profile.json", profile);
+  const Outcome r = sh("catalog " + bad.string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("grad_reduce"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("peak_flops"), std::string::npos) << r.err;
+  // The CPU entry's predictions print no range.
+  EXPECT_NE(sh("catalog cpu-local").out.find("predictions on it print no range"),
+            std::string::npos);
+}
+
+TEST_F(SimCli, ASweepsCsvHasTheTablesColumns) {
+  const fs::path cfg = write("sweep.json", R"({"model": {"kind": "mlp", "layers": 4, "hidden": 64},
+      "mesh": {"pp": 2}, "batch": {"global": 4, "micro": 1}, "schedule": ["1f1b", "gpipe"]})");
+  const fs::path csv = dir_ / "s.csv";
+  ASSERT_EQ(sh("predict --config " + cfg.string() + " --csv " + csv.string()).exit_code, 0);
+  const std::string text = slurp(csv);
+  const std::string header = text.substr(0, text.find('\n'));
+  EXPECT_EQ(header.find("schedule"), header.rfind("schedule")) << header;
+  EXPECT_EQ(header.substr(header.rfind(',') + 1), "bubble_definition") << header;
+  EXPECT_NE(text.find(",idle\n"), std::string::npos) << text;
 }
 
 TEST_F(SimCli, CatalogShowsAFileOfItsOwnAndRefusesOneNamedOtherwiseThanItsFile) {
