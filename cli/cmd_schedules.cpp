@@ -105,15 +105,24 @@ std::string render(const SchedulesArgs& args, const schedule::Schedule& s,
   if (!format) throw UserError("unknown --format '" + args.format + "' (text or torch-csv)");
   if (*format == schedule::ScheduleFileFormat::kText) return schedule::dump(s);
   // A schedule that came from torch through schedule text keeps torch's markers: WAIT_SEND,
-  // UNSHARD, ... only appear in compute_comms, so they say which variant it was.
-  const bool comms_markers = std::any_of(s.markers.begin(), s.markers.end(), [](const auto& rank) {
-    return std::any_of(rank.begin(), rank.end(), [](const schedule::Marker& m) {
-      return m.kind != schedule::MarkerKind::kIdle;
+  // UNSHARD, ... only appear in compute_comms, so they say which variant it was; REDUCE_GRAD and
+  // its wait alone, pipeline_order (torch's compute_comms files all hold UNSHARD and RESHARD).
+  const auto any_marker = [&](auto&& pred) {
+    return std::any_of(s.markers.begin(), s.markers.end(), [&](const auto& rank) {
+      return std::any_of(rank.begin(), rank.end(), pred);
     });
+  };
+  const auto reduce = [](const schedule::Marker& m) {
+    return m.kind == schedule::MarkerKind::kReduceGrad ||
+           m.kind == schedule::MarkerKind::kWaitReduceGrad;
+  };
+  const bool comms_markers = any_marker([&](const schedule::Marker& m) {
+    return m.kind != schedule::MarkerKind::kIdle && !reduce(m);
   });
   schedule::TorchCsvFormat variant =
-      input_variant.value_or(comms_markers ? schedule::TorchCsvFormat::kComputeComms
-                                           : schedule::TorchCsvFormat::kComputeOnly);
+      input_variant.value_or(comms_markers        ? schedule::TorchCsvFormat::kComputeComms
+                             : any_marker(reduce) ? schedule::TorchCsvFormat::kPipelineOrder
+                                                  : schedule::TorchCsvFormat::kComputeOnly);
   if (!args.torch_format.empty()) {
     const auto v = schedule::parse_torch_csv_format(args.torch_format);
     if (!v) {
@@ -234,7 +243,8 @@ void add_schedules_command(CLI::App& app) {
       "(with SEND/RECV rows) or pipeline_order (compute_only with the REDUCE_GRAD cells of torch's "
       "_get_pipeline_order() for GPipe and 1F1B); default: the variant --from was in (a schedule "
       "text from torch: "
-      "compute_comms when it holds torch's UNSHARD/WAIT markers), else compute_only");
+      "compute_comms when it holds torch's UNSHARD/WAIT markers, pipeline_order when its only "
+      "markers are REDUCE_GRAD), else compute_only");
   cmd->add_option("-o,--out", args->out, "write the schedule to FILE (whole or not at all)")
       ->check(output_file_check())
       ->type_name("FILE");

@@ -21,8 +21,9 @@ std::optional<ScheduleFileFormat> parse_schedule_file_format(std::string_view s)
 
 // How a file is told apart, for --help texts.
 inline constexpr std::string_view kScheduleFileHelp =
-    "meshscope schedule text or torch.distributed.pipelining's schedule CSV (compute_only or "
-    "compute_comms): a .csv file is read as torch's CSV, a .sched file as text, any other by its "
+    "meshscope schedule text or torch.distributed.pipelining's schedule CSV (compute_only, "
+    "compute_comms or pipeline_order): a .csv file is read as torch's CSV, a .sched file as text, "
+    "any other by its "
     "first character (a letter or '#' starts schedule text)";
 
 // By content alone: schedule text when the first non-blank byte is a letter or '#'.

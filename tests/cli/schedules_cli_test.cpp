@@ -17,7 +17,7 @@ TEST(SchedulesCli, TorchCsvThroughScheduleTextComesBackByteForByte) {
   const fs::path dir = temp_dir("schedules_torch");
   for (const char* name :
        {"dualpipe-v_pp4_m8_v2.compute_comms.csv", "interleaved-zb_pp4_m8_v2.compute_only.csv",
-        "looped-bfs_pp3_m5_v3.compute_comms.csv"}) {
+        "looped-bfs_pp3_m5_v3.compute_comms.csv", "gpipe_pp3_m5_v1.pipeline_order.csv"}) {
     SCOPED_TRACE(name);
     const fs::path csv = kTorch / name;
     const fs::path sched = dir / "s.sched", back = dir / "back.csv";
