@@ -6,7 +6,7 @@ namespace meshscope::traces {
 namespace {
 
 // The length of the well-formed UTF-8 sequence `s` begins with (RFC 3629: no overlong forms, no
-// surrogates, nothing above U+10FFFF), or 0.
+// surrogates, nothing above U+10FFFF), or 0; 0 too for a C1 control, which a terminal acts on.
 size_t utf8_length(std::string_view s) {
   const auto at = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
   const unsigned char c = at(0);
@@ -14,6 +14,7 @@ size_t utf8_length(std::string_view s) {
   unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
   if (c >= 0xC2 && c <= 0xDF) {
     n = 2;
+    if (c == 0xC2) lo = 0xA0;  // U+0080..U+009F are the C1 controls (0x9B: a terminal's CSI)
   } else if (c >= 0xE0 && c <= 0xEF) {
     n = 3;
     if (c == 0xE0) lo = 0xA0;
@@ -37,8 +38,14 @@ std::string printable(std::string_view bytes, size_t max_bytes) {
   size_t keep = bytes.size();
   if (keep > max_bytes) {
     keep = max_bytes;
-    // Back up over UTF-8 continuation bytes so the cut lands on a character boundary.
-    while (keep > 0 && (static_cast<unsigned char>(bytes[keep]) & 0xC0) == 0x80) --keep;
+    // Back up to the start of a character the cut would split (at most 3 bytes: a character is 4
+    // at most); stray continuation bytes are no character and are cut anywhere.
+    for (size_t k = 1; k <= 3 && k <= keep; ++k) {
+      if (utf8_length(bytes.substr(keep - k)) > k) {
+        keep -= k;
+        break;
+      }
+    }
   }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;

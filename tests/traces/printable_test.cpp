@@ -1,5 +1,5 @@
 // printable(): what an error message may quote of untrusted bytes — control bytes and bytes that
-// are not UTF-8 escaped, UTF-8 text kept, the length bounded, and a second pass changing nothing.
+// are not UTF-8 escaped, UTF-8 text kept, the length bounded, and a second pass escaping nothing.
 #include "traces/printable.h"
 
 #include <gtest/gtest.h>
@@ -26,16 +26,24 @@ TEST(Printable, KeepsUtf8AndEscapesBytesThatAreNot) {
   EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a UTF-16 surrogate
   EXPECT_EQ(printable("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
   EXPECT_EQ(printable("\xe2\x86"), "\\xe2\\x86");                    // cut short
+  EXPECT_EQ(printable("x\xc2\x9b"
+                      "31mRED"),
+            "x\\xc2\\x9b"
+            "31mRED");                           // C1 CSI, encoded
+  EXPECT_EQ(printable("\xc2\xa0"), "\xc2\xa0");  // U+00A0 is text
 }
 
 TEST(Printable, BoundsTheLengthOnACharacterBoundaryAndIsIdempotent) {
   const std::string long_text(1000, 'x');
   EXPECT_EQ(printable(long_text, 10), "xxxxxxxxxx... (1000 bytes)");
-  // The cut backs up over a two-byte é rather than split it.
+  // The cut backs up over a two-byte é rather than split it, and no further: stray continuation
+  // bytes are no character.
+  EXPECT_EQ(printable("xxxxx" + std::string(300, '\x80'), 8),
+            "xxxxx\\x80\\x80\\x80... (305 bytes)");
   EXPECT_EQ(printable("abc\xc3\xa9z", 4), "abc... (6 bytes)");
   for (const std::string s : {"\x89PNG\r\n", "caf\xc3\xa9\x1b", "\xff\xfe\x00"}) {
     const std::string once = printable(s);
-    EXPECT_EQ(printable(once, 1000), once);
+    EXPECT_EQ(printable(once, once.size()), once);  // printable text: nothing more to escape
   }
 }
 
