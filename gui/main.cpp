@@ -95,7 +95,11 @@ int main(int argc, char** argv) {
   cli.add_flag("--critical-path", critical_path, "highlight the critical path in the timeline");
   cli.add_option("--synthetic", synthetic,
                  "also open a synthetic 1F1B trace of about this many spans");
-  cli.add_flag("--bench", bench, "print frame-build times at several zoom levels and exit");
+  CLI::Option* bench_flag =
+      cli.add_flag("--bench", bench, "print frame-build times at several zoom levels and exit");
+  // The benchmark sets its own zoom levels on the timeline: what the view shows is not asked.
+  for (const char* name : {"--view", "--range", "--playhead", "--no-flows", "--critical-path"})
+    cli.get_option(name)->excludes(bench_flag);
   cli.add_option("--bench-spans", bench_options.spans, "spans of the synthetic benchmark trace")
       ->needs("--bench");
   cli.add_option("--bench-frames", bench_options.frames, "timed frames per zoom level")

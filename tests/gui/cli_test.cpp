@@ -122,7 +122,8 @@ TEST_F(GuiCli, BadArgumentsAreRejected) {
   for (const auto& [args, message] :
        {std::pair<const char*, const char*>{"--frames 3", "--frames requires --screenshot"},
         {"--bench-spans 1000", "--bench-spans requires --bench"},
-        {"--bench-frames 2", "--bench-frames requires --bench"}}) {
+        {"--bench-frames 2", "--bench-frames requires --bench"},
+        {"--bench --critical-path", "--critical-path excludes --bench"}}) {
     const Result r = run(args);
     EXPECT_EQ(r.rc, 2) << args;  // CLI11's own codes (105 to 109) are not the documented 2
     EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
