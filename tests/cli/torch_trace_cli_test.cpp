@@ -215,6 +215,13 @@ TEST(TorchTraceCli, AJobWithRanksMissingIsRefusedNotReplayedShorter) {
               std::string::npos)
         << r.err;
   }
+  // dp 2 x pp 2 with rank 0 and rank 2, the first stage of each replica: each pipeline lacks its
+  // second rank (the dp group {0, 2} holds both traced ranks, but they ran the same stage).
+  const fs::path dp = temp_dir("torch_from_trace_dp_part");
+  for (const char* f : {"rank0.json.gz", "rank2.json.gz"})
+    fs::copy_file(kTorch / "dp2_Interleaved1F1B" / f, dp / f, fs::copy_options::overwrite_existing);
+  const Result r = shell(kBin + " predict --from-trace " + dp.string());
+  EXPECT_NE(r.err.find(dp.string() + ": no trace of ranks 1, 3,"), std::string::npos) << r.err;
 }
 
 // The development set of the replay model (docs/ACCURACY.md, "Replaying an imported job"): the

@@ -335,21 +335,37 @@ std::vector<std::vector<int>> parse_process_groups(std::string_view text) {
 }  // namespace
 
 std::vector<int> torch_untraced_ranks(const Timeline& t) {
-  std::set<int> traced;
-  for (const auto& [rank, text] : per_rank_metadata(t, "pipeline_stages")) traced.insert(rank);
-  if (traced.empty()) return {};
-  std::vector<int> smallest;  // the smallest group of 2+ ranks holding every traced rank
-  for (const auto& [rank, text] : per_rank_metadata(t, "process_groups")) {
-    for (const std::vector<int>& members : parse_process_groups(text)) {
-      if (members.size() < 2 || (!smallest.empty() && members.size() >= smallest.size())) continue;
-      const std::set<int> in(members.begin(), members.end());
-      if (std::includes(in.begin(), in.end(), traced.begin(), traced.end())) smallest = members;
-    }
+  std::map<int, std::set<int>> stages;  // of each traced rank
+  for (const auto& [rank, text] : per_rank_metadata(t, "pipeline_stages")) {
+    const std::vector<int> v = parse_int_list(text, ' ');
+    stages[rank] = std::set<int>(v.begin(), v.end());
   }
-  std::vector<int> missing;
-  for (const int r : smallest)
-    if (!traced.count(r)) missing.push_back(r);
-  return missing;
+  // Each traced rank's pipeline: the smallest of its groups whose traced members ran no stage
+  // twice (a data-parallel group's members run the same stages; with dp = 1 the pipeline is
+  // every rank's group).
+  std::set<int> missing;
+  for (const auto& [rank, mine] : stages) {
+    std::vector<int> pipeline;
+    for (const auto& [holder, text] : per_rank_metadata(t, "process_groups")) {
+      if (holder != rank) continue;
+      for (const std::vector<int>& members : parse_process_groups(text)) {
+        if (members.size() < 2 || (!pipeline.empty() && members.size() >= pipeline.size()))
+          continue;
+        if (std::find(members.begin(), members.end(), rank) == members.end()) continue;
+        std::set<int> seen;
+        bool disjoint = true;
+        for (const int m : members) {
+          const auto st = stages.find(m);
+          if (st == stages.end()) continue;
+          for (const int s : st->second) disjoint = disjoint && seen.insert(s).second;
+        }
+        if (disjoint) pipeline = members;
+      }
+    }
+    for (const int r : pipeline)
+      if (!stages.count(r)) missing.insert(r);
+  }
+  return {missing.begin(), missing.end()};
 }
 
 std::map<int, std::vector<std::string>> torch_action_orders(const Timeline& t) {

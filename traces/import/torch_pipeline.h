@@ -63,9 +63,10 @@ TorchPipelineLabels label_torch_pipeline(Timeline& t);
 // none (dp = 1). Sorted by first rank.
 std::vector<std::vector<int>> torch_pipeline_groups(const Timeline& t);
 
-// The ranks of a job whose traces a merged Timeline lacks: those of the smallest process group
-// holding every traced rank (its pipeline group, or every rank of a dp = 1 job) that have no
-// trace. Empty when the traces name no groups.
+// The ranks of a job whose traces a merged Timeline lacks: for each traced rank, the members of
+// its pipeline (the smallest of its process groups whose traced members ran no stage twice: its
+// pipeline group, or every rank of a dp = 1 job) that have no trace. Empty when the traces name
+// no groups.
 std::vector<int> torch_untraced_ranks(const Timeline& t);
 
 // Adds send -> recv flows across the ranks of a merged Timeline, within each pipeline group, and
