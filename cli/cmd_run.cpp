@@ -278,9 +278,10 @@ void run(const RunArgs& a) {
     agree_before_run(*processes, checks);
   spec.processes = processes.get();
   const bool primary = processes == nullptr || processes->index() == 0;
-  if (!a.dump_schedule.empty() && primary) schedule::save_file(spec.schedule, a.dump_schedule);
   RunSummary summary;
   try {
+    // Inside: a failure here on process 0 ends the others through end_launch_with_error.
+    if (!a.dump_schedule.empty() && primary) schedule::save_file(spec.schedule, a.dump_schedule);
     if (processes != nullptr && processes->size() != spec.schedule.mesh.size()) {
       // Every process sees the same mismatch: process 0 says it.
       if (!primary) throw exec::FailureReportedByProcessZero("");
