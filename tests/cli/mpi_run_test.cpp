@@ -51,6 +51,12 @@ Result mpirun(int processes, const std::string& args) {
                " " + kMeshscope + " " + args);
 }
 
+// Two processes started with arguments of their own (mpirun's colon syntax).
+Result mpirun_two(const std::string& first, const std::string& second) {
+  return shell(mpi_env() + std::string(MESHSCOPE_MPIEXEC) + " -n 1 " + kMeshscope + " " + first +
+               " : -n 1 " + kMeshscope + " " + second);
+}
+
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -152,9 +158,7 @@ TEST_F(MpiRun, AnArgumentEveryProcessRefusesIsSaidOnce) {
 TEST_F(MpiRun, ProcessesStartedWithOtherArgumentsAreRefused) {
   // Another seed in one process would end as "differs from one device", another step count in a
   // wait in vain: said at the start instead, once.
-  const Result r =
-      shell(mpi_env() + std::string(MESHSCOPE_MPIEXEC) + " -n 1 " + kMeshscope +
-            " run --pp 2 --layers 2 : -n 1 " + kMeshscope + " run --pp 2 --layers 2 --seed 7");
+  const Result r = mpirun_two("run --pp 2 --layers 2", "run --pp 2 --layers 2 --seed 7");
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(count(r.err,
                   "meshscope: error: process 1 was started with other arguments than "
@@ -163,9 +167,7 @@ TEST_F(MpiRun, ProcessesStartedWithOtherArgumentsAreRefused) {
             1u)
       << r.err;
   // Other arguments that process 1 cannot even parse: process 0 still says so.
-  const Result bad =
-      shell(mpi_env() + std::string(MESHSCOPE_MPIEXEC) + " -n 1 " + kMeshscope +
-            " run --pp 2 --layers 2 : -n 1 " + kMeshscope + " run --pp 0 --layers 2");
+  const Result bad = mpirun_two("run --pp 2 --layers 2", "run --pp 0 --layers 2");
   EXPECT_NE(bad.status, 0);
   EXPECT_EQ(count(bad.err,
                   "meshscope: error: process 1 was started with other arguments than "

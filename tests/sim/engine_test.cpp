@@ -198,6 +198,13 @@ TEST(Engine, TransfersShareAPortsBandwidth) {
   EXPECT_EQ(simulate(in).step_time_ns, 2'000'000);
 }
 
+// When the first compute of microbatch 1 (its forward) began; -1 if none ran.
+int64_t second_f_starts(const EngineResult& r) {
+  for (const traces::Span& sp : r.timeline.spans)
+    if (sp.kind == traces::SpanKind::kCompute && sp.microbatch == 1) return sp.begin_ns;
+  return -1;
+}
+
 TEST(Engine, BlockingSendsHoldTheNextCompute) {
   // Rank 0 runs F0 (1 ms), sends 1 MB (1 ms on the link), then F1 and sends again. Sends beside
   // the compute: F1 runs while the first send moves, rank 1 has both by 3 ms. Blocking sends: F1
@@ -208,11 +215,6 @@ TEST(Engine, BlockingSendsHoldTheNextCompute) {
       "rank 1: 1RECV_F0@0:1000000 1RECV_F1@0:1000000\n");
   EngineInput in = on_one_link(s);
   in.stages[0].forward_ns = 1'000'000;
-  auto second_f_starts = [](const EngineResult& r) {
-    for (const traces::Span& sp : r.timeline.spans)
-      if (sp.kind == traces::SpanKind::kCompute && sp.microbatch == 1) return sp.begin_ns;
-    return int64_t{-1};
-  };
   const EngineResult beside = simulate(in);
   EXPECT_EQ(second_f_starts(beside), 1'000'000);
   EXPECT_EQ(beside.step_time_ns, 3'000'000);
@@ -233,11 +235,6 @@ TEST(Engine, BlockingReductionsHoldTheNextCompute) {
   EngineInput in = on_one_link(s);
   in.stages[0] = StageTiming{1'000'000, 1'000'000, 0, 0, 0};
   in.collective_ns = [](int, const schedule::Action&) { return int64_t{2'000'000}; };
-  auto second_f_starts = [](const EngineResult& r) {
-    for (const traces::Span& sp : r.timeline.spans)
-      if (sp.kind == traces::SpanKind::kCompute && sp.microbatch == 1) return sp.begin_ns;
-    return int64_t{-1};
-  };
   const EngineResult beside = simulate(in);
   EXPECT_EQ(second_f_starts(beside), 2'000'000);
   in.blocking_reductions = true;
