@@ -143,12 +143,8 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
 // Runs `checks` in every process. Under mpirun each process checks the same arguments, so each
 // would print the same error: process 0 alone says it (another process's failure with its
 // number, should only that one fail), and every process ends with it.
-void checked_by_every_process(runtime::ProcessMessenger* processes,
+void checked_by_every_process(runtime::ProcessMessenger& processes,
                               const std::function<void()>& checks) {
-  if (processes == nullptr) {
-    checks();
-    return;
-  }
   std::string failure;
   try {
     checks();
@@ -156,11 +152,11 @@ void checked_by_every_process(runtime::ProcessMessenger* processes,
     failure = *e.what() != '\0' ? e.what() : "failed";
   }
   const std::vector<std::string> all =
-      processes->exchange(failure, "whether its arguments were accepted");
+      processes.exchange(failure, "whether its arguments were accepted");
   for (size_t p = 0; p < all.size(); ++p) {
     if (all[p].empty()) continue;
     const std::string message = p == 0 ? all[p] : "process " + std::to_string(p) + ": " + all[p];
-    if (processes->index() == 0) throw UserError(message);
+    if (processes.index() == 0) throw UserError(message);
     throw FailedElsewhere(message);
   }
 }
@@ -199,7 +195,7 @@ void agree_before_run(runtime::ProcessMessenger& processes, const std::function<
   std::string error;
   try {
     require_same_arguments(processes);
-    checked_by_every_process(&processes, checks);
+    checked_by_every_process(processes, checks);
     return;
   } catch (const UserError& e) {  // process 0: the failure, its own or another's
     error = e.what();
