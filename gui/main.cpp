@@ -46,7 +46,7 @@ int interactive(App& app, const meshscope::gui::ScreenshotOptions& start) {
   while (!window.should_close()) {
     const bool animating = app.session().playhead.playing() || app.busy();
     const bool event = window.wait_events(pacing.wait_s(animating));
-    if (!first && !pacing.should_draw(event, animating)) continue;
+    if (!pacing.should_draw(event, animating)) continue;  // the first frames always draw
     window.begin_frame();
     app.open_dropped(window.take_dropped_paths());
     app.frame(ImGui::GetIO().DeltaTime);
