@@ -5,6 +5,8 @@
 // stream, in B and in I alone.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <string>
 
@@ -16,6 +18,7 @@
 #include "sim/predict/search.h"
 #include "sim/predict/simulate.h"
 #include "sim/predict/workload_costs.h"
+#include "tests/remove_at_exit.h"
 #include "tests/sim/config_error.h"
 
 namespace meshscope::predict {
@@ -31,10 +34,14 @@ json tp8() {
           "options": {"sequence_parallel": true}, "cluster": {"gpu": "h100-sxm"}})");
 }
 
-// A profile with its data-parallel collectives exposed and tp_backward_overlap as given.
+// A profile with its data-parallel collectives exposed and tp_backward_overlap as given. Named by
+// the process: ctest runs this file's tests as processes side by side, and two writing one path
+// read each other's half-written file.
 std::string profile(bool overlap) {
   const std::string name = overlap ? "tp-beside" : "tp-alone";
-  const std::string path = ::testing::TempDir() + "/" + name + ".json";
+  const std::string path =
+      ::testing::TempDir() + "/" + name + "-" + std::to_string(::getpid()) + ".json";
+  meshscope::testing::remove_at_exit(path);
   std::ofstream(path) << R"({"name": ")" << name
                       << R"(", "sources": ["test"], "grad_reduce": "exposed", "param_gather": )"
                       << R"("exposed", "tp_backward_overlap": )" << (overlap ? "true" : "false")
