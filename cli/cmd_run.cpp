@@ -378,8 +378,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--timeout", a->timeout_s,
                   "seconds without progress after which the run is stopped as deadlocked (a "
                   "rank's own math is progress, however long; under mpirun each process watches "
-                  "its own rank only, so a peer computing longer than this looks stalled: set it "
-                  "above the longest forward or backward)")
+                  "its own rank and hears the others' heartbeats)")
       ->capture_default_str();
   cmd->add_option("--out,-o", a->out, "write the Chrome trace (JSON) here")
       ->check(output_file_check());

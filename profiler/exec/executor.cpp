@@ -262,8 +262,23 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   };
   shared.abort = abort_all;
 
+  // Under mpirun each process watches its own rank: a heartbeat to the others when it progresses
+  // (at most four a timeout) keeps a peer's watchdog from taking a long compute here for a stall.
+  std::function<bool(bool)> share;
+  if (processes != nullptr) {
+    const auto every = std::chrono::duration<double>(config.timeout_s / 4);
+    share = [processes, every,
+             sent = std::chrono::steady_clock::time_point{}](bool progressed) mutable {
+      const auto now = std::chrono::steady_clock::now();
+      if (progressed && now - sent >= every) {
+        processes->send_heartbeat();
+        sent = now;
+      }
+      return processes->take_heartbeats() > 0;
+    };
+  }
   Watchdog watchdog(
-      progress, config.timeout_s, [&] { return describe_ranks(shared); }, abort_all);
+      progress, config.timeout_s, [&] { return describe_ranks(shared); }, abort_all, share);
   // Every tick a rank bumps: one per stage set up, per action, per step barrier, and at the end.
   uint64_t expected_ticks = 0;
   for (int r : local) {

@@ -24,11 +24,13 @@ std::chrono::nanoseconds watchdog_poll_interval(double timeout_s) {
 
 Watchdog::Watchdog(const std::vector<RankProgress>& progress, double timeout_s,
                    std::function<std::string()> describe,
-                   std::function<void(const std::string&)> abort)
+                   std::function<void(const std::string&)> abort,
+                   std::function<bool(bool progressed)> share)
     : progress_(progress),
       timeout_s_(timeout_s),
       describe_(std::move(describe)),
-      abort_(std::move(abort)) {
+      abort_(std::move(abort)),
+      share_(std::move(share)) {
   if (!(timeout_s > 0)) throw std::invalid_argument("watchdog: timeout must be > 0 seconds");
   thread_ = std::thread([this] { loop(); });
 }
@@ -80,7 +82,19 @@ void Watchdog::loop() {
     if (stop_) break;
     const uint64_t now_ticks = total_ticks();
     const auto now = Clock::now();
-    if (now_ticks != last || some_rank_computes()) {
+    const bool progressed = now_ticks != last || some_rank_computes();
+    bool elsewhere = false;
+    if (share_) {
+      lock.unlock();  // the messenger's lock, not this one, guards what share_ touches
+      try {
+        elsewhere = share_(progressed);
+      } catch (const std::exception&) {
+        // A link that fails here fails the run's own waits too, which say why.
+      }
+      lock.lock();
+      if (stop_) break;
+    }
+    if (progressed || elsewhere) {
       last = now_ticks;
       last_change = now;
       continue;

@@ -19,8 +19,12 @@ class Watchdog {
  public:
   // describe() says where each rank stands (called once, when it fires); abort(message) must wake
   // every blocked rank. Both are called on the watchdog's thread.
+  // `share` (optional; a multi-process run): called at every poll with whether this process's
+  // ranks progressed since the last; returns whether another process's did, which counts as
+  // progress here too (ProcessMessenger::send_heartbeat).
   Watchdog(const std::vector<RankProgress>& progress, double timeout_s,
-           std::function<std::string()> describe, std::function<void(const std::string&)> abort);
+           std::function<std::string()> describe, std::function<void(const std::string&)> abort,
+           std::function<bool(bool progressed)> share = {});
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -39,6 +43,7 @@ class Watchdog {
   double timeout_s_;
   std::function<std::string()> describe_;
   std::function<void(const std::string&)> abort_;
+  std::function<bool(bool)> share_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

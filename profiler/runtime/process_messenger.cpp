@@ -50,6 +50,21 @@ bool ProcessMessenger::poll_abort() {
   return abort_.aborted();
 }
 
+void ProcessMessenger::send_heartbeat() {
+  std::lock_guard lock(mu_);
+  for (int p = 0; p < size_; ++p) {
+    if (p != index_) link_->post(p, frame(Channel::kHeartbeat, 0, nullptr, 0));
+  }
+}
+
+int64_t ProcessMessenger::take_heartbeats() {
+  std::lock_guard lock(mu_);
+  pump_locked();
+  const int64_t n = heartbeats_;
+  heartbeats_ = 0;
+  return n;
+}
+
 void ProcessMessenger::notify_abort_locked() {
   if (abort_sent_ || !abort_.aborted()) return;
   abort_sent_ = true;
@@ -64,7 +79,7 @@ void ProcessMessenger::pump_locked() {
   while (auto arrived = link_->poll()) {
     auto& [from, bytes] = *arrived;
     if (bytes.size() < kHeaderBytes ||
-        static_cast<uint8_t>(bytes[0]) > static_cast<uint8_t>(Channel::kEnding)) {
+        static_cast<uint8_t>(bytes[0]) > static_cast<uint8_t>(Channel::kHeartbeat)) {
       throw std::runtime_error("process " + std::to_string(index_) +
                                ": malformed message from process " + std::to_string(from) + " (" +
                                std::to_string(bytes.size()) + " bytes)");
@@ -73,6 +88,10 @@ void ProcessMessenger::pump_locked() {
     int64_t tag = 0;
     std::memcpy(&tag, bytes.data() + 1, sizeof tag);
     bytes.erase(0, kHeaderBytes);
+    if (channel == static_cast<uint8_t>(Channel::kHeartbeat)) {
+      ++heartbeats_;
+      continue;
+    }
     if (channel == static_cast<uint8_t>(Channel::kAbort)) {
       // Another process told everyone; no need to echo it.
       abort_sent_ = true;

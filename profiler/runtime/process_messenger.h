@@ -24,7 +24,15 @@ class ProcessMessenger {
   // kDriver: exchanges during a run (step barriers, NCCL ids), in step with the other processes
   // while all run; kEnding: exchanges after a process's run ended (a process may end its run
   // before reaching a barrier the others reached, so these count on their own).
-  enum class Channel : uint8_t { kPeer = 0, kGroup = 1, kDriver = 2, kAbort = 3, kEnding = 4 };
+  // kHeartbeat: a process's ranks progressed (counted on arrival, never stashed).
+  enum class Channel : uint8_t {
+    kPeer = 0,
+    kGroup = 1,
+    kDriver = 2,
+    kAbort = 3,
+    kEnding = 4,
+    kHeartbeat = 5
+  };
 
   explicit ProcessMessenger(std::unique_ptr<ProcessLink> link);
 
@@ -72,6 +80,13 @@ class ProcessMessenger {
   // tells the others of a local abort; returns aborted(). For waits outside the messenger (a GPU
   // stream behind an NCCL transfer) that must end when another process aborts.
   bool poll_abort();
+
+  // The watchdogs' shared liveness: each process's sees only its own rank, so a peer computing
+  // longer than the timeout would look stalled to the others. send_heartbeat() tells every other
+  // process this one's ranks progressed; take_heartbeats() reads what has arrived and returns how
+  // many heartbeats came since its last call.
+  void send_heartbeat();
+  int64_t take_heartbeats();
   const AbortState& abort_state() const { return abort_; }
 
  private:
@@ -95,6 +110,7 @@ class ProcessMessenger {
   std::mutex mu_;  // guards the link, the stash and the counters
   bool abort_sent_ = false;
   std::map<Key, std::vector<std::string>> stash_;  // arrived, not yet taken, in arrival order
+  int64_t heartbeats_ = 0;                         // arrived, not yet taken
   int64_t driver_sequence_ = 0;
   int64_t ending_sequence_ = 0;
 };

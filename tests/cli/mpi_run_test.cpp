@@ -176,6 +176,16 @@ TEST_F(MpiRun, ProcessesStartedWithOtherArgumentsAreRefused) {
       << bad.err;
 }
 
+TEST_F(MpiRun, APeersLongComputeIsNoDeadlock) {
+  // Each forward and backward takes longer than --timeout; the rank waiting for it is in another
+  // process, whose watchdog hears the computing one's heartbeats (ProcessMessenger).
+  const Result r = mpirun(2,
+                          "run --model mlp --hidden 768 --layers 2 --batch 512 --pp 2 -m 1 "
+                          "--steps 1 --timeout 0.2 --no-check --backend cpu");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("deadlock"), std::string::npos) << r.err;
+}
+
 TEST_F(MpiRun, ADeadlockNamesWhereTheInnocentRankWaitsNotThatItFailed) {
   // Rank 1 never sends microbatch 1's gradient: rank 0 waits for it, rank 1 finishes its step and
   // waits at the step barrier. Each process describes its ranks after they stopped; a rank

@@ -109,6 +109,22 @@ TEST(ProcessMessenger, EndingExchangesMatchWhenProcessesStoppedAtDifferentBarrie
   EXPECT_EQ(zero.get(), (std::vector<std::string>{"report of 0", "report of 1"}));
 }
 
+TEST(ProcessMessenger, HeartbeatsReachEveryOtherProcessAndAreCountedOnce) {
+  auto m = messengers(3);
+  m[0]->send_heartbeat();
+  m[0]->send_heartbeat();
+  EXPECT_EQ(m[1]->take_heartbeats(), 2);
+  EXPECT_EQ(m[2]->take_heartbeats(), 2);
+  EXPECT_EQ(m[1]->take_heartbeats(), 0);  // taken
+  EXPECT_EQ(m[0]->take_heartbeats(), 0);  // none to itself
+  // They take no place among the messages waited for.
+  m[2]->send_heartbeat();
+  const std::string hello = "hi";
+  m[2]->send(1, Channel::kDriver, 7, hello.data(), hello.size());
+  EXPECT_EQ(m[1]->receive(2, Channel::kDriver, 7, "a test message"), "hi");
+  EXPECT_EQ(m[1]->take_heartbeats(), 1);
+}
+
 TEST(ProcessMessenger, AWaitPastItsDeadlineSaysWhatItWaitedFor) {
   auto m = messengers(2);
   try {
