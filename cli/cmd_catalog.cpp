@@ -155,19 +155,11 @@ void show(const std::string& name, bool json_out) {
   const bool is_file = name.ends_with(".json");
   bool file_is_hw = false;
   if (is_file) {
-    // A hardware entry has peak_flops, a framework profile none: each file's own reader then
-    // says what is wrong with it.
+    // A hardware entry has peak_flops, a framework profile none: the entry's own reader below
+    // then says what is wrong with the file.
     std::ifstream in(name);
     const json j = json::parse(in, nullptr, false);
     file_is_hw = j.is_discarded() || !j.is_object() || j.contains("peak_flops");
-    try {
-      if (file_is_hw)
-        cost::load_hardware_file(name);
-      else
-        cost::load_framework_file(name);
-    } catch (const std::exception& e) {
-      throw UserError(e.what());
-    }
   }
   const bool is_hw =
       is_file ? file_is_hw : std::find(hardware.begin(), hardware.end(), name) != hardware.end();
@@ -186,15 +178,15 @@ void show(const std::string& name, bool json_out) {
       is_file ? name
       : is_hw ? cost::find_json_in(name, cost::catalog_dirs(), "hardware entry", "")
               : cost::find_json_in(name, cost::framework_dirs(), "framework profile", "");
-  std::ifstream in(path);
-  const json file = json::parse(in);
   std::vector<std::string> sources;
   std::string description;
   std::map<std::string, int> runs;
+  bool cpu = false;
   if (is_hw) {
     const cost::Hardware hw = cost::find_hardware(name);
     sources = hw.sources;
     description = hw.description;
+    cpu = hw.kind == "cpu";
     const auto all = development_runs();
     if (const auto it = all.find(name); it != all.end() && !is_file) runs = it->second;
   } else {
@@ -204,7 +196,9 @@ void show(const std::string& name, bool json_out) {
     for (const auto& [hardware, r] : fw.residuals)
       if (r.rows > 0 && !is_file) runs[hardware] = r.rows;
   }
-  const auto figs = cost::file_figures(file);
+  // Read as an entry above, so it is well-formed JSON here.
+  std::ifstream in(path);
+  const auto figs = cost::file_figures(json::parse(in));
   if (json_out) {
     json out = {{"name", name},
                 {"kind", is_hw ? "hardware" : "framework"},
@@ -228,10 +222,9 @@ void show(const std::string& name, bool json_out) {
   std::printf("published runs behind it: %s\n\n",
               !behind.empty() ? behind.c_str()
               : is_file       ? "none (a file of its own, not the catalog's entry)"
-              : is_hw && cost::find_hardware(name).kind == "cpu"
-                  ? "none (the CPU backend: predictions on it print no range; calibrate it, "
-                    "docs/ACCURACY.md section 3)"
-                  : "none (a what-if: predictions print every hardware's range)");
+              : cpu ? "none (the CPU backend: predictions on it print no range; calibrate it, "
+                      "docs/ACCURACY.md section 3)"
+                    : "none (a what-if: predictions print every hardware's range)");
   for (const auto& [key, value] : figs) {
     const std::string source = cost::source_clause(sources, key);
     std::printf("%s = %s\n    %s\n", key.c_str(), value.dump().c_str(),

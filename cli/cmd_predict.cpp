@@ -138,14 +138,19 @@ void print_range_bases(const std::vector<Row>& rows) {
         first->summary.range_basis.c_str(), first->summary.range_rows);
 }
 
+// Whether the schedule is a swept key: its column is then the swept one, in the table and the CSV.
+bool sweeps_schedule(const std::vector<Row>& rows) {
+  if (rows.empty()) return false;
+  const auto& swept = rows.front().swept;
+  return std::any_of(swept.begin(), swept.end(),
+                     [](const auto& kv) { return kv.first == "schedule"; });
+}
+
 void print_table(const std::vector<Row>& rows) {
   std::vector<std::string> header;
-  bool schedule_swept = false;  // its column is then the swept one
+  const bool schedule_swept = sweeps_schedule(rows);
   if (!rows.empty())
-    for (const auto& [k, v] : rows.front().swept) {
-      header.push_back(k);
-      schedule_swept |= k == "schedule";
-    }
+    for (const auto& [k, v] : rows.front().swept) header.push_back(k);
   for (const char* h : {"gpus", "mesh", "schedule", "step time", "tokens/s", "TFLOP/s/GPU", "MFU",
                         "bubble", "peak memory", "fits"})
     if (!(schedule_swept && std::string_view(h) == "schedule")) header.push_back(h);
@@ -349,12 +354,9 @@ std::string quoted(const std::string& v) {
 
 std::string csv_of(const std::vector<Row>& rows) {
   std::string o;
-  bool schedule_swept = false;  // its column is then the swept one, as in the table
+  const bool schedule_swept = sweeps_schedule(rows);
   if (!rows.empty())
-    for (const auto& [k, v] : rows.front().swept) {
-      o += k + ",";
-      schedule_swept |= k == "schedule";
-    }
+    for (const auto& [k, v] : rows.front().swept) o += k + ",";
   o += std::string("gpus,mesh,") + (schedule_swept ? "" : "schedule,") +
        "step_time_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"
        "peak_memory_bytes,fits,error,step_time_s_low,step_time_s_high,tokens_per_s_low,tokens_per_"
