@@ -235,7 +235,7 @@ void run_steps(SharedRun& shared, int rank) {
       capture::ActionEnd end;
       const bool timed = cpu_time && step >= first_timed;
       const int64_t cpu_begin = timed ? thread_cpu_ns() : 0;
-      const bool compute = schedule::is_compute(shared.schedule->ranks[rank][i].kind);
+      const bool compute = schedule::is_compute(pa.kind);
       if (compute) progress.computing.store(true, std::memory_order_relaxed);
       const runtime::TransferInfo transfer = execute(pa, *st.stages[pa.local_stage], net, ctx);
       if (compute) progress.computing.store(false, std::memory_order_relaxed);
