@@ -307,21 +307,14 @@ void CudaNcclBackend::connect_channels() {
   }
   group.end();
   // The bytes are freed below; their transfers end first. No watchdog runs yet: a peer that died
-  // after connecting would leave its kernel waiting, so the wait checks NCCL's errors, another
-  // process's abort, and a deadline (assumption: 300 s is far beyond a 1-byte exchange's
-  // microseconds, and beyond any peer's set-up that has already connected).
+  // after connecting would leave its kernel waiting, so the wait checks what a rank's waits check
+  // (NCCL's errors, another process's abort: health_check) and a deadline (assumption: 300 s is
+  // far beyond a 1-byte exchange's microseconds, and beyond any peer's set-up that has already
+  // connected).
   const int64_t deadline = host_now_ns() + int64_t{300} * 1'000'000'000;
   const HealthCheck check = [&] {
-    if (processes_ != nullptr && !abort_.aborted() && processes_->poll_abort())
-      abort_.set(processes_->abort_state().reason());
-    for (const End& e : ends) {
-      ncclResult_t async = ncclSuccess;
-      if (ncclCommGetAsyncError(e.comm, &async) == ncclSuccess && async != ncclSuccess &&
-          async != ncclInProgress)
-        throw std::runtime_error(std::string("cuda backend: connecting the p2p channels: NCCL "
-                                             "reported an asynchronous error: ") +
-                                 ncclGetErrorString(async));
-    }
+    for (int r = 0; r < mesh_.size(); ++r)
+      if (hosts(r)) health_check(r);
     if (host_now_ns() > deadline)
       throw std::runtime_error(
           "cuda backend: the p2p channels did not connect within 300 s (a peer process ended?)");
