@@ -332,35 +332,47 @@ std::vector<std::vector<int>> parse_process_groups(std::string_view text) {
   return out;
 }
 
-}  // namespace
-
-std::vector<int> torch_untraced_ranks(const Timeline& t) {
-  std::map<int, std::set<int>> stages;  // of each traced rank
+// The stages each traced rank ran ("pipeline_stages").
+using StagesByRank = std::map<int, std::set<int>>;
+StagesByRank stages_by_rank(const Timeline& t) {
+  StagesByRank stages;
   for (const auto& [rank, text] : per_rank_metadata(t, "pipeline_stages")) {
     const std::vector<int> v = parse_int_list(text, ' ');
     stages[rank] = std::set<int>(v.begin(), v.end());
   }
+  return stages;
+}
+
+// Whether the traced ones among `members` ran no stage twice (a data-parallel group's members
+// run the same stages, a pipeline group's each its own).
+bool no_stage_twice(const std::vector<int>& members, const StagesByRank& stages) {
+  std::set<int> seen;
+  for (const int m : members) {
+    const auto st = stages.find(m);
+    if (st == stages.end()) continue;
+    for (const int s : st->second)
+      if (!seen.insert(s).second) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<int> torch_untraced_ranks(const Timeline& t) {
+  const StagesByRank stages = stages_by_rank(t);
+  const std::map<int, std::string> groups = per_rank_metadata(t, "process_groups");
   // Each traced rank's pipeline: the smallest of its groups whose traced members ran no stage
   // twice (a data-parallel group's members run the same stages; with dp = 1 the pipeline is
   // every rank's group).
   std::set<int> missing;
   for (const auto& [rank, mine] : stages) {
+    const auto text = groups.find(rank);
+    if (text == groups.end()) continue;
     std::vector<int> pipeline;
-    for (const auto& [holder, text] : per_rank_metadata(t, "process_groups")) {
-      if (holder != rank) continue;
-      for (const std::vector<int>& members : parse_process_groups(text)) {
-        if (members.size() < 2 || (!pipeline.empty() && members.size() >= pipeline.size()))
-          continue;
-        if (std::find(members.begin(), members.end(), rank) == members.end()) continue;
-        std::set<int> seen;
-        bool disjoint = true;
-        for (const int m : members) {
-          const auto st = stages.find(m);
-          if (st == stages.end()) continue;
-          for (const int s : st->second) disjoint = disjoint && seen.insert(s).second;
-        }
-        if (disjoint) pipeline = members;
-      }
+    for (const std::vector<int>& members : parse_process_groups(text->second)) {
+      if (members.size() < 2 || (!pipeline.empty() && members.size() >= pipeline.size())) continue;
+      if (std::find(members.begin(), members.end(), rank) == members.end()) continue;
+      if (no_stage_twice(members, stages)) pipeline = members;
     }
     for (const int r : pipeline)
       if (!stages.count(r)) missing.insert(r);
@@ -384,12 +396,7 @@ std::map<int, std::vector<std::string>> torch_action_orders(const Timeline& t) {
 }
 
 std::vector<std::vector<int>> torch_pipeline_groups(const Timeline& t) {
-  const std::map<int, std::string> stages_text = per_rank_metadata(t, "pipeline_stages");
-  std::map<int, std::set<int>> stages;
-  for (const auto& [rank, text] : stages_text) {
-    const std::vector<int> v = parse_int_list(text, ' ');
-    stages[rank] = std::set<int>(v.begin(), v.end());
-  }
+  const StagesByRank stages = stages_by_rank(t);
   std::vector<std::vector<int>> groups;
   std::set<int> placed;
   for (const auto& [rank, text] : per_rank_metadata(t, "process_groups")) {
@@ -399,17 +406,9 @@ std::vector<std::vector<int>> torch_pipeline_groups(const Timeline& t) {
     // same stages).
     for (const std::vector<int>& members : parse_process_groups(text)) {
       if (members.size() < 2 || members.size() >= stages.size()) continue;
-      std::set<int> seen;
-      bool disjoint = true;
-      for (const int m : members) {
-        const auto st = stages.find(m);
-        if (st == stages.end()) {
-          disjoint = false;
-          break;
-        }
-        for (const int s : st->second) disjoint = disjoint && seen.insert(s).second;
-      }
-      if (!disjoint) continue;
+      const bool traced =
+          std::all_of(members.begin(), members.end(), [&](int m) { return stages.count(m) > 0; });
+      if (!traced || !no_stage_twice(members, stages)) continue;
       groups.push_back(members);
       placed.insert(members.begin(), members.end());
       break;
