@@ -67,14 +67,22 @@ void run(const CalibrateArgs& a) {
         source == traces::RunSource::kCudaVirtual) {
       cpu_trace = source == traces::RunSource::kCpu;
     } else {
-      // One file's "backend", or each rank's of a folder ("rank R.backend").
+      // One file's "backend", or each rank's of a folder ("rank R.backend"); a folder whose
+      // ranks ran on both kinds of device is no one device's profile.
+      std::string gpu_key, cpu_key;  // the first rank of each
       for (const auto& [key, value] : t.metadata) {
         if (key != "backend" && !(key.starts_with("rank ") && key.ends_with(".backend"))) continue;
-        if (value == "nccl") cpu_trace = false;
-        if (value == "gloo") cpu_trace = true;
-        where = value;
-        break;
+        const std::string rank = key.substr(0, key.size() - std::string_view(".backend").size());
+        if (value == "nccl" && gpu_key.empty()) gpu_key = rank;
+        if (value == "gloo" && cpu_key.empty()) cpu_key = rank;
+        if (!cpu_trace && (value == "nccl" || value == "gloo")) {
+          cpu_trace = value == "gloo";
+          where = value;
+        }
       }
+      if (!gpu_key.empty() && !cpu_key.empty())
+        throw UserError(p + ": its ranks ran on both kinds of device (" + gpu_key + " nccl, " +
+                        cpu_key + " gloo); calibrate the GPU ranks and the CPU ranks apart");
     }
     if (cpu_trace && *cpu_trace != (hw.kind == "cpu"))
       throw UserError(p + ": ran on the " + where + " backend, but --hardware " + hw.name +
