@@ -192,6 +192,31 @@ TEST(ChromeImport, ProfilerStepsBecomeStepsCoveringTheWorkTheyLaunched) {
   EXPECT_EQ(find_span(t, "ProfilerStep#7")->kind, SpanKind::kAnnotation);
 }
 
+// Without host events (convert --no-host) no flow is left to say which step launched a kernel;
+// the runtime call's correlation id, read as the call is dropped, still does.
+TEST(ChromeImport, AStepCoversTheWorkItLaunchedWhenHostEventsAreDropped) {
+  ImportOptions options;
+  options.keep_host = false;
+  const Timeline t = load_trace_bytes(
+      trace_of({
+          R"J({"ph":"X","cat":"user_annotation","name":"ProfilerStep#7","pid":5,"tid":6,)J"
+          R"J("ts":1000,"dur":100})J",
+          R"J({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":5,"tid":6,)J"
+          R"J("ts":1090,"dur":5,"args":{"correlation":41}})J",
+          R"J({"ph":"X","cat":"kernel","name":"late","pid":0,"tid":7,"ts":1200,"dur":30,)J"
+          R"J("args":{"device":0,"stream":7,"correlation":41}})J",
+          R"J({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":5,"tid":6,)J"
+          R"J("ts":1110,"dur":5,"args":{"correlation":42}})J",
+          R"J({"ph":"X","cat":"kernel","name":"next","pid":0,"tid":7,"ts":1300,"dur":30,)J"
+          R"J("args":{"device":0,"stream":7,"correlation":42}})J",
+      }),
+      "nohost_steps.json", options);
+  EXPECT_TRUE(t.flows.empty());
+  ASSERT_EQ(t.steps.size(), 1u);
+  EXPECT_EQ(t.steps[0].begin_ns, 1000000);
+  EXPECT_EQ(t.steps[0].end_ns, 1230000);  // "late", not "next", launched after the step
+}
+
 TEST(ChromeImport, DistributedInfoAndBaseTimeAreKept) {
   const Timeline t = load_trace_bytes(
       trace_of({R"J({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1})J",

@@ -386,6 +386,10 @@ TEST(NsysImport, KeepHostOffDropsRuntimeAndNvtx) {
   EXPECT_TRUE(t.flows.empty());
   // 3 runtime calls and 3 ranges (the never-popped one counts as a missing field instead).
   EXPECT_EQ(report.count(ImportWarning::kHostDropped), 3u + 3u);
+  // The step still covers the GPU work launched in it, as with the host kept (the test above).
+  ASSERT_EQ(t.steps.size(), 1u);
+  EXPECT_EQ(t.steps[0].begin_ns, 900);
+  EXPECT_EQ(t.steps[0].end_ns, 5100);
 }
 
 TEST(NsysImport, ADatabaseThatIsNotAnNsysExport) {

@@ -170,11 +170,17 @@ void ChromeTimelineBuilder::complete_event(const ChromeEvent& ev) {
     if (mode_ == Mode::kKineto) note_profiler_step(as_text(ev.name), s.begin_ns, s.end_ns);
     if (p.host && !options_.keep_host) {
       report_.warn(ImportWarning::kHostDropped, ev.offset);
+      note_dropped_call(ev, s.begin_ns);
     } else {
       index = emit_span(ev, p, s, /*open_only=*/false);
     }
   }
   if (mode_ == Mode::kMeshscope) x_event_span_.push_back(index);
+}
+
+void ChromeTimelineBuilder::note_dropped_call(const ChromeEvent& ev, int64_t begin_ns) {
+  if (mode_ != Mode::kKineto) return;
+  if (const auto c = as_int(scan_args(ev).correlation)) dropped_call_at_.emplace(*c, begin_ns);
 }
 
 void ChromeTimelineBuilder::note_profiler_step(std::string_view name, int64_t begin_ns,

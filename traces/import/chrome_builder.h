@@ -15,6 +15,7 @@
 #include "traces/import/chrome_reader.h"
 #include "traces/import/comm_kernels.h"
 #include "traces/import/correlation_flows.h"
+#include "traces/import/import_common.h"
 #include "traces/import/import_types.h"
 #include "traces/import/kineto_names.h"
 #include "traces/timeline.h"
@@ -122,6 +123,7 @@ class ChromeTimelineBuilder : public ChromeSink {
   bool read_time(const ChromeEvent& ev, const JsonScalar& v, int64_t& ns);
   Placed place(const ChromeEvent& ev);
   void note_profiler_step(std::string_view name, int64_t begin_ns, int64_t end_ns);
+  void note_dropped_call(const ChromeEvent& ev, int64_t begin_ns);
   // Fills `s` from the event and adds it (returns its index), or with open_only pushes it on its
   // thread's B stack. kNoSpan when it has no place.
   uint32_t emit_span(const ChromeEvent& ev, const Placed& p, Span s, bool open_only);
@@ -171,6 +173,10 @@ class ChromeTimelineBuilder : public ChromeSink {
   std::vector<uint32_t> x_event_span_;  // meshscope: X event ordinal -> span (UINT32_MAX: none)
   std::vector<std::pair<uint32_t, int64_t>> send_recv_;  // SendRecv kernel span, External id
   std::vector<CorrelationEnd> correlation_ends_;         // Kineto spans with args.correlation
+  // Kineto host calls dropped (keep_host false): correlation -> when the call began, so that a
+  // step still covers the GPU work they launched (build_steps).
+  std::unordered_map<int64_t, int64_t> dropped_call_at_;
+  std::vector<DroppedLaunch> dropped_launches_;
   std::unordered_map<int64_t, CommOp> comm_op_of_external_id_;
   std::map<int64_t, StepWindow> profiler_steps_;  // ProfilerStep#N -> host range
   std::map<std::pair<uint16_t, std::string>, uint32_t> counter_of_;

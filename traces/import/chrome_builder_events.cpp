@@ -14,6 +14,7 @@ void ChromeTimelineBuilder::begin_event(const ChromeEvent& ev) {
   if (p.skip) return;
   if (p.host && !options_.keep_host) {
     report_.warn(ImportWarning::kHostDropped, ev.offset);
+    note_dropped_call(ev, s.begin_ns);
     return;
   }
   // Built now (the args come with B), added when the matching E closes it.

@@ -5,22 +5,27 @@
 
 namespace meshscope::traces::importer {
 
-void extend_steps_by_launches(Timeline& t) {
+void extend_steps_by_launches(Timeline& t, const std::vector<DroppedLaunch>& dropped) {
   if (t.steps.empty()) return;
   const std::vector<StepWindow> host = t.steps;
+  const auto extend = [&](int64_t call_ns, int64_t begin_ns, int64_t end_ns) {
+    auto it = std::upper_bound(host.begin(), host.end(), call_ns,
+                               [](int64_t ts, const StepWindow& w) { return ts < w.begin_ns; });
+    if (it == host.begin()) return;
+    --it;
+    if (call_ns > it->end_ns) return;
+    StepWindow& w = t.steps[static_cast<size_t>(it - host.begin())];
+    w.begin_ns = std::min(w.begin_ns, begin_ns);
+    w.end_ns = std::max(w.end_ns, end_ns);
+  };
   for (const Flow& f : t.flows) {
     const Span& from = t.spans[f.from];
     const Span& to = t.spans[f.to];
     if (from.kind != SpanKind::kHost || !is_device_activity(to.kind)) continue;
-    auto it = std::upper_bound(host.begin(), host.end(), from.begin_ns,
-                               [](int64_t ts, const StepWindow& w) { return ts < w.begin_ns; });
-    if (it == host.begin()) continue;
-    --it;
-    if (from.begin_ns > it->end_ns) continue;
-    StepWindow& w = t.steps[static_cast<size_t>(it - host.begin())];
-    w.begin_ns = std::min(w.begin_ns, to.begin_ns);
-    w.end_ns = std::max(w.end_ns, to.end_ns);
+    extend(from.begin_ns, to.begin_ns, to.end_ns);
   }
+  for (const DroppedLaunch& l : dropped)
+    extend(l.host_begin_ns, l.device_begin_ns, l.device_end_ns);
 }
 
 void mark_comm_lanes(Timeline& t, const std::vector<bool>& device_is_gpu) {

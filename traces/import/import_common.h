@@ -1,6 +1,7 @@
 // Steps the importers share once their spans and flows are in place.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "traces/import/import_types.h"
@@ -8,10 +9,18 @@
 
 namespace meshscope::traces::importer {
 
+// A launch whose host call was not kept (ImportOptions::keep_host false): when the call began,
+// and the device activity it launched.
+struct DroppedLaunch {
+  int64_t host_begin_ns = 0;
+  int64_t device_begin_ns = 0;
+  int64_t device_end_ns = 0;
+};
+
 // Each step window (host ranges such as ProfilerStep#N, sorted by begin) grows to cover the
-// device work launched inside it: a launch flow whose host span begins in the window pulls the
-// window's end out to the launched span's end.
-void extend_steps_by_launches(Timeline& t);
+// device work launched inside it: a launch flow whose host span begins in the window, or a
+// dropped launch whose call began in it, pulls the window out to the launched activity.
+void extend_steps_by_launches(Timeline& t, const std::vector<DroppedLaunch>& dropped = {});
 
 // Lanes of GPU devices that carry communication spans become LaneKind::kComm.
 void mark_comm_lanes(Timeline& t, const std::vector<bool>& device_is_gpu);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -72,11 +73,12 @@ class NsysImporter {
     if (present_.count(std::string(kNvtxTable))) read_nvtx();
     resolve_send_recv();
     link_launches();
+    const std::vector<DroppedLaunch> dropped = dropped_launches();
     std::vector<bool> is_gpu(tl_.devices.size(), false);
     for (const auto& [id, index] : gpu_device_) is_gpu[index] = true;
     tl_.sort_spans();
     for (const auto& [n, window] : steps_) tl_.steps.push_back(window);
-    extend_steps_by_launches(tl_);
+    extend_steps_by_launches(tl_, dropped);
     mark_comm_lanes(tl_, is_gpu);
     fill_metadata();
     report_.spans_kept = tl_.spans.size();
@@ -437,6 +439,41 @@ class NsysImporter {
     s.device = host_device_.at(pid_of(*global_tid));
     s.lane = lane->second;
     return true;
+  }
+
+  // Without host events (keep_host false) no flow shows which step launched a GPU activity; the
+  // runtime calls' start times, read for that alone, still do.
+  std::vector<DroppedLaunch> dropped_launches() {
+    std::vector<DroppedLaunch> out;
+    const std::string table(kRuntimeTable);
+    if (options_.keep_host || steps_.empty() || !present_.count(table)) return out;
+    std::map<std::pair<int64_t, int64_t>, uint32_t> launched;  // (pid, correlationId) -> span
+    std::unordered_map<int64_t, uint32_t> launched_without_pid;
+    for (const Launched& l : launched_) {
+      if (l.pid >= 0)
+        launched.emplace(std::pair{l.pid, l.correlation}, l.span);
+      else
+        launched_without_pid.emplace(l.correlation, l.span);
+    }
+    SqliteStatement q(db_.get(), "SELECT " + col(table, "start") + ", " + col(table, "globalTid") +
+                                     ", " + col(table, "correlationId") + " FROM " + table);
+    while (q.step()) {
+      const auto start = q.integer(0);
+      const auto tid = q.integer(1);
+      const auto corr = q.integer(2);
+      if (!start || !corr || !time_in_range(*start)) continue;
+      std::optional<uint32_t> span;
+      if (const auto it = tid ? launched.find({pid_of(*tid), *corr}) : launched.end();
+          it != launched.end()) {
+        span = it->second;
+      } else if (const auto any = launched_without_pid.find(*corr);
+                 any != launched_without_pid.end()) {
+        span = any->second;
+      }
+      if (!span) continue;
+      out.push_back({*start, tl_.spans[*span].begin_ns, tl_.spans[*span].end_ns});
+    }
+    return out;
   }
 
   void link_launches() {
