@@ -392,6 +392,29 @@ TEST(NsysImport, KeepHostOffDropsRuntimeAndNvtx) {
   EXPECT_EQ(t.steps[0].end_ns, 5100);
 }
 
+// Two processes whose main threads have the same thread id (as in two containers) keep their own
+// names.
+TEST(NsysImport, ThreadNamesBelongToTheirProcess) {
+  testing::TempFile file(".sqlite");
+  const int64_t other_pid = (int64_t{1} << 56) + (kPid + 1) * 0x1000000;
+  {
+    NsysDb db(file.path());
+    db.exec("INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel'), (2, 'trainer'), (3, 'loader')");
+    db.exec("INSERT INTO ThreadNames VALUES (2, 10, " + g(kGlobalPid + 7) + "), (3, 10, " +
+            g(other_pid + 7) + ")");
+    db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (100, 200, 0, " + g(kGlobalPid + 7) +
+            ", 1, 1, 0, NULL), (300, 400, 0, " + g(other_pid + 7) + ", 2, 1, 0, NULL)");
+  }
+  const Timeline t = load_trace(file.path());
+  ASSERT_EQ(t.devices.size(), 2u);
+  EXPECT_EQ(t.devices[0].name, "host pid " + g(kPid));
+  ASSERT_EQ(t.devices[0].lanes.size(), 1u);
+  EXPECT_EQ(t.devices[0].lanes[0].name, "trainer (7)");
+  EXPECT_EQ(t.devices[1].name, "host pid " + g(kPid + 1));
+  ASSERT_EQ(t.devices[1].lanes.size(), 1u);
+  EXPECT_EQ(t.devices[1].lanes[0].name, "loader (7)");
+}
+
 TEST(NsysImport, ADatabaseThatIsNotAnNsysExport) {
   testing::TempFile file(".sqlite");
   {

@@ -144,22 +144,23 @@ class NsysImporter {
             0, pids.size() > 1 ? "host pid " + std::to_string(pid) : std::string("host"));
       }
       if (tl_.devices[it->second].lanes.size() >= UINT16_MAX) continue;
-      const auto name = thread_names.find(tid);
+      const auto name = thread_names.find({pid, tid});
       host_lane_[{pid, tid}] = tl_.add_lane(
           it->second, name != thread_names.end() ? name->second : "thread " + std::to_string(tid),
           LaneKind::kHost);
     }
   }
 
-  std::map<int64_t, std::string> read_thread_names() {
-    std::map<int64_t, std::string> names;
+  // By (pid, tid): thread ids of different processes can be equal (containers, several hosts).
+  std::map<std::pair<int64_t, int64_t>, std::string> read_thread_names() {
+    std::map<std::pair<int64_t, int64_t>, std::string> names;
     if (!db_.has_table("ThreadNames") || !db_.has_table("StringIds")) return names;
     SqliteStatement q(db_.get(),
                       "SELECT t.globalTid, s.value FROM ThreadNames AS t JOIN StringIds AS s ON "
                       "s.id = t.nameId");
     while (q.step()) {
       if (const auto g = q.integer(0)) {
-        names[tid_of(*g)] =
+        names[{pid_of(*g), tid_of(*g)}] =
             json_text::valid_utf8(q.text(1)) + " (" + std::to_string(tid_of(*g)) + ")";
       }
     }
