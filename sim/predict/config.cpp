@@ -244,8 +244,8 @@ void check_footprint(const PredictConfig& c, Reader& top) {
     top.fail("model.layers",
              "building " +
                  std::to_string(c.model == ModelKind::kGpt ? c.gpt.layers : c.mlp_layers) +
-                 " layers would take about " + traces::format_bytes(layers) + " of memory; " +
-                 budget.source);
+                 " layers would take about " + traces::format_bytes(layers) +
+                 " of memory, over half of what this process may use (" + budget.source + ")");
   const double actions = schedule_actions(c.mesh.pp, c.microbatches(), c.virtual_stages);
   const double bytes = actions * bytes_per_action(false);
   if (bytes > memory / 2)
@@ -254,7 +254,8 @@ void check_footprint(const PredictConfig& c, Reader& top) {
                                  "make about " +
                                  std::to_string(static_cast<int64_t>(actions)) +
                                  " actions to simulate, about " + traces::format_bytes(bytes) +
-                                 " of memory; " + budget.source);
+                                 " of memory, over half of what this process may use (" +
+                                 budget.source + ")");
 }
 
 // What the model builders would reject, said with the key to change.

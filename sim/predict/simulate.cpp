@@ -162,15 +162,16 @@ void check_full_footprint(const Resolved& r, bool timeline, bool writing = false
   const double bytes = actions * bytes_per_action(timeline);
   const traces::MemoryLimit budget = traces::memory_limit();
   if (bytes > budget.bytes / 2)
-    throw std::invalid_argument("key 'mesh': " +
-                                std::string(writing ? "writing the programs of every one of its "
-                                                    : "simulating every one of its ") +
-                                std::to_string(r.mesh.size()) + " ranks means about " +
-                                std::to_string(static_cast<int64_t>(actions)) + " actions, " +
-                                traces::format_bytes(bytes) + " of memory; " + budget.source +
-                                (writing ? " (the schedule written out holds every rank)"
-                                 : c.symmetry == Symmetry::kOff ? " (options.symmetry is \"off\")"
-                                                                : " (its replicas differ)"));
+    throw std::invalid_argument(
+        "key 'mesh': " +
+        std::string(writing ? "writing the programs of every one of its "
+                            : "simulating every one of its ") +
+        std::to_string(r.mesh.size()) + " ranks means about " +
+        std::to_string(static_cast<int64_t>(actions)) + " actions, " + traces::format_bytes(bytes) +
+        " of memory, over half of what this process may use (" + budget.source + ")" +
+        (writing                        ? " (the schedule written out holds every rank)"
+         : c.symmetry == Symmetry::kOff ? " (options.symmetry is \"off\")"
+                                        : " (its replicas differ)"));
 }
 
 struct Run {

@@ -299,7 +299,10 @@ TEST(PredictConfig, ALayerCountBeyondMemoryIsRefusedUpFront) {
   EXPECT_EQ(
       e.rfind("cfg.json: key 'model.layers': building 2147483647 layers would take about ", 0), 0u)
       << e;
-  EXPECT_NE(e.find("TiB of memory; " + traces::memory_limit().source), std::string::npos) << e;
+  EXPECT_NE(e.find("TiB of memory, over half of what this process may use (" +
+                   traces::memory_limit().source + ")"),
+            std::string::npos)
+      << e;
   j["model"] = {{"kind", "mlp"}, {"layers", 2147483647}, {"hidden", 8}};
   EXPECT_NE(error_of(j).find("key 'model.layers': building 2147483647 layers"), std::string::npos)
       << error_of(j);
