@@ -81,7 +81,7 @@ void WhatIfView::draw(Session& session) {
       config_ = std::move(start.config);
       calibration_ = std::move(start.calibration);
       table_ = std::move(start.table);
-      table_pending_ = !table_;
+      table_pending_ = !table_ && start.schedule_known;
     }
     submit();
   }

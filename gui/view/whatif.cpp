@@ -117,6 +117,7 @@ WhatIfStart start_whatif(const Predictor& p, const traces::Timeline& measured,
                          const WhatIfConfig& defaults) {
   WhatIfStart out;
   out.config = config_from_run(measured, defaults);
+  out.schedule_known = !measured.run.family.empty();
   // A job the predictor replays from its own traces is calibrated by them: its measured
   // per-action costs, not a fit of the op model.
   if (p.replay_measured) {
@@ -127,6 +128,7 @@ WhatIfStart start_whatif(const Predictor& p, const traces::Timeline& measured,
     }
     if (out.table) {
       out.calibration = out.table->calibrated_from;
+      out.schedule_known = true;
       return out;
     }
   }
@@ -138,6 +140,12 @@ WhatIfStart start_whatif(const Predictor& p, const traces::Timeline& measured,
       out.calibration =
           out.calibration.empty() ? e.what() : out.calibration + "; " + std::string(e.what());
     }
+  }
+  if (!out.schedule_known) {
+    const std::string none =
+        "the trace does not say which schedule ran: the prediction is the panel's "
+        "configuration, not a replay of the run";
+    out.calibration = out.calibration.empty() ? none : out.calibration + "; " + none;
   }
   return out;
 }

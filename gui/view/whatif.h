@@ -93,6 +93,9 @@ struct WhatIfStart {
   WhatIfConfig config;
   std::string calibration;
   std::optional<ReplayTable> table;
+  // The run names the schedule it ran (RunDescriptor::family), so that replay_table's "as run"
+  // row is that schedule; a plain profiler trace does not, and gets no replay table.
+  bool schedule_known = false;
 };
 WhatIfStart start_whatif(const Predictor& p, const traces::Timeline& measured,
                          const WhatIfConfig& defaults);

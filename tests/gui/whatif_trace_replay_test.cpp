@@ -114,6 +114,26 @@ TEST(WhatIfTraceReplay, WithoutTheReplayTheJobIsNotCalibrated) {
   EXPECT_NE(start.calibration.find("not calibrated"), std::string::npos) << start.calibration;
 }
 
+// A profiler trace that names no schedule has no "as run" to replay: the panel says its prediction
+// is its own configuration, and asks for no replay table.
+TEST(WhatIfTraceReplay, ATraceWithoutASchedulePromisesNoReplay) {
+  const auto p = make_predictor();
+  ASSERT_TRUE(p);
+  const traces::Timeline t =
+      traces::load_trace(std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
+                         "tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz");
+  const WhatIfStart start = start_whatif(*p, t, WhatIfConfig{});
+  EXPECT_FALSE(start.table);
+  EXPECT_FALSE(start.schedule_known);
+  EXPECT_NE(start.calibration.find("the trace does not say which schedule ran"), std::string::npos)
+      << start.calibration;
+  // A torch job names its stages through its actions: replayed, and so known.
+  const WhatIfStart job = start_whatif(*p, load_job("1F1B"), WhatIfConfig{});
+  EXPECT_TRUE(job.table);
+  EXPECT_TRUE(job.schedule_known);
+  EXPECT_EQ(job.calibration.find("does not say"), std::string::npos) << job.calibration;
+}
+
 // A run that is not a torch pipelining job (no PP: actions) is left to calibrate(): no table.
 TEST(WhatIfTraceReplay, ARunWithoutTorchActionsIsNotReplayed) {
   const auto p = make_predictor();
