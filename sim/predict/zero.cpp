@@ -38,6 +38,7 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
     }
     std::vector<Action> out;
     out.reserve(acts.size() * (per_microbatch ? 4 : 1) + 4);
+    std::vector<size_t> group;  // the actions since the last that ends an OVERLAP_F_B group
     for (size_t i = 0; i < acts.size(); ++i) {
       const Action& a = acts[i];
       const int64_t pb = param_bytes.at(a.stage);
@@ -52,8 +53,11 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
                          : first != first_forward.end() && first->second == i;
       if (gather) {
         // Issued ahead of the receives that feed the compute (a prefetch): a RECV holds the
-        // program until its send has run, and the gather need not wait for that.
+        // program until its send has run, and the gather need not wait for that. An OVERLAP_F_B
+        // group is one action (Action::overlap_next), its receives all before it: a gather for
+        // a later member goes before the group's first.
         auto at = out.end();
+        while (at != out.begin() && (at - 1)->overlap_next) --at;
         while (at != out.begin() && schedule::is_recv((at - 1)->kind)) --at;
         out.insert(at, collective(ActionKind::kAllGather, a.stage, pb));
       }
@@ -61,15 +65,22 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
       // Sharded gradients are reduced as each microbatch's backward makes them: a GPU keeping
       // only its shard between microbatches cannot wait for the step's end (DeepSpeed's stage 2,
       // FSDP without no_sync; docs/ACCURACY.md item 43). Once a step: after the stage's last.
-      const auto last = last_backward.find(a.stage);
-      const bool reduce =
-          zero >= 2 && is_backward(a.kind) &&
-          (zero < 3 || per_microbatch || (last != last_backward.end() && last->second == i));
-      if (reduce) {
-        out.push_back(collective(ActionKind::kReduceScatter, a.stage, pb));
+      // Those of an OVERLAP_F_B group's members follow the group, not one inside it.
+      group.push_back(i);
+      if (a.overlap_next) continue;
+      for (size_t m : group) {
+        const Action& b = acts[m];
+        const auto last = last_backward.find(b.stage);
+        const bool reduce =
+            zero >= 2 && is_backward(b.kind) &&
+            (zero < 3 || per_microbatch || (last != last_backward.end() && last->second == m));
+        if (!reduce) continue;
+        const int64_t bytes = param_bytes.at(b.stage);
+        out.push_back(collective(ActionKind::kReduceScatter, b.stage, bytes));
         if (hybrid)
-          out.push_back(collective(ActionKind::kAllReduce, a.stage, pb / (shard_group * cp)));
+          out.push_back(collective(ActionKind::kAllReduce, b.stage, bytes / (shard_group * cp)));
       }
+      group.clear();
       if (zero < 3 && a.kind == ActionKind::kOptimizerStep)
         out.push_back(collective(ActionKind::kAllGather, a.stage, pb));
     }

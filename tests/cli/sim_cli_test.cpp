@@ -234,6 +234,30 @@ TEST_F(SimCli, AScheduleSimulateWritesOutIsOneItsConfigTakesBack) {
   EXPECT_EQ(step(again.out), step(first.out));
 }
 
+TEST_F(SimCli, ZeroThreeGathersStayOutsideDualPipeVsOverlappedPairs) {
+  // DualPipeV runs a forward and a backward as one OVERLAP_F_B action; ZeRO-3's gather for the
+  // backward goes before the pair, and the file written is one the config takes back.
+  const fs::path cfg = write("dualpipe.json", R"({"model": {"kind": "mlp", "layers": 4,
+      "hidden": 256}, "mesh": {"dp": 2, "pp": 2}, "batch": {"global": 8, "micro": 1},
+      "schedule": "dualpipe-v", "cluster": {"gpu": "h100-sxm"}, "options": {"zero": 3}})");
+  const fs::path sched = dir_ / "dualpipe.sched";
+  const Outcome first =
+      sh("simulate --config " + cfg.string() + " --schedule-out " + sched.string() + " --json");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string text = slurp(sched);
+  EXPECT_NE(text.find("(0F3;3B1)OVERLAP_F_B"), std::string::npos) << text.substr(0, 600);
+  EXPECT_EQ(sh("validate " + sched.string()).exit_code, 0);
+  const Outcome again =
+      sh("simulate --config " + cfg.string() + " --schedule-file " + sched.string() + " --json");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const auto step = [](const std::string& json) {
+    const size_t at = json.find("\"step_time_s\": ");
+    return at == std::string::npos ? std::string() : json.substr(at, json.find(',', at) - at);
+  };
+  EXPECT_FALSE(step(first.out).empty()) << first.out;
+  EXPECT_EQ(step(again.out), step(first.out));
+}
+
 TEST_F(SimCli, CalibrationStaysWithTheHardwareItWasFittedOn) {
   const fs::path trace = dir_ / "run.json", calib = dir_ / "calib.json";
   const Outcome run = run_to(trace,
