@@ -20,6 +20,7 @@
 #include "traces/analysis_stragglers.h"
 #include "traces/import/hta_events.h"
 #include "traces/import/load_trace.h"
+#include "traces/input_file.h"
 
 namespace meshscope::cli {
 namespace {
@@ -91,7 +92,7 @@ traces::Timeline load(const AnalyzeArgs& args, traces::ImportReport& report) {
   std::vector<fs::path> paths;
   for (const std::string& p : args.traces) {
     std::error_code ec;
-    if (!fs::exists(p, ec)) throw UserError(p + ": no such file or folder");
+    if (!fs::exists(p, ec)) throw UserError(p + ": " + traces::why_missing(p));
     paths.emplace_back(p);
   }
   // One file is one trace (possibly many ranks, as meshscope's own exports are); several files or

@@ -21,6 +21,7 @@
 #include "sim/predict/calibrate_model.h"
 #include "sim/predict/config.h"
 #include "traces/import/load_trace.h"
+#include "traces/input_file.h"
 
 namespace meshscope::cli {
 namespace {
@@ -47,7 +48,7 @@ void run(const CalibrateArgs& a) {
   std::vector<traces::Timeline> timelines;
   for (const std::string& p : a.traces) {
     std::error_code ec;
-    if (!std::filesystem::exists(p, ec)) throw UserError(p + ": no such file");
+    if (!std::filesystem::exists(p, ec)) throw UserError(p + ": " + traces::why_missing(p));
     // A folder is one run's per-rank files, as analyze and convert read it.
     if (std::filesystem::is_directory(p, ec)) {
       const std::vector<std::filesystem::path> folder = {p};

@@ -19,6 +19,7 @@
 #include "sim/cost/framework.h"
 #include "sim/cost/hardware.h"
 #include "sim/cost/sources.h"
+#include "traces/json_file.h"
 #include "traces/printable.h"
 
 namespace meshscope::cli {
@@ -157,9 +158,12 @@ void show(const std::string& name, bool json_out) {
   if (is_file) {
     // A hardware entry has peak_flops, a framework profile none: the entry's own reader below
     // then says what is wrong with the file.
-    std::ifstream in(name);
-    const json j = json::parse(in, nullptr, false);
-    file_is_hw = j.is_discarded() || !j.is_object() || j.contains("peak_flops");
+    try {
+      const json j = traces::load_json_file(name, "hardware file");
+      file_is_hw = !j.is_object() || j.contains("peak_flops");
+    } catch (const std::exception&) {
+      file_is_hw = true;
+    }
   }
   const bool is_hw =
       is_file ? file_is_hw : std::find(hardware.begin(), hardware.end(), name) != hardware.end();
@@ -197,8 +201,7 @@ void show(const std::string& name, bool json_out) {
       if (r.rows > 0 && !is_file) runs[hardware] = r.rows;
   }
   // Read as an entry above, so it is well-formed JSON here.
-  std::ifstream in(path);
-  const auto figs = cost::file_figures(json::parse(in));
+  const auto figs = cost::file_figures(traces::load_json_file(path));
   if (json_out) {
     json out = {{"name", name},
                 {"kind", is_hw ? "hardware" : "framework"},

@@ -15,6 +15,7 @@
 #include "cli/read_progress.h"
 #include "traces/chrome_export.h"
 #include "traces/import/load_trace.h"
+#include "traces/input_file.h"
 
 namespace meshscope::cli {
 namespace {
@@ -32,7 +33,7 @@ void run(const ConvertArgs& args) {
   std::vector<fs::path> paths;
   for (const std::string& p : args.inputs) {
     std::error_code ec;
-    if (!fs::exists(p, ec)) throw UserError(p + ": no such file or folder");
+    if (!fs::exists(p, ec)) throw UserError(p + ": " + traces::why_missing(p));
     paths.emplace_back(p);
   }
   traces::ImportOptions options = options_reporting_progress("convert");

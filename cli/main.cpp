@@ -1,9 +1,12 @@
 // `meshscope`: the command-line front end. Thin: parses arguments and calls the libraries.
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <iostream>
 #include <sstream>
 #include <string>
 
@@ -11,7 +14,27 @@
 #include "profiler/runtime/process_link.h"
 #include "traces/printable.h"
 
+namespace {
+
+// What a command printed to stdout (a table, --json, a schedule) but did not reach it, a full disk
+// under `> file` or a closed stdout, fails the command instead of leaving a cut file and exit 0.
+int with_stdout_checked(int status) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return status;
+  const int err = errno;
+  std::fprintf(stderr, "meshscope: error: cannot write to standard output%s%s\n",
+               err != 0 ? ": " : "", err != 0 ? std::strerror(err) : "");
+  return status == 0 ? 1 : status;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  // Beyond a file-size limit (ulimit -f) a write fails with EFBIG, which the writers report with
+  // the file's name and clean up after, instead of SIGXFSZ ending the process without a word.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"meshscope: execute, capture, analyze and simulate parallel training schedules",
                "meshscope"};
   app.set_version_flag("--version", "meshscope 0.1.0");
@@ -60,10 +83,10 @@ int main(int argc, char** argv) {
     }
     return app.exit(e);
   } catch (const meshscope::cli::FailedElsewhere&) {
-    return 1;
+    return with_stdout_checked(1);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "meshscope: error: %s\n", e.what());
-    return 1;
+    return with_stdout_checked(1);
   }
-  return 0;
+  return with_stdout_checked(0);
 }

@@ -18,7 +18,9 @@ inline constexpr int kMaxJsonFileDepth = 16;
 
 // Reads and parses the JSON file at `path`, a `kind` ("hardware file", "calibration file") as the
 // errors call it. Throws std::runtime_error beginning "PATH: " when:
-//   - it is a directory ("is a directory, not a KIND") or cannot be opened ("cannot open KIND");
+//   - it is a directory ("is a directory, not a KIND"), cannot be opened ("cannot open KIND:
+//     why", a FIFO no process writes to among the whys: traces/input_file.h) or holds more than
+//     64 MiB ("has more than the 64 MiB a KIND may have");
 //   - it nests deeper than `max_depth` ("key 'a.b': nested deeper than 16 levels at byte N");
 //   - an object gives a key twice ("key 'mesh' given twice (bytes N and M)"; the same key written
 //     with different escapes, "\u006e" and "n", without the bytes): a parser would keep one of

@@ -18,7 +18,13 @@ namespace {
 // Slots hold pointers to paths owned by live AtomicFiles; lock-free so the handler may read them.
 std::array<std::atomic<const char*>, kMaxTempFiles> g_temp_files{};
 
-constexpr std::array<int, 3> kCleanupSignals = {SIGINT, SIGTERM, SIGHUP};
+// Every signal whose default action ends the process and that a user, a shell or a limit sends:
+// Ctrl-C and Ctrl-\, kill, a closed terminal, a broken pipe (convert -o - | head), timers and
+// the CPU and file-size limits (ulimit -t, -f; meshscope itself ignores SIGXFSZ, so that the
+// write fails with its reason instead).
+constexpr std::array<int, 11> kCleanupSignals = {SIGINT,  SIGTERM, SIGHUP,   SIGQUIT,
+                                                 SIGPIPE, SIGALRM, SIGUSR1,  SIGUSR2,
+                                                 SIGXCPU, SIGXFSZ, SIGVTALRM};
 
 extern "C" void remove_temp_files_and_die(int sig) {
   for (auto& slot : g_temp_files) {

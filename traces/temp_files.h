@@ -1,5 +1,6 @@
-// Temporary files of unfinished writes: removed when the process is interrupted (SIGINT, SIGTERM,
-// SIGHUP), and swept when a killed process (kill -9) left them behind.
+// Temporary files of unfinished writes: removed when a signal ends the process (SIGINT, SIGTERM,
+// SIGHUP, SIGQUIT, SIGPIPE and the other terminating signals a user, a shell or a limit sends:
+// temp_files.cpp), and swept when a killed process (kill -9) left them behind.
 #pragma once
 
 #include <chrono>
@@ -14,10 +15,11 @@ namespace meshscope::traces {
 std::string temp_name_pattern(const std::filesystem::path& target);
 
 // Remembers `path` (a C string that stays valid until forget_temp_file) as a temporary file to
-// unlink if SIGINT, SIGTERM or SIGHUP ends the process. The first call installs the handler for
-// each of those signals whose disposition is still the default; the handler unlinks every
-// remembered file (async-signal-safe: unlink only) and then lets the signal end the process as it
-// would have. At most kMaxTempFiles at once; more are simply not cleaned on a signal.
+// unlink if SIGINT, SIGTERM, SIGHUP or another terminating signal (above) ends the process. The
+// first call installs the handler for each of those signals whose disposition is still the default;
+// the handler unlinks every remembered file (async-signal-safe: unlink only) and then lets the
+// signal end the process as it would have. At most kMaxTempFiles at once; more are simply not
+// cleaned on a signal.
 inline constexpr int kMaxTempFiles = 256;
 void remember_temp_file(const char* path);
 void forget_temp_file(const char* path);

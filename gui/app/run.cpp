@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "traces/import/load_trace.h"
+#include "traces/input_file.h"
 
 namespace meshscope::gui {
 
@@ -38,7 +39,7 @@ std::unique_ptr<Run> make_run(traces::Timeline t, std::string label) {
 std::unique_ptr<Run> load_run(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
-    throw std::runtime_error(path.string() + ": no such file or folder");
+    throw std::runtime_error(path.string() + ": " + traces::why_missing(path.string()));
   }
   traces::Timeline t;
   if (std::filesystem::is_directory(path, ec)) {

@@ -1,15 +1,18 @@
 #include "sim/cost/gemm_table_fit.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "sim/cost/compute_model.h"
+#include "traces/input_file.h"
 #include "traces/printable.h"
 
 namespace meshscope::cost {
@@ -87,12 +90,13 @@ std::vector<MeasuredGemm> read_gemm_table(const std::string& path) {
   constexpr uintmax_t kMaxBytes = uintmax_t{16} << 20;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    throw std::runtime_error(
-        path + (std::filesystem::exists(path, ec) ? ": not a regular file" : ": cannot open"));
+    throw std::runtime_error(path + ": " +
+                             (std::filesystem::exists(path, ec) ? std::string("not a regular file")
+                                                                : traces::why_missing(path)));
   if (std::filesystem::file_size(path, ec) > kMaxBytes)
     throw std::runtime_error(path + ": larger than 16 MiB, not a table of GEMM rates");
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open");
+  if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
   std::vector<MeasuredGemm> rows;
   std::string text;
   size_t columns = 0;  // the header's: every row has as many

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "traces/atomic_file.h"
+#include "traces/input_file.h"
 #include "traces/printable.h"
 
 namespace meshscope::schedule {
@@ -353,22 +354,16 @@ std::string read_schedule_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw ScheduleParseError(path, 0, 0, "is a directory, not a schedule file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw ScheduleParseError(path, 0, 0, std::string("cannot open: ") + std::strerror(errno));
-  // Read at most one byte past the limit, so /dev/zero or a 20 GB file is refused after 64 MiB
-  // instead of exhausting memory.
+  std::string why;
+  std::optional<traces::InputFile> in = traces::InputFile::open(path, why);
+  if (!in) throw ScheduleParseError(path, 0, 0, "cannot open: " + why);
+  // A regular file by its size; anything else (/dev/zero, a pipe) read at most a chunk past the
+  // limit, so that it is refused after 64 MiB instead of exhausting memory.
   const uintmax_t size = std::filesystem::file_size(path, ec);
   if (!ec && size > kMaxScheduleFileBytes) throw ScheduleParseError(path, 0, 0, too_large(size));
-  std::string text;
-  std::vector<char> chunk(size_t{1} << 16);
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    text.append(chunk.data(), static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxScheduleFileBytes) throw ScheduleParseError(path, 0, 0, too_large(0));
-  }
-  if (in.bad()) throw ScheduleParseError(path, 0, 0, "read error");
-  return text;
+  std::optional<std::string> text = in->read_all(kMaxScheduleFileBytes, why, too_large(0));
+  if (!text) throw ScheduleParseError(path, 0, 0, why);
+  return std::move(*text);
 }
 
 Schedule load_file(const std::string& path) { return load(read_schedule_file(path), path); }

@@ -122,12 +122,44 @@ TEST(HostileCli, OversizedScheduleFilesAreRefusedQuickly) {
         << cmd << ": " << r.err;
     EXPECT_LT(seconds_since(t0), 10) << cmd;
   }
+  // Hand-written JSON (configs, hardware files, calibrations) has its bound too: /dev/zero took
+  // all the memory there was and ended in std::bad_alloc.
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result config = meshscope("predict --config /dev/zero");
+  EXPECT_EQ(config.err,
+            "meshscope: error: /dev/zero: has more than the 64 MiB a config file may have\n");
+  EXPECT_LT(seconds_since(t0), 10);
   const fs::path big = dir() / "big.sched";
   std::ofstream(big) << "mesh pp=1\n";
   fs::resize_file(big, uintmax_t{20} << 30);  // 20 GiB, sparse
   const Result r = meshscope("validate " + big.string());
   EXPECT_NE(r.err.find("is 21474836480 bytes"), std::string::npos) << r.err;
   fs::remove(big);
+}
+
+// What a command prints to stdout and cannot write there fails it: a full disk under `> file`
+// left a cut schedule, or an empty --json, and exit 0.
+TEST(HostileCli, StandardOutputThatCannotBeWrittenFailsTheCommand) {
+  for (const std::string cmd : {"predict --config korthikanti-175b.json --json > /dev/full",
+                                "schedules --dump 1f1b --pp 8 -m 64 > /dev/full", "catalog >&-"}) {
+    const Result r = meshscope(cmd);
+    EXPECT_EQ(r.status, 1) << cmd;
+    EXPECT_NE(r.err.find("meshscope: error: cannot write to standard output"), std::string::npos)
+        << cmd << ": " << r.err;
+  }
+}
+
+// A file-size limit (ulimit -f) fails the write with its reason and leaves no temp file; SIGXFSZ
+// ended the process without a word and left the temp.
+TEST(HostileCli, AFileSizeLimitFailsTheWriteWithItsReason) {
+  const fs::path folder = meshscope::cli_testing::temp_dir("hostile_fsize");
+  const fs::path out = folder / "trace.json";
+  const Result r = shell("ulimit -f 8; " + kMeshscope +
+                         " run --backend cpu --model mlp --steps 1 --out " + out.string());
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("cannot write " + out.string() + ": File too large"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(fs::is_empty(folder)) << "a temp file was left";
 }
 
 // Case 5: sizes that cannot fit are refused with the estimate, before any allocation.

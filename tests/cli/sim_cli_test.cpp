@@ -623,7 +623,8 @@ TEST_F(SimCli, TheReadmesConfigPathsWorkFromAnyDirectory) {
   const Outcome local = sh("predict --json --config korthikanti-175b.json", dir_.string());
   EXPECT_NE(local.out.find("\"model\": \"mlp"), std::string::npos) << local.out;
   const Outcome missing = sh("predict --config no/such.json", dir_.string());
-  EXPECT_EQ(missing.err, "meshscope: error: no/such.json: cannot open config file\n");
+  EXPECT_EQ(missing.err,
+            "meshscope: error: no/such.json: cannot open config file: No such file or directory\n");
 }
 
 TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStepAndWhatHoldsTheMemory) {

@@ -91,7 +91,8 @@ TEST_F(JsonFile, ADirectoryOrAMissingFileIsNamedAsTheKindOfFileItShouldBe) {
     load_json_file(none, "calibration file");
     FAIL();
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()), none + ": cannot open calibration file");
+    EXPECT_EQ(std::string(e.what()),
+              none + ": cannot open calibration file: No such file or directory");
   }
 }
 

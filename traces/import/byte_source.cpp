@@ -9,7 +9,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <vector>
+
+#include "traces/input_file.h"
 
 namespace meshscope::traces::importer {
 namespace {
@@ -25,7 +28,10 @@ class FileSource : public ByteSource {
     if (std::filesystem::is_directory(file, ec)) {
       throw ImportError(file, "", "is a directory, not a trace file");
     }
-    file_.reset(std::fopen(name_.c_str(), "rb"));
+    std::string why;
+    std::optional<InputFile> in = InputFile::open(name_, why);
+    if (!in) throw ImportError(file, "", "cannot open: " + why);
+    file_.reset(in->release_to_stdio());
     if (!file_) throw ImportError(file, "", std::string("cannot open: ") + std::strerror(errno));
   }
   size_t read(char* dst, size_t max_bytes) override {
