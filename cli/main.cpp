@@ -7,11 +7,14 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <sstream>
 #include <string>
+#include <system_error>
 
 #include "cli/commands.h"
 #include "profiler/runtime/process_link.h"
+#include "traces/host_memory.h"
 #include "traces/printable.h"
 
 namespace {
@@ -27,6 +30,15 @@ int with_stdout_checked(int status) {
   std::fprintf(stderr, "meshscope: error: cannot write to standard output%s%s\n",
                err != 0 ? ": " : "", err != 0 ? std::strerror(err) : "");
   return status == 0 ? 1 : status;
+}
+
+// What this process may allocate, as an out-of-memory error says it.
+std::string memory_limit_text() {
+  try {
+    return meshscope::traces::memory_limit().source;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
 }
 
 }  // namespace
@@ -83,6 +95,17 @@ int main(int argc, char** argv) {
     }
     return app.exit(e);
   } catch (const meshscope::cli::FailedElsewhere&) {
+    return with_stdout_checked(1);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "meshscope: error: out of memory: an allocation failed (%s)\n",
+                 memory_limit_text().c_str());
+    return with_stdout_checked(1);
+  } catch (const std::system_error& e) {
+    // A thread that could not start (EAGAIN): say which limit, not only the errno's text.
+    const bool limit = e.code() == std::errc::resource_unavailable_try_again;
+    std::fprintf(
+        stderr, "meshscope: error: %s%s\n", e.what(),
+        limit ? " (a limit on threads, ulimit -u, or on memory, ulimit -v, was reached)" : "");
     return with_stdout_checked(1);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "meshscope: error: %s\n", e.what());

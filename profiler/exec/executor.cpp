@@ -296,7 +296,9 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
     // destroying their joinable threads would terminate the process.
     const std::string why = "run: could not start the thread of rank " +
                             std::to_string(local[threads.size()]) + " of " + std::to_string(world) +
-                            " (" + e.what() + "); run fewer ranks";
+                            " (" + e.what() +
+                            "): a limit on threads (ulimit -u) or on memory (ulimit -v, a "
+                            "thread's stack) was reached; run fewer ranks or raise it";
     abort_all(why);
     for (std::thread& t : threads) t.join();
     throw std::runtime_error(why);
