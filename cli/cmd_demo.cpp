@@ -113,6 +113,12 @@ void run(const DemoArgs& a) {
       s = execute(spec, dir / (d.label + ".json"), nullptr);
     } catch (const std::exception&) {
       std::fprintf(stderr, "failed\n");  // the error follows on its own line
+      // An earlier demo's summary would now describe traces this one has partly replaced.
+      if (i > 0 && std::filesystem::remove(dir / "summary.json", ec))
+        std::fprintf(stderr,
+                     "meshscope: removed %s: it described an earlier demo's traces, %zu of which "
+                     "this one replaced\n",
+                     (dir / "summary.json").c_str(), i);
       throw;
     }
     const double seconds =

@@ -569,8 +569,12 @@ void run(const PredictArgs& a) {
     rows.push_back(std::move(r));
     progress(i + 1, points.size());
   }
-  if (!a.csv.empty()) write_file(a.csv, csv_of(rows));
-  if (!a.plot.empty()) write_file(a.plot, predict::render_svg(chart_of(rows)));
+  // Both written before either replaces its target: a failed plot leaves the old CSV too.
+  std::vector<traces::AtomicFile> outputs;
+  if (!a.csv.empty()) outputs.emplace_back(a.csv).write(csv_of(rows));
+  if (!a.plot.empty()) outputs.emplace_back(a.plot).write(predict::render_svg(chart_of(rows)));
+  for (traces::AtomicFile& f : outputs) f.sync();
+  for (traces::AtomicFile& f : outputs) f.commit();
   if (a.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const Row& r : rows) {

@@ -139,7 +139,8 @@ AtomicFile::AtomicFile(AtomicFile&& other) noexcept
       temp_c_(std::move(other.temp_c_)),
       fd_(std::exchange(other.fd_, -1)),
       buffer_(std::move(other.buffer_)),
-      bytes_written_(other.bytes_written_) {}
+      bytes_written_(other.bytes_written_),
+      synced_(other.synced_) {}
 
 AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
   if (this != &other) {
@@ -150,12 +151,14 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     buffer_ = std::move(other.buffer_);
     bytes_written_ = other.bytes_written_;
+    synced_ = other.synced_;
   }
   return *this;
 }
 
 void AtomicFile::write(std::string_view data) {
   if (fd_ < 0) throw std::logic_error("AtomicFile: write to " + target_.string() + " after commit");
+  synced_ = false;
   bytes_written_ += data.size();
   if (buffer_.size() + data.size() > kBufferBytes) flush_buffer();
   if (data.size() >= kBufferBytes) {
@@ -186,14 +189,20 @@ void AtomicFile::write_all(std::string_view data) {
   }
 }
 
-void AtomicFile::commit() {
-  if (fd_ < 0) throw std::logic_error("AtomicFile: " + target_.string() + " committed twice");
+void AtomicFile::sync() {
+  if (fd_ < 0) throw std::logic_error("AtomicFile: sync of " + target_.string() + " after commit");
   flush_buffer();
   if (::fsync(fd_) != 0) {
     const int err = errno;
     discard();
     fail("cannot sync", target_, err);
   }
+  synced_ = true;
+}
+
+void AtomicFile::commit() {
+  if (fd_ < 0) throw std::logic_error("AtomicFile: " + target_.string() + " committed twice");
+  if (!synced_) sync();
   const int fd = std::exchange(fd_, -1);
   if (::close(fd) != 0) {
     const int err = errno;

@@ -37,7 +37,12 @@ class AtomicFile {
 
   // Appends bytes (buffered). Throws on a write error (disk full, I/O error).
   void write(std::string_view data);
-  // Makes the new contents visible under the target path. Call once; later writes throw.
+  // Writes out what is buffered and syncs it to disk, so that commit() has only the rename
+  // left: a command writing several files syncs each before committing any, and a failure
+  // (disk full) replaces none of them. Throws, discarding the temp file, on failure.
+  void sync();
+  // Makes the new contents visible under the target path (syncing first unless sync() did).
+  // Call once; later writes throw.
   void commit();
 
   const std::filesystem::path& target() const { return target_; }
@@ -57,6 +62,7 @@ class AtomicFile {
   int fd_ = -1;
   std::string buffer_;
   size_t bytes_written_ = 0;
+  bool synced_ = false;  // sync() ran and nothing was written since
 };
 
 // Throws the error an AtomicFile for `target` would throw (an empty path, a missing or read-only
