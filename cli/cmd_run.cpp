@@ -176,12 +176,14 @@ void require_same_arguments(runtime::ProcessMessenger& processes) {
       processes.exchange(arguments_of_this_process(), "the arguments it was started with");
   for (size_t p = 1; p < all.size(); ++p) {
     if (all[p] == all.front()) continue;
-    std::string shown = all[p];
-    if (!shown.empty() && shown.back() == '\0') shown.pop_back();
-    std::replace(shown.begin(), shown.end(), '\0', ' ');
+    const auto shown = [](std::string args) {
+      if (!args.empty() && args.back() == '\0') args.pop_back();
+      std::replace(args.begin(), args.end(), '\0', ' ');
+      return traces::printable(args, 200);
+    };
     const std::string message =
-        "process " + std::to_string(p) + " was started with other arguments than process 0 (" +
-        traces::printable(shown, 200) + "): every process of a run takes the same";
+        "process " + std::to_string(p) + " was started with other arguments (" + shown(all[p]) +
+        ") than process 0 (" + shown(all.front()) + "): every process of a run takes the same";
     if (processes.index() == 0) throw UserError(message);
     throw FailedElsewhere(message);
   }

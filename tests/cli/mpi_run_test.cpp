@@ -161,17 +161,17 @@ TEST_F(MpiRun, ProcessesStartedWithOtherArgumentsAreRefused) {
   const Result r = mpirun_two("run --pp 2 --layers 2", "run --pp 2 --layers 2 --seed 7");
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(count(r.err,
-                  "meshscope: error: process 1 was started with other arguments than "
-                  "process 0 (run --pp 2 --layers 2 --seed 7): every process of a run "
-                  "takes the same\n"),
+                  "meshscope: error: process 1 was started with other arguments (run --pp 2 "
+                  "--layers 2 --seed 7) than process 0 (run --pp 2 --layers 2): every process "
+                  "of a run takes the same\n"),
             1u)
       << r.err;
   // Other arguments that process 1 cannot even parse: process 0 still says so.
   const Result bad = mpirun_two("run --pp 2 --layers 2", "run --pp 0 --layers 2");
   EXPECT_NE(bad.status, 0);
   EXPECT_EQ(count(bad.err,
-                  "meshscope: error: process 1 was started with other arguments than "
-                  "process 0 (run --pp 0 --layers 2)"),
+                  "meshscope: error: process 1 was started with other arguments (run --pp 0 "
+                  "--layers 2) than process 0 (run --pp 2 --layers 2)"),
             1u)
       << bad.err;
 }
