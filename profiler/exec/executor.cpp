@@ -131,13 +131,27 @@ RunResult finish_across_processes(SharedRun& shared, const RunConfig& config,
   // Another process may still be inside its last step: wait up to the watchdog's timeout, and
   // at least 5 s (assumption: enough for a process still setting up its ranks to be told), so a
   // tiny --timeout gives the one combined message rather than each process giving up on another.
+  const int64_t started = runtime::host_now_ns();
   const int64_t deadline =
-      runtime::host_now_ns() + static_cast<int64_t>(std::clamp(config.timeout_s, 5.0, 1e6) * 1e9);
-  std::vector<ProcessReport> reports;
-  for (const std::string& bytes : processes.exchange_after_abort(
-           encode_report(mine), "how its part of the run ended", deadline)) {
-    reports.push_back(decode_report(bytes));
+      started + static_cast<int64_t>(std::clamp(config.timeout_s, 5.0, 1e6) * 1e9);
+  std::vector<std::string> exchanged;
+  try {
+    exchanged = processes.exchange_after_abort(encode_report(mine), "how its part of the run ended",
+                                               deadline);
+  } catch (const runtime::PeerSilentError& e) {
+    // Said once, by process 0 (by process 1 when process 0 is the silent one), with what this
+    // process's own watchdog saw.
+    std::string message =
+        "process " + std::to_string(e.peer()) + " did not say how its part of the run ended " +
+        "within " + std::to_string(static_cast<int64_t>((deadline - started) / 1'000'000'000)) +
+        " s: it was stopped (a signal, a debugger) or is stuck outside the schedule";
+    if (mine.outcome != Outcome::kOk)
+      message += "; process " + std::to_string(processes.index()) + ": " + mine.message;
+    if (processes.index() != (e.peer() == 0 ? 1 : 0)) throw FailureReportedByProcessZero(message);
+    throw std::runtime_error(message);
   }
+  std::vector<ProcessReport> reports;
+  for (const std::string& bytes : exchanged) reports.push_back(decode_report(bytes));
   bool deadlock = false;
   const std::string error = combine_reports(reports, deadlock);
   if (!error.empty() && processes.index() != 0) throw FailureReportedByProcessZero(error);

@@ -55,7 +55,7 @@ struct DeadlockError : std::runtime_error {
 
 // A multi-process run failed and process 0 reports it: thrown on the other processes (what() is
 // the same message process 0 throws as DeadlockError or std::runtime_error), so a launcher can
-// print the failure once.
+// print the failure once. Where process 0 itself fell silent, process 1 reports it instead.
 struct FailureReportedByProcessZero : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

@@ -130,8 +130,9 @@ std::string ProcessMessenger::wait_for(const Key& key, const std::string& what, 
         std::lock_guard lock(mu_);
         link_->abandon();
       }
-      throw std::runtime_error("process " + std::to_string(index_) + ": gave up waiting for " +
-                               what + " from process " + std::to_string(std::get<0>(key)));
+      throw PeerSilentError("process " + std::to_string(index_) + ": gave up waiting for " + what +
+                                " from process " + std::to_string(std::get<0>(key)),
+                            std::get<0>(key));
     }
     if (round < 64) {
       std::this_thread::yield();

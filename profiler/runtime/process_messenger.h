@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -17,6 +18,18 @@
 #include "profiler/runtime/process_link.h"
 
 namespace meshscope::runtime {
+
+// A receive whose deadline passed before `peer` sent (ProcessMessenger's bounded waits): the peer
+// was stopped, is stuck, or ended without a word.
+class PeerSilentError : public std::runtime_error {
+ public:
+  PeerSilentError(const std::string& message, int peer)
+      : std::runtime_error(message), peer_(peer) {}
+  int peer() const { return peer_; }
+
+ private:
+  int peer_;
+};
 
 class ProcessMessenger {
  public:
