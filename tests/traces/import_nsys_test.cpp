@@ -3,10 +3,18 @@
 // from StringIds, CUDA runtime calls and their launch flows, NVTX push/pop and start/end ranges.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
 
 #include "tests/traces/import_test_util.h"
 #include "traces/chrome_export.h"
@@ -413,6 +421,42 @@ TEST(NsysImport, ThreadNamesBelongToTheirProcess) {
   EXPECT_EQ(t.devices[1].name, "host pid " + g(kPid + 1));
   ASSERT_EQ(t.devices[1].lanes.size(), 1u);
   EXPECT_EQ(t.devices[1].lanes[0].name, "loader (7)");
+}
+
+// `analyze <(cat report.sqlite)`: SQLite opens the path again, which a pipe whose writer is gone
+// would block for ever; refused with what to give instead.
+TEST(NsysImport, AnExportThroughAPipeIsRefusedNotWaitedFor) {
+  testing::TempFile file(".sqlite");
+  {
+    NsysDb db(file.path());
+    fill_typical(db);
+  }
+  std::string bytes;
+  {
+    std::ifstream in(file.path(), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::filesystem::path fifo = file.path().string() + ".fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ::signal(SIGPIPE, SIG_IGN);  // the reader may close before the writer is done
+  std::thread writer([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    for (size_t done = 0; fd >= 0 && done < bytes.size();) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    if (fd >= 0) ::close(fd);
+  });
+  std::string error;
+  try {
+    load_trace(fifo);
+  } catch (const ImportError& e) {
+    error = e.what();
+  }
+  writer.join();
+  std::filesystem::remove(fifo);
+  EXPECT_NE(error.find("an SQLite export read through a pipe"), std::string::npos) << error;
 }
 
 TEST(NsysImport, ADatabaseThatIsNotAnNsysExport) {

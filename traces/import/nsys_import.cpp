@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -590,8 +591,15 @@ Timeline load_nsys_trace(const TraceInput& in, const ImportOptions& options, Imp
   if (in.opened.gzip) {
     throw ImportError(in.name, "", "a gzip-compressed SQLite file: decompress it first");
   }
-  return in.memory != nullptr ? load_nsys_sqlite_bytes(*in.memory, in.name, options, report)
-                              : load_nsys_sqlite(in.file, in.name, options, report);
+  if (in.memory != nullptr) return load_nsys_sqlite_bytes(*in.memory, in.name, options, report);
+  // SQLite opens the file again by its path and seeks in it: a pipe, already read from and
+  // perhaps closed by its writer, would block that open for ever.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(in.file, ec))
+    throw ImportError(in.name, "",
+                      "an SQLite export read through a pipe: SQLite needs the file itself (give "
+                      "its path)");
+  return load_nsys_sqlite(in.file, in.name, options, report);
 }
 
 }  // namespace meshscope::traces::importer
