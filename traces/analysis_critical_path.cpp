@@ -15,8 +15,8 @@ namespace {
 
 bool is_work(SpanKind k) { return is_device_activity(k) || k == SpanKind::kHost; }
 
-// Annotation ranges at the ends of a transfer between ranks (torch's gloo:send / gloo:recv)
-// are where the transfer's time went: work on the path, as communication.
+// The ends of a transfer between ranks (torch's c10d::send and gloo:recv range) are where the
+// transfer's time went: work on the path, as communication.
 std::vector<bool> transfer_ends(const Timeline& t) {
   std::vector<bool> out(t.spans.size(), false);
   for (const Flow& f : t.flows) {

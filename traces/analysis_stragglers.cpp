@@ -15,10 +15,9 @@ bool is_transfer_flow(const Timeline& t, const Flow& f) {
       t.devices[send.device].rank == t.devices[recv.device].rank) {
     return false;
   }
-  const auto transfer = [](SpanKind k) {
-    return k == SpanKind::kSend || k == SpanKind::kRecv || k == SpanKind::kAnnotation;
-  };
-  return transfer(send.kind) && transfer(recv.kind);
+  return (send.kind == SpanKind::kSend || send.kind == SpanKind::kAnnotation ||
+          send.kind == SpanKind::kHost) &&
+         (recv.kind == SpanKind::kRecv || recv.kind == SpanKind::kAnnotation);
 }
 
 namespace {

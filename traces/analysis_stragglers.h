@@ -12,12 +12,14 @@
 //              own, or per-rank files aligned by `load_traces`; their residual skew bounds the
 //              error).
 //   transfers  A send -> recv flow between two ranks (a pipeline's activations and gradients)
-//              whose ends are the transfers themselves: kSend/kRecv spans, or the annotation
-//              ranges that cover a transfer (torch's gloo:send / gloo:recv, paired by the torch
-//              importer), not the host ops that only post one (c10d::recv_ returns at once):
-//              the receiver posted its recv at the recv's begin; when the send began later, the
-//              sender is the straggler and the receiver waited send begin − recv begin. A recv
-//              posted after its send began waited for nobody (0).
+//              whose recv end covers the receive: a kRecv span or an annotation range (torch's
+//              gloo:recv), not a host op that only posts one (c10d::recv_ returns at once); its
+//              send end a kSend span, an annotation range, or the host op that posted the send
+//              (torch's c10d::send, which the importer pairs with gloo:recv: gloo's own send
+//              range opens only as that op returns): the receiver posted its recv at the recv's
+//              begin; when the send began later, the sender is the straggler and the receiver
+//              waited send begin − recv begin. A recv posted after its send began waited for
+//              nobody (0).
 #pragma once
 
 #include <cstdint>

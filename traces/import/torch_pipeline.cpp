@@ -483,6 +483,16 @@ size_t pair_torch_transfers(Timeline& t) {
     (send ? sends : recvs)[{group, *record, from, to, s.phase, s.microbatch}].push_back(
         {s.begin_ns, i});
   }
+  // gloo's send range opens when c10d::send, which hands the tensor to gloo, is about to return
+  // (its Work is made then), at times after the peer's recv ended: the transfer began at the
+  // c10d::send, so a gloo:recv range is paired with the c10d::send that posted it.
+  for (auto& [key, list] : sends) {
+    if (std::get<1>(key) != Record::kGlooRange) continue;
+    Key posted = key;
+    std::get<1>(posted) = Record::kC10dOp;
+    const auto op = sends.find(posted);
+    if (op != sends.end() && op->second.size() == list.size()) list = op->second;
+  }
   // meshscope's export of a paired job holds its flows already: pair nothing twice.
   std::set<std::pair<uint32_t, uint32_t>> paired;
   for (const Flow& f : t.flows) paired.insert({f.from, f.to});
