@@ -2,13 +2,14 @@
 #include "traces/input_file.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <thread>
+#include <utility>
 
 namespace meshscope::traces {
 namespace {
@@ -19,34 +20,43 @@ std::string format_seconds(double s) {
   return buf;
 }
 
-// Waits for the FIFO's first byte (POLLIN) or for a writer that came and went (POLLHUP).
-bool wait_for_writer(int fd, const std::string& path, double wait_s, std::string& why) {
+// Waits until the FIFO has a writer: a read without blocking gives a byte (kept in `first`), or
+// EAGAIN (a writer is there, its data not yet), where no writer gives 0 (end of file). A writer
+// that is slow to write is waited for as long as it takes, as before; only a FIFO that no process
+// has opened for writing is refused after `wait_s`.
+bool wait_for_writer(int fd, const std::string& path, double wait_s, std::optional<char>& first,
+                     std::string& why) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  constexpr int kTickMs = 200;
-  constexpr int kSayAfterMs = 2000;  // assumption: a writer that is coming writes in this time
+  constexpr int kTickMs = 100;
+  constexpr int kSayAfterMs = 2000;  // assumption: a writer that is coming opens it in this time
   bool said = false;
   for (;;) {
-    pollfd p{fd, POLLIN, 0};
-    const int n = ::poll(&p, 1, kTickMs);
+    char byte = 0;
+    const ssize_t n = ::read(fd, &byte, 1);
+    if (n == 1) {
+      first = byte;
+      return true;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
     if (n < 0 && errno != EINTR) {
       why = std::strerror(errno);
       return false;
     }
-    if (n > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0) return true;
     const auto waited =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     if (static_cast<double>(waited) >= wait_s * 1000) {
-      why = "a FIFO that no process wrote to in " + format_seconds(wait_s);
+      why = "a FIFO that no process opened to write to in " + format_seconds(wait_s);
       return false;
     }
     if (!said && waited >= kSayAfterMs) {
       std::fprintf(stderr,
-                   "meshscope: waiting for %s, a FIFO no process has written to yet (at most "
-                   "%s)\n",
+                   "meshscope: waiting for %s, a FIFO no process has opened to write to yet (at "
+                   "most %s)\n",
                    path.c_str(), format_seconds(wait_s).c_str());
       said = true;
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(kTickMs));
   }
 }
 
@@ -69,7 +79,8 @@ std::optional<InputFile> InputFile::open(const std::string& path, std::string& w
     why = "is a directory";
     return std::nullopt;
   }
-  if (S_ISFIFO(st.st_mode) && !wait_for_writer(fd, path, fifo_wait_s, why)) return std::nullopt;
+  if (S_ISFIFO(st.st_mode) && !wait_for_writer(fd, path, fifo_wait_s, file.first_, why))
+    return std::nullopt;
   // Reads block again from here: a pipe's writer may pause between its writes.
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
@@ -83,12 +94,15 @@ InputFile::~InputFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-InputFile::InputFile(InputFile&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+InputFile::InputFile(InputFile&& other) noexcept : fd_(other.fd_), first_(other.first_) {
+  other.fd_ = -1;
+}
 
 InputFile& InputFile::operator=(InputFile&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = other.fd_;
+    first_ = other.first_;
     other.fd_ = -1;
   }
   return *this;
@@ -105,6 +119,7 @@ std::optional<std::string> InputFile::read_all(size_t max_bytes, std::string& wh
     }
     text.reserve(static_cast<size_t>(st.st_size));
   }
+  if (first_) text += *std::exchange(first_, std::nullopt);
   char chunk[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd_, chunk, sizeof chunk);
@@ -124,7 +139,15 @@ std::optional<std::string> InputFile::read_all(size_t max_bytes, std::string& wh
 
 std::FILE* InputFile::release_to_stdio() {
   std::FILE* f = ::fdopen(fd_, "rb");
-  if (f != nullptr) fd_ = -1;
+  if (f == nullptr) return nullptr;
+  fd_ = -1;
+  // The byte the FIFO's probe read, given back to be read first (one byte of push-back is what
+  // ungetc guarantees).
+  if (first_ &&
+      std::ungetc(static_cast<unsigned char>(*std::exchange(first_, std::nullopt)), f) == EOF) {
+    std::fclose(f);
+    return nullptr;
+  }
   return f;
 }
 

@@ -1,9 +1,11 @@
 // Opening the files meshscope reads (traces, schedules, configs, hardware files, calibrations):
 // a regular file, a device such as /dev/stdin, or a pipe another process writes to (`<(cmd)`).
-// open() of a FIFO that no process writes to blocks until one does, for ever if none ever does;
-// an InputFile opens it without blocking and waits at most kFifoWaitSeconds for data, saying so
-// on stderr after a moment, then refuses it. Failures carry the reason (strerror or the FIFO's),
-// which each reader words into its own error with the path.
+// open() of a FIFO that no process has opened for writing blocks until one does, for ever if none
+// ever does; an InputFile opens it without blocking and waits at most kFifoWaitSeconds for a
+// writer, saying so on stderr after a moment, then refuses it. A pipe with its writer (`<(cmd)`,
+// `cmd | meshscope ... /dev/stdin`) is read as before, however slowly the writer writes.
+// Failures carry the reason (strerror or the FIFO's), which each reader words into its own error
+// with the path.
 #pragma once
 
 #include <cstddef>
@@ -13,14 +15,14 @@
 
 namespace meshscope::traces {
 
-// Assumption: a writer that has not written a byte in a minute is not coming; `<(zcat x.gz)`
-// and `<(cat x)` write within milliseconds.
+// Assumption: a FIFO that no process has opened for writing in a minute will not be; a writer
+// started beside meshscope (`mkfifo f; producer > f & meshscope ... f`) opens it at once.
 inline constexpr int kFifoWaitSeconds = 60;
 
 class InputFile {
  public:
   // The open file, or nullopt with `why` set ("Permission denied", "is a directory", ...). A
-  // FIFO is waited for at most `fifo_wait_s` (kFifoWaitSeconds; a test passes less).
+  // FIFO's writer is waited for at most `fifo_wait_s` (kFifoWaitSeconds; a test passes less).
   static std::optional<InputFile> open(const std::string& path, std::string& why,
                                        double fifo_wait_s = kFifoWaitSeconds);
   ~InputFile();
@@ -40,6 +42,7 @@ class InputFile {
  private:
   explicit InputFile(int fd) : fd_(fd) {}
   int fd_ = -1;
+  std::optional<char> first_;  // a FIFO's first byte, read while waiting for its writer
 };
 
 // Why `path` is not there to read: "no such file or folder", or stat's reason where it is

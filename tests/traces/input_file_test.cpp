@@ -38,7 +38,7 @@ TEST(InputFile, AFifoNobodyWritesToIsRefusedAfterItsWait) {
   EXPECT_FALSE(InputFile::open(fifo.string(), why, 0.3));
   const double waited =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_EQ(why, "a FIFO that no process wrote to in 0.3 s");
+  EXPECT_EQ(why, "a FIFO that no process opened to write to in 0.3 s");
   EXPECT_GE(waited, 0.3);
   EXPECT_LT(waited, 5.0);  // bounded: before, open() blocked until a writer came
 }
@@ -65,6 +65,26 @@ TEST(InputFile, AFifoAProcessWritesToIsReadWhole) {
   writer.join();
   ASSERT_TRUE(read) << why;
   EXPECT_EQ(*read, text);
+}
+
+// A writer that has the FIFO open but is slow to write (`<(sleep 63; cat x)`) is read however
+// long it takes: only a FIFO with no writer at all is refused.
+TEST(InputFile, ASlowWriterIsWaitedForAsLongAsItTakes) {
+  const fs::path fifo = fresh_dir("slow") / "f";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);  // at once: the reader is opening it
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));  // longer than the wait below
+    if (fd >= 0) {
+      EXPECT_EQ(::write(fd, "mesh", 4), 4);
+      ::close(fd);
+    }
+  });
+  std::string why;
+  std::optional<InputFile> in = InputFile::open(fifo.string(), why, 0.3);
+  ASSERT_TRUE(in) << why;
+  EXPECT_EQ(in->read_all(100, why, "too large"), std::string("mesh"));
+  writer.join();
 }
 
 TEST(InputFile, ADeviceIsReadWithinTheBound) {

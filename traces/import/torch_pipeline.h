@@ -34,9 +34,10 @@
 // phase and microbatch on the rank that ran it, the k-th send with the k-th recv. Pairs are made
 // within one kind of record: c10d::send -> c10d::recv_ ops, c10d::send -> gloo:recv ranges (gloo's
 // own send range opens only as c10d::send returns, at times after the recv it fed had ended, so
-// the op that posted the send stands for its begin), GPU kSend -> kRecv spans. metadata "pipeline_stage_owner": the rank of each stage, in stage order
-// (of the first pipeline group). With dp > 1 each pipeline group (torch_pipeline_groups) has
-// its own placement and pairs only within itself.
+// the op that posted the send stands for its begin), GPU kSend -> kRecv spans. metadata
+// "pipeline_stage_owner": the rank of each stage, in stage order (of the first pipeline group).
+// With dp > 1 each pipeline group (torch_pipeline_groups) has its own placement and pairs only
+// within itself.
 #pragma once
 
 #include <cstdint>
