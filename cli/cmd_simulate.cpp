@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/output_path.h"
@@ -17,6 +18,7 @@
 #include "sim/schedule/schedule_text.h"
 #include "sim/schedule/validator.h"
 #include "traces/analysis.h"
+#include "traces/atomic_file.h"
 #include "traces/chrome_export.h"
 
 namespace meshscope::cli {
@@ -65,10 +67,16 @@ void run(const SimulateArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UserError(where + ": " + e.what());
   }
-  if (!a.schedule_out.empty()) schedule::save_file(sim.schedule, a.schedule_out);
+  // Both outputs synced before either replaces its target: a failed one keeps the other's old
+  // contents too.
+  std::vector<traces::AtomicFile> outputs;
+  if (!a.schedule_out.empty())
+    outputs.emplace_back(a.schedule_out).write(schedule::dump(sim.schedule));
   traces::add_idle_spans(sim.timeline);
   sim.timeline.sort_spans();
-  if (!a.out.empty()) traces::write_chrome_trace(sim.timeline, a.out);
+  if (!a.out.empty()) traces::write_chrome_trace(sim.timeline, outputs.emplace_back(a.out));
+  for (traces::AtomicFile& f : outputs) f.sync();
+  for (traces::AtomicFile& f : outputs) f.commit();
   if (a.json) {
     nlohmann::json out = predict::to_json(sim.summary);
     if (!a.out.empty()) out["trace"] = a.out;

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "profiler/exec/equivalence.h"
 #include "profiler/exec/executor.h"
@@ -19,6 +20,7 @@
 #include "sim/model/workload_cost.h"
 #include "sim/predict/measured_replay.h"
 #include "traces/analysis_report.h"
+#include "traces/atomic_file.h"
 #include "traces/chrome_export.h"
 
 namespace meshscope::cli {
@@ -52,8 +54,10 @@ int cores_of(const RunSpec& spec) {
 
 // The replay of a run whose ranks outnumber the cores (the executor measured its actions' thread
 // CPU time: cpu backend, one process); nullopt otherwise.
+// Its trace (--replay-trace) goes into `outputs`, committed with the run's own.
 std::optional<CpuTimeReplay> replay_if_oversubscribed(const RunSpec& spec,
-                                                      const exec::RunResult& result) {
+                                                      const exec::RunResult& result,
+                                                      std::vector<traces::AtomicFile>& outputs) {
   const int cores = cores_of(spec);
   if (result.action_cpu_ns.empty() || cores < 1 || spec.schedule.mesh.size() <= cores) {
     return std::nullopt;
@@ -69,7 +73,7 @@ std::optional<CpuTimeReplay> replay_if_oversubscribed(const RunSpec& spec,
     r.timeline.metadata["replayed_from"] = "thread CPU time per action of a cpu run";
     traces::add_idle_spans(r.timeline);
     r.timeline.sort_spans();
-    traces::write_chrome_trace(r.timeline, spec.replay_trace);
+    traces::write_chrome_trace(r.timeline, outputs.emplace_back(spec.replay_trace));
     out.trace = spec.replay_trace;
   }
   return out;
@@ -143,7 +147,10 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
   s.actions = result.actions;
   s.wall_s = result.wall_s;
   s.analysis = traces::analyze(result.timeline);
-  s.replay = replay_if_oversubscribed(spec, result);
+  // The trace and the replay's are each synced before either replaces its target: a failed
+  // write of one leaves the other's old contents too.
+  std::vector<traces::AtomicFile> outputs;
+  s.replay = replay_if_oversubscribed(spec, result, outputs);
   if (spec.check) {
     s.checked = true;
     // A moe block routes each replica's microbatch as one group: the reference does the same.
@@ -157,9 +164,11 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
   if (!trace_path.empty()) {
     traces::add_idle_spans(result.timeline);
     result.timeline.sort_spans();
-    traces::write_chrome_trace(result.timeline, trace_path);
+    traces::write_chrome_trace(result.timeline, outputs.emplace_back(trace_path));
     s.trace = trace_path;
   }
+  for (traces::AtomicFile& f : outputs) f.sync();
+  for (traces::AtomicFile& f : outputs) f.commit();
   return s;
 }
 

@@ -454,8 +454,12 @@ void write_chrome_trace(const Timeline& t, const std::function<void(std::string_
 
 void write_chrome_trace(const Timeline& t, const std::filesystem::path& path) {
   AtomicFile out(path);
-  write_chrome_trace(t, [&](std::string_view chunk) { out.write(chunk); });
+  write_chrome_trace(t, out);
   out.commit();
+}
+
+void write_chrome_trace(const Timeline& t, AtomicFile& out) {
+  write_chrome_trace(t, [&](std::string_view chunk) { out.write(chunk); });
 }
 
 std::string export_chrome_json(const Timeline& t) {

@@ -88,6 +88,10 @@ void write_chrome_trace(const Timeline& t, const std::function<void(std::string_
 
 // Writes the trace to `path` through AtomicFile: the old file (if any) stays intact on failure.
 void write_chrome_trace(const Timeline& t, const std::filesystem::path& path);
+// Into `out`, neither synced nor committed: for a command that writes several files and syncs
+// each before it commits any (AtomicFile::sync).
+class AtomicFile;
+void write_chrome_trace(const Timeline& t, AtomicFile& out);
 
 // The whole trace as one string (tests, small traces).
 std::string export_chrome_json(const Timeline& t);

@@ -160,6 +160,21 @@ TEST(HostileCli, AFileSizeLimitFailsTheWriteWithItsReason) {
   EXPECT_NE(r.err.find("cannot write " + out.string() + ": File too large"), std::string::npos)
       << r.err;
   EXPECT_TRUE(fs::is_empty(folder)) << "a temp file was left";
+  // Two outputs of one command: the trace fails, and the schedule written beside it keeps its
+  // old contents too (it was replaced before).
+  const fs::path trace = folder / "sim.json", sched = folder / "sim.sched";
+  std::ofstream(trace) << "old trace";
+  std::ofstream(sched) << "old schedule";
+  // A 6 KB schedule under the limit (16 KiB: /bin/sh counts 512-byte blocks), a 150 KB trace.
+  const fs::path config = meshscope::cli_testing::temp_dir("hostile_fsize_config") / "c.json";
+  std::ofstream(config) << R"({"model": {"kind": "mlp", "layers": 4, "hidden": 256},
+      "mesh": {"pp": 2}, "batch": {"global": 64, "micro": 1}, "cluster": {"gpu": "h100-sxm"}})";
+  const Result sim = shell("ulimit -f 32; " + kMeshscope + " simulate --config " + config.string() +
+                           " --out " + trace.string() + " --schedule-out " + sched.string());
+  EXPECT_EQ(sim.status, 1) << sim.err;
+  EXPECT_NE(sim.err.find("File too large"), std::string::npos) << sim.err;
+  EXPECT_EQ(read_file(trace), "old trace");
+  EXPECT_EQ(read_file(sched), "old schedule");
 }
 
 // Case 5: sizes that cannot fit are refused with the estimate, before any allocation.
