@@ -4,10 +4,13 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,22 +71,33 @@ void run(const CalibrateArgs& a) {
         source == traces::RunSource::kCudaVirtual) {
       cpu_trace = source == traces::RunSource::kCpu;
     } else {
-      // One file's "backend", or each rank's of a folder ("rank R.backend"); a folder whose
-      // ranks ran on both kinds of device is no one device's profile.
-      std::string gpu_key, cpu_key;  // the first rank of each
+      // One file's "backend", or each rank's of a folder ("rank R.backend"), judged by the
+      // lowest rank; a folder whose ranks ran on both kinds of device is no one device's profile.
+      std::map<int64_t, std::string> by_rank;  // -1: the file's own
       for (const auto& [key, value] : t.metadata) {
-        if (key != "backend" && !(key.starts_with("rank ") && key.ends_with(".backend"))) continue;
-        const std::string rank = key.substr(0, key.size() - std::string_view(".backend").size());
-        if (value == "nccl" && gpu_key.empty()) gpu_key = rank;
-        if (value == "gloo" && cpu_key.empty()) cpu_key = rank;
+        if (key == "backend") {
+          by_rank[-1] = value;
+        } else if (key.starts_with("rank ") && key.ends_with(".backend")) {
+          const std::string number = key.substr(5, key.size() - 5 - 8);
+          int64_t rank = 0;
+          const auto [end, ec] =
+              std::from_chars(number.data(), number.data() + number.size(), rank);
+          if (ec == std::errc() && end == number.data() + number.size()) by_rank[rank] = value;
+        }
+      }
+      std::optional<int64_t> gpu_rank, cpu_rank;
+      for (const auto& [rank, value] : by_rank) {
+        if (value == "nccl" && !gpu_rank) gpu_rank = rank;
+        if (value == "gloo" && !cpu_rank) cpu_rank = rank;
         if (!cpu_trace && (value == "nccl" || value == "gloo")) {
           cpu_trace = value == "gloo";
           where = value;
         }
       }
-      if (!gpu_key.empty() && !cpu_key.empty())
-        throw UserError(p + ": its ranks ran on both kinds of device (" + gpu_key + " nccl, " +
-                        cpu_key + " gloo); calibrate the GPU ranks and the CPU ranks apart");
+      if (gpu_rank && cpu_rank)
+        throw UserError(p + ": its ranks ran on both kinds of device (rank " +
+                        std::to_string(*gpu_rank) + " nccl, rank " + std::to_string(*cpu_rank) +
+                        " gloo); calibrate the GPU ranks and the CPU ranks apart");
     }
     if (cpu_trace && *cpu_trace != (hw.kind == "cpu"))
       throw UserError(p + ": ran on the " + where + " backend, but --hardware " + hw.name +

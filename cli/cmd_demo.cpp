@@ -84,6 +84,9 @@ void run(const DemoArgs& a) {
   std::filesystem::create_directories(dir, ec);
   if (ec) throw UserError("cannot create output folder " + dir.string() + ": " + ec.message());
 
+  // An earlier demo's summary would describe traces this one replaces: gone before the first
+  // is written, so that a demo that fails or is interrupted leaves none that is stale.
+  std::filesystem::remove(dir / "summary.json", ec);
   const std::vector<DemoRun> runs = demo_runs();
   // One backend for every run, picked for the largest mesh (auto says once, up front, what it
   // picked and why), so the table compares like with like.
@@ -113,12 +116,6 @@ void run(const DemoArgs& a) {
       s = execute(spec, dir / (d.label + ".json"), nullptr);
     } catch (const std::exception&) {
       std::fprintf(stderr, "failed\n");  // the error follows on its own line
-      // An earlier demo's summary would now describe traces this one has partly replaced.
-      if (i > 0 && std::filesystem::remove(dir / "summary.json", ec))
-        std::fprintf(stderr,
-                     "meshscope: removed %s: it described an earlier demo's traces, %zu of which "
-                     "this one replaced\n",
-                     (dir / "summary.json").c_str(), i);
       throw;
     }
     const double seconds =

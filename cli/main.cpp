@@ -1,4 +1,5 @@
 // `meshscope`: the command-line front end. Thin: parses arguments and calls the libraries.
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
@@ -26,9 +27,12 @@ int with_stdout_checked(int status) {
   errno = 0;
   const bool flushed = std::fflush(stdout) == 0;
   if (flushed && !std::ferror(stdout) && std::cout.good()) return status;
-  const int err = errno;
-  std::fprintf(stderr, "meshscope: error: cannot write to standard output%s%s\n",
-               err != 0 ? ": " : "", err != 0 ? std::strerror(err) : "");
+  // The reason is gone with the write that failed unless this last flush failed too; a write of
+  // nothing still tells a closed stdout.
+  int err = errno;
+  if (err == 0 && ::write(STDOUT_FILENO, "", 0) < 0) err = errno;
+  std::fprintf(stderr, "meshscope: error: cannot write to standard output: %s\n",
+               err != 0 ? std::strerror(err) : "a write to it failed (a full disk?)");
   return status == 0 ? 1 : status;
 }
 
@@ -93,7 +97,7 @@ int main(int argc, char** argv) {
       std::ostringstream quiet;  // every process prints the same help
       return app.exit(e, quiet, quiet);
     }
-    return app.exit(e);
+    return with_stdout_checked(app.exit(e));  // --help into a full disk fails too
   } catch (const meshscope::cli::FailedElsewhere&) {
     return with_stdout_checked(1);
   } catch (const std::bad_alloc&) {

@@ -18,7 +18,8 @@ namespace meshscope::traces {
 // Only regular files are replaced: a target that is a device node (/dev/null, /dev/full), a FIFO,
 // a socket, a folder or a symbolic link is refused before anything is written, and so is one in a
 // kernel file system (/proc, /sys). The temporary is ".NAME.tmp.PID.XXXXXX" (traces/temp_files.h):
-// SIGINT, SIGTERM and SIGHUP remove it, and creating an AtomicFile sweeps the leftovers of writers
+// SIGINT, SIGTERM, SIGHUP and the other signals temp_files.h lists remove it, and creating an
+// AtomicFile sweeps the leftovers of writers
 // that were killed outright (kill -9) from the target's folder.
 //
 //   AtomicFile out("run.json");

@@ -18,7 +18,8 @@ namespace {
 // Slots hold pointers to paths owned by live AtomicFiles; lock-free so the handler may read them.
 std::array<std::atomic<const char*>, kMaxTempFiles> g_temp_files{};
 
-// Every signal whose default action ends the process and that a user, a shell or a limit sends:
+// The signals whose default action ends the process and that a user, a shell or a limit sends
+// (not SIGKILL, which nothing catches, nor SIGABRT, SIGPROF or the real-time signals):
 // Ctrl-C and Ctrl-\, kill, a closed terminal, a broken pipe (convert -o - | head), timers and
 // the CPU and file-size limits (ulimit -t, -f; meshscope itself ignores SIGXFSZ, so that the
 // write fails with its reason instead).

@@ -1,6 +1,6 @@
 // Temporary files of unfinished writes: removed when a signal ends the process (SIGINT, SIGTERM,
-// SIGHUP, SIGQUIT, SIGPIPE and the other terminating signals a user, a shell or a limit sends:
-// temp_files.cpp), and swept when a killed process (kill -9) left them behind.
+// SIGHUP, SIGQUIT, SIGPIPE and the other terminating signals a user, a shell or a limit sends,
+// listed in temp_files.cpp), and swept when a killed process (kill -9) left them behind.
 #pragma once
 
 #include <chrono>
