@@ -361,6 +361,9 @@ schedule::Schedule recvs_where_needed(const schedule::Schedule& s) {
         continue;
       }
       if (schedule::is_compute(a.kind)) {
+        // Before the compute that needs them; before the first member of an OVERLAP_F_B group,
+        // which runs as one action (Action::overlap_next), for any of its members.
+        std::vector<schedule::Action> needed;
         for (auto it = recvs.begin(); it != recvs.end();) {
           const bool needs = it->stage == a.stage && it->microbatch == a.microbatch &&
                              (it->kind == schedule::ActionKind::kRecvForward
@@ -369,12 +372,15 @@ schedule::Schedule recvs_where_needed(const schedule::Schedule& s) {
                                         a.kind == schedule::ActionKind::kInputGrad ||
                                         a.kind == schedule::ActionKind::kWeightGrad);
           if (needs) {
-            moved.push_back(*it);
+            needed.push_back(*it);
             it = recvs.erase(it);
           } else {
             ++it;
           }
         }
+        auto at = moved.end();
+        while (at != moved.begin() && (at - 1)->overlap_next) --at;
+        moved.insert(at, needed.begin(), needed.end());
       }
       moved.push_back(a);
     }

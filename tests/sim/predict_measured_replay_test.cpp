@@ -6,7 +6,9 @@
 
 #include <stdexcept>
 
+#include "sim/predict/trace_replay_costs.h"
 #include "sim/schedule/generators.h"
+#include "sim/schedule/validator.h"
 
 namespace meshscope::predict {
 namespace {
@@ -109,6 +111,24 @@ TEST(MeasuredReplay, ACostTableOfAnotherShapeIsRefused) {
   t = table(s, 10);
   t[1][0] = -1;
   EXPECT_THROW(mean_costs(s, t), std::invalid_argument);
+}
+
+// `predict --from-trace` replays a job with each recv just before the compute that needs it
+// (recvs_where_needed); an OVERLAP_F_B pair runs as one action, so a recv its second member needs
+// goes before the pair, which the validator then still takes.
+TEST(RecvsWhereNeeded, KeepDualPipeVsOverlappedPairsWhole) {
+  const schedule::Schedule s = recvs_where_needed(make(Family::kDualPipeV, 4, 8, 2));
+  bool grouped = false;
+  for (const auto& acts : s.ranks) {
+    for (size_t i = 0; i + 1 < acts.size(); ++i) {
+      if (!acts[i].overlap_next) continue;
+      grouped = true;
+      EXPECT_TRUE(schedule::is_compute(acts[i + 1].kind)) << "a group split at action " << i + 1;
+    }
+  }
+  EXPECT_TRUE(grouped);
+  const schedule::ValidationResult v = schedule::validate(s);
+  EXPECT_TRUE(v.ok()) << v.report(s);
 }
 
 }  // namespace
