@@ -48,13 +48,14 @@ WhatIfView::WhatIfView(std::optional<Predictor> predictor) : predictor_(std::mov
     result.run = make_run(p.simulate(r.config), "predicted: " + describe(r.config));
     result.points = sweep(p, r.config, r.axis);
     if (r.as_run) result.table = replay_table(p, *r.as_run, r.measured_ns);
+    result.shown = r.shown;
     return result;
   });
 }
 
 void WhatIfView::submit() {
   error_.clear();
-  Request r{config_, axis_, std::nullopt, 0};
+  Request r{config_, axis_, std::nullopt, 0, shown_};
   if (table_pending_ && measured_ != nullptr) {
     r.as_run = config_;
     r.measured_ns = measured_->analysis.step_time_ns;
@@ -72,6 +73,7 @@ void WhatIfView::draw(Session& session) {
   Run* measured = session.primary_run();
   if (measured != measured_) {
     measured_ = measured;
+    ++shown_;
     table_.reset();
     calibration_.clear();
     if (measured) {
@@ -89,7 +91,8 @@ void WhatIfView::draw(Session& session) {
     if (outcome->value) {
       predicted_ = std::move(outcome->value->run);
       points_ = std::move(outcome->value->points);
-      if (outcome->value->table) table_ = std::move(outcome->value->table);
+      if (outcome->value->table && outcome->value->shown == shown_)
+        table_ = std::move(outcome->value->table);
     } else {
       error_ = outcome->error;
     }

@@ -3,6 +3,7 @@
 // a scaling chart (step time and bubble fraction against microbatches, pp or dp).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,11 +32,13 @@ class WhatIfView {
     // Set when the shown run changed: replay its own configuration and the alternatives.
     std::optional<WhatIfConfig> as_run;
     int64_t measured_ns = 0;
+    uint64_t shown = 0;  // shown_ when submitted
   };
   struct Result {
     std::unique_ptr<Run> run;
     std::vector<ScalingPoint> points;
     std::optional<ReplayTable> table;
+    uint64_t shown = 0;  // the request's: a table for a run no longer shown is dropped
   };
 
   bool draw_controls();
@@ -53,6 +56,7 @@ class WhatIfView {
   std::string calibration_;  // what the predictor was calibrated from, or why not
   std::optional<ReplayTable> table_;
   bool table_pending_ = false;  // the next submit carries the run's own configuration
+  uint64_t shown_ = 0;          // counts the shown run's changes
   CompareView pair_{false};
 };
 
