@@ -91,6 +91,10 @@ class ComputeModel {
   double op_seconds(const model::OpCost& op) const;
   // Sum over ops, or, for a calibrated phase, overhead + total FLOPs / fitted rate.
   double phase_seconds(const std::vector<model::OpCost>& ops, traces::Phase phase) const;
+  // A fused backward (B): phase_seconds of its ops together, or, where the calibration fitted I
+  // and W but no B (a zero-bubble run's profile), each half at its own fitted rate.
+  double backward_seconds(const std::vector<model::OpCost>& input_grad,
+                          const std::vector<model::OpCost>& weight_grad) const;
   // A memory-bound pass over `bytes` (optimizer update, copies).
   double stream_seconds(double bytes) const;
 

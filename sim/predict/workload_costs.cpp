@@ -217,9 +217,7 @@ engine::StageTiming stage_timing(const model::StageCost& s, const cost::ComputeM
   t.input_grad_ns = ns(i);
   t.weight_grad_ns = ns(w);
   // B runs I and W together: the sum of their ops, or a calibrated rate for whole backwards.
-  std::vector<model::OpCost> both = s.input_grad;
-  both.insert(both.end(), s.weight_grad.begin(), s.weight_grad.end());
-  t.backward_ns = ns(compute.phase_seconds(both, traces::Phase::kBackward) +
+  t.backward_ns = ns(compute.backward_seconds(s.input_grad, s.weight_grad) +
                      comm_s(s.tp_backward, s.input_grad, true));
   t.optimizer_ns = ns(optimizer_s);
   t.forward_flops = s.forward_flops();

@@ -212,5 +212,25 @@ TEST(CostCompute, CalibratedPhaseReplacesTheOpModel) {
   EXPECT_LT(cm.phase_seconds(ops, traces::Phase::kWeightGrad), 1.0);
 }
 
+// A zero-bubble run's profile fits I and W, no fused B: a 1F1B backward is its halves each at its
+// own fit. The I fit alone for the whole backward priced W's GEMMs at I's scale (2x on a CPU).
+TEST(CostCompute, AFusedBackwardFromAZeroBubbleProfileIsItsHalvesAtTheirOwnFits) {
+  Calibration cal;
+  cal.phases[static_cast<size_t>(traces::Phase::kInputGrad)].model_scale = 4.93;
+  cal.phases[static_cast<size_t>(traces::Phase::kWeightGrad)].model_scale = 1.12;
+  const ComputeModel plain(toy(), Precision::kBf16);
+  const ComputeModel cm(toy(), Precision::kBf16, &cal);
+  const std::vector<model::OpCost> input = {{"dx", model::OpKind::kGemm, 3e9, 0, 64, 64, 64}};
+  const std::vector<model::OpCost> weight = {{"dw", model::OpKind::kGemm, 3e9, 0, 64, 64, 64}};
+  const double i = plain.phase_seconds(input, traces::Phase::kInputGrad);
+  const double w = plain.phase_seconds(weight, traces::Phase::kWeightGrad);
+  EXPECT_NEAR(cm.backward_seconds(input, weight), 4.93 * i + 1.12 * w, 1e-12);
+  // With a fused fit, or none, the backward's ops go together, as before.
+  cal.phases[static_cast<size_t>(traces::Phase::kBackward)].model_scale = 2;
+  const ComputeModel fused(toy(), Precision::kBf16, &cal);
+  EXPECT_NEAR(fused.backward_seconds(input, weight), 2 * (i + w), 1e-12);
+  EXPECT_NEAR(plain.backward_seconds(input, weight), i + w, 1e-12);
+}
+
 }  // namespace
 }  // namespace meshscope::cost
