@@ -99,6 +99,17 @@ void run(const CalibrateArgs& a) {
                         std::to_string(*gpu_rank) + " nccl, rank " + std::to_string(*cpu_rank) +
                         " gloo); calibrate the GPU ranks and the CPU ranks apart");
     }
+    // A cpu run whose rank threads outnumbered its cores (the run records them since stop 58):
+    // its spans include waiting for a core, so every rate fitted from them is too slow.
+    size_t cores = 0;
+    if (const auto c = t.metadata.find("cores"); c != t.metadata.end())
+      std::from_chars(c->second.data(), c->second.data() + c->second.size(), cores);
+    if (source == traces::RunSource::kCpu && cores > 0 && t.devices.size() > cores)
+      std::fprintf(stderr,
+                   "meshscope: warning: %s: its %zu ranks shared %s core(s), so its spans include "
+                   "waiting for a core and the rates fitted from them are too slow; calibrate on a "
+                   "run with a core per rank\n",
+                   p.c_str(), t.devices.size(), std::to_string(cores).c_str());
     if (cpu_trace && *cpu_trace != (hw.kind == "cpu"))
       throw UserError(p + ": ran on the " + where + " backend, but --hardware " + hw.name +
                       " is a " + hw.kind + (*cpu_trace ? " (use --hardware cpu-local)" : ""));

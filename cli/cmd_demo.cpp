@@ -24,7 +24,7 @@ struct DemoArgs {
   std::string backend = "auto";
   int steps = 2;
   double timeout_s = 60;
-  int cores = 0;  // 0: std::thread::hardware_concurrency()
+  int cores = 0;  // 0: the cores this process may run on (cores_of)
 };
 
 struct DemoRun {
@@ -160,7 +160,8 @@ void add_demo_command(CLI::App& app) {
   cmd->add_option("--timeout", a->timeout_s, "seconds without progress before a run is stopped")
       ->capture_default_str();
   cmd->add_option("--cores", a->cores,
-                  "the cores the rank threads share (default: what the host reports); runs with "
+                  "the cores the rank threads share (default: the cores this process may run on, "
+                  "its CPU affinity); runs with "
                   "more ranks also show their replay from thread CPU time, one device per rank")
       ->check(CLI::Range(1, 1 << 20));
   cmd->callback([a] { run(*a); });

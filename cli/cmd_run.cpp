@@ -47,7 +47,7 @@ struct RunArgs {
   bool no_check = false;
   bool no_validate = false;
   bool json = false;
-  int cores = 0;  // 0: std::thread::hardware_concurrency()
+  int cores = 0;  // 0: the cores this process may run on (cores_of)
   std::string replay_trace;
 };
 
@@ -392,7 +392,8 @@ void add_run_command(CLI::App& app) {
                 "executor and its watchdog make of it)");
   cmd->add_flag("--json", a->json, "print the summary and the analysis as JSON");
   cmd->add_option("--cores", a->cores,
-                  "the cores the rank threads share (default: what the host reports); a cpu run "
+                  "the cores the rank threads share (default: the cores this process may run on, "
+                  "its CPU affinity: taskset limits it); a cpu run "
                   "with more ranks is also replayed from its actions' thread CPU time, one device "
                   "per rank")
       ->check(CLI::Range(1, 1 << 20));

@@ -1,6 +1,8 @@
 // Execution, checking and reporting shared by `meshscope run` and `meshscope demo`.
 #include "cli/run_common.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -48,8 +50,14 @@ std::string per_device_bubbles(const traces::TimelineAnalysis& a) {
   return per_device_bubbles(fractions);
 }
 
+// --cores, or the cores this process may run on: its affinity (taskset -c 0 gives one), which
+// std::thread::hardware_concurrency does not see.
 int cores_of(const RunSpec& spec) {
-  return spec.cores > 0 ? spec.cores : static_cast<int>(std::thread::hardware_concurrency());
+  if (spec.cores > 0) return spec.cores;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::thread::hardware_concurrency());
 }
 
 // The replay of a run whose ranks outnumber the cores (the executor measured its actions' thread
@@ -161,6 +169,9 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
     s.max_relative_error = exec::max_relative_error(result, reference);
     s.reference_diverged = !exec::finite(reference);
   }
+  // The cores the rank threads shared, for `calibrate` to say when they outnumbered them.
+  if (s.backend.starts_with("cpu") && result.processes <= 1)
+    result.timeline.metadata["cores"] = std::to_string(cores_of(spec));
   if (!trace_path.empty()) {
     traces::add_idle_spans(result.timeline);
     result.timeline.sort_spans();
@@ -283,8 +294,8 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
   if (any_replay) {
     int cores = 0;
     for (const RunSummary& r : runs) cores = r.replay ? r.replay->cores : cores;
-    out << "cpu-time replay: the ranks outnumber the " << cores
-        << " cores, so the wall-clock figures include waiting for a core; each such run is "
+    out << "cpu-time replay: the ranks outnumber the " << cores << (cores == 1 ? " core" : " cores")
+        << ", so the wall-clock figures include waiting for a core; each such run is "
            "replayed in the simulator with its actions' measured thread CPU time, one device per "
            "rank\n";
   }
@@ -327,7 +338,7 @@ std::string format_replay_line(const RunSummary& r) {
   const CpuTimeReplay& p = *r.replay;
   int ranks = static_cast<int>(p.device_bubbles.size());
   return "replayed from thread CPU time (one device per rank; " + std::to_string(ranks) +
-         " ranks > " + std::to_string(p.cores) + " cores): step " +
+         " ranks > " + std::to_string(p.cores) + (p.cores == 1 ? " core" : " cores") + "): step " +
          traces::format_duration(p.step_ns) + ", bubble " + percent(p.bubble_fraction) +
          " (per device " + per_device_bubbles(p.device_bubbles) + " %), transfer " +
          traces::format_duration(p.transfer_ns) + "\n";

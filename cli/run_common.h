@@ -36,7 +36,7 @@ struct RunSpec {
   // Launched by mpirun: this process runs one rank; process 0 gets the whole run.
   runtime::ProcessMessenger* processes = nullptr;
   // The cores the ranks share: when the mesh has more ranks, the run is also replayed from its
-  // thread CPU time (CpuTimeReplay). 0: std::thread::hardware_concurrency().
+  // thread CPU time (CpuTimeReplay). 0: the cores this process may run on (its CPU affinity).
   int cores = 0;
   std::filesystem::path replay_trace;  // where to write that replay's Chrome trace; empty: nowhere
 };

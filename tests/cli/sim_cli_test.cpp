@@ -258,6 +258,24 @@ TEST_F(SimCli, ZeroThreeGathersStayOutsideDualPipeVsOverlappedPairs) {
   EXPECT_EQ(step(again.out), step(first.out));
 }
 
+// A cpu run records the cores its rank threads shared; calibrating on one whose ranks outnumbered
+// them (spans that include waiting for a core: rates far too slow) is warned about.
+TEST_F(SimCli, CalibratingOnARunWhoseRanksOutnumberedItsCoresIsWarnedAbout) {
+  const fs::path trace = dir_ / "shared.json", calib = dir_ / "shared_calib.json";
+  const std::string args =
+      "--schedule 1f1b --pp 4 -m 4 --model mlp --layers 4 --hidden 64 --batch 16 --steps 2 "
+      "--no-check --backend cpu";
+  ASSERT_EQ(run_to(trace, args + " --cores 2").exit_code, 0);
+  const Outcome shared = calibrate(trace, calib);
+  EXPECT_EQ(shared.exit_code, 0) << shared.err;
+  EXPECT_NE(shared.err.find(trace.string() + ": its 4 ranks shared 2 core(s)"), std::string::npos)
+      << shared.err;
+  ASSERT_EQ(run_to(trace, args + " --cores 4").exit_code, 0);
+  const Outcome own = calibrate(trace, calib);
+  EXPECT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(own.err.find("shared"), std::string::npos) << own.err;
+}
+
 TEST_F(SimCli, CalibrationStaysWithTheHardwareItWasFittedOn) {
   const fs::path trace = dir_ / "run.json", calib = dir_ / "calib.json";
   const Outcome run = run_to(trace,
