@@ -518,6 +518,10 @@ void run(const PredictArgs& a) {
       throw UserError(
           "--csv and --plot write a prediction's rows, not a replay's: with "
           "--from-trace, --json gives every figure");
+    if (!a.input.calibration.empty())
+      throw UserError(
+          "--calibration goes with --config: --from-trace replays the job with the costs "
+          "measured in its own traces");
     PredictFromTraceArgs t = a.trace;
     t.json = a.json;
     run_predict_from_trace(t);

@@ -273,6 +273,11 @@ TEST(HostileCli, PredictOptionsOfAModeNotAskedForAreRefused) {
   // With its mode, the same option is taken.
   const Result top = meshscope("predict --config " + config + " --search --gpus 8 --top 1");
   EXPECT_EQ(top.status, 0) << top.err;
+  // A replay prices the job from its own traces: a calibration would be ignored (it was).
+  const Result replay = meshscope("predict --from-trace " + std::string(MESHSCOPE_SOURCE_DIR) +
+                                  "/tests/fixtures/torch/1F1B --calibration any.json");
+  EXPECT_EQ(replay.status, 1);
+  EXPECT_NE(replay.err.find("--calibration goes with --config"), std::string::npos) << replay.err;
 }
 
 // Case 7: concurrent writers of one path all succeed; the file is always whole.
