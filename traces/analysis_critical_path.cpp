@@ -361,6 +361,15 @@ std::string format_critical_path(const std::vector<CriticalPath>& paths, const T
     for (const auto& [rank, ns] : p.by_rank) {
       out += " rank " + std::to_string(rank) + " " + pct(ns, p.length_ns());
     }
+    // The walk stops at a span that waited for nothing (a rank whose trace starts late) and
+    // begins at the last device work: what of the step lies outside the path, said.
+    const int64_t before = p.begin_ns - p.window.begin_ns, after = p.window.end_ns - p.end_ns;
+    if (before > 0 || after > 0) {
+      out += "\n    of the step's " + format_duration(p.window.end_ns - p.window.begin_ns) +
+             ": the path begins " + format_duration(std::max<int64_t>(0, before)) +
+             " after it (where nothing it waited for is earlier) and ends " +
+             format_duration(std::max<int64_t>(0, after)) + " before its end";
+    }
     out += "\n";
   }
   return out;

@@ -43,6 +43,11 @@ TEST_P(MultiRankJob, CriticalPathSharesAddUpToTheStepAndCrossRanksOverTransfers)
     }
     EXPECT_EQ(p.end_ns, last_end);
     EXPECT_GE(p.begin_ns, p.window.begin_ns);
+    // What of the step lies outside the path is said with it.
+    const std::string text = format_critical_path({p}, t);
+    EXPECT_EQ(text.find("of the step's") != std::string::npos,
+              p.begin_ns > p.window.begin_ns || p.end_ns < p.window.end_ns)
+        << text;
     // Per kind and per rank the shares add up to the path's length, none beyond it.
     const int64_t kinds = std::accumulate(p.by_kind.begin(), p.by_kind.end(), int64_t{0});
     EXPECT_EQ(kinds, p.length_ns());
