@@ -72,6 +72,22 @@ class SimCli : public ::testing::Test {
     return sh("calibrate " + trace.string() + extra + " -o " + calibration.string());
   }
 
+  // The schedule `simulate --schedule-out` wrote (`sched`, from `cfg`; its --json `first`) passes
+  // the validator and, given back with --schedule-file, simulates to the same step.
+  void expect_taken_back(const fs::path& cfg, const fs::path& sched,
+                         const std::string& first) const {
+    EXPECT_EQ(sh("validate " + sched.string()).exit_code, 0);
+    const Outcome again =
+        sh("simulate --config " + cfg.string() + " --schedule-file " + sched.string() + " --json");
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    const auto step = [](const std::string& json) {
+      const size_t at = json.find("\"step_time_s\": ");
+      return at == std::string::npos ? std::string() : json.substr(at, json.find(',', at) - at);
+    };
+    EXPECT_FALSE(step(first).empty()) << first;
+    EXPECT_EQ(step(again.out), step(first));
+  }
+
   fs::path dir_;
 };
 
@@ -222,16 +238,7 @@ TEST_F(SimCli, AScheduleSimulateWritesOutIsOneItsConfigTakesBack) {
   EXPECT_NE(text.find("mesh dp=2 pp=4 tp=2"), std::string::npos) << text.substr(0, 300);
   EXPECT_NE(text.find("rank 15: "), std::string::npos);
   EXPECT_NE(text.find("REDUCESCATTER(dp)"), std::string::npos);
-  EXPECT_EQ(sh("validate " + sched.string()).exit_code, 0);
-  const Outcome again =
-      sh("simulate --config " + cfg.string() + " --schedule-file " + sched.string() + " --json");
-  ASSERT_EQ(again.exit_code, 0) << again.err;
-  const auto step = [](const std::string& json) {
-    const size_t at = json.find("\"step_time_s\": ");
-    return at == std::string::npos ? std::string() : json.substr(at, json.find(',', at) - at);
-  };
-  EXPECT_FALSE(step(first.out).empty()) << first.out;
-  EXPECT_EQ(step(again.out), step(first.out));
+  expect_taken_back(cfg, sched, first.out);
 }
 
 TEST_F(SimCli, ZeroThreeGathersStayOutsideDualPipeVsOverlappedPairs) {
@@ -246,16 +253,7 @@ TEST_F(SimCli, ZeroThreeGathersStayOutsideDualPipeVsOverlappedPairs) {
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const std::string text = slurp(sched);
   EXPECT_NE(text.find("(0F3;3B1)OVERLAP_F_B"), std::string::npos) << text.substr(0, 600);
-  EXPECT_EQ(sh("validate " + sched.string()).exit_code, 0);
-  const Outcome again =
-      sh("simulate --config " + cfg.string() + " --schedule-file " + sched.string() + " --json");
-  ASSERT_EQ(again.exit_code, 0) << again.err;
-  const auto step = [](const std::string& json) {
-    const size_t at = json.find("\"step_time_s\": ");
-    return at == std::string::npos ? std::string() : json.substr(at, json.find(',', at) - at);
-  };
-  EXPECT_FALSE(step(first.out).empty()) << first.out;
-  EXPECT_EQ(step(again.out), step(first.out));
+  expect_taken_back(cfg, sched, first.out);
 }
 
 // A cpu run records the cores its rank threads shared; calibrating on one whose ranks outnumbered

@@ -68,26 +68,39 @@ TEST_F(AtomicFileTest, AbandonedWriteLeavesOldFileAndNoTemp) {
   EXPECT_EQ(entries(dir_), 1u);
 }
 
+// What `write` throws while files may grow to `limit` bytes (RLIMIT_FSIZE, SIGXFSZ ignored so that
+// the write fails with EFBIG instead); "" when it throws nothing.
+template <typename Write>
+std::string error_under_file_size_limit(rlim_t limit, Write&& write) {
+  rlimit saved{};
+  if (getrlimit(RLIMIT_FSIZE, &saved) != 0) return "getrlimit failed";
+  auto* old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit limited = saved;
+  limited.rlim_cur = limit;
+  std::string message;
+  if (setrlimit(RLIMIT_FSIZE, &limited) != 0) {
+    message = "setrlimit failed";
+  } else {
+    try {
+      write();
+    } catch (const std::runtime_error& e) {
+      message = e.what();
+    }
+  }
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  return message;
+}
+
 TEST_F(AtomicFileTest, WriteErrorThrowsAndLeavesOldFileIntact) {
   const fs::path p = dir_ / "out.json";
   write_file_atomic(p, "old contents");
   // A file-size limit makes write(2) fail with EFBIG part-way, like a full disk would.
-  rlimit saved{};
-  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
-  auto* old_handler = std::signal(SIGXFSZ, SIG_IGN);
-  rlimit small = saved;
-  small.rlim_cur = 1 << 20;
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
-  std::string message;
-  try {
+  const std::string message = error_under_file_size_limit(1 << 20, [&] {
     AtomicFile f(p);
     for (int i = 0; i < 8; ++i) f.write(std::string(1 << 19, 'y'));
     f.commit();
-  } catch (const std::runtime_error& e) {
-    message = e.what();
-  }
-  setrlimit(RLIMIT_FSIZE, &saved);
-  std::signal(SIGXFSZ, old_handler);
+  });
   EXPECT_NE(message.find(p.string()), std::string::npos) << message;
   EXPECT_EQ(read(p), "old contents");
   EXPECT_EQ(entries(dir_), 1u);
@@ -99,14 +112,7 @@ TEST_F(AtomicFileTest, FilesSyncedBeforeAnyCommitsFailTogether) {
   const fs::path small = dir_ / "table.csv", large = dir_ / "plot.svg";
   write_file_atomic(small, "old table");
   write_file_atomic(large, "old plot");
-  rlimit saved{};
-  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
-  auto* old_handler = std::signal(SIGXFSZ, SIG_IGN);
-  rlimit limited = saved;
-  limited.rlim_cur = 256 << 10;
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limited), 0);
-  std::string message;
-  try {
+  const std::string message = error_under_file_size_limit(256 << 10, [&] {
     std::vector<AtomicFile> files;
     files.emplace_back(small).write("new table");
     // 512 KiB in pieces the 1 MiB buffer holds: nothing reaches the disk, nor fails, until sync.
@@ -114,11 +120,7 @@ TEST_F(AtomicFileTest, FilesSyncedBeforeAnyCommitsFailTogether) {
     for (int i = 0; i < 8; ++i) plot.write(std::string(64 << 10, 'y'));
     for (AtomicFile& f : files) f.sync();
     for (AtomicFile& f : files) f.commit();
-  } catch (const std::runtime_error& e) {
-    message = e.what();
-  }
-  setrlimit(RLIMIT_FSIZE, &saved);
-  std::signal(SIGXFSZ, old_handler);
+  });
   EXPECT_NE(message.find(large.string()), std::string::npos) << message;
   EXPECT_EQ(read(small), "old table");
   EXPECT_EQ(read(large), "old plot");

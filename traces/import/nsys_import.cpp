@@ -392,18 +392,23 @@ class NsysImporter {
     start_end_.clear();
   }
 
-  // Where and when the call that launched each SendRecv kernel ran, also when host calls are not
-  // kept.
-  void read_sendrecv_launches() {
+  // Each CUDA runtime call's start, globalTid and correlationId, read for what host calls tell
+  // also when they are not kept.
+  template <typename OnCall>
+  void for_each_runtime_call(OnCall&& on_call) {
     const std::string table(kRuntimeTable);
     SqliteStatement q(db_.get(), "SELECT " + col(table, "start") + ", " + col(table, "globalTid") +
                                      ", " + col(table, "correlationId") + " FROM " + table);
-    while (q.step()) {
-      const auto start = q.integer(0);
-      const auto tid = q.integer(1);
-      const auto corr = q.integer(2);
-      if (start && tid && corr) note_sendrecv_launch(*tid, *corr, *start);
-    }
+    while (q.step()) on_call(q.integer(0), q.integer(1), q.integer(2));
+  }
+
+  // Where and when the call that launched each SendRecv kernel ran, also when host calls are not
+  // kept.
+  void read_sendrecv_launches() {
+    for_each_runtime_call(
+        [&](std::optional<int64_t> start, std::optional<int64_t> tid, std::optional<int64_t> corr) {
+          if (start && tid && corr) note_sendrecv_launch(*tid, *corr, *start);
+        });
   }
 
   void note_sendrecv_launch(int64_t global_tid, int64_t correlation, int64_t begin_ns) {
@@ -457,24 +462,20 @@ class NsysImporter {
       else
         launched_without_pid.emplace(l.correlation, l.span);
     }
-    SqliteStatement q(db_.get(), "SELECT " + col(table, "start") + ", " + col(table, "globalTid") +
-                                     ", " + col(table, "correlationId") + " FROM " + table);
-    while (q.step()) {
-      const auto start = q.integer(0);
-      const auto tid = q.integer(1);
-      const auto corr = q.integer(2);
-      if (!start || !corr || !time_in_range(*start)) continue;
-      std::optional<uint32_t> span;
-      if (const auto it = tid ? launched.find({pid_of(*tid), *corr}) : launched.end();
-          it != launched.end()) {
-        span = it->second;
-      } else if (const auto any = launched_without_pid.find(*corr);
-                 any != launched_without_pid.end()) {
-        span = any->second;
-      }
-      if (!span) continue;
-      out.push_back({*start, tl_.spans[*span].begin_ns, tl_.spans[*span].end_ns});
-    }
+    for_each_runtime_call(
+        [&](std::optional<int64_t> start, std::optional<int64_t> tid, std::optional<int64_t> corr) {
+          if (!start || !corr || !time_in_range(*start)) return;
+          std::optional<uint32_t> span;
+          if (const auto it = tid ? launched.find({pid_of(*tid), *corr}) : launched.end();
+              it != launched.end()) {
+            span = it->second;
+          } else if (const auto any = launched_without_pid.find(*corr);
+                     any != launched_without_pid.end()) {
+            span = any->second;
+          }
+          if (!span) return;
+          out.push_back({*start, tl_.spans[*span].begin_ns, tl_.spans[*span].end_ns});
+        });
     return out;
   }
 
