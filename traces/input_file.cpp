@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -60,6 +61,15 @@ bool wait_for_writer(int fd, const std::string& path, double wait_s, std::option
   }
 }
 
+// A pipe with no name (`<(cmd)`, a shell's `|` as /dev/stdin), which had its writer when it was
+// made: read at once, an empty one (`<(true)`) as empty, not waited for as a FIFO would be.
+bool anonymous_pipe(int fd) {
+  char target[64] = {};
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+  return n > 0 && std::string_view(target, static_cast<size_t>(n)).starts_with("pipe:");
+}
+
 }  // namespace
 
 std::optional<InputFile> InputFile::open(const std::string& path, std::string& why,
@@ -79,7 +89,8 @@ std::optional<InputFile> InputFile::open(const std::string& path, std::string& w
     why = "is a directory";
     return std::nullopt;
   }
-  if (S_ISFIFO(st.st_mode) && !wait_for_writer(fd, path, fifo_wait_s, file.first_, why))
+  if (S_ISFIFO(st.st_mode) && !anonymous_pipe(fd) &&
+      !wait_for_writer(fd, path, fifo_wait_s, file.first_, why))
     return std::nullopt;
   // Reads block again from here: a pipe's writer may pause between its writes.
   const int flags = ::fcntl(fd, F_GETFL);

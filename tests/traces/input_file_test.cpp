@@ -87,6 +87,22 @@ TEST(InputFile, ASlowWriterIsWaitedForAsLongAsItTakes) {
   writer.join();
 }
 
+// A pipe with no name (`<(true)`, `cmd | meshscope ... /dev/stdin`) had its writer when it was
+// made: read at once, an empty one as empty, never waited for as a FIFO with no writer is.
+TEST(InputFile, APipeWithNoNameIsReadAtOnceEvenWhenEmpty) {
+  int ends[2];
+  ASSERT_EQ(::pipe(ends), 0);
+  ::close(ends[1]);  // the writer wrote nothing and is gone
+  std::string why;
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<InputFile> in =
+      InputFile::open("/proc/self/fd/" + std::to_string(ends[0]), why, 10);
+  ASSERT_TRUE(in) << why;
+  EXPECT_EQ(in->read_all(100, why, "too large"), std::string());
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  ::close(ends[0]);
+}
+
 TEST(InputFile, ADeviceIsReadWithinTheBound) {
   std::string why;
   std::optional<InputFile> zero = InputFile::open("/dev/zero", why);
