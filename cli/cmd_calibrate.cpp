@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/calibrate_gemm_rates.h"
@@ -37,6 +38,58 @@ struct CalibrateArgs {
   GemmRatesArgs gemm;
 };
 
+// A CPU profile fitted as a GPU (or the reverse) gives rates of one device for another: refused.
+// meshscope's runs say where they ran (Timeline::run); an imported Kineto trace names its
+// process-group backend (distributedInfo.backend, "rank R.backend" for each rank of a folder):
+// NCCL runs on GPUs, gloo (as torch's CPU pipelining jobs use) taken as a CPU run; any other name
+// is not checked, and a folder whose ranks ran on both kinds is no one device's profile. A cpu run
+// whose rank threads outnumbered its cores (it records them since stop 58) is warned about: its
+// spans include waiting for a core, so every rate fitted from them is too slow.
+void check_fits(const std::string& p, const traces::Timeline& t, const cost::Hardware& hw) {
+  const traces::RunSource source = t.run.source;
+  std::optional<bool> cpu_trace;
+  std::string where(traces::name(source));
+  if (source == traces::RunSource::kCpu || source == traces::RunSource::kCuda ||
+      source == traces::RunSource::kCudaVirtual) {
+    cpu_trace = source == traces::RunSource::kCpu;
+  } else {
+    std::optional<int64_t> gpu_rank, cpu_rank;  // the lowest of each; -1: the file's own
+    for (const auto& [key, value] : t.metadata) {
+      int64_t rank = -1;
+      if (key.starts_with("rank ") && key.ends_with(".backend")) {
+        const std::string_view number(key.data() + 5, key.size() - 5 - 8);
+        const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), rank);
+        if (ec != std::errc() || end != number.data() + number.size()) continue;
+      } else if (key != "backend") {
+        continue;
+      }
+      if (value != "nccl" && value != "gloo") continue;
+      std::optional<int64_t>& lowest = value == "nccl" ? gpu_rank : cpu_rank;
+      if (!lowest || rank < *lowest) lowest = rank;
+    }
+    if (gpu_rank && cpu_rank)
+      throw UserError(p + ": its ranks ran on both kinds of device (rank " +
+                      std::to_string(*gpu_rank) + " nccl, rank " + std::to_string(*cpu_rank) +
+                      " gloo); calibrate the GPU ranks and the CPU ranks apart");
+    if (gpu_rank || cpu_rank) {
+      cpu_trace = cpu_rank.has_value();
+      where = *cpu_trace ? "gloo" : "nccl";
+    }
+  }
+  if (cpu_trace && *cpu_trace != (hw.kind == "cpu"))
+    throw UserError(p + ": ran on the " + where + " backend, but --hardware " + hw.name + " is a " +
+                    hw.kind + (*cpu_trace ? " (use --hardware cpu-local)" : ""));
+  size_t cores = 0;
+  if (const auto c = t.metadata.find("cores"); c != t.metadata.end())
+    std::from_chars(c->second.data(), c->second.data() + c->second.size(), cores);
+  if (source == traces::RunSource::kCpu && cores > 0 && t.devices.size() > cores)
+    std::fprintf(stderr,
+                 "meshscope: warning: %s: its %zu ranks shared %zu core(s), so its spans include "
+                 "waiting for a core and the rates fitted from them are too slow; calibrate on a "
+                 "run with a core per rank\n",
+                 p.c_str(), t.devices.size(), cores);
+}
+
 void run(const CalibrateArgs& a) {
   if (!a.gemm.file.empty()) {
     run_gemm_rates(a.gemm, a.hardware);
@@ -59,60 +112,7 @@ void run(const CalibrateArgs& a) {
     } else {
       timelines.push_back(traces::load_trace(p, options_reporting_progress("calibrate")));
     }
-    // A CPU profile fitted as a GPU (or the reverse) gives rates of one device for another.
-    // meshscope's runs say where they ran (Timeline::run); an imported Kineto trace names its
-    // process-group backend (distributedInfo.backend): NCCL runs on GPUs, gloo (as torch's CPU
-    // pipelining jobs use) taken as a CPU run; any other name is not checked.
-    const traces::Timeline& t = timelines.back();
-    const traces::RunSource source = t.run.source;
-    std::optional<bool> cpu_trace;
-    std::string where(traces::name(source));
-    if (source == traces::RunSource::kCpu || source == traces::RunSource::kCuda ||
-        source == traces::RunSource::kCudaVirtual) {
-      cpu_trace = source == traces::RunSource::kCpu;
-    } else {
-      // One file's "backend", or each rank's of a folder ("rank R.backend"), judged by the
-      // lowest rank; a folder whose ranks ran on both kinds of device is no one device's profile.
-      std::map<int64_t, std::string> by_rank;  // -1: the file's own
-      for (const auto& [key, value] : t.metadata) {
-        if (key == "backend") {
-          by_rank[-1] = value;
-        } else if (key.starts_with("rank ") && key.ends_with(".backend")) {
-          const std::string number = key.substr(5, key.size() - 5 - 8);
-          int64_t rank = 0;
-          const auto [end, ec] =
-              std::from_chars(number.data(), number.data() + number.size(), rank);
-          if (ec == std::errc() && end == number.data() + number.size()) by_rank[rank] = value;
-        }
-      }
-      std::optional<int64_t> gpu_rank, cpu_rank;
-      for (const auto& [rank, value] : by_rank) {
-        if (value == "nccl" && !gpu_rank) gpu_rank = rank;
-        if (value == "gloo" && !cpu_rank) cpu_rank = rank;
-        if (!cpu_trace && (value == "nccl" || value == "gloo")) {
-          cpu_trace = value == "gloo";
-          where = value;
-        }
-      }
-      if (gpu_rank && cpu_rank)
-        throw UserError(p + ": its ranks ran on both kinds of device (rank " +
-                        std::to_string(*gpu_rank) + " nccl, rank " + std::to_string(*cpu_rank) +
-                        " gloo); calibrate the GPU ranks and the CPU ranks apart");
-    }
-    // A cpu run whose rank threads outnumbered its cores (the run records them since stop 58):
-    // its spans include waiting for a core, so every rate fitted from them is too slow.
-    size_t cores = 0;
-    if (const auto c = t.metadata.find("cores"); c != t.metadata.end())
-      std::from_chars(c->second.data(), c->second.data() + c->second.size(), cores);
-    if (source == traces::RunSource::kCpu && cores > 0 && t.devices.size() > cores)
-      std::fprintf(stderr,
-                   "meshscope: warning: %s: its %zu ranks shared %s core(s), so its spans include "
-                   "waiting for a core and the rates fitted from them are too slow; calibrate on a "
-                   "run with a core per rank\n",
-                   p.c_str(), t.devices.size(), std::to_string(cores).c_str());
-    if (cpu_trace && *cpu_trace != (hw.kind == "cpu"))
-      throw UserError(p + ": ran on the " + where + " backend, but --hardware " + hw.name +
-                      " is a " + hw.kind + (*cpu_trace ? " (use --hardware cpu-local)" : ""));
+    check_fits(p, timelines.back(), hw);
   }
   std::vector<const traces::Timeline*> ptrs;
   for (const traces::Timeline& t : timelines) ptrs.push_back(&t);
