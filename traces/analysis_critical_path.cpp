@@ -220,8 +220,8 @@ CriticalPath walk(const Timeline& t, const Graph& g, Interval w) {
     const Span& s = t.spans[cur];
     if (const auto q = g.late_peer(cur)) {
       // It could not end before its late peer joined: the path goes on from that peer's begin.
-      const int64_t joined = t.spans[*q].begin_ns;
-      if (joined > s.begin_ns && joined < until && joined > w.begin_ns) {
+      const int64_t joined = t.reached_ns(*q);
+      if (joined > t.reached_ns(cur) && joined < until && joined > w.begin_ns) {
         const int rank = t.devices[s.device].rank;
         rev.push_back({cur, until - joined, 0, via});
         p.by_kind[static_cast<size_t>(kind_of(cur))] += until - joined;

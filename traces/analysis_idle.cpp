@@ -67,6 +67,12 @@ size_t remove_idle_spans(Timeline& t) {
     t.collectives[collectives_kept++] = {new_index[c.span], c.collective};
   }
   t.collectives.resize(collectives_kept);
+  size_t waits_kept = 0;
+  for (const SpanWait& w : t.waits) {
+    if (w.span >= new_index.size() || new_index[w.span] == kGone) continue;
+    t.waits[waits_kept++] = {new_index[w.span], w.wait_ns};
+  }
+  t.waits.resize(waits_kept);
   // Origins belong to imported spans, never to idle ones; only their indices move.
   size_t origins_kept = 0;
   for (const SpanOrigin& o : t.origins) {

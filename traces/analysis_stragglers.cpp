@@ -1,8 +1,11 @@
-// Stragglers: match collective spans across devices by name and occurrence, then compare begins.
+// Stragglers: match collective spans across devices by name, group and occurrence, then compare
+// begins.
 #include "traces/analysis_stragglers.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <tuple>
 
 #include "traces/analysis.h"
 
@@ -22,6 +25,36 @@ bool is_transfer_flow(const Timeline& t, const Flow& f) {
 
 namespace {
 
+// The group instance a collective span ran in, from its device's mesh coordinates: the ranks of
+// a group of kind K differ only in K's coordinate (traces/collective.h), so the other two name
+// the instance; ep and edp groups split dp by the run's ep. {-1, -1, -1} where that is not known
+// (no collective record, no coordinates: imported traces), and spans of one name are matched
+// across every device.
+std::array<int, 3> group_instance(const Timeline& t, uint32_t span) {
+  constexpr std::array<int, 3> kUnknown{-1, -1, -1};
+  const Collective* c = t.collective_of(span);
+  const MeshCoord& m = t.devices[t.spans[span].device].coord;
+  if (c == nullptr || m.dp < 0 || m.pp < 0 || m.tp < 0) return kUnknown;
+  const int ep = static_cast<int>(std::clamp<int64_t>(t.run.workload.ep, 0, 1 << 20));
+  switch (c->group) {
+    case GroupKind::kWorld:
+      return {0, 0, 0};
+    case GroupKind::kDp:
+      return {0, m.pp, m.tp};
+    case GroupKind::kPp:
+      return {m.dp, 0, m.tp};
+    case GroupKind::kTp:
+      return {m.dp, m.pp, 0};
+    case GroupKind::kEp:
+      return ep > 0 ? std::array<int, 3>{m.dp / ep, m.pp, m.tp} : kUnknown;
+    case GroupKind::kEdp:
+      return ep > 0 ? std::array<int, 3>{m.dp % ep, m.pp, m.tp} : kUnknown;
+    case GroupKind::kCount:
+      break;
+  }
+  return kUnknown;
+}
+
 std::vector<size_t> by_max_wait(const StragglerAnalysis& a, size_t top) {
   std::vector<size_t> order(a.instances.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -35,7 +68,9 @@ std::vector<size_t> by_max_wait(const StragglerAnalysis& a, size_t top) {
 }  // namespace
 
 StragglerAnalysis stragglers(const Timeline& t) {
-  // (name, occurrence) -> span per device; spans are visited in begin order per device.
+  // (name, group instance, occurrence) -> span per device; spans are visited in begin order per
+  // device. A device takes part in one instance of each group kind, so counting occurrences per
+  // name on each device is enough.
   std::vector<std::vector<uint32_t>> per_device(t.devices.size());
   for (uint32_t i = 0; i < t.spans.size(); ++i) {
     const Span& s = t.spans[i];
@@ -43,29 +78,31 @@ StragglerAnalysis stragglers(const Timeline& t) {
       per_device[s.device].push_back(i);
     }
   }
-  std::map<std::pair<uint32_t, int64_t>, std::vector<uint32_t>> groups;
+  std::map<std::tuple<uint32_t, std::array<int, 3>, int64_t>, std::vector<uint32_t>> groups;
   for (auto& list : per_device) {
-    std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
-      return t.spans[a].begin_ns < t.spans[b].begin_ns;
-    });
+    std::stable_sort(list.begin(), list.end(),
+                     [&](uint32_t a, uint32_t b) { return t.reached_ns(a) < t.reached_ns(b); });
     std::map<uint32_t, int64_t> seen;
-    for (uint32_t i : list) groups[{t.spans[i].name, seen[t.spans[i].name]++}].push_back(i);
+    for (uint32_t i : list) {
+      const uint32_t name = t.spans[i].name;
+      groups[{name, group_instance(t, i), seen[name]++}].push_back(i);
+    }
   }
   StragglerAnalysis out;
   std::map<uint16_t, StragglerDevice> dev;
   for (auto& [key, spans] : groups) {
     if (spans.size() < 2) continue;
     CollectiveInstance c;
-    c.name = std::string(t.strings.get(key.first));
-    c.occurrence = key.second;
+    c.name = std::string(t.strings.get(std::get<0>(key)));
+    c.occurrence = std::get<2>(key);
     std::sort(spans.begin(), spans.end(),
               [&](uint32_t a, uint32_t b) { return t.spans[a].device < t.spans[b].device; });
     c.spans = spans;
     c.last_device = t.spans[spans[0]].device;
-    c.last_arrival_ns = t.spans[spans[0]].begin_ns;
+    c.last_arrival_ns = t.reached_ns(spans[0]);
     for (uint32_t i : spans) {
-      if (t.spans[i].begin_ns > c.last_arrival_ns) {
-        c.last_arrival_ns = t.spans[i].begin_ns;
+      if (t.reached_ns(i) > c.last_arrival_ns) {
+        c.last_arrival_ns = t.reached_ns(i);
         c.last_device = t.spans[i].device;
       }
     }
@@ -77,7 +114,7 @@ StragglerAnalysis stragglers(const Timeline& t) {
         ++d.times_last;
         continue;
       }
-      const int64_t wait = c.last_arrival_ns - s.begin_ns;
+      const int64_t wait = c.last_arrival_ns - t.reached_ns(i);
       d.waited_ns += wait;
       c.total_wait_ns += wait;
       c.max_wait_ns = std::max(c.max_wait_ns, wait);
@@ -95,7 +132,7 @@ StragglerAnalysis stragglers(const Timeline& t) {
     const Span& recv = t.spans[f.to];
     if (!is_transfer_flow(t, f)) continue;
     const TransferWait w{f.from, f.to, send.device, recv.device,
-                         std::max<int64_t>(0, send.begin_ns - recv.begin_ns)};
+                         std::max<int64_t>(0, send.begin_ns - t.reached_ns(f.to))};
     StragglerDevice& r = dev[recv.device];
     ++r.recvs;
     r.recv_waited_ns += w.wait_ns;
@@ -153,6 +190,7 @@ nlohmann::json to_json(const StragglerAnalysis& a, const Timeline& t, size_t top
                          {"receiver_rank", t.devices[w.receiver].rank},
                          {"sender_rank", t.devices[w.sender].rank},
                          {"recv_begin_ns", t.spans[w.recv].begin_ns},
+                         {"recv_posted_ns", t.reached_ns(w.recv)},
                          {"send_begin_ns", t.spans[w.send].begin_ns},
                          {"wait_ns", w.wait_ns}});
   }
@@ -174,7 +212,7 @@ std::string format_straggler_table(const StragglerAnalysis& a, const Timeline& t
   std::string out;
   if (!a.transfers.empty()) {
     out += "stragglers at transfers (" + std::to_string(a.transfers.size()) +
-           " send -> recv across devices; wait = send begin − recv begin when the send was "
+           " send -> recv across devices; wait = send begin − recv posted when the send was "
            "late):\n";
     for (const StragglerDevice& d : a.devices) {
       if (d.recvs == 0 && d.late_sends == 0) continue;

@@ -1,12 +1,17 @@
 // Stragglers: for each collective that several ranks ran, which rank arrived last and how long
 // the others waited for it.
 //
-//   instance   The k-th collective span (kCollective) of one name on each device: ranks issue
-//              their collectives in the same order, as NCCL requires, so the k-th all-reduce of a
-//              name on every rank is one collective. Instances on fewer than two devices are
-//              left out.
-//   arrival    The span's begin on each device; the last arriver is the device with the latest
-//              begin (the first in device order on ties).
+//   instance   The k-th collective span (kCollective) of one name on each device of one group:
+//              ranks issue their collectives in the same order, as NCCL requires, so the k-th
+//              all-reduce of a name on every rank of a group is one collective. The group is the
+//              span's group kind (its collective record) and the device's mesh coordinates: the
+//              tp all-reduces of two dp replicas are two collectives. Where either is unknown
+//              (imported traces), every device's k-th span of the name is taken as one
+//              collective. Instances on fewer than two devices are left out.
+//   arrival    When each device reached the span: its begin, less the wait recorded for it
+//              (Timeline::waits; meshscope's own runs start a collective's span once every
+//              member has arrived, so the wait shows as idle). The last arriver is the device
+//              that arrived latest (the first in device order on ties).
 //   wait       last arrival − own arrival, for every other device: the time its kernel sat in
 //              the collective before its peer joined. Exact for traces on one clock (meshscope's
 //              own, or per-rank files aligned by `load_traces`; their residual skew bounds the
@@ -17,9 +22,9 @@
 //              send end a kSend span, an annotation range, or the host op that posted the send
 //              (torch's c10d::send, which the importer pairs with gloo:recv: gloo's own send
 //              range opens only as that op returns): the receiver posted its recv at the recv's
-//              begin; when the send began later, the sender is the straggler and the receiver
-//              waited send begin − recv begin. A recv posted after its send began waited for
-//              nobody (0).
+//              begin, less its recorded wait (as above); when the send began later, the sender is
+//              the straggler and the receiver waited send begin − recv begin. A recv posted after
+//              its send began waited for nobody (0).
 #pragma once
 
 #include <cstdint>

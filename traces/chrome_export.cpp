@@ -365,6 +365,11 @@ class ChromeWriter {
       sep();
       string_member("collective_algorithm", name(c.algorithm));
     }
+    while (next_wait_ < t_.waits.size() && t_.waits[next_wait_].span < i) ++next_wait_;
+    if (next_wait_ < t_.waits.size() && t_.waits[next_wait_].span == i) {
+      sep();
+      int_member("waited_ns", t_.waits[next_wait_].wait_ns);
+    }
     if (!origin_args.empty()) {
       sep();
       buf_ += origin_args;  // JSON members as read from the source file
@@ -442,6 +447,7 @@ class ChromeWriter {
   std::vector<int64_t> rank_order_;
   std::unordered_map<uint32_t, int64_t> correlation_;  // span -> its launch flow's id
   size_t next_collective_ = 0;                         // cursor into Timeline::collectives
+  size_t next_wait_ = 0;                               // cursor into Timeline::waits
   size_t origin_cursor_ = 0;
   bool first_event_ = true;
 };

@@ -37,9 +37,11 @@
 //              "correlation": c,                  (both ends of a host -> device launch flow)
 //              "stage": s, "microbatch": m, "phase": name(Phase), "bytes": b, "flops": f,
 //              "collective_op": name(CollectiveOp), "collective_group": name(GroupKind),
-//              "collective_bytes": int, "collective_algorithm": name(CollectiveAlgorithm)}},
+//              "collective_bytes": int, "collective_algorithm": name(CollectiveAlgorithm),
+//              "waited_ns": int}},
 //        (stage, microbatch, phase, bytes, flops only where set: stage/microbatch != -1,
-//         phase != none, bytes/flops != 0; collective_* for spans in Timeline::collectives)
+//         phase != none, bytes/flops != 0; collective_* for spans in Timeline::collectives;
+//         waited_ns for spans in Timeline::waits: how long the rank waited before the span)
 //        A span with an origin (Timeline::origins, kept by ImportOptions::keep_origins) is
 //        written as its source had it: "cat" the source's category, "stream" and "correlation"
 //        the source's ids, then the source's other args as they were read (Kineto's "device",

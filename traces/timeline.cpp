@@ -93,6 +93,9 @@ void Timeline::sort_spans() {
   std::sort(collectives.begin(), collectives.end(),
             [](const SpanCollective& a, const SpanCollective& b) { return a.span < b.span; });
   // --- end side table: collectives ---
+  for (SpanWait& w : waits) w.span = new_index[w.span];
+  std::sort(waits.begin(), waits.end(),
+            [](const SpanWait& a, const SpanWait& b) { return a.span < b.span; });
   // --- origins: follow their spans, stay sorted by span ---
   for (SpanOrigin& o : origins) o.span = new_index[o.span];
   std::sort(origins.begin(), origins.end(),
@@ -118,6 +121,28 @@ const Collective* Timeline::collective_of(uint32_t span) const {
   auto it = std::lower_bound(collectives.begin(), collectives.end(), span,
                              [](const SpanCollective& x, uint32_t s) { return x.span < s; });
   return it != collectives.end() && it->span == span ? &it->collective : nullptr;
+}
+
+void Timeline::set_wait(uint32_t span, int64_t wait_ns) {
+  if (wait_ns <= 0) return;
+  if (waits.empty() || waits.back().span < span) {
+    waits.push_back({span, wait_ns});  // producers add spans in order: the common case
+    return;
+  }
+  auto it = std::lower_bound(waits.begin(), waits.end(), span,
+                             [](const SpanWait& x, uint32_t s) { return x.span < s; });
+  if (it != waits.end() && it->span == span) {
+    it->wait_ns = wait_ns;
+  } else {
+    waits.insert(it, {span, wait_ns});
+  }
+}
+
+int64_t Timeline::reached_ns(uint32_t span) const {
+  auto it = std::lower_bound(waits.begin(), waits.end(), span,
+                             [](const SpanWait& x, uint32_t s) { return x.span < s; });
+  const int64_t begin = spans[span].begin_ns;
+  return it != waits.end() && it->span == span ? begin - it->wait_ns : begin;
 }
 
 const SpanOrigin* Timeline::origin_of(uint32_t index) const {

@@ -123,6 +123,16 @@ struct SpanCollective {
   Collective collective;
 };
 
+// How long a rank waited in a transfer or collective before its span began: meshscope's own runs
+// start a recv's or collective's span once its data is ready, so that the wait shows as idle
+// time, and record here when the rank reached it (begin_ns − wait_ns). A side table, like
+// SpanCollective; spans without an entry began when their rank reached them (a GPU kernel that
+// spins in NCCL, an imported range).
+struct SpanWait {
+  uint32_t span = 0;  // index into Timeline::spans; Timeline::waits is sorted by it
+  int64_t wait_ns = 0;
+};
+
 // The bounds of one training step, across all devices.
 struct StepWindow {
   int64_t begin_ns = 0;
@@ -193,6 +203,7 @@ struct Timeline {
   // Free-form facts about the run for display: "source", "schedule", "mesh", "model",
   // "backend", importer notes, ... Nothing computes from them (see `run`).
   std::map<std::string, std::string> metadata;
+  std::vector<SpanWait> waits;      // sorted by span, at most one per span, wait_ns > 0
   std::vector<SpanOrigin> origins;  // sorted by span, at most one per span
   ArgsStore origin_args;
 
@@ -206,11 +217,17 @@ struct Timeline {
   // The collective of span `span`; nullptr when it has none.
   const Collective* collective_of(uint32_t span) const;
 
+  // Records that span `span`'s rank reached it wait_ns before it began (SpanWait); a wait of 0
+  // or less records nothing.
+  void set_wait(uint32_t span, int64_t wait_ns);
+  // When span `span`'s rank reached it: its begin less its recorded wait.
+  int64_t reached_ns(uint32_t span) const;
+
   // The origin of span `index`, or nullptr (binary search over origins).
   const SpanOrigin* origin_of(uint32_t index) const;
 
   // Orders spans by (device, lane, begin_ns, end_ns descending) and rewrites flows and the span
-  // side tables (collectives, origins) to match.
+  // side tables (collectives, waits, origins) to match.
   void sort_spans();
   // Earliest begin and latest end over all spans; {0, 0} when empty.
   StepWindow extent() const;

@@ -1,6 +1,7 @@
 // Layout: magic, then devices (rank, name, coord, lanes), strings, spans (raw), flows (raw),
-// counters, steps (raw), metadata, the run descriptor, collectives (raw), origins (raw) and
-// their args store (bytes, ends). Spans keep their string indices, so strings go first in order.
+// counters, steps (raw), metadata, the run descriptor, collectives (raw), waits (raw), origins
+// (raw) and their args store (bytes, ends). Spans keep their string indices, so strings go first in
+// order.
 #include "traces/timeline_codec.h"
 
 #include <stdexcept>
@@ -10,7 +11,7 @@
 namespace meshscope::traces {
 namespace {
 
-constexpr uint32_t kMagic = 0x4d534c32;  // "MSL2": with the run descriptor and collectives
+constexpr uint32_t kMagic = 0x4d534c33;  // "MSL3": with the run descriptor, collectives and waits
 
 void put_run(ByteWriter& w, const RunDescriptor& run) {
   w.put(run.source);
@@ -84,6 +85,7 @@ std::string encode_timeline(const Timeline& t) {
   }
   put_run(w, t.run);
   w.put_vector(t.collectives);
+  w.put_vector(t.waits);
   w.put_vector(t.origins);
   w.put_string(t.origin_args.raw_bytes());
   w.put_vector(t.origin_args.raw_ends());
@@ -152,6 +154,13 @@ Timeline decode_timeline(std::string_view bytes) {
     if (c.span >= t.spans.size() || (i > 0 && t.collectives[i - 1].span >= c.span) ||
         !valid(c.collective)) {
       bad("collective " + std::to_string(i) + " names no span, is out of order or has no kind");
+    }
+  }
+  t.waits = r.get_vector<SpanWait>();
+  for (size_t i = 0; i < t.waits.size(); ++i) {
+    const SpanWait& w = t.waits[i];
+    if (w.span >= t.spans.size() || (i > 0 && t.waits[i - 1].span >= w.span) || w.wait_ns <= 0) {
+      bad("wait " + std::to_string(i) + " names no span, is out of order or is not positive");
     }
   }
   t.origins = r.get_vector<SpanOrigin>();

@@ -57,6 +57,9 @@ void append_timeline(Timeline& out, const Timeline& part, std::span<const int> d
   for (const SpanCollective& c : part.collectives) {
     if (index[c.span] != kDropped) out.set_collective(index[c.span], c.collective);
   }
+  for (const SpanWait& w : part.waits) {
+    if (index[w.span] != kDropped) out.set_wait(index[w.span], w.wait_ns);
+  }
   for (SpanOrigin o : part.origins) {
     if (index[o.span] == kDropped) continue;
     o.span = index[o.span];

@@ -121,6 +121,7 @@ void HostClockTracer::build_spans(traces::Timeline& tl) const {
       s.phase = a.phase;
       const uint32_t id = tl.add_span(s);
       if (const auto c = schedule::collective_of(a.action, a.bytes)) tl.set_collective(id, *c);
+      tl.set_wait(id, s.begin_ns - (rec.begin_ns - origin_ns_));  // the wait left out above
       if (schedule::is_send(a.action.kind)) {
         sends[{rec.step, static_cast<int>(r), a.peer, a.tag}].push_back(id);
       } else if (schedule::is_recv(a.action.kind)) {
@@ -144,6 +145,7 @@ void HostClockTracer::build_spans(traces::Timeline& tl) const {
       s.kind = in.info->span_kind;
       s.phase = parent.phase;
       const uint32_t id = tl.add_span(s);
+      tl.set_wait(id, s.begin_ns - (in.begin_ns - origin_ns_));
       if (s.kind == traces::SpanKind::kCollective) {
         tl.set_collective(id, traces::Collective{.op = in.info->op,
                                                  .group = in.info->group,

@@ -13,6 +13,7 @@
 #include "profiler/runtime/clock.h"
 #include "sim/model/workload_cost.h"
 #include "sim/schedule/schedule_text.h"
+#include "traces/analysis_stragglers.h"
 
 namespace meshscope::capture {
 namespace {
@@ -190,11 +191,50 @@ TEST(HostTracer, RecvSpanStartsWhenTheDataWasReady) {
   ASSERT_NE(recv, nullptr);
   ASSERT_NE(send, nullptr);
   EXPECT_GE(recv->begin_ns, send->end_ns);  // the wait before `ready` is not part of the span
+  // ... but it is recorded: the receiver reached its recv before the sender began to compute.
+  const auto recv_index = static_cast<uint32_t>(recv - t.spans.data());
+  const traces::Span* forward = find_span(t, 0, "F s0 mb0");
+  ASSERT_NE(forward, nullptr);
+  EXPECT_LE(t.reached_ns(recv_index), forward->begin_ns);
   ASSERT_EQ(t.flows.size(), 1u);
   EXPECT_EQ(t.spans[t.flows[0].from].kind, SpanKind::kSend);
   EXPECT_EQ(t.spans[t.flows[0].to].kind, SpanKind::kRecv);
   ASSERT_EQ(t.steps.size(), 1u);
   EXPECT_LE(t.steps[0].begin_ns, recv->begin_ns);
+}
+
+TEST(HostTracer, StragglersOfAMeshRunMatchEachCollectiveWithinItsGroup) {
+  // dp 2 x tp 2: the tp all-reduces of the two replicas share their names, and the dp
+  // all-reduces of the two tp ranks theirs; each is a collective of its own group. A member's
+  // span starts once every member has arrived (the wait is idle), and the time it arrived is
+  // recorded beside it, so no member of an instance arrives after another member's span ended.
+  const auto s = exec::testing::make_schedule(Family::kOneFOneB, {2, 1, 2}, 2);
+  const exec::RunResult r = exec::testing::run_cpu(s, mlp(), 1);
+  const traces::Timeline& t = r.timeline;
+  const traces::StragglerAnalysis a = traces::stragglers(t);
+  ASSERT_FALSE(a.instances.empty());
+  size_t tp = 0, dp = 0;
+  for (const traces::CollectiveInstance& c : a.instances) {
+    SCOPED_TRACE(c.name + " #" + std::to_string(c.occurrence));
+    ASSERT_EQ(c.spans.size(), 2u);
+    const traces::MeshCoord x = t.devices[t.spans[c.spans[0]].device].coord;
+    const traces::MeshCoord y = t.devices[t.spans[c.spans[1]].device].coord;
+    if (c.name.rfind("tp all-reduce", 0) == 0) {
+      ++tp;
+      EXPECT_EQ(x.dp, y.dp);
+      EXPECT_NE(x.tp, y.tp);
+    } else {
+      ++dp;
+      EXPECT_EQ(x.tp, y.tp);
+      EXPECT_NE(x.dp, y.dp);
+    }
+    for (uint32_t i : c.spans) {
+      EXPECT_LE(t.reached_ns(i), t.spans[i].begin_ns);
+      EXPECT_LE(c.last_arrival_ns, t.spans[i].end_ns);
+    }
+  }
+  EXPECT_GT(tp, 0u);
+  EXPECT_GT(dp, 0u);
 }
 
 TEST(HostTracer, SendSpanEndsWhenThePayloadWasHandedOver) {

@@ -47,6 +47,8 @@ Timeline rich_timeline() {
   t.add_flow(ar, add(t, gpu, 3, SpanKind::kAnnotation, 50, 2000, "enclosing range"));
   const uint32_t send = add(t, 0, 1, SpanKind::kSend, 1500, 1600, "SEND_F s0 mb0");
   const uint32_t recv = add(t, 1, 1, SpanKind::kRecv, 1700, 1800, "RECV_F s1 mb0");
+  t.set_wait(recv, 650);  // posted at 1050, began once the data was there
+  t.set_wait(ar, 3);
   t.spans[send].bytes = t.spans[recv].bytes = 4096;
   t.add_flow(launch, kernel);
   t.add_flow(send, recv);

@@ -157,6 +157,32 @@ TEST(ConvertOrigins, SurviveIdleSpansCodecAndReimport) {
   EXPECT_EQ(once, twice);
 }
 
+TEST(ConvertOrigins, MeshscopesOwnCollectiveAndWaitArgsAreWrittenOnce) {
+  // meshscope's export of a collective that waited for its peer: converting it writes its
+  // collective_* and waited_ns args once (they had been kept as the source's args as well, and
+  // doubled at each conversion).
+  Timeline t;
+  const uint16_t d = t.add_device(0, "rank 0 · dp0 pp0 tp0", MeshCoord{0, 0, 0});
+  t.add_lane(d, "comm", LaneKind::kComm);
+  Span s{.begin_ns = 1000, .end_ns = 2000, .bytes = 4096, .device = d};
+  s.kind = SpanKind::kCollective;
+  s.name = t.strings.intern("tp all-reduce block0.fc2 s0");
+  const uint32_t ar = t.add_span(s);
+  t.set_collective(ar, Collective{.op = CollectiveOp::kAllReduce,
+                                  .group = GroupKind::kTp,
+                                  .bytes = 4096,
+                                  .algorithm = CollectiveAlgorithm::kAuto});
+  t.set_wait(ar, 250);
+  const std::string own = export_chrome_json(t);
+  const std::string once = export_chrome_json(import_text(own, /*keep_origins=*/true));
+  const auto check = check_trace_events(once);
+  EXPECT_TRUE(check.problems.empty()) << check.problems.front();
+  EXPECT_EQ(export_chrome_json(import_text(once, /*keep_origins=*/true)), once);
+  const Timeline back = import_text(once, /*keep_origins=*/true);
+  ASSERT_EQ(back.waits.size(), 1u);
+  EXPECT_EQ(back.reached_ns(back.waits[0].span), 750);
+}
+
 // Every X event of the source with a correlation id keeps it, on an event of the same name and
 // start; cuda_sync events keep their stream.
 using Key = std::tuple<std::string, double, int64_t, int64_t>;  // name, ts, correlation, stream

@@ -26,16 +26,19 @@ TEST(TimelineCodec, RoundTripsEveryField) {
   testing::expect_same_timeline(decode_timeline(encode_timeline(t)), t);
 }
 
-TEST(TimelineCodec, RoundTripsTheRunDescriptorAndCollectives) {
+TEST(TimelineCodec, RoundTripsTheRunDescriptorCollectivesAndWaits) {
   Timeline t = sample();
   t.run = testing::rich_run();
   t.set_collective(3, Collective{.op = CollectiveOp::kAllGather,
                                  .group = GroupKind::kPp,
                                  .bytes = 12345,
                                  .algorithm = CollectiveAlgorithm::kTree});
+  t.set_wait(3, 777);
+  t.set_wait(1, 5);
   const Timeline back = decode_timeline(encode_timeline(t));
   testing::expect_same_timeline(back, t);
   EXPECT_EQ(back.run.workload.batch, int64_t{1} << 40);
+  EXPECT_EQ(back.reached_ns(3), t.spans[3].begin_ns - 777);
   // A collective naming no span is refused.
   t.collectives.back().span = static_cast<uint32_t>(t.spans.size());
   EXPECT_THROW(decode_timeline(encode_timeline(t)), std::runtime_error);

@@ -66,6 +66,11 @@ inline void expect_same_timeline(const Timeline& a, const Timeline& b) {
     EXPECT_EQ(a.collectives[i].span, b.collectives[i].span) << "collective " << i;
     EXPECT_EQ(a.collectives[i].collective, b.collectives[i].collective) << "collective " << i;
   }
+  ASSERT_EQ(a.waits.size(), b.waits.size());
+  for (size_t i = 0; i < a.waits.size(); ++i) {
+    EXPECT_EQ(a.waits[i].span, b.waits[i].span) << "wait " << i;
+    EXPECT_EQ(a.waits[i].wait_ns, b.waits[i].wait_ns) << "wait " << i;
+  }
   ASSERT_EQ(a.origins.size(), b.origins.size());
   for (size_t i = 0; i < a.origins.size(); ++i) {
     const SpanOrigin& x = a.origins[i];

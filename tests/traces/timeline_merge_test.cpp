@@ -29,6 +29,7 @@ Timeline two_device_part(std::string_view name) {
   const uint32_t recv = t.add_span(s);
   t.add_flow(send, recv);
   t.set_collective(recv, Collective{CollectiveOp::kAllToAll, GroupKind::kDp, 4096});
+  t.set_wait(recv, 4);
   t.counters.push_back({b, "activation_bytes", {{12, 4.0}}});
   t.steps.push_back({5, 40});
   return t;
@@ -56,6 +57,8 @@ TEST(TimelineMerge, MovesTimesRemapsDevicesNamesAndFlows) {
   EXPECT_EQ(out.collective_of(1)->op, CollectiveOp::kAllToAll);
   EXPECT_EQ(out.collective_of(1)->bytes, 4096);
   EXPECT_EQ(out.collective_of(0), nullptr);
+  EXPECT_EQ(out.reached_ns(1), 111);  // its wait too: begin 115 − 4
+  EXPECT_EQ(out.reached_ns(0), 110);
   ASSERT_EQ(out.counters.size(), 1u);
   EXPECT_EQ(out.counters[0].device, 0);
   EXPECT_EQ(out.counters[0].samples[0].t_ns, 112);

@@ -68,6 +68,27 @@ TEST(Timeline, SortSpansKeepsCollectivesOnTheirSpansAndSorted) {
   EXPECT_EQ(t.collective_of(2)->op, CollectiveOp::kAllToAll);
 }
 
+TEST(Timeline, WaitsFollowTheirSpansThroughSorting) {
+  Timeline t;
+  const uint16_t d = t.add_device(0, "rank 0");
+  t.add_lane(d, "comm", LaneKind::kComm);
+  const auto span = [&](int64_t b) { return t.add_span(Span{.begin_ns = b, .end_ns = b + 5}); };
+  const uint32_t late = span(100);
+  const uint32_t early = span(10);
+  span(50);
+  t.set_wait(late, 40);
+  t.set_wait(early, 7);  // inserted before
+  t.set_wait(2, 0);      // nothing to record
+  ASSERT_EQ(t.waits.size(), 2u);
+  t.sort_spans();
+  EXPECT_EQ(t.reached_ns(0), 3);   // the early span, now first
+  EXPECT_EQ(t.reached_ns(1), 50);  // no wait: its begin
+  EXPECT_EQ(t.reached_ns(2), 60);
+  t.set_wait(2, 20);  // replaces
+  EXPECT_EQ(t.waits.size(), 2u);
+  EXPECT_EQ(t.reached_ns(2), 80);
+}
+
 TEST(Timeline, StringTableInternsOnce) {
   StringTable st;
   EXPECT_EQ(st.get(0), "");

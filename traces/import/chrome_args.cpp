@@ -34,6 +34,9 @@ ArgView scan_args(const ChromeEvent& ev) {
         else if (k == "stream")
           a.stream = v;
         break;
+      case 9:
+        if (k == "waited_ns") a.waited_ns = v;
+        break;
       case 10:
         if (k == "microbatch") a.microbatch = v;
         break;

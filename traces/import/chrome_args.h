@@ -32,6 +32,7 @@ struct ArgView {
   const JsonScalar* collective_group = nullptr;
   const JsonScalar* collective_bytes = nullptr;
   const JsonScalar* collective_algorithm = nullptr;
+  const JsonScalar* waited_ns = nullptr;  // meshscope's SpanWait
 };
 
 ArgView scan_args(const ChromeEvent& ev);

@@ -238,6 +238,14 @@ uint32_t ChromeTimelineBuilder::emit_span(const ChromeEvent& ev, const Placed& p
   }
   const uint32_t index = tl_.add_span(s);
   if (a.collective_op != nullptr) read_collective(ev, a, index);
+  if (a.waited_ns != nullptr) {
+    const auto wait = as_int(a.waited_ns);
+    if (!wait || *wait < 0) {
+      report_.warn(ImportWarning::kWrongType, ev.offset);  // the span stays, without its wait
+    } else {
+      tl_.set_wait(index, *wait);
+    }
+  }
   if (options_.keep_origins) {
     SpanOrigin o = origin_of(ev, a);
     o.span = index;
@@ -276,11 +284,12 @@ void ChromeTimelineBuilder::read_collective(const ChromeEvent& ev, const ArgView
 
 namespace {
 
-// Args the Chrome export writes from the Span and its origin; the rest of an event's args are
-// kept as they were written.
+// Args the Chrome export writes from the Span, its origin and its side tables (collective, wait);
+// the rest of an event's args are kept as they were written.
 bool written_by_export(std::string_view key) {
-  for (const std::string_view k :
-       {"kind", "stream", "correlation", "stage", "microbatch", "phase", "bytes", "flops"}) {
+  for (const std::string_view k : {"kind", "stream", "correlation", "stage", "microbatch", "phase",
+                                   "bytes", "flops", "collective_op", "collective_group",
+                                   "collective_bytes", "collective_algorithm", "waited_ns"}) {
     if (key == k) return true;
   }
   return false;
