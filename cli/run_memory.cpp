@@ -61,7 +61,7 @@ RunMemoryEstimate estimate_run_memory(const model::WorkloadSpec& spec, int dp, i
   const Shape s = shape_of(spec);
   RunMemoryEstimate e;
   e.model_bytes = s.blocks * kBookkeepingBytesPerBlock;
-  e.weight_bytes = s.parameters * kFloat * (4 + 2.0 * dp + (check ? 2 : 0));
+  e.weight_bytes = s.parameters * kFloat * (4 + 3.0 * dp + (check ? 2 : 0));
   e.activation_bytes = double(spec.batch) * s.saved_per_sample * kFloat * (check ? 2 : 1);
   e.data_bytes = double(steps) * spec.batch * (s.input + s.output) * kFloat;
   return e;

@@ -18,8 +18,9 @@ struct RunMemoryEstimate {
 };
 
 // Closed form from the workload's shapes (sim/model/workload.h): mlp blocks h -> 4h -> h hold
-// 8h^2 + 5h parameters; each parameter is held (4 + 2 dp) times as float32, 2 more with the check
-// against one device (its weights and gradients); each sample keeps about 10h floats per block for
+// 8h^2 + 5h parameters; each parameter is held (4 + 3 dp) times as float32 (each replica's
+// weights, gradients and final copy), 2 more with the check against one device (its weights and
+// gradients); each sample keeps about 10h floats per block for
 // backward (fc1 input, fc1 pre- and post-activation, fc2 output: h + 4h + 4h + h). A moe block's
 // count is in run_memory.cpp, from the buffers profiler/exec/moe_block.cpp holds.
 // Assumption: ~300 bytes of bookkeeping per block (names, shape records), an upper bound read from

@@ -31,7 +31,9 @@ double max_relative_error(const RunResult& got, const ReferenceResult& want) {
     err = std::max(err, relative_error(got.weights[i].w, want.weights[i].w));
     err = std::max(err, relative_error(got.weights[i].b, want.weights[i].b));
   }
-  return err;
+  // A NaN in a replica's copy makes replica_error NaN, which std::max would skip.
+  if (!(got.replica_error >= 0)) return INFINITY;
+  return std::max(err, got.replica_error);
 }
 
 bool finite(const ReferenceResult& reference) {

@@ -14,8 +14,9 @@ namespace meshscope::exec {
 // holds a NaN or an infinity: a diverged run is never "equal" (std::max would skip a NaN).
 double relative_error(const std::vector<float>& a, const std::vector<float>& b);
 
-// The largest relative error over every step's loss (|got - want| / |want|) and every weight and
-// bias tensor; infinite when the run and the reference differ in steps or tensors.
+// The largest relative error over every step's loss (|got - want| / |want|), every weight and
+// bias tensor, and the run's replica_error (dp replicas that differ from each other); infinite
+// when the run and the reference differ in steps or tensors.
 double max_relative_error(const RunResult& got, const ReferenceResult& want);
 
 // Whether the one-device run's losses and weights are all finite. When they are not, training

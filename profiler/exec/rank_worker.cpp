@@ -1,6 +1,8 @@
 // One rank's thread: set up its stages on its device, then run its program step after step.
 #include "profiler/exec/rank_worker.h"
 
+#include "profiler/exec/equivalence.h"
+
 #include <time.h>
 
 #include <algorithm>
@@ -258,12 +260,11 @@ void run_steps(SharedRun& shared, int rank) {
     if (cpu_time && step >= first_timed) ++result.cpu_steps;
   }
   // dp replica 0 holds every dense weight; the first ep group's replicas (ep ranks 0 .. ep - 1)
-  // hold one expert shard each.
-  if (plan.coord.dp < std::max(shared.workload->spec.ep, 1)) {
-    alone([&] {
-      for (auto& s : st.stages) result.stage_weights.push_back(s->download_weights(shared.initial));
-    });
-  }
+  // hold one expert shard each. The other replicas' copies are checked against theirs
+  // (RunResult::replica_error).
+  alone([&] {
+    for (auto& s : st.stages) result.stage_weights.push_back(s->download_weights(shared.initial));
+  });
   backend.synchronize(rank);
 }
 
@@ -342,6 +343,41 @@ std::string describe_ranks(const SharedRun& shared) {
   return out;
 }
 
+namespace {
+
+// How far any dp replica's final weights are from `gathered` (replica 0's, and each expert's
+// owner's): every replica assembles its own copy of what it holds, which must be the same.
+double replica_error(const SharedRun& shared, const std::vector<model::LinearWeights>& gathered) {
+  const schedule::Schedule& s = *shared.schedule;
+  const mesh::Mesh& m = shared.backend->mesh();
+  double err = 0;
+  std::vector<model::LinearWeights> copy;
+  for (int d = 1; d < m.shape().dp; ++d) {
+    copy = shared.initial;
+    std::vector<size_t> held;
+    for (int stage = 0; stage < s.num_stages; ++stage) {
+      for (int t = 0; t < m.shape().tp; ++t) {
+        const int r = m.rank_of({d, s.stage_owner[stage], t});
+        const RankPlan& plan = shared.plans[r];
+        const StageLayout& layout = plan.stages[plan.local_of[stage]];
+        const auto& parts = shared.results[r].stage_weights[plan.local_of[stage]];
+        for (size_t i = 0; i < layout.linears.size(); ++i) {
+          const LinearLayout& l = layout.linears[i];
+          model::unshard(parts[i], l.split, t, m.shape().tp, copy[l.global_index]);
+          if (t == 0) held.push_back(l.global_index);
+        }
+      }
+    }
+    for (const size_t i : held) {
+      err = std::max(err, relative_error(copy[i].w, gathered[i].w));
+      err = std::max(err, relative_error(copy[i].b, gathered[i].b));
+    }
+  }
+  return err;
+}
+
+}  // namespace
+
 void gather_results(const SharedRun& shared, RunResult& result) {
   const schedule::Schedule& s = *shared.schedule;
   const mesh::Mesh& m = shared.backend->mesh();
@@ -369,6 +405,7 @@ void gather_results(const SharedRun& shared, RunResult& result) {
       }
     }
   }
+  result.replica_error = replica_error(shared, result.weights);
   int64_t begin_ns = INT64_MAX, end_ns = INT64_MIN;
   for (const RankResult& r : shared.results) {
     result.actions += r.actions;

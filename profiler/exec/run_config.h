@@ -30,7 +30,12 @@ struct RunResult {
   traces::Timeline timeline;                  // devices, spans, flows, activation counter, steps
   std::vector<double> losses;                 // per step: the full-batch mean loss
   std::vector<model::LinearWeights> weights;  // after the last step, full matrices (dp replica 0)
-  std::string backend;                        // Backend::description()
+  // The largest relative difference (equivalence.h) between another dp replica's final copy of a
+  // weight and `weights`: replicas must end the step identical, and a replica that skipped its
+  // update would otherwise go unseen (only replica 0's copy, and each expert's owner's, is
+  // gathered into `weights`).
+  double replica_error = 0;
+  std::string backend;  // Backend::description()
   // The steps on the host clock: from the first rank released into step 0 to the last rank
   // done with its last step (set-up, weight download and building the Timeline left out, so
   // runs with different tracers compare).

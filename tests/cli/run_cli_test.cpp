@@ -97,6 +97,33 @@ TEST(RunCli, ADivergedRunIsNeitherEqualToOneDeviceNorASuccess) {
   EXPECT_FALSE(nlohmann::json::parse(j.out)["equal_to_one_device"].get<bool>());
 }
 
+TEST(RunCli, AReplicaThatSkipsItsUpdateDiffers) {
+  // dp 2 where replica 1 never runs its optimizer step (--no-validate lets the file through):
+  // replica 0's weights equal one device's and the loss of one step is computed before any
+  // update, so only replica 1's own weights show it. They had not been compared.
+  const fs::path dir = temp_dir("replica_skips_step");
+  const fs::path dump = dir / "dp2.sched";
+  ASSERT_EQ(meshscope("schedules --dump dp --dp 2 -m 2 -o " + dump.string()).status, 0);
+  std::string text = read_file(dump);
+  const size_t rank1 = text.find("rank 1:");
+  ASSERT_NE(rank1, std::string::npos) << text;
+  const size_t step = text.find(" 0STEP", rank1);
+  ASSERT_NE(step, std::string::npos) << text;
+  text.erase(step, 6);
+  const fs::path edited = dir / "no_step_on_rank1.sched";
+  std::ofstream(edited) << text;
+  const Result r = meshscope("run --schedule-file " + edited.string() +
+                             " --no-validate --model mlp --layers 2 --hidden 32 --batch 8 "
+                             "--steps 1 --backend cpu");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("DIFFERS"), std::string::npos) << r.out;
+  // The file as dumped is equal.
+  EXPECT_EQ(meshscope("run --schedule-file " + dump.string() +
+                      " --model mlp --layers 2 --hidden 32 --batch 8 --steps 1 --backend cpu")
+                .status,
+            0);
+}
+
 TEST(RunCli, WeightsThatOverflowOnOneDeviceTooAreDivergenceNotADifference) {
   // lr 5 takes the chain's weights to inf in four steps while its loss stays finite: the run and
   // the one-device reference both overflow, which says nothing about the schedule.
