@@ -72,6 +72,15 @@ std::vector<traces::HtaRankFigures> hta_window(const AnalyzeArgs& args) {
   std::vector<traces::HtaEventTable> tables;
   for (const fs::path& f : run_files(args)) {
     tables.push_back(traces::read_hta_events(f, options_reporting_progress("analyze")));
+    const std::string& source = tables.back().meshscope_source;
+    if (source == "cpu" || source == "cuda" || source == "cuda-virtual" || source == "sim" ||
+        source == "synthetic") {
+      // Every device of the run in one file, no CPU launches on the cpu backend: HTA would read
+      // it as one rank and give figures that mean nothing (a negative kernel wait).
+      throw UserError(f.string() + ": --window hta reads Kineto traces, one rank per file, as " +
+                      "HTA does; this is meshscope's own trace (source " + source +
+                      "): analyze it without --window hta");
+    }
     if (args.rank_from == "file-order") tables.back().rank = static_cast<int>(tables.size() - 1);
   }
   const bool filter = traces::hta_step_filter_applies(tables);
@@ -253,7 +262,8 @@ void add_analyze_command(CLI::App& app) {
                   "default: step windows from ProfilerStep#N (else first to last GPU activity); "
                   "hta: the HTA section computed as HolisticTraceAnalysis 0.5 does (last step "
                   "dropped, GPU events without a CPU launch dropped, µs rounding, per-stream idle "
-                  "split); Kineto JSON only")
+                  "split); Kineto JSON only, one rank per file (a Kineto trace `convert` wrote "
+                  "too, not the traces of run or simulate)")
       ->check(CLI::IsMember({"default", "hta"}))
       ->capture_default_str();
   cmd->callback([args] { run(*args); });

@@ -63,6 +63,9 @@ struct HtaEventTable {
   std::string file;
   int rank = 0;           // distributedInfo.rank, else 0 (as HTA)
   bool float_ts = false;  // HTA's ts column is floating point: rounding applies
+  // meshscope_run.source of a file meshscope wrote ("cpu", "sim", "kineto" for a converted
+  // Kineto trace, ...); empty for a file of another tool.
+  std::string meshscope_source;
   std::vector<HtaEvent> events;
   std::vector<std::string> strings;  // index 0 is ""
 };

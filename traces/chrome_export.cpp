@@ -309,7 +309,9 @@ class ChromeWriter {
       sep();
       key("stream");
       jt::append_int(buf_, origin->stream);
-    } else if (has_kineto_stream(s.kind)) {
+    } else if (has_kineto_stream(s.kind) && origin == nullptr) {
+      // An imported event without a stream (a CPU op that became a CPU rank's compute) gets
+      // none: HTA takes every event with a stream for a GPU kernel.
       sep();
       key("stream");
       jt::append_int(buf_, kineto_stream(lane, s.lane));
@@ -384,7 +386,7 @@ class ChromeWriter {
     return "flow";
   }
 
-  void flow_end(char ph, std::string_view name, size_t id, uint32_t span) {
+  void flow_end(char ph, std::string_view name, size_t id, uint32_t span, int64_t ts_ns) {
     const Span& s = t_.spans[span];
     begin_event();
     buf_ += "\"ph\":\"";
@@ -397,7 +399,7 @@ class ChromeWriter {
     jt::append_int(buf_, static_cast<int64_t>(id));
     pid_tid(s.device, s.lane);
     buf_ += ",\"ts\":";
-    jt::append_us(buf_, s.begin_ns);
+    jt::append_us(buf_, ts_ns);
     buf_ += ",\"bp\":\"e\",\"args\":{\"span\":";
     jt::append_int(buf_, span);
     buf_ += "}";
@@ -412,8 +414,13 @@ class ChromeWriter {
           std::to_string(f.to) + ") points past the " + std::to_string(t_.spans.size()) + " spans");
     }
     const std::string_view n = flow_name(t_.spans[f.from], t_.spans[f.to]);
-    flow_end('s', n, i, f.from);
-    flow_end('f', n, i, f.to);
+    const Span& from = t_.spans[f.from];
+    const Span& to = t_.spans[f.to];
+    flow_end('s', n, i, f.from, from.begin_ns);
+    // Perfetto drops a flow whose end comes before its start, so a recv posted before its send
+    // began has its end at the send's begin, inside the recv (at its end when the send began
+    // later still).
+    flow_end('f', n, i, f.to, std::clamp(from.begin_ns, to.begin_ns, to.end_ns));
   }
 
   void counter_events(const Counter& c) {

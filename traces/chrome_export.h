@@ -33,7 +33,8 @@
 //      "cuda_driver", "cpu_op", "user_annotation", "gpu_user_annotation", or "idle"),
 //      "name": span name,"pid": device,"tid": lane,"ts": µs,"dur": µs,
 //      "args":{"kind": name(SpanKind) ("compute", "send", ..., "idle"; what the importer reads),
-//              "device": d, "stream": kineto_stream,          (device work only: Kineto's args)
+//              "device": d, "stream": kineto_stream,          (device work only: Kineto's args;
+//                                      an imported span only where its source had a stream)
 //              "correlation": c,                  (both ends of a host -> device launch flow)
 //              "stage": s, "microbatch": m, "phase": name(Phase), "bytes": b, "flops": f,
 //              "collective_op": name(CollectiveOp), "collective_group": name(GroupKind),
@@ -52,8 +53,9 @@
 //        the span each end binds to, so the binding is exact even where slices nest:
 //     {"ph":"s","cat":c,"name":c,"id":i,"pid","tid","ts": begin of the from-span,"bp":"e",
 //      "args":{"span": from}},
-//     {"ph":"f","cat":c,"name":c,"id":i,"pid","tid","ts": begin of the to-span,"bp":"e",
-//      "args":{"span": to}},
+//     {"ph":"f","cat":c,"name":c,"id":i,"pid","tid","ts": begin of the to-span, or the
+//      from-span's begin where that is later (clamped to the to-span's end: Perfetto drops a
+//      flow that ends before it starts),"bp":"e","args":{"span": to}},
 //        (c = "ac2g" for a host launch -> device activity, as Kineto names it, and then the
 //         spans' "correlation" is i; "p2p" for a send -> recv; "flow" otherwise)
 //     -- one C event per counter sample, in Timeline::counters order:

@@ -40,6 +40,28 @@ TEST(AnalyzeForeignCli, WindowHtaJsonGivesHtaFiguresPerRank) {
   EXPECT_NEAR(100 * h.at("comm_compute_overlap").get<double>(), 14.31, 0.5);
 }
 
+TEST(AnalyzeForeignCli, WindowHtaRefusesMeshscopesOwnTraceButReadsAConvertedKinetoOne) {
+  // A run's trace holds every device in one file, which HTA would read as one rank (a negative
+  // kernel wait); a Kineto trace converted by meshscope is still one rank's Kineto trace.
+  const fs::path dir = cli_testing::temp_dir("hta_own");
+  const std::string bin = std::string(MESHSCOPE_BINARY_DIR) + "/meshscope ";
+  const fs::path own = dir / "run.json";
+  ASSERT_EQ(cli_testing::shell(bin + "run --pp 2 -m 2 --layers 2 --hidden 16 --batch 4 " +
+                               "--backend cpu --out " + own.string())
+                .status,
+            0);
+  const Result r = analyze("--window hta " + own.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("this is meshscope's own trace (source cpu)"), std::string::npos) << r.err;
+  const fs::path converted = dir / "converted.json";
+  ASSERT_EQ(cli_testing::shell(bin + "convert " +
+                               (kFixtures / "a100_nccl_rank0_no_cpu_op.json.gz").string() + " -o " +
+                               converted.string())
+                .status,
+            0);
+  EXPECT_EQ(analyze("--window hta " + converted.string()).status, 0);
+}
+
 TEST(AnalyzeForeignCli, DefaultWindowKeepsTheTimelineBreakdown) {
   const Result r = analyze("--json " + (kFixtures / "h800_deepseek_v3_rank0.json.gz").string());
   ASSERT_EQ(r.status, 0);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/traces/timeline_equal.h"
@@ -95,6 +96,30 @@ TEST(ChromeRoundTrip, RunDescriptorAndCollectivesUseStableNames) {
     EXPECT_EQ(ev["args"]["collective_algorithm"], "ring");
   }
   EXPECT_EQ(with_collective, 1);
+}
+
+TEST(ChromeRoundTrip, NoFlowEndsBeforeItStarts) {
+  // Perfetto reads events in time order and drops a flow whose "f" comes before its "s": the
+  // flow back in time above (a target beginning before its source) ends at its source's begin.
+  const Timeline t = rich_timeline();
+  const nlohmann::json j = nlohmann::json::parse(export_chrome_json(t));
+  std::map<int64_t, double> starts, ends;
+  for (const auto& e : j.at("traceEvents")) {
+    const std::string ph = e.value("ph", "");
+    if (ph == "s") starts[e.at("id").get<int64_t>()] = e.at("ts").get<double>();
+    if (ph == "f") ends[e.at("id").get<int64_t>()] = e.at("ts").get<double>();
+  }
+  ASSERT_EQ(starts.size(), t.flows.size());
+  ASSERT_EQ(ends.size(), t.flows.size());
+  size_t moved = 0;
+  for (const auto& [id, ts] : ends) {
+    EXPECT_GE(ts, starts.at(id)) << "flow " << id;
+    const Span& to = t.spans[t.flows[static_cast<size_t>(id)].to];
+    EXPECT_GE(ts * 1000, static_cast<double>(to.begin_ns) - 0.5) << "flow " << id;
+    EXPECT_LE(ts * 1000, static_cast<double>(to.end_ns) + 0.5) << "flow " << id;
+    if (ts * 1000 > static_cast<double>(to.begin_ns) + 0.5) ++moved;
+  }
+  EXPECT_GE(moved, 1u);
 }
 
 TEST(ChromeRoundTrip, ABadRunDescriptorIsAnErrorNamingTheField) {

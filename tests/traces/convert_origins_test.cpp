@@ -183,6 +183,23 @@ TEST(ConvertOrigins, MeshscopesOwnCollectiveAndWaitArgsAreWrittenOnce) {
   EXPECT_EQ(back.reached_ns(back.waits[0].span), 750);
 }
 
+TEST(ConvertOrigins, CpuOpsOfACpuOnlyTorchJobGetNoStream) {
+  // torch pipelining on gloo: each rank's ops become its device's compute, but the source has no
+  // stream anywhere, and HTA takes every event with a stream for a GPU kernel.
+  ImportOptions o;
+  o.keep_origins = true;
+  const Timeline t = load_trace(kFixtures / "torch/1F1B/rank1.json.gz", o);
+  const nlohmann::json out = nlohmann::json::parse(export_chrome_json(t));
+  size_t with_stream = 0, x = 0;
+  for (const auto& e : out["traceEvents"]) {
+    if (e.value("ph", "") != "X") continue;
+    ++x;
+    if (e.contains("args") && e["args"].contains("stream")) ++with_stream;
+  }
+  EXPECT_GT(x, 100u);
+  EXPECT_EQ(with_stream, 0u);
+}
+
 // Every X event of the source with a correlation id keeps it, on an event of the same name and
 // start; cuda_sync events keep their stream.
 using Key = std::tuple<std::string, double, int64_t, int64_t>;  // name, ts, correlation, stream

@@ -62,6 +62,12 @@ class HtaEventSink : public importer::ChromeSink {
   }
 
   void on_member(const ChromeMember& m) override {
+    if (m.key == "meshscope_run") {
+      if (const JsonScalar* v = m.member("source"); v != nullptr && v->is_string()) {
+        t_.meshscope_source = std::string(v->text);
+      }
+      return;
+    }
     if (m.key != "distributedInfo") return;
     if (const JsonScalar* v = m.member("rank"); v != nullptr && v->is_number()) {
       int64_t r = 0;
