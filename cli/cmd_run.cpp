@@ -270,9 +270,10 @@ void run(const RunArgs& a) {
           "--cores and --replay-trace are for ranks run as threads of one process; under mpirun "
           "each rank has a process of its own");
   };
-  if (processes == nullptr)
+  if (processes == nullptr) {
     checks();
-  else
+    check_rank_threads_can_start(spec.schedule.mesh.size());
+  } else
     agree_before_run(*processes, checks);
   spec.processes = processes.get();
   const bool primary = processes == nullptr || processes->index() == 0;
@@ -389,7 +390,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--no-check", a->no_check, "skip the comparison with one device");
   cmd->add_flag("--no-validate", a->no_validate,
                 "run a --schedule-file even when the validator rejects it (to see what the "
-                "executor and its watchdog make of it)");
+                "executor and its watchdog make of it)")
+      ->needs("--schedule-file");
   cmd->add_flag("--json", a->json, "print the summary and the analysis as JSON");
   cmd->add_option("--cores", a->cores,
                   "the cores the rank threads share (default: the cores this process may run on, "

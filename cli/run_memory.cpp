@@ -1,6 +1,13 @@
 // estimate_run_memory and the refusal of runs that cannot fit.
 #include "cli/run_memory.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+
 #include "cli/commands.h"
 #include "traces/host_memory.h"
 
@@ -94,6 +101,41 @@ void check_run_fits_in_memory(const model::WorkloadSpec& spec, int dp, int steps
                   (spec.kind == model::WorkloadKind::kMoe ? ", --experts" : "") +
                   ", --batch or --steps (each step's batch is made up front)" +
                   (check ? " (or --no-check)" : ""));
+}
+
+namespace {
+
+// A whole number from a /proc/sys file; nullopt where it cannot be read.
+std::optional<int64_t> proc_number(const char* path) {
+  std::FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return std::nullopt;
+  long long v = 0;
+  const bool ok = std::fscanf(f, "%lld", &v) == 1 && v > 0;
+  std::fclose(f);
+  return ok ? std::optional<int64_t>(v) : std::nullopt;
+}
+
+}  // namespace
+
+void check_rank_threads_can_start(int64_t ranks) {
+  std::string limits;
+  int64_t smallest = INT64_MAX;
+  const auto consider = [&](const std::string& name, std::optional<int64_t> v) {
+    if (!v) return;
+    limits += (limits.empty() ? "" : ", ") + name + " " + std::to_string(*v);
+    smallest = std::min(smallest, *v);
+  };
+  consider("kernel.pid_max", proc_number("/proc/sys/kernel/pid_max"));
+  consider("kernel.threads-max", proc_number("/proc/sys/kernel/threads-max"));
+  rlimit nproc{};
+  if (getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY) {
+    consider("ulimit -u", static_cast<int64_t>(nproc.rlim_cur));
+  }
+  if (ranks <= smallest) return;
+  throw UserError("run: " + std::to_string(ranks) +
+                  " ranks need a thread each, more than this machine lets a process start (" +
+                  limits +
+                  "): run fewer ranks, or one rank per process under mpirun on several hosts");
 }
 
 }  // namespace meshscope::cli

@@ -33,4 +33,10 @@ RunMemoryEstimate estimate_run_memory(const model::WorkloadSpec& spec, int dp, i
 // available: ..." when the estimate exceeds what is available.
 void check_run_fits_in_memory(const model::WorkloadSpec& spec, int dp, int steps, bool check);
 
+// Throws UserError when `ranks` rank threads (one per rank: the backends of one process) are more
+// than this machine lets one process start: the smallest of kernel.pid_max, kernel.threads-max
+// and ulimit -u. Set-up grows with the ranks, so finding out from the failed thread start took
+// minutes and gigabytes (dp = 32768: 86 s, 13.5 GB here); a million ranks never got that far.
+void check_rank_threads_can_start(int64_t ranks);
+
 }  // namespace meshscope::cli

@@ -1,6 +1,9 @@
 // The flags shared by `run` and `demo`: workload and backend.
 #include "cli/workload_options.h"
 
+#include <cerrno>
+#include <cstdlib>
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -73,7 +76,12 @@ void add_workload_options(CLI::App& cmd, WorkloadArgs& a) {
       // CLI11 would wrap -1 around to 2^64 - 1.
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
-            return v.find('-') == std::string::npos ? "" : "a seed is 0 or more, got " + v;
+            if (v.find('-') != std::string::npos) return "a seed is 0 or more, got " + v;
+            // and would saturate a seed past 2^64 - 1 to it without a word.
+            errno = 0;
+            char* end = nullptr;
+            std::strtoull(v.c_str(), &end, 0);
+            return errno == ERANGE ? "a seed is at most 18446744073709551615, got " + v : "";
           },
           ""));
   cmd.add_flag("--data-gradient", a.data_gradient,

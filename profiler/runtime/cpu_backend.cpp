@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include <map>
 #include <stdexcept>
 
 #include "profiler/runtime/process_cpu_backend.h"
@@ -74,20 +73,22 @@ CpuBackend::CpuBackend(const mesh::MeshShape& shape, bool pin_threads) : mesh_(s
     mailboxes_.push_back(std::make_unique<CpuMailbox>(r, abort_));
     devices_.push_back(std::make_unique<CpuDeviceOps>());
   }
-  // One CpuGroup per distinct (kind, member list); every member's transport points at it.
+  // One CpuGroup per group of each kind; every member's transport points at it. A group is named
+  // by its first member, so its member list is made once (keying by the list made it O(dp^2)).
   std::vector<std::array<CpuTransport::GroupSlot, static_cast<size_t>(mesh::GroupKind::kCount)>>
       slots(world);
+  std::vector<CpuGroup*> by_first(world);
   for (size_t g = 0; g < static_cast<size_t>(mesh::GroupKind::kCount); ++g) {
     const auto kind = static_cast<mesh::GroupKind>(g);
-    std::map<std::vector<int>, CpuGroup*> made;
+    std::fill(by_first.begin(), by_first.end(), nullptr);
     for (int r = 0; r < world; ++r) {
-      std::vector<int> ranks = mesh_.group_ranks(kind, r);
-      auto it = made.find(ranks);
-      if (it == made.end()) {
-        groups_.push_back(std::make_unique<CpuGroup>(kind, ranks, abort_));
-        it = made.emplace(ranks, groups_.back().get()).first;
+      const int first = mesh_.extent(kind) > 0 ? mesh_.peer_in_group(kind, r, 0) : 0;
+      CpuGroup*& group = by_first[first];
+      if (group == nullptr) {
+        groups_.push_back(std::make_unique<CpuGroup>(kind, mesh_.group_ranks(kind, r), abort_));
+        group = groups_.back().get();
       }
-      slots[r][g] = {it->second, mesh_.index_in_group(kind, r)};
+      slots[r][g] = {group, mesh_.index_in_group(kind, r)};
     }
   }
   for (int r = 0; r < world; ++r) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "traces/enum_names.h"
@@ -83,7 +84,10 @@ Workload moe(const WorkloadSpec& spec) {
               std::to_string(spec.top_k) + " (a token goes to top-k distinct experts)");
   // Beyond `experts` the capacity exceeds tokens * k: nothing more can be kept.
   char factor[32];
-  std::snprintf(factor, sizeof factor, "%g", spec.capacity_factor);
+  for (int digits = 6; digits <= 17; ++digits) {  // the shortest text that reads back the same
+    std::snprintf(factor, sizeof factor, "%.*g", digits, spec.capacity_factor);
+    if (std::strtod(factor, nullptr) == spec.capacity_factor) break;
+  }
   require(spec.capacity_factor > 0 && spec.capacity_factor <= spec.experts,
           "moe capacity factor must be in (0, experts = " + std::to_string(spec.experts) +
               "], got " + factor);

@@ -124,6 +124,32 @@ TEST(RunCli, AReplicaThatSkipsItsUpdateDiffers) {
             0);
 }
 
+TEST(RunCli, FlagsThatWouldBeSilentlyIgnoredOrChangedAreRefused) {
+  // --no-validate only applies to a schedule file; a seed past 2^64 - 1 had become 2^64 - 1.
+  const Result nv = meshscope("run --pp 2 -m 2 --no-validate");
+  EXPECT_NE(nv.status, 0);
+  EXPECT_NE(nv.err.find("--no-validate requires --schedule-file"), std::string::npos) << nv.err;
+  const Result seed = meshscope("run --pp 2 -m 2 --seed 18446744073709551616");
+  EXPECT_NE(seed.status, 0);
+  EXPECT_NE(seed.err.find("a seed is at most 18446744073709551615"), std::string::npos) << seed.err;
+  // A capacity factor just past the limit is quoted as given, not rounded onto the limit.
+  const Result cf = meshscope("run --model moe --experts 2 --capacity-factor 2.0000001");
+  EXPECT_EQ(cf.status, 1);
+  EXPECT_NE(cf.err.find("got 2.0000001"), std::string::npos) << cf.err;
+}
+
+TEST(RunCli, MoreRankThreadsThanTheMachineStartsAreRefusedAtOnce) {
+  // A million ranks of one process: set-up had run for minutes through gigabytes before any
+  // thread failed to start. Here ulimit -u (set by prlimit, util-linux) is the smallest limit.
+  const Result r =
+      meshscope("run --schedule dp --dp 65 -m 1 --batch 65 --model mlp --layers 1 --hidden 1",
+                "prlimit --nproc=64:64 ");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("65 ranks need a thread each"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ulimit -u 64"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kernel.pid_max"), std::string::npos) << r.err;
+}
+
 TEST(RunCli, WeightsThatOverflowOnOneDeviceTooAreDivergenceNotADifference) {
   // lr 5 takes the chain's weights to inf in four steps while its loss stays finite: the run and
   // the one-device reference both overflow, which says nothing about the schedule.
