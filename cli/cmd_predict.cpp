@@ -474,6 +474,16 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base,
   std::printf("fastest configurations of %lld GPUs that fit (%zu fit):\n",
               static_cast<long long>(a.gpus), found.size());
   print_table(rows);
+  // The base's tp_comm_overlap is off where a candidate has no tp: say so, since the config with
+  // that mesh alone is refused until it is turned off too.
+  bool dropped = false;
+  for (size_t i = 0; i < found.size() && static_cast<int>(i) < a.top; ++i)
+    dropped = dropped || (base.tp_comm_overlap && !found[i].config.tp_comm_overlap);
+  if (dropped) {
+    std::printf(
+        "rows with tp=1 run without tp_comm_overlap (it needs tp > 1): set "
+        "options.tp_comm_overlap false to predict one of them alone\n");
+  }
 }
 
 // One configuration simulated as it is and once per figure of its catalog entry moved down and

@@ -606,6 +606,19 @@ TEST_F(SimCli, HostileConfigsGetOneLineNamingFileAndKey) {
                         "most 65534");
 }
 
+TEST_F(SimCli, SearchSaysWhereItTurnedTheTpOverlapOff) {
+  // The Nemotron-4 15B row asks for tp_comm_overlap, which needs tp > 1: candidates with tp=1 run
+  // without it, and that config with such a mesh alone is refused until it is turned off too.
+  const fs::path cfg =
+      fs::path(MESHSCOPE_SOURCE_DIR) / "sim/predict/configs/nemo-nemotron4-15b-16xh100.json";
+  const Outcome r = sh("predict --search --gpus 16 --top 40 --config " + cfg.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const bool tp1 = r.out.find(" tp=1 ") != std::string::npos;
+  EXPECT_TRUE(tp1) << r.out;
+  EXPECT_EQ(r.out.find("rows with tp=1 run without tp_comm_overlap") != std::string::npos, tp1)
+      << r.out;
+}
+
 TEST_F(SimCli, SearchSaysWhyNothingWasFound) {
   const fs::path cfg =
       write("small.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 64, "heads": 4,
