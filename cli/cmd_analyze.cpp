@@ -73,13 +73,14 @@ std::vector<traces::HtaRankFigures> hta_window(const AnalyzeArgs& args) {
   for (const fs::path& f : run_files(args)) {
     tables.push_back(traces::read_hta_events(f, options_reporting_progress("analyze")));
     const std::string& source = tables.back().meshscope_source;
-    if (source == "cpu" || source == "cuda" || source == "cuda-virtual" || source == "sim" ||
-        source == "synthetic") {
-      // Every device of the run in one file, no CPU launches on the cpu backend: HTA would read
-      // it as one rank and give figures that mean nothing (a negative kernel wait).
+    if (!source.empty() && !tables.back().distributed_info) {
+      // meshscope writes distributedInfo only for a trace of one rank: this one holds several
+      // (a run's every device, a converted folder), which HTA would read as one rank and give
+      // figures that mean nothing (a negative kernel wait).
       throw UserError(f.string() + ": --window hta reads Kineto traces, one rank per file, as " +
-                      "HTA does; this is meshscope's own trace (source " + source +
-                      "): analyze it without --window hta");
+                      "HTA does; this file meshscope wrote (source " + source +
+                      ") holds several ranks: analyze it without --window hta, or convert each " +
+                      "rank's trace on its own");
     }
     if (args.rank_from == "file-order") tables.back().rank = static_cast<int>(tables.size() - 1);
   }

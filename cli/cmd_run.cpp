@@ -20,6 +20,7 @@
 #include "cli/workload_options.h"
 #include "profiler/exec/process_run.h"
 #include "profiler/exec/run_config.h"
+#include "profiler/exec/watchdog.h"
 #include "profiler/runtime/clock.h"
 #include "profiler/runtime/process_cpu_backend.h"
 #include "sim/schedule/schedule_file.h"
@@ -273,6 +274,15 @@ void run(const RunArgs& a) {
   if (processes == nullptr) {
     checks();
     check_rank_threads_can_start(spec.schedule.mesh.size());
+    // Linux's CFS lets a runnable thread wait sched_latency, 6 ms x (1 + log2 cores), for a core
+    // (Documentation/scheduler/sched-design-CFS.rst): with ranks beyond the cores, a stall of
+    // that order is no deadlock.
+    if (const int cores = cores_of(spec); spec.schedule.mesh.size() > cores && a.timeout_s < 0.1) {
+      std::fprintf(stderr,
+                   "meshscope: warning: --timeout %s is shorter than a rank thread may wait for "
+                   "one of the %d cores (tens of ms): such a wait reads as a deadlock\n",
+                   exec::format_seconds(a.timeout_s).c_str(), cores);
+    }
   } else
     agree_before_run(*processes, checks);
   spec.processes = processes.get();

@@ -50,16 +50,6 @@ std::string per_device_bubbles(const traces::TimelineAnalysis& a) {
   return per_device_bubbles(fractions);
 }
 
-// --cores, or the cores this process may run on: its affinity (taskset -c 0 gives one), which
-// std::thread::hardware_concurrency does not see.
-int cores_of(const RunSpec& spec) {
-  if (spec.cores > 0) return spec.cores;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  return static_cast<int>(std::thread::hardware_concurrency());
-}
-
 // The replay of a run whose ranks outnumber the cores (the executor measured its actions' thread
 // CPU time: cpu backend, one process); nullopt otherwise.
 // Its trace (--replay-trace) goes into `outputs`, committed with the run's own.
@@ -123,6 +113,16 @@ std::string pad(const std::string& s, size_t width) {
 
 }  // namespace
 
+// --cores, or the cores this process may run on: its affinity (taskset -c 0 gives one), which
+// std::thread::hardware_concurrency does not see.
+int cores_of(const RunSpec& spec) {
+  if (spec.cores > 0) return spec.cores;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::thread::hardware_concurrency());
+}
+
 namespace {
 
 RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& trace_path,
@@ -133,6 +133,7 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
   config.backend = spec.backend;
   config.tracer = spec.tracer;
   config.steps = spec.steps;
+  config.check_replicas = spec.check;
   config.timeout_s = spec.timeout_s;
   config.log = log;
   config.backend_options.processes = spec.processes;

@@ -65,7 +65,7 @@ struct RunSummary {
   std::vector<double> losses;
   traces::TimelineAnalysis analysis;
   bool checked = false;
-  double max_relative_error = 0;        // over every step's loss and every weight and bias tensor
+  double max_relative_error = 0;        // over losses, weights, biases and dp replicas' copies
   bool reference_diverged = false;      // the one-device run's losses or weights are not finite
   std::filesystem::path trace;          // empty when no trace was written
   std::optional<CpuTimeReplay> replay;  // a cpu run in one process with more ranks than cores
@@ -86,6 +86,9 @@ inline constexpr double kEquivalenceTolerance = 1e-5;
 // alone; throws std::runtime_error when launched as several processes without MPI in the build.
 std::unique_ptr<runtime::ProcessMessenger> messenger_for_launch();
 RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path, std::ostream* log);
+
+// --cores, or the cores this process may run on: its affinity (taskset -c 0 gives one).
+int cores_of(const RunSpec& spec);
 
 // One row per run: schedule, mesh, step time, overall and per-device bubble fractions,
 // communication time, per-device peak activation memory, equivalence with one device.

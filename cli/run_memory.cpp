@@ -2,6 +2,7 @@
 #include "cli/run_memory.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -68,7 +69,7 @@ RunMemoryEstimate estimate_run_memory(const model::WorkloadSpec& spec, int dp, i
   const Shape s = shape_of(spec);
   RunMemoryEstimate e;
   e.model_bytes = s.blocks * kBookkeepingBytesPerBlock;
-  e.weight_bytes = s.parameters * kFloat * (4 + 3.0 * dp + (check ? 2 : 0));
+  e.weight_bytes = s.parameters * kFloat * (4 + 2.0 * dp + (check ? 2 + dp : 0));
   e.activation_bytes = double(spec.batch) * s.saved_per_sample * kFloat * (check ? 2 : 1);
   e.data_bytes = double(steps) * spec.batch * (s.input + s.output) * kFloat;
   return e;
@@ -128,7 +129,9 @@ void check_rank_threads_can_start(int64_t ranks) {
   consider("kernel.pid_max", proc_number("/proc/sys/kernel/pid_max"));
   consider("kernel.threads-max", proc_number("/proc/sys/kernel/threads-max"));
   rlimit nproc{};
-  if (getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY) {
+  // Linux does not hold root to RLIMIT_NPROC (fork(2), EAGAIN), and it counts the user's threads
+  // already running besides: only a bound, taken for one when it applies.
+  if (geteuid() != 0 && getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY) {
     consider("ulimit -u", static_cast<int64_t>(nproc.rlim_cur));
   }
   if (ranks <= smallest) return;

@@ -18,11 +18,11 @@ struct RunMemoryEstimate {
 };
 
 // Closed form from the workload's shapes (sim/model/workload.h): mlp blocks h -> 4h -> h hold
-// 8h^2 + 5h parameters; each parameter is held (4 + 3 dp) times as float32 (each replica's
-// weights, gradients and final copy), 2 more with the check against one device (its weights and
-// gradients); each sample keeps about 10h floats per block for
-// backward (fc1 input, fc1 pre- and post-activation, fc2 output: h + 4h + 4h + h). A moe block's
-// count is in run_memory.cpp, from the buffers profiler/exec/moe_block.cpp holds.
+// 8h^2 + 5h parameters; each parameter is held (4 + 2 dp) times as float32 (each replica's
+// weights and gradients), 2 + dp more with the check against one device (its weights and
+// gradients, and each replica's final copy, compared); each sample keeps about 10h floats per block
+// for backward (fc1 input, fc1 pre- and post-activation, fc2 output: h + 4h + 4h + h). A moe
+// block's count is in run_memory.cpp, from the buffers profiler/exec/moe_block.cpp holds.
 // Assumption: ~300 bytes of bookkeeping per block (names, shape records), an upper bound read from
 // sim/model/workload.cpp's Unit layout. Figures are estimates within a small factor, not a
 // measurement; they only need to tell a run that fits from one that cannot.
@@ -35,8 +35,9 @@ void check_run_fits_in_memory(const model::WorkloadSpec& spec, int dp, int steps
 
 // Throws UserError when `ranks` rank threads (one per rank: the backends of one process) are more
 // than this machine lets one process start: the smallest of kernel.pid_max, kernel.threads-max
-// and ulimit -u. Set-up grows with the ranks, so finding out from the failed thread start took
-// minutes and gigabytes (dp = 32768: 86 s, 13.5 GB here); a million ranks never got that far.
+// and ulimit -u (not for root, which the kernel does not hold to it). Set-up grows with the ranks,
+// so finding out from the failed thread start took minutes and gigabytes (dp = 32768: 86 s, 13.5 GB
+// here); a million ranks never got that far.
 void check_rank_threads_can_start(int64_t ranks);
 
 }  // namespace meshscope::cli

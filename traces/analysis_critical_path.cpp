@@ -220,8 +220,10 @@ CriticalPath walk(const Timeline& t, const Graph& g, Interval w) {
     const Span& s = t.spans[cur];
     if (const auto q = g.late_peer(cur)) {
       // It could not end before its late peer joined: the path goes on from that peer's begin.
-      const int64_t joined = t.reached_ns(*q);
-      if (joined > t.reached_ns(cur) && joined < until && joined > w.begin_ns) {
+      // Who was late is decided by arrival (Timeline::waits); the hand-over is at the late
+      // peer's begin, so its own wait before it is charged once, by its own step.
+      const int64_t joined = t.spans[*q].begin_ns;
+      if (t.reached_ns(*q) > t.reached_ns(cur) && joined < until && joined > w.begin_ns) {
         const int rank = t.devices[s.device].rank;
         rev.push_back({cur, until - joined, 0, via});
         p.by_kind[static_cast<size_t>(kind_of(cur))] += until - joined;

@@ -13,9 +13,10 @@
 //   late flows  a flow into s whose source began after s (a recv posted before its send began,
 //               as pipeline ranks do): s could not finish before the source delivered, at its
 //               end; the path charges s from then on and continues on the source;
-//   collectives a collective instance's late arriver (analysis_stragglers.h): another device's
-//               span of that instance could not end before it joined, so the path charges that
-//               span from the late arriver's begin on and continues on the late arriver.
+//   collectives a collective instance's late arriver (analysis_stragglers.h, by arrival): another
+//               device's span of that instance could not end before it joined, so the path
+//               charges that span from the late arriver's span begin on and continues on the
+//               late arriver.
 //   syncs       a host call named *Synchronize* (cudaStreamSynchronize, ...) returned when its
 //               rank's device work that ended last inside it finished: the path charges the call
 //               from that end on and continues on that work.

@@ -66,6 +66,7 @@ struct HtaEventTable {
   // meshscope_run.source of a file meshscope wrote ("cpu", "sim", "kineto" for a converted
   // Kineto trace, ...); empty for a file of another tool.
   std::string meshscope_source;
+  bool distributed_info = false;  // the file has a distributedInfo object (one rank's trace)
   std::vector<HtaEvent> events;
   std::vector<std::string> strings;  // index 0 is ""
 };

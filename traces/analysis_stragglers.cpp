@@ -156,9 +156,12 @@ nlohmann::json to_json(const StragglerAnalysis& a, const Timeline& t, size_t top
   nlohmann::json inst = nlohmann::json::array();
   for (size_t i : by_max_wait(a, top)) {
     const CollectiveInstance& c = a.instances[i];
+    nlohmann::json ranks = nlohmann::json::array();  // tells two groups' instances apart
+    for (uint32_t i : c.spans) ranks.push_back(t.devices[t.spans[i].device].rank);
     inst.push_back({{"name", c.name},
                     {"occurrence", c.occurrence},
                     {"devices", c.spans.size()},
+                    {"ranks", std::move(ranks)},
                     {"last_rank", t.devices[c.last_device].rank},
                     {"last_device", c.last_device},
                     {"last_arrival_ns", c.last_arrival_ns},

@@ -23,7 +23,7 @@
 //              (torch's c10d::send, which the importer pairs with gloo:recv: gloo's own send
 //              range opens only as that op returns): the receiver posted its recv at the recv's
 //              begin, less its recorded wait (as above); when the send began later, the sender is
-//              the straggler and the receiver waited send begin − recv begin. A recv posted after
+//              the straggler and the receiver waited send begin − recv posted. A recv posted after
 //              its send began waited for nobody (0).
 #pragma once
 
@@ -50,7 +50,7 @@ struct CollectiveInstance {
 struct TransferWait {
   uint32_t send = 0, recv = 0;  // spans
   uint16_t sender = 0, receiver = 0;
-  int64_t wait_ns = 0;  // max(0, send begin − recv begin)
+  int64_t wait_ns = 0;  // max(0, send begin − recv posted)
 };
 
 struct StragglerDevice {

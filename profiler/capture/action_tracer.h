@@ -45,6 +45,7 @@ struct ActionEnd {
   int64_t ready_ns = 0;           // recv/collective: runtime::TransferInfo::ready_ns; 0 otherwise
   int64_t activation_bytes = -1;  // activation memory the rank holds after it; -1: unchanged
   int64_t done_ns = 0;            // send: runtime::TransferInfo::done_ns; 0 otherwise
+  int64_t called_ns = 0;          // runtime::TransferInfo::called_ns; 0: at the action's begin
 };
 
 struct RunInfo {

@@ -73,6 +73,7 @@ void HostClockTracer::action_end(int rank, int, const ActionInfo&, const ActionE
   log.open.end_ns = runtime::host_now_ns();
   log.open.ready_ns = end.ready_ns;
   log.open.done_ns = end.done_ns;
+  log.open.called_ns = end.called_ns;
   log.open.activation_bytes = end.activation_bytes;
   log.records.push_back(log.open);
 }
@@ -121,7 +122,8 @@ void HostClockTracer::build_spans(traces::Timeline& tl) const {
       s.phase = a.phase;
       const uint32_t id = tl.add_span(s);
       if (const auto c = schedule::collective_of(a.action, a.bytes)) tl.set_collective(id, *c);
-      tl.set_wait(id, s.begin_ns - (rec.begin_ns - origin_ns_));  // the wait left out above
+      // The wait left out above, from the moment the rank made its call.
+      tl.set_wait(id, s.begin_ns - (std::max(rec.begin_ns, rec.called_ns) - origin_ns_));
       if (schedule::is_send(a.action.kind)) {
         sends[{rec.step, static_cast<int>(r), a.peer, a.tag}].push_back(id);
       } else if (schedule::is_recv(a.action.kind)) {

@@ -26,6 +26,7 @@ class HostClockTracer final : public ActionTracer {
     int64_t end_ns = 0;
     int64_t ready_ns = 0;
     int64_t done_ns = 0;
+    int64_t called_ns = 0;  // ActionEnd::called_ns
     int64_t activation_bytes = -1;
     int32_t step = 0;
     int32_t index = 0;

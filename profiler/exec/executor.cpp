@@ -219,6 +219,7 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   shared.backend = &backend;
   shared.tracer = &tracer;
   shared.steps = config.steps;
+  shared.check_replicas = config.check_replicas;
   shared.rows = rows;
   shared.initial = model::init_weights(workload);
   // Progress lines from here on: making a huge batch can take minutes before any rank runs.
@@ -291,6 +292,10 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
       return processes->take_heartbeats() > 0;
     };
   }
+  // A rank whose thread has not reached its set-up yet is setting up: progress, as set-up is
+  // (rank_main clears the flag once its set-up is done). A --timeout of a millisecond had fired
+  // while every rank was still starting.
+  for (int r : local) progress[static_cast<size_t>(r)].computing.store(true);
   Watchdog watchdog(
       progress, config.timeout_s, [&] { return describe_ranks(shared); }, abort_all, share);
   // Every tick a rank bumps: one per stage set up, per action, per step barrier, and at the end.

@@ -174,7 +174,10 @@ runtime::TransferInfo execute(const PlannedAction& pa, StageRuntime& stage, runt
                                 l.param_count - l.dp_reduced_count);
         });
       }
-      return net.all_reduce(pa.group, stage.grads(), l.dp_reduced_count);
+      const int64_t called = runtime::host_now_ns();
+      runtime::TransferInfo t = net.all_reduce(pa.group, stage.grads(), l.dp_reduced_count);
+      t.called_ns = called;
+      return t;
     }
     case ActionKind::kAllToAll:
       return net.all_to_all(pa.group, stage.exchange_send(), stage.exchange_recv(),
@@ -244,6 +247,7 @@ void run_steps(SharedRun& shared, int rank) {
       if (timed) result.action_cpu_ns[i] += thread_cpu_ns() - cpu_begin;
       end.ready_ns = transfer.ready_ns;
       end.done_ns = transfer.done_ns;
+      end.called_ns = transfer.called_ns;
       if (pa.activation_delta != 0) {
         held += pa.activation_delta;
         end.activation_bytes = held;
@@ -261,10 +265,12 @@ void run_steps(SharedRun& shared, int rank) {
   }
   // dp replica 0 holds every dense weight; the first ep group's replicas (ep ranks 0 .. ep - 1)
   // hold one expert shard each. The other replicas' copies are checked against theirs
-  // (RunResult::replica_error).
-  alone([&] {
-    for (auto& s : st.stages) result.stage_weights.push_back(s->download_weights(shared.initial));
-  });
+  // (RunResult::replica_error) when the run is checked.
+  if (shared.check_replicas || plan.coord.dp < std::max(shared.workload->spec.ep, 1)) {
+    alone([&] {
+      for (auto& s : st.stages) result.stage_weights.push_back(s->download_weights(shared.initial));
+    });
+  }
   backend.synchronize(rank);
 }
 
@@ -405,7 +411,7 @@ void gather_results(const SharedRun& shared, RunResult& result) {
       }
     }
   }
-  result.replica_error = replica_error(shared, result.weights);
+  if (shared.check_replicas) result.replica_error = replica_error(shared, result.weights);
   int64_t begin_ns = INT64_MAX, end_ns = INT64_MIN;
   for (const RankResult& r : shared.results) {
     result.actions += r.actions;

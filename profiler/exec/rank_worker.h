@@ -37,6 +37,7 @@ struct SharedRun {
   runtime::Backend* backend = nullptr;
   capture::ActionTracer* tracer = nullptr;
   int steps = 0;
+  bool check_replicas = true;  // RunConfig::check_replicas
   int rows = 0;
   std::vector<model::LinearWeights> initial;
   std::vector<model::Batch> batches;

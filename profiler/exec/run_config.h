@@ -22,6 +22,9 @@ struct RunConfig {
   runtime::BackendOptions backend_options;  // mesh is overwritten: the schedule's, with ep
   capture::TracerKind tracer = capture::TracerKind::kAuto;
   int steps = 1;
+  // Gather every dp replica's final weights (RunResult::replica_error); false: only replica 0's
+  // and each expert's owner's, which is all a run that is not checked against one device needs.
+  bool check_replicas = true;
   double timeout_s = 60;        // watchdog: abort after this long without progress
   std::ostream* log = nullptr;  // one line on the backend auto picked; null: silent
 };

@@ -29,9 +29,12 @@ struct Aborted : std::runtime_error {
 // woken; a tracer ends the send's span there, since on a host with more rank threads than cores
 // waking the receiver can preempt the sender for milliseconds that are not transfer time. 0 where
 // the backend cannot tell (the span then ends when send() returns).
+// called_ns: when the rank made the receiving call, where that was after its action began (an
+// all-reduce that first runs an inner one); 0: at the action's begin. Set by the executor.
 struct TransferInfo {
   int64_t ready_ns = 0;
   int64_t done_ns = 0;
+  int64_t called_ns = 0;
 };
 
 // Contract (every backend):

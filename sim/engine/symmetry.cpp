@@ -179,6 +179,12 @@ traces::Timeline expand_replicas(const traces::Timeline& reduced,
         [](const traces::SpanCollective& x, uint32_t span) { return x.span < span; });
     for (; c != reduced.collectives.end() && c->span < first[p + 1]; ++c)
       t.collectives.push_back({new_first[r] + (c->span - first[p]), c->collective});
+    // Its waits likewise (the engine records none today; kept so the copy stays whole).
+    auto w =
+        std::lower_bound(reduced.waits.begin(), reduced.waits.end(), first[p],
+                         [](const traces::SpanWait& x, uint32_t span) { return x.span < span; });
+    for (; w != reduced.waits.end() && w->span < first[p + 1]; ++w)
+      t.waits.push_back({new_first[r] + (w->span - first[p]), w->wait_ns});
     for (const traces::Counter& c : reduced.counters)
       if (c.device == p) {
         traces::Counter cc = c;

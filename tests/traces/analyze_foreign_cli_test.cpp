@@ -52,7 +52,9 @@ TEST(AnalyzeForeignCli, WindowHtaRefusesMeshscopesOwnTraceButReadsAConvertedKine
             0);
   const Result r = analyze("--window hta " + own.string());
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("this is meshscope's own trace (source cpu)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("this file meshscope wrote (source cpu) holds several ranks"),
+            std::string::npos)
+      << r.err;
   const fs::path converted = dir / "converted.json";
   ASSERT_EQ(cli_testing::shell(bin + "convert " +
                                (kFixtures / "a100_nccl_rank0_no_cpu_op.json.gz").string() + " -o " +
@@ -60,6 +62,18 @@ TEST(AnalyzeForeignCli, WindowHtaRefusesMeshscopesOwnTraceButReadsAConvertedKine
                 .status,
             0);
   EXPECT_EQ(analyze("--window hta " + converted.string()).status, 0);
+  // Two ranks' Kineto traces converted into one file: several ranks again.
+  const fs::path both = dir / "both.json";
+  ASSERT_EQ(
+      cli_testing::shell(bin + "convert " +
+                         (fs::path(MESHSCOPE_SOURCE_DIR) / "tests/fixtures/torch/1F1B").string() +
+                         " -o " + both.string())
+          .status,
+      0);
+  const Result merged = analyze("--window hta " + both.string());
+  EXPECT_EQ(merged.status, 1);
+  EXPECT_NE(merged.err.find("(source kineto) holds several ranks"), std::string::npos)
+      << merged.err;
 }
 
 TEST(AnalyzeForeignCli, DefaultWindowKeepsTheTimelineBreakdown) {

@@ -69,6 +69,7 @@ class HtaEventSink : public importer::ChromeSink {
       return;
     }
     if (m.key != "distributedInfo") return;
+    t_.distributed_info = true;
     if (const JsonScalar* v = m.member("rank"); v != nullptr && v->is_number()) {
       int64_t r = 0;
       if (importer::number_text_to_int(v->text, r) && r >= 0 && r <= INT32_MAX) {
