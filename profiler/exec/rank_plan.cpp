@@ -123,9 +123,6 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
       p.stages.push_back(
           make_stage_layout(w, partition[st], st, num_stages, m, r, rows, mbs, costs[st], p.inner));
     }
-    for (size_t g = 0; g < static_cast<size_t>(mesh::GroupKind::kCount); ++g) {
-      p.group_ranks.push_back(m.group_ranks(static_cast<mesh::GroupKind>(g), r));
-    }
     const auto& program = s.ranks[r];
     for (size_t i = 0; i < program.size(); ++i) {
       const schedule::Action& a = program[i];
@@ -188,7 +185,7 @@ std::vector<RankPlan> make_plans(const model::Workload& w, const schedule::Sched
       } else if (a.kind == ActionKind::kAllToAll) {
         // A schedule-level all-to-all over any group: `bytes` (default: the stage's output of a
         // microbatch) is each member's send buffer, split in equal blocks, one per member.
-        const size_t members = p.group_ranks[static_cast<size_t>(a.group)].size();
+        const auto members = static_cast<size_t>(m.extent(a.group));
         pa.group = a.group;
         pa.bytes = a.bytes > 0 ? static_cast<size_t>(a.bytes) : st.output_bytes();
         if (pa.bytes % (sizeof(float) * members) != 0) {

@@ -36,8 +36,6 @@ struct RankPlan {
   std::vector<PlannedAction> actions;
   std::vector<capture::ActionInfo> infos;  // parallel to actions
   std::vector<capture::InnerInfo> inner;   // tp collectives of the rank's stages
-  // Global ranks this rank's collectives talk to, per group kind (for the watchdog's message).
-  std::vector<std::vector<int>> group_ranks;
   // Per peer this rank sends to (itself excluded): the tags of those messages in the order the
   // peer receives them, for Transport::expect_recv_order.
   std::map<int, std::vector<int64_t>> peer_recv_orders;

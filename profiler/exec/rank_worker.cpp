@@ -312,6 +312,8 @@ void rank_main(SharedRun& shared, int rank) {
 }
 
 std::string describe_ranks(const SharedRun& shared) {
+  // Each group's ranks are listed from the mesh when asked: a list kept per rank was O(dp^2).
+  const mesh::Mesh& mesh = shared.backend->mesh();
   std::string out;
   for (size_t r = 0; r < shared.plans.size(); ++r) {
     if (!shared.backend->hosts(static_cast<int>(r))) continue;  // another process tells of it
@@ -339,10 +341,10 @@ std::string describe_ranks(const SharedRun& shared) {
         out += " (from rank " + std::to_string(pa.peer) + ")";
       } else if (inner >= 0) {  // a collective of its own: tp, ep, or edp inside ALLREDUCE(dp)
         out += " (" + plan.inner[inner].label + ", ranks " +
-               join_ranks(plan.group_ranks[static_cast<size_t>(plan.inner[inner].group)]) + ")";
+               join_ranks(mesh.group_ranks(plan.inner[inner].group, static_cast<int>(r))) + ")";
       } else if (schedule::is_collective(a.kind)) {
         out += " (" + std::string(mesh::name(a.group)) + " group: ranks " +
-               join_ranks(plan.group_ranks[static_cast<size_t>(a.group)]) + ")";
+               join_ranks(mesh.group_ranks(a.group, static_cast<int>(r))) + ")";
       }
     }
   }
