@@ -1,8 +1,9 @@
 // Test helper: a strict Trace Event Format check of a whole file (the format's required fields per
 // phase, B/E pairs nesting per thread, X durations >= 0, flow ends paired, no key twice in one
 // object), returning every problem found as "event N: what". X slices of one thread that overlap
-// without nesting are counted apart: the format allows them, Perfetto draws them badly, and real
-// GPU traces have them (kernels of one stream overlapping under programmatic dependent launch).
+// without nesting are counted apart: real GPU traces have them (kernels of one stream overlapping
+// under programmatic dependent launch), and Perfetto drops the later one of each
+// (slice_drop_overlapping_complete_event), so meshscope's exports must have none.
 #pragma once
 
 #include <algorithm>
