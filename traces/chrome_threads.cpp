@@ -18,12 +18,7 @@ ThreadPlan plan_threads(const Timeline& t) {
   // Spans by (device, lane, begin, end descending): enclosing slices before what they enclose.
   // Timelines are mostly in that order already (sort_spans); sort only when one is not.
   const auto before = [&](uint32_t a, uint32_t b) {
-    const Span& x = t.spans[a];
-    const Span& y = t.spans[b];
-    if (x.device != y.device) return x.device < y.device;
-    if (x.lane != y.lane) return x.lane < y.lane;
-    if (x.begin_ns != y.begin_ns) return x.begin_ns < y.begin_ns;
-    return x.end_ns > y.end_ns;
+    return canonical_before(t.spans[a], t.spans[b]);
   };
   std::vector<uint32_t> order;
   bool sorted = true;

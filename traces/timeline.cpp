@@ -68,14 +68,8 @@ uint32_t Timeline::add_span(const Span& span) {
 void Timeline::sort_spans() {
   std::vector<uint32_t> order(spans.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    const Span& x = spans[a];
-    const Span& y = spans[b];
-    if (x.device != y.device) return x.device < y.device;
-    if (x.lane != y.lane) return x.lane < y.lane;
-    if (x.begin_ns != y.begin_ns) return x.begin_ns < y.begin_ns;
-    return x.end_ns > y.end_ns;  // enclosing spans first
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return canonical_before(spans[a], spans[b]); });
   std::vector<uint32_t> new_index(spans.size());
   std::vector<Span> sorted;
   sorted.reserve(spans.size());

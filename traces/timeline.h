@@ -97,6 +97,15 @@ struct Span {
 };
 static_assert(sizeof(Span) == 48, "Span must stay 48 bytes: traces hold millions of them");
 
+// The canonical span order, Timeline::sort_spans's: by device, lane, begin, then end descending,
+// so that an enclosing span comes before the spans it encloses.
+inline bool canonical_before(const Span& x, const Span& y) {
+  if (x.device != y.device) return x.device < y.device;
+  if (x.lane != y.lane) return x.lane < y.lane;
+  if (x.begin_ns != y.begin_ns) return x.begin_ns < y.begin_ns;
+  return x.end_ns > y.end_ns;
+}
+
 // A causal arrow between two spans: a send and its recv, a launch and its kernel.
 struct Flow {
   uint32_t from = 0;  // index into Timeline::spans

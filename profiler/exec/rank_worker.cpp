@@ -353,30 +353,38 @@ std::string describe_ranks(const SharedRun& shared) {
 
 namespace {
 
+// Replica d's final copy of the weights it holds, unsharded over tp into `into`: its experts,
+// and its dense weights too where `dense`. Returns the global indices it wrote.
+std::vector<size_t> unshard_replica(const SharedRun& shared, int d, bool dense,
+                                    std::vector<model::LinearWeights>& into) {
+  const schedule::Schedule& s = *shared.schedule;
+  const mesh::Mesh& m = shared.backend->mesh();
+  std::vector<size_t> written;
+  for (int stage = 0; stage < s.num_stages; ++stage) {
+    for (int t = 0; t < m.shape().tp; ++t) {
+      const int r = m.rank_of({d, s.stage_owner[stage], t});
+      const RankPlan& plan = shared.plans[r];
+      const StageLayout& layout = plan.stages[plan.local_of[stage]];
+      const auto& parts = shared.results[r].stage_weights[plan.local_of[stage]];
+      for (size_t i = 0; i < layout.linears.size(); ++i) {
+        const LinearLayout& l = layout.linears[i];
+        if (!dense && l.expert < 0) continue;
+        model::unshard(parts[i], l.split, t, m.shape().tp, into[l.global_index]);
+        if (t == 0) written.push_back(l.global_index);
+      }
+    }
+  }
+  return written;
+}
+
 // How far any dp replica's final weights are from `gathered` (replica 0's, and each expert's
 // owner's): every replica assembles its own copy of what it holds, which must be the same.
 double replica_error(const SharedRun& shared, const std::vector<model::LinearWeights>& gathered) {
-  const schedule::Schedule& s = *shared.schedule;
-  const mesh::Mesh& m = shared.backend->mesh();
   double err = 0;
   std::vector<model::LinearWeights> copy;
-  for (int d = 1; d < m.shape().dp; ++d) {
+  for (int d = 1; d < shared.backend->mesh().shape().dp; ++d) {
     copy = shared.initial;
-    std::vector<size_t> held;
-    for (int stage = 0; stage < s.num_stages; ++stage) {
-      for (int t = 0; t < m.shape().tp; ++t) {
-        const int r = m.rank_of({d, s.stage_owner[stage], t});
-        const RankPlan& plan = shared.plans[r];
-        const StageLayout& layout = plan.stages[plan.local_of[stage]];
-        const auto& parts = shared.results[r].stage_weights[plan.local_of[stage]];
-        for (size_t i = 0; i < layout.linears.size(); ++i) {
-          const LinearLayout& l = layout.linears[i];
-          model::unshard(parts[i], l.split, t, m.shape().tp, copy[l.global_index]);
-          if (t == 0) held.push_back(l.global_index);
-        }
-      }
-    }
-    for (const size_t i : held) {
+    for (const size_t i : unshard_replica(shared, d, /*dense=*/true, copy)) {
       err = std::max(err, relative_error(copy[i].w, gathered[i].w));
       err = std::max(err, relative_error(copy[i].b, gathered[i].b));
     }
@@ -397,22 +405,9 @@ void gather_results(const SharedRun& shared, RunResult& result) {
       result.losses[step] += shared.results[r].losses[step];
   }
   result.weights = shared.initial;
+  // Replica 0's dense weights, and the experts of each of the first ep replicas.
   const int ep = std::max(shared.workload->spec.ep, 1);
-  for (int stage = 0; stage < s.num_stages; ++stage) {
-    for (int d = 0; d < ep; ++d) {
-      for (int t = 0; t < m.shape().tp; ++t) {
-        const int r = m.rank_of({d, s.stage_owner[stage], t});
-        const RankPlan& plan = shared.plans[r];
-        const StageLayout& layout = plan.stages[plan.local_of[stage]];
-        const auto& parts = shared.results[r].stage_weights[plan.local_of[stage]];
-        for (size_t i = 0; i < layout.linears.size(); ++i) {
-          const LinearLayout& l = layout.linears[i];
-          if (d > 0 && l.expert < 0) continue;  // a replica of dp 0's dense weights
-          model::unshard(parts[i], l.split, t, m.shape().tp, result.weights[l.global_index]);
-        }
-      }
-    }
-  }
+  for (int d = 0; d < ep; ++d) unshard_replica(shared, d, /*dense=*/d == 0, result.weights);
   if (shared.check_replicas) result.replica_error = replica_error(shared, result.weights);
   int64_t begin_ns = INT64_MAX, end_ns = INT64_MIN;
   for (const RankResult& r : shared.results) {

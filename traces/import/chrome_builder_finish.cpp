@@ -290,12 +290,7 @@ void ChromeTimelineBuilder::bind_flows() {
   std::vector<uint32_t> order(tl_.spans.size());
   std::iota(order.begin(), order.end(), 0u);
   const auto before = [&](uint32_t a, uint32_t b) {
-    const Span& x = tl_.spans[a];
-    const Span& y = tl_.spans[b];
-    if (x.device != y.device) return x.device < y.device;
-    if (x.lane != y.lane) return x.lane < y.lane;
-    if (x.begin_ns != y.begin_ns) return x.begin_ns < y.begin_ns;
-    return x.end_ns > y.end_ns;
+    return canonical_before(tl_.spans[a], tl_.spans[b]);
   };
   if (!std::is_sorted(order.begin(), order.end(), before)) {
     std::stable_sort(order.begin(), order.end(), before);
