@@ -1,5 +1,5 @@
 // Stragglers: match collective spans across devices by name, group and occurrence, then compare
-// begins.
+// arrivals.
 #include "traces/analysis_stragglers.h"
 
 #include <algorithm>
