@@ -59,7 +59,12 @@ class Sim {
         inst_start_(p.instances.size(), 0),
         links_(in.links, p.num_ranks, queue_),
         p2p_(holds_for_transfers(in, p)),
-        slowed_(!p.instance_sm_share.empty() || p2p_) {
+        slowed_(!p.instance_sm_share.empty() || p2p_),
+        early_(p.instance_early),
+        coll_free_(early_.empty() ? 0 : p.num_ranks, 0),
+        coll_work_end_(early_.empty() ? 0 : p.num_ranks, 0),
+        coll_reach_(early_.empty() ? 0 : p.colls.size(), 0),
+        inst_work_end_(early_.empty() ? 0 : p.instances.size(), 0) {
     if (slowed_) {
       jobs_.resize(p.num_ranks);
       held_.assign(p.num_ranks, 0);
@@ -184,7 +189,7 @@ class Sim {
           ++st.colls_issued;
           ++pending_colls_[coll_index(r, op)];
           ++pc;
-          arrive_next_collective(r, now);
+          arrive_next_collective(r, now, true);
           continue;
         default:
           break;
@@ -539,19 +544,56 @@ class Sim {
   }
 
   // ---- collectives --------------------------------------------------------------------------
-  void arrive_next_collective(int r, int64_t now) {
+  // `at_issue`: called as the cursor issues a collective (else as the stream frees).
+  void arrive_next_collective(int r, int64_t now, bool at_issue) {
     RankState& st = ranks_[r];
-    if (st.coll_busy || st.coll_head == st.colls_issued) return;
+    if (st.coll_busy) {
+      // An early start waiting for its stream: when its cursor reached it.
+      if (at_issue && !early_.empty()) [[unlikely]]
+        coll_reach_[st.colls_issued - 1] = now;
+      return;
+    }
+    if (st.coll_head == st.colls_issued) return;
     st.coll_busy = true;
     const int32_t inst = p_.coll_instance[st.coll_head];
     const Instance& I = p_.instances[inst];
-    if (++inst_arrived_[inst] == I.members_end - I.members_begin) {
+    const bool last = ++inst_arrived_[inst] == I.members_end - I.members_begin;
+    if (!early_.empty() && p_.instance_early[inst].lead_ns > 0) [[unlikely]] {
+      // On this member it could have begun `lead` before its cursor reached it, once its stream
+      // had done the work of its earlier collectives: reductions reached together (a hybrid
+      // shard's reduce-scatter and all-reduce) share their backward bucket by bucket.
+      // Arriving as its cursor issued it, it reached it now; else it waited for its stream.
+      const int64_t reach = at_issue ? now : coll_reach_[st.coll_head];
+      const int64_t earliest = std::max(coll_work_end_[r], reach - p_.instance_early[inst].lead_ns);
+      inst_start_[inst] = std::max(inst_start_[inst], earliest);
+      if (last) start_early(inst, now);
+      return;
+    }
+    if (last) {
       inst_start_[inst] = now;  // the last member to arrive: events come in time order
       occupy_ports(I, +1, now);
       if (slowed_ && p_.instance_sm_share[inst] > 0)
         hold_processors(I, p_.instance_sm_share[inst], now);
       queue_.push(now + I.duration_ns, EventType::kCollectiveDone, static_cast<uint32_t>(inst));
     }
+  }
+
+  // The last member of an early-starting instance has arrived at `now`; inst_start_ holds the
+  // latest of its members' earliest starts (EarlyStart), at most now. It ends its duration after
+  // that start, or its tail after now if later, plus the charged share of the part before now.
+  // Ports and processors are held from now: what ran before is past.
+  [[gnu::noinline]] void start_early(int32_t inst, int64_t now) {
+    const Instance& I = p_.instances[inst];
+    const EarlyStart& e = p_.instance_early[inst];
+    const int64_t base =
+        std::max(inst_start_[inst] + I.duration_ns, now + std::min(e.tail_ns, I.duration_ns));
+    const int64_t before_now = std::max<int64_t>(0, I.duration_ns - (base - now));
+    const int64_t charged = std::llround(e.charge_share * static_cast<double>(before_now));
+    inst_work_end_[inst] = inst_start_[inst] + I.duration_ns + charged;
+    occupy_ports(I, +1, now);
+    if (slowed_ && p_.instance_sm_share[inst] > 0)
+      hold_processors(I, p_.instance_sm_share[inst], now);
+    queue_.push(base + charged, EventType::kCollectiveDone, static_cast<uint32_t>(inst));
   }
 
   // A running collective holds each member's egress and ingress port of its tier.
@@ -573,15 +615,27 @@ class Sim {
       const uint32_t g = static_cast<uint32_t>(p_.members[k]);
       const int r = rank_of_member(g);
       RankState& st = ranks_[r];
-      st.communication_ns += now_ - start;
+      int64_t begin = start;
+      if (!early_.empty()) [[unlikely]]
+        begin = early_member_done(inst, r, start);
+      st.communication_ns += now_ - begin;
       st.end_ns = std::max(st.end_ns, now_);
-      if (rec_.enabled()) rec_.record(g, start, now_);
+      if (rec_.enabled()) rec_.record(g, begin, now_);
       --pending_colls_[coll_index(r, p_.op(r, g))];
       st.coll_busy = false;
       ++st.coll_head;
-      arrive_next_collective(r, now_);
+      arrive_next_collective(r, now_, false);
       if (st.blocked) advance(r, now_);
     }
+  }
+
+  // Instance inst, which began at `start`, has ended on member r: where its span begins (an early
+  // start's no sooner than the member's previous collective ended), and what r's stream has done.
+  [[gnu::noinline]] int64_t early_member_done(uint32_t inst, int r, int64_t start) {
+    const int64_t begin = std::max(start, coll_free_[r]);
+    coll_free_[r] = now_;
+    coll_work_end_[r] = p_.instance_early[inst].lead_ns > 0 ? inst_work_end_[inst] : now_;
+    return begin;
   }
 
   // Members are in rank order inside an instance only by construction; look the rank up by the
@@ -671,6 +725,13 @@ class Sim {
   std::vector<uint8_t> recv_tier_;  // per op (RECVs): its transfer's link tier
   std::vector<uint8_t> seen_;       // per rank: the compute directions it has run (post_recvs)
   static constexpr double kMaxHeld = 0.95;
+  // Collectives that may start early (EngineInput::collective_early_start), last: rarely touched.
+  const std::vector<EarlyStart>& early_;  // Program::instance_early
+  // With early_ only. Per rank: when its last collective ended, and when its stream had done that
+  // collective's work (an early start's may end before the collective does, at its tail).
+  std::vector<int64_t> coll_free_, coll_work_end_;
+  std::vector<int64_t> coll_reach_;  // per collective (Program::colls): when its cursor passed it
+  std::vector<int64_t> inst_work_end_;  // per instance
 };
 
 }  // namespace

@@ -245,6 +245,9 @@ class Compiler {
     if (std::all_of(p_.instance_sm_share.begin(), p_.instance_sm_share.end(),
                     [](double v) { return v == 0; }))
       p_.instance_sm_share.clear();
+    if (std::all_of(p_.instance_early.begin(), p_.instance_early.end(),
+                    [](const EarlyStart& e) { return e.lead_ns == 0; }))
+      p_.instance_early.clear();
     if (!tp_agree_) add_tp_syncs(mesh_, p_);
   }
 
@@ -475,6 +478,15 @@ class Compiler {
     if (!(share >= 0 && share < 1))
       throw std::invalid_argument("simulate: collective_sm_share gave " + std::to_string(share) +
                                   ", outside [0, 1)");
+    EarlyStart early;
+    if (in_.collective_early_start) {
+      early = in_.collective_early_start(r, a);
+      if (early.lead_ns < 0 || early.tail_ns < 0 ||
+          !(early.charge_share >= 0 && early.charge_share < 1))
+        throw std::invalid_argument(
+            "simulate: collective_early_start gave a negative lead or tail, or a share outside "
+            "[0, 1)");
+    }
     coll_tiers_.push_back(tier);
     const int gk = static_cast<int>(a.group);
     const int gid = group_id(s_.mesh, a.group, rank_coord_);
@@ -485,6 +497,7 @@ class Compiler {
       p_.instances.push_back(Instance{0, 0, duration});
       inst_size_.push_back(0);
       if (in_.collective_sm_share) p_.instance_sm_share.push_back(0);
+      if (in_.collective_early_start) p_.instance_early.push_back({});
     }
     const int32_t inst = list[k];
     Instance& I = p_.instances[inst];
@@ -492,6 +505,12 @@ class Compiler {
     p_.coll_instance.push_back(inst);
     ++inst_size_[inst];
     I.duration_ns = std::max(I.duration_ns, duration);
+    if (in_.collective_early_start) {  // members priced alike; the most any one allows
+      EarlyStart& e = p_.instance_early[inst];
+      e.lead_ns = std::max(e.lead_ns, early.lead_ns);
+      e.tail_ns = std::max(e.tail_ns, early.tail_ns);
+      e.charge_share = std::max(e.charge_share, early.charge_share);
+    }
     p_.colls.push_back(static_cast<int32_t>(gi));
   }
 

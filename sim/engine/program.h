@@ -58,6 +58,9 @@ struct Program {
   // Per instance: the share of its members' processors it holds (EngineInput::
   // collective_sm_share); empty when every share is 0.
   std::vector<double> instance_sm_share;
+  // Per instance: how early it may start (EngineInput::collective_early_start); empty when no
+  // collective may.
+  std::vector<EarlyStart> instance_early;
   // Per rank, its SENDs and its collectives in program order (CSR over ranks); coll_instance[k]
   // is the instance of collective colls[k].
   std::vector<uint32_t> send_begin, coll_begin;

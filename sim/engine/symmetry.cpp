@@ -66,6 +66,13 @@ bool replicas_symmetric(const EngineInput& in) {
       if (schedule::is_collective(a.kind) && in.collective_sm_share &&
           in.collective_sm_share(r, a) != in.collective_sm_share(rep, b))
         return false;
+      if (schedule::is_collective(a.kind) && in.collective_early_start) {
+        const EarlyStart ea = in.collective_early_start(r, a);
+        const EarlyStart eb = in.collective_early_start(rep, b);
+        if (ea.lead_ns != eb.lead_ns || ea.tail_ns != eb.tail_ns ||
+            ea.charge_share != eb.charge_share)
+          return false;
+      }
     }
   }
   return true;
@@ -110,6 +117,10 @@ EngineResult simulate_symmetric(const EngineInput& in, const SymmetricOptions& o
   if (in.collective_sm_share)
     rin.collective_sm_share = [&](int r, const Action& a) {
       return in.collective_sm_share(original[r], a);
+    };
+  if (in.collective_early_start)
+    rin.collective_early_start = [&](int r, const Action& a) {
+      return in.collective_early_start(original[r], a);
     };
   return simulate_representatives(rin, s.mesh, options);
 }

@@ -124,7 +124,16 @@ cost::Hardware Resolved::hardware_for(const PredictConfig& c, const cost::Framew
 }
 
 int64_t FullMeshPrices::collective_ns(int rank, const schedule::Action& a) {
-  return static_cast<int64_t>(std::llround(collective_price(rank, a).charged_s * 1e9));
+  const CollectivePrice p = collective_price(rank, a);
+  return static_cast<int64_t>(std::llround((p.lead_s > 0 ? p.wire_s : p.charged_s) * 1e9));
+}
+
+engine::EarlyStart FullMeshPrices::collective_early_start(int rank, const schedule::Action& a) {
+  const CollectivePrice p = collective_price(rank, a);
+  if (!(p.lead_s > 0)) return {};
+  return {.lead_ns = static_cast<int64_t>(std::llround(p.lead_s * 1e9)),
+          .tail_ns = static_cast<int64_t>(std::llround(p.tail_s * 1e9)),
+          .charge_share = p.charge_share};
 }
 
 CollectivePrice FullMeshPrices::collective_price(int rank, const schedule::Action& a) {
@@ -181,6 +190,13 @@ CollectivePrice FullMeshPrices::collective_price(int rank, const schedule::Actio
       // `sm_share` of the SMs (catalog collective_ctas), so that compute runs that much slower.
       p.exposed_s = exposed_seconds(seconds, window_s, layers);
       p.charged_s = p.exposed_s + sm_share(r_.hw) * (seconds - p.exposed_s);
+      // A reduction hides behind the backward before it, which the engine has run by the time
+      // the cursor reaches the reduction: it starts it early, when its stream was free then.
+      if (kind != cost::CollectiveKind::kAllGather) {
+        p.lead_s = window_s;
+        p.tail_s = std::min(seconds, seconds / std::max(1, layers));
+        p.charge_share = sm_share(r_.hw);
+      }
     }
   }
   prices_.emplace(key, p);
