@@ -275,9 +275,10 @@ TEST_P(TorchFixture, SendsArePairedWithTheirRecvs) {
     expected =
         2 * static_cast<size_t>(job_["microbatches"]) * (static_cast<size_t>(job_["pp"]) - 1);
   }
-  // Each send op is paired with the op that posted its recv and with the gloo:recv range that
-  // covers the receive (gloo's own send range opens as the send op returns, after some of those
-  // receives had ended: the op stands for the send's begin).
+  // Each send op is paired with the gloo:recv range that covers the receive (gloo's own send
+  // range opens as the send op returns, after some of those receives had ended: the op stands for
+  // the send's begin), and not with the op that posted the receive: posted ahead, it returned
+  // before many sends began, and a flow to it would run back in time (Perfetto drops those).
   size_t paired = 0, covered = 0;
   for (const Flow& f : timeline_.flows) {
     const Span& from = timeline_.spans[f.from];
@@ -290,9 +291,10 @@ TEST_P(TorchFixture, SendsArePairedWithTheirRecvs) {
     EXPECT_EQ(from.microbatch, to.microbatch);
     EXPECT_EQ(from.phase, to.phase);
     EXPECT_EQ(to.stage, from.stage + (from.phase == Phase::kForward ? 1 : -1));
+    EXPECT_LE(from.begin_ns, to.end_ns) << "a flow back in time, into " << recv;
     ++(recv == "c10d::recv_" ? paired : covered);
   }
-  EXPECT_EQ(paired, expected);
+  EXPECT_EQ(paired, 0u);
   EXPECT_EQ(covered, expected);
 }
 
@@ -386,9 +388,9 @@ TEST(TorchPipelineImport, SeparatesThePipelineGroupsOfADataParallelJob) {
     EXPECT_EQ(a / 2, b / 2) << "flow from rank " << a << " to rank " << b;
     ++flows_by_group[a / 2];
   }
-  // 4 microbatches x (3 forward + 3 backward cross-rank hops) x 2 records (c10d op, gloo range).
-  EXPECT_EQ(flows_by_group[0], 48);
-  EXPECT_EQ(flows_by_group[1], 48);
+  // 4 microbatches x (3 forward + 3 backward cross-rank hops), each to its gloo range.
+  EXPECT_EQ(flows_by_group[0], 24);
+  EXPECT_EQ(flows_by_group[1], 24);
   EXPECT_EQ(t.metadata.at("pipeline_stage_owner"), "0 1 0 1");
 }
 

@@ -32,9 +32,10 @@
 // Across ranks (pair_torch_transfers, on the merged Timeline): a send of stage s in the forward
 // pass goes to stage s+1, in the backward pass to s-1; it is paired with the recv of that stage,
 // phase and microbatch on the rank that ran it, the k-th send with the k-th recv. Pairs are made
-// within one kind of record: c10d::send -> c10d::recv_ ops, c10d::send -> gloo:recv ranges (gloo's
-// own send range opens only as c10d::send returns, at times after the recv it fed had ended, so
-// the op that posted the send stands for its begin), GPU kSend -> kRecv spans. metadata
+// within one kind of record: c10d::send -> gloo:recv ranges (gloo's own send range opens only as
+// c10d::send returns, at times after the recv it fed had ended, so the op that posted the send
+// stands for its begin), c10d::send -> c10d::recv_ ops where no gloo range covers those receives
+// (the op only posts a receive, often before its send began), GPU kSend -> kRecv spans. metadata
 // "pipeline_stage_owner": the rank of each stage, in stage order (of the first pipeline group).
 // With dp > 1 each pipeline group (torch_pipeline_groups) has its own placement and pairs only
 // within itself.
