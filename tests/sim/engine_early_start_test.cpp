@@ -125,7 +125,7 @@ TEST(EarlyStart, ACollectiveWaitsForItsLastMembersBackward) {
       "rank 1: 0F0 0B0 0REDUCESCATTER(dp):8 0STEP\n");
   EngineInput in = on(s, 100, 200);
   in.compute_action_ns = [](int rank, const schedule::Action& a) -> int64_t {
-    return a.kind == schedule::ActionKind::kForward ? (rank == 1 ? 200 : 100)
+    return a.kind == schedule::ActionKind::kForward    ? (rank == 1 ? 200 : 100)
            : a.kind == schedule::ActionKind::kBackward ? 200
                                                        : 0;
   };
