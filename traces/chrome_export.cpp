@@ -11,6 +11,7 @@
 #include "traces/atomic_file.h"
 #include "traces/chrome_export_text.h"
 #include "traces/chrome_kineto.h"
+#include "traces/chrome_threads.h"
 
 namespace meshscope::traces {
 namespace {
@@ -21,7 +22,7 @@ constexpr size_t kChunkBytes = size_t{1} << 20;
 class ChromeWriter {
  public:
   ChromeWriter(const Timeline& t, const std::function<void(std::string_view)>& sink)
-      : t_(t), sink_(sink) {
+      : t_(t), sink_(sink), threads_(plan_threads(t)) {
     buf_.reserve(kChunkBytes + 4096);
     // Span names repeat millions of times; escape each distinct one once.
     names_.reserve(t.strings.size());
@@ -218,6 +219,26 @@ class ChromeWriter {
       buf_ += '}';
       end_event();
     }
+    // Threads for slices that do not nest on their lane's (chrome_threads.h), after the lanes.
+    for (size_t j = 0; j < threads_.extra[d].size(); ++j) {
+      const ExtraThread& e = threads_.extra[d][j];
+      const size_t tid = dev.lanes.size() + j;
+      metadata_event("thread_name", d, tid);
+      key("name");
+      jt::append_string(buf_,
+                        dev.lanes[e.lane].name + " (overlapping " + std::to_string(e.k) + ")");
+      buf_ += ",\"lane_kind\":";
+      jt::append_string(buf_, name(dev.lanes[e.lane].kind));
+      buf_ += ",\"lane\":";  // the importer folds the thread back into its lane
+      jt::append_int(buf_, e.lane);
+      buf_ += '}';
+      end_event();
+      metadata_event("thread_sort_index", d, tid);
+      key("sort_index");
+      jt::append_int(buf_, static_cast<int64_t>(tid));
+      buf_ += '}';
+      end_event();
+    }
   }
 
   // Position of device d when devices are ordered by (rank, index).
@@ -271,7 +292,7 @@ class ChromeWriter {
     }
     buf_ += ",\"name\":";
     buf_ += names_[s.name];
-    pid_tid(s.device, s.lane);
+    pid_tid(s.device, threads_.tid_of(static_cast<uint32_t>(i), s.lane));
     buf_ += ",\"ts\":";
     jt::append_us(buf_, s.begin_ns);
     buf_ += ",\"dur\":";
@@ -397,7 +418,7 @@ class ChromeWriter {
     buf_ += name;
     buf_ += "\",\"id\":";
     jt::append_int(buf_, static_cast<int64_t>(id));
-    pid_tid(s.device, s.lane);
+    pid_tid(s.device, threads_.tid_of(span, s.lane));
     buf_ += ",\"ts\":";
     jt::append_us(buf_, ts_ns);
     buf_ += ",\"bp\":\"e\",\"args\":{\"span\":";
@@ -452,6 +473,7 @@ class ChromeWriter {
   std::string buf_;
   std::vector<std::string> names_;
   std::vector<int64_t> rank_order_;
+  ThreadPlan threads_;                                 // the thread of each span (chrome_threads.h)
   std::unordered_map<uint32_t, int64_t> correlation_;  // span -> its launch flow's id
   size_t next_collective_ = 0;                         // cursor into Timeline::collectives
   size_t next_wait_ = 0;                               // cursor into Timeline::waits

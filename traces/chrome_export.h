@@ -28,10 +28,14 @@
 //     {"ph":"M","name":"thread_name","pid":d,"tid":l,"args":{"name": Lane::name,
 //      "lane_kind": "compute"|"comm"|"host"}},
 //     {"ph":"M","name":"thread_sort_index","pid":d,"tid":l,"args":{"sort_index": l}},
+//        then, past its lanes, the device's extra threads (tid = lanes + j), named
+//        "LANE (overlapping k)" with their lane's kind and "lane": the lane's tid: where a lane's
+//        slices overlap without nesting, which Perfetto would drop, the export moves them there
+//        (chrome_threads.h), and the importer puts them back on that lane;
 //     -- one X event per span, in Timeline::spans order (the k-th X event is span k):
 //     {"ph":"X","cat": kineto_category ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime",
 //      "cuda_driver", "cpu_op", "user_annotation", "gpu_user_annotation", or "idle"),
-//      "name": span name,"pid": device,"tid": lane,"ts": µs,"dur": µs,
+//      "name": span name,"pid": device,"tid": lane (or its extra thread),"ts": µs,"dur": µs,
 //      "args":{"kind": name(SpanKind) ("compute", "send", ..., "idle"; what the importer reads),
 //              "device": d, "stream": kineto_stream,          (device work only: Kineto's args;
 //                                      an imported span only where its source had a stream)

@@ -122,6 +122,49 @@ TEST(ChromeRoundTrip, NoFlowEndsBeforeItStarts) {
   EXPECT_GE(moved, 1u);
 }
 
+TEST(ChromeRoundTrip, SlicesThatOverlapWithoutNestingGoToAnExtraThread) {
+  // Perfetto drops a slice that begins inside another of its thread and ends after it: the
+  // second kernel goes to an extra thread of its device, the third (inside the first) stays.
+  Timeline t;
+  const uint16_t d = t.add_device(0, "GPU 0");
+  t.add_lane(d, "stream 7", LaneKind::kCompute);
+  const auto kernel = [&](int64_t b, int64_t e, const char* name) {
+    Span s{.begin_ns = b, .end_ns = e, .device = d};
+    s.name = t.strings.intern(name);
+    return t.add_span(s);
+  };
+  kernel(0, 100, "a");
+  kernel(90, 150, "b");  // overlaps a without nesting
+  kernel(10, 20, "c");   // inside a
+  t.sort_spans();
+  const nlohmann::json j = nlohmann::json::parse(export_chrome_json(t));
+  std::map<std::string, int64_t> tid;
+  std::string extra_name;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.value("ph", "") == "X") tid[e.at("name")] = e.at("tid").get<int64_t>();
+    if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name" &&
+        e.at("tid").get<int64_t>() == 1)
+      extra_name = e.at("args").at("name");
+  }
+  EXPECT_EQ(tid.at("a"), 0);
+  EXPECT_EQ(tid.at("c"), 0);
+  EXPECT_EQ(tid.at("b"), 1);
+  EXPECT_EQ(extra_name, "stream 7 (overlapping 1)");
+  // Read back, every slice is there, with its times, on the lane it came from: the extra thread
+  // names that lane, and the importer folds it back (no lane of its own).
+  const Timeline back = load_trace_bytes(export_chrome_json(t), "overlap.json");
+  expect_same_timeline(t, back);
+  ASSERT_EQ(back.devices.size(), 1u);
+  EXPECT_EQ(back.devices[0].lanes.size(), 1u);
+  ASSERT_EQ(back.spans.size(), 3u);
+  int64_t busy = 0;
+  for (const Span& s : back.spans) {
+    busy += s.duration_ns();
+    EXPECT_EQ(s.lane, 0);
+  }
+  EXPECT_EQ(busy, 100 + 60 + 10);
+}
+
 TEST(ChromeRoundTrip, ABadRunDescriptorIsAnErrorNamingTheField) {
   std::string json = export_chrome_json(rich_timeline());
   const std::string gpt = "\"workload\":{\"kind\":\"gpt\"";

@@ -3,7 +3,7 @@
 // object), returning every problem found as "event N: what". X slices of one thread that overlap
 // without nesting are counted apart: real GPU traces have them (kernels of one stream overlapping
 // under programmatic dependent launch), and Perfetto drops the later one of each
-// (slice_drop_overlapping_complete_event); a conversion passes the source's own through.
+// (slice_drop_overlapping_complete_event), so meshscope's exports must have none.
 #pragma once
 
 #include <algorithm>

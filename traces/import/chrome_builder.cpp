@@ -390,4 +390,11 @@ std::optional<uint16_t> ChromeTimelineBuilder::lane_for(uint16_t device, IdKey k
   return index;
 }
 
+void ChromeTimelineBuilder::alias_lane(uint16_t device, IdKey key, IdKey lane, int64_t offset) {
+  DeviceRec& d = devices_[device];
+  if (d.lane_of.count(key)) return;
+  if (const auto index = lane_for(device, lane, offset))
+    devices_[device].lane_of.emplace(key, *index);
+}
+
 }  // namespace meshscope::traces::importer

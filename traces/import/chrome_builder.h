@@ -137,6 +137,8 @@ class ChromeTimelineBuilder : public ChromeSink {
                                    std::optional<int64_t> stream_arg);
   std::optional<uint16_t> device_for(DeviceClass cls, IdKey key, int64_t offset);
   std::optional<uint16_t> lane_for(uint16_t device, IdKey key, int64_t offset);
+  // Events of thread `key` go on the lane of thread `lane` (made if new), unless `key` has one.
+  void alias_lane(uint16_t device, IdKey key, IdKey lane, int64_t offset);
   IdKey id_key(const JsonScalar& v);
   uint32_t intern(std::string_view s);
 

@@ -109,7 +109,14 @@ void ChromeTimelineBuilder::metadata_event(const ChromeEvent& ev) {
     }
     if (mode_ == Mode::kMeshscope) {
       if (const auto d = device_for(DeviceClass::kProcess, pid, ev.offset)) {
-        lane_for(*d, thread.tid, ev.offset);
+        // An extra thread of the export's (chrome_export.h) holds slices of the lane it names
+        // that overlap others there: they go back on that lane.
+        const auto lane = what == "thread_name" ? as_int(ev.arg("lane")) : std::nullopt;
+        if (lane && *lane >= 0 && IdKey{*lane, false} != thread.tid) {
+          alias_lane(*d, thread.tid, IdKey{*lane, false}, ev.offset);
+        } else {
+          lane_for(*d, thread.tid, ev.offset);
+        }
       }
     }
   }
