@@ -60,11 +60,11 @@ class Sim {
         links_(in.links, p.num_ranks, queue_),
         p2p_(holds_for_transfers(in, p)),
         slowed_(!p.instance_sm_share.empty() || p2p_),
-        early_(p.instance_early),
-        coll_free_(early_.empty() ? 0 : p.num_ranks, 0),
-        coll_work_end_(early_.empty() ? 0 : p.num_ranks, 0),
-        coll_reach_(early_.empty() ? 0 : p.colls.size(), 0),
-        inst_work_end_(early_.empty() ? 0 : p.instances.size(), 0) {
+        overlap_(p.instance_overlap),
+        coll_free_(overlap_.empty() ? 0 : p.num_ranks, 0),
+        coll_work_end_(overlap_.empty() ? 0 : p.num_ranks, 0),
+        coll_reach_(overlap_.empty() ? 0 : p.colls.size(), 0),
+        inst_work_end_(overlap_.empty() ? 0 : p.instances.size(), 0) {
     if (slowed_) {
       jobs_.resize(p.num_ranks);
       held_.assign(p.num_ranks, 0);
@@ -103,6 +103,9 @@ class Sim {
           break;
         case EventType::kCollectiveDone:
           collective_done(e.target());
+          break;
+        case EventType::kCollectiveRelease:
+          collective_release(e.target());
           break;
       }
       wake_waiting();
@@ -549,7 +552,7 @@ class Sim {
     RankState& st = ranks_[r];
     if (st.coll_busy) {
       // An early start waiting for its stream: when its cursor reached it.
-      if (at_issue && !early_.empty()) [[unlikely]]
+      if (at_issue && !overlap_.empty()) [[unlikely]]
         coll_reach_[st.colls_issued - 1] = now;
       return;
     }
@@ -558,13 +561,13 @@ class Sim {
     const int32_t inst = p_.coll_instance[st.coll_head];
     const Instance& I = p_.instances[inst];
     const bool last = ++inst_arrived_[inst] == I.members_end - I.members_begin;
-    if (!early_.empty() && p_.instance_early[inst].lead_ns > 0) [[unlikely]] {
+    if (!overlap_.empty() && p_.instance_overlap[inst].lead_ns > 0) [[unlikely]] {
       // On this member it could have begun `lead` before its cursor reached it, once its stream
       // had done the work of its earlier collectives: reductions reached together (a hybrid
       // shard's reduce-scatter and all-reduce) share their backward bucket by bucket.
       // Arriving as its cursor issued it, it reached it now; else it waited for its stream.
       const int64_t reach = at_issue ? now : coll_reach_[st.coll_head];
-      const int64_t earliest = std::max(coll_work_end_[r], reach - p_.instance_early[inst].lead_ns);
+      const int64_t earliest = std::max(coll_work_end_[r], reach - p_.instance_overlap[inst].lead_ns);
       inst_start_[inst] = std::max(inst_start_[inst], earliest);
       if (last) start_early(inst, now);
       return;
@@ -575,16 +578,19 @@ class Sim {
       if (slowed_ && p_.instance_sm_share[inst] > 0)
         hold_processors(I, p_.instance_sm_share[inst], now);
       queue_.push(now + I.duration_ns, EventType::kCollectiveDone, static_cast<uint32_t>(inst));
+      if (!overlap_.empty() && p_.instance_overlap[inst].release_ns > 0) [[unlikely]]
+        queue_.push(now + p_.instance_overlap[inst].release_ns, EventType::kCollectiveRelease,
+                    static_cast<uint32_t>(inst));
     }
   }
 
   // The last member of an early-starting instance has arrived at `now`; inst_start_ holds the
-  // latest of its members' earliest starts (EarlyStart), at most now. It ends its duration after
+  // latest of its members' earliest starts (CollectiveOverlap), at most now. It ends its duration after
   // that start, or its tail after now if later, plus the charged share of the part before now.
   // Ports and processors are held from now: what ran before is past.
   [[gnu::noinline]] void start_early(int32_t inst, int64_t now) {
     const Instance& I = p_.instances[inst];
-    const EarlyStart& e = p_.instance_early[inst];
+    const CollectiveOverlap& e = p_.instance_overlap[inst];
     const int64_t base =
         std::max(inst_start_[inst] + I.duration_ns, now + std::min(e.tail_ns, I.duration_ns));
     const int64_t before_now = std::max<int64_t>(0, I.duration_ns - (base - now));
@@ -605,9 +611,22 @@ class Sim {
     }
   }
 
+  // The compute waiting for instance inst (CollectiveOverlap::release_ns) may start.
+  [[gnu::noinline]] void collective_release(uint32_t inst) {
+    const Instance& I = p_.instances[inst];
+    for (int32_t k = I.members_begin; k < I.members_end; ++k) {
+      const uint32_t g = static_cast<uint32_t>(p_.members[k]);
+      const int r = rank_of_member(g);
+      --pending_colls_[coll_index(r, p_.op(r, g))];
+      if (ranks_[r].blocked) advance(r, now_);
+    }
+  }
+
   void collective_done(uint32_t inst) {
     const Instance& I = p_.instances[inst];
     const int64_t start = inst_start_[inst];
+    // Its consumers went on at its release already.
+    const bool released = !overlap_.empty() && p_.instance_overlap[inst].release_ns > 0;
     occupy_ports(I, -1, now_);
     // Released on every member before any starts its next collective (which may hold them again).
     if (slowed_ && p_.instance_sm_share[inst] > 0) hold_processors(I, 0, now_);
@@ -616,12 +635,12 @@ class Sim {
       const int r = rank_of_member(g);
       RankState& st = ranks_[r];
       int64_t begin = start;
-      if (!early_.empty()) [[unlikely]]
+      if (!overlap_.empty()) [[unlikely]]
         begin = early_member_done(inst, r, start);
       st.communication_ns += now_ - begin;
       st.end_ns = std::max(st.end_ns, now_);
       if (rec_.enabled()) rec_.record(g, begin, now_);
-      --pending_colls_[coll_index(r, p_.op(r, g))];
+      if (!released) --pending_colls_[coll_index(r, p_.op(r, g))];
       st.coll_busy = false;
       ++st.coll_head;
       arrive_next_collective(r, now_, false);
@@ -634,7 +653,7 @@ class Sim {
   [[gnu::noinline]] int64_t early_member_done(uint32_t inst, int r, int64_t start) {
     const int64_t begin = std::max(start, coll_free_[r]);
     coll_free_[r] = now_;
-    coll_work_end_[r] = p_.instance_early[inst].lead_ns > 0 ? inst_work_end_[inst] : now_;
+    coll_work_end_[r] = p_.instance_overlap[inst].lead_ns > 0 ? inst_work_end_[inst] : now_;
     return begin;
   }
 
@@ -725,10 +744,10 @@ class Sim {
   std::vector<uint8_t> recv_tier_;  // per op (RECVs): its transfer's link tier
   std::vector<uint8_t> seen_;       // per rank: the compute directions it has run (post_recvs)
   static constexpr double kMaxHeld = 0.95;
-  // Collectives that may start early (EngineInput::collective_early_start), last: rarely touched.
-  const std::vector<EarlyStart>& early_;  // Program::instance_early
-  // With early_ only. Per rank: when its last collective ended, and when its stream had done that
-  // collective's work (an early start's may end before the collective does, at its tail).
+  // Collectives that overlap compute (EngineInput::collective_overlap), last: rarely touched.
+  const std::vector<CollectiveOverlap>& overlap_;  // Program::instance_overlap
+  // With overlap_ only. Per rank: when its last collective ended, and when its stream had done
+  // that collective's work (an early start's may end before the collective does, at its tail).
   std::vector<int64_t> coll_free_, coll_work_end_;
   std::vector<int64_t> coll_reach_;  // per collective (Program::colls): when its cursor passed it
   std::vector<int64_t> inst_work_end_;  // per instance

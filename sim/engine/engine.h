@@ -23,7 +23,8 @@
 //   also waits for the SENDs issued before it to complete.
 // - A collective starts when every member of the group has issued it and finished its earlier
 //   collectives; it then runs for the time the cost model gives and completes on all members at
-//   once. A gradient reduction may have begun during the backward before it (EarlyStart). While it
+//   once. A gradient reduction may have begun during the backward before it, and a parameter
+//   gather may let the compute that uses it begin before it ends (CollectiveOverlap). While it
 //   runs, a member's compute runs slower by the share of the processors it holds
 //   (EngineInput::collective_sm_share); so, likewise, while a transfer runs or a receive posted
 //   ahead waits for its data (EngineInput::p2p_sm_share_by_tier, recvs_posted_ahead).
@@ -60,19 +61,27 @@ struct StageTiming {
   int64_t p2p_bytes = 0;          // transfer size when an action gives none
 };
 
-// A collective its members' streams may begin before their cursors reach it: a gradient reduction
-// a framework issues bucket by bucket while the backward just before it runs (PyTorch DDP's and
-// ZeRO's gradient buckets, Megatron's overlap_grad_reduce). It is on its stream for its
-// collective_ns, from `lead_ns` before its member's cursor reached it at the earliest, and never
-// before that member's previous collective ended; it ends no sooner than `tail_ns` after its last
-// member reached it (the last bucket, made as the backward ends). What ran before that reach ran
-// beside the compute: `charge_share` of it is added to its end (the SMs its thread blocks held,
-// as collective_sm_share charges a collective running beside compute). A stream still busy with
-// earlier reductions therefore hides nothing: each reduction then takes its full time.
-struct EarlyStart {
+// How a collective overlaps the compute beside it, layer by layer, while it holds its stream for
+// all of its collective_ns (so that collectives queued behind it wait for all of it):
+// - lead_ns > 0: its members' streams may begin it before their cursors reach it, as a gradient
+//   reduction a framework issues bucket by bucket while the backward just before it runs
+//   (PyTorch DDP's and ZeRO's gradient buckets, Megatron's overlap_grad_reduce): from `lead_ns`
+//   before its member's cursor reached it at the earliest, and never before that member's
+//   previous collective ended. It ends no sooner than `tail_ns` after its last member reached it
+//   (the last bucket, made as the backward ends). What ran before that reach ran beside the
+//   compute: `charge_share` of it is added to its end (the SMs its thread blocks held, as
+//   collective_sm_share charges a collective running beside compute). A stream still busy with
+//   earlier reductions therefore hides nothing: each reduction then takes its full time.
+// - release_ns > 0 (less than its collective_ns): the compute waiting for it (a gather brings its
+//   inputs) may start `release_ns` after it began, as a forward uses a parameter gather's first
+//   layers while the rest arrive (ZeRO-3's and FSDP's prefetched gathers): what the part that
+//   hides behind that compute leaves of it, with the SMs it holds meanwhile. Its stream stays busy
+//   until it ends.
+struct CollectiveOverlap {
   int64_t lead_ns = 0;
   int64_t tail_ns = 0;
   double charge_share = 0;
+  int64_t release_ns = 0;
 };
 
 // One tier of links: every rank has an egress and an ingress port per tier.
@@ -98,9 +107,10 @@ struct EngineInput {
   // thread blocks hold their SMs for the whole collective, and the compute kernels beside them
   // get the rest): the time it adds is RankStats::sm_held_ns. Not with shared_processors.
   std::function<double(int rank, const schedule::Action&)> collective_sm_share;
-  // Whether and how a collective issued by `rank` may start before its cursor reaches it
-  // (EarlyStart); empty, or lead_ns 0: when every member has reached it and its stream is free.
-  std::function<EarlyStart(int rank, const schedule::Action&)> collective_early_start;
+  // Whether and how a collective issued by `rank` overlaps the compute beside it
+  // (CollectiveOverlap); empty, or all 0: it starts when every member has reached it and its
+  // stream is free, and what waits for it waits for its end.
+  std::function<CollectiveOverlap(int rank, const schedule::Action&)> collective_overlap;
   // Pipeline transfers hold processors too (NCCL runs each send and receive as a kernel whose
   // thread blocks keep their SMs): per link tier, the share of a rank's processors one transfer on
   // that tier holds, in [0, 0.5); empty or 0: none. A SEND holds it on its sender while its

@@ -13,7 +13,13 @@
 
 namespace meshscope::engine {
 
-enum class EventType : uint8_t { kComputeDone = 0, kTransferDone = 1, kCollectiveDone = 2 };
+// kCollectiveRelease: a collective's consumers may go on before it ends (CollectiveOverlap).
+enum class EventType : uint8_t {
+  kComputeDone = 0,
+  kTransferDone = 1,
+  kCollectiveDone = 2,
+  kCollectiveRelease = 3
+};
 
 struct Event {
   int64_t time_ns = 0;

@@ -245,9 +245,13 @@ class Compiler {
     if (std::all_of(p_.instance_sm_share.begin(), p_.instance_sm_share.end(),
                     [](double v) { return v == 0; }))
       p_.instance_sm_share.clear();
-    if (std::all_of(p_.instance_early.begin(), p_.instance_early.end(),
-                    [](const EarlyStart& e) { return e.lead_ns == 0; }))
-      p_.instance_early.clear();
+    for (size_t i = 0; i < p_.instance_overlap.size(); ++i) {  // no release at or past its end
+      int64_t& release = p_.instance_overlap[i].release_ns;
+      if (release >= p_.instances[i].duration_ns) release = 0;
+    }
+    if (std::all_of(p_.instance_overlap.begin(), p_.instance_overlap.end(),
+                    [](const CollectiveOverlap& e) { return e.lead_ns == 0 && e.release_ns == 0; }))
+      p_.instance_overlap.clear();
     if (!tp_agree_) add_tp_syncs(mesh_, p_);
   }
 
@@ -478,14 +482,18 @@ class Compiler {
     if (!(share >= 0 && share < 1))
       throw std::invalid_argument("simulate: collective_sm_share gave " + std::to_string(share) +
                                   ", outside [0, 1)");
-    EarlyStart early;
-    if (in_.collective_early_start) {
-      early = in_.collective_early_start(r, a);
-      if (early.lead_ns < 0 || early.tail_ns < 0 ||
+    CollectiveOverlap early;
+    if (in_.collective_overlap) {
+      early = in_.collective_overlap(r, a);
+      if (early.lead_ns < 0 || early.tail_ns < 0 || early.release_ns < 0 ||
           !(early.charge_share >= 0 && early.charge_share < 1))
         throw std::invalid_argument(
-            "simulate: collective_early_start gave a negative lead or tail, or a share outside "
-            "[0, 1)");
+            "simulate: collective_overlap gave a negative lead, tail or release, or a share "
+            "outside [0, 1)");
+      if (early.lead_ns > 0 && early.release_ns > 0)
+        throw std::invalid_argument(
+            "simulate: collective_overlap gave both a lead (a reduction's) and a release (a "
+            "gather's)");
     }
     coll_tiers_.push_back(tier);
     const int gk = static_cast<int>(a.group);
@@ -497,7 +505,7 @@ class Compiler {
       p_.instances.push_back(Instance{0, 0, duration});
       inst_size_.push_back(0);
       if (in_.collective_sm_share) p_.instance_sm_share.push_back(0);
-      if (in_.collective_early_start) p_.instance_early.push_back({});
+      if (in_.collective_overlap) p_.instance_overlap.push_back({});
     }
     const int32_t inst = list[k];
     Instance& I = p_.instances[inst];
@@ -505,11 +513,12 @@ class Compiler {
     p_.coll_instance.push_back(inst);
     ++inst_size_[inst];
     I.duration_ns = std::max(I.duration_ns, duration);
-    if (in_.collective_early_start) {  // members priced alike; the most any one allows
-      EarlyStart& e = p_.instance_early[inst];
+    if (in_.collective_overlap) {  // members priced alike; the most any one allows
+      CollectiveOverlap& e = p_.instance_overlap[inst];
       e.lead_ns = std::max(e.lead_ns, early.lead_ns);
       e.tail_ns = std::max(e.tail_ns, early.tail_ns);
       e.charge_share = std::max(e.charge_share, early.charge_share);
+      e.release_ns = std::max(e.release_ns, early.release_ns);
     }
     p_.colls.push_back(static_cast<int32_t>(gi));
   }

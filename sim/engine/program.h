@@ -58,9 +58,9 @@ struct Program {
   // Per instance: the share of its members' processors it holds (EngineInput::
   // collective_sm_share); empty when every share is 0.
   std::vector<double> instance_sm_share;
-  // Per instance: how early it may start (EngineInput::collective_early_start); empty when no
-  // collective may.
-  std::vector<EarlyStart> instance_early;
+  // Per instance: how it overlaps compute (EngineInput::collective_overlap), its release_ns
+  // below its duration or 0; empty when no collective does.
+  std::vector<CollectiveOverlap> instance_overlap;
   // Per rank, its SENDs and its collectives in program order (CSR over ranks); coll_instance[k]
   // is the instance of collective colls[k].
   std::vector<uint32_t> send_begin, coll_begin;

@@ -66,11 +66,11 @@ bool replicas_symmetric(const EngineInput& in) {
       if (schedule::is_collective(a.kind) && in.collective_sm_share &&
           in.collective_sm_share(r, a) != in.collective_sm_share(rep, b))
         return false;
-      if (schedule::is_collective(a.kind) && in.collective_early_start) {
-        const EarlyStart ea = in.collective_early_start(r, a);
-        const EarlyStart eb = in.collective_early_start(rep, b);
+      if (schedule::is_collective(a.kind) && in.collective_overlap) {
+        const CollectiveOverlap ea = in.collective_overlap(r, a);
+        const CollectiveOverlap eb = in.collective_overlap(rep, b);
         if (ea.lead_ns != eb.lead_ns || ea.tail_ns != eb.tail_ns ||
-            ea.charge_share != eb.charge_share)
+            ea.charge_share != eb.charge_share || ea.release_ns != eb.release_ns)
           return false;
       }
     }
@@ -118,9 +118,9 @@ EngineResult simulate_symmetric(const EngineInput& in, const SymmetricOptions& o
     rin.collective_sm_share = [&](int r, const Action& a) {
       return in.collective_sm_share(original[r], a);
     };
-  if (in.collective_early_start)
-    rin.collective_early_start = [&](int r, const Action& a) {
-      return in.collective_early_start(original[r], a);
+  if (in.collective_overlap)
+    rin.collective_overlap = [&](int r, const Action& a) {
+      return in.collective_overlap(original[r], a);
     };
   return simulate_representatives(rin, s.mesh, options);
 }

@@ -125,15 +125,16 @@ cost::Hardware Resolved::hardware_for(const PredictConfig& c, const cost::Framew
 
 int64_t FullMeshPrices::collective_ns(int rank, const schedule::Action& a) {
   const CollectivePrice p = collective_price(rank, a);
-  return static_cast<int64_t>(std::llround((p.lead_s > 0 ? p.wire_s : p.charged_s) * 1e9));
+  const bool overlapped = p.lead_s > 0 || p.release_s > 0;
+  return static_cast<int64_t>(std::llround((overlapped ? p.wire_s : p.charged_s) * 1e9));
 }
 
-engine::EarlyStart FullMeshPrices::collective_early_start(int rank, const schedule::Action& a) {
+engine::CollectiveOverlap FullMeshPrices::collective_overlap(int rank, const schedule::Action& a) {
   const CollectivePrice p = collective_price(rank, a);
+  auto ns = [](double s) { return static_cast<int64_t>(std::llround(s * 1e9)); };
+  if (p.release_s > 0) return {.release_ns = ns(p.release_s)};
   if (!(p.lead_s > 0)) return {};
-  return {.lead_ns = static_cast<int64_t>(std::llround(p.lead_s * 1e9)),
-          .tail_ns = static_cast<int64_t>(std::llround(p.tail_s * 1e9)),
-          .charge_share = p.charge_share};
+  return {.lead_ns = ns(p.lead_s), .tail_ns = ns(p.tail_s), .charge_share = p.charge_share};
 }
 
 CollectivePrice FullMeshPrices::collective_price(int rank, const schedule::Action& a) {
@@ -191,11 +192,15 @@ CollectivePrice FullMeshPrices::collective_price(int rank, const schedule::Actio
       p.exposed_s = exposed_seconds(seconds, window_s, layers);
       p.charged_s = p.exposed_s + sm_share(r_.hw) * (seconds - p.exposed_s);
       // A reduction hides behind the backward before it, which the engine has run by the time
-      // the cursor reaches the reduction: it starts it early, when its stream was free then.
+      // the cursor reaches the reduction: it starts it early, when its stream was free then. A
+      // gather hides behind the forward after it, which may start once the part it cannot hide
+      // has arrived; either keeps its stream for all of its time (item 53).
       if (kind != cost::CollectiveKind::kAllGather) {
         p.lead_s = window_s;
         p.tail_s = std::min(seconds, seconds / std::max(1, layers));
         p.charge_share = sm_share(r_.hw);
+      } else {
+        p.release_s = p.charged_s;
       }
     }
   }

@@ -54,12 +54,13 @@ struct Resolved {
 // compute (framework.h) leaves `exposed_s` of it outside the compute it hides behind, and the
 // engine runs the action for `charged_s`: that, plus the compute the hidden part slows through the
 // SMs it holds (catalog collective_ctas). Any other collective is priced in full: all three equal.
-// A gradient reduction the framework overlaps with the backward is run by the engine as an
-// early start instead (engine::EarlyStart): on its stream for wire_s, from `lead_s` (its
-// stage's backward) before its cursor reaches it, ending no sooner than `tail_s` (its last layer's
-// share) after, so that reductions queued behind each other hide only what their stream had time
-// for. exposed_s and charged_s are then what it costs when its stream is free: the Breakdown's
-// figures. lead_s < 0: not an early start.
+// A data-parallel collective the framework overlaps with compute holds its stream for wire_s
+// while the engine overlaps it (engine::CollectiveOverlap): a gradient reduction begins up to
+// `lead_s` (its stage's backward) before its cursor reaches it and ends no sooner than `tail_s`
+// (its last layer's share) after; a parameter gather lets the compute that uses it start
+// `release_s` after it began (its charged_s). So collectives queued behind each other hide only
+// what their stream had time for. exposed_s and charged_s are then what it costs when its stream
+// is free: the Breakdown's figures. lead_s, release_s < 0: not so.
 struct CollectivePrice {
   double wire_s = 0;
   double exposed_s = 0;
@@ -67,6 +68,7 @@ struct CollectivePrice {
   double lead_s = -1;
   double tail_s = 0;
   double charge_share = 0;
+  double release_s = -1;
 };
 
 // Prices of the full mesh's links and collectives, by global rank. A collective's price depends
@@ -78,9 +80,9 @@ class FullMeshPrices {
 
   int tier(int a, int b) const { return r_.topo.same_node(a, b) ? 0 : 1; }
 
-  // charged_s in ns, or wire_s for an early start (CollectivePrice).
+  // charged_s in ns, or wire_s for a collective the engine overlaps (CollectivePrice).
   int64_t collective_ns(int rank, const schedule::Action& a);
-  engine::EarlyStart collective_early_start(int rank, const schedule::Action& a);
+  engine::CollectiveOverlap collective_overlap(int rank, const schedule::Action& a);
   CollectivePrice collective_price(int rank, const schedule::Action& a);
   // The share of a GPU's SMs the collective holds while the engine runs compute beside it
   // (engine::EngineInput::collective_sm_share): catalog collective_ctas over compute_units, or 0

@@ -145,12 +145,12 @@ bool replicas_cost_alike(const Resolved& r, FullMeshPrices& prices, const schedu
           if (prices.group_leader(a.group, rank) == rank) leaders.push_back(rank);
         }
       const double share = prices.collective_sm_share(original[p], a);
-      const engine::EarlyStart early = prices.collective_early_start(original[p], a);
+      const engine::CollectiveOverlap early = prices.collective_overlap(original[p], a);
       for (int rank : leaders) {
-        const engine::EarlyStart e = prices.collective_early_start(rank, a);
+        const engine::CollectiveOverlap e = prices.collective_overlap(rank, a);
         if (prices.collective_ns(rank, a) != want || prices.collective_sm_share(rank, a) != share ||
             e.lead_ns != early.lead_ns || e.tail_ns != early.tail_ns ||
-            e.charge_share != early.charge_share)
+            e.charge_share != early.charge_share || e.release_ns != early.release_ns)
           return false;
       }
     }
@@ -295,8 +295,8 @@ void price_links_and_collectives(engine::EngineInput& in, FullMeshPrices& prices
     in.collective_sm_share = [&prices](int rank, const schedule::Action& a) {
       return prices.collective_sm_share(rank, a);
     };
-  in.collective_early_start = [&prices](int rank, const schedule::Action& a) {
-    return prices.collective_early_start(rank, a);
+  in.collective_overlap = [&prices](int rank, const schedule::Action& a) {
+    return prices.collective_overlap(rank, a);
   };
 }
 
@@ -385,8 +385,8 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
       in.collective_sm_share = [&](int rank, const schedule::Action& a) {
         return prices.collective_sm_share(original[rank], a);
       };
-      in.collective_early_start = [&](int rank, const schedule::Action& a) {
-        return prices.collective_early_start(original[rank], a);
+      in.collective_overlap = [&](int rank, const schedule::Action& a) {
+        return prices.collective_overlap(original[rank], a);
       };
       run.result = engine::simulate_representatives(in, c.mesh, {o.expand_replicas});
       return run;

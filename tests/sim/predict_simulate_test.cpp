@@ -183,7 +183,7 @@ TEST(PredictSimulate, FasterComputeNeverSlowsAStepBoundByItsReductions) {
   // than its backward, so the reductions queue on the collective stream and bound the step. Priced
   // as what each one's own backward leaves exposed, a faster GPU made the step longer (stop 59's
   // metamorphic checks: b200 with twice its peak 2.4% slower here); each reduction now hides only
-  // behind what its stream had time for (engine::EarlyStart).
+  // behind what its stream had time for (engine::CollectiveOverlap).
   PredictConfig c = gpt_config(32, 4096, 32, {16, 1, 1}, 32, 1, "b200-sxm");
   c.gpt.ffn = 11008;
   c.gpt.gated_mlp = true;

@@ -1,5 +1,5 @@
 // Gradient reductions that begin during the backward before them (EngineInput::
-// collective_early_start): what they hide when their stream is free, and what they cannot hide
+// collective_overlap): what they hide when their stream is free, and what they cannot hide
 // when it is still busy with earlier reductions.
 #include <gtest/gtest.h>
 
@@ -34,7 +34,7 @@ std::vector<std::pair<int64_t, int64_t>> collectives_of_rank0(const EngineResult
   return out;
 }
 
-TEST(EarlyStart, AReductionOnAFreeStreamHidesBehindItsBackward) {
+TEST(CollectiveOverlap, AReductionOnAFreeStreamHidesBehindItsBackward) {
   // F 100, B 200, then a 150 ns reduce-scatter whose buckets start with the backward: it runs from
   // 100 and ends when its last bucket (15 ns) does, 15 after the backward, not 150.
   const auto s = schedule::load(
@@ -45,8 +45,8 @@ TEST(EarlyStart, AReductionOnAFreeStreamHidesBehindItsBackward) {
   in.stages[0].optimizer_ns = 10;
   in.collective_ns = [](int, const schedule::Action&) { return int64_t{150}; };
   EXPECT_EQ(simulate(in).step_time_ns, 100 + 200 + 150 + 10);  // none: after the backward
-  in.collective_early_start = [](int, const schedule::Action&) {
-    return EarlyStart{.lead_ns = 200, .tail_ns = 15};
+  in.collective_overlap = [](int, const schedule::Action&) {
+    return CollectiveOverlap{.lead_ns = 200, .tail_ns = 15};
   };
   const EngineResult r = simulate(in);
   EXPECT_EQ(r.step_time_ns, 300 + 15 + 10);
@@ -54,19 +54,19 @@ TEST(EarlyStart, AReductionOnAFreeStreamHidesBehindItsBackward) {
   EXPECT_EQ(simulate_symmetric(in).step_time_ns, r.step_time_ns);
   // Its thread blocks held a fifth of the SMs while it ran beside the backward (135 ns of it):
   // that costs the step a fifth of that.
-  in.collective_early_start = [](int, const schedule::Action&) {
-    return EarlyStart{.lead_ns = 200, .tail_ns = 15, .charge_share = 0.2};
+  in.collective_overlap = [](int, const schedule::Action&) {
+    return CollectiveOverlap{.lead_ns = 200, .tail_ns = 15, .charge_share = 0.2};
   };
   EXPECT_EQ(simulate(in).step_time_ns, 300 + 15 + 27 + 10);
   // Longer than its backward: only the part beyond it shows.
   in.collective_ns = [](int, const schedule::Action&) { return int64_t{500}; };
-  in.collective_early_start = [](int, const schedule::Action&) {
-    return EarlyStart{.lead_ns = 200, .tail_ns = 50};
+  in.collective_overlap = [](int, const schedule::Action&) {
+    return CollectiveOverlap{.lead_ns = 200, .tail_ns = 50};
   };
   EXPECT_EQ(simulate(in).step_time_ns, 100 + 500 + 10);
 }
 
-TEST(EarlyStart, ReductionsQueuedOnTheirStreamHideOnlyWhatItWasFreeFor) {
+TEST(CollectiveOverlap, ReductionsQueuedOnTheirStreamHideOnlyWhatItWasFreeFor) {
   // Four microbatches, each reducing its gradients (300 ns) after its backward (100 ns): the
   // stream is still busy with the previous reduction when each backward starts, so each waits for
   // it and then takes its full time. The step is the first forward, then four reductions.
@@ -79,8 +79,8 @@ TEST(EarlyStart, ReductionsQueuedOnTheirStreamHideOnlyWhatItWasFreeFor) {
   auto step = [&](int64_t backward_ns) {
     EngineInput in = on(s, 50, backward_ns);
     in.collective_ns = [](int, const schedule::Action&) { return int64_t{300}; };
-    in.collective_early_start = [backward_ns](int, const schedule::Action&) {
-      return EarlyStart{.lead_ns = backward_ns, .tail_ns = 30};
+    in.collective_overlap = [backward_ns](int, const schedule::Action&) {
+      return CollectiveOverlap{.lead_ns = backward_ns, .tail_ns = 30};
     };
     return simulate(in);
   };
@@ -96,7 +96,7 @@ TEST(EarlyStart, ReductionsQueuedOnTheirStreamHideOnlyWhatItWasFreeFor) {
   EXPECT_EQ(step(400).step_time_ns, 4 * (50 + 400) + 30);
 }
 
-TEST(EarlyStart, ReductionsReachedTogetherShareTheirBackward) {
+TEST(CollectiveOverlap, ReductionsReachedTogetherShareTheirBackward) {
   // A hybrid shard's reduce-scatter (80 ns) and the all-reduce of its shards across replicas
   // (40 ns) after one backward (200 ns): bucket by bucket, the stream does both during it, and
   // only their last buckets (8 + 4) follow it. Its span starts once the reduce-scatter's ends.
@@ -106,8 +106,8 @@ TEST(EarlyStart, ReductionsReachedTogetherShareTheirBackward) {
       "rank 1: 0F0 0B0 0REDUCESCATTER(dp):8 0ALLREDUCE(dp):4 0STEP\n");
   EngineInput in = on(s, 100, 200);
   in.collective_ns = [](int, const schedule::Action& a) { return a.bytes == 8 ? 80 : 40; };
-  in.collective_early_start = [](int, const schedule::Action& a) {
-    return EarlyStart{.lead_ns = 200, .tail_ns = a.bytes == 8 ? 8 : 4};
+  in.collective_overlap = [](int, const schedule::Action& a) {
+    return CollectiveOverlap{.lead_ns = 200, .tail_ns = a.bytes == 8 ? 8 : 4};
   };
   const EngineResult r = simulate(in);
   EXPECT_EQ(r.step_time_ns, 300 + 8 + 4);
@@ -116,7 +116,7 @@ TEST(EarlyStart, ReductionsReachedTogetherShareTheirBackward) {
   EXPECT_EQ(simulate_symmetric(in).step_time_ns, r.step_time_ns);
 }
 
-TEST(EarlyStart, ACollectiveWaitsForItsLastMembersBackward) {
+TEST(CollectiveOverlap, ACollectiveWaitsForItsLastMembersBackward) {
   // Rank 1's forward takes 100 ns longer, and so its backward ends later: the reduction cannot
   // begin before rank 1's backward did.
   const auto s = schedule::load(
@@ -130,26 +130,26 @@ TEST(EarlyStart, ACollectiveWaitsForItsLastMembersBackward) {
                                                        : 0;
   };
   in.collective_ns = [](int, const schedule::Action&) { return int64_t{250}; };
-  in.collective_early_start = [](int, const schedule::Action&) {
-    return EarlyStart{.lead_ns = 200, .tail_ns = 10};
+  in.collective_overlap = [](int, const schedule::Action&) {
+    return CollectiveOverlap{.lead_ns = 200, .tail_ns = 10};
   };
   // Rank 1's backward runs 200..400: the reduction runs 200..450.
   EXPECT_EQ(simulate(in).step_time_ns, 450);
 }
 
-TEST(EarlyStart, BadFiguresAreRefused) {
+TEST(CollectiveOverlap, BadFiguresAreRefused) {
   const auto s = schedule::load(
       "mesh dp=2 pp=1 tp=1\nmicrobatches 1\n"
       "rank 0: 0F0 0B0 0REDUCESCATTER(dp):8 0STEP\n"
       "rank 1: 0F0 0B0 0REDUCESCATTER(dp):8 0STEP\n");
   EngineInput in = on(s, 100, 200);
   in.collective_ns = [](int, const schedule::Action&) { return int64_t{150}; };
-  in.collective_early_start = [](int, const schedule::Action&) {
-    return EarlyStart{.lead_ns = -1};
+  in.collective_overlap = [](int, const schedule::Action&) {
+    return CollectiveOverlap{.lead_ns = -1};
   };
   EXPECT_THROW(simulate(in), std::invalid_argument);
-  in.collective_early_start = [](int, const schedule::Action&) {
-    return EarlyStart{.lead_ns = 10, .tail_ns = 1, .charge_share = 1.0};
+  in.collective_overlap = [](int, const schedule::Action&) {
+    return CollectiveOverlap{.lead_ns = 10, .tail_ns = 1, .charge_share = 1.0};
   };
   EXPECT_THROW(simulate(in), std::invalid_argument);
 }
