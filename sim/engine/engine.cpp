@@ -567,7 +567,8 @@ class Sim {
       // shard's reduce-scatter and all-reduce) share their backward bucket by bucket.
       // Arriving as its cursor issued it, it reached it now; else it waited for its stream.
       const int64_t reach = at_issue ? now : coll_reach_[st.coll_head];
-      const int64_t earliest = std::max(coll_work_end_[r], reach - p_.instance_overlap[inst].lead_ns);
+      const int64_t earliest =
+          std::max(coll_work_end_[r], reach - p_.instance_overlap[inst].lead_ns);
       inst_start_[inst] = std::max(inst_start_[inst], earliest);
       if (last) start_early(inst, now);
       return;
@@ -585,9 +586,9 @@ class Sim {
   }
 
   // The last member of an early-starting instance has arrived at `now`; inst_start_ holds the
-  // latest of its members' earliest starts (CollectiveOverlap), at most now. It ends its duration after
-  // that start, or its tail after now if later, plus the charged share of the part before now.
-  // Ports and processors are held from now: what ran before is past.
+  // latest of its members' earliest starts (CollectiveOverlap), at most now. It ends its duration
+  // after that start, or its tail after now if later, plus the charged share of the part before
+  // now. Ports and processors are held from now: what ran before is past.
   [[gnu::noinline]] void start_early(int32_t inst, int64_t now) {
     const Instance& I = p_.instances[inst];
     const CollectiveOverlap& e = p_.instance_overlap[inst];

@@ -62,8 +62,8 @@ struct Breakdown {
   // the part of it outside the compute they hide behind, and what the step is charged for them:
   // that part plus the compute the hidden rest slows through the SMs it holds (resolved.h,
   // CollectivePrice), each as if its stream were free when its compute began: reductions queued
-  // behind each other hide less (engine::CollectiveOverlap), which the step and idle_s show and these do
-  // not. Without overlap all three are equal; without dp collectives all are 0.
+  // behind each other hide less (engine::CollectiveOverlap), which the step and idle_s show and
+  // these do not. Without overlap all three are equal; without dp collectives all are 0.
   double dp_collectives_wire_s = 0;
   double dp_collectives_exposed_s = 0;
   double dp_collectives_charged_s = 0;

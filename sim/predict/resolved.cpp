@@ -192,14 +192,16 @@ CollectivePrice FullMeshPrices::collective_price(int rank, const schedule::Actio
       p.exposed_s = exposed_seconds(seconds, window_s, layers);
       p.charged_s = p.exposed_s + sm_share(r_.hw) * (seconds - p.exposed_s);
       // A reduction hides behind the backward before it, which the engine has run by the time
-      // the cursor reaches the reduction: it starts it early, when its stream was free then. A
-      // gather hides behind the forward after it, which may start once the part it cannot hide
-      // has arrived; either keeps its stream for all of its time (item 53).
+      // the cursor reaches the reduction: it starts it early, when its stream was free then
+      // (item 53). ZeRO-3's gathers hide behind the compute after them, which may start once the
+      // part they cannot hide has arrived (item 54); both keep their stream for all of their
+      // time. ZeRO-1 and 2 gather after the step's update, for the next step's forward: the
+      // step pays what that leaves exposed, as before.
       if (kind != cost::CollectiveKind::kAllGather) {
         p.lead_s = window_s;
         p.tail_s = std::min(seconds, seconds / std::max(1, layers));
         p.charge_share = sm_share(r_.hw);
-      } else {
+      } else if (c.zero >= 3) {
         p.release_s = p.charged_s;
       }
     }

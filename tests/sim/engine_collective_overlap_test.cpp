@@ -1,6 +1,6 @@
-// Gradient reductions that begin during the backward before them (EngineInput::
-// collective_overlap): what they hide when their stream is free, and what they cannot hide
-// when it is still busy with earlier reductions.
+// Collectives that overlap compute (EngineInput::collective_overlap): gradient reductions that
+// begin during the backward before them, what they hide when their stream is free and what they
+// cannot hide when it is still busy; parameter gathers whose compute starts before they end.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -137,6 +137,40 @@ TEST(CollectiveOverlap, ACollectiveWaitsForItsLastMembersBackward) {
   EXPECT_EQ(simulate(in).step_time_ns, 450);
 }
 
+TEST(CollectiveOverlap, AGatherHoldsItsStreamWhileTheComputeThatUsesItStarts) {
+  // ZeRO-3: a 300 ns parameter gather before each of F0 (200 ns) and B0 (400 ns), and a 250 ns
+  // reduce-scatter after B0. Each forward or backward may start 100 ns into its gather (its first
+  // layers have arrived), but the stream stays busy until the gather ends: the reduce-scatter,
+  // which could begin with B0 at 400, begins when B0's gather ends, at 600.
+  const auto s = schedule::load(
+      "mesh dp=2 pp=1 tp=1\nmicrobatches 1\n"
+      "rank 0: 0ALLGATHER(dp):4 0F0 0ALLGATHER(dp):4 0B0 0REDUCESCATTER(dp):8 0STEP\n"
+      "rank 1: 0ALLGATHER(dp):4 0F0 0ALLGATHER(dp):4 0B0 0REDUCESCATTER(dp):8 0STEP\n");
+  EngineInput in = on(s, 200, 400);
+  in.collective_ns = [](int, const schedule::Action& a) { return a.bytes == 4 ? 300 : 250; };
+  EXPECT_EQ(simulate(in).step_time_ns, 300 + 200 + 300 + 400 + 250);  // each waited for whole
+  in.collective_overlap = [](int, const schedule::Action& a) {
+    return a.bytes == 4 ? CollectiveOverlap{.release_ns = 100}
+                        : CollectiveOverlap{.lead_ns = 400, .tail_ns = 10};
+  };
+  const EngineResult r = simulate(in);
+  EXPECT_EQ(r.step_time_ns, 850);
+  EXPECT_EQ(collectives_of_rank0(r),
+            (std::vector<std::pair<int64_t, int64_t>>{{0, 300}, {300, 600}, {600, 850}}));
+  int64_t b_begin = -1;
+  for (const traces::Span& sp : r.timeline.spans)
+    if (sp.device == 0 && sp.kind == traces::SpanKind::kCompute &&
+        sp.phase == traces::Phase::kBackward)
+      b_begin = sp.begin_ns;
+  EXPECT_EQ(b_begin, 400);
+  EXPECT_EQ(simulate_symmetric(in).step_time_ns, r.step_time_ns);
+  // A release at or past the gather's end is none: the compute waits for all of it.
+  in.collective_overlap = [](int, const schedule::Action& a) {
+    return a.bytes == 4 ? CollectiveOverlap{.release_ns = 300} : CollectiveOverlap{};
+  };
+  EXPECT_EQ(simulate(in).step_time_ns, 300 + 200 + 300 + 400 + 250);
+}
+
 TEST(CollectiveOverlap, BadFiguresAreRefused) {
   const auto s = schedule::load(
       "mesh dp=2 pp=1 tp=1\nmicrobatches 1\n"
@@ -150,6 +184,10 @@ TEST(CollectiveOverlap, BadFiguresAreRefused) {
   EXPECT_THROW(simulate(in), std::invalid_argument);
   in.collective_overlap = [](int, const schedule::Action&) {
     return CollectiveOverlap{.lead_ns = 10, .tail_ns = 1, .charge_share = 1.0};
+  };
+  EXPECT_THROW(simulate(in), std::invalid_argument);
+  in.collective_overlap = [](int, const schedule::Action&) {
+    return CollectiveOverlap{.lead_ns = 10, .release_ns = 5};  // a reduction's and a gather's
   };
   EXPECT_THROW(simulate(in), std::invalid_argument);
 }
