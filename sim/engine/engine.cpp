@@ -105,7 +105,7 @@ class Sim {
           collective_done(e.target());
           break;
         case EventType::kCollectiveRelease:
-          collective_release(e.target());
+          [[unlikely]] collective_release(e.target());
           break;
       }
       wake_waiting();
@@ -561,28 +561,38 @@ class Sim {
     const int32_t inst = p_.coll_instance[st.coll_head];
     const Instance& I = p_.instances[inst];
     const bool last = ++inst_arrived_[inst] == I.members_end - I.members_begin;
-    if (!overlap_.empty() && p_.instance_overlap[inst].lead_ns > 0) [[unlikely]] {
-      // On this member it could have begun `lead` before its cursor reached it, once its stream
-      // had done the work of its earlier collectives: reductions reached together (a hybrid
-      // shard's reduce-scatter and all-reduce) share their backward bucket by bucket.
-      // Arriving as its cursor issued it, it reached it now; else it waited for its stream.
-      const int64_t reach = at_issue ? now : coll_reach_[st.coll_head];
-      const int64_t earliest =
-          std::max(coll_work_end_[r], reach - p_.instance_overlap[inst].lead_ns);
-      inst_start_[inst] = std::max(inst_start_[inst], earliest);
-      if (last) start_early(inst, now);
+    // Out of line, so that this stays small enough to be inlined where the cursor issues it.
+    if (!overlap_.empty() && arrive_overlapped(r, inst, now, at_issue, last)) [[unlikely]]
       return;
-    }
     if (last) {
       inst_start_[inst] = now;  // the last member to arrive: events come in time order
       occupy_ports(I, +1, now);
       if (slowed_ && p_.instance_sm_share[inst] > 0)
         hold_processors(I, p_.instance_sm_share[inst], now);
       queue_.push(now + I.duration_ns, EventType::kCollectiveDone, static_cast<uint32_t>(inst));
-      if (!overlap_.empty() && p_.instance_overlap[inst].release_ns > 0) [[unlikely]]
-        queue_.push(now + p_.instance_overlap[inst].release_ns, EventType::kCollectiveRelease,
-                    static_cast<uint32_t>(inst));
     }
+  }
+
+  // Member r's stream arrives at instance inst (`last`: the last member's) under
+  // CollectiveOverlap: true when it handled the arrival (an early start); else it has queued a
+  // gather's release, if the arrival starts one, and the caller starts it as any other.
+  [[gnu::noinline]] bool arrive_overlapped(int r, int32_t inst, int64_t now, bool at_issue,
+                                           bool last) {
+    const CollectiveOverlap& o = p_.instance_overlap[inst];
+    if (o.lead_ns > 0) {
+      // On this member it could have begun `lead` before its cursor reached it, once its stream
+      // had done the work of its earlier collectives: reductions reached together (a hybrid
+      // shard's reduce-scatter and all-reduce) share their backward bucket by bucket.
+      // Arriving as its cursor issued it, it reached it now; else it waited for its stream.
+      const int64_t reach = at_issue ? now : coll_reach_[ranks_[r].coll_head];
+      inst_start_[inst] =
+          std::max(inst_start_[inst], std::max(coll_work_end_[r], reach - o.lead_ns));
+      if (last) start_early(inst, now);
+      return true;
+    }
+    if (last && o.release_ns > 0)
+      queue_.push(now + o.release_ns, EventType::kCollectiveRelease, static_cast<uint32_t>(inst));
+    return false;
   }
 
   // The last member of an early-starting instance has arrived at `now`; inst_start_ holds the
@@ -612,6 +622,10 @@ class Sim {
     }
   }
 
+  [[gnu::noinline]] bool released_early(uint32_t inst) const {
+    return p_.instance_overlap[inst].release_ns > 0;
+  }
+
   // The compute waiting for instance inst (CollectiveOverlap::release_ns) may start.
   [[gnu::noinline]] void collective_release(uint32_t inst) {
     const Instance& I = p_.instances[inst];
@@ -627,7 +641,7 @@ class Sim {
     const Instance& I = p_.instances[inst];
     const int64_t start = inst_start_[inst];
     // Its consumers went on at its release already.
-    const bool released = !overlap_.empty() && p_.instance_overlap[inst].release_ns > 0;
+    const bool released = !overlap_.empty() && released_early(inst);
     occupy_ports(I, -1, now_);
     // Released on every member before any starts its next collective (which may hold them again).
     if (slowed_ && p_.instance_sm_share[inst] > 0) hold_processors(I, 0, now_);
