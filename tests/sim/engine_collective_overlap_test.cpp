@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,12 @@
 
 namespace meshscope::engine {
 namespace {
+
+// Two dp replicas running the same program (one stage) of `microbatches`.
+schedule::Schedule replicas(const std::string& program, int microbatches = 1) {
+  return schedule::load("mesh dp=2 pp=1 tp=1\nmicrobatches " + std::to_string(microbatches) +
+                        "\nrank 0: " + program + "\nrank 1: " + program + "\n");
+}
 
 EngineInput on(const schedule::Schedule& s, int64_t forward_ns, int64_t backward_ns) {
   EngineInput in;
@@ -37,10 +44,7 @@ std::vector<std::pair<int64_t, int64_t>> collectives_of_rank0(const EngineResult
 TEST(CollectiveOverlap, AReductionOnAFreeStreamHidesBehindItsBackward) {
   // F 100, B 200, then a 150 ns reduce-scatter whose buckets start with the backward: it runs from
   // 100 and ends when its last bucket (15 ns) does, 15 after the backward, not 150.
-  const auto s = schedule::load(
-      "mesh dp=2 pp=1 tp=1\nmicrobatches 1\n"
-      "rank 0: 0F0 0B0 0REDUCESCATTER(dp):8 0STEP\n"
-      "rank 1: 0F0 0B0 0REDUCESCATTER(dp):8 0STEP\n");
+  const auto s = replicas("0F0 0B0 0REDUCESCATTER(dp):8 0STEP");
   EngineInput in = on(s, 100, 200);
   in.stages[0].optimizer_ns = 10;
   in.collective_ns = [](int, const schedule::Action&) { return int64_t{150}; };
@@ -70,12 +74,10 @@ TEST(CollectiveOverlap, ReductionsQueuedOnTheirStreamHideOnlyWhatItWasFreeFor) {
   // Four microbatches, each reducing its gradients (300 ns) after its backward (100 ns): the
   // stream is still busy with the previous reduction when each backward starts, so each waits for
   // it and then takes its full time. The step is the first forward, then four reductions.
-  const auto s = schedule::load(
-      "mesh dp=2 pp=1 tp=1\nmicrobatches 4\n"
-      "rank 0: 0F0 0B0 0REDUCESCATTER(dp):8 0F1 0B1 0REDUCESCATTER(dp):8 0F2 0B2 "
-      "0REDUCESCATTER(dp):8 0F3 0B3 0REDUCESCATTER(dp):8 0STEP\n"
-      "rank 1: 0F0 0B0 0REDUCESCATTER(dp):8 0F1 0B1 0REDUCESCATTER(dp):8 0F2 0B2 "
-      "0REDUCESCATTER(dp):8 0F3 0B3 0REDUCESCATTER(dp):8 0STEP\n");
+  const auto s = replicas(
+      "0F0 0B0 0REDUCESCATTER(dp):8 0F1 0B1 0REDUCESCATTER(dp):8 0F2 0B2 0REDUCESCATTER(dp):8 "
+      "0F3 0B3 0REDUCESCATTER(dp):8 0STEP",
+      4);
   auto step = [&](int64_t backward_ns) {
     EngineInput in = on(s, 50, backward_ns);
     in.collective_ns = [](int, const schedule::Action&) { return int64_t{300}; };
@@ -100,10 +102,7 @@ TEST(CollectiveOverlap, ReductionsReachedTogetherShareTheirBackward) {
   // A hybrid shard's reduce-scatter (80 ns) and the all-reduce of its shards across replicas
   // (40 ns) after one backward (200 ns): bucket by bucket, the stream does both during it, and
   // only their last buckets (8 + 4) follow it. Its span starts once the reduce-scatter's ends.
-  const auto s = schedule::load(
-      "mesh dp=2 pp=1 tp=1\nmicrobatches 1\n"
-      "rank 0: 0F0 0B0 0REDUCESCATTER(dp):8 0ALLREDUCE(dp):4 0STEP\n"
-      "rank 1: 0F0 0B0 0REDUCESCATTER(dp):8 0ALLREDUCE(dp):4 0STEP\n");
+  const auto s = replicas("0F0 0B0 0REDUCESCATTER(dp):8 0ALLREDUCE(dp):4 0STEP");
   EngineInput in = on(s, 100, 200);
   in.collective_ns = [](int, const schedule::Action& a) { return a.bytes == 8 ? 80 : 40; };
   in.collective_overlap = [](int, const schedule::Action& a) {
@@ -119,10 +118,7 @@ TEST(CollectiveOverlap, ReductionsReachedTogetherShareTheirBackward) {
 TEST(CollectiveOverlap, ACollectiveWaitsForItsLastMembersBackward) {
   // Rank 1's forward takes 100 ns longer, and so its backward ends later: the reduction cannot
   // begin before rank 1's backward did.
-  const auto s = schedule::load(
-      "mesh dp=2 pp=1 tp=1\nmicrobatches 1\n"
-      "rank 0: 0F0 0B0 0REDUCESCATTER(dp):8 0STEP\n"
-      "rank 1: 0F0 0B0 0REDUCESCATTER(dp):8 0STEP\n");
+  const auto s = replicas("0F0 0B0 0REDUCESCATTER(dp):8 0STEP");
   EngineInput in = on(s, 100, 200);
   in.compute_action_ns = [](int rank, const schedule::Action& a) -> int64_t {
     return a.kind == schedule::ActionKind::kForward    ? (rank == 1 ? 200 : 100)
@@ -142,10 +138,7 @@ TEST(CollectiveOverlap, AGatherHoldsItsStreamWhileTheComputeThatUsesItStarts) {
   // reduce-scatter after B0. Each forward or backward may start 100 ns into its gather (its first
   // layers have arrived), but the stream stays busy until the gather ends: the reduce-scatter,
   // which could begin with B0 at 400, begins when B0's gather ends, at 600.
-  const auto s = schedule::load(
-      "mesh dp=2 pp=1 tp=1\nmicrobatches 1\n"
-      "rank 0: 0ALLGATHER(dp):4 0F0 0ALLGATHER(dp):4 0B0 0REDUCESCATTER(dp):8 0STEP\n"
-      "rank 1: 0ALLGATHER(dp):4 0F0 0ALLGATHER(dp):4 0B0 0REDUCESCATTER(dp):8 0STEP\n");
+  const auto s = replicas("0ALLGATHER(dp):4 0F0 0ALLGATHER(dp):4 0B0 0REDUCESCATTER(dp):8 0STEP");
   EngineInput in = on(s, 200, 400);
   in.collective_ns = [](int, const schedule::Action& a) { return a.bytes == 4 ? 300 : 250; };
   EXPECT_EQ(simulate(in).step_time_ns, 300 + 200 + 300 + 400 + 250);  // each waited for whole
@@ -172,10 +165,7 @@ TEST(CollectiveOverlap, AGatherHoldsItsStreamWhileTheComputeThatUsesItStarts) {
 }
 
 TEST(CollectiveOverlap, BadFiguresAreRefused) {
-  const auto s = schedule::load(
-      "mesh dp=2 pp=1 tp=1\nmicrobatches 1\n"
-      "rank 0: 0F0 0B0 0REDUCESCATTER(dp):8 0STEP\n"
-      "rank 1: 0F0 0B0 0REDUCESCATTER(dp):8 0STEP\n");
+  const auto s = replicas("0F0 0B0 0REDUCESCATTER(dp):8 0STEP");
   EngineInput in = on(s, 100, 200);
   in.collective_ns = [](int, const schedule::Action&) { return int64_t{150}; };
   in.collective_overlap = [](int, const schedule::Action&) {
