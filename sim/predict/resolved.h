@@ -51,16 +51,16 @@ struct Resolved {
 
 // What one collective action costs. `wire_s`: its time on the links (the collective model,
 // ZeRO-3's layer-by-layer split included). A data-parallel collective the framework overlaps with
-// compute (framework.h) leaves `exposed_s` of it outside the compute it hides behind, and the
-// engine runs the action for `charged_s`: that, plus the compute the hidden part slows through the
-// SMs it holds (catalog collective_ctas). Any other collective is priced in full: all three equal.
-// A data-parallel collective the framework overlaps with compute holds its stream for wire_s
-// while the engine overlaps it (engine::CollectiveOverlap): a gradient reduction begins up to
-// `lead_s` (its stage's backward) before its cursor reaches it and ends no sooner than `tail_s`
-// (its last layer's share) after; a parameter gather lets the compute that uses it start
-// `release_s` after it began (its charged_s). So collectives queued behind each other hide only
-// what their stream had time for. exposed_s and charged_s are then what it costs when its stream
-// is free: the Breakdown's figures. lead_s, release_s < 0: not so.
+// compute (framework.h) leaves `exposed_s` of it outside the compute it hides behind when its
+// stream is free, and costs the step `charged_s`: that, plus the compute the hidden part slows
+// through the SMs it holds (catalog collective_ctas). The engine runs most such collectives for
+// wire_s, overlapped (engine::CollectiveOverlap), so that those queued behind each other hide
+// only what their stream had time for: a gradient reduction begins up to `lead_s` (its stage's
+// backward) before its cursor reaches it and ends no sooner than `tail_s` (its last layer's
+// share) after (item 53); a ZeRO-3 gather lets the compute that uses it start `release_s` (its
+// charged_s) after it began (item 54). ZeRO-1 and 2's gather after the step runs for charged_s.
+// lead_s, release_s < 0: not overlapped. Any other collective is priced in full: wire_s,
+// exposed_s and charged_s equal. exposed_s and charged_s are the Breakdown's figures.
 struct CollectivePrice {
   double wire_s = 0;
   double exposed_s = 0;
