@@ -12,8 +12,9 @@
 //   unmatched transfer or collective behind it); the data then moves on the communication
 //   streams while the cursor goes on.
 // - A compute action starts once every RECV issued before it has its data and every all-gather
-//   and all-to-all issued before it on the same stage has completed (they bring its inputs:
-//   ZeRO-3 parameters, expert tokens); STEP also waits for the stage's all-reduces and
+//   and all-to-all issued before it on the same stage has completed, or released it
+//   (CollectiveOverlap::release_ns; they bring its inputs: ZeRO-3 parameters, expert tokens);
+//   STEP also waits for the stage's all-reduces and
 //   reduce-scatters (its gradients). Gradient reductions otherwise overlap later compute, unless
 //   EngineInput::blocking_reductions.
 // - SEND is eager: its transfer starts when the send stream is free (sends of a rank run in
