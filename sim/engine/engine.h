@@ -78,11 +78,17 @@ struct StageTiming {
 //   layers while the rest arrive (ZeRO-3's and FSDP's prefetched gathers): what the part that
 //   hides behind that compute leaves of it, with the SMs it holds meanwhile. Its stream stays busy
 //   until it ends.
+// - hide_layers > 0 (in place of release_ns): the release is computed from the compute that uses
+//   the gather, the first compute of its stage after it in its rank's program, layer by layer
+//   over hide_layers: max(duration / hide_layers, duration - that compute's time), plus
+//   charge_share of the part hidden (a backward's gathers hide behind that backward, a forward's
+//   behind that forward).
 struct CollectiveOverlap {
   int64_t lead_ns = 0;
   int64_t tail_ns = 0;
   double charge_share = 0;
   int64_t release_ns = 0;
+  int32_t hide_layers = 0;
 };
 
 // One tier of links: every rank has an egress and an ingress port per tier.

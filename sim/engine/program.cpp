@@ -2,6 +2,7 @@
 #include "sim/engine/program.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -490,10 +491,13 @@ class Compiler {
         throw std::invalid_argument(
             "simulate: collective_overlap gave a negative lead, tail or release, or a share "
             "outside [0, 1)");
-      if (early.lead_ns > 0 && early.release_ns > 0)
+      if ((early.lead_ns > 0) + (early.release_ns > 0) + (early.hide_layers > 0) > 1 ||
+          early.hide_layers < 0)
         throw std::invalid_argument(
-            "simulate: collective_overlap gave both a lead (a reduction's) and a release (a "
-            "gather's)");
+            "simulate: collective_overlap gave more than one of a lead (a reduction's), a "
+            "release and hide_layers (a gather's), or negative hide_layers");
+      if (early.hide_layers > 0)
+        early.release_ns = release_behind_use(r, gi - p_.rank_begin[r], a, duration, early);
     }
     coll_tiers_.push_back(tier);
     const int gk = static_cast<int>(a.group);
@@ -521,6 +525,24 @@ class Compiler {
       e.release_ns = std::max(e.release_ns, early.release_ns);
     }
     p_.colls.push_back(static_cast<int32_t>(gi));
+  }
+
+  // A gather's release where it hides behind the compute that uses it (CollectiveOverlap::
+  // hide_layers): that compute is the first of its stage after it in rank r's program (action i);
+  // none: 0, the gather is waited for whole.
+  int64_t release_behind_use(int r, uint32_t i, const Action& a, int64_t duration,
+                             const CollectiveOverlap& o) const {
+    const std::vector<Action>& acts = s_.ranks[r];
+    for (size_t k = i + 1; k < acts.size(); ++k) {
+      const Action& next = acts[k];
+      if (!schedule::is_compute(next.kind) || next.stage != a.stage) continue;
+      const int64_t window = in_.compute_action_ns ? in_.compute_action_ns(r, next)
+                                                   : compute_ns(in_.stages[next.stage], next.kind);
+      const int64_t exposed =
+          std::min(duration, std::max(duration / o.hide_layers, duration - window));
+      return exposed + std::llround(o.charge_share * static_cast<double>(duration - exposed));
+    }
+    return 0;
   }
 
   // Members of each instance (CSR), and a check that all members agree on what it is.

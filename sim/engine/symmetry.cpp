@@ -70,7 +70,8 @@ bool replicas_symmetric(const EngineInput& in) {
         const CollectiveOverlap ea = in.collective_overlap(r, a);
         const CollectiveOverlap eb = in.collective_overlap(rep, b);
         if (ea.lead_ns != eb.lead_ns || ea.tail_ns != eb.tail_ns ||
-            ea.charge_share != eb.charge_share || ea.release_ns != eb.release_ns)
+            ea.charge_share != eb.charge_share || ea.release_ns != eb.release_ns ||
+            ea.hide_layers != eb.hide_layers)
           return false;
       }
     }

@@ -132,6 +132,7 @@ int64_t FullMeshPrices::collective_ns(int rank, const schedule::Action& a) {
 engine::CollectiveOverlap FullMeshPrices::collective_overlap(int rank, const schedule::Action& a) {
   const CollectivePrice p = collective_price(rank, a);
   auto ns = [](double s) { return static_cast<int64_t>(std::llround(s * 1e9)); };
+  if (p.hide_layers > 0) return {.charge_share = p.charge_share, .hide_layers = p.hide_layers};
   if (p.release_s > 0) return {.release_ns = ns(p.release_s)};
   if (!(p.lead_s > 0)) return {};
   return {.lead_ns = ns(p.lead_s), .tail_ns = ns(p.tail_s), .charge_share = p.charge_share};
@@ -193,16 +194,18 @@ CollectivePrice FullMeshPrices::collective_price(int rank, const schedule::Actio
       p.charged_s = p.exposed_s + sm_share(r_.hw) * (seconds - p.exposed_s);
       // A reduction hides behind the backward before it, which the engine has run by the time
       // the cursor reaches the reduction: it starts it early, when its stream was free then
-      // (item 53). ZeRO-3's gathers hide behind the compute after them, which may start once the
-      // part they cannot hide has arrived (item 54); both keep their stream for all of their
-      // time. ZeRO-1 and 2 gather after the step's update, for the next step's forward: the
-      // step pays what that leaves exposed, as before.
+      // (item 53). ZeRO-3's gathers hide behind the compute that uses them, a forward or a
+      // backward, which may start once the part they cannot hide has arrived (items 54, 55);
+      // both keep their stream for all of their time. ZeRO-1 and 2 gather after the step's update,
+      // for the next step's forward: the step pays what that leaves exposed, as before.
       if (kind != cost::CollectiveKind::kAllGather) {
         p.lead_s = window_s;
         p.tail_s = std::min(seconds, seconds / std::max(1, layers));
         p.charge_share = sm_share(r_.hw);
       } else if (c.zero >= 3) {
         p.release_s = p.charged_s;
+        p.hide_layers = std::max(1, layers);
+        p.charge_share = sm_share(r_.hw);
       }
     }
   }

@@ -57,10 +57,12 @@ struct Resolved {
 // wire_s, overlapped (engine::CollectiveOverlap), so that those queued behind each other hide
 // only what their stream had time for: a gradient reduction begins up to `lead_s` (its stage's
 // backward) before its cursor reaches it and ends no sooner than `tail_s` (its last layer's
-// share) after (item 53); a ZeRO-3 gather lets the compute that uses it start `release_s` (its
-// charged_s) after it began (item 54). ZeRO-1 and 2's gather after the step runs for charged_s.
-// lead_s, release_s < 0: not overlapped. Any other collective is priced in full: wire_s,
-// exposed_s and charged_s equal. exposed_s and charged_s are the Breakdown's figures.
+// share) after (item 53); a ZeRO-3 gather lets the compute that uses it start once what that
+// compute cannot hide has arrived (item 54), which the engine works out from that compute over
+// `hide_layers` (item 55; release_s, its charged_s, is the price against its stage's forward).
+// ZeRO-1 and 2's gather after the step runs for charged_s. lead_s, release_s < 0: not overlapped.
+// Any other collective is priced in full: wire_s, exposed_s and charged_s equal. exposed_s and
+// charged_s are the Breakdown's figures.
 struct CollectivePrice {
   double wire_s = 0;
   double exposed_s = 0;
@@ -69,6 +71,7 @@ struct CollectivePrice {
   double tail_s = 0;
   double charge_share = 0;
   double release_s = -1;
+  int hide_layers = 0;  // a ZeRO-3 gather: the engine prices its release against its use (item 55)
 };
 
 // Prices of the full mesh's links and collectives, by global rank. A collective's price depends

@@ -150,7 +150,8 @@ bool replicas_cost_alike(const Resolved& r, FullMeshPrices& prices, const schedu
         const engine::CollectiveOverlap e = prices.collective_overlap(rank, a);
         if (prices.collective_ns(rank, a) != want || prices.collective_sm_share(rank, a) != share ||
             e.lead_ns != early.lead_ns || e.tail_ns != early.tail_ns ||
-            e.charge_share != early.charge_share || e.release_ns != early.release_ns)
+            e.charge_share != early.charge_share || e.release_ns != early.release_ns ||
+            e.hide_layers != early.hide_layers)
           return false;
       }
     }

@@ -164,6 +164,29 @@ TEST(CollectiveOverlap, AGatherHoldsItsStreamWhileTheComputeThatUsesItStarts) {
   EXPECT_EQ(simulate(in).step_time_ns, 300 + 200 + 300 + 400 + 250);
 }
 
+TEST(CollectiveOverlap, AGatherHidesBehindTheComputeThatUsesIt) {
+  // The same program, each gather hiding layer by layer (10 layers) behind the compute after it:
+  // before F0 (200 ns) it leaves 300 - 200 = 100 ns exposed, before B0 (400 ns) only its last
+  // layer's 30 ns, so B0 starts at 330. A gather nothing uses afterwards is waited for whole.
+  const auto s = replicas("0ALLGATHER(dp):4 0F0 0ALLGATHER(dp):4 0B0 0REDUCESCATTER(dp):8 0STEP");
+  EngineInput in = on(s, 200, 400);
+  in.collective_ns = [](int, const schedule::Action& a) { return a.bytes == 4 ? 300 : 250; };
+  in.collective_overlap = [](int, const schedule::Action& a) {
+    return a.bytes == 4 ? CollectiveOverlap{.hide_layers = 10}
+                        : CollectiveOverlap{.lead_ns = 400, .tail_ns = 10};
+  };
+  const EngineResult r = simulate(in);
+  std::vector<int64_t> begins;
+  for (const traces::Span& sp : r.timeline.spans)
+    if (sp.device == 0 && sp.kind == traces::SpanKind::kCompute) begins.push_back(sp.begin_ns);
+  std::sort(begins.begin(), begins.end());
+  EXPECT_EQ(begins, (std::vector<int64_t>{100, 330, 850}));  // F0, B0, STEP
+  EXPECT_EQ(r.step_time_ns, 850);  // the reduce-scatter still waits for B0's gather: 600 + 250
+  const auto last = replicas("0F0 0B0 0ALLGATHER(dp):4");
+  in.schedule = &last;
+  EXPECT_EQ(simulate(in).step_time_ns, 200 + 400 + 300);
+}
+
 TEST(CollectiveOverlap, BadFiguresAreRefused) {
   const auto s = replicas("0F0 0B0 0REDUCESCATTER(dp):8 0STEP");
   EngineInput in = on(s, 100, 200);
@@ -178,6 +201,10 @@ TEST(CollectiveOverlap, BadFiguresAreRefused) {
   EXPECT_THROW(simulate(in), std::invalid_argument);
   in.collective_overlap = [](int, const schedule::Action&) {
     return CollectiveOverlap{.lead_ns = 10, .release_ns = 5};  // a reduction's and a gather's
+  };
+  EXPECT_THROW(simulate(in), std::invalid_argument);
+  in.collective_overlap = [](int, const schedule::Action&) {
+    return CollectiveOverlap{.release_ns = 5, .hide_layers = 2};  // two ways to one release
   };
   EXPECT_THROW(simulate(in), std::invalid_argument);
 }
