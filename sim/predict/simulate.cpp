@@ -428,11 +428,31 @@ double busy_bubble_fraction(const Resolved& r, const Run& run) {
 }
 
 // Adds up what `program`'s data-parallel collectives cost on `rank` (Breakdown, CollectivePrice).
-void add_dp_collectives(FullMeshPrices& prices, int rank,
+// A ZeRO-3 gather hides behind the compute that uses it, the next of its stage (item 55).
+void add_dp_collectives(const Resolved& r, FullMeshPrices& prices, int rank,
                         const std::vector<schedule::Action>& program, Breakdown& b) {
-  for (const schedule::Action& a : program) {
+  for (size_t i = 0; i < program.size(); ++i) {
+    const schedule::Action& a = program[i];
     if (!schedule::is_collective(a.kind) || a.group != mesh::GroupKind::kDp) continue;
-    const CollectivePrice p = prices.collective_price(rank, a);
+    CollectivePrice p = prices.collective_price(rank, a);
+    if (p.hide_layers > 0) {
+      const auto use = std::find_if(program.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                    program.end(), [&](const schedule::Action& c) {
+                                      return schedule::is_compute(c.kind) && c.stage == a.stage;
+                                    });
+      p.exposed_s = p.wire_s;  // nothing uses it: waited for whole
+      if (use != program.end()) {
+        const engine::StageTiming& t = r.timings[use->stage];
+        const double window =
+            1e-9 *
+            static_cast<double>(use->kind == schedule::ActionKind::kForward      ? t.forward_ns
+                                : use->kind == schedule::ActionKind::kInputGrad  ? t.input_grad_ns
+                                : use->kind == schedule::ActionKind::kWeightGrad ? t.weight_grad_ns
+                                                                                 : t.backward_ns);
+        p.exposed_s = std::min(p.wire_s, std::max(p.wire_s / p.hide_layers, p.wire_s - window));
+      }
+      p.charged_s = p.exposed_s + p.charge_share * (p.wire_s - p.exposed_s);
+    }
     b.dp_collectives_wire_s += p.wire_s;
     b.dp_collectives_exposed_s += p.exposed_s;
     b.dp_collectives_charged_s += p.charged_s;
@@ -498,7 +518,7 @@ Summary summarise(const Resolved& r, FullMeshPrices& prices, const Run& run, boo
     const int rank = r.mesh.rank_of({0, busiest, 0});
     s.breakdown =
         breakdown(r, busiest, program_of(r, run, busiest), res.ranks[rank], res.step_time_ns);
-    add_dp_collectives(prices, rank, program_of(r, run, busiest), s.breakdown);
+    add_dp_collectives(r, prices, rank, program_of(r, run, busiest), s.breakdown);
   }
   s.replicas_simulated_once = run.once;
   s.simulated_ranks = run.once ? c.mesh.pp : r.mesh.size();
