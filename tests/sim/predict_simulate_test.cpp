@@ -32,6 +32,21 @@ PredictConfig gpt_config(int64_t layers, int64_t hidden, int64_t heads, mesh::Me
   return c;
 }
 
+// ZeRO-3 data parallelism of a GPT (sequence 2048, vocabulary 50304) on `dp` `gpu`s, `per_node` a
+// node, under `framework`.
+PredictConfig zero3_gpt(int64_t layers, int64_t hidden, int64_t heads, int dp, int64_t global_batch,
+                        int64_t micro_batch, const std::string& gpu, const std::string& framework,
+                        int per_node) {
+  PredictConfig c = gpt_config(layers, hidden, heads, {dp, 1, 1}, global_batch, micro_batch, gpu);
+  c.gpt.seq = 2048;
+  c.gpt.vocab = 50304;
+  c.framework = framework;
+  c.schedule = schedule::Family::kDataParallel;
+  c.zero = 3;
+  c.gpus_per_node = per_node;
+  return c;
+}
+
 PredictConfig small_gpt() { return gpt_config(8, 1024, 16, {2, 4, 2}, 32, 2, "h100-sxm"); }
 
 TEST(PredictSimulate, FiguresAreConsistentWithTheStepTime) {
@@ -213,13 +228,7 @@ TEST(PredictSimulate, ZeroThreesGathersHoldTheirStreamForAllOfTheirTime) {
   // gather and reduce-scatter, one after another, so the step holds their time on the wire.
   // Before item 54 it was 6% shorter than that (0.0186 s against 0.0198 s), and twice the peak
   // or an H200 for the H100 gave a slower step in such configs.
-  PredictConfig c = gpt_config(12, 768, 12, {8, 1, 1}, 32, 1, "b200-sxm");
-  c.gpt.seq = 2048;
-  c.gpt.vocab = 50304;
-  c.framework = "nemo-24.09";
-  c.schedule = schedule::Family::kDataParallel;
-  c.zero = 3;
-  c.gpus_per_node = 4;
+  PredictConfig c = zero3_gpt(12, 768, 12, 8, 32, 1, "b200-sxm", "nemo-24.09", 4);
   const Summary base = simulate(c, {.build_timeline = false}).summary;
   EXPECT_GE(base.step_time_s, base.breakdown.dp_collectives_wire_s);
   cost::Hardware faster = cost::find_hardware("b200-sxm");
@@ -234,17 +243,11 @@ TEST(PredictSimulate, ZeroThreesGathersHoldTheirStreamForAllOfTheirTime) {
 }
 
 TEST(PredictSimulate, ABackwardsGatherHidesBehindThatBackward) {
-  // ZeRO-3 of a 24-layer GPT over 64 H100 (fms-fsdp, two nodes' worth at 400 Gb/s a node): the
+  // ZeRO-3 of a 24-layer GPT over 64 H100 (fms-fsdp, eight nodes at 400 Gb/s a node): the
   // gather before the backward hides behind the backward it feeds (FSDP's backward prefetch). When
   // it was priced against the forward, fewer norm passes (a shorter forward, the same backward)
   // made the step 1.1% longer (item 55).
-  PredictConfig c = gpt_config(24, 1024, 16, {64, 1, 1}, 128, 2, "h100-sxm");
-  c.gpt.seq = 2048;
-  c.gpt.vocab = 50304;
-  c.framework = "fms-fsdp";
-  c.schedule = schedule::Family::kDataParallel;
-  c.zero = 3;
-  c.gpus_per_node = 8;
+  PredictConfig c = zero3_gpt(24, 1024, 16, 64, 128, 2, "h100-sxm", "fms-fsdp", 8);
   c.network_gbps = 400;
   const double stock = simulate(c, {.build_timeline = false}).summary.step_time_s;
   cost::Framework fewer = cost::find_framework("fms-fsdp");
