@@ -205,40 +205,38 @@ class ChromeWriter {
     jt::append_int(buf_, sort_position(d));
     buf_ += '}';
     end_event();
-    for (size_t l = 0; l < dev.lanes.size(); ++l) {
-      metadata_event("thread_name", d, l);
-      key("name");
-      jt::append_string(buf_, dev.lanes[l].name);
-      buf_ += ",\"lane_kind\":";
-      jt::append_string(buf_, name(dev.lanes[l].kind));
-      buf_ += '}';
-      end_event();
-      metadata_event("thread_sort_index", d, l);
-      key("sort_index");
-      jt::append_int(buf_, static_cast<int64_t>(l));
-      buf_ += '}';
-      end_event();
-    }
+    for (size_t l = 0; l < dev.lanes.size(); ++l)
+      thread_metadata(d, l, dev.lanes[l].name, l, false);
     // Threads for slices that do not nest on their lane's (chrome_threads.h), after the lanes.
     for (size_t j = 0; j < threads_.extra[d].size(); ++j) {
       const ExtraThread& e = threads_.extra[d][j];
-      const size_t tid = dev.lanes.size() + j;
-      metadata_event("thread_name", d, tid);
-      key("name");
-      jt::append_string(buf_,
-                        dev.lanes[e.lane].name + " (overlapping " + std::to_string(e.k) + ")");
-      buf_ += ",\"lane_kind\":";
-      jt::append_string(buf_, name(dev.lanes[e.lane].kind));
-      buf_ += ",\"lane\":";  // the importer folds the thread back into its lane
-      jt::append_int(buf_, e.lane);
-      buf_ += '}';
-      end_event();
-      metadata_event("thread_sort_index", d, tid);
-      key("sort_index");
-      jt::append_int(buf_, static_cast<int64_t>(tid));
-      buf_ += '}';
-      end_event();
+      thread_metadata(d, dev.lanes.size() + j,
+                      dev.lanes[e.lane].name + " (overlapping " + std::to_string(e.k) + ")", e.lane,
+                      true);
     }
+  }
+
+  // Thread tid of device d: its name, the kind of `lane` and, for an extra thread holding that
+  // lane's overlapping slices, the lane's tid (the importer folds the thread back into it); then
+  // its sort index.
+  void thread_metadata(size_t d, size_t tid, const std::string& thread_name, size_t lane,
+                       bool extra) {
+    metadata_event("thread_name", d, tid);
+    key("name");
+    jt::append_string(buf_, thread_name);
+    buf_ += ",\"lane_kind\":";
+    jt::append_string(buf_, name(t_.devices[d].lanes[lane].kind));
+    if (extra) {
+      buf_ += ",\"lane\":";
+      jt::append_int(buf_, static_cast<int64_t>(lane));
+    }
+    buf_ += '}';
+    end_event();
+    metadata_event("thread_sort_index", d, tid);
+    key("sort_index");
+    jt::append_int(buf_, static_cast<int64_t>(tid));
+    buf_ += '}';
+    end_event();
   }
 
   // Position of device d when devices are ordered by (rank, index).

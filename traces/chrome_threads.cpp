@@ -2,9 +2,7 @@
 #include "traces/chrome_threads.h"
 
 #include <algorithm>
-#include <map>
 #include <numeric>
-#include <utility>
 
 namespace meshscope::traces {
 

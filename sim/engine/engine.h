@@ -91,6 +91,9 @@ struct CollectiveOverlap {
   int32_t hide_layers = 0;
 };
 
+// How long compute action `kind` (F, B, I, W; STEP for any other) of a stage takes by `t`.
+int64_t action_ns(const StageTiming& t, schedule::ActionKind kind);
+
 // One tier of links: every rank has an egress and an ingress port per tier.
 struct LinkSpec {
   double bandwidth_bytes_per_s = 1e12;

@@ -22,7 +22,9 @@ std::string where(int rank, size_t index, const Action& a) {
          schedule::to_string(a) + "'";
 }
 
-int64_t compute_ns(const StageTiming& t, ActionKind k) {
+}  // namespace
+
+int64_t action_ns(const StageTiming& t, ActionKind k) {
   switch (k) {
     case ActionKind::kForward:
       return t.forward_ns;
@@ -36,6 +38,8 @@ int64_t compute_ns(const StageTiming& t, ActionKind k) {
       return t.optimizer_ns;
   }
 }
+
+namespace {
 
 int group_id(const mesh::MeshShape& s, mesh::GroupKind g, const mesh::MeshCoord& c) {
   switch (g) {
@@ -339,7 +343,7 @@ class Compiler {
       op.stage = static_cast<int16_t>(a.stage);
       const StageTiming& t = in_.stages[a.stage];
       if (schedule::is_compute(a.kind) || a.kind == ActionKind::kOptimizerStep) {
-        op.value = in_.compute_action_ns ? in_.compute_action_ns(r, a) : compute_ns(t, a.kind);
+        op.value = in_.compute_action_ns ? in_.compute_action_ns(r, a) : action_ns(t, a.kind);
         if (a.kind != ActionKind::kOptimizerStep) {
           held +=
               deltas_[static_cast<size_t>(a.stage) * kHoldingKinds + static_cast<size_t>(a.kind)];
@@ -537,7 +541,7 @@ class Compiler {
       const Action& next = acts[k];
       if (!schedule::is_compute(next.kind) || next.stage != a.stage) continue;
       const int64_t window = in_.compute_action_ns ? in_.compute_action_ns(r, next)
-                                                   : compute_ns(in_.stages[next.stage], next.kind);
+                                                   : action_ns(in_.stages[next.stage], next.kind);
       const int64_t exposed =
           std::min(duration, std::max(duration / o.hide_layers, duration - window));
       return exposed + std::llround(o.charge_share * static_cast<double>(duration - exposed));

@@ -33,20 +33,16 @@ double optimizer_seconds(const PredictConfig& c, const cost::Framework& fw, doub
   return compute.stream_seconds(params * update_bytes(c, fw));
 }
 
-// What a data-parallel collective leaves exposed when the framework overlaps it with compute: all
-// of it beyond the `window` of compute it hides behind, and at least one layer's share, which has
-// nothing to hide behind (the first layer's gradients are reduced after the backward has ended; the
-// first layer's parameters must be gathered before the forward can start).
-double exposed_seconds(double seconds, double window_s, int layers) {
-  return std::min(seconds, std::max(seconds / std::max(1, layers), seconds - window_s));
-}
-
 // The share of the SMs a running collective's thread blocks hold (catalog collective_ctas).
 double sm_share(const cost::Hardware& hw) {
   return hw.compute_units > 0 ? static_cast<double>(hw.collective_ctas) / hw.compute_units : 0;
 }
 
 }  // namespace
+
+double exposed_seconds(double seconds, double window_s, int layers) {
+  return std::min(seconds, std::max(seconds / std::max(1, layers), seconds - window_s));
+}
 
 Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
     : config(c),

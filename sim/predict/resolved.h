@@ -74,6 +74,12 @@ struct CollectivePrice {
   int hide_layers = 0;  // a ZeRO-3 gather: the engine prices its release against its use (item 55)
 };
 
+// What a data-parallel collective leaves exposed when the framework overlaps it with compute: all
+// of it beyond the `window_s` of compute it hides behind, and at least one layer's share, which
+// has nothing to hide behind (the first layer's gradients are reduced after the backward has
+// ended; the first layer's parameters must be gathered before the forward can start).
+double exposed_seconds(double seconds, double window_s, int layers);
+
 // Prices of the full mesh's links and collectives, by global rank. A collective's price depends
 // on its group's span over nodes, which is the same for every member of one group: spans are
 // computed once per group (O(group size) each, so O(ranks) for all groups of a kind).

@@ -442,14 +442,9 @@ void add_dp_collectives(const Resolved& r, FullMeshPrices& prices, int rank,
                                     });
       p.exposed_s = p.wire_s;  // nothing uses it: waited for whole
       if (use != program.end()) {
-        const engine::StageTiming& t = r.timings[use->stage];
         const double window =
-            1e-9 *
-            static_cast<double>(use->kind == schedule::ActionKind::kForward      ? t.forward_ns
-                                : use->kind == schedule::ActionKind::kInputGrad  ? t.input_grad_ns
-                                : use->kind == schedule::ActionKind::kWeightGrad ? t.weight_grad_ns
-                                                                                 : t.backward_ns);
-        p.exposed_s = std::min(p.wire_s, std::max(p.wire_s / p.hide_layers, p.wire_s - window));
+            1e-9 * static_cast<double>(engine::action_ns(r.timings[use->stage], use->kind));
+        p.exposed_s = exposed_seconds(p.wire_s, window, p.hide_layers);
       }
       p.charged_s = p.exposed_s + p.charge_share * (p.wire_s - p.exposed_s);
     }
