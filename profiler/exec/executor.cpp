@@ -202,60 +202,7 @@ RunResult run(const RunConfig& config) {
 RunResult run(const RunConfig& config, runtime::Backend& backend, capture::ActionTracer& tracer) {
   if (config.steps < 1) throw std::invalid_argument("run: steps must be >= 1");
   if (!(config.timeout_s > 0)) throw std::invalid_argument("run: timeout must be > 0 seconds");
-  const model::Workload workload = model::make_workload(config.workload);
-  const schedule::Schedule& sched = config.schedule;
   const mesh::Mesh& mesh = backend.mesh();
-  check_schedule(sched, mesh, workload);
-  check_size(sched, workload, config.steps);
-  model::check_tp(workload, mesh.shape().tp);
-  const int rows = microbatch_rows(workload.spec.batch, mesh.shape().dp, sched.num_microbatches);
-  const auto partition =
-      model::partition_units(static_cast<int>(workload.units.size()), sched.num_stages);
-  const auto costs = model::stage_costs(workload, partition, mesh.shape().tp, rows);
-
-  SharedRun shared;
-  shared.workload = &workload;
-  shared.schedule = &sched;
-  shared.backend = &backend;
-  shared.tracer = &tracer;
-  shared.steps = config.steps;
-  shared.check_replicas = config.check_replicas;
-  shared.rows = rows;
-  shared.initial = model::init_weights(workload);
-  // Progress lines from here on: making a huge batch can take minutes before any rank runs.
-  std::vector<RankProgress> progress(static_cast<size_t>(mesh.size()));
-  ProgressReport report(progress, config.steps, config.log);
-  for (int s = 0; s < config.steps; ++s) {
-    shared.batches.push_back(model::make_batch(workload, s));
-    report.data_made(s + 1);
-  }
-  shared.plans = make_plans(workload, sched, mesh, partition, costs, rows);
-  std::vector<std::vector<capture::ActionInfo>> programs;
-  std::vector<std::vector<capture::InnerInfo>> inner;
-  for (RankPlan& p : shared.plans) {
-    programs.push_back(p.infos);
-    inner.push_back(p.inner);
-  }
-  shared.programs = &programs;
-  shared.inner = &inner;
-
-  capture::RunInfo info;
-  info.mesh = &mesh;
-  info.schedule = &sched;
-  info.steps = config.steps;
-  info.backend = backend.description();
-  info.run = describe_run(workload, sched, backend);
-  info.programs = &programs;
-  info.inner = &inner;
-  info.metadata = {{"source", std::string(runtime::name(backend.kind()))},
-                   {"schedule", sched.name},
-                   {"mesh", mesh::to_string(mesh.shape())},
-                   {"model", workload.describe()},
-                   {"microbatches", std::to_string(sched.num_microbatches)},
-                   {"stages", std::to_string(sched.num_stages)},
-                   {"steps", std::to_string(config.steps)}};
-  tracer.begin_run(info);
-
   const int world = mesh.size();
   runtime::ProcessMessenger* processes = backend.processes();
   std::vector<int> local;  // the ranks that run in this process
@@ -263,14 +210,20 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
     if (backend.hosts(r)) local.push_back(r);
   }
   if (local.empty()) throw std::invalid_argument("run: this process hosts none of the ranks");
+
+  SharedRun shared;
+  shared.backend = &backend;
+  shared.tracer = &tracer;
+  shared.steps = config.steps;
+  shared.check_replicas = config.check_replicas;
+  std::vector<RankProgress> progress(static_cast<size_t>(world));
+  shared.progress = &progress;
   std::function<void()> across_processes;
   if (processes != nullptr) {
     across_processes = [processes] { processes->exchange("", "the barrier before a step"); };
   }
   StepBarrier barrier(static_cast<int>(local.size()), across_processes);
-  shared.progress = &progress;
   shared.barrier = &barrier;
-  shared.results.resize(world);
   auto abort_all = [&](const std::string& reason) {
     backend.abort(reason);
     barrier.abort(reason);
@@ -294,10 +247,63 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   }
   // A rank whose thread has not reached its set-up yet is setting up: progress, as set-up is
   // (rank_main clears the flag once its set-up is done). A --timeout of a millisecond had fired
-  // while every rank was still starting.
+  // while every rank was still starting. The watchdog starts before this process makes the
+  // weights, the batches and the plans: under mpirun its heartbeats tell a process already at the
+  // first barrier that this one is preparing, not stalled. Started after them, a process that
+  // prepared a little late (a loaded host) was taken for a deadlock by its peer (1 run in 4 at
+  // --timeout 0.2 with two busy loops beside the two processes, 2026-12-07).
   for (int r : local) progress[static_cast<size_t>(r)].computing.store(true);
   Watchdog watchdog(
       progress, config.timeout_s, [&] { return describe_ranks(shared); }, abort_all, share);
+
+  const model::Workload workload = model::make_workload(config.workload);
+  const schedule::Schedule& sched = config.schedule;
+  check_schedule(sched, mesh, workload);
+  check_size(sched, workload, config.steps);
+  model::check_tp(workload, mesh.shape().tp);
+  const int rows = microbatch_rows(workload.spec.batch, mesh.shape().dp, sched.num_microbatches);
+  const auto partition =
+      model::partition_units(static_cast<int>(workload.units.size()), sched.num_stages);
+  const auto costs = model::stage_costs(workload, partition, mesh.shape().tp, rows);
+
+  shared.workload = &workload;
+  shared.schedule = &sched;
+  shared.rows = rows;
+  shared.initial = model::init_weights(workload);
+  // Progress lines from here on: making a huge batch can take minutes before any rank runs.
+  ProgressReport report(progress, config.steps, config.log);
+  for (int s = 0; s < config.steps; ++s) {
+    shared.batches.push_back(model::make_batch(workload, s));
+    report.data_made(s + 1);
+  }
+  shared.plans = make_plans(workload, sched, mesh, partition, costs, rows);
+  std::vector<std::vector<capture::ActionInfo>> programs;
+  std::vector<std::vector<capture::InnerInfo>> inner;
+  for (RankPlan& p : shared.plans) {
+    programs.push_back(p.infos);
+    inner.push_back(p.inner);
+  }
+  shared.programs = &programs;
+  shared.inner = &inner;
+  shared.results.resize(world);
+
+  capture::RunInfo info;
+  info.mesh = &mesh;
+  info.schedule = &sched;
+  info.steps = config.steps;
+  info.backend = backend.description();
+  info.run = describe_run(workload, sched, backend);
+  info.programs = &programs;
+  info.inner = &inner;
+  info.metadata = {{"source", std::string(runtime::name(backend.kind()))},
+                   {"schedule", sched.name},
+                   {"mesh", mesh::to_string(mesh.shape())},
+                   {"model", workload.describe()},
+                   {"microbatches", std::to_string(sched.num_microbatches)},
+                   {"stages", std::to_string(sched.num_stages)},
+                   {"steps", std::to_string(config.steps)}};
+  tracer.begin_run(info);
+
   // Every tick a rank bumps: one per stage set up, per action, per step barrier, and at the end.
   uint64_t expected_ticks = 0;
   for (int r : local) {

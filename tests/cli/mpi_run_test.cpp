@@ -179,9 +179,10 @@ TEST_F(MpiRun, ProcessesStartedWithOtherArgumentsAreRefused) {
 TEST_F(MpiRun, APeersLongComputeIsNoDeadlock) {
   // Each forward and backward takes longer than --timeout (1.2 to 2.2 s here against 0.6 s); the
   // rank waiting for it is in another process, whose watchdog hears the computing one's heartbeats
-  // (ProcessMessenger). At 0.4 s against 0.2 s about one run in ten failed (stop 58's CI, and 2
-  // of 28 here): no progress for 0.2 s at the barrier before step 0, rank 1 already past it; the
-  // cause is not found, the margin is wider.
+  // (ProcessMessenger). About one run in ten failed once (stop 58's CI; 10 of 24 at --timeout 0.2
+  // beside two busy loops): a process that made its weights and batches late was silent until its
+  // watchdog started, and the process already at the first barrier took it for a deadlock. The
+  // watchdog now starts before that work (MultiProcessRun.AProcessThatPreparesLongerThanThe...).
   const Result r = mpirun(2,
                           "run --model mlp --hidden 768 --layers 2 --batch 2048 --pp 2 -m 1 "
                           "--steps 1 --timeout 0.6 --no-check --backend cpu");

@@ -388,6 +388,58 @@ TEST(MultiProcessRun, MoeWithExpertParallelismEqualsOneProcessBitForBit) {
   }
 }
 
+// A host clock tracer whose begin_run (called while the run is prepared: after the weights and
+// batches are made, before any rank starts) takes `delay` first: a process that prepares late.
+class LatePreparingTracer final : public capture::ActionTracer {
+ public:
+  explicit LatePreparingTracer(std::chrono::milliseconds delay) : delay_(delay) {}
+  void begin_run(const capture::RunInfo& run) override {
+    std::this_thread::sleep_for(delay_);
+    inner_.begin_run(run);
+  }
+  void step_begin(int rank, int step) override { inner_.step_begin(rank, step); }
+  void action_begin(int rank, int step, const capture::ActionInfo& a) override {
+    inner_.action_begin(rank, step, a);
+  }
+  void inner_begin(int rank, int step, const capture::InnerInfo& i) override {
+    inner_.inner_begin(rank, step, i);
+  }
+  void inner_end(int rank, int step, const capture::InnerInfo& i, int64_t ready_ns) override {
+    inner_.inner_end(rank, step, i, ready_ns);
+  }
+  void action_end(int rank, int step, const capture::ActionInfo& a,
+                  const capture::ActionEnd& end) override {
+    inner_.action_end(rank, step, a, end);
+  }
+  void step_end(int rank, int step) override { inner_.step_end(rank, step); }
+  traces::Timeline finish() override { return inner_.finish(); }
+
+ private:
+  std::chrono::milliseconds delay_;
+  capture::HostClockTracer inner_;
+};
+
+TEST(MultiProcessRun, AProcessThatPreparesLongerThanTheTimeoutIsNoDeadlock) {
+  // Process 1 takes 1.5 s to prepare its run, five times the timeout; process 0 waits for it at
+  // the first barrier and hears its heartbeats meanwhile. With the watchdog started only after
+  // the preparation, process 0 reported a deadlock (mpirun on a loaded host: 10 runs in 24).
+  const auto s =
+      testing::make_schedule_for(mlp_spec(), schedule::Family::kOneFOneB, {1, 2, 1}, 2, 1);
+  auto m = messengers(2);
+  auto outcomes = on_each<std::string>(2, [&](int i) -> std::string {
+    RunConfig c = config_for(s, mlp_spec(), 0.3);
+    runtime::ProcessCpuBackend backend(s.mesh, *m[i]);
+    LatePreparingTracer tracer(std::chrono::milliseconds(i == 1 ? 1500 : 0));
+    try {
+      run(c, backend, tracer);
+      return "returned";
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  });
+  for (auto& f : outcomes) EXPECT_EQ(f.get(), "returned");
+}
+
 TEST(MultiProcessRun, ADeadlockAcrossProcessesNamesEveryRankAndEndsEveryProcess) {
   // Both ranks receive first. Process 1's own watchdog would wait 60 s: process 0's abort must
   // end it.
