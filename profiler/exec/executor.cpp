@@ -131,19 +131,21 @@ RunResult finish_across_processes(SharedRun& shared, const RunConfig& config,
   // Another process may still be inside its last step: wait up to the watchdog's timeout, and
   // at least 5 s (assumption: enough for a process still setting up its ranks to be told), so a
   // tiny --timeout gives the one combined message rather than each process giving up on another.
+  // A process whose ranks still compute sends heartbeats: it is waited for as long as it does
+  // (a last backward longer than the wait, a loaded host), until it has been silent that long.
   const int64_t started = runtime::host_now_ns();
-  const int64_t deadline =
-      started + static_cast<int64_t>(std::clamp(config.timeout_s, 5.0, 1e6) * 1e9);
+  const int64_t quiet = static_cast<int64_t>(std::clamp(config.timeout_s, 5.0, 1e6) * 1e9);
+  const int64_t deadline = started + quiet;
   std::vector<std::string> exchanged;
   try {
     exchanged = processes.exchange_after_abort(encode_report(mine), "how its part of the run ended",
-                                               deadline);
+                                               deadline, quiet);
   } catch (const runtime::PeerSilentError& e) {
     // Said once, by process 0 (by process 1 when process 0 is the silent one), with what this
     // process's own watchdog saw.
     std::string message =
         "process " + std::to_string(e.peer()) + " did not say how its part of the run ended " +
-        "within " + std::to_string(static_cast<int64_t>((deadline - started) / 1'000'000'000)) +
+        "and was silent for " + std::to_string(static_cast<int64_t>(quiet / 1'000'000'000)) +
         " s: it was stopped (a signal, a debugger) or is stuck outside the schedule";
     if (mine.outcome != Outcome::kOk)
       message += "; process " + std::to_string(processes.index()) + ": " + mine.message;
@@ -169,7 +171,7 @@ RunResult finish_across_processes(SharedRun& shared, const RunConfig& config,
   result.processes = processes.size();
   const auto all =
       processes.gather_after_abort(0, processes.index() == 0 ? std::string() : encode_part(part),
-                                   "its rank's results", deadline);
+                                   "its rank's results", deadline, quiet);
   if (processes.index() != 0) return result;
   std::vector<ProcessPart> parts;
   parts.push_back(std::move(part));

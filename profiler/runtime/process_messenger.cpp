@@ -30,6 +30,7 @@ ProcessMessenger::ProcessMessenger(std::unique_ptr<ProcessLink> link) : link_(st
   index_ = link_->index();
   size_ = link_->size();
   description_ = link_->describe();
+  last_heard_ns_.assign(static_cast<size_t>(std::max(size_, 1)), 0);
 }
 
 void ProcessMessenger::send(int to, Channel channel, int64_t tag, const void* data, size_t bytes) {
@@ -84,6 +85,7 @@ void ProcessMessenger::pump_locked() {
                                ": malformed message from process " + std::to_string(from) + " (" +
                                std::to_string(bytes.size()) + " bytes)");
     }
+    if (from >= 0 && from < size_) last_heard_ns_[static_cast<size_t>(from)] = host_now_ns();
     const auto channel = static_cast<uint8_t>(bytes[0]);
     int64_t tag = 0;
     std::memcpy(&tag, bytes.data() + 1, sizeof tag);
@@ -112,18 +114,22 @@ std::optional<std::string> ProcessMessenger::take_locked(const Key& key) {
 }
 
 std::string ProcessMessenger::wait_for(const Key& key, const std::string& what, int64_t deadline_ns,
-                                       bool abortable) {
+                                       bool abortable, int64_t quiet_ns) {
   // Spin briefly (a peer usually answers within microseconds), then back off to sleeps of up to
   // 200 us so waiting ranks leave the cores to ranks that compute on an oversubscribed host.
   auto pause = std::chrono::microseconds(0);
+  const auto from = static_cast<size_t>(std::get<0>(key));
   for (int round = 0;; ++round) {
+    int64_t heard = 0;
     {
       std::lock_guard lock(mu_);
       pump_locked();
       if (auto got = take_locked(key)) return std::move(*got);
       if (abortable && abort_.aborted()) abort_.throw_aborted();
+      heard = last_heard_ns_[from];
     }
-    if (deadline_ns > 0 && host_now_ns() > deadline_ns) {
+    const int64_t now = deadline_ns > 0 ? host_now_ns() : 0;
+    if (deadline_ns > 0 && now > deadline_ns && (quiet_ns <= 0 || now - heard > quiet_ns)) {
       {
         // A process that does not answer by a deadline may never reach its own end either: the
         // link must not wait for it when this one ends (ProcessLink::abandon).
@@ -191,19 +197,20 @@ std::vector<std::string> ProcessMessenger::exchange(const std::string& mine,
 
 std::vector<std::string> ProcessMessenger::collect_ending(int64_t tag, const std::string& mine,
                                                           const std::string& what,
-                                                          int64_t deadline_ns) {
+                                                          int64_t deadline_ns, int64_t quiet_ns) {
   std::vector<std::string> out(size_);
   for (int p = 0; p < size_; ++p) {
     out[p] = p == index_ ? mine
                          : wait_for({p, static_cast<uint8_t>(Channel::kEnding), tag}, what,
-                                    deadline_ns, false);
+                                    deadline_ns, false, quiet_ns);
   }
   return out;
 }
 
 std::vector<std::string> ProcessMessenger::exchange_after_abort(const std::string& mine,
                                                                 const std::string& what,
-                                                                int64_t deadline_ns) {
+                                                                int64_t deadline_ns,
+                                                                int64_t quiet_ns) {
   const int64_t tag = ending_sequence_++;
   for (int p = 0; p < size_; ++p) {
     if (p != index_) send(p, Channel::kEnding, tag, mine.data(), mine.size());
@@ -212,18 +219,19 @@ std::vector<std::string> ProcessMessenger::exchange_after_abort(const std::strin
     std::lock_guard lock(mu_);
     notify_abort_locked();  // processes still inside their run must hear of an abort here
   }
-  return collect_ending(tag, mine, what, deadline_ns);
+  return collect_ending(tag, mine, what, deadline_ns, quiet_ns);
 }
 
 std::vector<std::string> ProcessMessenger::gather_after_abort(int root, const std::string& mine,
                                                               const std::string& what,
-                                                              int64_t deadline_ns) {
+                                                              int64_t deadline_ns,
+                                                              int64_t quiet_ns) {
   const int64_t tag = ending_sequence_++;
   if (index_ != root) {
     send(root, Channel::kEnding, tag, mine.data(), mine.size());
     return {};
   }
-  return collect_ending(tag, mine, what, deadline_ns);
+  return collect_ending(tag, mine, what, deadline_ns, quiet_ns);
 }
 
 }  // namespace meshscope::runtime

@@ -75,15 +75,18 @@ class ProcessMessenger {
 
   // Driver-level exchanges: every process calls each kind in the same order (a sequence number per
   // kind is the tag). exchange() is abortable; the *_after_abort ones still complete after an
-  // abort, so processes can tell each other how their run ended (bounded by the deadline).
+  // abort, so processes can tell each other how their run ended. They are bounded by the
+  // deadline; with `quiet_ns` > 0, a process still heard from (any message, a heartbeat: its
+  // ranks still compute) is waited for past it, until it has been silent for quiet_ns.
   std::vector<std::string> exchange(const std::string& mine, const std::string& what);
   std::vector<std::string> exchange_after_abort(const std::string& mine, const std::string& what,
-                                                int64_t deadline_ns);
+                                                int64_t deadline_ns, int64_t quiet_ns = 0);
 
-  // Every process's `mine` at process `root` (in process order; empty elsewhere), bounded by the
-  // deadline and not abortable, like exchange_after_abort(); the others send to `root` only.
+  // Every process's `mine` at process `root` (in process order; empty elsewhere), bounded like
+  // exchange_after_abort() and not abortable; the others send to `root` only.
   std::vector<std::string> gather_after_abort(int root, const std::string& mine,
-                                              const std::string& what, int64_t deadline_ns);
+                                              const std::string& what, int64_t deadline_ns,
+                                              int64_t quiet_ns = 0);
 
   // Sets the abort flag with `reason` (any thread; never touches the link). The next wait on this
   // process tells every other process, whose waits then throw Aborted too.
@@ -109,11 +112,14 @@ class ProcessMessenger {
   void pump_locked();
   void notify_abort_locked();
   std::optional<std::string> take_locked(const Key& key);
-  std::string wait_for(const Key& key, const std::string& what, int64_t deadline_ns,
-                       bool abortable);
+  // Gives up once deadline_ns (0: never) has passed and, where quiet_ns > 0, the sender has been
+  // silent for quiet_ns.
+  std::string wait_for(const Key& key, const std::string& what, int64_t deadline_ns, bool abortable,
+                       int64_t quiet_ns = 0);
   // Every process's message on (kEnding, tag), `mine` in this process's place; not abortable.
   std::vector<std::string> collect_ending(int64_t tag, const std::string& mine,
-                                          const std::string& what, int64_t deadline_ns);
+                                          const std::string& what, int64_t deadline_ns,
+                                          int64_t quiet_ns);
 
   std::unique_ptr<ProcessLink> link_;
   int index_ = 0;
@@ -124,6 +130,7 @@ class ProcessMessenger {
   bool abort_sent_ = false;
   std::map<Key, std::vector<std::string>> stash_;  // arrived, not yet taken, in arrival order
   int64_t heartbeats_ = 0;                         // arrived, not yet taken
+  std::vector<int64_t> last_heard_ns_;             // per process: when its last message came
   int64_t driver_sequence_ = 0;
   int64_t ending_sequence_ = 0;
 };

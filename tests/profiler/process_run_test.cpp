@@ -135,6 +135,48 @@ TEST(ProcessMessenger, AWaitPastItsDeadlineSaysWhatItWaitedFor) {
   }
 }
 
+TEST(ProcessMessenger, AnEndingExchangeWaitsPastItsDeadlineForAProcessStillHeardFrom) {
+  // Process 1's ranks still compute (its last backward): it sends heartbeats for 0.6 s, three
+  // times the 0.2 s both bounds give, then its report. A process silent for 0.2 s past the
+  // deadline is given up on, heard from or not before.
+  using std::chrono::milliseconds;
+  auto m = messengers(3);
+  const auto beat = [&](ProcessMessenger& p, milliseconds for_how_long) {
+    const auto until = std::chrono::steady_clock::now() + for_how_long;
+    while (std::chrono::steady_clock::now() < until) {
+      p.send_heartbeat();
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  };
+  auto one = std::async(std::launch::async, [&] {
+    beat(*m[1], milliseconds(600));
+    return m[1]->exchange_after_abort("1", "reports", runtime::host_now_ns() + 5e9);
+  });
+  auto two = std::async(std::launch::async, [&] {
+    beat(*m[2], milliseconds(900));
+    return m[2]->exchange_after_abort("2", "reports", runtime::host_now_ns() + 5e9);
+  });
+  const std::vector<std::string> all = {"0", "1", "2"};
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(
+      m[0]->exchange_after_abort("0", "reports", runtime::host_now_ns() + 200'000'000, 200'000'000),
+      all);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, milliseconds(800));
+  EXPECT_EQ(one.get(), all);
+  EXPECT_EQ(two.get(), all);
+
+  auto silent = messengers(2);
+  auto late = std::async(std::launch::async, [&] { beat(*silent[1], milliseconds(300)); });
+  try {
+    silent[0]->exchange_after_abort("0", "reports", runtime::host_now_ns() + 100'000'000,
+                                    200'000'000);
+    FAIL() << "returned";
+  } catch (const runtime::PeerSilentError& e) {
+    EXPECT_EQ(e.peer(), 1);
+  }
+  late.get();
+}
+
 TEST(ProcessCpuBackend, RefusesAMeshThatIsNotOneRankPerProcess) {
   auto m = messengers(2);
   try {
