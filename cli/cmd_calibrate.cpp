@@ -91,6 +91,14 @@ void check_fits(const std::string& p, const traces::Timeline& t, const cost::Har
 }
 
 void run(const CalibrateArgs& a) {
+  ReadPaths inputs = {{"--gemm-rates", a.gemm.file},
+                      {"--compare", a.gemm.compare},
+                      {"--held-rates", a.gemm.held},
+                      {"--hardware", a.hardware}};
+  for (const std::string& t : a.traces) inputs.emplace_back("a profiled trace", t);
+  require_distinct_outputs({{"--out", &a.out}, {"--write-hardware", &a.gemm.write_hardware}});
+  require_outputs_apart_from_inputs(
+      {{"--out", &a.out}, {"--write-hardware", &a.gemm.write_hardware}}, inputs);
   if (!a.gemm.file.empty()) {
     run_gemm_rates(a.gemm, a.hardware);
     return;

@@ -516,6 +516,10 @@ void run_sensitivity(const PredictArgs& a, const std::vector<predict::SweepPoint
 
 void run(const PredictArgs& a) {
   require_distinct_outputs({{"--csv", &a.csv}, {"--plot", &a.plot}});
+  require_outputs_apart_from_inputs({{"--csv", &a.csv}, {"--plot", &a.plot}},
+                                    {{"--config", a.input.config},
+                                     {"--calibration", a.input.calibration},
+                                     {"--from-trace", a.trace.trace}});
   if (a.breakdown && (a.search || !a.trace.trace.empty()))
     throw UserError("--breakdown goes with --config alone, not with --search or --from-trace");
   if (a.sensitivity && (a.search || !a.trace.trace.empty()))

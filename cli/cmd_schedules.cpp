@@ -139,6 +139,8 @@ std::string render(const SchedulesArgs& args, const schedule::Schedule& s,
 }
 
 void run(const SchedulesArgs& args) {
+  require_outputs_apart_from_inputs({{"--out", &args.out}},
+                                    {{"--from", args.from}, {"--from-trace", args.from_trace}});
   const int sources = !args.family.empty() + !args.from.empty() + !args.from_trace.empty();
   if (sources > 1) throw UserError("give one of --dump FAMILY, --from FILE, --from-trace DIR");
   if (sources == 0) {

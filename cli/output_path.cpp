@@ -50,4 +50,28 @@ void require_distinct_outputs(
   }
 }
 
+void require_outputs_apart_from_inputs(
+    std::initializer_list<std::pair<std::string_view, const std::string*>> outputs,
+    const ReadPaths& inputs) {
+  namespace fs = std::filesystem;
+  for (const auto& [option, path] : outputs) {
+    if (path->empty() || *path == "-") continue;
+    std::error_code ec;
+    if (!fs::exists(*path, ec)) continue;
+    const fs::path folder =
+        fs::path(*path).parent_path().empty() ? fs::path(".") : fs::path(*path).parent_path();
+    for (const auto& [what, input] : inputs) {
+      if (input.empty() || input == "-") continue;
+      const bool is_folder = fs::is_directory(input, ec);
+      if (is_folder ? fs::equivalent(folder, input, ec) : fs::equivalent(*path, input, ec)) {
+        throw UserError(std::string(option) + " names '" + *path + "', " +
+                        (is_folder ? "a file of the folder '" + input + "' read as " + what
+                                   : "the file read as " + what +
+                                         (input != *path ? " ('" + input + "')" : "")) +
+                        ": writing it would replace the input; give another path");
+      }
+    }
+  }
+}
+
 }  // namespace meshscope::cli

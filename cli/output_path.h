@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace meshscope::cli {
 
@@ -22,5 +23,17 @@ CLI::Validator output_file_check(DashMeans dash = DashMeans::kFileNamedDash);
 // the other): each {option, path}, empty paths and "-" (stdout) left out.
 void require_distinct_outputs(
     std::initializer_list<std::pair<std::string_view, const std::string*>> outputs);
+
+// What a command reads: {what it is ("--config", "the input trace"), path}; a folder stands for
+// the files in it.
+using ReadPaths = std::vector<std::pair<std::string, std::string>>;
+
+// Throws UserError when an output option names a file the command reads, or a file inside a
+// folder it reads (writing it would replace its own input): `convert t.json --out t.json`,
+// `predict --config c.json --csv c.json`. Files are compared as files (the same file under
+// another name, a hard link, is caught); outputs that do not exist yet, empty paths and "-" pass.
+void require_outputs_apart_from_inputs(
+    std::initializer_list<std::pair<std::string_view, const std::string*>> outputs,
+    const ReadPaths& inputs);
 
 }  // namespace meshscope::cli

@@ -112,6 +112,46 @@ TEST(HostileCli, AnUnwritableOutputPathFailsBeforeTheRun) {
   EXPECT_NE(meshscope("run --dump-schedule /nonexistent/s.txt").status, 0);
 }
 
+// An output that names a file the command reads is refused before any work, and the input is left
+// as it was: under another name of the same file, and as a file of a folder of traces.
+TEST(HostileCli, AnOutputThatNamesAnInputIsRefusedAndTheInputKept) {
+  const fs::path d = dir() / "output_is_input";
+  fs::create_directories(d / "job");
+  const std::string config = (d / "c.json").string();
+  std::ofstream(config) << R"({"model":{"kind":"gpt","layers":4,"hidden":256,"heads":4,)"
+                           R"("seq":128,"vocab":1000},"mesh":{"dp":1,"pp":2,"tp":1},)"
+                           R"("batch":{"micro":1,"global":4},"schedule":"1f1b"})";
+  const std::string trace = (d / "job" / "rank0.json").string();
+  fs::copy_file(small_trace(), trace, fs::copy_options::overwrite_existing);
+  const std::string sched = (d / "s.txt").string();
+  ASSERT_EQ(meshscope("schedules --dump 1f1b --pp 2 -m 2 -o " + sched).status, 0);
+  const std::string config_text = read_file(config), trace_text = read_file(trace),
+                    sched_text = read_file(sched);
+  const std::string other_name = (d / "job" / ".." / "c.json").string();
+  const std::pair<std::string, std::string> cases[] = {
+      {"predict --config " + config + " --csv " + other_name, "--csv names"},
+      {"predict --config " + config + " --plot " + config, "--plot names"},
+      {"simulate --config " + config + " --out " + config, "the file read as --config"},
+      {"convert " + trace + " --out " + trace, "the file read as an input trace"},
+      {"convert " + (d / "job").string() + " --out " + trace, "a file of the folder"},
+      {"calibrate " + trace + " -o " + trace, "the file read as a profiled trace"},
+      {"schedules --from " + sched + " -o " + sched, "the file read as --from"},
+      {"run --schedule-file " + sched + " --out " + sched, "the file read as --schedule-file"},
+  };
+  for (const auto& [args, want] : cases) {
+    const Result r = meshscope(args);
+    EXPECT_EQ(r.status, 1) << args;
+    EXPECT_NE(r.err.find(want), std::string::npos) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("writing it would replace the input"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(read_file(config), config_text);
+  EXPECT_EQ(read_file(trace), trace_text);
+  EXPECT_EQ(read_file(sched), sched_text);
+  // A new file beside the inputs is no input.
+  EXPECT_EQ(meshscope("convert " + trace + " --out " + (d / "job" / "merged.json").string()).status,
+            0);
+}
+
 // Case 4: schedule files have a size limit, /dev/zero is refused quickly.
 TEST(HostileCli, OversizedScheduleFilesAreRefusedQuickly) {
   for (const std::string cmd : {"validate /dev/zero", "run --schedule-file /dev/zero"}) {
