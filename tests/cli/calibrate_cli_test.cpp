@@ -156,16 +156,18 @@ TEST(CalibrateCli, AnImportedTraceIsFittedOnlyToTheKindOfDeviceItRanOn) {
             "meshscope: error: " + job +
                 ": ran on the gloo backend, but --hardware h100-sxm is a gpu (use --hardware "
                 "cpu-local)\n");
-  // A folder whose ranks ran on both kinds of device fits neither, whichever rank comes first.
+  // A folder whose ranks ran on both kinds of device fits neither, whichever rank comes first:
+  // its files are of two jobs (since stop 61 refused as such when read, before the fit looks).
   const fs::path mixed = temp_dir("calibrate_mixed_backends");
   fs::copy_file(job + "/rank1.json.gz", mixed / "rank1.json.gz");
   fs::copy_file(nccl, mixed / "rank0.json.gz");
   for (const char* hardware : {"h100-sxm", "cpu-local"}) {
     r = shell(kBin + " calibrate " + mixed.string() + " --hardware " + hardware + " -o " +
               out.string());
-    EXPECT_EQ(r.err, "meshscope: error: " + mixed.string() +
-                         ": its ranks ran on both kinds of device (rank 0 nccl, rank 1 gloo); "
-                         "calibrate the GPU ranks and the CPU ranks apart\n");
+    EXPECT_EQ(r.err, "meshscope: error: " + (mixed / "rank1.json.gz").string() +
+                         ": world_size 4, where " + (mixed / "rank0.json.gz").string() +
+                         " says 2: ranks of different jobs (give one job's files; analyze "
+                         "--rank-from file-order sets unrelated traces side by side)\n");
     EXPECT_FALSE(fs::exists(out));
   }
 }

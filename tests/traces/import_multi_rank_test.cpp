@@ -129,6 +129,48 @@ TEST(MultiRank, DifferentCollectiveSequencesLeaveTheBaseTimeAlone) {
   EXPECT_EQ(report.clocks[1].offset_ns, 0);
 }
 
+TEST(MultiRank, FilesOfDifferentJobsOrOneFileTwiceAreRefused) {
+  // Ranks of two jobs merged had given steps of years and bubbles of 100% without a word.
+  const auto one = [](int rank, int world, const char* backend) {
+    return R"({"distributedInfo":{"rank":)" + std::to_string(rank) + R"(,"world_size":)" +
+           std::to_string(world) + R"(,"backend":")" + backend +
+           R"("},"baseTimeNanoseconds":0,"traceEvents":[{"ph":"X","cat":"kernel","name":"k",)"
+           R"("pid":0,"tid":40,"ts":10,"dur":5}]})";
+  };
+  TempFile r0(".json", one(0, 2, "nccl"));
+  const auto refusal = [](const std::vector<std::filesystem::path>& files,
+                          const ImportOptions& options = {}) -> std::string {
+    try {
+      load_traces(files, options);
+      return "loaded";
+    } catch (const ImportError& e) {
+      return e.what();
+    }
+  };
+  TempFile other_world(".json", one(1, 4, "nccl"));
+  EXPECT_EQ(refusal({r0.path(), other_world.path()}),
+            other_world.path().string() + ": world_size 4, where " + r0.path().string() +
+                " says 2: ranks of different jobs (give one job's files; analyze --rank-from "
+                "file-order sets unrelated traces side by side)");
+  TempFile other_backend(".json", one(1, 2, "gloo"));
+  EXPECT_NE(refusal({r0.path(), other_backend.path()}).find(": backend gloo, where "),
+            std::string::npos);
+  TempFile outside(".json", one(2, 2, "nccl"));
+  EXPECT_EQ(
+      refusal({r0.path(), outside.path()}),
+      outside.path().string() + ": rank 2 is outside its job's world_size 2 (distributedInfo)");
+  // The same file under another name.
+  const std::filesystem::path again = r0.path().parent_path() / "." / r0.path().filename();
+  EXPECT_EQ(refusal({r0.path(), again}), again.string() + ": given twice (also as " +
+                                             r0.path().string() + "): each rank's file once");
+  // Unrelated traces lined up on purpose are the user's to set side by side.
+  ImportOptions in_order;
+  in_order.rank_from_file_order = true;
+  EXPECT_EQ(refusal({r0.path(), other_world.path()}, in_order), "loaded");
+  TempFile r1(".json", one(1, 2, "nccl"));
+  EXPECT_EQ(refusal({r0.path(), r1.path()}), "loaded");
+}
+
 TEST(MultiRank, OffsetsThatWouldOverflowAreAnErrorNamingTheFile) {
   // Base times 4e18 ns apart and events near the end of the range on the later rank: shifting it
   // onto the earlier rank's axis would leave int64 (and the importers' ±2^62 ns).

@@ -2,16 +2,20 @@
 // claims its first bytes (traces/import/importer_table.cpp).
 #include "traces/import/load_trace.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <charconv>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 #include "traces/import/byte_source.h"
 #include "traces/import/import_common.h"
 #include "traces/import/importer_table.h"
 #include "traces/import/multi_rank.h"
 #include "traces/import/torch_pipeline.h"
+#include "traces/printable.h"
 
 namespace meshscope::traces {
 namespace {
@@ -123,6 +127,35 @@ importer::RankTrace rank_trace(Timeline timeline, std::string file, int index,
   return r;
 }
 
+// Files that say which job they are of (Kineto's distributedInfo: world_size, backend) must say
+// the same, and each rank must be inside its world: ranks of two jobs merged gave steps of years
+// (clocks 2.5 years apart) and bubbles of 100% without a word. With --rank-from file-order the
+// files are whatever the user lines up (two single-GPU runs side by side), so nothing is checked.
+void require_same_job(const importer::RankTrace& first, const importer::RankTrace& r) {
+  const auto stated = [](const importer::RankTrace& t, const char* key) -> const std::string* {
+    const auto it = t.timeline.metadata.find(key);
+    return it == t.timeline.metadata.end() ? nullptr : &it->second;
+  };
+  int64_t world = 0;
+  if (const std::string* w = stated(r, "world_size");
+      w != nullptr && parse_int(*w, world) && world > 0 && r.rank >= world) {
+    throw ImportError(r.file, "",
+                      "rank " + std::to_string(r.rank) + " is outside its job's world_size " +
+                          std::to_string(world) + " (distributedInfo)");
+  }
+  for (const char* key : {"world_size", "backend"}) {
+    const std::string* mine = stated(r, key);
+    const std::string* theirs = stated(first, key);
+    if (mine != nullptr && theirs != nullptr && *mine != *theirs) {
+      throw ImportError(r.file, "",
+                        std::string(key) + " " + printable(*mine, 40) + ", where " + first.file +
+                            " says " + printable(*theirs, 40) +
+                            ": ranks of different jobs (give one job's files; analyze "
+                            "--rank-from file-order sets unrelated traces side by side)");
+    }
+  }
+}
+
 // The ranks' files as one mesh Timeline (load_traces, load_traces_bytes).
 Timeline merge_rank_traces(std::vector<importer::RankTrace> ranks, const ImportOptions& options,
                            ImportReport total, ImportReport* report) {
@@ -138,6 +171,7 @@ Timeline merge_rank_traces(std::vector<importer::RankTrace> ranks, const ImportO
                             " ranks (a meshscope export): read it alone, not as one rank of "
                             "several files");
     }
+    if (!options.rank_from_file_order) require_same_job(ranks.front(), r);
     const auto [it, fresh] = file_of_rank.emplace(r.rank, &r.file);
     if (!fresh) {
       throw ImportError(r.file, "",
@@ -173,6 +207,19 @@ Timeline load_traces(std::span<const std::filesystem::path> paths, const ImportO
     }
   }
   if (files.empty()) throw ImportError("(no files)", "", "no trace files given");
+  // The same file under two names (x.json ./x.json, a folder and a file in it) is one rank read
+  // twice: files are told apart by device and inode, one stat each.
+  std::map<std::pair<dev_t, ino_t>, size_t> seen;
+  for (size_t i = 0; i < files.size(); ++i) {
+    struct stat st {};
+    if (::stat(files[i].c_str(), &st) != 0) continue;  // load_trace says why
+    const auto [it, fresh] = seen.emplace(std::make_pair(st.st_dev, st.st_ino), i);
+    if (!fresh) {
+      throw ImportError(
+          files[i], "",
+          "given twice (also as " + files[it->second].string() + "): each rank's file once");
+    }
+  }
   ImportReport total;
   std::vector<importer::RankTrace> ranks;
   for (size_t i = 0; i < files.size(); ++i) {
