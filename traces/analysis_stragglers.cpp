@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "traces/analysis.h"
@@ -79,19 +80,38 @@ StragglerAnalysis stragglers(const Timeline& t) {
     }
   }
   std::map<std::tuple<uint32_t, std::array<int, 3>, int64_t>, std::vector<uint32_t>> groups;
+  // (name, group instance) -> spans of it on each device that ran it.
+  std::map<std::pair<uint32_t, std::array<int, 3>>, std::map<uint16_t, int64_t>> counts;
   for (auto& list : per_device) {
     std::stable_sort(list.begin(), list.end(),
                      [&](uint32_t a, uint32_t b) { return t.reached_ns(a) < t.reached_ns(b); });
     std::map<uint32_t, int64_t> seen;
     for (uint32_t i : list) {
       const uint32_t name = t.spans[i].name;
-      groups[{name, group_instance(t, i), seen[name]++}].push_back(i);
+      const std::array<int, 3> instance = group_instance(t, i);
+      groups[{name, instance, seen[name]++}].push_back(i);
+      ++counts[{name, instance}][t.spans[i].device];
     }
   }
   StragglerAnalysis out;
+  // Devices that ran a collective a different number of times did not run it together: its k-th
+  // spans are not one collective (a rank's profile cut short, files of two runs, a name shared
+  // by two groups whose members are not known), so none of them is paired.
+  std::set<std::pair<uint32_t, std::array<int, 3>>> unpaired;
+  for (const auto& [key, per] : counts) {
+    const int64_t first = per.begin()->second;
+    if (std::all_of(per.begin(), per.end(), [&](const auto& d) { return d.second == first; }))
+      continue;
+    unpaired.insert(key);
+    UnpairedCollective u;
+    u.name = std::string(t.strings.get(key.first));
+    u.counts.assign(per.begin(), per.end());
+    out.unpaired.push_back(std::move(u));
+  }
   std::map<uint16_t, StragglerDevice> dev;
   for (auto& [key, spans] : groups) {
     if (spans.size() < 2) continue;
+    if (unpaired.contains({std::get<0>(key), std::get<1>(key)})) continue;
     CollectiveInstance c;
     c.name = std::string(t.strings.get(std::get<0>(key)));
     c.occurrence = std::get<2>(key);
@@ -204,7 +224,15 @@ nlohmann::json to_json(const StragglerAnalysis& a, const Timeline& t, size_t top
     devs[i]["late_sends"] = d.late_sends;
     devs[i]["made_recvs_wait_ns"] = d.made_recvs_wait_ns;
   }
+  nlohmann::json unpaired = nlohmann::json::array();
+  for (const UnpairedCollective& u : a.unpaired) {
+    nlohmann::json per = nlohmann::json::array();
+    for (const auto& [device, n] : u.counts)
+      per.push_back({{"device", device}, {"rank", t.devices[device].rank}, {"spans", n}});
+    unpaired.push_back({{"name", u.name}, {"devices", std::move(per)}});
+  }
   return {{"collectives", a.instances.size()},
+          {"unpaired", std::move(unpaired)},
           {"longest_waits", inst},
           {"transfers", a.transfers.size()},
           {"longest_transfer_waits", transfers},
@@ -225,8 +253,18 @@ std::string format_straggler_table(const StragglerAnalysis& a, const Timeline& t
              format_duration(d.made_recvs_wait_ns) + "\n";
     }
   }
+  for (const UnpairedCollective& u : a.unpaired) {
+    std::string per;
+    for (const auto& [device, n] : u.counts)
+      per += (per.empty() ? "" : ", ") + std::to_string(n) + " on " + t.devices[device].name;
+    const std::string n = u.name.size() > 60 ? u.name.substr(0, 57) + "..." : u.name;
+    out += "stragglers: " + n + " not paired across devices: " + per +
+           " (devices that ran it a different number of times did not run it together)\n";
+  }
   if (a.instances.empty()) {
-    return out + "stragglers: no collective ran on two or more devices\n";
+    return out + (a.unpaired.empty() ? "stragglers: no collective ran on two or more devices\n"
+                                     : "stragglers: no other collective ran on two or more "
+                                       "devices\n");
   }
   out += "stragglers (" + std::to_string(a.instances.size()) +
          " collectives across devices; wait = last arrival − own arrival):\n";

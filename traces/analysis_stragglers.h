@@ -7,7 +7,9 @@
 //              span's group kind (its collective record) and the device's mesh coordinates: the
 //              tp all-reduces of two dp replicas are two collectives. Where either is unknown
 //              (imported traces), every device's k-th span of the name is taken as one
-//              collective. Instances on fewer than two devices are left out.
+//              collective. Instances on fewer than two devices are left out, and so is every
+//              instance of a name (and group) whose devices ran it a different number of times
+//              (`unpaired`): their k-th spans are not one collective.
 //   arrival    When each device reached the span: its begin, less the wait recorded for it
 //              (Timeline::waits; meshscope's own runs start a collective's span once every
 //              member has arrived, so the wait shows as idle). The last arriver is the device
@@ -29,6 +31,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -67,8 +70,15 @@ struct StragglerDevice {
   int64_t made_recvs_wait_ns = 0;  // Σ the receivers' waits for those sends
 };
 
+// A collective the devices that ran it ran a different number of times: left out of `instances`.
+struct UnpairedCollective {
+  std::string name;
+  std::vector<std::pair<uint16_t, int64_t>> counts;  // (device, its spans of it), device order
+};
+
 struct StragglerAnalysis {
   std::vector<CollectiveInstance> instances;  // in order of the last arrival
+  std::vector<UnpairedCollective> unpaired;   // by name
   std::vector<TransferWait> transfers;        // in flow order
   std::vector<StragglerDevice> devices;       // devices taking part, in device order
 };

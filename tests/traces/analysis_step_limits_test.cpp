@@ -4,6 +4,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "tests/traces/trace_fixtures.h"
 #include "traces/analysis_critical_path.h"
@@ -78,6 +79,30 @@ TEST(Stragglers, OneDeviceHasNone) {
   testing::add_device(t, 0);
   add(t, 0, 1, SpanKind::kCollective, 0, 10, "AR");
   EXPECT_TRUE(stragglers(t).instances.empty());
+}
+
+TEST(Stragglers, ACollectiveRanDifferentTimesOnItsDevicesIsNotPaired) {
+  // Rank 1 ran every other "AR" of rank 0's (a profile cut short, two runs' files): its k-th is
+  // not rank 0's k-th, so no AR is paired and no wait is made up; "BC" ran alike and is.
+  Timeline t;
+  for (int r = 0; r < 2; ++r) testing::add_device(t, r);
+  for (int k = 0; k < 4; ++k) {
+    add(t, 0, 1, SpanKind::kCollective, 1000 * k, 1000 * k + 100, "AR");
+    if (k % 2 == 0) add(t, 1, 1, SpanKind::kCollective, 1000 * k, 1000 * k + 100, "AR");
+  }
+  add(t, 0, 1, SpanKind::kCollective, 5000, 5100, "BC");
+  add(t, 1, 1, SpanKind::kCollective, 5030, 5100, "BC");
+  const StragglerAnalysis a = stragglers(t);
+  ASSERT_EQ(a.unpaired.size(), 1u);
+  EXPECT_EQ(a.unpaired[0].name, "AR");
+  EXPECT_EQ(a.unpaired[0].counts,
+            (std::vector<std::pair<uint16_t, int64_t>>{{uint16_t{0}, 4}, {uint16_t{1}, 2}}));
+  ASSERT_EQ(a.instances.size(), 1u);
+  EXPECT_EQ(a.instances[0].name, "BC");
+  EXPECT_EQ(a.instances[0].max_wait_ns, 30);
+  EXPECT_NE(format_straggler_table(a, t).find("AR not paired across devices: 4 on "),
+            std::string::npos);
+  EXPECT_EQ(to_json(a, t)["unpaired"][0]["devices"][1]["spans"], 2);
 }
 
 // Rank 0 computes 0..100 and enters the all-reduce at 100; rank 1 computes until 250 and joins
