@@ -319,6 +319,17 @@ std::string format_hta_window_table(const std::vector<HtaRankFigures>& ranks) {
     out += "    idle by stream (sum): host wait " + format_duration(to_ns(host)) +
            ", kernel wait " + format_duration(to_ns(kernel)) + ", other " +
            format_duration(to_ns(other)) + "\n";
+    // HTA subtracts each kernel's end from the next one's start on its stream: kernels that
+    // overlap there (duplicated events, programmatic dependent launch) give a negative gap, which
+    // its breakdown adds to the kernel wait. The figures stay HTA's; the reader is told why.
+    for (const HtaStreamIdle& s : f.streams) {
+      if (s.kernel_wait_us < 0 || s.host_wait_us < 0 || s.other_us < 0) {
+        out += "    note: kernels overlap on stream " + std::to_string(s.stream) +
+               ", so HTA's gaps between them are negative (its kernel wait there: " +
+               format_duration(to_ns(s.kernel_wait_us)) +
+               "); the default window counts only the gaps of their union\n";
+      }
+    }
     out += std::string("    ") +
            (f.step_filter ? "last ProfilerStep dropped, " : "no step filter, ") +
            std::to_string(f.gpu_events_dropped) + " GPU events dropped, " +

@@ -135,6 +135,24 @@ TEST(HtaWindow, IdleSplitPerStreamWithThirtyMicrosecondKernelWait) {
   EXPECT_DOUBLE_EQ(f.idle_us, (220 - 10) - (10 + 10 + 10 + 10 + 10));  // s2 adds 25..35
 }
 
+TEST(HtaWindow, KernelsOverlappingOnAStreamKeepHtasNegativeWaitAndSaySo) {
+  // k2 starts 4 µs before k1 ends: HTA's gap is -4, under its 30 µs, so a kernel wait of -4.
+  Table t;
+  t.ev("cuda_runtime", "cudaLaunchKernel", 0, 1, -1, 1)
+      .ev("cuda_runtime", "cudaLaunchKernel", 1, 1, -1, 2)
+      .ev("kernel", "k1", 10, 10, 7, 1)
+      .ev("kernel", "k2", 16, 10, 7, 2);
+  HtaRankFigures f = hta_rank_figures(t.get(), false);
+  ASSERT_EQ(f.streams.size(), 1u);
+  EXPECT_DOUBLE_EQ(f.streams[0].kernel_wait_us, -4);
+  f.file = "t.json";
+  EXPECT_NE(format_hta_window_table({f}).find(
+                "note: kernels overlap on stream 7, so HTA's gaps between them are negative (its "
+                "kernel wait there: -4.000 µs)"),
+            std::string::npos)
+      << format_hta_window_table({f});
+}
+
 // Real traces: the figures HolisticTraceAnalysis 0.5.0 printed for them
 // (scripts/hta_figures.py; command and output in docs/ACCURACY.md).
 struct HtaPrinted {
