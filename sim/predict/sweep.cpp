@@ -28,6 +28,16 @@ std::optional<std::string> too_deep(const json& v, int depth, const std::string&
   return std::nullopt;
 }
 
+// The kind of a JSON value as a config's lists are checked: every number is a number.
+std::string kind_of(const json& v) {
+  if (v.is_number()) return "numbers";
+  if (v.is_string()) return "strings";
+  if (v.is_boolean()) return "booleans";
+  if (v.is_object()) return "objects";
+  if (v.is_array()) return "lists";
+  return "nulls";
+}
+
 }  // namespace
 
 std::vector<SweepPoint> expand_sweep(const json& j, const std::string& where) {
@@ -50,6 +60,16 @@ std::vector<SweepPoint> expand_sweep(const json& j, const std::string& where) {
             if (v.empty())
               throw std::runtime_error(where + ": key '" + dotted +
                                        "': an empty list sweeps nothing");
+            // The values of one key are of one kind: `[1, "2", 4]` is a typo in the list, not a
+            // point that does not fit (it was a row of errors, and the command succeeded).
+            for (size_t i = 1; i < v.size(); ++i) {
+              if (kind_of(v[i]) == kind_of(v[0])) continue;
+              std::string shown = v[i].dump();  // JSON: escaped, one line
+              if (shown.size() > 40) shown = shown.substr(0, 40) + "...";
+              throw std::runtime_error(where + ": key '" + dotted + "': the list mixes " +
+                                       kind_of(v[0]) + " and " + kind_of(v[i]) + " (element " +
+                                       std::to_string(i + 1) + " is " + shown + ")");
+            }
             lists.emplace_back(ptr, dotted);
           }
         }

@@ -938,6 +938,28 @@ TEST_F(SimCli, AnOutputPathIsCheckedBeforeTheSweepRuns) {
   }
 }
 
+TEST_F(SimCli, AnFp8MfuOverOneHundredPercentSaysWhy) {
+  // FP8 linears run at twice the bf16 peak that MFU is counted against: 119% here.
+  const fs::path cfg = write("fp8.json", R"({"model": {"kind": "gpt", "layers": 2,
+      "hidden": 16384, "heads": 64, "seq": 2048, "vocab": 1024}, "mesh": {"dp": 1},
+      "batch": {"global": 16, "micro": 8}, "cluster": {"gpu": "h100-sxm"},
+      "options": {"fp8": true, "fp8_params": true, "optimizer_state_bytes": 0}})");
+  const Outcome r = sh("predict --config " + cfg.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("MFU over 100%: FP8 linears run at up to twice the peak MFU is counted "
+                       "against"),
+            std::string::npos)
+      << r.out;
+  // Without FP8 the same model stays under 100%, and nothing is said.
+  const fs::path bf16 = write("bf16.json", R"({"model": {"kind": "gpt", "layers": 2,
+      "hidden": 16384, "heads": 64, "seq": 2048, "vocab": 1024}, "mesh": {"dp": 1},
+      "batch": {"global": 16, "micro": 8}, "cluster": {"gpu": "h100-sxm"},
+      "options": {"optimizer_state_bytes": 0}})");
+  const Outcome plain = sh("predict --config " + bf16.string());
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("MFU over 100%"), std::string::npos) << plain.out;
+}
+
 TEST_F(SimCli, APlotOfASweepOverNamesPutsEachNameAtItsOwnPlace) {
   // A GPU sweep (the README's): each entry a tick of its own, not every point at x = 0.
   const fs::path cfg = write("gpus.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 256,

@@ -131,6 +131,22 @@ TEST(PredictConfig, ListsSweepTheirCartesianProduct) {
   EXPECT_EQ(expand_sweep(issue_example(), "cfg.json").size(), 1u);
   j["mesh"]["tp"] = json::array();
   EXPECT_THROW(expand_sweep(j, "cfg.json"), std::runtime_error);
+  // A value of another kind in a list is a typo in it, not a combination that does not fit: the
+  // whole configuration is refused (it was a row of errors, the command succeeding).
+  j["mesh"]["tp"] = {1, "2", 4};
+  try {
+    expand_sweep(j, "cfg.json");
+    FAIL() << "a list of numbers and a string swept";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "cfg.json: key 'mesh.tp': the list mixes numbers and strings (element 2 is "
+                 "\"2\")");
+  }
+  j["mesh"]["tp"] = {1, 2.5};  // numbers alike: each point says what is wrong with its own
+  const auto alike = expand_sweep(j, "cfg.json");
+  ASSERT_EQ(alike.size(), 12u);
+  EXPECT_EQ(alike[0].error, "");
+  EXPECT_NE(alike[1].error.find("key 'mesh.tp'"), std::string::npos) << alike[1].error;
 }
 
 // A sweep of schedules at chunk counts of their own: virtual_stages by family, each schedule
