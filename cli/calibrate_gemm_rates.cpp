@@ -5,6 +5,7 @@
 // GEMM ops give one rate per shape (traces/import/trace_gemms.h) and are listed by the GEMM time
 // they took. --write-hardware writes the fit as a hardware file for predict.
 #include "cli/calibrate_gemm_rates.h"
+#include "cli/json_text.h"
 #include "cli/read_progress.h"
 
 #include <nlohmann/json.hpp>
@@ -299,7 +300,7 @@ double write_calibrated_hardware(const GemmRatesArgs& a, const std::string& hard
   if (from_trace) j["efficiency"]["sustained"] = 1.0;
   if (held) j["efficiency"]["sustained"] = held->vs_fit;
   cost::parse_hardware(j, a.write_hardware);  // what predict will read back
-  traces::write_file_atomic(a.write_hardware, j.dump(2) + "\n");
+  traces::write_file_atomic(a.write_hardware, json_text(j) + "\n");
   return gemm_max;
 }
 
@@ -377,7 +378,7 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
     if (by_time) j["trace_shapes"] = *by_time;
     if (held) j["held"] = held->json;
     if (written) j["written_hardware"] = a.write_hardware;
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", json_text(j).c_str());
     return;
   }
   std::printf(

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/json_text.h"
 #include "cli/read_progress.h"
 #include "traces/analysis.h"
 #include "traces/analysis_critical_path.h"
@@ -187,7 +188,7 @@ void run(const AnalyzeArgs& args) {
     }
     j["import_warnings"] = warnings;
     j["clocks"] = clocks_json(report);
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     for (const std::string& w : warnings)
       std::fprintf(stderr, "meshscope: warning: %s\n", w.c_str());

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/json_text.h"
 #include "cli/number_text.h"
 #include "sim/cost/framework.h"
 #include "sim/cost/hardware.h"
@@ -132,7 +133,7 @@ void list(bool json_out) {
     fw_rows.push_back({name, behind.empty() ? "none" : behind, headline(fw.description)});
   }
   if (json_out) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out) << "\n";
     return;
   }
   std::printf(
@@ -211,7 +212,7 @@ void show(const std::string& name, bool json_out) {
     for (const auto& [key, value] : figs)
       out["figures"].push_back(
           {{"key", key}, {"value", value}, {"source", cost::source_clause(sources, key)}});
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out) << "\n";
     return;
   }
   std::printf("%s (%s, %s)\n%s\n", name.c_str(), is_hw ? "hardware entry" : "framework profile",
@@ -229,7 +230,7 @@ void show(const std::string& name, bool json_out) {
                     : "none (a what-if: predictions print every hardware's range)");
   for (const auto& [key, value] : figs) {
     const std::string source = cost::source_clause(sources, key);
-    std::printf("%s = %s\n    %s\n", key.c_str(), value.dump().c_str(),
+    std::printf("%s = %s\n    %s\n", key.c_str(), json_text(value, -1).c_str(),
                 source.empty() ? "(no source line names it)" : source.c_str());
   }
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/json_text.h"
 #include "cli/run_common.h"
 #include "cli/workload_options.h"
 #include "traces/atomic_file.h"
@@ -136,7 +137,7 @@ void run(const DemoArgs& a) {
   std::cout << format_summary_table(summaries);
   nlohmann::json all = nlohmann::json::array();
   for (const RunSummary& s : summaries) all.push_back(to_json(s));
-  traces::write_file_atomic(dir / "summary.json", all.dump(2) + "\n");
+  traces::write_file_atomic(dir / "summary.json", json_text(all) + "\n");
   std::printf(
       "\ntraces: %s/<run>.json (open in https://ui.perfetto.dev, chrome://tracing or "
       "meshscope-gui); summary: %s\n",

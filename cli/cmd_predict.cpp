@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/json_text.h"
 #include "cli/output_path.h"
 #include "cli/predict_from_trace.h"
 #include "cli/predict_sensitivity.h"
@@ -474,7 +475,7 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base,
       j["candidate"] = found[i].label;
       out.push_back(j);
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", json_text(out).c_str());
   }
   std::vector<Row> rows;
   for (size_t i = 0; i < found.size() && static_cast<int>(i) < a.top; ++i)
@@ -517,7 +518,7 @@ void run_sensitivity(const PredictArgs& a, const std::vector<predict::SweepPoint
     throw UserError(where + ": " + e.what());
   }
   if (a.json) {
-    std::printf("%s\n", predict::to_json(s).dump(2).c_str());
+    std::printf("%s\n", json_text(predict::to_json(s)).c_str());
     return;
   }
   std::printf("%s", format_sensitivity(s).c_str());
@@ -612,7 +613,7 @@ void run(const PredictArgs& a) {
       if (r.fit) o["would_fit"] = predict::to_json(*r.fit);
       out.push_back(o);
     }
-    std::printf("%s\n", (points.size() == 1 ? out.front() : out).dump(2).c_str());
+    std::printf("%s\n", json_text(points.size() == 1 ? out.front() : out).c_str());
     return;
   }
   print_table(rows);

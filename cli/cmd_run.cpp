@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/json_text.h"
 #include "cli/output_path.h"
 #include "cli/run_common.h"
 #include "cli/run_memory.h"
@@ -308,7 +309,7 @@ void run(const RunArgs& a) {
   }
   if (!summary.primary) return;
   if (a.json) {
-    std::cout << to_json(summary).dump(2) << '\n';
+    std::cout << json_text(to_json(summary)) << '\n';
   } else {
     std::printf("%s on %s, backend %s, %d step(s), loss %s\n", summary.workload.c_str(),
                 summary.mesh.c_str(), summary.backend.c_str(), a.steps,

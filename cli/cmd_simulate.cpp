@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/json_text.h"
 #include "cli/output_path.h"
 #include "cli/run_common.h"
 #include "cli/sim_options.h"
@@ -84,7 +85,7 @@ void run(const SimulateArgs& a) {
   if (a.json) {
     nlohmann::json out = predict::to_json(sim.summary);
     if (!a.out.empty()) out["trace"] = a.out;
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", json_text(out).c_str());
     return;
   }
   RunSummary r;

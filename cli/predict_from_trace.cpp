@@ -2,6 +2,7 @@
 // show, first the schedule that ran (with its error against the measured step), then alternatives
 // (sim/predict/trace_replay.h; the costs: sim/predict/trace_replay_costs.h).
 #include "cli/predict_from_trace.h"
+#include "cli/json_text.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -83,7 +84,7 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
       }
       out["rows"].push_back(std::move(j));
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", json_text(out).c_str());
     return;
   }
   std::printf("measured step: %s   pp %d, %d microbatches\n",

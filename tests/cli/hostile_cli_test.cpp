@@ -251,6 +251,13 @@ TEST(HostileCli, UntrustedBytesInMessagesAreEscapedAndShort) {
   EXPECT_NE(h.status, 0);
   EXPECT_LT(h.err.size(), 1000u) << h.err.substr(0, 1000);
   EXPECT_EQ(count(h.err, "meshscope: error:"), 1u) << h.err.substr(0, 1000);
+  // A file name that is not UTF-8 is no reason to refuse its trace as JSON (the JSON library's
+  // own message before): the byte comes out as U+FFFD.
+  const fs::path odd = dir() / "odd\xff.json";
+  fs::copy_file(small_trace(), odd, fs::copy_options::overwrite_existing);
+  const Result j = meshscope("analyze --json '" + odd.string() + "'");
+  EXPECT_EQ(j.status, 0) << j.err;
+  EXPECT_NE(j.out.find("odd\xef\xbf\xbd.json"), std::string::npos) << j.out.substr(0, 400);
 }
 
 // Case 11: one exit-code rule; an unknown subcommand is named and the commands listed.

@@ -169,6 +169,18 @@ TEST(MultiRank, FilesOfDifferentJobsOrOneFileTwiceAreRefused) {
   EXPECT_EQ(refusal({r0.path(), other_world.path()}, in_order), "loaded");
   TempFile r1(".json", one(1, 2, "nccl"));
   EXPECT_EQ(refusal({r0.path(), r1.path()}), "loaded");
+  // A folder: a link that leads nowhere is no file of it; links in a loop are named.
+  TempFile folder("");
+  std::filesystem::create_directories(folder.path());
+  std::filesystem::copy_file(r0.path(), folder.path() / "rank0.json");
+  std::filesystem::create_symlink(folder.path() / "gone.json", folder.path() / "dangling.json");
+  EXPECT_EQ(refusal({folder.path()}), "loaded");
+  std::filesystem::create_symlink(folder.path() / "b.json", folder.path() / "a.json");
+  std::filesystem::create_symlink(folder.path() / "a.json", folder.path() / "b.json");
+  EXPECT_NE(
+      refusal({folder.path()}).find(".json: cannot be read: Too many levels of symbolic links"),
+      std::string::npos)
+      << refusal({folder.path()});
 }
 
 TEST(MultiRank, OffsetsThatWouldOverflowAreAnErrorNamingTheFile) {

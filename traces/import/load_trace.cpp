@@ -93,9 +93,14 @@ std::vector<std::filesystem::path> trace_files_in(const std::filesystem::path& f
   std::vector<std::filesystem::path> files;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
-    if (entry.is_regular_file() && is_trace_file_name(entry.path().filename().string())) {
-      files.push_back(entry.path());
-    }
+    if (!is_trace_file_name(entry.path().filename().string())) continue;
+    std::error_code entry_ec;
+    const bool regular = entry.is_regular_file(entry_ec);
+    // A link that leads nowhere is no file of the folder's; one that cannot be followed (a loop)
+    // is named rather than ending the listing with the library's text.
+    if (entry_ec && entry_ec != std::errc::no_such_file_or_directory)
+      throw ImportError(entry.path(), "", "cannot be read: " + entry_ec.message());
+    if (regular) files.push_back(entry.path());
   }
   if (ec) throw ImportError(folder, "", "cannot list folder: " + ec.message());
   std::sort(files.begin(), files.end());
