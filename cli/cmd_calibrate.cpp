@@ -126,6 +126,21 @@ void run(const CalibrateArgs& a) {
   for (const traces::Timeline& t : timelines) ptrs.push_back(&t);
   int rebuilt = 0;
   cost::Calibration c = predict::calibrate_against_model(ptrs, hw, *precision, &rebuilt);
+  // No device computes above its peak; twice it (assumption: room for a catalog peak that is not
+  // this machine's) is no measurement but FLOPs or times that are wrong: args.flops of 1e300
+  // were fitted as 1.5e290 of the peak and written.
+  for (size_t i = 0; i < c.phases.size(); ++i) {
+    const cost::PhaseFit& f = c.phases[i];
+    if (f.samples > 0 && f.efficiency > 2) {
+      char rate[96];
+      std::snprintf(rate, sizeof rate, "%.4g GFLOP/s, %.3g times the peak", f.flops_per_s / 1e9,
+                    f.efficiency);
+      throw UserError("the " + std::string(traces::kPhaseNames[i]) + " spans fit " + rate + " of " +
+                      hw.name +
+                      " (--hardware): their FLOPs (args.flops) or times are wrong, or they ran "
+                      "on other hardware; nothing written");
+    }
+  }
   c.traces = a.traces;
   cost::save_calibration(c, a.out);
   std::printf(

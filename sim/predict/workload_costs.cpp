@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -17,7 +18,21 @@
 namespace meshscope::predict {
 namespace {
 
-int64_t ns(double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); }
+// A stage's time in the engine's integer nanoseconds. Beyond 2^62 ns (146 years, the importers'
+// bound too) llround has no defined result: a calibration whose model_scale was 1e15 gave a step
+// faster than its scale of 1. Refused, naming the figures that can get there.
+int64_t ns(double seconds) {
+  const double v = seconds * 1e9;
+  if (!(v >= 0 && v < 0x1p62)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", seconds);
+    throw std::invalid_argument(std::string("a stage's time of ") + buf +
+                                " s is outside what the simulator holds (0 to 146 years): a "
+                                "calibration's model_scale or flops_per_s, or a hardware file's "
+                                "peak_flops, is far from any device's");
+  }
+  return static_cast<int64_t>(std::llround(v));
+}
 
 WorkloadCosts gpt_costs(const PredictConfig& c, const cost::Framework& framework) {
   model::LayerParallel par;

@@ -172,6 +172,31 @@ TEST(CalibrateCli, AnImportedTraceIsFittedOnlyToTheKindOfDeviceItRanOn) {
   }
 }
 
+TEST(CalibrateCli, ARateAboveTwiceThePeakIsRefusedAndNothingWritten) {
+  // One forward span's FLOPs (of the last step: the first is left out as warm-up) set to 1e300:
+  // fitted and written as 1.5e290 times the peak before.
+  const std::string run =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/meshscope_cpu/mlp_1f1b_pp2_4steps.json";
+  std::string text = read_file(run);
+  const size_t at = text.rfind("\"flops\":134840320");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, std::string("\"flops\":134840320").size(), "\"flops\":1e300");
+  const fs::path bad = temp_dir("calibrate_huge_flops") / "run.json";
+  std::ofstream(bad) << text;
+  const fs::path out = bad.parent_path() / "c.json";
+  const Result r = shell(kBin + " calibrate " + bad.string() + " -o " + out.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("spans fit "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("times the peak of cpu-local (--hardware): their FLOPs (args.flops) or "
+                       "times are wrong"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  // The run as recorded fits, under the peak.
+  EXPECT_EQ(shell(kBin + " calibrate " + run + " -o " + out.string()).status, 0);
+  EXPECT_TRUE(fs::exists(out));
+}
+
 TEST(CalibrateCli, AKinetoTraceWithShapesGivesItsGemmRates) {
   const fs::path trace = trace_of_table();
   Result from_trace =

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/cost/compute_model.h"
+#include "sim/predict/simulate.h"
 #include "sim/predict/workload_costs.h"
 
 namespace meshscope::predict {
@@ -79,6 +80,28 @@ TEST(PredictCalibrate, FitsAScaleOnTheOpModel) {
   for (const model::OpCost& op : w.stages[1].forward) x1 += model.op_seconds(op);
   EXPECT_NEAR(calibrated.phase_seconds(w.stages[1].forward, traces::Phase::kForward),
               20e-6 + 3 * x1, 1e-7);
+}
+
+TEST(PredictCalibrate, AScaleThatTakesAStageBeyondTheSimulatorsClockIsRefused) {
+  // A model_scale of 1e15 gave a step faster than a scale of 1 (llround beyond int64).
+  const auto c = config_of_trace(trace_of_mlp(), "cpu-local");
+  ASSERT_TRUE(c);
+  cost::Calibration cal;
+  cal.hardware = "cpu-local";
+  cal.precision = "fp32";
+  cal.phases[static_cast<size_t>(traces::Phase::kForward)].model_scale = 1;
+  SimulateOptions so;
+  so.calibration = &cal;
+  EXPECT_NO_THROW(simulate(*c, so));
+  cal.phases[static_cast<size_t>(traces::Phase::kForward)].model_scale = 1e15;
+  try {
+    simulate(*c, so);
+    FAIL() << "simulated";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("is outside what the simulator holds (0 to 146 years)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
