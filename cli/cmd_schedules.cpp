@@ -124,12 +124,16 @@ std::string render(const SchedulesArgs& args, const schedule::Schedule& s,
                              : any_marker(reduce) ? schedule::TorchCsvFormat::kPipelineOrder
                                                   : schedule::TorchCsvFormat::kComputeOnly);
   if (!args.torch_format.empty()) {
-    const auto v = schedule::parse_torch_csv_format(args.torch_format);
-    if (!v) {
-      throw UserError("unknown --torch-format '" + args.torch_format +
-                      "' (compute_only, compute_comms or pipeline_order)");
+    variant = *schedule::parse_torch_csv_format(args.torch_format);  // checked in run()
+    // pipeline_order is torch's own _get_pipeline_order() output, whose REDUCE_GRAD cells (and
+    // numbering) only a schedule read from torch carries: written without them it was
+    // compute_only under another name.
+    if (variant == schedule::TorchCsvFormat::kPipelineOrder && !any_marker(reduce)) {
+      throw UserError(
+          "--torch-format pipeline_order needs the REDUCE_GRAD cells torch writes, which only a "
+          "schedule read from torch holds (--from a pipeline_order CSV or its schedule text); "
+          "this one has none: use compute_only or compute_comms");
     }
-    variant = *v;
   }
   try {
     return schedule::write_torch_csv(s, variant);
@@ -141,6 +145,14 @@ std::string render(const SchedulesArgs& args, const schedule::Schedule& s,
 void run(const SchedulesArgs& args) {
   require_outputs_apart_from_inputs({{"--out", &args.out}},
                                     {{"--from", args.from}, {"--from-trace", args.from_trace}});
+  if (!args.torch_format.empty()) {
+    if (!schedule::parse_torch_csv_format(args.torch_format))
+      throw UserError("unknown --torch-format '" + args.torch_format +
+                      "' (compute_only, compute_comms or pipeline_order)");
+    if (args.format != "torch-csv")
+      throw UserError(
+          "--torch-format chooses a torch CSV variant: it goes with --format torch-csv");
+  }
   const int sources = !args.family.empty() + !args.from.empty() + !args.from_trace.empty();
   if (sources > 1) throw UserError("give one of --dump FAMILY, --from FILE, --from-trace DIR");
   if (sources == 0) {
@@ -243,7 +255,8 @@ void add_schedules_command(CLI::App& app) {
       "--torch-format", args->torch_format,
       "torch CSV variant: compute_only (torch lowers it itself), compute_comms "
       "(with SEND/RECV rows) or pipeline_order (compute_only with the REDUCE_GRAD cells of torch's "
-      "_get_pipeline_order() for GPipe and 1F1B); default: the variant --from was in (a schedule "
+      "_get_pipeline_order() for GPipe and 1F1B, for a schedule read from torch that holds them); "
+      "default: the variant --from was in (a schedule "
       "text from torch: "
       "compute_comms when it holds torch's UNSHARD/WAIT markers, pipeline_order when its only "
       "markers are REDUCE_GRAD), else compute_only");

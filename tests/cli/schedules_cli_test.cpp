@@ -70,6 +70,25 @@ TEST(SchedulesCli, OptionsThatWouldBeIgnoredAreRefused) {
   r = shell(kBin + " schedules --dump gpipe --pp 2 --dp 2 --grid");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("rank 3"), std::string::npos) << r.out;
+  // --torch-format: checked whatever --format is, and only with a torch CSV to shape; torch's
+  // pipeline_order only for a schedule that holds its REDUCE_GRAD cells (it was compute_only).
+  r = shell(kBin + " schedules --dump 1f1b --pp 2 --torch-format foo");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("unknown --torch-format 'foo'"), std::string::npos) << r.err;
+  r = shell(kBin + " schedules --dump 1f1b --pp 2 --torch-format compute_only");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("it goes with --format torch-csv"), std::string::npos) << r.err;
+  r = shell(kBin +
+            " schedules --dump gpipe --pp 2 -m 4 --format torch-csv --torch-format "
+            "pipeline_order");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("needs the REDUCE_GRAD cells torch writes"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  const fs::path order = kTorch / "gpipe_pp2_m4_v1.pipeline_order.csv";
+  r = shell(kBin + " schedules --from " + order.string() +
+            " --format torch-csv --torch-format pipeline_order");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, read_file(order));
   // validate: quiet and an output asked for contradict each other.
   for (const std::string& output : {std::string("--grid"), "--diff " + csv}) {
     r = shell(kBin + " validate -q " + csv + " " + output);
