@@ -358,6 +358,23 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
                       "): a GEMM held at the power limit runs at most at its burst rate; are "
                       "they of another GPU, or FP8? No hardware file written");
     }
+    // A ceiling above 1 is a GEMM faster than the entry's peak. Up to 1.1 (assumption: about
+    // the H100 SXM's highest boost clock, 1.98 GHz, over the 1.83 GHz its tensor peak is quoted
+    // at, glennklockwood.com's H100 page) it is written as 1 with a word; beyond it the rates are
+    // not of this entry (192% of an A100's peak had been written as 1, printed as 0.865 x 2.268).
+    const double ceiling = hw.efficiency.gemm_max * fit.scale;
+    if (ceiling > 1.1) {
+      char share[64];
+      std::snprintf(share, sizeof share, "%.3g", ceiling);
+      throw UserError(a.file + ": its rates fit a GEMM ceiling of " + share + " times " + hw.name +
+                      "'s peak: no clock runs a GEMM that far above it; are they of another "
+                      "GPU, or FP8? No hardware file written");
+    }
+    if (ceiling > 1)
+      std::printf(
+          "the fitted ceiling, %.3f of the peak, is written as 1: above the peak's "
+          "clock, within the GPU's boost\n",
+          ceiling);
     written = write_calibrated_hardware(a, hardware, hw, fit, rows.size(), from_trace, held);
   }
   if (a.json) {
@@ -424,9 +441,10 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
                     "; sustained 1: the rates were taken inside a run");
     else if (held)
       std::snprintf(sustained, sizeof sustained, "; sustained %.4g: the held rates", held->vs_fit);
-    std::printf("written: %s (%s %.4g, the entry's %.4g x %.3f%s)\n", a.write_hardware.c_str(),
-                a.fp8 ? "gemm_fp8_max" : "gemm_max", *written, hw.efficiency.gemm_max, fit.scale,
-                sustained);
+    std::printf("written: %s (%s %.4g, %sthe entry's %.4g x %.3f%s)\n", a.write_hardware.c_str(),
+                a.fp8 ? "gemm_fp8_max" : "gemm_max", *written,
+                hw.efficiency.gemm_max * fit.scale > 1 ? "at most 1 of " : "",
+                hw.efficiency.gemm_max, fit.scale, sustained);
   }
   if (by_time) {
     constexpr size_t kShown = 15;

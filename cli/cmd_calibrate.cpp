@@ -183,7 +183,9 @@ void add_calibrate_command(CLI::App& app) {
                   "profiled traces: files, or a folder of one run's per-rank files");
   cmd->add_option("-o,--out", args->out, "calibration JSON to write (required with traces)")
       ->check(output_file_check());
-  cmd->add_option("--hardware", args->hardware, "catalog entry the traces ran on")
+  cmd->add_option(
+         "--hardware", args->hardware,
+         "catalog entry the traces ran on (with --gemm-rates, named: its default does not count)")
       ->capture_default_str();
   cmd->add_option("--precision", args->precision, "precision the traces computed in")
       ->capture_default_str();

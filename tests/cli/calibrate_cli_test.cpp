@@ -491,6 +491,17 @@ TEST(CalibrateCli, GemmRatesGoAloneAndABadTableIsNamed) {
   r = shell(kBin + " calibrate --gemm-rates " + sqlite.string() + " --hardware h100-sxm");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("an SQLite file (an Nsight Systems export?)"), std::string::npos) << r.err;
+  // Rates at twice an A100's peak are of no A100: nothing is written (it was, capped at 1).
+  const fs::path fast = bad.parent_path() / "fast.csv";
+  std::ofstream(fast) << "b,m,n,k,flops_per_s\n1,8192,8192,8192,6e14\n1,4096,4096,4096,5.5e14\n";
+  const fs::path written = bad.parent_path() / "fast-hw.json";
+  r = shell(kBin + " calibrate --gemm-rates " + fast.string() +
+            " --hardware a100-80gb --write-hardware " + written.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("times a100-80gb's peak: no clock runs a GEMM that far above it"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(written));
 }
 
 }  // namespace
