@@ -101,5 +101,26 @@ TEST(ImportRoundTrip, SeveralMeshscopeFilesKeepTheirDeviceNames) {
   EXPECT_EQ(merged.flows.size(), a.flows.size() + b.flows.size());
 }
 
+TEST(ImportRoundTrip, AHeaderStepThatEndsBeforeItBeginsOrIsNoJsonIsNamed) {
+  // A step whose end is before its begin read as "steps: 0" with exit 0; a NaN in the header as
+  // "not a JSON object".
+  const auto refusal = [](const std::string& header) -> std::string {
+    try {
+      load_trace_bytes(R"({"meshscope":)" + header + R"(,"traceEvents":[)" +
+                           R"({"ph":"X","name":"k","pid":0,"tid":0,"ts":1,"dur":1}]})",
+                       "t.json");
+      return "loaded";
+    } catch (const ImportError& e) {
+      return e.what();
+    }
+  };
+  EXPECT_EQ(refusal(R"({"version":2,"steps":[{"begin_ns":5,"end_ns":1}]})"),
+            "t.json: byte 1: meshscope header: step 0 ends (1 ns) before it begins (5 ns)");
+  EXPECT_NE(refusal(R"({"version":2,"steps":[{"begin_ns":NaN,"end_ns":1}]})")
+                .find("t.json: byte 1: meshscope header: not valid JSON: parse error at line 1"),
+            std::string::npos);
+  EXPECT_EQ(refusal(R"({"version":2,"steps":[{"begin_ns":1,"end_ns":5}]})"), "loaded");
+}
+
 }  // namespace
 }  // namespace meshscope::traces

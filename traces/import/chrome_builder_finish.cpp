@@ -103,7 +103,17 @@ void ChromeTimelineBuilder::read_meshscope_header(const ChromeMember& m) {
   const auto fail = [&](const std::string& why) {
     throw ImportError(file_, m.offset, "meshscope header: " + why);
   };
-  const auto h = nlohmann::json::parse(m.raw, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json h;
+  try {
+    h = nlohmann::json::parse(m.raw);
+  } catch (const nlohmann::json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 80: ..." without the tag;
+    // a NaN in it had read "not a JSON object".
+    std::string why = e.what();
+    if (const size_t tag = why.find("] "); why.starts_with("[json.exception") && tag != why.npos)
+      why.erase(0, tag + 2);
+    fail("not valid JSON: " + why);
+  }
   if (!h.is_object()) fail("not a JSON object");
   if (!h.contains("version") || !h["version"].is_number_integer()) fail("no integer version");
   const auto version = h["version"].get<int64_t>();
@@ -133,6 +143,10 @@ void ChromeTimelineBuilder::read_meshscope_header(const ChromeMember& m) {
           !time_in_range(w.end_ns)) {
         fail("step " + std::to_string(header_steps_.size()) + " lies beyond ±" +
              std::to_string(kMaxTimeNs) + " ns");
+      }
+      if (w.end_ns < w.begin_ns) {
+        fail("step " + std::to_string(header_steps_.size()) + " ends (" + std::to_string(w.end_ns) +
+             " ns) before it begins (" + std::to_string(w.begin_ns) + " ns)");
       }
       header_steps_.push_back(w);
     }
