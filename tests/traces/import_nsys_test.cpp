@@ -331,6 +331,8 @@ TEST(NsysImport, BadRowsAreCountedAndSkipped) {
   EXPECT_EQ(report.count(ImportWarning::kNegativeDuration), 1u);
   EXPECT_EQ(report.count(ImportWarning::kBadNumber), 1u);  // 9e18 ns before the 20 ns end
   EXPECT_NE(report.lines().at(0).find("CUPTI_ACTIVITY_KIND_KERNEL row 2"), std::string::npos);
+  // The kernel kept without a name is said (its name decides whether it is communication).
+  EXPECT_EQ(report.count(ImportWarning::kUnnamedKernel), 1u);
 }
 
 TEST(NsysImport, RowsOfDevicesPastTheTimelinesLimitAreReportedAsSuch) {

@@ -82,6 +82,7 @@ enum class ImportWarning : uint8_t {
   kTooManyDevicesOrLanes,  // beyond the Timeline's 65535 devices or lanes per device
   kUnknownDeviceCategory,  // an event on a device (args.device/stream) of a category not understood
   kArgsTruncated,  // keep_origins: an event with more args than kept (ChromeEvent::kMaxArgs)
+  kUnnamedKernel,  // Nsight: a kernel whose name id resolves to no string (StringIds)
   kCount
 };
 inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning::kCount)>
@@ -101,6 +102,8 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning:
         "device events of a category not understood (e.g. MTIA's mtia_ccp_events) read as host "
         "work, not device time",
         "events with more than 64 args: only the first 64 kept for the converted file",
+        "kernels whose name resolves to no string (no StringIds row) kept unnamed, as compute: "
+        "a communication kernel among them is not seen as one",
 };
 constexpr std::string_view name(ImportWarning w) {
   return kImportWarningNames[static_cast<size_t>(w)];

@@ -208,6 +208,7 @@ class NsysImporter {
       s.lane = lane->second;
       if (kernel) {
         const std::string_view name = q.text(6);
+        if (name.empty()) report_.warn_at(ImportWarning::kUnnamedKernel, where());
         s.name = intern(name);
         const CommOp comm = comm_rules_.classify(name).op;
         s.kind = comm == CommOp::kNone ? SpanKind::kCompute : span_kind_of(comm);
