@@ -20,13 +20,20 @@
 namespace meshscope::cli {
 namespace {
 
+// --align by name (a name, not a transform to the enum: CLI11 printed a one-byte enum's values
+// as raw bytes in --help, and a bad name as "Check bogus value in {base-time->,...").
+const std::map<std::string, traces::ClockAlign> kAligns = {
+    {"none", traces::ClockAlign::kNone},
+    {"base-time", traces::ClockAlign::kBaseTime},
+    {"collective-ends", traces::ClockAlign::kCollectiveEnds}};
+
 namespace fs = std::filesystem;
 
 struct ConvertArgs {
   std::vector<std::string> inputs;
   std::string output;
   bool no_host = false;
-  traces::ClockAlign align = traces::ClockAlign::kCollectiveEnds;
+  std::string align = "collective-ends";  // checked against kAligns when parsed
 };
 
 void run(const ConvertArgs& args) {
@@ -42,7 +49,7 @@ void run(const ConvertArgs& args) {
   traces::ImportOptions options = options_reporting_progress("convert");
   options.keep_host = !args.no_host;
   options.keep_origins = true;  // correlation ids, streams and args as the source wrote them
-  options.align = args.align;
+  options.align = kAligns.at(args.align);
   traces::ImportReport report;
   const traces::Timeline t = paths.size() == 1 && !fs::is_directory(paths[0])
                                  ? traces::load_trace(paths[0], options, &report)
@@ -79,18 +86,13 @@ void add_convert_command(CLI::App& app) {
       ->required()
       ->check(output_file_check(DashMeans::kStdout));
   cmd->add_flag("--no-host", args->no_host, "Drop host events (CPU ops, runtime calls)");
-  const std::map<std::string, traces::ClockAlign> aligns = {
-      {"none", traces::ClockAlign::kNone},
-      {"base-time", traces::ClockAlign::kBaseTime},
-      {"collective-ends", traces::ClockAlign::kCollectiveEnds}};
-  // Printed by name: CLI11 would print a one-byte enum's values as raw bytes in --help.
   cmd->add_option("--align", args->align,
                   "Clock alignment of per-rank files: collective-ends (base-time, then refined "
                   "by the ends of matching NCCL collectives), base-time (each file's "
                   "baseTimeNanoseconds or session start) or none (each file's own time axis)")
-      ->transform(CLI::CheckedTransformer(aligns).description(""))
+      ->check(CLI::IsMember({"none", "base-time", "collective-ends"}).description(""))
       ->type_name("MODE")
-      ->default_str("collective-ends");
+      ->capture_default_str();
   cmd->callback([args] { run(*args); });
 }
 

@@ -97,7 +97,12 @@ int main(int argc, char** argv) {
       std::ostringstream quiet;  // every process prints the same help
       return app.exit(e, quiet, quiet);
     }
-    return with_stdout_checked(app.exit(e));  // --help into a full disk fails too
+    if (e.get_exit_code() == 0) return with_stdout_checked(app.exit(e));  // --help, --version
+    // A bad argument: one error line as every other, and the documented 2 (CLI11's own codes,
+    // 105 to 109, and its bare text had been the only ones without "meshscope: error:").
+    std::fprintf(stderr, "meshscope: error: %s\nRun with --help for more information.\n",
+                 meshscope::traces::printable(e.what(), 400).c_str());
+    return with_stdout_checked(2);
   } catch (const meshscope::cli::FailedElsewhere&) {
     return with_stdout_checked(1);
   } catch (const std::bad_alloc&) {

@@ -237,7 +237,8 @@ TEST(RunCli, MeshDimensionsBelowOneAreRefusedNotReplacedByDefaults) {
     const Result r = meshscope("run --model chain --batch 4 --backend cpu " + flag);
     EXPECT_NE(r.status, 0) << flag << ": " << r.out;
     const std::string name = flag.substr(0, flag.find(' '));
-    EXPECT_EQ(r.err.rfind(name, 0), 0u) << flag << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("meshscope: error: " + name, 0), 0u) << flag << ": " << r.err;
+    EXPECT_EQ(r.status, 2) << flag;  // a bad argument: the documented 2, not CLI11's 105
     EXPECT_EQ(r.out, "") << flag;
   }
 }
