@@ -37,6 +37,13 @@ struct ConvertArgs {
 };
 
 void run(const ConvertArgs& args) {
+  // What convert writes is a Chrome trace (gzip-compressed when named *.gz): a name that says
+  // another format would be misread by the tools that go by it.
+  for (const char* other : {".sqlite", ".sqlite3", ".nsys-rep", ".qdrep"}) {
+    if (args.output.ends_with(other))
+      throw UserError("--out '" + args.output + "': convert writes a Chrome trace (.json, or " +
+                      ".json.gz compressed), not " + other);
+  }
   ReadPaths inputs;
   for (const std::string& p : args.inputs) inputs.emplace_back("an input trace", p);
   require_outputs_apart_from_inputs({{"--out", &args.output}}, inputs);

@@ -12,6 +12,7 @@
 #include "traces/chrome_export_text.h"
 #include "traces/chrome_kineto.h"
 #include "traces/chrome_threads.h"
+#include "traces/gzip_writer.h"
 
 namespace meshscope::traces {
 namespace {
@@ -492,7 +493,14 @@ void write_chrome_trace(const Timeline& t, const std::filesystem::path& path) {
 }
 
 void write_chrome_trace(const Timeline& t, AtomicFile& out) {
-  write_chrome_trace(t, [&](std::string_view chunk) { out.write(chunk); });
+  if (!is_gzip_path(out.target())) {
+    write_chrome_trace(t, [&](std::string_view chunk) { out.write(chunk); });
+    return;
+  }
+  // A *.json.gz name is written compressed (it had been plain JSON under a gzip name).
+  GzipWriter gz(out);
+  write_chrome_trace(t, [&](std::string_view chunk) { gz.write(chunk); });
+  gz.finish();
 }
 
 std::string export_chrome_json(const Timeline& t) {

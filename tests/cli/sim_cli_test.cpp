@@ -342,7 +342,8 @@ TEST_F(SimCli, SchedulesDumpsInterleavedWithTwoChunksByDefault) {
   EXPECT_NE(r.out.find("stage_owner 0 1 0 1\n"), std::string::npos) << r.out;
   const Outcome bad = sh("schedules --dump 1f1b --pp 0");
   EXPECT_NE(bad.exit_code, 0);
-  EXPECT_EQ(bad.err.rfind("meshscope: error: --pp: Value 0 not in range 1 to 1048576\n", 0), 0u) << bad.err;
+  EXPECT_EQ(bad.err.rfind("meshscope: error: --pp: Value 0 not in range 1 to 1048576\n", 0), 0u)
+      << bad.err;
 }
 
 TEST_F(SimCli, TheCatalogIsFoundFromAnyDirectory) {

@@ -4,6 +4,9 @@
 // the reader's chunk boundaries many times.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/traces/import_test_util.h"
@@ -61,6 +64,20 @@ TEST(ImportRoundTrip, ThroughAnotherJsonWriter) {
   const Timeline t = executor_order_timeline(2, 3);
   const std::string rewritten = nlohmann::json::parse(export_chrome_json(t)).dump(2);
   expect_same_timeline(t, load_trace_bytes(rewritten, "rewritten.json"));
+}
+
+TEST(ImportRoundTrip, ATraceNamedGzIsWrittenCompressedAndReadBack) {
+  // `convert --out t.json.gz` (and run, simulate) had written plain JSON under a gzip name.
+  const Timeline t = executor_order_timeline(2, 2);
+  testing::TempFile file(".json.gz");
+  write_chrome_trace(t, file.path());
+  std::ifstream in(file.path(), std::ios::binary);
+  char magic[2] = {};
+  in.read(magic, 2);
+  EXPECT_EQ(static_cast<unsigned char>(magic[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>(magic[1]), 0x8b);
+  expect_same_timeline(t, load_trace(file.path()));
+  EXPECT_LT(std::filesystem::file_size(file.path()), export_chrome_json(t).size());
 }
 
 TEST(ImportRoundTrip, OneRankTraceWithKinetoDistributedInfo) {
