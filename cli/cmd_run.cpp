@@ -106,7 +106,14 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
   try {
     return generate_for_workload(g, spec);
   } catch (const std::invalid_argument& e) {
-    throw UserError(e.what());
+    // `run --model chain` alone: a 3-layer model on the default four devices. Say where the
+    // four came from, so the fix (--pp 3) is plain.
+    const bool default_mesh = !a.dp && !a.pp && !a.tp && !a.devices;
+    throw UserError(std::string(e.what()) +
+                    (default_mesh ? " (the mesh " + mesh::to_string(g.mesh) +
+                                        " is the default when no --dp, --pp, --tp or --devices "
+                                        "is given)"
+                                  : ""));
   } catch (const std::bad_alloc&) {
     throw UserError("out of memory laying out the model (--layers " + std::to_string(spec.layers) +
                     ", --hidden " + std::to_string(spec.hidden) + ", --batch " +

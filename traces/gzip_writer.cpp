@@ -33,7 +33,8 @@ void GzipWriter::deflate_all(std::string_view data, int flush) {
     z_.avail_out = sizeof buffer_;
     const int rc = deflate(&z_, flush);
     if (rc == Z_STREAM_ERROR)
-      throw std::runtime_error("cannot write " + out_.target().string() + ": zlib's deflate failed");
+      throw std::runtime_error("cannot write " + out_.target().string() +
+                               ": zlib's deflate failed");
     out_.write(std::string_view(buffer_, sizeof buffer_ - z_.avail_out));
     // Without flushing, deflate has taken all of the input once it leaves room in the buffer; at
     // the end it says so.

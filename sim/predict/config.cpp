@@ -158,6 +158,11 @@ void parse_model(Reader m, PredictConfig& c) {
       if (m.has("layers_per_stage")) {
         const json& l = m.at("layers_per_stage");
         if (!l.is_array()) m.fail("layers_per_stage", "must be a list of integers");
+        // An empty list was taken as "not given" (an even split) without a word.
+        if (l.empty())
+          m.fail("layers_per_stage",
+                 "is empty: give one count per stage, or leave it out for an "
+                 "even split");
         for (const json& x : l) {
           if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() > g.layers)
             m.fail("layers_per_stage", "must be a list of integers from 0 to model.layers");

@@ -229,6 +229,19 @@ TEST(RunCli, BadArgumentsGiveOneLineErrorAndNonZeroExit) {
   }
 }
 
+TEST(RunCli, AModelTooSmallForTheDefaultMeshSaysTheMeshWasTheDefault) {
+  const Result r = meshscope("run --model chain --steps 1");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("cannot split 3 layers into 4 stages"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(the mesh dp=1 pp=4 tp=1 is the default when no --dp, --pp, --tp or "
+                       "--devices is given)"),
+            std::string::npos)
+      << r.err;
+  // A mesh given is the user's: nothing about defaults.
+  EXPECT_EQ(meshscope("run --model chain --steps 1 --pp 5").err.find("is the default"),
+            std::string::npos);
+}
+
 TEST(RunCli, MeshDimensionsBelowOneAreRefusedNotReplacedByDefaults) {
   // 0 used to mean "not given", so `--pp 0` silently ran on four pipeline ranks.
   // A negative seed would wrap around to 2^64 - 1.

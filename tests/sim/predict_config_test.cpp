@@ -67,6 +67,11 @@ TEST(PredictConfig, BadValuesNameTheirKey) {
       << error_of(j);
   EXPECT_NE(error_of(j).find("MESHSCOPE_CATALOG"), std::string::npos) << error_of(j);
   j = issue_example();
+  j["model"]["layers_per_stage"] = json::array();  // was an even split without a word
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'model.layers_per_stage': is empty: give one count per stage, or leave "
+            "it out for an even split");
+  j = issue_example();
   j["model"]["hiden"] = 5;
   EXPECT_EQ(error_of(j), "cfg.json: key 'model.hiden': unknown key");
   j = issue_example();
