@@ -29,15 +29,24 @@ std::string format_duration(int64_t ns) {
   const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   if (mag < 1000) {
     std::snprintf(buf, sizeof buf, "%s%llu ns", sign, u(mag));
-  } else if (mag < 1000000) {
-    std::snprintf(buf, sizeof buf, "%s%llu.%03llu µs", sign, u(mag / 1000), u(mag % 1000));
-  } else if (mag < 1000000000) {
-    std::snprintf(buf, sizeof buf, "%s%llu.%03llu ms", sign, u(mag / 1000000),
-                  u(mag % 1000000 / 1000));
-  } else {
-    std::snprintf(buf, sizeof buf, "%s%llu.%03llu s", sign, u(mag / 1000000000),
-                  u(mag % 1000000000 / 1000000));
+    return buf;
   }
+  // Three decimals of the largest unit it reaches, rounded half up (truncated, 3.49690 s read
+  // 3.496 s beside a summary's 3.497): 999.9996 ms rounds to 1.000 s, not 1000.000 ms.
+  static constexpr struct {
+    uint64_t unit;
+    const char* name;
+  } kUnits[] = {{1000, "µs"}, {1000000, "ms"}, {1000000000, "s"}};
+  size_t k = mag < 1000000 ? 0 : mag < 1000000000 ? 1 : 2;
+  uint64_t step = kUnits[k].unit / 1000;
+  uint64_t q = mag / step + (mag % step >= (step + 1) / 2 && step > 1 ? 1 : 0);
+  if (q >= 1000000 && k < 2) {
+    ++k;
+    step = kUnits[k].unit / 1000;
+    q = mag / step + (mag % step >= (step + 1) / 2 ? 1 : 0);
+  }
+  std::snprintf(buf, sizeof buf, "%s%llu.%03llu %s", sign, u(q / 1000), u(q % 1000),
+                kUnits[k].name);
   return buf;
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tests/traces/trace_fixtures.h"
 
 namespace meshscope::traces {
@@ -193,14 +195,19 @@ TEST(Analyze, SpanOnAMissingDeviceIsAnErrorNamingIt) {
   }
 }
 
-TEST(FormatDuration, ThreeTruncatedDecimalsInTheLargestFittingUnit) {
+TEST(FormatDuration, ThreeRoundedDecimalsInTheLargestUnitItReaches) {
   EXPECT_EQ(format_duration(0), "0 ns");
   EXPECT_EQ(format_duration(999), "999 ns");
   EXPECT_EQ(format_duration(1000), "1.000 µs");
   EXPECT_EQ(format_duration(12345), "12.345 µs");
-  EXPECT_EQ(format_duration(1234567), "1.234 ms");
+  EXPECT_EQ(format_duration(1234567), "1.235 ms");  // rounded (truncated: 1.234, since stop 61)
+  EXPECT_EQ(format_duration(1234499), "1.234 ms");
+  EXPECT_EQ(format_duration(3496900000), "3.497 s");  // as simulate's summary line rounds it
+  EXPECT_EQ(format_duration(999999600), "1.000 s");   // not 1000.000 ms
+  EXPECT_EQ(format_duration(999999), "999.999 µs");
   EXPECT_EQ(format_duration(2500000000), "2.500 s");
   EXPECT_EQ(format_duration(-1500), "-1.500 µs");
+  EXPECT_EQ(format_duration(std::numeric_limits<int64_t>::min()), "-9223372036.855 s");
 }
 
 }  // namespace
