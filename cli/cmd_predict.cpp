@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -526,6 +527,11 @@ void run_sensitivity(const PredictArgs& a, const std::vector<predict::SweepPoint
 
 void run(const PredictArgs& a) {
   require_distinct_outputs({{"--csv", &a.csv}, {"--plot", &a.plot}});
+  // The chart is SVG whatever the name: a name of another image format would be misread.
+  for (const char* raster : {".png", ".jpg", ".jpeg", ".gif", ".webp", ".pdf"}) {
+    if (std::filesystem::path(a.plot).extension() == raster)
+      throw UserError("--plot '" + a.plot + "': the chart is written as SVG; name it .svg");
+  }
   require_outputs_apart_from_inputs({{"--csv", &a.csv}, {"--plot", &a.plot}},
                                     {{"--config", a.input.config},
                                      {"--calibration", a.input.calibration},

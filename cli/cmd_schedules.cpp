@@ -25,7 +25,8 @@ namespace meshscope::cli {
 namespace {
 
 struct SchedulesArgs {
-  std::string family;  // empty: list the families
+  std::string family;       // empty: list the families
+  bool dump_given = false;  // --dump was on the command line (an empty name is an error)
   int dp = 1, pp = 1, tp = 1;
   int microbatches = 0;    // 0: pp (or 1)
   int virtual_stages = 0;  // 0: the family's default (as `run`)
@@ -153,6 +154,9 @@ void run(const SchedulesArgs& args) {
       throw UserError(
           "--torch-format chooses a torch CSV variant: it goes with --format torch-csv");
   }
+  // `--dump ""` (an unset shell variable) had listed the families and succeeded.
+  if (args.dump_given && args.family.empty())
+    throw UserError("--dump needs a family name (see `meshscope schedules`)");
   const int sources = !args.family.empty() + !args.from.empty() + !args.from_trace.empty();
   if (sources > 1) throw UserError("give one of --dump FAMILY, --from FILE, --from-trace DIR");
   if (sources == 0) {
@@ -265,7 +269,10 @@ void add_schedules_command(CLI::App& app) {
       ->type_name("FILE");
   cmd->add_flag("--grid", args->grid,
                 "print the step x rank grid (instead of the text when no --out is given)");
-  cmd->callback([args] { run(*args); });
+  cmd->callback([args, cmd] {
+    args->dump_given = cmd->count("--dump") > 0;
+    run(*args);
+  });
 }
 
 }  // namespace meshscope::cli

@@ -70,6 +70,11 @@ TEST(SchedulesCli, OptionsThatWouldBeIgnoredAreRefused) {
   r = shell(kBin + " schedules --dump gpipe --pp 2 --dp 2 --grid");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("rank 3"), std::string::npos) << r.out;
+  // An empty family (an unset shell variable) is no request for the list.
+  r = shell(kBin + " schedules --dump ''");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--dump needs a family name"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
   // --torch-format: checked whatever --format is, and only with a torch CSV to shape; torch's
   // pipeline_order only for a schedule that holds its REDUCE_GRAD cells (it was compute_only).
   r = shell(kBin + " schedules --dump 1f1b --pp 2 --torch-format foo");

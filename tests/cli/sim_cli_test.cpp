@@ -961,6 +961,15 @@ TEST_F(SimCli, AnFp8MfuOverOneHundredPercentSaysWhy) {
   EXPECT_EQ(plain.out.find("MFU over 100%"), std::string::npos) << plain.out;
 }
 
+TEST_F(SimCli, APlotNamedAsAnotherImageFormatIsRefused) {
+  const fs::path cfg = write("plot.json", R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8},
+      "mesh": {"pp": [1, 2]}, "batch": {"global": 4, "micro": 1}})");
+  const Outcome r = sh("predict --config " + cfg.string() + " --plot " + (dir_ / "c.png").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("the chart is written as SVG; name it .svg"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "c.png"));
+}
+
 TEST_F(SimCli, APlotOfASweepOverNamesPutsEachNameAtItsOwnPlace) {
   // A GPU sweep (the README's): each entry a tick of its own, not every point at x = 0.
   const fs::path cfg = write("gpus.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 256,
