@@ -58,11 +58,13 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(Symmetry::kCou
 // Catalog entries read once per name or path: a sweep or a search reads each file once.
 class HardwareCache {
  public:
-  // cost::find_hardware's entry (its errors too), read at the first call for the name.
+  // cost::find_hardware's entry (its errors too, as std::runtime_error), read at the first call
+  // for the name.
   std::shared_ptr<const cost::Hardware> get(const std::string& name_or_path);
 
  private:
   std::map<std::string, std::shared_ptr<const cost::Hardware>> entries_;
+  std::map<std::string, std::string> failures_;  // name -> the error it gave
 };
 
 // The catalog entry a configuration's `gpu` named when it was parsed.
