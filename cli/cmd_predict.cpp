@@ -217,6 +217,16 @@ void print_table(const std::vector<Row>& rows) {
           "NVIDIA's, held back (docs/ACCURACY.md item 50, set 9)\n");
       break;
     }
+  // A model without a sequence (mlp, vgg) counts one token a sample: its tokens/s are samples
+  // (images) per second, which the column's name does not say.
+  for (const Row& r : rows)
+    if (r.error.empty() && r.summary.samples_per_s > 0 &&
+        r.summary.tokens_per_s == r.summary.samples_per_s) {
+      std::printf(
+          "tokens/s of a model without a sequence (mlp, vgg): samples (images) per "
+          "second\n");
+      break;
+    }
   // MFU counts every FLOP against the options.precision peak, FP8 ones too (as NVIDIA's FP8 tables
   // do), so an FP8 run can pass 100%: said, so that it does not read as a fault.
   for (const Row& r : rows)

@@ -961,6 +961,21 @@ TEST_F(SimCli, AnFp8MfuOverOneHundredPercentSaysWhy) {
   EXPECT_EQ(plain.out.find("MFU over 100%"), std::string::npos) << plain.out;
 }
 
+TEST_F(SimCli, TokensOfAModelWithoutASequenceAreSaidToBeSamples) {
+  const fs::path mlp = write("mlp.json", R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8},
+      "mesh": {"pp": 1}, "batch": {"global": 4, "micro": 1}})");
+  const Outcome r = sh("predict --config " + mlp.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("tokens/s of a model without a sequence (mlp, vgg): samples (images) per "
+                       "second"),
+            std::string::npos)
+      << r.out;
+  const Outcome gpt = sh("predict --config " + std::string(MESHSCOPE_SOURCE_DIR) +
+                         "/sim/predict/configs/korthikanti-22b.json");
+  ASSERT_EQ(gpt.exit_code, 0) << gpt.err;
+  EXPECT_EQ(gpt.out.find("without a sequence"), std::string::npos) << gpt.out;
+}
+
 TEST_F(SimCli, APlotNamedAsAnotherImageFormatIsRefused) {
   const fs::path cfg = write("plot.json", R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8},
       "mesh": {"pp": [1, 2]}, "batch": {"global": 4, "micro": 1}})");
