@@ -109,8 +109,9 @@ TEST_F(SimCli, SweepProgressInALogIsAFewPlainLines) {
   EXPECT_GE(lines, 1) << r.err;
   EXPECT_LE(lines, 4) << r.err;
   EXPECT_NE(r.err.find("9 of 9 points done"), std::string::npos) << r.err;
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 10)
-      << r.out;  // header + 9 rows (an mlp's prediction has no range, nor a ranges' note)
+  // Header, 9 rows and the note that an mlp's tokens are samples (it has no range, nor a
+  // ranges' note).
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 11) << r.out;
   // The swept schedule is the schedule column, not a second one beside it.
   const std::string header = r.out.substr(0, r.out.find('\n'));
   EXPECT_EQ(header.find("schedule"), header.rfind("schedule")) << header;
