@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "exec_test_util.h"
+#include "forwarding_tracer.h"
 #include "profiler/capture/host_tracer.h"
 #include "profiler/runtime/cpu_backend.h"
 
@@ -13,33 +14,14 @@ namespace meshscope::exec {
 namespace {
 
 // A host-clock tracer whose Timeline takes long to build, like CUPTI's flush and decode.
-class SlowFinishTracer final : public capture::ActionTracer {
+class SlowFinishTracer final : public testing::ForwardingTracer {
  public:
-  void begin_run(const capture::RunInfo& run) override { inner_.begin_run(run); }
-  void step_begin(int rank, int step) override { inner_.step_begin(rank, step); }
-  void action_begin(int rank, int step, const capture::ActionInfo& a) override {
-    inner_.action_begin(rank, step, a);
-  }
-  void inner_begin(int rank, int step, const capture::InnerInfo& i) override {
-    inner_.inner_begin(rank, step, i);
-  }
-  void inner_end(int rank, int step, const capture::InnerInfo& i, int64_t ready_ns) override {
-    inner_.inner_end(rank, step, i, ready_ns);
-  }
-  void action_end(int rank, int step, const capture::ActionInfo& a,
-                  const capture::ActionEnd& end) override {
-    inner_.action_end(rank, step, a, end);
-  }
-  void step_end(int rank, int step) override { inner_.step_end(rank, step); }
   traces::Timeline finish() override {
     finish_called = std::chrono::steady_clock::now();
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the slow work, not a wait
     return inner_.finish();
   }
   std::chrono::steady_clock::time_point finish_called;
-
- private:
-  capture::HostClockTracer inner_;
 };
 
 TEST(Executor, WallTimeSpansTheStepsNotSetUpOrTheTimelineBuild) {

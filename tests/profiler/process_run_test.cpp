@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "exec_test_util.h"
+#include "forwarding_tracer.h"
 #include "loopback_link.h"
 #include "profiler/capture/host_tracer.h"
 #include "profiler/exec/process_run.h"
@@ -432,33 +433,16 @@ TEST(MultiProcessRun, MoeWithExpertParallelismEqualsOneProcessBitForBit) {
 
 // A host clock tracer whose begin_run (called while the run is prepared: after the weights and
 // batches are made, before any rank starts) takes `delay` first: a process that prepares late.
-class LatePreparingTracer final : public capture::ActionTracer {
+class LatePreparingTracer final : public testing::ForwardingTracer {
  public:
   explicit LatePreparingTracer(std::chrono::milliseconds delay) : delay_(delay) {}
   void begin_run(const capture::RunInfo& run) override {
     std::this_thread::sleep_for(delay_);
     inner_.begin_run(run);
   }
-  void step_begin(int rank, int step) override { inner_.step_begin(rank, step); }
-  void action_begin(int rank, int step, const capture::ActionInfo& a) override {
-    inner_.action_begin(rank, step, a);
-  }
-  void inner_begin(int rank, int step, const capture::InnerInfo& i) override {
-    inner_.inner_begin(rank, step, i);
-  }
-  void inner_end(int rank, int step, const capture::InnerInfo& i, int64_t ready_ns) override {
-    inner_.inner_end(rank, step, i, ready_ns);
-  }
-  void action_end(int rank, int step, const capture::ActionInfo& a,
-                  const capture::ActionEnd& end) override {
-    inner_.action_end(rank, step, a, end);
-  }
-  void step_end(int rank, int step) override { inner_.step_end(rank, step); }
-  traces::Timeline finish() override { return inner_.finish(); }
 
  private:
   std::chrono::milliseconds delay_;
-  capture::HostClockTracer inner_;
 };
 
 TEST(MultiProcessRun, AProcessThatPreparesLongerThanTheTimeoutIsNoDeadlock) {

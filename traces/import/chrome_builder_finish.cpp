@@ -106,9 +106,10 @@ void ChromeTimelineBuilder::read_meshscope_header(const ChromeMember& m) {
   nlohmann::json h;
   try {
     h = nlohmann::json::parse(m.raw);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     // "[json.exception.parse_error.101] parse error at line 1, column 80: ..." without the tag;
-    // a NaN in it had read "not a JSON object".
+    // a NaN in it had read "not a JSON object". Every exception of the parser, not only
+    // parse_error: a number past a double (1e3080) is out_of_range.406 (found by the fuzzer).
     std::string why = e.what();
     if (const size_t tag = why.find("] "); why.starts_with("[json.exception") && tag != why.npos)
       why.erase(0, tag + 2);
