@@ -96,9 +96,8 @@ void run(const CalibrateArgs& a) {
                       {"--held-rates", a.gemm.held},
                       {"--hardware", a.hardware}};
   for (const std::string& t : a.traces) inputs.emplace_back("a profiled trace", t);
-  require_distinct_outputs({{"--out", &a.out}, {"--write-hardware", &a.gemm.write_hardware}});
-  require_outputs_apart_from_inputs(
-      {{"--out", &a.out}, {"--write-hardware", &a.gemm.write_hardware}}, inputs);
+  require_distinct_outputs({{"--out", &a.out}, {"--write-hardware", &a.gemm.write_hardware}},
+                           inputs);
   if (!a.gemm.file.empty()) {
     run_gemm_rates(a.gemm, a.hardware);
     return;

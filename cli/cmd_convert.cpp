@@ -46,7 +46,7 @@ void run(const ConvertArgs& args) {
   }
   ReadPaths inputs;
   for (const std::string& p : args.inputs) inputs.emplace_back("an input trace", p);
-  require_outputs_apart_from_inputs({{"--out", &args.output}}, inputs);
+  require_distinct_outputs({{"--out", &args.output}}, inputs);
   std::vector<fs::path> paths;
   for (const std::string& p : args.inputs) {
     std::error_code ec;

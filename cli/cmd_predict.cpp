@@ -228,12 +228,13 @@ void print_table(const std::vector<Row>& rows) {
       break;
     }
   // MFU counts every FLOP against the options.precision peak, FP8 ones too (as NVIDIA's FP8 tables
-  // do), so an FP8 run can pass 100%: said, so that it does not read as a fault.
+  // do), so an FP8 run can pass 100%: said, so that it does not read as a fault. Said of the
+  // count, not of the run: a hardware file's own peak can put a run past 100% too.
   for (const Row& r : rows)
     if (r.error.empty() && r.summary.mfu > 1) {
       std::printf(
-          "MFU over 100%%: FP8 linears run at up to twice the peak MFU is counted against (the "
-          "options.precision one, as NVIDIA's FP8 tables count it; docs/CONFIG.md, options.fp8)\n");
+          "MFU over 100%%: MFU counts every FLOP against the options.precision peak; FP8 linears "
+          "run at up to twice it (as NVIDIA's FP8 tables count it; docs/CONFIG.md, options.fp8)\n");
       break;
     }
   std::vector<const Row*> compute_idle;  // the rows whose bubble counts communication as idle
@@ -536,16 +537,15 @@ void run_sensitivity(const PredictArgs& a, const std::vector<predict::SweepPoint
 }
 
 void run(const PredictArgs& a) {
-  require_distinct_outputs({{"--csv", &a.csv}, {"--plot", &a.plot}});
   // The chart is SVG whatever the name: a name of another image format would be misread.
   for (const char* raster : {".png", ".jpg", ".jpeg", ".gif", ".webp", ".pdf"}) {
     if (std::filesystem::path(a.plot).extension() == raster)
       throw UserError("--plot '" + a.plot + "': the chart is written as SVG; name it .svg");
   }
-  require_outputs_apart_from_inputs({{"--csv", &a.csv}, {"--plot", &a.plot}},
-                                    {{"--config", a.input.config},
-                                     {"--calibration", a.input.calibration},
-                                     {"--from-trace", a.trace.trace}});
+  require_distinct_outputs({{"--csv", &a.csv}, {"--plot", &a.plot}},
+                           {{"--config", a.input.config},
+                            {"--calibration", a.input.calibration},
+                            {"--from-trace", a.trace.trace}});
   if (a.breakdown && (a.search || !a.trace.trace.empty()))
     throw UserError("--breakdown goes with --config alone, not with --search or --from-trace");
   if (a.sensitivity && (a.search || !a.trace.trace.empty()))

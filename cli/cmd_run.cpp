@@ -246,11 +246,8 @@ namespace {
 RunSpec spec_of(const RunArgs& a) {
   require_distinct_outputs({{"--out", &a.out},
                             {"--dump-schedule", &a.dump_schedule},
-                            {"--replay-trace", &a.replay_trace}});
-  require_outputs_apart_from_inputs({{"--out", &a.out},
-                                     {"--dump-schedule", &a.dump_schedule},
-                                     {"--replay-trace", &a.replay_trace}},
-                                    {{"--schedule-file", a.schedule_file}});
+                            {"--replay-trace", &a.replay_trace}},
+                           {{"--schedule-file", a.schedule_file}});
   RunSpec spec;
   spec.workload = a.workload.to_spec();
   // Before the layer list or any tensor exists: --layers 2147483647 is refused in milliseconds.

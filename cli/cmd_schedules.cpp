@@ -144,8 +144,8 @@ std::string render(const SchedulesArgs& args, const schedule::Schedule& s,
 }
 
 void run(const SchedulesArgs& args) {
-  require_outputs_apart_from_inputs({{"--out", &args.out}},
-                                    {{"--from", args.from}, {"--from-trace", args.from_trace}});
+  require_distinct_outputs({{"--out", &args.out}},
+                           {{"--from", args.from}, {"--from-trace", args.from_trace}});
   if (!args.torch_format.empty()) {
     if (!schedule::parse_torch_csv_format(args.torch_format))
       throw UserError("unknown --torch-format '" + args.torch_format +

@@ -35,11 +35,10 @@ struct SimulateArgs {
 };
 
 void run(const SimulateArgs& a) {
-  require_distinct_outputs({{"--out", &a.out}, {"--schedule-out", &a.schedule_out}});
-  require_outputs_apart_from_inputs({{"--out", &a.out}, {"--schedule-out", &a.schedule_out}},
-                                    {{"--config", a.input.config},
-                                     {"--calibration", a.input.calibration},
-                                     {"--schedule-file", a.schedule_file}});
+  require_distinct_outputs({{"--out", &a.out}, {"--schedule-out", &a.schedule_out}},
+                           {{"--config", a.input.config},
+                            {"--calibration", a.input.calibration},
+                            {"--schedule-file", a.schedule_file}});
   const SimInputs in = load_sim_inputs(a.input);
   const std::string& where = a.input.config;
   const auto points = predict::expand_sweep(in.config, where);

@@ -32,25 +32,10 @@ CLI::Validator output_file_check(DashMeans dash) {
       "FILE");
 }
 
-void require_distinct_outputs(
-    std::initializer_list<std::pair<std::string_view, const std::string*>> outputs) {
-  namespace fs = std::filesystem;
-  std::vector<std::pair<std::string_view, fs::path>> seen;
-  for (const auto& [option, path] : outputs) {
-    if (path->empty() || *path == "-") continue;
-    std::error_code ec;
-    fs::path p = fs::weakly_canonical(fs::absolute(*path, ec), ec);
-    if (ec) p = fs::path(*path).lexically_normal();
-    for (const auto& [other, q] : seen) {
-      if (p == q)
-        throw UserError(std::string(other) + " and " + std::string(option) +
-                        " name the same file '" + *path + "': one would replace the other");
-    }
-    seen.emplace_back(option, std::move(p));
-  }
-}
+namespace {
 
-void require_outputs_apart_from_inputs(
+// An output that names an input: see require_distinct_outputs.
+void require_apart_from_inputs(
     std::initializer_list<std::pair<std::string_view, const std::string*>> outputs,
     const ReadPaths& inputs) {
   namespace fs = std::filesystem;
@@ -72,6 +57,28 @@ void require_outputs_apart_from_inputs(
       }
     }
   }
+}
+
+}  // namespace
+
+void require_distinct_outputs(
+    std::initializer_list<std::pair<std::string_view, const std::string*>> outputs,
+    const ReadPaths& inputs) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string_view, fs::path>> seen;
+  for (const auto& [option, path] : outputs) {
+    if (path->empty() || *path == "-") continue;
+    std::error_code ec;
+    fs::path p = fs::weakly_canonical(fs::absolute(*path, ec), ec);
+    if (ec) p = fs::path(*path).lexically_normal();
+    for (const auto& [other, q] : seen) {
+      if (p == q)
+        throw UserError(std::string(other) + " and " + std::string(option) +
+                        " name the same file '" + *path + "': one would replace the other");
+    }
+    seen.emplace_back(option, std::move(p));
+  }
+  require_apart_from_inputs(outputs, inputs);
 }
 
 }  // namespace meshscope::cli

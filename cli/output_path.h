@@ -19,21 +19,18 @@ enum class DashMeans { kFileNamedDash, kStdout };
 // DashMeans::kStdout, "-" passes (the command writes to stdout).
 CLI::Validator output_file_check(DashMeans dash = DashMeans::kFileNamedDash);
 
-// Throws UserError when two of a command's output options name the same file (one would replace
-// the other): each {option, path}, empty paths and "-" (stdout) left out.
-void require_distinct_outputs(
-    std::initializer_list<std::pair<std::string_view, const std::string*>> outputs);
-
 // What a command reads: {what it is ("--config", "the input trace"), path}; a folder stands for
 // the files in it.
 using ReadPaths = std::vector<std::pair<std::string, std::string>>;
 
-// Throws UserError when an output option names a file the command reads, or a file inside a
-// folder it reads (writing it would replace its own input): `convert t.json --out t.json`,
-// `predict --config c.json --csv c.json`. Files are compared as files (the same file under
-// another name, a hard link, is caught); outputs that do not exist yet, empty paths and "-" pass.
-void require_outputs_apart_from_inputs(
+// Throws UserError when two of a command's output options name the same file (one would replace
+// the other), or when one names a file the command reads, or a file inside a folder it reads
+// (writing it would replace its own input: `convert t.json --out t.json`, `predict --config
+// c.json --csv c.json`). Outputs are each {option, path}, empty paths and "-" (stdout) left out.
+// An output and an input are compared as files (the same file under another name, a hard link,
+// is caught); an output that does not exist yet is no input.
+void require_distinct_outputs(
     std::initializer_list<std::pair<std::string_view, const std::string*>> outputs,
-    const ReadPaths& inputs);
+    const ReadPaths& inputs = {});
 
 }  // namespace meshscope::cli
