@@ -66,6 +66,11 @@ std::vector<size_t> by_max_wait(const StragglerAnalysis& a, size_t top) {
   return order;
 }
 
+// A kernel name as the table prints it: at most 60 characters.
+std::string shortened(const std::string& name) {
+  return name.size() > 60 ? name.substr(0, 57) + "..." : name;
+}
+
 }  // namespace
 
 StragglerAnalysis stragglers(const Timeline& t) {
@@ -257,8 +262,7 @@ std::string format_straggler_table(const StragglerAnalysis& a, const Timeline& t
     std::string per;
     for (const auto& [device, n] : u.counts)
       per += (per.empty() ? "" : ", ") + std::to_string(n) + " on " + t.devices[device].name;
-    const std::string n = u.name.size() > 60 ? u.name.substr(0, 57) + "..." : u.name;
-    out += "stragglers: " + n + " not paired across devices: " + per +
+    out += "stragglers: " + shortened(u.name) + " not paired across devices: " + per +
            " (devices that ran it a different number of times did not run it together)\n";
   }
   if (a.instances.empty()) {
@@ -277,9 +281,9 @@ std::string format_straggler_table(const StragglerAnalysis& a, const Timeline& t
   out += "  longest waits:\n";
   for (size_t i : by_max_wait(a, top)) {
     const CollectiveInstance& c = a.instances[i];
-    const std::string n = c.name.size() > 60 ? c.name.substr(0, 57) + "..." : c.name;
     out += "    " + format_duration(c.max_wait_ns) + "  waiting for " +
-           t.devices[c.last_device].name + "  " + n + " #" + std::to_string(c.occurrence) + "\n";
+           t.devices[c.last_device].name + "  " + shortened(c.name) + " #" +
+           std::to_string(c.occurrence) + "\n";
   }
   return out;
 }
