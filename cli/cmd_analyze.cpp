@@ -169,7 +169,10 @@ void run(const AnalyzeArgs& args) {
     hta_ranks = hta_window(args);
     analysis.hta.clear();  // replaced by HTA's own figures
   }
-  const std::vector<std::string> warnings = report.lines();
+  std::vector<std::string> warnings = report.lines();
+  if (const auto detached = traces::detached_activity(timeline)) {
+    warnings.push_back(traces::describe(*detached));
+  }
   if (args.json) {
     nlohmann::json j = traces::to_json(analysis);
     j["traces"] = args.traces;

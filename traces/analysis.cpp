@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string>
 
 #include "traces/analysis_spans.h"
 
@@ -195,6 +196,46 @@ TimelineAnalysis analyze(const Timeline& t, const AnalysisOptions& options) {
   const int64_t all_windows = out.window_ns * analysed_devices;
   out.bubble_fraction = all_windows > 0 ? static_cast<double>(out.idle_ns) / all_windows : 0.0;
   return out;
+}
+
+std::optional<DetachedActivity> detached_activity(const Timeline& t) {
+  if (!t.steps.empty()) return std::nullopt;
+  std::vector<Interval> activity;
+  for (const Span& s : t.spans) {
+    if (is_device_activity(s.kind)) activity.push_back({s.begin_ns, s.end_ns});
+  }
+  if (activity.size() < 2) return std::nullopt;
+  std::sort(activity.begin(), activity.end(),
+            [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; });
+  int64_t reach = activity.front().end_ns;
+  int64_t widest = 0;
+  size_t before_widest = 0;  // spans that begin before the widest gap
+  for (size_t i = 1; i < activity.size(); ++i) {
+    if (activity[i].begin_ns - reach > widest) {
+      widest = activity[i].begin_ns - reach;
+      before_widest = i;
+    }
+    reach = std::max(reach, activity[i].end_ns);
+  }
+  const int64_t window = reach - activity.front().begin_ns;
+  const size_t n = activity.size();
+  const size_t few = std::min(before_widest, n - before_widest);
+  if (widest == 0 || static_cast<double>(widest) < 0.9 * static_cast<double>(window) ||
+      few > std::max<size_t>(1, n / 100)) {
+    return std::nullopt;
+  }
+  return DetachedActivity{few, n, before_widest == few, widest, window};
+}
+
+std::string describe(const DetachedActivity& d) {
+  const double share = static_cast<double>(d.gap_ns) / static_cast<double>(d.window_ns);
+  return std::to_string(d.spans) + " of " + std::to_string(d.of_spans) + " device activities lie " +
+         format_duration(d.gap_ns) + (d.before ? " before" : " after") +
+         " the rest: without ProfilerStep#N the window runs from the first to the last device "
+         "activity (" +
+         format_duration(d.window_ns) + "), and that gap is " +
+         std::to_string(static_cast<int>(100.0 * share)) +
+         "% of it (a wrong time stamp, or work long before or after the steps?)";
 }
 
 }  // namespace meshscope::traces

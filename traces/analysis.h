@@ -119,6 +119,26 @@ bool is_host_only(const Device& device);
 // The step windows as defined above (shared with add_idle_spans so both agree).
 std::vector<Interval> analysis_windows(const Timeline& t);
 
+// Device activity far from the rest, in a timeline without step windows, whose one window runs
+// from the first to the last device activity: one kernel with a wrong time stamp, or a copy at
+// start-up minutes before training, stretches that window and turns it into idle time.
+struct DetachedActivity {
+  size_t spans = 0;       // device-activity spans on the far side of the gap
+  size_t of_spans = 0;    // all device-activity spans
+  bool before = false;    // the few spans come before the gap (else after it)
+  int64_t gap_ns = 0;     // the gap: no device busy across the whole timeline
+  int64_t window_ns = 0;  // the window the gap is part of
+};
+
+// The largest gap in the union of every device's activity, when the timeline has no step windows,
+// the gap is at least 90% of the window and the spans on one side of it are at most 1% of all
+// (both thresholds an assumption: a step whose devices are idle for 90% of it together, beside
+// a handful of kernels, is not a training step). nullopt otherwise. O(n log n).
+std::optional<DetachedActivity> detached_activity(const Timeline& t);
+
+// One line for a user: "3 of 2700 device activities lie 4458676.9 s before the rest; ...".
+std::string describe(const DetachedActivity& d);
+
 // Everything above in one pass per device: O(n log n) in the number of spans.
 TimelineAnalysis analyze(const Timeline& t, const AnalysisOptions& options = {});
 

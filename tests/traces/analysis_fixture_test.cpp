@@ -36,5 +36,14 @@ TEST(AnalysisOnKinetoTrace, HtaBreakdownMatchesAnIndependentComputation) {
   EXPECT_EQ(a.devices[0].device, h.device);
 }
 
+// The real trace with its ProfilerStep markers taken out (one window, first to last GPU activity):
+// its idle stretches (76% of the window is idle) are no detached activity.
+TEST(AnalysisOnKinetoTrace, ARealTraceWithoutStepsHasNoDetachedActivity) {
+  Timeline t = load_trace(kFixture);
+  ASSERT_FALSE(t.steps.empty());
+  t.steps.clear();
+  EXPECT_FALSE(detached_activity(t).has_value());
+}
+
 }  // namespace
 }  // namespace meshscope::traces

@@ -210,5 +210,42 @@ TEST(FormatDuration, ThreeRoundedDecimalsInTheLargestUnitItReaches) {
   EXPECT_EQ(format_duration(std::numeric_limits<int64_t>::min()), "-9223372036.855 s");
 }
 
+// Without step windows, one kernel with a time stamp far from the rest becomes the window's
+// edge: the check names it, and only when few spans sit across a gap that is most of the window.
+TEST(DetachedActivity, FewSpansAcrossAGapThatIsMostOfTheWindowAreNamed) {
+  const auto timeline = [](int far, int64_t far_at) {
+    Timeline t;
+    const uint16_t d0 = add_device(t, 0);
+    const uint16_t d1 = add_device(t, 1);
+    for (int i = 0; i < 100; ++i) {
+      add(t, i % 2 ? d1 : d0, 0, SpanKind::kCompute, 10'000 + 10 * i, 10'000 + 10 * i + 8);
+    }
+    for (int i = 0; i < far; ++i) add(t, d0, 1, SpanKind::kMemcpy, far_at + i, far_at + i + 1);
+    add(t, d0, 0, SpanKind::kHost, 0, 100'000);  // host work is not device activity
+    return t;
+  };
+  const auto early = detached_activity(timeline(1, 0));
+  ASSERT_TRUE(early.has_value());
+  EXPECT_EQ(early->spans, 1u);
+  EXPECT_EQ(early->of_spans, 101u);
+  EXPECT_TRUE(early->before);
+  EXPECT_EQ(early->gap_ns, 10'000 - 1);
+  EXPECT_EQ(early->window_ns, 10'998);  // [0, 10998): the last kernel ends at 10'000 + 998
+  EXPECT_NE(describe(*early).find("1 of 101 device activities lie 9.999 µs before the rest"),
+            std::string::npos)
+      << describe(*early);
+
+  const auto late = detached_activity(timeline(1, 1'000'000));
+  ASSERT_TRUE(late.has_value());
+  EXPECT_FALSE(late->before);
+
+  EXPECT_FALSE(detached_activity(timeline(0, 0)).has_value());      // no gap
+  EXPECT_FALSE(detached_activity(timeline(2, 0)).has_value());      // 2 of 102: over 1%
+  EXPECT_FALSE(detached_activity(timeline(1, 5'000)).has_value());  // the gap is 45% of it
+  Timeline with_steps = timeline(1, 0);
+  with_steps.steps = {{10'000, 11'000}};  // the step windows decide, not the activity's extent
+  EXPECT_FALSE(detached_activity(with_steps).has_value());
+}
+
 }  // namespace
 }  // namespace meshscope::traces

@@ -217,6 +217,57 @@ TEST(ChromeImport, AStepCoversTheWorkItLaunchedWhenHostEventsAreDropped) {
   EXPECT_EQ(t.steps[0].end_ns, 1230000);  // "late", not "next", launched after the step
 }
 
+// A kernel cannot start before the call that launched it. One whose time stamp says so (here a
+// second early, as an edited file or a clock gone astray gives) is named and stretches no step:
+// before, the step began at ts 0 and lasted the whole of the file's clock.
+TEST(ChromeImport, DeviceWorkThatBeginsBeforeItsLaunchIsNamedAndStretchesNoStep) {
+  for (const bool keep_host : {true, false}) {
+    ImportOptions options;
+    options.keep_host = keep_host;
+    ImportReport report;
+    const Timeline t = load_trace_bytes(
+        trace_of({
+            R"J({"ph":"X","cat":"user_annotation","name":"ProfilerStep#7","pid":5,"tid":6,)J"
+            R"J("ts":2000000,"dur":100})J",
+            R"J({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":5,"tid":6,)J"
+            R"J("ts":2000010,"dur":5,"args":{"correlation":41}})J",
+            R"J({"ph":"X","cat":"kernel","name":"on time","pid":0,"tid":7,"ts":2000050,)J"
+            R"J("dur":60,"args":{"device":0,"stream":7,"correlation":41}})J",
+            R"J({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":5,"tid":6,)J"
+            R"J("ts":2000020,"dur":5,"args":{"correlation":42}})J",
+            R"J({"ph":"X","cat":"kernel","name":"too early","pid":0,"tid":7,"ts":1000000,)J"
+            R"J("dur":30,"args":{"device":0,"stream":7,"correlation":42}})J",
+        }),
+        "early.json", options, &report);
+    ASSERT_EQ(t.steps.size(), 1u);
+    EXPECT_EQ(t.steps[0].begin_ns, 2'000'000'000);
+    EXPECT_EQ(t.steps[0].end_ns, 2'000'110'000);  // out to "on time", not back to "too early"
+    EXPECT_EQ(report.count(ImportWarning::kDeviceBeforeLaunch), 1u) << keep_host;
+    const std::vector<std::string> lines = report.lines();
+    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+      return l.find("'too early' at 1000000000 ns, launched at 2000020000 ns") != l.npos;
+    })) << keep_host;
+  }
+}
+
+// "ProfilerStep#five" makes no step; the import says so at its byte rather than dropping it.
+TEST(ChromeImport, AProfilerStepWithoutANumberIsNamed) {
+  ImportReport report;
+  const std::string bytes = trace_of({
+      R"J({"ph":"X","cat":"user_annotation","name":"ProfilerStep#4","pid":5,"tid":6,)J"
+      R"J("ts":1000,"dur":100})J",
+      R"J({"ph":"X","cat":"user_annotation","name":"ProfilerStep#five","pid":5,"tid":6,)J"
+      R"J("ts":1200,"dur":100})J",
+      R"J({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1010,"dur":30})J",
+  });
+  const Timeline t = load_trace_bytes(bytes, "five.json", {}, &report);
+  EXPECT_EQ(t.steps.size(), 1u);
+  ASSERT_EQ(report.count(ImportWarning::kUnnumberedStep), 1u);
+  EXPECT_EQ(report.first_at[static_cast<size_t>(ImportWarning::kUnnumberedStep)],
+            static_cast<int64_t>(
+                bytes.find(R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#five")")));
+}
+
 TEST(ChromeImport, DistributedInfoAndBaseTimeAreKept) {
   const Timeline t = load_trace_bytes(
       trace_of({R"J({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1})J",

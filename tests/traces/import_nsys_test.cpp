@@ -335,6 +335,33 @@ TEST(NsysImport, BadRowsAreCountedAndSkipped) {
   EXPECT_EQ(report.count(ImportWarning::kUnnamedKernel), 1u);
 }
 
+// What the Chrome importer says of a suspect launch and a step marker without a number, the
+// Nsight importer says too, naming the row.
+TEST(NsysImport, AKernelBeforeItsLaunchAndAnUnnumberedStepAreNamed) {
+  testing::TempFile file(".sqlite");
+  {
+    NsysDb db(file.path());
+    fill_typical(db);
+    db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (2500000, 2500100, 0, " +
+            g(kGlobalTid) + ", 14, 1, 0, NULL)");
+    db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (500, 560, 0, 1, 7, 14, " +
+            g(kGlobalPid) + ", 2, 3, NULL, 128, 256)");
+    db.exec(
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId) VALUES "
+        "(3000, 3100, 59, 'ProfilerStep#x', " +
+        g(kGlobalTid) + ", NULL)");
+  }
+  ImportReport report;
+  const Timeline t = load_trace(file.path(), {}, &report);
+  EXPECT_EQ(t.steps.size(), 1u);  // ProfilerStep#3 only
+  EXPECT_EQ(report.count(ImportWarning::kDeviceBeforeLaunch), 1u);
+  EXPECT_EQ(report.count(ImportWarning::kUnnumberedStep), 1u);
+  const std::vector<std::string> lines = report.lines();
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("at 500 ns, launched at 2500000 ns") != l.npos;
+  }));
+}
+
 TEST(NsysImport, RowsOfDevicesPastTheTimelinesLimitAreReportedAsSuch) {
   // 65,537 GPUs: the Timeline holds 65,535 devices; the rows of the other two are skipped as
   // "beyond the limit", not as "a field of the wrong type" (their fields are fine).

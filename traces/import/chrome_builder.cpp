@@ -167,7 +167,8 @@ void ChromeTimelineBuilder::complete_event(const ChromeEvent& ev) {
   const Placed p = ok ? place(ev) : Placed{};
   uint32_t index = kNoSpan;
   if (ok && !p.skip) {
-    if (mode_ == Mode::kKineto) note_profiler_step(as_text(ev.name), s.begin_ns, s.end_ns);
+    if (mode_ == Mode::kKineto)
+      note_profiler_step(as_text(ev.name), s.begin_ns, s.end_ns, ev.offset);
     if (p.host && !options_.keep_host) {
       report_.warn(ImportWarning::kHostDropped, ev.offset);
       note_dropped_call(ev, s.begin_ns);
@@ -184,9 +185,13 @@ void ChromeTimelineBuilder::note_dropped_call(const ChromeEvent& ev, int64_t beg
 }
 
 void ChromeTimelineBuilder::note_profiler_step(std::string_view name, int64_t begin_ns,
-                                               int64_t end_ns) {
+                                               int64_t end_ns, int64_t byte_offset) {
   const auto n = profiler_step_number(name);
-  if (!n) return;
+  if (!n) {
+    if (is_unnumbered_profiler_step(name))
+      report_.warn(ImportWarning::kUnnumberedStep, byte_offset);
+    return;
+  }
   auto [it, fresh] = profiler_steps_.try_emplace(*n, StepWindow{begin_ns, end_ns});
   if (!fresh) {
     it->second.begin_ns = std::min(it->second.begin_ns, begin_ns);

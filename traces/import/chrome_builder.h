@@ -122,7 +122,8 @@ class ChromeTimelineBuilder : public ChromeSink {
   void counter_event(const ChromeEvent& ev);
   bool read_time(const ChromeEvent& ev, const JsonScalar& v, int64_t& ns);
   Placed place(const ChromeEvent& ev);
-  void note_profiler_step(std::string_view name, int64_t begin_ns, int64_t end_ns);
+  void note_profiler_step(std::string_view name, int64_t begin_ns, int64_t end_ns,
+                          int64_t byte_offset);
   void note_dropped_call(const ChromeEvent& ev, int64_t begin_ns);
   // Fills `s` from the event and adds it (returns its index), or with open_only pushes it on its
   // thread's B stack. kNoSpan when it has no place.

@@ -43,7 +43,8 @@ void ChromeTimelineBuilder::end_event(const ChromeEvent& ev) {
     return;
   }
   s.end_ns = end_ns;
-  if (mode_ == Mode::kKineto) note_profiler_step(tl_.strings.get(s.name), s.begin_ns, s.end_ns);
+  if (mode_ == Mode::kKineto)
+    note_profiler_step(tl_.strings.get(s.name), s.begin_ns, s.end_ns, ev.offset);
   const uint32_t index = tl_.add_span(s);
   if (origin) {
     origin->span = index;

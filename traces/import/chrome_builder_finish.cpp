@@ -171,7 +171,7 @@ Timeline ChromeTimelineBuilder::finish(const ChromeReadSummary& summary) {
     const auto call = e.gpu ? dropped_call_at_.find(e.correlation) : dropped_call_at_.end();
     if (call == dropped_call_at_.end()) continue;
     const Span& s = tl_.spans[e.span];
-    dropped_launches_.push_back({call->second, s.begin_ns, s.end_ns});
+    dropped_launches_.push_back({call->second, s.begin_ns, s.end_ns, s.name});
   }
   if (mode_ != Mode::kMeshscope) tl_.sort_spans();  // meshscope keeps span order: flows use it
   bind_flows();
@@ -444,7 +444,7 @@ void ChromeTimelineBuilder::build_steps() {
   }
   for (const auto& [n, window] : profiler_steps_) tl_.steps.push_back(window);
   // A step also covers the device work it launched: GPU activity runs behind the host.
-  extend_steps_by_launches(tl_, dropped_launches_);
+  extend_steps_by_launches(tl_, report_, dropped_launches_);
 }
 
 void ChromeTimelineBuilder::fill_metadata(const ChromeReadSummary& summary) {

@@ -2,13 +2,25 @@
 #include "traces/import/import_common.h"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "traces/printable.h"
 
 namespace meshscope::traces::importer {
 
-void extend_steps_by_launches(Timeline& t, const std::vector<DroppedLaunch>& dropped) {
-  if (t.steps.empty()) return;
+void extend_steps_by_launches(Timeline& t, ImportReport& report,
+                              const std::vector<DroppedLaunch>& dropped) {
   const std::vector<StepWindow> host = t.steps;
-  const auto extend = [&](int64_t call_ns, int64_t begin_ns, int64_t end_ns) {
+  const auto extend = [&](int64_t call_ns, int64_t begin_ns, int64_t end_ns,
+                          std::string_view what) {
+    if (begin_ns < call_ns - kLaunchBeforeCallToleranceNs) {
+      report.warn_at(ImportWarning::kDeviceBeforeLaunch,
+                     "'" + printable(what, 48) + "' at " + std::to_string(begin_ns) +
+                         " ns, launched at " + std::to_string(call_ns) + " ns");
+      return;
+    }
+    if (host.empty()) return;
     auto it = std::upper_bound(host.begin(), host.end(), call_ns,
                                [](int64_t ts, const StepWindow& w) { return ts < w.begin_ns; });
     if (it == host.begin()) return;
@@ -22,10 +34,10 @@ void extend_steps_by_launches(Timeline& t, const std::vector<DroppedLaunch>& dro
     const Span& from = t.spans[f.from];
     const Span& to = t.spans[f.to];
     if (from.kind != SpanKind::kHost || !is_device_activity(to.kind)) continue;
-    extend(from.begin_ns, to.begin_ns, to.end_ns);
+    extend(from.begin_ns, to.begin_ns, to.end_ns, t.span_name(to));
   }
   for (const DroppedLaunch& l : dropped)
-    extend(l.host_begin_ns, l.device_begin_ns, l.device_end_ns);
+    extend(l.host_begin_ns, l.device_begin_ns, l.device_end_ns, t.strings.get(l.device_name));
 }
 
 void mark_comm_lanes(Timeline& t, const std::vector<bool>& device_is_gpu) {

@@ -81,8 +81,10 @@ enum class ImportWarning : uint8_t {
   kArrayNotClosed,         // JSON array form without its closing `]` (allowed by the format)
   kTooManyDevicesOrLanes,  // beyond the Timeline's 65535 devices or lanes per device
   kUnknownDeviceCategory,  // an event on a device (args.device/stream) of a category not understood
-  kArgsTruncated,  // keep_origins: an event with more args than kept (ChromeEvent::kMaxArgs)
-  kUnnamedKernel,  // Nsight: a kernel whose name id resolves to no string (StringIds)
+  kArgsTruncated,       // keep_origins: an event with more args than kept (ChromeEvent::kMaxArgs)
+  kUnnamedKernel,       // Nsight: a kernel whose name id resolves to no string (StringIds)
+  kDeviceBeforeLaunch,  // device work that begins well before the host call that launched it
+  kUnnumberedStep,      // a ProfilerStep# marker whose suffix is not an integer
   kCount
 };
 inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning::kCount)>
@@ -104,6 +106,9 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning:
         "events with more than 64 args: only the first 64 kept for the converted file",
         "kernels whose name resolves to no string (no StringIds row) kept unnamed, as compute: "
         "a communication kernel among them is not seen as one",
+        "device activities that begin more than 1 ms before the host call that launched them: "
+        "their time stamps are suspect, and no step window is stretched to cover them",
+        "ProfilerStep# markers without an integer step number ignored (no step window)",
 };
 constexpr std::string_view name(ImportWarning w) {
   return kImportWarningNames[static_cast<size_t>(w)];

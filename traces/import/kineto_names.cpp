@@ -157,8 +157,11 @@ std::optional<int> dtype_bytes(std::string_view dtype) {
   return std::nullopt;
 }
 
+namespace {
+constexpr std::string_view kPrefix = "ProfilerStep#";
+}  // namespace
+
 std::optional<int64_t> profiler_step_number(std::string_view name) {
-  constexpr std::string_view kPrefix = "ProfilerStep#";
   if (!name.starts_with(kPrefix)) return std::nullopt;
   int64_t n = 0;
   const char* b = name.data() + kPrefix.size();
@@ -166,6 +169,10 @@ std::optional<int64_t> profiler_step_number(std::string_view name) {
   const auto r = std::from_chars(b, e, n);
   if (r.ec != std::errc() || r.ptr != e) return std::nullopt;
   return n;
+}
+
+bool is_unnumbered_profiler_step(std::string_view name) {
+  return name.starts_with(kPrefix) && !profiler_step_number(name);
 }
 
 }  // namespace meshscope::traces::importer

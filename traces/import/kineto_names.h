@@ -58,4 +58,8 @@ std::optional<int> dtype_bytes(std::string_view dtype);
 // N from "ProfilerStep#N"; nullopt for other names.
 std::optional<int64_t> profiler_step_number(std::string_view name);
 
+// A name that is a ProfilerStep# marker whose suffix is no integer ("ProfilerStep#five"): no step
+// window can come of it, and the importers say so (ImportWarning::kUnnumberedStep).
+bool is_unnumbered_profiler_step(std::string_view name);
+
 }  // namespace meshscope::traces::importer

@@ -79,7 +79,7 @@ class NsysImporter {
     for (const auto& [id, index] : gpu_device_) is_gpu[index] = true;
     tl_.sort_spans();
     for (const auto& [n, window] : steps_) tl_.steps.push_back(window);
-    extend_steps_by_launches(tl_, dropped);
+    extend_steps_by_launches(tl_, report_, dropped);
     mark_comm_lanes(tl_, is_gpu);
     fill_metadata();
     report_.spans_kept = tl_.spans.size();
@@ -345,6 +345,8 @@ class NsysImporter {
           it->second.begin_ns = std::min(it->second.begin_ns, s.begin_ns);
           it->second.end_ns = std::max(it->second.end_ns, s.end_ns);
         }
+      } else if (is_unnumbered_profiler_step(name)) {
+        report_.warn_at(ImportWarning::kUnnumberedStep, where());
       }
       if (!options_.keep_host) {
         report_.warn_at(ImportWarning::kHostDropped, where());
@@ -475,7 +477,8 @@ class NsysImporter {
             span = any->second;
           }
           if (!span) return;
-          out.push_back({*start, tl_.spans[*span].begin_ns, tl_.spans[*span].end_ns});
+          const Span& s = tl_.spans[*span];
+          out.push_back({*start, s.begin_ns, s.end_ns, s.name});
         });
     return out;
   }
