@@ -14,7 +14,18 @@ namespace meshscope::cli {
 traces::Timeline load_torch_job(const std::string& path, const std::string& command) {
   try {
     const std::vector<std::filesystem::path> paths = {path};
-    return traces::load_traces(paths, options_reporting_progress(command));
+    traces::ImportReport report;
+    traces::Timeline t = traces::load_traces(paths, options_reporting_progress(command), &report);
+    // A pipeline whose ranks' steps lie apart has no measured step to replay or recover: its
+    // ranks are of different runs (a swapped file), and every figure would compare with a step
+    // as long as the distance between them.
+    if (report.count(traces::ImportWarning::kRankStepsApart) > 0) {
+      const size_t kind = static_cast<size_t>(traces::ImportWarning::kRankStepsApart);
+      throw UserError(path + ": " + report.first_where[kind] +
+                      ": the ranks of one pipeline job run their steps together; give the "
+                      "files of one run");
+    }
+    return t;
   } catch (const traces::ImportError& e) {
     throw UserError(e.what());
   }

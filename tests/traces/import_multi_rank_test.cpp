@@ -183,6 +183,32 @@ TEST(MultiRank, FilesOfDifferentJobsOrOneFileTwiceAreRefused) {
       << refusal({folder.path()});
 }
 
+// Ranks of one job run each step together. A rank whose steps lie wholly apart from the first
+// rank's (a swapped file of another run) is named: merged by index, its step widened every step.
+TEST(MultiRank, ARankWhoseStepsLieApartFromTheFirstRanksIsNamed) {
+  const auto one = [](int rank, int64_t step_us) {
+    const std::string ts = std::to_string(step_us);
+    return R"({"distributedInfo":{"rank":)" + std::to_string(rank) +
+           R"(,"world_size":2,"backend":"nccl"},"baseTimeNanoseconds":0,"traceEvents":[)"
+           R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":)" +
+           ts + R"(,"dur":100},{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":40,"ts":)" + ts +
+           R"(,"dur":50}]})";
+  };
+  TempFile r0(".json", one(0, 1'000'000));
+  TempFile together(".json", one(1, 1'000'060));  // overlaps rank 0's step: one job
+  TempFile apart(".json", one(1, 3'000'000));     // 1.9999 s after rank 0's step ends
+  const auto warned = [](const std::vector<std::filesystem::path>& files, ImportReport& report) {
+    const Timeline t = load_traces(files, {}, &report);
+    return report.count(ImportWarning::kRankStepsApart);
+  };
+  ImportReport fine;
+  EXPECT_EQ(warned({r0.path(), together.path()}, fine), 0u);
+  ImportReport report;
+  ASSERT_EQ(warned({r0.path(), apart.path()}, report), 1u);
+  EXPECT_EQ(report.first_where[static_cast<size_t>(ImportWarning::kRankStepsApart)],
+            "rank 1's steps (" + apart.path().string() + ") begin 2.000 s after rank 0's end");
+}
+
 TEST(MultiRank, OffsetsThatWouldOverflowAreAnErrorNamingTheFile) {
   // Base times 4e18 ns apart and events near the end of the range on the later rank: shifting it
   // onto the earlier rank's axis would leave int64 (and the importers' ±2^62 ns).

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
+#include "traces/analysis.h"
 #include "traces/import/byte_source.h"
 #include "traces/import/import_common.h"
 #include "traces/import/importer_table.h"
@@ -161,6 +163,47 @@ void require_same_job(const importer::RankTrace& first, const importer::RankTrac
   }
 }
 
+// The ranks of one job run each step together: a pipeline's activations and gradients, a data-
+// parallel all-reduce tie every rank's step to the others'. A rank whose steps, on the common
+// clock, lie wholly before or after the first rank's is of another run, or its steps were profiled
+// at other times, or its clock is not the others'; merged by index its step k widens every step k
+// by the distance between them (a swapped torch rank file: a step of 67 s for 0.1 s of work).
+// Named in the report, not refused: a user may mean it (--align none on purpose).
+void warn_of_ranks_apart(const std::vector<importer::RankTrace>& ranks,
+                         const std::vector<int64_t>& offsets, ImportReport& report) {
+  const auto extent = [&](size_t r) -> std::optional<StepWindow> {
+    const std::vector<StepWindow>& steps = ranks[r].timeline.steps;
+    if (steps.empty()) return std::nullopt;
+    StepWindow e = steps.front();
+    for (const StepWindow& w : steps) {
+      e.begin_ns = std::min(e.begin_ns, w.begin_ns);
+      e.end_ns = std::max(e.end_ns, w.end_ns);
+    }
+    // Offsets bring every time onto one axis within kMaxTimeNs (align_clocks): no overflow.
+    return StepWindow{e.begin_ns + offsets[r], e.end_ns + offsets[r]};
+  };
+  std::optional<size_t> first;
+  std::optional<StepWindow> reference;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const std::optional<StepWindow> mine = extent(r);
+    if (!mine) continue;
+    if (!reference) {
+      first = r;
+      reference = mine;
+      continue;
+    }
+    const bool before = mine->end_ns <= reference->begin_ns;
+    if (!before && mine->begin_ns < reference->end_ns) continue;  // they overlap
+    const int64_t apart =
+        before ? reference->begin_ns - mine->end_ns : mine->begin_ns - reference->end_ns;
+    report.warn_at(ImportWarning::kRankStepsApart,
+                   "rank " + std::to_string(ranks[r].rank) + "'s steps (" + ranks[r].file + ") " +
+                       (before ? "end " : "begin ") + format_duration(apart) +
+                       (before ? " before" : " after") + " rank " +
+                       std::to_string(ranks[*first].rank) + "'s " + (before ? "begin" : "end"));
+  }
+}
+
 // The ranks' files as one mesh Timeline (load_traces, load_traces_bytes).
 Timeline merge_rank_traces(std::vector<importer::RankTrace> ranks, const ImportOptions& options,
                            ImportReport total, ImportReport* report) {
@@ -188,6 +231,7 @@ Timeline merge_rank_traces(std::vector<importer::RankTrace> ranks, const ImportO
   std::stable_sort(ranks.begin(), ranks.end(),
                    [](const auto& a, const auto& b) { return a.rank < b.rank; });
   const auto offsets = importer::align_clocks(ranks, options.align, total.clocks);
+  warn_of_ranks_apart(ranks, offsets, total);
   Timeline merged = importer::merge_ranks(ranks, offsets);
   importer::pair_torch_transfers(merged);
   merged.metadata["clock_align"] = std::string(name(options.align));
