@@ -492,8 +492,12 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base,
   std::vector<Row> rows;
   for (size_t i = 0; i < found.size() && static_cast<int>(i) < a.top; ++i)
     rows.push_back(Row{{{"candidate", found[i].label}}, found[i].summary, "", std::nullopt});
-  if (!a.csv.empty()) write_file(a.csv, csv_of(rows));
-  if (a.json) return;
+  if (a.csv == "-") {
+    std::fputs(csv_of(rows).c_str(), stdout);
+  } else if (!a.csv.empty()) {
+    write_file(a.csv, csv_of(rows));
+  }
+  if (a.json || a.csv == "-") return;
   std::printf("fastest configurations of %lld GPUs that fit (%zu fit):\n",
               static_cast<long long>(a.gpus), found.size());
   print_table(rows);
@@ -546,6 +550,10 @@ void run(const PredictArgs& a) {
                            {{"--config", a.input.config},
                             {"--calibration", a.input.calibration},
                             {"--from-trace", a.trace.trace}});
+  if (a.csv == "-" && (a.json || a.breakdown))
+    throw UserError(
+        "--csv - prints the rows as CSV in place of the table: leave out --json and "
+        "--breakdown, or give --csv a file");
   if (a.breakdown && (a.search || !a.trace.trace.empty()))
     throw UserError("--breakdown goes with --config alone, not with --search or --from-trace");
   if (a.sensitivity && (a.search || !a.trace.trace.empty()))
@@ -616,7 +624,7 @@ void run(const PredictArgs& a) {
   }
   // Both written before either replaces its target: a failed plot leaves the old CSV too.
   std::vector<traces::AtomicFile> outputs;
-  if (!a.csv.empty()) outputs.emplace_back(a.csv).write(csv_of(rows));
+  if (!a.csv.empty() && a.csv != "-") outputs.emplace_back(a.csv).write(csv_of(rows));
   if (!a.plot.empty()) outputs.emplace_back(a.plot).write(predict::render_svg(chart_of(rows)));
   for (traces::AtomicFile& f : outputs) f.sync();
   for (traces::AtomicFile& f : outputs) f.commit();
@@ -630,6 +638,10 @@ void run(const PredictArgs& a) {
       out.push_back(o);
     }
     std::printf("%s\n", json_text(points.size() == 1 ? out.front() : out).c_str());
+    return;
+  }
+  if (a.csv == "-") {
+    std::fputs(csv_of(rows).c_str(), stdout);
     return;
   }
   print_table(rows);
@@ -675,8 +687,9 @@ void add_predict_command(CLI::App& app) {
       "bubble_fraction, peak_memory_bytes, fits, ...; for one configuration that does not "
       "fit, would_fit: the recomputation and ZeRO stages that would)");
   cmd->add_option("--csv", args->csv,
-                  "also write the rows as CSV (with --search: the ranked meshes)")
-      ->check(output_file_check());
+                  "also write the rows as CSV (with --search: the ranked meshes); - prints them "
+                  "on stdout in place of the table")
+      ->check(output_file_check(DashMeans::kStdout));
   cmd->add_option("--plot", args->plot, "also write an SVG chart of throughput over the sweep")
       ->check(output_file_check());
   cmd->add_flag("--breakdown", args->breakdown,

@@ -896,6 +896,33 @@ TEST_F(SimCli, SensitivityListsTheCatalogFiguresThatMoveTheStep) {
   }
 }
 
+// `--csv -` prints the CSV on stdout in place of the table (it wrote a file named "-"): the same
+// bytes as the file, for a sweep and for a search; beside --json, which also takes stdout, it is
+// refused.
+TEST_F(SimCli, CsvDashPrintsTheRowsOnStdoutInPlaceOfTheTable) {
+  const fs::path sweep =
+      write("sweep.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 64, "heads": 4,
+      "seq": 16, "vocab": 64}, "mesh": {"dp": [1, 2]}, "batch": {"global": 8}})");
+  const fs::path one =
+      write("one.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 64, "heads": 4,
+      "seq": 16, "vocab": 64}, "batch": {"global": 8}})");
+  for (const std::string& mode :
+       {"--config " + sweep.string(), "--search --gpus 4 --top 3 --config " + one.string()}) {
+    SCOPED_TRACE(mode);
+    const fs::path csv = dir_ / "rows.csv";
+    ASSERT_EQ(sh("predict " + mode + " --csv " + csv.string()).exit_code, 0);
+    const Outcome piped = sh("predict " + mode + " --csv -");
+    ASSERT_EQ(piped.exit_code, 0) << piped.err;
+    EXPECT_EQ(piped.out, slurp(csv));
+    EXPECT_FALSE(fs::exists(fs::current_path() / "-"));
+  }
+  const Outcome both = sh("predict --config " + sweep.string() + " --csv - --json");
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_NE(both.err.find("--csv - prints the rows as CSV in place of the table"),
+            std::string::npos)
+      << both.err;
+}
+
 TEST_F(SimCli, SearchWritesItsRankedMeshesAsCsvAndRefusesWhatItCannotDo) {
   const fs::path cfg =
       write("small.json", R"({"model": {"kind": "gpt", "layers": 2, "hidden": 64, "heads": 4,
