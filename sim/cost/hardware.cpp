@@ -73,6 +73,29 @@ double number(const json& j, const std::string& key, const std::string& where, d
   return x;
 }
 
+// Upper bounds past which a device's figure is a typo, not a what-if: far past the fastest catalog
+// entry (b200-sxm.json: 4.5e15 FP8 FLOP/s dense, 180e9 bytes of HBM at 8e12 B/s, NVLink 900e9 B/s
+// a direction). An assumption: wide enough for any device a what-if imagines, narrow enough that
+// step times and MFU print as numbers (a peak of 1e300 FLOP/s printed an MFU of 8.9e-288%).
+constexpr double kMaxFlops = 1e18;      // 222 times the B200's FP8 peak
+constexpr double kMaxBytes = 1e15;      // 5,556 times its memory
+constexpr double kMaxBytesPerS = 1e16;  // 1,250 times its HBM's bandwidth
+constexpr double kMaxDelayNs = 1e9;     // a latency or launch cost of 1 s: 100,000 network hops
+
+// number(), also refused above `hi`.
+double number_at_most(const json& j, const std::string& key, const std::string& where, double lo,
+                      double hi, const std::string& prefix = "") {
+  const double x = number(j, key, where, lo, prefix);
+  if (x > hi) {
+    char bound[32];
+    std::snprintf(bound, sizeof bound, "%g", hi);
+    fail(where, prefix + key,
+         "must be at most " + std::string(bound) +
+             " (far past any device: a typo? The bound: sim/cost/hardware.cpp)");
+  }
+  return x;
+}
+
 double number_or(const json& j, const std::string& key, const std::string& where, double def,
                  const std::string& prefix = "") {
   if (!j.contains(key)) return def;
@@ -117,12 +140,15 @@ LinkTier parse_tier(const json& j, const std::string& key, const std::string& wh
   if (it == kLinkKindNames.end())
     fail(where, p + "kind", "must be nvlink, pci or net, not '" + kind + "'");
   tier.kind = static_cast<LinkKind>(it - kLinkKindNames.begin());
-  tier.bandwidth_bytes_per_s = number(t, "bandwidth_bytes_per_s", where, 1, p);
-  tier.latency_ns = number(t, "latency_ns", where, 0, p);
+  tier.bandwidth_bytes_per_s =
+      number_at_most(t, "bandwidth_bytes_per_s", where, 1, kMaxBytesPerS, p);
+  tier.latency_ns = number_at_most(t, "latency_ns", where, 0, kMaxDelayNs, p);
   tier.collective_efficiency = number_or(t, "collective_efficiency", where, 1.0, p);
   if (tier.collective_efficiency <= 0 || tier.collective_efficiency > 1)
     fail(where, p + "collective_efficiency", "must be in (0, 1]");
-  tier.nvls_bus_bandwidth_bytes_per_s = number_or(t, "nvls_bus_bandwidth_bytes_per_s", where, 0, p);
+  if (t.contains("nvls_bus_bandwidth_bytes_per_s"))
+    tier.nvls_bus_bandwidth_bytes_per_s =
+        number_at_most(t, "nvls_bus_bandwidth_bytes_per_s", where, 0, kMaxBytesPerS, p);
   if (tier.nvls_bus_bandwidth_bytes_per_s > 0 && tier.kind != LinkKind::kNvlink)
     fail(where, p + "nvls_bus_bandwidth_bytes_per_s",
          "is an NVSwitch's (kind nvlink), not a " + kind + " tier's");
@@ -211,16 +237,19 @@ Hardware parse_hardware(const json& j, const std::string& where) {
   for (size_t i = 0; i < kPrecisionNames.size(); ++i) {
     const std::string p(kPrecisionNames[i]);
     if (peaks.contains(p)) {
-      hw.peak_flops[i] = number(peaks, p, where, 1, "peak_flops.");
+      hw.peak_flops[i] = number_at_most(peaks, p, where, 1, kMaxFlops, "peak_flops.");
       any = true;
     }
   }
   if (!any) fail(where, "peak_flops", "needs at least one of bf16, fp16, fp32, tf32");
-  if (peaks.contains("fp8")) hw.peak_fp8 = number(peaks, "fp8", where, 1, "peak_flops.");
-  hw.memory_bytes = number(j, "memory_bytes", where, 1);
-  hw.memory_bandwidth_bytes_per_s = number(j, "memory_bandwidth_bytes_per_s", where, 1);
+  if (peaks.contains("fp8"))
+    hw.peak_fp8 = number_at_most(peaks, "fp8", where, 1, kMaxFlops, "peak_flops.");
+  hw.memory_bytes = number_at_most(j, "memory_bytes", where, 1, kMaxBytes);
+  hw.memory_bandwidth_bytes_per_s =
+      number_at_most(j, "memory_bandwidth_bytes_per_s", where, 1, kMaxBytesPerS);
   hw.compute_units = static_cast<int>(count_or(j, "compute_units", where, 1, kMaxCount, {}));
-  hw.launch_overhead_ns = number_or(j, "launch_overhead_ns", where, 0);
+  if (j.contains("launch_overhead_ns"))
+    hw.launch_overhead_ns = number_at_most(j, "launch_overhead_ns", where, 0, kMaxDelayNs);
   hw.collective_ctas = static_cast<int>(count_or(j, "collective_ctas", where, 0, kMaxCount, 0));
   if (hw.collective_ctas >= hw.compute_units)
     fail(where, "collective_ctas", "must be at least 0 and below compute_units");

@@ -190,6 +190,28 @@ TEST(CostHardware, AHardwareFileWithAnUnknownKeyOrABadCountIsRefused) {
             "key 'sources': must be a list of strings");
   EXPECT_EQ(error_of([](nlohmann::json& j) { j["peak_flops"]["bf16"] = 0; }),
             "key 'peak_flops.bf16': must be >= 1");
+  // Figures far past any device are typos: a peak of 1e300 had printed an MFU of 8.9e-288%.
+  const std::string typo = " (far past any device: a typo? The bound: sim/cost/hardware.cpp)";
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["peak_flops"]["bf16"] = 1e300; }),
+            "key 'peak_flops.bf16': must be at most 1e+18" + typo);
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["peak_flops"]["fp8"] = 2e18; }),
+            "key 'peak_flops.fp8': must be at most 1e+18" + typo);
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["memory_bytes"] = 80e18; }),
+            "key 'memory_bytes': must be at most 1e+15" + typo);
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["memory_bandwidth_bytes_per_s"] = 3.35e18; }),
+            "key 'memory_bandwidth_bytes_per_s': must be at most 1e+16" + typo);
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["inter_node"]["bandwidth_bytes_per_s"] = 1e17; }),
+            "key 'inter_node.bandwidth_bytes_per_s': must be at most 1e+16" + typo);
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["intra_node"]["latency_ns"] = 3e9; }),
+            "key 'intra_node.latency_ns': must be at most 1e+09" + typo);
+  EXPECT_EQ(error_of([](nlohmann::json& j) { j["launch_overhead_ns"] = 1e10; }),
+            "key 'launch_overhead_ns': must be at most 1e+09" + typo);
+  // A what-if device a hundred times a B200 still reads.
+  EXPECT_EQ(error_of([](nlohmann::json& j) {
+              j["peak_flops"]["bf16"] = 2.25e17;
+              j["memory_bandwidth_bytes_per_s"] = 8e14;
+            }),
+            "(loaded)");
   EXPECT_EQ(error_of([](nlohmann::json& j) { j["efficiency"]["memory"] = 1.5; }),
             "key 'efficiency.memory': must be in (0, 1]");
   EXPECT_EQ(error_of([](nlohmann::json& j) { j["efficiency"]["sustained_spread"] = 0.2; }),
