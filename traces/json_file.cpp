@@ -189,6 +189,15 @@ json load_json_file(const std::string& path, std::string_view kind, int max_dept
                    "has more than the " + std::to_string(kMaxJsonFileBytes >> 20) + " MiB a " +
                        std::string(kind) + " may have");
   if (!text) throw std::runtime_error(path + ": " + why);
+  // A trace given where hand-written JSON goes (`--calibration rank0.json.gz`) is binary: say what
+  // it is, not where its bytes stop being JSON.
+  const std::string what = std::string(kind);
+  if (text->starts_with("\x1f\x8b"))
+    throw std::runtime_error(path + ": is gzip-compressed, not a " + what + " (a " + what +
+                             " is plain JSON; a compressed trace goes to analyze or calibrate)");
+  if (text->starts_with(std::string_view("SQLite format 3\0", 16)))
+    throw std::runtime_error(path + ": is an SQLite database (an Nsight Systems export?), not a " +
+                             what);
   return parse_json_text(*text, path, max_depth);
 }
 

@@ -21,6 +21,8 @@ inline constexpr int kMaxJsonFileDepth = 16;
 //   - it is a directory ("is a directory, not a KIND"), cannot be opened ("cannot open KIND:
 //     why", a FIFO no process writes to among the whys: traces/input_file.h) or holds more than
 //     64 MiB ("has more than the 64 MiB a KIND may have");
+//   - it is gzip-compressed or an SQLite database, as a trace may be ("is gzip-compressed, not a
+//     KIND ...");
 //   - it nests deeper than `max_depth` ("key 'a.b': nested deeper than 16 levels at byte N");
 //   - an object gives a key twice ("key 'mesh' given twice (bytes N and M)"; the same key written
 //     with different escapes, "\u006e" and "n", without the bytes): a parser would keep one of

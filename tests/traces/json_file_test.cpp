@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -94,6 +95,21 @@ TEST_F(JsonFile, ADirectoryOrAMissingFileIsNamedAsTheKindOfFileItShouldBe) {
     EXPECT_EQ(std::string(e.what()),
               none + ": cannot open calibration file: No such file or directory");
   }
+}
+
+// A trace given where hand-written JSON goes: its binary was read as JSON and refused as
+// "nested deeper than 16 levels at byte 14566". The real fixture, then an SQLite header.
+TEST_F(JsonFile, ACompressedTraceOrAnSqliteFileIsNamedAsWhatItIs) {
+  std::ifstream in(
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz",
+      std::ios::binary);
+  const std::string gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(gz.size(), 2u);
+  EXPECT_EQ(error_of(gz, "calibration file"),
+            "F: is gzip-compressed, not a calibration file (a calibration file is plain JSON; a "
+            "compressed trace goes to analyze or calibrate)");
+  EXPECT_EQ(error_of(std::string("SQLite format 3\0", 16) + std::string(100, '\x01')),
+            "F: is an SQLite database (an Nsight Systems export?), not a JSON file");
 }
 
 TEST_F(JsonFile, AValidFileLoads) {
