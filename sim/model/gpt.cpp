@@ -172,6 +172,18 @@ GptModel build_gpt(const GptSpec& spec, const LayerParallel& par, int num_stages
   model.total_parameters = per_tp * t;
   model.layer_parameters = layer.dense_parameters + layer.expert_parameters;
   model.layer_linear_weights = layer.linear_weights;
+  // Every n-th layer of a rank, where no rank has n layers, is no layer at all: torchtitan would
+  // run without checkpointing, and so would this model, but a config that asks for recomputation
+  // and gets none is a mistake worth a word.
+  const int64_t most =
+      layers_on_rank.empty() ? 0 : *std::max_element(layers_on_rank.begin(), layers_on_rank.end());
+  if (every_nth && most < par.recompute_every)
+    throw std::invalid_argument(
+        "key 'options.recompute_every': " + std::to_string(par.recompute_every) +
+        " is more than the " + std::to_string(most) +
+        " layers of any pipeline rank: no layer would be recomputed (" +
+        "layers are counted on each rank; give at most " + std::to_string(most) +
+        ", or recompute \"none\")");
   return model;
 }
 

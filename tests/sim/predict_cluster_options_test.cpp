@@ -132,6 +132,37 @@ TEST(PredictClusterOptions, CheckpointingEveryOtherLayerCostsHalfAFullRecomputat
   EXPECT_EQ(error_of(j), "");
 }
 
+// Every 5th layer of ranks that hold 4 is no layer: the config asked for recomputation and would
+// get none, without a word. Refused naming the key; every 4th still recomputes one layer a rank.
+TEST(PredictClusterOptions, RecomputeEveryBeyondTheLayersOfEveryRankIsRefused) {
+  model::GptSpec g;
+  g.layers = 8;
+  g.hidden = 256;
+  g.heads = 4;
+  g.seq = 128;
+  g.vocab = 1024;
+  model::LayerParallel p;
+  p.recompute = model::Recompute::kFull;
+  p.recompute_every = 5;
+  const std::vector<int> four_each{4, 4}, owner{0, 1};
+  try {
+    model::build_gpt(g, p, 2, four_each, owner);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "key 'options.recompute_every': 5 is more than the 4 layers of any pipeline rank: "
+              "no layer would be recomputed (layers are counted on each rank; give at most 4, or "
+              "recompute \"none\")");
+  }
+  p.recompute_every = 4;
+  const model::GptModel every_fourth = model::build_gpt(g, p, 2, four_each, owner);
+  p.recompute = model::Recompute::kNone;
+  const model::GptModel none = model::build_gpt(g, p, 2, four_each, owner);
+  for (int s : {0, 1})
+    EXPECT_GT(every_fourth.stages[s].cost.input_grad_flops(),
+              none.stages[s].cost.input_grad_flops());
+}
+
 TEST(PredictClusterOptions, EveryOtherLayerIsCountedOnEachPipelineRank) {
   // torchtitan counts the blocks it checkpoints per process, across a rank's model chunks (its
   // `_layer_sac_count`). Four one-layer chunks, interleaved over two ranks (stages 0 and 2 on
