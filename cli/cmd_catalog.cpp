@@ -53,12 +53,13 @@ std::string headline(const std::string& description) {
   return description.substr(0, description.find(": "));
 }
 
-// As the vendor labels it: whole GiB ("80 GiB"), else GB ("141 GB").
+// In GB (1e9 bytes) for every entry, so that the column compares; an entry whose vendor labels it
+// in whole GiB (the A100 and H100 "80GB" are 80 GiB) says so too: "85.9 GB (80 GiB)", "141 GB".
 std::string memory(double bytes) {
   constexpr double kGiB = 1024.0 * 1024 * 1024;
   const double gib = bytes / kGiB;
-  return gib == static_cast<double>(static_cast<int64_t>(gib)) ? fmt("%.0f GiB", gib)
-                                                               : fmt("%.4g GB", bytes / 1e9);
+  const std::string gb = fmt("%.4g GB", bytes / 1e9);
+  return gib == static_cast<double>(static_cast<int64_t>(gib)) ? gb + fmt(" (%.0f GiB)", gib) : gb;
 }
 
 // The first precision the entry gives a peak for, bf16 before the others.

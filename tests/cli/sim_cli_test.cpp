@@ -450,6 +450,9 @@ TEST_F(SimCli, CatalogListsWhatAConfigCanNameAndShowsEachFiguresSource) {
   EXPECT_LT(list.out.find("21 development", h100), list.out.find('\n', h100 + 1));
   const size_t b200 = list.out.find("\nb200-sxm ");
   EXPECT_LT(list.out.find("none: a what-if entry", b200), list.out.find('\n', b200 + 1));
+  // Memory in one unit for every entry (it mixed "80 GiB" and "141 GB"), the vendor's GiB beside.
+  EXPECT_LT(list.out.find("85.9 GB (80 GiB)", h100), list.out.find('\n', h100 + 1)) << list.out;
+  EXPECT_LT(list.out.find("180 GB ", b200), list.out.find('\n', b200 + 1)) << list.out;
   const Outcome json = sh("catalog --json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"development_runs\": 21"), std::string::npos) << json.out;
