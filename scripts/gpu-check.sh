@@ -32,6 +32,7 @@
 #
 # Usage:
 #   scripts/gpu-check.sh [--prebuilt DIR] [--out DIR] [--budget SECONDS] [--cpu-plumbing]
+#                        [--only LIST]
 #   scripts/gpu-check.sh --build [--build-dir DIR] [--out DIR] [--budget SECONDS]
 #   scripts/gpu-check.sh --bundle DIR [--build-dir DIR]
 #     --prebuilt DIR  use the bundle in DIR (default: build-cuda-bundle beside scripts/).
@@ -43,6 +44,9 @@
 #                     `timeout`, capped by the time left.
 #     --cpu-plumbing  every schedule row on the cpu backend with the host tracer: checks this
 #                     script's own parsing without a GPU (its numbers mean nothing).
+#     --only LIST     run only these groups of rows (comma-separated: kernels (2), gemm (2b-2d),
+#                     schedule (3-4), overhead (5), gtest (6), sanitizer (7)); the versions row
+#                     always runs. For a rerun of what failed or ran out of time on a short lease.
 # CUDA libraries are looked up under /usr/local/cuda* and in Python's nvidia/* packages
 # (nvidia-cublas, nvidia-cuda-cupti, nvidia-nccl-cu13 wheels), after the directories in
 # GPU_CHECK_LIB_DIRS (colon-separated); CMake is needed only for --build.
@@ -63,6 +67,8 @@ backend=cuda-virtual  # what the schedule rows run on; --cpu-plumbing switches b
 capture=cupti
 budget_s=420
 start_s=$(date +%s)
+only=""  # --only: ",kernels,gemm," (empty: every group)
+groups=(kernels gemm schedule overhead gtest sanitizer)
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -73,11 +79,19 @@ while [[ $# -gt 0 ]]; do
     --bundle) bundle=${2:?}; shift 2 ;;
     --budget) budget_s=${2:?}; shift 2 ;;
     --cpu-plumbing) backend=cpu; capture=host; shift ;;
+    --only) only=",${2:?},"; shift 2 ;;
     -h|--help) sed -n '2,/^set -uo/{/^#/p}' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ $budget_s =~ ^[0-9]+$ && $budget_s -ge 30 ]] || { echo "gpu-check: --budget needs >= 30 seconds" >&2; exit 2; }
+if [[ -n $only ]]; then
+  IFS=, read -ra asked <<< "${only:1:${#only}-2}"
+  for g in "${asked[@]}"; do
+    [[ " ${groups[*]} " == *" $g "* ]] || { echo "gpu-check: --only: unknown group '$g' (one of: ${groups[*]})" >&2; exit 2; }
+  done
+fi
+wanted() { [[ -z $only || $only == *",$1,"* ]]; }
 
 # The terminal's stdout and stderr, kept on 3 and 4: rows and the final table go there even when
 # a signal's trap runs inside a step whose output is redirected into its log.
@@ -691,17 +705,24 @@ if ! capped 10 "$bin/meshscope" --version > "$out/start.log" 2>&1; then
   exit 1
 fi
 versions
-kernel_checks
-if [[ $(left_s) -ge 60 ]]; then gemm_rates_check; else row gemm "rates (87 shapes, 8192^3 20 s)" SKIP "out of time"; fi
-if [[ $(left_s) -ge 60 ]]; then dev_gemm_check; else row gemm "development rows' GEMMs (84)" SKIP "out of time"; fi
-if [[ $(left_s) -ge 60 ]]; then sm_margin_check; else row gemm "SM margin (10 GEMMs)" SKIP "out of time"; fi
-if [[ $(left_s) -ge 45 ]]; then fp8_gemm_check; else row gemm "FP8 rates (7 shapes)" SKIP "out of time"; fi
-for family in "${families[@]}"; do  # (`entry` is the board's catalog entry)
-  IFS='|' read -r label fam mesh m v <<< "$family"
-  if [[ $(left_s) -lt 60 ]]; then row schedule "$label" SKIP "out of time"; continue; fi
-  schedule_check "$label" "$fam" "$mesh" "$m" "$v"
-done
-if [[ $(left_s) -ge 60 ]]; then cuda_backend_check; else row "cuda backend" "dp1 (NCCL)" SKIP "out of time"; fi
-if [[ $(left_s) -ge 90 ]]; then overhead_check; else row overhead "1f1b pp4 (5 pairs)" SKIP "out of time ($(left_s) s left)"; fi
-gtests
-sanitizer_check
+[[ -n $only ]] && row setup only info "--only ${only:1:${#only}-2}: the other groups of rows not run"
+wanted kernels && kernel_checks
+if wanted gemm; then
+  if [[ $(left_s) -ge 60 ]]; then gemm_rates_check; else row gemm "rates (87 shapes, 8192^3 20 s)" SKIP "out of time"; fi
+  if [[ $(left_s) -ge 60 ]]; then dev_gemm_check; else row gemm "development rows' GEMMs (84)" SKIP "out of time"; fi
+  if [[ $(left_s) -ge 60 ]]; then sm_margin_check; else row gemm "SM margin (10 GEMMs)" SKIP "out of time"; fi
+  if [[ $(left_s) -ge 45 ]]; then fp8_gemm_check; else row gemm "FP8 rates (7 shapes)" SKIP "out of time"; fi
+fi
+if wanted schedule; then
+  for family in "${families[@]}"; do  # (`entry` is the board's catalog entry)
+    IFS='|' read -r label fam mesh m v <<< "$family"
+    if [[ $(left_s) -lt 60 ]]; then row schedule "$label" SKIP "out of time"; continue; fi
+    schedule_check "$label" "$fam" "$mesh" "$m" "$v"
+  done
+  if [[ $(left_s) -ge 60 ]]; then cuda_backend_check; else row "cuda backend" "dp1 (NCCL)" SKIP "out of time"; fi
+fi
+if wanted overhead; then
+  if [[ $(left_s) -ge 90 ]]; then overhead_check; else row overhead "1f1b pp4 (5 pairs)" SKIP "out of time ($(left_s) s left)"; fi
+fi
+wanted gtest && gtests
+wanted sanitizer && sanitizer_check

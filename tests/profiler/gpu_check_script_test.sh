@@ -180,19 +180,49 @@ exit 9
 EOF
 chmod +x "$bundle"/* "$work/gpu-bin/nvidia-smi" "$work/broken-smi-bin/nvidia-smi"
 
-# run_check NAME SMI_DIR MODE [ARGS...]: runs the script; sets rc, log, tsv.
-run_check() {
+# start_check NAME SMI_DIR MODE [ARGS...]: runs the script in the background (FAKE_* variables set
+# before the call reach it); finish_check NAME waits for it and sets rc, log, tsv. The runs share
+# nothing but the read-only bundle, and a whole run spends most of its 20 s starting Python, so the
+# cases whose timing is not checked run at once, and those about one group of rows run only it
+# (--only): the test took 205 s of the suite's 170 s wall time one case after another (2026-12-07,
+# beside the rest of ctest -j2), 62 s so.
+declare -A pid_of
+start_check() {
   local name=$1 smi=$2 mode=$3; shift 3
+  (
+    PATH="$smi:$PATH" FAKE_MODE=$mode GPU_CHECK_LIB_DIRS=$work/libs \
+      bash "$script" --prebuilt "$bundle" --out "$work/$name" "$@" > "$work/$name.log" 2>&1
+    echo $? > "$work/$name.rc"
+  ) &
+  pid_of[$name]=$!
+}
+finish_check() {
+  local name=$1
+  wait "${pid_of[$name]}"
   log=$work/$name.log
   tsv=$work/$name/results.tsv
-  PATH="$smi:$PATH" FAKE_MODE=$mode GPU_CHECK_LIB_DIRS=$work/libs \
-    bash "$script" --prebuilt "$bundle" --out "$work/$name" "$@" > "$log" 2>&1
-  rc=$?
+  rc=$(cat "$work/$name.rc" 2> /dev/null || echo "none")
 }
+run_check() { start_check "$@"; finish_check "$1"; }
 status_of() { awk -F'\t' -v s="$1" -v c="$2" '$1 == s && $2 == c {print $3}' "$tsv" | head -1; }
 
+start_check nogpu "$work/broken-smi-bin" nodevice
+start_check unusable "$work/gpu-bin" nodevice
+start_check empty "$work/gpu-bin" empty
+start_check good "$work/gpu-bin" good
+# The cases about one group of rows run only it (--only): the whole script costs 20 s of CPU.
+FAKE_GPU="NVIDIA H100 80GB HBM3" FAKE_POWER_W=500.00 FAKE_REFUSE_WRITE=1 \
+  start_check h100 "$work/gpu-bin" good --only gemm
+FAKE_GPU="NVIDIA B200" start_check b200 "$work/gpu-bin" good --only kernels
+FAKE_GPU="NVIDIA GB200" start_check gb200 "$work/gpu-bin" good --only kernels
+FAKE_GPU="NVIDIA L4" start_check l4 "$work/gpu-bin" good --only gemm,gtest
+FAKE_GPU="NVIDIA A100-SXM4-80GB" FAKE_SKIP="a100-80gb has no FP8 peak" \
+  start_check a100 "$work/gpu-bin" good --only gtest
+FAKE_SKIP="no CUDA device: cudaErrorNoDevice" start_check gtestskip "$work/gpu-bin" good --only gtest
+start_check onlybad "$work/gpu-bin" good --only gemm,bogus
+
 # --- No GPU listed: nothing may pass -------------------------------------------------------------
-run_check nogpu "$work/broken-smi-bin" nodevice
+finish_check nogpu
 if [[ $rc == 3 ]]; then pass "no GPU: exit 3"; else fail "no GPU: exit $rc, want 3"; fi
 grep -q "no GPU: nothing tested" "$log" && pass "no GPU: says nothing was tested" \
   || fail "no GPU: no 'nothing tested' line"
@@ -208,7 +238,7 @@ if ! command -v nvidia-smi > /dev/null; then  # the plain machine, as it is: no 
 fi
 
 # --- A GPU listed that the binaries cannot use ---------------------------------------------------
-run_check unusable "$work/gpu-bin" nodevice
+finish_check unusable
 [[ $rc == 1 ]] && pass "unusable GPU: exit 1" || fail "unusable GPU: exit $rc, want 1"
 grep -qP '\tSKIP\t' "$tsv" && fail "unusable GPU: a SKIP row: $(grep -P '\tSKIP\t' "$tsv" | head -1)"
 for check in "kernels|CUDA ops vs CPU" "schedule|1f1b" "schedule|dp" "version|driver"; do
@@ -220,7 +250,7 @@ grep -q "did not run although nvidia-smi lists a GPU" "$tsv" && pass "unusable G
   || fail "unusable GPU: no reason given"
 
 # --- A GPU listed, CUPTI records nothing ---------------------------------------------------------
-run_check empty "$work/gpu-bin" empty
+finish_check empty
 [[ $rc == 1 ]] && pass "empty CUPTI: exit 1" || fail "empty CUPTI: exit $rc, want 1"
 if [[ $(status_of schedule 1f1b) == FAIL ]] && grep -P '^schedule\t1f1b\t' "$tsv" | grep -q "CUPTI recorded nothing"; then
   pass "empty CUPTI: 1f1b FAIL, CUPTI recorded nothing"
@@ -229,7 +259,7 @@ else
 fi
 
 # --- Everything works ----------------------------------------------------------------------------
-run_check good "$work/gpu-bin" good
+finish_check good
 [[ $rc == 0 ]] && pass "good: exit 0" || fail "good: exit $rc, want 0: $(grep -P '\t(FAIL|SKIP|MISSING)\t' "$tsv" | head -3)"
 [[ $(status_of overhead "1f1b pp4 (5 pairs)") == ok ]] && pass "good: overhead row ok" \
   || fail "good: overhead row '$(status_of overhead "1f1b pp4 (5 pairs)")'"
@@ -262,7 +292,7 @@ head -1 "$tsv" | grep -qP '^setup\t' && pass "good: setup first" || fail "good: 
 grep -q "^section" "$log" && pass "good: table printed" || fail "good: no table"
 
 # --- An H100 is set beside its own entry; a capped draw is said; an unknown board fails its GEMM rows
-FAKE_GPU="NVIDIA H100 80GB HBM3" FAKE_POWER_W=500.00 FAKE_REFUSE_WRITE=1 run_check h100 "$work/gpu-bin" good
+finish_check h100
 grep -P '^setup\tgpu\t' "$tsv" | grep -q 'catalog entry: h100-sxm' && pass "h100: the board's entry named" \
   || fail "h100: gpu row: $(grep -P '^setup\tgpu' "$tsv")"
 grep -P '^gemm\trates' "$tsv" | grep -qP '\tok\t2 shapes: the h100-sxm model .* 500 W of a 700 W limit .*not at an uncapped power limit; item 52: not adopted \(rule 1: a hold not at an uncapped power limit\); h100-sxm-measured.json not written: meshscope: error: held rates above the burst rate$' \
@@ -270,24 +300,32 @@ grep -P '^gemm\trates' "$tsv" | grep -qP '\tok\t2 shapes: the h100-sxm model .* 
   || fail "h100: GEMM rates row: $(grep -P '^gemm\trates' "$tsv")"
 grep -P '^gemm\tFP8' "$tsv" | grep -q 'the h100-sxm model' && pass "h100: FP8 rates beside h100-sxm" \
   || fail "h100: FP8 row: $(grep -P '^gemm\tFP8' "$tsv")"
-FAKE_GPU="NVIDIA B200" run_check b200 "$work/gpu-bin" good
+finish_check b200
 grep -P '^setup\tgpu\t' "$tsv" | grep -q 'catalog entry: b200-sxm' && pass "b200: the board's entry named" \
   || fail "b200: gpu row: $(grep -P '^setup\tgpu' "$tsv")"
-FAKE_GPU="NVIDIA GB200" run_check gb200 "$work/gpu-bin" good
+finish_check gb200
 grep -P '^setup\tgpu\t' "$tsv" | grep -q "catalog entry: none for 'NVIDIA GB200'" \
   && pass "gb200: not taken for a B200" || fail "gb200: gpu row: $(grep -P '^setup\tgpu' "$tsv")"
-FAKE_GPU="NVIDIA L4" run_check l4 "$work/gpu-bin" good
+finish_check l4
 [[ $rc == 1 && $(status_of gemm "rates (87 shapes, 8192^3 20 s)") == FAIL ]] \
   && grep -P '^gemm\trates' "$tsv" | grep -q "no catalog entry for this GPU (NVIDIA L4)" \
   && pass "unknown board: GEMM rows FAIL naming it" \
   || fail "unknown board: exit $rc, $(grep -P '^gemm\trates' "$tsv")"
+# --only: the groups asked for and no others, said in a row; an unknown group is bad usage.
+[[ $(status_of setup only) == info && -z $(grep -P '^(schedule|kernels|overhead)\t' "$tsv") \
+   && -n $(grep -P '^gtest\t' "$tsv") ]] \
+  && pass "--only gemm,gtest: those rows and the versions, no others" \
+  || fail "--only gemm,gtest: $(cut -f1,2 "$tsv" | tr '\t\n' ': ')"
+finish_check onlybad
+[[ $rc == 2 ]] && grep -q "gpu-check: --only: unknown group 'bogus' (one of: kernels gemm" "$log" \
+  && pass "--only with an unknown group: exit 2, naming it" || fail "--only bogus: exit $rc, $(cat "$log")"
 
 # --- A GoogleTest that skips: right for what the board lacks, a failure otherwise -----------------
-FAKE_GPU="NVIDIA A100-SXM4-80GB" FAKE_SKIP="a100-80gb has no FP8 peak" run_check a100 "$work/gpu-bin" good
+finish_check a100
 grep -P '^gtest\tcuda_ops_test\t' "$tsv" | grep -qP '\tok\t.*skipped for this board: a100-80gb has no FP8 peak\)$' \
   && pass "a100: the FP8 test's skip is the board's, said" \
   || fail "a100: gtest row: $(grep -P '^gtest\t' "$tsv")"
-FAKE_SKIP="no CUDA device: cudaErrorNoDevice" run_check gtestskip "$work/gpu-bin" good
+finish_check gtestskip
 [[ $rc == 1 && $(status_of gtest cuda_ops_test) == FAIL ]] \
   && grep -P '^gtest\t' "$tsv" | grep -q "no CUDA device: cudaErrorNoDevice" \
   && pass "a test skipped for another reason with a GPU listed: FAIL, with the reason" \
