@@ -184,7 +184,7 @@ chmod +x "$bundle"/* "$work/gpu-bin/nvidia-smi" "$work/broken-smi-bin/nvidia-smi
 # before the call reach it); finish_check NAME waits for it and sets rc, log, tsv. The runs share
 # nothing but the read-only bundle, and a whole run spends most of its 20 s starting Python, so the
 # cases whose timing is not checked run at once, and those about one group of rows run only it
-# (--only): the test took 205 s of the suite's 170 s wall time one case after another (2026-12-07,
+# (--only): the test took 205 s of the suite's 208 s wall time one case after another (2026-12-07,
 # beside the rest of ctest -j2), 62 s so.
 declare -A pid_of
 start_check() {
