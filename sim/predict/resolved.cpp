@@ -75,10 +75,15 @@ Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
   generator.virtual_stages = c.virtual_stages;
   generator.reduce_beyond_mesh = c.cp > 1;
   param_bytes.resize(num_stages);
+  grad_bytes.resize(num_stages);
+  const double reduce_bytes = fw.grad_reduce_bytes.at(c.precision);
   for (int s = 0; s < num_stages; ++s) {
     generator.activation_bytes.push_back(w.stages[s].output_bytes);
-    param_bytes[s] = (w.dense_parameters[s] + w.expert_parameters[s]) * e;
-    generator.gradient_bytes.push_back(param_bytes[s]);
+    const int64_t elements = w.dense_parameters[s] + w.expert_parameters[s];
+    param_bytes[s] = elements * e;
+    grad_bytes[s] = reduce_bytes > 0 ? static_cast<int64_t>(std::llround(elements * reduce_bytes))
+                                     : param_bytes[s];
+    generator.gradient_bytes.push_back(grad_bytes[s]);
     const double shards = c.zero >= 1 ? c.zero_shards() : 1;
     const double opt_s = optimizer_seconds(
         c, fw, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute, cal);
@@ -142,15 +147,9 @@ CollectivePrice FullMeshPrices::collective_price(int rank, const schedule::Actio
   if (it != prices_.end()) return it->second;
   const PredictConfig& c = r_.config;
   const auto kind = collective_kind(a.kind);
-  // A framework that reduces gradients in fp32 (grad_reduce_bytes 4) moves that many bytes per
-  // element in its dp reductions, whatever the compute precision.
-  const bool grad_reduction =
-      a.group == mesh::GroupKind::kDp &&
-      (kind == cost::CollectiveKind::kAllReduce || kind == cost::CollectiveKind::kReduceScatter);
-  const double e = cost::element_bytes(c.precision);
-  const double reduce_bytes = r_.fw.grad_reduce_bytes.at(c.precision);
-  const double bytes =
-      static_cast<double>(a.bytes) * (grad_reduction && reduce_bytes > 0 ? reduce_bytes / e : 1.0);
+  // A dp reduction's bytes are its gradients' in the framework's reduction precision already
+  // (Resolved::grad_bytes): what the action says is what the links move.
+  const double bytes = static_cast<double>(a.bytes);
   double seconds;
   const int64_t expert = a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages
                              ? r_.w.expert_parameters[a.stage]

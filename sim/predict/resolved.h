@@ -45,7 +45,11 @@ struct Resolved {
   const CommPricer pricer;
   const mesh::Mesh mesh;
   schedule::GeneratorConfig generator;
-  std::vector<int64_t> param_bytes;
+  std::vector<int64_t> param_bytes;  // per stage, one tp rank's parameters in the compute precision
+  // ... and their gradients as the dp reductions move them: in the framework's reduction
+  // precision (grad_reduce_bytes, options.grad_reduce_dtype; Megatron's fp32 grads), so that the
+  // actions and the trace carry the bytes the links are priced for.
+  std::vector<int64_t> grad_bytes;
   std::vector<engine::StageTiming> timings;
 };
 

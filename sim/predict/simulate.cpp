@@ -305,7 +305,7 @@ void price_links_and_collectives(engine::EngineInput& in, FullMeshPrices& prices
 schedule::Schedule full_schedule(const Resolved& r) {
   const PredictConfig& c = r.config;
   schedule::Schedule s = generate_or_explain(r.generator);
-  apply_zero(s, c.zero, c.data_parallel(), r.param_bytes, c.shard_group,
+  apply_zero(s, c.zero, c.data_parallel(), r.param_bytes, r.grad_bytes, c.shard_group,
              shards_once_a_step(c.zero, c.data_parallel(), c.mesh.pp, r.fw), c.cp);
   return s;
 }
@@ -359,7 +359,7 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
     schedule::Schedule reps = generate_or_explain(rg);
     reps.mesh = {1, c.mesh.pp, 1};
     reps.ranks.resize(c.mesh.pp);
-    apply_zero(reps, c.zero, c.data_parallel(), r.param_bytes, c.shard_group,
+    apply_zero(reps, c.zero, c.data_parallel(), r.param_bytes, r.grad_bytes, c.shard_group,
                shards_once_a_step(c.zero, c.data_parallel(), c.mesh.pp, r.fw), c.cp);
     std::vector<int> original(c.mesh.pp);
     for (int p = 0; p < c.mesh.pp; ++p) original[p] = r.mesh.rank_of({0, p, 0});

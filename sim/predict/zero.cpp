@@ -10,7 +10,7 @@
 namespace meshscope::predict {
 
 void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes,
-                int shard_group, bool once_a_step, int cp) {
+                const std::vector<int64_t>& grad_bytes, int shard_group, bool once_a_step, int cp) {
   using schedule::Action;
   using schedule::ActionKind;
   if (zero <= 0 || dp <= 1) return;
@@ -75,7 +75,7 @@ void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64
             zero >= 2 && is_backward(b.kind) &&
             (zero < 3 || per_microbatch || (last != last_backward.end() && last->second == m));
         if (!reduce) continue;
-        const int64_t bytes = param_bytes.at(b.stage);
+        const int64_t bytes = grad_bytes.at(b.stage);
         out.push_back(collective(ActionKind::kReduceScatter, b.stage, bytes));
         if (hybrid)
           out.push_back(collective(ActionKind::kAllReduce, b.stage, bytes / (shard_group * cp)));

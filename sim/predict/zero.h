@@ -29,8 +29,12 @@ namespace meshscope::predict {
 // of around every microbatch. `cp`: the context-parallel devices of each dp rank, which the
 // shards span too (docs/ACCURACY.md item 46): a shard group is shard_group x cp devices, and a
 // hybrid all-reduce moves 1 / (shard_group x cp) of a stage.
+// `grad_bytes[s]`: the same parameters' gradients as the reductions move them
+// (Resolved::grad_bytes: the framework's reduction precision); the reduce-scatters after a backward
+// move those, the gathers the parameters.
 void apply_zero(schedule::Schedule& s, int zero, int dp, const std::vector<int64_t>& param_bytes,
-                int shard_group = 0, bool once_a_step = false, int cp = 1);
+                const std::vector<int64_t>& grad_bytes, int shard_group = 0,
+                bool once_a_step = false, int cp = 1);
 
 // Whether a run's ZeRO-3 gathers and reduces once a step: its framework's
 // pipelined_sharding_per_step beside pipeline parallelism (docs/ACCURACY.md item 44).

@@ -3,7 +3,9 @@
 // group with context parallelism, the optimizer step over the shard.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -338,6 +340,29 @@ TEST(PredictFrameworkConfig, AGradReduceDtypeSetsWhatTheReductionsMoveAndWhereRe
   j["options"]["grad_reduce_dtype"] = "tf32";
   EXPECT_EQ(error_of(j),
             "cfg.json: key 'options.grad_reduce_dtype': 'tf32' is not one of bf16, fp16, fp32");
+}
+
+// The trace says what the links move: an fp32 reduction's spans carry 4 bytes a parameter (they
+// carried the bf16 2 while the step was priced for 4), ZeRO-2's reduce-scatters too, and its
+// parameter gathers the compute precision's 2.
+TEST(PredictFrameworkConfig, TheTracesReductionsCarryTheBytesTheyArePricedFor) {
+  const auto dp_bytes = [](const json& j, std::string_view prefix) {
+    const Simulation r = simulate(parse_config(j, "cfg.json"));
+    std::set<int64_t> bytes;
+    for (const traces::Span& s : r.timeline.spans)
+      if (r.timeline.span_name(s).starts_with(prefix)) bytes.insert(s.bytes);
+    return bytes;
+  };
+  json j = tiny_gpt();
+  j["options"]["grad_reduce_dtype"] = "bf16";
+  const std::set<int64_t> bf16 = dp_bytes(j, "ALLREDUCE(dp)");
+  ASSERT_EQ(bf16.size(), 1u);
+  const int64_t params = *bf16.begin() / 2;
+  j["options"]["grad_reduce_dtype"] = "fp32";
+  EXPECT_EQ(dp_bytes(j, "ALLREDUCE(dp)"), std::set<int64_t>{4 * params});
+  j["options"]["zero"] = 2;
+  EXPECT_EQ(dp_bytes(j, "REDUCESCATTER(dp)"), std::set<int64_t>{4 * params});
+  EXPECT_EQ(dp_bytes(j, "ALLGATHER(dp)"), std::set<int64_t>{2 * params});
 }
 
 TEST(PredictFrameworkConfig, ContextParallelDevicesShareTheShardsAndTheReductions) {
