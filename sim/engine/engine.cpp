@@ -64,14 +64,15 @@ class Sim {
         coll_free_(overlap_.empty() ? 0 : p.num_ranks, 0),
         coll_work_end_(overlap_.empty() ? 0 : p.num_ranks, 0),
         coll_reach_(overlap_.empty() ? 0 : p.colls.size(), 0),
-        inst_work_end_(overlap_.empty() ? 0 : p.instances.size(), 0) {
+        inst_work_end_(overlap_.empty() ? 0 : p.instances.size(), 0),
+        compute_debt_(overlap_.empty() ? 0 : p.num_ranks, 0) {
     if (slowed_) {
       jobs_.resize(p.num_ranks);
       held_.assign(p.num_ranks, 0);
       coll_held_.assign(p.num_ranks, 0);
       p2p_held_.assign(p.num_ranks, 0);
-      sm_held_ns_.assign(p.num_ranks, 0);
     }
+    if (slowed_ || !compute_debt_.empty()) sm_held_ns_.assign(p.num_ranks, 0);
     if (p2p_) index_transfer_holds();
     for (int r = 0; r < p.num_ranks; ++r) {
       RankState& st = ranks_[r];
@@ -122,7 +123,7 @@ class Sim {
       stats.communication_ns = st.communication_ns;
       stats.end_ns = st.end_ns;
       stats.peak_activation_bytes = p_.peak_activation_bytes[r];
-      if (slowed_) stats.sm_held_ns = sm_held_ns_[r];
+      if (!sm_held_ns_.empty()) stats.sm_held_ns = sm_held_ns_[r];
       res.step_time_ns = std::max(res.step_time_ns, st.end_ns);
     }
     if (rec_.enabled())
@@ -221,13 +222,19 @@ class Sim {
       st.compute_op = g;
       st.compute_start = now;
       st.pc = pc + 1;
+      int64_t work = op.value;
+      if (!compute_debt_.empty() && compute_debt_[r] > 0) [[unlikely]] {
+        work += compute_debt_[r];
+        if (!slowed_) sm_held_ns_[r] += compute_debt_[r];  // slowed_: compute_done counts it
+        compute_debt_[r] = 0;
+      }
       if (in_.shared_processors > 0) {
-        start_shared(r, op.value, now);
+        start_shared(r, work, now);
       } else if (slowed_) {
-        jobs_[r] = Job{static_cast<double>(op.value), 1 - held_[r], now, 0};
+        jobs_[r] = Job{static_cast<double>(work), 1 - held_[r], now, 0};
         retime(r, now);
       } else {
-        queue_.push(now + op.value, EventType::kComputeDone, static_cast<uint32_t>(r));
+        queue_.push(now + work, EventType::kComputeDone, static_cast<uint32_t>(r));
       }
       // The rank resumes at its next op when this compute ends: with thousands of ranks in
       // flight that op is a cache miss unless fetched now, while other ranks' events run.
@@ -597,8 +604,11 @@ class Sim {
 
   // The last member of an early-starting instance has arrived at `now`; inst_start_ holds the
   // latest of its members' earliest starts (CollectiveOverlap), at most now. It ends its duration
-  // after that start, or its tail after now if later, plus the charged share of the part before
-  // now. Ports and processors are held from now: what ran before is past.
+  // after that start, or its tail after now if later. The part before now ran beside its members'
+  // compute, which the SMs it held slowed by the charged share of that part: what has run of that
+  // compute is past, so each member's next compute action takes that much longer (a reduction
+  // after every microbatch's backward slows the next forward; the step's last, the optimizer
+  // step, which waits for it). Ports and processors are held from now.
   [[gnu::noinline]] void start_early(int32_t inst, int64_t now) {
     const Instance& I = p_.instances[inst];
     const CollectiveOverlap& e = p_.instance_overlap[inst];
@@ -606,11 +616,15 @@ class Sim {
         std::max(inst_start_[inst] + I.duration_ns, now + std::min(e.tail_ns, I.duration_ns));
     const int64_t before_now = std::max<int64_t>(0, I.duration_ns - (base - now));
     const int64_t charged = std::llround(e.charge_share * static_cast<double>(before_now));
-    inst_work_end_[inst] = inst_start_[inst] + I.duration_ns + charged;
+    inst_work_end_[inst] = inst_start_[inst] + I.duration_ns;
+    if (charged > 0) {
+      for (int32_t k = I.members_begin; k < I.members_end; ++k)
+        compute_debt_[rank_of_member(static_cast<uint32_t>(p_.members[k]))] += charged;
+    }
     occupy_ports(I, +1, now);
     if (slowed_ && p_.instance_sm_share[inst] > 0)
       hold_processors(I, p_.instance_sm_share[inst], now);
-    queue_.push(base + charged, EventType::kCollectiveDone, static_cast<uint32_t>(inst));
+    queue_.push(base, EventType::kCollectiveDone, static_cast<uint32_t>(inst));
   }
 
   // A running collective holds each member's egress and ingress port of its tier.
@@ -766,6 +780,9 @@ class Sim {
   std::vector<int64_t> coll_free_, coll_work_end_;
   std::vector<int64_t> coll_reach_;  // per collective (Program::colls): when its cursor passed it
   std::vector<int64_t> inst_work_end_;  // per instance
+  // Per rank: compute time its next compute action owes to the SMs an early-started collective
+  // held beside the compute it already ran (start_early).
+  std::vector<int64_t> compute_debt_;
 };
 
 }  // namespace

@@ -70,9 +70,12 @@ struct StageTiming {
 //   before its member's cursor reached it at the earliest, and never before that member's
 //   previous collective ended. It ends no sooner than `tail_ns` after its last member reached it
 //   (the last bucket, made as the backward ends). What ran before that reach ran beside the
-//   compute: `charge_share` of it is added to its end (the SMs its thread blocks held, as
-//   collective_sm_share charges a collective running beside compute). A stream still busy with
-//   earlier reductions therefore hides nothing: each reduction then takes its full time.
+//   compute: `charge_share` of it is added to each member's next compute action (the SMs its
+//   thread blocks held slowed the compute beside it, as collective_sm_share charges a collective
+//   running beside compute; the engine adds what has already run to what comes next, so that a
+//   reduction after every microbatch's backward costs the next forward, and the step's last the
+//   optimizer step). A stream still busy with earlier reductions therefore hides nothing: each
+//   reduction then takes its full time.
 // - release_ns > 0 (less than its collective_ns): the compute waiting for it (a gather brings its
 //   inputs) may start `release_ns` after it began, as a forward uses a parameter gather's first
 //   layers while the rest arrive (ZeRO-3's and FSDP's prefetched gathers): what the part that
@@ -164,7 +167,8 @@ struct RankStats {
   int64_t end_ns = 0;            // when its last activity ended
   int64_t peak_activation_bytes = 0;
   // Of compute_ns, what collectives and transfers holding its SMs added
-  // (EngineInput::collective_sm_share, p2p_sm_share_by_tier).
+  // (EngineInput::collective_sm_share, p2p_sm_share_by_tier, and CollectiveOverlap::charge_share
+  // of the part of an early-started collective that ran beside compute).
   int64_t sm_held_ns = 0;
   // Union of its activity spans (traces::analyze's busy time); with build_timeline or record_busy.
   int64_t busy_ns = 0;

@@ -50,9 +50,10 @@ struct Breakdown {
   int pp = 0;  // the device broken down: (dp 0, pp, tp 0), the busiest compute stream
   double step_s = 0;
   TermSeconds busy;  // over its program's compute actions
-  // Its compute time the SMs of collectives the engine runs beside it added (those not priced as
-  // hidden, whose price carries theirs), and those of pipeline transfers and receives posted
-  // ahead (engine::RankStats::sm_held_ns; JSON "collectives_sm_held_s", named before the latter).
+  // Its compute time the SMs of collectives the engine runs beside it added (the hidden part of a
+  // dp reduction's its charge_share, engine::CollectiveOverlap), and those of pipeline transfers
+  // and receives posted ahead (engine::RankStats::sm_held_ns; JSON "collectives_sm_held_s", named
+  // before the latter).
   double sm_held_s = 0;
   // Its compute time beyond the terms and sm_held_s: calibrated phases, shared cores.
   double other_s = 0;

@@ -70,6 +70,29 @@ TEST(CollectiveOverlap, AReductionOnAFreeStreamHidesBehindItsBackward) {
   EXPECT_EQ(simulate(in).step_time_ns, 100 + 500 + 10);
 }
 
+// A reduction after every microbatch's backward (ZeRO-2, FSDP): nothing waits for the first, so
+// the SMs its hidden part held were charged to nobody, and ZeRO-2 cost what ZeRO-1 did. They slow
+// the compute beside them, which the engine charges to the member's next compute action.
+TEST(CollectiveOverlap, TheSmsAReductionHeldSlowTheComputeAfterItWhenNothingWaitsForIt) {
+  const auto s = replicas("0F0 0B0 0REDUCESCATTER(dp):8 0F1 0B1 0REDUCESCATTER(dp):8 0STEP", 2);
+  EngineInput in = on(s, 100, 200);
+  in.stages[0].optimizer_ns = 10;
+  in.collective_ns = [](int, const schedule::Action&) { return int64_t{150}; };
+  in.collective_overlap = [](int, const schedule::Action&) {
+    return CollectiveOverlap{.lead_ns = 200, .tail_ns = 15, .charge_share = 0.2};
+  };
+  const EngineResult r = simulate(in);
+  // Each reduction hides 135 of its 150 ns behind its backward (a fifth of it, 27, charged): the
+  // first from 100 to 315, F1 from 300 for 100 + 27, B1 to 627, the second from 427 to 642, then
+  // the optimizer step for 10 + 27. (Before, the first's 27 went to its own end, which nothing
+  // waited for: 652.)
+  EXPECT_EQ(r.step_time_ns, 642 + 10 + 27);
+  EXPECT_EQ(collectives_of_rank0(r),
+            (std::vector<std::pair<int64_t, int64_t>>{{100, 315}, {427, 642}}));
+  EXPECT_EQ(r.ranks[0].sm_held_ns, 2 * 27);
+  EXPECT_EQ(simulate_symmetric(in).step_time_ns, r.step_time_ns);
+}
+
 TEST(CollectiveOverlap, ReductionsQueuedOnTheirStreamHideOnlyWhatItWasFreeFor) {
   // Four microbatches, each reducing its gradients (300 ns) after its backward (100 ns): the
   // stream is still busy with the previous reduction when each backward starts, so each waits for
