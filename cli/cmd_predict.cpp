@@ -354,9 +354,7 @@ void print_breakdowns(const std::vector<Row>& rows) {
     // Calibrated phases and cores shared between ranks price compute apart from the op terms.
     if (std::abs(b.other_s) > 1e-6 * b.step_s)
       line("other compute", b.other_s, "  (calibrated rates, shared cores)");
-    line("idle", b.idle_s,
-         "  (pipeline bubble, collectives not hidden or the SMs hidden ones hold, waiting for "
-         "transfers)");
+    line("idle", b.idle_s, "  (pipeline bubble, collectives not hidden, waiting for transfers)");
     line("step", b.step_s, "");
     std::printf("  %-18s %10.4f s          on its own streams, overlapping the above\n",
                 "communication", b.communication_s);
