@@ -88,6 +88,9 @@ std::vector<PredictConfig> search_space(const PredictConfig& base, const SearchO
             continue;
           for (int v : {1, 2, 4}) {
             if (v > 1 && layers_of(base) % (pp * v) != 0) continue;
+            // Interleaved 1F1B over microbatches pp does not divide runs in torch, not in
+            // Megatron-LM: the search proposes what every stack with the family runs.
+            if (f == schedule::Family::kInterleaved && m % pp != 0) continue;
             if (schedule::family_rule_violation(f, {dp, pp, tp}, v, m).empty())
               scheds.push_back({f, v});
           }

@@ -34,12 +34,14 @@ const std::array<FamilyInfo, static_cast<size_t>(Family::kCount)> kFamilies = {{
      .torch_class = "Schedule1F1B",
      .order = orders::one_f_one_b},
     {.name = "interleaved",
-     .description = "interleaved 1F1B (Megatron-LM): v model chunks per rank, stage s on pp rank "
-                    "s % pp; needs microbatches % pp == 0 and v >= 2",
+     .description = "interleaved 1F1B (Megatron-LM, torch): v model chunks per rank, stage s on "
+                    "pp rank s % pp, v >= 2; microbatches in rounds of pp when pp divides them "
+                    "(Megatron-LM's only case), else as torch runs them (m divisible by "
+                    "max(1, m / pp))",
      .min_virtual_stages = 2,
      .max_virtual_stages = 0,
      .default_virtual_stages = 2,
-     .microbatch_rule = MicrobatchRule::kMultipleOfPp,
+     .microbatch_rule = MicrobatchRule::kMultipleOfRounds,
      .searchable = true,
      .torch_class = "ScheduleInterleaved1F1B",
      .order = orders::interleaved},
@@ -131,12 +133,6 @@ std::string family_rule_violation(Family family, const mesh::MeshShape& mesh, in
   }
   const std::string ms = std::to_string(m) + " microbatches";
   switch (f.microbatch_rule) {
-    case MicrobatchRule::kMultipleOfPp:
-      if (m % mesh.pp != 0) {
-        return who + "needs microbatches divisible by pp (as Megatron-LM), got " + ms +
-               " for pp=" + std::to_string(mesh.pp);
-      }
-      break;
     case MicrobatchRule::kMultipleOfRounds: {
       const int rounds = std::max(1, m / mesh.pp);
       if (m % rounds != 0) {

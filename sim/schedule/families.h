@@ -46,7 +46,6 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(Placement::kCo
 // What the microbatch count per replica must satisfy.
 enum class MicrobatchRule : uint8_t {
   kAny = 0,
-  kMultipleOfPp = 1,      // m % pp == 0 (Megatron-LM's interleaving)
   kMultipleOfRounds = 2,  // m % max(1, m / pp) == 0 (torch's interleaved schedules)
   kAtLeastStages = 3,     // m >= pp * v (torch's DualPipeV)
   kCount

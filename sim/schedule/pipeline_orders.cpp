@@ -63,16 +63,20 @@ std::vector<Action> zb_h1_order(int rank, int pp, int m) {
   return out;
 }
 
-// Megatron-LM's interleaved 1F1B (forward_backward_pipelining_with_interleaving): the k-th
-// forward of a rank runs chunk (k mod pp*v) / pp on microbatch (k / (pp*v)) * pp + k mod pp; the
-// k-th backward runs the chunks in reverse. Warm-up: 2(pp - rank - 1) + (v - 1) pp forwards.
+// Megatron-LM's interleaved 1F1B (forward_backward_pipelining_with_interleaving), as torch's
+// ScheduleInterleaved1F1B generalises it: microbatches go in rounds of n = m / max(1, m / pp)
+// (pp when pp divides m, Megatron-LM's only case; torch also runs m = 3, 5, 6, 10 on pp = 4,
+// `microbatches_per_round`). The k-th forward of a rank runs chunk (k mod n*v) / n on microbatch
+// (k / (n*v)) * n + k mod n; the k-th backward runs the chunks in reverse. Warm-up:
+// 2(pp - rank - 1) + (v - 1) n forwards, at most m v.
 std::vector<Action> interleaved_order(int rank, int pp, int v, int m) {
   const int total = m * v;
-  const int group = pp * v;
-  const int warmup = std::min((pp - rank - 1) * 2 + (v - 1) * pp, total);
-  const auto microbatch = [&](int k) { return (k / group) * pp + k % pp; };
+  const int n = m / std::max(1, m / pp);  // microbatches a round
+  const int group = n * v;
+  const int warmup = std::min((pp - rank - 1) * 2 + (v - 1) * n, total);
+  const auto microbatch = [&](int k) { return (k / group) * n + k % n; };
   const auto chunk = [&](int k, bool forward) {
-    const int c = (k % group) / pp;
+    const int c = (k % group) / n;
     return forward ? c : v - 1 - c;
   };
   const auto f = [&](int k) { return fwd(chunk(k, true) * pp + rank, microbatch(k)); };

@@ -72,13 +72,6 @@ Schedule generated(const Shape& s) {
   return generate(c);
 }
 
-// The one shape of the fixtures meshscope declines on purpose: its interleaved family keeps
-// Megatron-LM's rule (microbatches divisible by pp); torch relaxes it to microbatches divisible by
-// max(1, microbatches / pp) (4 ranks, 6 microbatches: one round of 6).
-bool deliberately_rejected(const Shape& s) {
-  return s.family == Family::kInterleaved && s.m % s.pp != 0;
-}
-
 // torch 2.15's Schedule1F1B._get_pipeline_order (the IR it dumps, not what it runs) numbers the
 // last rank's forwards from 1 ("3F1 3B0 3F2 ... 3F8" for 8 microbatches: microbatch 8 does not
 // exist), because it increments the forward counter before the first forward when that rank has
@@ -105,7 +98,6 @@ TEST(TorchOrders, EveryFamilyTorchHasRunsTorchsOrderPerRank) {
   int compared = 0;
   for (const Shape& shape : shapes) {
     SCOPED_TRACE(shape.file);
-    if (deliberately_rejected(shape)) continue;
     const Schedule torch = parse_torch_csv(read(kDir / shape.file), shape.file).schedule;
     const Schedule ours = generated(shape);
     EXPECT_EQ(ours.stage_owner, torch.stage_owner);
@@ -115,7 +107,7 @@ TEST(TorchOrders, EveryFamilyTorchHasRunsTorchsOrderPerRank) {
     EXPECT_EQ(info(shape.family).torch_class.empty(), false);
     ++compared;
   }
-  EXPECT_EQ(compared, static_cast<int>(shapes.size()) - 1);
+  EXPECT_EQ(compared, static_cast<int>(shapes.size()));
 }
 
 // meshscope's zb-h1 (Qi et al. 2023) is torch's ScheduleInterleavedZeroBubble with one stage per
@@ -130,19 +122,24 @@ TEST(TorchOrders, ZbH1IsTorchsInterleavedZeroBubbleWithOneChunk) {
   }
 }
 
-TEST(TorchOrders, InterleavedKeepsMegatronsMicrobatchRule) {
-  const Shape s{"interleaved_pp4_m6_v2.compute_only.csv", Family::kInterleaved, 4, 6, 2};
-  ASSERT_TRUE(fs::exists(kDir / s.file));
-  ASSERT_TRUE(deliberately_rejected(s));
-  try {
-    generated(s);
-    FAIL() << "interleaved with 6 microbatches on 4 ranks was generated";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("divisible by pp"), std::string::npos) << e.what();
+// Interleaved 1F1B takes the microbatch counts torch runs, in torch's rounds (4 ranks with 3, 5,
+// 6 or 10 microbatches: the fixtures above, each torch's order). Before, it kept Megatron-LM's
+// rule (pp divides m) and refused those, so a torch job of such a shape had no interleaved
+// alternative. A count torch refuses is refused with torch's rule.
+TEST(TorchOrders, InterleavedTakesTheMicrobatchCountsTorchRuns) {
+  for (const int m : {3, 5, 6, 10}) {
+    const std::string file = "interleaved_pp4_m" + std::to_string(m) + "_v2.compute_only.csv";
+    EXPECT_TRUE(fs::exists(kDir / file)) << file;
   }
-  // torch's own schedule of that shape still reads, validates and runs in meshscope.
-  const Schedule torch = parse_torch_csv(read(kDir / s.file), s.file).schedule;
-  EXPECT_TRUE(validate(torch).ok());
+  try {
+    generated(Shape{"", Family::kInterleaved, 3, 7, 2});
+    FAIL() << "interleaved with 7 microbatches on 3 ranks was generated";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("needs microbatches divisible by max(1, microbatches / "
+                                         "pp) = 2 (as torch), got 7 microbatches"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(TorchOrders, NewFamiliesValidateOnLargerMeshes) {
