@@ -138,6 +138,7 @@ def worker(rank, args, port):
         activities=[ProfilerActivity.CPU],
         schedule=torch.profiler.schedule(wait=0, warmup=0, active=args.steps, repeat=1),
         on_trace_ready=lambda p: p.export_chrome_trace(trace_file),
+        with_stack=args.with_stack,  # Python frames around the ops (python_function events)
     ) as prof:
         for _ in range(args.steps):
             one_step()
@@ -190,6 +191,8 @@ def main():
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--steps", type=int, default=1, help="profiled steps")
     p.add_argument("--warmup", type=int, default=1, help="unprofiled steps first")
+    p.add_argument("--with-stack", action="store_true",
+                   help="record Python frames too (torch.profiler's with_stack)")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     if schedule_class(args.schedule) is None:

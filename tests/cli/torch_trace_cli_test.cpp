@@ -80,6 +80,27 @@ TEST(TorchTraceCli, ARankFileOfAnotherRunIsNamed) {
   }
 }
 
+// Recorded with with_stack: the actions are recovered as without it (GPipe's from its ranges,
+// 1F1B's, which has none, from its ops), and the replay runs (it had stopped: "stage 0 has no
+// measured compute", "no actions: every row is empty").
+TEST(TorchTraceCli, AJobRecordedWithPythonFramesIsReadAsWithout) {
+  const Result gpipe = shell(kBin + " schedules --from-trace " +
+                             (kTorch / "GPipe_with_stack").string() + " --format torch-csv");
+  ASSERT_EQ(gpipe.status, 0) << gpipe.err;
+  EXPECT_EQ(gpipe.out, read_file(kTorch / "GPipe_with_stack" / "schedule.compute_only.csv"));
+  // 1F1B: torch's IR numbers its last rank's forwards from 1 (Recovered1F1BIsWhatItsRuntimeRan).
+  const Result one = shell(kBin + " schedules --from-trace " +
+                           (kTorch / "1F1B_with_stack").string() + " --format torch-csv");
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(one.out.substr(0, one.out.find("\r\n")),
+            "0F0,0F1,0B0,0F2,0B1,0F3,0B2,0B3,0REDUCE_GRAD,0WAIT_REDUCE_GRAD");
+  for (const char* name : {"GPipe_with_stack", "1F1B_with_stack"}) {
+    const nlohmann::json p = predict_from_trace(kTorch / name);
+    ASSERT_FALSE(p.is_null()) << name;
+    EXPECT_GT(p["measured_step_ns"].get<int64_t>(), 0) << name;
+  }
+}
+
 TEST(TorchTraceCli, Recovered1F1BIsWhatItsRuntimeRan) {
   // torch 2.15's Schedule1F1B.pipeline_order numbers the last rank's forwards 1..n while its
   // runtime runs 0..n-1: the other rows are torch's, the last is the run's.
@@ -108,7 +129,10 @@ TEST(TorchTraceCli, RecoveredScheduleTextValidates) {
 }
 
 TEST(TorchTraceCli, AnalyzeReportsEveryRankAsAPipelineDevice) {
-  for (const char* name : {"GPipe", "1F1B", "InterleavedZeroBubble", "DualPipeV"}) {
+  // The *_with_stack jobs were recorded with torch.profiler's with_stack: Python frames wrap every
+  // op and the action ranges, and no op had counted as outermost (0 ns of compute, 100% bubble).
+  for (const char* name : {"GPipe", "1F1B", "InterleavedZeroBubble", "DualPipeV",
+                           "GPipe_with_stack", "1F1B_with_stack"}) {
     SCOPED_TRACE(name);
     const fs::path job = kTorch / name;
     const auto meta = nlohmann::json::parse(read_file(job / "job.meta"));

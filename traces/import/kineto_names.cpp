@@ -175,4 +175,16 @@ bool is_unnumbered_profiler_step(std::string_view name) {
   return name.starts_with(kPrefix) && !profiler_step_number(name);
 }
 
+bool is_python_frame(std::string_view name) {
+  if (name.starts_with("<built-in ") || name.starts_with("nn.Module: ")) return true;
+  // "FILE(LINE): FUNCTION"
+  for (size_t open = name.find('('); open != std::string_view::npos;
+       open = name.find('(', open + 1)) {
+    size_t i = open + 1;
+    while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+    if (i > open + 1 && name.substr(i).starts_with("): ")) return true;
+  }
+  return false;
+}
+
 }  // namespace meshscope::traces::importer

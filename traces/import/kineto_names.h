@@ -58,6 +58,12 @@ std::optional<int> dtype_bytes(std::string_view dtype);
 // N from "ProfilerStep#N"; nullopt for other names.
 std::optional<int64_t> profiler_step_number(std::string_view name);
 
+// A Python frame PyTorch's profiler records with `with_stack=True` (category python_function):
+// "torch/nn/modules/module.py(1751): _call_impl", "<built-in method add of ...>", "nn.Module:
+// Linear_0". Frames wrap the ops a step runs, the actions' ranges among them, so an op inside a
+// frame is still outermost among ops; torch's op names never take these forms.
+bool is_python_frame(std::string_view name);
+
 // A name that is a ProfilerStep# marker whose suffix is no integer ("ProfilerStep#five"): no step
 // window can come of it, and the importers say so (ImportWarning::kUnnumberedStep).
 bool is_unnumbered_profiler_step(std::string_view name);

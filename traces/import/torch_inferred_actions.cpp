@@ -5,6 +5,8 @@
 #include <map>
 #include <string_view>
 
+#include "traces/import/kineto_names.h"
+
 namespace meshscope::traces::importer {
 namespace {
 
@@ -54,7 +56,8 @@ InferredActions infer_single_stage_actions(const Timeline& t, int stage) {
   for (uint32_t i = 0; i < t.spans.size(); ++i) {
     const Span& s = t.spans[i];
     if (s.device != out.device || s.lane != out.lane || s.kind != SpanKind::kHost) continue;
-    if (s.begin_ns < open_end) {  // nested in the current outermost op
+    if (is_python_frame(t.span_name(s))) continue;  // with_stack's frames wrap the ops
+    if (s.begin_ns < open_end) {                    // nested in the current outermost op
       if (starts_fwdbwd[i]) item_linked.back() = true;
       continue;
     }

@@ -7,6 +7,8 @@
 #include <set>
 #include <tuple>
 
+#include "traces/import/kineto_names.h"
+
 #include "traces/import/torch_actions.h"
 #include "traces/import/torch_inferred_actions.h"
 
@@ -212,7 +214,9 @@ TorchPipelineLabels label_torch_pipeline(Timeline& t) {
       continue;
     }
     while (!open_op_ends.empty() && open_op_ends.back() <= s.begin_ns) open_op_ends.pop_back();
-    const bool op = s.kind == SpanKind::kHost;
+    // Python frames (with_stack) wrap ops and the action ranges alike: no op is outermost
+    // beneath one that began before its action, so they are not ops here.
+    const bool op = s.kind == SpanKind::kHost && !is_python_frame(t.span_name(s));
     const bool outermost = op && open_op_ends.empty();
     if (op) open_op_ends.push_back(s.end_ns);
     if (r == nullptr) continue;
