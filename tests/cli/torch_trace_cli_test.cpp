@@ -101,6 +101,23 @@ TEST(TorchTraceCli, AJobRecordedWithPythonFramesIsReadAsWithout) {
   }
 }
 
+// GPipe fills its pipeline one rank after another: each rank's warm-up (idle before its first
+// compute) is longer than the rank's before it. Each "Forward i" allocates its receive buffer
+// before its blocking c10d::recv_; read as the first compute, it had put rank 3's warm-up at
+// 194 us against rank 0's 4.3 ms, and the fill into peer wait.
+TEST(TorchTraceCli, GPipesWarmUpGrowsDownThePipeline) {
+  const Result r = shell(kBin + " analyze --json " + (kTorch / "GPipe").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto a = nlohmann::json::parse(r.out);
+  ASSERT_EQ(a["devices"].size(), 4u);
+  int64_t before = -1;
+  for (const auto& d : a["devices"]) {
+    const int64_t warmup = d["bubbles"]["warmup_ns"].get<int64_t>();
+    EXPECT_GT(warmup, before) << d["name"];
+    before = warmup;
+  }
+}
+
 TEST(TorchTraceCli, Recovered1F1BIsWhatItsRuntimeRan) {
   // torch 2.15's Schedule1F1B.pipeline_order numbers the last rank's forwards 1..n while its
   // runtime runs 0..n-1: the other rows are torch's, the last is the run's.

@@ -200,6 +200,18 @@ TorchPipelineLabels label_torch_pipeline(Timeline& t) {
   }
   out.cpu_device = !has_gpu;
 
+  // GPipe's and 1F1B's "Forward i" / "Backward i" allocate their receive buffer and then wait in
+  // a blocking c10d::recv_ before they compute: what begins before the action's last such receive
+  // ends is no compute of it (the allocation had read as the first compute, and a downstream
+  // rank's pipeline fill as peer wait; the replay starts an action's work there too).
+  std::vector<int64_t> received_at(ranges.size(), INT64_MIN);
+  for (const Span& s : t.spans) {
+    if (s.device != device || s.lane != lane || t.span_name(s) != "c10d::recv_") continue;
+    if (const ActionRange* r = action_at(ranges, s.begin_ns))
+      received_at[static_cast<size_t>(r - ranges.data())] =
+          std::max(received_at[static_cast<size_t>(r - ranges.data())], s.end_ns);
+  }
+
   // The driving thread's spans, in lane order (begin, end descending): each takes the labels of
   // the action it begins in; outermost ops of compute actions become compute on a CPU rank.
   std::vector<int64_t> open_op_ends;  // ends of the enclosing host ops
@@ -223,7 +235,8 @@ TorchPipelineLabels label_torch_pipeline(Timeline& t) {
     label(s, r->action, is_backward_engine_op(t.span_name(s)));
     ++out.labelled_spans;
     if (out.cpu_device && outermost && is_compute(r->action.type) && s.end_ns <= r->end_ns &&
-        !is_comm_op(t.span_name(s))) {
+        !is_comm_op(t.span_name(s)) &&
+        s.begin_ns >= received_at[static_cast<size_t>(r - ranges.data())]) {
       s.kind = SpanKind::kCompute;
     }
   }
