@@ -179,8 +179,12 @@ void warn_of_ranks_apart(const std::vector<importer::RankTrace>& ranks,
       e.begin_ns = std::min(e.begin_ns, w.begin_ns);
       e.end_ns = std::max(e.end_ns, w.end_ns);
     }
-    // Offsets bring every time onto one axis within kMaxTimeNs (align_clocks): no overflow.
-    return StepWindow{e.begin_ns + offsets[r], e.end_ns + offsets[r]};
+    // An offset that would overflow is the merge's to refuse (merge_ranks names the file).
+    StepWindow moved;
+    if (__builtin_add_overflow(e.begin_ns, offsets[r], &moved.begin_ns) ||
+        __builtin_add_overflow(e.end_ns, offsets[r], &moved.end_ns))
+      return std::nullopt;
+    return moved;
   };
   std::optional<size_t> first;
   std::optional<StepWindow> reference;
@@ -194,8 +198,10 @@ void warn_of_ranks_apart(const std::vector<importer::RankTrace>& ranks,
     }
     const bool before = mine->end_ns <= reference->begin_ns;
     if (!before && mine->begin_ns < reference->end_ns) continue;  // they overlap
-    const int64_t apart =
-        before ? reference->begin_ns - mine->end_ns : mine->begin_ns - reference->end_ns;
+    int64_t apart = 0;
+    if (before ? __builtin_sub_overflow(reference->begin_ns, mine->end_ns, &apart)
+               : __builtin_sub_overflow(mine->begin_ns, reference->end_ns, &apart))
+      continue;  // clocks past any alignment: the merge refuses them
     report.warn_at(ImportWarning::kRankStepsApart,
                    "rank " + std::to_string(ranks[r].rank) + "'s steps (" + ranks[r].file + ") " +
                        (before ? "end " : "begin ") + format_duration(apart) +
