@@ -78,8 +78,9 @@ inline std::string_view name(Family f) { return info(f).name; }
 std::optional<Family> parse_family(std::string_view s);
 
 // Empty when `family` runs with this mesh, chunks per rank and microbatches per replica; else one
-// line saying which rule is broken ("schedule 'interleaved': needs microbatches divisible by pp
-// ..."). The generators, predict's config and its search all ask this.
+// line saying which rule is broken ("schedule 'interleaved': needs microbatches divisible by
+// max(1, microbatches / pp) = 2 (as torch), got 7 microbatches"). The generators, predict's
+// config and its search all ask this.
 std::string family_rule_violation(Family family, const mesh::MeshShape& mesh, int virtual_stages,
                                   int microbatches);
 
