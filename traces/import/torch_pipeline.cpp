@@ -8,7 +8,6 @@
 #include <tuple>
 
 #include "traces/import/kineto_names.h"
-
 #include "traces/import/torch_actions.h"
 #include "traces/import/torch_inferred_actions.h"
 
@@ -207,9 +206,10 @@ TorchPipelineLabels label_torch_pipeline(Timeline& t) {
   std::vector<int64_t> received_at(ranges.size(), INT64_MIN);
   for (const Span& s : t.spans) {
     if (s.device != device || s.lane != lane || t.span_name(s) != "c10d::recv_") continue;
-    if (const ActionRange* r = action_at(ranges, s.begin_ns))
-      received_at[static_cast<size_t>(r - ranges.data())] =
-          std::max(received_at[static_cast<size_t>(r - ranges.data())], s.end_ns);
+    if (const ActionRange* r = action_at(ranges, s.begin_ns)) {
+      int64_t& at = received_at[static_cast<size_t>(r - ranges.data())];
+      at = std::max(at, s.end_ns);
+    }
   }
 
   // The driving thread's spans, in lane order (begin, end descending): each takes the labels of
