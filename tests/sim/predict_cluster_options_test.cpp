@@ -34,6 +34,17 @@ using nlohmann::json;
 // figures, with every ZeRO stage: its own stack runs none but 0), so that their prices show in the
 // step; fp16, whose gradients megatron-2022 reduces at their own 2 bytes (its bf16 runs reduce fp32
 // main gradients).
+// A GPT of these layers, hidden size, heads, sequence and vocabulary, the rest at its defaults.
+model::GptSpec gpt_spec(int64_t layers, int64_t hidden, int64_t heads, int64_t seq, int64_t vocab) {
+  model::GptSpec g;
+  g.layers = layers;
+  g.hidden = hidden;
+  g.heads = heads;
+  g.seq = seq;
+  g.vocab = vocab;
+  return g;
+}
+
 json two_nodes() {
   json j = json::parse(
       R"({"model": {"kind": "gpt", "layers": 4, "hidden": 2048, "heads": 16, "seq": 2048, "vocab": 32000},
@@ -99,12 +110,7 @@ TEST(PredictClusterOptions, HybridShardingGathersInsideTheNodeAndAllReducesTheSh
 TEST(PredictClusterOptions, CheckpointingEveryOtherLayerCostsHalfAFullRecomputation) {
   // recompute_every 2: layers 2 and 4 of 4 are recomputed (torchtitan counts from 1), layers 1
   // and 3 keep their activations: the backward's FLOPs and the activations lie halfway.
-  model::GptSpec g;
-  g.layers = 4;
-  g.hidden = 1024;
-  g.heads = 16;
-  g.seq = 1024;
-  g.vocab = 32000;
+  const model::GptSpec g = gpt_spec(4, 1024, 16, 1024, 32000);
   model::LayerParallel p;
   const model::GptModel none = model::build_gpt(g, p, 1);
   p.recompute = model::Recompute::kFull;
@@ -135,12 +141,7 @@ TEST(PredictClusterOptions, CheckpointingEveryOtherLayerCostsHalfAFullRecomputat
 // Every 5th layer of ranks that hold 4 is no layer: the config asked for recomputation and would
 // get none, without a word. Refused naming the key; every 4th still recomputes one layer a rank.
 TEST(PredictClusterOptions, RecomputeEveryBeyondTheLayersOfEveryRankIsRefused) {
-  model::GptSpec g;
-  g.layers = 8;
-  g.hidden = 256;
-  g.heads = 4;
-  g.seq = 128;
-  g.vocab = 1024;
+  const model::GptSpec g = gpt_spec(8, 256, 4, 128, 1024);
   model::LayerParallel p;
   p.recompute = model::Recompute::kFull;
   p.recompute_every = 5;
@@ -169,12 +170,7 @@ TEST(PredictClusterOptions, EveryOtherLayerIsCountedOnEachPipelineRank) {
   // rank 0, 1 and 3 on rank 1): each rank recomputes its own second layer, stages 2 and 3.
   // Counted over the whole model instead, rank 1 would recompute both of its layers (the model's
   // 2nd and 4th) and rank 0 none.
-  model::GptSpec g;
-  g.layers = 4;
-  g.hidden = 1024;
-  g.heads = 16;
-  g.seq = 1024;
-  g.vocab = 32000;
+  const model::GptSpec g = gpt_spec(4, 1024, 16, 1024, 32000);
   model::LayerParallel p;
   const std::vector<int> one_each{1, 1, 1, 1}, owner{0, 1, 0, 1};
   const model::GptModel none = model::build_gpt(g, p, 4, one_each, owner);
