@@ -10,6 +10,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "cli/output_path.h"
@@ -171,12 +172,25 @@ void run(const SchedulesArgs& args) {
   schedule::Schedule s;
   std::optional<schedule::TorchCsvFormat> input_variant;
   std::string recovered_csv;
+  std::string replicas_note;  // a recovered job of several pipeline groups: which one this is
   if (!args.from_trace.empty()) {
     RecoveredSchedule recovered =
         recover_torch_schedule(load_torch_job(args.from_trace, "schedules"), args.from_trace);
     s = std::move(recovered.parsed.schedule);
     input_variant = recovered.parsed.format;
     recovered_csv = std::move(recovered.csv);
+    if (recovered.groups > 1) {
+      std::string ranks;
+      for (const int r : recovered.ranks) ranks += (ranks.empty() ? "" : " ") + std::to_string(r);
+      replicas_note = "the job ran " + std::to_string(recovered.groups) + " pipeline groups (dp " +
+                      std::to_string(recovered.groups) + "); this is the first's (global ranks " +
+                      ranks + "), " +
+                      (recovered.differing_rank < 0
+                           ? std::string("which every group ran")
+                           : "and global rank " + std::to_string(recovered.differing_rank) +
+                                 " ran other actions than its place in it");
+      std::cerr << "meshscope schedules: note: " << replicas_note << "\n";
+    }
   } else if (!args.from.empty()) {
     try {
       schedule::LoadedSchedule loaded = schedule::load_schedule_file(args.from);
@@ -193,7 +207,11 @@ void run(const SchedulesArgs& args) {
   const bool torch_rows =
       !recovered_csv.empty() && args.torch_format.empty() &&
       schedule::parse_schedule_file_format(args.format) == schedule::ScheduleFileFormat::kTorchCsv;
-  const std::string text = torch_rows ? recovered_csv : render(args, s, input_variant);
+  std::string text = torch_rows ? recovered_csv : render(args, s, input_variant);
+  // The schedule text of one pipeline says mesh dp=1: say, in a comment, what the job was.
+  constexpr std::string_view kTextHeader = "# meshscope schedule v1\n";
+  if (!replicas_note.empty() && text.starts_with(kTextHeader))
+    text.insert(kTextHeader.size(), "# " + replicas_note + "\n");
   if (args.grid) std::cout << schedule::format_grid(s);
   if (args.out.empty()) {
     if (!args.grid) std::cout << text;

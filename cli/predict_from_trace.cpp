@@ -59,21 +59,24 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
       const auto g = m.host_gap_ns.find(device);
       gaps[std::to_string(stage)] = g == m.host_gap_ns.end() ? 0 : g->second;
     }
-    nlohmann::json out = {{"measured_step_ns", measured},
-                          {"costs",
-                           {{"host_gap_ns_by_rank", gaps},
-                            {"edge_ns", m.edge_ns},
-                            {"transfer_latency_ns", m.latency_ns},
-                            {"actions_waited", m.latency_samples}}},
-                          {"as_run_without_ns", without},
-                          {"pipeline_groups", ran.groups},
-                          {"replayed_ranks", ran.ranks},
-                          {"transfer_latency_ns", m.latency_ns},
-                          {"pp", pp},
-                          {"microbatches", microbatches},
-                          {"alternatives_pp", replay.pp},
-                          {"alternatives_microbatches", replay.microbatches},
-                          {"rows", nlohmann::json::array()}};
+    nlohmann::json out = {
+        {"measured_step_ns", measured},
+        {"costs",
+         {{"host_gap_ns_by_rank", gaps},
+          {"edge_ns", m.edge_ns},
+          {"transfer_latency_ns", m.latency_ns},
+          {"actions_waited", m.latency_samples}}},
+        {"as_run_without_ns", without},
+        {"pipeline_groups", ran.groups},
+        {"replayed_ranks", ran.ranks},
+        {"first_rank_of_another_schedule",
+         ran.differing_rank < 0 ? nlohmann::json() : nlohmann::json(ran.differing_rank)},
+        {"transfer_latency_ns", m.latency_ns},
+        {"pp", pp},
+        {"microbatches", microbatches},
+        {"alternatives_pp", replay.pp},
+        {"alternatives_microbatches", replay.microbatches},
+        {"rows", nlohmann::json::array()}};
     for (const predict::TraceReplayRow& r : rows) {
       nlohmann::json j = {{"schedule", r.schedule}, {"stages", r.stages}};
       if (r.step_ns) {
@@ -99,6 +102,9 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
     for (const int r : ran.ranks) ranks += " " + std::to_string(r);
     std::printf("%d pipeline groups (dp %d): replaying the first, ranks%s\n", ran.groups,
                 ran.groups, ranks.c_str());
+    if (ran.differing_rank >= 0)
+      std::printf("  global rank %d ran other actions than its place in the first group\n",
+                  ran.differing_rank);
   }
   std::printf("replay costs, from the trace (docs/ACCURACY.md, \"Replaying an imported job\"):\n");
   for (const auto& [stage, st] : m.stages) {

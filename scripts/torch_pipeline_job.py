@@ -79,18 +79,30 @@ def worker(rank, args, port):
     dist.init_process_group("gloo", rank=rank, world_size=args.dp * args.pp)
     # dp > 1: replica d runs pipeline ranks d*pp .. d*pp+pp-1 (its own "pp" process group); the
     # ranks holding the same pipeline rank form a "dp" group that averages gradients after a step.
-    # Every rank creates every group (torch requires it), in the same order.
+    # Every rank creates every group (torch requires it), in the same order: the pp groups
+    # first, or the dp groups first with --dp-groups-first (the order pg_config lists them in).
     pp_rank, replica = rank % args.pp, rank // args.pp
     pp_group = dp_group = None
     if args.dp > 1:
-        for d in range(args.dp):
-            g = dist.new_group(list(range(d * args.pp, (d + 1) * args.pp)), group_desc=f"pp{d}")
-            if d == replica:
-                pp_group = g
-        for r in range(args.pp):
-            g = dist.new_group(list(range(r, args.dp * args.pp, args.pp)), group_desc=f"dp{r}")
-            if r == pp_rank:
-                dp_group = g
+        def make_pp_groups():
+            nonlocal pp_group
+            for d in range(args.dp):
+                members = list(range(d * args.pp, (d + 1) * args.pp))
+                g = dist.new_group(members, group_desc=f"pp{d}")
+                if d == replica:
+                    pp_group = g
+
+        def make_dp_groups():
+            nonlocal dp_group
+            for r in range(args.pp):
+                members = list(range(r, args.dp * args.pp, args.pp))
+                g = dist.new_group(members, group_desc=f"dp{r}")
+                if r == pp_rank:
+                    dp_group = g
+
+        for make in ((make_dp_groups, make_pp_groups) if args.dp_groups_first
+                     else (make_pp_groups, make_dp_groups)):
+            make()
     v_shaped = args.schedule in V_SHAPED
     per_rank = 1 if args.schedule in SINGLE_STAGE else (2 if v_shaped else args.stages_per_rank)
     num_stages = args.pp * per_rank
@@ -191,6 +203,8 @@ def main():
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--steps", type=int, default=1, help="profiled steps")
     p.add_argument("--warmup", type=int, default=1, help="unprofiled steps first")
+    p.add_argument("--dp-groups-first", action="store_true",
+                   help="with --dp > 1, create the dp process groups before the pp groups")
     p.add_argument("--with-stack", action="store_true",
                    help="record Python frames too (torch.profiler's with_stack)")
     p.add_argument("--out", required=True)

@@ -17,6 +17,16 @@ RecoveredSchedule recover_schedule(const std::map<int, std::vector<std::string>>
   out.groups = static_cast<int>(groups.size());
   if (groups.size() > 1) {
     out.ranks = groups.front();
+    for (size_t g = 1; g < groups.size() && out.differing_rank < 0; ++g) {
+      for (size_t k = 0; k < groups[g].size(); ++k) {
+        const auto mine = orders.find(groups[g][k]);
+        const auto first = k < out.ranks.size() ? orders.find(out.ranks[k]) : orders.end();
+        if (mine == orders.end() || first == orders.end() || mine->second != first->second) {
+          out.differing_rank = groups[g][k];
+          break;
+        }
+      }
+    }
   } else {
     for (int r = 0; r <= orders.rbegin()->first; ++r) out.ranks.push_back(r);
   }

@@ -22,6 +22,9 @@ struct RecoveredSchedule {
   // pipeline-rank order, and how many groups ran.
   std::vector<int> ranks;
   int groups = 1;
+  // The first rank of another group whose actions are not those of its place in the first
+  // group (-1 when every group ran the same schedule).
+  int differing_rank = -1;
 };
 
 // What the traces do not hold to recover a schedule from; the message names `path`.

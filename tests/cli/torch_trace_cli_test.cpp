@@ -349,6 +349,30 @@ TEST(TorchTraceCli, DataParallelJobIsReadAsItsPipelineGroups) {
   EXPECT_EQ(p["rows"][0]["stages"], 4);
   EXPECT_NEAR(p["rows"][0]["step_ns"].get<double>() / p["measured_step_ns"].get<double>(), 1.0,
               kDevelopmentTolerance);
+  EXPECT_TRUE(p["first_rank_of_another_schedule"].is_null());
+}
+
+// GPipe under dp 2, its dp groups listed first: the schedule recovered is the first replica's,
+// torch's own CSV (it had been the dp group's, ranks 0 and 2 as stages 0 and 2). The schedule
+// text, which describes one pipeline (mesh dp=1), says in a comment what the job was.
+TEST(TorchTraceCli, ASingleStageReplicaIsRecoveredAsItsOwnPipeline) {
+  const fs::path job = kTorch / "dp2_GPipe";
+  const Result csv =
+      shell(kBin + " schedules --from-trace " + job.string() + " --format torch-csv");
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(csv.out, read_file(job / "schedule.compute_only.csv"));
+  const std::string note =
+      "the job ran 2 pipeline groups (dp 2); this is the first's (global ranks 0 1), which every "
+      "group ran";
+  EXPECT_NE(csv.err.find(note), std::string::npos) << csv.err;
+  const Result text = shell(kBin + " schedules --from-trace " + job.string());
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_TRUE(text.out.starts_with("# meshscope schedule v1\n# " + note + "\n")) << text.out;
+  const auto p = predict_from_trace(job);
+  ASSERT_FALSE(p.is_null());
+  EXPECT_EQ(p["replayed_ranks"], nlohmann::json::array({0, 1}));
+  EXPECT_NEAR(p["rows"][0]["step_ns"].get<double>() / p["measured_step_ns"].get<double>(), 1.0,
+              kDevelopmentTolerance);
 }
 
 }  // namespace

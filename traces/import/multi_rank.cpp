@@ -21,10 +21,14 @@ struct Collective {
   int64_t end_ns;
 };
 
+// A rank's collectives in the order it ran them. gloo's (torch on CPU) are left out: they name no
+// group, and in a job of several pipelines a rank's gloo all-reduces are with its data-parallel
+// peers, not with the reference rank, so their ends are no evidence of skew against it.
 std::vector<Collective> collectives_of(const Timeline& t) {
   std::vector<std::pair<int64_t, uint32_t>> order;  // (begin, span)
   for (uint32_t i = 0; i < t.spans.size(); ++i) {
-    if (t.spans[i].kind == SpanKind::kCollective) order.emplace_back(t.spans[i].begin_ns, i);
+    if (t.spans[i].kind == SpanKind::kCollective && !t.span_name(t.spans[i]).starts_with("gloo:"))
+      order.emplace_back(t.spans[i].begin_ns, i);
   }
   std::sort(order.begin(), order.end());
   std::vector<Collective> out;

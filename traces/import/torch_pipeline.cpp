@@ -10,6 +10,7 @@
 #include "traces/import/kineto_names.h"
 #include "traces/import/torch_actions.h"
 #include "traces/import/torch_inferred_actions.h"
+#include "traces/import/torch_pipeline_groups.h"
 
 namespace meshscope::traces::importer {
 namespace {
@@ -37,15 +38,6 @@ bool is_host_lane(const Timeline& t, uint16_t device, uint16_t lane) {
   return lane < d.lanes.size() && d.lanes[lane].kind == LaneKind::kHost;
 }
 
-std::optional<int64_t> metadata_int(const Timeline& t, const std::string& key) {
-  const auto it = t.metadata.find(key);
-  if (it == t.metadata.end()) return std::nullopt;
-  int64_t v = 0;
-  const auto r = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-  if (r.ec != std::errc() || r.ptr != it->second.data() + it->second.size()) return std::nullopt;
-  return v;
-}
-
 // The stage, microbatch and phase a span under `a` gets; `backward_op` picks the part of an
 // OVERLAP_F_B action.
 void label(Span& s, const TorchAction& a, bool backward_op) {
@@ -66,6 +58,25 @@ void label(Span& s, const TorchAction& a, bool backward_op) {
   s.stage = static_cast<int16_t>(pick->stage);
   s.microbatch = pick->microbatch;
   s.phase = phase_of(pick->type);
+}
+
+// gloo's collective ranges on a CPU rank: the time its collective ran (waiting for its peers
+// included, as an NCCL kernel's does on a GPU). Their names are torch's ProcessGroupGloo's
+// ("gloo:" + op, read from libtorch_cpu.so of torch 2.15.0); op: the ones meshscope's collective
+// records name.
+struct GlooCollective {
+  bool collective = false;
+  std::optional<CollectiveOp> op;
+};
+GlooCollective gloo_collective(std::string_view name) {
+  if (!name.starts_with("gloo:")) return {};
+  name.remove_prefix(5);
+  if (name == "all_reduce" || name == "sparse_all_reduce") return {true, CollectiveOp::kAllReduce};
+  if (name == "all_gather") return {true, CollectiveOp::kAllGather};
+  if (name == "all_to_all") return {true, CollectiveOp::kAllToAll};
+  const bool other = name == "broadcast" || name == "reduce" || name == "gather" ||
+                     name == "scatter" || name == "barrier";
+  return {other, std::nullopt};
 }
 
 // The action whose range holds `t_ns` (ranges sorted by begin, not overlapping), or null.
@@ -203,13 +214,24 @@ TorchPipelineLabels label_torch_pipeline(Timeline& t) {
   // a blocking c10d::recv_ before they compute: what begins before the action's last such receive
   // ends is no compute of it (the allocation had read as the first compute, and a downstream
   // rank's pipeline fill as peer wait; the replay starts an action's work there too).
+  // A single-stage rank's place in its pipeline shows in its forward actions: the first stage
+  // receives no input, the last sends no output (torch_pipeline_groups.h).
   std::vector<int64_t> received_at(ranges.size(), INT64_MIN);
+  bool forward_receives = false, forward_sends = false;
   for (const Span& s : t.spans) {
-    if (s.device != device || s.lane != lane || t.span_name(s) != "c10d::recv_") continue;
-    if (const ActionRange* r = action_at(ranges, s.begin_ns)) {
-      int64_t& at = received_at[static_cast<size_t>(r - ranges.data())];
-      at = std::max(at, s.end_ns);
+    if (s.device != device || s.lane != lane) continue;
+    const std::string_view name = t.span_name(s);
+    if (name != "c10d::recv_" && name != "c10d::send") continue;
+    const ActionRange* r = action_at(ranges, s.begin_ns);
+    if (r == nullptr) continue;
+    const bool forward = r->action.type == TorchActionType::kForward;
+    if (name == "c10d::send") {
+      forward_sends = forward_sends || forward;
+      continue;
     }
+    forward_receives = forward_receives || forward;
+    int64_t& at = received_at[static_cast<size_t>(r - ranges.data())];
+    at = std::max(at, s.end_ns);
   }
 
   // The driving thread's spans, in lane order (begin, end descending): each takes the labels of
@@ -270,6 +292,17 @@ TorchPipelineLabels label_torch_pipeline(Timeline& t) {
     if (gpu_device[d] || (out.cpu_device && d == device)) t.devices[d].coord = {0, rank, 0};
   }
 
+  if (out.cpu_device) {
+    for (uint32_t i = 0; i < t.spans.size(); ++i) {
+      Span& s = t.spans[i];
+      if (s.device != device || s.kind != SpanKind::kAnnotation) continue;
+      const GlooCollective c = gloo_collective(t.span_name(s));
+      if (!c.collective) continue;
+      s.kind = SpanKind::kCollective;
+      if (c.op) t.set_collective(i, Collective{.op = *c.op});
+    }
+  }
+
   // The first step's actions, as torch writes them.
   const StepWindow first = t.steps.empty() ? t.extent() : t.steps.front();
   std::vector<std::string> order;
@@ -295,106 +328,13 @@ TorchPipelineLabels label_torch_pipeline(Timeline& t) {
   for (int s : stages) stage_text.push_back(std::to_string(s));
   t.metadata["pipeline_actions"] = join(order);
   t.metadata["pipeline_stages"] = join(stage_text);
+  if (single_stage) {
+    t.metadata["pipeline_position"] = !forward_receives ? (forward_sends ? "first" : "alone")
+                                      : forward_sends   ? "middle"
+                                                        : "last";
+  }
   t.metadata["pipeline_runtime"] = "torch.distributed.pipelining";
   return out;
-}
-
-namespace {
-
-// The metadata `name` of every rank of a merged Timeline ("rank R.name"), or of a single one.
-std::map<int, std::string> per_rank_metadata(const Timeline& t, std::string_view name) {
-  std::map<int, std::string> out;
-  for (const auto& [key, value] : t.metadata) {
-    if (key == name) {
-      out[static_cast<int>(metadata_int(t, "rank").value_or(0))] = value;
-      continue;
-    }
-    if (!key.starts_with("rank ") || key.size() < 6 + name.size() || !key.ends_with(name) ||
-        key[key.size() - name.size() - 1] != '.') {
-      continue;
-    }
-    const std::string number = key.substr(5, key.size() - 5 - name.size() - 1);
-    int rank = 0;
-    const auto r = std::from_chars(number.data(), number.data() + number.size(), rank);
-    if (r.ec != std::errc() || r.ptr != number.data() + number.size()) continue;
-    out[rank] = value;
-  }
-  return out;
-}
-
-std::vector<int> parse_int_list(std::string_view text, char sep) {
-  std::vector<int> out;
-  size_t i = 0;
-  while (i < text.size()) {
-    const size_t j = std::min(text.find(sep, i), text.size());
-    int v = 0;
-    const auto r = std::from_chars(text.data() + i, text.data() + j, v);
-    if (r.ec == std::errc() && r.ptr == text.data() + j) out.push_back(v);
-    i = j + 1;
-  }
-  return out;
-}
-
-// The groups of a rank's "process_groups" ("name=r,r,...;name=..."), each its members in order.
-std::vector<std::vector<int>> parse_process_groups(std::string_view text) {
-  std::vector<std::vector<int>> out;
-  size_t i = 0;
-  while (i < text.size()) {
-    const size_t j = std::min(text.find(';', i), text.size());
-    const std::string_view group(text.data() + i, j - i);
-    i = j + 1;
-    const size_t eq = group.find('=');
-    if (eq != std::string_view::npos) out.push_back(parse_int_list(group.substr(eq + 1), ','));
-  }
-  return out;
-}
-
-// The stages each traced rank ran ("pipeline_stages").
-using StagesByRank = std::map<int, std::set<int>>;
-StagesByRank stages_by_rank(const Timeline& t) {
-  StagesByRank stages;
-  for (const auto& [rank, text] : per_rank_metadata(t, "pipeline_stages")) {
-    const std::vector<int> v = parse_int_list(text, ' ');
-    stages[rank] = std::set<int>(v.begin(), v.end());
-  }
-  return stages;
-}
-
-// Whether the traced ones among `members` ran no stage twice (a data-parallel group's members
-// run the same stages, a pipeline group's each its own).
-bool no_stage_twice(const std::vector<int>& members, const StagesByRank& stages) {
-  std::set<int> seen;
-  for (const int m : members) {
-    const auto st = stages.find(m);
-    if (st == stages.end()) continue;
-    for (const int s : st->second)
-      if (!seen.insert(s).second) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-std::vector<int> torch_untraced_ranks(const Timeline& t) {
-  const StagesByRank stages = stages_by_rank(t);
-  const std::map<int, std::string> groups = per_rank_metadata(t, "process_groups");
-  // Each traced rank's pipeline: the smallest of its groups whose traced members ran no stage
-  // twice (a data-parallel group's members run the same stages; with dp = 1 the pipeline is
-  // every rank's group).
-  std::set<int> missing;
-  for (const auto& [rank, mine] : stages) {
-    const auto text = groups.find(rank);
-    if (text == groups.end()) continue;
-    std::vector<int> pipeline;
-    for (const std::vector<int>& members : parse_process_groups(text->second)) {
-      if (members.size() < 2 || (!pipeline.empty() && members.size() >= pipeline.size())) continue;
-      if (std::find(members.begin(), members.end(), rank) == members.end()) continue;
-      if (no_stage_twice(members, stages)) pipeline = members;
-    }
-    for (const int r : pipeline)
-      if (!stages.count(r)) missing.insert(r);
-  }
-  return {missing.begin(), missing.end()};
 }
 
 std::map<int, std::vector<std::string>> torch_action_orders(const Timeline& t) {
@@ -412,34 +352,6 @@ std::map<int, std::vector<std::string>> torch_action_orders(const Timeline& t) {
   return out;
 }
 
-std::vector<std::vector<int>> torch_pipeline_groups(const Timeline& t) {
-  const StagesByRank stages = stages_by_rank(t);
-  std::vector<std::vector<int>> groups;
-  std::set<int> placed;
-  for (const auto& [rank, text] : per_rank_metadata(t, "process_groups")) {
-    if (placed.count(rank) || !stages.count(rank)) continue;
-    // Its pipeline group: a group of 2+ ranks that is not every rank, whose members all ran
-    // stages of this job and no two the same stage (a data-parallel group's members run the
-    // same stages).
-    for (const std::vector<int>& members : parse_process_groups(text)) {
-      if (members.size() < 2 || members.size() >= stages.size()) continue;
-      const bool traced =
-          std::all_of(members.begin(), members.end(), [&](int m) { return stages.count(m) > 0; });
-      if (!traced || !no_stage_twice(members, stages)) continue;
-      groups.push_back(members);
-      placed.insert(members.begin(), members.end());
-      break;
-    }
-  }
-  if (groups.empty() || placed.size() != stages.size()) {
-    std::vector<int> all;
-    for (const auto& [rank, st] : stages) all.push_back(rank);
-    return {all};
-  }
-  std::sort(groups.begin(), groups.end());
-  return groups;
-}
-
 size_t pair_torch_transfers(Timeline& t) {
   // The pipeline group of each rank, and its index in that group (its pipeline rank).
   const std::vector<std::vector<int>> groups = torch_pipeline_groups(t);
@@ -454,11 +366,22 @@ size_t pair_torch_transfers(Timeline& t) {
     return it == group_of.end() ? 0 : it->second.first;
   };
   if (groups.size() > 1) {
+    number_single_stage_ranks(t, groups);
     for (Device& d : t.devices) {
       const auto it = group_of.find(d.rank);
       if (it == group_of.end()) continue;
       d.coord.dp = it->second.first;
       d.coord.pp = it->second.second;
+    }
+    // gloo names no group on its collectives. In a job of several pipelines whose ranks list
+    // their data-parallel group, they are taken as that group's: the gradient reduction data
+    // parallelism adds (an assumption; a world collective would be matched in dp pairs).
+    const std::set<int> dp_listed = ranks_listing_their_dp_group(t, groups);
+    for (SpanCollective& c : t.collectives) {
+      const Span& s = t.spans[c.span];
+      if (dp_listed.count(t.devices[s.device].rank) && t.span_name(s).starts_with("gloo:")) {
+        c.collective.group = GroupKind::kDp;
+      }
     }
   }
   // Which rank ran each stage of each group: from the spans of compute phases.

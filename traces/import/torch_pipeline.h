@@ -7,8 +7,9 @@
 // Per rank (label_torch_pipeline, on one file's Timeline):
 //   actions    the annotation spans on host threads whose names parse (torch_actions.h); the
 //              thread holding most of them runs the schedule ("driving thread"). GPipe's ranges
-//              name no stage: a single-stage schedule runs stage = rank (torch places stage i on
-//              pp rank i; the default process group is taken as the pp group).
+//              name no stage: a single-stage schedule runs stage = rank here (torch places stage
+//              i on pp rank i; the default process group is taken as the pp group), and
+//              pair_torch_transfers renumbers it when the job has several pipeline groups.
 //   labels     every other span of the driving thread takes the stage, microbatch and phase of
 //              the action it begins in (asynchronous gloo:send/gloo:recv ranges: the action that
 //              posted them). In an OVERLAP_F_B action, autograd's ops
@@ -22,13 +23,19 @@
 //              which stay host spans: GPipe's "Forward i" wraps its blocking recv and its send.
 //              Time in a compute action outside its ops (waiting for the input, python) and in
 //              transfer actions stays idle, as in meshscope's own traces, where a compute span
-//              starts when its input is ready.
+//              starts when its input is ready. gloo's collective ranges on the rank's threads
+//              (gloo:all_reduce, ...) become kCollective spans: the rank's communication, its
+//              wait for its peers included, as an NCCL kernel's is on a GPU. They name no group;
+//              with dp > 1, pair_torch_transfers takes them as the dp group's (an assumption:
+//              the gradient all-reduce) where the ranks list that group.
 //   mesh       the rank's devices get mesh coordinate dp 0, pp = rank, tp 0 (one pipeline);
 //              with dp > 1, pair_torch_transfers gives them their pipeline group and place in it.
 //   metadata   "pipeline_actions": the first step's actions in order, space-separated, as torch
 //              writes them (a single-stage schedule — GPipe, 1F1B — ends with the REDUCE_GRAD and
 //              WAIT_REDUCE_GRAD its runtime does after the last backward without a range, as
-//              torch's pipeline_order lists them); "pipeline_stages": the stages this rank ran.
+//              torch's pipeline_order lists them); "pipeline_stages": the stages this rank ran;
+//              "pipeline_position" of a single-stage rank: first, middle or last (whether its
+//              forward actions receive and send; torch_pipeline_groups.h).
 // Across ranks (pair_torch_transfers, on the merged Timeline): a send of stage s in the forward
 // pass goes to stage s+1, in the backward pass to s-1; it is paired with the recv of that stage,
 // phase and microbatch on the rank that ran it, the k-th send with the k-th recv. Pairs are made
@@ -46,6 +53,7 @@
 #include <string>
 #include <vector>
 
+#include "traces/import/torch_pipeline_groups.h"
 #include "traces/timeline.h"
 
 namespace meshscope::traces::importer {
@@ -59,18 +67,6 @@ struct TorchPipelineLabels {
 // Labels one rank's Timeline in place (see above). A file without torch pipeline ranges is left
 // as it is (actions == 0).
 TorchPipelineLabels label_torch_pipeline(Timeline& t);
-
-// The pipeline groups of a merged Timeline, each its global ranks in pipeline-rank order: from
-// each rank's distributedInfo.pg_config (metadata "process_groups"), the group of 2+ ranks (not
-// every rank) whose members ran disjoint stages; one group of every rank when the traces name
-// none (dp = 1). Sorted by first rank.
-std::vector<std::vector<int>> torch_pipeline_groups(const Timeline& t);
-
-// The ranks of a job whose traces a merged Timeline lacks: for each traced rank, the members of
-// its pipeline (the smallest of its process groups whose traced members ran no stage twice: its
-// pipeline group, or every rank of a dp = 1 job) that have no trace. Empty when the traces name
-// no groups.
-std::vector<int> torch_untraced_ranks(const Timeline& t);
 
 // Adds send -> recv flows across the ranks of a merged Timeline, within each pipeline group, and
 // gives each device its group as dp and its place in it as pp (when there are 2+ groups);
