@@ -76,7 +76,8 @@ TEST_P(WhatIfTraceReplay, OpensCalibratedWithTheRowsPredictFromTracePrints) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TorchFixtures, WhatIfTraceReplay,
-                         ::testing::Values("Interleaved1F1B", "ZBVZeroBubble", "1F1B"));
+                         ::testing::Values("Interleaved1F1B", "ZBVZeroBubble", "1F1B",
+                                           "dp2_GPipe"));
 
 // The panel's own predictions (the predicted timeline, the scaling sweep) of one pipeline run on
 // the job's measured costs too: each family's step is its row's, less the time outside the

@@ -179,7 +179,6 @@ std::vector<std::vector<int>> torch_pipeline_groups(const Timeline& t) {
   return groups;
 }
 
-
 std::set<int> ranks_listing_their_dp_group(const Timeline& t,
                                            const std::vector<std::vector<int>>& groups) {
   std::set<int> out;
