@@ -387,7 +387,7 @@ namespace {
 // pipeline_actions") and the job had no pipeline.
 TEST(TorchTraceCli, AConvertedJobIsTheSameJob) {
   const fs::path dir = temp_dir("torch_converted");
-  for (const char* name : {"Interleaved1F1B", "dp2_Interleaved1F1B"}) {
+  for (const char* name : {"Interleaved1F1B", "dp2_Interleaved1F1B", "dp2_GPipe"}) {
     SCOPED_TRACE(name);
     const fs::path job = kTorch / name;
     const fs::path once = dir / (std::string(name) + ".json");
