@@ -237,7 +237,7 @@ void add_analyze_command(CLI::App& app) {
                   "trace files (.json, .json.gz, .sqlite); several files or a folder are the "
                   "per-rank files of one run")
       ->required();
-  cmd->add_flag("--json", args->json, "print JSON (keys documented in traces/analysis_report.h)");
+  cmd->add_flag("--json", args->json, "print JSON (every key: docs/OUTPUT.md)");
   cmd->add_option("--kernel-wait-ns", args->kernel_wait_ns,
                   "gaps between kernels shorter than this count as kernel wait (HTA 0.5 compares "
                   "its default 30 with µs gaps: 30000 ns)")

@@ -700,7 +700,7 @@ void add_predict_command(CLI::App& app) {
       "--json", args->json,
       "print JSON (step_time_s, tokens_per_s, tflops_per_gpu, mfu, "
       "bubble_fraction, peak_memory_bytes, fits, ...; for one configuration that does not "
-      "fit, would_fit: the recomputation and ZeRO stages that would)");
+      "fit, would_fit: the recomputation and ZeRO stages that would; every key: docs/OUTPUT.md)");
   cmd->add_option("--csv", args->csv,
                   "also write the rows as CSV (with --search: the ranked meshes); - prints them "
                   "on stdout in place of the table")

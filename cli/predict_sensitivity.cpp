@@ -56,8 +56,9 @@ std::string table(const std::vector<predict::FigureSensitivity>& figures, double
                                                : "source";
     any_capped = any_capped || capped(f, fraction);
     std::snprintf(line, sizeof line, "  %-*s %10.4g %10s %10s %-10s %s\n", name_width,
-                  f.figure.c_str(), f.value, change(f.step_time_s_low, step_time_s, false).c_str(),
-                  change(f.step_time_s_high, step_time_s, capped(f, fraction)).c_str(),
+                  f.figure.c_str(), f.value,
+                  change(f.step_time_s_at_low_value, step_time_s, false).c_str(),
+                  change(f.step_time_s_at_high_value, step_time_s, capped(f, fraction)).c_str(),
                   basis.c_str(), cut(f.source, 70).c_str());
     out += line;
   }

@@ -2,7 +2,9 @@
 // step's last device work ended — walked back from it, at each span to the dependency that
 // released it last.
 //
-// Dependencies of a span s (device activity or host work; annotations and idle are no work):
+// Dependencies of a span s (device activity or host work; annotations and idle are no work, except
+// the two ends of a transfer between ranks, torch's c10d::send and its gloo:recv range, which are
+// work on the path, as communication, though their span kind stays annotation or host):
 //   lane order  the span on the same lane (stream, host thread, meshscope lane) with the latest
 //               end at or before s's begin: a lane runs one thing at a time;
 //   device      for device work, the device's work on any lane with the latest end at or before

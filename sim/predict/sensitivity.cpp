@@ -172,8 +172,8 @@ double moved(const Figure& f, double value, double fraction, int sign) {
 
 double FigureSensitivity::largest_change(double step_time_s) const {
   if (step_time_s <= 0) return 0;
-  return std::max(std::abs(step_time_s_low - step_time_s),
-                  std::abs(step_time_s_high - step_time_s)) /
+  return std::max(std::abs(step_time_s_at_low_value - step_time_s),
+                  std::abs(step_time_s_at_high_value - step_time_s)) /
          step_time_s;
 }
 
@@ -246,9 +246,9 @@ Sensitivity sensitivity(const PredictConfig& config, double fraction,
     r.value = value;
     r.low_value = low;
     r.high_value = high;
-    r.step_time_s_low = simulate_at(low);
+    r.step_time_s_at_low_value = simulate_at(low);
     tick();
-    r.step_time_s_high = simulate_at(high);
+    r.step_time_s_at_high_value = simulate_at(high);
     tick();
     r.source = cost::source_clause(sources, key);
     r.assumption = r.source.find("assum") != std::string::npos;
@@ -290,8 +290,8 @@ nlohmann::json to_json(const Sensitivity& s) {
                      {"value", f.value},
                      {"low_value", f.low_value},
                      {"high_value", f.high_value},
-                     {"step_time_s_low", f.step_time_s_low},
-                     {"step_time_s_high", f.step_time_s_high},
+                     {"step_time_s_at_low_value", f.step_time_s_at_low_value},
+                     {"step_time_s_at_high_value", f.step_time_s_at_high_value},
                      {"source", f.source},
                      {"assumption", f.assumption}});
     return out;

@@ -24,7 +24,8 @@ struct FigureSensitivity {
   // The values simulated: value x (1 - fraction) and x (1 + fraction); a catalog's fraction of a
   // peak rate or of a link's bandwidth is capped at 1, a count rounded (at least 1 apart).
   double low_value = 0, high_value = 0;
-  double step_time_s_low = 0, step_time_s_high = 0;  // with low_value, with high_value
+  double step_time_s_at_low_value = 0,
+         step_time_s_at_high_value = 0;  // with low_value, with high_value
   // What the file's `sources` say of the figure (cost::source_clause; empty: nothing), and whether
   // that calls it an assumption ("assumption", "assumed").
   std::string source;

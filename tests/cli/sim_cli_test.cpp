@@ -874,7 +874,7 @@ TEST_F(SimCli, SensitivityListsTheCatalogFiguresThatMoveTheStep) {
                           "--sensitivity-percent 20");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"fraction\": 0.2"), std::string::npos) << json.out;
-  EXPECT_NE(json.out.find("\"step_time_s_high\""), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"step_time_s_at_high_value\""), std::string::npos) << json.out;
   EXPECT_NE(json.out.find("\"profile_figures\""), std::string::npos) << json.out;
 
   const fs::path sweep = write("sweep.json", R"({"model": {"kind": "gpt", "layers": 8,

@@ -59,18 +59,18 @@ TEST(PredictSensitivity, EachRowIsTheStepWithThatOneFigureChangedInTheEntry) {
               s.figures[i].largest_change(s.step_time_s));
 
   const FigureSensitivity& gemm = row(s, "efficiency.gemm_max");
-  EXPECT_GT(gemm.step_time_s_low, s.step_time_s);
-  EXPECT_LT(gemm.step_time_s_high, s.step_time_s);
+  EXPECT_GT(gemm.step_time_s_at_low_value, s.step_time_s);
+  EXPECT_LT(gemm.step_time_s_at_high_value, s.step_time_s);
   nlohmann::json entry = catalog_file("a100-80gb");
   entry["efficiency"]["gemm_max"] = 0.865 * 1.1;
-  EXPECT_DOUBLE_EQ(gemm.step_time_s_high, step_with(c, entry));
+  EXPECT_DOUBLE_EQ(gemm.step_time_s_at_high_value, step_with(c, entry));
 
   // NVLink carries this run's tensor-parallel collectives: a slower link, a longer step.
   const FigureSensitivity& nvlink = row(s, "intra_node.bandwidth_bytes_per_s");
-  EXPECT_GT(nvlink.step_time_s_low, s.step_time_s);
+  EXPECT_GT(nvlink.step_time_s_at_low_value, s.step_time_s);
   entry = catalog_file("a100-80gb");
   entry["intra_node"]["bandwidth_bytes_per_s"] = 300e9 * 0.9;
-  EXPECT_DOUBLE_EQ(nvlink.step_time_s_low, step_with(c, entry));
+  EXPECT_DOUBLE_EQ(nvlink.step_time_s_at_low_value, step_with(c, entry));
 
   // A fraction of a peak is raised no further than 1.
   const FigureSensitivity& sustained = row(s, "efficiency.sustained");
@@ -91,8 +91,8 @@ TEST(PredictSensitivity, EachProfileRowIsTheStepWithThatNumberChangedInTheProfil
   EXPECT_DOUBLE_EQ(norm->value, 18);  // torchtitan's eager RMSNorm
   EXPECT_NE(norm->source.find("eager RMSNorm"), std::string::npos) << norm->source;
   // More passes, a longer step.
-  EXPECT_LT(norm->step_time_s_low, s.step_time_s);
-  EXPECT_GT(norm->step_time_s_high, s.step_time_s);
+  EXPECT_LT(norm->step_time_s_at_low_value, s.step_time_s);
+  EXPECT_GT(norm->step_time_s_at_high_value, s.step_time_s);
 
   std::ifstream in(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/frameworks/torchtitan.json");
   nlohmann::json profile = nlohmann::json::parse(in);
@@ -100,7 +100,7 @@ TEST(PredictSensitivity, EachProfileRowIsTheStepWithThatNumberChangedInTheProfil
   const std::string copy = ::testing::TempDir() + "torchtitan-norm.json";
   std::ofstream(copy) << profile.dump();
   c.framework = copy;
-  EXPECT_DOUBLE_EQ(norm->step_time_s_high,
+  EXPECT_DOUBLE_EQ(norm->step_time_s_at_high_value,
                    simulate(c, {.build_timeline = false}).summary.step_time_s);
   std::remove(copy.c_str());
 
@@ -122,13 +122,14 @@ TEST(PredictSensitivity, FiguresTheRunDoesNotUseMoveNothing) {
   const PredictConfig c = shipped("fmsfsdp-llama2-7b-hsdp-128xa100.json");
   const Sensitivity s = sensitivity(c, 0.2);
   // No convolutions in a GPT.
-  EXPECT_DOUBLE_EQ(row(s, "efficiency.conv").step_time_s_low, s.step_time_s);
-  EXPECT_DOUBLE_EQ(row(s, "efficiency.conv").step_time_s_high, s.step_time_s);
+  EXPECT_DOUBLE_EQ(row(s, "efficiency.conv").step_time_s_at_low_value, s.step_time_s);
+  EXPECT_DOUBLE_EQ(row(s, "efficiency.conv").step_time_s_at_high_value, s.step_time_s);
   // The config gives its network (cluster.network_gbps 400), which replaces the catalog's.
-  EXPECT_DOUBLE_EQ(row(s, "inter_node.bandwidth_bytes_per_s").step_time_s_low, s.step_time_s);
+  EXPECT_DOUBLE_EQ(row(s, "inter_node.bandwidth_bytes_per_s").step_time_s_at_low_value,
+                   s.step_time_s);
   // Its kernel is FlashAttention-2: the entry's rate for it matters, the fallback does not.
-  EXPECT_DOUBLE_EQ(row(s, "efficiency.attention").step_time_s_low, s.step_time_s);
-  EXPECT_GT(row(s, "efficiency.attention_flash2").step_time_s_low, s.step_time_s);
+  EXPECT_DOUBLE_EQ(row(s, "efficiency.attention").step_time_s_at_low_value, s.step_time_s);
+  EXPECT_GT(row(s, "efficiency.attention_flash2").step_time_s_at_low_value, s.step_time_s);
   // NeMo's GPT-3 recipe states its bf16 gradient reduction (options.grad_reduce_dtype): the
   // profile's fp32 default is shown as the profile states it and moves nothing.
   const Sensitivity gpt3 = sensitivity(shipped("nemo-gpt3-175b-128xh100.json"), 0.2);
@@ -137,8 +138,8 @@ TEST(PredictSensitivity, FiguresTheRunDoesNotUseMoveNothing) {
                    [](const FigureSensitivity& f) { return f.figure == "grad_reduce_bytes.bf16"; });
   ASSERT_NE(reduce, gpt3.profile_figures.end());
   EXPECT_DOUBLE_EQ(reduce->value, 4);
-  EXPECT_DOUBLE_EQ(reduce->step_time_s_low, gpt3.step_time_s);
-  EXPECT_DOUBLE_EQ(reduce->step_time_s_high, gpt3.step_time_s);
+  EXPECT_DOUBLE_EQ(reduce->step_time_s_at_low_value, gpt3.step_time_s);
+  EXPECT_DOUBLE_EQ(reduce->step_time_s_at_high_value, gpt3.step_time_s);
 }
 
 // Every figure the sensitivity moves that a shipped entry sets has a line of the entry's sources
