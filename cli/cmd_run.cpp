@@ -251,8 +251,20 @@ RunSpec spec_of(const RunArgs& a) {
   RunSpec spec;
   spec.workload = a.workload.to_spec();
   // Before the layer list or any tensor exists: --layers 2147483647 is refused in milliseconds.
-  check_run_fits_in_memory(spec.workload, std::max(a.dp, 1), a.steps, !a.no_check);
-  spec.schedule = build_schedule(a, spec.workload);
+  // A schedule file holds no layer list (its mesh is read first); a family's schedule is laid out
+  // over the model's layers, so its mesh is resolved from the flags alone.
+  const auto fits = [&](const mesh::MeshShape& m, int microbatches) {
+    check_run_fits_in_memory(spec.workload, std::max(m.dp, 1), std::max(m.tp, 1),
+                             std::max(microbatches, 1), a.steps, !a.no_check);
+  };
+  if (!a.schedule_file.empty()) {
+    spec.schedule = build_schedule(a, spec.workload);
+    fits(spec.schedule.mesh, spec.schedule.num_microbatches);
+  } else {
+    if (const auto family = schedule::parse_family(a.family))
+      fits(resolve_mesh(a, *family), a.microbatches);
+    spec.schedule = build_schedule(a, spec.workload);
+  }
   spec.label = spec.schedule.name;
   spec.steps = a.steps;
   spec.timeout_s = a.timeout_s;

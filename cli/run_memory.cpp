@@ -15,7 +15,9 @@
 namespace meshscope::cli {
 namespace {
 
-constexpr double kBookkeepingBytesPerBlock = 300;  // assumption, see run_memory.h
+// Per copy of a block's tensors, and per microbatch besides: measured, see run_memory.h.
+constexpr double kBookkeepingBytesPerBlock = 4.5e3;
+constexpr double kBookkeepingBytesPerBlockMicrobatch = 0.55e3;
 constexpr double kFloat = 4;
 
 // Parameters, input and output width and saved floats per sample, from the shapes alone.
@@ -64,18 +66,20 @@ Shape shape_of(const model::WorkloadSpec& spec) {
 
 }  // namespace
 
-RunMemoryEstimate estimate_run_memory(const model::WorkloadSpec& spec, int dp, int steps,
-                                      bool check) {
+RunMemoryEstimate estimate_run_memory(const model::WorkloadSpec& spec, int dp, int tp,
+                                      int microbatches, int steps, bool check) {
   const Shape s = shape_of(spec);
   RunMemoryEstimate e;
-  e.model_bytes = s.blocks * kBookkeepingBytesPerBlock;
+  e.model_bytes = s.blocks * double(dp) * tp *
+                  (kBookkeepingBytesPerBlock + kBookkeepingBytesPerBlockMicrobatch * microbatches);
   e.weight_bytes = s.parameters * kFloat * (4 + 2.0 * dp + (check ? 2 + dp : 0));
   e.activation_bytes = double(spec.batch) * s.saved_per_sample * kFloat * (check ? 2 : 1);
   e.data_bytes = double(steps) * spec.batch * (s.input + s.output) * kFloat;
   return e;
 }
 
-void check_run_fits_in_memory(const model::WorkloadSpec& spec, int dp, int steps, bool check) {
+void check_run_fits_in_memory(const model::WorkloadSpec& spec, int dp, int tp, int microbatches,
+                              int steps, bool check) {
   // Out-of-range shapes get make_workload's own message, not an estimate.
   const bool sized =
       spec.kind == model::WorkloadKind::kMlp || spec.kind == model::WorkloadKind::kMoe;
@@ -87,7 +91,7 @@ void check_run_fits_in_memory(const model::WorkloadSpec& spec, int dp, int steps
   if (spec.batch < 1 || steps < 1) return;
   const std::optional<double> available = traces::available_memory_bytes();
   if (!available) return;
-  const RunMemoryEstimate e = estimate_run_memory(spec, dp, steps, check);
+  const RunMemoryEstimate e = estimate_run_memory(spec, dp, tp, microbatches, steps, check);
   if (e.total() <= *available) return;
   const traces::MemoryLimit limit = traces::memory_limit();
   const std::string set_by =
@@ -95,7 +99,7 @@ void check_run_fits_in_memory(const model::WorkloadSpec& spec, int dp, int steps
   throw UserError("this run needs about " + traces::format_bytes(e.total()) +
                   " (weights and gradients " + traces::format_bytes(e.weight_bytes) +
                   ", activations " + traces::format_bytes(e.activation_bytes) + ", data " +
-                  traces::format_bytes(e.data_bytes) + ", layer list " +
+                  traces::format_bytes(e.data_bytes) + ", tensor bookkeeping " +
                   traces::format_bytes(e.model_bytes) + "), more than the " +
                   traces::format_bytes(*available) + " of memory available" + set_by +
                   ": use a smaller --layers, --hidden" +

@@ -204,8 +204,11 @@ TEST(RunCli, ARunBeyondTheAddressSpaceLimitIsRefusedBeforeItStarts) {
   // weights of two blocks: more than the limit, though the machine could hold it. The estimate
   // before the run (cli/run_memory.h) reads the limit (traces::memory_limit) and refuses it in one
   // line naming it; before, it read only the machine's memory, let the run start, and the run
-  // ended in "out of memory" when an allocation failed.
-  for (const std::string args : {"run --model mlp --layers 2 --hidden 4096 --pp 2 -m 2"}) {
+  // ended in "out of memory" when an allocation failed. 200,000 blocks of width 1 hold little
+  // data but about 10 KB of tensor records each (2.4 GB in all); counted at 300 bytes a block,
+  // they had been let through, to end in "rank 2: out of memory" seconds later.
+  for (const std::string args : {"run --model mlp --layers 2 --hidden 4096 --pp 2 -m 2",
+                                 "run --model mlp --layers 200000 --hidden 1 --steps 1"}) {
     const Result r = meshscope(args + " --backend cpu", "ulimit -v 1000000; ");
     EXPECT_EQ(r.status, 1) << args;
     EXPECT_EQ(r.err.rfind("meshscope: error: this run needs about ", 0), 0u)
