@@ -26,6 +26,7 @@
 #include "profiler/runtime/process_cpu_backend.h"
 #include "sim/schedule/schedule_file.h"
 #include "sim/schedule/schedule_text.h"
+#include "sim/schedule/torch_csv.h"
 #include "sim/schedule/validator.h"
 #include "traces/printable.h"
 
@@ -89,7 +90,9 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
       std::fprintf(stderr, "meshscope: warning: %s: %s (running it anyway: --no-validate)\n",
                    a.schedule_file.c_str(), result.error->message.c_str());
     } else if (!result.ok()) {
-      throw UserError(a.schedule_file + ": " + result.error->message + "\n" + result.error->grid);
+      const std::string hint = schedule::torch_forward_numbering_hint(s);
+      throw UserError(a.schedule_file + ": " + result.error->message +
+                      (hint.empty() ? "" : "; " + hint) + "\n" + result.error->grid);
     }
     return s;
   }

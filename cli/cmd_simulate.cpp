@@ -17,6 +17,7 @@
 #include "sim/predict/simulate.h"
 #include "sim/schedule/schedule_file.h"
 #include "sim/schedule/schedule_text.h"
+#include "sim/schedule/torch_csv.h"
 #include "sim/schedule/validator.h"
 #include "traces/analysis.h"
 #include "traces/atomic_file.h"
@@ -62,7 +63,11 @@ void run(const SimulateArgs& a) {
       throw UserError(e.what());
     }
     const schedule::ValidationResult valid = schedule::validate(given);
-    if (!valid.ok()) throw UserError(a.schedule_file + ": " + valid.error->message);
+    if (!valid.ok()) {
+      const std::string hint = schedule::torch_forward_numbering_hint(given);
+      throw UserError(a.schedule_file + ": " + valid.error->message +
+                      (hint.empty() ? "" : "; " + hint));
+    }
     so.schedule = &given;
   }
   predict::Simulation sim;

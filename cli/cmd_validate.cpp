@@ -13,6 +13,7 @@
 #include "sim/schedule/schedule_file.h"
 #include "sim/schedule/schedule_grid.h"
 #include "sim/schedule/schedule_text.h"
+#include "sim/schedule/torch_csv.h"
 #include "sim/schedule/validator.h"
 
 namespace meshscope::cli {
@@ -49,6 +50,8 @@ void run(const ValidateArgs& args) {
   const schedule::ValidationResult result = schedule::validate(s);
   if (!result.ok()) {
     std::string message = args.file + ": " + result.error->message;
+    if (const std::string hint = schedule::torch_forward_numbering_hint(s); !hint.empty())
+      message += "; " + hint;
     if (!args.quiet && !result.error->grid.empty()) {
       message += "\n" + result.error->grid;
       while (!message.empty() && message.back() == '\n') message.pop_back();

@@ -2,6 +2,8 @@
 #include "sim/schedule/torch_csv.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -290,6 +292,32 @@ std::optional<TorchCsvFormat> parse_torch_csv_format(std::string_view s) {
 
 TorchCsv parse_torch_csv(std::string_view text, std::string_view source_name) {
   return Reader(source_name).run(text);
+}
+
+std::string torch_forward_numbering_hint(const Schedule& s) {
+  for (size_t r = 0; r < s.ranks.size(); ++r) {
+    std::map<int, std::pair<std::set<int32_t>, std::set<int32_t>>> by_stage;  // forwards, backwards
+    for (const Action& a : s.ranks[r]) {
+      if (a.kind == ActionKind::kForward) by_stage[a.stage].first.insert(a.microbatch);
+      if (a.kind == ActionKind::kBackward) by_stage[a.stage].second.insert(a.microbatch);
+    }
+    if (by_stage.size() != 1) continue;
+    const auto& [forwards, backwards] = by_stage.begin()->second;
+    const int32_t n = static_cast<int32_t>(backwards.size());
+    if (n == 0 || forwards.size() != backwards.size() || *forwards.begin() != 1 ||
+        *forwards.rbegin() != n || *backwards.begin() != 0 || *backwards.rbegin() != n - 1)
+      continue;
+    const std::string last = std::to_string(n);
+    const std::string before = std::to_string(n - 1);
+    return "rank " + std::to_string(r) + "'s forwards are numbered 1.." + last +
+           " and its backwards 0.." + before +
+           ", as torch 2.15's Schedule1F1B.pipeline_order numbers the last rank's forwards, which "
+           "its runtime runs as 0.." +
+           before +
+           ": renumber them from 0, or recover the schedule that ran from the run's traces "
+           "(`meshscope schedules --from-trace DIR`)";
+  }
+  return "";
 }
 
 std::string write_torch_csv(const Schedule& s, TorchCsvFormat format) {

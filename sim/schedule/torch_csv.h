@@ -51,6 +51,12 @@ struct TorchCsv {
 // line and column are 1-based (the column is the cell's first byte).
 TorchCsv parse_torch_csv(std::string_view text, std::string_view source_name = "<torch csv>");
 
+// torch 2.15's Schedule1F1B.pipeline_order numbers the last rank's forwards 1..n where its runtime
+// runs 0..n-1 (tests/fixtures/torch_orders/1f1b_*): for a schedule whose rank runs one stage's
+// forwards numbered 1..n and its backwards 0..n-1, what to tell the user beside the validator's
+// error ("rank 1's forwards are numbered 1..4 and its backwards 0..3: ..."); empty otherwise.
+std::string torch_forward_numbering_hint(const Schedule& schedule);
+
 // Throws std::invalid_argument for a schedule torch's CSV cannot hold: a mesh with dp or tp > 1
 // (the CSV is one pipeline), collectives other than the dp all-reduce before STEP.
 std::string write_torch_csv(const Schedule& schedule, TorchCsvFormat format);

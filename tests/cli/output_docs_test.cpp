@@ -79,8 +79,8 @@ TEST(OutputDocs, EveryKeyThePredictAndAnalyzeJsonPrintIsDocumented) {
     std::set<std::string> keys;
     collect_keys(nlohmann::json::parse(r.out), keys);
     for (const std::string& key : keys) {
-      EXPECT_TRUE(documented.count(key)) << "`" << key << "` (from meshscope " << command
-                                         << ") is not in docs/OUTPUT.md";
+      EXPECT_TRUE(documented.count(key))
+          << "`" << key << "` (from meshscope " << command << ") is not in docs/OUTPUT.md";
     }
     printed.insert(keys.begin(), keys.end());
   }

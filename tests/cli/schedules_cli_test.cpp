@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 #include "tests/cli/cli_test_util.h"
 
@@ -101,6 +102,31 @@ TEST(SchedulesCli, OptionsThatWouldBeIgnoredAreRefused) {
     EXPECT_NE(r.err.find("excludes --quiet"), std::string::npos) << output << ": " << r.err;
     EXPECT_EQ(r.out, "") << output;
   }
+}
+
+// torch 2.15's own pipeline_order of Schedule1F1B numbers the last rank's forwards 1..n: validate,
+// run and simulate refuse it (its forward 0 never runs) and say why and what to do, where before
+// they gave only "missing input". GPipe's pipeline_order, numbered from 0, validates.
+TEST(SchedulesCli, TorchsOneFOneBOrderSaysItNumbersTheLastRanksForwardsFromOne) {
+  for (const auto& [name, rank, last] : {std::tuple{"1f1b_pp2_m4_v1.pipeline_order.csv", 1, 4},
+                                         std::tuple{"1f1b_pp3_m5_v1.pipeline_order.csv", 2, 5},
+                                         std::tuple{"1f1b_pp4_m8_v1.pipeline_order.csv", 3, 8}}) {
+    SCOPED_TRACE(name);
+    const std::string file = (kTorch / name).string();
+    const std::string said =
+        "rank " + std::to_string(rank) + "'s forwards are numbered 1.." + std::to_string(last) +
+        " and its backwards 0.." + std::to_string(last - 1) +
+        ", as torch 2.15's Schedule1F1B.pipeline_order numbers the last rank's";
+    for (const std::string& command : {"validate " + file, "run --schedule-file " + file}) {
+      const Result r = shell(kBin + " " + command);
+      EXPECT_EQ(r.status, 1) << command;
+      EXPECT_NE(r.err.find(said), std::string::npos) << command << ": " << r.err;
+    }
+  }
+  const Result gpipe =
+      shell(kBin + " validate " + (kTorch / "gpipe_pp3_m5_v1.pipeline_order.csv").string());
+  EXPECT_EQ(gpipe.status, 0) << gpipe.err;
+  EXPECT_EQ(gpipe.err.find("numbered"), std::string::npos) << gpipe.err;
 }
 
 }  // namespace
