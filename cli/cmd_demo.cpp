@@ -116,6 +116,7 @@ void run(const DemoArgs& a) {
     RunSummary s;
     try {
       s = execute(spec, dir / (d.label + ".json"), nullptr);
+      if (!s.output_error.empty()) throw std::runtime_error(s.output_error);
     } catch (const std::exception&) {
       std::fprintf(stderr, "failed\n");  // the error follows on its own line
       throw;

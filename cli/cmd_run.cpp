@@ -337,18 +337,24 @@ void run(const RunArgs& a) {
     std::cout << format_replay_line(summary);
     if (summary.replay && !summary.replay->trace.empty()) {
       std::printf("replay trace: %s\n", summary.replay->trace.c_str());
+    } else if (summary.replay && !a.replay_trace.empty()) {
+      std::printf("replay trace: not written (%s)\n", summary.output_error.c_str());
     } else if (!a.replay_trace.empty()) {
       std::printf(
           "replay trace: not written (a cpu run replays only when its ranks outnumber the "
           "cores; see --cores)\n");
     }
-    if (summary.trace.empty()) {
+    if (!summary.output_error.empty()) {
+      std::printf("trace: not written (%s)\n", summary.output_error.c_str());
+    } else if (summary.trace.empty()) {
       std::printf("trace: not written (give --out FILE.json)\n");
     } else {
       std::printf("trace: %s (open in https://ui.perfetto.dev or chrome://tracing)\n",
                   summary.trace.c_str());
     }
   }
+  // The figures above stand; the outputs asked for are not there.
+  if (!summary.output_error.empty()) throw std::runtime_error(summary.output_error);
   for (size_t step = 0; step < summary.losses.size(); ++step) {
     if (!std::isfinite(summary.losses[step])) {
       throw std::runtime_error("training diverged: the loss of step " + std::to_string(step) +

@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "cli/commands.h"
+#include "cli/number_options.h"
 #include "profiler/runtime/process_link.h"
 #include "traces/host_memory.h"
 #include "traces/printable.h"
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
   meshscope::cli::add_calibrate_command(app);
   meshscope::cli::add_convert_command(app);
   meshscope::cli::add_catalog_command(app);
+  meshscope::cli::check_number_syntax(app);
   const int processes = meshscope::runtime::launched_process_count();
   if (processes > 1 && !(argc > 1 && std::strcmp(argv[1], "run") == 0)) {
     if (meshscope::runtime::launched_process_index() == 0)  // the same in every process

@@ -17,7 +17,13 @@ namespace meshscope::cli {
 CLI::Validator output_file_check(DashMeans dash) {
   return CLI::Validator(
       [dash](std::string& path) -> std::string {
-        if (dash == DashMeans::kStdout && path == "-") return {};
+        if (path == "-") {
+          return dash == DashMeans::kStdout
+                     ? std::string()
+                     : std::string(
+                           "'-' (standard output) is not taken here: this option writes "
+                           "a file; give its path (./- for a file named '-')");
+        }
         // Under mpirun only process 0 writes: a path the others could not write is theirs to
         // ignore, not a reason to end the job.
         if (runtime::launched_process_count() > 1 && runtime::launched_process_index() != 0)

@@ -11,13 +11,14 @@
 
 namespace meshscope::cli {
 
-enum class DashMeans { kFileNamedDash, kStdout };
+enum class DashMeans { kRefused, kStdout };
 
 // A CLI11 check that fails the parse when the path could not be written later: empty, a missing
 // or read-only folder, a special file or symbolic link (traces::check_output_path). So
 // `run --out /nonexistent/x.json` fails at once instead of after the whole run. With
-// DashMeans::kStdout, "-" passes (the command writes to stdout).
-CLI::Validator output_file_check(DashMeans dash = DashMeans::kFileNamedDash);
+// DashMeans::kStdout, "-" passes (the command writes to stdout); else it is refused, not taken as
+// a file named "-" (`./-` names one).
+CLI::Validator output_file_check(DashMeans dash = DashMeans::kRefused);
 
 // What a command reads: {what it is ("--config", "the input trace"), path}; a folder stands for
 // the files in it.

@@ -52,10 +52,12 @@ std::string per_device_bubbles(const traces::TimelineAnalysis& a) {
 
 // The replay of a run whose ranks outnumber the cores (the executor measured its actions' thread
 // CPU time: cpu backend, one process); nullopt otherwise.
-// Its trace (--replay-trace) goes into `outputs`, committed with the run's own.
+// Its trace (--replay-trace) goes into `outputs`, committed with the run's own; when it cannot be
+// written, `write_error` says why and the replay's figures are returned without it.
 std::optional<CpuTimeReplay> replay_if_oversubscribed(const RunSpec& spec,
                                                       const exec::RunResult& result,
-                                                      std::vector<traces::AtomicFile>& outputs) {
+                                                      std::vector<traces::AtomicFile>& outputs,
+                                                      std::string& write_error) {
   const int cores = cores_of(spec);
   if (result.action_cpu_ns.empty() || cores < 1 || spec.schedule.mesh.size() <= cores) {
     return std::nullopt;
@@ -71,8 +73,12 @@ std::optional<CpuTimeReplay> replay_if_oversubscribed(const RunSpec& spec,
     r.timeline.metadata["replayed_from"] = "thread CPU time per action of a cpu run";
     traces::add_idle_spans(r.timeline);
     r.timeline.sort_spans();
-    traces::write_chrome_trace(r.timeline, outputs.emplace_back(spec.replay_trace));
-    out.trace = spec.replay_trace;
+    try {
+      traces::write_chrome_trace(r.timeline, outputs.emplace_back(spec.replay_trace));
+      out.trace = spec.replay_trace;
+    } catch (const std::runtime_error& e) {
+      write_error = e.what();
+    }
   }
   return out;
 }
@@ -159,7 +165,7 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
   // The trace and the replay's are each synced before either replaces its target: a failed
   // write of one leaves the other's old contents too.
   std::vector<traces::AtomicFile> outputs;
-  s.replay = replay_if_oversubscribed(spec, result, outputs);
+  s.replay = replay_if_oversubscribed(spec, result, outputs, s.output_error);
   if (spec.check) {
     s.checked = true;
     // A moe block routes each replica's microbatch as one group: the reference does the same.
@@ -173,14 +179,24 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
   // The cores the rank threads shared, for `calibrate` to say when they outnumbered them.
   if (s.backend.starts_with("cpu") && result.processes <= 1)
     result.timeline.metadata["cores"] = std::to_string(cores_of(spec));
-  if (!trace_path.empty()) {
-    traces::add_idle_spans(result.timeline);
-    result.timeline.sort_spans();
-    traces::write_chrome_trace(result.timeline, outputs.emplace_back(trace_path));
-    s.trace = trace_path;
+  try {
+    if (!s.output_error.empty()) throw std::runtime_error(s.output_error);
+    if (!trace_path.empty()) {
+      traces::add_idle_spans(result.timeline);
+      result.timeline.sort_spans();
+      traces::write_chrome_trace(result.timeline, outputs.emplace_back(trace_path));
+      s.trace = trace_path;
+    }
+    for (traces::AtomicFile& f : outputs) f.sync();
+    for (traces::AtomicFile& f : outputs) f.commit();
+  } catch (const std::runtime_error& e) {
+    // Nothing was committed (each file is synced before any replaces its target): neither is
+    // written, and the figures of the run that did complete are returned with why.
+    s.output_error = e.what();
+    s.trace.clear();
+    if (s.replay) s.replay->trace.clear();
+    outputs.clear();
   }
-  for (traces::AtomicFile& f : outputs) f.sync();
-  for (traces::AtomicFile& f : outputs) f.commit();
   return s;
 }
 
@@ -321,6 +337,7 @@ nlohmann::json to_json(const RunSummary& r) {
     j["one_device_diverged"] = r.reference_diverged;
   }
   if (!r.trace.empty()) j["trace"] = r.trace.string();
+  if (!r.output_error.empty()) j["output_error"] = r.output_error;
   j["analysis"] = traces::to_json(r.analysis);
   if (r.replay) {
     nlohmann::json rep = {{"cores", r.replay->cores},

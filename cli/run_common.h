@@ -65,9 +65,12 @@ struct RunSummary {
   std::vector<double> losses;
   traces::TimelineAnalysis analysis;
   bool checked = false;
-  double max_relative_error = 0;        // over losses, weights, biases and dp replicas' copies
-  bool reference_diverged = false;      // the one-device run's losses or weights are not finite
-  std::filesystem::path trace;          // empty when no trace was written
+  double max_relative_error = 0;    // over losses, weights, biases and dp replicas' copies
+  bool reference_diverged = false;  // the one-device run's losses or weights are not finite
+  std::filesystem::path trace;      // empty when no trace was written
+  // Why the trace or the replay's could not be written (neither was then: a full disk, a folder
+  // gone); the run's figures stand, and the caller prints them before it fails with this.
+  std::string output_error;
   std::optional<CpuTimeReplay> replay;  // a cpu run in one process with more ranks than cores
   int64_t actions = 0;
   double wall_s = 0;
@@ -81,7 +84,8 @@ struct RunSummary {
 inline constexpr double kEquivalenceTolerance = 1e-5;
 
 // Runs the spec; writes the Chrome trace (with idle spans) to `trace_path` unless it is empty.
-// Throws what the executor throws (invalid config, deadlock, rank failure).
+// Throws what the executor throws (invalid config, deadlock, rank failure); a trace it cannot
+// write is RunSummary::output_error.
 // Launched by mpirun: a messenger over MPI when this build has it, null when this process runs
 // alone; throws std::runtime_error when launched as several processes without MPI in the build.
 std::unique_ptr<runtime::ProcessMessenger> messenger_for_launch();

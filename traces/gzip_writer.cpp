@@ -7,7 +7,11 @@
 
 namespace meshscope::traces {
 
-bool is_gzip_path(const std::filesystem::path& path) { return path.extension() == ".gz"; }
+bool is_gzip_path(const std::filesystem::path& path) {
+  const std::string ext = path.extension().string();
+  return ext.size() == 3 && ext[0] == '.' && (ext[1] == 'g' || ext[1] == 'G') &&
+         (ext[2] == 'z' || ext[2] == 'Z');
+}
 
 GzipWriter::GzipWriter(AtomicFile& out) : out_(out) {
   if (deflateInit2(&z_, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)

@@ -10,7 +10,7 @@
 
 namespace meshscope::traces {
 
-// Whether a path names a gzip file (ends in ".gz").
+// Whether a path names a gzip file (ends in ".gz", in any case: ".GZ" too).
 bool is_gzip_path(const std::filesystem::path& path);
 
 class GzipWriter {

@@ -361,4 +361,24 @@ TEST(HostileCli, AForwardWhoseInputNeverArrivedFailsTheRun) {
   EXPECT_EQ(r.out.find("loss"), std::string::npos) << r.out;
 }
 
+// A number option given an empty value or, where it takes an integer, a number that is not whole
+// is named for that, before its range check: CLI11 had read "" as 0 ("microbatches must be >= 1,
+// got 0") and reported "2.0" as out of a range that holds 2.
+TEST(HostileCli, ANumberOptionSaysWhenItsValueIsNoNumber) {
+  for (const auto& [args, said] : {
+           std::pair{"run -m ''", "--microbatches: an empty value is no number"},
+           std::pair{"run --lr ''", "--lr: an empty value is no number"},
+           std::pair{"run --pp 2.0", "--pp: '2.0' is not a whole number"},
+           std::pair{"run --layers 1e3", "--layers: '1e3' is not a whole number"},
+           std::pair{"predict --search --gpus 8 --top 1.5 --config x.json",
+                     "--top: '1.5' is not a whole number"},
+           std::pair{"analyze --kernels '' x.json", "--kernels: an empty value is no number"},
+       }) {
+    const Result r = meshscope(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.err.rfind(std::string("meshscope: error: ") + said, 0), 0u)
+        << args << ": " << r.err;
+  }
+}
+
 }  // namespace

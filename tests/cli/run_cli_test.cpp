@@ -323,6 +323,54 @@ TEST(RunCli, UnwritableTraceLeavesNoFileAndFails) {
   EXPECT_FALSE(fs::exists("/nonexistent_dir/run.json"));
 }
 
+// A trace the run cannot write (here beyond the file-size limit, `ulimit -f`: meshscope ignores
+// SIGXFSZ, so the write fails with EFBIG as one fails on a full disk): the run's figures are
+// printed, then the error, exit 1, and no file. Before, the finished run's table and JSON were
+// lost.
+TEST(RunCli, ATraceThatCannotBeWrittenStillPrintsTheRunsFigures) {
+  const fs::path trace = temp_dir("run_efbig") / "run.json";
+  const std::string args =
+      "run --schedule gpipe --pp 2 -m 2 --model chain --batch 4 --steps 1 "
+      "--backend cpu --out " +
+      trace.string();
+  const std::string limited = "ulimit -f 8; ";
+  const Result text = meshscope(args, limited);
+  EXPECT_EQ(text.status, 1);
+  EXPECT_NE(text.out.find("equal"), std::string::npos) << text.out;
+  EXPECT_NE(
+      text.out.find("trace: not written (cannot write " + trace.string() + ": File too large)"),
+      std::string::npos)
+      << text.out;
+  EXPECT_NE(text.err.find("meshscope: error: cannot write " + trace.string()), std::string::npos)
+      << text.err;
+  EXPECT_FALSE(fs::exists(trace));
+  const Result json = meshscope(args + " --json", limited);
+  EXPECT_EQ(json.status, 1);
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_TRUE(j["equal_to_one_device"].get<bool>());
+  EXPECT_NE(j["output_error"].get<std::string>().find("File too large"), std::string::npos);
+  EXPECT_FALSE(fs::exists(trace));
+}
+
+// "-" is not a file to run's outputs: refused before the run, as it had been written to a file
+// named "-". A path ending in ".GZ" is compressed as ".gz" is.
+TEST(RunCli, ADashIsNoOutputFileAndUpperCaseGzCompresses) {
+  for (const char* option : {"--out", "--dump-schedule", "--replay-trace"}) {
+    const Result r = meshscope(std::string("run --model chain --pp 3 ") + option + " -");
+    EXPECT_EQ(r.status, 2) << option;
+    EXPECT_NE(r.err.find("'-' (standard output) is not taken here"), std::string::npos)
+        << option << ": " << r.err;
+  }
+  const fs::path gz = temp_dir("run_upper_gz") / "run.JSON.GZ";
+  const Result r = meshscope("run --model chain --pp 3 --steps 1 --out " + gz.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(gz, std::ios::binary);
+  unsigned char magic[2] = {0, 0};
+  in.read(reinterpret_cast<char*>(magic), 2);
+  EXPECT_EQ(magic[0], 0x1f);
+  EXPECT_EQ(magic[1], 0x8b);
+}
+
 TEST(RunCli, HandWrittenScheduleRunsAndADeadlockingOneIsRejected) {
   const fs::path dir = temp_dir("sched");
   const fs::path good = dir / "good.sched";

@@ -1,0 +1,38 @@
+// check_number_syntax: see number_options.h.
+#include "cli/number_options.h"
+
+#include <string>
+
+namespace meshscope::cli {
+namespace {
+
+bool is_whole_number(const std::string& text) {
+  size_t i = (text[0] == '+' || text[0] == '-') ? 1 : 0;
+  if (i == text.size()) return false;
+  for (; i < text.size(); ++i)
+    if (text[i] < '0' || text[i] > '9') return false;
+  return true;
+}
+
+CLI::Validator number_syntax(bool whole) {
+  return CLI::Validator(
+      [whole](std::string& text) -> std::string {
+        if (text.empty()) return "an empty value is no number";
+        if (whole && !is_whole_number(text)) return "'" + text + "' is not a whole number";
+        return {};
+      },
+      "");
+}
+
+}  // namespace
+
+void check_number_syntax(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    const std::string type = option->get_type_name();
+    const bool whole = type.starts_with("INT") || type.starts_with("UINT");
+    if (whole || type.starts_with("FLOAT")) option->transform(number_syntax(whole));
+  }
+  for (CLI::App* command : app.get_subcommands({})) check_number_syntax(*command);
+}
+
+}  // namespace meshscope::cli
