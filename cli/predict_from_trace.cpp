@@ -136,6 +136,15 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
       std::printf("%-22s %7d %14s %s\n", r.schedule.c_str(), r.stages, "-", r.error.c_str());
     }
   }
+  // What the alternatives' figures can be trusted to: their costs are the means above.
+  for (const predict::TraceReplayRow& r : rows) {
+    if (r.schedule != "as run, mean costs" || !r.step_ns) continue;
+    std::printf(
+        "every row below \"as run\" replays the mean costs above: \"as run, mean costs\" (%+.1f%%) "
+        "is what the means\nalone miss, and a family of more actions per rank pays the host gap "
+        "once per action (docs/ACCURACY.md)\n",
+        error_of(r));
+  }
 }
 
 }  // namespace meshscope::cli

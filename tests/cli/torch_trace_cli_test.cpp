@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -350,6 +351,20 @@ TEST(TorchTraceCli, DataParallelJobIsReadAsItsPipelineGroups) {
   EXPECT_NEAR(p["rows"][0]["step_ns"].get<double>() / p["measured_step_ns"].get<double>(), 1.0,
               kDevelopmentTolerance);
   EXPECT_TRUE(p["first_rank_of_another_schedule"].is_null());
+}
+
+// The table of alternatives says what their figures rest on: the mean costs, whose own error
+// against the run ("as run, mean costs") each row carries before any change of schedule.
+TEST(TorchTraceCli, TheAlternativesSayTheyRestOnTheMeanCosts) {
+  const Result r = shell(kBin + " predict --from-trace " + (kTorch / "1F1B").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json p = predict_from_trace(kTorch / "1F1B");
+  ASSERT_FALSE(p.is_null());
+  char said[64];
+  std::snprintf(said, sizeof said, "\"as run, mean costs\" (%+.1f%%) is what the means",
+                p["rows"][1]["vs_measured_percent"].get<double>());
+  EXPECT_EQ(p["rows"][1]["schedule"], "as run, mean costs");
+  EXPECT_NE(r.out.find(said), std::string::npos) << r.out;
 }
 
 // GPipe under dp 2, its dp groups listed first: the schedule recovered is the first replica's,
