@@ -1,7 +1,6 @@
 // Splitting a device's simulated step into the cost model's terms (breakdown.h).
 #include "sim/predict/breakdown.h"
 
-#include <cmath>
 #include <iterator>
 #include <map>
 #include <string_view>
@@ -115,8 +114,6 @@ Breakdown breakdown(const Resolved& r, int pp, const std::vector<schedule::Actio
   const double compute_s = stats.compute_ns * 1e-9;
   b.sm_held_s = stats.sm_held_ns * 1e-9;
   b.other_s = compute_s - b.busy.total() - b.sm_held_s;
-  // The engine times each action in whole nanoseconds: within that rounding, nothing is other.
-  if (std::abs(b.other_s) <= 0.5e-9 * static_cast<double>(program.size())) b.other_s = 0;
   b.idle_s = b.step_s - compute_s;
   b.communication_s = stats.communication_ns * 1e-9;
   return b;
