@@ -151,6 +151,9 @@ int main(int argc, char** argv) {
       app.session().add_run(meshscope::gui::make_run(meshscope::gui::make_synthetic_pipeline(so),
                                                      "synthetic 1f1b pp=4 m=8"));
     }
+    // What the importer warned of, as `meshscope analyze` says it (the window shows it too).
+    for (const std::string& w : app.session().warnings)
+      std::fprintf(stderr, "meshscope-gui: warning: %s\n", w.c_str());
     const bool headless = bench || !screenshot.empty();
     if (headless && !app.session().errors.empty()) {
       for (const std::string& e : app.session().errors)

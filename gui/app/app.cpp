@@ -13,7 +13,10 @@ App::App(std::optional<Predictor> predictor) : whatif_(std::move(predictor)) {}
 
 bool App::open(const std::filesystem::path& path) {
   try {
-    session_.add_run(load_run(path));
+    std::unique_ptr<Run> run = load_run(path);
+    for (const std::string& w : run->import_warnings)
+      session_.warnings.push_back(path.string() + ": " + w);
+    session_.add_run(std::move(run));
     return true;
   } catch (const std::exception& e) {
     session_.errors.emplace_back(e.what());
@@ -101,18 +104,24 @@ void App::draw_top_bar() {
 }
 
 void App::draw_errors() {
-  for (size_t i = 0; i < session_.errors.size();) {
-    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
-    ImGui::TextWrapped("error: %s", session_.errors[i].c_str());
-    ImGui::PopStyleColor();
-    ImGui::SameLine();
-    const std::string dismiss = "dismiss##err" + std::to_string(i);
-    if (ImGui::SmallButton(dismiss.c_str())) {
-      session_.errors.erase(session_.errors.begin() + static_cast<std::ptrdiff_t>(i));
-      continue;
+  const auto list = [](std::vector<std::string>& messages, const char* what, ImU32 colour) {
+    for (size_t i = 0; i < messages.size();) {
+      // The button first: after a wrapped line it would land past the window's right edge.
+      const std::string dismiss = "dismiss##" + std::string(what) + std::to_string(i);
+      const bool dismissed = ImGui::SmallButton(dismiss.c_str());
+      ImGui::SameLine();
+      ImGui::PushStyleColor(ImGuiCol_Text, colour);
+      ImGui::TextWrapped("%s: %s", what, messages[i].c_str());
+      ImGui::PopStyleColor();
+      if (dismissed) {
+        messages.erase(messages.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      ++i;
     }
-    ++i;
-  }
+  };
+  list(session_.errors, "error", IM_COL32(255, 110, 110, 255));
+  list(session_.warnings, "warning", IM_COL32(240, 200, 90, 255));
 }
 
 }  // namespace meshscope::gui

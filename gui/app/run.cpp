@@ -42,14 +42,17 @@ std::unique_ptr<Run> load_run(const std::filesystem::path& path) {
     throw std::runtime_error(path.string() + ": " + traces::why_missing(path.string()));
   }
   traces::Timeline t;
+  traces::ImportReport report;
   if (std::filesystem::is_directory(path, ec)) {
     const std::filesystem::path paths[] = {path};
-    t = traces::load_traces(paths);
+    t = traces::load_traces(paths, {}, &report);
   } else {
-    t = traces::load_trace(path);
+    t = traces::load_trace(path, {}, &report);
   }
   traces::require_spans(t, path);
-  return make_run(std::move(t), path.filename().string());
+  std::unique_ptr<Run> run = make_run(std::move(t), path.filename().string());
+  for (const std::string& line : report.lines()) run->import_warnings.push_back(line);
+  return run;
 }
 
 }  // namespace meshscope::gui

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gui/view/mesh_layout.h"
 #include "gui/view/stats_model.h"
@@ -23,6 +24,9 @@ struct Run {
   StatsModel stats;
   MeshGrid grid;
   std::vector<uint16_t> mesh_devices;  // the devices the mesh view shows (no host-only ones)
+  // What the importer warned of (traces::ImportReport::lines(), e.g. a rank whose steps lie apart
+  // from the others'): the viewer says it, as `analyze` does.
+  std::vector<std::string> import_warnings;
 
   // The bounds views start from: the step windows if any, else the span extent.
   int64_t begin_ns() const;

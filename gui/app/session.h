@@ -42,7 +42,8 @@ struct Session {
   size_t compare_b = 1;
   Playhead playhead;  // over the primary run's step; the timeline draws it as a line
   bool show_playhead = false;
-  std::vector<std::string> errors;  // shown in the window until dismissed
+  std::vector<std::string> errors;    // shown in the window until dismissed
+  std::vector<std::string> warnings;  // the same, for runs that opened with import warnings
   std::optional<ViewKind> switch_to;
   std::optional<JumpRequest> jump;
 

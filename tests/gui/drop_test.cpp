@@ -113,6 +113,34 @@ TEST_F(Drop, DroppedFilesOpenAndBadOnesShowTheirErrors) {
   EXPECT_EQ(app.session().errors.size(), 3u);
 }
 
+// A folder of rank files of two runs (1F1B's ranks 0, 2, 3 and GPipe's rank 1, recorded 67 s
+// apart) opens, as `analyze` reads it, and the window says what the importer found, as `analyze`
+// does on stderr. It had opened without a word, one 67-s step with arrows back in time.
+TEST_F(Drop, ARunsImportWarningsAreShownBesideIt) {
+  const fs::path torch = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/fixtures/torch";
+  const fs::path mixed = dir_ / "mixed";
+  fs::create_directories(mixed);
+  for (const char* f : {"rank0.json.gz", "rank2.json.gz", "rank3.json.gz"})
+    fs::copy_file(torch / "1F1B" / f, mixed / f);
+  fs::copy_file(torch / "GPipe" / "rank1.json.gz", mixed / "rank1.json.gz");
+  Window window({800, 600, false, "drop test"});
+  App app;
+  drop(window, {mixed.string(), good_.string()});
+  frame(window, app);
+  ASSERT_EQ(app.session().runs.size(), 2u);
+  EXPECT_TRUE(app.session().errors.empty());
+  const auto& warnings = app.session().warnings;
+  const auto said = std::find_if(warnings.begin(), warnings.end(), [&](const std::string& w) {
+    return w.starts_with(mixed.string() + ": ") &&
+           w.find("overlap none of the first rank's") != std::string::npos &&
+           w.find("rank1.json.gz") != std::string::npos;
+  });
+  EXPECT_NE(said, warnings.end()) << ::testing::PrintToString(warnings);
+  EXPECT_FALSE(app.session().runs[0]->import_warnings.empty());
+  EXPECT_TRUE(app.session().runs[1]->import_warnings.empty());  // the synthetic trace: none
+  frame(window, app);                                           // drawn with the warnings on screen
+}
+
 TEST_F(Drop, NothingDroppedNothingOpened) {
   Window window({640, 480, false, "drop test"});
   App app;
