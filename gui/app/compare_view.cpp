@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <optional>
 #include <string>
 
 #include "gui/app/timeline_view.h"
@@ -187,8 +189,8 @@ void CompareView::draw_table(const CompareModel& m) {
           ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV)) {
     return;
   }
-  for (const char* h :
-       {"rank", "device", "busy A", "busy B", "busy B-A", "idle A", "idle B", "bubble A -> B"}) {
+  for (const char* h : {"rank", "device", "busy A/step", "busy B/step", "busy B-A", "idle A/step",
+                        "idle B/step", "bubble A -> B"}) {
     ImGui::TableSetupColumn(h);
   }
   ImGui::TableHeadersRow();
@@ -203,13 +205,20 @@ void CompareView::draw_table(const CompareModel& m) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(d.device_b ? traces::format_duration(d.busy_b_ns).c_str() : "-");
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(signed_duration(d.busy_delta_ns()).c_str());
+    const std::optional<int64_t> delta = d.busy_delta_ns();
+    ImGui::TextUnformatted(delta ? signed_duration(*delta).c_str() : "-");
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(d.device_a ? traces::format_duration(d.idle_a_ns).c_str() : "-");
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(d.device_b ? traces::format_duration(d.idle_b_ns).c_str() : "-");
     ImGui::TableNextColumn();
-    ImGui::Text("%.1f%% -> %.1f%%", d.bubble_a * 100, d.bubble_b * 100);
+    const auto percent = [](bool has, double f) {
+      char text[16];
+      std::snprintf(text, sizeof text, "%.1f%%", f * 100);
+      return has ? std::string(text) : std::string("-");
+    };
+    ImGui::Text("%s -> %s", percent(d.device_a.has_value(), d.bubble_a).c_str(),
+                percent(d.device_b.has_value(), d.bubble_b).c_str());
   }
   ImGui::EndTable();
 }

@@ -1,6 +1,7 @@
 // Matches two runs' devices by rank and lines up their time axes at the first step.
 #include "gui/view/compare_model.h"
 
+#include <algorithm>
 #include <map>
 
 namespace meshscope::gui {
@@ -18,15 +19,20 @@ CompareModel compare_runs(const traces::Timeline& a, const traces::TimelineAnaly
       analysis_b.windows.empty() ? b.extent().begin_ns : analysis_b.windows.front().begin_ns;
   m.b_to_a_shift_ns = start_a - start_b;
 
+  // Per step: each run's totals over its own number of step windows.
+  const auto steps = [](const traces::TimelineAnalysis& x) {
+    return std::max<int64_t>(1, static_cast<int64_t>(x.windows.size()));
+  };
+  const int64_t steps_a = steps(analysis_a), steps_b = steps(analysis_b);
   std::map<int, DeviceDiff> by_rank;
   for (const traces::DeviceAnalysis& d : analysis_a.devices) {
     DeviceDiff& diff = by_rank[d.rank];
     diff.rank = d.rank;
     diff.name = d.name;
     diff.device_a = d.device;
-    diff.busy_a_ns = d.busy_ns;
-    diff.comm_a_ns = d.communication_ns;
-    diff.idle_a_ns = d.idle_ns;
+    diff.busy_a_ns = d.busy_ns / steps_a;
+    diff.comm_a_ns = d.communication_ns / steps_a;
+    diff.idle_a_ns = d.idle_ns / steps_a;
     diff.bubble_a = d.bubble_fraction;
   }
   for (const traces::DeviceAnalysis& d : analysis_b.devices) {
@@ -34,9 +40,9 @@ CompareModel compare_runs(const traces::Timeline& a, const traces::TimelineAnaly
     diff.rank = d.rank;
     if (diff.name.empty()) diff.name = d.name;
     diff.device_b = d.device;
-    diff.busy_b_ns = d.busy_ns;
-    diff.comm_b_ns = d.communication_ns;
-    diff.idle_b_ns = d.idle_ns;
+    diff.busy_b_ns = d.busy_ns / steps_b;
+    diff.comm_b_ns = d.communication_ns / steps_b;
+    diff.idle_b_ns = d.idle_ns / steps_b;
     diff.bubble_b = d.bubble_fraction;
   }
   for (auto& [rank, diff] : by_rank) m.devices.push_back(std::move(diff));

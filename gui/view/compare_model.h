@@ -12,6 +12,8 @@
 
 namespace meshscope::gui {
 
+// Times are per step (a device's total over its run's step windows / their count), as the step
+// times beside them are: two runs of 2 and 1,219 steps compare step for step.
 struct DeviceDiff {
   int rank = 0;
   std::string name;
@@ -21,8 +23,14 @@ struct DeviceDiff {
   int64_t comm_a_ns = 0, comm_b_ns = 0;
   int64_t idle_a_ns = 0, idle_b_ns = 0;
   double bubble_a = 0, bubble_b = 0;
-  int64_t busy_delta_ns() const { return busy_b_ns - busy_a_ns; }
-  int64_t idle_delta_ns() const { return idle_b_ns - idle_a_ns; }
+  bool in_both() const { return device_a.has_value() && device_b.has_value(); }
+  // B - A; nullopt unless both runs have the rank.
+  std::optional<int64_t> busy_delta_ns() const {
+    return in_both() ? std::optional<int64_t>(busy_b_ns - busy_a_ns) : std::nullopt;
+  }
+  std::optional<int64_t> idle_delta_ns() const {
+    return in_both() ? std::optional<int64_t>(idle_b_ns - idle_a_ns) : std::nullopt;
+  }
 };
 
 struct CompareModel {

@@ -27,8 +27,9 @@ TEST(CompareModel, MatchesDevicesByRankAndReportsDifferences) {
   EXPECT_EQ(m.step_a_ns, aa.step_time_ns);
   for (const DeviceDiff& d : m.devices) {
     ASSERT_TRUE(d.device_a && d.device_b);
+    // One step each: per step is the total.
     EXPECT_EQ(d.busy_delta_ns(), ab.devices[*d.device_b].busy_ns - aa.devices[*d.device_a].busy_ns);
-    EXPECT_GT(d.busy_delta_ns(), 0);
+    EXPECT_GT(*d.busy_delta_ns(), 0);
   }
 }
 
@@ -49,6 +50,31 @@ TEST(CompareModel, RanksOnlyOneRunHasAreKeptAndClocksAligned) {
   EXPECT_TRUE(m.devices[3].device_b);
   EXPECT_EQ(m.devices[3].rank, 3);
   EXPECT_EQ(m.b_to_a_shift_ns, -1'000'000);
+  // No difference for a rank only one run has (it had read as B's whole busy time).
+  EXPECT_FALSE(m.devices[3].busy_delta_ns());
+  EXPECT_FALSE(m.devices[3].idle_delta_ns());
+  EXPECT_TRUE(m.devices[1].busy_delta_ns());
+}
+
+// Runs of different step counts compare per step, as their step times do: the same pipeline
+// profiled for 1 and for 3 steps has the same busy time per step.
+TEST(CompareModel, DevicesCompareStepForStep) {
+  SyntheticOptions o;
+  o.pp = 2;
+  o.microbatches = 4;
+  o.jitter = 0;
+  o.steps = 1;
+  const traces::Timeline one = make_synthetic_pipeline(o);
+  o.steps = 3;
+  const traces::Timeline three = make_synthetic_pipeline(o);
+  const auto a1 = traces::analyze(one), a3 = traces::analyze(three);
+  ASSERT_EQ(a3.windows.size(), 3u);
+  const CompareModel m = compare_runs(one, a1, three, a3);
+  for (const DeviceDiff& d : m.devices) {
+    EXPECT_EQ(d.busy_a_ns, a1.devices[*d.device_a].busy_ns);
+    EXPECT_EQ(d.busy_b_ns, a3.devices[*d.device_b].busy_ns / 3);
+    EXPECT_NEAR(static_cast<double>(*d.busy_delta_ns()), 0.0, 0.01 * d.busy_a_ns);
+  }
 }
 
 }  // namespace
