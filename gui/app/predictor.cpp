@@ -167,6 +167,13 @@ std::optional<ReplayTable> replay_torch_job(const traces::Timeline& t, Replayed&
                 "`meshscope predict --from-trace` replays it",
                 ran.ranks.size(), replay.pp, replay.microbatches);
   table.calibrated_from = line;
+  const schedule::Schedule& run_schedule = ran.parsed.schedule;
+  if (const std::optional<schedule::Family> f = schedule::family_running(run_schedule)) {
+    table.family = std::string(schedule::name(*f));
+    table.pp = run_schedule.mesh.pp;
+    table.virtual_stages = run_schedule.virtual_stages();
+    table.microbatches = run_schedule.num_microbatches;
+  }
   model.set(
       std::make_shared<const TraceModel>(TraceModel{std::move(replay.costs), ran.parsed.schedule}));
   return table;

@@ -129,6 +129,14 @@ WhatIfStart start_whatif(const Predictor& p, const traces::Timeline& measured,
     if (out.table) {
       out.calibration = out.table->calibrated_from;
       out.schedule_known = true;
+      // The panel starts as the job ran: its family, on one pipeline of it.
+      if (!out.table->family.empty()) {
+        out.config.schedule = out.table->family;
+        out.config.pp = out.table->pp;
+        out.config.virtual_stages = out.table->virtual_stages;
+        out.config.microbatches = out.table->microbatches;
+        out.config.dp = out.config.tp = 1;
+      }
       return out;
     }
   }

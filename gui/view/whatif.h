@@ -65,6 +65,10 @@ struct ReplayTable {
   std::optional<ReplayRow> as_run_mean;
   std::vector<ReplayRow> alternatives;  // every other schedule the predictor offers
   std::string calibrated_from;          // what the replay's costs came from; "" for simulate()'s
+  // A measured job's schedule as the panel's configuration: the family whose order ran
+  // (schedule::family_running; "" when none is) on its pipeline; 0s for simulate()'s.
+  std::string family;
+  int pp = 0, virtual_stages = 0, microbatches = 0;
 };
 
 struct Predictor {

@@ -76,4 +76,40 @@ Schedule generate(const GeneratorConfig& config) {
   return s;
 }
 
+std::optional<Family> family_running(const Schedule& s) {
+  const int pp = s.mesh.pp;
+  if (pp < 1 || s.mesh.dp < 1 || s.mesh.tp < 1 || s.ranks.size() < static_cast<size_t>(pp))
+    return std::nullopt;
+  const mesh::Mesh m(s.mesh);
+  const auto same = [](const Action& a, const Action& b) {
+    return a.kind == b.kind && a.stage == b.stage && a.microbatch == b.microbatch;
+  };
+  for (size_t fi = 0; fi < kFamilies.size(); ++fi) {
+    const auto f = static_cast<Family>(fi);
+    if (f == Family::kNaive || info(f).pp_one_only) continue;
+    std::vector<std::vector<Action>> orders;
+    try {
+      orders = pipeline_compute_orders(f, pp, s.virtual_stages(), s.num_microbatches);
+    } catch (const std::invalid_argument&) {
+      continue;  // a shape the family does not take
+    }
+    bool all = orders.size() == static_cast<size_t>(pp);
+    for (int r = 0; all && r < pp; ++r) {
+      const std::vector<Action>& ran = s.ranks[static_cast<size_t>(m.rank_of({0, r, 0}))];
+      size_t k = 0;
+      for (const Action& a : ran) {
+        if (!is_compute(a.kind)) continue;
+        if (k >= orders[r].size() || !same(a, orders[r][k])) {
+          all = false;
+          break;
+        }
+        ++k;
+      }
+      all = all && k == orders[r].size();
+    }
+    if (all) return f;
+  }
+  return std::nullopt;
+}
+
 }  // namespace meshscope::schedule

@@ -68,4 +68,11 @@ Schedule generate(const GeneratorConfig& config);
 std::vector<std::vector<Action>> pipeline_compute_orders(Family family, int pp, int virtual_stages,
                                                          int microbatches);
 
+// The pipeline family whose compute order (pipeline_compute_orders at s's pp, chunks per rank
+// and microbatches) is the one `s` runs on pipeline ranks 0..pp-1 of its first replica, rank by
+// rank, compared by kind, stage and microbatch: which family a schedule recovered from a torch
+// job's traces is. The first in Family order (naive, which runs GPipe's order at another pace, is
+// not one); nullopt when none is.
+std::optional<Family> family_running(const Schedule& s);
+
 }  // namespace meshscope::schedule

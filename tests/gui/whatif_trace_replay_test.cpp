@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,21 @@ TEST_P(WhatIfTraceReplay, OpensCalibratedWithTheRowsPredictFromTracePrints) {
   }
   EXPECT_TRUE(gpipe);
   EXPECT_TRUE(one_f_one_b);
+
+  // The panel starts as the job ran: its family and chunks on one of its pipelines (it had
+  // started as 1f1b whatever ran, and headed an interleaved job with a 1f1b prediction).
+  const std::map<std::string, std::pair<std::string, int>> family = {
+      {"Interleaved1F1B", {"interleaved", 2}},
+      {"ZBVZeroBubble", {"zb-v", 2}},
+      {"1F1B", {"1f1b", 1}},
+      {"dp2_GPipe", {"gpipe", 1}}};
+  const auto& [want, chunks] = family.at(GetParam());
+  EXPECT_EQ(table.family, want);
+  EXPECT_EQ(start.config.schedule, want);
+  EXPECT_EQ(start.config.virtual_stages, chunks);
+  EXPECT_EQ(start.config.pp, expected.pp);
+  EXPECT_EQ(start.config.microbatches, expected.microbatches);
+  EXPECT_EQ(start.config.dp, 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(TorchFixtures, WhatIfTraceReplay,
