@@ -71,6 +71,12 @@ void WhatIfView::draw(Session& session) {
     return;
   }
   Run* measured = session.primary_run();
+  if (measured == nullptr) {
+    ImGui::TextWrapped(
+        "No trace open. The what-if starts from a shown run's configuration: drop a trace file on "
+        "the window or pass it on the command line.");
+    return;
+  }
   if (measured != measured_) {
     measured_ = measured;
     ++shown_;
