@@ -89,7 +89,8 @@ void WhatIfView::draw(Session& session) {
       config_ = std::move(start.config);
       calibration_ = std::move(start.calibration);
       table_ = std::move(start.table);
-      table_pending_ = !table_ && start.schedule_known;
+      // An uncalibrated model's error against the run says nothing of the schedules: no table.
+      table_pending_ = !table_ && start.schedule_known && start.calibrated;
     }
     submit();
   }

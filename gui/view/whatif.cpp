@@ -129,6 +129,7 @@ WhatIfStart start_whatif(const Predictor& p, const traces::Timeline& measured,
     if (out.table) {
       out.calibration = out.table->calibrated_from;
       out.schedule_known = true;
+      out.calibrated = true;
       // The panel starts as the job ran: its family, on one pipeline of it.
       if (!out.table->family.empty()) {
         out.config.schedule = out.table->family;
@@ -144,6 +145,7 @@ WhatIfStart start_whatif(const Predictor& p, const traces::Timeline& measured,
     try {
       const std::string from = p.calibrate(measured);
       out.calibration = out.calibration.empty() ? from : out.calibration + "; " + from;
+      out.calibrated = true;
     } catch (const std::exception& e) {
       out.calibration =
           out.calibration.empty() ? e.what() : out.calibration + "; " + std::string(e.what());

@@ -100,6 +100,9 @@ struct WhatIfStart {
   // The run names the schedule it ran (RunDescriptor::family), so that replay_table's "as run"
   // row is that schedule; a plain profiler trace does not, and gets no replay table.
   bool schedule_known = false;
+  // The predictor's costs come from the run (its replay, or a calibration from its compute
+  // spans): only then is a replay table's error against the measured step the model's error.
+  bool calibrated = false;
 };
 WhatIfStart start_whatif(const Predictor& p, const traces::Timeline& measured,
                          const WhatIfConfig& defaults);

@@ -129,6 +129,9 @@ TEST(WhatIfTraceReplay, WithoutTheReplayTheJobIsNotCalibrated) {
   const WhatIfStart start = start_whatif(*p, t, WhatIfConfig{});
   EXPECT_FALSE(start.table);
   EXPECT_NE(start.calibration.find("not calibrated"), std::string::npos) << start.calibration;
+  // Its schedule is known, but an uncalibrated model's error against the run is no replay's:
+  // the panel asks for no table (a synthetic run's had read +9090%).
+  EXPECT_FALSE(start.calibrated);
 }
 
 // A profiler trace that names no schedule has no "as run" to replay: the panel says its prediction
@@ -148,6 +151,7 @@ TEST(WhatIfTraceReplay, ATraceWithoutASchedulePromisesNoReplay) {
   const WhatIfStart job = start_whatif(*p, load_job("1F1B"), WhatIfConfig{});
   EXPECT_TRUE(job.table);
   EXPECT_TRUE(job.schedule_known);
+  EXPECT_TRUE(job.calibrated);
   EXPECT_EQ(job.calibration.find("does not say"), std::string::npos) << job.calibration;
 }
 

@@ -56,8 +56,7 @@ TEST(FamilyRunning, EachGeneratedPipelineIsItsOwnFamilyAndAnEditedOneNone) {
       if (!is_compute(acts[i].kind)) continue;
       if (first == acts.size()) {
         first = i;
-      } else if (acts[i].microbatch != acts[first].microbatch ||
-                 acts[i].kind != acts[first].kind) {
+      } else if (acts[i].microbatch != acts[first].microbatch || acts[i].kind != acts[first].kind) {
         second = i;
         break;
       }
