@@ -91,6 +91,13 @@ int main(int argc, char** argv) {
                  "timeline: show this part of the run, as fractions FROM:TO (e.g. 0:0.25)");
   cli.add_option("--playhead", playhead, "replay: put the playhead at this fraction of the step")
       ->check(CLI::Range(0.0, 1.0));
+  std::string rank_from = "distributed-info";
+  cli.add_option("--rank-from", rank_from,
+                 "a folder's ranks: distributed-info, each file's distributedInfo.rank (files "
+                 "without one take their position); file-order, the files' positions (sorted "
+                 "by name), as in `meshscope analyze`")
+      ->check(CLI::IsMember({"distributed-info", "file-order"}))
+      ->capture_default_str();
   cli.add_flag("--no-flows", no_flows, "do not draw send -> recv arrows");
   cli.add_flag("--critical-path", critical_path, "highlight the critical path in the timeline");
   cli.add_option("--synthetic", synthetic,
@@ -144,6 +151,9 @@ int main(int argc, char** argv) {
   try {
     bench_options.resident_before = meshscope::gui::resident_bytes();
     App app(meshscope::gui::make_predictor());
+    meshscope::traces::ImportOptions import_options;
+    import_options.rank_from_file_order = rank_from == "file-order";
+    app.set_import_options(import_options);
     for (const std::string& t : traces) app.open(t);
     if (synthetic > 0) {
       meshscope::gui::SyntheticOptions so;

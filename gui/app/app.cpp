@@ -13,7 +13,7 @@ App::App(std::optional<Predictor> predictor) : whatif_(std::move(predictor)) {}
 
 bool App::open(const std::filesystem::path& path) {
   try {
-    std::unique_ptr<Run> run = load_run(path);
+    std::unique_ptr<Run> run = load_run(path, import_options_);
     for (const std::string& w : run->import_warnings)
       session_.warnings.push_back(path.string() + ": " + w);
     session_.add_run(std::move(run));

@@ -30,6 +30,9 @@ class App {
   // Returns how many opened; the others' errors go to the session's errors.
   size_t open_dropped(const std::vector<std::string>& paths);
   void set_view(ViewKind v) { session_.switch_to = v; }
+  // How the traces opened from now on are read (--rank-from file-order numbers a folder's files
+  // by their order, as `meshscope analyze` does).
+  void set_import_options(const traces::ImportOptions& o) { import_options_ = o; }
   ViewKind view() const { return view_; }
 
   // Builds the whole window for this frame; `delta_s` advances the replay playhead.
@@ -53,6 +56,7 @@ class App {
   CompareView compare_;
   WhatIfView whatif_;
   char open_path_[1024] = "";
+  traces::ImportOptions import_options_;
 };
 
 }  // namespace meshscope::gui

@@ -36,7 +36,8 @@ std::unique_ptr<Run> make_run(traces::Timeline t, std::string label) {
   return run;
 }
 
-std::unique_ptr<Run> load_run(const std::filesystem::path& path) {
+std::unique_ptr<Run> load_run(const std::filesystem::path& path,
+                              const traces::ImportOptions& options) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     throw std::runtime_error(path.string() + ": " + traces::why_missing(path.string()));
@@ -45,9 +46,9 @@ std::unique_ptr<Run> load_run(const std::filesystem::path& path) {
   traces::ImportReport report;
   if (std::filesystem::is_directory(path, ec)) {
     const std::filesystem::path paths[] = {path};
-    t = traces::load_traces(paths, {}, &report);
+    t = traces::load_traces(paths, options, &report);
   } else {
-    t = traces::load_trace(path, {}, &report);
+    t = traces::load_trace(path, options, &report);
   }
   traces::require_spans(t, path);
   std::unique_ptr<Run> run = make_run(std::move(t), path.filename().string());

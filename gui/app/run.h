@@ -12,6 +12,7 @@
 #include "gui/view/stats_model.h"
 #include "gui/view/track_index.h"
 #include "traces/analysis.h"
+#include "traces/import/import_types.h"
 #include "traces/timeline.h"
 
 namespace meshscope::gui {
@@ -39,6 +40,7 @@ std::unique_ptr<Run> make_run(traces::Timeline t, std::string label);
 // Opens a trace file (Chrome JSON, .json.gz, Nsight SQLite: whatever traces/import reads) or a
 // folder of per-rank files as one run. Throws std::runtime_error naming the file and, for
 // malformed input, the byte offset.
-std::unique_ptr<Run> load_run(const std::filesystem::path& path);
+std::unique_ptr<Run> load_run(const std::filesystem::path& path,
+                              const traces::ImportOptions& options = {});
 
 }  // namespace meshscope::gui

@@ -103,6 +103,28 @@ TEST_F(GuiCli, AMissingFileIsAOneLineErrorAndNoScreenshot) {
   EXPECT_FALSE(fs::exists(png));
 }
 
+// Two files of one rank in a folder: refused, naming --rank-from file-order, which the viewer
+// now takes as `analyze` does (it had answered "argument was not expected"). Then the run opens.
+TEST_F(GuiCli, TheRankFromTheErrorSuggestsIsAnOptionOfTheViewer) {
+  if (!have_display()) GTEST_SKIP() << "no X display: ctest runs this under Xvfb";
+  const fs::path ranks = dir_ / "ranks";
+  fs::create_directories(ranks);
+  const fs::path rank0 =
+      fs::path(MESHSCOPE_SOURCE_DIR) / "tests/fixtures/torch/GPipe/rank0.json.gz";
+  fs::copy_file(rank0, ranks / "a.json.gz");
+  fs::copy_file(rank0, ranks / "b.json.gz");
+  const fs::path png = dir_ / "shot.png";
+  const Result refused = run(ranks.string() + " --screenshot " + png.string());
+  EXPECT_EQ(refused.rc, 1);
+  EXPECT_NE(refused.err.find("--rank-from file-order"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(png));
+  const Result opened =
+      run(ranks.string() + " --rank-from file-order --screenshot " + png.string());
+  EXPECT_EQ(opened.rc, 0) << opened.err;
+  EXPECT_TRUE(fs::exists(png));
+  EXPECT_EQ(run("--rank-from nosuch " + ranks.string()).rc, 2);
+}
+
 TEST_F(GuiCli, AMalformedTraceNamesTheByteAndWritesNothing) {
   const fs::path bad = dir_ / "bad.json";
   std::ofstream(bad) << R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": )";
