@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "gui/view/activity.h"
+#include "sim/cost/hardware.h"
 #include "sim/schedule/families.h"
 #include "traces/analysis.h"
 
@@ -68,6 +69,16 @@ void WhatIfView::draw(Session& session) {
   if (!predictor_) {
     ImGui::TextWrapped(
         "The simulator is not built into this viewer, so there is nothing to predict with.");
+    return;
+  }
+  if (predictor_->hardware.empty()) {
+    std::string looked;
+    for (const std::string& d : cost::catalog_dirs()) looked += "\n  " + d;
+    ImGui::TextWrapped(
+        "No hardware catalog found, so there is nothing to predict on: set MESHSCOPE_CATALOG to a "
+        "directory of hardware .json files (the source tree's sim/cost/catalog; the framework "
+        "profiles are read from the frameworks folder beside it). Looked in:%s",
+        looked.c_str());
     return;
   }
   Run* measured = session.primary_run();
