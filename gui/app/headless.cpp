@@ -76,7 +76,9 @@ void start_zoom(App& app, const ScreenshotOptions& o) {
 Image render_frames(App& app, const ScreenshotOptions& o) {
   Window window(WindowOptions{o.width, o.height, false, "meshscope"});
   start_view(app, o);
-  const int frames = std::max(o.frames, 2);
+  // At least three: the first selects the view asked for, the second draws it (the what-if view
+  // submits its simulation then, so that the wait below sees it busy), the last is captured.
+  const int frames = std::max(o.frames, 3);
   for (int i = 0; i + 1 < frames; ++i) {
     window.begin_frame();
     app.frame(0);
