@@ -3,6 +3,7 @@
 #include "gui/app/predictor.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -65,6 +66,17 @@ class Fitted {
                   "backward %.2fx (%d spans) the op model",
                   hw.name.c_str(), f.model_scale, f.samples, b.model_scale, b.samples);
     set(std::move(cal));
+    // As `meshscope calibrate` warns: ranks that outnumbered the cores waited for one inside
+    // their spans.
+    size_t cores = 0;
+    if (const auto c = t.metadata.find("cores"); c != t.metadata.end())
+      std::from_chars(c->second.data(), c->second.data() + c->second.size(), cores);
+    if (cores > 0 && t.devices.size() > cores) {
+      return std::string(line) + "; but its " + std::to_string(t.devices.size()) +
+             " ranks shared " + std::to_string(cores) + (cores == 1 ? " core" : " cores") +
+             ", so its spans include waiting for one and the rates are too slow (calibrate on a "
+             "run with a core per rank)";
+    }
     return line;
   }
 
