@@ -190,8 +190,9 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
     for (traces::AtomicFile& f : outputs) f.sync();
     for (traces::AtomicFile& f : outputs) f.commit();
   } catch (const std::runtime_error& e) {
-    // Nothing was committed (each file is synced before any replaces its target): neither is
-    // written, and the figures of the run that did complete are returned with why.
+    // A write or sync that failed left neither file (each is synced before any replaces its
+    // target; only a failed rename after the other's could leave one): the figures of the run
+    // that did complete are returned with why.
     s.output_error = e.what();
     s.trace.clear();
     if (s.replay) s.replay->trace.clear();
