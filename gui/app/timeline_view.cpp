@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "gui/view/activity.h"
 #include "gui/view/find.h"
@@ -11,6 +13,14 @@
 
 namespace meshscope::gui {
 namespace {
+
+// ImGui::SameLine() when an item `width` pixels wide still fits on the current line, else a new
+// line: a toolbar on a narrow window wraps instead of running past its edge.
+void same_line_if_fits(float width) {
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  ImGui::SameLine();
+  if (ImGui::GetCursorScreenPos().x + width > right) ImGui::NewLine();
+}
 
 constexpr size_t kMaxMatches = 1'000'000;
 constexpr float kZoomPerWheelNotch = 1.25f;
@@ -170,13 +180,16 @@ void TimelineView::draw_toolbar(Session& session, const Run& run) {
   } else {
     ImGui::TextDisabled("Enter: next, Shift+Enter: previous");
   }
-  ImGui::SameLine();
+  // On a narrow window what does not fit goes on the next line rather than past the edge.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float box = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x;
+  same_line_if_fits(ImGui::CalcTextSize("Fit").x + 2 * style.FramePadding.x);
   if (ImGui::Button("Fit")) axis_.fit();
-  ImGui::SameLine();
+  same_line_if_fits(box + ImGui::CalcTextSize("flows").x);
   ImGui::Checkbox("flows", &flows_);
-  ImGui::SameLine();
+  same_line_if_fits(box + ImGui::CalcTextSize("playhead").x);
   ImGui::Checkbox("playhead", &session.show_playhead);
-  ImGui::SameLine();
+  same_line_if_fits(box + ImGui::CalcTextSize("critical path").x);
   ImGui::Checkbox("critical path", &critical_on_);
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip(
@@ -184,24 +197,26 @@ void TimelineView::draw_toolbar(Session& session, const Run& run) {
         "(meshscope analyze --critical-path), outlined in magenta and joined where one released "
         "the next");
   }
-  ImGui::SameLine();
-  ImGui::TextDisabled("| %s  bubble %.1f%%  step %s  |  %zu boxes (%zu folded)%s",
-                      run.label.c_str(), run.analysis.bubble_fraction * 100,
-                      traces::format_duration(run.analysis.step_time_ns).c_str(), last_paint_.boxes,
-                      last_paint_.folded,
-                      last_paint_.flows_left_out ? ", flows hidden: zoom in" : "");
+  char status[512];
+  std::snprintf(status, sizeof status, "| %s  bubble %.1f%%  step %s  |  %zu boxes (%zu folded)%s",
+                run.label.c_str(), run.analysis.bubble_fraction * 100,
+                traces::format_duration(run.analysis.step_time_ns).c_str(), last_paint_.boxes,
+                last_paint_.folded, last_paint_.flows_left_out ? ", flows hidden: zoom in" : "");
+  same_line_if_fits(ImGui::CalcTextSize(status).x);
+  ImGui::TextDisabled("%s", status);
   // Legend: one swatch per activity that the run contains would need a scan; show them all.
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (size_t a = 0; a < static_cast<size_t>(Activity::kCount); ++a) {
     const auto act = static_cast<Activity>(a);
     if (act == Activity::kHost || act == Activity::kAnnotation) continue;
-    if (a > 0) ImGui::SameLine();
-    const ImVec2 p = ImGui::GetCursorScreenPos();
     const float s = ImGui::GetFontSize();
+    const std::string label(name(act));
+    if (a > 0) same_line_if_fits(s + 3 + ImGui::CalcTextSize(label.c_str()).x);
+    const ImVec2 p = ImGui::GetCursorScreenPos();
     dl->AddRectFilled(p, ImVec2(p.x + s, p.y + s), color_of(act));
     ImGui::Dummy(ImVec2(s, s));
     ImGui::SameLine(0, 3);
-    ImGui::TextUnformatted(std::string(name(act)).c_str());
+    ImGui::TextUnformatted(label.c_str());
   }
 }
 
