@@ -227,6 +227,10 @@ void TrackPainter::paint_critical(const PaintTarget& target, const Run& run,
       // The link from the dependency: its release (the earlier of its end and this begin) to
       // this span's begin, row to row.
       const traces::Span& prev = t.spans[p.steps[i - 1].span];
+      // Both ends inside a folded device (its header row): nothing to join, and the line would
+      // run along the header's text.
+      if (!layout.row_shown(r) && !layout.row_shown(run.index->row_of(p.steps[i - 1].span)))
+        continue;
       const int64_t release = std::min(prev.end_ns, s.begin_ns);
       if (std::max(release, s.begin_ns) < view0 || std::min(release, s.begin_ns) > view1) continue;
       dl->AddLine(ImVec2(x_at(release), row_mid(p.steps[i - 1].span)),
