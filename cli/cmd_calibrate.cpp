@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -124,7 +125,14 @@ void run(const CalibrateArgs& a) {
   std::vector<const traces::Timeline*> ptrs;
   for (const traces::Timeline& t : timelines) ptrs.push_back(&t);
   int rebuilt = 0;
-  cost::Calibration c = predict::calibrate_against_model(ptrs, hw, *precision, &rebuilt);
+  cost::Calibration c;
+  try {
+    c = predict::calibrate_against_model(ptrs, hw, *precision, &rebuilt);
+  } catch (const std::invalid_argument& e) {
+    std::string files;
+    for (const std::string& p : a.traces) files += (files.empty() ? "" : ", ") + p;
+    throw UserError(files + ": " + e.what());
+  }
   // No device computes above its peak; twice it (assumption: room for a catalog peak that is not
   // this machine's) is no measurement but FLOPs or times that are wrong: args.flops of 1e300
   // were fitted as 1.5e290 of the peak and written.
@@ -176,8 +184,9 @@ void add_calibrate_command(CLI::App& app) {
   auto args = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "calibrate",
-      "Fit compute rates per phase and link alpha/beta from profiled traces (meshscope run --out, "
-      "or imported profiles) into a calibration file for simulate/predict --calibration.");
+      "Fit compute rates per phase and link alpha/beta from meshscope's own profiled traces "
+      "(meshscope run --out) into a calibration file for simulate/predict --calibration; or, with "
+      "--gemm-rates, GEMM rates from a benchmark's CSV or an imported PyTorch profile.");
   cmd->add_option("TRACE", args->traces,
                   "profiled traces: files, or a folder of one run's per-rank files");
   cmd->add_option("-o,--out", args->out, "calibration JSON to write (required with traces)")

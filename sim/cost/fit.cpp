@@ -171,8 +171,10 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
   }
   if (compute.empty() && p2p.x.empty() && coll.x.empty())
     throw std::invalid_argument(
-        "calibrate: the traces have no compute span with FLOPs and no "
-        "transfer or collective with bytes: nothing to fit");
+        "calibrate: the traces have no compute span with FLOPs, no received transfer with bytes "
+        "and no collective of a known group: nothing to fit (meshscope's own traces, `meshscope "
+        "run --out`, carry them; an imported profile's kernels name no FLOPs and its collectives "
+        "no group: for its GEMM rates, use --gemm-rates)");
   Calibration c;
   c.hardware = hw.name;
   c.precision = std::string(name(precision));

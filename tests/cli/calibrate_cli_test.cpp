@@ -50,6 +50,19 @@ TEST(CalibrateCli, MeasuredGemmRatesAreCheckedAgainstTheEntrysModel) {
 
 // --compare sets other shapes' rates beside the model with the first table's fit. The table
 // against itself gives back the fit's own rms, and row by row what the fit leaves.
+// An imported GPU profile holds nothing calibrate fits from traces (its kernels name no FLOPs, its
+// NCCL collectives no group): refused naming the file and what does take such a profile.
+TEST(CalibrateCli, AnImportedProfileSaysWhatItLacksAndWhatReadsIt) {
+  const std::string trace =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz";
+  const fs::path out = temp_dir("calibrate_imported") / "c.json";
+  const Result r = shell(kBin + " calibrate " + trace + " --hardware a100-80gb -o " + out.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err.rfind("meshscope: error: " + trace + ": calibrate: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("use --gemm-rates"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(CalibrateCli, ComparedRatesStandBesideTheModelWithTheFirstTablesFit) {
   Result r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware h100-sxm --json" +
                    " --compare " + kTable);
