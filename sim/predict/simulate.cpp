@@ -17,6 +17,7 @@
 #include "sim/predict/workload_costs.h"
 #include "sim/predict/zero.h"
 #include "sim/schedule/generators.h"
+#include "sim/schedule/placement.h"
 #include "sim/schedule/validator.h"
 #include "traces/analysis.h"
 #include "traces/host_memory.h"
@@ -332,6 +333,26 @@ Run run_given(const Resolved& r, FullMeshPrices& prices, engine::EngineInput in,
                                 " (batch.global / (batch.micro x mesh.dp))");
   Run run;
   run.schedule = *o.schedule;
+  // The config's model sets what moves, as in a generated schedule (schedule/lowering.cpp): each
+  // transfer the output of the lower of its two stages, each dp gradient all-reduce its stage's
+  // gradients. A file's bytes are not the config's (`schedules --dump` writes the forward's
+  // without a model, and none for the backward's).
+  for (std::vector<schedule::Action>& program : run.schedule.ranks) {
+    for (schedule::Action& a : program) {
+      const bool transfer = a.kind == schedule::ActionKind::kSendForward ||
+                            a.kind == schedule::ActionKind::kRecvForward ||
+                            a.kind == schedule::ActionKind::kSendBackward ||
+                            a.kind == schedule::ActionKind::kRecvBackward;
+      if (transfer) {
+        const int lower = std::min(a.stage, schedule::p2p_peer_stage(a));
+        if (lower >= 0 && static_cast<size_t>(lower) < r.generator.activation_bytes.size())
+          a.bytes = r.generator.activation_bytes[static_cast<size_t>(lower)];
+      } else if (a.kind == schedule::ActionKind::kAllReduce && a.group == mesh::GroupKind::kDp &&
+                 a.stage >= 0 && static_cast<size_t>(a.stage) < r.grad_bytes.size()) {
+        a.bytes = r.grad_bytes[static_cast<size_t>(a.stage)];
+      }
+    }
+  }
   in.schedule = &run.schedule;
   price_links_and_collectives(in, prices);
   run.once = c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shares_cores(r) &&

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
@@ -207,6 +208,26 @@ TEST_F(SimCli, SimulateRefusesAScheduleTheValidatorRejects) {
       sh("simulate --config " + cfg.string() + " --schedule-file " + fixed.string() + " --json");
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_NE(ok.out.find("\"step_time_s\""), std::string::npos) << ok.out;
+}
+
+// A schedule `schedules --dump` wrote without a model carries no bytes for its backward
+// transfers and gradients: given with --schedule-file, the config's model sets what moves, as in
+// the schedule simulate generates. The same step and communication time either way; the backward
+// transfers had been priced at their latency alone.
+TEST_F(SimCli, ADumpedScheduleMovesTheConfigsBytes) {
+  const fs::path cfg = write("dp2pp2.json", R"({"model": {"kind": "gpt", "layers": 8,
+      "hidden": 2048, "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"dp": 2, "pp": 2},
+      "batch": {"global": 16, "micro": 1}, "schedule": "1f1b", "cluster": {"gpu": "h100-sxm"}})");
+  const fs::path sched = dir_ / "dumped.sched";
+  ASSERT_EQ(sh("schedules --dump 1f1b --dp 2 --pp 2 -m 8 -o " + sched.string()).exit_code, 0);
+  const Outcome generated = sh("simulate --json --config " + cfg.string());
+  const Outcome given =
+      sh("simulate --json --config " + cfg.string() + " --schedule-file " + sched.string());
+  ASSERT_EQ(generated.exit_code, 0) << generated.err;
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  const auto a = nlohmann::json::parse(generated.out), b = nlohmann::json::parse(given.out);
+  EXPECT_EQ(b["step_time_s"], a["step_time_s"]);
+  EXPECT_EQ(b["communication_s"], a["communication_s"]);
 }
 
 TEST_F(SimCli, SimulateRefusesAScheduleOfOtherMicrobatchesThanItsConfig) {
