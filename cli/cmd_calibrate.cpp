@@ -108,6 +108,15 @@ void run(const CalibrateArgs& a) {
   const auto precision = cost::parse_precision(a.precision);
   if (!precision)
     throw UserError("--precision: '" + a.precision + "' is not bf16, fp16, fp32 or tf32");
+  // The same trace twice (under one name or two) would count each of its samples twice.
+  for (size_t i = 0; i < a.traces.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (a.traces[i] == a.traces[j] || std::filesystem::equivalent(a.traces[i], a.traces[j], ec))
+        throw UserError(a.traces[i] + ": given twice (also as " + a.traces[j] +
+                        "): its samples would count twice in the fit");
+    }
+  }
   const cost::Hardware hw = cost::find_hardware(a.hardware);
   std::vector<traces::Timeline> timelines;
   for (const std::string& p : a.traces) {

@@ -61,6 +61,12 @@ TEST(CalibrateCli, AnImportedProfileSaysWhatItLacksAndWhatReadsIt) {
   EXPECT_EQ(r.err.rfind("meshscope: error: " + trace + ": calibrate: ", 0), 0u) << r.err;
   EXPECT_NE(r.err.find("use --gemm-rates"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
+  // The same trace twice would count its samples twice: refused, whatever its second name.
+  const fs::path again = fs::path(trace).parent_path() / "." / fs::path(trace).filename();
+  const Result twice =
+      shell(kBin + " calibrate " + trace + " " + again.string() + " -o " + out.string());
+  EXPECT_EQ(twice.status, 1);
+  EXPECT_NE(twice.err.find("given twice"), std::string::npos) << twice.err;
 }
 
 TEST(CalibrateCli, ComparedRatesStandBesideTheModelWithTheFirstTablesFit) {
