@@ -130,6 +130,15 @@ void run(const CalibrateArgs& a) {
       timelines.push_back(traces::load_trace(p, options_reporting_progress("calibrate")));
     }
     check_fits(p, timelines.back(), hw);
+    // meshscope's cpu backend computes in fp32: a calibration of another format would scale that
+    // format's peak by fp32 rates, and a config of it would be predicted at them.
+    if (timelines.back().run.source == traces::RunSource::kCpu &&
+        *precision != cost::Precision::kFp32) {
+      std::fprintf(stderr,
+                   "meshscope: warning: %s: a cpu run computes in fp32, but --precision is %s: "
+                   "the fit is of fp32 rates, written as %s's (give --precision fp32)\n",
+                   p.c_str(), a.precision.c_str(), a.precision.c_str());
+    }
   }
   std::vector<const traces::Timeline*> ptrs;
   for (const traces::Timeline& t : timelines) ptrs.push_back(&t);

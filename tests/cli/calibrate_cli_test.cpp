@@ -69,6 +69,26 @@ TEST(CalibrateCli, AnImportedProfileSaysWhatItLacksAndWhatReadsIt) {
   EXPECT_NE(twice.err.find("given twice"), std::string::npos) << twice.err;
 }
 
+// A cpu run computes in fp32: calibrated as bf16 it is warned of (it had been taken silently,
+// and a bf16 config then predicted at fp32 rates); as fp32, the default, it is not.
+TEST(CalibrateCli, ACpuRunCalibratedAsAnotherFormatIsWarnedOf) {
+  const fs::path dir = temp_dir("calibrate_precision");
+  const fs::path trace = dir / "chain.json";
+  ASSERT_EQ(
+      shell(kBin + " run --model chain --pp 3 --steps 2 --backend cpu --out " + trace.string())
+          .status,
+      0);
+  const std::string said = trace.string() + ": a cpu run computes in fp32, but --precision is bf16";
+  const Result bf16 = shell(kBin + " calibrate " + trace.string() + " --precision bf16 -o " +
+                            (dir / "bf16.json").string());
+  EXPECT_EQ(bf16.status, 0) << bf16.err;
+  EXPECT_NE(bf16.err.find(said), std::string::npos) << bf16.err;
+  const Result fp32 =
+      shell(kBin + " calibrate " + trace.string() + " -o " + (dir / "fp32.json").string());
+  EXPECT_EQ(fp32.status, 0) << fp32.err;
+  EXPECT_EQ(fp32.err.find("a cpu run computes in fp32"), std::string::npos) << fp32.err;
+}
+
 TEST(CalibrateCli, ComparedRatesStandBesideTheModelWithTheFirstTablesFit) {
   Result r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware h100-sxm --json" +
                    " --compare " + kTable);
