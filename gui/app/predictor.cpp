@@ -3,7 +3,6 @@
 #include "gui/app/predictor.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -68,10 +67,8 @@ class Fitted {
     set(std::move(cal));
     // As `meshscope calibrate` warns: ranks that outnumbered the cores waited for one inside
     // their spans.
-    size_t cores = 0;
-    if (const auto c = t.metadata.find("cores"); c != t.metadata.end())
-      std::from_chars(c->second.data(), c->second.data() + c->second.size(), cores);
-    if (cores > 0 && t.devices.size() > cores) {
+    const int64_t cores = traces::importer::metadata_int(t, "cores").value_or(0);
+    if (cores > 0 && static_cast<int64_t>(t.devices.size()) > cores) {
       return std::string(line) + "; but its " + std::to_string(t.devices.size()) +
              " ranks shared " + std::to_string(cores) + (cores == 1 ? " core" : " cores") +
              ", so its spans include waiting for one and the rates are too slow (calibrate on a "
