@@ -1,5 +1,6 @@
 // `meshscope calibrate TRACE... -o calib.json [--hardware NAME]`: fit per-phase compute rates and
-// link alpha/beta from profiled traces, for `simulate`/`predict --calibration`.
+// link alpha/beta from profiled traces (an imported PyTorch profile: its NCCL collectives, the
+// collective link), for `simulate`/`predict --calibration`.
 // `meshscope calibrate --gemm-rates FILE --hardware NAME`: calibrate_gemm_rates.h.
 #include <CLI/CLI.hpp>
 
@@ -187,12 +188,33 @@ void run(const CalibrateArgs& a) {
       std::printf("  %-12s no spans with bytes\n", what);
       return;
     }
-    std::printf("  %-12s alpha %.1f us, %.3f GB/s, %d spans, rms error %.1f%%\n", what,
-                l.alpha_ns / 1e3, l.bandwidth_bytes_per_s / 1e9, l.samples, 100 * l.rms_error);
+    std::string groups;
+    if (l.max_ranks > 0) {
+      groups = " of groups of " + std::to_string(l.min_ranks) +
+               (l.max_ranks > l.min_ranks ? " to " + std::to_string(l.max_ranks) : "") + " ranks";
+    }
+    std::printf("  %-12s alpha %.1f us, %.3f GB/s%s, %d spans%s, rms error %.1f%%\n", what,
+                l.alpha_ns / 1e3, l.bandwidth_bytes_per_s / 1e9,
+                l.max_ranks > 0 ? " bus bandwidth" : "", l.samples, groups.c_str(),
+                100 * l.rms_error);
   };
   link("p2p", c.p2p);
   link("collective", c.collective);
   link("all_to_all", c.all_to_all);
+  for (const auto& [what, l] :
+       {std::pair{"collective", &c.collective}, {"all_to_all", &c.all_to_all}}) {
+    if (l->timed_alone == 0) continue;
+    std::fprintf(stderr,
+                 "meshscope: warning: %d of the %d %s spans were timed on one rank's file: an NCCL "
+                 "kernel's time includes its wait for the group's last rank, so the fitted "
+                 "bandwidth is too low and alpha too high; give a folder of every rank's trace, "
+                 "where each is timed on the last to arrive\n",
+                 l->timed_alone, l->samples, what);
+  }
+  if (c.collective.max_ranks > 0 || c.all_to_all.max_ranks > 0)
+    std::printf(
+        "  (predict and simulate --calibration price every collective with these fits, whatever "
+        "its group's size and links: they were fitted on the groups above)\n");
   std::printf("written: %s\n", a.out.c_str());
 }
 
@@ -203,8 +225,10 @@ void add_calibrate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "calibrate",
       "Fit compute rates per phase and link alpha/beta from meshscope's own profiled traces "
-      "(meshscope run --out) into a calibration file for simulate/predict --calibration; or, with "
-      "--gemm-rates, GEMM rates from a benchmark's CSV or an imported PyTorch profile.");
+      "(meshscope run --out), or the collective link alone from the NCCL kernels of a PyTorch "
+      "profile (a folder of a job's ranks: each collective timed on its last rank to arrive), "
+      "into a calibration file for simulate/predict --calibration; or, with --gemm-rates, GEMM "
+      "rates from a benchmark's CSV or an imported PyTorch profile.");
   cmd->add_option("TRACE", args->traces,
                   "profiled traces: files, or a folder of one run's per-rank files");
   cmd->add_option("-o,--out", args->out, "calibration JSON to write (required with traces)")

@@ -384,6 +384,10 @@ class ChromeWriter {
       string_member("collective_group", name(c.group));
       sep();
       int_member("collective_bytes", c.bytes);
+      if (c.ranks > 0) {
+        sep();
+        int_member("collective_ranks", c.ranks);
+      }
       sep();
       string_member("collective_algorithm", name(c.algorithm));
     }

@@ -60,6 +60,10 @@ constexpr std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::str
   return parse_enum<CollectiveAlgorithm>(kCollectiveAlgorithmNames, s);
 }
 
+// The most members a group may have as a trace names it (Collective::ranks): 2^24, an
+// assumption far beyond any job's rank count; a larger number is a damaged file.
+inline constexpr int32_t kMaxGroupRanks = 1 << 24;
+
 struct Collective {
   CollectiveOp op = CollectiveOp::kAllReduce;
   GroupKind group = GroupKind::kWorld;
@@ -67,6 +71,11 @@ struct Collective {
   // reduce-scatter's input, the all-to-all's send buffer. 0 where not known.
   int64_t bytes = 0;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+  // The group's members where the trace names their number and not the group's kind: an imported
+  // NCCL collective's "Group size" (PyTorch's record_param_comms args on its kernel), whose mesh
+  // axis a profile does not say (`group` is then kWorld, standing for "not known"). 0: the members
+  // of `group` in the run's mesh.
+  int32_t ranks = 0;
   friend bool operator==(const Collective&, const Collective&) = default;
 };
 

@@ -47,7 +47,8 @@ RunDescriptor get_run(ByteReader& r, const Bad& bad) {
 bool valid(const Collective& c) {
   return static_cast<size_t>(c.op) < kCollectiveOpNames.size() &&
          static_cast<size_t>(c.group) < kGroupKindNames.size() &&
-         static_cast<size_t>(c.algorithm) < kCollectiveAlgorithmNames.size();
+         static_cast<size_t>(c.algorithm) < kCollectiveAlgorithmNames.size() && c.ranks >= 0 &&
+         c.ranks <= kMaxGroupRanks;
 }
 
 }  // namespace

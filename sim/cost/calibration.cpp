@@ -16,26 +16,33 @@ namespace {
 using nlohmann::json;
 
 json link_json(const LinkFit& f) {
-  return {{"alpha_ns", f.alpha_ns},
-          {"bandwidth_bytes_per_s", f.bandwidth_bytes_per_s},
-          {"samples", f.samples},
-          {"rms_error", f.rms_error}};
+  json j = {{"alpha_ns", f.alpha_ns},
+            {"bandwidth_bytes_per_s", f.bandwidth_bytes_per_s},
+            {"samples", f.samples},
+            {"rms_error", f.rms_error}};
+  if (f.max_ranks > 0) j["group_ranks"] = {f.min_ranks, f.max_ranks};
+  if (f.timed_alone > 0) j["timed_alone"] = f.timed_alone;
+  return j;
 }
 
-// A sample count (`key`.samples): a whole number that fits an int.
-int samples_of(const json& j, const std::string& path, const std::string& key) {
-  if (!j.contains("samples")) return 0;
-  const json& v = j.at("samples");
+// A count (`key`.`member`): a whole number >= 0 that fits an int; 0 when absent.
+int whole_of(const json& v, const std::string& path, const std::string& key) {
   const double x = v.is_number() ? v.get<double>() : -1;
   if (!v.is_number() || x < 0 || x > 2147483647.0 || x != std::floor(x))
-    throw std::runtime_error(path + ": key '" + key + ".samples': must be a whole number >= 0");
+    throw std::runtime_error(path + ": key '" + key + "': must be a whole number >= 0");
   return static_cast<int>(x);
+}
+
+int samples_of(const json& j, const std::string& path, const std::string& key) {
+  return j.contains("samples") ? whole_of(j.at("samples"), path, key + ".samples") : 0;
 }
 
 LinkFit link_from(const json& j, const std::string& path, const std::string& key) {
   const std::string where = path + ": key '" + key + "'";
-  traces::require_known_keys(j, {"alpha_ns", "bandwidth_bytes_per_s", "samples", "rms_error"}, path,
-                             key + ".");
+  traces::require_known_keys(
+      j,
+      {"alpha_ns", "bandwidth_bytes_per_s", "samples", "rms_error", "group_ranks", "timed_alone"},
+      path, key + ".");
   LinkFit f;
   try {
     f.alpha_ns = j.value("alpha_ns", 0.0);
@@ -47,6 +54,18 @@ LinkFit link_from(const json& j, const std::string& path, const std::string& key
   }
   if (f.alpha_ns < 0 || f.bandwidth_bytes_per_s < 0)
     throw std::runtime_error(where + ": alpha_ns and bandwidth_bytes_per_s must be >= 0");
+  if (const auto r = j.find("group_ranks"); r != j.end()) {
+    if (!r->is_array() || r->size() != 2)
+      throw std::runtime_error(path + ": key '" + key +
+                               ".group_ranks': must be [smallest, largest] group");
+    f.min_ranks = whole_of((*r)[0], path, key + ".group_ranks[0]");
+    f.max_ranks = whole_of((*r)[1], path, key + ".group_ranks[1]");
+    if (f.min_ranks > f.max_ranks)
+      throw std::runtime_error(path + ": key '" + key +
+                               ".group_ranks': the smallest group is larger than the largest");
+  }
+  if (const auto t = j.find("timed_alone"); t != j.end())
+    f.timed_alone = whole_of(*t, path, key + ".timed_alone");
   return f;
 }
 

@@ -31,6 +31,13 @@ struct LinkFit {
   double bandwidth_bytes_per_s = 0;  // 0: not calibrated
   int samples = 0;
   double rms_error = 0;
+  // Collectives: the smallest and largest group they ran in (0: not recorded, or a p2p fit). The
+  // fit replaces the catalog's model for groups of any size and on any link: these say what it
+  // saw.
+  int min_ranks = 0, max_ranks = 0;
+  // Imported collectives timed without the rest of their group (one rank's file): an NCCL
+  // kernel's time includes its wait for the group's last member, so each is an upper bound.
+  int timed_alone = 0;
 };
 
 struct Calibration {

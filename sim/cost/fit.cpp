@@ -9,6 +9,7 @@
 #include <string>
 
 #include "sim/cost/collective_model.h"
+#include "traces/analysis_stragglers.h"
 #include "traces/enum_names.h"
 
 namespace meshscope::cost {
@@ -58,6 +59,48 @@ int group_size(const traces::RunDescriptor& run, traces::GroupKind g) {
 
 // The cost model's kind of a traced op: the same enum (sim/cost/collective_model.h aliases it).
 constexpr CollectiveKind kind_of(traces::CollectiveOp op) { return op; }
+
+// The group sizes of a link's fitted collectives (LinkFit::min_ranks, max_ranks, timed_alone).
+struct GroupsSeen {
+  int min = INT_MAX, max = 0, timed_alone = 0;
+  void into(LinkFit& f) const {
+    if (max == 0) return;
+    f.min_ranks = min;
+    f.max_ranks = max;
+    f.timed_alone = timed_alone;
+  }
+};
+
+// How an imported collective (one whose group the trace names by its size: an NCCL kernel of a
+// PyTorch profile) is timed. Its kernel starts when its rank reaches it and ends when the whole
+// group is done, so its time includes the wait for the group's last member; only that member's
+// kernel times the transfer. In a job's folder each imported collective is paired with its peers
+// on the other ranks (traces::stragglers: by name and occurrence) and timed on the last to arrive;
+// one rank's file pairs nothing, and each is timed alone. meshscope's own collectives start once
+// their group is ready (their wait is recorded apart, Timeline::waits) and are timed as they are.
+class ImportedTiming {
+ public:
+  enum class Role { kOwn, kLastArrival, kWaitedForOthers, kAlone };
+  explicit ImportedTiming(const traces::Timeline& t) {
+    const bool any =
+        std::any_of(t.collectives.begin(), t.collectives.end(),
+                    [](const traces::SpanCollective& c) { return c.collective.ranks > 0; });
+    if (!any) return;
+    for (const traces::CollectiveInstance& i : traces::stragglers(t).instances) {
+      for (const uint32_t span : i.spans)
+        role_[span] =
+            t.spans[span].device == i.last_device ? Role::kLastArrival : Role::kWaitedForOthers;
+    }
+  }
+  Role role(const traces::SpanCollective& c) const {
+    if (c.collective.ranks == 0) return Role::kOwn;
+    const auto it = role_.find(c.span);
+    return it == role_.end() ? Role::kAlone : it->second;
+  }
+
+ private:
+  std::map<uint32_t, Role> role_;
+};
 
 }  // namespace
 
@@ -143,6 +186,7 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
                             const Hardware& hw, Precision precision) {
   std::map<traces::Phase, Samples> compute;
   Samples p2p, coll, all_to_all;
+  GroupsSeen coll_groups, all_to_all_groups;
   for (const traces::Timeline* t : timelines) {
     const auto win = windows_of(*t);
     const ComputeTime computing(*t);
@@ -159,22 +203,32 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
         p2p.y.push_back(dur);
       }
     }
+    const ImportedTiming imported(*t);
     for (const traces::SpanCollective& c : t->collectives) {
       const traces::Span& s = t->spans[c.span];
       if (!inside(s, win) || s.end_ns <= s.begin_ns || s.bytes <= 0) continue;
-      const int n = group_size(t->run, c.collective.group);
+      const int n =
+          c.collective.ranks > 0 ? c.collective.ranks : group_size(t->run, c.collective.group);
       if (n <= 1) continue;
-      Samples& into = c.collective.op == traces::CollectiveOp::kAllToAll ? all_to_all : coll;
+      const ImportedTiming::Role role = imported.role(c);
+      if (role == ImportedTiming::Role::kWaitedForOthers) continue;
+      const bool a2a = c.collective.op == traces::CollectiveOp::kAllToAll;
+      Samples& into = a2a ? all_to_all : coll;
       into.x.push_back(bus_factor(kind_of(c.collective.op), n) * static_cast<double>(s.bytes));
       into.y.push_back(static_cast<double>(s.duration_ns()));
+      GroupsSeen& seen = a2a ? all_to_all_groups : coll_groups;
+      seen.min = std::min(seen.min, n);
+      seen.max = std::max(seen.max, n);
+      seen.timed_alone += role == ImportedTiming::Role::kAlone ? 1 : 0;
     }
   }
   if (compute.empty() && p2p.x.empty() && coll.x.empty())
     throw std::invalid_argument(
         "calibrate: the traces have no compute span with FLOPs, no received transfer with bytes "
         "and no collective of a known group: nothing to fit (meshscope's own traces, `meshscope "
-        "run --out`, carry them; an imported profile's kernels name no FLOPs and its collectives "
-        "no group: for its GEMM rates, use --gemm-rates)");
+        "run --out`, carry them; an imported profile's kernels name no FLOPs, and its NCCL "
+        "kernels are fitted only where PyTorch recorded their \"Group size\": for its GEMM rates, "
+        "use --gemm-rates)");
   Calibration c;
   c.hardware = hw.name;
   c.precision = std::string(name(precision));
@@ -202,6 +256,12 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
   c.p2p = link(p2p);
   c.collective = link(coll);
   c.all_to_all = link(all_to_all);
+  coll_groups.into(c.collective);
+  all_to_all_groups.into(c.all_to_all);
+  // A fit of links alone holds whatever format the configs it is given to compute in.
+  if (std::all_of(c.phases.begin(), c.phases.end(),
+                  [](const PhaseFit& f) { return f.samples == 0; }))
+    c.precision.clear();
   return c;
 }
 

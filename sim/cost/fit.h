@@ -2,9 +2,11 @@
 // achieved FLOP rate and fixed overhead (duration = overhead + FLOPs / rate, least squares over
 // the spans that carry FLOPs, less the collectives nested in them: ComputeTime), and alpha/beta of
 // transfers (recv spans: duration = alpha + bytes / bandwidth) and of collectives (on bus bytes:
-// the op and group of Timeline::collectives, the group's size from the run descriptor's mesh;
-// all-to-alls fitted apart from the others). The first step of a multi-step trace is left out
-// (warm-up).
+// the op and group of Timeline::collectives, the group's size from the run descriptor's mesh or,
+// for an imported NCCL kernel, as its trace names it; all-to-alls fitted apart from the others).
+// An imported collective is timed on the last of its group to arrive where the trace holds the
+// group's ranks, alone otherwise (LinkFit::timed_alone). The first step of a multi-step trace is
+// left out (warm-up).
 #pragma once
 
 #include <cstdint>
@@ -50,7 +52,8 @@ class ComputeTime {
 };
 
 // Phases or links without spans stay uncalibrated (GPU kernel traces carry no FLOPs: only their
-// transfers and collectives are fitted). Throws std::invalid_argument when nothing can be fitted.
+// transfers and collectives are fitted); a fit of links alone records no precision. Throws
+// std::invalid_argument when nothing can be fitted.
 Calibration fit_calibration(const std::vector<const traces::Timeline*>& timelines,
                             const Hardware& hw, Precision precision);
 

@@ -48,17 +48,17 @@ TEST(CalibrateCli, MeasuredGemmRatesAreCheckedAgainstTheEntrysModel) {
   EXPECT_NE(r.out.find("these rates are not of cpu-local's kind"), std::string::npos) << r.out;
 }
 
-// --compare sets other shapes' rates beside the model with the first table's fit. The table
-// against itself gives back the fit's own rms, and row by row what the fit leaves.
-// An imported GPU profile holds nothing calibrate fits from traces (its kernels name no FLOPs, its
-// NCCL collectives no group): refused naming the file and what does take such a profile.
+// An imported GPU profile without FLOPs on its kernels or a group's size on its NCCL kernels
+// (DeepSeek-V3's, recorded without record_param_comms args) holds nothing calibrate fits from
+// traces: refused naming the file and what does take such a profile.
 TEST(CalibrateCli, AnImportedProfileSaysWhatItLacksAndWhatReadsIt) {
   const std::string trace =
-      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz";
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/hta/h800_deepseek_v3_rank0.json.gz";
   const fs::path out = temp_dir("calibrate_imported") / "c.json";
-  const Result r = shell(kBin + " calibrate " + trace + " --hardware a100-80gb -o " + out.string());
+  const Result r = shell(kBin + " calibrate " + trace + " --hardware h100-sxm -o " + out.string());
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err.rfind("meshscope: error: " + trace + ": calibrate: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("\"Group size\""), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("use --gemm-rates"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
   // The same trace twice would count its samples twice: refused, whatever its second name.
@@ -67,6 +67,41 @@ TEST(CalibrateCli, AnImportedProfileSaysWhatItLacksAndWhatReadsIt) {
       shell(kBin + " calibrate " + trace + " " + again.string() + " -o " + out.string());
   EXPECT_EQ(twice.status, 1);
   EXPECT_NE(twice.err.find("given twice"), std::string::npos) << twice.err;
+}
+
+// A PyTorch profile's NCCL kernels say their group's size: calibrate fits the collective link
+// from them, says that one rank's file times each with its wait for the other rank, and the
+// calibration prices a prediction's collectives whatever format the config computes in.
+TEST(CalibrateCli, AnImportedProfilesAllReducesCalibrateTheCollectiveLink) {
+  const std::string trace =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz";
+  const fs::path out = temp_dir("calibrate_nccl") / "c.json";
+  const Result r = shell(kBin + " calibrate " + trace + " --hardware a100-80gb -o " + out.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  // 15 all-reduces, the 5 of the first of 3 profiler steps left out as warm-up.
+  EXPECT_NE(r.out.find("bus bandwidth, 10 spans of groups of 2 ranks"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("warning: 10 of the 10 collective spans were timed on one rank's file"),
+            std::string::npos)
+      << r.err;
+  const nlohmann::json c = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(c.at("collective").at("samples"), 10);
+  EXPECT_EQ(c.at("collective").at("group_ranks"), nlohmann::json::array({2, 2}));
+  EXPECT_EQ(c.at("collective").at("timed_alone"), 10);
+  EXPECT_GT(c.at("collective").at("bandwidth_bytes_per_s").get<double>(), 0);
+  EXPECT_EQ(c.at("compute"), nlohmann::json::object());
+  // A bf16 config of the same hardware takes it (a fit of links alone names no format), and
+  // its all-reduces are priced at the job's rate, not the catalog's.
+  const std::string config =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/sim/predict/configs/llmfoundry-mpt3b-s4096-8xa100.json";
+  const Result catalog = shell(kBin + " predict --config " + config + " --json");
+  const Result fitted =
+      shell(kBin + " predict --config " + config + " --calibration " + out.string() + " --json");
+  ASSERT_EQ(catalog.status, 0) << catalog.err;
+  ASSERT_EQ(fitted.status, 0) << fitted.err;
+  const auto step = [](const Result& x) {
+    return nlohmann::json::parse(x.out).at("step_time_s").get<double>();
+  };
+  EXPECT_GT(step(fitted), step(catalog));
 }
 
 // A cpu run computes in fp32: calibrated as bf16 it is warned of (it had been taken silently,

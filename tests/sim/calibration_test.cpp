@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "sim/cost/collective_model.h"
 #include "sim/cost/fit.h"
@@ -204,6 +205,65 @@ TEST(Calibration, CollectivesWithoutATypedOpOrOverAGroupOfOneAreNotFitted) {
   EXPECT_EQ(fit_calibration({&tp}, hw, Precision::kFp32).collective.samples, 0);  // tp = 1
 }
 
+// Two ranks' NCCL all-reduces as a PyTorch profile records them (Collective::ranks, no mesh): each
+// moves its bytes in 20 us + bytes at 10 GB/s once both ranks are in, and each kernel ends then;
+// the rank that came first waited in its kernel 100 to 300 us more. Rank 1 is last in even ones.
+traces::Timeline imported_all_reduces(bool with_rank1) {
+  traces::Timeline t;
+  const uint16_t d0 = t.add_device(0, "rank 0 · GPU 0");
+  const uint16_t d1 = with_rank1 ? t.add_device(1, "rank 1 · GPU 0") : d0;
+  const uint32_t name = t.strings.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  int64_t end = 0;
+  for (int i = 0; i < 6; ++i) {
+    const int64_t bytes = 1'000'000 * (i + 1);
+    const int64_t transfer = 20'000 + bytes / 10;  // bus bytes = bytes for 2 ranks
+    const int64_t waited = 100'000 * (i % 3 + 1);
+    end += 1'000'000 + transfer + waited;
+    for (const uint16_t d : with_rank1 ? std::vector<uint16_t>{d0, d1} : std::vector{d0}) {
+      const bool last = (d == d1) == (i % 2 == 0);
+      traces::Span s;
+      s.device = d;
+      s.kind = traces::SpanKind::kCollective;
+      s.name = name;
+      s.bytes = bytes;
+      s.begin_ns = end - transfer - (last ? 0 : waited);
+      s.end_ns = end;
+      t.set_collective(
+          t.add_span(s),
+          traces::Collective{.op = traces::CollectiveOp::kAllReduce, .bytes = bytes, .ranks = 2});
+    }
+  }
+  t.sort_spans();
+  return t;
+}
+
+TEST(Calibration, ImportedCollectivesAreTimedOnTheLastOfTheirGroupToArrive) {
+  const Hardware hw = find_hardware("h100-sxm");
+  const traces::Timeline both = imported_all_reduces(true);
+  const Calibration c = fit_calibration({&both}, hw, Precision::kBf16);
+  EXPECT_EQ(c.collective.samples, 6);  // one per all-reduce, not one per rank
+  EXPECT_NEAR(c.collective.alpha_ns, 20'000, 1);
+  EXPECT_NEAR(c.collective.bandwidth_bytes_per_s, 10e9, 1e3);
+  EXPECT_EQ(c.collective.min_ranks, 2);
+  EXPECT_EQ(c.collective.max_ranks, 2);
+  EXPECT_EQ(c.collective.timed_alone, 0);
+  EXPECT_EQ(c.precision, "");  // links alone: no format to check a config against
+  // Rank 0's file alone: its kernels hold its waits, and it says so.
+  const traces::Timeline alone = imported_all_reduces(false);
+  const Calibration a = fit_calibration({&alone}, hw, Precision::kBf16);
+  EXPECT_EQ(a.collective.samples, 6);
+  EXPECT_EQ(a.collective.timed_alone, 6);
+  EXPECT_GT(a.collective.rms_error, 0.01);
+  // The file keeps what the fit saw.
+  const auto path = std::filesystem::temp_directory_path() / "meshscope_calibration_imported.json";
+  save_calibration(a, path.string());
+  const Calibration back = load_calibration(path.string());
+  EXPECT_EQ(back.collective.min_ranks, 2);
+  EXPECT_EQ(back.collective.max_ranks, 2);
+  EXPECT_EQ(back.collective.timed_alone, 6);
+  std::filesystem::remove(path);
+}
+
 TEST(Calibration, TheSimulatorTimesAllToAllsWithTheirOwnFit) {
   const traces::Timeline t = synthetic();
   const Hardware hw = find_hardware("cpu-local");
@@ -277,6 +337,18 @@ TEST(Calibration, FilesRoundTripAndBadOnesNameTheKey) {
   EXPECT_NE(message("fit.json", R"({"format": "meshscope-calibration",
                                     "compute": {"forward": {"flops_per_sec": 1e12}}})")
                 .find("fit.json: key 'compute.forward.flops_per_sec': unknown key"),
+            std::string::npos);
+  EXPECT_NE(message("groups.json", R"({"format": "meshscope-calibration",
+                                       "collective": {"group_ranks": [8, 2]}})")
+                .find("groups.json: key 'collective.group_ranks': the smallest group is larger"),
+            std::string::npos);
+  EXPECT_NE(message("group.json", R"({"format": "meshscope-calibration",
+                                      "collective": {"group_ranks": 2}})")
+                .find("group.json: key 'collective.group_ranks': must be [smallest, largest]"),
+            std::string::npos);
+  EXPECT_NE(message("alone.json", R"({"format": "meshscope-calibration",
+                                      "p2p": {"timed_alone": 1.5}})")
+                .find("alone.json: key 'p2p.timed_alone': must be a whole number"),
             std::string::npos);
   EXPECT_NE(message("many.json", R"({"format": "meshscope-calibration", "p2p": {"samples": 1e30}})")
                 .find("many.json: key 'p2p.samples': must be a whole number >= 0"),

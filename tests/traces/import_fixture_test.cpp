@@ -71,6 +71,44 @@ TEST_F(KinetoFixture, KernelsCopiesAndNcclCollectives) {
   EXPECT_EQ(nccl_bytes, 307323096);
 }
 
+TEST_F(KinetoFixture, AllReduceKernelsCarryTheirGroupsSizeAndBytes) {
+  // Derived: the 15 AllReduce kernels say "Collective name": "allreduce", "Group size": 2,
+  // "dtype": "Float"; Σ max(In, Out msg nelems) × 4 = 306684384. The 6 broadcasts are no
+  // collective the cost model prices: spans without a record.
+  const Timeline& t = *timeline_;
+  int all_reduces = 0;
+  int64_t bytes = 0;
+  for (const SpanCollective& c : t.collectives) {
+    EXPECT_EQ(t.spans[c.span].kind, SpanKind::kCollective);
+    EXPECT_NE(t.span_name(t.spans[c.span]).find("AllReduce"), std::string_view::npos);
+    EXPECT_EQ(c.collective.op, CollectiveOp::kAllReduce);
+    EXPECT_EQ(c.collective.ranks, 2);
+    EXPECT_EQ(c.collective.group, GroupKind::kWorld);  // its kind is not known
+    EXPECT_EQ(c.collective.bytes, t.spans[c.span].bytes);
+    ++all_reduces;
+    bytes += c.collective.bytes;
+  }
+  EXPECT_EQ(all_reduces, 15);
+  EXPECT_EQ(bytes, 306684384);
+}
+
+TEST(KinetoCollectives, AnAllGatherOfVllmsTensorParallelGroupOfEight) {
+  // Derived: the B200 vLLM trace's one NCCL kernel, ncclDevKernel_AllGather_RING_LL, says
+  // "_allgather_base", Group size 8, 25136 in and 201088 out BFloat16 elements: the all-gather's
+  // output is its buffer, 402176 bytes.
+  const Timeline t = load_trace(std::filesystem::path(MESHSCOPE_SOURCE_DIR) / "tests" / "fixtures" /
+                                "hta" / "b200_vllm_tp8_rank0_no_python.json.gz");
+  ASSERT_EQ(t.collectives.size(), 1u);
+  const Collective& c = t.collectives[0].collective;
+  EXPECT_EQ(c.op, CollectiveOp::kAllGather);
+  EXPECT_EQ(c.ranks, 8);
+  EXPECT_EQ(c.bytes, 402176);
+  // Exported and read back, the group's size stays (collective_ranks).
+  const Timeline back = load_trace_bytes(export_chrome_json(t), "reexported.json");
+  ASSERT_EQ(back.collectives.size(), 1u);
+  EXPECT_EQ(back.collectives[0].collective, c);
+}
+
 TEST_F(KinetoFixture, HostWorkAndAnnotations) {
   // Derived: 14346 cpu_op + 8740 cuda_runtime; 42 user_annotation + 30 gpu_user_annotation; the
   // one "Trace" category event (the profiler's window) is not work.

@@ -38,7 +38,10 @@ ArgView scan_args(const ChromeEvent& ev) {
         if (k == "waited_ns") a.waited_ns = v;
         break;
       case 10:
-        if (k == "microbatch") a.microbatch = v;
+        if (k == "microbatch")
+          a.microbatch = v;
+        else if (k == "Group size")
+          a.group_size = v;
         break;
       case 11:
         if (k == "External id")
@@ -63,6 +66,8 @@ ArgView scan_args(const ChromeEvent& ev) {
           a.collective_group = v;
         else if (k == "collective_bytes")
           a.collective_bytes = v;
+        else if (k == "collective_ranks")
+          a.collective_ranks = v;
         break;
       case 20:
         if (k == "collective_algorithm") a.collective_algorithm = v;

@@ -24,6 +24,7 @@ struct ArgView {
   const JsonScalar* in_nelems = nullptr;
   const JsonScalar* out_nelems = nullptr;
   const JsonScalar* dtype = nullptr;
+  const JsonScalar* group_size = nullptr;  // PyTorch's "Group size" of a collective
   const JsonScalar* external_id = nullptr;
   const JsonScalar* correlation = nullptr;
   const JsonScalar* span = nullptr;
@@ -31,6 +32,7 @@ struct ArgView {
   const JsonScalar* collective_op = nullptr;
   const JsonScalar* collective_group = nullptr;
   const JsonScalar* collective_bytes = nullptr;
+  const JsonScalar* collective_ranks = nullptr;
   const JsonScalar* collective_algorithm = nullptr;
   const JsonScalar* waited_ns = nullptr;  // meshscope's SpanWait
 };

@@ -242,7 +242,10 @@ uint32_t ChromeTimelineBuilder::emit_span(const ChromeEvent& ev, const Placed& p
     return kNoSpan;
   }
   const uint32_t index = tl_.add_span(s);
-  if (a.collective_op != nullptr) read_collective(ev, a, index);
+  if (a.collective_op != nullptr)
+    read_collective(ev, a, index);
+  else if (s.kind == SpanKind::kCollective && p.cls == DeviceClass::kGpu && a.group_size != nullptr)
+    read_nccl_collective(a, as_text(ev.name), index, s.bytes);
   if (a.waited_ns != nullptr) {
     const auto wait = as_int(a.waited_ns);
     if (!wait || *wait < 0) {
@@ -279,12 +282,33 @@ void ChromeTimelineBuilder::read_collective(const ChromeEvent& ev, const ArgView
                              : named(a.collective_algorithm, parse_collective_algorithm);
   const auto bytes =
       a.collective_bytes == nullptr ? std::optional<int64_t>(0) : as_int(a.collective_bytes);
-  if (!op || !group || !algorithm || !bytes || *bytes < 0) {
+  const auto ranks =
+      a.collective_ranks == nullptr ? std::optional<int64_t>(0) : as_int(a.collective_ranks);
+  if (!op || !group || !algorithm || !bytes || *bytes < 0 || !ranks || *ranks < 0 ||
+      *ranks > kMaxGroupRanks) {
     report_.warn(ImportWarning::kWrongType, ev.offset);  // the span stays, without its collective
     return;
   }
-  tl_.set_collective(
-      span, Collective{.op = *op, .group = *group, .bytes = *bytes, .algorithm = *algorithm});
+  tl_.set_collective(span, Collective{.op = *op,
+                                      .group = *group,
+                                      .bytes = *bytes,
+                                      .algorithm = *algorithm,
+                                      .ranks = static_cast<int32_t>(*ranks)});
+}
+
+void ChromeTimelineBuilder::read_nccl_collective(const ArgView& a, std::string_view kernel,
+                                                 uint32_t span, int64_t bytes) {
+  const auto ranks = as_int(a.group_size);
+  if (!ranks || *ranks < 2 || *ranks > kMaxGroupRanks) return;
+  std::optional<CollectiveOp> op;
+  if (a.collective != nullptr && a.collective->is_string())
+    op = collective_op_named(a.collective->text);
+  if (!op) op = collective_op_named(kernel);
+  if (!op) return;  // a broadcast, a reduce, a barrier: none the cost model prices
+  tl_.set_collective(span, Collective{.op = *op,
+                                      .group = GroupKind::kWorld,
+                                      .bytes = bytes,
+                                      .ranks = static_cast<int32_t>(*ranks)});
 }
 
 namespace {

@@ -2,6 +2,7 @@
 #include "traces/import/kineto_names.h"
 
 #include <charconv>
+#include <string>
 #include <utility>
 
 namespace meshscope::traces::importer {
@@ -99,6 +100,31 @@ CommOp comm_op_from_collective_name(std::string_view n) {
     return CommOp::kRecv;
   }
   return CommOp::kCollective;
+}
+
+std::optional<CollectiveOp> collective_op_named(std::string_view name) {
+  if (name.starts_with("ncclDevKernel")) {
+    name.remove_prefix(13);
+  } else if (name.starts_with("ncclKernel")) {
+    name.remove_prefix(10);
+  }
+  // Lower case without underscores, up to the kernel's arguments: "allgatherringll".
+  std::string key;
+  for (const char c : name.substr(0, name.find('('))) {
+    if (c == '_') continue;
+    key += (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+  }
+  if (key.find("coalesced") != std::string::npos) return std::nullopt;
+  static constexpr std::array<std::pair<std::string_view, CollectiveOp>, 4> kPrefixes = {{
+      {"allreduce", CollectiveOp::kAllReduce},
+      {"allgather", CollectiveOp::kAllGather},
+      {"reducescatter", CollectiveOp::kReduceScatter},
+      {"alltoall", CollectiveOp::kAllToAll},
+  }};
+  for (const auto& [prefix, op] : kPrefixes) {
+    if (key.starts_with(prefix)) return op;
+  }
+  return std::nullopt;
 }
 
 CommOp comm_op_from_op_name(std::string_view op_name) {

@@ -50,6 +50,11 @@ CommOp nccl_kernel_op(std::string_view kernel_name);
 CommOp comm_op_from_op_name(std::string_view op_name);
 CommOp comm_op_from_collective_name(std::string_view collective_name);
 SpanKind span_kind_of(CommOp op);  // kSendRecv -> kSend (direction unknown)
+// The collective a "Collective name" arg ("allreduce", "_allgather_base", "reduce_scatter_tensor",
+// "all_to_allv") or an NCCL kernel ("ncclDevKernel_AllGather_RING_LL(...)") performs, of those
+// the cost model prices; nullopt for any other (broadcast, reduce, barrier, send/recv) and for a
+// coalesced call, whose element counts are not one buffer's.
+std::optional<CollectiveOp> collective_op_named(std::string_view name);
 
 // Bytes per element of a PyTorch dtype name ("Float", "BFloat16", "Long", ...); nullopt when
 // unknown.
