@@ -123,6 +123,8 @@ nlohmann::json clocks_json(const traces::ImportReport& report) {
          {"rank", c.rank},
          {"offset_ns", c.offset_ns},
          {"matched_collectives", c.matched_collectives},
+         {"reference_rank",
+          c.reference_rank >= 0 ? nlohmann::json(c.reference_rank) : nlohmann::json(nullptr)},
          {"aligned_by_collectives", c.matched_collectives > 0},
          {"residual_skew_ns",
           c.matched_collectives > 0 ? nlohmann::json(c.residual_skew_ns) : nlohmann::json(nullptr)},
@@ -142,10 +144,13 @@ void print_clocks(const traces::ImportReport& report) {
                   c.file.c_str(), traces::format_duration(c.offset_ns).c_str());
       continue;
     }
-    std::printf("  rank %d  %s  offset %s  residual skew %s (max %s, %d collectives)\n", c.rank,
+    const std::string with =
+        c.reference_rank >= 0 ? " with rank " + std::to_string(c.reference_rank) : "";
+    std::printf("  rank %d  %s  offset %s  residual skew %s (max %s, %d collectives%s)\n", c.rank,
                 c.file.c_str(), traces::format_duration(c.offset_ns).c_str(),
                 traces::format_duration(c.residual_skew_ns).c_str(),
-                traces::format_duration(c.max_skew_ns).c_str(), c.matched_collectives);
+                traces::format_duration(c.max_skew_ns).c_str(), c.matched_collectives,
+                with.c_str());
   }
 }
 

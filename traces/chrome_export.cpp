@@ -388,6 +388,12 @@ class ChromeWriter {
         sep();
         int_member("collective_ranks", c.ranks);
       }
+      if (c.first_rank >= 0) {
+        sep();
+        int_member("collective_first_rank", c.first_rank);
+        sep();
+        int_member("collective_rank_stride", c.rank_stride);
+      }
       sep();
       string_member("collective_algorithm", name(c.algorithm));
     }

@@ -43,7 +43,9 @@
 //              "stage": s, "microbatch": m, "phase": name(Phase), "bytes": b, "flops": f,
 //              "collective_op": name(CollectiveOp), "collective_group": name(GroupKind),
 //              "collective_bytes": int, "collective_algorithm": name(CollectiveAlgorithm),
-//              "collective_ranks": int (where Collective::ranks is set), "waited_ns": int}},
+//              "collective_ranks": int (where Collective::ranks is set),
+//              "collective_first_rank", "collective_rank_stride": int (where its members are
+//              known), "waited_ns": int}},
 //        (stage, microbatch, phase, bytes, flops only where set: stage/microbatch != -1,
 //         phase != none, bytes/flops != 0; collective_* for spans in Timeline::collectives;
 //         waited_ns for spans in Timeline::waits: how long the rank waited before the span)

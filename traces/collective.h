@@ -76,6 +76,17 @@ struct Collective {
   // axis a profile does not say (`group` is then kWorld, standing for "not known"). 0: the members
   // of `group` in the run's mesh.
   int32_t ranks = 0;
+  // Who the group is, where the trace lists its global ranks evenly spaced (PyTorch's "Process
+  // Group Ranks" on an NCCL kernel): first_rank + k · rank_stride for k < ranks. -1: not known
+  // (a mesh group's members follow from `group` and the mesh instead).
+  int32_t first_rank = -1;
+  int32_t rank_stride = 0;
+  // Whether global rank r is a member; nullopt where the members are not listed.
+  constexpr std::optional<bool> has_member(int64_t r) const {
+    if (first_rank < 0 || rank_stride <= 0 || ranks <= 0) return std::nullopt;
+    const int64_t k = r - first_rank;
+    return k >= 0 && k % rank_stride == 0 && k / rank_stride < ranks;
+  }
   friend bool operator==(const Collective&, const Collective&) = default;
 };
 

@@ -48,7 +48,7 @@ bool valid(const Collective& c) {
   return static_cast<size_t>(c.op) < kCollectiveOpNames.size() &&
          static_cast<size_t>(c.group) < kGroupKindNames.size() &&
          static_cast<size_t>(c.algorithm) < kCollectiveAlgorithmNames.size() && c.ranks >= 0 &&
-         c.ranks <= kMaxGroupRanks;
+         c.ranks <= kMaxGroupRanks && c.first_rank >= -1 && c.rank_stride >= 0;
 }
 
 }  // namespace

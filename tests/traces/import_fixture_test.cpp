@@ -84,6 +84,9 @@ TEST_F(KinetoFixture, AllReduceKernelsCarryTheirGroupsSizeAndBytes) {
     EXPECT_EQ(c.collective.op, CollectiveOp::kAllReduce);
     EXPECT_EQ(c.collective.ranks, 2);
     EXPECT_EQ(c.collective.group, GroupKind::kWorld);  // its kind is not known
+    // Derived: "Process Group Ranks": "[0, 1]".
+    EXPECT_EQ(c.collective.first_rank, 0);
+    EXPECT_EQ(c.collective.rank_stride, 1);
     EXPECT_EQ(c.collective.bytes, t.spans[c.span].bytes);
     ++all_reduces;
     bytes += c.collective.bytes;
@@ -103,6 +106,8 @@ TEST(KinetoCollectives, AnAllGatherOfVllmsTensorParallelGroupOfEight) {
   EXPECT_EQ(c.op, CollectiveOp::kAllGather);
   EXPECT_EQ(c.ranks, 8);
   EXPECT_EQ(c.bytes, 402176);
+  EXPECT_EQ(c.has_member(7), true);  // "Process Group Ranks": "[0, 1, 2, 3, 4, 5, 6, 7]"
+  EXPECT_EQ(c.has_member(8), false);
   // Exported and read back, the group's size stays (collective_ranks).
   const Timeline back = load_trace_bytes(export_chrome_json(t), "reexported.json");
   ASSERT_EQ(back.collectives.size(), 1u);

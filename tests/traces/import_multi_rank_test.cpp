@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tests/traces/import_test_util.h"
+#include "traces/import/kineto_names.h"
 #include "traces/import/kineto_synth.h"
 #include "traces/import/load_trace.h"
 #include "traces/import/multi_rank.h"
@@ -112,6 +113,53 @@ TEST(MultiRank, ResidualSkewIsWhatTheMedianCannotExplain) {
   EXPECT_EQ(report.clocks[1].offset_ns, -5000);
   EXPECT_EQ(report.clocks[1].residual_skew_ns, 1000);
   EXPECT_EQ(report.clocks[1].max_skew_ns, 1000);
+}
+
+// A dp 2 × pp 2 NCCL job: ranks 0 and 1 are the two stages of one pipeline, 2 and 3 of the other.
+// Each rank all-reduces its tied embedding with the other end of its pipeline ({0, 1}, {2, 3}),
+// then its gradients twice with its data-parallel peer ({0, 2}, {1, 3}); the second stage's
+// all-reduces end 200 µs before the first stage's. The groups' members are in each kernel's
+// "Process Group Ranks", as PyTorch writes them. Ranks 1, 2 and 3 run clocks 37 µs ahead, 12 µs
+// behind and 5 µs ahead.
+TEST(MultiRank, OnlyCollectivesOfAGroupHoldingBothRanksMeasureTheirSkew) {
+  struct Collective {
+    int end_us;
+    const char* members;
+  };
+  const auto rank_trace = [](int rank, int skew_us, std::vector<Collective> collectives) {
+    std::string events;
+    for (const Collective& c : collectives) {
+      if (!events.empty()) events += ",";
+      events += R"J({"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)",)J"
+                R"("pid":0,"tid":40,"ts":)" +
+                std::to_string(c.end_us - 50 + skew_us) +
+                R"(,"dur":50,"args":{"Collective name":"allreduce","Group size":2,)"
+                R"("Process Group Ranks":")" +
+                c.members + R"(","In msg nelems":1024,"Out msg nelems":1024,"dtype":"Float"}})";
+    }
+    return R"({"distributedInfo":{"backend":"nccl","rank":)" + std::to_string(rank) +
+           R"(,"world_size":4},"baseTimeNanoseconds":0,"traceEvents":[)" + events + "]}";
+  };
+  TempFile r0(".json", rank_trace(0, 0, {{500, "[0, 1]"}, {1000, "[0, 2]"}, {2000, "[0, 2]"}}));
+  TempFile r1(".json", rank_trace(1, 37, {{500, "[0, 1]"}, {800, "[1, 3]"}, {1800, "[1, 3]"}}));
+  TempFile r2(".json", rank_trace(2, -12, {{450, "[2, 3]"}, {1000, "[0, 2]"}, {2000, "[0, 2]"}}));
+  TempFile r3(".json", rank_trace(3, 5, {{450, "[2, 3]"}, {800, "[1, 3]"}, {1800, "[1, 3]"}}));
+  ImportReport report;
+  const std::vector<std::filesystem::path> files = {r0.path(), r1.path(), r2.path(), r3.path()};
+  load_traces(files, {}, &report);
+  ASSERT_EQ(report.clocks.size(), 4u);
+  // Rank 1 by the embedding's all-reduce alone, rank 2 by the two of its dp group; rank 3 shares
+  // no group with rank 0, and is matched with rank 1, its dp peer.
+  EXPECT_EQ(report.clocks[1].offset_ns, -37'000);
+  EXPECT_EQ(report.clocks[1].matched_collectives, 1);
+  EXPECT_EQ(report.clocks[1].reference_rank, 0);
+  EXPECT_EQ(report.clocks[2].offset_ns, 12'000);
+  EXPECT_EQ(report.clocks[2].matched_collectives, 2);
+  EXPECT_EQ(report.clocks[2].reference_rank, 0);
+  EXPECT_EQ(report.clocks[3].offset_ns, -5'000);
+  EXPECT_EQ(report.clocks[3].matched_collectives, 2);
+  EXPECT_EQ(report.clocks[3].reference_rank, 1);
+  for (const RankClock& c : report.clocks) EXPECT_EQ(c.residual_skew_ns, 0) << c.rank;
 }
 
 TEST(MultiRank, DifferentCollectiveSequencesLeaveTheBaseTimeAlone) {
@@ -257,6 +305,33 @@ TEST(MultiRank, CollectiveTypesFromKernelNames) {
             "AllReduce");
   EXPECT_EQ(importer::collective_type("ncclKernel_Broadcast_RING_LL_Sum_int8_t(x)"), "Broadcast");
   EXPECT_EQ(importer::collective_type("allreduce dp0"), "allreduce dp0");
+}
+
+TEST(MultiRank, CollectiveOpsAndGroupMembersFromPyTorchsArgs) {
+  using importer::collective_op_named;
+  EXPECT_EQ(collective_op_named("allreduce"), CollectiveOp::kAllReduce);
+  EXPECT_EQ(collective_op_named("_allgather_base"), CollectiveOp::kAllGather);
+  EXPECT_EQ(collective_op_named("all_gather_into_tensor"), CollectiveOp::kAllGather);
+  EXPECT_EQ(collective_op_named("_reduce_scatter_base"), CollectiveOp::kReduceScatter);
+  EXPECT_EQ(collective_op_named("all_to_allv"), CollectiveOp::kAllToAll);
+  EXPECT_EQ(collective_op_named("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(x)"),
+            CollectiveOp::kReduceScatter);
+  EXPECT_EQ(collective_op_named("ncclKernel_AllReduce_RING_LL_Sum_float(x)"),
+            CollectiveOp::kAllReduce);
+  for (const char* other : {"broadcast", "reduce", "barrier", "send", "allreduce_coalesced",
+                            "ncclDevKernel_SendRecv(x)", "ncclKernel_Broadcast_RING_LL(x)"})
+    EXPECT_EQ(collective_op_named(other), std::nullopt) << other;
+
+  using importer::evenly_spaced_ranks;
+  EXPECT_EQ(evenly_spaced_ranks("[0, 1]", 2), std::pair(0, 1));
+  EXPECT_EQ(evenly_spaced_ranks("[1, 3, 5, 7]", 4), std::pair(1, 2));
+  EXPECT_EQ(evenly_spaced_ranks("[8,16]", 2), std::pair(8, 8));
+  EXPECT_EQ(evenly_spaced_ranks("[0, 1, 3]", 3), std::nullopt);        // uneven
+  EXPECT_EQ(evenly_spaced_ranks("[0, 1]", 3), std::nullopt);           // not the group's size
+  EXPECT_EQ(evenly_spaced_ranks("[0, 1, 2, ...]", 64), std::nullopt);  // cut short
+  EXPECT_EQ(evenly_spaced_ranks("[2, 0]", 2), std::nullopt);
+  EXPECT_EQ(evenly_spaced_ranks("[]", 0), std::nullopt);
+  EXPECT_EQ(evenly_spaced_ranks("0, 1", 2), std::nullopt);
 }
 
 }  // namespace

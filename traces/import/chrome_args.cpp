@@ -69,8 +69,17 @@ ArgView scan_args(const ChromeEvent& ev) {
         else if (k == "collective_ranks")
           a.collective_ranks = v;
         break;
+      case 19:
+        if (k == "Process Group Ranks") a.group_ranks = v;
+        break;
       case 20:
         if (k == "collective_algorithm") a.collective_algorithm = v;
+        break;
+      case 21:
+        if (k == "collective_first_rank") a.collective_first_rank = v;
+        break;
+      case 22:
+        if (k == "collective_rank_stride") a.collective_rank_stride = v;
         break;
       default:
         break;

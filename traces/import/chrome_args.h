@@ -24,7 +24,8 @@ struct ArgView {
   const JsonScalar* in_nelems = nullptr;
   const JsonScalar* out_nelems = nullptr;
   const JsonScalar* dtype = nullptr;
-  const JsonScalar* group_size = nullptr;  // PyTorch's "Group size" of a collective
+  const JsonScalar* group_size = nullptr;   // PyTorch's "Group size" of a collective
+  const JsonScalar* group_ranks = nullptr;  // ... and its "Process Group Ranks" ("[0, 2]")
   const JsonScalar* external_id = nullptr;
   const JsonScalar* correlation = nullptr;
   const JsonScalar* span = nullptr;
@@ -33,6 +34,8 @@ struct ArgView {
   const JsonScalar* collective_group = nullptr;
   const JsonScalar* collective_bytes = nullptr;
   const JsonScalar* collective_ranks = nullptr;
+  const JsonScalar* collective_first_rank = nullptr;
+  const JsonScalar* collective_rank_stride = nullptr;
   const JsonScalar* collective_algorithm = nullptr;
   const JsonScalar* waited_ns = nullptr;  // meshscope's SpanWait
 };

@@ -5,6 +5,7 @@
 #include "traces/import/chrome_args.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <limits>
 
@@ -282,10 +283,15 @@ void ChromeTimelineBuilder::read_collective(const ChromeEvent& ev, const ArgView
                              : named(a.collective_algorithm, parse_collective_algorithm);
   const auto bytes =
       a.collective_bytes == nullptr ? std::optional<int64_t>(0) : as_int(a.collective_bytes);
-  const auto ranks =
-      a.collective_ranks == nullptr ? std::optional<int64_t>(0) : as_int(a.collective_ranks);
+  const auto count = [](const JsonScalar* v, int64_t absent) {
+    return v == nullptr ? std::optional<int64_t>(absent) : as_int(v);
+  };
+  const auto ranks = count(a.collective_ranks, 0);
+  const auto first = count(a.collective_first_rank, -1);
+  const auto stride = count(a.collective_rank_stride, 0);
   if (!op || !group || !algorithm || !bytes || *bytes < 0 || !ranks || *ranks < 0 ||
-      *ranks > kMaxGroupRanks) {
+      *ranks > kMaxGroupRanks || !first || *first < -1 || *first > INT32_MAX || !stride ||
+      *stride < 0 || *stride > INT32_MAX) {
     report_.warn(ImportWarning::kWrongType, ev.offset);  // the span stays, without its collective
     return;
   }
@@ -293,7 +299,9 @@ void ChromeTimelineBuilder::read_collective(const ChromeEvent& ev, const ArgView
                                       .group = *group,
                                       .bytes = *bytes,
                                       .algorithm = *algorithm,
-                                      .ranks = static_cast<int32_t>(*ranks)});
+                                      .ranks = static_cast<int32_t>(*ranks),
+                                      .first_rank = static_cast<int32_t>(*first),
+                                      .rank_stride = static_cast<int32_t>(*stride)});
 }
 
 void ChromeTimelineBuilder::read_nccl_collective(const ArgView& a, std::string_view kernel,
@@ -305,10 +313,15 @@ void ChromeTimelineBuilder::read_nccl_collective(const ArgView& a, std::string_v
     op = collective_op_named(a.collective->text);
   if (!op) op = collective_op_named(kernel);
   if (!op) return;  // a broadcast, a reduce, a barrier: none the cost model prices
-  tl_.set_collective(span, Collective{.op = *op,
-                                      .group = GroupKind::kWorld,
-                                      .bytes = bytes,
-                                      .ranks = static_cast<int32_t>(*ranks)});
+  Collective c{
+      .op = *op, .group = GroupKind::kWorld, .bytes = bytes, .ranks = static_cast<int32_t>(*ranks)};
+  if (a.group_ranks != nullptr && a.group_ranks->is_string()) {
+    if (const auto members = evenly_spaced_ranks(a.group_ranks->text, *ranks)) {
+      c.first_rank = members->first;
+      c.rank_stride = members->second;
+    }
+  }
+  tl_.set_collective(span, c);
 }
 
 namespace {

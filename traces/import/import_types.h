@@ -124,6 +124,8 @@ struct RankClock {
   int rank = -1;                 // distributedInfo.rank, else the file's position in the list
   int64_t offset_ns = 0;         // added to every timestamp of the file
   int matched_collectives = 0;   // NCCL collectives used to refine the offset; 0: base time only
+  int reference_rank = -1;       // the rank they were matched with (the first rank's, or one
+                                 // sharing a group with it); -1 for the first rank itself
   int64_t residual_skew_ns = 0;  // after alignment: median |end - reference end| over matches
   int64_t max_skew_ns = 0;       // ... and the largest
 };

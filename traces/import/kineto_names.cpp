@@ -2,6 +2,7 @@
 #include "traces/import/kineto_names.h"
 
 #include <charconv>
+#include <climits>
 #include <string>
 #include <utility>
 
@@ -125,6 +126,36 @@ std::optional<CollectiveOp> collective_op_named(std::string_view name) {
     if (key.starts_with(prefix)) return op;
   }
   return std::nullopt;
+}
+
+std::optional<std::pair<int32_t, int32_t>> evenly_spaced_ranks(std::string_view list,
+                                                               int64_t count) {
+  if (list.size() < 2 || list.front() != '[' || list.back() != ']' || count < 2)
+    return std::nullopt;
+  list = list.substr(1, list.size() - 2);
+  int64_t first = -1, stride = 0, previous = -1, seen = 0;
+  while (!list.empty()) {
+    while (!list.empty() && list.front() == ' ') list.remove_prefix(1);
+    int64_t r = -1;
+    const auto [end, ec] = std::from_chars(list.data(), list.data() + list.size(), r);
+    if (ec != std::errc() || r < 0 || r > INT32_MAX) return std::nullopt;  // "...", a name
+    list.remove_prefix(static_cast<size_t>(end - list.data()));
+    if (seen == 0) {
+      first = r;
+    } else if (seen == 1) {
+      stride = r - previous;
+      if (stride <= 0) return std::nullopt;
+    } else if (r - previous != stride) {
+      return std::nullopt;
+    }
+    previous = r;
+    ++seen;
+    while (!list.empty() && list.front() == ' ') list.remove_prefix(1);
+    if (!list.empty() && list.front() != ',') return std::nullopt;
+    if (!list.empty()) list.remove_prefix(1);
+  }
+  if (seen != count) return std::nullopt;
+  return std::pair{static_cast<int32_t>(first), static_cast<int32_t>(stride)};
 }
 
 CommOp comm_op_from_op_name(std::string_view op_name) {

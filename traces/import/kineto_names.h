@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include "traces/timeline.h"
 
@@ -55,6 +56,11 @@ SpanKind span_kind_of(CommOp op);  // kSendRecv -> kSend (direction unknown)
 // the cost model prices; nullopt for any other (broadcast, reduce, barrier, send/recv) and for a
 // coalesced call, whose element counts are not one buffer's.
 std::optional<CollectiveOp> collective_op_named(std::string_view name);
+// {first, stride} of a "Process Group Ranks" list ("[0, 2, 4, 6]") of `count` global ranks evenly
+// spaced; nullopt for any other list (unevenly spaced, another count, cut short with "..." as
+// PyTorch writes long ones, not a list).
+std::optional<std::pair<int32_t, int32_t>> evenly_spaced_ranks(std::string_view list,
+                                                               int64_t count);
 
 // Bytes per element of a PyTorch dtype name ("Float", "BFloat16", "Long", ...); nullopt when
 // unknown.

@@ -1,6 +1,7 @@
 // Multi-rank alignment: shift each rank by its base time, then (optionally) by the median
-// difference of the end times of the collectives all ranks ran in the same order — NCCL
-// collectives end together on every rank, so what remains of that difference is clock skew.
+// difference of the end times of the collectives it ran with a reference rank — NCCL collectives
+// end together on every member, so what remains of that difference is clock skew. Only the
+// collectives of a group holding both ranks count, where the trace lists its members.
 #include "traces/import/multi_rank.h"
 
 #include <algorithm>
@@ -19,6 +20,7 @@ namespace {
 struct Collective {
   std::string type;
   int64_t end_ns;
+  traces::Collective record;  // its group's members where the trace lists them (has_member)
 };
 
 // A rank's collectives in the order it ran them. gloo's (torch on CPU) are left out: they name no
@@ -34,7 +36,21 @@ std::vector<Collective> collectives_of(const Timeline& t) {
   std::vector<Collective> out;
   out.reserve(order.size());
   for (const auto& [begin, i] : order) {
-    out.push_back({collective_type(t.span_name(t.spans[i])), t.spans[i].end_ns});
+    const traces::Collective* c = t.collective_of(i);
+    out.push_back({collective_type(t.span_name(t.spans[i])), t.spans[i].end_ns,
+                   c != nullptr ? *c : traces::Collective{}});
+  }
+  return out;
+}
+
+// Those of a rank's collectives that can have ended with the other rank's: of a group holding both
+// ranks, or of a group whose members the trace does not list. A dp × pp job's ranks of two
+// pipeline stages run their data-parallel all-reduces in two groups, at two times; matched by
+// type and order, they had read as clock skew.
+std::vector<Collective> shared_with(const std::vector<Collective>& own, int other_rank) {
+  std::vector<Collective> out;
+  for (const Collective& c : own) {
+    if (c.record.has_member(other_rank).value_or(true)) out.push_back(c);
   }
   return out;
 }
@@ -100,30 +116,41 @@ std::vector<int64_t> align_clocks(const std::vector<RankTrace>& ranks, ClockAlig
     for (size_t i = 0; i < ranks.size(); ++i) offsets[i] = *ranks[i].base_time_ns - origin;
   }
   if (align == ClockAlign::kCollectiveEnds) {
-    const std::vector<Collective> ref = collectives_of(ranks.front().timeline);
-    clocks.front().matched_collectives = static_cast<int>(ref.size());
+    // Each rank against the first rank, or failing that against an earlier rank already aligned
+    // by collectives that shares a group with it (a rank of another pipeline stage shares its
+    // data-parallel group with ranks of its own stage only).
+    std::vector<std::vector<Collective>> all;
+    for (const RankTrace& r : ranks) all.push_back(collectives_of(r.timeline));
+    clocks.front().matched_collectives = static_cast<int>(all.front().size());
+    std::vector<size_t> references = {0};
     for (size_t i = 1; i < ranks.size(); ++i) {
-      const auto pairs = match(ref, collectives_of(ranks[i].timeline));
-      if (pairs.empty()) continue;
-      std::vector<int64_t> deltas;
-      deltas.reserve(pairs.size());
-      for (const auto& [ref_end, end] : pairs) {
-        // Both ends on the common axis; a pair that would not fit is no evidence of skew.
-        const auto a = shifted(ref_end, offsets[0]);
-        const auto b = shifted(end, offsets[i]);
-        if (a && b && time_in_range(*a - *b)) deltas.push_back(*a - *b);
+      for (const size_t j : references) {
+        const auto pairs =
+            match(shared_with(all[j], ranks[i].rank), shared_with(all[i], ranks[j].rank));
+        if (pairs.empty()) continue;
+        std::vector<int64_t> deltas;
+        deltas.reserve(pairs.size());
+        for (const auto& [ref_end, end] : pairs) {
+          // Both ends on the common axis; a pair that would not fit is no evidence of skew.
+          const auto a = shifted(ref_end, offsets[j]);
+          const auto b = shifted(end, offsets[i]);
+          if (a && b && time_in_range(*a - *b)) deltas.push_back(*a - *b);
+        }
+        if (deltas.empty()) continue;
+        const int64_t correction = median(deltas);
+        const auto corrected = shifted(offsets[i], correction);
+        if (!corrected) continue;
+        offsets[i] = *corrected;
+        std::vector<int64_t> residual;
+        residual.reserve(deltas.size());
+        for (int64_t d : deltas) residual.push_back(std::llabs(d - correction));
+        clocks[i].matched_collectives = static_cast<int>(pairs.size());
+        clocks[i].reference_rank = ranks[j].rank;
+        clocks[i].residual_skew_ns = median(residual);
+        clocks[i].max_skew_ns = *std::max_element(residual.begin(), residual.end());
+        references.push_back(i);
+        break;
       }
-      if (deltas.empty()) continue;
-      const int64_t correction = median(deltas);
-      const auto corrected = shifted(offsets[i], correction);
-      if (!corrected) continue;
-      offsets[i] = *corrected;
-      std::vector<int64_t> residual;
-      residual.reserve(deltas.size());
-      for (int64_t d : deltas) residual.push_back(std::llabs(d - correction));
-      clocks[i].matched_collectives = static_cast<int>(pairs.size());
-      clocks[i].residual_skew_ns = median(residual);
-      clocks[i].max_skew_ns = *std::max_element(residual.begin(), residual.end());
     }
   }
   for (size_t i = 0; i < ranks.size(); ++i) clocks[i].offset_ns = offsets[i];
