@@ -26,30 +26,34 @@ bool is_transfer_flow(const Timeline& t, const Flow& f) {
 
 namespace {
 
-// The group instance a collective span ran in, from its device's mesh coordinates: the ranks of
-// a group of kind K differ only in K's coordinate (traces/collective.h), so the other two name
-// the instance; ep and edp groups split dp by the run's ep. {-1, -1, -1} where that is not known
-// (no collective record, no coordinates: imported traces), and spans of one name are matched
-// across every device.
-std::array<int, 3> group_instance(const Timeline& t, uint32_t span) {
-  constexpr std::array<int, 3> kUnknown{-1, -1, -1};
+// The group instance a collective span ran in. Where the trace lists the group's members (an
+// imported NCCL kernel's "Process Group Ranks": Collective::first_rank), they name it. Otherwise
+// from its device's mesh coordinates: the ranks of a group of kind K differ only in K's coordinate
+// (traces/collective.h), so the other two name the instance; ep and edp groups split dp by the
+// run's ep. kUnknown where neither is known (no collective record, no coordinates: most imported
+// traces), and spans of one name are matched across every device.
+using Instance = std::array<int, 4>;  // {how it is named: 0 mesh, 1 members; then three numbers}
+constexpr Instance kUnknown{-1, -1, -1, -1};
+
+Instance group_instance(const Timeline& t, uint32_t span) {
   const Collective* c = t.collective_of(span);
+  if (c != nullptr && c->first_rank >= 0) return {1, c->first_rank, c->rank_stride, c->ranks};
   const MeshCoord& m = t.devices[t.spans[span].device].coord;
   if (c == nullptr || m.dp < 0 || m.pp < 0 || m.tp < 0) return kUnknown;
   const int ep = static_cast<int>(std::clamp<int64_t>(t.run.workload.ep, 0, 1 << 20));
   switch (c->group) {
     case GroupKind::kWorld:
-      return {0, 0, 0};
+      return {0, 0, 0, 0};
     case GroupKind::kDp:
-      return {0, m.pp, m.tp};
+      return {0, 0, m.pp, m.tp};
     case GroupKind::kPp:
-      return {m.dp, 0, m.tp};
+      return {0, m.dp, 0, m.tp};
     case GroupKind::kTp:
-      return {m.dp, m.pp, 0};
+      return {0, m.dp, m.pp, 0};
     case GroupKind::kEp:
-      return ep > 0 ? std::array<int, 3>{m.dp / ep, m.pp, m.tp} : kUnknown;
+      return ep > 0 ? Instance{0, m.dp / ep, m.pp, m.tp} : kUnknown;
     case GroupKind::kEdp:
-      return ep > 0 ? std::array<int, 3>{m.dp % ep, m.pp, m.tp} : kUnknown;
+      return ep > 0 ? Instance{0, m.dp % ep, m.pp, m.tp} : kUnknown;
     case GroupKind::kCount:
       break;
   }
@@ -84,16 +88,16 @@ StragglerAnalysis stragglers(const Timeline& t) {
       per_device[s.device].push_back(i);
     }
   }
-  std::map<std::tuple<uint32_t, std::array<int, 3>, int64_t>, std::vector<uint32_t>> groups;
+  std::map<std::tuple<uint32_t, Instance, int64_t>, std::vector<uint32_t>> groups;
   // (name, group instance) -> spans of it on each device that ran it.
-  std::map<std::pair<uint32_t, std::array<int, 3>>, std::map<uint16_t, int64_t>> counts;
+  std::map<std::pair<uint32_t, Instance>, std::map<uint16_t, int64_t>> counts;
   for (auto& list : per_device) {
     std::stable_sort(list.begin(), list.end(),
                      [&](uint32_t a, uint32_t b) { return t.reached_ns(a) < t.reached_ns(b); });
     std::map<uint32_t, int64_t> seen;
     for (uint32_t i : list) {
       const uint32_t name = t.spans[i].name;
-      const std::array<int, 3> instance = group_instance(t, i);
+      const Instance instance = group_instance(t, i);
       groups[{name, instance, seen[name]++}].push_back(i);
       ++counts[{name, instance}][t.spans[i].device];
     }
@@ -102,7 +106,7 @@ StragglerAnalysis stragglers(const Timeline& t) {
   // Devices that ran a collective a different number of times did not run it together: its k-th
   // spans are not one collective (a rank's profile cut short, files of two runs, a name shared
   // by two groups whose members are not known), so none of them is paired.
-  std::set<std::pair<uint32_t, std::array<int, 3>>> unpaired;
+  std::set<std::pair<uint32_t, Instance>> unpaired;
   for (const auto& [key, per] : counts) {
     const int64_t first = per.begin()->second;
     if (std::all_of(per.begin(), per.end(), [&](const auto& d) { return d.second == first; }))

@@ -3,12 +3,14 @@
 //
 //   instance   The k-th collective span (kCollective) of one name on each device of one group:
 //              ranks issue their collectives in the same order, as NCCL requires, so the k-th
-//              all-reduce of a name on every rank of a group is one collective. The group is the
-//              span's group kind (its collective record) and the device's mesh coordinates: the
-//              tp all-reduces of two dp replicas are two collectives. Where either is unknown
-//              (imported traces), every device's k-th span of the name is taken as one
-//              collective. Instances on fewer than two devices are left out, and so is every
-//              instance of a name (and group) whose devices ran it a different number of times
+//              all-reduce of a name on every rank of a group is one collective. The group is its
+//              members where the trace lists them (an imported NCCL kernel's "Process Group
+//              Ranks": Collective::first_rank), else the span's group kind (its collective
+//              record) and the device's mesh coordinates: the tp all-reduces of two dp replicas
+//              are two collectives. Where neither is known (most imported traces), every
+//              device's k-th span of the name is taken as one collective. Instances on fewer than
+//              two devices are left out, and so is every instance of a name (and group) whose
+//              devices ran it a different number of times
 //              (`unpaired`): their k-th spans are not one collective.
 //   arrival    When each device reached the span: its begin, less the wait recorded for it
 //              (Timeline::waits; meshscope's own runs start a collective's span once every

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tests/traces/import_test_util.h"
+#include "traces/analysis_stragglers.h"
 #include "traces/import/kineto_names.h"
 #include "traces/import/kineto_synth.h"
 #include "traces/import/load_trace.h"
@@ -122,13 +123,13 @@ TEST(MultiRank, ResidualSkewIsWhatTheMedianCannotExplain) {
 // "Process Group Ranks", as PyTorch writes them. Ranks 1, 2 and 3 run clocks 37 µs ahead, 12 µs
 // behind and 5 µs ahead.
 TEST(MultiRank, OnlyCollectivesOfAGroupHoldingBothRanksMeasureTheirSkew) {
-  struct Collective {
+  struct AllReduce {
     int end_us;
     const char* members;
   };
-  const auto rank_trace = [](int rank, int skew_us, std::vector<Collective> collectives) {
+  const auto rank_trace = [](int rank, int skew_us, std::vector<AllReduce> collectives) {
     std::string events;
-    for (const Collective& c : collectives) {
+    for (const AllReduce& c : collectives) {
       if (!events.empty()) events += ",";
       events += R"J({"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)",)J"
                 R"("pid":0,"tid":40,"ts":)" +
@@ -146,7 +147,7 @@ TEST(MultiRank, OnlyCollectivesOfAGroupHoldingBothRanksMeasureTheirSkew) {
   TempFile r3(".json", rank_trace(3, 5, {{450, "[2, 3]"}, {800, "[1, 3]"}, {1800, "[1, 3]"}}));
   ImportReport report;
   const std::vector<std::filesystem::path> files = {r0.path(), r1.path(), r2.path(), r3.path()};
-  load_traces(files, {}, &report);
+  const Timeline t = load_traces(files, {}, &report);
   ASSERT_EQ(report.clocks.size(), 4u);
   // Rank 1 by the embedding's all-reduce alone, rank 2 by the two of its dp group; rank 3 shares
   // no group with rank 0, and is matched with rank 1, its dp peer.
@@ -160,6 +161,19 @@ TEST(MultiRank, OnlyCollectivesOfAGroupHoldingBothRanksMeasureTheirSkew) {
   EXPECT_EQ(report.clocks[3].matched_collectives, 2);
   EXPECT_EQ(report.clocks[3].reference_rank, 1);
   for (const RankClock& c : report.clocks) EXPECT_EQ(c.residual_skew_ns, 0) << c.rank;
+  // The stragglers pair each all-reduce with its own group's: 6 collectives of 2 ranks, whose
+  // members end together (no rank waited for another after alignment), not 3 of 4 ranks.
+  const StragglerAnalysis a = stragglers(t);
+  ASSERT_EQ(a.instances.size(), 6u);
+  for (const CollectiveInstance& c : a.instances) {
+    ASSERT_EQ(c.spans.size(), 2u);
+    const Collective* first = t.collective_of(c.spans[0]);
+    ASSERT_NE(first, nullptr);
+    for (const uint32_t span : c.spans) {
+      EXPECT_EQ(first->has_member(t.devices[t.spans[span].device].rank), true);
+      EXPECT_EQ(t.spans[span].end_ns, t.spans[c.spans[0]].end_ns);
+    }
+  }
 }
 
 TEST(MultiRank, DifferentCollectiveSequencesLeaveTheBaseTimeAlone) {
