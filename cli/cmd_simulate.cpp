@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,8 +21,10 @@
 #include "sim/schedule/torch_csv.h"
 #include "sim/schedule/validator.h"
 #include "traces/analysis.h"
+#include "traces/analysis_report.h"
 #include "traces/atomic_file.h"
 #include "traces/chrome_export.h"
+#include "traces/gzip_writer.h"
 
 namespace meshscope::cli {
 namespace {
@@ -34,6 +37,26 @@ struct SimulateArgs {
   bool json = false;
   bool all_devices = false;
 };
+
+// A trace of a large mesh with every device (--all-devices) runs to gigabytes: said before the
+// write begins, with what opens it. Perfetto's UI runs in a browser, whose memory is typically
+// limited to 2 GB, and a trace takes more memory than its file
+// (https://perfetto.dev/docs/visualization/large-traces); 1 GB is the line (assumption: half
+// that limit, as a JSON trace's size in memory is not stated).
+void warn_of_a_large_trace(const traces::Timeline& t, const SimulateArgs& a) {
+  const int64_t bytes = traces::estimated_chrome_bytes(t);
+  if (bytes < 1'000'000'000) return;
+  const bool compressed = traces::is_gzip_path(a.out);
+  std::fprintf(stderr,
+               "meshscope: writing %.1f million spans to %s: about %s%s, more than Perfetto's UI "
+               "holds in a browser (open it through `trace_processor --httpd`, Perfetto's mode for "
+               "large traces)%s\n",
+               static_cast<double>(t.spans.size()) / 1e6, a.out.c_str(),
+               traces::format_bytes(bytes).c_str(), compressed ? " before compression" : "",
+               a.all_devices ? "; without --all-devices, one device stands for each set of "
+                               "identical replicas"
+                             : "");
+}
 
 void run(const SimulateArgs& a) {
   require_distinct_outputs({{"--out", &a.out}, {"--schedule-out", &a.schedule_out}},
@@ -83,7 +106,10 @@ void run(const SimulateArgs& a) {
     outputs.emplace_back(a.schedule_out).write(schedule::dump(sim.schedule));
   traces::add_idle_spans(sim.timeline);
   sim.timeline.sort_spans();
-  if (!a.out.empty()) traces::write_chrome_trace(sim.timeline, outputs.emplace_back(a.out));
+  if (!a.out.empty()) {
+    warn_of_a_large_trace(sim.timeline, a);
+    traces::write_chrome_trace(sim.timeline, outputs.emplace_back(a.out));
+  }
   for (traces::AtomicFile& f : outputs) f.sync();
   for (traces::AtomicFile& f : outputs) f.commit();
   if (a.json) {
@@ -116,7 +142,12 @@ void run(const SimulateArgs& a) {
         "identical dp/tp replicas simulated once: %lld devices in the trace stand for %lld "
         "(--all-devices copies them)\n",
         static_cast<long long>(s.simulated_ranks), static_cast<long long>(s.gpus));
-  if (!a.out.empty()) std::printf("trace: %s\n", a.out.c_str());
+  if (!a.out.empty()) {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(a.out, ec);
+    std::printf("trace: %s%s\n", a.out.c_str(),
+                ec ? "" : (" (" + traces::format_bytes(static_cast<int64_t>(bytes)) + ")").c_str());
+  }
 }
 
 }  // namespace
@@ -128,7 +159,9 @@ void add_simulate_command(CLI::App& app) {
       "Simulate one configuration (same JSON as predict) into a Timeline: Chrome trace, the "
       "summary table of `run`, step time, MFU and memory.");
   add_sim_input_options(*cmd, args->input, "configuration JSON (keys: docs/CONFIG.md)");
-  cmd->add_option("--out", args->out, "write the simulated Chrome trace here")
+  cmd->add_option("--out", args->out,
+                  "write the simulated Chrome trace here (.gz: compressed); one of more than "
+                  "about 1 GB is announced on stderr before it is written")
       ->check(output_file_check());
   cmd->add_option("--schedule-out", args->schedule_out,
                   "write the simulated schedule (text form) here")
@@ -137,7 +170,8 @@ void add_simulate_command(CLI::App& app) {
                   "simulate this schedule instead of generating one; costs from --config. " +
                       std::string(schedule::kScheduleFileHelp));
   cmd->add_flag("--all-devices", args->all_devices,
-                "put every device in the trace even when identical replicas were simulated once");
+                "put every device in the trace even when identical replicas were simulated once "
+                "(sim/predict/configs/llama3-405b.json, 8,192 GPUs: a 4.1 GB trace)");
   cmd->add_flag("--json", args->json, "print the predicted figures as JSON");
   cmd->callback([args] { run(*args); });
 }

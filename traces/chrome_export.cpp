@@ -513,6 +513,15 @@ void write_chrome_trace(const Timeline& t, AtomicFile& out) {
   gz.finish();
 }
 
+int64_t estimated_chrome_bytes(const Timeline& t) {
+  int64_t samples = 0;
+  for (const Counter& c : t.counters) samples += static_cast<int64_t>(c.samples.size());
+  int64_t tracks = 0;  // devices and lanes: each a name and a sort index
+  for (const Device& d : t.devices) tracks += 1 + static_cast<int64_t>(d.lanes.size());
+  return 2000 + 180 * tracks + 200 * static_cast<int64_t>(t.spans.size()) +
+         225 * static_cast<int64_t>(t.flows.size()) + 92 * samples;
+}
+
 std::string export_chrome_json(const Timeline& t) {
   std::string out;
   write_chrome_trace(t, [&](std::string_view chunk) { out.append(chunk); });

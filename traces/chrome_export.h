@@ -106,6 +106,15 @@ void write_chrome_trace(const Timeline& t, AtomicFile& out);
 // The whole trace as one string (tests, small traces).
 std::string export_chrome_json(const Timeline& t);
 
+// About how many bytes the export of `t` takes, uncompressed, before writing it (to warn of a
+// file too large to open): 200 per span, 225 per flow (its two events), 92 per counter sample,
+// 180 per device and lane (a name and a sort index each), 2,000 for the header. Measured on a
+// simulated trace, `meshscope simulate --config sim/predict/configs/korthikanti-175b.json
+// --all-devices --out k.json`: 195 bytes per "X" event, 112 per "s" or "f", 91 per "C", 90 per
+// "M", the header under 1,500 (7,549,898 bytes in all). Imported traces, whose events keep their
+// source's args, run larger.
+int64_t estimated_chrome_bytes(const Timeline& t);
+
 // "1234.567" for 1234567 ns; "-0.005" for -5 ns. Exact for every int64.
 std::string format_chrome_us(int64_t ns);
 
