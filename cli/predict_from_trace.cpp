@@ -71,7 +71,6 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
         {"replayed_ranks", ran.ranks},
         {"first_rank_of_another_schedule",
          ran.differing_rank < 0 ? nlohmann::json() : nlohmann::json(ran.differing_rank)},
-        {"transfer_latency_ns", m.latency_ns},
         {"pp", pp},
         {"microbatches", microbatches},
         {"alternatives_pp", replay.pp},
