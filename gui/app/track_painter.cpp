@@ -61,8 +61,8 @@ PaintStats TrackPainter::paint(const PaintTarget& target, const Run& run, const 
     const size_t first_row = run.index->device_row_begin(d);
     std::string header = t.devices[d].name;
     if (!rows.empty() && !layout.row_shown(first_row)) {
-      header =
-          "[+] " + header + "   (" + std::to_string(rows.size()) + " rows hidden: click to expand)";
+      header = "[+] " + header + "   (" + std::to_string(rows.size()) +
+               (rows.size() == 1 ? " row" : " rows") + " hidden: click to expand)";
     } else if (!rows.empty()) {
       header = "[-] " + header;
     }

@@ -80,9 +80,14 @@ std::vector<PredictConfig> search_space(const PredictConfig& base, const SearchO
           int v;
         };
         // The searchable families (families.h), each with the chunk counts it takes among 1, 2
-        // and 4 that split the layers evenly; with pp = 1 only 1f1b (the others equal it there).
+        // and 4 that split the layers evenly; with pp = 1 one schedule, as every family runs the
+        // same step there: the config's own where it is a family without a pipeline (dp, tp),
+        // so its candidates read as what it asked for, else 1f1b.
         std::vector<Sched> scheds;
-        for (size_t fi = 0; fi < schedule::kFamilies.size(); ++fi) {
+        const bool own = pp == 1 && schedule::info(base.schedule).pp_one_only &&
+                         schedule::family_rule_violation(base.schedule, {dp, pp, tp}, 1, m).empty();
+        if (own) scheds.push_back({base.schedule, 1});
+        for (size_t fi = 0; fi < schedule::kFamilies.size() && !own; ++fi) {
           const auto f = static_cast<schedule::Family>(fi);
           if (!schedule::info(f).searchable || (pp == 1 && f != schedule::Family::kOneFOneB))
             continue;

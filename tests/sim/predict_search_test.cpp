@@ -71,5 +71,25 @@ TEST(PredictSearch, OffersOnlyTheMeshesTheStackRuns) {
   }
 }
 
+TEST(PredictSearch, MeshesWithoutAPipelineRunTheConfigsOwnFamilyWithoutOne) {
+  // pp = 1 runs one step whatever the family: a dp config's candidates say dp (they had said
+  // 1f1b), a pipelined config's say 1f1b, and those with pp > 1 every searchable family.
+  PredictConfig base = gpt_13b();
+  SearchOptions o;
+  o.gpus = 32;
+  for (const auto family : {schedule::Family::kDataParallel, schedule::Family::kOneFOneB}) {
+    base.schedule = family;
+    bool pipelined = false;
+    for (const PredictConfig& c : search_space(base, o)) {
+      if (c.mesh.pp == 1) {
+        EXPECT_EQ(c.schedule, family) << mesh::to_string(c.mesh);
+      } else {
+        pipelined = pipelined || c.schedule == schedule::Family::kInterleaved;
+      }
+    }
+    EXPECT_TRUE(pipelined);
+  }
+}
+
 }  // namespace
 }  // namespace meshscope::predict
