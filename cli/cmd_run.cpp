@@ -90,9 +90,9 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
       std::fprintf(stderr, "meshscope: warning: %s: %s (running it anyway: --no-validate)\n",
                    a.schedule_file.c_str(), result.error->message.c_str());
     } else if (!result.ok()) {
-      const std::string hint = schedule::torch_forward_numbering_hint(s);
-      throw UserError(a.schedule_file + ": " + result.error->message +
-                      (hint.empty() ? "" : "; " + hint) + "\n" + result.error->grid);
+      throw UserError(a.schedule_file + ": " +
+                      schedule::invalid_schedule_message(s, result.error->message) + "\n" +
+                      result.error->grid);
     }
     return s;
   }

@@ -87,9 +87,8 @@ void run(const SimulateArgs& a) {
     }
     const schedule::ValidationResult valid = schedule::validate(given);
     if (!valid.ok()) {
-      const std::string hint = schedule::torch_forward_numbering_hint(given);
-      throw UserError(a.schedule_file + ": " + valid.error->message +
-                      (hint.empty() ? "" : "; " + hint));
+      throw UserError(a.schedule_file + ": " +
+                      schedule::invalid_schedule_message(given, valid.error->message));
     }
     so.schedule = &given;
   }

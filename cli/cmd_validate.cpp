@@ -49,9 +49,8 @@ void run(const ValidateArgs& args) {
   if (!args.other.empty()) print_diff(args, s);
   const schedule::ValidationResult result = schedule::validate(s);
   if (!result.ok()) {
-    std::string message = args.file + ": " + result.error->message;
-    if (const std::string hint = schedule::torch_forward_numbering_hint(s); !hint.empty())
-      message += "; " + hint;
+    std::string message =
+        args.file + ": " + schedule::invalid_schedule_message(s, result.error->message);
     if (!args.quiet && !result.error->grid.empty()) {
       message += "\n" + result.error->grid;
       while (!message.empty() && message.back() == '\n') message.pop_back();

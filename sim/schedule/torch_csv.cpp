@@ -294,6 +294,11 @@ TorchCsv parse_torch_csv(std::string_view text, std::string_view source_name) {
   return Reader(source_name).run(text);
 }
 
+std::string invalid_schedule_message(const Schedule& s, const std::string& error_message) {
+  const std::string hint = torch_forward_numbering_hint(s);
+  return hint.empty() ? error_message : error_message + "; " + hint;
+}
+
 std::string torch_forward_numbering_hint(const Schedule& s) {
   for (size_t r = 0; r < s.ranks.size(); ++r) {
     std::map<int, std::pair<std::set<int32_t>, std::set<int32_t>>> by_stage;  // forwards, backwards

@@ -56,6 +56,9 @@ TorchCsv parse_torch_csv(std::string_view text, std::string_view source_name = "
 // forwards numbered 1..n and its backwards 0..n-1, what to tell the user beside the validator's
 // error ("rank 1's forwards are numbered 1..4 and its backwards 0..3: ..."); empty otherwise.
 std::string torch_forward_numbering_hint(const Schedule& schedule);
+// The validator's error message, with that hint after it where there is one: what `validate`,
+// `run` and `simulate` say of a schedule file that does not validate.
+std::string invalid_schedule_message(const Schedule& schedule, const std::string& error_message);
 
 // Throws std::invalid_argument for a schedule torch's CSV cannot hold: a mesh with dp or tp > 1
 // (the CSV is one pipeline), collectives other than the dp all-reduce before STEP.
