@@ -166,8 +166,13 @@ std::optional<ReplayTable> replay_torch_job(const traces::Timeline& t, Replayed&
   table.measured_ns = replay.measured_ns;
   table.as_run = row_of(replay.rows.at(0));
   table.as_run_mean = row_of(replay.rows.at(1));
-  for (size_t i = 2; i < replay.rows.size(); ++i)
+  const schedule::Schedule& run_schedule = ran.parsed.schedule;
+  const std::optional<schedule::Family> running = schedule::family_running(run_schedule);
+  for (size_t i = 2; i < replay.rows.size(); ++i) {
+    // The family that ran is the row above ("as run, mean costs"), not something to run instead.
+    if (running && replay.rows[i].schedule == schedule::name(*running)) continue;
     table.alternatives.push_back(row_of(replay.rows[i]));
+  }
   char line[320];
   std::snprintf(line, sizeof line,
                 "calibrated from this job's traces (the schedule that ran on %zu ranks, pp %d, %d "
@@ -176,8 +181,7 @@ std::optional<ReplayTable> replay_torch_job(const traces::Timeline& t, Replayed&
                 "`meshscope predict --from-trace` replays it",
                 ran.ranks.size(), replay.pp, replay.microbatches);
   table.calibrated_from = line;
-  const schedule::Schedule& run_schedule = ran.parsed.schedule;
-  if (const std::optional<schedule::Family> f = schedule::family_running(run_schedule)) {
+  if (const std::optional<schedule::Family> f = running) {
     table.family = std::string(schedule::name(*f));
     table.pp = run_schedule.mesh.pp;
     table.virtual_stages = run_schedule.virtual_stages();

@@ -62,18 +62,24 @@ TEST_P(WhatIfTraceReplay, OpensCalibratedWithTheRowsPredictFromTracePrints) {
   ASSERT_TRUE(table.as_run_mean);
   EXPECT_EQ(table.as_run_mean->schedule, "as run, mean costs");
   EXPECT_EQ(table.as_run_mean->step_ns, expected.rows[1].step_ns.value_or(0));
-  // The alternatives: every pipeline family on the same pp and microbatches.
-  ASSERT_EQ(table.alternatives.size(), expected.rows.size() - 2);
-  bool gpipe = false, one_f_one_b = false;
+  // The alternatives: every other pipeline family on the same pp and microbatches. The family
+  // that ran is the row "as run, mean costs" (it had been listed again, as "instead 1f1b" under a
+  // 1F1B job).
+  std::vector<predict::TraceReplayRow> others;
+  for (size_t i = 2; i < expected.rows.size(); ++i) {
+    if (expected.rows[i].schedule != table.family) others.push_back(expected.rows[i]);
+  }
+  ASSERT_EQ(others.size(), expected.rows.size() - 3) << table.family;
+  ASSERT_EQ(table.alternatives.size(), others.size());
+  int pipelined = 0;
   for (size_t i = 0; i < table.alternatives.size(); ++i) {
     const ReplayRow& r = table.alternatives[i];
-    EXPECT_EQ(r.schedule, expected.rows[i + 2].schedule);
-    EXPECT_EQ(r.step_ns, expected.rows[i + 2].step_ns.value_or(0)) << r.schedule;
-    gpipe = gpipe || (r.schedule == "gpipe" && r.error.empty() && r.step_ns > 0);
-    one_f_one_b = one_f_one_b || (r.schedule == "1f1b" && r.error.empty() && r.step_ns > 0);
+    EXPECT_EQ(r.schedule, others[i].schedule);
+    EXPECT_EQ(r.step_ns, others[i].step_ns.value_or(0)) << r.schedule;
+    pipelined +=
+        (r.schedule == "gpipe" || r.schedule == "1f1b") && r.error.empty() && r.step_ns > 0;
   }
-  EXPECT_TRUE(gpipe);
-  EXPECT_TRUE(one_f_one_b);
+  EXPECT_GE(pipelined, 1);
 
   // The panel starts as the job ran: its family and chunks on one of its pipelines (it had
   // started as 1f1b whatever ran, and headed an interleaved job with a 1f1b prediction).
