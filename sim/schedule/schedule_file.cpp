@@ -1,6 +1,9 @@
 // load_schedule_file: tells schedule text from torch's CSV and reads either.
 #include "sim/schedule/schedule_file.h"
 
+#include <string>
+#include <string_view>
+
 #include "sim/schedule/schedule_text.h"
 #include "traces/enum_names.h"
 
@@ -21,8 +24,32 @@ ScheduleFileFormat detect_schedule_format(std::string_view path, std::string_vie
   return ScheduleFileFormat::kText;  // empty: the text parser says what is missing
 }
 
+namespace {
+
+// A file of another kind given as a schedule (a config, a trace) is named as such: read as
+// torch's CSV, its first character had been "not a torch action".
+void refuse_other_kinds(const std::string& path, std::string_view text) {
+  static constexpr std::string_view kWhat =
+      ": a schedule file is meshscope's schedule text (`meshscope schedules --dump`) or "
+      "torch.distributed.pipelining's schedule CSV";
+  if (text.starts_with("\x1f\x8b"))
+    throw ScheduleParseError(path, 0, 0,
+                             "a gzip-compressed file (a trace?), not a schedule" +
+                                 std::string(kWhat) +
+                                 "; the schedule a torch job's traces ran: `meshscope schedules "
+                                 "--from-trace DIR`");
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '['))
+    throw ScheduleParseError(path, 0, 0,
+                             "a JSON file (a config or a trace?), not a schedule" +
+                                 std::string(kWhat) + "; a configuration goes to --config");
+}
+
+}  // namespace
+
 LoadedSchedule load_schedule_file(const std::string& path) {
   const std::string text = read_schedule_file(path);
+  refuse_other_kinds(path, text);
   LoadedSchedule out;
   out.format = detect_schedule_format(path, text);
   if (out.format == ScheduleFileFormat::kText) {

@@ -42,6 +42,30 @@ TEST(SchedulesCli, ValidateTakesTorchCsvAndNamesTheBadCell) {
   EXPECT_NE(r.err.find("bad.csv:2:5: unknown action 'FOO' in '3FOO2'"), std::string::npos) << r.err;
 }
 
+// A config or a trace given where a schedule file goes is named for what it is; read as torch's
+// CSV, its first character had been "not a torch action".
+TEST(SchedulesCli, AConfigOrATraceGivenAsAScheduleIsNamedAsSuch) {
+  const std::string config =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/sim/predict/configs/korthikanti-175b.json";
+  const std::string trace =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/torch/1F1B/rank0.json.gz";
+  for (const std::string& cmd :
+       {"validate " + config, "simulate --config " + config + " --schedule-file " + config,
+        "run --schedule-file " + config + " --layers 2", "schedules --from " + config}) {
+    const Result r = shell(kBin + " " + cmd);
+    EXPECT_EQ(r.status, 1) << cmd;
+    EXPECT_NE(r.err.find(config + ": a JSON file (a config or a trace?), not a schedule"),
+              std::string::npos)
+        << cmd << ": " << r.err;
+  }
+  const Result r = shell(kBin + " validate " + trace);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(trace + ": a gzip-compressed file (a trace?), not a schedule"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("meshscope schedules --from-trace DIR"), std::string::npos) << r.err;
+}
+
 TEST(SchedulesCli, RunExecutesTorchsDualPipeVEqualToOneDevice) {
   const fs::path dir = temp_dir("run_torch");
   const Result r = shell(kBin + " run --backend cpu --steps 1 --schedule-file " +
