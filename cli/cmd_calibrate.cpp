@@ -202,14 +202,17 @@ void run(const CalibrateArgs& a) {
   link("collective", c.collective);
   link("all_to_all", c.all_to_all);
   for (const auto& [what, l] :
-       {std::pair{"collective", &c.collective}, {"all_to_all", &c.all_to_all}}) {
+       {std::pair{"p2p", &c.p2p}, {"collective", &c.collective}, {"all_to_all", &c.all_to_all}}) {
     if (l->timed_alone == 0) continue;
+    const bool p2p = l == &c.p2p;
     std::fprintf(stderr,
-                 "meshscope: warning: %d of the %d %s spans were timed on one rank's file: an NCCL "
-                 "kernel's time includes its wait for the group's last rank, so the fitted "
-                 "bandwidth is too low and alpha too high; give a folder of every rank's trace, "
-                 "where each is timed on the last to arrive\n",
-                 l->timed_alone, l->samples, what);
+                 "meshscope: warning: %d of the %d %s spans were timed without %s: an NCCL "
+                 "kernel's time includes its wait for %s, so the fitted bandwidth is too low and "
+                 "alpha too high; give a folder of every rank's trace, where each is timed from "
+                 "%s\n",
+                 l->timed_alone, l->samples, what, p2p ? "their send" : "the rest of their group",
+                 p2p ? "the sender" : "the group's last rank",
+                 p2p ? "its send's begin" : "the last rank's arrival");
   }
   if (c.collective.max_ranks > 0 || c.all_to_all.max_ranks > 0)
     std::printf(

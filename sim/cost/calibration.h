@@ -35,8 +35,9 @@ struct LinkFit {
   // fit replaces the catalog's model for groups of any size and on any link: these say what it
   // saw.
   int min_ranks = 0, max_ranks = 0;
-  // Imported collectives timed without the rest of their group (one rank's file): an NCCL
-  // kernel's time includes its wait for the group's last member, so each is an upper bound.
+  // Imported collectives timed without the rest of their group (one rank's file), or imported
+  // receives without their send: an NCCL kernel's time includes its wait for the group's last
+  // member (the sender), so each is an upper bound.
   int timed_alone = 0;
 };
 

@@ -71,6 +71,12 @@ struct GroupsSeen {
   }
 };
 
+// A trace recorded by another tool (its waits are inside its spans).
+bool imported_source(traces::RunSource s) {
+  return s == traces::RunSource::kKineto || s == traces::RunSource::kChrome ||
+         s == traces::RunSource::kNsys;
+}
+
 // How an imported collective (one whose group the trace names by its size: an NCCL kernel of a
 // PyTorch profile) is timed. Its kernel starts when its rank reaches it and ends when the whole
 // group is done, so its time includes the wait for the group's last member; only that member's
@@ -186,21 +192,33 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
                             const Hardware& hw, Precision precision) {
   std::map<traces::Phase, Samples> compute;
   Samples p2p, coll, all_to_all;
-  GroupsSeen coll_groups, all_to_all_groups;
+  GroupsSeen coll_groups, all_to_all_groups, p2p_groups;
   for (const traces::Timeline* t : timelines) {
     const auto win = windows_of(*t);
     const ComputeTime computing(*t);
+    std::map<uint32_t, int64_t> send_begin;  // recv span -> the begin of the send it received
+    for (const traces::Flow& f : t->flows) {
+      if (traces::is_transfer_flow(*t, f) && t->spans[f.from].kind == traces::SpanKind::kSend)
+        send_begin[f.to] = t->spans[f.from].begin_ns;
+    }
     for (const traces::Span& s : t->spans) {
       if (!inside(s, win) || s.end_ns <= s.begin_ns) continue;
-      const double dur = static_cast<double>(s.duration_ns());
       if (s.kind == traces::SpanKind::kCompute && s.flops > 0) {
         const int64_t busy = computing.ns(s);
         if (busy <= 0) continue;
         compute[s.phase].x.push_back(s.flops);
         compute[s.phase].y.push_back(static_cast<double>(busy));
       } else if (s.kind == traces::SpanKind::kRecv && s.bytes > 0) {
+        // From the later of its own begin and its send's: a recv posted before the send waited
+        // for it (an imported NCCL recv kernel spins from its launch; meshscope's own start once
+        // the data is ready). Without a send (one rank's file), as it is.
+        const auto send = send_begin.find(static_cast<uint32_t>(&s - t->spans.data()));
+        const int64_t from =
+            send == send_begin.end() ? s.begin_ns : std::max(s.begin_ns, send->second);
+        if (from >= s.end_ns) continue;
         p2p.x.push_back(static_cast<double>(s.bytes));
-        p2p.y.push_back(dur);
+        p2p.y.push_back(static_cast<double>(s.end_ns - from));
+        p2p_groups.timed_alone += send == send_begin.end() && imported_source(t->run.source);
       }
     }
     const ImportedTiming imported(*t);
@@ -256,6 +274,7 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
   c.p2p = link(p2p);
   c.collective = link(coll);
   c.all_to_all = link(all_to_all);
+  c.p2p.timed_alone = p2p_groups.timed_alone;
   coll_groups.into(c.collective);
   all_to_all_groups.into(c.all_to_all);
   // A fit of links alone holds whatever format the configs it is given to compute in.

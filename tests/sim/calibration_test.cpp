@@ -264,6 +264,45 @@ TEST(Calibration, ImportedCollectivesAreTimedOnTheLastOfTheirGroupToArrive) {
   std::filesystem::remove(path);
 }
 
+// A torch pipeline's NCCL receives as a profile holds them: each recv kernel spins from its launch,
+// 100 to 300 us before its send begins; the transfer takes 5 us + bytes at 1 GB/s from there.
+TEST(Calibration, AReceiveIsTimedFromItsSendsBeginWhereTheTraceHoldsTheSend) {
+  for (const bool with_sends : {true, false}) {
+    traces::Timeline t;
+    t.run.source = traces::RunSource::kKineto;
+    const uint16_t d0 = t.add_device(0, "rank 0 · GPU 0");
+    const uint16_t d1 = t.add_device(1, "rank 1 · GPU 0");
+    int64_t at = 0;
+    for (int i = 0; i < 6; ++i) {
+      const int64_t bytes = 100'000 * (i + 1);
+      const int64_t transfer = 5'000 + bytes;
+      at += 1'000'000;
+      traces::Span recv;
+      recv.device = d1;
+      recv.kind = traces::SpanKind::kRecv;
+      recv.bytes = bytes;
+      recv.begin_ns = at - 100'000 * (i % 3 + 1);
+      recv.end_ns = at + transfer;
+      const uint32_t r = t.add_span(recv);
+      if (!with_sends) continue;
+      traces::Span send = recv;
+      send.device = d0;
+      send.kind = traces::SpanKind::kSend;
+      send.begin_ns = at;
+      t.flows.push_back({t.add_span(send), r});
+    }
+    const Calibration c = fit_calibration({&t}, find_hardware("h100-sxm"), Precision::kBf16);
+    EXPECT_EQ(c.p2p.samples, 6);
+    if (with_sends) {
+      EXPECT_NEAR(c.p2p.alpha_ns, 5'000, 1);
+      EXPECT_NEAR(c.p2p.bandwidth_bytes_per_s, 1e9, 1e3);
+      EXPECT_EQ(c.p2p.timed_alone, 0);
+    } else {
+      EXPECT_EQ(c.p2p.timed_alone, 6);  // one rank's file: their waits are in them, and said
+    }
+  }
+}
+
 TEST(Calibration, TheSimulatorTimesAllToAllsWithTheirOwnFit) {
   const traces::Timeline t = synthetic();
   const Hardware hw = find_hardware("cpu-local");

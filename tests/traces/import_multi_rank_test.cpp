@@ -122,29 +122,32 @@ TEST(MultiRank, ResidualSkewIsWhatTheMedianCannotExplain) {
 // all-reduces end 200 µs before the first stage's. The groups' members are in each kernel's
 // "Process Group Ranks", as PyTorch writes them. Ranks 1, 2 and 3 run clocks 37 µs ahead, 12 µs
 // behind and 5 µs ahead.
+// Rank `rank`'s NCCL all-reduces in Kineto's layout, each ending at `end_us` on a clock `skew_us`
+// ahead, in a group whose "Process Group Ranks" are `members`.
+struct AllReduce {
+  int end_us;
+  const char* members;
+};
+std::string all_reduces(int rank, int skew_us, const std::vector<AllReduce>& collectives) {
+  std::string events;
+  for (const AllReduce& c : collectives) {
+    if (!events.empty()) events += ",";
+    events += R"J({"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)",)J"
+              R"("pid":0,"tid":40,"ts":)" +
+              std::to_string(c.end_us - 50 + skew_us) +
+              R"(,"dur":50,"args":{"Collective name":"allreduce","Group size":2,)"
+              R"("Process Group Ranks":")" +
+              c.members + R"(","In msg nelems":1024,"Out msg nelems":1024,"dtype":"Float"}})";
+  }
+  return R"({"distributedInfo":{"backend":"nccl","rank":)" + std::to_string(rank) +
+         R"(,"world_size":4},"baseTimeNanoseconds":0,"traceEvents":[)" + events + "]}";
+}
+
 TEST(MultiRank, OnlyCollectivesOfAGroupHoldingBothRanksMeasureTheirSkew) {
-  struct AllReduce {
-    int end_us;
-    const char* members;
-  };
-  const auto rank_trace = [](int rank, int skew_us, std::vector<AllReduce> collectives) {
-    std::string events;
-    for (const AllReduce& c : collectives) {
-      if (!events.empty()) events += ",";
-      events += R"J({"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)",)J"
-                R"("pid":0,"tid":40,"ts":)" +
-                std::to_string(c.end_us - 50 + skew_us) +
-                R"(,"dur":50,"args":{"Collective name":"allreduce","Group size":2,)"
-                R"("Process Group Ranks":")" +
-                c.members + R"(","In msg nelems":1024,"Out msg nelems":1024,"dtype":"Float"}})";
-    }
-    return R"({"distributedInfo":{"backend":"nccl","rank":)" + std::to_string(rank) +
-           R"(,"world_size":4},"baseTimeNanoseconds":0,"traceEvents":[)" + events + "]}";
-  };
-  TempFile r0(".json", rank_trace(0, 0, {{500, "[0, 1]"}, {1000, "[0, 2]"}, {2000, "[0, 2]"}}));
-  TempFile r1(".json", rank_trace(1, 37, {{500, "[0, 1]"}, {800, "[1, 3]"}, {1800, "[1, 3]"}}));
-  TempFile r2(".json", rank_trace(2, -12, {{450, "[2, 3]"}, {1000, "[0, 2]"}, {2000, "[0, 2]"}}));
-  TempFile r3(".json", rank_trace(3, 5, {{450, "[2, 3]"}, {800, "[1, 3]"}, {1800, "[1, 3]"}}));
+  TempFile r0(".json", all_reduces(0, 0, {{500, "[0, 1]"}, {1000, "[0, 2]"}, {2000, "[0, 2]"}}));
+  TempFile r1(".json", all_reduces(1, 37, {{500, "[0, 1]"}, {800, "[1, 3]"}, {1800, "[1, 3]"}}));
+  TempFile r2(".json", all_reduces(2, -12, {{450, "[2, 3]"}, {1000, "[0, 2]"}, {2000, "[0, 2]"}}));
+  TempFile r3(".json", all_reduces(3, 5, {{450, "[2, 3]"}, {800, "[1, 3]"}, {1800, "[1, 3]"}}));
   ImportReport report;
   const std::vector<std::filesystem::path> files = {r0.path(), r1.path(), r2.path(), r3.path()};
   const Timeline t = load_traces(files, {}, &report);
@@ -160,6 +163,7 @@ TEST(MultiRank, OnlyCollectivesOfAGroupHoldingBothRanksMeasureTheirSkew) {
   EXPECT_EQ(report.clocks[3].offset_ns, -5'000);
   EXPECT_EQ(report.clocks[3].matched_collectives, 2);
   EXPECT_EQ(report.clocks[3].reference_rank, 1);
+  EXPECT_EQ(report.clocks[0].reference_rank, -1);
   for (const RankClock& c : report.clocks) EXPECT_EQ(c.residual_skew_ns, 0) << c.rank;
   // The stragglers pair each all-reduce with its own group's: 6 collectives of 2 ranks, whose
   // members end together (no rank waited for another after alignment), not 3 of 4 ranks.
@@ -174,6 +178,26 @@ TEST(MultiRank, OnlyCollectivesOfAGroupHoldingBothRanksMeasureTheirSkew) {
       EXPECT_EQ(t.spans[span].end_ns, t.spans[c.spans[0]].end_ns);
     }
   }
+}
+
+// Rank 2 shares a group only with rank 3, which shares one with rank 1 (groups {0, 1}, {1, 3},
+// {2, 3}): in rank order rank 2 comes before its only peer is aligned, and is aligned in the next
+// round (it had been left on its base time).
+TEST(MultiRank, ARankWhosePeersComeAfterItIsAlignedThroughThem) {
+  TempFile r0(".json", all_reduces(0, 0, {{500, "[0, 1]"}}));
+  TempFile r1(".json", all_reduces(1, 37, {{500, "[0, 1]"}, {900, "[1, 3]"}}));
+  TempFile r2(".json", all_reduces(2, -12, {{700, "[2, 3]"}}));
+  TempFile r3(".json", all_reduces(3, 5, {{700, "[2, 3]"}, {900, "[1, 3]"}}));
+  ImportReport report;
+  const std::vector<std::filesystem::path> files = {r0.path(), r1.path(), r2.path(), r3.path()};
+  load_traces(files, {}, &report);
+  ASSERT_EQ(report.clocks.size(), 4u);
+  EXPECT_EQ(report.clocks[1].offset_ns, -37'000);
+  EXPECT_EQ(report.clocks[3].offset_ns, -5'000);
+  EXPECT_EQ(report.clocks[3].reference_rank, 1);
+  EXPECT_EQ(report.clocks[2].offset_ns, 12'000);
+  EXPECT_EQ(report.clocks[2].reference_rank, 3);
+  EXPECT_EQ(report.clocks[2].matched_collectives, 1);
 }
 
 TEST(MultiRank, DifferentCollectiveSequencesLeaveTheBaseTimeAlone) {

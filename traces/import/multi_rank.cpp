@@ -92,6 +92,36 @@ int64_t median(std::vector<int64_t> v) {
   return v[v.size() / 2];
 }
 
+// Rank `rank`'s offset corrected by the median difference of the ends of the collectives it ran
+// with reference rank `ref_rank` (already on the common axis at `ref_offset`); false, and nothing
+// changed, where they share none.
+bool align_against(const std::vector<Collective>& ref, int ref_rank, int64_t ref_offset,
+                   const std::vector<Collective>& own, int rank, int64_t& offset,
+                   RankClock& clock) {
+  const auto pairs = match(shared_with(ref, rank), shared_with(own, ref_rank));
+  std::vector<int64_t> deltas;
+  deltas.reserve(pairs.size());
+  for (const auto& [ref_end, end] : pairs) {
+    // Both ends on the common axis; a pair that would not fit is no evidence of skew.
+    const auto a = shifted(ref_end, ref_offset);
+    const auto b = shifted(end, offset);
+    if (a && b && time_in_range(*a - *b)) deltas.push_back(*a - *b);
+  }
+  if (deltas.empty()) return false;
+  const int64_t correction = median(deltas);
+  const auto corrected = shifted(offset, correction);
+  if (!corrected) return false;
+  offset = *corrected;
+  std::vector<int64_t> residual;
+  residual.reserve(deltas.size());
+  for (int64_t d : deltas) residual.push_back(std::llabs(d - correction));
+  clock.matched_collectives = static_cast<int>(pairs.size());
+  clock.reference_rank = ref_rank;
+  clock.residual_skew_ns = median(residual);
+  clock.max_skew_ns = *std::max_element(residual.begin(), residual.end());
+  return true;
+}
+
 }  // namespace
 
 std::string collective_type(std::string_view name) {
@@ -106,7 +136,7 @@ std::vector<int64_t> align_clocks(const std::vector<RankTrace>& ranks, ClockAlig
                                   std::vector<RankClock>& clocks) {
   std::vector<int64_t> offsets(ranks.size(), 0);
   clocks.clear();
-  for (const RankTrace& r : ranks) clocks.push_back(RankClock{r.file, r.rank, 0, 0, 0, 0});
+  for (const RankTrace& r : ranks) clocks.push_back(RankClock{.file = r.file, .rank = r.rank});
   if (align == ClockAlign::kNone || ranks.empty()) return offsets;
   const bool all_based = std::all_of(ranks.begin(), ranks.end(),
                                      [](const RankTrace& r) { return r.base_time_ns.has_value(); });
@@ -116,40 +146,28 @@ std::vector<int64_t> align_clocks(const std::vector<RankTrace>& ranks, ClockAlig
     for (size_t i = 0; i < ranks.size(); ++i) offsets[i] = *ranks[i].base_time_ns - origin;
   }
   if (align == ClockAlign::kCollectiveEnds) {
-    // Each rank against the first rank, or failing that against an earlier rank already aligned
-    // by collectives that shares a group with it (a rank of another pipeline stage shares its
-    // data-parallel group with ranks of its own stage only).
+    // Each rank against the first rank, or failing that against a rank already aligned by
+    // collectives that shares a group with it (a rank of another pipeline stage shares its
+    // data-parallel group with ranks of its own stage only). Rounds until no rank gains one: in
+    // rank order a rank may share groups only with ranks after it.
     std::vector<std::vector<Collective>> all;
     for (const RankTrace& r : ranks) all.push_back(collectives_of(r.timeline));
     clocks.front().matched_collectives = static_cast<int>(all.front().size());
     std::vector<size_t> references = {0};
-    for (size_t i = 1; i < ranks.size(); ++i) {
-      for (const size_t j : references) {
-        const auto pairs =
-            match(shared_with(all[j], ranks[i].rank), shared_with(all[i], ranks[j].rank));
-        if (pairs.empty()) continue;
-        std::vector<int64_t> deltas;
-        deltas.reserve(pairs.size());
-        for (const auto& [ref_end, end] : pairs) {
-          // Both ends on the common axis; a pair that would not fit is no evidence of skew.
-          const auto a = shifted(ref_end, offsets[j]);
-          const auto b = shifted(end, offsets[i]);
-          if (a && b && time_in_range(*a - *b)) deltas.push_back(*a - *b);
+    std::vector<bool> aligned(ranks.size(), false);
+    aligned[0] = true;
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (size_t i = 1; i < ranks.size(); ++i) {
+        if (aligned[i]) continue;
+        for (const size_t j : references) {
+          if (align_against(all[j], ranks[j].rank, offsets[j], all[i], ranks[i].rank, offsets[i],
+                            clocks[i])) {
+            references.push_back(i);
+            aligned[i] = progress = true;
+            break;
+          }
         }
-        if (deltas.empty()) continue;
-        const int64_t correction = median(deltas);
-        const auto corrected = shifted(offsets[i], correction);
-        if (!corrected) continue;
-        offsets[i] = *corrected;
-        std::vector<int64_t> residual;
-        residual.reserve(deltas.size());
-        for (int64_t d : deltas) residual.push_back(std::llabs(d - correction));
-        clocks[i].matched_collectives = static_cast<int>(pairs.size());
-        clocks[i].reference_rank = ranks[j].rank;
-        clocks[i].residual_skew_ns = median(residual);
-        clocks[i].max_skew_ns = *std::max_element(residual.begin(), residual.end());
-        references.push_back(i);
-        break;
       }
     }
   }
