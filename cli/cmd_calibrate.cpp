@@ -109,13 +109,28 @@ void run(const CalibrateArgs& a) {
   const auto precision = cost::parse_precision(a.precision);
   if (!precision)
     throw UserError("--precision: '" + a.precision + "' is not bf16, fp16, fp32 or tf32");
-  // The same trace twice (under one name or two) would count each of its samples twice.
-  for (size_t i = 0; i < a.traces.size(); ++i) {
+  // The same trace twice (under one name or two, or as a file of a folder also given) would
+  // count each of its samples twice.
+  std::vector<std::pair<std::filesystem::path, std::string>> files;  // (file, as given)
+  for (const std::string& t : a.traces) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(t, ec)) {
+      for (const std::filesystem::path& f : traces::trace_files_in(t)) files.emplace_back(f, t);
+    } else {
+      files.emplace_back(t, t);
+    }
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       std::error_code ec;
-      if (a.traces[i] == a.traces[j] || std::filesystem::equivalent(a.traces[i], a.traces[j], ec))
-        throw UserError(a.traces[i] + ": given twice (also as " + a.traces[j] +
-                        "): its samples would count twice in the fit");
+      if (files[i].first == files[j].first ||
+          std::filesystem::equivalent(files[i].first, files[j].first, ec)) {
+        const std::string how = files[i].second == files[j].second
+                                    ? ""
+                                    : " (" + files[j].second + " and " + files[i].second + ")";
+        throw UserError(files[i].first.string() + ": given twice" + how +
+                        ": its samples would count twice in the fit");
+      }
     }
   }
   const cost::Hardware hw = cost::find_hardware(a.hardware);

@@ -94,11 +94,13 @@ StragglerAnalysis stragglers(const Timeline& t) {
   for (auto& list : per_device) {
     std::stable_sort(list.begin(), list.end(),
                      [&](uint32_t a, uint32_t b) { return t.reached_ns(a) < t.reached_ns(b); });
-    std::map<uint32_t, int64_t> seen;
+    // The k-th of a name in one group: a rank in two groups that both run a kernel of one name
+    // (an all-reduce) numbers each group's apart.
+    std::map<std::pair<uint32_t, Instance>, int64_t> seen;
     for (uint32_t i : list) {
       const uint32_t name = t.spans[i].name;
       const Instance instance = group_instance(t, i);
-      groups[{name, instance, seen[name]++}].push_back(i);
+      groups[{name, instance, seen[{name, instance}]++}].push_back(i);
       ++counts[{name, instance}][t.spans[i].device];
     }
   }
@@ -115,6 +117,21 @@ StragglerAnalysis stragglers(const Timeline& t) {
     UnpairedCollective u;
     u.name = std::string(t.strings.get(key.first));
     u.counts.assign(per.begin(), per.end());
+    out.unpaired.push_back(std::move(u));
+  }
+  // More devices than the group has members (its size named, its members not: a name shared by
+  // several groups) ran no one collective either.
+  for (const auto& [key, spans] : groups) {
+    const Collective* c = t.collective_of(spans.front());
+    const std::pair<uint32_t, Instance> name_instance{std::get<0>(key), std::get<1>(key)};
+    if (c == nullptr || c->ranks <= 0 || static_cast<int64_t>(spans.size()) <= c->ranks ||
+        unpaired.contains(name_instance))
+      continue;
+    unpaired.insert(name_instance);
+    UnpairedCollective u;
+    u.name = std::string(t.strings.get(std::get<0>(key)));
+    u.group_ranks = c->ranks;
+    u.counts.assign(counts[name_instance].begin(), counts[name_instance].end());
     out.unpaired.push_back(std::move(u));
   }
   std::map<uint16_t, StragglerDevice> dev;
@@ -238,7 +255,10 @@ nlohmann::json to_json(const StragglerAnalysis& a, const Timeline& t, size_t top
     nlohmann::json per = nlohmann::json::array();
     for (const auto& [device, n] : u.counts)
       per.push_back({{"device", device}, {"rank", t.devices[device].rank}, {"spans", n}});
-    unpaired.push_back({{"name", u.name}, {"devices", std::move(per)}});
+    unpaired.push_back(
+        {{"name", u.name},
+         {"devices", std::move(per)},
+         {"group_ranks", u.group_ranks > 0 ? nlohmann::json(u.group_ranks) : nlohmann::json()}});
   }
   return {{"collectives", a.instances.size()},
           {"unpaired", std::move(unpaired)},
@@ -267,7 +287,10 @@ std::string format_straggler_table(const StragglerAnalysis& a, const Timeline& t
     for (const auto& [device, n] : u.counts)
       per += (per.empty() ? "" : ", ") + std::to_string(n) + " on " + t.devices[device].name;
     out += "stragglers: " + shortened(u.name) + " not paired across devices: " + per +
-           " (devices that ran it a different number of times did not run it together)\n";
+           (u.group_ranks > 0
+                ? " (more devices than its group's " + std::to_string(u.group_ranks) +
+                      " members, which the trace does not list, ran it)\n"
+                : " (devices that ran it a different number of times did not run it together)\n");
   }
   if (a.instances.empty()) {
     return out + (a.unpaired.empty() ? "stragglers: no collective ran on two or more devices\n"

@@ -76,6 +76,9 @@ struct StragglerDevice {
 struct UnpairedCollective {
   std::string name;
   std::vector<std::pair<uint16_t, int64_t>> counts;  // (device, its spans of it), device order
+  // > 0: the devices ran it equally often, but are more than its group's members (its size named
+  // by the trace, Collective::ranks, its members not); 0: they ran it a different number of times.
+  int group_ranks = 0;
 };
 
 struct StragglerAnalysis {

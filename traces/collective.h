@@ -13,16 +13,20 @@
 
 namespace meshscope::traces {
 
-// Stable values: written into traces.
+// Stable values: written into traces. kOther: a collective an imported trace holds that the cost
+// model does not price (a broadcast, a reduce, a barrier, a coalesced call), kept for its group
+// (Collective::ranks, first_rank): clock alignment and stragglers pair it with its own group's.
+// Schedules, the simulator and the transports never use it.
 enum class CollectiveOp : uint8_t {
   kAllReduce = 0,
   kAllGather = 1,
   kReduceScatter = 2,
   kAllToAll = 3,
+  kOther = 4,
   kCount
 };
 inline constexpr std::array<std::string_view, static_cast<size_t>(CollectiveOp::kCount)>
-    kCollectiveOpNames = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"};
+    kCollectiveOpNames = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "other"};
 constexpr std::string_view name(CollectiveOp op) { return enum_name(kCollectiveOpNames, op); }
 constexpr std::optional<CollectiveOp> parse_collective_op(std::string_view s) {
   return parse_enum<CollectiveOp>(kCollectiveOpNames, s);

@@ -81,8 +81,9 @@ bool imported_source(traces::RunSource s) {
 // PyTorch profile) is timed. Its kernel starts when its rank reaches it and ends when the whole
 // group is done, so its time includes the wait for the group's last member; only that member's
 // kernel times the transfer. In a job's folder each imported collective is paired with its peers
-// on the other ranks (traces::stragglers: by name and occurrence) and timed on the last to arrive;
-// one rank's file pairs nothing, and each is timed alone. meshscope's own collectives start once
+// on the other ranks (traces::stragglers: by name, group and occurrence) and timed on the last to
+// arrive; one rank's file pairs nothing, and each is timed alone, as is one whose group has members
+// the trace lacks. meshscope's own collectives start once
 // their group is ready (their wait is recorded apart, Timeline::waits) and are timed as they are.
 class ImportedTiming {
  public:
@@ -93,9 +94,16 @@ class ImportedTiming {
                     [](const traces::SpanCollective& c) { return c.collective.ranks > 0; });
     if (!any) return;
     for (const traces::CollectiveInstance& i : traces::stragglers(t).instances) {
-      for (const uint32_t span : i.spans)
-        role_[span] =
-            t.spans[span].device == i.last_device ? Role::kLastArrival : Role::kWaitedForOthers;
+      // With members missing from the trace (a folder of some of the job's ranks), the last
+      // to arrive of those read may have waited for one not read: timed alone.
+      const traces::Collective* c = t.collective_of(i.spans.front());
+      const bool whole = c == nullptr || static_cast<int64_t>(i.spans.size()) >= c->ranks;
+      for (const uint32_t span : i.spans) {
+        if (t.spans[span].device != i.last_device)
+          role_[span] = Role::kWaitedForOthers;
+        else
+          role_[span] = whole ? Role::kLastArrival : Role::kAlone;
+      }
     }
   }
   Role role(const traces::SpanCollective& c) const {
@@ -224,6 +232,7 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
     const ImportedTiming imported(*t);
     for (const traces::SpanCollective& c : t->collectives) {
       const traces::Span& s = t->spans[c.span];
+      if (c.collective.op == traces::CollectiveOp::kOther) continue;  // not priced: not fitted
       if (!inside(s, win) || s.end_ns <= s.begin_ns || s.bytes <= 0) continue;
       const int n =
           c.collective.ranks > 0 ? c.collective.ranks : group_size(t->run, c.collective.group);
@@ -240,7 +249,7 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
       seen.timed_alone += role == ImportedTiming::Role::kAlone ? 1 : 0;
     }
   }
-  if (compute.empty() && p2p.x.empty() && coll.x.empty())
+  if (compute.empty() && p2p.x.empty() && coll.x.empty() && all_to_all.x.empty())
     throw std::invalid_argument(
         "calibrate: the traces have no compute span with FLOPs, no received transfer with bytes "
         "and no collective of a known group: nothing to fit (meshscope's own traces, `meshscope "

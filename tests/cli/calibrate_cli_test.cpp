@@ -103,6 +103,16 @@ TEST(CalibrateCli, AnImportedProfilesAllReducesCalibrateTheCollectiveLink) {
     return nlohmann::json::parse(x.out).at("step_time_s").get<double>();
   };
   EXPECT_GT(step(fitted), step(catalog));
+  // A folder and a file in it would count that file's samples twice: refused.
+  const fs::path job = temp_dir("calibrate_nccl_job");
+  fs::copy_file(trace, job / "rank0.json.gz", fs::copy_options::overwrite_existing);
+  const Result twice =
+      shell(kBin + " calibrate " + job.string() + " " + (job / "rank0.json.gz").string() +
+            " --hardware a100-80gb -o " + (job / "c.json").string());
+  EXPECT_EQ(twice.status, 1);
+  EXPECT_NE(twice.err.find("rank0.json.gz: given twice (" + job.string() + " and "),
+            std::string::npos)
+      << twice.err;
 }
 
 // A cpu run computes in fp32: calibrated as bf16 it is warned of (it had been taken silently,

@@ -208,7 +208,7 @@ TEST(Calibration, CollectivesWithoutATypedOpOrOverAGroupOfOneAreNotFitted) {
 // Two ranks' NCCL all-reduces as a PyTorch profile records them (Collective::ranks, no mesh): each
 // moves its bytes in 20 us + bytes at 10 GB/s once both ranks are in, and each kernel ends then;
 // the rank that came first waited in its kernel 100 to 300 us more. Rank 1 is last in even ones.
-traces::Timeline imported_all_reduces(bool with_rank1) {
+traces::Timeline imported_all_reduces(bool with_rank1, int32_t group_ranks = 2) {
   traces::Timeline t;
   const uint16_t d0 = t.add_device(0, "rank 0 · GPU 0");
   const uint16_t d1 = with_rank1 ? t.add_device(1, "rank 1 · GPU 0") : d0;
@@ -228,9 +228,9 @@ traces::Timeline imported_all_reduces(bool with_rank1) {
       s.bytes = bytes;
       s.begin_ns = end - transfer - (last ? 0 : waited);
       s.end_ns = end;
-      t.set_collective(
-          t.add_span(s),
-          traces::Collective{.op = traces::CollectiveOp::kAllReduce, .bytes = bytes, .ranks = 2});
+      t.set_collective(t.add_span(s), traces::Collective{.op = traces::CollectiveOp::kAllReduce,
+                                                         .bytes = bytes,
+                                                         .ranks = group_ranks});
     }
   }
   t.sort_spans();
@@ -262,6 +262,25 @@ TEST(Calibration, ImportedCollectivesAreTimedOnTheLastOfTheirGroupToArrive) {
   EXPECT_EQ(back.collective.max_ranks, 2);
   EXPECT_EQ(back.collective.timed_alone, 6);
   std::filesystem::remove(path);
+  // Both ranks' files, of a group of 3: the later of the two may have waited for the third.
+  const traces::Timeline partial = imported_all_reduces(true, 3);
+  const Calibration p = fit_calibration({&partial}, hw, Precision::kBf16);
+  EXPECT_EQ(p.collective.samples, 6);
+  EXPECT_EQ(p.collective.timed_alone, 6);
+  EXPECT_EQ(p.collective.max_ranks, 3);
+}
+
+// A profile of expert parallelism's all-to-alls alone is fitted, not refused as holding nothing.
+TEST(Calibration, AllToAllsAloneAreSomethingToFit) {
+  traces::Timeline t = imported_all_reduces(true);
+  for (traces::SpanCollective& c : t.collectives) c.collective.op = traces::CollectiveOp::kAllToAll;
+  const Calibration c = fit_calibration({&t}, find_hardware("h100-sxm"), Precision::kBf16);
+  EXPECT_EQ(c.all_to_all.samples, 6);
+  EXPECT_EQ(c.collective.samples, 0);
+  // And a collective the cost model does not price (a broadcast) is not fitted.
+  for (traces::SpanCollective& x : t.collectives) x.collective.op = traces::CollectiveOp::kOther;
+  EXPECT_THROW(fit_calibration({&t}, find_hardware("h100-sxm"), Precision::kBf16),
+               std::invalid_argument);
 }
 
 // A torch pipeline's NCCL receives as a profile holds them: each recv kernel spins from its launch,

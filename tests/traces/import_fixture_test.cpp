@@ -71,27 +71,33 @@ TEST_F(KinetoFixture, KernelsCopiesAndNcclCollectives) {
   EXPECT_EQ(nccl_bytes, 307323096);
 }
 
-TEST_F(KinetoFixture, AllReduceKernelsCarryTheirGroupsSizeAndBytes) {
+TEST_F(KinetoFixture, NcclKernelsCarryTheirGroupsSizeAndMembers) {
   // Derived: the 15 AllReduce kernels say "Collective name": "allreduce", "Group size": 2,
-  // "dtype": "Float"; Σ max(In, Out msg nelems) × 4 = 306684384. The 6 broadcasts are no
-  // collective the cost model prices: spans without a record.
+  // "dtype": "Float", "Process Group Ranks": "[0, 1]"; Σ max(In, Out msg nelems) × 4 = 306684384.
+  // The 6 broadcasts are no collective the cost model prices: kOther, kept for their group.
   const Timeline& t = *timeline_;
-  int all_reduces = 0;
+  int all_reduces = 0, others = 0;
   int64_t bytes = 0;
   for (const SpanCollective& c : t.collectives) {
     EXPECT_EQ(t.spans[c.span].kind, SpanKind::kCollective);
-    EXPECT_NE(t.span_name(t.spans[c.span]).find("AllReduce"), std::string_view::npos);
-    EXPECT_EQ(c.collective.op, CollectiveOp::kAllReduce);
+    const std::string_view name = t.span_name(t.spans[c.span]);
     EXPECT_EQ(c.collective.ranks, 2);
     EXPECT_EQ(c.collective.group, GroupKind::kWorld);  // its kind is not known
-    // Derived: "Process Group Ranks": "[0, 1]".
     EXPECT_EQ(c.collective.first_rank, 0);
     EXPECT_EQ(c.collective.rank_stride, 1);
     EXPECT_EQ(c.collective.bytes, t.spans[c.span].bytes);
+    if (c.collective.op == CollectiveOp::kOther) {
+      EXPECT_NE(name.find("Broadcast"), std::string_view::npos) << name;
+      ++others;
+      continue;
+    }
+    EXPECT_NE(name.find("AllReduce"), std::string_view::npos) << name;
+    EXPECT_EQ(c.collective.op, CollectiveOp::kAllReduce);
     ++all_reduces;
     bytes += c.collective.bytes;
   }
   EXPECT_EQ(all_reduces, 15);
+  EXPECT_EQ(others, 6);
   EXPECT_EQ(bytes, 306684384);
 }
 

@@ -127,15 +127,19 @@ TEST(MultiRank, ResidualSkewIsWhatTheMedianCannotExplain) {
 struct AllReduce {
   int end_us;
   const char* members;
+  bool broadcast = false;  // a broadcast in that group instead
 };
 std::string all_reduces(int rank, int skew_us, const std::vector<AllReduce>& collectives) {
   std::string events;
   for (const AllReduce& c : collectives) {
     if (!events.empty()) events += ",";
-    events += R"J({"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)",)J"
-              R"("pid":0,"tid":40,"ts":)" +
-              std::to_string(c.end_us - 50 + skew_us) +
-              R"(,"dur":50,"args":{"Collective name":"allreduce","Group size":2,)"
+    events += std::string(R"J({"ph":"X","cat":"kernel","name":")J") +
+              (c.broadcast ? "ncclDevKernel_Broadcast_RING_LL(x)"
+                           : "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)") +
+              R"(","pid":0,"tid":40,"ts":)" + std::to_string(c.end_us - 50 + skew_us) +
+              R"(,"dur":50,"args":{"Collective name":")" +
+              (c.broadcast ? "broadcast" : "allreduce") +
+              R"(","Group size":2,)"
               R"("Process Group Ranks":")" +
               c.members + R"(","In msg nelems":1024,"Out msg nelems":1024,"dtype":"Float"}})";
   }
@@ -198,6 +202,52 @@ TEST(MultiRank, ARankWhosePeersComeAfterItIsAlignedThroughThem) {
   EXPECT_EQ(report.clocks[2].offset_ns, 12'000);
   EXPECT_EQ(report.clocks[2].reference_rank, 3);
   EXPECT_EQ(report.clocks[2].matched_collectives, 1);
+}
+
+// Broadcasts, which the cost model does not price, still name their group: the dp groups'
+// broadcasts of a dp 2 × pp 2 job ({0, 2}, {1, 3}, at other times) do not measure rank 1's skew
+// against rank 0, which shares only the world's all-reduce with it.
+TEST(MultiRank, BroadcastsAreMatchedWithinTheirGroupToo) {
+  TempFile r0(".json", all_reduces(0, 0, {{100, "[0, 2]", true}, {500, "[0, 1, 2, 3]"}}));
+  TempFile r1(".json", all_reduces(1, 37, {{300, "[1, 3]", true}, {500, "[0, 1, 2, 3]"}}));
+  TempFile r2(".json", all_reduces(2, -12, {{100, "[0, 2]", true}, {500, "[0, 1, 2, 3]"}}));
+  TempFile r3(".json", all_reduces(3, 5, {{300, "[1, 3]", true}, {500, "[0, 1, 2, 3]"}}));
+  ImportReport report;
+  const std::vector<std::filesystem::path> files = {r0.path(), r1.path(), r2.path(), r3.path()};
+  load_traces(files, {}, &report);
+  EXPECT_EQ(report.clocks[1].offset_ns, -37'000);
+  EXPECT_EQ(report.clocks[1].matched_collectives, 1);
+  EXPECT_EQ(report.clocks[2].matched_collectives, 2);
+  EXPECT_EQ(report.clocks[3].matched_collectives, 1);
+  for (const RankClock& c : report.clocks) EXPECT_EQ(c.max_skew_ns, 0) << c.rank;
+}
+
+// Rank 1 runs all-reduces in two groups ({0, 1} and {1, 3}), rank 3 in {2, 3} and {1, 3}: each
+// group's k-th is numbered within its group, so every all-reduce pairs with its peer's (rank 1's
+// {1, 3} all-reduce between its two {0, 1} ones had shifted their numbering, and none paired).
+// Where a group's members are not listed, more devices running a name than the group has members
+// ran no one collective.
+TEST(MultiRank, StragglersNumberEachGroupsCollectivesApart) {
+  TempFile r0(".json", all_reduces(0, 0, {{100, "[0, 1]"}, {300, "[0, 1]"}}));
+  TempFile r1(".json", all_reduces(1, 0, {{100, "[0, 1]"}, {200, "[1, 3]"}, {300, "[0, 1]"}}));
+  TempFile r2(".json", all_reduces(2, 0, {{150, "[2, 3]"}}));
+  TempFile r3(".json", all_reduces(3, 0, {{150, "[2, 3]"}, {200, "[1, 3]"}}));
+  std::vector<std::filesystem::path> files = {r0.path(), r1.path(), r2.path(), r3.path()};
+  const StragglerAnalysis a = stragglers(load_traces(files));
+  EXPECT_EQ(a.instances.size(), 4u);
+  EXPECT_TRUE(a.unpaired.empty());
+  for (const CollectiveInstance& c : a.instances) EXPECT_EQ(c.spans.size(), 2u) << c.occurrence;
+
+  TempFile c0(".json", all_reduces(0, 0, {{100, "[0, 1, ...]"}}));
+  TempFile c1(".json", all_reduces(1, 0, {{100, "[0, 1, ...]"}}));
+  TempFile c2(".json", all_reduces(2, 0, {{150, "[2, 3, ...]"}}));
+  TempFile c3(".json", all_reduces(3, 0, {{150, "[2, 3, ...]"}}));
+  files = {c0.path(), c1.path(), c2.path(), c3.path()};
+  const StragglerAnalysis cut = stragglers(load_traces(files));
+  EXPECT_TRUE(cut.instances.empty());
+  ASSERT_EQ(cut.unpaired.size(), 1u);
+  EXPECT_EQ(cut.unpaired[0].group_ranks, 2);
+  EXPECT_EQ(cut.unpaired[0].counts.size(), 4u);
 }
 
 TEST(MultiRank, DifferentCollectiveSequencesLeaveTheBaseTimeAlone) {
@@ -359,6 +409,16 @@ TEST(MultiRank, CollectiveOpsAndGroupMembersFromPyTorchsArgs) {
   for (const char* other : {"broadcast", "reduce", "barrier", "send", "allreduce_coalesced",
                             "ncclDevKernel_SendRecv(x)", "ncclKernel_Broadcast_RING_LL(x)"})
     EXPECT_EQ(collective_op_named(other), std::nullopt) << other;
+
+  // The call's own name decides over its kernel's: a coalesced all-reduce's element counts are
+  // not one buffer's, and it is no all-reduce to fit.
+  const Timeline coalesced = load_trace_bytes(
+      R"J({"traceEvents":[{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL",)J"
+      R"J("pid":0,"tid":40,"ts":10,"dur":5,"args":{"Collective name":"allreduce_coalesced",)J"
+      R"J("Group size":2,"In msg nelems":8,"Out msg nelems":8,"dtype":"Float"}}]})J",
+      "coalesced.json");
+  ASSERT_EQ(coalesced.collectives.size(), 1u);
+  EXPECT_EQ(coalesced.collectives[0].collective.op, CollectiveOp::kOther);
 
   using importer::evenly_spaced_ranks;
   EXPECT_EQ(evenly_spaced_ranks("[0, 1]", 2), std::pair(0, 1));

@@ -308,13 +308,15 @@ void ChromeTimelineBuilder::read_nccl_collective(const ArgView& a, std::string_v
                                                  uint32_t span, int64_t bytes) {
   const auto ranks = as_int(a.group_size);
   if (!ranks || *ranks < 2 || *ranks > kMaxGroupRanks) return;
-  std::optional<CollectiveOp> op;
-  if (a.collective != nullptr && a.collective->is_string())
-    op = collective_op_named(a.collective->text);
-  if (!op) op = collective_op_named(kernel);
-  if (!op) return;  // a broadcast, a reduce, a barrier: none the cost model prices
-  Collective c{
-      .op = *op, .group = GroupKind::kWorld, .bytes = bytes, .ranks = static_cast<int32_t>(*ranks)};
+  // PyTorch's name for the call where it gives one ("allreduce_coalesced" is no one buffer's
+  // all-reduce, whatever its kernel), else the kernel's.
+  const std::optional<CollectiveOp> op = a.collective != nullptr && a.collective->is_string()
+                                             ? collective_op_named(a.collective->text)
+                                             : collective_op_named(kernel);
+  Collective c{.op = op.value_or(CollectiveOp::kOther),  // a broadcast: kept for its group
+               .group = GroupKind::kWorld,
+               .bytes = bytes,
+               .ranks = static_cast<int32_t>(*ranks)};
   if (a.group_ranks != nullptr && a.group_ranks->is_string()) {
     if (const auto members = evenly_spaced_ranks(a.group_ranks->text, *ranks)) {
       c.first_rank = members->first;

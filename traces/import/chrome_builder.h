@@ -131,9 +131,10 @@ class ChromeTimelineBuilder : public ChromeSink {
   int64_t nccl_bytes(const ArgView& a) const;
   // A meshscope span's collective_* args into Timeline::collectives (a bad one: a warning).
   void read_collective(const ChromeEvent& ev, const ArgView& a, uint32_t span);
-  // An NCCL kernel's collective from PyTorch's args on it ("Collective name", "Group size"; bytes
-  // from its element counts and dtype) into Timeline::collectives, for the ops the cost model
-  // prices (kineto_names.h, collective_op_named); its group's kind is not known (kWorld).
+  // An NCCL kernel's collective from PyTorch's args on it ("Collective name", "Group size",
+  // "Process Group Ranks"; bytes from its element counts and dtype) into Timeline::collectives:
+  // the op where the cost model prices it (kineto_names.h, collective_op_named), else kOther; its
+  // group's kind is not known (kWorld).
   void read_nccl_collective(const ArgView& a, std::string_view kernel, uint32_t span,
                             int64_t bytes);
   // The event's origin (keep_origins): its correlation, stream, category and the other args.
