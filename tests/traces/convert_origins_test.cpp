@@ -52,17 +52,6 @@ Timeline import_text(std::string_view text, bool keep_origins) {
   return load_trace(f.path(), o);
 }
 
-std::string read_gz(const fs::path& file) {
-  gzFile in = gzopen(file.c_str(), "rb");
-  if (in == nullptr) throw std::runtime_error("cannot open " + file.string());
-  std::string out;
-  char buf[1 << 16];
-  int n = 0;
-  while ((n = gzread(in, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  gzclose(in);
-  return out;
-}
-
 const nlohmann::json& event_named(const nlohmann::json& doc, const std::string& name) {
   for (const auto& e : doc["traceEvents"]) {
     if (e.value("ph", "") == "X" && e.value("name", "") == name) return e;
@@ -230,7 +219,7 @@ TEST_P(ConvertRealTrace, PassesTheStrictCheckAndKeepsCorrelationIdsAndStreams) {
       << check.problems.size() << " problems, first: " << check.problems.front();
   // Slices of one stream that overlap without nesting (the B200 trace's kernels under
   // programmatic dependent launch), which Perfetto would drop, go to extra threads: none is left.
-  const std::string source = read_gz(file);
+  const std::string source = testing::read_gz(file);
   EXPECT_EQ(check.x_overlaps, 0u) << check.first_overlap;
   const auto converted = correlated(nlohmann::json::parse(out));
   const auto original = correlated(nlohmann::json::parse(source));
@@ -257,8 +246,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ConvertRealTrace,
 // the strict check, so push/pop ranges nest on their threads, and kernels keep CUPTI's stream and
 // correlation ids.
 TEST(ConvertOrigins, RealNsightExportConvertsToAValidTraceWithCuptiIds) {
-  testing::TempFile db(".sqlite",
-                       read_gz(kFixtures / "nsys/h100_fuser_report1_schema3.16.sqlite.gz"));
+  testing::TempFile db(
+      ".sqlite", testing::read_gz(kFixtures / "nsys/h100_fuser_report1_schema3.16.sqlite.gz"));
   ImportOptions o;
   o.keep_origins = true;
   const Timeline t = load_trace(db.path(), o);

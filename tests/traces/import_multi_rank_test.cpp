@@ -341,8 +341,27 @@ TEST(MultiRank, ARankWhoseStepsLieApartFromTheFirstRanksIsNamed) {
   EXPECT_EQ(warned({r0.path(), together.path()}, fine), 0u);
   ImportReport report;
   ASSERT_EQ(warned({r0.path(), apart.path()}, report), 1u);
-  EXPECT_EQ(report.first_where[static_cast<size_t>(ImportWarning::kRankStepsApart)],
-            "rank 1's steps (" + apart.path().string() + ") begin 2.000 s after rank 0's end");
+  EXPECT_EQ(
+      report.first_where[static_cast<size_t>(ImportWarning::kRankStepsApart)],
+      "rank 1's steps (" + apart.path().string() + ") begin 2.000 s after rank 0's steps end");
+}
+
+// Two Nsight Systems reports of two runs (H100 and H200, their sessions 92 days apart) name no
+// steps: their whole traces lie apart, and that is said (they had read as one job's two ranks,
+// with a step of 92 days, without a word).
+TEST(MultiRank, NsightReportsOfTwoRunsAreNamedAsLyingApart) {
+  const std::filesystem::path nsys =
+      std::filesystem::path(MESHSCOPE_SOURCE_DIR) / "tests" / "fixtures" / "nsys";
+  TempFile h100(".sqlite", testing::read_gz(nsys / "h100_fuser_report1_schema3.16.sqlite.gz"));
+  TempFile h200(".sqlite", testing::read_gz(nsys / "h200_fuser_report1_schema3.17.sqlite.gz"));
+  ImportReport report;
+  const std::vector<std::filesystem::path> files = {h100.path(), h200.path()};
+  load_traces(files, {}, &report);
+  ASSERT_EQ(report.count(ImportWarning::kRankStepsApart), 1u);
+  const std::string& where =
+      report.first_where[static_cast<size_t>(ImportWarning::kRankStepsApart)];
+  EXPECT_EQ(where.rfind("rank 1's trace (" + h200.path().string() + ") begin ", 0), 0u) << where;
+  EXPECT_NE(where.find(" after rank 0's trace end"), std::string::npos) << where;
 }
 
 TEST(MultiRank, OffsetsThatWouldOverflowAreAnErrorNamingTheFile) {

@@ -33,6 +33,18 @@ inline std::string gzip_bytes(std::string_view raw, int level = 6) {
   return out;
 }
 
+// A gzip-compressed file's contents (a fixture stored compressed).
+inline std::string read_gz(const std::filesystem::path& file) {
+  gzFile in = gzopen(file.c_str(), "rb");
+  if (in == nullptr) throw std::runtime_error("cannot open " + file.string());
+  std::string out;
+  char buf[1 << 16];
+  int n = 0;
+  while ((n = gzread(in, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  gzclose(in);
+  return out;
+}
+
 // `prefix`, then `megabytes` MiB of `fill`, as concatenated gzip members (a valid .gz): one
 // member of 1 MiB compressed once and repeated, so a bomb costs nothing to build.
 inline std::string gzip_repeated(std::string_view prefix, char fill, size_t megabytes) {

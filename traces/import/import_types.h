@@ -85,7 +85,7 @@ enum class ImportWarning : uint8_t {
   kUnnamedKernel,       // Nsight: a kernel whose name id resolves to no string (StringIds)
   kDeviceBeforeLaunch,  // device work that begins well before the host call that launched it
   kUnnumberedStep,      // a ProfilerStep# marker whose suffix is not an integer
-  kRankStepsApart,      // load_traces: a rank whose steps overlap none of the first rank's
+  kRankStepsApart,      // load_traces: a rank whose steps (trace) overlap none of the first's
   kCount
 };
 inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning::kCount)>
@@ -110,7 +110,8 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning:
         "device activities that begin more than 1 ms before the host call that launched them: "
         "their time stamps are suspect, and no step window is stretched to cover them",
         "ProfilerStep# markers without an integer step number ignored (no step window)",
-        "ranks whose steps, on the common clock, overlap none of the first rank's: files of "
+        "ranks whose steps (traces without steps: all of them), on the common clock, overlap "
+        "none of the first rank's: files of "
         "another run, steps profiled at different times, or clocks no alignment put together; "
         "each merged step spans both",
 };

@@ -164,18 +164,21 @@ void require_same_job(const importer::RankTrace& first, const importer::RankTrac
 }
 
 // The ranks of one job run each step together: a pipeline's activations and gradients, a data-
-// parallel all-reduce tie every rank's step to the others'. A rank whose steps, on the common
-// clock, lie wholly before or after the first rank's is of another run, or its steps were profiled
-// at other times, or its clock is not the others'; merged by index its step k widens every step k
-// by the distance between them (a swapped torch rank file: a step of 67 s for 0.1 s of work).
-// Named in the report, not refused: a user may mean it (--align none on purpose).
+// parallel all-reduce tie every rank's step to the others'. A rank whose steps (a trace without
+// steps: all of it), on the common clock, lie wholly before or after the first rank's is of
+// another run, or its steps were profiled at other times, or its clock is not the others' (two
+// Nsight reports 92 days apart had read as one job with a step of 92 days); merged by index its
+// step k widens every step k by the distance between them (a swapped torch rank file: a step of 67
+// s for 0.1 s of work). Named in the report, not refused: a user may mean it (--align none on
+// purpose).
 void warn_of_ranks_apart(const std::vector<importer::RankTrace>& ranks,
                          const std::vector<int64_t>& offsets, ImportReport& report) {
   const auto extent = [&](size_t r) -> std::optional<StepWindow> {
-    const std::vector<StepWindow>& steps = ranks[r].timeline.steps;
-    if (steps.empty()) return std::nullopt;
-    StepWindow e = steps.front();
-    for (const StepWindow& w : steps) {
+    const Timeline& t = ranks[r].timeline;
+    if (t.steps.empty() && t.spans.empty()) return std::nullopt;
+    // A trace without steps (an Nsight Systems report, an inference trace): all of it.
+    StepWindow e = t.steps.empty() ? t.extent() : t.steps.front();
+    for (const StepWindow& w : t.steps) {
       e.begin_ns = std::min(e.begin_ns, w.begin_ns);
       e.end_ns = std::max(e.end_ns, w.end_ns);
     }
@@ -202,11 +205,13 @@ void warn_of_ranks_apart(const std::vector<importer::RankTrace>& ranks,
     if (before ? __builtin_sub_overflow(reference->begin_ns, mine->end_ns, &apart)
                : __builtin_sub_overflow(mine->begin_ns, reference->end_ns, &apart))
       continue;  // clocks past any alignment: the merge refuses them
+    const auto what = [&](size_t k) { return ranks[k].timeline.steps.empty() ? "trace" : "steps"; };
     report.warn_at(ImportWarning::kRankStepsApart,
-                   "rank " + std::to_string(ranks[r].rank) + "'s steps (" + ranks[r].file + ") " +
-                       (before ? "end " : "begin ") + format_duration(apart) +
-                       (before ? " before" : " after") + " rank " +
-                       std::to_string(ranks[*first].rank) + "'s " + (before ? "begin" : "end"));
+                   "rank " + std::to_string(ranks[r].rank) + "'s " + what(r) + " (" +
+                       ranks[r].file + ") " + (before ? "end " : "begin ") +
+                       format_duration(apart) + (before ? " before" : " after") + " rank " +
+                       std::to_string(ranks[*first].rank) + "'s " + what(*first) + " " +
+                       (before ? "begin" : "end"));
   }
 }
 
