@@ -269,7 +269,9 @@ void add_analyze_command(CLI::App& app) {
                 "per step, the chain of work that decided its length and its share per kind and "
                 "rank (traces/analysis_critical_path.h)");
   cmd->add_option("--window", args->window,
-                  "default: step windows from ProfilerStep#N (else first to last GPU activity); "
+                  "default: step windows from ProfilerStep#N, each grown to cover the GPU work "
+                  "launched inside it (GPU work runs behind the host: a step can read longer than "
+                  "its range's dur), else first to last GPU activity; "
                   "hta: the HTA section computed as HolisticTraceAnalysis 0.5 does (last step "
                   "dropped, GPU events without a CPU launch dropped, µs rounding, per-stream idle "
                   "split); Kineto JSON only, one rank per file (a Kineto trace `convert` wrote "

@@ -250,10 +250,15 @@ TEST(ConvertOrigins, RealNsightExportConvertsToAValidTraceWithCuptiIds) {
       ".sqlite", testing::read_gz(kFixtures / "nsys/h100_fuser_report1_schema3.16.sqlite.gz"));
   ImportOptions o;
   o.keep_origins = true;
-  const Timeline t = load_trace(db.path(), o);
+  ImportReport report;
+  const Timeline t = load_trace(db.path(), o, &report);
   size_t nvtx = 0;
   for (const Span& s : t.spans) nvtx += s.kind == SpanKind::kAnnotation;
   EXPECT_EQ(nvtx, 639u);  // the file's NVTX_EVENTS rows, all push/pop (eventType 59)
+  // Its one CUDA synchronization row is not read, and that is said (it had gone without a word).
+  EXPECT_EQ(report.count(ImportWarning::kNsysTableNotRead), 1u);
+  EXPECT_EQ(report.first_where[static_cast<size_t>(ImportWarning::kNsysTableNotRead)],
+            "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION 1 row");
   const std::string out = export_chrome_json(t);
   const auto check = check_trace_events(out);
   EXPECT_TRUE(check.problems.empty())

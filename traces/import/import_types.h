@@ -86,6 +86,7 @@ enum class ImportWarning : uint8_t {
   kDeviceBeforeLaunch,  // device work that begins well before the host call that launched it
   kUnnumberedStep,      // a ProfilerStep# marker whose suffix is not an integer
   kRankStepsApart,      // load_traces: a rank whose steps (trace) overlap none of the first's
+  kNsysTableNotRead,    // Nsight: rows of an event table the importer does not read
   kCount
 };
 inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning::kCount)>
@@ -114,6 +115,8 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning:
         "none of the first rank's: files of "
         "another run, steps profiled at different times, or clocks no alignment put together; "
         "each merged step spans both",
+        "rows of Nsight Systems event tables not read (OS runtime calls, CUDA synchronization, "
+        "cuDNN, cuBLAS, MPI, other CUPTI activity kinds): not in the timeline",
 };
 constexpr std::string_view name(ImportWarning w) {
   return kImportWarningNames[static_cast<size_t>(w)];

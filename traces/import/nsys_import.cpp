@@ -53,6 +53,31 @@ class NsysImporter {
         comm_rules_(options.comm_kernel_patterns),
         report_(report) {}
 
+  // Event tables of the report the importer leaves out, counted so that a converted file says
+  // what it lacks (OS runtime calls and CUDA synchronization rows had gone without a word).
+  void note_tables_not_read() {
+    SqliteStatement tables(db_.get(),
+                           "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+    std::vector<std::string> names;
+    while (tables.step()) names.emplace_back(tables.text(0));
+    std::string which;  // "OSRT_API 1831 rows, ..."
+    int64_t total = 0;
+    for (const std::string& t : names) {
+      const bool event_table = (t.starts_with("CUPTI_ACTIVITY_KIND_") && !present_.count(t)) ||
+                               t == "OSRT_API" || t == "CUDNN_EVENTS" || t == "CUBLAS_EVENTS" ||
+                               t.starts_with("MPI_");
+      if (!event_table) continue;
+      SqliteStatement rows(db_.get(), "SELECT count(*) FROM \"" + t + "\"");
+      const int64_t n = rows.step() ? rows.integer(0).value_or(0) : 0;
+      if (n <= 0) continue;
+      which +=
+          (which.empty() ? "" : ", ") + t + " " + std::to_string(n) + (n == 1 ? " row" : " rows");
+      total += n;
+    }
+    if (total > 0)
+      report_.warn_at(ImportWarning::kNsysTableNotRead, which, static_cast<uint64_t>(total));
+  }
+
   Timeline run() {
     for (std::string_view t :
          {kKernelTable, kMemcpyTable, kMemsetTable, kRuntimeTable, kNvtxTable}) {
@@ -64,6 +89,7 @@ class NsysImporter {
                         "NVTX_EVENTS tables is there");
     }
     make_devices();
+    note_tables_not_read();
     for (std::string_view t : {kKernelTable, kMemcpyTable, kMemsetTable}) {
       if (present_.count(std::string(t))) read_gpu_table(std::string(t));
     }
