@@ -154,6 +154,25 @@ void print_clocks(const traces::ImportReport& report) {
   }
 }
 
+// A torch job on CPU ranks shows comm 0: gloo's send and recv ranges are annotations, as each
+// holds its rank's wait for the peer (docs/ACCURACY.md, "Replaying an imported job"), which the
+// bubble attribution counts as peer wait. Said under the tables, as an HTA user would read comm
+// 0 as no communication.
+void print_gloo_note(const traces::Timeline& t) {
+  size_t ranges = 0;
+  for (const traces::Span& s : t.spans) {
+    if (s.kind != traces::SpanKind::kAnnotation) continue;
+    const std::string_view name = t.span_name(s);
+    ranges += name == "gloo:send" || name == "gloo:recv";
+  }
+  if (ranges == 0) return;
+  std::printf(
+      "\nnote: the %zu gloo:send and gloo:recv ranges are not in comm: each holds its rank's wait "
+      "for the peer, idle time that the bubble attribution counts as peer wait (gloo's "
+      "collectives are comm)\n",
+      ranges);
+}
+
 void run(const AnalyzeArgs& args) {
   if (args.kernel_wait_ns < 0) throw UserError("--kernel-wait-ns must be >= 0");
   traces::ImportReport report;
@@ -209,6 +228,7 @@ void run(const AnalyzeArgs& args) {
       return;
     }
     std::fputs(traces::format_table(analysis).c_str(), stdout);
+    print_gloo_note(timeline);
     if (hta) std::fputs(("\n" + traces::format_hta_window_table(hta_ranks)).c_str(), stdout);
     if (args.kernels > 0) {
       const auto k = traces::kernel_breakdown(timeline, static_cast<size_t>(args.kernels));

@@ -6,8 +6,9 @@
 //              cover the device work launched inside it, import_common.h; sorted; a window
 //              starting before the previous one ends is trimmed to start at that end, so no time
 //              counts twice), or, when steps is empty, one window from the first begin to the last
-//              end of any device-activity span. The windows are global: the same for every device, so a pipeline stage that
-//              finishes early and idles until the step ends is charged that idle time.
+//              end of any device-activity span. The windows are global: the same for every device,
+//              so a pipeline stage that finishes early and idles until the step ends is charged
+//              that idle time.
 //   busy       Union of the device's device-activity spans (timeline.h is_device_activity:
 //              compute, send, recv, collective, memcpy, memset) on all its lanes, inside the
 //              windows. Idle, host and annotation spans never count; kIdle spans are derived data

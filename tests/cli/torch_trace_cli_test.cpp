@@ -58,6 +58,21 @@ TEST(TorchTraceCli, RecoveredScheduleIsTorchsOwnCsv) {
 // same world and backend): the two runs were recorded 67 s apart. analyze says so; predict and
 // schedules --from-trace refuse, naming the file (before, predict gave every alternative at
 // -99.9% against a measured step of 67 s). No fixture job of one run trips it.
+// A torch job on CPU ranks shows comm 0, and says why under its tables: gloo's send and recv
+// ranges hold the wait for the peer (48 in the 1F1B job: 4 microbatches cross 3 links forward and
+// back, 24 transfers of a send and a recv each). A GPU trace with no gloo says nothing of it.
+TEST(TorchTraceCli, AnalyzeSaysWhyGloosSendsAndRecvsAreNotComm) {
+  Result r = shell(kBin + " analyze " + (kTorch / "1F1B").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("note: the 48 gloo:send and gloo:recv ranges are not in comm"),
+            std::string::npos)
+      << r.out;
+  r = shell(kBin + " analyze " + std::string(MESHSCOPE_SOURCE_DIR) +
+            "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("gloo"), std::string::npos) << r.out;
+}
+
 TEST(TorchTraceCli, ARankFileOfAnotherRunIsNamed) {
   const fs::path job = temp_dir("torch_swapped_rank");
   for (const char* f : {"rank0.json.gz", "rank2.json.gz", "rank3.json.gz"})
