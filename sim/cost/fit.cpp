@@ -83,8 +83,8 @@ bool imported_source(traces::RunSource s) {
 // kernel times the transfer. In a job's folder each imported collective is paired with its peers
 // on the other ranks (traces::stragglers: by name, group and occurrence) and timed on the last to
 // arrive; one rank's file pairs nothing, and each is timed alone, as is one whose group has members
-// the trace lacks. meshscope's own collectives start once
-// their group is ready (their wait is recorded apart, Timeline::waits) and are timed as they are.
+// the trace lacks. meshscope's own collectives start once their group is ready (their wait is
+// recorded apart, Timeline::waits) and are timed as they are.
 class ImportedTiming {
  public:
   enum class Role { kOwn, kLastArrival, kWaitedForOthers, kAlone };
