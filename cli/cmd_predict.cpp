@@ -660,6 +660,10 @@ void run(const PredictArgs& a) {
     return;
   }
   print_table(rows);
+  if (so.calibration != nullptr)
+    std::printf(
+        "no range (a..b) with --calibration: the development set's errors are of predictions "
+        "from the catalog's figures, which the calibration's fitted rates replace\n");
   if (a.breakdown) print_breakdowns(rows);
 }
 

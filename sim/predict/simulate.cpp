@@ -492,12 +492,16 @@ Summary summarise(const Resolved& r, FullMeshPrices& prices, const Run& run, boo
   const double model_flops = r.w.model_flops_per_microbatch * c.microbatches() * c.mesh.dp;
   s.tflops_per_gpu = s.step_time_s > 0 ? model_flops / s.step_time_s / s.gpus / 1e12 : 0;
   s.mfu = s.tflops_per_gpu * 1e12 / r.compute.peak_flops();
-  const auto [res_range, basis] = residuals_for(r.fw, r.hw, c.model);
+  // The development set's residuals are of predictions from the catalog's figures: a calibration
+  // replaces them with fitted rates whose error they do not describe, so it gets no range.
+  auto [res_range, basis] = residuals_for(r.fw, r.hw, c.model);
+  if (r.calibration != nullptr) res_range = {};
   s.range_rows = res_range.rows;
-  s.range_basis = basis;
+  s.range_basis = r.calibration != nullptr ? "" : basis;
   s.range_max_seq = res_range.max_seq;
   s.range_beyond_seq = res_range.max_seq > 0 && r.w.tokens_per_sample > res_range.max_seq;
-  s.range_without_fp8 = c.fp8;  // no development run is FP8 (set 9 is held back)
+  // No development run is FP8 (set 9 is held back).
+  s.range_without_fp8 = c.fp8 && r.calibration == nullptr;
   s.sustained_spread = r.hw.efficiency.sustained_spread;
   s.slowest_gpu_share = cost::slowest_gpu_share(r.hw.efficiency, c.gpus());
   s.step_time_s_low = s.step_time_s * (1 + res_range.low);

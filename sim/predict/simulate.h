@@ -41,7 +41,7 @@ struct Summary {
   // Where a published run would fall around such a prediction, an 80% prediction interval from the
   // development set (cost::Residuals of the framework on this hardware; see range_basis): step
   // time x (1 + low .. 1 + high), throughput and MFU inversely. Equal to the point when no
-  // residuals are known.
+  // residuals are known, and with a calibration (whose fitted rates they do not describe).
   double step_time_s_low = 0, step_time_s_high = 0;
   double tokens_per_s_low = 0, tokens_per_s_high = 0;
   double mfu_low = 0, mfu_high = 0;

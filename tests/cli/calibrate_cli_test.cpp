@@ -103,6 +103,17 @@ TEST(CalibrateCli, AnImportedProfilesAllReducesCalibrateTheCollectiveLink) {
     return nlohmann::json::parse(x.out).at("step_time_s").get<double>();
   };
   EXPECT_GT(step(fitted), step(catalog));
+  // The development set's range describes the catalog's predictions, not a calibrated one: none.
+  const auto range_rows = [](const Result& x) {
+    return nlohmann::json::parse(x.out).at("range_rows").get<int>();
+  };
+  EXPECT_GT(range_rows(catalog), 0);
+  EXPECT_EQ(range_rows(fitted), 0);
+  EXPECT_EQ(nlohmann::json::parse(fitted.out).at("step_time_s_high").get<double>(), step(fitted));
+  const Result text =
+      shell(kBin + " predict --config " + config + " --calibration " + out.string());
+  EXPECT_NE(text.out.find("no range (a..b) with --calibration"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("where 80% of published runs would fall"), std::string::npos) << text.out;
   // A folder and a file in it would count that file's samples twice: refused.
   const fs::path job = temp_dir("calibrate_nccl_job");
   fs::copy_file(trace, job / "rank0.json.gz", fs::copy_options::overwrite_existing);
