@@ -140,6 +140,25 @@ void print_range_bases(const std::vector<Row>& rows) {
         first->summary.range_basis.c_str(), first->summary.range_rows);
 }
 
+// A calibration's collective fit prices every group, however large (cost::collective_time): where
+// a config's dp or tp group is larger than any it was fitted on, that is an extrapolation, said
+// once (a fit on one node's 2 GPUs, given to an all-reduce across 128 nodes).
+void print_collective_fit_beyond_its_groups(const cost::Calibration& cal,
+                                            const std::vector<predict::SweepPoint>& points) {
+  const int fitted = cal.collective.max_ranks;
+  if (fitted <= 0 || cal.collective.bandwidth_bytes_per_s <= 0) return;
+  int largest = 0;
+  for (const predict::SweepPoint& p : points) {
+    if (!p.error.empty()) continue;
+    largest = std::max({largest, p.config.mesh.dp * p.config.cp, p.config.mesh.tp});
+  }
+  if (largest <= fitted) return;
+  std::printf(
+      "the calibration's collective fit saw groups of up to %d ranks and prices groups of up to "
+      "%d here, whatever their links: an extrapolation\n",
+      fitted, largest);
+}
+
 // Whether the schedule is a swept key: its column is then the swept one, in the table and the CSV.
 bool sweeps_schedule(const std::vector<Row>& rows) {
   if (rows.empty()) return false;
@@ -660,10 +679,12 @@ void run(const PredictArgs& a) {
     return;
   }
   print_table(rows);
-  if (so.calibration != nullptr)
+  if (so.calibration != nullptr) {
     std::printf(
         "no range (a..b) with --calibration: the development set's errors are of predictions "
         "from the catalog's figures, which the calibration's fitted rates replace\n");
+    print_collective_fit_beyond_its_groups(*so.calibration, points);
+  }
   if (a.breakdown) print_breakdowns(rows);
 }
 

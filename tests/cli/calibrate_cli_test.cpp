@@ -114,6 +114,11 @@ TEST(CalibrateCli, AnImportedProfilesAllReducesCalibrateTheCollectiveLink) {
       shell(kBin + " predict --config " + config + " --calibration " + out.string());
   EXPECT_NE(text.out.find("no range (a..b) with --calibration"), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find("where 80% of published runs would fall"), std::string::npos) << text.out;
+  // Fitted on groups of 2, it prices the config's dp group of 8: said to be an extrapolation.
+  EXPECT_NE(text.out.find("the calibration's collective fit saw groups of up to 2 ranks and "
+                          "prices groups of up to 8 here"),
+            std::string::npos)
+      << text.out;
   // A folder and a file in it would count that file's samples twice: refused.
   const fs::path job = temp_dir("calibrate_nccl_job");
   fs::copy_file(trace, job / "rank0.json.gz", fs::copy_options::overwrite_existing);
