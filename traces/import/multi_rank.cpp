@@ -153,21 +153,16 @@ std::vector<int64_t> align_clocks(const std::vector<RankTrace>& ranks, ClockAlig
     std::vector<std::vector<Collective>> all;
     for (const RankTrace& r : ranks) all.push_back(collectives_of(r.timeline));
     clocks.front().matched_collectives = static_cast<int>(all.front().size());
-    std::vector<size_t> references = {0};
-    std::vector<bool> aligned(ranks.size(), false);
-    aligned[0] = true;
-    for (bool progress = true; progress;) {
-      progress = false;
+    std::vector<size_t> references = {0};  // aligned: the first rank, then in the order found
+    for (size_t before = 0; references.size() > before;) {
+      before = references.size();
       for (size_t i = 1; i < ranks.size(); ++i) {
-        if (aligned[i]) continue;
-        for (const size_t j : references) {
-          if (align_against(all[j], ranks[j].rank, offsets[j], all[i], ranks[i].rank, offsets[i],
-                            clocks[i])) {
-            references.push_back(i);
-            aligned[i] = progress = true;
-            break;
-          }
-        }
+        if (clocks[i].reference_rank >= 0) continue;  // aligned in an earlier round
+        const auto j = std::find_if(references.begin(), references.end(), [&](size_t r) {
+          return align_against(all[r], ranks[r].rank, offsets[r], all[i], ranks[i].rank, offsets[i],
+                               clocks[i]);
+        });
+        if (j != references.end()) references.push_back(i);
       }
     }
   }
