@@ -10,8 +10,8 @@
 //              are two collectives. Where neither is known (most imported traces), every
 //              device's k-th span of the name is taken as one collective. Instances on fewer than
 //              two devices are left out, and so is every instance of a name (and group) whose
-//              devices ran it a different number of times
-//              (`unpaired`): their k-th spans are not one collective.
+//              devices ran it a different number of times, or that more devices ran than its
+//              group has members (`unpaired`): their k-th spans are not one collective.
 //   arrival    When each device reached the span: its begin, less the wait recorded for it
 //              (Timeline::waits; meshscope's own runs start a collective's span once every
 //              member has arrived, so the wait shows as idle). The last arriver is the device

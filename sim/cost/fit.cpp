@@ -200,7 +200,8 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
                             const Hardware& hw, Precision precision) {
   std::map<traces::Phase, Samples> compute;
   Samples p2p, coll, all_to_all;
-  GroupsSeen coll_groups, all_to_all_groups, p2p_groups;
+  GroupsSeen coll_groups, all_to_all_groups;
+  int p2p_alone = 0;  // imported receives without their send (LinkFit::timed_alone)
   for (const traces::Timeline* t : timelines) {
     const auto win = windows_of(*t);
     const ComputeTime computing(*t);
@@ -226,7 +227,7 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
         if (from >= s.end_ns) continue;
         p2p.x.push_back(static_cast<double>(s.bytes));
         p2p.y.push_back(static_cast<double>(s.end_ns - from));
-        p2p_groups.timed_alone += send == send_begin.end() && imported_source(t->run.source);
+        p2p_alone += send == send_begin.end() && imported_source(t->run.source);
       }
     }
     const ImportedTiming imported(*t);
@@ -283,7 +284,7 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
   c.p2p = link(p2p);
   c.collective = link(coll);
   c.all_to_all = link(all_to_all);
-  c.p2p.timed_alone = p2p_groups.timed_alone;
+  c.p2p.timed_alone = p2p_alone;
   coll_groups.into(c.collective);
   all_to_all_groups.into(c.all_to_all);
   // A fit of links alone holds whatever format the configs it is given to compute in.

@@ -112,9 +112,8 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning:
         "their time stamps are suspect, and no step window is stretched to cover them",
         "ProfilerStep# markers without an integer step number ignored (no step window)",
         "ranks whose steps (traces without steps: all of them), on the common clock, overlap "
-        "none of the first rank's: files of "
-        "another run, steps profiled at different times, or clocks no alignment put together; "
-        "each merged step spans both",
+        "none of the first rank's: files of another run, steps profiled at different times, or "
+        "clocks no alignment put together; each merged step spans both",
         "rows of Nsight Systems event tables not read (OS runtime calls, CUDA synchronization, "
         "cuDNN, cuBLAS, MPI, other CUPTI activity kinds): not in the timeline",
 };
