@@ -23,6 +23,7 @@
 #include "traces/analysis.h"
 #include "traces/analysis_report.h"
 #include "traces/atomic_file.h"
+#include "traces/byte_size.h"
 #include "traces/chrome_export.h"
 #include "traces/gzip_writer.h"
 

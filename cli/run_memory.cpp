@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "traces/byte_size.h"
 #include "traces/host_memory.h"
 
 namespace meshscope::cli {

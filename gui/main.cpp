@@ -17,6 +17,7 @@
 #include "gui/app/predictor.h"
 #include "gui/view/frame_pacing.h"
 #include "gui/view/synthetic.h"
+#include "traces/byte_size.h"
 #include "traces/host_memory.h"
 
 namespace {

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "traces/byte_size.h"
+
 namespace meshscope::traces {
 namespace {
 
@@ -195,21 +197,6 @@ void render_hta(const TimelineAnalysis& a, std::string& out) {
 }
 
 }  // namespace
-
-std::string format_bytes(int64_t bytes) {
-  static constexpr std::string_view kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-  if (bytes < 1024 && bytes > -1024) return std::to_string(bytes) + " B";
-  double v = static_cast<double>(bytes);
-  size_t unit = 0;
-  v /= 1024;
-  while ((v >= 1024 || v <= -1024) && unit + 1 < std::size(kUnits)) {
-    v /= 1024;
-    ++unit;
-  }
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.2f %s", v, kUnits[unit].data());
-  return buf;
-}
 
 json to_json(const TimelineAnalysis& a) {
   json windows = json::array();

@@ -50,7 +50,4 @@ nlohmann::json to_json(const TimelineAnalysis& a);
 // annotations, and the HTA table.
 std::string format_table(const TimelineAnalysis& a);
 
-// "512 B", "1.50 KiB", "3.25 MiB", "1.00 GiB".
-std::string format_bytes(int64_t bytes);
-
 }  // namespace meshscope::traces

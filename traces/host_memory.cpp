@@ -1,4 +1,4 @@
-// memory_limit, available_memory_bytes and format_bytes.
+// memory_limit and available_memory_bytes.
 #include "traces/host_memory.h"
 
 #include <sys/resource.h>
@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <stdexcept>
+
+#include "traces/byte_size.h"
 
 namespace meshscope::traces {
 namespace {
@@ -101,18 +103,6 @@ std::optional<double> available_memory_bytes() {
   const MemoryLimit limit = memory_limit();
   if (limit.set) available = std::min(available.value_or(limit.bytes), limit.bytes);
   return available;
-}
-
-std::string format_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 6) {
-    bytes /= 1024;
-    ++u;
-  }
-  char buf[48];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
-  return buf;
 }
 
 }  // namespace meshscope::traces

@@ -28,7 +28,4 @@ double parse_memory_limit(const std::string& text);
 // cannot be read; nullopt where neither says anything (callers then refuse nothing).
 std::optional<double> available_memory_bytes();
 
-// "1.5 GiB", "820.0 MiB", "12 B"
-std::string format_bytes(double bytes);
-
 }  // namespace meshscope::traces

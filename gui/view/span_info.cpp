@@ -6,6 +6,7 @@
 #include "gui/view/activity.h"
 #include "traces/analysis.h"
 #include "traces/analysis_report.h"
+#include "traces/byte_size.h"
 
 namespace meshscope::gui {
 

@@ -12,6 +12,7 @@
 
 #include "sim/cost/framework.h"
 #include "sim/predict/footprint.h"
+#include "traces/byte_size.h"
 #include "traces/host_memory.h"
 
 namespace meshscope::predict {

@@ -20,6 +20,7 @@
 #include "sim/schedule/placement.h"
 #include "sim/schedule/validator.h"
 #include "traces/analysis.h"
+#include "traces/byte_size.h"
 #include "traces/host_memory.h"
 
 namespace meshscope::predict {

@@ -44,12 +44,5 @@ TEST(AnalysisReport, TableListsDevicesAndTheOverallBubbleFraction) {
   EXPECT_NE(table.find("warm-up"), std::string::npos);  // attribution shown for annotated runs
 }
 
-TEST(FormatBytes, BinaryUnits) {
-  EXPECT_EQ(format_bytes(512), "512 B");
-  EXPECT_EQ(format_bytes(1536), "1.50 KiB");
-  EXPECT_EQ(format_bytes(int64_t{3} << 20), "3.00 MiB");
-  EXPECT_EQ(format_bytes(int64_t{1} << 30), "1.00 GiB");
-}
-
 }  // namespace
 }  // namespace meshscope::traces
