@@ -47,6 +47,24 @@ struct CalibrateArgs {
 // is not checked, and a folder whose ranks ran on both kinds is no one device's profile. A cpu run
 // whose rank threads outnumbered its cores (it records them since stop 58) is warned about: its
 // spans include waiting for a core, so every rate fitted from them is too slow.
+// " (give --hardware the entry of its GPU, the trace's "NVIDIA A100-SXM4-80GB": the catalog has
+// a100-80gb, h100-sxm)": what to write instead of the cpu default, for a GPU trace.
+std::string gpu_entries_hint(const traces::Timeline& t) {
+  std::string gpus;
+  for (const std::string& name : cost::list_hardware()) {
+    try {
+      if (cost::find_hardware(name).kind == "cpu") continue;
+    } catch (const std::exception&) {
+      continue;  // a broken entry is named when given, not here
+    }
+    gpus += (gpus.empty() ? "" : ", ") + name;
+  }
+  const auto gpu = t.metadata.find("gpu");
+  return " (give --hardware the entry of its GPU" +
+         (gpu == t.metadata.end() ? std::string() : ", the trace's \"" + gpu->second + "\"") +
+         (gpus.empty() ? std::string(")") : ": the catalog has " + gpus + ")");
+}
+
 void check_fits(const std::string& p, const traces::Timeline& t, const cost::Hardware& hw) {
   const traces::RunSource source = t.run.source;
   std::optional<bool> cpu_trace;
@@ -80,7 +98,7 @@ void check_fits(const std::string& p, const traces::Timeline& t, const cost::Har
   }
   if (cpu_trace && *cpu_trace != (hw.kind == "cpu"))
     throw UserError(p + ": ran on the " + where + " backend, but --hardware " + hw.name + " is a " +
-                    hw.kind + (*cpu_trace ? " (use --hardware cpu-local)" : ""));
+                    hw.kind + (*cpu_trace ? " (use --hardware cpu-local)" : gpu_entries_hint(t)));
   size_t cores = 0;
   if (const auto c = t.metadata.find("cores"); c != t.metadata.end())
     std::from_chars(c->second.data(), c->second.data() + c->second.size(), cores);

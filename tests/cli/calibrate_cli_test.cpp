@@ -243,8 +243,11 @@ TEST(CalibrateCli, AnImportedTraceIsFittedOnlyToTheKindOfDeviceItRanOn) {
                 ": ran on the gloo backend, but --hardware h100-sxm is a gpu (use --hardware "
                 "cpu-local)\n");
   r = shell(kBin + " calibrate " + nccl + " --hardware cpu-local -o " + out.string());
+  // The default --hardware is the cpu: the error names the trace's GPU and the catalog's GPUs.
   EXPECT_EQ(r.err, "meshscope: error: " + nccl +
-                       ": ran on the nccl backend, but --hardware cpu-local is a cpu\n");
+                       ": ran on the nccl backend, but --hardware cpu-local is a cpu (give "
+                       "--hardware the entry of its GPU, the trace's \"NVIDIA A100-PG509-200\": "
+                       "the catalog has a100-80gb, b200-sxm, h100-sxm, h200-sxm)\n");
   // On its own kind the backend is no objection (this job's ops carry no FLOPs to fit).
   r = shell(kBin + " calibrate " + gloo + " --hardware cpu-local -o " + out.string());
   EXPECT_NE(r.status, 0);
