@@ -77,6 +77,7 @@ std::optional<int64_t> peak_activation(const Timeline& t, uint16_t device) {
 // Per (stage, phase): the union of the kCompute spans inside the windows and their microbatches.
 std::vector<StagePhaseTime> stage_phase_times(const Timeline& t,
                                               const std::vector<detail::SpanRec>& recs,
+                                              const IntervalSet& issued,
                                               const std::vector<Interval>& windows) {
   std::map<std::pair<int, Phase>, std::vector<detail::SpanRec>> groups;
   std::map<std::pair<int, Phase>, std::set<int32_t>> microbatches;
@@ -88,7 +89,8 @@ std::vector<StagePhaseTime> stage_phase_times(const Timeline& t,
   }
   std::vector<StagePhaseTime> out;
   for (const auto& [key, list] : groups) {
-    const IntervalSet u = detail::union_of(list, [](const detail::SpanRec&) { return true; });
+    const IntervalSet u =
+        subtract(detail::union_of(list, [](const detail::SpanRec&) { return true; }), issued);
     StagePhaseTime st{key.first, key.second, 0, static_cast<int>(microbatches[key].size())};
     for (const Interval& w : windows) st.compute_ns += length_within(u, w);
     out.push_back(st);
@@ -106,10 +108,9 @@ DeviceAnalysis analyze_device(const Timeline& t, uint16_t d,
   a.rank = dev.rank;
   a.name = dev.name;
   a.coord = dev.coord;
-  const IntervalSet busy =
-      detail::union_of(recs, [](const SpanRec& r) { return is_device_activity(r.kind); });
-  const IntervalSet compute =
-      detail::union_of(recs, [](const SpanRec& r) { return r.kind == SpanKind::kCompute; });
+  const IntervalSet issued = detail::issued_collectives(t, recs);
+  const IntervalSet compute = detail::compute_less_issued(recs, issued);
+  const IntervalSet busy = detail::busy_less_issued(recs, compute);
   const IntervalSet comm =
       detail::union_of(recs, [](const SpanRec& r) { return is_communication(r.kind); });
   const IntervalSet overlap = intersect(comm, compute);
@@ -135,7 +136,7 @@ DeviceAnalysis analyze_device(const Timeline& t, uint16_t d,
     a.bubbles.unattributed_ns += step.unattributed_ns;
     a.bubbles.other_ns += step.other_ns;
   }
-  a.stage_phases = stage_phase_times(t, recs, windows);
+  a.stage_phases = stage_phase_times(t, recs, issued, windows);
   a.idle_ns = a.window_ns - a.busy_ns;
   a.bubble_fraction = a.window_ns > 0 ? static_cast<double>(a.idle_ns) / a.window_ns : 0.0;
   a.peak_activation_bytes = peak_activation(t, d);

@@ -13,7 +13,13 @@
 //              compute, send, recv, collective, memcpy, memset) on all its lanes, inside the
 //              windows. Idle, host and annotation spans never count; kIdle spans are derived data
 //              and are ignored as input everywhere here.
-//   compute    Union of the device's kCompute spans inside the windows.
+//   compute    Union of the device's kCompute spans inside the windows, less what they issued:
+//              on a meshscope cpu run (run.source cpu), a compute action performs its own
+//              collectives on its thread (a tp all-reduce inside F, B or I; an ep all-to-all), and
+//              the collective span of its stage, microbatch and phase inside its span is not
+//              compute: from the moment the rank reached it to the transfer's begin (its wait,
+//              Timeline::waits) it is idle, then communication. GPU kernels and imported traces
+//              are taken as they are (a kernel never holds another's wait).
 //   communication  Union of its kSend, kRecv and kCollective spans inside the windows.
 //   overlap    communication ∩ compute: time during which the device both computes and
 //              communicates.
@@ -44,8 +50,8 @@
 // warmup + peer_wait + other + cooldown + unattributed = idle exactly, per window and summed.
 //
 // Per stage and phase (stage_phases): the union of the device's kCompute spans of that stage and
-// phase (forward / backward / input_grad / weight_grad) inside the windows, and how many distinct
-// microbatches they belong to.
+// phase (forward / backward / input_grad / weight_grad) inside the windows, less what they issued
+// (as for compute), and how many distinct microbatches they belong to.
 //
 // The HTA breakdown (hta_breakdown) follows HolisticTraceAnalysis's published definitions; see
 // analysis_hta.h.

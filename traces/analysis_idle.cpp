@@ -101,9 +101,9 @@ size_t add_idle_spans(Timeline& t) {
   size_t added = 0;
   for (size_t d = 0; d < by_device.size(); ++d) {
     if (is_host_only(t.devices[d])) continue;  // as in analyze(): no device work, no bubbles
-    const IntervalSet busy =
-        detail::union_of(detail::device_records(t, by_device[d]),
-                         [](const detail::SpanRec& r) { return is_device_activity(r.kind); });
+    const auto recs = detail::device_records(t, by_device[d]);
+    const IntervalSet busy = detail::busy_less_issued(
+        recs, detail::compute_less_issued(recs, detail::issued_collectives(t, recs)));
     const auto device = static_cast<uint16_t>(d);
     std::optional<uint16_t> lane;
     for (const Interval& w : windows) {

@@ -54,6 +54,20 @@ IntervalSet intersect(const IntervalSet& a, const IntervalSet& b) {
   return out;
 }
 
+IntervalSet subtract(const IntervalSet& a, const IntervalSet& b) {
+  IntervalSet out;
+  size_t j = 0;
+  for (Interval piece : a) {
+    while (j < b.size() && b[j].end_ns <= piece.begin_ns) ++j;  // b[j] ends before this piece
+    for (size_t k = j; k < b.size() && b[k].begin_ns < piece.end_ns; ++k) {
+      if (b[k].begin_ns > piece.begin_ns) out.push_back({piece.begin_ns, b[k].begin_ns});
+      piece.begin_ns = std::max(piece.begin_ns, b[k].end_ns);
+    }
+    if (piece.begin_ns < piece.end_ns) out.push_back(piece);
+  }
+  return out;
+}
+
 int64_t length_within(const IntervalSet& set, Interval window) {
   int64_t sum = 0;
   for (auto it = first_ending_after(set, window.begin_ns);

@@ -28,6 +28,9 @@ int64_t total_length(const IntervalSet& set);
 // a ∩ b, by a linear two-pointer sweep.
 IntervalSet intersect(const IntervalSet& a, const IntervalSet& b);
 
+// a − b: the parts of a that no interval of b covers, by a linear two-pointer sweep.
+IntervalSet subtract(const IntervalSet& a, const IntervalSet& b);
+
 // How much of `set` falls inside `window`: binary search to the first candidate, then a walk over
 // the intervals that reach into the window. O(log n + k).
 int64_t length_within(const IntervalSet& set, Interval window);

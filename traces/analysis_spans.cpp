@@ -1,8 +1,11 @@
 // Groups span indices by device and packs one device's spans for the analysis sweeps.
 #include "traces/analysis_spans.h"
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 namespace meshscope::traces::detail {
 
@@ -35,6 +38,45 @@ std::vector<SpanRec> device_records(const Timeline& t, const std::vector<uint32_
     std::stable_sort(recs.begin(), recs.end(), by_begin);
   }
   return recs;
+}
+
+// A key's compute spans are searched one by one: a stage's microbatch has one span of a phase per
+// step (per chunk and step, interleaved), so the search is short.
+IntervalSet issued_collectives(const Timeline& t, const std::vector<SpanRec>& recs) {
+  if (t.run.source != RunSource::kCpu) return {};
+  using Key = std::tuple<int16_t, int32_t, Phase>;
+  std::map<Key, std::vector<Interval>> computing;  // sorted by begin: recs are
+  for (const SpanRec& r : recs) {
+    const Span& s = t.spans[r.index];
+    if (r.kind == SpanKind::kCompute && s.stage >= 0 && s.microbatch >= 0)
+      computing[{s.stage, s.microbatch, r.phase}].push_back({r.begin_ns, r.end_ns});
+  }
+  std::vector<Interval> issued;
+  for (const SpanRec& r : recs) {
+    const Span& s = t.spans[r.index];
+    if (r.kind != SpanKind::kCollective || s.stage < 0 || s.microbatch < 0) continue;
+    const auto it = computing.find({s.stage, s.microbatch, r.phase});
+    if (it == computing.end()) continue;
+    const int64_t reached = t.reached_ns(r.index);
+    const bool inside = std::any_of(it->second.begin(), it->second.end(), [&](const Interval& c) {
+      return c.begin_ns <= reached && r.end_ns <= c.end_ns;
+    });
+    if (inside) issued.push_back({reached, r.end_ns});
+  }
+  return merge_intervals(std::move(issued));
+}
+
+IntervalSet compute_less_issued(const std::vector<SpanRec>& recs, const IntervalSet& issued) {
+  return subtract(union_of(recs, [](const SpanRec& r) { return r.kind == SpanKind::kCompute; }),
+                  issued);
+}
+
+IntervalSet busy_less_issued(const std::vector<SpanRec>& recs, const IntervalSet& compute) {
+  IntervalSet busy = union_of(recs, [](const SpanRec& r) {
+    return is_device_activity(r.kind) && r.kind != SpanKind::kCompute;
+  });
+  busy.insert(busy.end(), compute.begin(), compute.end());
+  return merge_intervals(std::move(busy));
 }
 
 }  // namespace meshscope::traces::detail

@@ -45,6 +45,16 @@ IntervalSet union_of(const std::vector<SpanRec>& recs, Keep keep) {
   return out;
 }
 
+// The collectives the device's compute actions performed themselves ("compute" in analysis.h):
+// on a meshscope cpu run, [reached, end) of each collective span of a stage's microbatch inside a
+// compute span of the same stage, microbatch and phase; empty for every other source.
+IntervalSet issued_collectives(const Timeline& t, const std::vector<SpanRec>& recs);
+// The union of the kCompute records less `issued`.
+IntervalSet compute_less_issued(const std::vector<SpanRec>& recs, const IntervalSet& issued);
+// The union of the device-activity records, their compute replaced by `compute`
+// (compute_less_issued): a compute action's wait inside a collective it performs is idle.
+IntervalSet busy_less_issued(const std::vector<SpanRec>& recs, const IntervalSet& compute);
+
 // For each span launched from the host (a flow kHost -> device activity), when the launch call
 // began, sorted by span index.
 using LaunchTimes = std::vector<std::pair<uint32_t, int64_t>>;

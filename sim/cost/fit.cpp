@@ -179,7 +179,8 @@ ComputeTime::ComputeTime(const traces::Timeline& t) {
   for (const traces::SpanCollective& c : t.collectives) {
     const traces::Span& s = t.spans[c.span];
     if (s.microbatch < 0 || s.stage < 0) continue;  // a schedule's own collective action
-    nested_[{s.device, s.stage, s.microbatch, s.phase}].emplace_back(s.begin_ns, s.end_ns);
+    nested_[{s.device, s.stage, s.microbatch, s.phase}].emplace_back(t.reached_ns(c.span),
+                                                                     s.end_ns);
   }
   for (auto& [key, spans] : nested_) std::sort(spans.begin(), spans.end());
 }

@@ -32,9 +32,10 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y);
 
 // The time compute spans spent computing: a span's duration less the collectives its action
 // issued itself (a tp all-reduce, an ep all-to-all: collective spans of its device, stage,
-// microbatch and phase inside it, as the executor's tracers nest them), which the simulator prices
-// on their own from the collective fits (sim/predict/workload_costs.h, stage_timing) and would
-// otherwise count twice.
+// microbatch and phase inside it, as the executor's tracers nest them), from the moment its rank
+// reached each (its wait for the group, Timeline::waits) to its end. The simulator prices them on
+// their own from the collective fits (sim/predict/workload_costs.h, stage_timing), and the wait
+// is none of the span's work: either would otherwise be fitted as compute.
 class ComputeTime {
  public:
   explicit ComputeTime(const traces::Timeline& t);

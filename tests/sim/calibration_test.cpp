@@ -145,8 +145,9 @@ TEST(Calibration, EpAndEdpGroupsTakeTheirSizeFromTheWorkloadsEp) {
 }
 
 // A forward that issues its own collective (a tp all-reduce, an ep all-to-all) spends that time
-// communicating: the compute fit takes it out, so the simulator, which prices the collective on
-// its own, does not count it twice. A collective of another action is not taken out.
+// waiting for its group and communicating: the compute fit takes both out, so the simulator, which
+// prices the collective on its own, does not count it twice. A collective of another action is not
+// taken out.
 TEST(Calibration, CollectivesNestedInAComputeSpanAreNotComputeTime) {
   traces::Timeline t;
   t.run.mesh = {2, 1, 1};
@@ -163,19 +164,22 @@ TEST(Calibration, CollectivesNestedInAComputeSpanAreNotComputeTime) {
     f.flops = 1e6 * (1 + i % 4);
     const int64_t compute = 10'000 + static_cast<int64_t>(f.flops / 2.0);  // 2 GFLOP/s + 10 us
     const int64_t exchange = 3'000 * (1 + i % 3);
+    const int64_t wait = 7'000 * (i % 2);  // for the group's last rank, inside the forward
     f.begin_ns = now;
-    f.end_ns = now + compute + exchange;
+    f.end_ns = now + compute + wait + exchange;
     t.add_span(f);
     traces::Span a = f;  // its all-to-all, in the middle of it
     a.lane = 1;
     a.kind = traces::SpanKind::kCollective;
     a.flops = 0;
     a.bytes = 4096;
-    a.begin_ns = now + compute / 2;
+    a.begin_ns = now + compute / 2 + wait;
     a.end_ns = a.begin_ns + exchange;
-    t.set_collective(t.add_span(a), traces::Collective{.op = traces::CollectiveOp::kAllToAll,
-                                                       .group = traces::GroupKind::kDp,
-                                                       .bytes = a.bytes});
+    const uint32_t exchanged = t.add_span(a);
+    t.set_collective(exchanged, traces::Collective{.op = traces::CollectiveOp::kAllToAll,
+                                                   .group = traces::GroupKind::kDp,
+                                                   .bytes = a.bytes});
+    t.set_wait(exchanged, wait);
     now = f.end_ns;
     traces::Span other = a;  // the next backward's, after it: not this forward's
     other.phase = traces::Phase::kBackward;
@@ -189,6 +193,7 @@ TEST(Calibration, CollectivesNestedInAComputeSpanAreNotComputeTime) {
   t.steps.push_back({0, now});
   const ComputeTime computing(t);
   EXPECT_EQ(computing.ns(t.spans[0]), 10'000 + 500'000);
+  EXPECT_EQ(computing.ns(t.spans[3]), 10'000 + 1'000'000);  // its 7 us wait is not compute either
   const Calibration c = fit_calibration({&t}, find_hardware("cpu-local"), Precision::kFp32);
   const PhaseFit& f = c.phase(traces::Phase::kForward);
   EXPECT_NEAR(f.flops_per_s, 2e9, 2e9 * 1e-6);

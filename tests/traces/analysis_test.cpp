@@ -37,6 +37,53 @@ Timeline two_step_timeline() {
   return t;
 }
 
+// A cpu run's forward [0,100) of stage 0, microbatch 0 performs its tp all-reduce itself: the rank
+// reaches it at 30, waits for its group until 60, and copies until 80. On the cpu backend that
+// wait is idle and the copy communication, not compute; a GPU or imported trace, where a span is
+// a kernel, is taken as it is.
+Timeline forward_with_its_all_reduce(RunSource source) {
+  Timeline t;
+  t.run.source = source;
+  const uint16_t d = add_device(t, 0);
+  t.steps = {{0, 100}};
+  add(t, d, 0, SpanKind::kCompute, 0, 100, "F0", Phase::kForward, 0, 0);
+  const uint32_t ar =
+      add(t, d, 1, SpanKind::kCollective, 60, 80, "tp all-reduce", Phase::kForward, 0, 0);
+  t.set_wait(ar, 30);
+  // Another microbatch's collective inside the same span is not its own: left as overlap.
+  add(t, d, 1, SpanKind::kCollective, 90, 95, "tp all-reduce", Phase::kForward, 0, 1);
+  return t;
+}
+
+TEST(Analyze, ACpuRunsComputeLeavesOutTheCollectivesItsActionsPerformThemselves) {
+  const DeviceAnalysis cpu = analyze(forward_with_its_all_reduce(RunSource::kCpu)).devices.at(0);
+  EXPECT_EQ(cpu.compute_ns, 30 + 20);       // [0,30) ∪ [80,100)
+  EXPECT_EQ(cpu.communication_ns, 20 + 5);  // [60,80) ∪ [90,95)
+  EXPECT_EQ(cpu.overlap_ns, 5);             // [90,95)
+  EXPECT_EQ(cpu.idle_ns, 30);               // the wait [30,60)
+  EXPECT_EQ(cpu.bubbles.peer_wait_ns, 30);  // between the stage's first and last compute
+  ASSERT_EQ(cpu.stage_phases.size(), 1u);
+  EXPECT_EQ(cpu.stage_phases[0].compute_ns, 50);
+  Timeline shown = forward_with_its_all_reduce(RunSource::kCpu);  // the viewer's idle spans agree
+  ASSERT_EQ(add_idle_spans(shown), 1u);
+  EXPECT_EQ(shown.spans.back().begin_ns, 30);
+  EXPECT_EQ(shown.spans.back().end_ns, 60);
+  const DeviceAnalysis gpu = analyze(forward_with_its_all_reduce(RunSource::kCuda)).devices.at(0);
+  EXPECT_EQ(gpu.compute_ns, 100);
+  EXPECT_EQ(gpu.overlap_ns, 25);
+  EXPECT_EQ(gpu.idle_ns, 0);
+}
+
+TEST(Intervals, SubtractKeepsWhatNoIntervalOfTheSecondCovers) {
+  EXPECT_EQ(subtract({{0, 100}}, {{30, 60}, {80, 120}}), (IntervalSet{{0, 30}, {60, 80}}));
+  EXPECT_EQ(subtract({{0, 10}, {20, 30}, {40, 50}}, {{5, 25}, {45, 46}}),
+            (IntervalSet{{0, 5}, {25, 30}, {40, 45}, {46, 50}}));
+  EXPECT_EQ(subtract({{0, 10}}, {}), (IntervalSet{{0, 10}}));
+  EXPECT_EQ(subtract({}, {{0, 10}}), IntervalSet{});
+  EXPECT_EQ(subtract({{10, 20}}, {{0, 10}, {20, 30}}), (IntervalSet{{10, 20}}));
+  EXPECT_EQ(subtract({{10, 20}}, {{0, 30}}), IntervalSet{});
+}
+
 TEST(Analyze, BusyComputeCommOverlapIdlePerDeviceExact) {
   const TimelineAnalysis a = analyze(two_step_timeline());
   ASSERT_EQ(a.devices.size(), 2u);
