@@ -112,4 +112,33 @@ std::optional<Family> family_running(const Schedule& s) {
   return std::nullopt;
 }
 
+bool is_generated(const Schedule& s) {
+  const std::optional<Family> family = parse_family(s.name);
+  if (!family || s.mesh.pp < 1 || s.num_stages % s.mesh.pp != 0) return false;
+  const auto alike = [](const Action& a, const Action& b) {
+    return a.kind == b.kind && a.group == b.group && a.stage == b.stage &&
+           a.microbatch == b.microbatch && a.peer == b.peer && a.overlap_next == b.overlap_next;
+  };
+  for (const bool beyond : {false, true}) {
+    GeneratorConfig g{.family = *family,
+                      .mesh = s.mesh,
+                      .microbatches = s.num_microbatches,
+                      .virtual_stages = s.virtual_stages(),
+                      .reduce_beyond_mesh = beyond};
+    Schedule made;
+    try {
+      made = generate(g);
+    } catch (const std::invalid_argument&) {
+      return false;  // a shape the family does not take
+    }
+    bool same = made.ranks.size() == s.ranks.size();
+    for (size_t r = 0; same && r < s.ranks.size(); ++r) {
+      same = std::equal(s.ranks[r].begin(), s.ranks[r].end(), made.ranks[r].begin(),
+                        made.ranks[r].end(), alike);
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
 }  // namespace meshscope::schedule

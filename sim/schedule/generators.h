@@ -75,4 +75,10 @@ std::vector<std::vector<Action>> pipeline_compute_orders(Family family, int pp, 
 // not one); nullopt when none is.
 std::optional<Family> family_running(const Schedule& s);
 
+// True when `s` is what generate() makes of the family its name names (parse_family), at its
+// mesh, microbatches and chunks per rank (with or without gradients reduced beyond the mesh):
+// every rank's actions alike in all but their byte counts, which come from a workload. False for
+// a name that is no family, and for a generated schedule edited by hand.
+bool is_generated(const Schedule& s);
+
 }  // namespace meshscope::schedule

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/schedule/generators.h"
 #include "sim/schedule/schedule_text.h"
 #include "traces/enum_names.h"
 
@@ -54,6 +55,8 @@ LoadedSchedule load_schedule_file(const std::string& path) {
   out.format = detect_schedule_format(path, text);
   if (out.format == ScheduleFileFormat::kText) {
     out.schedule = load(text, path);
+    if (parse_family(out.schedule.name) && !is_generated(out.schedule))
+      out.schedule.name += "-edited";
   } else {
     TorchCsv csv = parse_torch_csv(text, path);
     out.schedule = std::move(csv.schedule);

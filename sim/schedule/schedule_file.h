@@ -35,7 +35,10 @@ struct LoadedSchedule {
   TorchCsvFormat torch_format = TorchCsvFormat::kComputeOnly;  // when format is kTorchCsv
 };
 
-// Throws ScheduleParseError naming the file (line 0 when it cannot be read).
+// Throws ScheduleParseError naming the file (line 0 when it cannot be read). Schedule text whose
+// `name` is a family's but whose actions are not what that family generates (is_generated: a
+// dump edited by hand) is named "<name>-edited": a family's name would have the run described as
+// the family's (Timeline::run.family), and calibrate and the viewer's what-if rebuild the family.
 LoadedSchedule load_schedule_file(const std::string& path);
 
 }  // namespace meshscope::schedule
