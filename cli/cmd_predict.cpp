@@ -20,6 +20,7 @@
 #include "cli/json_text.h"
 #include "cli/output_path.h"
 #include "cli/predict_from_trace.h"
+#include "cli/predict_notes.h"
 #include "cli/predict_sensitivity.h"
 #include "cli/sim_options.h"
 #include "sim/predict/config.h"
@@ -138,25 +139,6 @@ void print_range_bases(const std::vector<Row>& rows) {
         "development runs (docs/ACCURACY.md)\n",
         bases.size() > 1 ? (rows_label(covered) + ": ").c_str() : "",
         first->summary.range_basis.c_str(), first->summary.range_rows);
-}
-
-// A calibration's collective fit prices every group, however large (cost::collective_time): where
-// a config's dp or tp group is larger than any it was fitted on, that is an extrapolation, said
-// once (a fit on one node's 2 GPUs, given to an all-reduce across 128 nodes).
-void print_collective_fit_beyond_its_groups(const cost::Calibration& cal,
-                                            const std::vector<predict::SweepPoint>& points) {
-  const int fitted = cal.collective.max_ranks;
-  if (fitted <= 0 || cal.collective.bandwidth_bytes_per_s <= 0) return;
-  int largest = 0;
-  for (const predict::SweepPoint& p : points) {
-    if (!p.error.empty()) continue;
-    largest = std::max({largest, p.config.mesh.dp * p.config.cp, p.config.mesh.tp});
-  }
-  if (largest <= fitted) return;
-  std::printf(
-      "the calibration's collective fit saw groups of up to %d ranks and prices groups of up to "
-      "%d here, whatever their links: an extrapolation\n",
-      fitted, largest);
 }
 
 // Whether the schedule is a swept key: its column is then the swept one, in the table and the CSV.
@@ -535,6 +517,10 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base,
   std::printf("fastest configurations of %lld GPUs that fit (%zu fit):\n",
               static_cast<long long>(a.gpus), found.size());
   print_table(rows);
+  std::vector<const predict::PredictConfig*> configs;
+  for (size_t i = 0; i < found.size() && static_cast<int>(i) < a.top; ++i)
+    configs.push_back(&found[i].config);
+  std::fputs(uneven_layer_splits(configs).c_str(), stdout);
   // The base's tp_comm_overlap is off where a candidate has no tp: say so, since the config with
   // that mesh alone is refused until it is turned off too.
   bool dropped = false;
@@ -679,11 +665,15 @@ void run(const PredictArgs& a) {
     return;
   }
   print_table(rows);
+  std::vector<const predict::PredictConfig*> configs;
+  for (const predict::SweepPoint& p : points)
+    if (p.error.empty()) configs.push_back(&p.config);
+  std::fputs(uneven_layer_splits(configs).c_str(), stdout);
   if (so.calibration != nullptr) {
     std::printf(
         "no range (a..b) with --calibration: the development set's errors are of predictions "
         "from the catalog's figures, which the calibration's fitted rates replace\n");
-    print_collective_fit_beyond_its_groups(*so.calibration, points);
+    std::fputs(collective_fit_beyond_its_groups(*so.calibration, configs).c_str(), stdout);
   }
   if (a.breakdown) print_breakdowns(rows);
 }

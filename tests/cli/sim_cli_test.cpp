@@ -665,6 +665,38 @@ TEST_F(SimCli, SearchSaysWhyNothingWasFound) {
   }
 }
 
+// A pp that does not divide the layers runs on the even split, which Megatron-LM refuses: said
+// under the table with the split, once per layers and stages, in a sweep and in a search alike.
+TEST_F(SimCli, APipelineWhoseStagesCannotHoldTheSameLayersNamesItsSplit) {
+  const fs::path cfg =
+      write("uneven.json", R"({"model": {"kind": "gpt", "layers": 10, "hidden": 64, "heads": 4,
+      "seq": 16, "vocab": 64}, "mesh": {"pp": [2, 3, 4]}, "batch": {"global": 8}})");
+  const Outcome r = sh("predict --config " + cfg.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("over 2 pipeline stages"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model.layers 10 over 3 pipeline stages (pp 3) do not divide evenly: split "
+                       "3/4/3 (Megatron-LM refuses such a pipeline; model.layers_per_stage sets "
+                       "the split)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("model.layers 10 over 4 pipeline stages (pp 4) do not divide evenly: split "
+                       "2/3/3/2"),
+            std::string::npos)
+      << r.out;
+  const fs::path split = write("split.json", R"({"model": {"kind": "gpt", "layers": 10, "hidden":
+      64, "heads": 4, "seq": 16, "vocab": 64, "layers_per_stage": [4, 3, 3]}, "mesh": {"pp": 3},
+      "batch": {"global": 8}})");
+  const Outcome chosen = sh("predict --config " + split.string());
+  ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
+  EXPECT_EQ(chosen.out.find("do not divide evenly"), std::string::npos) << chosen.out;
+  const fs::path one = write("one.json", R"({"model": {"kind": "gpt", "layers": 10, "hidden": 64,
+      "heads": 4, "seq": 16, "vocab": 64}, "batch": {"global": 8}})");
+  const Outcome search = sh("predict --search --gpus 3 --top 40 --config " + one.string());
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  EXPECT_NE(search.out.find("model.layers 10 over 3 pipeline stages (pp 3)"), std::string::npos)
+      << search.out;
+}
+
 TEST_F(SimCli, TheReadmesConfigPathsWorkFromAnyDirectory) {
   // The README tour writes sim/predict/configs/... relative to the repository.
   const Outcome r =

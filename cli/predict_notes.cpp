@@ -1,0 +1,62 @@
+// collective_fit_beyond_its_groups and uneven_layer_splits.
+#include "cli/predict_notes.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "sim/model/gpt.h"
+#include "sim/model/partition.h"
+
+namespace meshscope::cli {
+
+std::string collective_fit_beyond_its_groups(const cost::Calibration& cal,
+                                             const std::vector<const predict::PredictConfig*>& rows) {
+  const int fitted = cal.collective.max_ranks;
+  if (fitted <= 0 || cal.collective.bandwidth_bytes_per_s <= 0) return "";
+  int largest = 0;
+  for (const predict::PredictConfig* c : rows)
+    largest = std::max({largest, c->mesh.dp * c->cp, c->mesh.tp});
+  if (largest <= fitted) return "";
+  return "the calibration's collective fit saw groups of up to " + std::to_string(fitted) +
+         " ranks and prices groups of up to " + std::to_string(largest) +
+         " here, whatever their links: an extrapolation\n";
+}
+
+std::string uneven_layer_splits(const std::vector<const predict::PredictConfig*>& rows) {
+  std::set<std::pair<int64_t, int>> said;  // (layers, stages)
+  std::string out;
+  for (const predict::PredictConfig* c : rows) {
+    const bool gpt = c->model == predict::ModelKind::kGpt;
+    if (!gpt && c->model != predict::ModelKind::kMlp && c->model != predict::ModelKind::kMoe)
+      continue;
+    const int64_t layers = gpt ? c->gpt.layers : c->mlp_layers;
+    const int stages = c->mesh.pp * c->virtual_stages;
+    if (stages <= 1 || layers % stages == 0 || !c->layers_per_stage.empty() ||
+        !said.insert({layers, stages}).second)
+      continue;
+    std::vector<int> split;
+    if (gpt) {
+      split = model::split_layers(layers, stages);
+    } else {
+      for (const model::StageRange& r : model::partition_units(static_cast<int>(layers), stages))
+        split.push_back(r.size());
+    }
+    std::string text;
+    for (size_t s = 0; s < split.size(); ++s) {
+      if (split.size() > 12 && s == 6) {
+        text += "/...";
+        s = split.size() - 3;
+      }
+      text += (s == 0 ? "" : "/") + std::to_string(split[s]);
+    }
+    out += "model.layers " + std::to_string(layers) + " over " + std::to_string(stages) +
+           " pipeline stages (pp " + std::to_string(c->mesh.pp) +
+           (c->virtual_stages > 1 ? " x virtual_stages " + std::to_string(c->virtual_stages) : "") +
+           ") do not divide evenly: split " + text +
+           " (Megatron-LM refuses such a pipeline; model.layers_per_stage sets the split)\n";
+  }
+  return out;
+}
+
+}  // namespace meshscope::cli
