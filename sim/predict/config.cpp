@@ -508,6 +508,13 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
         (*kernel != cost::AttentionKernel::kFlash1 && *kernel != cost::AttentionKernel::kFlash2 &&
          *kernel != cost::AttentionKernel::kFlash3))
       opt.fail("flash_attention", "'" + k + "' is not true, false, flash1, flash2 or flash3");
+    // Asked for by name, a class the GPU has no rate for is refused (a framework profile's flash3
+    // on such a GPU runs as flash2, cost::kernel_class_on, as FlashAttention's own dispatch does).
+    if (*kernel == cost::AttentionKernel::kFlash3 && hardware->efficiency.attention_flash3 <= 0)
+      opt.fail("flash_attention",
+               "gpu '" + c.gpu +
+                   "' has no FlashAttention-3 rate (its catalog entry's "
+                   "efficiency.attention_flash3; FlashAttention-3 needs Hopper): give flash2");
     c.attention_kernel = *kernel;
   } else if (opt.has("flash_attention") && !opt.at("flash_attention").is_boolean()) {
     opt.fail("flash_attention", "must be true, false, or a kernel class: flash1, flash2 or flash3");

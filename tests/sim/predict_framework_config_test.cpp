@@ -212,6 +212,24 @@ TEST(PredictFrameworkConfig, WhatAProfileLacksIsOffByDefaultAndRefusedWhenAskedF
   EXPECT_TRUE(parse_config(j, "cfg.json").flash_attention);
 }
 
+TEST(PredictFrameworkConfig, FlashAttention3AskedForByNameNeedsAGpuWithItsRate) {
+  // FlashAttention-3 runs on Hopper: the A100 entry has no rate for it. Named in the config it is
+  // refused there; a profile's flash3 on an A100 runs as flash2, as FlashAttention's dispatch does.
+  json j = tiny_gpt();
+  j["cluster"]["gpu"] = "a100-80gb";
+  j["options"]["flash_attention"] = "flash3";
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.flash_attention': gpu 'a100-80gb' has no FlashAttention-3 "
+            "rate (its catalog entry's efficiency.attention_flash3; FlashAttention-3 needs "
+            "Hopper): give flash2");
+  j["cluster"]["gpu"] = "h100-sxm";
+  EXPECT_EQ(error_of(j), "");
+  j["cluster"]["gpu"] = "a100-80gb";
+  j["options"].erase("flash_attention");
+  j["framework"] = "megatron-core-2024";
+  EXPECT_EQ(error_of(j), "");
+}
+
 TEST(PredictFrameworkConfig, AStackThatParallelizesByFsdpAloneRefusesOtherSplits) {
   // llm-foundry and fms-fsdp run FSDP (or DDP) alone: a mesh splitting a layer, the layers or the
   // sequence is refused naming its key; with each split 1 they predict as before.
