@@ -10,8 +10,8 @@
 
 namespace meshscope::cli {
 
-std::string collective_fit_beyond_its_groups(const cost::Calibration& cal,
-                                             const std::vector<const predict::PredictConfig*>& rows) {
+std::string collective_fit_beyond_its_groups(
+    const cost::Calibration& cal, const std::vector<const predict::PredictConfig*>& rows) {
   const int fitted = cal.collective.max_ranks;
   if (fitted <= 0 || cal.collective.bandwidth_bytes_per_s <= 0) return "";
   int largest = 0;

@@ -13,8 +13,8 @@ namespace meshscope::cli {
 // A calibration's collective fit prices every group, however large (cost::collective_time): where
 // a config's dp or tp group is larger than any it was fitted on, that is an extrapolation ("" when
 // none is): a fit on one node's 2 GPUs, given to an all-reduce across 128 nodes.
-std::string collective_fit_beyond_its_groups(const cost::Calibration& cal,
-                                             const std::vector<const predict::PredictConfig*>& rows);
+std::string collective_fit_beyond_its_groups(
+    const cost::Calibration& cal, const std::vector<const predict::PredictConfig*>& rows);
 
 // Pipelines whose stages cannot hold the same number of layers (pp x virtual_stages does not
 // divide model.layers, and model.layers_per_stage is not given) run on the even split, which

@@ -43,9 +43,13 @@ std::string table(const std::vector<predict::FigureSensitivity>& figures, double
                 "value", ("-" + fmt("%.0f", pct) + "%").c_str(),
                 ("+" + fmt("%.0f", pct) + "%").c_str(), "basis", "source");
   out += line;
-  std::vector<std::string> quiet;
+  std::vector<std::string> quiet, overridden;
   bool any_capped = false;
   for (const predict::FigureSensitivity& f : figures) {
+    if (!f.overridden_by.empty()) {
+      overridden.push_back(f.figure + " (by " + f.overridden_by + ")");
+      continue;
+    }
     if (f.largest_change(step_time_s) < kSensitivityNoticeable) {
       quiet.push_back(f.figure);
       continue;
@@ -65,6 +69,11 @@ std::string table(const std::vector<predict::FigureSensitivity>& figures, double
   if (!quiet.empty()) {
     out += "  moving the step by less than " + fmt("%.2g", 100 * kSensitivityNoticeable) + "%:";
     for (size_t i = 0; i < quiet.size(); ++i) out += (i ? ", " : " ") + quiet[i];
+    out += "\n";
+  }
+  if (!overridden.empty()) {
+    out += "  set by the config in the file's place, so moving the file's moves nothing:";
+    for (size_t i = 0; i < overridden.size(); ++i) out += (i ? ", " : " ") + overridden[i];
     out += "\n";
   }
   if (any_capped) out += "  * raised only to 1, the most a fraction of a peak can be\n";

@@ -168,6 +168,17 @@ double moved(const Figure& f, double value, double fraction, int sign) {
   return v;
 }
 
+// The config key that sets `figure` in the entry's or profile's place (resolved.cpp applies
+// them): "" when the file's figure is the run's.
+std::string overriding_key(const PredictConfig& c, const std::string& figure) {
+  if (figure == "inter_node.bandwidth_bytes_per_s" && c.network_gbps > 0)
+    return "cluster.network_gbps";
+  if (figure.ends_with("nvls_bus_bandwidth_bytes_per_s") && !c.nvls) return "cluster.nvls";
+  if (figure.starts_with("grad_reduce_bytes") && c.grad_reduce_dtype)
+    return "options.grad_reduce_dtype";
+  return "";
+}
+
 }  // namespace
 
 double FigureSensitivity::largest_change(double step_time_s) const {
@@ -252,6 +263,7 @@ Sensitivity sensitivity(const PredictConfig& config, double fraction,
     tick();
     r.source = cost::source_clause(sources, key);
     r.assumption = r.source.find("assum") != std::string::npos;
+    r.overridden_by = overriding_key(config, key);
     return r;
   };
   for (const Figure* f : varied) {
@@ -293,7 +305,9 @@ nlohmann::json to_json(const Sensitivity& s) {
                      {"step_time_s_at_low_value", f.step_time_s_at_low_value},
                      {"step_time_s_at_high_value", f.step_time_s_at_high_value},
                      {"source", f.source},
-                     {"assumption", f.assumption}});
+                     {"assumption", f.assumption},
+                     {"overridden_by", f.overridden_by.empty() ? nlohmann::json()
+                                                               : nlohmann::json(f.overridden_by)}});
     return out;
   };
   return {{"hardware", s.hardware},

@@ -30,6 +30,9 @@ struct FigureSensitivity {
   // that calls it an assumption ("assumption", "assumed").
   std::string source;
   bool assumption = false;
+  // The config key that sets this figure for the run in the file's place ("cluster.network_gbps"
+  // for inter_node.bandwidth_bytes_per_s), so moving the file's moves nothing; empty when none.
+  std::string overridden_by;
   // The larger of the two changes, relative to the step time of the entry as it is.
   double largest_change(double step_time_s) const;
 };

@@ -930,6 +930,23 @@ TEST_F(SimCli, SensitivityListsTheCatalogFiguresThatMoveTheStep) {
   EXPECT_NE(json.out.find("\"step_time_s_at_high_value\""), std::string::npos) << json.out;
   EXPECT_NE(json.out.find("\"profile_figures\""), std::string::npos) << json.out;
 
+  // A figure the config sets in the entry's place moves nothing: named as such, not as a figure
+  // that would not matter (torchtitan's 13B row states its network, cluster.network_gbps).
+  const fs::path own = write("own_network.json", R"({"model": {"kind": "gpt", "layers": 8,
+      "hidden": 2048, "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"dp": 16},
+      "batch": {"global": 16, "micro": 1}, "cluster": {"gpu": "h100-sxm", "network_gbps": 400,
+      "nvls": false}})");
+  const Outcome set = sh("predict --config " + own.string() + " --sensitivity");
+  ASSERT_EQ(set.exit_code, 0) << set.err;
+  EXPECT_NE(set.out.find("set by the config in the file's place, so moving the file's moves "
+                         "nothing: intra_node.nvls_bus_bandwidth_bytes_per_s (by cluster.nvls), "
+                         "inter_node.bandwidth_bytes_per_s (by cluster.network_gbps)\n"),
+            std::string::npos)
+      << set.out;
+  const Outcome set_json = sh("predict --config " + own.string() + " --sensitivity --json");
+  EXPECT_NE(set_json.out.find("\"overridden_by\": \"cluster.network_gbps\""), std::string::npos)
+      << set_json.out;
+
   const fs::path sweep = write("sweep.json", R"({"model": {"kind": "gpt", "layers": 8,
       "hidden": 2048, "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"tp": [1, 2]},
       "batch": {"global": 8, "micro": 1}, "cluster": {"gpu": "h100-sxm"}})");
