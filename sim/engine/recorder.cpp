@@ -150,18 +150,22 @@ traces::Timeline Recorder::finish(int64_t step_end_ns) {
          ++lane)
       for (size_t i = 0; i < recvs.size(); ++i)
         if (recv_lane[i] == lane) emit(recvs[i], lane);
-    // Activation memory: +A at each forward's end, released by B (or by I and W).
+    // Activation memory: +A at each forward's end, released by B (or by I and W). Stages whose
+    // activations are not known (0 bytes: a replay of measured times) get no counter, so that
+    // analyze says "-" rather than a peak of 0 B.
     traces::Counter c;
     int64_t held = 0;
+    bool known = false;
     for (uint32_t g : lane_ops[0]) {
       const Op& op = program_.op(r, g);
       const std::optional<int64_t> delta = activation_delta(input_.stages[op.stage], op.kind);
       if (!delta) continue;
       if (c.samples.empty()) c.samples.push_back({0, 0.0});
       held += *delta;
+      known = known || *delta != 0;
       c.samples.push_back({times_[2 * g + 1], static_cast<double>(held)});
     }
-    if (!c.samples.empty()) {
+    if (known) {
       c.device = d;
       c.name = std::string(traces::kActivationBytesCounter);
       tl.counters.push_back(std::move(c));

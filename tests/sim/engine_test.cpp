@@ -162,6 +162,10 @@ TEST(Engine, TimelineLooksLikeTheExecutors) {
     }
   EXPECT_EQ(collectives, 4);  // one dp all-reduce per rank
   EXPECT_FALSE(tl.counters.empty());
+  // Stages whose activations are unknown (0 bytes, as a replay of measured times has) get no
+  // counter: a peak of 0 B would read as measured.
+  for (StageTiming& t : in.stages) t.activation_bytes = 0;
+  EXPECT_TRUE(simulate(in).timeline.counters.empty());
 }
 
 // Free stages, one link tier of 1 GB/s without latency: a 1 MB transfer alone takes 1 ms.
