@@ -1,6 +1,7 @@
 // load_schedule_file: tells schedule text from torch's CSV and reads either.
 #include "sim/schedule/schedule_file.h"
 
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -29,7 +30,8 @@ namespace {
 
 // A file of another kind given as a schedule (a config, a trace) is named as such: read as
 // torch's CSV, its first character had been "not a torch action".
-void refuse_other_kinds(const std::string& path, std::string_view text) {
+// `skipped`: bytes before `text` in the file (a byte-order mark), for the offsets named.
+void refuse_other_kinds(const std::string& path, std::string_view text, size_t skipped) {
   static constexpr std::string_view kWhat =
       ": a schedule file is meshscope's schedule text (`meshscope schedules --dump`) or "
       "torch.distributed.pipelining's schedule CSV";
@@ -40,17 +42,33 @@ void refuse_other_kinds(const std::string& path, std::string_view text) {
                                  "; the schedule a torch job's traces ran: `meshscope schedules "
                                  "--from-trace DIR`");
   const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '['))
+  if (first == std::string_view::npos) return;
+  if (text[first] == '{' || text[first] == '[')
     throw ScheduleParseError(path, 0, 0,
                              "a JSON file (a config or a trace?), not a schedule" +
                                  std::string(kWhat) + "; a configuration goes to --config");
+  // Both forms start with a letter, '#', a digit, '(' or '-' (an idle step); a control byte or a
+  // byte past ASCII there is a binary file, which the CSV reader would call a bad action.
+  const auto c = static_cast<unsigned char>(text[first]);
+  if (c < 0x20 || c >= 0x7f) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", c);
+    throw ScheduleParseError(path, 0, 0,
+                             "not text: byte " + std::to_string(skipped + first) + " is " + hex +
+                                 " (a binary file?)" + std::string(kWhat));
+  }
 }
+
+// A UTF-8 byte-order mark, which some editors put first, is not part of either form.
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 
 }  // namespace
 
 LoadedSchedule load_schedule_file(const std::string& path) {
-  const std::string text = read_schedule_file(path);
-  refuse_other_kinds(path, text);
+  const std::string file = read_schedule_file(path);
+  std::string_view text = file;
+  if (text.starts_with(kByteOrderMark)) text.remove_prefix(kByteOrderMark.size());
+  refuse_other_kinds(path, text, file.size() - text.size());
   LoadedSchedule out;
   out.format = detect_schedule_format(path, text);
   if (out.format == ScheduleFileFormat::kText) {

@@ -3,6 +3,7 @@
 // backend.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <tuple>
 
@@ -64,6 +65,30 @@ TEST(SchedulesCli, AConfigOrATraceGivenAsAScheduleIsNamedAsSuch) {
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("meshscope schedules --from-trace DIR"), std::string::npos) << r.err;
+}
+
+// An editor's UTF-8 byte-order mark before either form is skipped; a binary file is named as one,
+// not read as a CSV of bad actions.
+TEST(SchedulesCli, AByteOrderMarkIsSkippedAndABinaryFileNamed) {
+  const fs::path dir = temp_dir("schedules_bom");
+  const std::string csv = read_file(kTorch / "zb-v_pp4_m8_v2.compute_only.csv");
+  std::ofstream(dir / "bom.csv", std::ios::binary) << "\xEF\xBB\xBF" << csv;
+  Result r = shell(kBin + " validate " + (dir / "bom.csv").string());
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = shell(kBin + " schedules --dump 1f1b --pp 2 -m 2 -o " + (dir / "s.sched").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ofstream(dir / "bom.sched", std::ios::binary)
+      << "\xEF\xBB\xBF" << read_file(dir / "s.sched");
+  r = shell(kBin + " validate " + (dir / "bom.sched").string());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("valid: 1f1b,"), std::string::npos) << r.out;
+  std::string bytes;
+  for (int b = 0; b < 256; ++b) bytes += static_cast<char>(b);
+  std::ofstream(dir / "garbage.bin", std::ios::binary) << bytes;
+  r = shell(kBin + " validate " + (dir / "garbage.bin").string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("garbage.bin: not text: byte 0 is 0x00 (a binary file?)"), std::string::npos)
+      << r.err;
 }
 
 TEST(SchedulesCli, RunExecutesTorchsDualPipeVEqualToOneDevice) {
