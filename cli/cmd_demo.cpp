@@ -78,7 +78,6 @@ std::vector<DemoRun> demo_runs() {
 
 void run(const DemoArgs& a) {
   const runtime::BackendKind backend = parse_backend_option(a.backend);
-  if (a.steps < 1) throw UserError("--steps must be >= 1");
   if (!(a.timeout_s > 0)) throw UserError("--timeout must be > 0 seconds");
   if (a.out.empty()) throw UserError("-o/--out: the output folder is empty");
   const std::filesystem::path dir = a.out;
@@ -159,7 +158,9 @@ void add_demo_command(CLI::App& app) {
   cmd->add_option("--out,-o", a->out, "output folder for the traces and summary.json")
       ->capture_default_str();
   add_backend_option(*cmd, a->backend);
-  cmd->add_option("--steps", a->steps, "training steps per run")->capture_default_str();
+  cmd->add_option("--steps", a->steps, "training steps per run")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--timeout", a->timeout_s, "seconds without progress before a run is stopped")
       ->capture_default_str();
   cmd->add_option("--cores", a->cores,

@@ -278,7 +278,6 @@ RunSpec spec_of(const RunArgs& a) {
   const auto tracer = capture::parse_tracer_kind(a.tracer);
   if (!tracer) throw UserError("unknown tracer '" + a.tracer + "' (auto, host, cupti)");
   spec.tracer = *tracer;
-  if (a.steps < 1) throw UserError("--steps must be >= 1");
   if (!(a.timeout_s > 0)) throw UserError("--timeout must be > 0 seconds");
   return spec;
 }
@@ -400,7 +399,8 @@ void add_run_command(CLI::App& app) {
                   "number of devices; alone, it sizes the family's own dimension")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--microbatches,-m", a->microbatches, "microbatches per replica per step")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--virtual,-v", a->virtual_stages,
                   "model chunks per pp rank (default: the family's, see `meshscope schedules`)")
       ->check(CLI::Range(1, 1 << 20));
@@ -415,7 +415,9 @@ void add_run_command(CLI::App& app) {
       ->excludes("--microbatches")
       ->excludes("--virtual");
   add_workload_options(*cmd, a->workload);
-  cmd->add_option("--steps", a->steps, "training steps")->capture_default_str();
+  cmd->add_option("--steps", a->steps, "training steps")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   add_backend_option(*cmd, a->backend);
   cmd->add_option("--tracer", a->tracer, "auto, host (clock) or cupti")->capture_default_str();
   cmd->add_option("--timeout", a->timeout_s,

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "cli/commands.h"
@@ -49,8 +50,14 @@ void add_workload_options(CLI::App& cmd, WorkloadArgs& a) {
                  "chain (Linear 1->2->3->1), classifier (784->256->10), mlp (blocks h->4h->h) or "
                  "moe (mixture-of-experts blocks: router, top-k of --experts FFNs h->4h->h)")
       ->capture_default_str();
-  cmd.add_option("--layers", a.layers, "mlp, moe: number of blocks")->capture_default_str();
-  cmd.add_option("--hidden", a.hidden, "mlp, moe: hidden size h")->capture_default_str();
+  // Ranges checked before CLI11 converts: past an int it said only "Could not convert".
+  constexpr int kMaxInt = std::numeric_limits<int>::max();
+  cmd.add_option("--layers", a.layers, "mlp, moe: number of blocks")
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxInt));
+  cmd.add_option("--hidden", a.hidden, "mlp, moe: hidden size h")
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxInt));
   cmd.add_option("--experts", a.experts, "moe: experts per block")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
@@ -69,8 +76,17 @@ void add_workload_options(CLI::App& cmd, WorkloadArgs& a) {
                  "replica holds every expert)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
-  cmd.add_option("--batch", a.batch, "global batch per step (samples)")->capture_default_str();
-  cmd.add_option("--lr", a.lr, "SGD learning rate")->capture_default_str();
+  cmd.add_option("--batch", a.batch, "global batch per step (samples)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxInt));
+  cmd.add_option("--lr", a.lr, "SGD learning rate, in (0, 100)")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            const double lr = std::strtod(v.c_str(), nullptr);
+            return lr > 0 && lr < 100 ? "" : "a learning rate is in (0, 100), got " + v;
+          },
+          ""));
   cmd.add_option("--seed", a.seed, "seed of the weights and the synthetic data")
       ->capture_default_str()
       // CLI11 would wrap -1 around to 2^64 - 1.

@@ -373,6 +373,14 @@ TEST(HostileCli, ANumberOptionSaysWhenItsValueIsNoNumber) {
            std::pair{"predict --search --gpus 8 --top 1.5 --config x.json",
                      "--top: '1.5' is not a whole number"},
            std::pair{"analyze --kernels '' x.json", "--kernels: an empty value is no number"},
+           // Past an int, the range is named where CLI11 said only "Could not convert".
+           std::pair{"run -m 2147483648",
+                     "--microbatches: Value 2147483648 not in range 1 to 1048576"},
+           std::pair{"run --batch 2147483648",
+                     "--batch: Value 2147483648 not in range 1 to 2147483647"},
+           std::pair{"run --lr nan", "--lr: a learning rate is in (0, 100), got nan"},
+           std::pair{"run --lr 0", "--lr: a learning rate is in (0, 100), got 0"},
+           std::pair{"run --steps 0", "--steps: Value 0 not in range 1 to 1048576"},
        }) {
     const Result r = meshscope(args);
     EXPECT_EQ(r.status, 2) << args;
