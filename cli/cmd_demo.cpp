@@ -80,6 +80,7 @@ void run(const DemoArgs& a) {
   const runtime::BackendKind backend = parse_backend_option(a.backend);
   if (!(a.timeout_s > 0)) throw UserError("--timeout must be > 0 seconds");
   if (a.out.empty()) throw UserError("-o/--out: the output folder is empty");
+  std::fputs(cores_beyond_this_machine(a.cores).c_str(), stderr);
   const std::filesystem::path dir = a.out;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -297,6 +297,7 @@ void run(const RunArgs& a) {
   if (processes == nullptr) {
     checks();
     check_rank_threads_can_start(spec.schedule.mesh.size());
+    std::fputs(cores_beyond_this_machine(a.cores).c_str(), stderr);
     // Linux's CFS lets a runnable thread wait sched_latency, 6 ms x (1 + log2 cores), for a core
     // (Documentation/scheduler/sched-design-CFS.rst): with ranks beyond the cores, a stall of
     // that order is no deadlock.

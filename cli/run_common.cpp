@@ -121,12 +121,24 @@ std::string pad(const std::string& s, size_t width) {
 
 // --cores, or the cores this process may run on: its affinity (taskset -c 0 gives one), which
 // std::thread::hardware_concurrency does not see.
-int cores_of(const RunSpec& spec) {
-  if (spec.cores > 0) return spec.cores;
+int cores_of(const RunSpec& spec) { return spec.cores > 0 ? spec.cores : available_cores(); }
+
+int available_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
   return static_cast<int>(std::thread::hardware_concurrency());
+}
+
+std::string cores_beyond_this_machine(int asked) {
+  const int cores = available_cores();
+  if (asked <= cores || cores <= 0) return "";
+  return "meshscope: warning: --cores " + std::to_string(asked) + " is more than the " +
+         std::to_string(cores) + (cores == 1 ? " core" : " cores") +
+         " this process may run on: rank threads beyond those wait for a core, and a run with "
+         "up to " +
+         std::to_string(asked) +
+         " ranks is taken as one core per rank, so it is not replayed from its thread CPU time\n";
 }
 
 namespace {

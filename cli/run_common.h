@@ -93,6 +93,11 @@ RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path,
 
 // --cores, or the cores this process may run on: its affinity (taskset -c 0 gives one).
 int cores_of(const RunSpec& spec);
+// The cores this process may run on (its CPU affinity), and a warning to print when --cores asks
+// for more ("" when it does not): the rank threads then share fewer cores than the figures assume,
+// and a run whose ranks outnumber those is not replayed from its thread CPU time.
+int available_cores();
+std::string cores_beyond_this_machine(int asked);
 
 // One row per run: schedule, mesh, step time, overall and per-device bubble fractions,
 // communication time, per-device peak activation memory, equivalence with one device.

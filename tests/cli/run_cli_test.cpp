@@ -461,6 +461,16 @@ TEST(RunCli, CpuTimeReplayAppearsOnlyWhenRanksOutnumberTheCores) {
   ASSERT_EQ(few_json.status, 0) << few_json.err;
   EXPECT_FALSE(nlohmann::json::parse(few_json.out).contains("cpu_time_replay"));
 
+  // Pinned to one core, --cores 2 asks for more than the machine gives: said, since the figures
+  // then take the rank threads for two cores' worth.
+  const Result pinned = meshscope(run + "--cores 2", "taskset -c 0 ");
+  ASSERT_EQ(pinned.status, 0) << pinned.err;
+  EXPECT_NE(pinned.err.find("meshscope: warning: --cores 2 is more than the 1 core this process "
+                            "may run on"),
+            std::string::npos)
+      << pinned.err;
+  EXPECT_EQ(meshscope(run + "--cores 1", "taskset -c 0 ").err.find("--cores"), std::string::npos);
+
   const fs::path dir = temp_dir("replay");
   const Result many = meshscope(run + "--cores 3 --replay-trace " + (dir / "r.json").string());
   ASSERT_EQ(many.status, 0) << many.err;
