@@ -144,7 +144,7 @@ TEST_F(MpiRun, AnArgumentEveryProcessRefusesIsSaidOnce) {
   for (const auto& [args, error] :
        {std::pair<std::string, std::string>{"run --schedule bogus --pp 2",
                                             "meshscope: error: unknown schedule 'bogus'"},
-        {"run --steps 0 --pp 2", "meshscope: error: --steps must be >= 1"},
+        {"run --steps 0 --pp 2", "meshscope: error: --steps: Value 0 not in range 1 to 1048576"},
         {"run --pp 2 --out /nonexistent/x.json", "--out: cannot write '/nonexistent/x.json'"},
         {"run --pp 2 --bogus", "The following argument was not expected: --bogus"},
         // Options of a threaded run, which would be ignored here.
