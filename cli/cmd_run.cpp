@@ -38,7 +38,7 @@ struct RunArgs {
   std::string schedule_file;
   int dp = 0, pp = 0, tp = 0;  // 0: not given
   int devices = 0;
-  int microbatches = 8;
+  int microbatches = 0;    // 0: default_microbatches
   int virtual_stages = 0;  // 0: the family's default (families.h)
   WorkloadArgs workload;
   int steps = 2;
@@ -54,26 +54,8 @@ struct RunArgs {
   std::string replay_trace;
 };
 
-// Fills the mesh from --dp/--pp/--tp and --devices: dimensions not given default to 1, except
-// that --devices alone goes to pp for pipeline families and to dp or tp for those families.
 mesh::MeshShape resolve_mesh(const RunArgs& a, schedule::Family family) {
-  mesh::MeshShape m{a.dp ? a.dp : 1, a.pp ? a.pp : 1, a.tp ? a.tp : 1};
-  const bool any_dim = a.dp || a.pp || a.tp;
-  if (!any_dim) {
-    const int n = a.devices ? a.devices : 4;
-    if (family == schedule::Family::kDataParallel) {
-      m.dp = n;
-    } else if (family == schedule::Family::kTensorParallel) {
-      m.tp = n;
-    } else {
-      m.pp = n;
-    }
-  }
-  if (a.devices && a.devices != m.size()) {
-    throw UserError("--devices " + std::to_string(a.devices) + " does not match the mesh " +
-                    mesh::to_string(m) + " (" + std::to_string(m.size()) + " devices)");
-  }
-  return m;
+  return mesh_of_flags(a.dp, a.pp, a.tp, a.devices, family);
 }
 
 schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& spec) {
@@ -103,7 +85,8 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
   schedule::GeneratorConfig g;
   g.family = *family;
   g.mesh = resolve_mesh(a, *family);
-  g.microbatches = a.microbatches;
+  g.microbatches =
+      a.microbatches ? a.microbatches : default_microbatches(*family, g.mesh.pp, a.virtual_stages);
   g.virtual_stages =
       a.virtual_stages ? a.virtual_stages : schedule::info(*family).default_virtual_stages;
   try {
@@ -264,8 +247,11 @@ RunSpec spec_of(const RunArgs& a) {
     spec.schedule = build_schedule(a, spec.workload);
     fits(spec.schedule.mesh, spec.schedule.num_microbatches);
   } else {
-    if (const auto family = schedule::parse_family(a.family))
-      fits(resolve_mesh(a, *family), a.microbatches);
+    if (const auto family = schedule::parse_family(a.family)) {
+      const mesh::MeshShape m = resolve_mesh(a, *family);
+      fits(m,
+           a.microbatches ? a.microbatches : default_microbatches(*family, m.pp, a.virtual_stages));
+    }
     spec.schedule = build_schedule(a, spec.workload);
   }
   spec.label = spec.schedule.name;
@@ -399,8 +385,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--devices", a->devices,
                   "number of devices; alone, it sizes the family's own dimension")
       ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--microbatches,-m", a->microbatches, "microbatches per replica per step")
-      ->capture_default_str()
+  cmd->add_option("--microbatches,-m", a->microbatches,
+                  "microbatches per replica per step (default 8, or as many as the family needs "
+                  "when that is more: pp, or pp x chunks per rank for dualpipe-v)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--virtual,-v", a->virtual_stages,
                   "model chunks per pp rank (default: the family's, see `meshscope schedules`)")

@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_path.h"
+#include "cli/run_common.h"
 #include "cli/torch_trace_schedule.h"
 #include "sim/schedule/generators.h"
 #include "sim/schedule/schedule_file.h"
@@ -26,11 +27,11 @@ namespace meshscope::cli {
 namespace {
 
 struct SchedulesArgs {
-  std::string family;       // empty: list the families
-  bool dump_given = false;  // --dump was on the command line (an empty name is an error)
-  int dp = 1, pp = 1, tp = 1;
-  int microbatches = 0;    // 0: pp (or 1)
-  int virtual_stages = 0;  // 0: the family's default (as `run`)
+  std::string family;          // empty: list the families
+  bool dump_given = false;     // --dump was on the command line (an empty name is an error)
+  int dp = 0, pp = 0, tp = 0;  // 0: not given (mesh_of_flags, as `run`)
+  int microbatches = 0;        // 0: default_microbatches (as `run`)
+  int virtual_stages = 0;      // 0: the family's default (as `run`)
   int64_t activation_bytes = 0;
   int64_t gradient_bytes = 0;
   std::string from;        // a schedule file to convert instead of generating
@@ -79,14 +80,11 @@ schedule::Schedule generate(const SchedulesArgs& args) {
   }
   schedule::GeneratorConfig config;
   config.family = *family;
-  config.mesh = {.dp = args.dp, .pp = args.pp, .tp = args.tp};
-  // Default: pp, or one per stage for a family that needs at least that many (dualpipe-v).
-  const schedule::FamilyInfo& info = schedule::info(*family);
-  const int fewest =
-      info.microbatch_rule == schedule::MicrobatchRule::kAtLeastStages
-          ? args.pp * (args.virtual_stages > 0 ? args.virtual_stages : info.default_virtual_stages)
-          : args.pp;
-  config.microbatches = args.microbatches > 0 ? args.microbatches : fewest;
+  // The defaults of `run -s FAMILY`, so that a dump is the schedule run would execute.
+  config.mesh = mesh_of_flags(args.dp, args.pp, args.tp, 0, *family);
+  config.microbatches = args.microbatches > 0
+                            ? args.microbatches
+                            : default_microbatches(*family, config.mesh.pp, args.virtual_stages);
   config.virtual_stages = args.virtual_stages > 0 ? args.virtual_stages
                                                   : schedule::info(*family).default_virtual_stages;
   if (args.activation_bytes > 0) config.activation_bytes = {args.activation_bytes};
@@ -235,7 +233,9 @@ void add_schedules_command(CLI::App& app) {
          "--dump", args->family,
          "generate this family's schedule and print it as schedule text (" + family_names() + ")")
       ->type_name("FAMILY");
-  cmd->add_option("--dp", args->dp, "data-parallel replicas")
+  cmd->add_option("--dp", args->dp,
+                  "data-parallel replicas (the defaults are run's: each of --dp, --pp, --tp is 1, "
+                  "but with none given the family's own dimension is 4)")
       ->check(CLI::Range(1, schedule::kMaxRanks))
       ->needs("--dump");
   cmd->add_option("--pp", args->pp, "pipeline ranks")
@@ -246,7 +246,8 @@ void add_schedules_command(CLI::App& app) {
       ->needs("--dump");
   cmd->add_option(
          "--microbatches,-m", args->microbatches,
-         "microbatches per replica per step (default: pp; pp x virtual stages for dualpipe-v)")
+         "microbatches per replica per step (default 8, or as many as the family needs when "
+         "that is more: pp, or pp x chunks per rank for dualpipe-v)")
       ->check(CLI::Range(1, schedule::kMaxRanks))
       ->needs("--dump");
   cmd->add_option("--virtual,-v", args->virtual_stages,

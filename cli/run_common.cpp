@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/commands.h"
 #include "profiler/exec/equivalence.h"
 #include "profiler/exec/executor.h"
 #include "profiler/exec/rank_plan.h"
@@ -121,6 +122,33 @@ std::string pad(const std::string& s, size_t width) {
 
 // --cores, or the cores this process may run on: its affinity (taskset -c 0 gives one), which
 // std::thread::hardware_concurrency does not see.
+mesh::MeshShape mesh_of_flags(int dp, int pp, int tp, int devices, schedule::Family family) {
+  mesh::MeshShape m{dp ? dp : 1, pp ? pp : 1, tp ? tp : 1};
+  if (!dp && !pp && !tp) {
+    const int n = devices ? devices : 4;
+    if (family == schedule::Family::kDataParallel) {
+      m.dp = n;
+    } else if (family == schedule::Family::kTensorParallel) {
+      m.tp = n;
+    } else {
+      m.pp = n;
+    }
+  }
+  if (devices && devices != m.size()) {
+    throw UserError("--devices " + std::to_string(devices) + " does not match the mesh " +
+                    mesh::to_string(m) + " (" + std::to_string(m.size()) + " devices)");
+  }
+  return m;
+}
+
+int default_microbatches(schedule::Family family, int pp, int virtual_stages) {
+  const schedule::FamilyInfo& info = schedule::info(family);
+  const int chunks = virtual_stages > 0 ? virtual_stages : info.default_virtual_stages;
+  const int fewest =
+      info.microbatch_rule == schedule::MicrobatchRule::kAtLeastStages ? pp * chunks : pp;
+  return std::max(8, fewest);
+}
+
 int cores_of(const RunSpec& spec) { return spec.cores > 0 ? spec.cores : available_cores(); }
 
 int available_cores() {

@@ -91,6 +91,15 @@ inline constexpr double kEquivalenceTolerance = 1e-5;
 std::unique_ptr<runtime::ProcessMessenger> messenger_for_launch();
 RunSummary execute(const RunSpec& spec, const std::filesystem::path& trace_path, std::ostream* log);
 
+// The mesh `run` and `schedules --dump` make of --dp/--pp/--tp (0: not given) and --devices (0:
+// not given): dimensions not given are 1, except that with none given the family's own dimension
+// (pp for a pipeline, dp or tp for those families) gets --devices, or 4. Throws UserError when
+// --devices does not match the mesh.
+mesh::MeshShape mesh_of_flags(int dp, int pp, int tp, int devices, schedule::Family family);
+// Microbatches per replica when -m is not given: 8, or as many as the family's rule needs when
+// that is more (pp; pp x chunks per rank for a family that needs one per stage, dualpipe-v).
+int default_microbatches(schedule::Family family, int pp, int virtual_stages);
+
 // --cores, or the cores this process may run on: its affinity (taskset -c 0 gives one).
 int cores_of(const RunSpec& spec);
 // The cores this process may run on (its CPU affinity), and a warning to print when --cores asks

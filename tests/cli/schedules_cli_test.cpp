@@ -91,6 +91,32 @@ TEST(SchedulesCli, AByteOrderMarkIsSkippedAndABinaryFileNamed) {
       << r.err;
 }
 
+// With no mesh or microbatch flags, a dump is the schedule `run -s FAMILY` executes: its mesh,
+// stages and microbatches (the bytes are the workload's).
+TEST(SchedulesCli, ADumpHasRunsDefaults) {
+  const fs::path dir = temp_dir("schedules_defaults");
+  const auto header = [](const std::string& text) {
+    std::string out;
+    for (const char* key : {"\nmesh ", "\nstages ", "\nmicrobatches "}) {
+      const size_t at = text.find(key);
+      if (at != std::string::npos) out += text.substr(at, text.find('\n', at + 1) - at);
+    }
+    return out;
+  };
+  for (const std::string family : {"1f1b", "dp", "tp"}) {
+    SCOPED_TRACE(family);
+    const Result dump = shell(kBin + " schedules --dump " + family);
+    ASSERT_EQ(dump.status, 0) << dump.err;
+    const fs::path ran = dir / (family + ".sched");
+    const Result run =
+        shell(kBin + " run -s " + family +
+              " --model mlp --hidden 8 --steps 1 --no-check --dump-schedule " + ran.string());
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_EQ(header(dump.out), header(read_file(ran)));
+    EXPECT_NE(header(dump.out).find("microbatches 8"), std::string::npos) << dump.out;
+  }
+}
+
 TEST(SchedulesCli, RunExecutesTorchsDualPipeVEqualToOneDevice) {
   const fs::path dir = temp_dir("run_torch");
   const Result r = shell(kBin + " run --backend cpu --steps 1 --schedule-file " +
