@@ -263,6 +263,11 @@ void run_steps(SharedRun& shared, int rank) {
     result.actions += static_cast<int64_t>(plan.actions.size());
     if (cpu_time && step >= first_timed) ++result.cpu_steps;
   }
+  // Every rank done with its last step: a message still queued for this one was never received.
+  progress.state.store(RankState::kBarrier, std::memory_order_relaxed);
+  shared.barrier->arrive_and_wait();
+  progress.state.store(RankState::kRunning, std::memory_order_relaxed);
+  if (const std::string left = net.undelivered(); !left.empty()) throw std::runtime_error(left);
   // dp replica 0 holds every dense weight; the first ep group's replicas (ep ranks 0 .. ep - 1)
   // hold one expert shard each. The other replicas' copies are checked against theirs
   // (RunResult::replica_error) when the run is checked.
@@ -328,8 +333,10 @@ std::string describe_ranks(const SharedRun& shared) {
     } else if (state == RankState::kStarting) {
       out += " is still setting up";
     } else if (state == RankState::kBarrier) {
-      out += " waits for the other ranks before step " +
-             std::to_string(p.step.load(std::memory_order_relaxed) + 1);
+      const int next = p.step.load(std::memory_order_relaxed) + 1;
+      out += next < shared.steps
+                 ? " waits for the other ranks before step " + std::to_string(next)
+                 : std::string(" waits for the other ranks to finish the last step");
     } else if (index < 0) {
       out += state == RankState::kFailed ? " failed" : " is between steps";
     } else {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "profiler/runtime/abort_state.h"
@@ -26,6 +27,8 @@ class CpuMailbox {
   TransferInfo take(int src, int64_t tag, void* dst, size_t bytes);
   // Wakes a blocked take() so it can observe the abort flag.
   void wake();
+  // The messages queued and never taken (Transport::undelivered): "" when none.
+  std::string undelivered();
 
  private:
   struct Message {

@@ -71,6 +71,11 @@ class Transport {
 
   virtual TransferInfo send(int peer, int64_t tag, const void* src, size_t bytes) = 0;
   virtual TransferInfo recv(int peer, int64_t tag, void* dst, size_t bytes) = 0;
+  // Once every rank has finished its last step: what was sent to this rank and never received
+  // ("" when nothing, or when the backend cannot tell). A send without its receive, which a
+  // schedule run with --no-validate can hold: each later step's receive then took the message an
+  // earlier step left, computing on another step's data.
+  virtual std::string undelivered() const { return ""; }
 
   // In place: data = sum over the group's members, `count` floats.
   virtual TransferInfo all_reduce(mesh::GroupKind group, float* data, size_t count) = 0;

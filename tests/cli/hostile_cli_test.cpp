@@ -361,6 +361,25 @@ TEST(HostileCli, AForwardWhoseInputNeverArrivedFailsTheRun) {
   EXPECT_EQ(r.out.find("loss"), std::string::npos) << r.out;
 }
 
+// Case 12b: a send no receive matches fails the run: the next step's receive had taken that
+// message in place of its own (a wrong loss, exit 0), and with one step it was left unnoticed.
+TEST(HostileCli, ASendNoReceiveMatchesFailsTheRun) {
+  const std::string file =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/hostile/extra_send.sched";
+  EXPECT_NE(meshscope("validate " + file).status, 0);
+  for (const char* steps : {"1", "2"}) {
+    const Result r = meshscope("run --schedule-file " + file +
+                               " --no-validate --no-check --layers 2 --timeout 5 --steps " + steps);
+    EXPECT_EQ(r.status, 1) << steps << ": " << r.out;
+    EXPECT_NE(r.err.find("meshscope: error: rank 1: " +
+                         std::string(steps == std::string("1") ? "1 message sent to it was"
+                                                               : "2 messages sent to it were") +
+                         " never received (the first from rank 0, "),
+              std::string::npos)
+        << steps << ": " << r.err;
+  }
+}
+
 // A number option given an empty value or, where it takes an integer, a number that is not whole
 // is named for that, before its range check: CLI11 had read "" as 0 ("microbatches must be >= 1,
 // got 0") and reported "2.0" as out of a range that holds 2.
