@@ -34,7 +34,8 @@ std::string mesh_text(const PredictConfig& c) {
 }
 
 // The development-set residuals behind a prediction's range: the framework's on this hardware,
-// else its widest over any hardware, else the widest of every profile; none but for a GPT on GPUs.
+// else its widest over the hardware it has runs on (named: a B200 row's range from H100 runs says
+// so), else the widest of every profile; none but for a GPT on GPUs.
 std::pair<cost::Residuals, std::string> residuals_for(const cost::Framework& fw,
                                                       const cost::Hardware& hardware,
                                                       ModelKind model) {
@@ -51,8 +52,12 @@ std::pair<cost::Residuals, std::string> residuals_for(const cost::Framework& fw,
     into.max_seq = std::max(into.max_seq, r.max_seq);
   };
   cost::Residuals all;
-  for (const auto& [name, r] : fw.residuals) widen(all, r);
-  if (all.rows > 0) return {all, fw.name + " (all hardware)"};
+  std::string measured_on;  // the hardware the framework's runs are of: "h100-sxm, h200-sxm"
+  for (const auto& [name, r] : fw.residuals) {
+    widen(all, r);
+    if (r.rows > 0) measured_on += (measured_on.empty() ? "" : ", ") + name;
+  }
+  if (all.rows > 0) return {all, fw.name + " on " + measured_on};
   for (const std::string& name : cost::list_frameworks()) {
     try {
       for (const auto& [h, r] : cost::find_framework(name).residuals) widen(all, r);

@@ -408,21 +408,22 @@ TEST_F(SimCli, PredictPrintsTheDevelopmentSetsRangeBesideEachFigure) {
       << longer.out;
 }
 
-// A sweep over GPUs whose ranges come from different rows (the profile's rows on the H100, every
-// hardware's on the B200, which has none of its own) says which note speaks for which rows.
+// A sweep over GPUs whose ranges come from different rows (llm-foundry's rows on the H100, its
+// rows on every hardware it has runs on, the A100 and the H100, for the B200 and H200, which have
+// none of their own) says which note speaks for which rows, and whose runs they are.
 TEST_F(SimCli, RangeNotesOfASweepNameTheRowsTheySpeakFor) {
   const fs::path sweep = write("gpus.json", R"({"model": {"kind": "gpt", "layers": 8,
-      "hidden": 2048, "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"tp": 2, "pp": 4},
-      "batch": {"global": 8, "micro": 1}, "schedule": "1f1b", "framework": "megatron-core-2024",
+      "hidden": 2048, "heads": 16, "seq": 2048, "vocab": 32000}, "mesh": {"dp": 8},
+      "batch": {"global": 8, "micro": 1}, "framework": "llm-foundry",
       "cluster": {"gpu": ["h100-sxm", "b200-sxm", "h200-sxm"]}})");
   const Outcome text = sh("predict --config " + sweep.string());
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("\nh100-sxm: (a..b): where 80% of published runs would fall around "
-                          "such predictions, from megatron-core-2024 on h100-sxm, "),
+                          "such predictions, from llm-foundry on h100-sxm, "),
             std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("\nb200-sxm, h200-sxm: (a..b): where 80% of published runs would fall "
-                          "around such predictions, from megatron-core-2024 (all hardware), "),
+                          "around such predictions, from llm-foundry on a100-80gb, h100-sxm, "),
             std::string::npos)
       << text.out;
   // One basis: the note stands alone, as before.
