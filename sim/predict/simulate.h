@@ -46,7 +46,8 @@ struct Summary {
   double tokens_per_s_low = 0, tokens_per_s_high = 0;
   double mfu_low = 0, mfu_high = 0;
   int range_rows = 0;       // development-set runs behind the range
-  std::string range_basis;  // "torchtitan on a100-80gb", "megatron-2022 (all hardware)", ...
+  std::string range_basis;  // "torchtitan on a100-80gb", "megatron-core-2024 on h100-sxm" (its runs
+                            // on other hardware), ...
   // The longest sequence of those runs (0: not stated), and whether this config's is longer: its
   // range is then an extrapolation (held-back runs at longer sequences fell outside theirs).
   int64_t range_max_seq = 0;
