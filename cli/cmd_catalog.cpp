@@ -162,6 +162,15 @@ void show(const std::string& name, bool json_out) {
     try {
       const json j = traces::load_json_file(name, "hardware file");
       file_is_hw = !j.is_object() || j.contains("peak_flops");
+      // A predict config (it says what it models) is neither: said so, not read as a profile
+      // whose first key is unknown.
+      if (j.is_object() && j.contains("model") && !j.contains("peak_flops"))
+        throw UserError(name +
+                        ": a predict config (it has 'model'), not a hardware entry or framework "
+                        "profile: give it to `meshscope predict --config`; the entry and profile "
+                        "it names are its cluster.gpu and framework");
+    } catch (const UserError&) {
+      throw;
     } catch (const std::exception&) {
       file_is_hw = true;
     }

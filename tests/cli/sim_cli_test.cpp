@@ -561,6 +561,15 @@ TEST_F(SimCli, CatalogShowsAFileOfItsOwnAndRefusesOneNamedOtherwiseThanItsFile) 
                        "'renamed' (its file name)"),
             std::string::npos)
       << r.err;
+  // A predict config given to catalog is named as one, not read as a profile with unknown keys.
+  const fs::path config =
+      fs::path(MESHSCOPE_SOURCE_DIR) / "sim/predict/configs/korthikanti-22b.json";
+  const Outcome c = sh("catalog " + config.string());
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_NE(c.err.find(config.string() + ": a predict config (it has 'model'), not a hardware "
+                                         "entry or framework profile"),
+            std::string::npos)
+      << c.err;
 }
 
 TEST_F(SimCli, AMovedBinaryFindsTheCatalogBesideIt) {
