@@ -59,4 +59,23 @@ std::string uneven_layer_splits(const std::vector<const predict::PredictConfig*>
   return out;
 }
 
+std::string settings_that_do_little(const std::vector<const predict::PredictConfig*>& rows) {
+  bool one_microbatch = false, lone_sequence_parallel = false;
+  for (const predict::PredictConfig* c : rows) {
+    one_microbatch = one_microbatch || (c->mesh.pp > 1 && c->microbatches() == 1);
+    lone_sequence_parallel = lone_sequence_parallel || (c->sequence_parallel && c->mesh.tp == 1);
+  }
+  std::string out;
+  if (one_microbatch)
+    out +=
+        "one microbatch per replica through a pipeline (batch.global / (batch.micro x dp) = 1; "
+        "batch.global defaults to batch.micro x dp): its stages run in turn, so most of the step "
+        "is bubble; a larger batch.global gives the pipeline microbatches to overlap\n";
+  if (lone_sequence_parallel)
+    out +=
+        "options.sequence_parallel does nothing with tp 1: it splits the sequence over the tp "
+        "ranks (Megatron-LM turns it off with a warning)\n";
+  return out;
+}
+
 }  // namespace meshscope::cli

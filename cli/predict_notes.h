@@ -22,4 +22,9 @@ std::string collective_fit_beyond_its_groups(
 // layers and stages, with the split taken ("" when every row divides evenly).
 std::string uneven_layer_splits(const std::vector<const predict::PredictConfig*>& rows);
 
+// What a row asks for that does nothing or little as given, one line each ("" when nothing): a
+// pipeline fed one microbatch per replica (batch.global defaults to micro x dp), which runs its
+// stages in turn; options.sequence_parallel with tp 1, which Megatron-LM turns off with a warning.
+std::string settings_that_do_little(const std::vector<const predict::PredictConfig*>& rows);
+
 }  // namespace meshscope::cli

@@ -707,6 +707,29 @@ TEST_F(SimCli, APipelineWhoseStagesCannotHoldTheSameLayersNamesItsSplit) {
       << search.out;
 }
 
+// Settings that do nothing or little as given are said under the table: a pipeline fed one
+// microbatch per replica (batch.global's default), sequence parallelism without tp.
+TEST_F(SimCli, SettingsThatDoLittleAsGivenAreSaid) {
+  const std::string model = R"({"model": {"kind": "gpt", "layers": 8, "hidden": 256, "heads": 4,
+      "seq": 256, "vocab": 1024}, )";
+  const fs::path lone = write("lone.json", model + R"("mesh": {"dp": 4, "pp": 2},
+      "options": {"sequence_parallel": true}})");
+  const Outcome r = sh("predict --config " + lone.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("one microbatch per replica through a pipeline (batch.global / "
+                       "(batch.micro x dp) = 1;"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("options.sequence_parallel does nothing with tp 1"), std::string::npos)
+      << r.out;
+  const fs::path fed = write("fed.json", model + R"("mesh": {"dp": 4, "pp": 2, "tp": 2},
+      "batch": {"global": 32}, "options": {"sequence_parallel": true}})");
+  const Outcome f = sh("predict --config " + fed.string());
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(f.out.find("one microbatch"), std::string::npos) << f.out;
+  EXPECT_EQ(f.out.find("does nothing"), std::string::npos) << f.out;
+}
+
 TEST_F(SimCli, TheReadmesConfigPathsWorkFromAnyDirectory) {
   // The README tour writes sim/predict/configs/... relative to the repository.
   const Outcome r =
