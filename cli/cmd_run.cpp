@@ -60,23 +60,27 @@ mesh::MeshShape resolve_mesh(const RunArgs& a, schedule::Family family) {
 
 schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& spec) {
   if (!a.schedule_file.empty()) {
-    schedule::Schedule s;
+    schedule::LoadedSchedule loaded;
     try {
-      s = schedule::load_schedule_file(a.schedule_file).schedule;
+      loaded = schedule::load_schedule_file(a.schedule_file);
     } catch (const schedule::ScheduleParseError& e) {
       throw UserError(e.what());
     }
+    schedule::Schedule& s = loaded.schedule;
     const auto result = schedule::validate(s);
     if (!result.ok() && a.no_validate) {
       if (runtime::launched_process_index() != 0) return s;  // process 0 warns
+      const std::string where =
+          schedule::location_in(a.schedule_file, loaded, result.error->rank, result.error->step);
       std::fprintf(stderr, "meshscope: warning: %s: %s (running it anyway: --no-validate)\n",
-                   a.schedule_file.c_str(), result.error->message.c_str());
+                   where.c_str(), result.error->message.c_str());
     } else if (!result.ok()) {
-      throw UserError(a.schedule_file + ": " +
-                      schedule::invalid_schedule_message(s, result.error->message) + "\n" +
-                      result.error->grid);
+      throw UserError(
+          schedule::location_in(a.schedule_file, loaded, result.error->rank, result.error->step) +
+          ": " + schedule::invalid_schedule_message(s, result.error->message) + "\n" +
+          result.error->grid);
     }
-    return s;
+    return std::move(s);
   }
   const auto family = schedule::parse_family(a.family);
   if (!family) {

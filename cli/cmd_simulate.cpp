@@ -79,17 +79,19 @@ void run(const SimulateArgs& a) {
   so.calibration = in.calibration_or_null();
   so.expand_replicas = a.all_devices;
   so.full_schedule = !a.schedule_out.empty();
-  schedule::Schedule given;
+  schedule::LoadedSchedule loaded;
+  schedule::Schedule& given = loaded.schedule;
   if (!a.schedule_file.empty()) {
     try {
-      given = schedule::load_schedule_file(a.schedule_file).schedule;
+      loaded = schedule::load_schedule_file(a.schedule_file);
     } catch (const schedule::ScheduleParseError& e) {
       throw UserError(e.what());
     }
     const schedule::ValidationResult valid = schedule::validate(given);
     if (!valid.ok()) {
-      throw UserError(a.schedule_file + ": " +
-                      schedule::invalid_schedule_message(given, valid.error->message));
+      throw UserError(
+          schedule::location_in(a.schedule_file, loaded, valid.error->rank, valid.error->step) +
+          ": " + schedule::invalid_schedule_message(given, valid.error->message));
     }
     so.schedule = &given;
   }

@@ -26,16 +26,16 @@ struct ValidateArgs {
   bool grid = false;
 };
 
-schedule::Schedule load(const std::string& path) {
+schedule::LoadedSchedule load(const std::string& path) {
   try {
-    return schedule::load_schedule_file(path).schedule;
+    return schedule::load_schedule_file(path);
   } catch (const schedule::ScheduleParseError& e) {
     throw UserError(e.what());
   }
 }
 
 void print_diff(const ValidateArgs& args, const schedule::Schedule& s) {
-  const schedule::Schedule other = load(args.other);
+  const schedule::Schedule other = load(args.other).schedule;
   const std::string d = schedule::diff(s, other, args.file, args.other);
   if (d.empty()) {
     std::printf("%s and %s: no differences\n", args.file.c_str(), args.other.c_str());
@@ -45,12 +45,14 @@ void print_diff(const ValidateArgs& args, const schedule::Schedule& s) {
 }
 
 void run(const ValidateArgs& args) {
-  const schedule::Schedule s = load(args.file);
+  const schedule::LoadedSchedule loaded = load(args.file);
+  const schedule::Schedule& s = loaded.schedule;
   if (!args.other.empty()) print_diff(args, s);
   const schedule::ValidationResult result = schedule::validate(s);
   if (!result.ok()) {
     std::string message =
-        args.file + ": " + schedule::invalid_schedule_message(s, result.error->message);
+        schedule::location_in(args.file, loaded, result.error->rank, result.error->step) + ": " +
+        schedule::invalid_schedule_message(s, result.error->message);
     if (!args.quiet && !result.error->grid.empty()) {
       message += "\n" + result.error->grid;
       while (!message.empty() && message.back() == '\n') message.pop_back();
@@ -70,7 +72,8 @@ void add_validate_command(CLI::App& app) {
       "Check a schedule file (text or torch's CSV): every microbatch's work exactly once, inputs "
       "before use, "
       "matching sends and receives, agreeing collectives, no deadlock. Exit 0 when valid; "
-      "otherwise the error, naming rank and action, and the step x rank grid");
+      "otherwise the error, naming its line and column (schedule text), rank and action, and the "
+      "step x rank grid");
   cmd->add_option("FILE", args->file,
                   "schedule file (`meshscope schedules --dump` writes one): " +
                       std::string(schedule::kScheduleFileHelp))

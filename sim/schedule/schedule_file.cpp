@@ -72,7 +72,7 @@ LoadedSchedule load_schedule_file(const std::string& path) {
   LoadedSchedule out;
   out.format = detect_schedule_format(path, text);
   if (out.format == ScheduleFileFormat::kText) {
-    out.schedule = load(text, path);
+    out.schedule = load(text, path, &out.positions);
     if (parse_family(out.schedule.name) && !is_generated(out.schedule))
       out.schedule.name += "-edited";
   } else {
@@ -80,6 +80,17 @@ LoadedSchedule load_schedule_file(const std::string& path) {
     out.schedule = std::move(csv.schedule);
     out.torch_format = csv.format;
   }
+  return out;
+}
+
+std::string location_in(const std::string& path, const LoadedSchedule& loaded, int rank, int step) {
+  const ScheduleTextPositions& p = loaded.positions;
+  if (rank < 0 || static_cast<size_t>(rank) >= p.rank_line.size() || p.rank_line[rank] <= 0)
+    return path;
+  std::string out = path + ":" + std::to_string(p.rank_line[rank]);
+  const std::vector<int>& columns = p.action_column[rank];
+  if (step >= 0 && static_cast<size_t>(step) < columns.size())
+    out += ":" + std::to_string(columns[step]);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "sim/schedule/schedule.h"
+#include "sim/schedule/schedule_text.h"
 #include "sim/schedule/torch_csv.h"
 
 namespace meshscope::schedule {
@@ -33,7 +34,13 @@ struct LoadedSchedule {
   Schedule schedule;
   ScheduleFileFormat format = ScheduleFileFormat::kText;
   TorchCsvFormat torch_format = TorchCsvFormat::kComputeOnly;  // when format is kTorchCsv
+  ScheduleTextPositions positions;                             // schedule text only
 };
+
+// "FILE:LINE:COLUMN" of rank `rank`'s action `step` in a schedule text (its line alone for the
+// end of the line, step == its length), for the validator's errors; FILE alone when the file is
+// torch's CSV or the rank is -1 (the header).
+std::string location_in(const std::string& path, const LoadedSchedule& loaded, int rank, int step);
 
 // Throws ScheduleParseError naming the file (line 0 when it cannot be read). Schedule text whose
 // `name` is a family's but whose actions are not what that family generates (is_generated: a

@@ -56,7 +56,8 @@ std::optional<int64_t> parse_int(std::string_view s, int64_t min, int64_t max) {
 
 class Parser {
  public:
-  explicit Parser(std::string_view source) : source_(source) {}
+  Parser(std::string_view source, ScheduleTextPositions* positions)
+      : source_(source), positions_(positions) {}
 
   Schedule run(std::string_view text) {
     size_t begin = 0;
@@ -243,6 +244,15 @@ class Parser {
     }
     if (seen_rank_[*r]) fail(number_col, "rank " + std::to_string(*r) + " has two lines");
     seen_rank_[*r] = true;
+    if (positions_ != nullptr) {
+      positions_->rank_line.resize(s_.ranks.size(), 0);
+      positions_->action_column.resize(s_.ranks.size());
+      positions_->rank_line[*r] = line_;
+    }
+    // The actions just added (one, or an OVERLAP_F_B group's) are at `column`.
+    const auto place = [&](int column) {
+      if (positions_ != nullptr) positions_->action_column[*r].resize(s_.ranks[*r].size(), column);
+    };
     const std::string_view actions = line.substr(colon + 1);
     std::vector<Action>& out = s_.ranks[*r];
     std::string error;
@@ -252,11 +262,13 @@ class Parser {
         std::optional<std::vector<Action>> group = parse_overlap(w.text, &error);
         if (!group) fail(column, error);
         out.insert(out.end(), group->begin(), group->end());
+        place(column);
         continue;
       }
       std::optional<Action> a = parse_action(w.text, &error);
       if (a) {
         out.push_back(*a);
+        place(column);
         continue;
       }
       std::optional<Marker> m =
@@ -269,6 +281,7 @@ class Parser {
   }
 
   std::string_view source_;
+  ScheduleTextPositions* positions_ = nullptr;
   int line_ = 0;
   Schedule s_;
   bool header_done_ = false;
@@ -345,8 +358,10 @@ std::string dump(const Schedule& s) {
   return out;
 }
 
-Schedule load(std::string_view text, std::string_view source_name) {
-  return Parser(source_name).run(text);
+Schedule load(std::string_view text, std::string_view source_name,
+              ScheduleTextPositions* positions) {
+  if (positions != nullptr) *positions = {};
+  return Parser(source_name, positions).run(text);
 }
 
 std::string read_schedule_file(const std::string& path) {

@@ -24,6 +24,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/schedule/schedule.h"
 
@@ -56,8 +57,18 @@ inline constexpr uintmax_t kMaxScheduleFileBytes = uintmax_t{64} << 20;
 inline constexpr size_t kMaxScheduleNameBytes = 200;
 
 std::string dump(const Schedule& schedule);
-// Throws ScheduleParseError; `source_name` is used only in messages.
-Schedule load(std::string_view text, std::string_view source_name = "<schedule>");
+// Where each rank's line and each of its actions are in a schedule text (1-based), so that an
+// error the validator finds in a loaded schedule names the line and column an editor goes to.
+struct ScheduleTextPositions {
+  std::vector<int> rank_line;                   // by rank
+  std::vector<std::vector<int>> action_column;  // by rank, by action (an OVERLAP_F_B group's
+                                                // actions share its token's column)
+};
+
+// Throws ScheduleParseError; `source_name` is used only in messages. `positions`, when given, is
+// filled.
+Schedule load(std::string_view text, std::string_view source_name = "<schedule>",
+              ScheduleTextPositions* positions = nullptr);
 // Reads a whole file; an unreadable file throws ScheduleParseError with line 0.
 Schedule load_file(const std::string& path);
 // The bytes of a schedule file, with load_file's errors (schedule_file.h reads either format).

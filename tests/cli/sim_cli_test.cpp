@@ -196,7 +196,9 @@ TEST_F(SimCli, SimulateRefusesAScheduleTheValidatorRejects) {
   const Outcome r = sh("simulate --config " + cfg.string() + " --schedule-file " + sched.string() +
                        " --out " + trace.string());
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err.rfind("meshscope: error: " + sched.string() + ": deadlock: ", 0), 0u) << r.err;
+  // Where the first waiting rank waits: its line and the action's column, as an editor goes there.
+  EXPECT_EQ(r.err.rfind("meshscope: error: " + sched.string() + ":3:13: deadlock: ", 0), 0u)
+      << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_FALSE(fs::exists(trace));
   // The same ranks with the receive after the send run.

@@ -49,6 +49,19 @@ TEST(ScheduleText, LoadsHeaderAndRanks) {
   EXPECT_EQ(s.ranks[1][4].kind, ActionKind::kOptimizerStep);
 }
 
+// Where each rank's line and action are, for the validator's errors: 1-based, a tab one column,
+// an OVERLAP_F_B group's two actions at its token.
+TEST(ScheduleText, RecordsTheLineOfEachRankAndTheColumnOfEachAction) {
+  ScheduleTextPositions at;
+  load(kTwoStage, "two.sched", &at);
+  EXPECT_EQ(at.rank_line, (std::vector<int>{8, 10}));
+  EXPECT_EQ(at.action_column[0], (std::vector<int>{9, 13, 28, 42, 46}));
+  EXPECT_EQ(at.action_column[1].front(), 9);
+  load("mesh dp=1 pp=1 tp=1\nmicrobatches 2\nrank 0: 0F0 (0F1;0B0)OVERLAP_F_B 0B1\n", "o", &at);
+  EXPECT_EQ(at.rank_line, (std::vector<int>{3}));
+  EXPECT_EQ(at.action_column[0], (std::vector<int>{9, 13, 13, 34}));
+}
+
 TEST(ScheduleText, DumpThenLoadRoundTrips) {
   const Schedule s = load(kTwoStage);
   const std::string text = dump(s);
