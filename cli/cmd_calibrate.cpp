@@ -19,6 +19,7 @@
 
 #include "cli/calibrate_gemm_rates.h"
 #include "cli/commands.h"
+#include "cli/number_text.h"
 #include "cli/output_path.h"
 #include "cli/read_progress.h"
 #include "sim/cost/calibration.h"
@@ -216,6 +217,12 @@ void run(const CalibrateArgs& a) {
     std::printf(" + %.1f us per span, %d spans, rms error %.1f%%\n", f.overhead_ns / 1e3, f.samples,
                 100 * f.rms_error);
   }
+  if (std::any_of(c.phases.begin(), c.phases.end(),
+                  [](const cost::PhaseFit& f) { return f.samples > 0; }))
+    std::printf(
+        "  (GFLOP/s: the fitted marginal rate, from the slope of span time against FLOPs, not FLOPs "
+        "over the time of any one span; where a phase has 'x the op model', predict prices it as "
+        "that multiple of the op model's time plus the time per span, both of that fit)\n");
   auto link = [](const char* what, const cost::LinkFit& l) {
     if (l.samples == 0) {
       std::printf("  %-12s no spans with bytes\n", what);
@@ -226,10 +233,14 @@ void run(const CalibrateArgs& a) {
       groups = " of groups of " + std::to_string(l.min_ranks) +
                (l.max_ranks > l.min_ranks ? " to " + std::to_string(l.max_ranks) : "") + " ranks";
     }
-    std::printf("  %-12s alpha %.1f us, %.3f GB/s%s, %d spans%s, rms error %.1f%%\n", what,
-                l.alpha_ns / 1e3, l.bandwidth_bytes_per_s / 1e9,
-                l.max_ranks > 0 ? " bus bandwidth" : "", l.samples, groups.c_str(),
-                100 * l.rms_error);
+    // fit_line draws the line through the origin where the bytes hardly vary (one payload size)
+    // or the intercept came out negative: alpha is then not measured, 0 by construction.
+    std::printf("  %-12s alpha %s, %.3f GB/s%s, %d spans%s, rms error %.1f%%\n", what,
+                l.alpha_ns > 0 ? (fmt("%.1f", l.alpha_ns / 1e3) + " us").c_str()
+                               : "not separable from the bandwidth (one payload size, or a "
+                                 "negative intercept: fitted through the origin)",
+                l.bandwidth_bytes_per_s / 1e9, l.max_ranks > 0 ? " bus bandwidth" : "", l.samples,
+                groups.c_str(), 100 * l.rms_error);
   };
   link("p2p", c.p2p);
   link("collective", c.collective);
@@ -251,6 +262,36 @@ void run(const CalibrateArgs& a) {
     std::printf(
         "  (predict and simulate --calibration price every collective with these fits, whatever "
         "its group's size and links: they were fitted on the groups above)\n");
+  // A typical span off by more than its own time (assumption: past that the line predicts
+  // nothing) scatters for a reason other than its FLOPs or bytes: a thread preempted on a shared
+  // machine, a payload of one size whose few slow spans set the slope.
+  std::string scattered;
+  for (size_t i = 0; i < c.phases.size(); ++i)
+    if (c.phases[i].samples > 0 && c.phases[i].rms_error > 1)
+      scattered += (scattered.empty() ? "" : ", ") + std::string(traces::kPhaseNames[i]);
+  for (const auto& [what, l] :
+       {std::pair{"p2p", &c.p2p}, {"collective", &c.collective}, {"all_to_all", &c.all_to_all}})
+    if (l->samples > 0 && l->rms_error > 1)
+      scattered += (scattered.empty() ? "" : ", ") + std::string(what);
+  if (!scattered.empty())
+    std::fprintf(
+        stderr,
+        "meshscope: warning: the %s fit's spans scatter by more than their own time "
+        "(rms error above 100%%): their times vary for reasons other than their FLOPs or "
+        "bytes (threads waiting for a core on a shared machine?), so its figures predict "
+        "little; calibrate on a quieter run (docs/ACCURACY.md section 3 runs under chrt)\n",
+        scattered.c_str());
+  // A run's first step warms caches and faults pages in: alone, it is all a fit sees.
+  for (size_t i = 0; i < timelines.size(); ++i) {
+    const traces::RunSource src = timelines[i].run.source;
+    if ((src == traces::RunSource::kCpu || src == traces::RunSource::kCuda) &&
+        timelines[i].steps.size() == 1)
+      std::fprintf(stderr,
+                   "meshscope: warning: %s: one step, the run's first, whose warm-up (caches, "
+                   "page faults) the fit takes for its rates; of a run of 2 steps or more it "
+                   "leaves the first out\n",
+                   a.traces[i].c_str());
+  }
   std::printf("written: %s\n", a.out.c_str());
 }
 

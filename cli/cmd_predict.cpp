@@ -674,6 +674,13 @@ void run(const PredictArgs& a) {
     std::printf(
         "no range (a..b) with --calibration: the development set's errors are of predictions "
         "from the catalog's figures, which the calibration's fitted rates replace\n");
+    const auto& phases = so.calibration->phases;
+    if (std::none_of(phases.begin(), phases.end(), [](const cost::PhaseFit& f) {
+          return f.flops_per_s > 0 || f.model_scale > 0;
+        }))
+      std::printf(
+          "the calibration fits no compute phase: compute is priced from the catalog's figures, "
+          "and only its links from the calibration\n");
     std::fputs(collective_fit_beyond_its_groups(*so.calibration, configs).c_str(), stdout);
   }
   if (a.breakdown) print_breakdowns(rows);

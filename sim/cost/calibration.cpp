@@ -105,9 +105,19 @@ Calibration parse_calibration(const nlohmann::json& j, const std::string& path) 
                               "p2p", "collective", "all_to_all"},
                              path, "");
   Calibration c;
-  std::string key = "hardware";  // the key being read, for a wrongly typed value
+  std::string key = "version";  // the key being read, for a wrongly typed value
   try {
-    c.hardware = j.value("hardware", "");
+    if (j.contains("version") && j.at("version") != 1)
+      throw std::runtime_error(path + ": key 'version': " + j.at("version").dump() +
+                               ", but this meshscope reads version 1");
+    key = "hardware";
+    // The entry the traces ran on: without it a CPU's fit would price any GPU's work.
+    if (!j.contains("hardware") || !j.at("hardware").is_string() ||
+        j.at("hardware").get<std::string>().empty())
+      throw std::runtime_error(path +
+                               ": key 'hardware': missing: the catalog entry the traces ran on "
+                               "(`meshscope calibrate --hardware` writes it)");
+    c.hardware = j.at("hardware").get<std::string>();
     key = "precision";
     c.precision = j.value("precision", "");
     if (!c.precision.empty() && !parse_precision(c.precision))
@@ -120,6 +130,10 @@ Calibration parse_calibration(const nlohmann::json& j, const std::string& path) 
         key = "compute." + name;
         const auto phase = traces::parse_phase(name);
         if (!phase) throw std::runtime_error(path + ": key '" + key + "': unknown phase");
+        if (*phase == traces::Phase::kNone)
+          throw std::runtime_error(path + ": key '" + key +
+                                   "': no phase: spans without one (forward, backward, "
+                                   "input_grad, weight_grad, optimizer) price nothing");
         traces::require_known_keys(
             v, {"flops_per_s", "overhead_ns", "efficiency", "samples", "rms_error", "model_scale"},
             path, key + ".");

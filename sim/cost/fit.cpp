@@ -213,7 +213,9 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
     }
     for (const traces::Span& s : t->spans) {
       if (!inside(s, win) || s.end_ns <= s.begin_ns) continue;
-      if (s.kind == traces::SpanKind::kCompute && s.flops > 0) {
+      // A compute span without a phase (another tool's kernel with args.flops) prices no phase
+      // of a schedule: not fitted.
+      if (s.kind == traces::SpanKind::kCompute && s.flops > 0 && s.phase != traces::Phase::kNone) {
         const int64_t busy = computing.ns(s);
         if (busy <= 0) continue;
         compute[s.phase].x.push_back(s.flops);
@@ -253,7 +255,8 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
   }
   if (compute.empty() && p2p.x.empty() && coll.x.empty() && all_to_all.x.empty())
     throw std::invalid_argument(
-        "calibrate: the traces have no compute span with FLOPs, no received transfer with bytes "
+        "calibrate: the traces have no compute span with FLOPs and a phase (forward, backward, "
+        "...), no received transfer with bytes "
         "and no collective of a known group: nothing to fit (meshscope's own traces, `meshscope "
         "run --out`, carry them; an imported profile's kernels name no FLOPs, and its NCCL "
         "kernels are fitted only where PyTorch recorded their \"Group size\": for its GEMM rates, "

@@ -114,6 +114,11 @@ TEST(CalibrateCli, AnImportedProfilesAllReducesCalibrateTheCollectiveLink) {
       shell(kBin + " predict --config " + config + " --calibration " + out.string());
   EXPECT_NE(text.out.find("no range (a..b) with --calibration"), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find("where 80% of published runs would fall"), std::string::npos) << text.out;
+  // A fit of links alone leaves compute to the catalog: said so.
+  EXPECT_NE(text.out.find("the calibration fits no compute phase: compute is priced from the "
+                          "catalog's figures"),
+            std::string::npos)
+      << text.out;
   // Fitted on groups of 2, it prices the config's dp group of 8: said to be an extrapolation.
   EXPECT_NE(text.out.find("the calibration's collective fit saw groups of up to 2 ranks and "
                           "prices groups of up to 8 here"),
@@ -274,6 +279,69 @@ TEST(CalibrateCli, AnImportedTraceIsFittedOnlyToTheKindOfDeviceItRanOn) {
                          "--rank-from file-order sets unrelated traces side by side)\n");
     EXPECT_FALSE(fs::exists(out));
   }
+}
+
+// A fit whose spans scatter by more than their own time predicts little: warned of (every third
+// receive of a recorded run made 30 times longer, as a preempted thread's are). A run of one step
+// is its warm-up alone: warned of too.
+TEST(CalibrateCli, AScatteredFitAndARunOfOneStepAreWarnedOf) {
+  const fs::path dir = temp_dir("calibrate_scatter");
+  const std::string run =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/meshscope_cpu/mlp_1f1b_pp2_4steps.json";
+  nlohmann::json j = nlohmann::json::parse(read_file(run));
+  int recvs = 0;
+  for (auto& e : j["traceEvents"])
+    if (e.value("ph", "") == "X" && e["args"].value("kind", "") == "recv" && recvs++ % 3 == 0)
+      e["dur"] = e["dur"].get<double>() * 30;
+  std::ofstream(dir / "scattered.json") << j.dump();
+  const Result scattered = shell(kBin + " calibrate " + (dir / "scattered.json").string() + " -o " +
+                                 (dir / "s.json").string());
+  EXPECT_EQ(scattered.status, 0) << scattered.err;
+  EXPECT_NE(scattered.err.find("meshscope: warning: the p2p fit's spans scatter by more than "
+                               "their own time (rms error above 100%)"),
+            std::string::npos)
+      << scattered.err;
+  // One payload size: the link's alpha is not measured, and the output says so.
+  EXPECT_NE(scattered.out.find("p2p          alpha not separable from the bandwidth (one payload "
+                               "size, or a negative intercept: fitted through the origin)"),
+            std::string::npos)
+      << scattered.out;
+  const Result recorded = shell(kBin + " calibrate " + run + " -o " + (dir / "r.json").string());
+  EXPECT_EQ(recorded.status, 0) << recorded.err;
+  EXPECT_EQ(recorded.err.find("scatter"), std::string::npos) << recorded.err;
+  EXPECT_EQ(recorded.err.find("one step"), std::string::npos) << recorded.err;
+
+  const fs::path one = dir / "one.json";
+  ASSERT_EQ(shell(kBin + " run --model chain --pp 3 --steps 1 --backend cpu --out " + one.string())
+                .status,
+            0);
+  const Result first =
+      shell(kBin + " calibrate " + one.string() + " -o " + (dir / "one_cal.json").string());
+  EXPECT_EQ(first.status, 0) << first.err;
+  EXPECT_NE(first.err.find(one.string() + ": one step, the run's first, whose warm-up"),
+            std::string::npos)
+      << first.err;
+}
+
+// Compute spans without a phase (another tool's kernels with args.flops) price no phase of a
+// schedule: with nothing else in the trace, nothing to fit (they had been fitted as phase "none",
+// which predict then ignored while saying the calibration replaced the catalog).
+TEST(CalibrateCli, ComputeSpansWithoutAPhaseAreNothingToFit) {
+  const fs::path dir = temp_dir("calibrate_phaseless");
+  std::string events;
+  for (int i = 0; i < 20; ++i)
+    events += std::string(i ? "," : "") +
+              R"({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":)" +
+              std::to_string(i * 20) + R"(,"dur":)" + std::to_string(10 + i) +
+              R"(,"args":{"flops":)" + std::to_string(1e9 * (1 + i % 3)) + "}}";
+  std::ofstream(dir / "other.json") << R"({"traceEvents":[)" << events << "]}";
+  const Result r = shell(kBin + " calibrate " + (dir / "other.json").string() + " -o " +
+                         (dir / "c.json").string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("no compute span with FLOPs and a phase (forward, backward, ...)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir / "c.json"));
 }
 
 TEST(CalibrateCli, ARateAboveTwiceThePeakIsRefusedAndNothingWritten) {

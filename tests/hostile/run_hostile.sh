@@ -178,9 +178,9 @@ hw key_twice 's/"compute_units": 108/"compute_units": 108, "compute_units": 1/'
 run err hw_key_twice predict --config in/key_twice.json
 mkdir -p in/folder.hw.json && cfg "$PWD/in/folder.hw.json" > in/folder.json
 run err hw_folder predict --config in/folder.json
-printf '{"format": "meshscope-calibration", "computes": {}}' > in/calibration_typo.json
+printf '{"format": "meshscope-calibration", "hardware": "cpu-local", "computes": {}}' > in/calibration_typo.json
 run err calibration_typo predict --config in/ok.json --calibration in/calibration_typo.json
-printf '{"format": "meshscope-calibration", "p2p": {"samples": 1e30}}' > in/calibration_count.json
+printf '{"format": "meshscope-calibration", "hardware": "cpu-local", "p2p": {"samples": 1e30}}' > in/calibration_count.json
 run err calibration_count predict --config in/ok.json --calibration in/calibration_count.json
 for name in json_deep json_key_twice json_huge_number json_empty hw_unknown_key hw_count_beyond_int \
     hw_key_twice hw_folder calibration_typo calibration_count; do

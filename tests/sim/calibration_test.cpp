@@ -359,7 +359,7 @@ TEST(Calibration, FilesRoundTripAndBadOnesNameTheKey) {
   EXPECT_DOUBLE_EQ(back.all_to_all.bandwidth_bytes_per_s, c.all_to_all.bandwidth_bytes_per_s);
   EXPECT_DOUBLE_EQ(back.all_to_all.alpha_ns, c.all_to_all.alpha_ns);
   std::ofstream(dir / "bad.json")
-      << R"({"format": "meshscope-calibration", "compute": {"sideways": {}}})";
+      << R"({"format": "meshscope-calibration", "hardware": "cpu-local", "compute": {"sideways": {}}})";
   try {
     load_calibration((dir / "bad.json").string());
     FAIL();
@@ -379,43 +379,66 @@ TEST(Calibration, FilesRoundTripAndBadOnesNameTheKey) {
     return "(loaded)";
   };
   EXPECT_NE(
-      message("typed.json", R"({"format": "meshscope-calibration", "compute": {"forward": 5}})")
+      message(
+          "typed.json",
+          R"({"format": "meshscope-calibration", "hardware": "cpu-local", "compute": {"forward": 5}})")
           .find("typed.json: key 'compute.forward': "),
       std::string::npos);
   EXPECT_NE(message("hw.json", R"({"format": "meshscope-calibration", "hardware": 7})")
                 .find("hw.json: key 'hardware'"),
             std::string::npos);
-  EXPECT_NE(message("fp8.json", R"({"format": "meshscope-calibration", "precision": "fp8"})")
-                .find("fp8.json: key 'precision': 'fp8' is not"),
+  // Without the entry the traces ran on, a CPU's fit would price a GPU's work; a later version's
+  // file is not read as this one's; a phase named "none" prices nothing.
+  EXPECT_NE(message("nohw.json", R"({"format": "meshscope-calibration", "version": 1})")
+                .find("nohw.json: key 'hardware': missing: the catalog entry the traces ran on"),
+            std::string::npos);
+  EXPECT_NE(message("v99.json", R"({"format": "meshscope-calibration", "version": 99,
+                                    "hardware": "cpu-local"})")
+                .find("v99.json: key 'version': 99, but this meshscope reads version 1"),
+            std::string::npos);
+  EXPECT_NE(message("none.json", R"({"format": "meshscope-calibration", "hardware": "cpu-local",
+                                    "compute": {"none": {"flops_per_s": 1e9}}})")
+                .find("none.json: key 'compute.none': no phase"),
             std::string::npos);
   EXPECT_NE(
-      message("neg.json",
-              R"({"format": "meshscope-calibration", "compute": {"forward": {"overhead_ns": -5}}})")
+      message("fp8.json",
+              R"({"format": "meshscope-calibration", "hardware": "cpu-local", "precision": "fp8"})")
+          .find("fp8.json: key 'precision': 'fp8' is not"),
+      std::string::npos);
+  EXPECT_NE(
+      message(
+          "neg.json",
+          R"({"format": "meshscope-calibration", "hardware": "cpu-local", "compute": {"forward": {"overhead_ns": -5}}})")
           .find("must be >= 0"),
       std::string::npos);
   // A key the format does not have, at any level, and a count that is no whole number.
-  EXPECT_NE(message("typo.json", R"({"format": "meshscope-calibration", "computes": {}})")
-                .find("typo.json: key 'computes': unknown key"),
-            std::string::npos);
-  EXPECT_NE(message("fit.json", R"({"format": "meshscope-calibration",
+  EXPECT_NE(
+      message("typo.json",
+              R"({"format": "meshscope-calibration", "hardware": "cpu-local", "computes": {}})")
+          .find("typo.json: key 'computes': unknown key"),
+      std::string::npos);
+  EXPECT_NE(message("fit.json", R"({"format": "meshscope-calibration", "hardware": "cpu-local",
                                     "compute": {"forward": {"flops_per_sec": 1e12}}})")
                 .find("fit.json: key 'compute.forward.flops_per_sec': unknown key"),
             std::string::npos);
-  EXPECT_NE(message("groups.json", R"({"format": "meshscope-calibration",
+  EXPECT_NE(message("groups.json", R"({"format": "meshscope-calibration", "hardware": "cpu-local",
                                        "collective": {"group_ranks": [8, 2]}})")
                 .find("groups.json: key 'collective.group_ranks': the smallest group is larger"),
             std::string::npos);
-  EXPECT_NE(message("group.json", R"({"format": "meshscope-calibration",
+  EXPECT_NE(message("group.json", R"({"format": "meshscope-calibration", "hardware": "cpu-local",
                                       "collective": {"group_ranks": 2}})")
                 .find("group.json: key 'collective.group_ranks': must be [smallest, largest]"),
             std::string::npos);
-  EXPECT_NE(message("alone.json", R"({"format": "meshscope-calibration",
+  EXPECT_NE(message("alone.json", R"({"format": "meshscope-calibration", "hardware": "cpu-local",
                                       "p2p": {"timed_alone": 1.5}})")
                 .find("alone.json: key 'p2p.timed_alone': must be a whole number"),
             std::string::npos);
-  EXPECT_NE(message("many.json", R"({"format": "meshscope-calibration", "p2p": {"samples": 1e30}})")
-                .find("many.json: key 'p2p.samples': must be a whole number >= 0"),
-            std::string::npos);
+  EXPECT_NE(
+      message(
+          "many.json",
+          R"({"format": "meshscope-calibration", "hardware": "cpu-local", "p2p": {"samples": 1e30}})")
+          .find("many.json: key 'p2p.samples': must be a whole number >= 0"),
+      std::string::npos);
   try {
     load_calibration(dir.string());
     FAIL();
