@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/json_text.h"
+#include "cli/number_text.h"
 #include "cli/output_path.h"
 #include "cli/run_common.h"
 #include "cli/sim_options.h"
@@ -133,12 +134,18 @@ void run(const SimulateArgs& a) {
   r.actions = sim.summary.simulated_actions;
   std::printf("%s", format_summary_table({r}).c_str());
   const predict::Summary& s = sim.summary;
+  // A model without a sequence (mlp, vgg) counts one token a sample: named as samples; a CPU's
+  // rate is a small fraction of a TFLOP/s, given in its digits rather than as 0.0 (as predict).
+  const bool samples = s.samples_per_s > 0 && s.tokens_per_s == s.samples_per_s;
   std::printf(
-      "model %s on %lld x %s: %.4g s/step, %.4g tokens/s, %.1f TFLOP/s per GPU, MFU %.1f%%, "
-      "peak memory %.1f GiB of %.1f GiB (%s)\n",
+      "model %s on %lld x %s: %.4g s/step, %.4g %s, %s TFLOP/s per device, MFU %s, peak memory "
+      "%.1f GiB of %.1f GiB (%s)\n",
       s.model.c_str(), static_cast<long long>(s.gpus), s.hardware.c_str(), s.step_time_s,
-      s.tokens_per_s, s.tflops_per_gpu, 100 * s.mfu, s.peak_memory_bytes / 1073741824.0,
-      s.memory_capacity_bytes / 1073741824.0, s.fits ? "fits" : "DOES NOT FIT");
+      s.tokens_per_s, samples ? "samples/s" : "tokens/s",
+      fmt(s.tflops_per_gpu < 0.95 ? "%.2g" : "%.1f", s.tflops_per_gpu).c_str(),
+      (fmt(s.mfu < 0.0095 ? "%.2g" : "%.1f", 100 * s.mfu) + "%").c_str(),
+      s.peak_memory_bytes / 1073741824.0, s.memory_capacity_bytes / 1073741824.0,
+      s.fits ? "fits" : "DOES NOT FIT");
   if (s.replicas_simulated_once && !a.all_devices)
     std::printf(
         "identical dp/tp replicas simulated once: %lld devices in the trace stand for %lld "

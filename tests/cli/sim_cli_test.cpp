@@ -1130,6 +1130,15 @@ TEST_F(SimCli, TokensOfAModelWithoutASequenceAreSaidToBeSamples) {
                          "/sim/predict/configs/korthikanti-22b.json");
   ASSERT_EQ(gpt.exit_code, 0) << gpt.err;
   EXPECT_EQ(gpt.out.find("without a sequence"), std::string::npos) << gpt.out;
+  // simulate's summary line names them samples too, and a CPU's rate in its digits, not 0.0.
+  const fs::path cpu = write("cpu.json", R"({"model": {"kind": "mlp", "layers": 2, "hidden": 64},
+      "mesh": {"pp": 1}, "batch": {"global": 4, "micro": 1}, "cluster": {"gpu": "cpu-local"},
+      "options": {"precision": "fp32"}})");
+  const Outcome sim = sh("simulate --config " + cpu.string());
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_NE(sim.out.find(" samples/s, "), std::string::npos) << sim.out;
+  EXPECT_EQ(sim.out.find(" 0.0 TFLOP/s"), std::string::npos) << sim.out;
+  EXPECT_EQ(sim.out.find("tokens/s"), std::string::npos) << sim.out;
 }
 
 TEST_F(SimCli, APlotNamedAsAnotherImageFormatIsRefused) {
