@@ -180,7 +180,7 @@ void render_stage_phases(const TimelineAnalysis& a, std::string& out) {
 
 void render_hta(const TimelineAnalysis& a, std::string& out) {
   out +=
-      "HTA-style breakdown (span = first to last GPU activity, all steps): idle, compute, comm, "
+      "HTA-style breakdown (span = first to last device activity, all steps): idle, compute, comm, "
       "memory = % of span; host wait, kernel wait, other idle = % of idle; comm overlap = % of "
       "comm time\n";
   Table t;
