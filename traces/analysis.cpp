@@ -171,6 +171,7 @@ std::vector<Interval> analysis_windows(const Timeline& t) {
 TimelineAnalysis analyze(const Timeline& t, const AnalysisOptions& options) {
   TimelineAnalysis out;
   out.windows = analysis_windows(t);
+  out.from_steps = !t.steps.empty();
   for (const Interval& w : out.windows) out.window_ns += w.length_ns();
   if (!out.windows.empty()) {
     out.step_time_ns = out.window_ns / static_cast<int64_t>(out.windows.size());

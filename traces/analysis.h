@@ -112,8 +112,9 @@ struct TimelineAnalysis {
   int64_t communication_ns = 0;
   int64_t overlap_ns = 0;
   int64_t idle_ns = 0;
-  double bubble_fraction = 0;           // Σ idle / Σ (window × devices)
-  bool has_stage_annotations = false;   // some device had stage-compute spans (attribution valid)
+  double bubble_fraction = 0;          // Σ idle / Σ (window × devices)
+  bool has_stage_annotations = false;  // some device had stage-compute spans (attribution valid)
+  bool from_steps = false;  // the windows are Timeline::steps (else one, over the device activity)
   std::vector<HtaDeviceBreakdown> hta;  // devices with GPU activity, in device order
 };
 

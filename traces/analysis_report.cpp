@@ -126,7 +126,10 @@ std::string peak_text(const std::optional<int64_t>& peak) {
 
 void render_devices(const TimelineAnalysis& a, std::string& out) {
   Table t;
-  t.add({"device", "busy", "compute", "comm", "overlap", "idle", "bubble", "peak act"});
+  // Without step markers the one window is the whole trace (inference, an Nsight capture): its
+  // idle share is no pipeline's bubble, and says so.
+  t.add({"device", "busy", "compute", "comm", "overlap", "idle", a.from_steps ? "bubble" : "idle %",
+         "peak act"});
   for (const DeviceAnalysis& d : a.devices) {
     t.add({d.name, format_duration(d.busy_ns), format_duration(d.compute_ns),
            format_duration(d.communication_ns), format_duration(d.overlap_ns),
@@ -212,6 +215,7 @@ json to_json(const TimelineAnalysis& a) {
           {"windows", std::move(windows)},
           {"step_time_ns", a.step_time_ns},
           {"window_ns", a.window_ns},
+          {"from_steps", a.from_steps},
           {"overall",
            {{"busy_ns", a.busy_ns},
             {"compute_ns", a.compute_ns},
@@ -227,11 +231,20 @@ json to_json(const TimelineAnalysis& a) {
 std::string format_table(const TimelineAnalysis& a) {
   std::string out;
   const std::string steps = std::to_string(a.windows.size());
-  out += "steps: " + steps + "   step time: " + format_duration(a.step_time_ns) +
-         " (mean per step)   overall bubble fraction: " + percent(a.bubble_fraction) +
-         " (idle % of the step windows × devices)\n\n";
-  out += "per device, totals over " + steps + (a.windows.size() == 1 ? " step" : " steps") +
-         " (bubble = idle % of the step windows):\n";
+  if (a.from_steps) {
+    out += "steps: " + steps + "   step time: " + format_duration(a.step_time_ns) +
+           " (mean per step)   overall bubble fraction: " + percent(a.bubble_fraction) +
+           " (idle % of the step windows × devices)\n\n";
+    out += "per device, totals over " + steps + (a.windows.size() == 1 ? " step" : " steps") +
+           " (bubble = idle % of the step windows):\n";
+  } else {
+    out +=
+        "no step markers (ProfilerStep#N ranges, or meshscope's steps): one window, from the first "
+        "to the last device activity, " +
+        format_duration(a.step_time_ns) + "   idle over it: " + percent(a.bubble_fraction) +
+        " (idle % of the window × devices)\n\n";
+    out += "per device, over that window (idle % = idle share of it):\n";
+  }
   render_devices(a, out);
   if (a.has_stage_annotations) {
     out += "\n";

@@ -44,5 +44,27 @@ TEST(AnalysisReport, TableListsDevicesAndTheOverallBubbleFraction) {
   EXPECT_NE(table.find("warm-up"), std::string::npos);  // attribution shown for annotated runs
 }
 
+// A trace without step markers has one window over its device activity: its idle share is no
+// pipeline's bubble, and the table and the JSON say so.
+TEST(AnalysisReport, ATraceWithoutStepsSaysItsWindowIsTheWholeTrace) {
+  Timeline stepped = testing::gpipe(2, 4, 1000, 2000);
+  ASSERT_FALSE(stepped.steps.empty());
+  Timeline whole = stepped;
+  whole.steps.clear();
+  const std::string with = format_table(analyze(stepped));
+  const std::string without = format_table(analyze(whole));
+  EXPECT_NE(with.find("steps: 1   step time:"), std::string::npos) << with;
+  EXPECT_EQ(with.find("no step markers"), std::string::npos) << with;
+  EXPECT_NE(without.find("no step markers (ProfilerStep#N ranges, or meshscope's steps): one "
+                         "window, from the first to the last device activity"),
+            std::string::npos)
+      << without;
+  EXPECT_NE(without.find("  idle %  "), std::string::npos) << without;
+  EXPECT_EQ(without.find("bubble  peak act"), std::string::npos) << without;
+  EXPECT_EQ(without.find("bubble fraction"), std::string::npos) << without;
+  EXPECT_TRUE(to_json(analyze(stepped)).at("from_steps").get<bool>());
+  EXPECT_FALSE(to_json(analyze(whole)).at("from_steps").get<bool>());
+}
+
 }  // namespace
 }  // namespace meshscope::traces
