@@ -221,9 +221,8 @@ void run(const CalibrateArgs& a) {
                   [](const cost::PhaseFit& f) { return f.samples > 0; }))
     std::printf(
         "  (GFLOP/s: the fitted marginal rate, from the slope of span time against FLOPs, not "
-        "FLOPs "
-        "over the time of any one span; where a phase has 'x the op model', predict prices it as "
-        "that multiple of the op model's time plus the time per span, both of that fit)\n");
+        "FLOPs over the time of any one span; where a phase has 'x the op model', predict prices "
+        "it as that multiple of the op model's time plus the time per span, both of that fit)\n");
   auto link = [](const char* what, const cost::LinkFit& l) {
     if (l.samples == 0) {
       std::printf("  %-12s no spans with bytes\n", what);

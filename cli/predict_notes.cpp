@@ -1,4 +1,4 @@
-// collective_fit_beyond_its_groups and uneven_layer_splits.
+// collective_fit_beyond_its_groups, uneven_layer_splits and settings_that_do_little.
 #include "cli/predict_notes.h"
 
 #include <algorithm>

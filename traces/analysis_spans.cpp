@@ -45,7 +45,7 @@ std::vector<SpanRec> device_records(const Timeline& t, const std::vector<uint32_
 IntervalSet issued_collectives(const Timeline& t, const std::vector<SpanRec>& recs) {
   if (t.run.source != RunSource::kCpu) return {};
   using Key = std::tuple<int16_t, int32_t, Phase>;
-  std::map<Key, std::vector<Interval>> computing;  // sorted by begin: recs are
+  std::map<Key, std::vector<Interval>> computing;  // each sorted by begin, as recs are
   for (const SpanRec& r : recs) {
     const Span& s = t.spans[r.index];
     if (r.kind == SpanKind::kCompute && s.stage >= 0 && s.microbatch >= 0)

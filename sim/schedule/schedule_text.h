@@ -12,10 +12,9 @@
 // Rules: '#' starts a comment that runs to the end of the line; blank lines are ignored; the
 // header keywords come before the first rank line, each at most once. `mesh` and `microbatches`
 // are required; `stages` defaults to pp, `stage_owner` to s % pp, `name` to "custom" (a family's
-// name on an edited dump is read as
-// "<name>-edited", schedule_file.h). Every rank
-// of the mesh has exactly one line (possibly empty after the colon); actions are the tokens of
-// action.h separated by blanks. Semantic checks (work, ordering, matching) are the validator's.
+// name on an edited dump is read as "<name>-edited", schedule_file.h). Every rank of the mesh has
+// exactly one line (possibly empty after the colon); actions are the tokens of action.h separated
+// by blanks. Semantic checks (work, ordering, matching) are the validator's.
 // Tokens from torch's schedules (marker.h) are read and written too: "(0F3;3B1)OVERLAP_F_B" for an
 // overlapped group, the kept markers "0UNSHARD", "0WAIT_SEND_F3", ..., and "-" for an idle step.
 #pragma once
