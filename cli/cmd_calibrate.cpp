@@ -177,6 +177,21 @@ void run(const CalibrateArgs& a) {
   }
   std::vector<const traces::Timeline*> ptrs;
   for (const traces::Timeline& t : timelines) ptrs.push_back(&t);
+  // Among several traces, one that holds nothing to fit adds no sample: named, since alone it
+  // would have been refused ("nothing to fit") and beside the others it had gone unseen.
+  if (timelines.size() > 1) {
+    for (size_t i = 0; i < timelines.size(); ++i) {
+      try {
+        (void)cost::fit_calibration({&timelines[i]}, hw, *precision);
+      } catch (const std::invalid_argument&) {
+        std::fprintf(stderr,
+                     "meshscope: warning: %s: nothing in it to fit (no compute span with FLOPs "
+                     "and a phase, no received transfer with bytes, no collective of a known "
+                     "group): it adds nothing to the calibration\n",
+                     a.traces[i].c_str());
+      }
+    }
+  }
   int rebuilt = 0;
   cost::Calibration c;
   try {

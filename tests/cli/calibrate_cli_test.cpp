@@ -342,6 +342,16 @@ TEST(CalibrateCli, ComputeSpansWithoutAPhaseAreNothingToFit) {
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(dir / "c.json"));
+  // Beside a trace that fits, it adds nothing, and is named for that.
+  const std::string run =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/meshscope_cpu/mlp_1f1b_pp2_4steps.json";
+  const Result mixed = shell(kBin + " calibrate " + run + " " + (dir / "other.json").string() +
+                             " -o " + (dir / "c.json").string());
+  EXPECT_EQ(mixed.status, 0) << mixed.err;
+  EXPECT_NE(mixed.err.find((dir / "other.json").string() + ": nothing in it to fit"),
+            std::string::npos)
+      << mixed.err;
+  EXPECT_EQ(mixed.err.find(run + ": nothing"), std::string::npos) << mixed.err;
 }
 
 TEST(CalibrateCli, ARateAboveTwiceThePeakIsRefusedAndNothingWritten) {
