@@ -91,11 +91,19 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
   }
   std::printf("measured step: %s   pp %d, %d microbatches\n",
               traces::format_duration(measured).c_str(), pp, microbatches);
-  if (alternatives_differ)
+  if (alternatives_differ) {
     std::printf(
         "alternatives: pp %d, %d microbatches (--pp, --microbatches), against the measured "
         "step of the run above\n",
         replay.pp, replay.microbatches);
+    // Other microbatches are other work a step: "vs measured" then holds that difference too.
+    if (replay.microbatches != microbatches)
+      std::printf(
+          "  a step of %d microbatches does %.3g times the work of the run's %d: each row's \"vs "
+          "measured\" below \"as run\" includes that\n",
+          replay.microbatches, static_cast<double>(replay.microbatches) / microbatches,
+          microbatches);
+  }
   if (ran.groups > 1) {
     std::string ranks;
     for (const int r : ran.ranks) ranks += " " + std::to_string(r);

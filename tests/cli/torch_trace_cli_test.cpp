@@ -280,6 +280,10 @@ TEST(TorchTraceCli, PredictFromTraceTakesTorchsNamesAndSaysWhichRunItMeasured) {
   EXPECT_NE(r.out.find("pp 4, 4 microbatches\nalternatives: pp 4, 8 microbatches"),
             std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("a step of 8 microbatches does 2 times the work of the run's 4: each row's "
+                       "\"vs measured\" below \"as run\" includes that"),
+            std::string::npos)
+      << r.out;
   r = shell(kBin + " predict --from-trace " + job.string() + " --microbatches 8 --json");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto p = nlohmann::json::parse(r.out);
