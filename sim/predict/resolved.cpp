@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -65,6 +66,23 @@ Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
     throw std::invalid_argument("calibration: fitted in " + cal->precision +
                                 " (calibrate --precision), the config computes in " +
                                 std::string(cost::name(c.precision)) + " (options.precision)");
+  // No device computes above its peak: a rate past twice it (the bound calibrate itself refuses
+  // to write, cli/cmd_calibrate.cpp; twice an assumption) comes from a file edited by hand.
+  if (cal != nullptr) {
+    double peak = hw.peak(c.precision);
+    if (peak <= 0) peak = hw.peak(cost::Precision::kFp32);
+    for (size_t i = 0; i < cal->phases.size(); ++i) {
+      const double rate = cal->phases[i].flops_per_s;
+      if (peak > 0 && rate > 2 * peak) {
+        char what[96];
+        std::snprintf(what, sizeof what, "%.4g GFLOP/s, %.3g times %s's peak", rate / 1e9,
+                      rate / peak, hw.name.c_str());
+        throw std::invalid_argument("calibration (--calibration): key 'compute." +
+                                    std::string(traces::kPhaseNames[i]) + ".flops_per_s': " + what +
+                                    ": no device computes past its peak");
+      }
+    }
+  }
   // A config built in code (a search's mesh, an alternative's stage) as a parsed one would be.
   if (const std::string why = zero_refusal(c, fw); !why.empty())
     throw std::invalid_argument("options.zero: " + why);

@@ -354,6 +354,31 @@ TEST(CalibrateCli, ComputeSpansWithoutAPhaseAreNothingToFit) {
   EXPECT_EQ(mixed.err.find(run + ": nothing"), std::string::npos) << mixed.err;
 }
 
+// What calibrate refuses to write, a rate past twice the peak, predict refuses to read from a
+// file edited by hand (it had priced the phase as good as free).
+TEST(CalibrateCli, PredictRefusesACalibratedRatePastTwiceThePeak) {
+  const fs::path dir = temp_dir("calibrate_edited_rate");
+  const std::string run =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/meshscope_cpu/mlp_1f1b_pp2_4steps.json";
+  ASSERT_EQ(shell(kBin + " calibrate " + run + " -o " + (dir / "c.json").string()).status, 0);
+  nlohmann::json c = nlohmann::json::parse(read_file(dir / "c.json"));
+  const std::string config =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/sim/predict/configs/cpu/A-1f1b-pp2-m8.json";
+  EXPECT_EQ(
+      shell(kBin + " predict --config " + config + " --calibration " + (dir / "c.json").string())
+          .status,
+      0);
+  c["compute"]["forward"]["flops_per_s"] = 1e15;
+  std::ofstream(dir / "edited.json") << c.dump();
+  const Result r = shell(kBin + " predict --config " + config + " --calibration " +
+                         (dir / "edited.json").string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("calibration (--calibration): key 'compute.forward.flops_per_s': 1e+06 "
+                       "GFLOP/s, "),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(CalibrateCli, ARateAboveTwiceThePeakIsRefusedAndNothingWritten) {
   // One forward span's FLOPs (of the last step: the first is left out as warm-up) set to 1e300:
   // fitted and written as 1.5e290 times the peak before.
