@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -257,11 +258,10 @@ void run(const CalibrateArgs& a) {
                 l.bandwidth_bytes_per_s / 1e9, l.max_ranks > 0 ? " bus bandwidth" : "", l.samples,
                 groups.c_str(), 100 * l.rms_error);
   };
-  link("p2p", c.p2p);
-  link("collective", c.collective);
-  link("all_to_all", c.all_to_all);
-  for (const auto& [what, l] :
-       {std::pair{"p2p", &c.p2p}, {"collective", &c.collective}, {"all_to_all", &c.all_to_all}}) {
+  const std::array<std::pair<const char*, const cost::LinkFit*>, 3> links = {
+      {{"p2p", &c.p2p}, {"collective", &c.collective}, {"all_to_all", &c.all_to_all}}};
+  for (const auto& [what, l] : links) link(what, *l);
+  for (const auto& [what, l] : links) {
     if (l->timed_alone == 0) continue;
     const bool p2p = l == &c.p2p;
     std::fprintf(stderr,
@@ -284,8 +284,7 @@ void run(const CalibrateArgs& a) {
   for (size_t i = 0; i < c.phases.size(); ++i)
     if (c.phases[i].samples > 0 && c.phases[i].rms_error > 1)
       scattered += (scattered.empty() ? "" : ", ") + std::string(traces::kPhaseNames[i]);
-  for (const auto& [what, l] :
-       {std::pair{"p2p", &c.p2p}, {"collective", &c.collective}, {"all_to_all", &c.all_to_all}})
+  for (const auto& [what, l] : links)
     if (l->samples > 0 && l->rms_error > 1)
       scattered += (scattered.empty() ? "" : ", ") + std::string(what);
   if (!scattered.empty())

@@ -177,8 +177,8 @@ void print_table(const std::vector<Row>& rows) {
           fmt("%.4g", s.tokens_per_s) +
           (range ? fmt(" (%.3g", s.tokens_per_s_low) + fmt("..%.3g)", s.tokens_per_s_high) : ""));
       // A CPU's rate is a small fraction of a TFLOP/s: its digits, not 0.0.
-      c.push_back(fmt(s.tflops_per_gpu < 0.95 ? "%.2g" : "%.1f", s.tflops_per_gpu));
-      c.push_back(fmt(s.mfu < 0.0095 ? "%.2g%%" : "%.1f%%", 100 * s.mfu) +
+      c.push_back(tflops_text(s.tflops_per_gpu));
+      c.push_back(mfu_percent_text(s.mfu) +
                   (range ? fmt(" (%.1f", 100 * s.mfu_low) + fmt("..%.1f)", 100 * s.mfu_high) : ""));
       c.push_back(fmt("%.1f%%", 100 * s.bubble_fraction));
       c.push_back(gib(static_cast<double>(s.peak_memory_bytes)));
@@ -675,9 +675,8 @@ void run(const PredictArgs& a) {
         "no range (a..b) with --calibration: the development set's errors are of predictions "
         "from the catalog's figures, which the calibration's fitted rates replace\n");
     const auto& phases = so.calibration->phases;
-    if (std::none_of(phases.begin(), phases.end(), [](const cost::PhaseFit& f) {
-          return f.flops_per_s > 0 || f.model_scale > 0;
-        }))
+    if (std::none_of(phases.begin(), phases.end(),
+                     [](const cost::PhaseFit& f) { return f.fitted(); }))
       std::printf(
           "the calibration fits no compute phase: compute is priced from the catalog's figures, "
           "and only its links from the calibration\n");

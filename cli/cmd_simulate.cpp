@@ -141,11 +141,9 @@ void run(const SimulateArgs& a) {
       "model %s on %lld x %s: %.4g s/step, %.4g %s, %s TFLOP/s per device, MFU %s, peak memory "
       "%.1f GiB of %.1f GiB (%s)\n",
       s.model.c_str(), static_cast<long long>(s.gpus), s.hardware.c_str(), s.step_time_s,
-      s.tokens_per_s, samples ? "samples/s" : "tokens/s",
-      fmt(s.tflops_per_gpu < 0.95 ? "%.2g" : "%.1f", s.tflops_per_gpu).c_str(),
-      (fmt(s.mfu < 0.0095 ? "%.2g" : "%.1f", 100 * s.mfu) + "%").c_str(),
-      s.peak_memory_bytes / 1073741824.0, s.memory_capacity_bytes / 1073741824.0,
-      s.fits ? "fits" : "DOES NOT FIT");
+      s.tokens_per_s, samples ? "samples/s" : "tokens/s", tflops_text(s.tflops_per_gpu).c_str(),
+      mfu_percent_text(s.mfu).c_str(), s.peak_memory_bytes / 1073741824.0,
+      s.memory_capacity_bytes / 1073741824.0, s.fits ? "fits" : "DOES NOT FIT");
   if (s.replicas_simulated_once && !a.all_devices)
     std::printf(
         "identical dp/tp replicas simulated once: %lld devices in the trace stand for %lld "

@@ -22,6 +22,8 @@ struct PhaseFit {
   // When > 0 (fitted against the workload the trace ran): duration = overhead_ns + model_scale x
   // the op model's time for the span's ops, so GEMM shape effects carry over to other configs.
   double model_scale = 0;
+  // Whether the phase was fitted at all (a rate, or a scale of the op model).
+  bool fitted() const { return flops_per_s > 0 || model_scale > 0; }
 };
 
 // duration_ns = alpha_ns + bytes / bandwidth_bytes_per_s (for collectives: bus bytes, i.e. the

@@ -8,9 +8,6 @@
 namespace meshscope::cost {
 namespace {
 
-// Whether a calibration fitted the phase (a rate, or a scale of the op model).
-bool fitted(const PhaseFit& f) { return f.flops_per_s > 0 || f.model_scale > 0; }
-
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Independent GEMMs of the same shape folded into one op (attention heads, experts).
@@ -179,11 +176,11 @@ double ComputeModel::phase_seconds(const std::vector<model::OpCost>& ops,
     using traces::Phase;
     const PhaseFit* fit = &calibration_.phase(phase);
     double overhead_share = 1;
-    if (!fitted(*fit) && (phase == Phase::kInputGrad || phase == Phase::kWeightGrad)) {
+    if (!fit->fitted() && (phase == Phase::kInputGrad || phase == Phase::kWeightGrad)) {
       fit = &calibration_.phase(Phase::kBackward);
       overhead_share = 0.5;
     }
-    if (!fitted(*fit) && phase == Phase::kBackward) {
+    if (!fit->fitted() && phase == Phase::kBackward) {
       fit = &calibration_.phase(Phase::kInputGrad);
       overhead_share = 2;
     }
@@ -205,9 +202,9 @@ double ComputeModel::backward_seconds(const std::vector<model::OpCost>& input_gr
   using traces::Phase;
   // The input-gradient rate for the whole backward priced its weight-gradient GEMMs at it: on a
   // CPU profile, where the two fits differ fourfold, 1F1B ran twice as slow as measured.
-  if (calibrated_ && !fitted(calibration_.phase(Phase::kBackward)) &&
-      fitted(calibration_.phase(Phase::kInputGrad)) &&
-      fitted(calibration_.phase(Phase::kWeightGrad)))
+  if (calibrated_ && !calibration_.phase(Phase::kBackward).fitted() &&
+      calibration_.phase(Phase::kInputGrad).fitted() &&
+      calibration_.phase(Phase::kWeightGrad).fitted())
     return phase_seconds(input_grad, Phase::kInputGrad) +
            phase_seconds(weight_grad, Phase::kWeightGrad);
   std::vector<model::OpCost> both = input_grad;
