@@ -54,6 +54,10 @@ TEST(AnalysisReport, ATraceWithoutStepsSaysItsWindowIsTheWholeTrace) {
   const std::string with = format_table(analyze(stepped));
   const std::string without = format_table(analyze(whole));
   EXPECT_NE(with.find("steps: 1   step time:"), std::string::npos) << with;
+  // The HTA-style table spans the device activity, a cpu run's rank threads' too: not "GPU".
+  EXPECT_NE(with.find("HTA-style breakdown (span = first to last device activity"),
+            std::string::npos)
+      << with;
   EXPECT_EQ(with.find("no step markers"), std::string::npos) << with;
   EXPECT_NE(without.find("no step markers (ProfilerStep#N ranges, or meshscope's steps): one "
                          "window, from the first to the last device activity"),
