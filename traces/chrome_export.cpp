@@ -43,7 +43,7 @@ class ChromeWriter {
     for (size_t i = 0; i < t.flows.size(); ++i) {
       const Flow& f = t.flows[i];
       if (f.from >= t.spans.size() || f.to >= t.spans.size()) continue;  // flow_events throws
-      if (flow_name(t.spans[f.from], t.spans[f.to]) != kLaunchFlow) continue;
+      if (flow_name(t, f) != kLaunchFlow) continue;
       correlation_.try_emplace(f.from, first_id + static_cast<int64_t>(i));
       correlation_.try_emplace(f.to, first_id + static_cast<int64_t>(i));
     }
@@ -410,7 +410,11 @@ class ChromeWriter {
   }
 
   static constexpr std::string_view kLaunchFlow = "ac2g";
-  static std::string_view flow_name(const Span& from, const Span& to) {
+  // The flow's category as imported, else one named by the kinds of its spans.
+  static std::string_view flow_name(const Timeline& t, const Flow& f) {
+    if (f.category != 0 && f.category < t.strings.size()) return t.strings.get(f.category);
+    const Span& from = t.spans[f.from];
+    const Span& to = t.spans[f.to];
     if (from.kind == SpanKind::kHost && is_device_activity(to.kind)) return kLaunchFlow;
     if (from.kind == SpanKind::kSend && to.kind == SpanKind::kRecv) return "p2p";
     return "flow";
@@ -443,7 +447,7 @@ class ChromeWriter {
           "timeline: flow " + std::to_string(i) + " (" + std::to_string(f.from) + " -> " +
           std::to_string(f.to) + ") points past the " + std::to_string(t_.spans.size()) + " spans");
     }
-    const std::string_view n = flow_name(t_.spans[f.from], t_.spans[f.to]);
+    const std::string_view n = flow_name(t_, f);
     const Span& from = t_.spans[f.from];
     const Span& to = t_.spans[f.to];
     flow_end('s', n, i, f.from, from.begin_ns);

@@ -62,8 +62,9 @@
 //     {"ph":"f","cat":c,"name":c,"id":i,"pid","tid","ts": begin of the to-span, or the
 //      from-span's begin where that is later (clamped to the to-span's end: Perfetto drops a
 //      flow that ends before it starts),"bp":"e","args":{"span": to}},
-//        (c = "ac2g" for a host launch -> device activity, as Kineto names it, and then the
-//         spans' "correlation" is i; "p2p" for a send -> recv; "flow" otherwise)
+//        (c = the flow's category as imported (Flow::category), else "ac2g" for a host launch ->
+//         device activity, as Kineto names it, "p2p" for a send -> recv, "flow" otherwise; for
+//         an "ac2g" flow the spans' "correlation" is i where they have none of their own)
 //     -- one C event per counter sample, in Timeline::counters order:
 //     {"ph":"C","name": Counter::name,"pid": device,"ts": µs,"args":{"value": v}}
 //   ]

@@ -110,6 +110,10 @@ inline bool canonical_before(const Span& x, const Span& y) {
 struct Flow {
   uint32_t from = 0;  // index into Timeline::spans
   uint32_t to = 0;
+  // The "cat" of an imported flow event as its file had it (Kineto's "fwdbwd", "ac2g"; index
+  // into Timeline::strings), kept with ImportOptions::keep_origins so that `convert` writes it
+  // back; 0: none, and the exporter names the flow by the kinds of its spans.
+  uint32_t category = 0;
 };
 
 struct CounterSample {
@@ -219,7 +223,9 @@ struct Timeline {
   uint16_t add_device(int rank, std::string name, MeshCoord coord = {});
   uint16_t add_lane(uint16_t device, std::string name, LaneKind kind);
   uint32_t add_span(const Span& span);
-  void add_flow(uint32_t from_span, uint32_t to_span) { flows.push_back({from_span, to_span}); }
+  void add_flow(uint32_t from_span, uint32_t to_span, uint32_t category = 0) {
+    flows.push_back({from_span, to_span, category});
+  }
   std::string_view span_name(const Span& s) const { return strings.get(s.name); }
   // Records span's collective, keeping `collectives` sorted (replaces an earlier entry).
   void set_collective(uint32_t span, const Collective& c);

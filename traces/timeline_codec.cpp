@@ -11,7 +11,7 @@
 namespace meshscope::traces {
 namespace {
 
-constexpr uint32_t kMagic = 0x4d534c33;  // "MSL3": with the run descriptor, collectives and waits
+constexpr uint32_t kMagic = 0x4d534c34;  // "MSL4": flows with their category
 
 void put_run(ByteWriter& w, const RunDescriptor& run) {
   w.put(run.source);
@@ -131,7 +131,9 @@ Timeline decode_timeline(std::string_view bytes) {
   }
   t.flows = r.get_vector<Flow>();
   for (const Flow& f : t.flows) {
-    if (f.from >= t.spans.size() || f.to >= t.spans.size()) bad("a flow refers to no span");
+    if (f.from >= t.spans.size() || f.to >= t.spans.size() || f.category >= t.strings.size()) {
+      bad("a flow refers to no span or string");
+    }
   }
   const uint64_t counters = r.get_count(2 + 8 + 8);
   for (uint64_t i = 0; i < counters; ++i) {

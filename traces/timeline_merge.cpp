@@ -69,7 +69,7 @@ void append_timeline(Timeline& out, const Timeline& part, std::span<const int> d
   }
   for (const Flow& f : part.flows) {
     if (index[f.from] != kDropped && index[f.to] != kDropped)
-      out.add_flow(index[f.from], index[f.to]);
+      out.add_flow(index[f.from], index[f.to], names[f.category]);
   }
   for (const Counter& c : part.counters) {
     const int d = device_map[c.device];

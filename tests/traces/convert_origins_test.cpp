@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -117,6 +118,58 @@ TEST(ConvertOrigins, FlowsWithoutOwnIdsAreNumberedPastTheImportedOnes) {
   EXPECT_EQ(ids.count(700200), 1u);
   EXPECT_EQ(ids.size(), 5u);
   EXPECT_GT(*ids.rbegin(), 700200);
+}
+
+// Autograd's forward -> backward link and a launch flow, as PyTorch's profiler writes them.
+constexpr std::string_view kKinetoFlows = R"({"traceEvents": [
+ {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 11, "tid": 12, "ts": 100, "dur": 10},
+ {"ph": "X", "cat": "cpu_op", "name": "MmBackward0", "pid": 11, "tid": 12, "ts": 200, "dur": 10},
+ {"ph": "s", "cat": "fwdbwd", "name": "fwdbwd", "id": 5, "pid": 11, "tid": 12, "ts": 100},
+ {"ph": "f", "cat": "fwdbwd", "name": "fwdbwd", "id": 5, "pid": 11, "tid": 12, "ts": 200,
+  "bp": "e"},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 11, "tid": 12, "ts": 202,
+  "dur": 3, "args": {"correlation": 9}},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 210, "dur": 20,
+  "args": {"stream": 7, "correlation": 9}},
+ {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 9, "pid": 11, "tid": 12, "ts": 202},
+ {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 9, "pid": 0, "tid": 7, "ts": 210, "bp": "e"}
+]})";
+
+// The categories of the flow events in an exported document, one per s/f pair.
+std::multiset<std::string> flow_categories(const nlohmann::json& doc) {
+  std::multiset<std::string> cats;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e.value("ph", "") == "s") cats.insert(e.value("cat", ""));
+  }
+  return cats;
+}
+
+TEST(ConvertOrigins, FlowCategoriesComeBackThroughSortingMergingAndTheCodec) {
+  Timeline t = import_text(kKinetoFlows, /*keep_origins=*/true);
+  ASSERT_EQ(t.flows.size(), 2u);
+  const std::multiset<std::string> expected = {"ac2g", "fwdbwd"};
+  EXPECT_EQ(flow_categories(nlohmann::json::parse(export_chrome_json(t))), expected);
+  t.sort_spans();
+  add_idle_spans(t);
+  const Timeline decoded = decode_timeline(encode_timeline(t));
+  testing::expect_same_timeline(decoded, t);
+  EXPECT_EQ(flow_categories(nlohmann::json::parse(export_chrome_json(decoded))), expected);
+  // A folder of ranks merges each file's strings: the category follows into the merged table.
+  const testing::TempFile dir("_ranks");
+  fs::create_directory(dir.path());
+  for (const char* rank : {"rank0.json", "rank1.json"}) {
+    std::ofstream(dir.path() / rank) << kKinetoFlows;
+  }
+  ImportOptions o;
+  o.keep_origins = true;
+  const std::vector<fs::path> folder = {dir.path()};
+  const Timeline merged = load_traces(folder, o);
+  EXPECT_EQ(flow_categories(nlohmann::json::parse(export_chrome_json(merged))),
+            (std::multiset<std::string>{"ac2g", "ac2g", "fwdbwd", "fwdbwd"}));
+  // Without keep_origins (analysis) the category is not kept: the exporter names it by kind.
+  const Timeline plain = import_text(kKinetoFlows, /*keep_origins=*/false);
+  EXPECT_EQ(flow_categories(nlohmann::json::parse(export_chrome_json(plain))),
+            (std::multiset<std::string>{"ac2g", "flow"}));
 }
 
 TEST(ConvertOrigins, OffByDefaultSoAnalysisPaysNothing) {

@@ -43,6 +43,8 @@ inline void expect_same_timeline(const Timeline& a, const Timeline& b) {
   for (size_t i = 0; i < a.flows.size(); ++i) {
     EXPECT_EQ(a.flows[i].from, b.flows[i].from) << "flow " << i;
     EXPECT_EQ(a.flows[i].to, b.flows[i].to) << "flow " << i;
+    EXPECT_EQ(a.strings.get(a.flows[i].category), b.strings.get(b.flows[i].category))
+        << "flow " << i;
   }
   ASSERT_EQ(a.counters.size(), b.counters.size());
   for (size_t c = 0; c < a.counters.size(); ++c) {

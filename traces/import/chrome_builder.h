@@ -98,7 +98,8 @@ class ChromeTimelineBuilder : public ChromeSink {
   struct FlowEnd {
     ThreadKey thread;
     IdKey id;
-    uint32_t cat = 0;
+    uint32_t cat = 0;       // index into id_strings_, for pairing
+    uint32_t category = 0;  // keep_origins: the "cat" as a Timeline string (Flow::category)
     char ph = 's';
     bool enclosing = true;  // binds to the enclosing slice, else to the next one
     int64_t ts_ns = 0;

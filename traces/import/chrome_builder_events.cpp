@@ -64,6 +64,7 @@ void ChromeTimelineBuilder::flow_event(const ChromeEvent& ev, char ph) {
   fe.thread = ThreadKey{id_key(ev.pid), id_key(ev.tid)};
   fe.id = id_key(ev.id);
   fe.cat = static_cast<uint32_t>(id_key(JsonScalar{JsonType::kString, as_text(ev.cat)}).value);
+  if (options_.keep_origins && ev.cat.is_string()) fe.category = tl_.strings.intern(ev.cat.text);
   fe.enclosing = ph != 'f' || (ev.bp.is_string() && ev.bp.text == "e");
   if (mode_ == Mode::kMeshscope) {
     const ArgView a = scan_args(ev);

@@ -397,7 +397,7 @@ void ChromeTimelineBuilder::bind_flows() {
   });
   struct Bound {
     int64_t order;  // file offset of the finishing end: flows keep the file's order
-    uint32_t from, to;
+    uint32_t from, to, category;
   };
   std::vector<Bound> bound;
   const FlowEnd* open = nullptr;
@@ -410,7 +410,7 @@ void ChromeTimelineBuilder::bind_flows() {
     if (a == kNoSpan || b == kNoSpan) {
       report_.warn(ImportWarning::kFlowWithoutSpan, (a == kNoSpan ? from : to).offset);
     } else {
-      bound.push_back({to.offset, a, b});
+      bound.push_back({to.offset, a, b, from.category});
     }
   };
   for (uint32_t i : ends) {
@@ -433,7 +433,7 @@ void ChromeTimelineBuilder::bind_flows() {
   std::stable_sort(bound.begin(), bound.end(),
                    [](const Bound& a, const Bound& b) { return a.order < b.order; });
   tl_.flows.reserve(tl_.flows.size() + bound.size());
-  for (const Bound& b : bound) tl_.add_flow(b.from, b.to);
+  for (const Bound& b : bound) tl_.add_flow(b.from, b.to, b.category);
   std::vector<FlowEnd>().swap(flow_ends_);
 }
 
