@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "traces/analysis.h"
+#include "traces/analysis_spans.h"
 #include "traces/analysis_stragglers.h"
 
 namespace meshscope::traces {
@@ -84,6 +85,23 @@ class Graph {
       if (f.from < t.spans.size() && f.to < t.spans.size() &&
           (is_work(t.spans[f.from].kind) || transfer_end_[f.from])) {
         flows_in_[f.to].push_back(f.from);
+      }
+    }
+    if (t.run.source == RunSource::kCpu) {
+      // The collectives meshscope's cpu compute actions perform inside their spans: on the path,
+      // their wait for the group is wait and their transfer communication, not compute.
+      const auto by_device = detail::spans_by_device(t);
+      nested_wait_.resize(by_device.size());
+      nested_transfer_.resize(by_device.size());
+      for (size_t d = 0; d < by_device.size(); ++d) {
+        std::vector<Interval> wait, transfer;
+        for (uint32_t c :
+             detail::issued_collective_spans(t, detail::device_records(t, by_device[d]))) {
+          wait.push_back({t.reached_ns(c), t.spans[c].begin_ns});
+          transfer.push_back({t.spans[c].begin_ns, t.spans[c].end_ns});
+        }
+        nested_wait_[d] = merge_intervals(std::move(wait));
+        nested_transfer_[d] = merge_intervals(std::move(transfer));
       }
     }
     const StragglerAnalysis st = stragglers(t);
@@ -176,6 +194,22 @@ class Graph {
     return *pos;
   }
 
+  // Charges [from, until) of span i, of kind `kind`, to the path: a compute span's nested
+  // collectives (meshscope cpu runs) go to wait and communication, the rest to `kind`.
+  void charge(CriticalPath& p, uint32_t i, PathKind kind, int64_t from, int64_t until) const {
+    const Span& s = t_.spans[i];
+    p.by_rank[t_.devices[s.device].rank] += until - from;
+    if (kind == PathKind::kCompute && s.device < nested_wait_.size() && until > from) {
+      const int64_t wait = length_within(nested_wait_[s.device], {from, until});
+      const int64_t transfer = length_within(nested_transfer_[s.device], {from, until});
+      p.by_kind[static_cast<size_t>(PathKind::kWait)] += wait;
+      p.by_kind[static_cast<size_t>(PathKind::kCommunication)] += transfer;
+      p.by_kind[static_cast<size_t>(PathKind::kCompute)] += until - from - wait - transfer;
+      return;
+    }
+    p.by_kind[static_cast<size_t>(kind)] += until - from;
+  }
+
   // The late arriver of the collective instance `i` belongs to, when `i` is not it.
   std::optional<uint32_t> late_peer(uint32_t i) const {
     const auto it = late_peer_.find(i);
@@ -193,6 +227,8 @@ class Graph {
   std::unordered_map<uint32_t, size_t> device_of_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> flows_in_;
   std::unordered_map<uint32_t, uint32_t> late_peer_;
+  std::vector<IntervalSet> nested_wait_;      // by device: waits inside compute spans (cpu runs)
+  std::vector<IntervalSet> nested_transfer_;  // by device: transfers inside compute spans
 
  public:
   const std::vector<bool> transfer_end_;  // by span: an annotation end of a transfer
@@ -224,10 +260,8 @@ CriticalPath walk(const Timeline& t, const Graph& g, Interval w) {
       // peer's begin, so its own wait before it is charged once, by its own step.
       const int64_t joined = t.spans[*q].begin_ns;
       if (t.reached_ns(*q) > t.reached_ns(cur) && joined < until && joined > w.begin_ns) {
-        const int rank = t.devices[s.device].rank;
         rev.push_back({cur, until - joined, 0, via});
-        p.by_kind[static_cast<size_t>(kind_of(cur))] += until - joined;
-        p.by_rank[rank] += until - joined;
+        g.charge(p, cur, kind_of(cur), joined, until);
         p.begin_ns = joined;
         cur = *q;
         until = joined;
@@ -238,10 +272,8 @@ CriticalPath walk(const Timeline& t, const Graph& g, Interval w) {
     if (const auto q = g.late_source(cur, until); q && q->second > w.begin_ns) {
       // A recv waits for its late send: the path goes on from when that send delivered.
       const auto [source, delivered] = *q;
-      const int rank = t.devices[s.device].rank;
       rev.push_back({cur, until - delivered, 0, via});
-      p.by_kind[static_cast<size_t>(kind_of(cur))] += until - delivered;
-      p.by_rank[rank] += until - delivered;
+      g.charge(p, cur, kind_of(cur), delivered, until);
       p.begin_ns = delivered;
       cur = source;
       until = delivered;
@@ -251,10 +283,8 @@ CriticalPath walk(const Timeline& t, const Graph& g, Interval w) {
     if (const auto q = g.synced_work(cur, until)) {
       const int64_t done = t.spans[*q].end_ns;
       if (done > w.begin_ns) {
-        const int rank = t.devices[s.device].rank;
         rev.push_back({cur, until - done, 0, via});
-        p.by_kind[static_cast<size_t>(PathKind::kHost)] += until - done;
-        p.by_rank[rank] += until - done;
+        g.charge(p, cur, PathKind::kHost, done, until);
         p.begin_ns = done;
         cur = *q;
         until = done;
@@ -265,8 +295,7 @@ CriticalPath walk(const Timeline& t, const Graph& g, Interval w) {
     const int64_t from = std::max(s.begin_ns, w.begin_ns);
     PathStep step{cur, std::max<int64_t>(0, until - from), 0, via};
     const int rank = t.devices[s.device].rank;
-    p.by_kind[static_cast<size_t>(kind_of(cur))] += step.charged_ns;
-    p.by_rank[rank] += step.charged_ns;
+    g.charge(p, cur, kind_of(cur), until - step.charged_ns, until);
     p.begin_ns = from;
     const Dependency d = s.begin_ns > w.begin_ns ? g.latest(cur) : Dependency{};
     if (d.via == PathStep::Via::kStart) {

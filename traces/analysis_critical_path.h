@@ -27,8 +27,11 @@
 // charged the part of it between its begin and its successor's release (the whole span for the
 // last one); the gap between a release and the next span's begin is wait, charged to that span's
 // rank — except, for host spans, the part of the gap their thread was busy (inside an enclosing
-// op, e.g. the cpu_op around a launch call), which is host time. So per kind and per rank the
-// charges add up to the path's length exactly.
+// op, e.g. the cpu_op around a launch call), which is host time. On a meshscope cpu run a compute
+// span holds the collectives its action performs (a tp all-reduce, analysis.h): of its charge,
+// the part its rank waited in them for the group is wait and their transfer communication (the
+// path stays on the span; it does not follow the collective to the rank that arrived last). So
+// per kind and per rank the charges add up to the path's length exactly.
 #pragma once
 
 #include <array>

@@ -79,9 +79,12 @@ std::optional<HtaDeviceBreakdown> hta_device(const Timeline& t, uint16_t device,
   if (activity.empty()) return std::nullopt;
   const Device& dev = t.devices[device];
   HtaDeviceBreakdown b{.device = device, .rank = dev.rank, .name = dev.name};
-  const IntervalSet busy = union_of(activity, [](const SpanRec&) { return true; });
-  const IntervalSet compute =
-      union_of(activity, [](const SpanRec& r) { return r.kind == SpanKind::kCompute; });
+  // On a meshscope cpu run, a compute action's own collective (its tp all-reduce) is taken out
+  // of its compute span, as the device table does (analysis.h): the wait for the group is idle,
+  // the transfer communication. Empty for every other source.
+  const IntervalSet issued = issued_collectives(t, activity);
+  const IntervalSet compute = compute_less_issued(activity, issued);
+  const IntervalSet busy = busy_less_issued(activity, compute);
   const IntervalSet comm =
       union_of(activity, [](const SpanRec& r) { return is_communication(r.kind); });
   const IntervalSet memory = union_of(activity, [](const SpanRec& r) { return is_memory(r.kind); });
@@ -98,6 +101,9 @@ std::optional<HtaDeviceBreakdown> hta_device(const Timeline& t, uint16_t device,
                                ? static_cast<double>(b.comm_compute_overlap_ns) / b.communication_ns
                                : 0.0;
   split_idle(activity, launches, options, b);
+  // The waits carved out of compute spans lie inside the activity's running union, where
+  // split_idle sees no gap: they are waiting for other ranks, "other" idle.
+  b.other_idle_ns += b.idle_ns - (b.host_wait_ns + b.kernel_wait_ns + b.other_idle_ns);
   return b;
 }
 

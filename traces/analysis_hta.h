@@ -8,7 +8,11 @@
 //              device-activity kinds of timeline.h: kernels (compute, send, recv, collective),
 //              memcpy, memset). Host, annotation and derived idle spans are not GPU activity.
 //   busy       Union of GPU activity.            idle = span − busy.
-//   compute    Union of kernels that are neither communication nor memory (kCompute).
+//   compute    Union of kernels that are neither communication nor memory (kCompute). On a
+//              meshscope cpu run, a compute action performs its own tp all-reduce inside its
+//              span; that collective, from the rank's arrival at it, is taken out of compute and
+//              busy as in analysis.h: the wait for the group is idle ("other"), the transfer
+//              communication. HTA itself, reading such a file, counts the whole span as compute.
 //   communication  Union of NCCL kernels (kCollective, kSend, kRecv).
 //   memory     Union of memcpy and memset.
 //   idle split Each gap of the busy union is attributed to the activity that ends it (the spans

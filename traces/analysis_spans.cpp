@@ -42,7 +42,7 @@ std::vector<SpanRec> device_records(const Timeline& t, const std::vector<uint32_
 
 // A key's compute spans are searched one by one: a stage's microbatch has one span of a phase per
 // step (per chunk and step, interleaved), so the search is short.
-IntervalSet issued_collectives(const Timeline& t, const std::vector<SpanRec>& recs) {
+std::vector<uint32_t> issued_collective_spans(const Timeline& t, const std::vector<SpanRec>& recs) {
   if (t.run.source != RunSource::kCpu) return {};
   using Key = std::tuple<int16_t, int32_t, Phase>;
   std::map<Key, std::vector<Interval>> computing;  // each sorted by begin, as recs are
@@ -51,7 +51,7 @@ IntervalSet issued_collectives(const Timeline& t, const std::vector<SpanRec>& re
     if (r.kind == SpanKind::kCompute && s.stage >= 0 && s.microbatch >= 0)
       computing[{s.stage, s.microbatch, r.phase}].push_back({r.begin_ns, r.end_ns});
   }
-  std::vector<Interval> issued;
+  std::vector<uint32_t> issued;
   for (const SpanRec& r : recs) {
     const Span& s = t.spans[r.index];
     if (r.kind != SpanKind::kCollective || s.stage < 0 || s.microbatch < 0) continue;
@@ -61,8 +61,15 @@ IntervalSet issued_collectives(const Timeline& t, const std::vector<SpanRec>& re
     const bool inside = std::any_of(it->second.begin(), it->second.end(), [&](const Interval& c) {
       return c.begin_ns <= reached && r.end_ns <= c.end_ns;
     });
-    if (inside) issued.push_back({reached, r.end_ns});
+    if (inside) issued.push_back(r.index);
   }
+  return issued;
+}
+
+IntervalSet issued_collectives(const Timeline& t, const std::vector<SpanRec>& recs) {
+  std::vector<Interval> issued;
+  for (uint32_t i : issued_collective_spans(t, recs))
+    issued.push_back({t.reached_ns(i), t.spans[i].end_ns});
   return merge_intervals(std::move(issued));
 }
 

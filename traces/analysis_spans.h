@@ -49,6 +49,10 @@ IntervalSet union_of(const std::vector<SpanRec>& recs, Keep keep) {
 // on a meshscope cpu run, [reached, end) of each collective span of a stage's microbatch inside a
 // compute span of the same stage, microbatch and phase; empty for every other source.
 IntervalSet issued_collectives(const Timeline& t, const std::vector<SpanRec>& recs);
+// The collective spans behind issued_collectives, as indices into Timeline::spans: the part of
+// each from its rank's arrival (Timeline::reached_ns) to its begin was waiting for the group, the
+// span itself the transfer.
+std::vector<uint32_t> issued_collective_spans(const Timeline& t, const std::vector<SpanRec>& recs);
 // The union of the kCompute records less `issued`.
 IntervalSet compute_less_issued(const std::vector<SpanRec>& recs, const IntervalSet& issued);
 // The union of the device-activity records, their compute replaced by `compute`

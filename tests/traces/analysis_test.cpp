@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "tests/traces/trace_fixtures.h"
+#include "traces/analysis_critical_path.h"
 
 namespace meshscope::traces {
 namespace {
@@ -72,6 +73,33 @@ TEST(Analyze, ACpuRunsComputeLeavesOutTheCollectivesItsActionsPerformThemselves)
   EXPECT_EQ(gpu.compute_ns, 100);
   EXPECT_EQ(gpu.overlap_ns, 25);
   EXPECT_EQ(gpu.idle_ns, 0);
+}
+
+TEST(Analyze, TheHtaSectionAndTheCriticalPathAgreeWithTheTableOnACpuRunsNestedCollectives) {
+  const Timeline cpu_run = forward_with_its_all_reduce(RunSource::kCpu);
+  const HtaDeviceBreakdown cpu = analyze(cpu_run).hta.at(0);
+  EXPECT_EQ(cpu.span_ns, 100);
+  EXPECT_EQ(cpu.idle_ns, 30);  // the table's idle
+  EXPECT_EQ(cpu.compute_ns, 50);
+  EXPECT_EQ(cpu.communication_ns, 25);
+  EXPECT_EQ(cpu.comm_compute_overlap_ns, 5);
+  EXPECT_EQ(cpu.other_idle_ns, 30);  // waiting for the group
+  EXPECT_EQ(cpu.host_wait_ns + cpu.kernel_wait_ns + cpu.other_idle_ns, cpu.idle_ns);
+  const std::vector<CriticalPath> path = critical_paths(cpu_run);
+  ASSERT_EQ(path.size(), 1u);
+  const auto ns = [&](const CriticalPath& p, PathKind k) {
+    return p.by_kind[static_cast<size_t>(k)];
+  };
+  EXPECT_EQ(ns(path[0], PathKind::kCompute), 50);
+  EXPECT_EQ(ns(path[0], PathKind::kWait), 30);
+  EXPECT_EQ(ns(path[0], PathKind::kCommunication), 20);  // its own transfer, [60,80)
+  EXPECT_EQ(path[0].length_ns(), 100);
+  // A GPU trace's kernel is taken as it is, by HTA's definitions and on the path.
+  const Timeline gpu_run = forward_with_its_all_reduce(RunSource::kCuda);
+  const HtaDeviceBreakdown gpu = analyze(gpu_run).hta.at(0);
+  EXPECT_EQ(gpu.idle_ns, 0);
+  EXPECT_EQ(gpu.compute_ns, 100);
+  EXPECT_EQ(ns(critical_paths(gpu_run).at(0), PathKind::kCompute), 100);
 }
 
 TEST(Intervals, SubtractKeepsWhatNoIntervalOfTheSecondCovers) {
