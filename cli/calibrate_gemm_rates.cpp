@@ -98,11 +98,25 @@ std::vector<TraceShape> shapes_of_traces(const std::vector<std::string>& files,
         "kernels in " +
         (files.size() > 1 ? "these traces" : "this trace") +
         (record_shapes ? std::string() : std::string("; profile with record_shapes=True")));
+  // A shape whose kernels all lasted 0 (a trace rounding them to whole microseconds) has no rate:
+  // it is left out, or its infinite rate would make the fit meaningless.
   std::vector<TraceShape> shapes;
+  int64_t timeless = 0;
   for (auto& [key, s] : by_shape) {
+    if (!(s.seconds > 0)) {
+      timeless += s.ops;
+      continue;
+    }
     s.gemm.flops_per_s /= s.seconds;
     shapes.push_back(s);
   }
+  if (timeless > 0)
+    std::fprintf(stderr,
+                 "%s: %lld GEMM ops left out: their shape's kernels lasted 0 in all (a duration "
+                 "rounded to 0?), so it has no rate\n",
+                 where.c_str(), static_cast<long long>(timeless));
+  if (shapes.empty())
+    throw UserError(where + ": every GEMM shape's kernels lasted 0: no rate to fit");
   return shapes;
 }
 
@@ -335,7 +349,8 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
       *std::max_element(rows.begin(), rows.end(),
                         [](const auto& x, const auto& y) { return x.flops_per_s < y.flops_per_s; });
   const double peak = hw.peak(cost::Precision::kBf16);  // the FP8 peak under --fp8
-  // A scale at the end of its range matched nothing: the table is of other hardware.
+  // A scale at the end of its range matched nothing: the rates are of other hardware, or the shapes
+  // so small that the fixed time per kernel took the place of the rate.
   const bool scale_at_bound = fit.scale < 0.21 || fit.scale > 4.9;
   std::optional<nlohmann::json> compared;
   if (!a.compare.empty()) compared = compare_rates(hw, fit, a.compare);
@@ -348,8 +363,9 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
   if (!a.write_hardware.empty()) {
     if (scale_at_bound)
       throw UserError(a.file + ": its rates fit " + hw.name +
-                      "'s GEMM model at no scale from 0.2 to 5 (they are not of its kind): no "
-                      "hardware file written");
+                      "'s GEMM model at no scale from 0.2 to 5 (they are not of its kind, or "
+                      "its shapes are too small to tell the rate from the time each kernel "
+                      "adds): no hardware file written");
     if (held && held->vs_fit > 1) {
       char share[64];
       std::snprintf(share, sizeof share, "%.3f", held->vs_fit);
@@ -371,10 +387,10 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
                       "GPU, or FP8? No hardware file written");
     }
     if (ceiling > 1)
-      std::printf(
-          "the fitted ceiling, %.3f of the peak, is written as 1: above the peak's "
-          "clock, within the GPU's boost\n",
-          ceiling);
+      std::fprintf(a.json ? stderr : stdout,  // --json's stdout is the JSON alone
+                   "the fitted ceiling, %.3f of the peak, is written as 1: above the peak's "
+                   "clock, within the GPU's boost\n",
+                   ceiling);
     written = write_calibrated_hardware(a, hardware, hw, fit, rows.size(), from_trace, held);
   }
   if (a.json) {
@@ -407,8 +423,9 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
   if (scale_at_bound)
     std::printf(
         "  the rate scale reached the end of its range (0.2 to 5): these rates are not of "
-        "%s's kind\n",
-        hw.name.c_str());
+        "%s's kind, or the shapes are too small to tell the rate from the %.2f us a kernel "
+        "adds\n",
+        hw.name.c_str(), fit.fixed_s * 1e6);
   std::printf("  %s: the entry's %.0f gives that; the best of 0, 16, ..., 512 is %.0f (%.2f%%)\n",
               a.fp8 ? "fp8_k_half" : "k_half", hw.efficiency.k_half, scan.best_k_half,
               100 * scan.best_rms);

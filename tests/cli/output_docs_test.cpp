@@ -1,8 +1,9 @@
 // docs/OUTPUT.md documents the JSON of `predict --json` and `analyze --json`: every key these
 // commands print on the inputs below (one configuration, sweeps, a sweep with a failed
 // combination, --search, --sensitivity, a configuration that does not fit, a hybrid-sharded one,
-// a torch job replayed, and the analyses of a torch job and of a GPU trace with every section)
-// appears in it, in backticks. A key added without its documentation fails here.
+// a torch job replayed, and the analyses of a torch job and of a GPU trace with every section), and
+// by `calibrate --gemm-rates --json` on a table and on a trace, appears in it, in backticks. A key
+// added without its documentation fails here.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -36,7 +37,7 @@ void collect_keys(const nlohmann::json& j, std::set<std::string>& keys) {
   }
 }
 
-TEST(OutputDocs, EveryKeyThePredictAndAnalyzeJsonPrintIsDocumented) {
+TEST(OutputDocs, EveryKeyThePredictAnalyzeAndGemmRatesJsonPrintIsDocumented) {
   const fs::path dir = temp_dir("output_docs");
   const fs::path failing_sweep = dir / "tp_over_heads.json";
   {
@@ -64,6 +65,11 @@ TEST(OutputDocs, EveryKeyThePredictAndAnalyzeJsonPrintIsDocumented) {
       "analyze --json --kernels 5 --stragglers --critical-path " +
           (kFixtures / "hta/h800_deepseek_v3_rank0.json.gz").string(),
       "analyze --json --window hta " + (kFixtures / "hta/h800_deepseek_v3_rank0.json.gz").string(),
+      "calibrate --json --hardware h100-sxm --gemm-rates " +
+          (kFixtures / "xla/h100_bf16_matmul.csv").string() + " --compare " +
+          (kFixtures / "xla/h100_bf16_matmul.csv").string(),
+      "calibrate --json --hardware h100-sxm --gemm-rates " +
+          (kFixtures / "hta/b200_vllm_tp8_rank0_no_python.json.gz").string(),
   };
   const std::string doc = read_file(kSource / "docs/OUTPUT.md");
   std::set<std::string> documented;
