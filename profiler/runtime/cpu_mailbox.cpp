@@ -6,6 +6,7 @@
 #include <string>
 
 #include "profiler/runtime/clock.h"
+#include "profiler/runtime/transport.h"
 
 namespace meshscope::runtime {
 
@@ -80,12 +81,7 @@ std::string CpuMailbox::undelivered() {
   std::lock_guard lock(mu_);
   if (pending_.empty()) return "";
   const Message& first = pending_.front();
-  return std::to_string(pending_.size()) +
-         (pending_.size() == 1 ? " message sent to it was" : " messages sent to it were") +
-         " never received (the first from rank " + std::to_string(first.src) + ", " +
-         std::to_string(first.data.size()) +
-         " bytes): a send without its receive, which also makes a later step's receive take "
-         "the message an earlier step left";
+  return Transport::undelivered_text(pending_.size(), first.src, first.data.size());
 }
 
 }  // namespace meshscope::runtime

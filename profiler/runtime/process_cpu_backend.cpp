@@ -84,6 +84,11 @@ TransferInfo ProcessCpuTransport::recv(int peer, int64_t tag, void* dst, size_t 
   return TransferInfo{ready, 0};
 }
 
+std::string ProcessCpuTransport::undelivered() const {
+  const ProcessMessenger::Unreceived left = messenger_.unreceived(ProcessMessenger::Channel::kPeer);
+  return left.count == 0 ? "" : undelivered_text(left.count, left.from, left.bytes);
+}
+
 int64_t ProcessCpuTransport::next_tag(mesh::GroupKind group) {
   const size_t g = static_cast<size_t>(group);
   return (static_cast<int64_t>(g) << 48) | sequence_[g]++;

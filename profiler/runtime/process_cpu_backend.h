@@ -22,6 +22,7 @@ class ProcessCpuTransport final : public Transport {
   int rank() const override { return rank_; }
   TransferInfo send(int peer, int64_t tag, const void* src, size_t bytes) override;
   TransferInfo recv(int peer, int64_t tag, void* dst, size_t bytes) override;
+  std::string undelivered() const override;
   TransferInfo all_reduce(mesh::GroupKind group, float* data, size_t count) override;
   TransferInfo all_gather(mesh::GroupKind group, const float* src, float* dst,
                           size_t count) override;

@@ -104,6 +104,21 @@ void ProcessMessenger::pump_locked() {
   }
 }
 
+ProcessMessenger::Unreceived ProcessMessenger::unreceived(Channel channel) {
+  std::lock_guard lock(mu_);
+  pump_locked();
+  Unreceived out;
+  for (const auto& [key, messages] : stash_) {
+    if (std::get<1>(key) != static_cast<uint8_t>(channel) || messages.empty()) continue;
+    if (out.count == 0) {
+      out.from = std::get<0>(key);
+      out.bytes = messages.front().size();
+    }
+    out.count += messages.size();
+  }
+  return out;
+}
+
 std::optional<std::string> ProcessMessenger::take_locked(const Key& key) {
   auto it = stash_.find(key);
   if (it == stash_.end()) return std::nullopt;

@@ -88,6 +88,16 @@ class ProcessMessenger {
                                               const std::string& what, int64_t deadline_ns,
                                               int64_t quiet_ns = 0);
 
+  // The messages of `channel` that arrived and were never taken: how many, and one of them (its
+  // sender and size). Reads what has arrived first. Once every process has passed a barrier
+  // (exchange), all they sent this one before it has arrived (the link keeps post order).
+  struct Unreceived {
+    size_t count = 0;
+    int from = -1;
+    size_t bytes = 0;
+  };
+  Unreceived unreceived(Channel channel);
+
   // Sets the abort flag with `reason` (any thread; never touches the link). The next wait on this
   // process tells every other process, whose waits then throw Aborted too.
   void abort(const std::string& reason) noexcept;

@@ -76,6 +76,14 @@ class Transport {
   // schedule run with --no-validate can hold: each later step's receive then took the message an
   // earlier step left, computing on another step's data.
   virtual std::string undelivered() const { return ""; }
+  // undelivered()'s text: `count` messages left, one of them `bytes` long from rank `from`.
+  static std::string undelivered_text(size_t count, int from, size_t bytes) {
+    return std::to_string(count) +
+           (count == 1 ? " message sent to it was" : " messages sent to it were") +
+           " never received (one from rank " + std::to_string(from) + ", " + std::to_string(bytes) +
+           " bytes): a send without its receive, which also makes a later step's receive take "
+           "the message an earlier step left";
+  }
 
   // In place: data = sum over the group's members, `count` floats.
   virtual TransferInfo all_reduce(mesh::GroupKind group, float* data, size_t count) = 0;

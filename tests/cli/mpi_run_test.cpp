@@ -139,6 +139,31 @@ TEST_F(MpiRun, ADeadlockIsReportedOnceAndEndsEveryProcess) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
 }
 
+// A send no receive matches (--no-validate): the next step's receive would take the message left
+// over, computing on another step's data (one left per step, 2 steps). As on threads, the run
+// fails once every rank has ended its last step, naming what was left, and writes no trace.
+TEST_F(MpiRun, ASendNoRankReceivesFailsTheRunAsOnThreads) {
+  const fs::path dir = temp_dir();
+  const fs::path file = dir / "extra_send.txt";
+  std::ofstream(file) << "mesh dp=1 pp=2 tp=1\nstages 2\nmicrobatches 2\nstage_owner 0 1\n"
+                         "rank 0: 0F0 0SEND_F0@1 0SEND_F0@1 0F1 0SEND_F1@1 0RECV_B0@1 0B0 "
+                         "0RECV_B1@1 0B1 0STEP\n"
+                         "rank 1: 1RECV_F0@0 1F0 1B0 1SEND_B0@0 1RECV_F1@0 1F1 1B1 1SEND_B1@0 "
+                         "1STEP\n";
+  const std::string args = "run --schedule-file " + file.string() +
+                           " --no-validate --no-check --layers 4 --hidden 16 --batch 16 --out ";
+  const Result threads =
+      shell(kMeshscope + " " + args + (dir / "extra_send_threads.json").string());
+  EXPECT_NE(threads.status, 0);
+  const std::string left =
+      "rank 1: 2 messages sent to it were never received (one from rank 0, 512 bytes)";
+  EXPECT_NE(threads.err.find(left), std::string::npos) << threads.err;
+  const Result mpi = mpirun(2, args + (dir / "extra_send_mpi.json").string());
+  EXPECT_NE(mpi.status, 0) << mpi.out;
+  EXPECT_EQ(count(mpi.err, left), 1u) << mpi.err;
+  EXPECT_FALSE(fs::exists(dir / "extra_send_mpi.json"));
+}
+
 TEST_F(MpiRun, AnArgumentEveryProcessRefusesIsSaidOnce) {
   // Each process parses and checks the same arguments; process 0 alone prints what is wrong.
   for (const auto& [args, error] :
