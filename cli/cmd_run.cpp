@@ -111,30 +111,43 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
   }
 }
 
-// A failed run under mpirun: the error is printed once (by process 0, or by the process where it
-// happened alone), then the processes wait for each other briefly so mpirun does not kill process
-// 0 before it printed; throws FailedElsewhere so main() prints nothing more. A process that
-// failed on its own (before or outside the run) sends its failure as its report, so the others,
-// still inside their run, end with its message.
+// A failed run under mpirun: the error is printed once, then the processes wait for each other
+// briefly so mpirun does not kill process 0 before it printed; throws FailedElsewhere so main()
+// prints nothing more. Process 0 prints its error (another process's, when that one's abort
+// ended its run). A process that failed on its own sends its failure as its report, so the
+// others, still inside their run, end with its message; it prints the failure itself only when
+// process 0 did not (the same error in every process, a GPU missing everywhere, is said once).
 [[noreturn]] void end_launch_with_error(runtime::ProcessMessenger& processes,
                                         const std::exception& e) {
   const bool reported = dynamic_cast<const exec::FailureReportedByProcessZero*>(&e) != nullptr;
   exec::ProcessReport report;
   report.outcome = exec::ProcessReport::Outcome::kFailed;
   report.message = e.what();
+  const bool mine_to_say = processes.index() != 0 && !reported;
   if (processes.index() == 0) {
     std::fprintf(stderr, "meshscope: error: %s\n", e.what());
-  } else if (!reported) {
+    std::fflush(stderr);
+  } else if (mine_to_say) {
     report.message = "process " + std::to_string(processes.index()) + ": " + e.what();
-    std::fprintf(stderr, "meshscope: error (process %d): %s\n", processes.index(), e.what());
     processes.abort(report.message);
   }
-  std::fflush(stderr);
+  std::string said_by_zero;
+  bool heard_zero = false;
   try {
-    processes.exchange_after_abort(exec::encode_report(report), "the other processes to stop",
-                                   runtime::host_now_ns() + 5'000'000'000);
+    const std::vector<std::string> all =
+        processes.exchange_after_abort(exec::encode_report(report), "the other processes to stop",
+                                       runtime::host_now_ns() + 5'000'000'000);
+    if (!all.empty()) {
+      said_by_zero = exec::decode_report(all.front()).message;
+      heard_zero = true;
+    }
   } catch (const std::exception&) {
     // A process that never gets here (it ended already, or is stuck) is mpirun's to end.
+  }
+  if (mine_to_say &&
+      !(heard_zero && (said_by_zero == e.what() || said_by_zero == report.message))) {
+    std::fprintf(stderr, "meshscope: error (process %d): %s\n", processes.index(), e.what());
+    std::fflush(stderr);
   }
   throw FailedElsewhere(e.what());
 }

@@ -173,7 +173,10 @@ TEST_F(MpiRun, AnArgumentEveryProcessRefusesIsSaidOnce) {
         {"run --pp 2 --out /nonexistent/x.json", "--out: cannot write '/nonexistent/x.json'"},
         {"run --pp 2 --bogus", "The following argument was not expected: --bogus"},
         // Options of a threaded run, which would be ignored here.
-        {"run --pp 2 --cores 1", "meshscope: error: --cores and --replay-trace are for ranks"}}) {
+        {"run --pp 2 --cores 1", "meshscope: error: --cores and --replay-trace are for ranks"},
+        // Refused by the backend each process sets up, inside the run: said once too.
+        {"run --pp 2 --backend cuda-virtual",
+         "backend 'cuda-virtual' runs every rank on one GPU in one process"}}) {
     const Result r = mpirun(2, args);
     EXPECT_NE(r.status, 0) << args;
     EXPECT_EQ(count(r.err, error), 1u) << args << "\n" << r.err;
