@@ -193,23 +193,46 @@ void require_same_arguments(runtime::ProcessMessenger& processes) {
       std::replace(args.begin(), args.end(), '\0', ' ');
       return traces::printable(args, 200);
     };
-    const std::string message =
-        "process " + std::to_string(p) + " was started with other arguments (" + shown(all[p]) +
-        ") than process 0 (" + shown(all.front()) + "): every process of a run takes the same";
+    const std::string message = "process " + std::to_string(p) +
+                                " was started with other arguments (" + shown(all[p]) +
+                                ") than process 0 (" + shown(all.front()) +
+                                "): every process of a run takes the same arguments";
     if (processes.index() == 0) throw UserError(message);
     throw FailedElsewhere(message);
   }
 }
 
-// A launch's first two exchanges: the arguments each process was started with, then whether each
-// accepted them (`checks`). On a failure anywhere, process 0 prints it, once, and every process
-// waits briefly for the others, so that mpirun does not end process 0 before it printed; then
-// FailedElsewhere (main prints nothing more).
-void agree_before_run(runtime::ProcessMessenger& processes, const std::function<void()>& checks) {
+// Every process must run the same schedule: the same --schedule-file path may hold another file
+// on another node. `summary` is this process's ("schedule text of N actions, hash H").
+void require_same_schedule(runtime::ProcessMessenger& processes, const std::string& file,
+                           const std::string& summary) {
+  const std::vector<std::string> all =
+      processes.exchange(summary, "the schedule it read from --schedule-file");
+  for (size_t p = 1; p < all.size(); ++p) {
+    if (all[p] == all.front()) continue;
+    const std::string message = "process " + std::to_string(p) + " read another schedule from '" +
+                                file + "' (" + all[p] + ") than process 0 (" + all.front() +
+                                "): every process of a run takes the same schedule; is the file "
+                                "another on another node?";
+    if (processes.index() == 0) throw UserError(message);
+    throw FailedElsewhere(message);
+  }
+}
+
+// A launch's first exchanges: the arguments each process was started with, then whether each
+// accepted them (`checks`), then (`schedule_file` given) the schedule each read from it. On a
+// failure anywhere, process 0 prints it, once, and every process waits briefly for the others, so
+// that mpirun does not end process 0 before it printed; then FailedElsewhere (main prints nothing
+// more).
+void agree_before_run(runtime::ProcessMessenger& processes, const std::function<void()>& checks,
+                      const std::string& schedule_file = "",
+                      const std::function<std::string()>& schedule_summary = nullptr) {
   std::string error;
   try {
     require_same_arguments(processes);
     checked_by_every_process(processes, checks);
+    if (!schedule_file.empty() && schedule_summary)
+      require_same_schedule(processes, schedule_file, schedule_summary());
     return;
   } catch (const UserError& e) {  // process 0: the failure, its own or another's
     error = e.what();
@@ -310,8 +333,16 @@ void run(const RunArgs& a) {
                    "one of the %d cores (tens of ms): such a wait reads as a deadlock\n",
                    exec::format_seconds(a.timeout_s).c_str(), cores);
     }
-  } else
-    agree_before_run(*processes, checks);
+  } else {
+    agree_before_run(*processes, checks, a.schedule_file, [&] {
+      const std::string text = schedule::dump(spec.schedule);
+      size_t actions = 0;
+      for (const auto& rank : spec.schedule.ranks) actions += rank.size();
+      char hash[32];
+      std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(text));
+      return std::to_string(actions) + " actions, hash " + hash;
+    });
+  }
   spec.processes = processes.get();
   const bool primary = processes == nullptr || processes->index() == 0;
   RunSummary summary;

@@ -191,7 +191,7 @@ TEST_F(MpiRun, ProcessesStartedWithOtherArgumentsAreRefused) {
   EXPECT_EQ(count(r.err,
                   "meshscope: error: process 1 was started with other arguments (run --pp 2 "
                   "--layers 2 --seed 7) than process 0 (run --pp 2 --layers 2): every process "
-                  "of a run takes the same\n"),
+                  "of a run takes the same arguments\n"),
             1u)
       << r.err;
   // Other arguments that process 1 cannot even parse: process 0 still says so.
@@ -202,6 +202,34 @@ TEST_F(MpiRun, ProcessesStartedWithOtherArgumentsAreRefused) {
                   "--layers 2) than process 0 (run --pp 2 --layers 2)"),
             1u)
       << bad.err;
+}
+
+// The same --schedule-file path may hold another file on another node (here: another working
+// folder per process): a pp 2 schedule of 2 microbatches (18 actions, the optimizer steps
+// included) and one of 4 (34). Refused at the start, once.
+TEST_F(MpiRun, ProcessesThatReadOtherSchedulesAreRefused) {
+  const fs::path a = temp_dir() / "node_a", b = temp_dir() / "node_b";
+  fs::create_directories(a);
+  fs::create_directories(b);
+  ASSERT_EQ(
+      shell(kMeshscope + " schedules --dump 1f1b --pp 2 -m 2 -o " + (a / "s.txt").string()).status,
+      0);
+  ASSERT_EQ(
+      shell(kMeshscope + " schedules --dump 1f1b --pp 2 -m 4 -o " + (b / "s.txt").string()).status,
+      0);
+  const std::string args = " run --schedule-file s.txt --layers 4 --hidden 16 --batch 16 --out " +
+                           (temp_dir() / "two_schedules.json").string();
+  const Result r =
+      shell(mpi_env() + std::string(MESHSCOPE_MPIEXEC) + " -n 1 -wdir " + a.string() + " " +
+            kMeshscope + args + " : -n 1 -wdir " + b.string() + " " + kMeshscope + args);
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(count(r.err,
+                  "meshscope: error: process 1 read another schedule from 's.txt' (34 "
+                  "actions, hash "),
+            1u)
+      << r.err;
+  EXPECT_EQ(count(r.err, "meshscope: error"), 1u) << r.err;
+  EXPECT_FALSE(fs::exists(temp_dir() / "two_schedules.json"));
 }
 
 TEST_F(MpiRun, APeersLongComputeIsNoDeadlock) {
