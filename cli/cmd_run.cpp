@@ -152,6 +152,13 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
   throw FailedElsewhere(e.what());
 }
 
+// A command line the parser refused in this process (a process's own exit status 2): the others
+// end with 2 too, whichever mpirun reports. Sent marked by a first byte no message starts with.
+struct CommandLineRefused : UserError {
+  using UserError::UserError;
+};
+constexpr char kRefusedMark = '\x02';
+
 // Runs `checks` in every process. Under mpirun each process checks the same arguments, so each
 // would print the same error: process 0 alone says it (another process's failure with its
 // number, should only that one fail), and every process ends with it.
@@ -160,6 +167,8 @@ void checked_by_every_process(runtime::ProcessMessenger& processes,
   std::string failure;
   try {
     checks();
+  } catch (const CommandLineRefused& e) {
+    failure = std::string(1, kRefusedMark) + e.what();
   } catch (const std::exception& e) {
     failure = *e.what() != '\0' ? e.what() : "failed";
   }
@@ -167,9 +176,11 @@ void checked_by_every_process(runtime::ProcessMessenger& processes,
       processes.exchange(failure, "whether its arguments were accepted");
   for (size_t p = 0; p < all.size(); ++p) {
     if (all[p].empty()) continue;
-    const std::string message = p == 0 ? all[p] : "process " + std::to_string(p) + ": " + all[p];
+    const bool refused = all[p].starts_with(kRefusedMark);
+    const std::string said = refused ? all[p].substr(1) : all[p];
+    const std::string message = p == 0 ? said : "process " + std::to_string(p) + ": " + said;
     if (processes.index() == 0) throw UserError(message);
-    throw FailedElsewhere(message);
+    throw FailedElsewhere(message, refused ? 2 : 1);
   }
 }
 
@@ -228,6 +239,7 @@ void agree_before_run(runtime::ProcessMessenger& processes, const std::function<
                       const std::string& schedule_file = "",
                       const std::function<std::string()>& schedule_summary = nullptr) {
   std::string error;
+  int status = 1;
   try {
     require_same_arguments(processes);
     checked_by_every_process(processes, checks);
@@ -238,6 +250,7 @@ void agree_before_run(runtime::ProcessMessenger& processes, const std::function<
     error = e.what();
   } catch (const FailedElsewhere& e) {
     error = e.what();
+    status = e.exit_status;
   }
   if (processes.index() == 0) {
     std::fprintf(stderr, "meshscope: error: %s\n", error.c_str());
@@ -249,7 +262,7 @@ void agree_before_run(runtime::ProcessMessenger& processes, const std::function<
   } catch (const std::exception&) {
     // A process that never gets here is mpirun's to end.
   }
-  throw FailedElsewhere(error);
+  throw FailedElsewhere(error, status);
 }
 
 }  // namespace
@@ -261,7 +274,7 @@ int end_run_parse_error_across_processes(const std::string& message) {
     return 2;
   }
   try {
-    agree_before_run(*processes, [&] { throw UserError(message); });
+    agree_before_run(*processes, [&] { throw CommandLineRefused(message); });
   } catch (const FailedElsewhere&) {
   }
   return 2;

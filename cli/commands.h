@@ -19,7 +19,9 @@ struct UserError : std::runtime_error {
 // The command failed and another process of the same launch (process 0 of an mpirun) reports
 // why: exit non-zero without printing it again.
 struct FailedElsewhere : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit FailedElsewhere(const std::string& message, int status = 1)
+      : std::runtime_error(message), exit_status(status) {}
+  int exit_status;  // 2 where the failure was a command line refused (that process's status)
 };
 
 // One line per subcommand; its source file is listed in cli/CMakeLists.txt.

@@ -105,8 +105,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "meshscope: error: %s\nRun with --help for more information.\n",
                  meshscope::traces::printable(e.what(), 400).c_str());
     return with_stdout_checked(2);
-  } catch (const meshscope::cli::FailedElsewhere&) {
-    return with_stdout_checked(1);
+  } catch (const meshscope::cli::FailedElsewhere& e) {
+    return with_stdout_checked(e.exit_status);
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "meshscope: error: out of memory: an allocation failed (%s)\n",
                  memory_limit_text().c_str());
