@@ -19,6 +19,7 @@
 #include "profiler/exec/reference.h"
 #include "profiler/runtime/mpi_entry.h"
 #include "profiler/runtime/plugin.h"
+#include "profiler/runtime/process_link.h"
 #include "sim/model/partition.h"
 #include "sim/model/workload_cost.h"
 #include "sim/predict/measured_replay.h"
@@ -216,9 +217,21 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
     s.max_relative_error = exec::max_relative_error(result, reference);
     s.reference_diverged = !exec::finite(reference);
   }
-  // The cores the rank threads shared, for `calibrate` to say when they outnumbered them.
-  if (s.backend.starts_with("cpu") && result.processes <= 1)
+  // The cores the rank threads shared, for `calibrate` to say when they outnumbered them. Under
+  // mpirun, the node's cores (each process may be bound to one: not the affinity mask), when
+  // every process ran on this node; processes beyond them are said under the table.
+  if (s.backend.starts_with("cpu") && result.processes <= 1) {
     result.timeline.metadata["cores"] = std::to_string(cores_of(spec));
+  } else if (s.backend.starts_with("cpu")) {
+    const int here = runtime::launched_processes_on_this_node();
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    if (here == result.processes && cores > 0)
+      result.timeline.metadata["cores"] = std::to_string(cores);
+    if (here > cores && cores > 0) {
+      s.node_processes = here;
+      s.node_cores = cores;
+    }
+  }
   try {
     if (!s.output_error.empty()) throw std::runtime_error(s.output_error);
     if (!trace_path.empty()) {
@@ -349,6 +362,14 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
   for (const auto& row : rows) line(row);
   out << "step time: mean over steps; bubble: idle share of the step window (all devices); comm "
          "time: per device per step\n";
+  for (const RunSummary& r : runs) {
+    if (r.node_processes == 0) continue;
+    out << "the " << r.node_processes << " processes on this node outnumber its " << r.node_cores
+        << (r.node_cores == 1 ? " core" : " cores")
+        << ", so the wall-clock figures include waiting for a core (a replay from thread CPU "
+           "time needs the ranks as threads of one process: run without mpirun)\n";
+    break;
+  }
   if (any_replay) {
     int cores = 0;
     for (const RunSummary& r : runs) cores = r.replay ? r.replay->cores : cores;

@@ -72,6 +72,10 @@ struct RunSummary {
   // gone); the run's figures stand, and the caller prints them before it fails with this.
   std::string output_error;
   std::optional<CpuTimeReplay> replay;  // a cpu run in one process with more ranks than cores
+  // Under mpirun, cpu backend: the processes on process 0's node and that node's cores, when they
+  // outnumber them (the ranks then wait for a core, and no replay separates it); 0 otherwise.
+  int node_processes = 0;
+  int node_cores = 0;
   int64_t actions = 0;
   double wall_s = 0;
   // False on processes other than 0 of a multi-process run: they ran their rank and report

@@ -30,4 +30,9 @@ int launched_process_index() {
   return launch_variable({"OMPI_COMM_WORLD_RANK", "PMI_RANK"}).value_or(0);
 }
 
+int launched_processes_on_this_node() {
+  return std::max(0,
+                  launch_variable({"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}).value_or(0));
+}
+
 }  // namespace meshscope::runtime

@@ -37,5 +37,8 @@ class ProcessLink {
 int launched_process_count();
 // This process's index in that launch (OMPI_COMM_WORLD_RANK or PMI_RANK); 0 when not launched so.
 int launched_process_index();
+// How many of them run on this process's node (Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE, MPICH's
+// MPI_LOCALNRANKS); 0 when the environment does not say.
+int launched_processes_on_this_node();
 
 }  // namespace meshscope::runtime

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -118,6 +119,15 @@ TEST_F(MpiRun, EqualsTheRunInOneProcess) {
     const TraceShape a = shape(dir / "mpi.json"), b = shape(dir / "threads.json");
     EXPECT_EQ(a.pids.size(), 4u) << mesh;
     EXPECT_EQ(a.phases, b.phases) << mesh << ": spans, flows and counters of every rank";
+    // All four processes ran on this machine: its cores are the trace's (calibrate warns when
+    // the ranks outnumbered them), and the table says when they did.
+    const unsigned cores = std::thread::hardware_concurrency();
+    const nlohmann::json trace = nlohmann::json::parse(read_file(dir / "mpi.json"));
+    EXPECT_EQ(trace["meshscope"]["metadata"].value("cores", ""), std::to_string(cores)) << mesh;
+    const std::string note = "the 4 processes on this node outnumber its " + std::to_string(cores) +
+                             (cores == 1 ? " core" : " cores") +
+                             ", so the wall-clock figures include waiting for a core";
+    EXPECT_EQ(mpi.out.find(note) != std::string::npos, cores < 4) << mpi.out;
   }
 }
 
