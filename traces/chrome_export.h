@@ -72,7 +72,9 @@
 // Version 1 (before Kineto's names) wrote cat = name(SpanKind) and no "kind" arg; the importer
 // still reads it.
 // Times: ts/dur are microseconds with exactly three decimals, formatted from the integer
-// nanoseconds (1234567 ns -> 1234.567), so no float rounding ever enters. Strings are escaped
+// nanoseconds (1234567 ns -> 1234.567), so no float rounding ever enters; a whole microsecond is
+// an integer (1234000 ns -> 1234), which Perfetto reads exactly where it reads a decimal as a
+// double (256 ns steps at Kineto's epoch times). Strings are escaped
 // JSON; bytes that are not valid UTF-8 become U+FFFD. Non-finite counter values and flops (which
 // JSON cannot hold) are left out. Idle spans are exported like any other span (cat "idle", no
 // stream), so call add_idle_spans() first to show bubbles.

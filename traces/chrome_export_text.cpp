@@ -128,6 +128,10 @@ void append_us(std::string& out, int64_t ns) {
   const auto r = std::to_chars(buf, buf + sizeof buf, mag / 1000);
   out.append(buf, r.ptr);
   const auto frac = static_cast<unsigned>(mag % 1000);
+  // A whole microsecond is written as an integer: Perfetto reads an integer ts exactly, but a
+  // decimal one as a double, which near 1.7e18 ns (Kineto's epoch times) holds 256 ns steps, so
+  // slices written as 472.000 + 1.000 and 473.000 came apart and overlapped.
+  if (frac == 0) return;
   out += '.';
   out += static_cast<char>('0' + frac / 100);
   out += static_cast<char>('0' + frac / 10 % 10);

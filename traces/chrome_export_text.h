@@ -20,7 +20,8 @@ void append_int(std::string& out, int64_t v);
 // Shortest text that reads back as the same double. Caller guarantees a finite value.
 void append_double(std::string& out, double v);
 
-// Integer nanoseconds as microseconds with exactly three decimals: 1234567 -> "1234.567".
+// Integer nanoseconds as microseconds with exactly three decimals, or none for a whole
+// microsecond: 1234567 -> "1234.567", 1234000 -> "1234".
 void append_us(std::string& out, int64_t ns);
 
 }  // namespace meshscope::traces::json_text

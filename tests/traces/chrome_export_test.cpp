@@ -57,15 +57,17 @@ std::vector<json> events_with(const json& doc, const std::string& ph,
 
 TEST(ChromeExport, TimesAreMicrosecondsWithExactNanosecondFraction) {
   EXPECT_EQ(format_chrome_us(1234567), "1234.567");
-  EXPECT_EQ(format_chrome_us(5000), "5.000");
+  EXPECT_EQ(format_chrome_us(5000), "5");  // whole: an integer, which Perfetto reads exactly
   EXPECT_EQ(format_chrome_us(7), "0.007");
   EXPECT_EQ(format_chrome_us(-5), "-0.005");
-  EXPECT_EQ(format_chrome_us(0), "0.000");
+  EXPECT_EQ(format_chrome_us(0), "0");
+  EXPECT_EQ(format_chrome_us(-7000), "-7");
+  EXPECT_EQ(format_chrome_us(1740461679471472000), "1740461679471472");  // Kineto's epoch µs
   // Beyond 2^53 ns a double would round; the integer path must not.
   EXPECT_EQ(format_chrome_us(9007199254740993), "9007199254740.993");
   EXPECT_EQ(format_chrome_us(INT64_MIN), "-9223372036854775.808");
   const std::string text = export_chrome_json(sample().t);
-  EXPECT_NE(text.find("\"ts\":1234.567,\"dur\":5.000"), std::string::npos);
+  EXPECT_NE(text.find("\"ts\":1234.567,\"dur\":5,"), std::string::npos);
   EXPECT_NE(text.find("\"ts\":-0.005,\"dur\":1240.004"), std::string::npos);
 }
 
