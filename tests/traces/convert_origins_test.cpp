@@ -172,6 +172,30 @@ TEST(ConvertOrigins, FlowCategoriesComeBackThroughSortingMergingAndTheCodec) {
             (std::multiset<std::string>{"ac2g", "flow"}));
 }
 
+// Kineto writes the GPU's memory counter on the GPU's pid (its device id), where the kernels are;
+// a counter on a process that holds nothing cannot be shown and is said to be dropped.
+TEST(ConvertOrigins, AGpusCounterStaysWithItsGpuAndADroppedOneIsSaid) {
+  const testing::TempFile f(".json", R"({"traceEvents": [
+ {"ph": "C", "name": "GPU Memory", "pid": 0, "ts": 100, "args": {"Allocated": 1024}},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 110, "dur": 20,
+  "args": {"device": 0, "stream": 7, "correlation": 9}},
+ {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 11, "tid": 12, "ts": 100, "dur": 10},
+ {"ph": "C", "name": "GPU Memory", "pid": 0, "ts": 140, "args": {"Allocated": 0}},
+ {"ph": "C", "name": "Queue", "pid": 555, "ts": 100, "args": {"depth": 3}}
+]})");
+  ImportReport report;
+  ImportOptions o;
+  o.keep_origins = true;
+  const Timeline t = load_trace(f.path(), o, &report);
+  ASSERT_EQ(t.counters.size(), 1u);
+  EXPECT_EQ(t.counters[0].name, "GPU Memory.Allocated");
+  EXPECT_EQ(t.devices[t.counters[0].device].name, "GPU 0");
+  EXPECT_EQ(t.counters[0].samples.size(), 2u);
+  EXPECT_EQ(report.count(ImportWarning::kCounterWithoutSpans), 1u);
+  EXPECT_NE(report.lines().back().find("counter \"Queue.depth\""), std::string::npos)
+      << report.lines().back();
+}
+
 TEST(ConvertOrigins, OffByDefaultSoAnalysisPaysNothing) {
   const Timeline t = import_text(kKineto, /*keep_origins=*/false);
   EXPECT_TRUE(t.origins.empty());

@@ -154,6 +154,8 @@ class ChromeTimelineBuilder : public ChromeSink {
   void resolve_send_recv();
   void build_devices();
   void bind_flows();
+  // Counters on a process id that holds no span but is a GPU's device id go to that GPU.
+  void counters_onto_gpus();
   void build_steps();
   void fill_metadata(const ChromeReadSummary& summary);
   void read_meshscope_header(const ChromeMember& m);

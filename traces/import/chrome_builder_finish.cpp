@@ -164,6 +164,7 @@ Timeline ChromeTimelineBuilder::finish(const ChromeReadSummary& summary) {
     }
   }
   resolve_send_recv();
+  counters_onto_gpus();
   build_devices();
   // Correlation flows go in before sorting (which remaps them) and give way to flow events after.
   const size_t correlation_flows = add_correlation_flows(tl_, correlation_ends_);
@@ -192,6 +193,19 @@ void ChromeTimelineBuilder::resolve_send_recv() {
       report_.warn_at(ImportWarning::kSendRecvDirection,
                       "span \"" + std::string(tl_.span_name(tl_.spans[span])) + "\"");
     }
+  }
+}
+
+void ChromeTimelineBuilder::counters_onto_gpus() {
+  // Kineto's GPU pid is its device id: a counter there ("GPU Memory") is the GPU's, where the
+  // spans are, not a process of its own that holds none (which would be dropped with it).
+  std::vector<bool> has_spans(devices_.size(), false);
+  for (const Span& s : tl_.spans) has_spans[s.device] = true;
+  for (Counter& c : tl_.counters) {
+    const DeviceRec& d = devices_[c.device];
+    if (d.cls != DeviceClass::kProcess || has_spans[c.device]) continue;
+    const auto gpu = device_of_.find(DeviceKey{DeviceClass::kGpu, d.key});
+    if (gpu != device_of_.end()) c.device = gpu->second;
   }
 }
 

@@ -55,7 +55,7 @@ void note_warnings(Timeline& t, const ImportReport& report) {
   t.metadata["import_warnings"] = all;
 }
 
-size_t drop_devices_without_spans(Timeline& t) {
+size_t drop_devices_without_spans(Timeline& t, ImportReport& report) {
   std::vector<bool> used(t.devices.size(), false);
   for (const Span& s : t.spans) used[s.device] = true;
   if (std::find(used.begin(), used.end(), false) == used.end()) return 0;
@@ -69,7 +69,13 @@ size_t drop_devices_without_spans(Timeline& t) {
   const size_t removed = t.devices.size() - kept.size();
   t.devices = std::move(kept);
   for (Span& s : t.spans) s.device = new_index[s.device];
-  std::erase_if(t.counters, [&](const Counter& c) { return !used[c.device]; });
+  std::string first;
+  const auto dropped = std::erase_if(t.counters, [&](const Counter& c) {
+    if (used[c.device]) return false;
+    if (first.empty()) first = "counter \"" + c.name + "\"";
+    return true;
+  });
+  if (dropped > 0) report.warn_at(ImportWarning::kCounterWithoutSpans, first, dropped);
   for (Counter& c : t.counters) c.device = new_index[c.device];
   return removed;
 }

@@ -39,8 +39,9 @@ void mark_comm_lanes(Timeline& t, const std::vector<bool>& device_is_gpu);
 
 // Removes devices that hold no span (every event of theirs was skipped, or a process only named
 // itself), which would otherwise show as 100% bubble; span and counter device indices are
-// renumbered in order, so sorted spans stay sorted. Returns how many were removed.
-size_t drop_devices_without_spans(Timeline& t);
+// renumbered in order, so sorted spans stay sorted. Counters on a removed device go with it, each
+// series counted in `report` (kCounterWithoutSpans). Returns how many devices were removed.
+size_t drop_devices_without_spans(Timeline& t, ImportReport& report);
 
 // metadata["import_warnings"]: the report's lines joined, when there are any.
 void note_warnings(Timeline& t, const ImportReport& report);

@@ -81,12 +81,13 @@ enum class ImportWarning : uint8_t {
   kArrayNotClosed,         // JSON array form without its closing `]` (allowed by the format)
   kTooManyDevicesOrLanes,  // beyond the Timeline's 65535 devices or lanes per device
   kUnknownDeviceCategory,  // an event on a device (args.device/stream) of a category not understood
-  kArgsTruncated,       // keep_origins: an event with more args than kept (ChromeEvent::kMaxArgs)
-  kUnnamedKernel,       // Nsight: a kernel whose name id resolves to no string (StringIds)
-  kDeviceBeforeLaunch,  // device work that begins well before the host call that launched it
-  kUnnumberedStep,      // a ProfilerStep# marker whose suffix is not an integer
-  kRankStepsApart,      // load_traces: a rank whose steps (trace) overlap none of the first's
-  kNsysTableNotRead,    // Nsight: rows of an event table the importer does not read
+  kArgsTruncated,        // keep_origins: an event with more args than kept (ChromeEvent::kMaxArgs)
+  kUnnamedKernel,        // Nsight: a kernel whose name id resolves to no string (StringIds)
+  kDeviceBeforeLaunch,   // device work that begins well before the host call that launched it
+  kUnnumberedStep,       // a ProfilerStep# marker whose suffix is not an integer
+  kRankStepsApart,       // load_traces: a rank whose steps (trace) overlap none of the first's
+  kNsysTableNotRead,     // Nsight: rows of an event table the importer does not read
+  kCounterWithoutSpans,  // a counter series on a process or device that holds no span
   kCount
 };
 inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning::kCount)>
@@ -116,6 +117,8 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning:
         "clocks no alignment put together; each merged step spans both",
         "rows of Nsight Systems event tables not read (OS runtime calls, CUDA synchronization, "
         "cuDNN, cuBLAS, MPI, other CUPTI activity kinds): not in the timeline",
+        "counter series dropped: they lie on a process or device with no span, which is not "
+        "shown",
 };
 constexpr std::string_view name(ImportWarning w) {
   return kImportWarningNames[static_cast<size_t>(w)];

@@ -35,7 +35,7 @@ Timeline load_any(const std::filesystem::path& file, const std::string_view* mem
     gzip = opened.gzip;
     const importer::Importer& reader = importer::importer_for(opened, options, name);
     Timeline t = reader.load(importer::TraceInput{file, memory, opened, name}, options, r);
-    importer::drop_devices_without_spans(t);
+    importer::drop_devices_without_spans(t, r);
     return t;
   } catch (const ImportError& e) {
     if (gzip) throw e.in_decompressed_data();
