@@ -37,13 +37,6 @@ struct ConvertArgs {
 };
 
 void run(const ConvertArgs& args) {
-  // What convert writes is a Chrome trace (gzip-compressed when named *.gz): a name that says
-  // another format would be misread by the tools that go by it.
-  for (const char* other : {".sqlite", ".sqlite3", ".nsys-rep", ".qdrep"}) {
-    if (args.output.ends_with(other))
-      throw UserError("--out '" + args.output + "': convert writes a Chrome trace (.json, or " +
-                      ".json.gz compressed), not " + other);
-  }
   ReadPaths inputs;
   for (const std::string& p : args.inputs) inputs.emplace_back("an input trace", p);
   require_distinct_outputs({{"--out", &args.output}}, inputs);
@@ -88,8 +81,10 @@ void add_convert_command(CLI::App& app) {
       "convert",
       "Import traces (Kineto/Chrome JSON, .json.gz, Nsight SQLite) as a meshscope trace");
   cmd->add_option("TRACE", args->inputs, "trace files, or a folder of per-rank traces")->required();
-  cmd->add_option("-o,--out", args->output, "Output Chrome trace (.json); - for stdout")
+  cmd->add_option("-o,--out", args->output,
+                  "Output Chrome trace (.json; .gz: compressed); - for stdout")
       ->required()
+      ->check(chrome_trace_name_check())
       ->check(output_file_check(DashMeans::kStdout));
   cmd->add_flag("--no-host", args->no_host, "Drop host events (CPU ops, runtime calls)");
   cmd->add_option("--align", args->align,

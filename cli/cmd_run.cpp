@@ -474,7 +474,8 @@ void add_run_command(CLI::App& app) {
                   "rank's own math is progress, however long; under mpirun each process watches "
                   "its own rank and hears the others' heartbeats)")
       ->capture_default_str();
-  cmd->add_option("--out,-o", a->out, "write the Chrome trace (JSON) here")
+  cmd->add_option("--out,-o", a->out, "write the Chrome trace (JSON; .gz: compressed) here")
+      ->check(chrome_trace_name_check())
       ->check(output_file_check());
   cmd->add_option("--dump-schedule", a->dump_schedule, "write the schedule text here")
       ->check(output_file_check());
@@ -492,6 +493,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--replay-trace", a->replay_trace,
                   "write that replay's Chrome trace here (when there is one)")
+      ->check(chrome_trace_name_check())
       ->check(output_file_check());
   cmd->callback([a] { run(*a); });
 }

@@ -169,6 +169,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--out", args->out,
                   "write the simulated Chrome trace here (.gz: compressed); one of more than "
                   "about 1 GB is announced on stderr before it is written")
+      ->check(chrome_trace_name_check())
       ->check(output_file_check());
   cmd->add_option("--schedule-out", args->schedule_out,
                   "write the simulated schedule (text form) here")

@@ -1,9 +1,11 @@
 // output_file_check: traces::check_output_path as a CLI11 validator.
 #include "cli/output_path.h"
 
+#include <cctype>
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -36,6 +38,28 @@ CLI::Validator output_file_check(DashMeans dash) {
         return {};
       },
       "FILE");
+}
+
+CLI::Validator chrome_trace_name_check() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        std::string lower = path;
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        // Longest first: ".tar.gz" before ".gz", which is the compressed JSON meshscope writes.
+        static constexpr std::string_view kOther[] = {
+            ".tar.gz",   ".tgz",   ".sqlite",  ".sqlite3",
+            ".nsys-rep", ".qdrep", ".pftrace", ".perfetto-trace",
+            ".pb",       ".proto", ".zst",     ".bz2",
+            ".xz",       ".lz4",   ".zip",     ".tar",
+            ".csv",      ".html"};
+        for (std::string_view other : kOther) {
+          if (lower.ends_with(other))
+            return "'" + path + "': a Chrome trace (JSON) is written here, not " +
+                   std::string(other) + ": name it .json, or .json.gz to compress it";
+        }
+        return {};
+      },
+      "");
 }
 
 namespace {

@@ -20,6 +20,11 @@ enum class DashMeans { kRefused, kStdout };
 // a file named "-" (`./-` names one).
 CLI::Validator output_file_check(DashMeans dash = DashMeans::kRefused);
 
+// For an option that writes a Chrome trace (JSON; gzip-compressed when the name ends in .gz):
+// refuses a name that says another format (.sqlite, .nsys-rep, .pftrace, .zst, .tar.gz, ...),
+// which tools that go by the name would misread. Other names (.json, .trace, none) pass.
+CLI::Validator chrome_trace_name_check();
+
 // What a command reads: {what it is ("--config", "the input trace"), path}; a folder stands for
 // the files in it.
 using ReadPaths = std::vector<std::pair<std::string, std::string>>;

@@ -404,6 +404,17 @@ TEST(HostileCli, ANumberOptionSaysWhenItsValueIsNoNumber) {
            std::pair{"run --lr nan", "--lr: a learning rate is in (0, 100), got nan"},
            std::pair{"run --lr 0", "--lr: a learning rate is in (0, 100), got 0"},
            std::pair{"run --steps 0", "--steps: Value 0 not in range 1 to 1048576"},
+           // A Chrome trace named as another format, which tools going by the name misread: the
+           // same refusal from every command that writes one (it had been convert's alone).
+           std::pair{"run --out r.sqlite",
+                     "--out: 'r.sqlite': a Chrome trace (JSON) is written here, not .sqlite"},
+           std::pair{"run --replay-trace r.PFTRACE",
+                     "--replay-trace: 'r.PFTRACE': a Chrome trace (JSON) is written here, not "
+                     ".pftrace"},
+           std::pair{"simulate --config x.json --out s.json.zst",
+                     "--out: 's.json.zst': a Chrome trace (JSON) is written here, not .zst"},
+           std::pair{"convert x.json -o c.tar.gz",
+                     "--out: 'c.tar.gz': a Chrome trace (JSON) is written here, not .tar.gz"},
        }) {
     const Result r = meshscope(args);
     EXPECT_EQ(r.status, 2) << args;
