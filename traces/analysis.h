@@ -153,8 +153,8 @@ TimelineAnalysis analyze(const Timeline& t, const AnalysisOptions& options = {})
 
 // Replaces the Timeline's kIdle spans with the gaps of each device's busy union inside each step
 // window (host-only devices skipped, as in analyze), on the device's first compute lane (lane 0
-// when it has none; a "compute" lane is added to a device without lanes), named like "idle 1.234
-// ms". Idempotent: existing kIdle spans (and any flows touching them) are removed first, and they
+// when it has none; a "compute" lane is added to a device without lanes), each named "idle".
+// Idempotent: existing kIdle spans (and any flows touching them) are removed first, and they
 // never count as busy. Other spans keep their relative order; the new ones are appended (call
 // sort_spans() for canonical order). Returns the number of idle spans added.
 size_t add_idle_spans(Timeline& t);

@@ -106,12 +106,16 @@ size_t add_idle_spans(Timeline& t) {
         recs, detail::compute_less_issued(recs, detail::issued_collectives(t, recs)));
     const auto device = static_cast<uint16_t>(d);
     std::optional<uint16_t> lane;
+    // One name for every gap: Perfetto's and chrome://tracing's selection tables group slices by
+    // name, so their idle time adds up in one row (a name with its length, "idle 471 ns", had
+    // made a row of each); the length is the slice's own duration.
+    const uint32_t idle_name = t.strings.intern("idle");
     for (const Interval& w : windows) {
       for (const Interval& gap : gaps_within(busy, w)) {
         if (!lane) lane = idle_lane(t, device);
         Span s{.begin_ns = gap.begin_ns,
                .end_ns = gap.end_ns,
-               .name = t.strings.intern("idle " + format_duration(gap.length_ns())),
+               .name = idle_name,
                .device = device,
                .lane = *lane};
         s.kind = SpanKind::kIdle;
