@@ -155,13 +155,13 @@ void run(const SchedulesArgs& args) {
   }
   // `--dump ""` (an unset shell variable) had listed the families and succeeded.
   if (args.dump_given && args.family.empty())
-    throw UserError("--dump needs a family name (see `meshscope schedules`)");
+    throw usage_error("--dump needs a family name (see `meshscope schedules`)");
   const int sources = !args.family.empty() + !args.from.empty() + !args.from_trace.empty();
-  if (sources > 1) throw UserError("give one of --dump FAMILY, --from FILE, --from-trace DIR");
+  if (sources > 1) throw usage_error("give one of --dump FAMILY, --from FILE, --from-trace DIR");
   if (sources == 0) {
     // Options that shape a schedule's output, given with none to output, would be ignored.
     if (args.grid || !args.out.empty() || args.format != "text" || !args.torch_format.empty())
-      throw UserError(
+      throw usage_error(
           "--format, --torch-format, --out and --grid apply to a schedule: give --dump FAMILY, "
           "--from FILE or --from-trace DIR");
     list_families();

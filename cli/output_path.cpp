@@ -79,11 +79,11 @@ void require_apart_from_inputs(
       if (input.empty() || input == "-") continue;
       const bool is_folder = fs::is_directory(input, ec);
       if (is_folder ? fs::equivalent(folder, input, ec) : fs::equivalent(*path, input, ec)) {
-        throw UserError(std::string(option) + " names '" + *path + "', " +
-                        (is_folder ? "a file of the folder '" + input + "' read as " + what
-                                   : "the file read as " + what +
-                                         (input != *path ? " ('" + input + "')" : "")) +
-                        ": writing it would replace the input; give another path");
+        throw usage_error(std::string(option) + " names '" + *path + "', " +
+                          (is_folder ? "a file of the folder '" + input + "' read as " + what
+                                     : "the file read as " + what +
+                                           (input != *path ? " ('" + input + "')" : "")) +
+                          ": writing it would replace the input; give another path");
       }
     }
   }
@@ -103,8 +103,8 @@ void require_distinct_outputs(
     if (ec) p = fs::path(*path).lexically_normal();
     for (const auto& [other, q] : seen) {
       if (p == q)
-        throw UserError(std::string(other) + " and " + std::string(option) +
-                        " name the same file '" + *path + "': one would replace the other");
+        throw usage_error(std::string(other) + " and " + std::string(option) +
+                          " name the same file '" + *path + "': one would replace the other");
     }
     seen.emplace_back(option, std::move(p));
   }

@@ -29,7 +29,14 @@ CLI::Validator chrome_trace_name_check();
 // the files in it.
 using ReadPaths = std::vector<std::pair<std::string, std::string>>;
 
-// Throws UserError when two of a command's output options name the same file (one would replace
+// A command line refused for how its options go together (`schedules --grid` with no schedule,
+// an output that names an input): a parse error, so main prints it with the parser's exit status
+// 2, as for an option CLI11 itself refuses.
+inline CLI::ValidationError usage_error(const std::string& message) {
+  return CLI::ValidationError(message);
+}
+
+// Throws usage_error when two of a command's output options name the same file (one would replace
 // the other), or when one names a file the command reads, or a file inside a folder it reads
 // (writing it would replace its own input: `convert t.json --out t.json`, `predict --config
 // c.json --csv c.json`). Outputs are each {option, path}, empty paths and "-" (stdout) left out.

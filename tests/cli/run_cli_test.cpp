@@ -181,18 +181,19 @@ TEST(RunCli, TwoOutputsNamingOneFileAreRefusedBeforeTheRun) {
   // The same file by two spellings: the replay trace would silently replace the run's.
   const Result r = meshscope("run --hidden 16 --steps 1 --pp 4 -m 4 --out " + trace +
                              " --replay-trace " + (dir / "." / "same.json").string());
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);  // a command line refused: the parser's status
   EXPECT_EQ(r.err.rfind("meshscope: error: --out and --replay-trace name the same file", 0), 0u)
       << r.err;
   EXPECT_FALSE(fs::exists(trace));
   EXPECT_EQ(
       meshscope("run --hidden 16 --steps 1 --out " + trace + " --dump-schedule " + trace).status,
-      1);
+      2);
   const Result sim = meshscope("simulate --config " + std::string(MESHSCOPE_SOURCE_DIR) +
                                "/sim/predict/configs/korthikanti-22b.json --out " + trace +
                                " --schedule-out " + trace);
   EXPECT_EQ(sim.err, "meshscope: error: --out and --schedule-out name the same file '" + trace +
-                         "': one would replace the other\n");
+                         "': one would replace the other\nRun with --help for more "
+                         "information.\n");
   EXPECT_FALSE(fs::exists(trace));
 }
 

@@ -138,7 +138,9 @@ TEST(SchedulesCli, OptionsThatWouldBeIgnoredAreRefused) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("--dp requires --dump"), std::string::npos) << r.err;
   r = shell(kBin + " schedules --format torch-csv");
-  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.status, 2);  // refused as the parser refuses --pp without --dump
+  r = shell(kBin + " schedules --grid");
+  EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("apply to a schedule: give --dump FAMILY, --from FILE or --from-trace DIR"),
             std::string::npos)
       << r.err;
@@ -148,7 +150,7 @@ TEST(SchedulesCli, OptionsThatWouldBeIgnoredAreRefused) {
   EXPECT_NE(r.out.find("rank 3"), std::string::npos) << r.out;
   // An empty family (an unset shell variable) is no request for the list.
   r = shell(kBin + " schedules --dump ''");
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--dump needs a family name"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
   // --torch-format: checked whatever --format is, and only with a torch CSV to shape; torch's
