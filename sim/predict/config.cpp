@@ -41,12 +41,14 @@ class Reader {
   const json& at(const std::string& key) { return j_.at(key); }
 
   // Every count fits an int (mesh dimensions, layers, batch sizes are ints downstream).
-  int64_t integer(const std::string& key, int64_t def, int64_t lo = 1) {
+  // An integer in [lo, hi]; anything else (another type too) fails naming that range and
+  // `unit` (" (bytes a parameter)").
+  int64_t integer(const std::string& key, int64_t def, int64_t lo = 1,
+                  int64_t hi = std::numeric_limits<int32_t>::max(), const std::string& unit = "") {
     if (!has(key)) return def;
     const json& v = at(key);
-    constexpr int64_t hi = std::numeric_limits<int32_t>::max();
     const std::string range =
-        "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+        "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]" + unit;
     if (v.is_number_float()) {
       const double d = v.get<double>();
       if (d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi))
@@ -546,8 +548,7 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
   }
   c.fp8_params = opt.boolean("fp8_params", false);
   if (c.fp8_params && !c.fp8) opt.fail("fp8_params", "needs options.fp8 true");
-  c.zero = static_cast<int>(opt.integer("zero", 0, 0));
-  if (c.zero > 3) opt.fail("zero", "must be 0, 1, 2 or 3");
+  c.zero = static_cast<int>(opt.integer("zero", 0, 0, 3));
   if (const std::string why = zero_refusal(c, framework); !why.empty()) opt.fail("zero", why);
   c.shard_group = static_cast<int>(opt.integer("shard_group", 0, 0));
   if (c.shard_group > 0 && c.zero != 3)
@@ -557,10 +558,8 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
                                 std::to_string(c.mesh.dp) + ")");
   c.optimizer = opt.choice("optimizer", Optimizer::kAdam, kOptimizerNames);
   if (opt.has("optimizer_state_bytes")) {
-    const int64_t b = opt.integer("optimizer_state_bytes", 0, 0);
-    if (b > 64)
-      opt.fail("optimizer_state_bytes", "must be an integer in [0, 64] (bytes a parameter)");
-    c.optimizer_state_bytes = static_cast<int>(b);
+    c.optimizer_state_bytes =
+        static_cast<int>(opt.integer("optimizer_state_bytes", 0, 0, 64, " (bytes a parameter)"));
   }
   c.symmetry = opt.choice("symmetry", Symmetry::kAuto, kSymmetryNames);
   opt.check_unknown();

@@ -413,6 +413,14 @@ TEST(PredictFrameworkConfig, AnOptimizerStateBytesIsWhatTheStatesHoldShardedAsBe
   EXPECT_EQ(error_of(j),
             "cfg.json: key 'options.optimizer_state_bytes': must be an integer in [0, 64] (bytes a "
             "parameter)");
+  // A value of another type is told the same range (it had been [0, 2147483647]).
+  j["options"]["optimizer_state_bytes"] = "x";
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.optimizer_state_bytes': must be an integer in [0, 64] (bytes a "
+            "parameter)");
+  j["options"].erase("optimizer_state_bytes");
+  j["options"]["zero"] = "x";
+  EXPECT_EQ(error_of(j), "cfg.json: key 'options.zero': must be an integer in [0, 3]");
 }
 
 TEST(PredictFrameworkConfig, AnUnfusedOptimizerStepCostsItsBytesOnTheShardOnceAStep) {
