@@ -48,8 +48,12 @@ std::string ProgressReport::line(std::chrono::steady_clock::duration elapsed) co
       step = std::min(step, std::max(0, p.step.load(std::memory_order_relaxed)));
   }
   ticks = std::min(ticks, expected_);
-  std::snprintf(buf, sizeof buf, "run: %.0f%% (%llu of %llu actions), step %d of %d, %.0f s",
-                100.0 * static_cast<double>(ticks) / static_cast<double>(expected_),
+  // Under mpirun this process sees only its own rank: say whose progress it is.
+  char whose[48] = "";
+  if (local_.size() == 1 && progress_.size() > 1)
+    std::snprintf(whose, sizeof whose, " rank %d of %zu", local_.front(), progress_.size());
+  std::snprintf(buf, sizeof buf, "run%s: %.0f%% (%llu of %llu actions), step %d of %d, %.0f s",
+                whose, 100.0 * static_cast<double>(ticks) / static_cast<double>(expected_),
                 static_cast<unsigned long long>(ticks), static_cast<unsigned long long>(expected_),
                 std::min(step + 1, steps_), steps_, seconds);
   return buf;

@@ -40,7 +40,7 @@ void check_one_rank_per_process(const mesh::MeshShape& shape, const ProcessMesse
   if (messenger.size() != shape.size()) {
     throw std::runtime_error(
         "the mesh " + mesh::to_string(shape) + " has " + std::to_string(shape.size()) +
-        " ranks but " + std::to_string(messenger.size()) +
+        (shape.size() == 1 ? " rank" : " ranks") + " but " + std::to_string(messenger.size()) +
         " processes were launched; a multi-process run has one rank per process: launch " +
         std::to_string(shape.size()) + " (mpirun -np " + std::to_string(shape.size()) + ")");
   }

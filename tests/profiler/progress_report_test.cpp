@@ -24,6 +24,10 @@ TEST(ProgressReport, TheLineSaysHowFarTheLocalRanksGot) {
   EXPECT_EQ(r.line(std::chrono::seconds(12)), "run: making the data of step 2 of 2, 12 s");
   r.start_ranks({0, 2}, 160);
   EXPECT_EQ(r.line(std::chrono::seconds(20)), "run: 25% (40 of 160 actions), step 1 of 2, 20 s");
+  // One rank of several (a process of an mpirun): the line says it is that rank's.
+  r.start_ranks({2}, 80);
+  EXPECT_EQ(r.line(std::chrono::seconds(30)),
+            "run rank 2 of 3: 12% (10 of 80 actions), step 1 of 2, 30 s");
 }
 
 TEST(ProgressReport, PrintsEveryIntervalAndNothingForAShortRun) {
