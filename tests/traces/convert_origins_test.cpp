@@ -196,6 +196,25 @@ TEST(ConvertOrigins, AGpusCounterStaysWithItsGpuAndADroppedOneIsSaid) {
       << report.lines().back();
 }
 
+// A stream of NCCL kernels alone is a communication lane; one that also runs compute (vLLM's
+// all-reduce beside its GEMMs on one stream) stays a compute lane.
+TEST(ConvertOrigins, AStreamIsACommLaneOnlyWhenItRunsNothingButCommunication) {
+  const Timeline t = import_text(R"({"traceEvents": [
+ {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 10, "dur": 20,
+  "args": {"device": 0, "stream": 7}},
+ {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "pid": 0,
+  "tid": 7, "ts": 40, "dur": 20, "args": {"device": 0, "stream": 7}},
+ {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL", "pid": 0, "tid": 13,
+  "ts": 40, "dur": 20, "args": {"device": 0, "stream": 13}}
+]})",
+                                 /*keep_origins=*/false);
+  ASSERT_EQ(t.devices.size(), 1u);
+  std::map<std::string, LaneKind> kinds;
+  for (const Lane& l : t.devices[0].lanes) kinds[l.name] = l.kind;
+  EXPECT_EQ(kinds.at("stream 7"), LaneKind::kCompute);
+  EXPECT_EQ(kinds.at("stream 13"), LaneKind::kComm);
+}
+
 TEST(ConvertOrigins, OffByDefaultSoAnalysisPaysNothing) {
   const Timeline t = import_text(kKineto, /*keep_origins=*/false);
   EXPECT_TRUE(t.origins.empty());

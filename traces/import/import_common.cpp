@@ -41,9 +41,17 @@ void extend_steps_by_launches(Timeline& t, ImportReport& report,
 }
 
 void mark_comm_lanes(Timeline& t, const std::vector<bool>& device_is_gpu) {
+  // Per lane: 1 carries communication, 2 carries compute (a stream that runs both stays compute).
+  std::vector<std::vector<uint8_t>> seen(t.devices.size());
+  for (size_t d = 0; d < t.devices.size(); ++d) seen[d].assign(t.devices[d].lanes.size(), 0);
   for (const Span& s : t.spans) {
-    if (s.device < device_is_gpu.size() && device_is_gpu[s.device] && is_communication(s.kind)) {
-      t.devices[s.device].lanes[s.lane].kind = LaneKind::kComm;
+    if (s.device >= device_is_gpu.size() || !device_is_gpu[s.device]) continue;
+    if (is_communication(s.kind)) seen[s.device][s.lane] |= 1;
+    if (s.kind == SpanKind::kCompute) seen[s.device][s.lane] |= 2;
+  }
+  for (size_t d = 0; d < t.devices.size(); ++d) {
+    for (size_t l = 0; l < seen[d].size(); ++l) {
+      if (seen[d][l] == 1) t.devices[d].lanes[l].kind = LaneKind::kComm;
     }
   }
 }

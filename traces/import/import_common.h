@@ -34,7 +34,8 @@ inline constexpr int64_t kLaunchBeforeCallToleranceNs = 1'000'000;
 void extend_steps_by_launches(Timeline& t, ImportReport& report,
                               const std::vector<DroppedLaunch>& dropped = {});
 
-// Lanes of GPU devices that carry communication spans become LaneKind::kComm.
+// Lanes of GPU devices that carry communication spans and no compute become LaneKind::kComm (a
+// stream that runs both, as vLLM's custom all-reduce beside its GEMMs, stays a compute lane).
 void mark_comm_lanes(Timeline& t, const std::vector<bool>& device_is_gpu);
 
 // Removes devices that hold no span (every event of theirs was skipped, or a process only named
