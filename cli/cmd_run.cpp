@@ -214,7 +214,7 @@ void require_same_arguments(runtime::ProcessMessenger& processes) {
 }
 
 // Every process must run the same schedule: the same --schedule-file path may hold another file
-// on another node. `summary` is this process's ("schedule text of N actions, hash H").
+// on another node. `summary` is this process's ("N actions, hash H" of the schedule's text).
 void require_same_schedule(runtime::ProcessMessenger& processes, const std::string& file,
                            const std::string& summary) {
   const std::vector<std::string> all =

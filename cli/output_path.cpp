@@ -45,7 +45,7 @@ CLI::Validator chrome_trace_name_check() {
       [](std::string& path) -> std::string {
         std::string lower = path;
         for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        // Longest first: ".tar.gz" before ".gz", which is the compressed JSON meshscope writes.
+        // ".gz" alone is the compressed JSON meshscope writes; ".tar.gz" is a tar file.
         static constexpr std::string_view kOther[] = {
             ".tar.gz",   ".tgz",   ".sqlite",  ".sqlite3",
             ".nsys-rep", ".qdrep", ".pftrace", ".perfetto-trace",
