@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "sim/schedule/validator.h"
 #include "traces/import/load_trace.h"
 #include "traces/import/torch_pipeline.h"
 
@@ -41,12 +42,31 @@ RecoveredSchedule recover_torch_schedule(const traces::Timeline& t, const std::s
                     ", which the job's process groups name beside the traced ranks: the pipeline "
                     "needs every one of its ranks' traces");
   }
+  RecoveredSchedule recovered;
   try {
-    return predict::recover_schedule(traces::importer::torch_action_orders(t),
-                                     traces::importer::torch_pipeline_groups(t), path);
+    recovered = predict::recover_schedule(traces::importer::torch_action_orders(t),
+                                          traces::importer::torch_pipeline_groups(t), path);
   } catch (const predict::RecoveryError& e) {
     throw UserError(e.what());
   }
+  // A rank whose trace ends inside its step (the profiler stopped, the process died) holds only
+  // the actions before that: the schedule read from it would leave microbatches short, and a
+  // replay would cost their missing work at nothing.
+  const schedule::ValidationResult check = schedule::validate(recovered.parsed.schedule);
+  if (!check.ok()) {
+    const auto& ranks = recovered.parsed.schedule.ranks;
+    std::string counts;
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      size_t compute = 0;
+      for (const schedule::Action& a : ranks[r]) compute += schedule::is_compute(a.kind);
+      counts += (counts.empty() ? "" : ", ") + std::to_string(compute);
+    }
+    throw UserError(path + ": the schedule these traces hold is not a whole one (" +
+                    check.error->message + "); compute actions by pipeline rank: " + counts +
+                    ". Does a rank's trace end inside its step (the profiler stopped, or the "
+                    "process died)?");
+  }
+  return recovered;
 }
 
 }  // namespace meshscope::cli

@@ -312,6 +312,43 @@ TEST(TorchTraceCli, AJobWithRanksMissingIsRefusedNotReplayedShorter) {
   EXPECT_NE(r.err.find(dp.string() + ": no trace of ranks 1, 3,"), std::string::npos) << r.err;
 }
 
+// A rank whose trace ends inside its step (the profiler stopped, the process died) holds only the
+// actions before that: ZBV's rank 2 cut at 60% of its ProfilerStep#0 keeps 13 of its 24. Its
+// schedule would leave microbatches short and replay their work at nothing (exit 0 before); it is
+// refused, with each rank's count.
+TEST(TorchTraceCli, ARankWhoseTraceEndsInsideItsStepIsRefused) {
+  const fs::path dir = temp_dir("torch_from_trace_cut");
+  for (const char* f : {"rank0.json.gz", "rank1.json.gz", "rank3.json.gz"})
+    fs::copy_file(kTorch / "ZBVZeroBubble" / f, dir / f, fs::copy_options::overwrite_existing);
+  const Result raw = shell("gzip -dc " + (kTorch / "ZBVZeroBubble" / "rank2.json.gz").string());
+  ASSERT_EQ(raw.status, 0) << raw.err;
+  nlohmann::json doc = nlohmann::json::parse(raw.out);
+  double step_begin = -1, step_dur = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e.value("name", "") == "ProfilerStep#0") {
+      step_begin = e["ts"].get<double>();
+      step_dur = e["dur"].get<double>();
+    }
+  }
+  ASSERT_GT(step_begin, 0);
+  nlohmann::json kept = nlohmann::json::array();
+  for (const auto& e : doc["traceEvents"]) {
+    if (!e.contains("ts") || e["ts"].get<double>() <= step_begin + 0.6 * step_dur)
+      kept.push_back(e);
+  }
+  doc["traceEvents"] = kept;
+  std::ofstream(dir / "rank2.json") << doc.dump();
+  for (const char* command : {" predict --from-trace ", " schedules --from-trace "}) {
+    const Result r = shell(kBin + command + dir.string());
+    EXPECT_NE(r.status, 0) << command << r.out;
+    EXPECT_NE(r.err.find(": the schedule these traces hold is not a whole one (rank 2 "),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("compute actions by pipeline rank: 24, 24, 13, 24."), std::string::npos)
+        << r.err;
+  }
+}
+
 // The development set of the replay model (docs/ACCURACY.md, "Replaying an imported job"): the
 // schedule that ran, replayed with each action's own measured work and host gap, lands within
 // the tolerance it reaches on these fixtures; each term of the model comes from the trace, so
