@@ -21,6 +21,7 @@
 #include "traces/analysis_stragglers.h"
 #include "traces/import/hta_events.h"
 #include "traces/import/load_trace.h"
+#include "traces/import/torch_pipeline_groups.h"
 #include "traces/input_file.h"
 
 namespace meshscope::cli {
@@ -194,6 +195,19 @@ void run(const AnalyzeArgs& args) {
     analysis.hta.clear();  // replaced by HTA's own figures
   }
   std::vector<std::string> warnings = report.lines();
+  // A job's folder (or several files) without some ranks its process groups name: the table
+  // would show a smaller pipeline without a word (schedules and predict --from-trace refuse it).
+  std::error_code ec;
+  if (args.traces.size() > 1 || std::filesystem::is_directory(args.traces.front(), ec)) {
+    if (const std::vector<int> missing = traces::importer::torch_untraced_ranks(timeline);
+        !missing.empty()) {
+      std::string ranks;
+      for (const int r : missing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+      warnings.push_back("no trace of rank" + std::string(missing.size() > 1 ? "s " : " ") + ranks +
+                         ", which the job's process groups name beside the traced ranks: the "
+                         "figures are of the traced ranks alone");
+    }
+  }
   if (const auto detached = traces::detached_activity(timeline)) {
     warnings.push_back(traces::describe(*detached));
   }

@@ -40,7 +40,8 @@ RecoveredSchedule recover_torch_schedule(const traces::Timeline& t, const std::s
     for (const int r : missing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
     throw UserError(path + ": no trace of rank" + (missing.size() > 1 ? "s " : " ") + ranks +
                     ", which the job's process groups name beside the traced ranks: the pipeline "
-                    "needs every one of its ranks' traces");
+                    "needs every one of its ranks' traces (is a file missing, or does one end "
+                    "early?)");
   }
   RecoveredSchedule recovered;
   try {

@@ -303,6 +303,16 @@ TEST(TorchTraceCli, AJobWithRanksMissingIsRefusedNotReplayedShorter) {
               std::string::npos)
         << r.err;
   }
+  // analyze still shows what is there, but says what is not (it had shown a pp 2 job silently).
+  const Result a = shell(kBin + " analyze " + dir.string());
+  EXPECT_EQ(a.status, 0) << a.err;
+  EXPECT_NE(a.err.find("meshscope: warning: no trace of ranks 2, 3, which the job's process "
+                       "groups name beside the traced ranks: the figures are of the traced ranks "
+                       "alone"),
+            std::string::npos)
+      << a.err;
+  EXPECT_EQ(shell(kBin + " analyze " + (kTorch / "1F1B").string()).err.find("no trace of"),
+            std::string::npos);
   // dp 2 x pp 2 with rank 0 and rank 2, the first stage of each replica: each pipeline lacks its
   // second rank (the dp group {0, 2} holds both traced ranks, but they ran the same stage).
   const fs::path dp = temp_dir("torch_from_trace_dp_part");
