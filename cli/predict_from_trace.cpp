@@ -147,9 +147,11 @@ void run_predict_from_trace(const PredictFromTraceArgs& args) {
   for (const predict::TraceReplayRow& r : rows) {
     if (r.schedule != "as run, mean costs" || !r.step_ns) continue;
     std::printf(
-        "every row below \"as run\" replays the mean costs above: \"as run, mean costs\" (%+.1f%%) "
-        "is what the means\nalone miss, and a family of more actions per rank pays the host gap "
-        "once per action (docs/ACCURACY.md)\n",
+        "\"as run\" replays each action with its own measured work and gap (its wait included): "
+        "it is near the\nmeasured step by construction, no test of the model; every row below it "
+        "replays the mean costs\nabove: \"as run, mean costs\" (%+.1f%%) is what the means alone "
+        "miss, and a family of more actions\nper rank pays the host gap once per action "
+        "(docs/ACCURACY.md)\n",
         error_of(r));
   }
 }
