@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/json_text.h"
 #include "cli/read_progress.h"
+#include "cli/torch_trace_schedule.h"
 #include "traces/analysis.h"
 #include "traces/analysis_critical_path.h"
 #include "traces/analysis_hta_window.h"
@@ -21,7 +22,6 @@
 #include "traces/analysis_stragglers.h"
 #include "traces/import/hta_events.h"
 #include "traces/import/load_trace.h"
-#include "traces/import/torch_pipeline_groups.h"
 #include "traces/input_file.h"
 
 namespace meshscope::cli {
@@ -199,14 +199,8 @@ void run(const AnalyzeArgs& args) {
   // would show a smaller pipeline without a word (schedules and predict --from-trace refuse it).
   std::error_code ec;
   if (args.traces.size() > 1 || std::filesystem::is_directory(args.traces.front(), ec)) {
-    if (const std::vector<int> missing = traces::importer::torch_untraced_ranks(timeline);
-        !missing.empty()) {
-      std::string ranks;
-      for (const int r : missing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-      warnings.push_back("no trace of rank" + std::string(missing.size() > 1 ? "s " : " ") + ranks +
-                         ", which the job's process groups name beside the traced ranks: the "
-                         "figures are of the traced ranks alone");
-    }
+    if (const std::string missing = untraced_ranks_text(timeline); !missing.empty())
+      warnings.push_back(missing + ": the figures are of the traced ranks alone");
   }
   if (const auto detached = traces::detached_activity(timeline)) {
     warnings.push_back(traces::describe(*detached));

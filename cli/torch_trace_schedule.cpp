@@ -32,16 +32,21 @@ traces::Timeline load_torch_job(const std::string& path, const std::string& comm
   }
 }
 
+std::string untraced_ranks_text(const traces::Timeline& t) {
+  const std::vector<int> missing = traces::importer::torch_untraced_ranks(t);
+  if (missing.empty()) return "";
+  std::string ranks;
+  for (const int r : missing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  return "no trace of rank" + std::string(missing.size() > 1 ? "s " : " ") + ranks +
+         ", which the job's process groups name beside the traced ranks";
+}
+
 RecoveredSchedule recover_torch_schedule(const traces::Timeline& t, const std::string& path) {
   // Ranks missing at the end would leave a shorter pipeline that replays without complaint.
-  const std::vector<int> missing = traces::importer::torch_untraced_ranks(t);
-  if (!missing.empty()) {
-    std::string ranks;
-    for (const int r : missing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-    throw UserError(path + ": no trace of rank" + (missing.size() > 1 ? "s " : " ") + ranks +
-                    ", which the job's process groups name beside the traced ranks: the pipeline "
-                    "needs every one of its ranks' traces (is a file missing, or does one end "
-                    "early?)");
+  if (const std::string missing = untraced_ranks_text(t); !missing.empty()) {
+    throw UserError(path + ": " + missing +
+                    ": the pipeline needs every one of its ranks' traces (is a file missing, or "
+                    "does one end early?)");
   }
   RecoveredSchedule recovered;
   try {
