@@ -202,12 +202,11 @@ void run(const CalibrateArgs& a) {
     for (const std::string& p : a.traces) files += (files.empty() ? "" : ", ") + p;
     throw UserError(files + ": " + e.what());
   }
-  // No device computes above its peak; twice it (assumption: room for a catalog peak that is not
-  // this machine's) is no measurement but FLOPs or times that are wrong: args.flops of 1e300
-  // were fitted as 1.5e290 of the peak and written.
+  // A rate past cost::kMaxRateOverPeak is no measurement: args.flops of 1e300 were fitted as
+  // 1.5e290 of the peak and written.
   for (size_t i = 0; i < c.phases.size(); ++i) {
     const cost::PhaseFit& f = c.phases[i];
-    if (f.samples > 0 && f.efficiency > 2) {
+    if (f.samples > 0 && f.efficiency > cost::kMaxRateOverPeak) {
       char rate[96];
       std::snprintf(rate, sizeof rate, "%.4g GFLOP/s, %.3g times the peak", f.flops_per_s / 1e9,
                     f.efficiency);

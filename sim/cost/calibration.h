@@ -12,6 +12,12 @@
 
 namespace meshscope::cost {
 
+// The highest fitted rate a calibration may hold, as a multiple of the hardware's peak: no device
+// computes above its peak, and twice it (assumption: room for a catalog peak that is not this
+// machine's) is no measurement but FLOPs or times that are wrong. calibrate refuses to write a
+// rate past it; predict and simulate refuse to read one.
+inline constexpr double kMaxRateOverPeak = 2;
+
 // duration_ns = overhead_ns + flops / flops_per_s, for one compute span of a phase.
 struct PhaseFit {
   double flops_per_s = 0;  // 0: not calibrated, use the catalog model

@@ -66,14 +66,14 @@ Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
     throw std::invalid_argument("calibration: fitted in " + cal->precision +
                                 " (calibrate --precision), the config computes in " +
                                 std::string(cost::name(c.precision)) + " (options.precision)");
-  // No device computes above its peak: a rate past twice it (the bound calibrate itself refuses
-  // to write, cli/cmd_calibrate.cpp; twice an assumption) comes from a file edited by hand.
+  // A rate past cost::kMaxRateOverPeak (which calibrate refuses to write) comes from a file
+  // edited by hand.
   if (cal != nullptr) {
     double peak = hw.peak(c.precision);
     if (peak <= 0) peak = hw.peak(cost::Precision::kFp32);
     for (size_t i = 0; i < cal->phases.size(); ++i) {
       const double rate = cal->phases[i].flops_per_s;
-      if (peak > 0 && rate > 2 * peak) {
+      if (peak > 0 && rate > cost::kMaxRateOverPeak * peak) {
         char what[96];
         std::snprintf(what, sizeof what, "%.4g GFLOP/s, %.3g times %s's peak", rate / 1e9,
                       rate / peak, hw.name.c_str());
