@@ -232,6 +232,9 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
       s.node_cores = cores;
     }
   }
+  const int ranks = exec::run_mesh(spec.schedule.mesh, spec.workload).size();
+  if (runtime::launched_by_a_launcher() && result.processes <= 1 && ranks > 1)
+    s.ranks_in_one_launched_process = ranks;
   try {
     if (!s.output_error.empty()) throw std::runtime_error(s.output_error);
     if (!trace_path.empty()) {
@@ -368,6 +371,13 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
         << (r.node_cores == 1 ? " core" : " cores")
         << ", so the wall-clock figures include waiting for a core (a replay from thread CPU "
            "time needs the ranks as threads of one process: run without mpirun)\n";
+    break;
+  }
+  for (const RunSummary& r : runs) {
+    if (r.ranks_in_one_launched_process == 0) continue;
+    out << "mpirun started one process: its " << r.ranks_in_one_launched_process
+        << " ranks ran as threads of it (mpirun -np " << r.ranks_in_one_launched_process
+        << " runs a process per rank)\n";
     break;
   }
   if (any_replay) {

@@ -76,6 +76,9 @@ struct RunSummary {
   // outnumber them (the ranks then wait for a core, and no replay separates it); 0 otherwise.
   int node_processes = 0;
   int node_cores = 0;
+  // Started by mpirun (or a PMI launcher) as one process: its ranks, more than one, ran as its
+  // threads, not a process each; 0 otherwise.
+  int ranks_in_one_launched_process = 0;
   int64_t actions = 0;
   double wall_s = 0;
   // False on processes other than 0 of a multi-process run: they ran their rank and report

@@ -26,6 +26,10 @@ int launched_process_count() {
   return std::max(1, launch_variable({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}).value_or(1));
 }
 
+bool launched_by_a_launcher() {
+  return launch_variable({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}).has_value();
+}
+
 int launched_process_index() {
   return launch_variable({"OMPI_COMM_WORLD_RANK", "PMI_RANK"}).value_or(0);
 }

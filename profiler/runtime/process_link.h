@@ -35,6 +35,8 @@ class ProcessLink {
 // How many processes the environment says were launched together (Open MPI's mpirun sets
 // OMPI_COMM_WORLD_SIZE, MPICH's and Slurm's PMI set PMI_SIZE); 1 when neither says so.
 int launched_process_count();
+// Whether a launcher said so at all (either variable set): mpirun -np 1 launches one process.
+bool launched_by_a_launcher();
 // This process's index in that launch (OMPI_COMM_WORLD_RANK or PMI_RANK); 0 when not launched so.
 int launched_process_index();
 // How many of them run on this process's node (Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE, MPICH's

@@ -333,6 +333,25 @@ TEST_F(MpiRun, AProcessCountThatIsNotTheMeshSizeIsRefusedOnce) {
       << r.err;
 }
 
+// One process is a valid launch: the mesh's ranks run as its threads, and the table says so (a
+// user who meant a process per rank sees why there is no "a process per rank" line).
+TEST_F(MpiRun, OneProcessRunsTheRanksAsThreadsAndSaysSo) {
+  const Result r = mpirun(1, "run --schedule 1f1b --pp 4 --layers 4 --hidden 16 --steps 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("equal ("), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("a process per rank: MPI"), std::string::npos) << r.out;
+  EXPECT_EQ(count(r.out,
+                  "mpirun started one process: its 4 ranks ran as threads of it (mpirun "
+                  "-np 4 runs a process per rank)\n"),
+            1u)
+      << r.out;
+  // Without a launcher, nothing of the kind.
+  const Result plain =
+      shell(kMeshscope + " run --schedule 1f1b --pp 4 --layers 4 --hidden 16 --steps 1");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("mpirun started one process"), std::string::npos) << plain.out;
+}
+
 TEST_F(MpiRun, OnlyRunRunsAcrossProcesses) {
   const Result r = mpirun(2, "demo --out " + (temp_dir() / "demo").string());
   EXPECT_NE(r.status, 0);
