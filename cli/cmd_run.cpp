@@ -184,12 +184,24 @@ void checked_by_every_process(runtime::ProcessMessenger& processes,
   }
 }
 
-// This process's arguments after the program's path (/proc/self/cmdline: NUL-separated).
+// This process's arguments after the program's path (/proc/self/cmdline: NUL-separated), each
+// `--name=value` as `--name value`, the same option to the parser.
 std::string arguments_of_this_process() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t first = all.find('\0');
-  return first == std::string::npos ? std::string() : all.substr(first + 1);
+  if (first == std::string::npos) return "";
+  std::string out;
+  for (size_t at = first + 1; at < all.size();) {
+    size_t end = all.find('\0', at);
+    if (end == std::string::npos) end = all.size();
+    std::string argument = all.substr(at, end - at);
+    const size_t equals = argument.find('=');
+    if (argument.starts_with("--") && equals != std::string::npos) argument[equals] = '\0';
+    out += argument + '\0';
+    at = end + 1;
+  }
+  return out;
 }
 
 // Every process of a run must take the same arguments (another seed or step count would make a

@@ -218,6 +218,12 @@ TEST_F(MpiRun, ProcessesStartedWithOtherArgumentsAreRefused) {
                   "--layers 2) than process 0 (run --pp 2 --layers 2)"),
             1u)
       << bad.err;
+  // The same option spelled `--name=value` in one process and `--name value` in the other is the
+  // same argument.
+  const Result same =
+      mpirun_two("run --pp 2 --layers 2 --steps 1", "run --pp=2 --layers=2 --steps 1");
+  EXPECT_EQ(same.status, 0) << same.err;
+  EXPECT_NE(same.out.find("equal ("), std::string::npos) << same.out;
 }
 
 // The same --schedule-file path may hold another file on another node (here: another working
