@@ -75,10 +75,12 @@ std::vector<traces::HtaRankFigures> hta_window(const AnalyzeArgs& args) {
   for (const fs::path& f : run_files(args)) {
     tables.push_back(traces::read_hta_events(f, options_reporting_progress("analyze")));
     const std::string& source = tables.back().meshscope_source;
-    if (!source.empty() && !tables.back().distributed_info) {
-      // meshscope writes distributedInfo only for a trace of one rank: this one holds several
-      // (a run's every device, a converted folder), which HTA would read as one rank and give
-      // figures that mean nothing (a negative kernel wait).
+    if (!source.empty() && !tables.back().distributed_info &&
+        tables.back().process_ranks.size() != 1) {
+      // meshscope writes distributedInfo only for a trace whose rank it knows: without it, its
+      // devices' ranks tell. Several (a run's every device, a converted folder) HTA would read
+      // as one rank and give figures that mean nothing (a negative kernel wait); one (an Nsight
+      // Systems import of one GPU) is a rank's trace.
       throw UserError(f.string() + ": --window hta reads Kineto traces, one rank per file, as " +
                       "HTA does; this file meshscope wrote (source " + source +
                       ") holds several ranks: analyze it without --window hta, or convert each " +

@@ -40,6 +40,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,9 @@ struct HtaEventTable {
   // Kineto trace, ...); empty for a file of another tool.
   std::string meshscope_source;
   bool distributed_info = false;  // the file has a distributedInfo object (one rank's trace)
+  // The ranks its process_name metadata events name in args.rank (what meshscope writes for each
+  // device): one for a trace of one rank without distributedInfo (an Nsight Systems import).
+  std::set<int64_t> process_ranks;
   std::vector<HtaEvent> events;
   std::vector<std::string> strings;  // index 0 is ""
 };

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tests/cli/cli_test_util.h"
+#include "tests/traces/import_test_util.h"
 
 namespace meshscope::traces {
 namespace {
@@ -74,6 +75,26 @@ TEST(AnalyzeForeignCli, WindowHtaRefusesMeshscopesOwnTraceButReadsAConvertedKine
   EXPECT_EQ(merged.status, 1);
   EXPECT_NE(merged.err.find("(source kineto) holds several ranks"), std::string::npos)
       << merged.err;
+}
+
+// An Nsight Systems export of one GPU, converted, is one rank's trace though meshscope writes no
+// distributedInfo for it (the trace names no rank): --window hta reads it as HTA 0.5.0 does, which
+// on this file gives idle 529,566 µs of kernel time 529,949 µs (99.93%), compute 381 µs.
+TEST(AnalyzeForeignCli, WindowHtaReadsAConvertedNsightExportOfOneGpu) {
+  const fs::path dir = cli_testing::temp_dir("hta_nsys");
+  testing::TempFile db(".sqlite", testing::read_gz(fs::path(MESHSCOPE_SOURCE_DIR) /
+                                                   "tests/fixtures/nsys/h100_fuser_report1_"
+                                                   "schema3.16.sqlite.gz"));
+  const fs::path converted = dir / "h100.json";
+  ASSERT_EQ(cli_testing::shell(std::string(MESHSCOPE_BINARY_DIR) + "/meshscope convert " +
+                               db.path().string() + " -o " + converted.string())
+                .status,
+            0);
+  const Result r = analyze("--window hta --json " + converted.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto h = nlohmann::json::parse(r.out).at("hta").at(0);
+  EXPECT_NEAR(100 * h.at("idle_fraction").get<double>(), 99.93, 0.005);
+  EXPECT_NEAR(100 * h.at("compute_fraction").get<double>(), 0.07, 0.005);
 }
 
 TEST(AnalyzeForeignCli, DefaultWindowKeepsTheTimelineBreakdown) {

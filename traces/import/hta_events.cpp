@@ -41,6 +41,13 @@ class HtaEventSink : public importer::ChromeSink {
 
   void on_event(const ChromeEvent& ev) override {
     const int64_t index = next_index_++;
+    if (ev.ph.is_string() && ev.ph.text == "M" && ev.name.is_string() &&
+        ev.name.text == "process_name") {
+      if (const JsonScalar* r = ev.arg("rank"); r != nullptr && r->is_number()) {
+        int64_t rank = 0;
+        if (importer::number_text_to_int(r->text, rank)) t_.process_ranks.insert(rank);
+      }
+    }
     if (!ev.ts.is_number() || !is_integer_text(ev.ts.text)) t_.float_ts = true;
     if (!ev.dur.present() || !ev.cat.present() || ev.dur.type == JsonType::kNull ||
         ev.cat.type == JsonType::kNull) {
