@@ -238,17 +238,6 @@ void print_table(const std::vector<Row>& rows) {
           "run at up to twice it (as NVIDIA's FP8 tables count it; docs/CONFIG.md, options.fp8)\n");
       break;
     }
-  std::vector<const Row*> compute_idle;  // the rows whose bubble counts communication as idle
-  for (const Row& r : rows)
-    if (r.error.empty() && r.summary.bubble_is_compute_idle) compute_idle.push_back(&r);
-  if (!compute_idle.empty())
-    std::printf(
-        "bubble%s: the compute stream's idle share, communication counted as idle (beyond %lld "
-        "ranks or %lld actions the busy time of every stream is not recorded; below, "
-        "communication counts as busy, as `analyze` counts it)\n",
-        rows.size() > 1 ? (" of " + rows_label(compute_idle)).c_str() : "",
-        static_cast<long long>(predict::kTimelineRanksForBubbles),
-        static_cast<long long>(predict::kTimelineActionsForBubbles));
   print_slowest_gpu(rows);
   // "fits" leaves out the allocator's cache, NCCL's buffers and the CUDA context: against the one
   // published measured peak (torchtitan's Llama 3.1 8B on 8 and 128 H100s), the model is 12.5% and
@@ -400,7 +389,7 @@ std::string csv_of(const std::vector<Row>& rows) {
        "step_time_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"
        "peak_memory_bytes,fits,error,step_time_s_low,step_time_s_high,tokens_per_s_low,tokens_per_"
        "s_high,"
-       "mfu_low,mfu_high,bubble_definition\n";
+       "mfu_low,mfu_high\n";
   for (const Row& r : rows) {
     for (const auto& [k, v] : r.swept) o += quoted(v) + ",";
     const predict::Summary& s = r.summary;
@@ -412,10 +401,9 @@ std::string csv_of(const std::vector<Row>& rows) {
            std::to_string(s.peak_memory_bytes) + "," + (s.fits ? "true" : "false") + ",\"\"," +
            fmt("%.9g", s.step_time_s_low) + "," + fmt("%.9g", s.step_time_s_high) + "," +
            fmt("%.9g", s.tokens_per_s_low) + "," + fmt("%.9g", s.tokens_per_s_high) + "," +
-           fmt("%.6g", s.mfu_low) + "," + fmt("%.6g", s.mfu_high) + "," +
-           (s.bubble_is_compute_idle ? "compute_idle" : "idle") + "\n";
+           fmt("%.6g", s.mfu_low) + "," + fmt("%.6g", s.mfu_high) + "\n";
     } else {  // no figures for a point that did not run
-      o += std::string(schedule_swept ? ",,,,,,,,," : ",,,,,,,,,,") + quoted(r.error) + ",,,,,,,\n";
+      o += std::string(schedule_swept ? ",,,,,,,,," : ",,,,,,,,,,") + quoted(r.error) + ",,,,,,\n";
     }
   }
   return o;

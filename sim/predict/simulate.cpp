@@ -107,15 +107,15 @@ engine::EngineInput engine_input(const Resolved& r) {
 }
 
 // The bubble fraction is traces::analyze's (as `run` reports it): from the Timeline when the
-// caller wants one, else, up to the sizes where that is cheap, from the same busy time computed
-// from the ops' times without building the Timeline (its span names alone cost a string each).
-void record_for(const SimulateOptions& o, const schedule::Schedule& s, engine::EngineInput& in) {
-  int64_t actions = 0;
-  for (const auto& program : s.ranks) actions += static_cast<int64_t>(program.size());
+// caller wants one, else from the same busy time computed from the ops' times without building
+// the Timeline (its span names alone cost a string each). At every size: a bubble that counted
+// communication as idle beyond some size (as it did up to 2026-12-07) jumped with the mesh, 38%
+// against 33% for the same step of a 70B model on 16,384 GPUs with every rank simulated. Recording
+// costs 16 bytes an op: 543 -> 684 MB and 1.2 -> 1.3-1.6 s for a 98,304-GPU mesh with every rank
+// simulated (`predict`, /usr/bin/time, 2026-12-07, this VM).
+void record_for(const SimulateOptions& o, engine::EngineInput& in) {
   in.build_timeline = o.build_timeline;
-  in.record_busy = !o.build_timeline &&
-                   static_cast<int64_t>(s.ranks.size()) <= kTimelineRanksForBubbles &&
-                   actions <= kTimelineActionsForBubbles;
+  in.record_busy = !o.build_timeline;
 }
 
 // ---- 3. replication: the representatives once, or every rank ------------------------------------
@@ -193,7 +193,6 @@ struct Run {
   bool once = false;     // the representatives stood for their replicas
   bool reduced = false;  // `schedule` holds only the representatives (pp rank p is rank p)
   bool timeline = false;
-  bool busy = false;     // RankStats::busy_ns recorded
   bool skipped = false;  // the engine did not run: the configuration cannot fit memory
 };
 
@@ -363,9 +362,8 @@ Run run_given(const Resolved& r, FullMeshPrices& prices, engine::EngineInput in,
   price_links_and_collectives(in, prices);
   run.once = c.symmetry != Symmetry::kOff && c.mesh.dp * c.mesh.tp > 1 && !shares_cores(r) &&
              engine::replicas_symmetric(in);
-  record_for(o, run.schedule, in);
+  record_for(o, in);
   run.timeline = in.build_timeline;
-  run.busy = in.record_busy;
   if (skip_engine(r, o, run)) return run;
   run.result =
       run.once ? engine::simulate_symmetric(in, {o.expand_replicas}) : engine::simulate(in);
@@ -396,9 +394,8 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
           "options.symmetry: replicas differ (their nodes split links "
           "differently); use \"auto\" or \"off\"");
     if (run.once) {
-      record_for(o, reps, in);
+      record_for(o, in);
       run.timeline = in.build_timeline;
-      run.busy = in.record_busy;
       run.schedule = std::move(reps);
       run.reduced = true;
       if (skip_engine(r, o, run)) return run;
@@ -422,9 +419,8 @@ Run run_generated(const Resolved& r, FullMeshPrices& prices, engine::EngineInput
   }
   check_full_footprint(r, o.build_timeline);
   run.schedule = full_schedule(r);
-  record_for(o, run.schedule, in);
+  record_for(o, in);
   run.timeline = in.build_timeline;
-  run.busy = in.record_busy;
   if (skip_engine(r, o, run)) return run;
   in.schedule = &run.schedule;
   price_links_and_collectives(in, prices);
@@ -518,9 +514,7 @@ Summary summarise(const Resolved& r, FullMeshPrices& prices, const Run& run, boo
   s.mfu_high = s.mfu / (1 + res_range.low);
   s.bubble_fraction = run.skipped    ? 0.0
                       : run.timeline ? traces::analyze(res.timeline).bubble_fraction
-                      : run.busy     ? busy_bubble_fraction(r, run)
-                                     : res.compute_idle_fraction();
-  s.bubble_is_compute_idle = !run.skipped && !run.timeline && !run.busy;
+                                     : busy_bubble_fraction(r, run);
   for (const engine::RankStats& st : res.ranks)
     s.communication_s = std::max(s.communication_s, st.communication_ns * 1e-9);
   if (run.skipped) {
@@ -624,7 +618,6 @@ nlohmann::json to_json(const Summary& s) {
           {"range_without_fp8", s.range_without_fp8},
           {"slowest_gpu_share", s.slowest_gpu_share},
           {"bubble_fraction", s.bubble_fraction},
-          {"bubble_definition", s.bubble_is_compute_idle ? "compute_idle" : "idle"},
           {"communication_s", s.communication_s},
           {"peak_memory_bytes", s.peak_memory_bytes},
           {"memory_capacity_bytes", s.memory_capacity_bytes},

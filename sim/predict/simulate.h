@@ -31,13 +31,9 @@ struct Summary {
   double samples_per_s = 0;
   double tflops_per_gpu = 0;  // model FLOPs (no recomputation) per second per GPU, in TFLOP/s
   double mfu = 0;             // tflops_per_gpu over the peak at the configured precision
-  // Overall idle over the step window (traces::analyze); for a simulation of more than
-  // kTimelineRanksForBubbles ranks or kTimelineActionsForBubbles actions, the mean compute-idle
-  // share instead (no Timeline is built for it unless the caller wants one).
+  // Overall idle over the step window, as traces::analyze counts it (communication busy), at every
+  // size: from the Timeline when one is built, else from each simulated rank's busy time.
   double bubble_fraction = 0;
-  // Which of the two bubble_fraction is: false: traces::analyze's idle share; true: the mean
-  // compute-idle share, communication counted as idle (beyond the sizes above).
-  bool bubble_is_compute_idle = false;
   // Where a published run would fall around such a prediction, an 80% prediction interval from the
   // development set (cost::Residuals of the framework on this hardware; see range_basis): step
   // time x (1 + low .. 1 + high), throughput and MFU inversely. Equal to the point when no
@@ -81,10 +77,6 @@ struct Summary {
 };
 
 nlohmann::json to_json(const Summary& s);
-
-// Up to these sizes a Timeline is built for the bubble fraction even when not asked for.
-inline constexpr int64_t kTimelineRanksForBubbles = 4096;
-inline constexpr int64_t kTimelineActionsForBubbles = int64_t{1} << 21;
 
 struct SimulateOptions {
   bool build_timeline = true;
