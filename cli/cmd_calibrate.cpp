@@ -69,6 +69,17 @@ std::string gpu_entries_hint(const traces::Timeline& t) {
 
 void check_fits(const std::string& p, const traces::Timeline& t, const cost::Hardware& hw) {
   const traces::RunSource source = t.run.source;
+  // The simulator's own output (simulate --out, a cpu-time replay) holds the rates it was given:
+  // a fit of it measures nothing, and beside measured traces it would pull their fit toward them.
+  if (source == traces::RunSource::kSim || source == traces::RunSource::kSynthetic) {
+    const auto how = t.metadata.find("source");
+    throw UserError(p + ": a trace the simulator wrote (" +
+                    (how != t.metadata.end() && how->second == "replay"
+                         ? std::string("a cpu-time replay")
+                         : std::string(traces::name(source))) +
+                    "), not a measured one: calibrate fits the spans of a run (meshscope run, a "
+                    "PyTorch profiler or Nsight Systems trace)");
+  }
   std::optional<bool> cpu_trace;
   std::string where(traces::name(source));
   if (source == traces::RunSource::kCpu || source == traces::RunSource::kCuda ||

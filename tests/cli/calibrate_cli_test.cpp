@@ -158,6 +158,51 @@ TEST(CalibrateCli, ACpuRunCalibratedAsAnotherFormatIsWarnedOf) {
   EXPECT_EQ(fp32.err.find("a cpu run computes in fp32"), std::string::npos) << fp32.err;
 }
 
+// The simulator's own output holds the rates it was given: calibrate on it, alone or beside a
+// measured run, wrote a fit of nothing measured ("rms error 0.0%"). Refused, naming the file, with
+// nothing written; a folder holding two runs' traces is refused too (it was read as one run).
+TEST(CalibrateCli, ASimulatedTraceOrTwoRunsInOneFolderIsRefused) {
+  const fs::path dir = temp_dir("calibrate_simulated");
+  const fs::path measured = dir / "run.json", simulated = dir / "sim.json";
+  const fs::path replay = dir / "replay.json", out = dir / "c.json";
+  ASSERT_EQ(shell(kBin + " run --pp 2 -m 2 --layers 2 --hidden 16 --steps 2 --cores 1 --out " +
+                  measured.string() + " --replay-trace " + replay.string())
+                .status,
+            0);
+  const fs::path config = dir / "mlp.json";
+  std::ofstream(config) << R"({"model": {"kind": "mlp", "layers": 2, "hidden": 16},
+      "mesh": {"pp": 2}, "batch": {"global": 4, "micro": 1}, "cluster": {"gpu": "cpu-local"}})";
+  ASSERT_EQ(
+      shell(kBin + " simulate --config " + config.string() + " --out " + simulated.string()).status,
+      0);
+  for (const auto& [file, what] : {std::pair{simulated, std::string("(sim)")},
+                                   std::pair{replay, std::string("(a cpu-time replay)")}}) {
+    const Result r = shell(kBin + " calibrate " + measured.string() + " " + file.string() + " -o " +
+                           out.string());
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find(file.string() + ": a trace the simulator wrote " + what +
+                         ", not a measured one"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  const fs::path folder = dir / "two_runs";
+  fs::create_directories(folder);
+  fs::copy_file(measured, folder / "a.json");
+  ASSERT_EQ(shell(kBin + " run --pp 2 -m 2 --layers 2 --hidden 32 --steps 2 --out " +
+                  (folder / "b.json").string())
+                .status,
+            0);
+  const Result two = shell(kBin + " calibrate " + folder.string() + " -o " + out.string());
+  EXPECT_EQ(two.status, 1) << two.err;
+  EXPECT_NE(two.err.find("holds the devices of 2 ranks (a whole run's trace): read it alone"),
+            std::string::npos)
+      << two.err;
+  EXPECT_FALSE(fs::exists(out));
+  // The measured run alone is fitted.
+  EXPECT_EQ(shell(kBin + " calibrate " + measured.string() + " -o " + out.string()).status, 0);
+}
+
 TEST(CalibrateCli, ComparedRatesStandBesideTheModelWithTheFirstTablesFit) {
   Result r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware h100-sxm --json" +
                    " --compare " + kTable);

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -228,6 +229,16 @@ Timeline merge_rank_traces(std::vector<importer::RankTrace> ranks, const ImportO
       throw ImportError(r.file, "",
                         "holds a whole job of " + std::to_string(held) +
                             " ranks (a meshscope export): read it alone, not as one rank of "
+                            "several files");
+    }
+    // So is a meshscope run's trace (every rank's devices in one file), and two runs' traces in
+    // one folder were merged as one run's, devices named alike side by side.
+    std::set<int> device_ranks;
+    for (const Device& d : r.timeline.devices) device_ranks.insert(d.rank);
+    if (ranks.size() > 1 && device_ranks.size() > 1 && r.timeline.run.source != RunSource::kNsys) {
+      throw ImportError(r.file, "",
+                        "holds the devices of " + std::to_string(device_ranks.size()) +
+                            " ranks (a whole run's trace): read it alone, not as one rank of "
                             "several files");
     }
     if (!options.rank_from_file_order) require_same_job(ranks.front(), r);
