@@ -246,9 +246,10 @@ void run(const CalibrateArgs& a) {
   if (std::any_of(c.phases.begin(), c.phases.end(),
                   [](const cost::PhaseFit& f) { return f.samples > 0; }))
     std::printf(
-        "  (GFLOP/s: the fitted marginal rate, from the slope of span time against FLOPs, not "
-        "FLOPs over the time of any one span; where a phase has 'x the op model', predict prices "
-        "it as that multiple of the op model's time plus the time per span, both of that fit)\n");
+        "  (where a phase has 'x the op model', predict prices it as that multiple of the op "
+        "model's time plus the time per span, both of that fit, and GFLOP/s is its spans' FLOPs "
+        "over their time; elsewhere GFLOP/s is the fitted marginal rate, the slope of span time "
+        "against FLOPs, and the time per span its intercept)\n");
   auto link = [](const char* what, const cost::LinkFit& l) {
     if (l.samples == 0) {
       std::printf("  %-12s no spans with bytes\n", what);

@@ -40,6 +40,7 @@ cost::Calibration calibrate_against_model(const std::vector<const traces::Timeli
   cost::Calibration cal = cost::fit_calibration(timelines, hw, precision);
   const cost::ComputeModel model(hw, precision);
   std::map<traces::Phase, std::pair<std::vector<double>, std::vector<double>>> samples;
+  std::map<traces::Phase, double> flops;  // the spans' own FLOPs (args.flops), for their mean rate
   int used = 0;
   for (const traces::Timeline* t : timelines) {
     const auto c = config_of_trace(*t, hw.name);
@@ -85,6 +86,7 @@ cost::Calibration calibrate_against_model(const std::vector<const traces::Timeli
       double x = 0;
       for (const model::OpCost& op : ops) x += model.op_seconds(op);
       samples[s.phase].first.push_back(x * 1e9);
+      flops[s.phase] += s.flops;
       samples[s.phase].second.push_back(static_cast<double>(computing.ns(s)));
     }
   }
@@ -95,6 +97,18 @@ cost::Calibration calibrate_against_model(const std::vector<const traces::Timeli
     p.model_scale = f.slope;
     p.overhead_ns = f.intercept;
     p.rms_error = f.rms_relative_error;
+    // The rate beside the scale is the spans' own, FLOPs over time. The marginal rate of the
+    // FLOPs fit (its slope) is not what predict uses for such a phase, and where the spans' FLOPs
+    // differ only by the loss's few percent it is the noise's: 44 and 19 GFLOP/s for two runs of
+    // one shape whose spans ran at 19.6.
+    double time_ns = 0;
+    for (const double y : xy.second) time_ns += y;
+    const double peak =
+        hw.peak(precision) > 0 ? hw.peak(precision) : hw.peak(cost::Precision::kFp32);
+    if (time_ns > 0 && flops[phase] > 0) {
+      p.flops_per_s = flops[phase] / (time_ns * 1e-9);
+      p.efficiency = peak > 0 ? p.flops_per_s / peak : 0;
+    }
   }
   if (rebuilt) *rebuilt = used;
   return cal;

@@ -203,6 +203,41 @@ TEST(CalibrateCli, ASimulatedTraceOrTwoRunsInOneFolderIsRefused) {
   EXPECT_EQ(shell(kBin + " calibrate " + measured.string() + " -o " + out.string()).status, 0);
 }
 
+// A phase fitted against the op model ("x the op model") is priced by that scale; the rate beside
+// it is its spans' FLOPs over their time, in the steps after the first. It was the slope of span
+// time against FLOPs, which where the spans' FLOPs differ only by the loss's few percent is the
+// noise's (44 and 19 GFLOP/s for two runs of one shape).
+TEST(CalibrateCli, AModelFittedPhasesRateIsItsSpansFlopsOverTheirTime) {
+  const std::string run =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/meshscope_cpu/mlp_1f1b_pp2_4steps.json";
+  const fs::path out = temp_dir("calibrate_mean_rate") / "c.json";
+  const Result r = shell(kBin + " calibrate " + run + " -o " + out.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json trace = nlohmann::json::parse(read_file(run));
+  const nlohmann::json calibration = nlohmann::json::parse(read_file(out));
+  const nlohmann::json& steps = trace.at("meshscope").at("steps");
+  for (const std::string phase : {"forward", "backward"}) {
+    double flops = 0, ns = 0;
+    for (const auto& e : trace.at("traceEvents")) {
+      if (e.value("ph", "") != "X" || !e.contains("args")) continue;
+      const auto& args = e.at("args");
+      if (args.value("phase", "") != phase || !args.contains("flops")) continue;
+      const auto begin = std::llround(e.at("ts").get<double>() * 1000);
+      const auto end = std::llround((e.at("ts").get<double>() + e.at("dur").get<double>()) * 1000);
+      for (size_t k = 1; k < steps.size(); ++k)  // the first step is warm-up, left out
+        if (begin >= steps[k].at("begin_ns").get<int64_t>() &&
+            end <= steps[k].at("end_ns").get<int64_t>()) {
+          flops += args.at("flops").get<double>();
+          ns += static_cast<double>(end - begin);
+        }
+    }
+    const auto& fit = calibration.at("compute").at(phase);
+    EXPECT_GT(fit.at("model_scale").get<double>(), 0) << phase;
+    EXPECT_NEAR(fit.at("flops_per_s").get<double>(), flops / (ns * 1e-9), 1e-6 * flops / ns * 1e9)
+        << phase;
+  }
+}
+
 TEST(CalibrateCli, ComparedRatesStandBesideTheModelWithTheFirstTablesFit) {
   Result r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware h100-sxm --json" +
                    " --compare " + kTable);

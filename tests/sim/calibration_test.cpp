@@ -29,6 +29,19 @@ TEST(Calibration, LineFitRecoversSlopeAndIntercept) {
   EXPECT_NEAR(g.slope, 0.12, 1e-12);
 }
 
+TEST(Calibration, ASlopeWithinTheNoiseIsNoSlope) {
+  // Two sizes 3% apart, each timed three times with ±4% of noise: the least-squares line
+  // (slope 0.033, intercept 6.67) would price a span of ten times the size at 40 instead of 100.
+  // Its slope is 0.31 of its standard error (0.109), under the t > 2 it needs: the ratio of sums.
+  const LineFit f = fit_line({100, 100, 100, 103, 103, 103}, {10.0, 10.4, 9.6, 10.1, 10.5, 9.7});
+  EXPECT_EQ(f.intercept, 0);
+  EXPECT_NEAR(f.slope, 60.3 / 609, 1e-12);
+  // The same sizes timed without noise keep their line.
+  const LineFit g = fit_line({100, 100, 100, 103, 103, 103}, {13, 13, 13, 13.3, 13.3, 13.3});
+  EXPECT_NEAR(g.slope, 0.1, 1e-9);
+  EXPECT_NEAR(g.intercept, 3, 1e-9);
+}
+
 TEST(Calibration, OutliersOfAPreemptedSpanAreDropped) {
   std::vector<double> x, y;
   for (int i = 1; i <= 30; ++i) {
