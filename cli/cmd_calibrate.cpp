@@ -204,14 +204,14 @@ void run(const CalibrateArgs& a) {
       }
     }
   }
+  std::string traces_named;  // the traces, as a refusal names them
+  for (const std::string& p : a.traces) traces_named += (traces_named.empty() ? "" : ", ") + p;
   int rebuilt = 0;
   cost::Calibration c;
   try {
     c = predict::calibrate_against_model(ptrs, hw, *precision, &rebuilt);
   } catch (const std::invalid_argument& e) {
-    std::string files;
-    for (const std::string& p : a.traces) files += (files.empty() ? "" : ", ") + p;
-    throw UserError(files + ": " + e.what());
+    throw UserError(traces_named + ": " + e.what());
   }
   // A rate past cost::kMaxRateOverPeak is no measurement: args.flops of 1e300 were fitted as
   // 1.5e290 of the peak and written.
@@ -221,8 +221,8 @@ void run(const CalibrateArgs& a) {
       char rate[96];
       std::snprintf(rate, sizeof rate, "%.4g GFLOP/s, %.3g times the peak", f.flops_per_s / 1e9,
                     f.efficiency);
-      throw UserError("the " + std::string(traces::kPhaseNames[i]) + " spans fit " + rate + " of " +
-                      hw.name +
+      throw UserError(traces_named + ": the " + std::string(traces::kPhaseNames[i]) +
+                      " spans fit " + rate + " of " + hw.name +
                       " (--hardware): their FLOPs (args.flops) or times are wrong, or they ran "
                       "on other hardware; nothing written");
     }

@@ -475,7 +475,7 @@ TEST(CalibrateCli, ARateAboveTwiceThePeakIsRefusedAndNothingWritten) {
   const fs::path out = bad.parent_path() / "c.json";
   const Result r = shell(kBin + " calibrate " + bad.string() + " -o " + out.string());
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("spans fit "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(bad.string() + ": the forward spans fit "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("times the peak of cpu-local (--hardware): their FLOPs (args.flops) or "
                        "times are wrong"),
             std::string::npos)
