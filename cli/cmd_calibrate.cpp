@@ -118,8 +118,9 @@ void check_fits(const std::string& p, const traces::Timeline& t, const cost::Har
   if (source == traces::RunSource::kCpu && cores > 0 && t.devices.size() > cores)
     std::fprintf(stderr,
                  "meshscope: warning: %s: its %zu ranks shared %zu core(s), so its spans include "
-                 "waiting for a core and the rates fitted from them are too slow; calibrate on a "
-                 "run with a core per rank\n",
+                 "waiting for a core, unless its threads ran unpreempted (a real-time policy, "
+                 "chrt -f), and the rates fitted from them are then too slow; calibrate on a run "
+                 "with a core per rank\n",
                  p.c_str(), t.devices.size(), cores);
 }
 

@@ -217,11 +217,15 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
     s.max_relative_error = exec::max_relative_error(result, reference);
     s.reference_diverged = !exec::finite(reference);
   }
-  // The cores the rank threads shared, for `calibrate` to say when they outnumbered them. Under
-  // mpirun, the node's cores (each process may be bound to one: not the affinity mask), when
-  // every process ran on this node; processes beyond them are said under the table.
+  // The cores the rank threads shared, for `calibrate` to say when they outnumbered them: no more
+  // than this process may run on, whatever --cores said (--cores 4 on 2 cores recorded 4, and
+  // calibrate did not warn). Under mpirun, the node's cores (each process may be bound to one: not
+  // the affinity mask), when every process ran on this node; processes beyond them are said under
+  // the table.
   if (s.backend.starts_with("cpu") && result.processes <= 1) {
-    result.timeline.metadata["cores"] = std::to_string(cores_of(spec));
+    const int here = available_cores();
+    result.timeline.metadata["cores"] =
+        std::to_string(here > 0 ? std::min(cores_of(spec), here) : cores_of(spec));
   } else if (s.backend.starts_with("cpu")) {
     const int here = runtime::launched_processes_on_this_node();
     const int cores = static_cast<int>(std::thread::hardware_concurrency());

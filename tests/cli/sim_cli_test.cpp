@@ -2,6 +2,7 @@
 // in logs, hand-written schedules, the binary run from elsewhere or moved away from its sources.
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
@@ -291,7 +292,26 @@ TEST_F(SimCli, CalibratingOnARunWhoseRanksOutnumberedItsCoresIsWarnedAbout) {
   EXPECT_EQ(shared.exit_code, 0) << shared.err;
   EXPECT_NE(shared.err.find(trace.string() + ": its 4 ranks shared 2 core(s)"), std::string::npos)
       << shared.err;
+  // --cores claims no more cores than this process may run on: --cores 4 on fewer recorded 4,
+  // and the calibration went unwarned.
   ASSERT_EQ(run_to(trace, args + " --cores 4").exit_code, 0);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof set, &set), 0);
+  const int here = CPU_COUNT(&set);
+  const Outcome claimed = calibrate(trace, calib);
+  EXPECT_EQ(claimed.exit_code, 0) << claimed.err;
+  EXPECT_EQ(claimed.err.find(trace.string() + ": its 4 ranks shared " + std::to_string(here) +
+                             " core(s)") != std::string::npos,
+            here < 4)
+      << claimed.err;
+  // Two ranks on two cores (CI's machines have two or more).
+  ASSERT_GE(here, 2);
+  ASSERT_EQ(run_to(trace,
+                   "--schedule 1f1b --pp 2 -m 4 --model mlp --layers 4 --hidden 64 --batch 16 "
+                   "--steps 2 --no-check --backend cpu --cores 2")
+                .exit_code,
+            0);
   const Outcome own = calibrate(trace, calib);
   EXPECT_EQ(own.exit_code, 0) << own.err;
   // (Another warning may speak of a shared machine: the rms error of a fit on a loaded one.)
