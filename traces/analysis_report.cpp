@@ -184,8 +184,9 @@ void render_stage_phases(const TimelineAnalysis& a, std::string& out) {
 void render_hta(const TimelineAnalysis& a, std::string& out) {
   out +=
       "HTA-style breakdown (span = first to last device activity, all steps): idle, compute, comm, "
-      "memory = % of span; host wait, kernel wait, other idle = % of idle; comm overlap = % of "
-      "comm time\n";
+      "memory = % of span, each the union of its kernels, so they overlap (compute beside comm) "
+      "and may add up past 100%; host wait, kernel wait, other idle = % of idle; comm overlap = "
+      "% of comm time\n";
   Table t;
   t.add({"device time (HTA)", "span", "idle", "compute", "comm", "memory", "host wait",
          "kernel wait", "other idle", "comm overlap"});

@@ -288,7 +288,7 @@ TEST(HostileCli, SkippedEventsAreWarnedAlikeByAnalyzeAndConvert) {
   std::ofstream(in) << R"({"traceEvents":[{"ph":"X","name":"a","ts":1,"dur":2,"pid":0,"tid":0},)"
                     << R"({"ph":"X","name":"b","ts":5,"dur":-1,"pid":0,"tid":0}]})";
   const std::string said =
-      "meshscope: warning: 1 events with a negative duration skipped (first at byte 69)";
+      "meshscope: warning: 1 event with a negative duration skipped (first at byte 69)";
   const Result a = meshscope("analyze " + in.string());
   EXPECT_EQ(a.status, 0) << a.err;
   EXPECT_NE(a.err.find(said), std::string::npos) << a.err;

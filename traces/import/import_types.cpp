@@ -32,11 +32,46 @@ uint64_t ImportReport::total_warnings() const {
   return total;
 }
 
+namespace {
+
+// Each warning's name for a count of one, in kImportWarningNames' order.
+constexpr std::array<std::string_view, kImportWarningNames.size()> kOneWarningNames = {
+    "flow event without a partner skipped",
+    "flow event on no span skipped",
+    "event missing a required field skipped",
+    "event with a field of the wrong type skipped",
+    "event with a negative duration skipped",
+    "event with a non-finite or out-of-range number skipped",
+    "unmatched B/E event skipped",
+    "instant, async, sample or object event skipped (no span to draw)",
+    "host event dropped (--no-host)",
+    "NCCL SendRecv kernel of unknown direction taken as a send",
+    "trace array without its closing ] accepted",
+    "event beyond the device or lane limit skipped",
+    "device event of a category not understood (e.g. MTIA's mtia_ccp_events) read as host work, "
+    "not device time",
+    "event with more than 64 args: only the first 64 kept for the converted file",
+    "kernel whose name resolves to no string (no StringIds row) kept unnamed, as compute: a "
+    "communication kernel is not seen as one",
+    "device activity that begins more than 1 ms before the host call that launched it: its time "
+    "stamps are suspect, and no step window is stretched to cover it",
+    "ProfilerStep# marker without an integer step number ignored (no step window)",
+    "rank whose steps (a trace without steps: all of it), on the common clock, overlap none of "
+    "the first rank's: a file of another run, steps profiled at different times, or clocks no "
+    "alignment put together; each merged step spans both",
+    "row of Nsight Systems event tables not read (OS runtime calls, CUDA synchronization, cuDNN, "
+    "cuBLAS, MPI, other CUPTI activity kinds): not in the timeline",
+    "counter series dropped: it lies on a process or device with no span, which is not shown",
+};
+
+}  // namespace
+
 std::vector<std::string> ImportReport::lines() const {
   std::vector<std::string> out;
   for (size_t i = 0; i < kKinds; ++i) {
     if (counts[i] == 0) continue;
-    std::string line = std::to_string(counts[i]) + " " + std::string(kImportWarningNames[i]);
+    std::string line = std::to_string(counts[i]) + " " +
+                       std::string(counts[i] == 1 ? kOneWarningNames[i] : kImportWarningNames[i]);
     if (!first_where[i].empty()) line += " (first at " + first_where[i] + ")";
     out.push_back(std::move(line));
   }
