@@ -141,6 +141,12 @@ void print_clocks(const traces::ImportReport& report) {
   if (report.clocks.size() < 2) return;
   std::printf("\nclock alignment:\n");
   for (const traces::RankClock& c : report.clocks) {
+    if (&c == &report.clocks.front()) {
+      // The first rank's clock is the one the others are aligned to: nothing of its own matched.
+      std::printf("  rank %d  %s  offset %s  the reference: the other ranks are aligned to it\n",
+                  c.rank, c.file.c_str(), traces::format_duration(c.offset_ns).c_str());
+      continue;
+    }
     if (c.matched_collectives == 0) {
       // Nothing was matched, so no skew was measured: a "0 ns" would read as a measured zero.
       std::printf("  rank %d  %s  offset %s  not aligned by collectives (none matched)\n", c.rank,

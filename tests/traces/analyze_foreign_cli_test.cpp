@@ -97,6 +97,24 @@ TEST(AnalyzeForeignCli, WindowHtaReadsAConvertedNsightExportOfOneGpu) {
   EXPECT_NEAR(100 * h.at("compute_fraction").get<double>(), 0.07, 0.005);
 }
 
+// The first rank's clock is the one the others are aligned to: it showed a "residual skew 0 ns
+// (max 0 ns, 21 collectives)" and aligned_by_collectives true, though no rank matched any of them.
+TEST(AnalyzeForeignCli, TheReferenceRanksClockIsNamedSoNotMatched) {
+  const std::string folder = kFixtures.string() + " --rank-from file-order";
+  const Result text = analyze(folder);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("offset 0 ns  the reference: the other ranks are aligned to it"),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("residual skew 0 ns"), std::string::npos) << text.out;
+  const Result json = analyze("--json " + folder);
+  ASSERT_EQ(json.status, 0) << json.err;
+  const auto first = nlohmann::json::parse(json.out).at("clocks").at(0);
+  EXPECT_EQ(first.at("matched_collectives"), 0);
+  EXPECT_FALSE(first.at("aligned_by_collectives").get<bool>());
+  EXPECT_TRUE(first.at("residual_skew_ns").is_null());
+}
+
 TEST(AnalyzeForeignCli, DefaultWindowKeepsTheTimelineBreakdown) {
   const Result r = analyze("--json " + (kFixtures / "h800_deepseek_v3_rank0.json.gz").string());
   ASSERT_EQ(r.status, 0);

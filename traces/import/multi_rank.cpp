@@ -152,7 +152,6 @@ std::vector<int64_t> align_clocks(const std::vector<RankTrace>& ranks, ClockAlig
     // rank order a rank may share groups only with ranks after it.
     std::vector<std::vector<Collective>> all;
     for (const RankTrace& r : ranks) all.push_back(collectives_of(r.timeline));
-    clocks.front().matched_collectives = static_cast<int>(all.front().size());
     std::vector<size_t> references = {0};  // aligned: the first rank, then in the order found
     for (size_t before = 0; references.size() > before;) {
       before = references.size();
