@@ -352,9 +352,9 @@ void print_breakdowns(const std::vector<Row>& rows) {
       const double hidden = b.dp_collectives_wire_s - b.dp_collectives_exposed_s;
       if (hidden > 1e-9 * b.dp_collectives_wire_s)
         std::printf(
-            "  %-18s %10.4f s          on the links; on a free stream they would run for "
-            "%.4f s: %.4f s not hidden behind compute, %.4f s the SMs they hold while hidden "
-            "(queued ones hide less: see communication)\n",
+            "  %-18s %10.4f s          on the links; on a free stream they would cost the step "
+            "%.4f s: %.4f s not hidden behind compute, %.4f s of compute slowed by the SMs they "
+            "hold while hidden (queued ones hide less: see communication)\n",
             "dp collectives", b.dp_collectives_wire_s, b.dp_collectives_charged_s,
             b.dp_collectives_exposed_s, b.dp_collectives_charged_s - b.dp_collectives_exposed_s);
       else

@@ -865,9 +865,9 @@ TEST_F(SimCli, BreakdownSaysWhatDataParallelCollectivesTakeOnTheLinksAndWhatTheS
   ASSERT_NE(at, std::string::npos) << r.out;
   double wire = 0, run_for = 0, exposed = 0, sm = 0;
   ASSERT_EQ(std::sscanf(r.out.c_str() + at,
-                        "\n  dp collectives %lf s on the links; on a free stream they would run "
-                        "for %lf s: %lf s not hidden behind compute, %lf s the SMs they hold "
-                        "while hidden",
+                        "\n  dp collectives %lf s on the links; on a free stream they would cost "
+                        "the step %lf s: %lf s not hidden behind compute, %lf s of compute "
+                        "slowed by the SMs they hold while hidden",
                         &wire, &run_for, &exposed, &sm),
             4)
       << r.out;
