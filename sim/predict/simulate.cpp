@@ -72,7 +72,20 @@ schedule::Schedule generate_or_explain(const schedule::GeneratorConfig& g) {
   try {
     return schedule::generate(g);
   } catch (const std::invalid_argument& ex) {
-    throw std::invalid_argument(std::string("schedule: ") + ex.what());
+    std::string why = std::string("schedule: ") + ex.what();
+    // The generator's bound on the actions of the ranks it writes out: the config's keys that
+    // set them (microbatches per replica, the ranks simulated).
+    const int64_t ranks = int64_t{g.mesh.dp} * g.mesh.pp * g.mesh.tp;
+    const bool every_rank = g.lowered_ranks == 0;  // else one replica's representatives
+    if (why.find("actions, more than") != std::string::npos)
+      why +=
+          " (" + std::to_string(g.microbatches) + " microbatches per replica" +
+          (every_rank ? " on " + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks")
+                      : std::string(", one replica simulated")) +
+          "): fewer microbatches (batch.global over batch.micro x mesh.dp)" +
+          (every_rank && g.mesh.dp > 1 ? ", or identical replicas simulated once (options.symmetry)"
+                                       : "");
+    throw std::invalid_argument(why);
   }
 }
 

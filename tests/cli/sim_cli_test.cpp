@@ -119,6 +119,23 @@ TEST_F(SimCli, SweepProgressInALogIsAFewPlainLines) {
   EXPECT_EQ(header.find("schedule"), header.rfind("schedule")) << header;
 }
 
+// A schedule past the generator's 2^25 actions names the keys that set them: the microbatches per
+// replica (with every rank simulated, the symmetry that would simulate one replica is named too;
+// a mesh that large meets the memory check first on most machines). About 29 M actions of this
+// replica's 4 ranks pass that check where the process may use 4.6 GiB or more.
+TEST_F(SimCli, TooManyActionsNamesTheKeysThatSetThem) {
+  const std::string model = R"({"model": {"kind": "mlp", "layers": 4, "hidden": 8}, )";
+  const fs::path deep =
+      write("deep.json", model + R"("mesh": {"dp": 4, "pp": 4}, "batch": {"global": 4194304}})");
+  const Outcome d = sh("predict --config " + deep.string());
+  EXPECT_EQ(d.exit_code, 1);
+  EXPECT_NE(d.err.find("actions, more than 33554432 (1048576 microbatches per replica, one "
+                       "replica simulated): fewer microbatches (batch.global over batch.micro x "
+                       "mesh.dp)\n"),
+            std::string::npos)
+      << d.err;
+}
+
 TEST_F(SimCli, TheBubbleMeansTheSameAtEverySize) {
   // 4,096 identical two-stage pipelines (8,192 ranks), simulated once or every rank: the step and
   // its bubble (communication counted busy, as `analyze` counts it) are the same. Beyond 4,096
