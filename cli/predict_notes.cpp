@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "sim/cost/framework.h"
 #include "sim/model/gpt.h"
 #include "sim/model/partition.h"
 
@@ -60,10 +61,21 @@ std::string uneven_layer_splits(const std::vector<const predict::PredictConfig*>
 }
 
 std::string settings_that_do_little(const std::vector<const predict::PredictConfig*>& rows) {
-  bool one_microbatch = false, lone_sequence_parallel = false;
+  bool one_microbatch = false, lone_sequence_parallel = false, lone_zero = false;
+  std::string selective_under_flash;  // the framework whose selective recompute has nothing to do
   for (const predict::PredictConfig* c : rows) {
     one_microbatch = one_microbatch || (c->mesh.pp > 1 && c->microbatches() == 1);
     lone_sequence_parallel = lone_sequence_parallel || (c->sequence_parallel && c->mesh.tp == 1);
+    lone_zero = lone_zero || (c->zero > 0 && c->zero_shards() == 1);
+    if (c->recompute == model::Recompute::kSelective && c->flash_attention &&
+        selective_under_flash.empty()) {
+      try {
+        if (!predict::framework_of(*c).selective_recomputes_flash)
+          selective_under_flash = c->framework;
+      } catch (const std::exception&) {
+        // The row's profile could not be read: its prediction said so.
+      }
+    }
   }
   std::string out;
   if (one_microbatch)
@@ -75,6 +87,15 @@ std::string settings_that_do_little(const std::vector<const predict::PredictConf
     out +=
         "options.sequence_parallel does nothing with tp 1: it splits the sequence over the tp "
         "ranks (Megatron-LM turns it off with a warning)\n";
+  if (lone_zero)
+    out +=
+        "options.zero does nothing over one data-parallel rank: it shards the optimizer state, "
+        "gradients and parameters over dp x cp, here 1\n";
+  if (!selective_under_flash.empty())
+    out += "options.recompute \"selective\" does nothing under flash attention in " +
+           selective_under_flash +
+           ": the kernel keeps no attention scores to drop, and this framework does not rerun it "
+           "(its profile's selective_recomputes_flash); \"full\" recomputes whole layers\n";
   return out;
 }
 

@@ -746,7 +746,8 @@ TEST_F(SimCli, APipelineWhoseStagesCannotHoldTheSameLayersNamesItsSplit) {
 }
 
 // Settings that do nothing or little as given are said under the table: a pipeline fed one
-// microbatch per replica (batch.global's default), sequence parallelism without tp.
+// microbatch per replica (batch.global's default), sequence parallelism without tp, ZeRO without
+// dp, selective recomputation with nothing to recompute.
 TEST_F(SimCli, SettingsThatDoLittleAsGivenAreSaid) {
   const std::string model = R"({"model": {"kind": "gpt", "layers": 8, "hidden": 256, "heads": 4,
       "seq": 256, "vocab": 1024}, )";
@@ -766,6 +767,29 @@ TEST_F(SimCli, SettingsThatDoLittleAsGivenAreSaid) {
   ASSERT_EQ(f.exit_code, 0) << f.err;
   EXPECT_EQ(f.out.find("one microbatch"), std::string::npos) << f.out;
   EXPECT_EQ(f.out.find("does nothing"), std::string::npos) << f.out;
+  // ZeRO over one data-parallel rank; selective recomputation under flash attention in a stack
+  // that does not rerun the kernel (megatron-2022: the same step and memory as none), where
+  // megatron-core-2024's reruns it.
+  const std::string alone = R"("mesh": {"pp": 2}, "batch": {"global": 8}, "options": {)";
+  const Outcome z =
+      sh("predict --config " + write("zero.json", model + alone + R"("zero": 1}})").string());
+  ASSERT_EQ(z.exit_code, 0) << z.err;
+  EXPECT_NE(z.out.find("options.zero does nothing over one data-parallel rank"), std::string::npos)
+      << z.out;
+  const std::string selective = R"("recompute": "selective"}, "framework": )";
+  const Outcome s =
+      sh("predict --config " +
+         write("sel.json", model + alone + selective + R"("megatron-2022"})").string());
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.out.find("options.recompute \"selective\" does nothing under flash attention in "
+                       "megatron-2022"),
+            std::string::npos)
+      << s.out;
+  const Outcome core =
+      sh("predict --config " +
+         write("sel_core.json", model + alone + selective + R"("megatron-core-2024"})").string());
+  ASSERT_EQ(core.exit_code, 0) << core.err;
+  EXPECT_EQ(core.out.find("does nothing"), std::string::npos) << core.out;
 }
 
 TEST_F(SimCli, TheReadmesConfigPathsWorkFromAnyDirectory) {
