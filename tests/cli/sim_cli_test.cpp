@@ -1170,9 +1170,11 @@ TEST_F(SimCli, AFitWithinTheModelsMeasuredShortfallIsSaidToBeTight) {
       "batch": {"global": 64, "micro": [4, 2]}, "cluster": {"gpu": "a100-80gb"}})");
   const Outcome r = sh("predict --config " + cfg.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // micro 4 holds 79.2 GiB of 80, micro 2 67.6 (under 87.5%): only the first is named.
-  EXPECT_NE(r.out.find("fits of 4, within 12.5% of the GPU's memory: the peak leaves out the "
-                       "allocator's cache"),
+  // micro 4 holds 79.2 GiB of 80, micro 2 67.6 (under 87.5%): only the first is tight.
+  EXPECT_NE(r.out.find("79.2 GiB     tight\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("67.6 GiB     yes\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fits tight: the peak is within 12.5% of the GPU's memory; it leaves out "
+                       "the allocator's cache"),
             std::string::npos)
       << r.out;
 }
