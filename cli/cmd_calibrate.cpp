@@ -304,9 +304,26 @@ void run(const CalibrateArgs& a) {
         stderr,
         "meshscope: warning: the %s fit's spans scatter by more than their own time "
         "(rms error above 100%%): their times vary for reasons other than their FLOPs or "
-        "bytes (threads waiting for a core on a shared machine?), so its figures predict "
+        "bytes (threads waiting for a core on a shared machine; for transfers and collectives, "
+        "a payload of one size whose few slow spans set the line), so its figures predict "
         "little; calibrate on a quieter run (docs/ACCURACY.md section 3 runs under chrt)\n",
         scattered.c_str());
+  // A line through two points fits them exactly: its rms error of 0 says nothing of the fit.
+  std::string few;
+  for (size_t i = 0; i < c.phases.size(); ++i)
+    if (c.phases[i].samples > 0 && c.phases[i].samples < 3)
+      few += (few.empty() ? "" : ", ") + std::string(traces::kPhaseNames[i]) + " (" +
+             std::to_string(c.phases[i].samples) + ")";
+  for (const auto& [what, l] : links)
+    if (l->samples > 0 && l->samples < 3)
+      few +=
+          (few.empty() ? "" : ", ") + std::string(what) + " (" + std::to_string(l->samples) + ")";
+  if (!few.empty())
+    std::fprintf(stderr,
+                 "meshscope: warning: fitted from fewer than 3 spans: %s; a line through so few "
+                 "fits them whatever they are, so its rms error tells nothing; calibrate on a "
+                 "run of more microbatches or steps\n",
+                 few.c_str());
   // A run's first step warms caches and faults pages in: alone, it is all a fit sees.
   for (size_t i = 0; i < timelines.size(); ++i) {
     const traces::RunSource src = timelines[i].run.source;

@@ -238,6 +238,28 @@ TEST(CalibrateCli, AModelFittedPhasesRateIsItsSpansFlopsOverTheirTime) {
   }
 }
 
+// One microbatch through two stages for two steps: each phase and the transfers are fitted from
+// two spans (the first step left out), which a line fits exactly ("rms error 0.0%"): said.
+TEST(CalibrateCli, AFitFromFewerThanThreeSpansIsWarnedOf) {
+  const fs::path dir = temp_dir("calibrate_few");
+  const fs::path run = dir / "run.json", out = dir / "c.json";
+  ASSERT_EQ(shell(kBin + " run --pp 2 -m 1 --layers 2 --hidden 16 --steps 2 --out " + run.string())
+                .status,
+            0);
+  Result r = shell(kBin + " calibrate " + run.string() + " -o " + out.string());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("meshscope: warning: fitted from fewer than 3 spans: forward (2), backward "
+                       "(2), optimizer (2), p2p (2); a line through so few fits them"),
+            std::string::npos)
+      << r.err;
+  ASSERT_EQ(shell(kBin + " run --pp 2 -m 4 --layers 2 --hidden 16 --steps 3 --out " + run.string())
+                .status,
+            0);
+  r = shell(kBin + " calibrate " + run.string() + " -o " + out.string());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("fewer than 3 spans"), std::string::npos) << r.err;
+}
+
 TEST(CalibrateCli, ComparedRatesStandBesideTheModelWithTheFirstTablesFit) {
   Result r = shell(kBin + " calibrate --gemm-rates " + kTable + " --hardware h100-sxm --json" +
                    " --compare " + kTable);
