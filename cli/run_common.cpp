@@ -71,6 +71,7 @@ std::optional<CpuTimeReplay> replay_if_oversubscribed(const RunSpec& spec,
   out.bubble_fraction = r.bubble_fraction;
   out.device_bubbles = r.device_bubbles;
   out.transfer_ns = r.transfer_ns;
+  out.of_first_step = spec.steps == 1;
   if (!spec.replay_trace.empty()) {
     r.timeline.metadata["replayed_from"] = "thread CPU time per action of a cpu run";
     traces::add_idle_spans(r.timeline);
@@ -435,7 +436,11 @@ std::string format_replay_line(const RunSummary& r) {
          " ranks > " + std::to_string(p.cores) + (p.cores == 1 ? " core" : " cores") + "): step " +
          traces::format_duration(p.step_ns) + ", bubble " + percent(p.bubble_fraction) +
          " (per device " + per_device_bubbles(p.device_bubbles) + " %), transfer " +
-         traces::format_duration(p.transfer_ns) + "\n";
+         traces::format_duration(p.transfer_ns) +
+         (p.of_first_step ? " (of the only step, the first: its warm-up included; a run of 2 "
+                            "steps or more is replayed over the steps after the first)"
+                          : "") +
+         "\n";
 }
 
 }  // namespace meshscope::cli

@@ -52,6 +52,7 @@ struct CpuTimeReplay {
   std::vector<double> device_bubbles;
   int64_t transfer_ns = 0;      // per transfer: mean SEND + mean RECV copy time
   std::filesystem::path trace;  // empty when not written
+  bool of_first_step = false;   // a run of one step: its actions' times include the warm-up
 };
 
 struct RunSummary {

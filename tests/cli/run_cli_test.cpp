@@ -443,6 +443,23 @@ TEST(DemoCli, RunsEveryFamilyWritesATracePerRunAndAllEqualOneDevice) {
   fs::remove_all(dir);
 }
 
+// The replay takes each action's CPU time over the steps after the first; a run of one step has
+// only the first, warm-up and all, which its line says.
+TEST(RunCli, ACpuTimeReplayOfOneStepSaysItHoldsTheWarmUp) {
+  const std::string run =
+      "run --schedule 1f1b --pp 4 -m 4 --model mlp --layers 4 --hidden 32 --backend cpu "
+      "--no-check --cores 2 --steps ";
+  const std::string said = "(of the only step, the first: its warm-up included;";
+  const Result one = meshscope(run + "1");
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_NE(one.out.find("replayed from thread CPU time"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find(said), std::string::npos) << one.out;
+  const Result two = meshscope(run + "2");
+  ASSERT_EQ(two.status, 0) << two.err;
+  EXPECT_NE(two.out.find("replayed from thread CPU time"), std::string::npos) << two.out;
+  EXPECT_EQ(two.out.find(said), std::string::npos) << two.out;
+}
+
 TEST(RunCli, CpuTimeReplayAppearsOnlyWhenRanksOutnumberTheCores) {
   const std::string run =
       "run --schedule 1f1b --pp 4 -m 4 --model mlp --layers 4 --hidden 32 --steps 2 "
