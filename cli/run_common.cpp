@@ -74,6 +74,7 @@ std::optional<CpuTimeReplay> replay_if_oversubscribed(const RunSpec& spec,
   out.of_first_step = spec.steps == 1;
   if (!spec.replay_trace.empty()) {
     r.timeline.metadata["replayed_from"] = "thread CPU time per action of a cpu run";
+    r.timeline.run.workload = result.timeline.run.workload;  // what ran, as the run's own trace
     traces::add_idle_spans(r.timeline);
     r.timeline.sort_spans();
     try {

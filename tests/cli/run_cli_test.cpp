@@ -454,10 +454,15 @@ TEST(RunCli, ACpuTimeReplayOfOneStepSaysItHoldsTheWarmUp) {
   ASSERT_EQ(one.status, 0) << one.err;
   EXPECT_NE(one.out.find("replayed from thread CPU time"), std::string::npos) << one.out;
   EXPECT_NE(one.out.find(said), std::string::npos) << one.out;
-  const Result two = meshscope(run + "2");
+  const fs::path replay = temp_dir("replay_steps") / "replay.json";
+  const Result two = meshscope(run + "2 --replay-trace " + replay.string());
   ASSERT_EQ(two.status, 0) << two.err;
   EXPECT_NE(two.out.find("replayed from thread CPU time"), std::string::npos) << two.out;
   EXPECT_EQ(two.out.find(said), std::string::npos) << two.out;
+  // The replay's trace names the workload that ran (it said "unknown").
+  const nlohmann::json trace = nlohmann::json::parse(read_file(replay));
+  EXPECT_EQ(trace.at("meshscope_run").at("workload").at("kind"), "mlp");
+  EXPECT_EQ(trace.at("meshscope_run").at("workload").at("layers"), 4);
 }
 
 TEST(RunCli, CpuTimeReplayAppearsOnlyWhenRanksOutnumberTheCores) {
