@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -124,6 +125,49 @@ void check_fits(const std::string& p, const traces::Timeline& t, const cost::Har
                  p.c_str(), t.devices.size(), cores);
 }
 
+// What a trace was, as the calibration file records it (Calibration::fitted_on): "run.json:
+// meshscope run on cpu (2 threads), mlp layers=8 hidden=512 batch=64, 1f1b on dp=1 pp=2 tp=1, 8
+// microbatches, 4 steps, 2 devices, 2 cores"; an imported profile by its source, steps and GPU.
+std::string fitted_on(const std::string& path, const traces::Timeline& t) {
+  const traces::RunDescriptor& r = t.run;
+  const bool own = r.source == traces::RunSource::kCpu || r.source == traces::RunSource::kCuda ||
+                   r.source == traces::RunSource::kCudaVirtual;
+  const std::string source(traces::name(r.source));
+  std::string out =
+      path + ": " +
+      (own ? "meshscope run on " + (r.backend.empty() ? source : r.backend) : source + " trace");
+  const traces::WorkloadDescriptor& w = r.workload;
+  if (w.kind != traces::ModelKind::kUnknown) {
+    out += ", " + std::string(traces::name(w.kind));
+    for (const auto& [key, value] :
+         {std::pair{"layers", w.layers}, std::pair{"hidden", w.hidden}, std::pair{"heads", w.heads},
+          std::pair{"seq", w.seq}, std::pair{"batch", w.batch}, std::pair{"experts", w.experts},
+          std::pair{"top_k", w.top_k}, std::pair{"ep", w.ep}})
+      if (value > 0) out += " " + std::string(key) + "=" + std::to_string(value);
+  }
+  if (!r.schedule.empty()) out += ", " + r.schedule;
+  if (r.mesh.known())
+    out += (r.schedule.empty() ? ", " : " on ") + std::string("dp=") + std::to_string(r.mesh.dp) +
+           " pp=" + std::to_string(r.mesh.pp) + " tp=" + std::to_string(r.mesh.tp);
+  if (r.microbatches > 0) out += ", " + std::to_string(r.microbatches) + " microbatches";
+  out += ", " + std::to_string(t.steps.size()) + (t.steps.size() == 1 ? " step" : " steps");
+  out += ", " + std::to_string(t.devices.size()) + (t.devices.size() == 1 ? " device" : " devices");
+  for (const char* key : {"cores", "gpu"})
+    if (const auto it = t.metadata.find(key); it != t.metadata.end())
+      out += std::string(", ") + (std::string(key) == "cores" ? it->second + " cores" : it->second);
+  return out;
+}
+
+// Now as ISO 8601 UTC, to the second ("2026-12-07T16:40:05Z").
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
 void run(const CalibrateArgs& a) {
   ReadPaths inputs = {{"--gemm-rates", a.gemm.file},
                       {"--compare", a.gemm.compare},
@@ -229,6 +273,9 @@ void run(const CalibrateArgs& a) {
     }
   }
   c.traces = a.traces;
+  for (size_t i = 0; i < timelines.size(); ++i)
+    c.fitted_on.push_back(fitted_on(a.traces[i], timelines[i]));
+  c.created = utc_now();
   cost::save_calibration(c, a.out);
   std::printf(
       "calibration for %s from %zu trace(s), %d with a workload rebuilt for a fit against "

@@ -86,6 +86,8 @@ std::string to_json(const Calibration& c) {
             {"hardware", c.hardware},
             {"precision", c.precision},
             {"traces", c.traces},
+            {"fitted_on", c.fitted_on},
+            {"created", c.created},
             {"compute", phases},
             {"p2p", link_json(c.p2p)},
             {"collective", link_json(c.collective)},
@@ -101,8 +103,8 @@ Calibration parse_calibration(const nlohmann::json& j, const std::string& path) 
   if (!j.is_object() || !j.contains("format") || j.at("format") != "meshscope-calibration")
     throw std::runtime_error(path + ": key 'format': not a meshscope calibration file");
   traces::require_known_keys(j,
-                             {"format", "version", "hardware", "precision", "traces", "compute",
-                              "p2p", "collective", "all_to_all"},
+                             {"format", "version", "hardware", "precision", "traces", "fitted_on",
+                              "created", "compute", "p2p", "collective", "all_to_all"},
                              path, "");
   Calibration c;
   std::string key = "version";  // the key being read, for a wrongly typed value
@@ -125,6 +127,10 @@ Calibration parse_calibration(const nlohmann::json& j, const std::string& path) 
                                "' is not bf16, fp16, fp32 or tf32");
     key = "traces";
     if (j.contains("traces")) c.traces = j.at("traces").get<std::vector<std::string>>();
+    key = "fitted_on";
+    if (j.contains("fitted_on")) c.fitted_on = j.at("fitted_on").get<std::vector<std::string>>();
+    key = "created";
+    c.created = j.value("created", "");
     if (j.contains("compute")) {
       for (const auto& [name, v] : j.at("compute").items()) {
         key = "compute." + name;

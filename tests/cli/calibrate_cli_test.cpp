@@ -236,6 +236,16 @@ TEST(CalibrateCli, AModelFittedPhasesRateIsItsSpansFlopsOverTheirTime) {
     EXPECT_NEAR(fit.at("flops_per_s").get<double>(), flops / (ns * 1e-9), 1e-6 * flops / ns * 1e9)
         << phase;
   }
+  // The file says what it was fitted on, and when.
+  ASSERT_EQ(calibration.at("fitted_on").size(), 1u);
+  const std::string on = calibration.at("fitted_on").at(0).get<std::string>();
+  EXPECT_EQ(on.rfind(run + ": meshscope run on cpu", 0), 0u) << on;
+  EXPECT_NE(on.find(", mlp layers="), std::string::npos) << on;
+  EXPECT_NE(on.find(", 1f1b on dp=1 pp=2 tp=1, "), std::string::npos) << on;
+  EXPECT_NE(on.find(", 4 steps, 2 devices"), std::string::npos) << on;
+  EXPECT_TRUE(std::regex_match(calibration.at("created").get<std::string>(),
+                               std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")))
+      << calibration.at("created");
 }
 
 // One microbatch through two stages for two steps: each phase and the transfers are fitted from
