@@ -43,6 +43,7 @@ class App {
   TimelineView& timeline() { return timeline_; }
   const CompareView& compare() const { return compare_; }
   const MeshView& mesh() const { return mesh_; }
+  const WhatIfView& whatif() const { return whatif_; }
 
  private:
   void draw_top_bar();

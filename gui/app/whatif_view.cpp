@@ -98,6 +98,10 @@ void WhatIfView::draw(Session& session) {
       // from its own traces comes with its replay table.
       WhatIfStart start = start_whatif(*predictor_, measured->timeline, config_);
       config_ = std::move(start.config);
+      const Limits fixed;
+      most_ = {std::max(fixed.microbatches, config_.microbatches), std::max(fixed.dp, config_.dp),
+               std::max(fixed.pp, config_.pp), std::max(fixed.tp, config_.tp),
+               std::max(fixed.virtual_stages, config_.virtual_stages)};
       calibration_ = std::move(start.calibration);
       table_ = std::move(start.table);
       // An uncalibrated model's error against the run says nothing of the schedules: no table.
@@ -192,15 +196,15 @@ bool WhatIfView::draw_controls() {
   ImGui::TextWrapped("model: %s", model.empty() ? "(the simulator's default)" : model.c_str());
   ImGui::PushItemWidth(150);
   changed |= string_combo("schedule", config_.schedule, predictor_->schedules);
-  changed |= positive_int("microbatches", config_.microbatches, 1024);
-  changed |= positive_int("dp", config_.dp, 64);
-  changed |= positive_int("pp", config_.pp, 64);
-  changed |= positive_int("tp", config_.tp, 64);
+  changed |= positive_int("microbatches", config_.microbatches, most_.microbatches);
+  changed |= positive_int("dp", config_.dp, most_.dp);
+  changed |= positive_int("pp", config_.pp, most_.pp);
+  changed |= positive_int("tp", config_.tp, most_.tp);
   // The chunk count is a choice only for families that take more than one (families.h).
   const std::optional<schedule::Family> family = schedule::parse_family(config_.schedule);
   if (family && schedule::info(*family).max_virtual_stages != 1 &&
       schedule::info(*family).min_virtual_stages != schedule::info(*family).max_virtual_stages)
-    changed |= positive_int("virtual stages", config_.virtual_stages, 16);
+    changed |= positive_int("virtual stages", config_.virtual_stages, most_.virtual_stages);
   changed |= string_combo("hardware", config_.hardware, predictor_->hardware,
                           predictor_->default_hardware);
   int axis = static_cast<int>(axis_);

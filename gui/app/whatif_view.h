@@ -24,6 +24,8 @@ class WhatIfView {
   void draw(Session& session);
   // True while a simulation is queued or running (--screenshot waits for it).
   bool busy() const { return job_ && job_->busy(); }
+  // The configuration the controls hold (the shown run's until edited).
+  const WhatIfConfig& config() const { return config_; }
 
  private:
   struct Request {
@@ -49,6 +51,13 @@ class WhatIfView {
   std::unique_ptr<LatestJob<Request, Result>> job_;
   const Run* measured_ = nullptr;
   WhatIfConfig config_;
+  // The largest each field takes: its limit (assumption: past these a prediction in the window
+  // takes seconds), or the run's own where that is larger (a run of 8,192 microbatches or dp
+  // 128 was clamped to 1,024 and 64 and predicted so without a word).
+  struct Limits {
+    int microbatches = 1024, dp = 64, pp = 64, tp = 64, virtual_stages = 16;
+  };
+  Limits most_;
   ScalingAxis axis_ = ScalingAxis::kMicrobatches;
   std::unique_ptr<Run> predicted_;
   std::vector<ScalingPoint> points_;

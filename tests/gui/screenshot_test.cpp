@@ -10,6 +10,7 @@
 
 #include "gui/app/app.h"
 #include "gui/app/headless.h"
+#include "gui/app/predictor.h"
 #include "gui/app/track_painter.h"
 #include "gui/view/activity.h"
 #include "gui/view/synthetic.h"
@@ -238,6 +239,32 @@ TEST(Screenshot, MeshCellsShowTheBubbleForIdleDevicesOnly) {
   }
   EXPECT_GT(checked_idle, 2);
   EXPECT_GT(checked_busy, 2);
+}
+
+// The what-if starts from the shown run's configuration even where it is past the controls' own
+// limits (1,024 microbatches, dp 64): a run of 8,192 microbatches or on dp 128 was clamped to
+// them and predicted so without a word. (Each past one limit alone, on a small model, so that the
+// predictions the view makes take a moment.)
+TEST(Screenshot, WhatIfKeepsARunsConfigurationPastTheControlsLimits) {
+  if (!have_display())
+    GTEST_SKIP() << "no X display: ctest runs this under Xvfb when xvfb is installed";
+  for (const auto& [dp, microbatches] : {std::pair{1, 1100}, std::pair{70, 2}}) {
+    traces::Timeline t = pipeline();
+    t.run.mesh = {dp, 2, 1};
+    t.run.family = "1f1b";
+    t.run.microbatches = microbatches;
+    t.run.workload = {.kind = traces::ModelKind::kMlp,
+                      .layers = 2,
+                      .hidden = 8,
+                      .batch = int64_t{dp} * microbatches};
+    App app(make_predictor());
+    app.session().add_run(make_run(t, "past the limits"));
+    ScreenshotOptions o = sized(900, 600);
+    o.view = ViewKind::kWhatIf;
+    render_frames(app, o);
+    EXPECT_EQ(app.whatif().config().microbatches, microbatches);
+    EXPECT_EQ(app.whatif().config().dp, dp);
+  }
 }
 
 TEST(Screenshot, StatsAndCompareViewsRender) {
