@@ -115,14 +115,13 @@ AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)
   temp_c_ = std::make_unique<char[]>(name.size() + 1);
   std::copy(name.begin(), name.end(), temp_c_.get());
   temp_c_[name.size()] = '\0';
-  fd_ = ::mkostemp(temp_c_.get(), O_CLOEXEC);
+  fd_ = make_remembered_temp_file(temp_c_.get(), O_CLOEXEC);
   if (fd_ < 0) {
     const int err = errno;
     throw std::runtime_error("cannot write " + quoted(target_) +
                              ": cannot create a file in its folder: " + std::strerror(err));
   }
   temp_ = std::filesystem::path(temp_c_.get());
-  remember_temp_file(temp_c_.get());
   if (::fchmod(fd_, mode_for(target_)) != 0) {
     const int err = errno;
     discard();

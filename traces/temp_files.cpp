@@ -52,6 +52,11 @@ void install_handlers() {
   }
 }
 
+void ensure_handlers() {
+  static std::once_flag installed;
+  std::call_once(installed, install_handlers);
+}
+
 bool process_exists(long pid) {
   if (pid <= 0) return true;  // not a pid we can judge: keep the file
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
@@ -84,12 +89,25 @@ std::string temp_name_pattern(const std::filesystem::path& target) {
 }
 
 void remember_temp_file(const char* path) {
-  static std::once_flag installed;
-  std::call_once(installed, install_handlers);
+  ensure_handlers();
   for (auto& slot : g_temp_files) {
     const char* empty = nullptr;
     if (slot.compare_exchange_strong(empty, path, std::memory_order_acq_rel)) return;
   }
+}
+
+int make_remembered_temp_file(char* pattern, int flags) {
+  ensure_handlers();
+  sigset_t held, before;
+  sigemptyset(&held);
+  for (int sig : kCleanupSignals) sigaddset(&held, sig);
+  ::pthread_sigmask(SIG_BLOCK, &held, &before);
+  const int fd = ::mkostemp(pattern, flags);
+  const int err = errno;
+  if (fd >= 0) remember_temp_file(pattern);
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);  // a signal held off arrives here
+  errno = err;
+  return fd;
 }
 
 void forget_temp_file(const char* path) {

@@ -24,6 +24,11 @@ inline constexpr int kMaxTempFiles = 256;
 void remember_temp_file(const char* path);
 void forget_temp_file(const char* path);
 
+// mkostemp(pattern, flags), the file remembered as above with those signals held off from before
+// it exists until it is remembered: a signal in between (when the open returned) left it behind.
+// Returns the descriptor, or -1 with errno set (nothing remembered).
+int make_remembered_temp_file(char* pattern, int flags);
+
 // A leftover is a temporary of `target` whose writer process no longer exists and that nobody has
 // written for `min_age` (so a writer on another machine sharing the folder, with a pid unknown
 // here, is not swept while it works). Removes them; returns how many were removed. Errors (an
