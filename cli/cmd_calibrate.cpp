@@ -416,6 +416,7 @@ void add_calibrate_command(CLI::App& app) {
                   "once a rate scale and a time per kernel are fitted, and the k_half that fits "
                   "best")
       ->type_name("FILE")
+      ->check(input_path_check())
       ->excludes("TRACE")
       ->excludes("--out")
       ->excludes("--precision")
@@ -426,6 +427,7 @@ void add_calibrate_command(CLI::App& app) {
                   "each set beside the model's rate with the fit --gemm-rates found (its rate "
                   "scale and time per kernel)")
       ->type_name("FILE")
+      ->check(input_path_check())
       ->needs("--gemm-rates");
   cmd->add_option("--held-rates", args->gemm.held,
                   "with --gemm-rates (a table): a CSV of GEMM rates held busy at the power limit "
@@ -434,6 +436,7 @@ void add_calibrate_command(CLI::App& app) {
                   "rate for its shape: the sustained share (efficiency.sustained) they measure; "
                   "--write-hardware writes it, over the burst rate with the fit")
       ->type_name("FILE")
+      ->check(input_path_check())
       ->needs("--gemm-rates");
   cmd->add_flag("--json", args->gemm.json, "with --gemm-rates: print the check as JSON")
       ->needs("--gemm-rates");

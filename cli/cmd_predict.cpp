@@ -751,6 +751,7 @@ void add_predict_command(CLI::App& app) {
                   "replay a torch.distributed.pipelining job from its traces: the schedule that "
                   "ran (with its error against the measured step), then the alternatives")
       ->type_name("DIR")
+      ->check(input_path_check())
       ->excludes("--config");
   cmd->add_option("--schedule", args->trace.schedule,
                   "with --from-trace: only this alternative family (meshscope's name, or torch's "

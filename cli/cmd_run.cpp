@@ -448,7 +448,8 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--schedule-file", a->schedule_file,
                   "run a schedule file instead (see `meshscope schedules --dump`): " +
-                      std::string(schedule::kScheduleFileHelp));
+                      std::string(schedule::kScheduleFileHelp))
+      ->check(input_path_check());
   cmd->add_option("--dp", a->dp, "data-parallel replicas (default 1)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--pp", a->pp, "pipeline ranks (default 1; 4 when no dimension is given)")

@@ -265,11 +265,13 @@ void add_schedules_command(CLI::App& app) {
   cmd->add_option("--from", args->from,
                   "convert this schedule file instead of generating one: " +
                       std::string(schedule::kScheduleFileHelp))
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(input_path_check());
   cmd->add_option("--from-trace", args->from_trace,
                   "recover the schedule a torch.distributed.pipelining job ran from its "
                   "profiler traces (a folder of per-rank Kineto files, or one file)")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(input_path_check());
   cmd->add_option("--format", args->format,
                   "output form: text (meshscope schedule text) or torch-csv (torch's _load_csv "
                   "format)")

@@ -176,7 +176,8 @@ void add_simulate_command(CLI::App& app) {
       ->check(output_file_check());
   cmd->add_option("--schedule-file", args->schedule_file,
                   "simulate this schedule instead of generating one; costs from --config. " +
-                      std::string(schedule::kScheduleFileHelp));
+                      std::string(schedule::kScheduleFileHelp))
+      ->check(input_path_check());
   cmd->add_flag("--all-devices", args->all_devices,
                 "put every device in the trace even when identical replicas were simulated once "
                 "(sim/predict/configs/llama3-405b.json, 8,192 GPUs: a 4.1 GB trace)");

@@ -16,6 +16,14 @@
 
 namespace meshscope::cli {
 
+CLI::Validator input_path_check() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        return path.empty() ? "the path is empty" : std::string();
+      },
+      "PATH");
+}
+
 CLI::Validator output_file_check(DashMeans dash) {
   return CLI::Validator(
       [dash](std::string& path) -> std::string {

@@ -25,6 +25,11 @@ CLI::Validator output_file_check(DashMeans dash = DashMeans::kRefused);
 // which tools that go by the name would misread. Other names (.json, .trace, none) pass.
 CLI::Validator chrome_trace_name_check();
 
+// For an option that names a file or folder to read: refuses an empty path (an unset "$F" in a
+// script), which some commands took as the option not given: `run --schedule-file ''` ran the
+// default schedule and reported success.
+CLI::Validator input_path_check();
+
 // What a command reads: {what it is ("--config", "the input trace"), path}; a folder stands for
 // the files in it.
 using ReadPaths = std::vector<std::pair<std::string, std::string>>;

@@ -384,6 +384,31 @@ TEST(HostileCli, ASendNoReceiveMatchesFailsTheRun) {
   }
 }
 
+// An input path given empty (an unset "$F" in a script) is refused as the command line's error:
+// `run --schedule-file ''` ran the default schedule and reported success, `simulate
+// --schedule-file ''` and `predict --calibration ''` ignored the option, `schedules --from ''`
+// listed the families.
+TEST(HostileCli, AnEmptyInputPathIsRefusedNotTakenAsNoneGiven) {
+  const std::string config =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/sim/predict/configs/korthikanti-175b.json";
+  for (const auto& [args, option] :
+       {std::pair{std::string("run --schedule-file ''"), "--schedule-file"},
+        std::pair{"simulate --config " + config + " --schedule-file ''", "--schedule-file"},
+        std::pair{"predict --config " + config + " --calibration ''", "--calibration"},
+        std::pair{std::string("predict --config ''"), "--config"},
+        std::pair{std::string("predict --from-trace ''"), "--from-trace"},
+        std::pair{std::string("schedules --from ''"), "--from"},
+        std::pair{std::string("schedules --from-trace ''"), "--from-trace"},
+        std::pair{std::string("calibrate --gemm-rates '' --hardware h100-sxm"), "--gemm-rates"}}) {
+    const Result r = meshscope(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(std::string("meshscope: error: ") + option + ": the path is empty"),
+              std::string::npos)
+        << args << "\n"
+        << r.err;
+  }
+}
+
 // A number option given an empty value or, where it takes an integer, a number that is not whole
 // is named for that, before its range check: CLI11 had read "" as 0 ("microbatches must be >= 1,
 // got 0") and reported "2.0" as out of a range that holds 2.
