@@ -416,9 +416,9 @@ void run(const RunArgs& a) {
   if (!summary.output_error.empty()) throw std::runtime_error(summary.output_error);
   for (size_t step = 0; step < summary.losses.size(); ++step) {
     if (!std::isfinite(summary.losses[step])) {
-      throw std::runtime_error("training diverged: the loss of step " + std::to_string(step) +
-                               " is " + std::to_string(summary.losses[step]) +
-                               " (try a smaller --lr)");
+      throw std::runtime_error("training diverged: the loss of step " + std::to_string(step + 1) +
+                               " of " + std::to_string(summary.losses.size()) + " is " +
+                               std::to_string(summary.losses[step]) + " (try a smaller --lr)");
     }
   }
   if (summary.checked && summary.reference_diverged) {

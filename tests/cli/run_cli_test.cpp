@@ -94,7 +94,16 @@ TEST(RunCli, ADivergedRunIsNeitherEqualToOneDeviceNorASuccess) {
   EXPECT_EQ(r.out.find("equal ("), std::string::npos) << r.out;
   const Result j = meshscope(args + " --json");
   EXPECT_EQ(j.status, 1);
-  EXPECT_FALSE(nlohmann::json::parse(j.out)["equal_to_one_device"].get<bool>());
+  const nlohmann::json run = nlohmann::json::parse(j.out);
+  EXPECT_FALSE(run["equal_to_one_device"].get<bool>());
+  // The step is counted from 1, as the progress lines count it ("step 1 of 8"): the first whose
+  // loss is null (not finite).
+  size_t first = 0;
+  while (first < run["losses"].size() && !run["losses"][first].is_null()) ++first;
+  ASSERT_LT(first, run["losses"].size());
+  EXPECT_NE(r.err.find("the loss of step " + std::to_string(first + 1) + " of 8 is "),
+            std::string::npos)
+      << r.err << run["losses"];
 }
 
 TEST(RunCli, AReplicaThatSkipsItsUpdateDiffers) {
