@@ -24,6 +24,7 @@
 #include "profiler/exec/watchdog.h"
 #include "profiler/runtime/clock.h"
 #include "profiler/runtime/process_cpu_backend.h"
+#include "sim/schedule/posted_receives.h"
 #include "sim/schedule/schedule_file.h"
 #include "sim/schedule/schedule_text.h"
 #include "sim/schedule/torch_csv.h"
@@ -80,6 +81,8 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
           ": " + schedule::invalid_schedule_message(s, result.error->message) + "\n" +
           result.error->grid);
     }
+    // torch's schedule runs as torch's runtime runs it: each receive waited for at its use.
+    if (schedule::posts_receives_ahead(s)) return schedule::receives_where_needed(s);
     return std::move(s);
   }
   const auto family = schedule::parse_family(a.family);

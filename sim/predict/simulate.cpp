@@ -18,6 +18,7 @@
 #include "sim/predict/zero.h"
 #include "sim/schedule/generators.h"
 #include "sim/schedule/placement.h"
+#include "sim/schedule/posted_receives.h"
 #include "sim/schedule/validator.h"
 #include "traces/analysis.h"
 #include "traces/byte_size.h"
@@ -350,7 +351,10 @@ Run run_given(const Resolved& r, FullMeshPrices& prices, engine::EngineInput in,
                                 std::to_string(c.microbatches()) +
                                 " (batch.global / (batch.micro x mesh.dp))");
   Run run;
-  run.schedule = *o.schedule;
+  // torch's schedule runs as torch's runtime runs it: each receive waited for at its use.
+  run.schedule = schedule::posts_receives_ahead(*o.schedule)
+                     ? schedule::receives_where_needed(*o.schedule)
+                     : *o.schedule;
   // The config's model sets what moves, as in a generated schedule (schedule/lowering.cpp): each
   // transfer the output of the lower of its two stages, each dp gradient all-reduce its stage's
   // gradients. A file's bytes are not the config's (`schedules --dump` writes the forward's

@@ -27,6 +27,8 @@
 #include <optional>
 #include <tuple>
 
+#include "sim/schedule/posted_receives.h"
+
 namespace meshscope::predict {
 namespace {
 
@@ -349,51 +351,10 @@ std::vector<engine::StageTiming> replay_stage_timings(const ReplayCosts& c, int 
   return out;
 }
 
-schedule::Schedule recvs_where_needed(const schedule::Schedule& s) {
-  schedule::Schedule out = s;
-  out.markers.clear();  // they name positions in the original order
-  for (std::vector<schedule::Action>& acts : out.ranks) {
-    std::vector<schedule::Action> moved;
-    std::vector<schedule::Action> recvs;
-    for (const schedule::Action& a : acts) {
-      if (schedule::is_recv(a.kind)) {
-        recvs.push_back(a);
-        continue;
-      }
-      if (schedule::is_compute(a.kind)) {
-        // Before the compute that needs them; before the first member of an OVERLAP_F_B group,
-        // which runs as one action (Action::overlap_next), for any of its members.
-        std::vector<schedule::Action> needed;
-        for (auto it = recvs.begin(); it != recvs.end();) {
-          const bool needs = it->stage == a.stage && it->microbatch == a.microbatch &&
-                             (it->kind == schedule::ActionKind::kRecvForward
-                                  ? a.kind == schedule::ActionKind::kForward
-                                  : a.kind == schedule::ActionKind::kBackward ||
-                                        a.kind == schedule::ActionKind::kInputGrad ||
-                                        a.kind == schedule::ActionKind::kWeightGrad);
-          if (needs) {
-            needed.push_back(*it);
-            it = recvs.erase(it);
-          } else {
-            ++it;
-          }
-        }
-        auto at = moved.end();
-        while (at != moved.begin() && (at - 1)->overlap_next) --at;
-        moved.insert(at, needed.begin(), needed.end());
-      }
-      moved.push_back(a);
-    }
-    moved.insert(moved.end(), recvs.begin(), recvs.end());
-    acts = std::move(moved);
-  }
-  return out;
-}
-
 engine::EngineResult replay_engine(const schedule::Schedule& original, const ReplayCosts& c,
                                    const ReplayOptions& o, bool build_timeline,
                                    std::optional<size_t> window) {
-  const schedule::Schedule s = recvs_where_needed(original);
+  const schedule::Schedule s = schedule::receives_where_needed(original);
   engine::EngineInput in;
   in.schedule = &s;
   in.stages =

@@ -87,14 +87,9 @@ struct ReplayOptions {
   ReplayTerms terms;
 };
 
-// `s` with each RECV moved to just before the compute that needs its data (torch posts its
-// receives without waiting; the engine's cursor would wait at a RECV for the peer's SEND).
-// Sends are eager, so this cannot deadlock a schedule that ran.
-schedule::Schedule recvs_where_needed(const schedule::Schedule& s);
-
-// The replayed step of recvs_where_needed(s) on the engine (links without latency), plus the
-// edge: per_action, each compute action costs its own work and host gap (one the run lacks: 0),
-// window by window (the mean of the windows' replays); otherwise replay_stage_timings.
+// The replayed step of schedule::receives_where_needed(s) on the engine (links without latency),
+// plus the edge: per_action, each compute action costs its own work and host gap (one the run
+// lacks: 0), window by window (the mean of the windows' replays); otherwise replay_stage_timings.
 int64_t replay_step(const schedule::Schedule& s, const ReplayCosts& c, const ReplayOptions& o);
 
 // The engine's run replay_step takes its step from (without the edge), with its Timeline when

@@ -226,7 +226,10 @@ class Reader {
     return out;
   }
 
-  // compute_comms: every action as it stands, STEP after each stage's last gradient work.
+  // compute_comms: every action as it stands, STEP after each stage's last gradient work and
+  // the sends of that stage that follow it, as meshscope's lowering places it (lowering.h); torch
+  // steps after the schedule. A STEP between the last backward and its send held the peer's
+  // backward behind the optimizer.
   static void keep_row(const std::vector<ParsedCell>& row, std::vector<Action>* actions,
                        std::vector<Marker>* markers, int num_stages) {
     std::vector<int> grads_left(num_stages, 0);
@@ -236,6 +239,12 @@ class Reader {
           ++grads_left[a.stage];
       }
     }
+    std::vector<int> steps_due;  // stages whose gradient work is done, their sends still to come
+    const auto step_now = [&] {
+      for (const int stage : steps_due)
+        actions->push_back(Action{.kind = ActionKind::kOptimizerStep, .stage = stage});
+      steps_due.clear();
+    };
     for (const ParsedCell& c : row) {
       if (c.marker) {
         Marker m = *c.marker;
@@ -243,14 +252,18 @@ class Reader {
         markers->push_back(m);
         continue;
       }
-      for (const Action& a : c.actions) actions->push_back(a);
+      for (const Action& a : c.actions) {
+        const bool their_send = is_send(a.kind) && std::find(steps_due.begin(), steps_due.end(),
+                                                             a.stage) != steps_due.end();
+        if (!their_send) step_now();
+        actions->push_back(a);
+      }
       for (const Action& a : c.actions) {
         const bool grad = a.kind == ActionKind::kBackward || a.kind == ActionKind::kWeightGrad;
-        if (grad && --grads_left[a.stage] == 0) {
-          actions->push_back(Action{.kind = ActionKind::kOptimizerStep, .stage = a.stage});
-        }
+        if (grad && --grads_left[a.stage] == 0) steps_due.push_back(a.stage);
       }
     }
+    step_now();
   }
 
   // compute_only: meshscope's lowering; idle cells stay before the block of the next compute.

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <tuple>
 
@@ -124,6 +127,62 @@ TEST(SchedulesCli, RunExecutesTorchsDualPipeVEqualToOneDevice) {
                          (dir / "t.json").string());
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("equal ("), std::string::npos) << r.out;
+}
+
+// The rank lines of a schedule text, peers and byte counts left out (torch's CSV names neither).
+std::string programs(const fs::path& sched) {
+  std::string out;
+  std::istringstream in(read_file(sched));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("rank ")) continue;
+    out += std::regex_replace(line, std::regex("(@[0-9]+)?:[0-9]+"), "") + "\n";
+  }
+  return out;
+}
+
+// torch posts a receive where its compute_comms CSV places it and waits for the data at the
+// compute that needs it; meshscope's RECV waits where it stands. Its receives are moved to their
+// use, its steps after the stage's last sends, so the CSV with comms runs and simulates as the
+// compute order alone does: ZB-V's took 588 ms (31.8% bubble) against 424 ms (7.0%).
+TEST(SchedulesCli, TorchsCsvWithCommsRunsAsItsComputeOrderDoes) {
+  const fs::path dir = temp_dir("torch_comms");
+  for (const auto& [name, config] :
+       {std::pair{"zb-v_pp4_m8_v2", R"({"model": {"kind": "mlp", "layers": 16, "hidden": 4096},
+            "mesh": {"pp": 4}, "batch": {"global": 65536, "micro": 8192}, "schedule": "zb-v",
+            "cluster": {"gpu": "h100-sxm"}})"},
+        std::pair{"interleaved_pp2_m4_v2", R"({"model": {"kind": "mlp", "layers": 8,
+            "hidden": 1024}, "mesh": {"pp": 2}, "batch": {"global": 2048, "micro": 512},
+            "schedule": "interleaved", "virtual_stages": 2, "cluster": {"gpu": "h100-sxm"}})"}}) {
+    SCOPED_TRACE(name);
+    const fs::path cfg = dir / (std::string(name) + ".json");
+    std::ofstream(cfg) << config;
+    double step[2] = {0, 0};
+    std::string program[2];
+    for (int comms = 0; comms < 2; ++comms) {
+      const fs::path csv =
+          kTorch / (std::string(name) + (comms ? ".compute_comms.csv" : ".compute_only.csv"));
+      const fs::path out = dir / (comms ? "comms.sched" : "only.sched");
+      const Result r =
+          shell(kBin + " simulate --json --config " + cfg.string() + " --schedule-file " +
+                csv.string() + " --schedule-out " + out.string());
+      ASSERT_EQ(r.status, 0) << r.err;
+      step[comms] = nlohmann::json::parse(r.out).at("step_time_s").get<double>();
+      program[comms] = programs(out);
+    }
+    EXPECT_GT(step[0], 0);
+    EXPECT_DOUBLE_EQ(step[1], step[0]);
+    EXPECT_EQ(program[1], program[0]);
+    // run executes it in that order too, equal to one device.
+    const fs::path ran = dir / "ran.sched";
+    const Result r = shell(kBin +
+                           " run --backend cpu --steps 1 --layers 16 --hidden 32 "
+                           "--schedule-file " +
+                           (kTorch / (std::string(name) + ".compute_comms.csv")).string() +
+                           " --dump-schedule " + ran.string());
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("equal ("), std::string::npos) << r.out;
+    EXPECT_EQ(programs(ran), program[0]);
+  }
 }
 
 // Options that shape a generated schedule, or the output of one, given where they would be

@@ -8,6 +8,7 @@
 
 #include "sim/predict/trace_replay_costs.h"
 #include "sim/schedule/generators.h"
+#include "sim/schedule/posted_receives.h"
 #include "sim/schedule/validator.h"
 
 namespace meshscope::predict {
@@ -114,10 +115,10 @@ TEST(MeasuredReplay, ACostTableOfAnotherShapeIsRefused) {
 }
 
 // `predict --from-trace` replays a job with each recv just before the compute that needs it
-// (recvs_where_needed); an OVERLAP_F_B pair runs as one action, so a recv its second member needs
-// goes before the pair, which the validator then still takes.
+// (schedule::receives_where_needed); an OVERLAP_F_B pair runs as one action, so a recv its second
+// member needs goes before the pair, which the validator then still takes.
 TEST(RecvsWhereNeeded, KeepDualPipeVsOverlappedPairsWhole) {
-  const schedule::Schedule s = recvs_where_needed(make(Family::kDualPipeV, 4, 8, 2));
+  const schedule::Schedule s = schedule::receives_where_needed(make(Family::kDualPipeV, 4, 8, 2));
   bool grouped = false;
   for (const auto& acts : s.ranks) {
     for (size_t i = 0; i + 1 < acts.size(); ++i) {
