@@ -23,12 +23,12 @@ Schedule receives_where_needed(const Schedule& s) {
         // which runs as one action (Action::overlap_next), for any of its members.
         std::vector<Action> needed;
         for (auto it = recvs.begin(); it != recvs.end();) {
-          const bool needs = it->stage == a.stage && it->microbatch == a.microbatch &&
-                             (it->kind == ActionKind::kRecvForward
-                                  ? a.kind == ActionKind::kForward
-                                  : a.kind == ActionKind::kBackward ||
-                                        a.kind == ActionKind::kInputGrad ||
-                                        a.kind == ActionKind::kWeightGrad);
+          const bool needs =
+              it->stage == a.stage && it->microbatch == a.microbatch &&
+              (it->kind == ActionKind::kRecvForward
+                   ? a.kind == ActionKind::kForward
+                   : a.kind == ActionKind::kBackward || a.kind == ActionKind::kInputGrad ||
+                         a.kind == ActionKind::kWeightGrad);
           if (needs) {
             needed.push_back(*it);
             it = recvs.erase(it);

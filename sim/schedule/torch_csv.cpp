@@ -196,6 +196,15 @@ class Reader {
       }
     }
     if (owner.empty()) fail(1, 0, "no actions: every row is empty");
+    // A row is a pp rank, and every rank runs a stage: a blank line is a row to csv.reader, and
+    // torch refuses the file ("Schedule has incorrect number of ranks").
+    for (int r = 0; r < pp; ++r) {
+      if (std::find(owner.begin(), owner.end(), r) == owner.end())
+        fail(r + 1, 0,
+             "row " + std::to_string(r + 1) + " runs no stage" +
+                 (rows[r].empty() ? " (a blank line)" : "") +
+                 ": each row is a pp rank, and every rank runs one");
+    }
     for (size_t st = 0; st < owner.size(); ++st) {
       if (owner[st] < 0) {
         fail(0, 0,

@@ -144,11 +144,19 @@ TEST(TorchCsv, OverlapGroupsStayTogether) {
 }
 
 TEST(TorchCsv, CsvQuotingAsPythonWritesIt) {
-  // A row of one empty cell is written quoted (csv.writer does, to tell it from a blank row).
-  const std::string text = "0F0,1F0,1B0,0B0\r\n\"\"\r\n";
-  const TorchCsv csv = parse_torch_csv(text);
-  EXPECT_EQ(csv.schedule.mesh.pp, 2);
-  EXPECT_EQ(write_torch_csv(csv.schedule, csv.format), text);
+  // A row of one empty cell is written quoted (csv.writer does, to tell it from a blank row); it
+  // reads as a row, of a rank that runs no stage, which torch cannot run: refused, as a blank
+  // line is (it had read as one more, idle, pp rank).
+  EXPECT_EQ(parse_error("0F0,1F0,1B0,0B0\r\n\"\"\r\n"),
+            "x.csv:2: row 2 runs no stage: each row is a pp rank, and every rank runs one");
+  EXPECT_EQ(parse_error("0F0,0F1,0B0,0B1\r\n\r\n1F0,1B0,1F1,1B1\r\n"),
+            "x.csv:2: row 2 runs no stage (a blank line): each row is a pp rank, and every rank "
+            "runs one");
+  Schedule idle_rank = parse_torch_csv("0F0,0B0\r\n").schedule;
+  idle_rank.ranks.emplace_back();
+  idle_rank.markers.emplace_back();
+  idle_rank.mesh.pp = 2;
+  EXPECT_EQ(write_torch_csv(idle_rank, TorchCsvFormat::kComputeOnly), "0F0,0B0\r\n\r\n");
   // A quoted cell reads like the bare one; \n line ends are accepted (torch writes \r\n).
   EXPECT_EQ(
       write_torch_csv(parse_torch_csv("\"0F0\",0B0\n").schedule, TorchCsvFormat::kComputeOnly),
