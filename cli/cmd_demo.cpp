@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/json_text.h"
+#include "cli/number_options.h"
 #include "cli/run_common.h"
 #include "cli/workload_options.h"
 #include "traces/atomic_file.h"
@@ -78,7 +79,6 @@ std::vector<DemoRun> demo_runs() {
 
 void run(const DemoArgs& a) {
   const runtime::BackendKind backend = parse_backend_option(a.backend);
-  if (!(a.timeout_s > 0)) throw UserError("--timeout must be > 0 seconds");
   if (a.out.empty()) throw UserError("-o/--out: the output folder is empty");
   std::fputs(cores_beyond_this_machine(a.cores).c_str(), stderr);
   const std::filesystem::path dir = a.out;
@@ -163,7 +163,8 @@ void add_demo_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--timeout", a->timeout_s, "seconds without progress before a run is stopped")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(positive_seconds());
   cmd->add_option("--cores", a->cores,
                   "the cores the rank threads share (default: the cores this process may run on, "
                   "its CPU affinity); runs with "

@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/json_text.h"
+#include "cli/number_options.h"
 #include "cli/output_path.h"
 #include "cli/run_common.h"
 #include "cli/run_memory.h"
@@ -87,7 +88,7 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
   }
   const auto family = schedule::parse_family(a.family);
   if (!family) {
-    throw UserError("unknown schedule '" + a.family + "' (see `meshscope schedules`)");
+    throw usage_error("unknown schedule '" + a.family + "' (see `meshscope schedules`)");
   }
   schedule::GeneratorConfig g;
   g.family = *family;
@@ -330,9 +331,8 @@ RunSpec spec_of(const RunArgs& a) {
   spec.replay_trace = a.replay_trace;
   spec.backend = parse_backend_option(a.backend);
   const auto tracer = capture::parse_tracer_kind(a.tracer);
-  if (!tracer) throw UserError("unknown tracer '" + a.tracer + "' (auto, host, cupti)");
+  if (!tracer) throw usage_error("unknown tracer '" + a.tracer + "' (auto, host, cupti)");
   spec.tracer = *tracer;
-  if (!(a.timeout_s > 0)) throw UserError("--timeout must be > 0 seconds");
   return spec;
 }
 
@@ -489,7 +489,8 @@ void add_run_command(CLI::App& app) {
                   "seconds without progress after which the run is stopped as deadlocked (a "
                   "rank's own math is progress, however long; under mpirun each process watches "
                   "its own rank and hears the others' heartbeats)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(positive_seconds());
   cmd->add_option("--out,-o", a->out, "write the Chrome trace (JSON; .gz: compressed) here")
       ->check(chrome_trace_name_check())
       ->check(output_file_check());

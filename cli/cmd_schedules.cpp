@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -75,8 +76,8 @@ void list_families() {
 schedule::Schedule generate(const SchedulesArgs& args) {
   const std::optional<schedule::Family> family = schedule::parse_family(args.family);
   if (!family) {
-    throw UserError("unknown schedule family '" + args.family + "' (one of " + family_names() +
-                    ")");
+    throw usage_error("unknown schedule family '" + args.family + "' (one of " + family_names() +
+                      ")");
   }
   schedule::GeneratorConfig config;
   config.family = *family;
@@ -102,7 +103,7 @@ std::string render(const SchedulesArgs& args, const schedule::Schedule& s,
                    const std::optional<schedule::TorchCsvFormat>& input_variant) {
   const std::optional<schedule::ScheduleFileFormat> format =
       schedule::parse_schedule_file_format(args.format);
-  if (!format) throw UserError("unknown --format '" + args.format + "' (text or torch-csv)");
+  if (!format) throw usage_error("unknown --format '" + args.format + "' (text or torch-csv)");
   if (*format == schedule::ScheduleFileFormat::kText) return schedule::dump(s);
   // A schedule that came from torch through schedule text keeps torch's markers: WAIT_SEND,
   // UNSHARD, ... only appear in compute_comms, so they say which variant it was; REDUCE_GRAD and
@@ -147,12 +148,25 @@ void run(const SchedulesArgs& args) {
                            {{"--from", args.from}, {"--from-trace", args.from_trace}});
   if (!args.torch_format.empty()) {
     if (!schedule::parse_torch_csv_format(args.torch_format))
-      throw UserError("unknown --torch-format '" + args.torch_format +
-                      "' (compute_only, compute_comms or pipeline_order)");
+      throw usage_error("unknown --torch-format '" + args.torch_format +
+                        "' (compute_only, compute_comms or pipeline_order)");
     if (args.format != "torch-csv")
-      throw UserError(
+      throw usage_error(
           "--torch-format chooses a torch CSV variant: it goes with --format torch-csv");
   }
+  const std::optional<schedule::ScheduleFileFormat> format =
+      schedule::parse_schedule_file_format(args.format);
+  if (!format) throw usage_error("unknown --format '" + args.format + "' (text or torch-csv)");
+  // The readers go by the name (a .csv file is torch's CSV, a .sched file text): a file named
+  // for the other form is refused when read back ("unknown keyword '0F0,0F1,0B0,0B1'").
+  const std::string extension = std::filesystem::path(args.out).extension().string();
+  const bool as_text = *format == schedule::ScheduleFileFormat::kText;
+  if ((as_text && extension == ".csv") || (!as_text && extension == ".sched"))
+    throw usage_error("--out " + args.out + ": a " + extension + " file is read as " +
+                      (as_text ? "torch's CSV" : "schedule text") + ", but --format " +
+                      args.format + " writes " + (as_text ? "schedule text" : "torch's CSV") +
+                      ": name it " + (as_text ? ".sched" : ".csv") + ", or give --format " +
+                      (as_text ? "torch-csv" : "text"));
   // `--dump ""` (an unset shell variable) had listed the families and succeeded.
   if (args.dump_given && args.family.empty())
     throw usage_error("--dump needs a family name (see `meshscope schedules`)");

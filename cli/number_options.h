@@ -12,4 +12,7 @@ namespace meshscope::cli {
 // is not a whole number in decimal digits ("'2.0' is not a whole number").
 void check_number_syntax(CLI::App& app);
 
+// A duration in seconds above 0 (--timeout); NaN and 0 are refused.
+CLI::Validator positive_seconds();
+
 }  // namespace meshscope::cli

@@ -11,12 +11,13 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/output_path.h"
 
 namespace meshscope::cli {
 
 model::WorkloadSpec WorkloadArgs::to_spec() const {
   const auto kind = model::parse_workload_kind(model);
-  if (!kind) throw UserError("unknown --model '" + model + "' (chain, classifier, mlp, moe)");
+  if (!kind) throw usage_error("unknown --model '" + model + "' (chain, classifier, mlp, moe)");
   if (given) {
     if (*kind != model::WorkloadKind::kMoe)
       for (const char* flag : {"--experts", "--top-k", "--capacity-factor", "--ep"})
@@ -126,7 +127,7 @@ void add_backend_option(CLI::App& cmd, std::string& backend) {
 runtime::BackendKind parse_backend_option(const std::string& backend) {
   const auto kind = runtime::parse_backend_kind(backend);
   if (!kind)
-    throw UserError("unknown backend '" + backend + "' (" + runtime::backend_names() + ")");
+    throw usage_error("unknown backend '" + backend + "' (" + runtime::backend_names() + ")");
   return *kind;
 }
 

@@ -232,13 +232,22 @@ TEST(RunCli, ARunBeyondTheAddressSpaceLimitIsRefusedBeforeItStarts) {
 
 TEST(RunCli, BadArgumentsGiveOneLineErrorAndNonZeroExit) {
   for (const std::string args :
-       {"run --schedule nosuch", "run --model nosuch", "run --backend tpu",
-        "run --schedule 1f1b --pp 4 --devices 8", "run --schedule interleaved --pp 4 -m 6",
+       {"run --schedule 1f1b --pp 4 --devices 8", "run --schedule interleaved --pp 4 -m 6",
         "run --schedule-file /nonexistent/file.sched"}) {
     const Result r = meshscope(args);
     EXPECT_NE(r.status, 0) << args;
     EXPECT_EQ(r.err.rfind("meshscope: error: ", 0), 0u) << args << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+  // A name no schedule, model, backend or tracer has is the command line's error: exit 2, with
+  // the parser's pointer to --help (they exited 1, as a failed run does).
+  for (const std::string args : {"run --schedule nosuch", "run --model nosuch", "run --backend tpu",
+                                 "run --tracer nosuch", "run --timeout 0", "run --timeout abc"}) {
+    const Result r = meshscope(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.err.rfind("meshscope: error: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("\nRun with --help for more information.\n"), std::string::npos)
+        << args << ": " << r.err;
   }
 }
 
@@ -404,9 +413,10 @@ TEST(DemoCli, BadArgumentsFailBeforeAnyRunWithOneLine) {
   const fs::path dir = temp_dir("demo_bad");
   for (const std::string args : {"--timeout 0", "--timeout -1", "--backend tpu"}) {
     const Result r = meshscope("demo " + args + " --out " + dir.string());
-    EXPECT_EQ(r.status, 1) << args;
+    EXPECT_EQ(r.status, 2) << args;
     EXPECT_EQ(r.err.rfind("meshscope: error: ", 0), 0u) << args << ": " << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2) << args << ": " << r.err;
+    EXPECT_FALSE(fs::exists(dir / "summary.json")) << args;
   }
   // Out of an option's range: CLI11's usage error (exit 2), with its pointer to --help.
   const Result steps = meshscope("demo --steps 0 --out " + dir.string());

@@ -188,6 +188,36 @@ TEST(SchedulesCli, TorchsCsvWithCommsRunsAsItsComputeOrderDoes) {
 // Options that shape a generated schedule, or the output of one, given where they would be
 // ignored (converting a file, or listing the families), and validate's --quiet beside an output it
 // asks for, are refused, not dropped.
+// The readers go by the name: torch's CSV written to a .sched file (or text to a .csv) was written
+// with exit 0 and then refused by validate ("unknown keyword '0F0,0F1,0B0,0B1'"). Refused at the
+// command line, as an unknown family or format is (they exited 1).
+TEST(SchedulesCli, AnOutputNamedForTheOtherFormIsRefused) {
+  const fs::path dir = temp_dir("schedules_names");
+  for (const auto& [args, said] :
+       {std::pair{"--format torch-csv -o " + (dir / "t.sched").string(),
+                  "a .sched file is read as schedule text, but --format torch-csv writes "
+                  "torch's CSV: name it .csv, or give --format text"},
+        std::pair{"-o " + (dir / "t.csv").string(),
+                  "a .csv file is read as torch's CSV, but --format text writes schedule "
+                  "text: name it .sched, or give --format torch-csv"},
+        std::pair{std::string("--format bogus"), "unknown --format 'bogus'"}}) {
+    const Result r = shell(kBin + " schedules --dump 1f1b --pp 2 -m 2 " + args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "t.sched"));
+  EXPECT_FALSE(fs::exists(dir / "t.csv"));
+  const Result family = shell(kBin + " schedules --dump nosuch");
+  EXPECT_EQ(family.status, 2);
+  EXPECT_NE(family.err.find("unknown schedule family 'nosuch'"), std::string::npos) << family.err;
+  // The form the name says is written.
+  EXPECT_EQ(shell(kBin + " schedules --dump 1f1b --pp 2 -m 2 --format torch-csv -o " +
+                  (dir / "t.csv").string())
+                .status,
+            0);
+  EXPECT_EQ(shell(kBin + " validate " + (dir / "t.csv").string()).status, 0);
+}
+
 TEST(SchedulesCli, OptionsThatWouldBeIgnoredAreRefused) {
   const std::string csv = (kTorch / "zb-v_pp4_m8_v2.compute_only.csv").string();
   Result r = shell(kBin + " schedules --from " + csv + " --pp 8");
@@ -215,10 +245,10 @@ TEST(SchedulesCli, OptionsThatWouldBeIgnoredAreRefused) {
   // --torch-format: checked whatever --format is, and only with a torch CSV to shape; torch's
   // pipeline_order only for a schedule that holds its REDUCE_GRAD cells (it was compute_only).
   r = shell(kBin + " schedules --dump 1f1b --pp 2 --torch-format foo");
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("unknown --torch-format 'foo'"), std::string::npos) << r.err;
   r = shell(kBin + " schedules --dump 1f1b --pp 2 --torch-format compute_only");
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("it goes with --format torch-csv"), std::string::npos) << r.err;
   r = shell(kBin +
             " schedules --dump gpipe --pp 2 -m 4 --format torch-csv --torch-format "

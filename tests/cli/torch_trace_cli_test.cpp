@@ -209,7 +209,8 @@ TEST(TorchTraceCli, FromTraceNamesWhatIsMissing) {
   std::ofstream(dir / "rank0.json")
       << R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,)"
       << R"("ts":1,"dur":5}]})";
-  r = shell(kBin + " schedules --from-trace " + dir.string() + " -o " + (dir / "x.csv").string());
+  r = shell(kBin + " schedules --from-trace " + dir.string() + " --format torch-csv -o " +
+            (dir / "x.csv").string());
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("no torch.distributed.pipelining actions"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir / "x.csv"));
