@@ -344,7 +344,7 @@ void run(const RunArgs& a) {
     spec = spec_of(a);
     // The replay from thread CPU time is of ranks sharing one process's cores.
     if (processes != nullptr && (a.cores > 0 || !a.replay_trace.empty()))
-      throw UserError(
+      throw usage_error(
           "--cores and --replay-trace are for ranks run as threads of one process; under mpirun "
           "each rank has a process of its own");
   };

@@ -22,13 +22,13 @@ model::WorkloadSpec WorkloadArgs::to_spec() const {
     if (*kind != model::WorkloadKind::kMoe)
       for (const char* flag : {"--experts", "--top-k", "--capacity-factor", "--ep"})
         if (given(flag))
-          throw UserError(std::string(flag) + " applies to the moe model (--model moe), not to " +
-                          model);
+          throw usage_error(std::string(flag) + " applies to the moe model (--model moe), not to " +
+                            model);
     if (*kind == model::WorkloadKind::kChain || *kind == model::WorkloadKind::kClassifier)
       for (const char* flag : {"--layers", "--hidden"})
         if (given(flag))
-          throw UserError(std::string(flag) + " applies to the mlp and moe models; " + model +
-                          " has a fixed shape");
+          throw usage_error(std::string(flag) + " applies to the mlp and moe models; " + model +
+                            " has a fixed shape");
   }
   model::WorkloadSpec s;
   s.kind = *kind;
