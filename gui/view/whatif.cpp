@@ -108,6 +108,9 @@ ReplayTable replay_table(const Predictor& p, const WhatIfConfig& as_run, int64_t
       continue;
     WhatIfConfig c = as_run;
     c.schedule = s;
+    // Each alternative at its family's own chunks per rank, as `predict` takes them: the run's
+    // one chunk made interleaved-zb zb-h1 and looped-bfs gpipe, rows that repeated theirs.
+    if (f) c.virtual_stages = schedule::info(*f).default_virtual_stages;
     t.alternatives.push_back(row(c));
   }
   return t;

@@ -1,6 +1,7 @@
 #include "gui/app/predictor.h"
 
 #include <gtest/gtest.h>
+#include <map>
 
 #include <algorithm>
 #include <cmath>
@@ -143,6 +144,16 @@ TEST(Predictor, ItsCalibratedReplayOfARecordedCpuRunComesCloseToTheMeasuredStep)
   EXPECT_LT(after.as_run.error_percent, 0.5) << "longer than the run it replays";
   EXPECT_GT(after.as_run.error_percent, -10.0) << "more than the hand-overs missing";
   RecordProperty("calibrated_error_percent", std::to_string(after.as_run.error_percent));
+  // Each alternative at its own family's chunks per rank, as `predict` takes them: with the run's
+  // one chunk, interleaved-zb was zb-h1 and looped-bfs gpipe, to the nanosecond.
+  std::map<std::string, int64_t> step;
+  for (const ReplayRow& r : after.alternatives)
+    if (r.error.empty()) step[r.schedule] = r.step_ns;
+  for (const auto& [multi, single] :
+       {std::pair{"interleaved-zb", "zb-h1"}, std::pair{"looped-bfs", "gpipe"}}) {
+    ASSERT_TRUE(step.count(multi) && step.count(single)) << multi;
+    EXPECT_NE(step[multi], step[single]) << multi << " repeats " << single;
+  }
 }
 
 TEST(Predictor, SaysWhyItIsNotCalibratedFromAForeignTrace) {
