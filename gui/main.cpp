@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <optional>
@@ -24,15 +25,19 @@ namespace {
 
 using meshscope::gui::App;
 
-// "1600x900" -> {1600, 900}
+// "1600x900" -> {1600, 900}; the whole text (%n: where the scan stopped), so "800x600x3" is no
+// size (it was 800x600).
 bool parse_size(const std::string& s, int& w, int& h) {
-  return std::sscanf(s.c_str(), "%dx%d", &w, &h) == 2 && w >= 64 && h >= 64 && w <= 16384 &&
-         h <= 16384;
+  int end = 0;
+  return std::sscanf(s.c_str(), "%dx%d%n", &w, &h, &end) == 2 &&
+         end == static_cast<int>(s.size()) && w >= 64 && h >= 64 && w <= 16384 && h <= 16384;
 }
 
+// "0:0.25" -> {0, 0.25}, the whole text ("0.2:0.3:0.4" is no range; it was 0.2:0.3).
 bool parse_range(const std::string& s, std::pair<double, double>& r) {
-  return std::sscanf(s.c_str(), "%lf:%lf", &r.first, &r.second) == 2 && r.first >= 0 &&
-         r.second <= 1 && r.first < r.second;
+  int end = 0;
+  return std::sscanf(s.c_str(), "%lf:%lf%n", &r.first, &r.second, &end) == 2 &&
+         end == static_cast<int>(s.size()) && r.first >= 0 && r.second <= 1 && r.first < r.second;
 }
 
 // `start`: the view, arrows, critical path, zoom and playhead the command line asked for.
@@ -86,12 +91,18 @@ int main(int argc, char** argv) {
   cli.add_option("--frames", frames, "frames to render before the screenshot")
       ->check(CLI::Range(1, 1000))
       ->needs("--screenshot");
-  cli.add_option("--size", size, "window size WxH");
+  cli.add_option("--size", size, "window size WxH, each 64 to 16384");
   cli.add_option("--view", view, "view to show: timeline, mesh, stats, compare, what-if");
   cli.add_option("--range", range,
                  "timeline: show this part of the run, as fractions FROM:TO (e.g. 0:0.25)");
+  // NaN passes a range check (every comparison with it is false): it was taken as 0.
   cli.add_option("--playhead", playhead, "replay: put the playhead at this fraction of the step")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            const double x = std::strtod(v.c_str(), nullptr);
+            return x >= 0 && x <= 1 ? "" : "a fraction of the step in [0, 1], got " + v;
+          },
+          "FRACTION"));
   std::string rank_from = "distributed-info";
   cli.add_option("--rank-from", rank_from,
                  "a folder's ranks: distributed-info, each file's distributedInfo.rank (files "
@@ -125,7 +136,8 @@ int main(int argc, char** argv) {
   std::pair<double, double> fractions;
   const auto view_kind = meshscope::gui::parse_view(view);
   std::string bad;
-  if (!parse_size(size, width, height)) bad = "bad --size '" + size + "' (want WxH, e.g. 1600x900)";
+  if (!parse_size(size, width, height))
+    bad = "bad --size '" + size + "' (want WxH, each 64 to 16384, e.g. 1600x900)";
   if (!view_kind) bad = "unknown --view '" + view + "' (timeline, mesh, stats, compare, what-if)";
   if (!range.empty() && !parse_range(range, fractions))
     bad = "bad --range '" + range + "' (want FROM:TO, e.g. 0:0.25)";

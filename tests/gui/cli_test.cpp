@@ -140,6 +140,12 @@ TEST_F(GuiCli, BadArgumentsAreRejected) {
   EXPECT_EQ(run("--view nonsense --screenshot x.png").rc, 2);
   EXPECT_EQ(run("--size 12 --screenshot x.png").rc, 2);
   EXPECT_EQ(run("--range 0.5:0.2 --screenshot x.png").rc, 2);
+  // A value read only in part was taken as its first part: 800x600x3 as 800x600, 0.2:0.3:0.4 as
+  // 0.2:0.3, and a NaN playhead (which passes a range check) as 0.
+  for (const char* args : {"--size 800x600x3", "--range 0.2:0.3:0.4", "--playhead nan"}) {
+    const Result r = run(std::string(args) + " --screenshot x.png");
+    EXPECT_EQ(r.rc, 2) << args << ": " << r.err;
+  }
   // Options of a headless mode without it would be ignored by an interactive window.
   for (const auto& [args, message] :
        {std::pair<const char*, const char*>{"--frames 3", "--frames requires --screenshot"},
