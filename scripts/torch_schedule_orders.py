@@ -10,10 +10,11 @@ with the same `csv.writer` call.
 
     /work/venv/bin/python scripts/torch_schedule_orders.py tests/fixtures/torch_orders
 
-With --load PP STAGES_PER_RANK STYLE MICROBATCHES FILE it goes the other way: torch's
-_PipelineScheduleRuntime reads a compute_only CSV (as `meshscope schedules --dump F --format
-torch-csv` writes it), lowers it with its own passes and dumps it back; it prints whether torch
-accepted it and wrote the same bytes.
+With --load PP STAGES_PER_RANK STYLE MICROBATCHES FILE [FORMAT] it goes the other way: torch's
+_PipelineScheduleRuntime reads a CSV (as `meshscope schedules --dump F --format torch-csv
+[--torch-format compute_comms]` writes it; FORMAT compute_only, the default, or compute_comms),
+lowers a compute_only one with its own passes, checks it, and dumps it back; it prints whether
+torch accepted it and, for compute_only, wrote the same bytes.
 
     meshscope schedules --dump zb-v --pp 4 -m 8 --format torch-csv -o zbv.csv
     /work/venv/bin/python scripts/torch_schedule_orders.py --load 4 2 v 8 zbv.csv
@@ -90,23 +91,26 @@ def main(out_dir):
     print(f"torch {torch.__version__}: {len(SHAPES)} shapes written to {out_dir}")
 
 
-def load(pp, per_rank, style, m, path):
+def load(pp, per_rank, style, m, path, fmt="compute_only"):
     n = pp * per_rank
     local = generate_rank_to_stage_mapping(pp, n, style)[0]
     runtime = S._PipelineScheduleRuntime([StandInStage(s, n, pp, 0) for s in local], m)
-    runtime._load_csv(path, format="compute_only")
+    runtime._load_csv(path, format=fmt)
+    lowered = sum(len(r) for r in runtime.pipeline_order_with_comms.values())
+    if fmt != "compute_only":
+        print(f"{path}: torch {torch.__version__} loaded it ({fmt}), {lowered} actions")
+        return 0
     back = path + ".torch"
     runtime._dump_csv(back, format="compute_only")
     same = open(back, newline="").read() == open(path, newline="").read()
     os.remove(back)
-    lowered = sum(len(r) for r in runtime.pipeline_order_with_comms.values())
     print(f"{path}: torch {torch.__version__} loaded it, lowered to {lowered} actions, "
           f"dumped back {'the same bytes' if same else 'DIFFERENT bytes'}")
     return 0 if same else 1
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 7 and sys.argv[1] == "--load":
+    if len(sys.argv) in (7, 8) and sys.argv[1] == "--load":
         a = sys.argv[2:]
-        sys.exit(load(int(a[0]), int(a[1]), a[2], int(a[3]), a[4]))
+        sys.exit(load(int(a[0]), int(a[1]), a[2], int(a[3]), a[4], *a[5:]))
     main(sys.argv[1] if len(sys.argv) > 1 else "tests/fixtures/torch_orders")

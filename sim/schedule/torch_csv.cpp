@@ -360,12 +360,27 @@ std::string write_torch_csv(const Schedule& s, TorchCsvFormat format) {
     static const std::vector<Marker> kNone;
     const std::vector<Marker>& markers = r < s.markers.size() ? s.markers[r] : kNone;
     std::vector<std::string> cells;
+    // compute_comms: the sends written with no WAIT_SEND after them yet, in send order. torch's
+    // _load_csv refuses a send without its wait ("Pipeline sends at rank 0 have no matching
+    // wait"); a schedule without torch's markers (a generated one) gets them at the row's end,
+    // where torch's own lowering waits for its backward sends: after the peer posted its receive.
+    std::vector<Marker> unwaited;
+    const auto wait_for = [](const Action& send) {
+      return Marker{.kind = send.kind == ActionKind::kSendForward ? MarkerKind::kWaitSendForward
+                                                                  : MarkerKind::kWaitSendBackward,
+                    .stage = send.stage,
+                    .microbatch = send.microbatch};
+    };
     size_t next_marker = 0;
     const auto flush_markers = [&](size_t before) {
       while (next_marker < markers.size() &&
              markers[next_marker].before <= static_cast<int>(before)) {
-        if (written_in(markers[next_marker], format))
-          cells.push_back(to_string(markers[next_marker]));
+        const Marker& m = markers[next_marker];
+        if (written_in(m, format)) cells.push_back(to_string(m));
+        const auto waited = std::find_if(unwaited.begin(), unwaited.end(), [&](const Marker& u) {
+          return u.kind == m.kind && u.stage == m.stage && u.microbatch == m.microbatch;
+        });
+        if (waited != unwaited.end()) unwaited.erase(waited);
         ++next_marker;
       }
     };
@@ -381,6 +396,7 @@ std::string write_torch_csv(const Schedule& s, TorchCsvFormat format) {
         if (format == TorchCsvFormat::kComputeComms) {
           cells.push_back(
               to_string(Action{.kind = a.kind, .stage = a.stage, .microbatch = a.microbatch}));
+          if (is_send(a.kind)) unwaited.push_back(wait_for(a));
         }
         continue;
       }
@@ -401,6 +417,10 @@ std::string write_torch_csv(const Schedule& s, TorchCsvFormat format) {
       }
     }
     flush_markers(actions.size());
+    for (Marker& m : unwaited) {
+      m.before = static_cast<int32_t>(actions.size());
+      cells.push_back(to_string(m));
+    }
     // csv.writer quotes a row made of one empty cell, so that it is not read as a blank row.
     if (cells.size() == 1 && cells[0].empty()) {
       out += "\"\"";
