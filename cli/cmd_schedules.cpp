@@ -23,6 +23,7 @@
 #include "sim/schedule/schedule_text.h"
 #include "sim/schedule/torch_csv.h"
 #include "traces/atomic_file.h"
+#include "traces/byte_size.h"
 
 namespace meshscope::cli {
 namespace {
@@ -224,6 +225,15 @@ void run(const SchedulesArgs& args) {
   constexpr std::string_view kTextHeader = "# meshscope schedule v1\n";
   if (!replicas_note.empty() && text.starts_with(kTextHeader))
     text.insert(kTextHeader.size(), "# " + replicas_note + "\n");
+  // A schedule past what validate, run and simulate read would be written and then refused
+  // (pp 1048576: 138 MB written, "more than the 64 MiB a schedule file may have").
+  if (text.size() > schedule::kMaxScheduleFileBytes)
+    throw UserError("the schedule is " + traces::format_bytes(static_cast<double>(text.size())) +
+                    " as " + (text.starts_with("#") ? "schedule text" : "torch's CSV") +
+                    ", more than the " +
+                    traces::format_bytes(static_cast<double>(schedule::kMaxScheduleFileBytes)) +
+                    " a schedule file may have (validate, run and simulate read no more): "
+                    "fewer ranks or microbatches; nothing written");
   if (args.grid) std::cout << schedule::format_grid(s);
   if (args.out.empty()) {
     if (!args.grid) std::cout << text;

@@ -218,6 +218,18 @@ TEST(SchedulesCli, AnOutputNamedForTheOtherFormIsRefused) {
   EXPECT_EQ(shell(kBin + " validate " + (dir / "t.csv").string()).status, 0);
 }
 
+// A dump past the 64 MiB a schedule file may have was written (pp 1048576: 138 MB, after 68 s)
+// and then refused by validate. Refused before writing (this one: 67.9 MiB of text).
+TEST(SchedulesCli, ADumpLargerThanAScheduleFileMayBeIsRefused) {
+  const fs::path out = temp_dir("schedules_huge") / "huge.sched";
+  const Result r = shell(kBin + " schedules --dump 1f1b --pp 2048 -m 400 -o " + out.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("MiB as schedule text, more than the 64.0 MiB a schedule file may have"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(SchedulesCli, OptionsThatWouldBeIgnoredAreRefused) {
   const std::string csv = (kTorch / "zb-v_pp4_m8_v2.compute_only.csv").string();
   Result r = shell(kBin + " schedules --from " + csv + " --pp 8");
