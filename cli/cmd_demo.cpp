@@ -86,10 +86,18 @@ void run(const DemoArgs& a) {
   std::filesystem::create_directories(dir, ec);
   if (ec) throw UserError("cannot create output folder " + dir.string() + ": " + ec.message());
 
+  const std::vector<DemoRun> runs = demo_runs();
+  // Every file it will write, checked before the first run (a folder or a symbolic link at one of
+  // them failed after the runs before it, 11 s in).
+  try {
+    for (const DemoRun& d : runs) traces::check_output_path(dir / (d.label + ".json"));
+    traces::check_output_path(dir / "summary.json");
+  } catch (const std::runtime_error& e) {
+    throw UserError(e.what());
+  }
   // An earlier demo's summary would describe traces this one replaces: gone before the first
   // is written, so that a demo that fails or is interrupted leaves none that is stale.
   std::filesystem::remove(dir / "summary.json", ec);
-  const std::vector<DemoRun> runs = demo_runs();
   // One backend for every run, picked for the largest mesh (auto says once, up front, what it
   // picked and why), so the table compares like with like.
   mesh::MeshShape largest = runs.front().generator.mesh;
