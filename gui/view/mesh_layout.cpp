@@ -106,6 +106,10 @@ DeviceState device_state_at(const Timeline& t, const TrackIndex& index, uint16_t
       state.compute = id;
     } else if (traces::is_communication(s.kind)) {
       state.comm = id;
+    } else if (s.kind == SpanKind::kIdle) {
+      // An idle span inside a compute span (a tp rank waiting in its layer for the all-reduce's
+      // other members): the device waits there, as the analysis and the timeline count it.
+      state.compute.reset();
     }
   }
   if (state.comm) {

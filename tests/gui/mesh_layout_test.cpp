@@ -118,5 +118,34 @@ TEST(DeviceState, ReportsComputeCommPeerAndIdleAtAnInstant) {
   EXPECT_EQ(t.spans[*device_state_at(t, index, 0, 100).compute].microbatch, 1);
 }
 
+// A tp rank waits inside its layer for the all-reduce's other members: an idle span nested in
+// its compute span, which the analysis and the timeline count as a bubble. The mesh showed the
+// compute phase there.
+TEST(DeviceState, AnIdleSpanInsideAComputeSpanIsABubble) {
+  Timeline t = mesh_of(1, 1, 2);
+  Span f;
+  f.device = 0;
+  f.lane = 0;
+  f.begin_ns = 0;
+  f.end_ns = 100;
+  f.kind = SpanKind::kCompute;
+  f.phase = Phase::kForward;
+  f.microbatch = 0;
+  t.add_span(f);
+  Span wait = f;
+  wait.begin_ns = 40;
+  wait.end_ns = 70;
+  wait.kind = SpanKind::kIdle;
+  wait.phase = Phase::kNone;
+  wait.microbatch = -1;
+  t.add_span(wait);
+  t.sort_spans();
+  const TrackIndex index(t);
+  EXPECT_EQ(device_state_at(t, index, 0, 20).activity(t), Activity::kForward);
+  EXPECT_TRUE(device_state_at(t, index, 0, 50).idle());
+  EXPECT_EQ(device_state_at(t, index, 0, 50).activity(t), Activity::kIdle);
+  EXPECT_EQ(device_state_at(t, index, 0, 80).activity(t), Activity::kForward);
+}
+
 }  // namespace
 }  // namespace meshscope::gui
