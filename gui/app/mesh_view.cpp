@@ -108,6 +108,14 @@ void MeshView::draw_controls(Session& session, const Run& run) {
     ImGui::TextDisabled(
         "mesh dp=%d x pp=%d x tp=%d: stages left to right, tp stacked, dp replicas below",
         run.grid.dp, run.grid.pp, run.grid.tp);
+    // A simulation of identical replicas traces their representatives alone: the cells are those,
+    // not the whole mesh (a dp=1 pp=8 tp=8 run showed as "mesh dp=1 x pp=8 x tp=1").
+    const traces::MeshExtent& m = run.timeline.run.mesh;
+    const auto replicas = run.timeline.metadata.find("replicas");
+    if (replicas != run.timeline.metadata.end() && m.known() &&
+        m.size() > static_cast<int64_t>(run.grid.dp) * run.grid.pp * run.grid.tp)
+      ImGui::TextDisabled("the run's mesh is dp=%d x pp=%d x tp=%d: replicas %s", m.dp, m.pp, m.tp,
+                          replicas->second.c_str());
   }
 }
 
