@@ -171,8 +171,11 @@ void CompareView::draw_pair(const Run& a, const Run& b, const char* label_a, con
     dl->AddRectFilled(ImVec2(min.x, h.top), ImVec2(min.x + size.x, h.top + kTitlePx),
                       IM_COL32(60, 64, 90, 255));
     dl->AddText(ImVec2(min.x + 4, h.top + 2), IM_COL32(255, 255, 255, 255), h.label);
-    // Rows past the run's share of the height: said in its title bar, with how to reach them.
-    if (const float hidden = h.layout.total_px() - rows_h - h.scroll; hidden > 0 || h.scroll > 0) {
+    // Rows past the run's share of the height: said in its title bar, with how to reach them. The
+    // gap after the last device is no row: with only it out of view, every rank showed and the
+    // bar still said "more rows below".
+    const float content_px = h.layout.total_px() - h.layout.options().gap_px;
+    if (const float hidden = content_px - rows_h - h.scroll; hidden > 0 || h.scroll > 0) {
       const char* more = hidden > 0 && h.scroll > 0 ? "rows above and below: drag or Shift+wheel"
                          : hidden > 0               ? "more rows below: drag or Shift+wheel"
                                                     : "rows above: drag or Shift+wheel";
