@@ -55,9 +55,9 @@ struct Calibration {
   // format's peak. Empty: not recorded (files written before it), not checked.
   std::string precision;
   std::vector<std::string> traces;  // files it was fitted from
-  // What each was, for a reader of the file ("run.json: cpu run, mlp layers=8 hidden=512
-  // batch=64, 1f1b on dp=1 pp=2 tp=1, 8 microbatches, 4 steps, 2 cores"), and when the fit was
-  // made (UTC, ISO 8601). Not read by predict.
+  // What each was, for a reader of the file ("run.json: meshscope run on cpu (2 threads), mlp
+  // layers=8 hidden=512 batch=64, 1f1b on dp=1 pp=2 tp=1, 8 microbatches, 4 steps, 2 devices, 2
+  // cores"), and when the fit was made (UTC, ISO 8601). Not read by predict.
   std::vector<std::string> fitted_on;
   std::string created;
   std::array<PhaseFit, static_cast<size_t>(traces::Phase::kCount)> phases{};
