@@ -109,6 +109,9 @@ void run(const SimulateArgs& a) {
     outputs.emplace_back(a.schedule_out).write(schedule::dump(sim.schedule));
   traces::add_idle_spans(sim.timeline);
   sim.timeline.sort_spans();
+  // The configuration itself, for a reader that predicts from the trace (the viewer's what-if):
+  // its run descriptor holds the mesh, schedule and model, not the framework or the options.
+  sim.timeline.metadata["config"] = points.front().json.dump();
   if (!a.out.empty()) {
     warn_of_a_large_trace(sim.timeline, a);
     traces::write_chrome_trace(sim.timeline, outputs.emplace_back(a.out));

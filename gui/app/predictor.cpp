@@ -12,6 +12,7 @@
 
 #include "sim/cost/hardware.h"
 #include "sim/predict/calibrate_model.h"
+#include "sim/predict/config.h"
 #include "sim/predict/run_workload.h"
 #include "sim/predict/simulate.h"
 #include "sim/predict/trace_replay.h"
@@ -111,8 +112,21 @@ class Replayed {
 predict::PredictConfig to_predict_config(const WhatIfConfig& c,
                                          const std::string& default_hardware) {
   predict::PredictConfig pc;
-  predict::apply_workload(
-      c.workload.kind == traces::ModelKind::kUnknown ? default_workload() : c.workload, pc);
+  // A simulated run's own configuration carries its framework and options; the fields below
+  // set what the panel varies. One that no longer parses here (a hardware file named by a path
+  // relative to where it was simulated) leaves the defaults, as for any other run.
+  bool from_config = false;
+  if (!c.config.empty()) {
+    try {
+      pc = predict::parse_config(nlohmann::json::parse(c.config), "the shown run's config");
+      from_config = true;
+    } catch (const std::exception&) {
+      pc = predict::PredictConfig{};
+    }
+  }
+  if (!from_config)
+    predict::apply_workload(
+        c.workload.kind == traces::ModelKind::kUnknown ? default_workload() : c.workload, pc);
   const auto family = schedule::parse_family(c.schedule);
   if (!family) throw std::invalid_argument("what-if: unknown schedule '" + c.schedule + "'");
   pc.schedule = *family;

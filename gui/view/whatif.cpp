@@ -42,6 +42,9 @@ WhatIfConfig config_from_run(const traces::Timeline& t, WhatIfConfig c) {
   if (run.virtual_stages > 0) c.virtual_stages = run.virtual_stages;
   if (!run.hardware.empty()) c.hardware = run.hardware;
   if (run.source == traces::RunSource::kCpu) c.precision = "fp32";
+  if (const auto config = t.metadata.find("config");
+      run.source == traces::RunSource::kSim && config != t.metadata.end())
+    c.config = config->second;
   if (run.workload.kind != traces::ModelKind::kUnknown) {
     c.workload = run.workload;
     const int64_t parts = int64_t{c.dp} * c.microbatches;

@@ -33,6 +33,10 @@ struct WhatIfConfig {
   // The number format the run computed in, as the hardware catalog names it ("fp32"); empty: the
   // predictor's default (bf16, a training job's). meshscope's cpu backend computes in fp32.
   std::string precision;
+  // A simulated run's configuration as `meshscope simulate` recorded it (the trace's metadata
+  // "config", JSON): its framework and options (recompute, sequence parallelism, precision, ...)
+  // under the fields above. Empty: the predictor's defaults for them.
+  std::string config;
   friend bool operator==(const WhatIfConfig&, const WhatIfConfig&) = default;
 };
 

@@ -263,6 +263,23 @@ TEST_F(SimCli, SimulateRefusesAScheduleOfOtherMicrobatchesThanItsConfig) {
                        "(batch.global / (batch.micro x mesh.dp))\n");
 }
 
+// A simulated trace carries the configuration it was simulated from (metadata "config"), so that a
+// reader predicting from it (the viewer's what-if) has its framework and options too.
+TEST_F(SimCli, ASimulatedTraceCarriesItsConfiguration) {
+  const fs::path cfg = write("carried.json", R"({"model": {"kind": "gpt", "layers": 4,
+      "hidden": 256, "heads": 4, "seq": 256, "vocab": 1024}, "mesh": {"pp": 2},
+      "batch": {"global": 4, "micro": 1}, "framework": "megatron-2022",
+      "options": {"recompute": "full"}})");
+  const fs::path trace = dir_ / "carried_trace.json";
+  ASSERT_EQ(sh("simulate --config " + cfg.string() + " --out " + trace.string()).exit_code, 0);
+  const nlohmann::json t = nlohmann::json::parse(slurp(trace));
+  const nlohmann::json config =
+      nlohmann::json::parse(t.at("meshscope").at("metadata").at("config").get<std::string>());
+  EXPECT_EQ(config.at("framework"), "megatron-2022");
+  EXPECT_EQ(config.at("options").at("recompute"), "full");
+  EXPECT_EQ(config.at("mesh").at("pp"), 2);
+}
+
 TEST_F(SimCli, AScheduleSimulateWritesOutIsOneItsConfigTakesBack) {
   // dp 2 x tp 2 replicas simulated once, ZeRO-1's reduce-scatters in the programs: the file holds
   // every rank, passes the validator and simulates to the same step.

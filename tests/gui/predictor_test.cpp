@@ -10,6 +10,8 @@
 
 #include "profiler/exec/executor.h"
 #include "sim/model/workload_cost.h"
+#include "sim/predict/config.h"
+#include "sim/predict/simulate.h"
 #include "sim/schedule/generators.h"
 #include "traces/analysis.h"
 #include "traces/chrome_export.h"
@@ -154,6 +156,29 @@ TEST(Predictor, ItsCalibratedReplayOfARecordedCpuRunComesCloseToTheMeasuredStep)
     ASSERT_TRUE(step.count(multi) && step.count(single)) << multi;
     EXPECT_NE(step[multi], step[single]) << multi << " repeats " << single;
   }
+}
+
+// A simulated run's trace carries its configuration (`simulate --out` writes it as metadata
+// "config"): the what-if predicts it with the config's framework and options, not the defaults
+// (Korthikanti's 175B came out 12.48 s beside simulate's 13.81 s without them).
+TEST(Predictor, ASimulatedRunIsPredictedWithItsOwnFrameworkAndOptions) {
+  const nlohmann::json config = nlohmann::json::parse(R"({"model": {"kind": "gpt", "layers": 8,
+      "hidden": 1024, "heads": 16, "seq": 1024, "vocab": 32000}, "mesh": {"pp": 2, "tp": 2},
+      "batch": {"global": 8, "micro": 1}, "framework": "megatron-2022",
+      "cluster": {"gpu": "a100-80gb"}, "options": {"recompute": "full",
+      "sequence_parallel": true}})");
+  traces::Timeline t =
+      predict::simulate(predict::parse_config(config, "test"), {.expand_replicas = true}).timeline;
+  t.metadata["config"] = config.dump();  // as `meshscope simulate` writes it
+  const int64_t simulated = traces::analyze(t).step_time_ns;
+  WhatIfConfig c = config_from_run(t, WhatIfConfig{});
+  ASSERT_FALSE(c.config.empty());
+  auto p = make_predictor();
+  ASSERT_TRUE(p);
+  EXPECT_EQ(traces::analyze(p->simulate(c)).step_time_ns, simulated);
+  // Without it, the defaults (no recomputation): another step.
+  c.config.clear();
+  EXPECT_LT(traces::analyze(p->simulate(c)).step_time_ns, simulated);
 }
 
 TEST(Predictor, SaysWhyItIsNotCalibratedFromAForeignTrace) {
