@@ -78,7 +78,7 @@ schedule::Schedule generate_or_explain(const schedule::GeneratorConfig& g) {
     // set them (microbatches per replica, the ranks simulated).
     const int64_t ranks = int64_t{g.mesh.dp} * g.mesh.pp * g.mesh.tp;
     const bool every_rank = g.lowered_ranks == 0;  // else one replica's representatives
-    if (why.find("actions, more than") != std::string::npos)
+    if (schedule::max_generated_actions(g) > schedule::kMaxGeneratedActions)
       why +=
           " (" + std::to_string(g.microbatches) + " microbatches per replica" +
           (every_rank ? " on " + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks")

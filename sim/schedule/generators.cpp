@@ -48,12 +48,15 @@ void check_config(const GeneratorConfig& c) {
   require(stages <= (int64_t{1} << 20), f, "too many stages (" + std::to_string(stages) + ")");
   check_bytes(c.activation_bytes, f, "activation bytes", static_cast<int>(stages), true);
   check_bytes(c.gradient_bytes, f, "gradient bytes", static_cast<int>(stages), false);
-  // Per rank: v*m forwards, v*m backwards (or 2 v*m with I + W), up to 4 v*m transfers, 2 v ends.
-  const int64_t per_rank = int64_t{c.virtual_stages} * c.microbatches * 7 + 2 * c.virtual_stages;
-  const int64_t ranks = int64_t{shape.dp} * shape.pp * shape.tp;
-  require(per_rank * ranks <= kMaxGeneratedActions, f,
-          "would have up to " + std::to_string(per_rank * ranks) + " actions, more than " +
+  const int64_t actions = max_generated_actions(c);
+  require(actions <= kMaxGeneratedActions, f,
+          "would have up to " + std::to_string(actions) + " actions, more than " +
               std::to_string(kMaxGeneratedActions));
+}
+
+int64_t max_generated_actions(const GeneratorConfig& c) {
+  const int64_t per_rank = int64_t{c.virtual_stages} * c.microbatches * 7 + 2 * c.virtual_stages;
+  return per_rank * (int64_t{c.mesh.dp} * c.mesh.pp * c.mesh.tp);
 }
 
 Schedule generate(const GeneratorConfig& config) {

@@ -59,6 +59,9 @@ void check_config(const GeneratorConfig& config);
 // About 50 bytes each in the engine: 2^25 actions (16,384 GPUs with 256 microbatches of 1F1B) fit a
 // few GiB.
 inline constexpr int64_t kMaxGeneratedActions = int64_t{1} << 25;
+// The most actions `config` generates over its mesh (check_config holds it to the bound above):
+// per rank v*m forwards, v*m backwards (or 2 v*m with I + W), up to 4 v*m transfers, 2 v ends.
+int64_t max_generated_actions(const GeneratorConfig& config);
 
 // The schedule for `config` (checked by check_config first).
 Schedule generate(const GeneratorConfig& config);
