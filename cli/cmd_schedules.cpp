@@ -100,12 +100,10 @@ schedule::Schedule generate(const SchedulesArgs& args) {
 
 // The schedule in the requested form; a torch CSV written in the variant asked for, else in the
 // one it was read from (so torch CSV -> meshscope -> torch CSV gives the same bytes).
-std::string render(const SchedulesArgs& args, const schedule::Schedule& s,
+std::string render(const SchedulesArgs& args, schedule::ScheduleFileFormat format,
+                   const schedule::Schedule& s,
                    const std::optional<schedule::TorchCsvFormat>& input_variant) {
-  const std::optional<schedule::ScheduleFileFormat> format =
-      schedule::parse_schedule_file_format(args.format);
-  if (!format) throw usage_error("unknown --format '" + args.format + "' (text or torch-csv)");
-  if (*format == schedule::ScheduleFileFormat::kText) return schedule::dump(s);
+  if (format == schedule::ScheduleFileFormat::kText) return schedule::dump(s);
   // A schedule that came from torch through schedule text keeps torch's markers: WAIT_SEND,
   // UNSHARD, ... only appear in compute_comms, so they say which variant it was; REDUCE_GRAD and
   // its wait alone, pipeline_order (torch's compute_comms files all hold UNSHARD and RESHARD).
@@ -158,11 +156,13 @@ void run(const SchedulesArgs& args) {
   const std::optional<schedule::ScheduleFileFormat> format =
       schedule::parse_schedule_file_format(args.format);
   if (!format) throw usage_error("unknown --format '" + args.format + "' (text or torch-csv)");
-  // The readers go by the name (a .csv file is torch's CSV, a .sched file text): a file named
-  // for the other form is refused when read back ("unknown keyword '0F0,0F1,0B0,0B1'").
+  // The readers go by the name (detect_schedule_format: a .csv file is torch's CSV, a .sched file
+  // text): a file named for the other form is refused when read back ("unknown keyword
+  // '0F0,0F1,0B0,0B1'").
   const std::string extension = std::filesystem::path(args.out).extension().string();
   const bool as_text = *format == schedule::ScheduleFileFormat::kText;
-  if ((as_text && extension == ".csv") || (!as_text && extension == ".sched"))
+  if ((extension == ".csv" || extension == ".sched") &&
+      schedule::detect_schedule_format(args.out, "") != *format)
     throw usage_error("--out " + args.out + ": a " + extension + " file is read as " +
                       (as_text ? "torch's CSV" : "schedule text") + ", but --format " +
                       args.format + " writes " + (as_text ? "schedule text" : "torch's CSV") +
@@ -217,10 +217,9 @@ void run(const SchedulesArgs& args) {
     s = generate(args);
   }
   // torch's CSV of a recovered run: its rows as torch writes them, unless a variant is asked for.
-  const bool torch_rows =
-      !recovered_csv.empty() && args.torch_format.empty() &&
-      schedule::parse_schedule_file_format(args.format) == schedule::ScheduleFileFormat::kTorchCsv;
-  std::string text = torch_rows ? recovered_csv : render(args, s, input_variant);
+  const bool torch_rows = !recovered_csv.empty() && args.torch_format.empty() &&
+                          *format == schedule::ScheduleFileFormat::kTorchCsv;
+  std::string text = torch_rows ? recovered_csv : render(args, *format, s, input_variant);
   // The schedule text of one pipeline says mesh dp=1: say, in a comment, what the job was.
   constexpr std::string_view kTextHeader = "# meshscope schedule v1\n";
   if (!replicas_note.empty() && text.starts_with(kTextHeader))
@@ -229,8 +228,7 @@ void run(const SchedulesArgs& args) {
   // (pp 1048576: 138 MB written, "more than the 64 MiB a schedule file may have").
   if (text.size() > schedule::kMaxScheduleFileBytes)
     throw UserError("the schedule is " + traces::format_bytes(static_cast<double>(text.size())) +
-                    " as " + (text.starts_with("#") ? "schedule text" : "torch's CSV") +
-                    ", more than the " +
+                    " as " + (as_text ? "schedule text" : "torch's CSV") + ", more than the " +
                     traces::format_bytes(static_cast<double>(schedule::kMaxScheduleFileBytes)) +
                     " a schedule file may have (validate, run and simulate read no more): "
                     "fewer ranks or microbatches; nothing written");
