@@ -787,13 +787,6 @@ class Sim {
 
 }  // namespace
 
-double EngineResult::compute_idle_fraction() const {
-  if (ranks.empty() || step_time_ns <= 0) return 0;
-  double idle = 0;
-  for (const RankStats& r : ranks) idle += 1.0 - static_cast<double>(r.compute_ns) / step_time_ns;
-  return idle / static_cast<double>(ranks.size());
-}
-
 EngineResult simulate(const EngineInput& input) {
   if (input.schedule == nullptr) throw std::invalid_argument("simulate: no schedule");
   if (input.links.empty()) throw std::invalid_argument("simulate: no link tiers");

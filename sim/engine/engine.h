@@ -180,8 +180,6 @@ struct EngineResult {
   int64_t actions = 0;        // actions executed
   int64_t events = 0;         // events popped
   traces::Timeline timeline;  // filled when build_timeline
-  // Mean over ranks of (1 - compute / step): the pipeline bubble when communication is hidden.
-  double compute_idle_fraction() const;
 };
 
 // Throws SimulationError for an inconsistent schedule (a send without its recv, a collective whose
