@@ -72,7 +72,8 @@ void add_validate_command(CLI::App& app) {
       "Check a schedule file (text or torch's CSV): every microbatch's work exactly once, inputs "
       "before use, "
       "matching sends and receives, agreeing collectives, no deadlock. Exit 0 when valid; "
-      "otherwise the error, naming its line and column (schedule text), rank and action, and the "
+      "otherwise the error, naming its line and column (in torch's CSV, the cell's), rank and "
+      "action, and the "
       "step x rank grid");
   cmd->add_option("FILE", args->file,
                   "schedule file (`meshscope schedules --dump` writes one): " +

@@ -79,6 +79,7 @@ LoadedSchedule load_schedule_file(const std::string& path) {
     TorchCsv csv = parse_torch_csv(text, path);
     out.schedule = std::move(csv.schedule);
     out.torch_format = csv.format;
+    out.positions = std::move(csv.positions);
   }
   return out;
 }
@@ -89,7 +90,7 @@ std::string location_in(const std::string& path, const LoadedSchedule& loaded, i
     return path;
   std::string out = path + ":" + std::to_string(p.rank_line[rank]);
   const std::vector<int>& columns = p.action_column[rank];
-  if (step >= 0 && static_cast<size_t>(step) < columns.size())
+  if (step >= 0 && static_cast<size_t>(step) < columns.size() && columns[step] > 0)
     out += ":" + std::to_string(columns[step]);
   return out;
 }

@@ -34,12 +34,12 @@ struct LoadedSchedule {
   Schedule schedule;
   ScheduleFileFormat format = ScheduleFileFormat::kText;
   TorchCsvFormat torch_format = TorchCsvFormat::kComputeOnly;  // when format is kTorchCsv
-  ScheduleTextPositions positions;                             // schedule text only
+  ScheduleTextPositions positions;  // of either form (TorchCsv::positions for torch's CSV)
 };
 
-// "FILE:LINE:COLUMN" of rank `rank`'s action `step` in a schedule text (its line alone for the
-// end of the line, step == its length), for the validator's errors; FILE alone when the file is
-// torch's CSV or the rank is -1 (the header).
+// "FILE:LINE:COLUMN" of rank `rank`'s action `step` in a schedule file, for the validator's
+// errors: its line alone for the end of the line (step == its length) or an action no cell of
+// torch's CSV holds (a STEP it added); FILE alone when the rank is -1 (the header).
 std::string location_in(const std::string& path, const LoadedSchedule& loaded, int rank, int step);
 
 // Throws ScheduleParseError naming the file (line 0 when it cannot be read). Schedule text whose

@@ -225,11 +225,15 @@ class Reader {
     s.num_microbatches = std::max(1, max_mb + 1);
     s.ranks.resize(pp);
     s.markers.resize(pp);
+    out.positions.rank_line.resize(pp);
+    out.positions.action_column.resize(pp);
     for (int r = 0; r < pp; ++r) {
+      out.positions.rank_line[r] = r + 1;
       if (comms) {
-        keep_row(rows[r], &s.ranks[r], &s.markers[r], s.num_stages);
+        keep_row(rows[r], &s.ranks[r], &s.markers[r], s.num_stages,
+                 &out.positions.action_column[r]);
       } else {
-        lower_row(s, r, rows[r]);
+        lower_row(s, r, rows[r], &out.positions.action_column[r]);
       }
     }
     return out;
@@ -240,7 +244,7 @@ class Reader {
   // steps after the schedule. A STEP between the last backward and its send held the peer's
   // backward behind the optimizer.
   static void keep_row(const std::vector<ParsedCell>& row, std::vector<Action>* actions,
-                       std::vector<Marker>* markers, int num_stages) {
+                       std::vector<Marker>* markers, int num_stages, std::vector<int>* columns) {
     std::vector<int> grads_left(num_stages, 0);
     for (const ParsedCell& c : row) {
       for (const Action& a : c.actions) {
@@ -250,8 +254,10 @@ class Reader {
     }
     std::vector<int> steps_due;  // stages whose gradient work is done, their sends still to come
     const auto step_now = [&] {
-      for (const int stage : steps_due)
+      for (const int stage : steps_due) {
         actions->push_back(Action{.kind = ActionKind::kOptimizerStep, .stage = stage});
+        columns->push_back(0);
+      }
       steps_due.clear();
     };
     for (const ParsedCell& c : row) {
@@ -266,6 +272,7 @@ class Reader {
                                                              a.stage) != steps_due.end();
         if (!their_send) step_now();
         actions->push_back(a);
+        columns->push_back(c.column);
       }
       for (const Action& a : c.actions) {
         const bool grad = a.kind == ActionKind::kBackward || a.kind == ActionKind::kWeightGrad;
@@ -276,15 +283,24 @@ class Reader {
   }
 
   // compute_only: meshscope's lowering; idle cells stay before the block of the next compute.
-  static void lower_row(Schedule& s, int rank, const std::vector<ParsedCell>& row) {
+  static void lower_row(Schedule& s, int rank, const std::vector<ParsedCell>& row,
+                        std::vector<int>* columns) {
     std::vector<Action> order;
+    std::vector<int> order_column;
     std::vector<std::pair<int, Marker>> marks;  // each with the compute index it precedes
     for (const ParsedCell& c : row) {
       if (c.marker) marks.emplace_back(static_cast<int>(order.size()), *c.marker);
-      for (const Action& a : c.actions) order.push_back(a);
+      for (const Action& a : c.actions) {
+        order.push_back(a);
+        order_column.push_back(c.column);
+      }
     }
     std::vector<int> block_start;
     s.ranks[rank] = Lowering(s, {}, {}).lower(rank, order, &block_start);
+    columns->assign(s.ranks[rank].size(), 0);  // past the last block: the steps, the line alone
+    for (size_t k = 0; k < order.size(); ++k)
+      std::fill(columns->begin() + block_start[k], columns->begin() + block_start[k + 1],
+                order_column[k]);
     for (auto [k, m] : marks) {  // idle cells, and pipeline_order's gradient reductions
       m.before = block_start[k];
       s.markers[rank].push_back(m);

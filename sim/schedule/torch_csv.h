@@ -26,6 +26,7 @@
 #include <string_view>
 
 #include "sim/schedule/schedule.h"
+#include "sim/schedule/schedule_text.h"
 
 namespace meshscope::schedule {
 
@@ -45,6 +46,11 @@ std::optional<TorchCsvFormat> parse_torch_csv_format(std::string_view s);
 struct TorchCsv {
   Schedule schedule;
   TorchCsvFormat format = TorchCsvFormat::kComputeOnly;  // the variant the text was in
+  // Where each rank's actions came from, for the validator's errors (schedule_file.h's
+  // location_in): rank r is line r + 1; each action has its cell's column, a transfer meshscope's
+  // lowering added the column of the compute cell it was lowered for, and a STEP after the row's
+  // cells 0 (the line alone).
+  ScheduleTextPositions positions;
 };
 
 // Throws ScheduleParseError (schedule_text.h): "x.csv:2:17: unknown action 'FOO' in '3FOO2'";

@@ -46,6 +46,26 @@ TEST(SchedulesCli, ValidateTakesTorchCsvAndNamesTheBadCell) {
   EXPECT_NE(r.err.find("bad.csv:2:5: unknown action 'FOO' in '3FOO2'"), std::string::npos) << r.err;
 }
 
+// A CSV that reads but does not validate names the cell at fault, as schedule text does: a
+// compute_only row's transfers (meshscope's lowering) and a compute_comms row's cells alike.
+TEST(SchedulesCli, ATorchCsvThatDoesNotValidateNamesTheCell) {
+  const fs::path dir = temp_dir("validate_torch_cell");
+  for (const auto& [text, where] :
+       {std::pair{"0F0,0F1,0B0,0B1\r\n1F0,1B0,1B1,1F1\r\n", "only.csv:2:9: rank 1"},
+        std::pair{"0F0,0SEND_F0,0RECV_B0,0B0\r\n1RECV_F0,1B0,1F0,1SEND_B0\r\n",
+                  "comms.csv:2:10: rank 1"}}) {
+    const fs::path csv = dir / (std::string(where).substr(0, std::string(where).find(':')));
+    std::ofstream(csv, std::ios::binary) << text;
+    for (const std::string& cmd :
+         {"validate " + csv.string(), "run --layers 2 --schedule-file " + csv.string()}) {
+      const Result r = shell(kBin + " " + cmd);
+      EXPECT_EQ(r.status, 1) << cmd;
+      EXPECT_NE(r.err.find(where), std::string::npos) << cmd << "\n" << r.err;
+      EXPECT_NE(r.err.find("missing input: its forward 1F"), std::string::npos) << r.err;
+    }
+  }
+}
+
 // A config or a trace given where a schedule file goes is named for what it is; read as torch's
 // CSV, its first character had been "not a torch action".
 TEST(SchedulesCli, AConfigOrATraceGivenAsAScheduleIsNamedAsSuch) {
