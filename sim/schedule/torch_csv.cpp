@@ -32,7 +32,8 @@ struct ParsedCell {
 
 class Reader {
  public:
-  explicit Reader(std::string_view source) : source_(source) {}
+  Reader(std::string_view source, bool check_send_waits)
+      : source_(source), check_send_waits_(check_send_waits) {}
 
   TorchCsv run(std::string_view text) {
     std::vector<std::vector<ParsedCell>> rows;
@@ -155,7 +156,7 @@ class Reader {
     s.mesh = {.dp = 1, .pp = pp, .tp = 1};
     std::vector<int> owner, owner_line;
     int max_mb = -1;
-    bool comms = false, idle = false, reduce_grad = false;
+    bool comms = false, idle = false, reduce_grad = false, waits_sends = false;
     int idle_line = 0, idle_col = 0;
     const auto own = [&](int stage, int rank, int column) {
       if (stage >= kMaxStages)
@@ -187,6 +188,7 @@ class Reader {
             reduce_grad = true;
           else
             comms = true;
+          waits_sends = waits_sends || has_microbatch(c.marker->kind);
         }
         if (c.marker && c.marker->kind == MarkerKind::kIdle && !idle) {
           idle = true;
@@ -217,6 +219,9 @@ class Reader {
            "empty cell in a compute_comms schedule (one with SEND/RECV, UNSHARD, REDUCE_GRAD or "
            "WAIT rows); torch's runtime rejects None there");
     }
+    if (comms && waits_sends && check_send_waits_) {
+      for (int r = 0; r < pp; ++r) check_send_waits(r, rows[r]);
+    }
     out.format = comms         ? TorchCsvFormat::kComputeComms
                  : reduce_grad ? TorchCsvFormat::kPipelineOrder
                                : TorchCsvFormat::kComputeOnly;
@@ -237,6 +242,57 @@ class Reader {
       }
     }
     return out;
+  }
+
+  // torch 2.15 refuses a compute_comms schedule unless each rank's every send is retired by one
+  // WAIT_SEND after it (schedules.py, _validate_send_waits, run by _load_csv): a send twice, a
+  // wait with no send pending, a send never waited for. meshscope's sends are eager and it keeps
+  // the waits as markers, so nothing else would catch a file torch cannot load. Checked in a file
+  // with WAIT_SEND cells: torch before WAIT_SEND wrote and read compute_comms without them.
+  void check_send_waits(int rank, const std::vector<ParsedCell>& row) const {
+    struct Send {
+      ActionKind kind;
+      int32_t stage, microbatch;
+      auto operator<=>(const Send&) const = default;
+    };
+    std::map<Send, int> pending;  // each with its cell's column
+    std::set<Send> sent;
+    const auto name = [](const Send& s, std::string_view prefix = "") {
+      return quote_token(std::to_string(s.stage) + std::string(prefix) +
+                         std::string(token(s.kind)) + std::to_string(s.microbatch));
+    };
+    for (const ParsedCell& c : row) {
+      for (const Action& a : c.actions) {
+        if (!is_send(a.kind)) continue;
+        const Send s{a.kind, a.stage, a.microbatch};
+        if (!sent.insert(s).second)
+          fail(rank + 1, c.column,
+               name(s) +
+                   " a second time on this row (torch refuses it: \"Duplicate pipeline send\")");
+        pending[s] = c.column;
+      }
+      if (!c.marker || !has_microbatch(c.marker->kind)) continue;
+      const Send s{c.marker->kind == MarkerKind::kWaitSendForward ? ActionKind::kSendForward
+                                                                  : ActionKind::kSendBackward,
+                   c.marker->stage, c.marker->microbatch};
+      if (pending.erase(s) == 0) {
+        fail(rank + 1, c.column,
+             quote_token(to_string(*c.marker)) + " waits for " + name(s) +
+                 ", which no earlier cell of this row sends (torch refuses it: \"no pending "
+                 "send\")");
+      }
+    }
+    if (!pending.empty()) {
+      const auto& [s, column] =
+          *std::min_element(pending.begin(), pending.end(),
+                            [](const auto& x, const auto& y) { return x.second < y.second; });
+      fail(rank + 1, column,
+           name(s) + " has no " + name(s, "WAIT_") + " after it on this row" +
+               (pending.size() > 1
+                    ? " (nor " + std::to_string(pending.size() - 1) + " more of its sends)"
+                    : "") +
+               "; torch refuses a compute_comms schedule whose sends it does not wait for");
+    }
   }
 
   // compute_comms: every action as it stands, STEP after each stage's last gradient work and
@@ -308,6 +364,7 @@ class Reader {
   }
 
   std::string_view source_;
+  bool check_send_waits_;
   int line_ = 0;
 };
 
@@ -328,8 +385,9 @@ std::optional<TorchCsvFormat> parse_torch_csv_format(std::string_view s) {
   return traces::parse_enum<TorchCsvFormat>(kTorchCsvFormatNames, s);
 }
 
-TorchCsv parse_torch_csv(std::string_view text, std::string_view source_name) {
-  return Reader(source_name).run(text);
+TorchCsv parse_torch_csv(std::string_view text, std::string_view source_name,
+                         bool check_send_waits) {
+  return Reader(source_name, check_send_waits).run(text);
 }
 
 std::string invalid_schedule_message(const Schedule& s, const std::string& error_message) {

@@ -54,8 +54,12 @@ struct TorchCsv {
 };
 
 // Throws ScheduleParseError (schedule_text.h): "x.csv:2:17: unknown action 'FOO' in '3FOO2'";
-// line and column are 1-based (the column is the cell's first byte).
-TorchCsv parse_torch_csv(std::string_view text, std::string_view source_name = "<torch csv>");
+// line and column are 1-based (the column is the cell's first byte). With `check_send_waits`, a
+// compute_comms file with WAIT_SEND cells is refused as torch 2.15's _load_csv refuses it: each
+// row's every send retired by one WAIT_SEND after it (a file without any, as torch before
+// WAIT_SEND wrote, is read as it stands). Off for the orders of a trace, which can end mid-step.
+TorchCsv parse_torch_csv(std::string_view text, std::string_view source_name = "<torch csv>",
+                         bool check_send_waits = true);
 
 // torch 2.15's Schedule1F1B.pipeline_order numbers the last rank's forwards 1..n where its runtime
 // runs 0..n-1 (tests/fixtures/torch_orders/1f1b_*): for a schedule whose rank runs one stage's

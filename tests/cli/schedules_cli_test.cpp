@@ -52,7 +52,8 @@ TEST(SchedulesCli, ATorchCsvThatDoesNotValidateNamesTheCell) {
   const fs::path dir = temp_dir("validate_torch_cell");
   for (const auto& [text, where] :
        {std::pair{"0F0,0F1,0B0,0B1\r\n1F0,1B0,1B1,1F1\r\n", "only.csv:2:9: rank 1"},
-        std::pair{"0F0,0SEND_F0,0RECV_B0,0B0\r\n1RECV_F0,1B0,1F0,1SEND_B0\r\n",
+        std::pair{"0F0,0SEND_F0,0RECV_B0,0B0,0WAIT_SEND_F0\r\n"
+                  "1RECV_F0,1B0,1F0,1SEND_B0,1WAIT_SEND_B0\r\n",
                   "comms.csv:2:10: rank 1"}}) {
     const fs::path csv = dir / (std::string(where).substr(0, std::string(where).find(':')));
     std::ofstream(csv, std::ios::binary) << text;

@@ -186,6 +186,28 @@ TEST(TorchCsv, MalformedCellsNameFileLineAndColumn) {
   EXPECT_LT(err.size(), 140u) << err;
 }
 
+// torch 2.15's _load_csv refuses a compute_comms file unless every send of a row is retired by
+// one WAIT_SEND after it (_validate_send_waits): so does meshscope, naming the cell.
+TEST(TorchCsv, EverySendOfAComputeCommsRowIsWaitedForOnce) {
+  const std::string rank1 = "1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0\r\n";
+  EXPECT_EQ(parse_error("0F0,0SEND_F0,0RECV_B0,0B0\r\n" + rank1),
+            "x.csv:1:5: '0SEND_F0' has no '0WAIT_SEND_F0' after it on this row; torch refuses a "
+            "compute_comms schedule whose sends it does not wait for");
+  EXPECT_EQ(parse_error("0F0,0SEND_F0,0WAIT_SEND_F1,0RECV_B0,0B0,0WAIT_SEND_F0\r\n" + rank1),
+            "x.csv:1:14: '0WAIT_SEND_F1' waits for '0SEND_F1', which no earlier cell of this row "
+            "sends (torch refuses it: \"no pending send\")");
+  EXPECT_EQ(parse_error("0F0,0WAIT_SEND_F0,0SEND_F0,0RECV_B0,0B0\r\n" + rank1).substr(0, 11),
+            "x.csv:1:5: ");
+  EXPECT_EQ(parse_error("0F0,0SEND_F0,0SEND_F0,0RECV_B0,0B0,0WAIT_SEND_F0\r\n" + rank1),
+            "x.csv:1:14: '0SEND_F0' a second time on this row (torch refuses it: \"Duplicate "
+            "pipeline send\")");
+  EXPECT_EQ(parse_error("0F0,0SEND_F0,0RECV_B0,0B0,0WAIT_SEND_F0\r\n" + rank1), "(parsed)");
+  // torch before WAIT_SEND wrote and read compute_comms without any; a trace can end mid-step.
+  EXPECT_EQ(parse_error("0F0,0SEND_F0,0RECV_B0,0B0\r\n1RECV_F0,1F0,1B0,1SEND_B0\r\n"), "(parsed)");
+  EXPECT_NO_THROW(parse_torch_csv("0F0,0SEND_F0,0RECV_B0,0B0\r\n" + rank1, "x.csv",
+                                  /*check_send_waits=*/false));
+}
+
 // Corrupted torch files (bytes replaced, deleted, duplicated; seeded) either read or give a
 // ScheduleParseError; what reads writes back and validates without any other exception.
 TEST(TorchCsv, CorruptedFilesFailCleanly) {
