@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/output_path.h"
 #include "sim/cost/gemm_table_fit.h"
 #include "sim/cost/hardware.h"
 #include "sim/predict/config.h"
@@ -336,7 +337,7 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
                     ": --fp8 reads a table of FP8 rates; a trace's GEMMs are read as the "
                     "run's bf16 ones");
   if (!a.held.empty() && a.fp8)
-    throw UserError(
+    throw usage_error(
         "--held-rates: the sustained share is measured on bf16 GEMMs (the entry's "
         "FP8 GEMMs run at the same share); give --held-rates without --fp8");
   if (!a.held.empty() && !shapes.empty())

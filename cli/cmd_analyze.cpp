@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/json_text.h"
+#include "cli/output_path.h"
 #include "cli/read_progress.h"
 #include "cli/torch_trace_schedule.h"
 #include "traces/analysis.h"
@@ -47,7 +48,7 @@ traces::ImportOptions import_options(const AnalyzeArgs& args) {
     try {
       std::regex check(p, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      throw UserError("--comm-kernel '" + p + "': not a regular expression (" + e.what() + ")");
+      throw usage_error("--comm-kernel '" + p + "': not a regular expression (" + e.what() + ")");
     }
   }
   options.comm_kernel_patterns = args.comm_kernels;
@@ -183,7 +184,7 @@ void print_gloo_note(const traces::Timeline& t) {
 }
 
 void run(const AnalyzeArgs& args) {
-  if (args.kernel_wait_ns < 0) throw UserError("--kernel-wait-ns must be >= 0");
+  if (args.kernel_wait_ns < 0) throw usage_error("--kernel-wait-ns must be >= 0");
   traces::ImportReport report;
   const traces::Timeline timeline = load(args, report);
   if (timeline.spans.empty()) {
@@ -277,7 +278,8 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("TRACE", args->traces,
                   "trace files (.json, .json.gz, .sqlite); several files or a folder are the "
                   "per-rank files of one run")
-      ->required();
+      ->required()
+      ->check(input_path_check());
   cmd->add_flag("--json", args->json, "print JSON (every key: docs/OUTPUT.md)");
   cmd->add_option("--kernel-wait-ns", args->kernel_wait_ns,
                   "gaps between kernels shorter than this count as kernel wait (HTA 0.5 compares "

@@ -180,11 +180,11 @@ void run(const CalibrateArgs& a) {
     run_gemm_rates(a.gemm, a.hardware);
     return;
   }
-  if (a.traces.empty()) throw UserError("calibrate needs profiled traces (or --gemm-rates FILE)");
-  if (a.out.empty()) throw UserError("calibrate needs -o/--out FILE for the calibration");
+  if (a.traces.empty()) throw usage_error("calibrate needs profiled traces (or --gemm-rates FILE)");
+  if (a.out.empty()) throw usage_error("calibrate needs -o/--out FILE for the calibration");
   const auto precision = cost::parse_precision(a.precision);
   if (!precision)
-    throw UserError("--precision: '" + a.precision + "' is not bf16, fp16, fp32 or tf32");
+    throw usage_error("--precision: '" + a.precision + "' is not bf16, fp16, fp32 or tf32");
   // The same trace twice (under one name or two, or as a file of a folder also given) would
   // count each of its samples twice.
   std::vector<std::pair<std::filesystem::path, std::string>> files;  // (file, as given)
@@ -397,7 +397,8 @@ void add_calibrate_command(CLI::App& app) {
       "into a calibration file for simulate/predict --calibration; or, with --gemm-rates, GEMM "
       "rates from a benchmark's CSV or an imported PyTorch profile.");
   cmd->add_option("TRACE", args->traces,
-                  "profiled traces: files, or a folder of one run's per-rank files");
+                  "profiled traces: files, or a folder of one run's per-rank files")
+      ->check(input_path_check());
   cmd->add_option("-o,--out", args->out, "calibration JSON to write (required with traces)")
       ->check(output_file_check());
   cmd->add_option(

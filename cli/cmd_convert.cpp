@@ -80,7 +80,9 @@ void add_convert_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "convert",
       "Import traces (Kineto/Chrome JSON, .json.gz, Nsight SQLite) as a meshscope trace");
-  cmd->add_option("TRACE", args->inputs, "trace files, or a folder of per-rank traces")->required();
+  cmd->add_option("TRACE", args->inputs, "trace files, or a folder of per-rank traces")
+      ->required()
+      ->check(input_path_check());
   cmd->add_option("-o,--out", args->output,
                   "Output Chrome trace (.json; .gz: compressed); - for stdout")
       ->required()

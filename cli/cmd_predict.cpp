@@ -525,13 +525,14 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base,
 void run_sensitivity(const PredictArgs& a, const std::vector<predict::SweepPoint>& points,
                      const cost::Calibration* cal) {
   const std::string& where = a.input.config;
-  if (!std::isfinite(a.sensitivity_percent)) throw UserError("--sensitivity-percent: not a number");
+  if (!std::isfinite(a.sensitivity_percent))
+    throw usage_error("--sensitivity-percent: not a number");
   if (points.size() != 1)
     throw UserError(where + ": --sensitivity takes one configuration, not a sweep (" +
                     std::to_string(points.size()) + " points)");
   if (!points.front().error.empty()) throw UserError(where + ": " + points.front().error);
   if (cal != nullptr)
-    throw UserError(
+    throw usage_error(
         "--sensitivity moves the catalog's figures, which a calibration's fitted rates replace: "
         "leave --calibration out");
   predict::Sensitivity s;
@@ -551,31 +552,31 @@ void run(const PredictArgs& a) {
   // The chart is SVG whatever the name: a name of another image format would be misread.
   for (const char* raster : {".png", ".jpg", ".jpeg", ".gif", ".webp", ".pdf"}) {
     if (std::filesystem::path(a.plot).extension() == raster)
-      throw UserError("--plot '" + a.plot + "': the chart is written as SVG; name it .svg");
+      throw usage_error("--plot '" + a.plot + "': the chart is written as SVG; name it .svg");
   }
   require_distinct_outputs({{"--csv", &a.csv}, {"--plot", &a.plot}},
                            {{"--config", a.input.config},
                             {"--calibration", a.input.calibration},
                             {"--from-trace", a.trace.trace}});
   if (a.csv == "-" && (a.json || a.breakdown))
-    throw UserError(
+    throw usage_error(
         "--csv - prints the rows as CSV in place of the table: leave out --json and "
         "--breakdown, or give --csv a file");
   if (a.breakdown && (a.search || !a.trace.trace.empty()))
-    throw UserError("--breakdown goes with --config alone, not with --search or --from-trace");
+    throw usage_error("--breakdown goes with --config alone, not with --search or --from-trace");
   if (a.sensitivity && (a.search || !a.trace.trace.empty()))
-    throw UserError("--sensitivity goes with --config alone, not with --search or --from-trace");
+    throw usage_error("--sensitivity goes with --config alone, not with --search or --from-trace");
   if (a.sensitivity && (a.breakdown || !a.csv.empty() || !a.plot.empty()))
-    throw UserError(
+    throw usage_error(
         "--sensitivity prints its own table (--json for JSON), not the prediction's: leave out "
         "--breakdown, --csv and --plot");
   if (!a.trace.trace.empty()) {
     if (!a.csv.empty() || !a.plot.empty())
-      throw UserError(
+      throw usage_error(
           "--csv and --plot write a prediction's rows, not a replay's: with "
           "--from-trace, --json gives every figure");
     if (!a.input.calibration.empty())
-      throw UserError(
+      throw usage_error(
           "--calibration goes with --config: --from-trace replays the job with the costs "
           "measured in its own traces");
     PredictFromTraceArgs t = a.trace;
@@ -583,14 +584,15 @@ void run(const PredictArgs& a) {
     run_predict_from_trace(t);
     return;
   }
-  if (a.input.config.empty()) throw UserError("predict needs --config FILE or --from-trace DIR");
+  if (a.input.config.empty()) throw usage_error("predict needs --config FILE or --from-trace DIR");
   if (a.search && !a.plot.empty())
-    throw UserError("--plot draws a sweep's throughput; --search ranks meshes (--csv writes them)");
+    throw usage_error(
+        "--plot draws a sweep's throughput; --search ranks meshes (--csv writes them)");
   const SimInputs in = load_sim_inputs(a.input);
   const std::string& where = a.input.config;
   const std::vector<predict::SweepPoint> points = predict::expand_sweep(in.config, where);
   if (a.search) {
-    if (a.gpus == 0) throw UserError("--search needs --gpus N");
+    if (a.gpus == 0) throw usage_error("--search needs --gpus N");
     if (points.size() != 1)
       throw UserError(where + ": --search takes one configuration, not a sweep (" +
                       std::to_string(points.size()) + " points)");

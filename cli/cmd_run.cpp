@@ -173,6 +173,8 @@ void checked_by_every_process(runtime::ProcessMessenger& processes,
     checks();
   } catch (const CommandLineRefused& e) {
     failure = std::string(1, kRefusedMark) + e.what();
+  } catch (const CLI::ParseError& e) {  // usage_error: options that do not go together
+    failure = std::string(1, kRefusedMark) + e.what();
   } catch (const std::exception& e) {
     failure = *e.what() != '\0' ? e.what() : "failed";
   }
@@ -183,6 +185,7 @@ void checked_by_every_process(runtime::ProcessMessenger& processes,
     const bool refused = all[p].starts_with(kRefusedMark);
     const std::string said = refused ? all[p].substr(1) : all[p];
     const std::string message = p == 0 ? said : "process " + std::to_string(p) + ": " + said;
+    if (processes.index() == 0 && refused) throw CommandLineRefused(message);
     if (processes.index() == 0) throw UserError(message);
     throw FailedElsewhere(message, refused ? 2 : 1);
   }
@@ -262,6 +265,9 @@ void agree_before_run(runtime::ProcessMessenger& processes, const std::function<
     if (!schedule_file.empty() && schedule_summary)
       require_same_schedule(processes, schedule_file, schedule_summary());
     return;
+  } catch (const CommandLineRefused& e) {  // process 0: a refused command line, exit 2
+    error = e.what();
+    status = 2;
   } catch (const UserError& e) {  // process 0: the failure, its own or another's
     error = e.what();
   } catch (const FailedElsewhere& e) {

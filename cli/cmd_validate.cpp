@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/output_path.h"
 #include "sim/schedule/schedule_diff.h"
 #include "sim/schedule/schedule_file.h"
 #include "sim/schedule/schedule_grid.h"
@@ -78,7 +79,8 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("FILE", args->file,
                   "schedule file (`meshscope schedules --dump` writes one): " +
                       std::string(schedule::kScheduleFileHelp))
-      ->required();
+      ->required()
+      ->check(input_path_check());
   cmd->add_option("--diff", args->other,
                   "also print how FILE differs from OTHER (first differing step per rank)")
       ->type_name("OTHER");

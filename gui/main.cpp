@@ -20,6 +20,7 @@
 #include "gui/view/synthetic.h"
 #include "traces/byte_size.h"
 #include "traces/host_memory.h"
+#include "traces/printable.h"
 
 namespace {
 
@@ -79,8 +80,11 @@ int main(int argc, char** argv) {
   bool bench = false, no_flows = false, critical_path = false;
   meshscope::gui::BenchOptions bench_options;
   cli.add_option(
-      "traces", traces,
-      "trace files (Chrome/Kineto JSON, .json.gz, Nsight SQLite) or folders of per-rank files");
+         "traces", traces,
+         "trace files (Chrome/Kineto JSON, .json.gz, Nsight SQLite) or folders of per-rank files")
+      ->check(CLI::Validator(
+          [](std::string& path) -> std::string { return path.empty() ? "the path is empty" : ""; },
+          "PATH"));
   cli.add_option("--screenshot", screenshot, "render headless, write this PNG and exit")
       ->check(CLI::Validator(
           [](std::string& path) -> std::string {
@@ -127,9 +131,12 @@ int main(int argc, char** argv) {
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; a bad argument exits 2 (docs/GUI.md), not CLI11's own codes.
-    const int code = cli.exit(e);
-    return code == 0 ? 0 : 2;
+    // --help and --version exit 0; a bad argument exits 2 (docs/GUI.md), not CLI11's own codes,
+    // with one error line as every other (CLI11's bare text had no "meshscope-gui: error:").
+    if (e.get_exit_code() == 0) return cli.exit(e);
+    std::fprintf(stderr, "meshscope-gui: error: %s\nRun with --help for more information.\n",
+                 meshscope::traces::printable(e.what(), 400).c_str());
+    return 2;
   }
 
   int width = 0, height = 0;

@@ -151,10 +151,14 @@ void parse_model(Reader m, PredictConfig& c) {
       g.gated_mlp = m.boolean("gated_mlp", g.gated_mlp);
       g.experts = m.integer("experts", 0, 0);
       g.top_k = m.integer("top_k", 1);
-      if (m.has("top_k") && g.experts == 0) m.fail("top_k", "needs model.experts > 0");
+      // A dense model's own values written out (top_k 1, expert_ffn 0: the defaults) change
+      // nothing; another would be ignored.
+      if (m.has("top_k") && g.experts == 0 && g.top_k != 1)
+        m.fail("top_k", "needs model.experts > 0");
       if (g.experts > 0) check_top_k(m, g.top_k, g.experts);
       g.expert_ffn = m.integer("expert_ffn", 0, 0);
-      if (m.has("expert_ffn") && g.experts == 0) m.fail("expert_ffn", "needs model.experts > 0");
+      if (m.has("expert_ffn") && g.experts == 0 && g.expert_ffn != 0)
+        m.fail("expert_ffn", "needs model.experts > 0");
       g.tied_embeddings = m.boolean("tied_embeddings", g.tied_embeddings);
       g.learned_positions = m.boolean("learned_positions", g.learned_positions);
       if (g.hidden % g.heads != 0) m.fail("hidden", "must be divisible by heads");

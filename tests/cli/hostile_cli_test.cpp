@@ -313,7 +313,7 @@ TEST(HostileCli, PredictOptionsOfAModeNotAskedForAreRefused) {
       {"--sensitivity-percent 5", "--sensitivity-percent requires --sensitivity"}};
   for (const auto& [option, message] : cases) {
     const Result r = meshscope("predict --config " + config + " " + option);
-    EXPECT_NE(r.status, 0) << option;
+    EXPECT_EQ(r.status, 2) << option;
     EXPECT_NE(r.err.find(message), std::string::npos) << option << ": " << r.err;
     EXPECT_EQ(r.out, "") << option;
   }
@@ -323,8 +323,22 @@ TEST(HostileCli, PredictOptionsOfAModeNotAskedForAreRefused) {
   // A replay prices the job from its own traces: a calibration would be ignored (it was).
   const Result replay = meshscope("predict --from-trace " + std::string(MESHSCOPE_SOURCE_DIR) +
                                   "/tests/fixtures/torch/1F1B --calibration any.json");
-  EXPECT_EQ(replay.status, 1);
+  EXPECT_EQ(replay.status, 2);  // options that do not go together: a usage error
   EXPECT_NE(replay.err.find("--calibration goes with --config"), std::string::npos) << replay.err;
+  // Options that do not go together are the command line's error, exit 2 (it had been 1).
+  const std::string trace = std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/torch/1F1B";
+  for (const std::string& args :
+       {"predict --from-trace " + trace + " --csv x.csv",
+        "predict --from-trace " + trace + " --plot x.svg",
+        "predict --config " + config + " --search --gpus 8 --plot x.svg",
+        "predict --config " + config + " --search", "calibrate " + trace,
+        std::string("calibrate --gemm-rates ") + MESHSCOPE_SOURCE_DIR +
+            "/tests/fixtures/xla/h100_bf16_matmul.csv --hardware h100-sxm --fp8 --held-rates " +
+            MESHSCOPE_SOURCE_DIR + "/tests/fixtures/azure/nd_h100_v5_fp8.csv"}) {
+    const Result r = meshscope(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << args;
+  }
 }
 
 // Case 7: concurrent writers of one path all succeed; the file is always whole.
@@ -399,7 +413,13 @@ TEST(HostileCli, AnEmptyInputPathIsRefusedNotTakenAsNoneGiven) {
         std::pair{std::string("predict --from-trace ''"), "--from-trace"},
         std::pair{std::string("schedules --from ''"), "--from"},
         std::pair{std::string("schedules --from-trace ''"), "--from-trace"},
-        std::pair{std::string("calibrate --gemm-rates '' --hardware h100-sxm"), "--gemm-rates"}}) {
+        std::pair{std::string("calibrate --gemm-rates '' --hardware h100-sxm"), "--gemm-rates"},
+        // The files a command reads as its arguments (exit 1, "': no such file" before).
+        std::pair{std::string("analyze ''"), "TRACE"},
+        std::pair{std::string("analyze ") + config + " ''", "TRACE"},
+        std::pair{std::string("convert '' -o x.json"), "TRACE"},
+        std::pair{std::string("calibrate '' -o x.json"), "TRACE"},
+        std::pair{std::string("validate ''"), "FILE"}}) {
     const Result r = meshscope(args);
     EXPECT_EQ(r.status, 2) << args << "\n" << r.out << r.err;
     EXPECT_NE(r.err.find(std::string("meshscope: error: ") + option + ": the path is empty"),

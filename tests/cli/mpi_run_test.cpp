@@ -197,6 +197,8 @@ TEST_F(MpiRun, AnArgumentEveryProcessRefusesIsSaidOnce) {
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(mpirun(2, "run --pp 2 --layers 2 --out /nonexistent/x.json").status, 2);
   }
+  // Options that do not go together are a usage error under mpirun too (it had been 1).
+  EXPECT_EQ(mpirun(2, "run --pp 2 --layers 2 --cores 1").status, 2);
 }
 
 TEST_F(MpiRun, ProcessesStartedWithOtherArgumentsAreRefused) {

@@ -906,10 +906,10 @@ TEST_F(SimCli, BreakdownListsTermsThatAddUpToTheStepAndWhatHoldsTheMemory) {
   EXPECT_EQ(json.out.find("would_fit"), std::string::npos) << json.out;  // it fits
   EXPECT_EQ(r.out.find("beyond the range's runs"), std::string::npos) << r.out;
   const Outcome search = sh("predict --config " + cfg.string() + " --search --gpus 8 --breakdown");
-  EXPECT_EQ(search.exit_code, 1);
+  EXPECT_EQ(search.exit_code, 2);  // options that do not go together: a usage error
   EXPECT_EQ(search.err,
             "meshscope: error: --breakdown goes with --config alone, not with --search or "
-            "--from-trace\n");
+            "--from-trace\nRun with --help for more information.\n");
 }
 
 TEST_F(SimCli, BreakdownSaysWhatDataParallelCollectivesTakeOnTheLinksAndWhatTheStepPays) {
@@ -1069,10 +1069,10 @@ TEST_F(SimCli, SensitivityListsTheCatalogFiguresThatMoveTheStep) {
       << swept.err;
   EXPECT_EQ(sh("predict --config " + cfg.string() + " --sensitivity --search --gpus 8").err,
             "meshscope: error: --sensitivity goes with --config alone, not with --search or "
-            "--from-trace\n");
+            "--from-trace\nRun with --help for more information.\n");
   const Outcome with_csv =
       sh("predict --config " + cfg.string() + " --sensitivity --csv " + (dir_ / "s.csv").string());
-  EXPECT_EQ(with_csv.exit_code, 1);
+  EXPECT_EQ(with_csv.exit_code, 2);
   EXPECT_NE(with_csv.err.find("leave out --breakdown, --csv and --plot"), std::string::npos)
       << with_csv.err;
   EXPECT_FALSE(fs::exists(dir_ / "s.csv"));
@@ -1106,7 +1106,7 @@ TEST_F(SimCli, CsvDashPrintsTheRowsOnStdoutInPlaceOfTheTable) {
     EXPECT_FALSE(fs::exists(fs::current_path() / "-"));
   }
   const Outcome both = sh("predict --config " + sweep.string() + " --csv - --json");
-  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_EQ(both.exit_code, 2);
   EXPECT_NE(both.err.find("--csv - prints the rows as CSV in place of the table"),
             std::string::npos)
       << both.err;
@@ -1127,7 +1127,7 @@ TEST_F(SimCli, SearchWritesItsRankedMeshesAsCsvAndRefusesWhatItCannotDo) {
                (dir_ / "p.svg").string())
                 .err,
             "meshscope: error: --plot draws a sweep's throughput; --search ranks meshes (--csv "
-            "writes them)\n");
+            "writes them)\nRun with --help for more information.\n");
   EXPECT_FALSE(fs::exists(dir_ / "p.svg"));
   for (const char* gpus : {"0", "-8"}) {
     const Outcome r =
@@ -1224,7 +1224,7 @@ TEST_F(SimCli, APlotNamedAsAnotherImageFormatIsRefused) {
   const fs::path cfg = write("plot.json", R"({"model": {"kind": "mlp", "layers": 2, "hidden": 8},
       "mesh": {"pp": [1, 2]}, "batch": {"global": 4, "micro": 1}})");
   const Outcome r = sh("predict --config " + cfg.string() + " --plot " + (dir_ / "c.png").string());
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("the chart is written as SVG; name it .svg"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "c.png"));
 }

@@ -346,6 +346,12 @@ TEST(PredictConfig, TopKCannotExceedTheExperts) {
   EXPECT_EQ(error_of(j), "");
   j["model"].erase("experts");
   EXPECT_EQ(error_of(j), "cfg.json: key 'model.top_k': needs model.experts > 0");
+  // A dense model's defaults written out (docs/CONFIG.md's table copied into a config) are taken.
+  j["model"]["top_k"] = 1;
+  j["model"]["expert_ffn"] = 0;
+  EXPECT_EQ(error_of(j), "");
+  j["model"]["expert_ffn"] = 64;
+  EXPECT_EQ(error_of(j), "cfg.json: key 'model.expert_ffn': needs model.experts > 0");
 }
 
 TEST(PredictConfig, ReadsTheMoeWorkloadAndItsChecks) {
