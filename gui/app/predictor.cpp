@@ -52,8 +52,13 @@ class Fitted {
     }
     const cost::Hardware hw = cost::find_hardware(hw_name);
     int rebuilt = 0;
-    auto cal = std::make_shared<cost::Calibration>(
-        predict::calibrate_against_model({&t}, hw, cost::Precision::kFp32, &rebuilt));
+    std::shared_ptr<cost::Calibration> cal;
+    try {
+      cal = std::make_shared<cost::Calibration>(
+          predict::calibrate_against_model({&t}, hw, cost::Precision::kFp32, &rebuilt));
+    } catch (const std::invalid_argument& e) {  // a workload past this process's memory
+      throw std::invalid_argument(std::string("not calibrated: ") + e.what());
+    }
     if (rebuilt == 0) {
       throw std::invalid_argument(
           "not calibrated: the run's workload is not one the simulator rebuilds");
@@ -251,6 +256,10 @@ std::optional<Predictor> make_predictor() {
     predict::SimulateOptions options;
     options.expand_replicas = true;  // every device of the mesh gets its row and cell
     const predict::PredictConfig pc = to_predict_config(c, hw);
+    // A run whose trace claims 10^7 layers had the simulation thread build them until the kernel
+    // killed the viewer: said in the panel instead, as `predict --config` refuses such a config.
+    if (const std::optional<predict::FootprintProblem> problem = predict::footprint_problem(pc))
+      throw std::invalid_argument("not simulated: " + problem->reason);
     const std::shared_ptr<const cost::Calibration> cal = fitted->get();
     if (cal && cal->hardware == pc.gpu) options.calibration = cal.get();
     return predict::simulate(pc, options).timeline;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <map>
+#include <new>
+#include <stdexcept>
 
 #include "sim/cost/compute_model.h"
 #include "sim/cost/fit.h"
@@ -31,6 +33,11 @@ std::optional<PredictConfig> config_of_trace(const traces::Timeline& t,
   if (const auto family = schedule::parse_family(run.family)) c.schedule = *family;
   c.gpu = hardware;
   c.precision = cost::Precision::kFp32;
+  if (const std::optional<FootprintProblem> p = footprint_problem(c)) {
+    const std::string key =
+        p->key == "model.layers" ? "meshscope_run.workload.layers" : "meshscope_run.microbatches";
+    throw std::invalid_argument("the run's workload (" + key + ") cannot be rebuilt: " + p->reason);
+  }
   return c;
 }
 
@@ -48,7 +55,9 @@ cost::Calibration calibrate_against_model(const std::vector<const traces::Timeli
     WorkloadCosts w;
     try {
       w = workload_costs(*c);
-    } catch (const std::exception&) {
+    } catch (const std::bad_alloc&) {  // out of memory is said, not taken for "not rebuilt"
+      throw;
+    } catch (const std::exception&) {  // a shape the builders reject
       continue;
     }
     ++used;

@@ -17,12 +17,17 @@
 namespace meshscope::predict {
 
 // The configuration a trace of meshscope's executor ran, from its run descriptor (workload, mesh,
-// microbatches, stages, family); nullopt when the model is not one the executor builds.
+// microbatches, stages, family); nullopt when the model is not one the executor builds. Throws
+// std::invalid_argument when building it would not fit this process's memory (footprint_problem:
+// a trace whose meshscope_run.workload says 10^7 layers had been built until the kernel killed
+// the process), naming the descriptor's key.
 std::optional<PredictConfig> config_of_trace(const traces::Timeline& t,
                                              const std::string& hardware);
 
 // cost::fit_calibration, then, for the traces whose configuration is known, per-phase
 // model_scale and overhead fitted against the op model. `rebuilt` (optional) counts those traces.
+// Throws std::invalid_argument for a workload past this process's memory (config_of_trace); a
+// workload the model builders reject is skipped (not rebuilt).
 cost::Calibration calibrate_against_model(const std::vector<const traces::Timeline*>& timelines,
                                           const cost::Hardware& hw, cost::Precision precision,
                                           int* rebuilt = nullptr);

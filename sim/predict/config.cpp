@@ -242,32 +242,8 @@ std::pair<double, double> model_bytes(const PredictConfig& c) {
   return {4 * L * 8 * h * h, 4 * b * L * 10 * h};
 }
 
-// The least any simulation of `c` holds (replicas simulated once: pp ranks, no Timeline) against
-// the memory this process may use; beyond it the run would die in std::bad_alloc after minutes.
 void check_footprint(const PredictConfig& c, Reader& top) {
-  const traces::MemoryLimit budget = traces::memory_limit();
-  const double memory = budget.bytes;
-  const bool blocks = c.model == ModelKind::kMlp || c.model == ModelKind::kMoe;
-  const double layers = c.model == ModelKind::kGpt
-                            ? static_cast<double>(c.gpt.layers) * gpt_layer_bytes()
-                        : blocks ? static_cast<double>(c.mlp_layers) * mlp_layer_bytes()
-                                 : 0;
-  if (layers > memory / 2)
-    top.fail("model.layers",
-             "building " +
-                 std::to_string(c.model == ModelKind::kGpt ? c.gpt.layers : c.mlp_layers) +
-                 " layers would take about " + traces::format_bytes(layers) +
-                 " of memory, over half of what this process may use (" + budget.source + ")");
-  const double actions = schedule_actions(c.mesh.pp, c.microbatches(), c.virtual_stages);
-  const double bytes = actions * bytes_per_action(false);
-  if (bytes > memory / 2)
-    top.fail("batch.global", std::to_string(c.microbatches()) +
-                                 " microbatches per replica x pp x virtual_stages "
-                                 "make about " +
-                                 std::to_string(static_cast<int64_t>(actions)) +
-                                 " actions to simulate, about " + traces::format_bytes(bytes) +
-                                 " of memory, over half of what this process may use (" +
-                                 budget.source + ")");
+  if (const std::optional<FootprintProblem> p = footprint_problem(c)) top.fail(p->key, p->reason);
 }
 
 // What the model builders would reject, said with the key to change.
@@ -661,6 +637,35 @@ cost::Framework framework_of(const PredictConfig& c) {
   if (c.grad_reduce_dtype)
     fw.grad_reduce_bytes.set(c.precision, cost::element_bytes(*c.grad_reduce_dtype));
   return fw;
+}
+
+std::optional<FootprintProblem> footprint_problem(const PredictConfig& c) {
+  const traces::MemoryLimit budget = traces::memory_limit();
+  const double memory = budget.bytes;
+  const bool blocks = c.model == ModelKind::kMlp || c.model == ModelKind::kMoe;
+  const double layers = c.model == ModelKind::kGpt
+                            ? static_cast<double>(c.gpt.layers) * gpt_layer_bytes()
+                        : blocks ? static_cast<double>(c.mlp_layers) * mlp_layer_bytes()
+                                 : 0;
+  if (layers > memory / 2) {
+    return FootprintProblem{
+        "model.layers",
+        "building " + std::to_string(c.model == ModelKind::kGpt ? c.gpt.layers : c.mlp_layers) +
+            " layers would take about " + traces::format_bytes(layers) +
+            " of memory, over half of what this process may use (" + budget.source + ")"};
+  }
+  const double actions = schedule_actions(c.mesh.pp, c.microbatches(), c.virtual_stages);
+  const double bytes = actions * bytes_per_action(false);
+  if (bytes > memory / 2) {
+    return FootprintProblem{
+        "batch.global", std::to_string(c.microbatches()) +
+                            " microbatches per replica x pp x virtual_stages make about " +
+                            std::to_string(static_cast<int64_t>(actions)) +
+                            " actions to simulate, about " + traces::format_bytes(bytes) +
+                            " of memory, over half of what this process may use (" + budget.source +
+                            ")"};
+  }
+  return std::nullopt;
 }
 
 }  // namespace meshscope::predict

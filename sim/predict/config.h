@@ -203,6 +203,17 @@ nlohmann::json load_json_file(const std::string& path);
 // the path unchanged when no folder has it (the error then names the path as given).
 std::string resolve_config_path(const std::string& path);
 
+// The least any simulation of `c` holds (replicas simulated once: pp ranks, no Timeline: the
+// layers built and the schedule's actions) against the memory this process may use
+// (traces::memory_limit); beyond half of it the run would die in std::bad_alloc after minutes.
+// parse_config refuses such a config with `key`; what builds a config from elsewhere (a trace's
+// workload: calibrate, the viewer's what-if) asks this before it builds.
+struct FootprintProblem {
+  std::string key;  // "model.layers" or "batch.global"
+  std::string reason;
+};
+std::optional<FootprintProblem> footprint_problem(const PredictConfig& c);
+
 // The profile a configuration's `framework` names: the one `profile` holds for it, else read
 // (cost::find_framework, and its errors).
 cost::Framework framework_of(const PredictConfig& c);

@@ -493,6 +493,29 @@ TEST(CalibrateCli, PredictRefusesACalibratedRatePastTwiceThePeak) {
       << r.err;
 }
 
+// A trace whose run descriptor claims 10^7 layers had calibrate build them (the op model's fit)
+// until the kernel killed it at 21.6 GB; the memory a config is refused past is checked first.
+TEST(CalibrateCli, AWorkloadPastThisProcesssMemoryIsRefusedBeforeItIsBuilt) {
+  std::string text = read_file(std::string(MESHSCOPE_SOURCE_DIR) +
+                               "/tests/fixtures/meshscope_cpu/mlp_1f1b_pp2_4steps.json");
+  const std::string layers = "\"workload\":{\"kind\":\"mlp\",\"layers\":4,";
+  const size_t at = text.find(layers);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, layers.size(), "\"workload\":{\"kind\":\"mlp\",\"layers\":10000000,");
+  const fs::path bad = temp_dir("calibrate_huge_workload") / "run.json";
+  std::ofstream(bad) << text;
+  const fs::path out = bad.parent_path() / "c.json";
+  const Result r = shell("MESHSCOPE_MEMORY_LIMIT=8G " + kBin + " calibrate " + bad.string() +
+                         " -o " + out.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(bad.string() +
+                       ": the run's workload (meshscope_run.workload.layers) cannot be rebuilt: "
+                       "building 10000000 layers would take about 95.4 GiB of memory"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(CalibrateCli, ARateAboveTwiceThePeakIsRefusedAndNothingWritten) {
   // One forward span's FLOPs (of the last step: the first is left out as warm-up) set to 1e300:
   // fitted and written as 1.5e290 times the peak before.

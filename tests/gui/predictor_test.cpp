@@ -193,5 +193,33 @@ TEST(Predictor, SaysWhyItIsNotCalibratedFromAForeignTrace) {
   }
 }
 
+// A run whose trace claims 10^7 layers had the what-if build them (calibrating, then simulating)
+// until the kernel killed the viewer: both say why they do not, as `predict --config` would.
+TEST(Predictor, AWorkloadPastThisProcesssMemoryIsNotBuilt) {
+  auto p = make_predictor();
+  ASSERT_TRUE(p);
+  const auto file = std::filesystem::temp_directory_path() / "meshscope_whatif_huge_run.json";
+  traces::Timeline measured = measured_cpu_run(file);  // its spans, its workload's layers claimed
+  std::filesystem::remove(file);
+  measured.run.workload.layers = 10'000'000;
+  for (const bool calibrating : {true, false}) {
+    try {
+      if (calibrating) {
+        p->calibrate(measured);
+      } else {
+        p->simulate(config_from_run(measured, WhatIfConfig{}));
+      }
+      FAIL() << (calibrating ? "calibrated" : "simulated");
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(calibrating ? "not calibrated: " : "not simulated: "),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("building 10000000 layers would take about"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace meshscope::gui
