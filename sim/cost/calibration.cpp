@@ -1,8 +1,10 @@
 // Calibration files: JSON, written whole or not at all.
 #include "sim/cost/calibration.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +35,27 @@ int whole_of(const json& v, const std::string& path, const std::string& key) {
   return static_cast<int>(x);
 }
 
+// `key`.`name`: a number; 0 when absent. A value of another type is named with its key (the
+// JSON library's "[json.exception.type_error.302] type must be number" named its parent).
+double number_of(const json& j, const char* name, const std::string& path, const std::string& key) {
+  const auto v = j.find(name);
+  if (v == j.end()) return 0.0;
+  if (!v->is_number())
+    throw std::runtime_error(path + ": key '" + key + "." + name + "': must be a number, not " +
+                             std::string(v->type_name()));
+  return v->get<double>();
+}
+
+// `key`: a list of strings; empty when absent.
+std::vector<std::string> strings_of(const json& j, const char* key, const std::string& path) {
+  const auto v = j.find(key);
+  if (v == j.end()) return {};
+  if (!v->is_array() ||
+      !std::all_of(v->begin(), v->end(), [](const json& s) { return s.is_string(); }))
+    throw std::runtime_error(path + ": key '" + key + "': must be a list of strings");
+  return v->get<std::vector<std::string>>();
+}
+
 int samples_of(const json& j, const std::string& path, const std::string& key) {
   return j.contains("samples") ? whole_of(j.at("samples"), path, key + ".samples") : 0;
 }
@@ -43,17 +66,21 @@ LinkFit link_from(const json& j, const std::string& path, const std::string& key
       j,
       {"alpha_ns", "bandwidth_bytes_per_s", "samples", "rms_error", "group_ranks", "timed_alone"},
       path, key + ".");
+  if (!j.is_object()) throw std::runtime_error(where + ": must be an object");
   LinkFit f;
-  try {
-    f.alpha_ns = j.value("alpha_ns", 0.0);
-    f.bandwidth_bytes_per_s = j.value("bandwidth_bytes_per_s", 0.0);
-    f.samples = samples_of(j, path, key);
-    f.rms_error = j.value("rms_error", 0.0);
-  } catch (const json::exception& e) {
-    throw std::runtime_error(where + ": " + e.what());
-  }
-  if (f.alpha_ns < 0 || f.bandwidth_bytes_per_s < 0)
-    throw std::runtime_error(where + ": alpha_ns and bandwidth_bytes_per_s must be >= 0");
+  f.alpha_ns = number_of(j, "alpha_ns", path, key);
+  f.bandwidth_bytes_per_s = number_of(j, "bandwidth_bytes_per_s", path, key);
+  f.samples = samples_of(j, path, key);
+  f.rms_error = number_of(j, "rms_error", path, key);
+  // As a hardware file's link (kMaxDelayNs, kMaxBytesPerS); a bandwidth of 0 is a link not fitted.
+  // A bandwidth of 1e-6 B/s had put transfers past the engine's integer nanoseconds, and the
+  // prediction came out faster than the fit's.
+  if (!(f.alpha_ns >= 0 && f.alpha_ns <= kMaxDelayNs))
+    throw std::runtime_error(path + ": key '" + key + ".alpha_ns': must be in [0, 1e9] (1 s)");
+  if (!(f.bandwidth_bytes_per_s == 0 ||
+        (f.bandwidth_bytes_per_s >= 1 && f.bandwidth_bytes_per_s <= kMaxBytesPerS)))
+    throw std::runtime_error(path + ": key '" + key +
+                             ".bandwidth_bytes_per_s': must be 0 (not fitted) or in [1, 1e16]");
   if (const auto r = j.find("group_ranks"); r != j.end()) {
     if (!r->is_array() || r->size() != 2)
       throw std::runtime_error(path + ": key '" + key +
@@ -121,19 +148,25 @@ Calibration parse_calibration(const nlohmann::json& j, const std::string& path) 
                                "(`meshscope calibrate --hardware` writes it)");
     c.hardware = j.at("hardware").get<std::string>();
     key = "precision";
+    if (j.contains("precision") && !j.at("precision").is_string())
+      throw std::runtime_error(path + ": key 'precision': must be a string (bf16, fp16, ...)");
     c.precision = j.value("precision", "");
     if (!c.precision.empty() && !parse_precision(c.precision))
       throw std::runtime_error(path + ": key 'precision': '" + c.precision +
                                "' is not bf16, fp16, fp32 or tf32");
-    key = "traces";
-    if (j.contains("traces")) c.traces = j.at("traces").get<std::vector<std::string>>();
-    key = "fitted_on";
-    if (j.contains("fitted_on")) c.fitted_on = j.at("fitted_on").get<std::vector<std::string>>();
+    c.traces = strings_of(j, "traces", path);
+    c.fitted_on = strings_of(j, "fitted_on", path);
     key = "created";
+    if (j.contains("created") && !j.at("created").is_string())
+      throw std::runtime_error(path + ": key 'created': must be a string (a date)");
     c.created = j.value("created", "");
+    if (j.contains("compute") && !j.at("compute").is_object())
+      throw std::runtime_error(path + ": key 'compute': must be an object of phases");
     if (j.contains("compute")) {
       for (const auto& [name, v] : j.at("compute").items()) {
         key = "compute." + name;
+        if (!v.is_object())
+          throw std::runtime_error(path + ": key '" + key + "': must be an object");
         const auto phase = traces::parse_phase(name);
         if (!phase) throw std::runtime_error(path + ": key '" + key + "': unknown phase");
         if (*phase == traces::Phase::kNone)
@@ -144,15 +177,25 @@ Calibration parse_calibration(const nlohmann::json& j, const std::string& path) 
             v, {"flops_per_s", "overhead_ns", "efficiency", "samples", "rms_error", "model_scale"},
             path, key + ".");
         PhaseFit& f = c.phases[static_cast<size_t>(*phase)];
-        f.flops_per_s = v.value("flops_per_s", 0.0);
-        f.overhead_ns = v.value("overhead_ns", 0.0);
-        f.efficiency = v.value("efficiency", 0.0);
+        f.flops_per_s = number_of(v, "flops_per_s", path, key);
+        f.overhead_ns = number_of(v, "overhead_ns", path, key);
+        f.efficiency = number_of(v, "efficiency", path, key);
         f.samples = samples_of(v, path, key);
-        f.rms_error = v.value("rms_error", 0.0);
-        f.model_scale = v.value("model_scale", 0.0);
-        if (f.flops_per_s < 0 || f.model_scale < 0 || f.overhead_ns < 0)
-          throw std::runtime_error(path + ": key '" + key +
-                                   "': flops_per_s, model_scale and overhead_ns must be >= 0");
+        f.rms_error = number_of(v, "rms_error", path, key);
+        f.model_scale = number_of(v, "model_scale", path, key);
+        // As a hardware file's peaks and delays (kMaxFlops, kMaxDelayNs); 0 is a figure not
+        // fitted. A model_scale a million times the op model's time either way is no fit of it
+        // (assumption: the CPU runs of tests/fixtures fit 0.7 and 1.5), and 1e300 had put a
+        // stage's time past the engine's integer nanoseconds.
+        const auto within = [&](const char* name, double v, double lo, double hi,
+                                const char* range) {
+          if (!(v == 0 || (v >= lo && v <= hi)))
+            throw std::runtime_error(path + ": key '" + key + "." + name + "': must be 0 (not " +
+                                     "fitted) or in " + range);
+        };
+        within("flops_per_s", f.flops_per_s, 1, kMaxFlops, "[1, 1e18]");
+        within("model_scale", f.model_scale, 1e-6, 1e6, "[1e-6, 1e6]");
+        within("overhead_ns", f.overhead_ns, 0, kMaxDelayNs, "[0, 1e9] (1 s)");
       }
     }
   } catch (const json::exception& e) {

@@ -73,15 +73,6 @@ double number(const json& j, const std::string& key, const std::string& where, d
   return x;
 }
 
-// Upper bounds past which a device's figure is a typo, not a what-if: far past the fastest catalog
-// entry (b200-sxm.json: 4.5e15 FP8 FLOP/s dense, 180e9 bytes of HBM at 8e12 B/s, NVLink 900e9 B/s
-// a direction). An assumption: wide enough for any device a what-if imagines, narrow enough that
-// step times and MFU print as numbers (a peak of 1e300 FLOP/s printed an MFU of 8.9e-288%).
-constexpr double kMaxFlops = 1e18;      // 222 times the B200's FP8 peak
-constexpr double kMaxBytes = 1e15;      // 5,556 times its memory
-constexpr double kMaxBytesPerS = 1e16;  // 1,250 times its HBM's bandwidth
-constexpr double kMaxDelayNs = 1e9;     // a latency or launch cost of 1 s: 100,000 network hops
-
 // number(), also refused above `hi`.
 double number_at_most(const json& j, const std::string& key, const std::string& where, double lo,
                       double hi, const std::string& prefix = "") {

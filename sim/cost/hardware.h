@@ -13,6 +13,16 @@
 
 namespace meshscope::cost {
 
+// Upper bounds past which a device's figure is a typo, not a what-if: far past the fastest catalog
+// entry (b200-sxm.json: 4.5e15 FP8 FLOP/s dense, 180e9 bytes of HBM at 8e12 B/s, NVLink 900e9 B/s
+// a direction). An assumption: wide enough for any device a what-if imagines, narrow enough that
+// step times and MFU print as numbers (a peak of 1e300 FLOP/s printed an MFU of 8.9e-288%).
+// Hardware files and calibrations (calibration.h) are read within them, each rate at least 1.
+inline constexpr double kMaxFlops = 1e18;      // 222 times the B200's FP8 peak
+inline constexpr double kMaxBytes = 1e15;      // 5,556 times its memory
+inline constexpr double kMaxBytesPerS = 1e16;  // 1,250 times its HBM's bandwidth
+inline constexpr double kMaxDelayNs = 1e9;     // a latency or launch cost of 1 s: 100,000 hops
+
 enum class Precision : uint8_t { kBf16 = 0, kFp16 = 1, kFp32 = 2, kTf32 = 3, kCount };
 inline constexpr std::array<std::string_view, static_cast<size_t>(Precision::kCount)>
     kPrecisionNames = {"bf16", "fp16", "fp32", "tf32"};

@@ -422,8 +422,43 @@ TEST(Calibration, FilesRoundTripAndBadOnesNameTheKey) {
       message(
           "neg.json",
           R"({"format": "meshscope-calibration", "hardware": "cpu-local", "compute": {"forward": {"overhead_ns": -5}}})")
-          .find("must be >= 0"),
+          .find(
+              "neg.json: key 'compute.forward.overhead_ns': must be 0 (not fitted) or in [0, 1e9]"),
       std::string::npos);
+  // Figures no device has: a p2p bandwidth of 1e-6 B/s had put transfers past the engine's
+  // integer nanoseconds (the prediction came out faster than the fit's), an optimizer rate of
+  // 1e-300 an infinite stage blamed on the config. Bounded as a hardware file's, each key named.
+  for (const auto& [body, said] :
+       {std::pair{R"("p2p": {"bandwidth_bytes_per_s": 1e-6})",
+                  "key 'p2p.bandwidth_bytes_per_s': must be 0 (not fitted) or in [1, 1e16]"},
+        std::pair{R"("collective": {"alpha_ns": 1e12})",
+                  "key 'collective.alpha_ns': must be in [0, 1e9] (1 s)"},
+        std::pair{R"("compute": {"optimizer": {"flops_per_s": 1e-300}})",
+                  "key 'compute.optimizer.flops_per_s': must be 0 (not fitted) or in [1, 1e18]"},
+        std::pair{R"("compute": {"forward": {"model_scale": 1e300}})",
+                  "key 'compute.forward.model_scale': must be 0 (not fitted) or in [1e-6, 1e6]"},
+        // A wrongly typed value names its own key, not its parent with the JSON library's text.
+        std::pair{R"("compute": {"forward": {"flops_per_s": null}})",
+                  "key 'compute.forward.flops_per_s': must be a number, not null"},
+        std::pair{R"("p2p": {"rms_error": "low"})",
+                  "key 'p2p.rms_error': must be a number, not string"},
+        std::pair{R"("traces": 3)", "key 'traces': must be a list of strings"},
+        std::pair{R"("created": 20261207)", "key 'created': must be a string (a date)"},
+        std::pair{R"("compute": [1])", "key 'compute': must be an object of phases"}}) {
+    const std::string text = R"({"format": "meshscope-calibration", "hardware": "cpu-local", )" +
+                             std::string(body) + "}";
+    const std::string got = message("bounds.json", text);
+    EXPECT_NE(got.find("bounds.json: " + std::string(said)), std::string::npos)
+        << body << ": " << got;
+    EXPECT_EQ(got.find("json.exception"), std::string::npos) << got;
+  }
+  // The bounds themselves, and 0 (not fitted), are read.
+  EXPECT_EQ(message("edge.json", R"({"format": "meshscope-calibration", "hardware": "cpu-local",
+                                     "p2p": {"bandwidth_bytes_per_s": 1, "alpha_ns": 1e9},
+                                     "collective": {"bandwidth_bytes_per_s": 0},
+                                     "compute": {"forward": {"flops_per_s": 1e18,
+                                                             "model_scale": 1e-6}}})"),
+            "(loaded)");
   // A key the format does not have, at any level, and a count that is no whole number.
   EXPECT_NE(
       message("typo.json",
