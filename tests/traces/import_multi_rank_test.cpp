@@ -295,6 +295,24 @@ TEST(MultiRank, FilesOfDifferentJobsOrOneFileTwiceAreRefused) {
   EXPECT_EQ(
       refusal({r0.path(), outside.path()}),
       outside.path().string() + ": rank 2 is outside its job's world_size 2 (distributedInfo)");
+  // A rank that is no whole number >= 0 (a rank of -1 had been shown as a device "rank -1" beside
+  // "no trace of rank 2"; a string "2" was no rank, the file's position used) is the file's error.
+  for (const auto& [rank, said] :
+       {std::pair{"-1", "distributedInfo.rank: -1 is no rank"},
+        std::pair{"\"2\"", "distributedInfo.rank: \"2\" (a string) is no rank"},
+        std::pair{"1.5", "distributedInfo.rank: 1.5 is no rank"}}) {
+    std::string text = one(1, 2, "nccl");
+    text.replace(text.find("\"rank\":1"), 8, std::string("\"rank\":") + rank);
+    TempFile bad(".json", text);
+    const std::string got = refusal({r0.path(), bad.path()});
+    EXPECT_EQ(got.rfind(bad.path().string() + ": byte ", 0), 0u) << got;
+    EXPECT_NE(got.find(said), std::string::npos) << got;
+  }
+  std::string no_world = one(1, 2, "nccl");
+  no_world.replace(no_world.find("\"world_size\":2"), 14, "\"world_size\":0");
+  TempFile zero_world(".json", no_world);
+  EXPECT_NE(refusal({zero_world.path()}).find("distributedInfo.world_size: 0 is no world size"),
+            std::string::npos);
   // The same file under another name.
   const std::filesystem::path again = r0.path().parent_path() / "." / r0.path().filename();
   EXPECT_EQ(refusal({r0.path(), again}), again.string() + ": given twice (also as " +

@@ -10,6 +10,7 @@
 #include "traces/import/chrome_builder.h"
 #include "traces/import/chrome_run_descriptor.h"
 #include "traces/import/import_common.h"
+#include "traces/printable.h"
 
 namespace meshscope::traces::importer {
 namespace {
@@ -68,14 +69,26 @@ void ChromeTimelineBuilder::on_member(const ChromeMember& m) {
   } else if (m.key == "meshscope_run") {
     tl_.run = read_run_descriptor(m.raw, file_, m.offset);
   } else if (m.key == "distributedInfo") {
-    if (const JsonScalar* v = m.member("rank")) {
+    // torch writes the process's rank and the job's size as whole numbers: anything else is no
+    // rank (a rank of -1 had become a device "rank -1" beside "no trace of rank 2"; "2", a
+    // string, was taken for no rank at all and the file's position used instead).
+    const auto whole = [&](const char* key, int64_t least) -> std::optional<int64_t> {
+      const JsonScalar* v = m.member(key);
+      if (v == nullptr) return std::nullopt;
       int64_t x = 0;
-      if (v->is_number() && number_text_to_int(v->text, x)) rank_ = x;
-    }
-    if (const JsonScalar* v = m.member("world_size")) {
-      int64_t x = 0;
-      if (v->is_number() && number_text_to_int(v->text, x)) world_size_ = x;
-    }
+      if (!v->is_number() || !number_text_to_int(v->text, x) || x < least ||
+          x >= (int64_t{1} << 31))
+        throw ImportError(
+            file_, m.offset,
+            std::string("distributedInfo.") + key + ": " +
+                (v->is_string() ? "\"" + printable(v->text, 40) + "\" (a string)"
+                                : printable(v->text, 40)) +
+                " is no " +
+                (least == 0 ? "rank (a whole number >= 0)" : "world size (a whole number >= 1)"));
+      return x;
+    };
+    if (const std::optional<int64_t> x = whole("rank", 0)) rank_ = *x;
+    if (const std::optional<int64_t> x = whole("world_size", 1)) world_size_ = *x;
     if (const JsonScalar* v = m.member("backend"); v != nullptr && v->is_string()) {
       backend_ = std::string(v->text);
     }
