@@ -1,6 +1,7 @@
 // Recovering the schedule a torch.distributed.pipelining job ran from its ranks' action orders.
 #include "sim/predict/recovered_schedule.h"
 
+#include "sim/schedule/marker.h"
 #include "sim/schedule/schedule_text.h"
 
 namespace meshscope::predict {
@@ -32,6 +33,7 @@ RecoveredSchedule recover_schedule(const std::map<int, std::vector<std::string>>
   }
   std::string compute_csv;
   bool transfers = false;
+  std::vector<std::vector<std::string>> rows, compute_rows;  // each rank's cells, as parsed
   for (const int rank : out.ranks) {
     const auto found = orders.find(rank);
     if (found == orders.end()) {
@@ -41,12 +43,16 @@ RecoveredSchedule recover_schedule(const std::map<int, std::vector<std::string>>
     }
     const std::vector<std::string>& actions = found->second;
     std::string row, compute_row;
+    rows.emplace_back();
+    compute_rows.emplace_back();
     for (const std::string& a : actions) {
       row += (row.empty() ? "" : ",") + a;
+      rows.back().push_back(a);
       transfers =
           transfers || a.find("SEND_") != std::string::npos || a.find("RECV_") != std::string::npos;
       if (a.find("REDUCE_GRAD") == std::string::npos) {
         compute_row += (compute_row.empty() ? "" : ",") + a;
+        compute_rows.back().push_back(a);
       }
     }
     out.csv += row + "\r\n";  // Python's csv.writer ends rows so
@@ -58,7 +64,26 @@ RecoveredSchedule recover_schedule(const std::map<int, std::vector<std::string>>
     out.parsed = schedule::parse_torch_csv(transfers ? out.csv : compute_csv, path,
                                            /*check_send_waits=*/false);
   } catch (const schedule::ScheduleParseError& e) {
-    throw RecoveryError(std::string("the schedule recovered from the trace: ") + e.what());
+    // The CSV is meshscope's own text of the ranks' actions: its line and column would point into
+    // no file (a folder's "job:1:85"), so the rank and its action are named instead.
+    const std::vector<std::vector<std::string>>& parsed = transfers ? rows : compute_rows;
+    std::string where;
+    if (e.line() >= 1 && static_cast<size_t>(e.line()) <= parsed.size()) {
+      const std::vector<std::string>& cells = parsed[e.line() - 1];
+      where = "rank " + std::to_string(out.ranks[e.line() - 1]);
+      int column = 1;
+      for (size_t k = 0; k < cells.size() && e.column() >= 1; ++k) {
+        const int next = column + static_cast<int>(cells[k].size()) + 1;
+        if (e.column() < next) {
+          where +=
+              "'s action " + std::to_string(k + 1) + " (" + schedule::quote_token(cells[k]) + ")";
+          break;
+        }
+        column = next;
+      }
+      where += ": ";
+    }
+    throw RecoveryError(path + ": the schedule recovered from the trace: " + where + e.reason());
   }
   return out;
 }

@@ -33,5 +33,19 @@ TEST(RecoverSchedule, NamesTheFirstRankOfAnotherGroupThatRanOtherActions) {
   EXPECT_EQ(recover_schedule(swapped, {{0, 1}, {2, 3}}, "job").differing_rank, 2);
 }
 
+// An action the reader refuses is named by its rank and place: the line and column of meshscope's
+// own CSV of the orders pointed into no file ("job:1:85" of a folder).
+TEST(RecoverSchedule, AnActionThatDoesNotReadIsNamedByItsRankAndPlace) {
+  const Orders orders = {{0, kRank0}, {1, {"1F0", "1B0", "1F-1", "1B1"}}};
+  try {
+    recover_schedule(orders, {}, "job");
+    FAIL() << "recovered";
+  } catch (const RecoveryError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "job: the schedule recovered from the trace: rank 1's action 3 ('1F-1'): negative "
+              "microbatch in '1F-1'");
+  }
+}
+
 }  // namespace
 }  // namespace meshscope::predict
