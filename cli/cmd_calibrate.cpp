@@ -215,12 +215,17 @@ void run(const CalibrateArgs& a) {
     std::error_code ec;
     if (!std::filesystem::exists(p, ec)) throw UserError(p + ": " + traces::why_missing(p));
     // A folder is one run's per-rank files, as analyze and convert read it.
+    traces::ImportReport report;
     if (std::filesystem::is_directory(p, ec)) {
       const std::vector<std::filesystem::path> folder = {p};
-      timelines.push_back(traces::load_traces(folder, options_reporting_progress("calibrate")));
+      timelines.push_back(
+          traces::load_traces(folder, options_reporting_progress("calibrate"), &report));
     } else {
-      timelines.push_back(traces::load_trace(p, options_reporting_progress("calibrate")));
+      timelines.push_back(traces::load_trace(p, options_reporting_progress("calibrate"), &report));
     }
+    // What the import skipped, as analyze says it: a fit without those spans, said.
+    for (const std::string& line : report.lines(/*malformed_only=*/true))
+      std::fprintf(stderr, "meshscope: warning: %s: %s\n", p.c_str(), line.c_str());
     check_fits(p, timelines.back(), hw);
     // meshscope's cpu backend computes in fp32: a calibration of another format would scale that
     // format's peak by fp32 rates, and a config of it would be predicted at them.

@@ -2,6 +2,7 @@
 #include "cli/torch_trace_schedule.h"
 #include "cli/read_progress.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <vector>
 
@@ -26,6 +27,10 @@ traces::Timeline load_torch_job(const std::string& path, const std::string& comm
                       ": the ranks of one pipeline job run their steps together; give the "
                       "files of one run");
     }
+    // What the import skipped, as analyze says it (events of a rank skipped had been behind a
+    // bare "no trace of rank 2").
+    for (const std::string& line : report.lines(/*malformed_only=*/true))
+      std::fprintf(stderr, "meshscope: warning: %s: %s\n", path.c_str(), line.c_str());
     return t;
   } catch (const traces::ImportError& e) {
     throw UserError(e.what());

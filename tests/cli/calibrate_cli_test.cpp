@@ -516,6 +516,30 @@ TEST(CalibrateCli, AWorkloadPastThisProcesssMemoryIsRefusedBeforeItIsBuilt) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// Events the import skipped for bytes that break the format are said, as analyze says them: the
+// fit lacks them (calibrate had been silent). What the Timeline leaves out by design is not.
+TEST(CalibrateCli, EventsTheImportSkippedAreSaid) {
+  std::string text = read_file(std::string(MESHSCOPE_SOURCE_DIR) +
+                               "/tests/fixtures/meshscope_cpu/mlp_1f1b_pp2_4steps.json");
+  const std::string dur = "\"dur\":6680.725";
+  ASSERT_NE(text.find(dur), std::string::npos);
+  text.replace(text.find(dur), dur.size(), "\"dur\":\"6680.725\"");
+  const fs::path bad = temp_dir("calibrate_skipped") / "run.json";
+  std::ofstream(bad) << text;
+  const Result r =
+      shell(kBin + " calibrate " + bad.string() + " -o " + (bad.parent_path() / "c.json").string());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("meshscope: warning: " + bad.string() +
+                       ": 1 event with a field of the wrong type skipped (first at byte "),
+            std::string::npos)
+      << r.err;
+  // A torch job's instant events (no span to draw) are no loss to a replay: not said.
+  const Result job = shell(kBin + " predict --from-trace " + std::string(MESHSCOPE_SOURCE_DIR) +
+                           "/tests/fixtures/torch/1F1B");
+  EXPECT_EQ(job.status, 0) << job.err;
+  EXPECT_EQ(job.err.find("warning"), std::string::npos) << job.err;
+}
+
 TEST(CalibrateCli, ARateAboveTwiceThePeakIsRefusedAndNothingWritten) {
   // One forward span's FLOPs (of the last step: the first is left out as warm-up) set to 1e300:
   // fitted and written as 1.5e290 times the peak before.

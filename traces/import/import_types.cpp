@@ -66,10 +66,11 @@ constexpr std::array<std::string_view, kImportWarningNames.size()> kOneWarningNa
 
 }  // namespace
 
-std::vector<std::string> ImportReport::lines() const {
+std::vector<std::string> ImportReport::lines(bool malformed_only) const {
   std::vector<std::string> out;
   for (size_t i = 0; i < kKinds; ++i) {
     if (counts[i] == 0) continue;
+    if (malformed_only && !is_malformed(static_cast<ImportWarning>(i))) continue;
     std::string line = std::to_string(counts[i]) + " " +
                        std::string(counts[i] == 1 ? kOneWarningNames[i] : kImportWarningNames[i]);
     if (!first_where[i].empty()) line += " (first at " + first_where[i] + ")";

@@ -90,6 +90,23 @@ enum class ImportWarning : uint8_t {
   kCounterWithoutSpans,  // a counter series on a process or device that holds no span
   kCount
 };
+// Events skipped because they break the format (a field missing or mistyped, a negative or
+// non-finite time, an unmatched B/E, past the device limit, a step marker without its number):
+// the figures lack them. The other kinds are what the Timeline does not hold by design.
+constexpr bool is_malformed(ImportWarning w) {
+  switch (w) {
+    case ImportWarning::kMissingField:
+    case ImportWarning::kWrongType:
+    case ImportWarning::kNegativeDuration:
+    case ImportWarning::kBadNumber:
+    case ImportWarning::kUnmatchedBeginEnd:
+    case ImportWarning::kTooManyDevicesOrLanes:
+    case ImportWarning::kUnnumberedStep:
+      return true;
+    default:
+      return false;
+  }
+}
 inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning::kCount)>
     kImportWarningNames = {
         "flow events without a partner skipped",
@@ -155,8 +172,10 @@ struct ImportReport {
   uint64_t count(ImportWarning w) const { return counts[static_cast<size_t>(w)]; }
   uint64_t total_warnings() const;
   // One line per warning kind that occurred, e.g. "3 flow events without a partner skipped
-  // (first at byte 1042)".
-  std::vector<std::string> lines() const;
+  // (first at byte 1042)". With `malformed_only`, only the kinds of events skipped for bytes that
+  // break the format (is_malformed): what a command that reads a trace for its figures alone
+  // (calibrate, --from-trace) says, without analyze's notes on what a viewer would not draw.
+  std::vector<std::string> lines(bool malformed_only = false) const;
   // Adds another file's counts (load_traces).
   void merge(const ImportReport& other);
 };
