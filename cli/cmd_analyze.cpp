@@ -293,7 +293,8 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--rank-from", args->rank_from,
                   "distributed-info: a file's rank is its distributedInfo.rank (files without one "
                   "take their position; two files of one rank are refused); file-order: the "
-                  "files' positions (a folder's files sorted by name)")
+                  "files' positions (a folder's files sorted by name, numbers in numeric order: "
+                  "rank2 before rank10)")
       ->check(CLI::IsMember({"distributed-info", "file-order"}))
       ->capture_default_str();
   cmd->add_option("--kernels", args->kernels,

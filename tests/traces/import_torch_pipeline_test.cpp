@@ -405,4 +405,45 @@ TEST(TorchPipelineImport, SeparatesThePipelineGroupsOfADataParallelJob) {
   EXPECT_EQ(t.metadata.at("pipeline_stage_owner"), "0 1 0 1");
 }
 
+// Files without distributedInfo are numbered in the folder's order, numbers in numeric order
+// (rank10.json had been rank 2 of an 11-rank job), and a single-stage rank's stage is its place
+// in the pipeline (its own file can say only its rank, which it does not know: every GPipe rank
+// had read as stage 0, and the schedule as stage 0 on every row).
+TEST(TorchPipelineImport, RanksWithoutDistributedInfoAreNumberedInTheFoldersOrder) {
+  EXPECT_TRUE(natural_less("rank2.json", "rank10.json"));
+  EXPECT_FALSE(natural_less("rank10.json", "rank2.json"));
+  EXPECT_TRUE(natural_less("rank9.json.gz", "rank10.json"));
+  EXPECT_TRUE(natural_less("a.json", "b.json"));
+  EXPECT_TRUE(natural_less("rank01.json", "rank1.json"));  // equal as numbers: by their bytes
+  EXPECT_FALSE(natural_less("rank1.json", "rank01.json"));
+  const auto dir = std::filesystem::temp_directory_path() / "meshscope_torch_no_distinfo";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (int r = 0; r < 4; ++r) {
+    nlohmann::json j = nlohmann::json::parse(
+        testing::read_gz(kFixtures / "GPipe" / ("rank" + std::to_string(r) + ".json.gz")));
+    j.erase("distributedInfo");
+    // Named so that byte order is not rank order: rank 2 is "rank9", rank 3 "rank10", which bytes
+    // put first.
+    const int number = r < 2 ? r : (r == 2 ? 9 : 10);
+    std::ofstream(dir / ("rank" + std::to_string(number) + ".json")) << j.dump();
+  }
+  const std::vector<std::filesystem::path> folder = {dir};
+  ImportReport report;
+  const Timeline t = load_traces(folder, {}, &report);
+  ASSERT_EQ(report.clocks.size(), 4u);
+  for (const RankClock& c : report.clocks) {
+    const int number = c.rank < 2 ? c.rank : (c.rank == 2 ? 9 : 10);
+    EXPECT_EQ(std::filesystem::path(c.file).filename(), "rank" + std::to_string(number) + ".json");
+  }
+  const std::map<int, std::vector<std::string>> orders = importer::torch_action_orders(t);
+  ASSERT_EQ(orders.size(), 4u);
+  for (const auto& [rank, actions] : orders) {
+    ASSERT_FALSE(actions.empty()) << rank;
+    EXPECT_EQ(actions.front(), std::to_string(rank) + "F0") << rank;  // stage = pipeline rank
+  }
+  EXPECT_EQ(t.metadata.at("pipeline_stage_owner"), "0 1 2 3");
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace meshscope::traces

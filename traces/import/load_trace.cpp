@@ -106,8 +106,38 @@ std::vector<std::filesystem::path> trace_files_in(const std::filesystem::path& f
     if (regular) files.push_back(entry.path());
   }
   if (ec) throw ImportError(folder, "", "cannot list folder: " + ec.message());
-  std::sort(files.begin(), files.end());
+  // Numbers in names in their numeric order: rank10.json after rank9.json, not after rank1.json
+  // (files without distributedInfo are numbered in this order: an 11-rank job had read rank10 as
+  // rank 2).
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
+    return natural_less(a.filename().string(), b.filename().string());
+  });
   return files;
+}
+
+bool natural_less(std::string_view a, std::string_view b) {
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      size_t ei = i, ej = j;
+      while (ei < a.size() && digit(a[ei])) ++ei;
+      while (ej < b.size() && digit(b[ej])) ++ej;
+      std::string_view x = a.substr(i, ei - i), y = b.substr(j, ej - j);
+      while (x.size() > 1 && x.front() == '0') x.remove_prefix(1);
+      while (y.size() > 1 && y.front() == '0') y.remove_prefix(1);
+      if (x.size() != y.size()) return x.size() < y.size();
+      if (x != y) return x < y;
+      i = ei;
+      j = ej;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  if ((i < a.size()) != (j < b.size())) return j < b.size();
+  return a < b;  // equal as numbers ("rank01", "rank1"): by their bytes, for a total order
 }
 
 namespace {
@@ -244,6 +274,17 @@ Timeline merge_rank_traces(std::vector<importer::RankTrace> ranks, const ImportO
     if (!options.rank_from_file_order) require_same_job(ranks.front(), r);
     const auto [it, fresh] = file_of_rank.emplace(r.rank, &r.file);
     if (!fresh) {
+      // rank0.json beside rank0.json.gz: the same trace twice, which file-order would read as
+      // twice the ranks.
+      const auto stem = [](std::string name) {
+        if (name.ends_with(".gz")) name.resize(name.size() - 3);
+        return name;
+      };
+      if (stem(r.file) == stem(*it->second)) {
+        throw ImportError(r.file, "",
+                          "rank " + std::to_string(r.rank) + " is also the rank of " + *it->second +
+                              ": the same trace twice, once compressed? give one");
+      }
       throw ImportError(r.file, "",
                         "rank " + std::to_string(r.rank) + " is also the rank of " + *it->second +
                             ": one file per rank (or --rank-from file-order to number the files "

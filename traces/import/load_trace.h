@@ -50,7 +50,10 @@ Timeline load_traces_bytes(std::span<const NamedTraceBytes> files,
 void require_spans(const Timeline& t, const std::filesystem::path& source,
                    const ImportReport* report = nullptr);
 
-// The trace files directly inside a folder (*.json, *.json.gz, *.sqlite, *.db), sorted by name.
+// The trace files directly inside a folder (*.json, *.json.gz, *.sqlite, *.db), sorted by name
+// with numbers in numeric order (natural_less: rank2.json before rank10.json).
 std::vector<std::filesystem::path> trace_files_in(const std::filesystem::path& folder);
+// Whether `a` sorts before `b` with each run of digits compared as a number.
+bool natural_less(std::string_view a, std::string_view b);
 
 }  // namespace meshscope::traces

@@ -365,8 +365,11 @@ size_t pair_torch_transfers(Timeline& t) {
     const auto it = group_of.find(rank);
     return it == group_of.end() ? 0 : it->second.first;
   };
+  // One pipeline too: each rank's file can only say stage = its rank, which is no stage where the
+  // files name no rank (no distributedInfo: every GPipe rank had read as stage 0) or the group is
+  // not ranks 0.. (the second replica's traces alone).
+  if (!groups.empty()) number_single_stage_ranks(t, groups);
   if (groups.size() > 1) {
-    number_single_stage_ranks(t, groups);
     for (Device& d : t.devices) {
       const auto it = group_of.find(d.rank);
       if (it == group_of.end()) continue;
