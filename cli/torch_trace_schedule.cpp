@@ -55,8 +55,11 @@ RecoveredSchedule recover_torch_schedule(const traces::Timeline& t, const std::s
   }
   RecoveredSchedule recovered;
   try {
+    // Groups the traces name (their process groups) are the pipeline as they stand; their
+    // untraced members were refused above.
+    const bool named = !traces::importer::per_rank_metadata(t, "process_groups").empty();
     recovered = predict::recover_schedule(traces::importer::torch_action_orders(t),
-                                          traces::importer::torch_pipeline_groups(t), path);
+                                          traces::importer::torch_pipeline_groups(t), path, named);
   } catch (const predict::RecoveryError& e) {
     throw UserError(e.what());
   }

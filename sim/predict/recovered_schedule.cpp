@@ -8,7 +8,7 @@ namespace meshscope::predict {
 
 RecoveredSchedule recover_schedule(const std::map<int, std::vector<std::string>>& orders,
                                    const std::vector<std::vector<int>>& groups,
-                                   const std::string& path) {
+                                   const std::string& path, bool groups_named) {
   if (orders.empty()) {
     throw RecoveryError(path +
                         ": no torch.distributed.pipelining actions in these traces (PP: ranges, "
@@ -28,6 +28,8 @@ RecoveredSchedule recover_schedule(const std::map<int, std::vector<std::string>>
         }
       }
     }
+  } else if (groups.size() == 1 && groups_named) {
+    out.ranks = groups.front();
   } else {
     for (int r = 0; r <= orders.rbegin()->first; ++r) out.ranks.push_back(r);
   }

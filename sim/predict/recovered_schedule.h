@@ -34,10 +34,13 @@ struct RecoveryError : std::runtime_error {
 
 // The schedule of the first pipeline group (with dp > 1 every group runs the same one).
 // `orders`: each global rank's torch action names in order (importer::torch_action_orders);
-// `groups`: the pipeline groups (importer::torch_pipeline_groups). RecoveryError when there are
-// no actions, a rank of the group is missing, or the rows do not parse as a schedule.
+// `groups`: the pipeline groups (importer::torch_pipeline_groups); `groups_named`: whether the
+// traces named them (their process groups), so that one group is the pipeline as it stands (the
+// second replica's ranks 2 and 3 alone); otherwise the pipeline is ranks 0 to the last traced.
+// RecoveryError when there are no actions, a rank of the group is missing, or the rows do not
+// parse as a schedule.
 RecoveredSchedule recover_schedule(const std::map<int, std::vector<std::string>>& orders,
                                    const std::vector<std::vector<int>>& groups,
-                                   const std::string& path);
+                                   const std::string& path, bool groups_named = false);
 
 }  // namespace meshscope::predict

@@ -457,6 +457,40 @@ TEST(TorchTraceCli, ASingleStageReplicaIsRecoveredAsItsOwnPipeline) {
               kDevelopmentTolerance);
 }
 
+// The second replica's traces alone are a whole pipeline (its process groups name ranks 2 and 3):
+// it had been refused as "no trace of rank 0 (ranks 2..3 found)", the first replica's read.
+TEST(TorchTraceCli, TheSecondReplicasTracesAloneAreItsPipeline) {
+  for (const char* name : {"dp2_GPipe", "dp2_Interleaved1F1B"}) {
+    const fs::path dir = temp_dir(std::string("torch_second_replica_") + name);
+    for (const char* f : {"rank2.json.gz", "rank3.json.gz"})
+      fs::copy_file(kTorch / name / f, dir / f, fs::copy_options::overwrite_existing);
+    const Result csv =
+        shell(kBin + " schedules --from-trace " + dir.string() + " --format torch-csv");
+    ASSERT_EQ(csv.status, 0) << name << ": " << csv.err;
+    // Every group ran the same schedule: the whole job's (its first group's) recovered schedule.
+    const Result first =
+        shell(kBin + " schedules --from-trace " + (kTorch / name).string() + " --format torch-csv");
+    ASSERT_EQ(first.status, 0) << first.err;
+    EXPECT_EQ(csv.out, first.out) << name;
+    const auto p = predict_from_trace(dir);
+    ASSERT_FALSE(p.is_null()) << name;
+    EXPECT_EQ(p["replayed_ranks"], nlohmann::json::array({2, 3})) << name;
+  }
+  // One rank's trace twice, compressed and not, is named as such: "one file per rank (or
+  // --rank-from file-order ...)" had led to a job of every rank twice.
+  const fs::path twice = temp_dir("torch_trace_twice");
+  fs::copy_file(kTorch / "1F1B" / "rank0.json.gz", twice / "rank0.json.gz",
+                fs::copy_options::overwrite_existing);
+  ASSERT_EQ(shell("gzip -dc " + (kTorch / "1F1B" / "rank0.json.gz").string() + " > " +
+                  (twice / "rank0.json").string())
+                .status,
+            0);
+  const Result r = shell(kBin + " analyze " + twice.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("the same trace twice, once compressed? give one"), std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace meshscope::cli_testing
 

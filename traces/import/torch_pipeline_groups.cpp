@@ -134,14 +134,22 @@ std::vector<int> torch_untraced_ranks(const Timeline& t) {
   const std::map<int, std::string> positions = per_rank_metadata(t, "pipeline_position");
   const std::map<int, std::string> groups = per_rank_metadata(t, "process_groups");
   // Each traced rank's pipeline: the smallest of its groups that could be one (with dp = 1, the
-  // group of every rank).
+  // group of every rank); of two that small, one whose ranks are all traced (a replica's GPipe
+  // ranks 2 and 3 alone: their data-parallel groups {0, 2} and {1, 3} could be pipelines too, with
+  // 0 and 1 untraced, and had been taken first).
+  const auto whole = [&](const std::vector<int>& members) {
+    return std::all_of(members.begin(), members.end(), [&](int m) { return stages.count(m) > 0; });
+  };
   std::set<int> missing;
   for (const auto& [rank, mine] : stages) {
     const auto text = groups.find(rank);
     if (text == groups.end()) continue;
     std::vector<int> pipeline;
     for (const std::vector<int>& members : parse_process_groups(text->second)) {
-      if (members.size() < 2 || (!pipeline.empty() && members.size() >= pipeline.size())) continue;
+      if (members.size() < 2) continue;
+      const bool better = pipeline.empty() || members.size() < pipeline.size() ||
+                          (members.size() == pipeline.size() && whole(members) && !whole(pipeline));
+      if (!better) continue;
       if (std::find(members.begin(), members.end(), rank) == members.end()) continue;
       if (could_be_pipeline(members, stages, positions)) pipeline = members;
     }
