@@ -2,6 +2,7 @@
 #include "cli/torch_trace_schedule.h"
 #include "cli/read_progress.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <vector>
@@ -12,6 +13,34 @@
 #include "traces/import/torch_pipeline.h"
 
 namespace meshscope::cli {
+namespace {
+
+// The k > 1 for which each rank's compute and transfers are k copies of one sequence (the same k
+// on every rank; the reader's one STEP after them left out), else 1.
+int repeats_of(const std::vector<std::vector<schedule::Action>>& program) {
+  std::vector<std::vector<schedule::Action>> ranks;
+  for (const auto& actions : program) {
+    ranks.emplace_back();
+    for (const schedule::Action& a : actions) {
+      if (schedule::is_compute(a.kind) || schedule::is_p2p(a.kind)) ranks.back().push_back(a);
+    }
+  }
+  if (ranks.empty() || ranks.front().empty()) return 1;
+  for (size_t k = 2; k <= ranks.front().size(); ++k) {
+    const bool all = std::all_of(ranks.begin(), ranks.end(), [&](const auto& rank) {
+      if (rank.empty() || rank.size() % k != 0) return false;
+      const size_t period = rank.size() / k;
+      for (size_t i = period; i < rank.size(); ++i) {
+        if (!(rank[i] == rank[i - period])) return false;
+      }
+      return true;
+    });
+    if (all) return static_cast<int>(k);
+  }
+  return 1;
+}
+
+}  // namespace
 
 traces::Timeline load_torch_job(const std::string& path, const std::string& command) {
   try {
@@ -69,6 +98,29 @@ RecoveredSchedule recover_torch_schedule(const traces::Timeline& t, const std::s
   const schedule::ValidationResult check = schedule::validate(recovered.parsed.schedule);
   if (!check.ok()) {
     const auto& ranks = recovered.parsed.schedule.ranks;
+    // A job that ran no backward (torch's _ScheduleForwardOnly, an inference pipeline) is no
+    // truncated training step: said as what it is.
+    const bool forward_only = std::none_of(ranks.begin(), ranks.end(), [](const auto& rank) {
+      return std::any_of(rank.begin(), rank.end(), [](const schedule::Action& a) {
+        return a.kind == schedule::ActionKind::kBackward ||
+               a.kind == schedule::ActionKind::kInputGrad ||
+               a.kind == schedule::ActionKind::kWeightGrad;
+      });
+    });
+    if (forward_only) {
+      throw UserError(path +
+                      ": the job ran forwards only (no backward on any rank: torch's "
+                      "_ScheduleForwardOnly, or an inference pipeline); --from-trace recovers and "
+                      "replays training steps");
+    }
+    // Several iterations without ProfilerStep markers between them (a plain `with profile():`,
+    // no prof.step()) read as one step that does each microbatch's work k times.
+    if (const int k = repeats_of(ranks); k > 1) {
+      throw UserError(path + ": the traces hold " + std::to_string(k) +
+                      " iterations of the schedule and no ProfilerStep marks between them (the "
+                      "profiler's prof.step() writes them): give a trace of one step, or profile "
+                      "with prof.step() after each");
+    }
     std::string counts;
     for (size_t r = 0; r < ranks.size(); ++r) {
       size_t compute = 0;
