@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -345,7 +346,19 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
                     ": a trace's GEMM rates were taken inside a run, at the clock it held, so they "
                     "are sustained rates already: --held-rates goes with a table of burst rates");
   const cost::GemmTableFit fit = cost::fit_gemm_table(hw, rows);
-  const cost::KHalfScan scan = cost::scan_k_half(hw, rows);
+  // The scan fits the table once per k_half: about 0.5 ms a shape each on this project's 2-core
+  // machine, so 200,000 shapes took a silent minute and a half. Said every 10 s, as a long read is.
+  const auto started = std::chrono::steady_clock::now();
+  auto said = started;
+  const cost::KHalfScan scan = cost::scan_k_half(hw, rows, 16, 512, [&](size_t done, size_t of) {
+    const auto now = std::chrono::steady_clock::now();
+    if (done == of || now - said < std::chrono::seconds(10)) return;
+    said = now;
+    std::fprintf(stderr,
+                 "calibrate: %s: k_half scan, %zu of %zu values fitted (%zu shapes), %.0f s\n",
+                 a.file.c_str(), done, of, rows.size(),
+                 std::chrono::duration<double>(now - started).count());
+  });
   const cost::MeasuredGemm& best =
       *std::max_element(rows.begin(), rows.end(),
                         [](const auto& x, const auto& y) { return x.flops_per_s < y.flops_per_s; });

@@ -102,6 +102,9 @@ std::vector<MeasuredGemm> read_gemm_table(const std::string& path) {
   size_t columns = 0;  // the header's: every row has as many
   for (int line = 1; std::getline(in, text); ++line) {
     if (!text.empty() && text.back() == '\r') text.pop_back();
+    // A UTF-8 byte-order mark (Excel's "CSV UTF-8" writes one) is no part of the header, as
+    // configs, calibrations, schedules and traces read it: refused, it read "want X, got X".
+    if (line == 1 && text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
     if (text.empty() || text[0] == '#') continue;
     const std::vector<std::string> fields = split_fields(text);
     if (columns == 0) {
@@ -169,13 +172,16 @@ double fitted_rate(const Hardware& hw, const MeasuredGemm& shape, const GemmTabl
 }
 
 KHalfScan scan_k_half(const Hardware& hw, const std::vector<MeasuredGemm>& rows, double step,
-                      double max) {
+                      double max, const std::function<void(size_t, size_t)>& progress) {
   KHalfScan scan{0, 1e300};
-  for (double k_half = 0; k_half <= max; k_half += step) {
+  const auto count = static_cast<size_t>(max / step) + 1;
+  for (size_t i = 0; i < count; ++i) {
+    const double k_half = static_cast<double>(i) * step;
     Hardware h = hw;
     h.efficiency.k_half = k_half;
     const double r = fit_gemm_table(h, rows).rms;
     if (r < scan.best_rms) scan = {k_half, r};
+    if (progress) progress(i + 1, count);
   }
   return scan;
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,12 +51,14 @@ double fitted_rate(const Hardware& hw, const MeasuredGemm& shape, const GemmTabl
 // without an FP8 rate.
 Hardware fp8_gemm_view(const Hardware& hw);
 
-// The k_half (0, step, ..., max) whose fit has the least rms, and that rms.
+// The k_half (0, step, ..., max) whose fit has the least rms, and that rms. `progress` (when set)
+// is told after each k_half fitted (done, of how many): a table of 200,000 shapes takes minutes.
 struct KHalfScan {
   double best_k_half = 0;
   double best_rms = 0;
 };
 KHalfScan scan_k_half(const Hardware& hw, const std::vector<MeasuredGemm>& rows, double step = 16,
-                      double max = 512);
+                      double max = 512,
+                      const std::function<void(size_t, size_t)>& progress = nullptr);
 
 }  // namespace meshscope::cost

@@ -45,10 +45,9 @@ std::string name_of(const nlohmann::json& e) {
 // schedule twice. Had been refused as "not a whole one ... Does a rank's trace end inside its
 // step?", which it does not.
 TEST(TorchTraceKinds, TwoIterationsWithoutStepMarksAreSaidToBeSo) {
-  const fs::path dir = filtered_job("InterleavedZeroBubble_2steps", "torch_no_step_marks",
-                                    [](const nlohmann::json& e) {
-                                      return !name_of(e).starts_with("ProfilerStep#");
-                                    });
+  const fs::path dir = filtered_job(
+      "InterleavedZeroBubble_2steps", "torch_no_step_marks",
+      [](const nlohmann::json& e) { return !name_of(e).starts_with("ProfilerStep#"); });
   const Result r = shell(kBin + " predict --from-trace " + dir.string());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(dir.string() +
@@ -57,19 +56,18 @@ TEST(TorchTraceKinds, TwoIterationsWithoutStepMarksAreSaidToBeSo) {
             std::string::npos)
       << r.err;
   // Its first iteration alone, as any one profiled step, is no repetition.
-  EXPECT_EQ(shell(kBin + " predict --from-trace " + (kTorch / "InterleavedZeroBubble").string())
-                .status,
-            0);
+  EXPECT_EQ(
+      shell(kBin + " predict --from-trace " + (kTorch / "InterleavedZeroBubble").string()).status,
+      0);
 }
 
 // torch's _ScheduleForwardOnly (an inference pipeline) runs no backward: said as what it is, not
 // as a training step whose trace ended early.
 TEST(TorchTraceKinds, AForwardOnlyJobIsSaidToBeOne) {
   const std::regex gradient_work("PP:\\d+(B|I|W|SEND_B|RECV_B|WAIT_SEND_B)\\d+");
-  const fs::path dir =
-      filtered_job("Interleaved1F1B", "torch_forward_only", [&](const nlohmann::json& e) {
-        return !std::regex_match(name_of(e), gradient_work);
-      });
+  const fs::path dir = filtered_job(
+      "Interleaved1F1B", "torch_forward_only",
+      [&](const nlohmann::json& e) { return !std::regex_match(name_of(e), gradient_work); });
   for (const char* command : {" predict --from-trace ", " schedules --from-trace "}) {
     const Result r = shell(kBin + command + dir.string());
     EXPECT_EQ(r.status, 1) << command;
