@@ -31,7 +31,9 @@ class Reader {
 
   [[noreturn]] void fail(const std::string& key, const std::string& why) const {
     const std::string path = prefix_.empty() ? key : (key.empty() ? prefix_ : prefix_ + "." + key);
-    throw std::runtime_error(where_ + ": key '" + path + "': " + why);
+    // The whole file at fault (a number, a list of nothing) is no key: it read "key ''".
+    throw std::runtime_error(where_ + (path.empty() ? ": the top level" : ": key '" + path + "'") +
+                             ": " + why);
   }
   bool has(const std::string& key) {
     seen_.insert(key);

@@ -58,8 +58,9 @@ std::vector<SweepPoint> expand_sweep(const json& j, const std::string& where) {
           const bool natural_list = dotted == "model.layers_per_stage";
           if (!natural_list || (!v.empty() && v.front().is_array())) {
             if (v.empty())
-              throw std::runtime_error(where + ": key '" + dotted +
-                                       "': an empty list sweeps nothing");
+              throw std::runtime_error(
+                  where + (dotted.empty() ? ": the top level" : ": key '" + dotted + "'") +
+                  ": an empty list sweeps nothing");
             // The values of one key are of one kind: `[1, "2", 4]` is a typo in the list, not a
             // point that does not fit (it was a row of errors, and the command succeeded).
             for (size_t i = 1; i < v.size(); ++i) {
