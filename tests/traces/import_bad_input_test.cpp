@@ -36,6 +36,25 @@ TEST(ImportBadInput, TruncatedJsonNamesTheEndOfTheData) {
                                std::to_string(json.find(kGood, 20)) + " (truncated?)");
 }
 
+// A top-level key given twice is not the reader's to resolve: two traceEvents arrays had been
+// read as one trace, and of two distributedInfo the last was the rank.
+TEST(ImportBadInput, ATopLevelKeyGivenTwiceIsNamed) {
+  const std::string events = trace_of({kGood});  // {"traceEvents":[...]}
+  const std::string body = events.substr(1, events.size() - 2);
+  EXPECT_EQ(error_of("{" + body + "," + body + "}"),
+            "bad.json: byte " + std::to_string(body.size() + 2 + 14) +
+                ": key 'traceEvents' given twice (bytes 1 and " + std::to_string(body.size() + 2) +
+                ")");
+  const std::string info = R"("distributedInfo": {"rank": 0, "world_size": 2})";
+  EXPECT_NE(error_of("{" + info + "," + info + "," + body + "}").find(
+                "key 'distributedInfo' given twice (bytes 1 and "),
+            std::string::npos);
+  // A member read again once more input came (a 1 MiB one crosses the reader's 256 KiB chunks)
+  // is the same member.
+  const std::string pad = "\"pad\": \"" + std::string(1 << 20, 'x') + "\"";
+  EXPECT_EQ(error_of("{" + pad + "," + info + "," + body + "}"), "no error");
+}
+
 TEST(ImportBadInput, TruncatedAndCorruptGzip) {
   const std::string gz = gzip_bytes(trace_of({kGood, kGood, kGood}));
   // The offset is the inflated data's; the message also says where the compressed file ended.

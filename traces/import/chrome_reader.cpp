@@ -4,7 +4,11 @@
 #include "traces/import/chrome_reader.h"
 
 #include <cstring>
+#include <map>
 #include <stdexcept>
+#include <string>
+
+#include "traces/printable.h"
 
 namespace meshscope::traces::importer {
 namespace {
@@ -150,6 +154,14 @@ class ChromeReader {
     m.offset = scan_.offset_of(scan_.pos());
     m.key = scan_.string();
     scan_.expect(':', "':' after a key");
+    // A top-level key given twice (two traceEvents arrays, two distributedInfo) had been read as
+    // both, or as the last: which is the trace is not the reader's to guess, as hand-written
+    // JSON's reader refuses it too. (A member read again after more input came has its offset.)
+    if (const auto [it, fresh] = top_keys_.emplace(std::string(m.key), m.offset);
+        !fresh && it->second != m.offset) {
+      scan_.fail_here("key '" + printable(m.key, 40) + "' given twice (bytes " +
+                      std::to_string(it->second) + " and " + std::to_string(m.offset) + ")");
+    }
     if (m.key == "traceEvents") {
       if (scan_.peek_after_ws() != '[') scan_.fail_here("traceEvents is not an array");
       scan_.set_pos(scan_.pos() + 1);
@@ -291,6 +303,7 @@ class ChromeReader {
   ImportReport& report_;
   State state_ = State::kStart;
   ChromeReadSummary summary_;
+  std::map<std::string, int64_t, std::less<>> top_keys_;  // each top-level key, at its byte
   std::array<ChromeArg, ChromeEvent::kMaxArgs> members_{};
 };
 
