@@ -46,8 +46,8 @@ TEST(ImportBadInput, ATopLevelKeyGivenTwiceIsNamed) {
                 ": key 'traceEvents' given twice (bytes 1 and " + std::to_string(body.size() + 2) +
                 ")");
   const std::string info = R"("distributedInfo": {"rank": 0, "world_size": 2})";
-  EXPECT_NE(error_of("{" + info + "," + info + "," + body + "}").find(
-                "key 'distributedInfo' given twice (bytes 1 and "),
+  EXPECT_NE(error_of("{" + info + "," + info + "," + body + "}")
+                .find("key 'distributedInfo' given twice (bytes 1 and "),
             std::string::npos);
   // A member read again once more input came (a 1 MiB one crosses the reader's 256 KiB chunks)
   // is the same member.
