@@ -215,6 +215,7 @@ int64_t ComputeTime::ns(const traces::Span& s) const {
 Calibration fit_calibration(const std::vector<const traces::Timeline*>& timelines,
                             const Hardware& hw, Precision precision) {
   std::map<traces::Phase, Samples> compute;
+  size_t untimed_compute = 0;  // priced spans (FLOPs, a phase) of no time
   Samples p2p, coll, all_to_all;
   GroupsSeen coll_groups, all_to_all_groups;
   int p2p_alone = 0;  // imported receives without their send (LinkFit::timed_alone)
@@ -227,12 +228,21 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
         send_begin[f.to] = t->spans[f.from].begin_ns;
     }
     for (const traces::Span& s : t->spans) {
-      if (!inside(s, win) || s.end_ns <= s.begin_ns) continue;
+      const bool priced =
+          s.kind == traces::SpanKind::kCompute && s.flops > 0 && s.phase != traces::Phase::kNone;
+      if (!inside(s, win)) continue;
+      if (s.end_ns <= s.begin_ns) {
+        untimed_compute += priced;
+        continue;
+      }
       // A compute span without a phase (another tool's kernel with args.flops) prices no phase
       // of a schedule: not fitted.
-      if (s.kind == traces::SpanKind::kCompute && s.flops > 0 && s.phase != traces::Phase::kNone) {
+      if (priced) {
         const int64_t busy = computing.ns(s);
-        if (busy <= 0) continue;
+        if (busy <= 0) {
+          ++untimed_compute;
+          continue;
+        }
         compute[s.phase].x.push_back(s.flops);
         compute[s.phase].y.push_back(static_cast<double>(busy));
       } else if (s.kind == traces::SpanKind::kRecv && s.bytes > 0) {
@@ -268,6 +278,14 @@ Calibration fit_calibration(const std::vector<const traces::Timeline*>& timeline
       seen.timed_alone += role == ImportedTiming::Role::kAlone ? 1 : 0;
     }
   }
+  // Spans with FLOPs and a phase that took no time (a trace's durations of 1e-9 us) had been
+  // "no compute span with FLOPs and a phase": they have both, and no time.
+  if (compute.empty() && p2p.x.empty() && coll.x.empty() && all_to_all.x.empty() &&
+      untimed_compute > 0)
+    throw std::invalid_argument("calibrate: the traces' " + std::to_string(untimed_compute) +
+                                " compute span" + (untimed_compute == 1 ? "" : "s") +
+                                " with FLOPs and a phase took no time (their durations are 0 "
+                                "ns once read): nothing to fit");
   if (compute.empty() && p2p.x.empty() && coll.x.empty() && all_to_all.x.empty())
     throw std::invalid_argument(
         "calibrate: the traces have no compute span with FLOPs and a phase (forward, backward, "

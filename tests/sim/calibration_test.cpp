@@ -130,6 +130,33 @@ TEST(Calibration, FitRecoversRatesFromATimeline) {
   EXPECT_EQ(c.phase(traces::Phase::kBackward).samples, 0);
 }
 
+// Compute spans with FLOPs and a phase that took no time are said to be so: "no compute span with
+// FLOPs and a phase" had named what they have.
+TEST(Calibration, ComputeSpansOfNoTimeAreSaidToBeSo) {
+  traces::Timeline t;
+  const uint16_t d = t.add_device(0, "rank 0");
+  t.add_lane(d, "compute", traces::LaneKind::kCompute);
+  for (int i = 0; i < 3; ++i) {
+    traces::Span s;
+    s.device = d;
+    s.kind = traces::SpanKind::kCompute;
+    s.phase = traces::Phase::kForward;
+    s.flops = 1e6;
+    s.begin_ns = s.end_ns = 1000 * i;
+    t.add_span(s);
+  }
+  t.steps.push_back({0, 3000});
+  try {
+    fit_calibration({&t}, find_hardware("cpu-local"), Precision::kFp32);
+    FAIL() << "fitted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the traces' 3 compute spans with FLOPs and a phase took "
+                                         "no time"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // A moe run with ep < dp (profiler/exec/moe_block.h): its all-to-alls are over ep, its experts'
 // gradient all-reduces over edp, both groups sized from the run's dp and its workload's ep. dp 4
 // ep 2 makes both groups of 2, so the fits equal those over the dp group of 2 above; sized as dp
