@@ -81,11 +81,15 @@ class ChromeWriter {
     buf_ += k;
     buf_ += "\":";
   }
+  // Thread t of a device is written tid t + 1: Perfetto's JSON importer takes tid 0 for "no tid"
+  // and moves such events to tid == pid (json_trace_tokenizer.cc: "Make the tid equal to the pid
+  // if tid is not set"), which put device d's lane 0 on its lane d, whose slices then did not nest
+  // and were dropped. The pid stays the device (Kineto's GPU events have pid == device).
   void pid_tid(size_t pid, size_t tid) {
     buf_ += ",\"pid\":";
     jt::append_int(buf_, static_cast<int64_t>(pid));
     buf_ += ",\"tid\":";
-    jt::append_int(buf_, static_cast<int64_t>(tid));
+    jt::append_int(buf_, static_cast<int64_t>(tid) + 1);
   }
 
   void header() {
@@ -217,9 +221,9 @@ class ChromeWriter {
     }
   }
 
-  // Thread tid of device d: its name, the kind of `lane` and, for an extra thread holding that
-  // lane's overlapping slices, the lane's tid (the importer folds the thread back into it); then
-  // its sort index.
+  // Thread tid of device d (written tid + 1, pid_tid): its name, the kind of `lane` and, for an
+  // extra thread holding that lane's overlapping slices, the lane's tid (the importer folds the
+  // thread back into it); then its sort index.
   void thread_metadata(size_t d, size_t tid, const std::string& thread_name, size_t lane,
                        bool extra) {
     metadata_event("thread_name", d, tid);
@@ -229,7 +233,7 @@ class ChromeWriter {
     jt::append_string(buf_, name(t_.devices[d].lanes[lane].kind));
     if (extra) {
       buf_ += ",\"lane\":";
-      jt::append_int(buf_, static_cast<int64_t>(lane));
+      jt::append_int(buf_, static_cast<int64_t>(lane) + 1);  // the lane's tid (pid_tid)
     }
     buf_ += '}';
     end_event();

@@ -20,22 +20,24 @@
 //   "distributedInfo": {"rank": r, "world_size": w},   // Kineto's; only when the Timeline is one
 //                                                      // rank's (one_rank), world_size if known
 //   "traceEvents": [
-//     -- for each device d (pid = d, the device index), then each of its lanes l (tid = l):
-//     {"ph":"M","name":"process_name","pid":d,"tid":0,
+//     -- for each device d (pid = d, the device index), then each of its lanes l (tid = l + 1:
+//        Perfetto reads tid 0 as "no tid" and moves it to tid == pid; since stop 68, older files
+//        have tid = l and read the same):
+//     {"ph":"M","name":"process_name","pid":d,"tid":1,
 //      "args":{"name": Device::name, "rank": r, "dp": i, "pp": j, "tp": k}},
-//     {"ph":"M","name":"process_sort_index","pid":d,"tid":0,"args":{"sort_index": position of
+//     {"ph":"M","name":"process_sort_index","pid":d,"tid":1,"args":{"sort_index": position of
 //      the device in (rank, index) order}},
-//     {"ph":"M","name":"thread_name","pid":d,"tid":l,"args":{"name": Lane::name,
+//     {"ph":"M","name":"thread_name","pid":d,"tid":l+1,"args":{"name": Lane::name,
 //      "lane_kind": "compute"|"comm"|"host"}},
-//     {"ph":"M","name":"thread_sort_index","pid":d,"tid":l,"args":{"sort_index": l}},
-//        then, past its lanes, the device's extra threads (tid = lanes + j), named
+//     {"ph":"M","name":"thread_sort_index","pid":d,"tid":l+1,"args":{"sort_index": l}},
+//        then, past its lanes, the device's extra threads (tid = lanes + j + 1), named
 //        "LANE (overlapping k)" with their lane's kind and "lane": the lane's tid: where a lane's
 //        slices overlap without nesting, which Perfetto would drop, the export moves them there
 //        (chrome_threads.h), and the importer puts them back on that lane;
 //     -- one X event per span, in Timeline::spans order (the k-th X event is span k):
 //     {"ph":"X","cat": kineto_category ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime",
 //      "cuda_driver", "cpu_op", "user_annotation", "gpu_user_annotation", or "idle"),
-//      "name": span name,"pid": device,"tid": lane (or its extra thread),"ts": µs,"dur": µs,
+//      "name": span name,"pid": device,"tid": lane + 1 (or its extra thread),"ts": µs,"dur": µs,
 //      "args":{"kind": name(SpanKind) ("compute", "send", ..., "idle"; what the importer reads),
 //              "device": d, "stream": kineto_stream,          (device work only: Kineto's args;
 //                                      an imported span only where its source had a stream)

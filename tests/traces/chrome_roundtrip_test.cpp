@@ -143,12 +143,12 @@ TEST(ChromeRoundTrip, SlicesThatOverlapWithoutNestingGoToAnExtraThread) {
   for (const auto& e : j.at("traceEvents")) {
     if (e.value("ph", "") == "X") tid[e.at("name")] = e.at("tid").get<int64_t>();
     if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name" &&
-        e.at("tid").get<int64_t>() == 1)
+        e.at("tid").get<int64_t>() == 2)
       extra_name = e.at("args").at("name");
   }
-  EXPECT_EQ(tid.at("a"), 0);
-  EXPECT_EQ(tid.at("c"), 0);
-  EXPECT_EQ(tid.at("b"), 1);
+  EXPECT_EQ(tid.at("a"), 1);  // lane 0 is tid 1 (chrome_export.cpp, pid_tid)
+  EXPECT_EQ(tid.at("c"), 1);
+  EXPECT_EQ(tid.at("b"), 2);
   EXPECT_EQ(extra_name, "stream 7 (overlapping 1)");
   // Read back, every slice is there, with its times, on the lane it came from: the extra thread
   // names that lane, and the importer folds it back (no lane of its own).
