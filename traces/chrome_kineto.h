@@ -16,7 +16,10 @@
 //                                                      no gaps; kept so bubbles stay visible)
 // Which args carry Kineto's meaning: "device" (the pid, as Kineto's GPU events have pid ==
 // device) and "stream" on device work only; "correlation" on both ends of a host -> device
-// launch flow (equal to the id of its "ac2g" flow events, as in Kineto).
+// launch flow: an imported launch keeps its source's correlation id; one without numbers it past
+// them. The flow events themselves are numbered in the file's order (id = the flow's index), so
+// the correlation equals the "ac2g" flow's id, as in Kineto, only where nothing was imported:
+// join launches to kernels by args.correlation (as HTA does), not by the flow's id.
 //
 // How HolisticTraceAnalysis reads the result (hta/common/trace_parser.py, hta/utils/utils.py,
 // hta/analyzers/breakdown_analysis.py in facebookresearch/HolisticTraceAnalysis): it takes the
