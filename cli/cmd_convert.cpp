@@ -7,15 +7,18 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/output_path.h"
 #include "cli/read_progress.h"
+#include "traces/atomic_file.h"
 #include "traces/chrome_export.h"
 #include "traces/import/load_trace.h"
 #include "traces/input_file.h"
+#include "traces/timeline_merge.h"
 
 namespace meshscope::cli {
 namespace {
@@ -33,8 +36,51 @@ struct ConvertArgs {
   std::vector<std::string> inputs;
   std::string output;
   bool no_host = false;
+  bool per_rank = false;
   std::string align = "collective-ends";  // checked against kAligns when parsed
 };
+
+// --per-rank: each rank's part (traces::split_by_rank) as rank<R>.json in `folder`, with
+// distributedInfo, for tools that read a job as one file per rank (HolisticTraceAnalysis's
+// TraceAnalysis(trace_dir=...)). All are synced before any is renamed into place, so a failure
+// (a full disk) leaves the folder as it was. A folder holding other trace files is refused: HTA
+// would read them as ranks of this job.
+void write_per_rank(const traces::Timeline& t, const fs::path& folder) {
+  std::error_code ec;
+  if (fs::exists(folder, ec) && !fs::is_directory(folder, ec))
+    throw usage_error("--per-rank: -o names a folder to write rank<R>.json into; " +
+                      folder.string() + " is a file");
+  const auto parts = traces::split_by_rank(t);
+  std::set<std::string> names;
+  for (const auto& [rank, part] : parts) names.insert("rank" + std::to_string(rank) + ".json");
+  if (fs::is_directory(folder, ec)) {
+    for (const fs::path& f : traces::trace_files_in(folder)) {
+      if (!names.count(f.filename().string()))
+        throw UserError(folder.string() + " holds " + f.filename().string() +
+                        ", which is no rank of this job's: a tool reading the folder would take "
+                        "it for one (give an empty folder)");
+    }
+  } else if (!fs::create_directory(folder, ec) && ec) {
+    throw UserError(folder.string() + ": cannot create the folder: " + ec.message());
+  }
+  std::vector<traces::AtomicFile> files;
+  size_t spans = 0;
+  for (const auto& [rank, part] : parts) {
+    files.emplace_back(folder / ("rank" + std::to_string(rank) + ".json"));
+    traces::write_chrome_trace(part, files.back());
+    files.back().sync();
+    spans += part.spans.size();
+  }
+  for (traces::AtomicFile& f : files) f.commit();
+  std::printf(
+      "wrote %s: %zu ranks (rank<R>.json each), %zu spans; the %zu flows between ranks "
+      "are in none\n",
+      folder.c_str(), parts.size(), spans, t.flows.size() - [&] {
+        size_t within = 0;
+        for (const auto& [rank, part] : parts) within += part.flows.size();
+        return within;
+      }());
+}
 
 void run(const ConvertArgs& args) {
   ReadPaths inputs;
@@ -57,6 +103,10 @@ void run(const ConvertArgs& args) {
   for (const std::string& line : report.lines())
     std::fprintf(stderr, "meshscope: warning: %s\n", line.c_str());
   traces::require_spans(t, args.inputs.size() == 1 ? args.inputs[0] : "the traces", &report);
+  if (args.per_rank) {
+    write_per_rank(t, fs::path(args.output));
+    return;
+  }
   if (args.output == "-") {
     // The trace itself goes to stdout; the summary line to stderr, so a pipe gets JSON only.
     traces::write_chrome_trace(t, [](std::string_view chunk) {
@@ -84,11 +134,28 @@ void add_convert_command(CLI::App& app) {
       ->required()
       ->check(input_path_check());
   cmd->add_option("-o,--out", args->output,
-                  "Output Chrome trace (.json; .gz: compressed); - for stdout")
-      ->required()
-      ->check(chrome_trace_name_check())
-      ->check(output_file_check(DashMeans::kStdout));
+                  "Output Chrome trace (.json; .gz: compressed); - for stdout; with --per-rank, "
+                  "a folder")
+      ->required();
+  cmd->add_flag("--per-rank", args->per_rank,
+                "Write one file per rank into the folder -o names (rank<R>.json, each with "
+                "Kineto's distributedInfo), as HolisticTraceAnalysis reads a job; the flows "
+                "between ranks are left out");
   cmd->add_flag("--no-host", args->no_host, "Drop host events (CPU ops, runtime calls)");
+  // -o is a trace file, checked as every trace output is, unless --per-rank makes it a folder.
+  cmd->parse_complete_callback([args] {
+    if (args->per_rank) {
+      if (args->output == "-") throw usage_error("--per-rank writes files into a folder, not -");
+      if (args->output.empty()) throw usage_error("--out: the path is empty");
+      return;
+    }
+    for (CLI::Validator check :
+         {chrome_trace_name_check(), output_file_check(DashMeans::kStdout)}) {
+      std::string path = args->output;
+      if (const std::string why = check(path); !why.empty())
+        throw CLI::ValidationError("--out", why);
+    }
+  });
   cmd->add_option("--align", args->align,
                   "Clock alignment of per-rank files: collective-ends (base-time, then refined "
                   "by the ends of matching NCCL collectives), base-time (each file's "

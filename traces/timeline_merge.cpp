@@ -2,6 +2,7 @@
 #include "traces/timeline_merge.h"
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -89,6 +90,40 @@ void append_timeline(Timeline& out, const Timeline& part, std::span<const int> d
       out.steps[k].end_ns = std::max(out.steps[k].end_ns, w.end_ns);
     }
   }
+}
+
+std::vector<std::pair<int, Timeline>> split_by_rank(const Timeline& t) {
+  std::set<int> ranks;
+  for (const Device& d : t.devices) ranks.insert(d.rank);
+  const auto stated = t.metadata.find("world_size");
+  const std::string world =
+      stated != t.metadata.end() ? stated->second : std::to_string(ranks.size());
+  std::vector<std::pair<int, Timeline>> out;
+  for (const int rank : ranks) {
+    Timeline part;
+    std::vector<int> device_map(t.devices.size(), -1);
+    for (size_t d = 0; d < t.devices.size(); ++d) {
+      if (t.devices[d].rank != rank) continue;
+      device_map[d] = static_cast<int>(part.devices.size());
+      part.devices.push_back(t.devices[d]);
+    }
+    append_timeline(part, t, device_map, 0);
+    part.sort_spans();
+    part.run = t.run;
+    const std::string mine = "rank " + std::to_string(rank) + ".";
+    for (const auto& [key, value] : t.metadata) {
+      if (key.starts_with(mine)) {
+        part.metadata[key.substr(mine.size())] = value;
+      } else if (!key.starts_with("rank ")) {
+        part.metadata.emplace(key, value);
+      }
+    }
+    part.metadata["rank"] = std::to_string(rank);
+    part.metadata["world_size"] = world;
+    part.metadata.erase("ranks");  // a merged job's count of ranks: this part is one
+    out.emplace_back(rank, std::move(part));
+  }
+  return out;
 }
 
 }  // namespace meshscope::traces

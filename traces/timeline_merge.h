@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "traces/timeline.h"
 
@@ -21,5 +23,12 @@ namespace meshscope::traces {
 // all are in.
 void append_timeline(Timeline& out, const Timeline& part, std::span<const int> device_map,
                      int64_t shift_ns, int64_t limit_ns = INT64_MAX / 2);
+
+// The reverse, for tools that read one file per rank (HolisticTraceAnalysis): each rank's devices
+// (Device::rank) with their spans, counters, the flows between them and the steps, as a Timeline
+// of its own, in rank order. Its metadata is `t`'s with the rank's own keys ("rank R.key") as
+// plain keys and the others' left out, "rank" set, and "world_size" as stated or the ranks' count;
+// the run descriptor is `t`'s. Flows between ranks are in neither part.
+std::vector<std::pair<int, Timeline>> split_by_rank(const Timeline& t);
 
 }  // namespace meshscope::traces
