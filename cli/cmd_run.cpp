@@ -167,7 +167,7 @@ constexpr char kRefusedMark = '\x02';
 // would print the same error: process 0 alone says it (another process's failure with its
 // number, should only that one fail), and every process ends with it.
 void checked_by_every_process(runtime::ProcessMessenger& processes,
-                              const std::function<void()>& checks) {
+                              const std::function<void()>& checks, int64_t deadline_ns) {
   std::string failure;
   try {
     checks();
@@ -179,7 +179,7 @@ void checked_by_every_process(runtime::ProcessMessenger& processes,
     failure = *e.what() != '\0' ? e.what() : "failed";
   }
   const std::vector<std::string> all =
-      processes.exchange(failure, "whether its arguments were accepted");
+      processes.exchange(failure, "whether its arguments were accepted", deadline_ns);
   for (size_t p = 0; p < all.size(); ++p) {
     if (all[p].empty()) continue;
     const bool refused = all[p].starts_with(kRefusedMark);
@@ -213,9 +213,9 @@ std::string arguments_of_this_process() {
 
 // Every process of a run must take the same arguments (another seed or step count would make a
 // run that differs from one device, or one whose processes wait for each other in vain).
-void require_same_arguments(runtime::ProcessMessenger& processes) {
-  const std::vector<std::string> all =
-      processes.exchange(arguments_of_this_process(), "the arguments it was started with");
+void require_same_arguments(runtime::ProcessMessenger& processes, int64_t deadline_ns) {
+  const std::vector<std::string> all = processes.exchange(
+      arguments_of_this_process(), "the arguments it was started with", deadline_ns);
   for (size_t p = 1; p < all.size(); ++p) {
     if (all[p] == all.front()) continue;
     const auto shown = [](std::string args) {
@@ -235,9 +235,9 @@ void require_same_arguments(runtime::ProcessMessenger& processes) {
 // Every process must run the same schedule: the same --schedule-file path may hold another file
 // on another node. `summary` is this process's ("N actions, hash H" of the schedule's text).
 void require_same_schedule(runtime::ProcessMessenger& processes, const std::string& file,
-                           const std::string& summary) {
+                           const std::string& summary, int64_t deadline_ns) {
   const std::vector<std::string> all =
-      processes.exchange(summary, "the schedule it read from --schedule-file");
+      processes.exchange(summary, "the schedule it read from --schedule-file", deadline_ns);
   for (size_t p = 1; p < all.size(); ++p) {
     if (all[p] == all.front()) continue;
     const std::string message = "process " + std::to_string(p) + " read another schedule from '" +
@@ -253,18 +253,29 @@ void require_same_schedule(runtime::ProcessMessenger& processes, const std::stri
 // accepted them (`checks`), then (`schedule_file` given) the schedule each read from it. On a
 // failure anywhere, process 0 prints it, once, and every process waits briefly for the others, so
 // that mpirun does not end process 0 before it printed; then FailedElsewhere (main prints nothing
-// more).
+// more). Each exchange waits `timeout_s` (--timeout) for the others: a process stopped or stuck
+// before the run (a debugger, a schedule file on a hung file system) had held the rest for ever,
+// as the run's watchdog starts only with the run.
 void agree_before_run(runtime::ProcessMessenger& processes, const std::function<void()>& checks,
-                      const std::string& schedule_file = "",
+                      double timeout_s, const std::string& schedule_file = "",
                       const std::function<std::string()>& schedule_summary = nullptr) {
   std::string error;
   int status = 1;
+  const auto deadline = [&] {
+    return runtime::host_now_ns() + static_cast<int64_t>(std::min(timeout_s, 1e9) * 1e9);
+  };
+  bool silent_zero = false;  // process 0 is the one that did not answer: it cannot say so
   try {
-    require_same_arguments(processes);
-    checked_by_every_process(processes, checks);
+    require_same_arguments(processes, deadline());
+    checked_by_every_process(processes, checks, deadline());
     if (!schedule_file.empty() && schedule_summary)
-      require_same_schedule(processes, schedule_file, schedule_summary());
+      require_same_schedule(processes, schedule_file, schedule_summary(), deadline());
     return;
+  } catch (const runtime::PeerSilentError& e) {
+    error = std::string(e.what()) + " within --timeout " + exec::format_seconds(timeout_s) +
+            " before the run began: is it stopped (a debugger, SIGSTOP) or stuck (reading its "
+            "--schedule-file)? Ending the launch";
+    silent_zero = e.peer() == 0;
   } catch (const CommandLineRefused& e) {  // process 0: a refused command line, exit 2
     error = e.what();
     status = 2;
@@ -274,7 +285,7 @@ void agree_before_run(runtime::ProcessMessenger& processes, const std::function<
     error = e.what();
     status = e.exit_status;
   }
-  if (processes.index() == 0) {
+  if (processes.index() == 0 || (silent_zero && processes.index() == 1)) {
     std::fprintf(stderr, "meshscope: error: %s\n", error.c_str());
     std::fflush(stderr);
   }
@@ -296,7 +307,9 @@ int end_run_parse_error_across_processes(const std::string& message) {
     return 2;
   }
   try {
-    agree_before_run(*processes, [&] { throw CommandLineRefused(message); });
+    // The command line did not parse, so its --timeout is unknown: the option's default.
+    agree_before_run(
+        *processes, [&] { throw CommandLineRefused(message); }, RunArgs{}.timeout_s);
   } catch (const FailedElsewhere&) {
   }
   return 2;
@@ -368,7 +381,7 @@ void run(const RunArgs& a) {
                    exec::format_seconds(a.timeout_s).c_str(), cores);
     }
   } else {
-    agree_before_run(*processes, checks, a.schedule_file, [&] {
+    agree_before_run(*processes, checks, a.timeout_s, a.schedule_file, [&] {
       const std::string text = schedule::dump(spec.schedule);
       size_t actions = 0;
       for (const auto& rank : spec.schedule.ranks) actions += rank.size();
@@ -382,12 +395,13 @@ void run(const RunArgs& a) {
   RunSummary summary;
   try {
     // Inside: a failure here on process 0 ends the others through end_launch_with_error.
-    if (!a.dump_schedule.empty() && primary) schedule::save_file(spec.schedule, a.dump_schedule);
     if (processes != nullptr && processes->size() != spec.schedule.mesh.size()) {
       // Every process sees the same mismatch: process 0 says it.
       if (!primary) throw exec::FailureReportedByProcessZero("");
       runtime::check_one_rank_per_process(spec.schedule.mesh, *processes);
     }
+    // After the launch is known to fit the mesh: a refused run had replaced the file.
+    if (!a.dump_schedule.empty() && primary) schedule::save_file(spec.schedule, a.dump_schedule);
     summary = execute(spec, a.out, a.json || !primary ? nullptr : &std::cerr);
   } catch (const std::exception& e) {
     if (processes != nullptr) end_launch_with_error(*processes, e);

@@ -41,8 +41,14 @@ void check_one_rank_per_process(const mesh::MeshShape& shape, const ProcessMesse
     throw std::runtime_error(
         "the mesh " + mesh::to_string(shape) + " has " + std::to_string(shape.size()) +
         (shape.size() == 1 ? " rank" : " ranks") + " but " + std::to_string(messenger.size()) +
-        " processes were launched; a multi-process run has one rank per process: launch " +
-        std::to_string(shape.size()) + " (mpirun -np " + std::to_string(shape.size()) + ")");
+        (messenger.size() == 1 ? " process was" : " processes were") +
+        " launched; a multi-process run has one rank per process: launch " +
+        std::to_string(shape.size()) + " (mpirun -np " + std::to_string(shape.size()) + ")" +
+        // One process that a launcher's leftover variables made a launch of its own.
+        (messenger.size() == 1 && !launch_variables_text().empty()
+             ? "; or, not launched by mpirun, unset " + launch_variables_text() +
+                   ", which the environment sets"
+             : std::string()));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <initializer_list>
+#include <string>
 
 namespace meshscope::runtime {
 namespace {
@@ -28,6 +29,21 @@ int launched_process_count() {
 
 bool launched_by_a_launcher() {
   return launch_variable({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}).has_value();
+}
+
+std::string launch_variables_text() {
+  std::string out;
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* v = std::getenv(var);
+    if (v == nullptr || *v == '\0') continue;
+    // Its value when it is a number; a hostile value is not echoed.
+    const std::string value(v);
+    const bool number = value.size() <= 10 && std::all_of(value.begin(), value.end(), [](char c) {
+                          return c >= '0' && c <= '9';
+                        });
+    out += (out.empty() ? "" : ", ") + std::string(var) + (number ? "=" + value : "");
+  }
+  return out;
 }
 
 int launched_process_index() {

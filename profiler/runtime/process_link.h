@@ -37,6 +37,9 @@ class ProcessLink {
 int launched_process_count();
 // Whether a launcher said so at all (either variable set): mpirun -np 1 launches one process.
 bool launched_by_a_launcher();
+// The launch variables the environment sets ("OMPI_COMM_WORLD_SIZE=4"), for a message about a
+// launch that does not match them; "" when none is.
+std::string launch_variables_text();
 // This process's index in that launch (OMPI_COMM_WORLD_RANK or PMI_RANK); 0 when not launched so.
 int launched_process_index();
 // How many of them run on this process's node (Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE, MPICH's

@@ -203,11 +203,11 @@ std::vector<std::string> ProcessMessenger::all_to_all(const std::vector<int>& me
 }
 
 std::vector<std::string> ProcessMessenger::exchange(const std::string& mine,
-                                                    const std::string& what) {
+                                                    const std::string& what, int64_t deadline_ns) {
   std::vector<int> all(size_);
   for (int p = 0; p < size_; ++p) all[p] = p;
   const int64_t tag = driver_sequence_++;
-  return all_gather(all, Channel::kDriver, tag, mine, what);
+  return all_gather(all, Channel::kDriver, tag, mine, what, deadline_ns);
 }
 
 std::vector<std::string> ProcessMessenger::collect_ending(int64_t tag, const std::string& mine,

@@ -78,7 +78,9 @@ class ProcessMessenger {
   // abort, so processes can tell each other how their run ended. They are bounded by the
   // deadline; with `quiet_ns` > 0, a process still heard from (any message, a heartbeat: its
   // ranks still compute) is waited for past it, until it has been silent for quiet_ns.
-  std::vector<std::string> exchange(const std::string& mine, const std::string& what);
+  // exchange() waits until `deadline_ns` (host clock; 0: for ever), then throws PeerSilentError.
+  std::vector<std::string> exchange(const std::string& mine, const std::string& what,
+                                    int64_t deadline_ns = 0);
   std::vector<std::string> exchange_after_abort(const std::string& mine, const std::string& what,
                                                 int64_t deadline_ns, int64_t quiet_ns = 0);
 

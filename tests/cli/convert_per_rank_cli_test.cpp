@@ -55,7 +55,8 @@ TEST(ConvertPerRank, EachRankIsAFileAndTheFolderIsTheJob) {
   fs::copy_file(kJob / "rank0.json.gz", dir / "rank7.json.gz");
   const Result other = shell(kBin + " convert " + kJob.string() + " --per-rank -o " + dir.string());
   EXPECT_EQ(other.status, 1);
-  EXPECT_NE(other.err.find("holds rank7.json.gz, which is no rank of this job's"), std::string::npos)
+  EXPECT_NE(other.err.find("holds rank7.json.gz, which is no rank of this job's"),
+            std::string::npos)
       << other.err;
   EXPECT_EQ(shell(kBin + " convert " + kJob.string() + " --per-rank -o -").status, 2);
   // Without --per-rank, -o is a trace file, checked as before.

@@ -256,6 +256,35 @@ TEST_F(MpiRun, ProcessesThatReadOtherSchedulesAreRefused) {
   EXPECT_FALSE(fs::exists(temp_dir() / "two_schedules.json"));
 }
 
+// A process stuck before the run begins (here reading a --schedule-file that is a FIFO no one
+// writes, which it waits a minute for) had held the others in the start-up exchanges for ever:
+// the run's watchdog starts only with the run. They give up after --timeout and end the launch.
+TEST_F(MpiRun, AProcessStuckBeforeTheRunEndsTheLaunchAfterTheTimeout) {
+  const fs::path a = temp_dir() / "stuck_a", b = temp_dir() / "stuck_b";
+  fs::create_directories(a);
+  fs::create_directories(b);
+  ASSERT_EQ(
+      shell(kMeshscope + " schedules --dump 1f1b --pp 2 -m 2 -o " + (a / "s.txt").string()).status,
+      0);
+  ASSERT_EQ(shell("mkfifo " + (b / "s.txt").string()).status, 0);
+  const std::string args =
+      " run --schedule-file s.txt --layers 4 --hidden 16 --batch 16 --timeout 2";
+  const auto started = std::chrono::steady_clock::now();
+  const Result r = shell(mpi_env() + "timeout 50 " + std::string(MESHSCOPE_MPIEXEC) +
+                         " -n 1 -wdir " + a.string() + " " + kMeshscope + args + " : -n 1 -wdir " +
+                         b.string() + " " + kMeshscope + args);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.status, 124) << "still waiting after 50 s";
+  EXPECT_LT(took, 45) << r.err;  // the FIFO's own wait is 60 s
+  EXPECT_EQ(count(r.err,
+                  "meshscope: error: process 0: gave up waiting for whether its arguments were "
+                  "accepted from process 1 within --timeout 2 s before the run began"),
+            1u)
+      << r.err;
+}
+
 TEST_F(MpiRun, APeersLongComputeIsNoDeadlock) {
   // Each forward and backward takes longer than --timeout (1.2 to 2.2 s here against 0.6 s); the
   // rank waiting for it is in another process, whose watchdog hears the computing one's heartbeats
