@@ -360,7 +360,12 @@ TEST_F(MpiRun, AStoppedRankEndsEveryProcessInBoundedTime) {
 }
 
 TEST_F(MpiRun, AProcessCountThatIsNotTheMeshSizeIsRefusedOnce) {
-  const Result r = mpirun(2, "run --schedule 1f1b --pp 4 --layers 4");
+  // The refused launch writes nothing: its --dump-schedule had been saved over first.
+  const fs::path kept = temp_dir() / "kept.sched";
+  std::ofstream(kept) << "# my schedule\n";
+  const Result r =
+      mpirun(2, "run --schedule 1f1b --pp 4 --layers 4 --dump-schedule " + kept.string());
+  EXPECT_EQ(read_file(kept), "# my schedule\n");
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(count(r.err,
                   "meshscope: error: the mesh dp=1 pp=4 tp=1 has 4 ranks but 2 processes "
