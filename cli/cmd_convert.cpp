@@ -64,22 +64,19 @@ void write_per_rank(const traces::Timeline& t, const fs::path& folder) {
     throw UserError(folder.string() + ": cannot create the folder: " + ec.message());
   }
   std::vector<traces::AtomicFile> files;
-  size_t spans = 0;
+  size_t spans = 0, flows_within = 0;
   for (const auto& [rank, part] : parts) {
     files.emplace_back(folder / ("rank" + std::to_string(rank) + ".json"));
     traces::write_chrome_trace(part, files.back());
     files.back().sync();
     spans += part.spans.size();
+    flows_within += part.flows.size();
   }
   for (traces::AtomicFile& f : files) f.commit();
   std::printf(
       "wrote %s: %zu ranks (rank<R>.json each), %zu spans; the %zu flows between ranks "
       "are in none\n",
-      folder.c_str(), parts.size(), spans, t.flows.size() - [&] {
-        size_t within = 0;
-        for (const auto& [rank, part] : parts) within += part.flows.size();
-        return within;
-      }());
+      folder.c_str(), parts.size(), spans, t.flows.size() - flows_within);
 }
 
 void run(const ConvertArgs& args) {

@@ -9,6 +9,10 @@
 namespace meshscope::runtime {
 namespace {
 
+// How many processes a launch holds: Open MPI's mpirun sets the first, MPICH's and Slurm's PMI
+// the second.
+constexpr std::initializer_list<const char*> kSizeVariables = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+
 // The first of `vars` the environment sets to an integer in [0, 2^20]; nullopt when none does.
 std::optional<int> launch_variable(std::initializer_list<const char*> vars) {
   for (const char* var : vars) {
@@ -23,17 +27,13 @@ std::optional<int> launch_variable(std::initializer_list<const char*> vars) {
 
 }  // namespace
 
-int launched_process_count() {
-  return std::max(1, launch_variable({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}).value_or(1));
-}
+int launched_process_count() { return std::max(1, launch_variable(kSizeVariables).value_or(1)); }
 
-bool launched_by_a_launcher() {
-  return launch_variable({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}).has_value();
-}
+bool launched_by_a_launcher() { return launch_variable(kSizeVariables).has_value(); }
 
 std::string launch_variables_text() {
   std::string out;
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+  for (const char* var : kSizeVariables) {
     const char* v = std::getenv(var);
     if (v == nullptr || *v == '\0') continue;
     // Its value when it is a number; a hostile value is not echoed.

@@ -33,9 +33,8 @@ RecoveredSchedule recover_schedule(const std::map<int, std::vector<std::string>>
   } else {
     for (int r = 0; r <= orders.rbegin()->first; ++r) out.ranks.push_back(r);
   }
-  std::string compute_csv;
   bool transfers = false;
-  std::vector<std::vector<std::string>> rows, compute_rows;  // each rank's cells, as parsed
+  std::vector<std::vector<std::string>> rows, compute_rows;  // each rank's cells
   for (const int rank : out.ranks) {
     const auto found = orders.find(rank);
     if (found == orders.end()) {
@@ -43,23 +42,25 @@ RecoveredSchedule recover_schedule(const std::map<int, std::vector<std::string>>
                           std::to_string(orders.begin()->first) + ".." +
                           std::to_string(orders.rbegin()->first) + " found)");
     }
-    const std::vector<std::string>& actions = found->second;
-    std::string row, compute_row;
-    rows.emplace_back();
+    rows.push_back(found->second);
     compute_rows.emplace_back();
-    for (const std::string& a : actions) {
-      row += (row.empty() ? "" : ",") + a;
-      rows.back().push_back(a);
+    for (const std::string& a : found->second) {
       transfers =
           transfers || a.find("SEND_") != std::string::npos || a.find("RECV_") != std::string::npos;
-      if (a.find("REDUCE_GRAD") == std::string::npos) {
-        compute_row += (compute_row.empty() ? "" : ",") + a;
-        compute_rows.back().push_back(a);
-      }
+      if (a.find("REDUCE_GRAD") == std::string::npos) compute_rows.back().push_back(a);
     }
-    out.csv += row + "\r\n";  // Python's csv.writer ends rows so
-    compute_csv += compute_row + "\r\n";
   }
+  // The rows as torch's CSV: cells joined by ',', each row ended as Python's csv.writer ends it.
+  const auto csv_of = [](const std::vector<std::vector<std::string>>& table) {
+    std::string text;
+    for (const std::vector<std::string>& cells : table) {
+      for (size_t k = 0; k < cells.size(); ++k) text += (k == 0 ? "" : ",") + cells[k];
+      text += "\r\n";
+    }
+    return text;
+  };
+  out.csv = csv_of(rows);
+  const std::string compute_csv = csv_of(compute_rows);
   try {
     // A trace can end inside its step, its last sends not yet waited for: the validator, not the
     // reader, says what is missing.
