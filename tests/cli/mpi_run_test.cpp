@@ -373,6 +373,15 @@ TEST_F(MpiRun, AProcessCountThatIsNotTheMeshSizeIsRefusedOnce) {
                   "(mpirun -np 4)\n"),
             1u)
       << r.err;
+  // A plain run under a launcher's leftover variable names it.
+  const Result left = shell(mpi_env() + "OMPI_COMM_WORLD_SIZE=4 " + kMeshscope +
+                            " run --schedule 1f1b --pp 4 --layers 4");
+  EXPECT_NE(left.status, 0);
+  EXPECT_NE(left.err.find("but 1 process was launched; a multi-process run has one rank per "
+                          "process: launch 4 (mpirun -np 4); or, not launched by mpirun, unset "
+                          "OMPI_COMM_WORLD_SIZE=4"),
+            std::string::npos)
+      << left.err;
 }
 
 // One process is a valid launch: the mesh's ranks run as its threads, and the table says so (a
