@@ -82,7 +82,7 @@ double number_at_most(const json& j, const std::string& key, const std::string& 
     std::snprintf(bound, sizeof bound, "%g", hi);
     fail(where, prefix + key,
          "must be at most " + std::string(bound) +
-             " (far past any device: a typo? The bound: sim/cost/hardware.cpp)");
+             " (far past any device: a typo? The bounds: sim/cost/hardware.h)");
   }
   return x;
 }

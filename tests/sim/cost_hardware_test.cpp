@@ -191,7 +191,7 @@ TEST(CostHardware, AHardwareFileWithAnUnknownKeyOrABadCountIsRefused) {
   EXPECT_EQ(error_of([](nlohmann::json& j) { j["peak_flops"]["bf16"] = 0; }),
             "key 'peak_flops.bf16': must be >= 1");
   // Figures far past any device are typos: a peak of 1e300 had printed an MFU of 8.9e-288%.
-  const std::string typo = " (far past any device: a typo? The bound: sim/cost/hardware.cpp)";
+  const std::string typo = " (far past any device: a typo? The bounds: sim/cost/hardware.h)";
   EXPECT_EQ(error_of([](nlohmann::json& j) { j["peak_flops"]["bf16"] = 1e300; }),
             "key 'peak_flops.bf16': must be at most 1e+18" + typo);
   EXPECT_EQ(error_of([](nlohmann::json& j) { j["peak_flops"]["fp8"] = 2e18; }),
