@@ -64,8 +64,8 @@ TEST(CliReference, EveryCommandsHelpIsOnThePageAsTheBinaryPrintsIt) {
 
   for (const auto& [name, command] : commands) {
     const auto documented = page.find(name);
-    ASSERT_NE(documented, page.end()) << "docs/CLI.md has no section for `" << name << "`: "
-                                      << kRegenerate;
+    ASSERT_NE(documented, page.end())
+        << "docs/CLI.md has no section for `" << name << "`: " << kRegenerate;
     const Result help = shell(command + " --help");
     ASSERT_EQ(help.status, 0) << help.err;
     EXPECT_EQ(documented->second, help.out)

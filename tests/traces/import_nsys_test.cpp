@@ -17,63 +17,14 @@
 #include <thread>
 
 #include "tests/traces/import_test_util.h"
+#include "tests/traces/nsys_test_db.h"
 #include "traces/chrome_export.h"
 #include "traces/import/load_trace.h"
 
 namespace meshscope::traces {
 namespace {
 
-constexpr int64_t kPid = 4321;
-constexpr int64_t kTid = 4322;
-// nsys serialises ids as pid * 2^24 + tid (plus hardware bits above).
-constexpr int64_t kGlobalPid = (int64_t{1} << 56) + kPid * 0x1000000;
-constexpr int64_t kGlobalTid = kGlobalPid + kTid;
-
-class NsysDb {
- public:
-  explicit NsysDb(const std::filesystem::path& path) {
-    sqlite3_open(path.c_str(), &db_);
-    exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;");
-    exec(R"sql(
-      CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
-      CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
-        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
-        correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,
-        shortName INTEGER NOT NULL, mangledName INTEGER, gridX INTEGER NOT NULL,
-        blockX INTEGER NOT NULL);
-      CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,
-        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
-        correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL,
-        copyKind INTEGER NOT NULL, srcKind INTEGER, dstKind INTEGER);
-      CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,
-        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
-        correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL);
-      CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
-        eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER,
-        nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);
-      CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
-        rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
-        endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
-      CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);
-      CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT,
-        localTime TEXT);
-      CREATE TABLE TARGET_INFO_GPU (id INTEGER NOT NULL, name TEXT NOT NULL);
-    )sql");
-  }
-  ~NsysDb() { sqlite3_close(db_); }
-  void exec(const std::string& sql) {
-    char* err = nullptr;
-    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-      ADD_FAILURE() << err << " in " << sql;
-      sqlite3_free(err);
-    }
-  }
-
- private:
-  sqlite3* db_ = nullptr;
-};
-
-std::string g(int64_t v) { return std::to_string(v); }
+using namespace nsys_testing;  // NOLINT(google-build-using-namespace): the test database
 
 // A small but complete run: two launches (one a NCCL all-reduce on stream 13), a copy and a set,
 // NVTX ranges including ProfilerStep#3, and rows a real export would not have.
@@ -330,7 +281,7 @@ TEST(NsysImport, BadRowsAreCountedAndSkipped) {
   EXPECT_EQ(report.count(ImportWarning::kWrongType), 2u);
   EXPECT_EQ(report.count(ImportWarning::kNegativeDuration), 1u);
   EXPECT_EQ(report.count(ImportWarning::kBadNumber), 1u);  // 9e18 ns before the 20 ns end
-  EXPECT_NE(report.lines().at(0).find("CUPTI_ACTIVITY_KIND_KERNEL row 2"), std::string::npos);
+  EXPECT_NE(report.lines().at(0).find("CUPTI_ACTIVITY_KIND_KERNEL rowid 2"), std::string::npos);
   // The kernel kept without a name is said (its name decides whether it is communication).
   EXPECT_EQ(report.count(ImportWarning::kUnnamedKernel), 1u);
 }

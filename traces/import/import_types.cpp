@@ -60,8 +60,15 @@ constexpr std::array<std::string_view, kImportWarningNames.size()> kOneWarningNa
     "the first rank's: a file of another run, steps profiled at different times, or clocks no "
     "alignment put together; each merged step spans both",
     "row of Nsight Systems event tables not read (OS runtime calls, CUDA synchronization, cuDNN, "
-    "cuBLAS, MPI, other CUPTI activity kinds): not in the timeline",
+    "cuBLAS, MPI, unified memory, other CUPTI activity kinds and NVTX event types): not in the "
+    "timeline",
     "counter series dropped: it lies on a process or device with no span, which is not shown",
+    "CUDA graph traced whole (nsys --cuda-graph-trace=graph) read as one compute span: the "
+    "kernels inside it, communication among them, are not seen",
+    "CUDA API call whose name resolves to no string (no StringIds row) kept unnamed",
+    "host call sharing its process's correlation id with an earlier call: the GPU work of that id "
+    "is linked to the last of them",
+    "GPU activity repeating another row (same stream, start, end and correlation id) skipped",
 };
 
 }  // namespace

@@ -88,6 +88,10 @@ enum class ImportWarning : uint8_t {
   kRankStepsApart,       // load_traces: a rank whose steps (trace) overlap none of the first's
   kNsysTableNotRead,     // Nsight: rows of an event table the importer does not read
   kCounterWithoutSpans,  // a counter series on a process or device that holds no span
+  kNsysWholeGraphs,      // Nsight: CUDA graphs traced whole (GRAPH_TRACE), their nodes unseen
+  kUnnamedHostCall,      // Nsight: a CUDA API call whose name id resolves to no string
+  kDuplicateLaunch,      // two host calls of one process with one correlation id
+  kDuplicateActivity,    // a GPU activity repeating another row (stream, times, correlation)
   kCount
 };
 // Events skipped because they break the format (a field missing or mistyped, a negative or
@@ -133,9 +137,17 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning:
         "none of the first rank's: files of another run, steps profiled at different times, or "
         "clocks no alignment put together; each merged step spans both",
         "rows of Nsight Systems event tables not read (OS runtime calls, CUDA synchronization, "
-        "cuDNN, cuBLAS, MPI, other CUPTI activity kinds): not in the timeline",
+        "cuDNN, cuBLAS, MPI, unified memory, other CUPTI activity kinds and NVTX event types): "
+        "not in the timeline",
         "counter series dropped: they lie on a process or device with no span, which is not "
         "shown",
+        "CUDA graphs traced whole (nsys --cuda-graph-trace=graph) read as one compute span each: "
+        "the kernels inside them, communication among them, are not seen",
+        "CUDA API calls whose name resolves to no string (no StringIds row) kept unnamed",
+        "host calls sharing their process's correlation id with an earlier call: the GPU work of "
+        "that id is linked to the last of them",
+        "GPU activities repeating another row (same stream, start, end and correlation id) "
+        "skipped",
 };
 constexpr std::string_view name(ImportWarning w) {
   return kImportWarningNames[static_cast<size_t>(w)];

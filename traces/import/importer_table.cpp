@@ -13,7 +13,8 @@ Timeline load_chrome_trace(const TraceInput& in, const ImportOptions& options,
 
 namespace {
 
-constexpr std::array<std::string_view, 2> kNsysSuffixes = {".sqlite", ".db"};
+constexpr std::array<std::string_view, 4> kNsysSuffixes = {".sqlite", ".db", ".sqlite.gz",
+                                                           ".db.gz"};
 constexpr std::array<std::string_view, 2> kChromeSuffixes = {".json", ".json.gz"};
 
 const std::array<Importer, 2> kImporters = {{
@@ -45,6 +46,15 @@ const Importer& importer_for(OpenedTrace& opened, const ImportOptions& options,
   }
   for (const Importer& i : kImporters) {
     if (i.claims == nullptr || i.claims(opened.source->peek(i.head_bytes))) return i;
+    // Named as this format's files are, but without its first bytes: say so, not what the
+    // fallback would make of the bytes ("not a Chrome trace").
+    for (const std::string_view suffix : i.suffixes) {
+      if (name.ends_with(suffix))
+        throw ImportError(name, "",
+                          "its name (" + std::string(suffix) + ") says " + std::string(i.about) +
+                              ", but its first bytes are not that format's: a damaged file, or "
+                              "another format under that name");
+    }
   }
   return kImporters.back();
 }

@@ -1,5 +1,7 @@
-// Nsight Systems SQLite -> Timeline. GPU activity (CUPTI kernel, memcpy, memset tables) goes to
-// one device per deviceId with a lane per streamId; CUDA runtime calls and NVTX ranges go to one
+// Nsight Systems SQLite -> Timeline. GPU activity (CUPTI kernel, memcpy, memset tables, and CUDA
+// graphs traced whole) goes to one device per deviceId with a lane per stream of a process and
+// context (CUPTI's streamId is unique within a context only); CUDA runtime calls and NVTX ranges
+// go to one
 // host device per process with a lane per thread (pid/tid decoded from globalTid as the nsys
 // documentation says: pid = globalTid / 2^24 % 2^24, tid = globalTid % 2^24). Launch flows join
 // runtime calls to the GPU work with the same (process, correlationId). NCCL SendRecv kernels
@@ -16,10 +18,12 @@
 #include <unordered_map>
 
 #include "traces/chrome_export_text.h"
+#include "traces/host_memory.h"
 #include "traces/import/comm_kernels.h"
 #include "traces/import/import_common.h"
 #include "traces/import/importer_table.h"
 #include "traces/import/kineto_names.h"
+#include "traces/import/nsys_tables.h"
 #include "traces/import/sendrecv_direction.h"
 #include "traces/import/sqlite_db.h"
 
@@ -27,18 +31,17 @@ namespace meshscope::traces::importer {
 namespace {
 
 constexpr int64_t kPidScale = 0x1000000;
-constexpr int kNvtxPushPopRange = 59;
-constexpr int kNvtxStartEndRange = 60;
 constexpr std::string_view kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 constexpr std::string_view kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
 constexpr std::string_view kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
+constexpr std::string_view kGraphTable = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
 constexpr std::string_view kRuntimeTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
 constexpr std::string_view kNvtxTable = "NVTX_EVENTS";
 
-// CUPTI_ACTIVITY_MEMCPY_KIND_* in order (cupti_activity.h).
-constexpr std::array<std::string_view, 11> kCopyKinds = {
-    "Memcpy",      "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA", "Memcpy AtoH", "Memcpy AtoA",
-    "Memcpy AtoD", "Memcpy DtoA", "Memcpy DtoD", "Memcpy HtoH", "Memcpy PtoP"};
+constexpr std::array<std::string_view, 4> kGpuTables = {kKernelTable, kMemcpyTable, kMemsetTable,
+                                                        kGraphTable};
+// CUpti_ActivityGraphTrace2: a deviceId of INT_MAX is a graph that starts on the host.
+constexpr int64_t kHostDeviceId = INT32_MAX;
 
 int64_t pid_of(int64_t global_id) { return global_id / kPidScale % kPidScale; }
 int64_t tid_of(int64_t global_id) { return global_id % kPidScale; }
@@ -53,34 +56,11 @@ class NsysImporter {
         comm_rules_(options.comm_kernel_patterns),
         report_(report) {}
 
-  // Event tables of the report the importer leaves out, counted so that a converted file says
-  // what it lacks (OS runtime calls and CUDA synchronization rows had gone without a word).
-  void note_tables_not_read() {
-    SqliteStatement tables(db_.get(),
-                           "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
-    std::vector<std::string> names;
-    while (tables.step()) names.emplace_back(tables.text(0));
-    std::string which;  // "OSRT_API 1831 rows, ..."
-    int64_t total = 0;
-    for (const std::string& t : names) {
-      const bool event_table = (t.starts_with("CUPTI_ACTIVITY_KIND_") && !present_.count(t)) ||
-                               t == "OSRT_API" || t == "CUDNN_EVENTS" || t == "CUBLAS_EVENTS" ||
-                               t.starts_with("MPI_");
-      if (!event_table) continue;
-      SqliteStatement rows(db_.get(), "SELECT count(*) FROM \"" + t + "\"");
-      const int64_t n = rows.step() ? rows.integer(0).value_or(0) : 0;
-      if (n <= 0) continue;
-      which +=
-          (which.empty() ? "" : ", ") + t + " " + std::to_string(n) + (n == 1 ? " row" : " rows");
-      total += n;
-    }
-    if (total > 0)
-      report_.warn_at(ImportWarning::kNsysTableNotRead, which, static_cast<uint64_t>(total));
-  }
-
   Timeline run() {
-    for (std::string_view t :
-         {kKernelTable, kMemcpyTable, kMemsetTable, kRuntimeTable, kNvtxTable}) {
+    for (std::string_view t : kGpuTables) {
+      if (db_.has_table(std::string(t))) present_.insert(std::string(t));
+    }
+    for (std::string_view t : {kRuntimeTable, kNvtxTable}) {
       if (db_.has_table(std::string(t))) present_.insert(std::string(t));
     }
     if (present_.empty()) {
@@ -89,8 +69,8 @@ class NsysImporter {
                         "NVTX_EVENTS tables is there");
     }
     make_devices();
-    note_tables_not_read();
-    for (std::string_view t : {kKernelTable, kMemcpyTable, kMemsetTable}) {
+    nsys::count_rows_not_read(db_, present_, report_);
+    for (std::string_view t : kGpuTables) {
       if (present_.count(std::string(t))) read_gpu_table(std::string(t));
     }
     for (const SendRecvKernel& k : send_recv_) {
@@ -118,17 +98,53 @@ class NsysImporter {
     return db_.has_column(table, column) ? table + ".\"" + column + "\"" : "NULL";
   }
 
+  // A GPU row's lane: (deviceId, pid, contextId, streamId); a missing pid or context is -1.
+  using GpuLaneKey = std::tuple<int64_t, int64_t, int64_t, int64_t>;
+  static std::optional<GpuLaneKey> gpu_lane_key(const SqliteStatement& q, int device, int pid,
+                                                int context, int stream) {
+    const auto d = q.integer(device);
+    const auto s = q.integer(stream);
+    if (!d || !s || *d == kHostDeviceId) return std::nullopt;
+    const auto p = q.integer(pid);
+    return GpuLaneKey{*d, p ? pid_of(*p) : -1, q.integer(context).value_or(-1), *s};
+  }
+
+  // "stream 7"; where processes or contexts share a GPU and reuse a stream id, which of them:
+  // "stream 7 (pid 50922)", "stream 7 (context 2)".
+  static std::map<GpuLaneKey, std::string> gpu_lane_names(const std::set<GpuLaneKey>& lanes) {
+    std::map<std::pair<int64_t, int64_t>, std::set<std::pair<int64_t, int64_t>>> owners;
+    for (const auto& [d, p, c, s] : lanes) owners[{d, s}].emplace(p, c);
+    std::map<GpuLaneKey, std::string> names;
+    for (const auto& key : lanes) {
+      const auto& [d, p, c, s] = key;
+      const auto& those = owners[{d, s}];
+      std::string name = "stream " + std::to_string(s);
+      if (those.size() > 1) {
+        const bool pids_differ = those.begin()->first != those.rbegin()->first;
+        const bool contexts_differ = std::any_of(those.begin(), those.end(), [&](const auto& o) {
+          return o.first == p && o.second != c;
+        });
+        std::string who;
+        if (pids_differ) who = "pid " + std::to_string(p);
+        if (contexts_differ)
+          who += (who.empty() ? "" : ", ") + std::string("context ") + std::to_string(c);
+        name += " (" + who + ")";
+      }
+      names[key] = name;
+    }
+    return names;
+  }
+
   void make_devices() {
-    std::set<std::pair<int64_t, int64_t>> gpu_lanes;
-    for (std::string_view t : {kKernelTable, kMemcpyTable, kMemsetTable}) {
+    std::set<GpuLaneKey> gpu_lanes;
+    for (std::string_view t : kGpuTables) {
       const std::string table(t);
       if (!present_.count(table)) continue;
       SqliteStatement q(db_.get(), "SELECT DISTINCT " + col(table, "deviceId") + ", " +
-                                       col(table, "streamId") + " FROM " + table);
+                                       col(table, "globalPid") + ", " + col(table, "contextId") +
+                                       ", " + col(table, "streamId") + " FROM " + table);
       while (q.step()) {
-        const auto d = q.integer(0);
-        const auto s = q.integer(1);
-        if (d && s) gpu_lanes.emplace(*d, *s);
+        if (const auto key = gpu_lane_key(q, 0, 1, 2, 3)) gpu_lanes.insert(*key);
       }
     }
     std::set<std::pair<int64_t, int64_t>> host_lanes;
@@ -144,7 +160,9 @@ class NsysImporter {
       }
     }
     const auto thread_names = read_thread_names();
-    for (const auto& [device, stream] : gpu_lanes) {
+    const auto lane_names = gpu_lane_names(gpu_lanes);
+    for (const GpuLaneKey& key : gpu_lanes) {
+      const int64_t device = std::get<0>(key);
       auto [it, fresh] = gpu_device_.try_emplace(device, 0);
       if (fresh) {
         if (tl_.devices.size() >= UINT16_MAX) {
@@ -155,8 +173,7 @@ class NsysImporter {
         it->second = tl_.add_device(static_cast<int>(device), "GPU " + std::to_string(device));
       }
       if (tl_.devices[it->second].lanes.size() >= UINT16_MAX) continue;
-      gpu_lane_[{device, stream}] =
-          tl_.add_lane(it->second, "stream " + std::to_string(stream), LaneKind::kCompute);
+      gpu_lane_[key] = tl_.add_lane(it->second, lane_names.at(key), LaneKind::kCompute);
     }
     std::set<int64_t> pids;
     for (const auto& [pid, tid] : host_lanes) pids.insert(pid);
@@ -202,9 +219,23 @@ class NsysImporter {
     return name_join(table, id_column).empty() ? "NULL" : "s.value";
   }
 
+  // Whether some row of `table` repeats another's stream, times, correlation id and `what` (the
+  // name, bytes or graph; an export merged twice, say): asked of SQLite once, so that an export
+  // without any pays no memory.
+  bool has_repeated_rows(const std::string& table, const std::string& what) {
+    std::string columns = what;
+    for (const char* c :
+         {"deviceId", "globalPid", "contextId", "streamId", "start", "end", "correlationId"})
+      columns += ", " + col(table, c);
+    SqliteStatement q(db_.get(), "SELECT 1 FROM " + table + " GROUP BY " + columns +
+                                     " HAVING count(*) > 1 LIMIT 1");
+    return q.step();
+  }
+
   void read_gpu_table(const std::string& table) {
     const bool kernel = table == kKernelTable;
     const bool memcpy = table == kMemcpyTable;
+    const bool graph = table == kGraphTable;
     std::string name_column = "shortName";
     for (const char* c : {"demangledName", "shortName", "mangledName"}) {
       if (db_.has_column(table, c)) {
@@ -212,25 +243,44 @@ class NsysImporter {
         break;
       }
     }
+    const std::string sixth = kernel  ? name_value(table, name_column)
+                              : graph ? col(table, "graphId")
+                                      : col(table, "bytes");
     const std::string sql = "SELECT " + col(table, "start") + ", " + col(table, "end") + ", " +
                             col(table, "deviceId") + ", " + col(table, "streamId") + ", " +
                             col(table, "correlationId") + ", " + col(table, "globalPid") + ", " +
-                            (kernel ? name_value(table, name_column) : col(table, "bytes")) + ", " +
-                            (memcpy ? col(table, "copyKind") : std::string("NULL")) + " FROM " +
+                            sixth + ", " + (memcpy ? col(table, "copyKind") : std::string("NULL")) +
+                            ", " + col(table, "contextId") + ", " + rowid(table) + " FROM " +
                             table + (kernel ? name_join(table, name_column) : "");
+    // Rows seen, where some repeat: lane, start, end, correlation and what the row names.
+    std::set<std::tuple<GpuLaneKey, int64_t, int64_t, int64_t, std::string>> seen;
+    const bool dedupe = has_repeated_rows(
+        table, kernel ? col(table, name_column) : col(table, graph ? "graphId" : "bytes"));
     SqliteStatement q(db_.get(), sql);
-    for_each_interval(q, table + " row ", [&](Span s, const auto& where) {
-      const auto device = q.integer(2);
-      const auto stream = q.integer(3);
-      const auto lane = device && stream ? gpu_lane_.find({*device, *stream}) : gpu_lane_.end();
+    for_each_interval(q, table, 9, [&](Span s, const auto& where) {
+      const auto key = gpu_lane_key(q, 2, 5, 8, 3);
+      const auto lane = key ? gpu_lane_.find(*key) : gpu_lane_.end();
       if (lane == gpu_lane_.end()) {
-        // Valid ids without a lane: the device (or stream) was past the Timeline's limits.
-        report_.warn_at(
-            device && stream ? ImportWarning::kTooManyDevicesOrLanes : ImportWarning::kWrongType,
-            where());
+        // Valid ids without a lane: the device (or stream) was past the Timeline's limits. A
+        // graph that starts on the host has no device.
+        const bool host_graph = q.integer(2) == kHostDeviceId;
+        report_.warn_at(q.is_null(2) || q.is_null(3) || host_graph ? ImportWarning::kMissingField
+                        : key ? ImportWarning::kTooManyDevicesOrLanes
+                              : ImportWarning::kWrongType,
+                        where());
         return;
       }
-      s.device = gpu_device_.at(*device);
+      if (graph && s.begin_ns == 0 && s.end_ns == 0) {  // CUPTI: no time stamps collected
+        report_.warn_at(ImportWarning::kMissingField, where());
+        return;
+      }
+      if (dedupe && !seen.emplace(*key, s.begin_ns, s.end_ns, q.integer(4).value_or(-1),
+                                  std::string(q.text(6)))
+                         .second) {
+        report_.warn_at(ImportWarning::kDuplicateActivity, where());
+        return;
+      }
+      s.device = gpu_device_.at(std::get<0>(*key));
       s.lane = lane->second;
       if (kernel) {
         const std::string_view name = q.text(6);
@@ -242,12 +292,15 @@ class NsysImporter {
           send_recv_.push_back({static_cast<uint32_t>(tl_.spans.size()),
                                 q.integer(5) ? pid_of(*q.integer(5)) : -1, q.integer(4), where()});
         }
+      } else if (graph) {
+        // Its nodes are not in the export: compute as far as anything here can tell.
+        report_.warn_at(ImportWarning::kNsysWholeGraphs, where());
+        s.kind = SpanKind::kCompute;
+        const auto id = q.integer(6);
+        s.name = intern(id ? "CUDA graph " + std::to_string(*id) : std::string("CUDA graph"));
       } else if (memcpy) {
         s.kind = SpanKind::kMemcpy;
-        const int64_t k = q.integer(7).value_or(0);
-        s.name = intern(k >= 0 && k < static_cast<int64_t>(kCopyKinds.size())
-                            ? kCopyKinds[static_cast<size_t>(k)]
-                            : kCopyKinds[0]);
+        s.name = intern(nsys::copy_kind_name(q.integer(7).value_or(0)));
         s.bytes = std::max<int64_t>(0, q.integer(6).value_or(0));
       } else {
         s.kind = SpanKind::kMemset;
@@ -255,12 +308,14 @@ class NsysImporter {
         s.bytes = std::max<int64_t>(0, q.integer(6).value_or(0));
       }
       const uint32_t index = tl_.add_span(s);
-      keep_origin(index, stream, q.integer(4));
-      if (const auto corr = q.integer(4)) {
-        const int64_t pid = q.integer(5) ? pid_of(*q.integer(5)) : -1;
-        launched_.push_back({pid, *corr, index});
-      }
+      keep_origin(index, std::get<3>(*key), q.integer(4));
+      if (const auto corr = q.integer(4)) launched_.push_back({std::get<1>(*key), *corr, index});
     });
+  }
+
+  // The column expression of a table's rowid, or NULL where it has none (WITHOUT ROWID).
+  std::string rowid(const std::string& table) {
+    return nsys::has_rowid(db_, table) ? table + ".rowid" : "NULL";
   }
 
   // CUPTI's stream and correlation ids of a span, for `convert` to write back (keep_origins).
@@ -277,15 +332,20 @@ class NsysImporter {
   }
 
   // Each row of `q` (columns 0 and 1: start and end) whose interval is valid, as a Span holding it,
-  // to on_row(span, where) (where(): the row's place for warnings, "<what>N"); every row counts as
-  // read, an invalid interval as a warning.
+  // to on_row(span, where); every row counts as read, an invalid interval as a warning. where():
+  // the row's place for warnings, "TABLE rowid N" from column `rowid_column` (as
+  // `SELECT * FROM TABLE WHERE rowid = N` finds it), else "TABLE row N" counting the rows read.
   template <typename OnRow>
-  void for_each_interval(SqliteStatement& q, const std::string& what, OnRow&& on_row) {
+  void for_each_interval(SqliteStatement& q, const std::string& table, int rowid_column,
+                         OnRow&& on_row) {
     int64_t row = 0;
     while (q.step()) {
       ++row;
       ++report_.events_read;
-      const auto where = [&] { return what + std::to_string(row); };
+      const auto where = [&] {
+        const auto id = q.integer(rowid_column);
+        return table + (id ? " rowid " + std::to_string(*id) : " row " + std::to_string(row));
+      };
       Span s;
       if (read_interval(q, s, where)) on_row(s, where);
     }
@@ -328,18 +388,22 @@ class NsysImporter {
     }
     SqliteStatement q(db_.get(), "SELECT " + col(table, "start") + ", " + col(table, "end") + ", " +
                                      col(table, "globalTid") + ", " + col(table, "correlationId") +
-                                     ", " + name_value(table, "nameId") + " FROM " + table +
-                                     name_join(table, "nameId"));
-    for_each_interval(q, table + " row ", [&](Span s, const auto& where) {
+                                     ", " + name_value(table, "nameId") + ", " + rowid(table) +
+                                     " FROM " + table + name_join(table, "nameId"));
+    for_each_interval(q, table, 5, [&](Span s, const auto& where) {
       if (!place_on_thread(q.integer(2), s)) {
-        report_.warn_at(unplaced_thread_warning(q.integer(2)), where());
+        report_.warn_at(unplaced_thread_warning(q, 2), where());
         return;
       }
       s.kind = SpanKind::kHost;
+      // Without its name a call's category (cuda_runtime, cuda_driver) is lost too.
+      if (q.text(4).empty()) report_.warn_at(ImportWarning::kUnnamedHostCall, where());
       s.name = intern(q.text(4));
       const uint32_t index = tl_.add_span(s);
       keep_origin(index, std::nullopt, q.integer(3));
       if (const auto corr = q.integer(3)) {
+        if (launch_of_.count({pid_of(*q.integer(2)), *corr}))
+          report_.warn_at(ImportWarning::kDuplicateLaunch, where());
         launch_of_[{pid_of(*q.integer(2)), *corr}] = index;
         launch_by_correlation_[*corr] = index;
         note_sendrecv_launch(*q.integer(2), *corr, s.begin_ns);
@@ -354,13 +418,15 @@ class NsysImporter {
     SqliteStatement q(db_.get(), "SELECT " + col(table, "start") + ", " + col(table, "end") + ", " +
                                      col(table, "globalTid") + ", " +
                                      (text_ids ? "COALESCE(" + text + ", s.value)" : text) + ", " +
-                                     col(table, "eventType") + " FROM " + table +
-                                     (text_ids ? name_join(table, "textId") : "") + " WHERE " +
-                                     col(table, "eventType") + " IN (" +
-                                     std::to_string(kNvtxPushPopRange) + ", " +
-                                     std::to_string(kNvtxStartEndRange) + ")");
+                                     col(table, "eventType") + ", " + rowid(table) + " FROM " +
+                                     table + (text_ids ? name_join(table, "textId") : "") +
+                                     " WHERE " + col(table, "eventType") + " IN (" +
+                                     std::to_string(nsys::kNvtxPushPopRange) + ", " +
+                                     std::to_string(nsys::kNvtxStartEndRange) + ", " +
+                                     std::to_string(nsys::kNvtxtPushPopRange) + ", " +
+                                     std::to_string(nsys::kNvtxtStartEndRange) + ")");
     // An unended range has a NULL end: a warning, not a span.
-    for_each_interval(q, table + " range ", [&](Span s, const auto& where) {
+    for_each_interval(q, table, 5, [&](Span s, const auto& where) {
       const std::string_view name = q.text(3);
       if (const auto tid = q.integer(2); tid && !send_recv_.empty()) {
         directions_.add_range(*tid, s.begin_ns, s.end_ns, name);
@@ -379,12 +445,12 @@ class NsysImporter {
         return;
       }
       if (!place_on_thread(q.integer(2), s)) {
-        report_.warn_at(unplaced_thread_warning(q.integer(2)), where());
+        report_.warn_at(unplaced_thread_warning(q, 2), where());
         return;
       }
       s.kind = SpanKind::kAnnotation;
       s.name = intern(name);
-      if (q.integer(4) == kNvtxStartEndRange) {
+      if (nsys::is_start_end(q.integer(4).value_or(0))) {
         start_end_.push_back(s);  // placed below, off the push/pop stacks
         return;
       }
@@ -463,9 +529,11 @@ class NsysImporter {
     }
   }
 
-  // A valid globalTid without a lane: its process or thread was past the Timeline's limits.
-  static ImportWarning unplaced_thread_warning(std::optional<int64_t> global_tid) {
-    return global_tid ? ImportWarning::kTooManyDevicesOrLanes : ImportWarning::kWrongType;
+  // Why a row's globalTid (column `column`) gave no lane: none, one of the wrong type, or a valid
+  // one whose process or thread was past the Timeline's limits.
+  static ImportWarning unplaced_thread_warning(const SqliteStatement& q, int column) {
+    if (q.is_null(column)) return ImportWarning::kMissingField;
+    return q.integer(column) ? ImportWarning::kTooManyDevicesOrLanes : ImportWarning::kWrongType;
   }
 
   bool place_on_thread(std::optional<int64_t> global_tid, Span& s) {
@@ -564,7 +632,8 @@ class NsysImporter {
   Timeline tl_;
   std::set<std::string> present_;
   std::map<int64_t, uint16_t> gpu_device_, host_device_;
-  std::map<std::pair<int64_t, int64_t>, uint16_t> gpu_lane_, host_lane_;
+  std::map<GpuLaneKey, uint16_t> gpu_lane_;
+  std::map<std::pair<int64_t, int64_t>, uint16_t> host_lane_;
   std::map<std::pair<int64_t, int64_t>, uint32_t> launch_of_;  // (pid, correlationId) -> span
   std::unordered_map<int64_t, uint32_t> launch_by_correlation_;
   std::vector<Launched> launched_;
@@ -617,10 +686,26 @@ Timeline load_nsys_sqlite_bytes(std::string_view bytes, const std::string& name,
   return import_db([&] { return SqliteDb::open_bytes(bytes); }, name, options, report);
 }
 
-// The table's entry (importer_table.cpp): SQLite reads a file (or bytes), not a stream.
+// The table's entry (importer_table.cpp): SQLite reads a file (or bytes), not a stream. A
+// gzip-compressed export is inflated into memory first, as far as memory allows.
 Timeline load_nsys_trace(const TraceInput& in, const ImportOptions& options, ImportReport& report) {
   if (in.opened.gzip) {
-    throw ImportError(in.name, "", "a gzip-compressed SQLite file: decompress it first");
+    const std::optional<double> available = available_memory_bytes();
+    // The database in memory, and SQLite's page cache and the Timeline beside it (assumption:
+    // the Timeline of an export takes no more than the export itself; 151 MB for an 81 MB one).
+    const double most = available ? *available / 3 : 1e300;
+    std::string bytes;
+    std::array<char, 1 << 16> chunk;
+    while (const size_t n = in.opened.source->read(chunk.data(), chunk.size())) {
+      bytes.append(chunk.data(), n);
+      if (static_cast<double>(bytes.size()) > most)
+        throw ImportError(in.name, "",
+                          "a gzip-compressed SQLite file larger inflated than a third of the "
+                          "memory available (" +
+                              std::to_string(bytes.size() >> 20) +
+                              " MiB so far): decompress it first, SQLite then reads it from disk");
+    }
+    return load_nsys_sqlite_bytes(bytes, in.name, options, report);
   }
   if (in.memory != nullptr) return load_nsys_sqlite_bytes(*in.memory, in.name, options, report);
   // SQLite opens the file again by its path and seeks in it: a pipe, already read from and
