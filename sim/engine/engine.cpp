@@ -65,7 +65,8 @@ class Sim {
         coll_work_end_(overlap_.empty() ? 0 : p.num_ranks, 0),
         coll_reach_(overlap_.empty() ? 0 : p.colls.size(), 0),
         inst_work_end_(overlap_.empty() ? 0 : p.instances.size(), 0),
-        compute_debt_(overlap_.empty() ? 0 : p.num_ranks, 0) {
+        compute_debt_(overlap_.empty() ? 0 : p.num_ranks, 0),
+        compute_late_(overlap_.empty() ? 0 : p.num_ranks, 0) {
     if (slowed_) {
       jobs_.resize(p.num_ranks);
       held_.assign(p.num_ranks, 0);
@@ -97,6 +98,10 @@ class Sim {
           if (in_.shared_processors > 0 && !finish_shared(static_cast<int>(e.target()), e.seq()))
             break;
           if (slowed_ && jobs_[e.target()].seq != e.seq()) break;  // re-timed since
+          if (!compute_late_.empty() && compute_late_[e.target()] > 0) [[unlikely]] {
+            finish_later(static_cast<int>(e.target()));
+            break;
+          }
           compute_done(static_cast<int>(e.target()));
           break;
         case EventType::kTransferDone:
@@ -619,12 +624,39 @@ class Sim {
     inst_work_end_[inst] = inst_start_[inst] + I.duration_ns;
     if (charged > 0) {
       for (int32_t k = I.members_begin; k < I.members_end; ++k)
-        compute_debt_[rank_of_member(static_cast<uint32_t>(p_.members[k]))] += charged;
+        charge(rank_of_member(static_cast<uint32_t>(p_.members[k])), charged, now);
     }
     occupy_ports(I, +1, now);
     if (slowed_ && p_.instance_sm_share[inst] > 0)
       hold_processors(I, p_.instance_sm_share[inst], now);
     queue_.push(base, EventType::kCollectiveDone, static_cast<uint32_t>(inst));
+  }
+
+  // Member r's next compute action takes `charged` longer (start_early). One that began at this
+  // very instant is that action: whether its rank's cursor reached it before or after the last
+  // member arrived, at the same time, is the order of simultaneous events, which must not decide
+  // the result (every rank simulated and identical replicas simulated once agree).
+  void charge(int r, int64_t charged, int64_t now) {
+    const RankState& st = ranks_[r];
+    if (!st.compute_busy || st.compute_start != now) {
+      compute_debt_[r] += charged;
+      return;
+    }
+    if (!slowed_) sm_held_ns_[r] += charged;  // slowed_: compute_done counts it
+    if (in_.shared_processors > 0 || slowed_) {
+      Job& j = jobs_[r];  // begun now: none of it has run
+      j.remaining += static_cast<double>(charged);
+      j.seq = queue_.push(now + static_cast<int64_t>(std::ceil(j.remaining / j.rate)),
+                          EventType::kComputeDone, static_cast<uint32_t>(r));
+      return;
+    }
+    compute_late_[r] += charged;  // its completion, already queued, moves (finish_later)
+  }
+
+  // Rank r's compute ended, less the time charge() added after its completion was queued.
+  void finish_later(int r) {
+    queue_.push(now_ + compute_late_[r], EventType::kComputeDone, static_cast<uint32_t>(r));
+    compute_late_[r] = 0;
   }
 
   // A running collective holds each member's egress and ingress port of its tier.
@@ -783,6 +815,9 @@ class Sim {
   // Per rank: compute time its next compute action owes to the SMs an early-started collective
   // held beside the compute it already ran (start_early).
   std::vector<int64_t> compute_debt_;
+  // Per rank: time charge() added to the compute that began as it was charged (plain compute,
+  // whose completion event cannot be re-timed).
+  std::vector<int64_t> compute_late_;
 };
 
 }  // namespace

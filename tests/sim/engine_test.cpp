@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "sim/engine/program.h"
 #include "sim/engine/symmetry.h"
 #include "sim/schedule/families.h"
@@ -70,6 +72,23 @@ TEST(Engine, ZbH1BubbleFollowsItsDefinition) {
       const int64_t F = 1000, I = 1000, W = 1000;
       const EngineResult r = simulate(equal_stages(s, F, I, W));
       EXPECT_EQ(r.step_time_ns, m * (F + I + W) + (p - 1) * (F + I - W)) << "p=" << p << " m=" << m;
+    }
+  }
+}
+
+TEST(Engine, ZbH1StepWithUnequalCosts) {
+  // The paper's form assumes the deferred W's fill the cool-down: W <= min(F, I). Beyond that the
+  // last rank, which cannot begin before (p-1)F, or the I chain back to rank 0 decides:
+  // m(F+I+W) + (p-1) max(F, I, F+I-W), which is the paper's where W <= min(F, I).
+  const int64_t costs[][3] = {{1000, 1000, 2000}, {1000, 2000, 2000}, {2000, 1000, 1500},
+                              {1000, 1200, 800},  {1500, 1000, 500},  {1000, 3000, 1500}};
+  for (const auto& [F, I, W] : costs) {
+    for (int p : {2, 4, 8}) {
+      for (int m : {p, 2 * p, 2 * p + 3}) {
+        const EngineResult r = simulate(equal_stages(make(Family::kZbH1, 1, p, m), F, I, W));
+        EXPECT_EQ(r.step_time_ns, m * (F + I + W) + (p - 1) * std::max({F, I, F + I - W}))
+            << "F=" << F << " I=" << I << " W=" << W << " p=" << p << " m=" << m;
+      }
     }
   }
 }

@@ -39,8 +39,7 @@ std::string joined_lines(const ImportReport& r) {
 // One kernel of 100 ns on GPU 0, stream 7, launched by cudaGraphLaunch's neighbour (the graph's
 // launch is correlation 21).
 void fill_kernel_and_launches(NsysDb& db) {
-  db.exec(
-      "INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel'), (3, 'cudaGraphLaunch')");
+  db.exec("INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel'), (3, 'cudaGraphLaunch')");
   db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 1100, 0, 1, 7, 20, " +
           g(kGlobalPid) + ", 1, 1, NULL, 1, 1)");
   db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (900, 950, 0, " + g(kGlobalTid) +
@@ -103,8 +102,9 @@ TEST(NsysTables, ProcessesAndContextsThatReuseAStreamIdGetLanesOfTheirOwn) {
   std::vector<std::string> lanes;
   for (const Lane& l : t.devices[0].lanes) lanes.push_back(l.name);
   std::sort(lanes.begin(), lanes.end());
-  EXPECT_EQ(lanes, (std::vector<std::string>{"stream 7 (pid 4321)", "stream 7 (pid 4400, context 1)",
-                                             "stream 7 (pid 4400, context 2)", "stream 9"}));
+  EXPECT_EQ(lanes,
+            (std::vector<std::string>{"stream 7 (pid 4321)", "stream 7 (pid 4400, context 1)",
+                                      "stream 7 (pid 4400, context 2)", "stream 9"}));
   // Each kernel on its own lane: none overlaps another on its lane.
   std::set<uint16_t> used;
   for (const Span& s : t.spans) used.insert(s.lane);
@@ -135,12 +135,13 @@ TEST(NsysTables, NvtxKindsAndUnifiedMemoryTablesAreReadOrCounted) {
     db.exec("INSERT INTO StringIds VALUES (1, 'k')");
     db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 1, 7, NULL, " +
             g(kGlobalPid) + ", 1, 1, NULL, 1, 1)");
-    db.exec("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES "
-            "(1000, NULL, 34, 'mark', " +
-            g(kGlobalTid) + "), (1000, 1500, 70, 'nvtxt push/pop', " + g(kGlobalTid) +
-            "), (1100, 1900, 71, 'nvtxt start/end', " + g(kGlobalTid) + "), (0, NULL, 33, 'cat', " +
-            g(kGlobalTid) + "), (0, NULL, 75, 'NCCL', " + g(kGlobalTid) + "), (1000, 1200, 99, 'x', " +
-            g(kGlobalTid) + ")");
+    db.exec(
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES "
+        "(1000, NULL, 34, 'mark', " +
+        g(kGlobalTid) + "), (1000, 1500, 70, 'nvtxt push/pop', " + g(kGlobalTid) +
+        "), (1100, 1900, 71, 'nvtxt start/end', " + g(kGlobalTid) + "), (0, NULL, 33, 'cat', " +
+        g(kGlobalTid) + "), (0, NULL, 75, 'NCCL', " + g(kGlobalTid) + "), (1000, 1200, 99, 'x', " +
+        g(kGlobalTid) + ")");
     db.exec(
         "CREATE TABLE CUDA_UM_GPU_PAGE_FAULT_EVENTS (start INTEGER, end INTEGER, "
         "globalPid INTEGER, deviceId INTEGER, address INTEGER); "
@@ -185,16 +186,16 @@ TEST(NsysTables, UnnamedCallsAndRepeatedRowsAreCounted) {
     NsysDb db(file.path());
     db.exec("INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel')");
     db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (900, 950, 0, " + g(kGlobalTid) +
-            ", 20, 2, 0, NULL), (960, 970, 0, " + g(kGlobalTid) + ", 20, 2, 0, NULL), (980, 990, 0, " +
-            g(kGlobalTid) + ", 30, 77, 0, NULL)");
+            ", 20, 2, 0, NULL), (960, 970, 0, " + g(kGlobalTid) +
+            ", 20, 2, 0, NULL), (980, 990, 0, " + g(kGlobalTid) + ", 30, 77, 0, NULL)");
     const std::string row = "(1000, 1100, 0, 1, 7, 20, " + g(kGlobalPid) + ", 1, 1, NULL, 1, 1)";
     db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES " + row + ", " + row);
   }
   ImportReport report;
   const Timeline t = load_trace(file.path(), {}, &report);
-  EXPECT_EQ(report.count(ImportWarning::kUnnamedHostCall), 1u);   // name id 77
-  EXPECT_EQ(report.count(ImportWarning::kDuplicateLaunch), 1u);   // correlation 20 twice
-  EXPECT_EQ(report.count(ImportWarning::kDuplicateActivity), 1u); // the kernel twice
+  EXPECT_EQ(report.count(ImportWarning::kUnnamedHostCall), 1u);    // name id 77
+  EXPECT_EQ(report.count(ImportWarning::kDuplicateLaunch), 1u);    // correlation 20 twice
+  EXPECT_EQ(report.count(ImportWarning::kDuplicateActivity), 1u);  // the kernel twice
   EXPECT_EQ(std::count_if(t.spans.begin(), t.spans.end(),
                           [&](const Span& s) { return t.span_name(s) == "k"; }),
             1);
@@ -206,8 +207,9 @@ TEST(NsysTables, ATableNameWithAQuoteIsCounted) {
   {
     NsysDb db(file.path());
     db.exec("INSERT INTO StringIds VALUES (1, 'k')");
-    db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 1, 7, NULL, NULL, 1, "
-            "1, NULL, 1, 1)");
+    db.exec(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 1, 7, NULL, NULL, 1, "
+        "1, NULL, 1, 1)");
     db.exec(R"sql(CREATE TABLE "CUPTI_ACTIVITY_KIND_X""Y" (start INTEGER);
                   INSERT INTO "CUPTI_ACTIVITY_KIND_X""Y" VALUES (1))sql");
   }
@@ -225,8 +227,9 @@ TEST(NsysTables, CompressedExportsAreReadAndMisnamedFilesAreNamed) {
   {
     NsysDb db(plain.path());
     db.exec("INSERT INTO StringIds VALUES (1, 'k')");
-    db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 1, 7, NULL, NULL, 1, "
-            "1, NULL, 1, 1)");
+    db.exec(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 1, 7, NULL, NULL, 1, "
+        "1, NULL, 1, 1)");
   }
   std::ifstream in(plain.path(), std::ios::binary);
   const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

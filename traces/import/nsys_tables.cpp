@@ -12,16 +12,14 @@ namespace {
 // CUPTI_ACTIVITY_MEMCPY_KIND_* in order (cupti_activity.h), then the unified-memory kinds the
 // export's ENUM_CUDA_MEMCPY_OPER adds (CUDA_MEMCPY_KIND_UVM_HTOD, _DTOH, _DTOD: 11, 12, 13).
 constexpr std::array<std::string_view, 14> kCopyKinds = {
-    "Memcpy",         "Memcpy HtoD",     "Memcpy DtoH",     "Memcpy HtoA",     "Memcpy AtoH",
-    "Memcpy AtoA",    "Memcpy AtoD",     "Memcpy DtoA",     "Memcpy DtoD",     "Memcpy HtoH",
-    "Memcpy PtoP",    "Memcpy UVM HtoD", "Memcpy UVM DtoH", "Memcpy UVM DtoD"};
+    "Memcpy",      "Memcpy HtoD",     "Memcpy DtoH",     "Memcpy HtoA",    "Memcpy AtoH",
+    "Memcpy AtoA", "Memcpy AtoD",     "Memcpy DtoA",     "Memcpy DtoD",    "Memcpy HtoH",
+    "Memcpy PtoP", "Memcpy UVM HtoD", "Memcpy UVM DtoH", "Memcpy UVM DtoD"};
 
 // NVTX_EVENTS rows that are no event on a timeline: category, thread and domain names
 // (NvtxCategory 33, NvtxThread 39, NvtxtCategory 64, NvtxtMeta* 72..74, NvtxDomainCreate /
 // Destroy 75, 76).
-bool is_nvtx_metadata(int64_t t) {
-  return t == 33 || t == 39 || t == 64 || (t >= 72 && t <= 76);
-}
+bool is_nvtx_metadata(int64_t t) { return t == 33 || t == 39 || t == 64 || (t >= 72 && t <= 76); }
 bool is_nvtx_mark(int64_t t) { return t == 34 || t == 65; }  // NvtxMark, NvtxtMark
 
 bool is_event_table(const std::string& t) {
@@ -103,8 +101,8 @@ void count_rows_not_read(const SqliteDb& db, const std::set<std::string>& read_t
         continue;
       }
       const auto name = type_names.find(*type);
-      add("NVTX_EVENTS " + (name != type_names.end() ? name->second
-                                                       : "eventType " + std::to_string(*type)),
+      add("NVTX_EVENTS " +
+              (name != type_names.end() ? name->second : "eventType " + std::to_string(*type)),
           n);
     }
   }

@@ -16,7 +16,7 @@ namespace meshscope::traces::importer::nsys {
 // NVTX_EVENTS.eventType values (the export's ENUM_NSYS_EVENT_TYPE): the ranges read as spans.
 inline constexpr int kNvtxPushPopRange = 59;
 inline constexpr int kNvtxStartEndRange = 60;
-inline constexpr int kNvtxtPushPopRange = 70;   // NVTXT: ranges nsys imported from a text file
+inline constexpr int kNvtxtPushPopRange = 70;  // NVTXT: ranges nsys imported from a text file
 inline constexpr int kNvtxtStartEndRange = 71;
 
 bool is_push_pop(int64_t event_type);
