@@ -75,12 +75,13 @@ schedule::Schedule generate_or_explain(const schedule::GeneratorConfig& g) {
   } catch (const std::invalid_argument& ex) {
     std::string why = std::string("schedule: ") + ex.what();
     // The generator's bound on the actions of the ranks it writes out: the config's keys that
-    // set them (microbatches per replica, the ranks simulated).
+    // set them (microbatches per replica, the ranks simulated), named as every key is.
     const int64_t ranks = int64_t{g.mesh.dp} * g.mesh.pp * g.mesh.tp;
     const bool every_rank = g.lowered_ranks == 0;  // else one replica's representatives
     if (schedule::max_generated_actions(g) > schedule::kMaxGeneratedActions)
-      why +=
-          " (" + std::to_string(g.microbatches) + " microbatches per replica" +
+      why =
+          "key 'batch.global': " + std::string(ex.what()) + " (" + std::to_string(g.microbatches) +
+          " microbatches per replica" +
           (every_rank ? " on " + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks")
                       : std::string(", one replica simulated")) +
           "): fewer microbatches (batch.global over batch.micro x mesh.dp)" +

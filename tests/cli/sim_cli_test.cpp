@@ -119,7 +119,8 @@ TEST_F(SimCli, SweepProgressInALogIsAFewPlainLines) {
   EXPECT_EQ(header.find("schedule"), header.rfind("schedule")) << header;
 }
 
-// A schedule past the generator's 2^25 actions names the keys that set them: the microbatches per
+// A schedule past the generator's 2^25 actions names the keys that set them, in the form of every
+// other key's error: the microbatches per
 // replica (with every rank simulated, the symmetry that would simulate one replica is named too;
 // a mesh that large meets the memory check first on most machines). About 29 M actions of this
 // replica's 4 ranks pass that check where the process may use 4.6 GiB or more.
@@ -129,6 +130,8 @@ TEST_F(SimCli, TooManyActionsNamesTheKeysThatSetThem) {
       write("deep.json", model + R"("mesh": {"dp": 4, "pp": 4}, "batch": {"global": 4194304}})");
   const Outcome d = sh("predict --config " + deep.string());
   EXPECT_EQ(d.exit_code, 1);
+  EXPECT_NE(d.err.find("deep.json: key 'batch.global': schedule '1f1b'"), std::string::npos)
+      << d.err;
   EXPECT_NE(d.err.find("actions, more than 33554432 (1048576 microbatches per replica, one "
                        "replica simulated): fewer microbatches (batch.global over batch.micro x "
                        "mesh.dp)\n"),
