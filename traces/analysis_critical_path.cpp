@@ -332,6 +332,18 @@ constexpr std::array<std::string_view, 6> kViaNames = {"start",      "lane",   "
 
 }  // namespace
 
+std::vector<Interval> charged_intervals(const CriticalPath& p) {
+  std::vector<Interval> out;
+  out.reserve(p.steps.size());
+  int64_t at = p.begin_ns;
+  for (const PathStep& s : p.steps) {
+    at += s.wait_ns;
+    out.push_back({at, at + s.charged_ns});
+    at += s.charged_ns;
+  }
+  return out;
+}
+
 std::vector<CriticalPath> critical_paths(const Timeline& t) {
   const Graph g(t);
   std::vector<CriticalPath> out;

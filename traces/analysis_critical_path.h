@@ -72,6 +72,12 @@ struct CriticalPath {
 // activity.
 std::vector<CriticalPath> critical_paths(const Timeline& t);
 
+// When each step is on the path: the steps' waits and charges laid end to end from the path's
+// begin, so step k's interval is its charged part, inside its span (a late flow's recv from its
+// sender's end on, not from its own begin), and the gap before it the wait since its dependency's
+// release. The intervals end at the path's end.
+std::vector<Interval> charged_intervals(const CriticalPath& p);
+
 nlohmann::json to_json(const std::vector<CriticalPath>& paths, const Timeline& t);
 std::string format_critical_path(const std::vector<CriticalPath>& paths, const Timeline& t);
 

@@ -8,6 +8,7 @@
 #include "gui/view/activity.h"
 #include "gui/view/lane_label.h"
 #include "gui/view/span_info.h"
+#include "traces/analysis_critical_path.h"
 
 namespace meshscope::gui {
 namespace {
@@ -199,7 +200,6 @@ void TrackPainter::paint_row(const PaintTarget& target, const Run& run, size_t r
 void TrackPainter::paint_critical(const PaintTarget& target, const Run& run,
                                   const RowLayout& layout, const TimeAxis& axis,
                                   const std::vector<traces::CriticalPath>& paths) {
-  const traces::Timeline& t = run.timeline;
   ImDrawList* dl = target.draw_list;
   const float ox = target.origin.x;
   const float w = static_cast<float>(axis.width_px());
@@ -208,33 +208,37 @@ void TrackPainter::paint_critical(const PaintTarget& target, const Run& run,
   auto x_at = [&](int64_t ns) {
     return ox + static_cast<float>(std::clamp(axis.x_of(ns), -10.0, axis.width_px() + 10.0));
   };
-  auto row_mid = [&](uint32_t span) {
+  // A span's row, or for one inside a folded device the foot of that device's header: the path
+  // runs along it there, below the device's name.
+  auto path_y = [&](uint32_t span) {
     const size_t r = run.index->row_of(span);
     return target.origin.y + layout.row_top(r) +
-           (layout.row_shown(r) ? h / 2 : layout.options().header_px / 2);
+           (layout.row_shown(r) ? h / 2 : layout.options().header_px - 2);
   };
   const int64_t view0 = axis.begin_ns(), view1 = axis.end_ns();
   for (const traces::CriticalPath& p : paths) {
+    // Each step's part on the path (a recv posted long before its send is on it only from the
+    // send's end on), joined from the release of the step before.
+    const std::vector<traces::Interval> on_path = traces::charged_intervals(p);
     for (size_t i = 0; i < p.steps.size(); ++i) {
-      const traces::Span& s = t.spans[p.steps[i].span];
-      const size_t r = run.index->row_of(p.steps[i].span);
-      if (s.end_ns >= view0 && s.begin_ns <= view1 && layout.row_shown(r)) {
-        const float y = target.origin.y + layout.row_top(r);
-        const float x0 = x_at(s.begin_ns), x1 = std::max(x_at(s.end_ns), x0 + 2);
-        dl->AddRect(ImVec2(x0, y + 1), ImVec2(x1, y + h - 1), kCriticalColor, 0, 0, 2);
+      const uint32_t span = p.steps[i].span;
+      const traces::Interval part = on_path[i];
+      const size_t r = run.index->row_of(span);
+      if (part.end_ns >= view0 && part.begin_ns <= view1) {
+        const float x0 = x_at(part.begin_ns), x1 = std::max(x_at(part.end_ns), x0 + 2);
+        if (layout.row_shown(r)) {
+          const float y = target.origin.y + layout.row_top(r);
+          dl->AddRect(ImVec2(x0, y + 1), ImVec2(x1, y + h - 1), kCriticalColor, 0, 0, 2);
+        } else {
+          dl->AddLine(ImVec2(x0, path_y(span)), ImVec2(x1, path_y(span)), kCriticalColor, 3.0f);
+        }
       }
       if (i == 0) continue;
-      // The link from the dependency: its release (the earlier of its end and this begin) to
-      // this span's begin, row to row.
-      const traces::Span& prev = t.spans[p.steps[i - 1].span];
-      // Both ends inside a folded device (its header row): nothing to join, and the line would
-      // run along the header's text.
-      if (!layout.row_shown(r) && !layout.row_shown(run.index->row_of(p.steps[i - 1].span)))
+      const int64_t release = on_path[i - 1].end_ns;
+      if (std::max(release, part.begin_ns) < view0 || std::min(release, part.begin_ns) > view1)
         continue;
-      const int64_t release = std::min(prev.end_ns, s.begin_ns);
-      if (std::max(release, s.begin_ns) < view0 || std::min(release, s.begin_ns) > view1) continue;
-      dl->AddLine(ImVec2(x_at(release), row_mid(p.steps[i - 1].span)),
-                  ImVec2(x_at(s.begin_ns), row_mid(p.steps[i].span)), kCriticalColor, 2.0f);
+      dl->AddLine(ImVec2(x_at(release), path_y(p.steps[i - 1].span)),
+                  ImVec2(x_at(part.begin_ns), path_y(span)), kCriticalColor, 2.0f);
     }
   }
   dl->PopClipRect();

@@ -61,6 +61,16 @@ TEST_P(MultiRankJob, CriticalPathSharesAddUpToTheStepAndCrossRanksOverTransfers)
     int64_t charged = 0;
     for (const PathStep& s : p.steps) charged += s.charged_ns + s.wait_ns;
     EXPECT_EQ(charged, p.length_ns());
+    // Each step's charged part lies inside its span (the viewer outlines that part): a recv
+    // posted long before its send is on the path only from the send's end.
+    const std::vector<Interval> on_path = charged_intervals(p);
+    ASSERT_EQ(on_path.size(), p.steps.size());
+    for (size_t k = 0; k < on_path.size(); ++k) {
+      const Span& s = t.spans[p.steps[k].span];
+      EXPECT_GE(on_path[k].begin_ns, s.begin_ns) << t.span_name(s);
+      EXPECT_LE(on_path[k].end_ns, s.end_ns) << t.span_name(s);
+    }
+    EXPECT_EQ(on_path.back().end_ns, p.end_ns);
     // The step of a pipeline is decided on more than one rank, through send -> recv flows.
     EXPECT_GE(p.by_rank.size(), 2u);
     size_t transfers = 0;
