@@ -35,7 +35,11 @@ std::string headline_of(const traces::Timeline& t, const DeviceState& state) {
 }  // namespace
 
 std::string cell_text(const traces::Timeline& t, const DeviceState& state) {
-  if (state.idle()) return "bubble";
+  // Between the ops of an action: idle to the analysis, which the cell says, and where.
+  if (state.idle())
+    return state.action
+               ? "bubble, between the ops of\n" + std::string(t.span_name(t.spans[*state.action]))
+               : "bubble";
   std::string text;
   if (state.compute) text = span_words(t, t.spans[*state.compute]);
   if (state.comm) {
@@ -103,7 +107,8 @@ void MeshView::draw_controls(Session& session, const Run& run) {
   ImGui::Text("t = %s of %s", traces::format_duration(p.t_ns() - p.begin_ns()).c_str(),
               traces::format_duration(p.end_ns() - p.begin_ns()).c_str());
   if (!run.grid.from_coords) {
-    ImGui::TextDisabled("devices have no mesh coordinates: shown as one row in device order");
+    ImGui::TextDisabled(
+        "devices have no mesh coordinates: shown in device order, left to right, row by row");
   } else {
     ImGui::TextDisabled(
         "mesh dp=%d x pp=%d x tp=%d: stages left to right, tp stacked, dp replicas below",
@@ -204,9 +209,20 @@ void MeshView::draw_cells(Session& session, const Run& run, ImVec2 min, ImVec2 s
     const ImVec4 clip(a.x, a.y, b.x, b.y);
     const std::string& dev_name = run.timeline.devices[cell.device].name;
     dl->AddText(nullptr, 0, ImVec2(a.x + 5, a.y + 4), ink, dev_name.c_str(), nullptr, 0, &clip);
-    // The headline in large type: F3 / B3 / S3 / R3 / bubble, readable while it plays.
+    const std::string text = cell_text(run.timeline, state);
+    const float text_top = a.y + 6 + line;
+    dl->AddText(nullptr, 0, ImVec2(a.x + 5, text_top), ink, text.c_str(), nullptr, cell.w - 10,
+                &clip);
+    // The headline in large type: F3 / B3 / S3 / R3 / bubble, readable while it plays, in the
+    // room below the text (it had been centred over the text's second line).
+    const float text_bottom =
+        text_top + ImGui::GetFont()->CalcTextSizeA(line, FLT_MAX, cell.w - 10, text.c_str()).y;
+    const float room_top = text_bottom + 2;
+    const float room =
+        b.y - 4 - (state.compute && state.comm ? std::min(cell.h * 0.25f, 10.0f) : 0) - room_top;
     const std::string headline = headline_of(run.timeline, state);
-    float big = std::clamp(cell.h * 0.3f, line, 4 * line);
+    float big = std::min(std::clamp(cell.h * 0.3f, line, 4 * line), room);
+    if (big < line) continue;  // no room for it
     ImVec2 size = ImGui::GetFont()->CalcTextSizeA(big, FLT_MAX, 0, headline.c_str());
     if (size.x > cell.w - 10) {
       // A long kernel name: smaller type that fits the cell, down to the body size (then clipped).
@@ -214,13 +230,8 @@ void MeshView::draw_cells(Session& session, const Run& run, ImVec2 min, ImVec2 s
       size = ImGui::GetFont()->CalcTextSizeA(big, FLT_MAX, 0, headline.c_str());
     }
     const float headline_x = size.x > cell.w - 10 ? a.x + 5 : a.x + (cell.w - size.x) / 2;
-    if (cell.h > 2 * line + big) {
-      dl->AddText(ImGui::GetFont(), big, ImVec2(headline_x, a.y + (cell.h - size.y) / 2), ink,
-                  headline.c_str(), nullptr, 0, &clip);
-    }
-    const std::string text = cell_text(run.timeline, state);
-    dl->AddText(nullptr, 0, ImVec2(a.x + 5, a.y + 6 + line), ink, text.c_str(), nullptr,
-                cell.w - 10, &clip);
+    dl->AddText(ImGui::GetFont(), big, ImVec2(headline_x, room_top + (room - size.y) / 2), ink,
+                headline.c_str(), nullptr, 0, &clip);
   }
 }
 

@@ -204,11 +204,11 @@ void TimelineView::draw_toolbar(Session& session, const Run& run) {
                 last_paint_.folded, last_paint_.flows_left_out ? ", flows hidden: zoom in" : "");
   same_line_if_fits(ImGui::CalcTextSize(status).x);
   ImGui::TextDisabled("%s", status);
-  // Legend: one swatch per activity that the run contains would need a scan; show them all.
+  // Legend: one swatch per activity that the run contains would need a scan; show them all (host
+  // calls and annotations too: in an imported trace they fill most of the view).
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (size_t a = 0; a < static_cast<size_t>(Activity::kCount); ++a) {
     const auto act = static_cast<Activity>(a);
-    if (act == Activity::kHost || act == Activity::kAnnotation) continue;
     const float s = ImGui::GetFontSize();
     const std::string label(name(act));
     if (a > 0) same_line_if_fits(s + 3 + ImGui::CalcTextSize(label.c_str()).x);

@@ -46,8 +46,46 @@ MeshGrid mesh_grid_of(const Timeline& t) {
   return g;
 }
 
+namespace {
+
+// Devices without coordinates, in device order, row by row: as many columns as give the largest
+// cells (no taller than wide), so 64 GPUs make an 8 x 8 block, not a row of slivers.
+std::vector<MeshCell> layout_in_order(std::vector<uint16_t> shown, float width_px, float height_px,
+                                      float gap_px) {
+  // Past the cells drawn, the first kMaxMeshCells get the room (the view says how many it shows).
+  if (shown.size() > kMaxMeshCells) shown.resize(kMaxMeshCells);
+  const int n = std::max<int>(1, static_cast<int>(shown.size()));
+  int best_cols = n;
+  float best_w = 0, best_h = 0;
+  for (int cols = 1; cols <= n; ++cols) {
+    const int rows = (n + cols - 1) / cols;
+    const float w = (width_px - gap_px * static_cast<float>(cols - 1)) / static_cast<float>(cols);
+    const float h =
+        std::min(w, (height_px - gap_px * static_cast<float>(rows - 1)) / static_cast<float>(rows));
+    if (w < 1) break;
+    if (h > best_h) {
+      best_cols = cols;
+      best_w = w;
+      best_h = h;
+    }
+  }
+  best_w = std::max(best_w, 1.0f);
+  best_h = std::max(best_h, 1.0f);
+  std::vector<MeshCell> cells;
+  cells.reserve(shown.size());
+  for (size_t k = 0; k < shown.size(); ++k) {
+    const auto col = static_cast<float>(static_cast<int>(k) % best_cols);
+    const auto row = static_cast<float>(static_cast<int>(k) / best_cols);
+    cells.push_back({col * (best_w + gap_px), row * (best_h + gap_px), best_w, best_h, shown[k]});
+  }
+  return cells;
+}
+
+}  // namespace
+
 std::vector<MeshCell> layout_mesh(const Timeline& t, const MeshGrid& grid, float width_px,
                                   float height_px, float gap_px) {
+  if (!grid.from_coords) return layout_in_order(mesh_devices(t), width_px, height_px, gap_px);
   // dp blocks are separated by three gaps so replicas read as groups.
   const float block_gap = 3 * gap_px;
   const int rows = grid.dp * grid.tp;
@@ -62,8 +100,7 @@ std::vector<MeshCell> layout_mesh(const Timeline& t, const MeshGrid& grid, float
   cells.reserve(shown.size());
   for (size_t k = 0; k < shown.size(); ++k) {
     const uint16_t i = shown[k];
-    traces::MeshCoord c = t.devices[i].coord;
-    if (!grid.from_coords) c = {0, static_cast<int>(k), 0};
+    const traces::MeshCoord c = t.devices[i].coord;
     MeshCell cell;
     cell.device = i;
     cell.w = cell_w;
@@ -95,6 +132,7 @@ Activity DeviceState::activity(const Timeline& t) const {
 DeviceState device_state_at(const Timeline& t, const TrackIndex& index, uint16_t device,
                             int64_t t_ns) {
   DeviceState state;
+  const bool host_only = traces::is_host_only(t.devices[device]);
   for (const Row& row : index.device_rows(device)) {
     const size_t i = first_ending_after(t, row, t_ns);
     if (i >= row.size()) continue;
@@ -102,8 +140,10 @@ DeviceState device_state_at(const Timeline& t, const TrackIndex& index, uint16_t
     const Span& s = t.spans[id];
     if (s.begin_ns > t_ns) continue;
     // Rows come outermost first, so a later match is the innermost span.
-    if (s.kind == SpanKind::kCompute) {
+    if (s.kind == SpanKind::kCompute || (host_only && s.kind == SpanKind::kHost)) {
       state.compute = id;
+    } else if (s.kind == SpanKind::kAnnotation && s.stage >= 0 && !state.action) {
+      state.action = id;  // the outermost: the action's own range, not an op labelled inside it
     } else if (traces::is_communication(s.kind)) {
       state.comm = id;
     } else if (s.kind == SpanKind::kIdle) {

@@ -18,7 +18,8 @@ namespace meshscope::gui {
 std::vector<uint16_t> mesh_devices(const traces::Timeline& t);
 
 // The mesh shape the mesh devices' coordinates span. Devices without a full coordinate (imported
-// traces) make it a single pipeline row: dp = 1, pp = mesh devices, tp = 1, in device order.
+// traces) have none: dp = 1, pp = mesh devices, tp = 1, from_coords false, and layout_mesh lays
+// them out in device order, row by row.
 struct MeshGrid {
   int dp = 1;
   int pp = 1;
@@ -34,7 +35,8 @@ struct MeshCell {
 
 // Pipeline stages run left to right (pp columns), tensor-parallel ranks stack inside a block
 // (tp rows), data-parallel replicas are blocks one below the other with a wider gap. Cells fill
-// the width and are at most as tall as they are wide.
+// the width and are at most as tall as they are wide. Without coordinates: device order, left to
+// right and row by row, in the columns that make the cells largest.
 std::vector<MeshCell> layout_mesh(const traces::Timeline& t, const MeshGrid& grid, float width_px,
                                   float height_px, float gap_px);
 
@@ -48,11 +50,16 @@ std::vector<size_t> strip_devices(size_t devices, size_t lanes_px);
 inline constexpr size_t kMaxMeshCells = 4096;
 
 // What a device does at one instant. Compute and communication can overlap (a comm lane beside
-// the compute lane), so both are reported; neither means the device is idle.
+// the compute lane), so both are reported; neither means the device is idle. On a device that is
+// host threads only (a CPU trace of no pipeline), its host work is its compute.
 struct DeviceState {
   std::optional<uint32_t> compute;  // span computing at t (the innermost one)
   std::optional<uint32_t> comm;     // send, recv or collective at t
   std::optional<int> peer_device;   // the other end of the comm span's flow, if it has one
+  // The pipeline action around t (the outermost labelled annotation: a torch job's action range,
+  // "1F0" or "1F0 (inferred)"): its rank may sit between the ops of that action, a bubble to the
+  // analysis, inside it to the eye.
+  std::optional<uint32_t> action;
   bool idle() const { return !compute && !comm; }
   // What the cell shows: the compute phase, else the comm kind, else a bubble.
   Activity activity(const traces::Timeline& t) const;

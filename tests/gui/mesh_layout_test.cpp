@@ -41,6 +41,33 @@ TEST(MeshLayout, DevicesWithoutCoordinatesFormOnePipelineRow) {
   EXPECT_FLOAT_EQ(cells[2].y, 0);
 }
 
+// 16 or 64 GPUs of an imported trace (no coordinates) had been one row of slivers, 10,000 a
+// dotted line of 1-pixel cells: in device order, row by row, in the columns that make the cells
+// largest, never taller than wide, none overlapping, all inside the panel (the first
+// kMaxMeshCells of more).
+TEST(MeshLayout, DevicesWithoutCoordinatesWrapIntoRows) {
+  for (const int n : {16, 64, 10000}) {
+    Timeline t;
+    for (int d = 0; d < n; ++d) t.add_device(d, "GPU " + std::to_string(d));
+    const auto cells = layout_mesh(t, mesh_grid_of(t), 1260, 500, 6);
+    ASSERT_EQ(cells.size(), std::min<size_t>(static_cast<size_t>(n), kMaxMeshCells));
+    EXPECT_GT(cells[0].h, 500.0f / static_cast<float>(n) - 6) << n;  // far past one row's share
+    if (n == 16) {
+      EXPECT_GT(cells[0].w, 150);  // about 8 x 2 of 150 px, not 16 of 73
+    }
+    for (size_t k = 0; k < cells.size(); ++k) {
+      EXPECT_EQ(cells[k].device, k);
+      EXPECT_LE(cells[k].h, cells[k].w);
+      EXPECT_LE(cells[k].x + cells[k].w, 1260.01f);
+      EXPECT_LE(cells[k].y + cells[k].h, 500.01f);
+      if (k > 0) {  // device order: right of the one before, or on a lower row
+        EXPECT_TRUE(cells[k].x > cells[k - 1].x || cells[k].y >= cells[k - 1].y + cells[k - 1].h)
+            << n << " " << k;
+      }
+    }
+  }
+}
+
 TEST(MeshLayout, StagesGoRightTpStacksAndReplicasAreBlocksBelow) {
   const Timeline t = mesh_of(2, 3, 2);
   const auto cells = layout_mesh(t, mesh_grid_of(t), 300, 400, 10);
@@ -116,6 +143,53 @@ TEST(DeviceState, ReportsComputeCommPeerAndIdleAtAnInstant) {
   EXPECT_TRUE(device_state_at(t, index, 0, 250).idle());
   // Half-open spans: at 100 device 0 already computes microbatch 1.
   EXPECT_EQ(t.spans[*device_state_at(t, index, 0, 100).compute].microbatch, 1);
+}
+
+// A CPU trace of host threads only: its host work is what the device does (the cell said bubble
+// beside a timeline of a busy op). A torch job's rank between the ops of an action: a bubble, as
+// the analysis counts it, inside that action, as the timeline shows it.
+TEST(DeviceState, HostWorkOfAHostOnlyTraceAndTheActionAroundAGap) {
+  Timeline host_only;
+  const uint16_t d = host_only.add_device(0, "pid 1");
+  host_only.add_lane(d, "thread 1", traces::LaneKind::kHost);
+  Span op;
+  op.device = d;
+  op.begin_ns = 0;
+  op.end_ns = 100;
+  op.kind = SpanKind::kHost;
+  host_only.add_span(op);
+  const TrackIndex host_index(host_only);
+  const DeviceState busy = device_state_at(host_only, host_index, d, 50);
+  ASSERT_TRUE(busy.compute);
+  EXPECT_EQ(busy.activity(host_only), Activity::kHost);
+
+  Timeline t = mesh_of(1, 1, 1);
+  t.add_lane(0, "ops", traces::LaneKind::kCompute);
+  Span action;  // "0F3 (inferred)", labelled
+  action.begin_ns = 0;
+  action.end_ns = 100;
+  action.kind = SpanKind::kAnnotation;
+  action.stage = 0;
+  action.microbatch = 3;
+  action.phase = Phase::kForward;
+  t.add_span(action);
+  Span inner = action;  // an op inside it, labelled alike, that is no compute either
+  inner.begin_ns = 40;
+  inner.end_ns = 60;
+  t.add_span(inner);
+  Span aten = action;
+  aten.lane = 1;
+  aten.kind = SpanKind::kCompute;
+  aten.begin_ns = 10;
+  aten.end_ns = 20;
+  t.add_span(aten);
+  t.sort_spans();
+  const TrackIndex index(t);
+  const DeviceState between = device_state_at(t, index, 0, 50);
+  EXPECT_TRUE(between.idle());
+  ASSERT_TRUE(between.action);
+  EXPECT_EQ(t.spans[*between.action].end_ns - t.spans[*between.action].begin_ns, 100);  // outermost
+  EXPECT_TRUE(device_state_at(t, index, 0, 15).compute);
 }
 
 // A tp rank waits inside its layer for the all-reduce's other members: an idle span nested in
