@@ -133,9 +133,12 @@ void CompareView::draw_pair(const Run& a, const Run& b, const char* label_a, con
       ImVec2(plot_x + static_cast<float>(axis_.width_px()), min.y + TimelineView::kRulerPx),
       IM_COL32(45, 48, 54, 255));
   const RulerTicks ticks = ruler_ticks(axis_, 90);
+  // Each run on its own scale: the ruler's lines are a's alone (a 33.8 ms prediction stretched
+  // under a 0.6 s ruler had read as 0.6 s); b's title says its scale.
+  const float grid_bottom = shared_axis_ ? min.y + size.y : min.y + TimelineView::kRulerPx + half;
   for (double rel : ticks.rel_ns) {
     const float x = plot_x + static_cast<float>(axis_.x_of_rel(rel));
-    dl->AddLine(ImVec2(x, min.y + TimelineView::kRulerPx - 8), ImVec2(x, min.y + size.y),
+    dl->AddLine(ImVec2(x, min.y + TimelineView::kRulerPx - 8), ImVec2(x, grid_bottom),
                 IM_COL32(200, 200, 200, 40));
     dl->AddText(ImVec2(x + 3, min.y + 2), IM_COL32(220, 220, 220, 255),
                 format_ruler_label(rel, ticks.step_ns).c_str());
@@ -160,9 +163,16 @@ void CompareView::draw_pair(const Run& a, const Run& b, const char* label_a, con
     const char* label;
     float top;
   };
+  std::string title_b = label_b;
+  if (!shared_axis_) {
+    title_b +=
+        "   (its own time scale: " +
+        traces::format_duration(static_cast<int64_t>(axis_b.end_rel_ns() - axis_b.begin_rel_ns())) +
+        " across)";
+  }
   const Half halves[] = {
       {a, layout_a_, axis_, scroll_a_, label_a, min.y + TimelineView::kRulerPx},
-      {b, layout_b_, axis_b, scroll_b_, label_b, min.y + TimelineView::kRulerPx + half}};
+      {b, layout_b_, axis_b, scroll_b_, title_b.c_str(), min.y + TimelineView::kRulerPx + half}};
   rows_fit_ = true;
   for (const Half& h : halves) {
     const float rows_h = (&h == &halves[0] ? half : space - half) - kTitlePx;
@@ -210,7 +220,12 @@ void CompareView::draw_table(const CompareModel& m) {
     ImGui::TableNextColumn();
     ImGui::Text("%d", d.rank);
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(d.name.c_str());
+    // Two names where the runs name the place differently (rank 1 of a pp 2 run, rank 8 of a
+    // pp 8 x tp 8 one).
+    if (d.in_both() && d.name_b != d.name)
+      ImGui::Text("%s | B: %s", d.name.c_str(), d.name_b.c_str());
+    else
+      ImGui::TextUnformatted(d.name.c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(d.device_a ? traces::format_duration(d.busy_a_ns).c_str() : "-");
     ImGui::TableNextColumn();

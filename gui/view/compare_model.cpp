@@ -1,8 +1,10 @@
-// Matches two runs' devices by rank and lines up their time axes at the first step.
+// Matches two runs' devices (by mesh place where both runs have one, else by rank) and lines up
+// their time axes at the first step.
 #include "gui/view/compare_model.h"
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace meshscope::gui {
 
@@ -24,9 +26,23 @@ CompareModel compare_runs(const traces::Timeline& a, const traces::TimelineAnaly
     return std::max<int64_t>(1, static_cast<int64_t>(x.windows.size()));
   };
   const int64_t steps_a = steps(analysis_a), steps_b = steps(analysis_b);
-  std::map<int, DeviceDiff> by_rank;
+  // Two meshes (a measured pp 2 run beside a simulated pp 8 x tp 8 one): stage 1 is rank 1 in one
+  // and rank 8 in the other, so devices pair by their (dp, pp, tp) place when every device of
+  // both runs has one; the rank, within the place's order, keeps the rows sorted.
+  const auto placed = [](const traces::TimelineAnalysis& x) {
+    return !x.devices.empty() &&
+           std::all_of(x.devices.begin(), x.devices.end(), [](const traces::DeviceAnalysis& d) {
+             return d.coord.dp >= 0 && d.coord.pp >= 0 && d.coord.tp >= 0;
+           });
+  };
+  m.matched_by_place = placed(analysis_a) && placed(analysis_b);
+  using Key = std::tuple<int, int, int, int>;
+  const auto key = [&](const traces::DeviceAnalysis& d) {
+    return m.matched_by_place ? Key{d.coord.dp, d.coord.pp, d.coord.tp, 0} : Key{0, 0, 0, d.rank};
+  };
+  std::map<Key, DeviceDiff> by_rank;
   for (const traces::DeviceAnalysis& d : analysis_a.devices) {
-    DeviceDiff& diff = by_rank[d.rank];
+    DeviceDiff& diff = by_rank[key(d)];
     diff.rank = d.rank;
     diff.name = d.name;
     diff.device_a = d.device;
@@ -36,9 +52,10 @@ CompareModel compare_runs(const traces::Timeline& a, const traces::TimelineAnaly
     diff.bubble_a = d.bubble_fraction;
   }
   for (const traces::DeviceAnalysis& d : analysis_b.devices) {
-    DeviceDiff& diff = by_rank[d.rank];
-    diff.rank = d.rank;
+    DeviceDiff& diff = by_rank[key(d)];
+    if (!diff.device_a) diff.rank = d.rank;
     if (diff.name.empty()) diff.name = d.name;
+    diff.name_b = d.name;
     diff.device_b = d.device;
     diff.busy_b_ns = d.busy_ns / steps_b;
     diff.comm_b_ns = d.communication_ns / steps_b;

@@ -1,5 +1,6 @@
-// Two runs side by side (measured and simulated, or two schedules): devices matched by rank and
-// the per-device differences the compare view lists beside the two stacked timelines.
+// Two runs side by side (measured and simulated, or two schedules): devices matched by mesh place
+// (or by rank, where a run has none) and the per-device differences the compare view lists beside
+// the two stacked timelines.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +16,9 @@ namespace meshscope::gui {
 // Times are per step (a device's total over its run's step windows / their count), as the step
 // times beside them are: two runs of 2 and 1,219 steps compare step for step.
 struct DeviceDiff {
-  int rank = 0;
-  std::string name;
+  int rank = 0;      // a's, where a has the device
+  std::string name;  // a's, where a has the device
+  std::string name_b;
   std::optional<uint16_t> device_a;  // absent when only the other run has this rank
   std::optional<uint16_t> device_b;
   int64_t busy_a_ns = 0, busy_b_ns = 0;
@@ -36,7 +38,9 @@ struct DeviceDiff {
 struct CompareModel {
   int64_t step_a_ns = 0, step_b_ns = 0;
   double bubble_a = 0, bubble_b = 0;
-  std::vector<DeviceDiff> devices;  // ordered by rank
+  std::vector<DeviceDiff> devices;  // ordered by mesh place (matched_by_place), else by rank
+  // Devices paired by their (dp, pp, tp) place: every device of both runs has one. Else by rank.
+  bool matched_by_place = false;
   // b's time axis shifted onto a's: b's first step begins where a's does.
   int64_t b_to_a_shift_ns = 0;
   double step_ratio() const {

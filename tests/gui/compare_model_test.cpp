@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "gui/view/synthetic.h"
 
 namespace meshscope::gui {
@@ -54,6 +56,38 @@ TEST(CompareModel, RanksOnlyOneRunHasAreKeptAndClocksAligned) {
   EXPECT_FALSE(m.devices[3].busy_delta_ns());
   EXPECT_FALSE(m.devices[3].idle_delta_ns());
   EXPECT_TRUE(m.devices[1].busy_delta_ns());
+}
+
+// A pp 2 run beside a pp 2 x tp 2 one: stage 1 is rank 1 in the first and rank 2 in the second.
+// Devices pair by mesh place, so stage 1 meets stage 1 (by rank, each row had had one side only
+// for the places the meshes do not share).
+TEST(CompareModel, DevicesOfTwoMeshesPairByTheirPlace) {
+  SyntheticOptions o;
+  o.pp = 2;
+  o.microbatches = 4;
+  o.jitter = 0;
+  const traces::Timeline a = make_synthetic_pipeline(o);
+  o.tp = 2;
+  const traces::Timeline b = make_synthetic_pipeline(o);
+  const auto aa = traces::analyze(a), ab = traces::analyze(b);
+  const CompareModel m = compare_runs(a, aa, b, ab);
+  EXPECT_TRUE(m.matched_by_place);
+  ASSERT_EQ(m.devices.size(), 4u);  // (pp0 tp0), (pp0 tp1), (pp1 tp0), (pp1 tp1)
+  size_t both = 0;
+  for (const DeviceDiff& d : m.devices) {
+    if (!d.in_both()) continue;
+    ++both;
+    EXPECT_EQ(aa.devices[*d.device_a].coord.pp, ab.devices[*d.device_b].coord.pp);
+    EXPECT_EQ(ab.devices[*d.device_b].coord.tp, 0);
+  }
+  EXPECT_EQ(both, 2u);
+  const auto stage1 = std::find_if(m.devices.begin(), m.devices.end(), [&](const DeviceDiff& d) {
+    return d.in_both() && aa.devices[*d.device_a].coord.pp == 1;
+  });
+  ASSERT_NE(stage1, m.devices.end());
+  EXPECT_EQ(stage1->rank, 1);
+  EXPECT_EQ(ab.devices[*stage1->device_b].rank, 2);
+  EXPECT_NE(stage1->name, stage1->name_b);
 }
 
 // Runs of different step counts compare per step, as their step times do: the same pipeline
