@@ -50,7 +50,15 @@ std::unique_ptr<Run> load_run(const std::filesystem::path& path,
   } else {
     t = traces::load_trace(path, options, &report);
   }
-  traces::require_spans(t, path);
+  try {
+    traces::require_spans(t, path, &report);
+  } catch (const traces::ImportError& e) {
+    // Nothing is drawn, so no warning banner says what was skipped: the error does.
+    std::string why = e.what();
+    const std::vector<std::string> skipped = report.lines();
+    for (size_t i = 0; i < skipped.size(); ++i) why += (i == 0 ? "; skipped: " : "; ") + skipped[i];
+    throw std::runtime_error(why);
+  }
   std::unique_ptr<Run> run = make_run(std::move(t), path.filename().string());
   for (const std::string& line : report.lines()) run->import_warnings.push_back(line);
   return run;
