@@ -58,7 +58,8 @@ constexpr std::array<std::string_view, kImportWarningNames.size()> kOneWarningNa
     "ProfilerStep# marker without an integer step number ignored (no step window)",
     "rank whose steps (a trace without steps: all of it), on the common clock, overlap none of "
     "the first rank's: a file of another run, steps profiled at different times, or clocks no "
-    "alignment put together; each merged step spans both",
+    "alignment put together; where both or neither have steps each merged step spans both, where "
+    "one has, the other's work lies outside them (idle in every figure)",
     "row of Nsight Systems event tables not read (OS runtime calls, CUDA synchronization, cuDNN, "
     "cuBLAS, MPI, unified memory, other CUPTI activity kinds and NVTX event types): not in the "
     "timeline",

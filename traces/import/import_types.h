@@ -135,7 +135,8 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(ImportWarning:
         "ProfilerStep# markers without an integer step number ignored (no step window)",
         "ranks whose steps (traces without steps: all of them), on the common clock, overlap "
         "none of the first rank's: files of another run, steps profiled at different times, or "
-        "clocks no alignment put together; each merged step spans both",
+        "clocks no alignment put together; where both or neither have steps each merged step "
+        "spans both, where one has, the other's work lies outside them (idle in every figure)",
         "rows of Nsight Systems event tables not read (OS runtime calls, CUDA synchronization, "
         "cuDNN, cuBLAS, MPI, unified memory, other CUPTI activity kinds and NVTX event types): "
         "not in the timeline",
