@@ -244,6 +244,10 @@ void run(const AnalyzeArgs& args) {
       std::fflush(stdout);
       return;
     }
+    if (analysis.step_time_ns == 0)  // a table of 0 ns and 0% idle would read as a busy device
+      std::printf(
+          "every device activity here lasts 0 ns at one instant: a window of no time, nothing to "
+          "measure\n");
     std::fputs(traces::format_table(analysis).c_str(), stdout);
     print_gloo_note(timeline);
     if (hta) std::fputs(("\n" + traces::format_hta_window_table(hta_ranks)).c_str(), stdout);

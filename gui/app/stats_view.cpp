@@ -39,6 +39,19 @@ void StatsView::draw(Session& session) {
   const StatsModel& m = run->stats;
   const traces::Timeline& t = run->timeline;
   ImGui::Text("%s", run->label.c_str());
+  if (run->analysis.devices.empty()) {
+    // Only host processes (a CPU profile of no device): a bubble of 0% and a step of 0 ns would
+    // read as a busy device. As `meshscope analyze` says it.
+    ImGui::TextWrapped(
+        "no GPU or accelerator activity found (host events only): no device time to analyze; "
+        "the timeline shows the host threads");
+    return;
+  }
+  if (run->analysis.step_time_ns == 0) {
+    ImGui::TextWrapped(
+        "every device activity here lasts 0 ns at one instant: a window of no time, nothing to "
+        "measure");
+  }
   ImGui::Text("overall bubble fraction %.1f%%   step time %s   steps %zu   devices %zu",
               m.bubble_fraction * 100, traces::format_duration(m.step_time_ns).c_str(), m.steps,
               m.bars.size());

@@ -281,6 +281,18 @@ TEST(HostileCli, NothingUsableReadIsAnErrorEverywhere) {
   EXPECT_NE(unknown.err.find("run, demo, schedules, validate"), std::string::npos) << unknown.err;
 }
 
+// Device activities that all last 0 ns at one instant make a window of no time: the table's 0 ns
+// and 0% idle would read as a busy device, so analyze says what the window is.
+TEST(HostileCli, AWindowOfNoTimeIsSaidToBeOne) {
+  const fs::path in = dir() / "all_zero.json";
+  std::ofstream(in) << R"({"traceEvents":[{"name":"k0","ph":"X","ts":0,"dur":0,"pid":1,"tid":1,)"
+                    << R"("cat":"kernel","args":{"device":0,"stream":7}}]})";
+  const Result a = meshscope("analyze " + in.string());
+  EXPECT_EQ(a.status, 0) << a.err;
+  EXPECT_NE(a.out.find("lasts 0 ns at one instant: a window of no time"), std::string::npos)
+      << a.out;
+}
+
 // An event skipped on reading is said the same way by every command that reads traces: as
 // meshscope's warning, with the byte where the first such event starts; the rest is still used.
 TEST(HostileCli, SkippedEventsAreWarnedAlikeByAnalyzeAndConvert) {
