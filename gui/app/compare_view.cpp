@@ -180,18 +180,25 @@ void CompareView::draw_pair(const Run& a, const Run& b, const char* label_a, con
     h.scroll = std::clamp(h.scroll, 0.0f, std::max(0.0f, h.layout.total_px() - rows_h));
     dl->AddRectFilled(ImVec2(min.x, h.top), ImVec2(min.x + size.x, h.top + kTitlePx),
                       IM_COL32(60, 64, 90, 255));
-    dl->AddText(ImVec2(min.x + 4, h.top + 2), IM_COL32(255, 255, 255, 255), h.label);
     // Rows past the run's share of the height: said in its title bar, with how to reach them. The
     // gap after the last device is no row: with only it out of view, every rank showed and the
-    // bar still said "more rows below".
+    // bar still said "more rows below". The hint shortens, and the title is cut before it, where
+    // both do not fit (at 800 px the hint had been printed over the title).
     const float content_px = h.layout.total_px() - h.layout.options().gap_px;
+    float title_end = min.x + size.x - 4;
     if (const float hidden = content_px - rows_h - h.scroll; hidden > 0 || h.scroll > 0) {
       const char* more = hidden > 0 && h.scroll > 0 ? "rows above and below: drag or Shift+wheel"
                          : hidden > 0               ? "more rows below: drag or Shift+wheel"
                                                     : "rows above: drag or Shift+wheel";
+      const float title_w = ImGui::CalcTextSize(h.label).x;
+      if (title_w + ImGui::CalcTextSize(more).x + 20 > size.x) more = "more rows: drag";
       const float w = ImGui::CalcTextSize(more).x;
       dl->AddText(ImVec2(min.x + size.x - w - 6, h.top + 2), IM_COL32(240, 200, 90, 255), more);
+      title_end = min.x + size.x - w - 14;
     }
+    const ImVec4 title_clip(min.x, h.top, title_end, h.top + kTitlePx);
+    dl->AddText(nullptr, 0, ImVec2(min.x + 4, h.top + 2), IM_COL32(255, 255, 255, 255), h.label,
+                nullptr, 0, &title_clip);
     const float rows_top = h.top + kTitlePx;
     dl->PushClipRect(ImVec2(min.x, rows_top), ImVec2(min.x + size.x, rows_top + rows_h), true);
     PaintTarget target{dl, ImVec2(plot_x, rows_top - h.scroll), TimelineView::kLabelPx, rows_top,

@@ -192,13 +192,19 @@ std::optional<ReplayTable> replay_torch_job(const traces::Timeline& t, Replayed&
     if (running && replay.rows[i].schedule == schedule::name(*running)) continue;
     table.alternatives.push_back(row_of(replay.rows[i]));
   }
-  char line[320];
+  char line[400];
+  // A dp > 1 job: its first pipeline group is replayed, as predict --from-trace says (the panel
+  // had said "on 3 ranks" of a 6-rank job).
+  const std::string groups = ran.groups > 1
+                                 ? ", the first of its " + std::to_string(ran.groups) +
+                                       " pipeline groups (dp " + std::to_string(ran.groups) + ")"
+                                 : std::string();
   std::snprintf(line, sizeof line,
-                "calibrated from this job's traces (the schedule that ran on %zu ranks, pp %d, %d "
-                "microbatches): each action's measured work and host gap; the alternatives (and "
-                "the panel's dp = tp = 1 predictions) get the mean per stage and phase, as "
+                "calibrated from this job's traces (the schedule that ran on %zu ranks%s, pp %d, "
+                "%d microbatches): each action's measured work and host gap; the alternatives "
+                "(and the panel's dp = tp = 1 predictions) get the mean per stage and phase, as "
                 "`meshscope predict --from-trace` replays it",
-                ran.ranks.size(), replay.pp, replay.microbatches);
+                ran.ranks.size(), groups.c_str(), replay.pp, replay.microbatches);
   table.calibrated_from = line;
   if (const std::optional<schedule::Family> f = running) {
     table.family = std::string(schedule::name(*f));

@@ -13,7 +13,8 @@ namespace meshscope::gui {
 namespace {
 
 constexpr float kNamePx = 200;
-constexpr float kNumbersPx = 260;
+// The numbers column: as wide as its widest text ("bubble 100.0" had lost its "%" at 260 px).
+float numbers_px() { return ImGui::CalcTextSize("busy 100.0%  comm 100.0%  bubble 100.0%").x + 16; }
 
 void legend() {
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -75,7 +76,7 @@ void StatsView::draw(Session& session) {
                                                  row_h * static_cast<float>(m.bars.size()) +
                                                      2 * ImGui::GetStyle().WindowPadding.y)));
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x - kNamePx - kNumbersPx);
+  const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x - kNamePx - numbers_px());
   for (const StatsBar& bar : m.bars) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
     dl->AddText(ImVec2(p.x, p.y + (bar_h - ImGui::GetFontSize()) / 2), IM_COL32(220, 220, 220, 255),
@@ -101,7 +102,7 @@ void StatsView::draw(Session& session) {
         bar.bubble_fraction * 100);
     dl->AddText(ImVec2(p.x + kNamePx + width + 10, p.y + (bar_h - ImGui::GetFontSize()) / 2),
                 IM_COL32(220, 220, 220, 255), numbers);
-    ImGui::Dummy(ImVec2(kNamePx + width + kNumbersPx, bar_h + 4));
+    ImGui::Dummy(ImVec2(kNamePx + width + numbers_px(), bar_h + 4));
   }
   ImGui::EndChild();
 
