@@ -659,6 +659,7 @@ void run(const PredictArgs& a) {
     if (p.error.empty()) configs.push_back(&p.config);
   std::fputs(uneven_layer_splits(configs).c_str(), stdout);
   std::fputs(settings_that_do_little(configs).c_str(), stdout);
+  std::fputs(schedules_the_framework_lacks(configs).c_str(), stdout);
   if (so.calibration != nullptr) {
     std::printf(
         "no range (a..b) with --calibration: the development set's errors are of predictions "

@@ -1,13 +1,16 @@
-// collective_fit_beyond_its_groups, uneven_layer_splits and settings_that_do_little.
+// collective_fit_beyond_its_groups, uneven_layer_splits, settings_that_do_little and
+// schedules_the_framework_lacks.
 #include "cli/predict_notes.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
 #include "sim/cost/framework.h"
 #include "sim/model/gpt.h"
 #include "sim/model/partition.h"
+#include "sim/schedule/families.h"
 
 namespace meshscope::cli {
 
@@ -96,6 +99,35 @@ std::string settings_that_do_little(const std::vector<const predict::PredictConf
            selective_under_flash +
            ": the kernel keeps no attention scores to drop, and this framework does not rerun it "
            "(its profile's selective_recomputes_flash); \"full\" recomputes whole layers\n";
+  return out;
+}
+
+std::string schedules_the_framework_lacks(const std::vector<const predict::PredictConfig*>& rows) {
+  std::map<std::string, std::set<std::string>> asked;  // framework -> schedules it does not run
+  std::map<std::string, std::vector<std::string>> runs;
+  for (const predict::PredictConfig* c : rows) {
+    if (c->mesh.pp == 1) continue;  // no pipeline: every family runs the same step
+    try {
+      const cost::Framework f = predict::framework_of(*c);
+      const std::string family(schedule::name(c->schedule));
+      if (f.runs_schedule(family)) continue;
+      asked[f.name].insert(family);
+      runs[f.name] = f.schedules;
+    } catch (const std::exception&) {
+      // The row's profile could not be read: its prediction said so.
+    }
+  }
+  std::string out;
+  for (const auto& [framework, families] : asked) {
+    std::string theirs, these;
+    const std::vector<std::string>& own = runs[framework];
+    for (size_t i = 0; i < own.size(); ++i)
+      theirs += (i == 0 ? "" : i + 1 == own.size() ? " and " : ", ") + own[i];
+    for (const std::string& f : families) these += (these.empty() ? "" : ", ") + f;
+    out += framework + " runs the pipeline schedules " + theirs +
+           " (its profile's \"schedules\"): the " + these +
+           " rows are a what-if of its costs under a schedule it does not run\n";
+  }
   return out;
 }
 

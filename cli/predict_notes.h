@@ -27,4 +27,9 @@ std::string uneven_layer_splits(const std::vector<const predict::PredictConfig*>
 // stages in turn; options.sequence_parallel with tp 1, which Megatron-LM turns off with a warning.
 std::string settings_that_do_little(const std::vector<const predict::PredictConfig*>& rows);
 
+// Rows whose schedule their framework does not run (its profile's "schedules": Megatron-LM runs
+// 1F1B and interleaved 1F1B only): one line per framework naming what it runs, the rows a what-if
+// of its costs under another schedule ("" when every row's framework runs its schedule).
+std::string schedules_the_framework_lacks(const std::vector<const predict::PredictConfig*>& rows);
+
 }  // namespace meshscope::cli

@@ -56,6 +56,7 @@ const std::vector<std::string_view> kProfileKeys = {"name",
                                                     "tp_comm_overlap",
                                                     "lacks",
                                                     "zero_stages",
+                                                    "schedules",
                                                     "fp8",
                                                     "replicate_alone",
                                                     "pipelined_zero",
@@ -350,6 +351,17 @@ Framework parse_framework(const json& j, const std::string& where) {
         f.has_context_parallel = false;
       else
         fail(where, "lacks", want);
+    }
+  }
+  if (j.contains("schedules")) {
+    const json& s = j.at("schedules");
+    const char* want = "must be a non-empty list of schedule family names (meshscope schedules)";
+    if (!s.is_array() || s.empty()) fail(where, "schedules", want);
+    for (const json& name : s) {
+      if (!name.is_string() || name.get<std::string>().empty() ||
+          name.get<std::string>().size() > 32)
+        fail(where, "schedules", want);
+      f.schedules.push_back(name.get<std::string>());
     }
   }
   if (j.contains("fp8")) {

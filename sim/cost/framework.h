@@ -3,6 +3,7 @@
 // data-parallel collectives hide behind compute — read from data files beside the hardware catalog.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -208,6 +209,15 @@ struct Framework {
   bool replicate_alone = false;
   bool runs_zero(int stage) const {
     return stage >= 0 && stage < 4 && zero_stages[static_cast<size_t>(stage)];
+  }
+  // The pipeline schedules the stack runs, by meshscope's family names (profile key "schedules",
+  // each stack's source in its profile): --search proposes no other, and predict says of a config
+  // that asks for another that its rows are a what-if. Empty: not stated, every family. The
+  // families without a pipeline (dp, tp) are any stack's.
+  std::vector<std::string> schedules;
+  bool runs_schedule(std::string_view family) const {
+    return schedules.empty() || family == "dp" || family == "tp" ||
+           std::find(schedules.begin(), schedules.end(), family) != schedules.end();
   }
   // The highest ZeRO stage the stack runs beside pipeline parallelism (profile key
   // "pipelined_zero"; DeepSpeed's PipelineEngine refuses stages 2 and 3): a config with mesh.pp > 1

@@ -91,6 +91,8 @@ std::vector<PredictConfig> search_space(const PredictConfig& base, const SearchO
           const auto f = static_cast<schedule::Family>(fi);
           if (!schedule::info(f).searchable || (pp == 1 && f != schedule::Family::kOneFOneB))
             continue;
+          // The schedules the stack runs (its profile's "schedules"): Megatron-LM has no ZB-V.
+          if (pp > 1 && !framework.runs_schedule(schedule::name(f))) continue;
           for (int v : {1, 2, 4}) {
             if (v > 1 && layers_of(base) % (pp * v) != 0) continue;
             // Interleaved 1F1B over microbatches pp does not divide runs in torch, not in

@@ -111,12 +111,32 @@ TEST_F(SimCli, SweepProgressInALogIsAFewPlainLines) {
   EXPECT_GE(lines, 1) << r.err;
   EXPECT_LE(lines, 4) << r.err;
   EXPECT_NE(r.err.find("9 of 9 points done"), std::string::npos) << r.err;
-  // Header, 9 rows and the note that an mlp's tokens are samples (it has no range, nor a
-  // ranges' note).
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 11) << r.out;
+  // Header, 9 rows, the note that an mlp's tokens are samples (it has no range, nor a ranges'
+  // note) and the one that its framework (megatron-core-2024) runs neither gpipe nor zb-h1.
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 12) << r.out;
   // The swept schedule is the schedule column, not a second one beside it.
   const std::string header = r.out.substr(0, r.out.find('\n'));
   EXPECT_EQ(header.find("schedule"), header.rfind("schedule")) << header;
+}
+
+// A row whose schedule its framework does not run is predicted on the framework's costs all the
+// same, and a line under the table says it is a what-if (Megatron-LM runs 1F1B and interleaved
+// 1F1B); a row it runs says nothing.
+TEST_F(SimCli, ARowOfAScheduleItsFrameworkLacksIsSaidToBeAWhatIf) {
+  const std::string model = R"({"model": {"kind": "gpt", "layers": 8, "hidden": 1024, "heads": 16,
+    "seq": 1024, "vocab": 32000}, "mesh": {"pp": 4}, "batch": {"global": 16, "micro": 1},
+    "cluster": {"gpu": "h100-sxm"}, )";
+  const Outcome sweep = sh("predict --config " +
+                           write("s.json", model + R"("schedule": ["1f1b", "zb-v"]})").string());
+  EXPECT_EQ(sweep.exit_code, 0) << sweep.err;
+  EXPECT_NE(sweep.out.find("megatron-core-2024 runs the pipeline schedules 1f1b and interleaved "
+                           "(its profile's \"schedules\"): the zb-v rows are a what-if"),
+            std::string::npos)
+      << sweep.out;
+  const Outcome own =
+      sh("predict --config " + write("o.json", model + R"("schedule": "interleaved"})").string());
+  EXPECT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(own.out.find("a what-if of its costs"), std::string::npos) << own.out;
 }
 
 // A schedule past the generator's 2^25 actions names the keys that set them, in the form of every

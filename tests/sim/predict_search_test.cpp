@@ -6,6 +6,10 @@
 
 #include "sim/predict/config.h"
 #include "sim/predict/search.h"
+#include "sim/schedule/families.h"
+
+#include <set>
+#include <string>
 
 namespace meshscope::predict {
 namespace {
@@ -69,6 +73,33 @@ TEST(PredictSearch, OffersOnlyTheMeshesTheStackRuns) {
     EXPECT_EQ(c.mesh.pp, 1);
     EXPECT_EQ(c.mesh.dp, 32);
   }
+}
+
+// The schedules too: Megatron-LM (megatron-core-2024, the default stack) runs 1F1B and interleaved
+// 1F1B, DeepSpeed 1F1B (their profiles' "schedules"); --search had proposed ZB-H1 and ZB-V to
+// them. torchtitan's profile names none: every family the search tries.
+TEST(PredictSearch, OffersOnlyTheSchedulesTheStackRuns) {
+  PredictConfig base = gpt_13b();
+  SearchOptions o;
+  o.gpus = 32;
+  const auto families = [&](const std::string& framework) {
+    base.framework = framework;
+    base.zero = framework == "torchtitan" ? 3 : 1;  // a stage each stack runs
+    std::set<std::string> out;
+    for (const PredictConfig& c : search_space(base, o))
+      if (c.mesh.pp > 1) out.insert(std::string(schedule::name(c.schedule)));
+    return out;
+  };
+  EXPECT_EQ(families("megatron-core-2024"), (std::set<std::string>{"1f1b", "interleaved"}));
+  EXPECT_EQ(families("deepspeed-megatron"), (std::set<std::string>{"1f1b"}));
+  std::set<std::string> searchable;  // every family --search tries
+  for (size_t f = 0; f < schedule::kFamilies.size(); ++f) {
+    const auto family = static_cast<schedule::Family>(f);
+    if (schedule::info(family).searchable && !schedule::info(family).pp_one_only)
+      searchable.insert(std::string(schedule::name(family)));
+  }
+  EXPECT_GT(searchable.size(), 2u);
+  EXPECT_EQ(families("torchtitan"), searchable);
 }
 
 TEST(PredictSearch, MeshesWithoutAPipelineRunTheConfigsOwnFamilyWithoutOne) {
