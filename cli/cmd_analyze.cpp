@@ -19,6 +19,7 @@
 #include "traces/analysis_critical_path.h"
 #include "traces/analysis_hta_window.h"
 #include "traces/analysis_kernels.h"
+#include "traces/analysis_ranges.h"
 #include "traces/analysis_report.h"
 #include "traces/analysis_stragglers.h"
 #include "traces/import/hta_events.h"
@@ -38,6 +39,7 @@ struct AnalyzeArgs {
   std::vector<std::string> comm_kernels;  // --comm-kernel
   std::string rank_from = "distributed-info";
   int kernels = 0;  // --kernels N: top N kernels per device; 0: no breakdown
+  int ranges = 0;   // --ranges N: top N annotation ranges (nvtx_sum); 0: none
   bool stragglers = false;
   bool critical_path = false;
 };
@@ -222,6 +224,9 @@ void run(const AnalyzeArgs& args) {
       j["kernels"] =
           traces::to_json(traces::kernel_breakdown(timeline, static_cast<size_t>(args.kernels)));
     }
+    if (args.ranges > 0)
+      j["ranges"] =
+          traces::to_json(traces::range_summary(timeline, static_cast<size_t>(args.ranges)));
     if (args.stragglers) j["stragglers"] = traces::to_json(traces::stragglers(timeline), timeline);
     if (args.critical_path) {
       j["critical_path"] = traces::to_json(traces::critical_paths(timeline), timeline);
@@ -241,6 +246,12 @@ void run(const AnalyzeArgs& args) {
       std::printf(
           "no GPU or accelerator activity found (host events only): no device time to "
           "analyze\n");
+      // A CPU profile's ranges are what it has to say.
+      if (args.ranges > 0)
+        std::fputs(("\n" + traces::format_range_table(
+                               traces::range_summary(timeline, static_cast<size_t>(args.ranges))))
+                       .c_str(),
+                   stdout);
       std::fflush(stdout);
       return;
     }
@@ -254,6 +265,10 @@ void run(const AnalyzeArgs& args) {
     if (args.kernels > 0) {
       const auto k = traces::kernel_breakdown(timeline, static_cast<size_t>(args.kernels));
       std::fputs(("\n" + traces::format_kernel_table(k)).c_str(), stdout);
+    }
+    if (args.ranges > 0) {
+      const auto r = traces::range_summary(timeline, static_cast<size_t>(args.ranges));
+      std::fputs(("\n" + traces::format_range_table(r)).c_str(), stdout);
     }
     if (args.stragglers) {
       std::fputs(
@@ -304,6 +319,12 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--kernels", args->kernels,
                   "N: the N kernels per device that took the most time, their share and the "
                   "compute / communication / memory split (traces/analysis_kernels.h)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--ranges", args->ranges,
+                  "N: the N annotation ranges (NVTX ranges of an Nsight export or a CUPTI "
+                  "capture, record_function ranges of a PyTorch profile) with the most time, as "
+                  "nsys stats' nvtx_sum lists them: instances, total, share, mean, median, min, "
+                  "max (traces/analysis_ranges.h)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--stragglers", args->stragglers,
                 "per collective run on several devices, who arrived last and how long the others "

@@ -62,7 +62,7 @@ TEST(OutputDocs, EveryKeyThePredictAnalyzeAndGemmRatesJsonPrintIsDocumented) {
       "predict --json --from-trace " + (kFixtures / "torch/dp2_GPipe").string(),
       "analyze --json " + (kFixtures / "torch/GPipe").string(),
       "analyze --json --stragglers --critical-path " + (kFixtures / "torch/dp2_GPipe").string(),
-      "analyze --json --kernels 5 --stragglers --critical-path " +
+      "analyze --json --kernels 5 --ranges 5 --stragglers --critical-path " +
           (kFixtures / "hta/h800_deepseek_v3_rank0.json.gz").string(),
       "analyze --json --window hta " + (kFixtures / "hta/h800_deepseek_v3_rank0.json.gz").string(),
       "calibrate --json --hardware h100-sxm --gemm-rates " +
