@@ -60,21 +60,19 @@ nlohmann::json to_json(const RangeSummary& r) {
                    {"min_ns", s.min_ns},
                    {"max_ns", s.max_ns}});
   }
-  return {{"instances", r.instances},
-          {"names", r.names},
-          {"total_ns", r.total_ns},
-          {"top", top}};
+  return {{"instances", r.instances}, {"names", r.names}, {"total_ns", r.total_ns}, {"top", top}};
 }
 
 std::string format_range_table(const RangeSummary& r) {
   if (r.instances == 0) return "annotation ranges: none in the trace\n";
-  std::string out = "annotation ranges (NVTX, record_function; as nsys stats' nvtx_sum, the whole "
-                    "trace): " +
-                    std::to_string(r.instances) + " instances of " + std::to_string(r.names) +
-                    " names, " + format_duration(r.total_ns) +
-                    " in all (nested ones each count)\n";
-  out += "  time %        total  instances         mean       median          min          max  "
-         "on      range\n";
+  std::string out =
+      "annotation ranges (NVTX, record_function; as nsys stats' nvtx_sum, the whole "
+      "trace): " +
+      std::to_string(r.instances) + " instances of " + std::to_string(r.names) + " names, " +
+      format_duration(r.total_ns) + " in all (nested ones each count)\n";
+  out +=
+      "  time %        total  instances         mean       median          min          max  "
+      "on      range\n";
   for (const RangeStat& s : r.top) {
     const std::string n = s.name.size() > 70 ? s.name.substr(0, 67) + "..." : s.name;
     char line[400];

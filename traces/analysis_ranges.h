@@ -36,9 +36,9 @@ struct RangeStat {
 };
 
 struct RangeSummary {
-  int64_t instances = 0;  // every annotation span
-  int64_t names = 0;      // distinct (name, on) rows, shown or not
-  int64_t total_ns = 0;   // Σ of every annotation span's duration
+  int64_t instances = 0;       // every annotation span
+  int64_t names = 0;           // distinct (name, on) rows, shown or not
+  int64_t total_ns = 0;        // Σ of every annotation span's duration
   std::vector<RangeStat> top;  // by total_ns, descending (ties by name)
 };
 

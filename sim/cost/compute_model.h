@@ -100,6 +100,7 @@ class ComputeModel {
 
   const Hardware& hardware() const { return hw_; }
   Precision precision() const { return precision_; }
+  bool calibrated() const { return calibrated_; }
   double peak_flops() const { return peak_; }
 
  private:

@@ -50,6 +50,29 @@ TEST(PredictBreakdown, TermsAndIdleAddUpToTheStepOfTheDeviceDescribed) {
   EXPECT_GT(b.communication_s, 0);  // its activations and gradients to and from its neighbours
 }
 
+// Under a calibration the engine prices a fitted phase as a whole (overhead + scale x the op
+// model, or overhead + FLOPs / rate): the terms share that time in the op model's proportions, so
+// they still add up to what the engine ran (the GEMMs had read 147.5% of a calibrated step and
+// "other compute" -60%).
+TEST(PredictBreakdown, ACalibratedStepsTermsAddUpToItsComputeToo) {
+  cost::Calibration cal;
+  cal.phases[static_cast<size_t>(traces::Phase::kForward)] = {.overhead_ns = 50'000,
+                                                                .model_scale = 2.5};
+  cal.phases[static_cast<size_t>(traces::Phase::kBackward)] = {.flops_per_s = 5e13,
+                                                                 .overhead_ns = 80'000};
+  SimulateOptions o;
+  o.build_timeline = false;
+  o.calibration = &cal;
+  const Summary calibrated = simulate(parse_config(pipeline(), "cfg.json"), o).summary;
+  const Breakdown& b = calibrated.breakdown;
+  ASSERT_TRUE(b.known);
+  EXPECT_LT(std::abs(b.other_s), 1e-6 * b.step_s) << b.other_s;
+  EXPECT_NEAR(b.busy.total() + b.other_s + b.idle_s, b.step_s, 1e-9 * b.step_s);
+  const Summary plain = run(pipeline());
+  EXPECT_GT(b.busy[Term::kGemm], 0);
+  EXPECT_NE(b.busy[Term::kGemm], plain.breakdown.busy[Term::kGemm]);  // it moved with the fit
+}
+
 TEST(PredictBreakdown, TheDeviceDescribedIsTheBusiestPipelineRank) {
   // The last stage also runs the output layer and the loss: it computes the most.
   const Summary s = run(pipeline());
