@@ -20,6 +20,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -373,8 +374,18 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
   if (from_trace) by_time = trace_shapes(hw, fit, std::move(shapes));
   std::optional<HeldShares> held;
   if (!a.held.empty()) held = held_shares(hw, fit, a.held);
+  // The fit has two parameters (the scale and the time a kernel adds): fewer than three shapes
+  // fit them exactly whatever they are (one row had written a hardware file, "within 0.00% rms").
+  std::set<std::array<int64_t, 4>> distinct;
+  for (const cost::MeasuredGemm& r : rows) distinct.insert({r.b, r.m, r.n, r.k});
+  const bool too_few = distinct.size() < 3;
   std::optional<double> written;  // the GEMM ceiling written to a.write_hardware
   if (!a.write_hardware.empty()) {
+    if (too_few)
+      throw UserError(a.file + ": " + std::to_string(distinct.size()) + " shape" +
+                      (distinct.size() == 1 ? "" : "s") +
+                      " cannot determine the fit's two parameters (its rate scale and the time a "
+                      "kernel adds): no hardware file written; measure 3 shapes or more");
     if (scale_at_bound)
       throw UserError(a.file + ": its rates fit " + hw.name +
                       "'s GEMM model at no scale from 0.2 to 5 (they are not of its kind, or "
@@ -434,6 +445,11 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
   std::printf(
       "  shape model within %.2f%% rms, its rate scaled by %.3f and %.2f us a kernel added\n",
       100 * fit.rms, fit.scale, fit.fixed_s * 1e6);
+  if (too_few)
+    std::printf(
+        "  %zu shape%s: the fit's two parameters are not determined (any two shapes are fitted "
+        "exactly); measure 3 shapes or more\n",
+        distinct.size(), distinct.size() == 1 ? "" : "s");
   if (scale_at_bound)
     std::printf(
         "  the rate scale reached the end of its range (0.2 to 5): these rates are not of "
@@ -476,6 +492,15 @@ void run_gemm_rates(const GemmRatesArgs& a, const std::string& hardware) {
                 a.fp8 ? "gemm_fp8_max" : "gemm_max", *written,
                 hw.efficiency.gemm_max * fit.scale > 1 ? "at most 1 of " : "",
                 hw.efficiency.gemm_max, fit.scale, sustained);
+    // The ceiling alone is written: the time a kernel adds is the entry's launch_overhead_ns,
+    // which every op shares, not the GEMMs' own (a fit of 8 us beside an entry's 2 predicted a
+    // table's small GEMMs at 0.3 to 0.6 of their time).
+    std::printf(
+        "  not written: the fitted %.2f us a GEMM kernel adds; predict keeps the entry's "
+        "launch_overhead_ns (%.2f us, every op's), so the table's smallest shapes predict "
+        "%s than measured\n",
+        fit.fixed_s * 1e6, hw.launch_overhead_ns / 1e3,
+        fit.fixed_s * 1e9 > hw.launch_overhead_ns ? "faster" : "slower");
   }
   if (by_time) {
     constexpr size_t kShown = 15;

@@ -281,6 +281,11 @@ void run(const CalibrateArgs& a) {
   for (size_t i = 0; i < timelines.size(); ++i)
     c.fitted_on.push_back(fitted_on(a.traces[i], timelines[i]));
   c.created = utc_now();
+  try {
+    cost::check_calibration(c);
+  } catch (const std::runtime_error& e) {
+    throw UserError(traces_named + ": " + e.what());
+  }
   cost::save_calibration(c, a.out);
   std::printf(
       "calibration for %s from %zu trace(s), %d with a workload rebuilt for a fit against "
@@ -289,9 +294,13 @@ void run(const CalibrateArgs& a) {
   for (size_t i = 0; i < c.phases.size(); ++i) {
     const cost::PhaseFit& f = c.phases[i];
     if (f.samples == 0) continue;
-    std::printf("  %-12s %8.3f GFLOP/s (%.1f%% of peak)",
-                std::string(traces::kPhaseNames[i]).c_str(), f.flops_per_s / 1e9,
-                100 * f.efficiency);
+    if (f.flops_per_s > 0)
+      std::printf("  %-12s %8.3f GFLOP/s (%.1f%% of peak)",
+                  std::string(traces::kPhaseNames[i]).c_str(), f.flops_per_s / 1e9,
+                  100 * f.efficiency);
+    else
+      std::printf("  %-12s (its spans carry no FLOPs: no rate)",
+                  std::string(traces::kPhaseNames[i]).c_str());
     if (f.model_scale > 0) std::printf(", %.2f x the op model", f.model_scale);
     std::printf(" + %.1f us per span, %d spans, rms error %.1f%%\n", f.overhead_ns / 1e3, f.samples,
                 100 * f.rms_error);
@@ -313,12 +322,14 @@ void run(const CalibrateArgs& a) {
       groups = " of groups of " + std::to_string(l.min_ranks) +
                (l.max_ranks > l.min_ranks ? " to " + std::to_string(l.max_ranks) : "") + " ranks";
     }
-    // fit_line draws the line through the origin where the bytes hardly vary (one payload size)
-    // or the intercept came out negative: alpha is then not measured, 0 by construction.
+    // fit_line draws the line through the origin where the bytes hardly vary (one payload size),
+    // the slope is within twice its standard error, or the intercept came out negative or longer
+    // than the shortest span: alpha is then not measured, 0 by construction.
     std::printf("  %-12s alpha %s, %.3f GB/s%s, %d spans%s, rms error %.1f%%\n", what,
                 l.alpha_ns > 0 ? (fmt("%.1f", l.alpha_ns / 1e3) + " us").c_str()
-                               : "not separable from the bandwidth (one payload size, or a "
-                                 "negative intercept: fitted through the origin)",
+                               : "not separable from the bandwidth (payloads of one size, a "
+                                 "slope within twice its standard error, or an intercept below 0 "
+                                 "or past the shortest span: fitted through the origin)",
                 l.bandwidth_bytes_per_s / 1e9, l.max_ranks > 0 ? " bus bandwidth" : "", l.samples,
                 groups.c_str(), 100 * l.rms_error);
   };

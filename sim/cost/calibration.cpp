@@ -207,7 +207,18 @@ Calibration parse_calibration(const nlohmann::json& j, const std::string& path) 
   return c;
 }
 
+void check_calibration(const Calibration& c) {
+  try {
+    parse_calibration(json::parse(to_json(c)), "the fit");
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string(e.what()) +
+                             ": a calibration predict would refuse (the spans' times or FLOPs are "
+                             "far off, or they ran elsewhere); nothing written");
+  }
+}
+
 void save_calibration(const Calibration& c, const std::string& path) {
+  check_calibration(c);
   traces::write_file_atomic(path, to_json(c));
 }
 

@@ -76,6 +76,11 @@ Calibration load_calibration(const std::string& path);
 // The same from a parsed file; `path` starts every error message.
 Calibration parse_calibration(const nlohmann::json& j, const std::string& path);
 // Written whole or not at all (temp file + rename).
+// Throws std::runtime_error for a fit the reader would refuse (a figure past its bounds): a fit of
+// traces whose times were a million times too long had written a model_scale of 1.36e6, which
+// every predict --calibration then refused.
+void check_calibration(const Calibration& c);
+// check_calibration, then the file; nothing written for a fit it refuses.
 void save_calibration(const Calibration& c, const std::string& path);
 
 }  // namespace meshscope::cost

@@ -44,7 +44,6 @@ std::optional<PredictConfig> config_of_trace(const traces::Timeline& t,
 cost::Calibration calibrate_against_model(const std::vector<const traces::Timeline*>& timelines,
                                           const cost::Hardware& hw, cost::Precision precision,
                                           int* rebuilt) {
-  cost::Calibration cal = cost::fit_calibration(timelines, hw, precision);
   const cost::ComputeModel model(hw, precision);
   std::map<traces::Phase, std::pair<std::vector<double>, std::vector<double>>> samples;
   std::map<traces::Phase, double> flops;  // the spans' own FLOPs (args.flops), for their mean rate
@@ -73,6 +72,11 @@ cost::Calibration calibrate_against_model(const std::vector<const traces::Timeli
       for (const auto& win : windows)
         inside |= s.begin_ns >= win.begin_ns && s.end_ns <= win.end_ns;
       if (!inside) continue;
+      // A span of no time, or none of it computing (its thread waited for a core throughout),
+      // says nothing of a rate: the FLOPs fit skips it too (fit.cpp); a quarter of the forwards
+      // at 0 ns had moved the scale from 1.36 to 1.13 without a word.
+      const int64_t busy = computing.ns(s);
+      if (s.end_ns <= s.begin_ns || busy <= 0) continue;
       const model::StageCost& st = w.stages[s.stage];
       std::vector<model::OpCost> ops;
       switch (s.phase) {
@@ -96,9 +100,19 @@ cost::Calibration calibrate_against_model(const std::vector<const traces::Timeli
       for (const model::OpCost& op : ops) x += model.op_seconds(op);
       samples[s.phase].first.push_back(x * 1e9);
       flops[s.phase] += s.flops;
-      samples[s.phase].second.push_back(static_cast<double>(computing.ns(s)));
+      samples[s.phase].second.push_back(static_cast<double>(busy));
     }
   }
+  // The FLOPs and link fits; where the spans carry no FLOPs and no transfer was timed, the op
+  // model's fit below is all there is.
+  cost::Calibration cal;
+  try {
+    cal = cost::fit_calibration(timelines, hw, precision);
+  } catch (const std::invalid_argument&) {
+    if (samples.empty()) throw;
+    cal.hardware = hw.name;
+  }
+  if (!samples.empty()) cal.precision = std::string(cost::name(precision));
   for (const auto& [phase, xy] : samples) {
     const cost::LineFit f = cost::fit_line(xy.first, xy.second);
     if (f.slope <= 0) continue;
@@ -106,6 +120,9 @@ cost::Calibration calibrate_against_model(const std::vector<const traces::Timeli
     p.model_scale = f.slope;
     p.overhead_ns = f.intercept;
     p.rms_error = f.rms_relative_error;
+    // The spans predict prices this phase from: the scale's, which needs no FLOPs (spans without
+    // args.flops had left the FLOPs fit's count at 0, and the phase unwritten).
+    p.samples = static_cast<int>(xy.first.size());
     // The rate beside the scale is the spans' own, FLOPs over time. The marginal rate of the
     // FLOPs fit (its slope) is not what predict uses for such a phase, and where the spans' FLOPs
     // differ only by the loss's few percent it is the noise's: 44 and 19 GFLOP/s for two runs of

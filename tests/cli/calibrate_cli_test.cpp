@@ -416,8 +416,10 @@ TEST(CalibrateCli, AScatteredFitAndARunOfOneStepAreWarnedOf) {
             std::string::npos)
       << scattered.err;
   // One payload size: the link's alpha is not measured, and the output says so.
-  EXPECT_NE(scattered.out.find("p2p          alpha not separable from the bandwidth (one payload "
-                               "size, or a negative intercept: fitted through the origin)"),
+  EXPECT_NE(scattered.out.find("p2p          alpha not separable from the bandwidth (payloads of "
+                               "one size, a slope within twice its standard error, or an "
+                               "intercept below 0 or past the shortest span: fitted through the "
+                               "origin)"),
             std::string::npos)
       << scattered.out;
   const Result recorded = shell(kBin + " calibrate " + run + " -o " + (dir / "r.json").string());
@@ -491,6 +493,64 @@ TEST(CalibrateCli, PredictRefusesACalibratedRatePastTwiceThePeak) {
                        "GFLOP/s, "),
             std::string::npos)
       << r.err;
+}
+
+// A table of fewer than three shapes fits the two parameters whatever they are: it writes no
+// hardware file (one row had been written "within 0.00% rms"), and without one it is warned of.
+TEST(CalibrateCli, GemmRatesOfFewerThanThreeShapesWriteNoHardware) {
+  const fs::path dir = temp_dir("calibrate_gemm_two");
+  const fs::path two = dir / "two.csv", out = dir / "hw.json";
+  std::ofstream(two) << "b,m,n,k,flops_per_s\n1,8192,8192,8192,6e14\n1,8192,8192,8192,6.1e14\n"
+                        "1,4096,4096,4096,5.5e14\n";
+  Result r = shell(kBin + " calibrate --gemm-rates " + two.string() +
+                   " --hardware h100-sxm --write-hardware " + out.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("two.csv: 2 shapes cannot determine the fit's two parameters"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  r = shell(kBin + " calibrate --gemm-rates " + two.string() + " --hardware h100-sxm");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("2 shapes: the fit's two parameters are not determined"), std::string::npos)
+      << r.out;
+  // With a third shape the file is written; the time a kernel adds is not, and it says so.
+  std::ofstream(two, std::ios::app) << "1,2048,2048,2048,4.2e14\n";
+  r = shell(kBin + " calibrate --gemm-rates " + two.string() + " --hardware h100-sxm " +
+            "--write-hardware " + out.string());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(out));
+  EXPECT_NE(r.out.find("not written: the fitted "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("predict keeps the entry's launch_overhead_ns (2.00 us"), std::string::npos)
+      << r.out;
+}
+
+// A run whose every time is a million times too long fits a model_scale of 1.36e6, past what a
+// calibration may hold: calibrate had written it (exit 0) and every predict --calibration then
+// refused the file. It is refused before anything is written.
+TEST(CalibrateCli, AFitPredictWouldRefuseIsNotWritten) {
+  const fs::path dir = temp_dir("calibrate_out_of_bounds");
+  const std::string run =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/meshscope_cpu/mlp_1f1b_pp2_4steps.json";
+  nlohmann::json t = nlohmann::json::parse(read_file(run));
+  for (auto& e : t["traceEvents"]) {
+    if (e.contains("ts")) e["ts"] = e["ts"].get<double>() * 1e6;
+    if (e.contains("dur")) e["dur"] = e["dur"].get<double>() * 1e6;
+  }
+  for (auto& w : t["meshscope"]["steps"]) {
+    w["begin_ns"] = w["begin_ns"].get<int64_t>() * 1'000'000;
+    w["end_ns"] = w["end_ns"].get<int64_t>() * 1'000'000;
+  }
+  std::ofstream(dir / "slow.json") << t.dump();
+  const fs::path out = dir / "c.json";
+  const Result r =
+      shell(kBin + " calibrate " + (dir / "slow.json").string() + " -o " + out.string());
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("slow.json: the fit: key 'compute.forward.model_scale': must be 0 (not "
+                       "fitted) or in [1e-6, 1e6]"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("nothing written"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
 }
 
 // A trace whose run descriptor claims 10^7 layers had calibrate build them (the op model's fit)
@@ -911,7 +971,8 @@ TEST(CalibrateCli, GemmRatesGoAloneAndABadTableIsNamed) {
   EXPECT_NE(r.err.find("an SQLite file (an Nsight Systems export?)"), std::string::npos) << r.err;
   // Rates at twice an A100's peak are of no A100: nothing is written (it was, capped at 1).
   const fs::path fast = bad.parent_path() / "fast.csv";
-  std::ofstream(fast) << "b,m,n,k,flops_per_s\n1,8192,8192,8192,6e14\n1,4096,4096,4096,5.5e14\n";
+  std::ofstream(fast) << "b,m,n,k,flops_per_s\n1,8192,8192,8192,6e14\n1,4096,4096,4096,5.5e14\n"
+                         "1,2048,2048,2048,4.5e14\n";
   const fs::path written = bad.parent_path() / "fast-hw.json";
   r = shell(kBin + " calibrate --gemm-rates " + fast.string() +
             " --hardware a100-80gb --write-hardware " + written.string());

@@ -57,9 +57,9 @@ TEST(PredictBreakdown, TermsAndIdleAddUpToTheStepOfTheDeviceDescribed) {
 TEST(PredictBreakdown, ACalibratedStepsTermsAddUpToItsComputeToo) {
   cost::Calibration cal;
   cal.phases[static_cast<size_t>(traces::Phase::kForward)] = {.overhead_ns = 50'000,
-                                                                .model_scale = 2.5};
+                                                              .model_scale = 2.5};
   cal.phases[static_cast<size_t>(traces::Phase::kBackward)] = {.flops_per_s = 5e13,
-                                                                 .overhead_ns = 80'000};
+                                                               .overhead_ns = 80'000};
   SimulateOptions o;
   o.build_timeline = false;
   o.calibration = &cal;

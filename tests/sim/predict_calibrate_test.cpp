@@ -82,6 +82,46 @@ TEST(PredictCalibrate, FitsAScaleOnTheOpModel) {
               20e-6 + 3 * x1, 1e-7);
 }
 
+// Spans of no time say nothing of a rate (the FLOPs fit skips them; the op-model fit had taken
+// them as 0 ns and lowered its scale), and spans without args.flops are fitted by the op model all
+// the same, with their count (the phase had gone unwritten without a word).
+TEST(PredictCalibrate, SpansOfNoTimeAreLeftOutAndSpansWithoutFlopsStillFit) {
+  for (const bool flops : {true, false}) {
+    traces::Timeline t = trace_of_mlp();
+    const auto c = config_of_trace(t, "cpu-local");
+    const cost::Hardware hw = cost::find_hardware("cpu-local");
+    const cost::ComputeModel model(hw, cost::Precision::kFp32);
+    const WorkloadCosts w = workload_costs(*c);
+    const uint16_t d = t.add_device(0, "rank 0");
+    t.add_lane(d, "compute", traces::LaneKind::kCompute);
+    int64_t now = 0;
+    int timed = 0;
+    for (int rep = 0; rep < 8; ++rep)
+      for (int s = 0; s < 2; ++s) {
+        double x = 0;
+        for (const model::OpCost& op : w.stages[s].forward) x += model.op_seconds(op);
+        traces::Span sp;
+        sp.device = d;
+        sp.kind = traces::SpanKind::kCompute;
+        sp.phase = traces::Phase::kForward;
+        sp.stage = static_cast<int16_t>(s);
+        sp.flops = flops ? w.stages[s].forward_flops() : 0;
+        sp.begin_ns = now;
+        const bool zero = rep % 4 == 3;  // every fourth of them at 0 ns
+        sp.end_ns = zero ? now : now + 10'000 + static_cast<int64_t>(std::llround(2 * x * 1e9));
+        timed += zero ? 0 : 1;
+        now = sp.end_ns + 1;
+        t.add_span(sp);
+      }
+    const cost::Calibration cal = calibrate_against_model({&t}, hw, cost::Precision::kFp32);
+    const cost::PhaseFit& f = cal.phase(traces::Phase::kForward);
+    EXPECT_NEAR(f.model_scale, 2.0, 1e-3) << "flops " << flops;
+    EXPECT_NEAR(f.overhead_ns, 10'000, 20) << "flops " << flops;
+    EXPECT_EQ(f.samples, timed) << "flops " << flops;
+    EXPECT_EQ(f.flops_per_s > 0, flops);
+  }
+}
+
 TEST(PredictCalibrate, AScaleThatTakesAStageBeyondTheSimulatorsClockIsRefused) {
   // A model_scale of 1e15 gave a step faster than a scale of 1 (llround beyond int64).
   const auto c = config_of_trace(trace_of_mlp(), "cpu-local");
