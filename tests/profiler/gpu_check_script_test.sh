@@ -366,6 +366,16 @@ verdict_of() {  # verdict_of FITTED_BURST POWER_W: the row's item 52 clause
   && pass "item 52: a hold under 90% of the limit: not adopted" \
   || fail "item 52 on a low draw: $(verdict_of 7.8e14 600.00)"
 
+# The CUPTI verdict of a trace: ops on no rank's stream (a device "GPU n (unattributed)", counted
+# in the bubble) fail it, as dropped records do.
+cupti_of() {  # cupti_of UNATTRIBUTED DROPPED
+  printf '{"meshscope": {"metadata": {"cupti_gpu_ops": "120", "cupti_ops_by_external_id": "100", "cupti_ops_by_nvtx": "10", "cupti_ops_unlabelled": "10", "cupti_dropped_records": "%s", "cupti_untimed_records": "0", "cupti_unattributed_ops": "%s"}}}\n' "$2" "$1" > "$work/cupti.json"
+  python3 "$parse" cupti-verdict "$work/cupti.json" | cut -d'|' -f1
+}
+[[ $(cupti_of 0 0) == ok ]] && pass "cupti verdict: every op on a rank's stream"   || fail "cupti verdict of a clean trace: $(cupti_of 0 0)"
+[[ $(cupti_of 3 0) == FAIL ]] && pass "cupti verdict: ops on no rank's stream fail it"   || fail "cupti verdict with 3 unattributed ops: $(cupti_of 3 0)"
+[[ $(cupti_of 0 2) == FAIL ]] && pass "cupti verdict: dropped records fail it"   || fail "cupti verdict with 2 dropped records: $(cupti_of 0 2)"
+
 # --- Killed mid-run: the table still comes -------------------------------------------------------
 PATH="$work/gpu-bin:$PATH" FAKE_MODE=sleep GPU_CHECK_LIB_DIRS=$work/libs \
   bash "$script" --prebuilt "$bundle" --out "$work/killed" > "$work/killed.log" 2>&1 &

@@ -22,8 +22,9 @@ VirtualTransport::VirtualTransport(int rank, int world, cudaStream_t compute, cu
       mailboxes_(mailboxes),
       seats_(seats),
       abort_(abort),
-      ready_(kernels::cuda::make_event()),
-      read_(kernels::cuda::make_event()) {}
+      ready_(kernels::cuda::make_event()) {
+  for (kernels::cuda::Event& e : read_) e = kernels::cuda::make_event();
+}
 
 VirtualTransport::~VirtualTransport() {
   // Events still with receivers at shutdown came back through Mailboxes::drain().
@@ -67,6 +68,9 @@ TransferInfo VirtualTransport::recv(int peer, int64_t tag, void* dst, size_t byt
   check(peer, "recv");
   const Message m = mailboxes_.take(peer, rank_, tag);
   if (m.bytes != bytes) {
+    // The sender's staging copy may still run: the free waits for it (cudaFreeAsync: the
+    // allocation must not be accessed after the stream reaches the free).
+    MESHSCOPE_CUDA_WARN(cudaStreamWaitEvent(comm_, m.ready, 0));
     mailboxes_.give_back(peer, m.ready);
     MESHSCOPE_CUDA_WARN(cudaFreeAsync(m.staging, comm_));
     throw std::runtime_error("rank " + std::to_string(rank_) + ": recv from rank " +
@@ -101,9 +105,11 @@ std::vector<Contribution> VirtualTransport::gather_ready(const GroupSeat& seat, 
   return all;
 }
 
-void VirtualTransport::finish_reading(const GroupSeat& seat) {
-  MESHSCOPE_CUDA_CHECK(cudaEventRecord(read_.get(), comm_));
-  auto all = seat.rendezvous->exchange(seat.member, {nullptr, nullptr, read_.get(), 0});
+void VirtualTransport::finish_reading(mesh::GroupKind group) {
+  const GroupSeat& seat = seats_[static_cast<size_t>(group)];
+  const cudaEvent_t read = read_[static_cast<size_t>(group)].get();
+  MESHSCOPE_CUDA_CHECK(cudaEventRecord(read, comm_));
+  auto all = seat.rendezvous->exchange(seat.member, {nullptr, nullptr, read, 0});
   for (const auto& c : all) MESHSCOPE_CUDA_CHECK(cudaStreamWaitEvent(comm_, c.event, 0));
 }
 
@@ -120,7 +126,7 @@ TransferInfo VirtualTransport::all_reduce(mesh::GroupKind group, float* data, si
       cudaMallocFromPoolAsync(&tmp, std::max<size_t>(count, 1) * sizeof(float), pool_, comm_));
   kernels::cuda::sum(comm_, count, inputs.data(), static_cast<int>(inputs.size()),
                      static_cast<float*>(tmp));
-  finish_reading(seat);  // nobody overwrites its data before every member has summed it
+  finish_reading(group);  // nobody overwrites its data before every member has summed it
   MESHSCOPE_CUDA_CHECK(
       cudaMemcpyAsync(data, tmp, count * sizeof(float), cudaMemcpyDeviceToDevice, comm_));
   MESHSCOPE_CUDA_CHECK(cudaFreeAsync(tmp, comm_));
@@ -137,7 +143,7 @@ TransferInfo VirtualTransport::all_gather(mesh::GroupKind group, const float* sr
     MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst + i * count, all[i].src, count * sizeof(float),
                                          cudaMemcpyDeviceToDevice, comm_));
   }
-  if (all.size() > 1) finish_reading(seat);
+  if (all.size() > 1) finish_reading(group);
   to_compute_.order(comm_, compute_);
   return {last_arrival(all)};
 }
@@ -151,7 +157,7 @@ TransferInfo VirtualTransport::reduce_scatter(mesh::GroupKind group, const float
   for (const auto& c : all)
     inputs.push_back(static_cast<const float*>(c.src) + seat.member * count);
   kernels::cuda::sum(comm_, count, inputs.data(), static_cast<int>(inputs.size()), dst);
-  if (all.size() > 1) finish_reading(seat);
+  if (all.size() > 1) finish_reading(group);
   to_compute_.order(comm_, compute_);
   return {last_arrival(all)};
 }
@@ -167,7 +173,7 @@ TransferInfo VirtualTransport::all_to_all(mesh::GroupKind group, const float* sr
     MESHSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst + i * count, from, count * sizeof(float),
                                          cudaMemcpyDeviceToDevice, comm_));
   }
-  if (all.size() > 1) finish_reading(seat);
+  if (all.size() > 1) finish_reading(group);
   to_compute_.order(comm_, compute_);
   return {last_arrival(all)};
 }

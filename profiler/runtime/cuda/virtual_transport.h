@@ -50,7 +50,7 @@ class VirtualTransport final : public Transport {
   // Phase 1 of a collective: marks this member's buffers ready and swaps them with the group.
   std::vector<Contribution> gather_ready(const GroupSeat& seat, const void* src, void* dst);
   // Phase 2: every member finished reading; then later compute may overwrite the buffers.
-  void finish_reading(const GroupSeat& seat);
+  void finish_reading(mesh::GroupKind group);
   static int64_t last_arrival(const std::vector<Contribution>& c);
   // An event of this rank's for a send: one the receivers gave back, else a new one.
   kernels::cuda::Event send_event();
@@ -64,7 +64,13 @@ class VirtualTransport final : public Transport {
   GroupSeats seats_;
   const AbortState& abort_;
   StreamLink to_comm_, to_compute_;
-  kernels::cuda::Event ready_, read_;
+  kernels::cuda::Event ready_;
+  // One per group: finish_reading's peers wait on it after their rendezvous returns, when this
+  // rank may already be past another group's collective; one event for every group had been
+  // recorded again there, and a slow peer then waited on the other group's work (a stall in the
+  // trace, no deadlock). A group's own next record comes only after its next rendezvous, which
+  // every member reaches after issuing its waits.
+  std::array<kernels::cuda::Event, static_cast<size_t>(mesh::GroupKind::kCount)> read_;
   std::vector<kernels::cuda::Event> spare_;  // send events given back, ready for reuse
 };
 
