@@ -11,6 +11,7 @@
 
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/gemm_rates.h"
+#include "kernels/cuda/stream_lead.h"
 
 namespace meshscope::kernels::cuda {
 
@@ -24,9 +25,11 @@ inline double gemm_flops(const GemmShape& s) {
 // Seconds the work `queue` puts on `stream` takes, timed by two CUDA events around it. Calls
 // queued back to back and timed together: one call timed alone would also time the host's launch
 // of it (several us of cuBLAS on the CPU while the GPU waits), which a training step, whose host
-// runs ahead, does not pay.
+// runs ahead, does not pay; and the stream leads with a spin (stream_lead.h), so that the start
+// event does not fire while the host is still launching the first call.
 template <typename Queue>
 double event_seconds(cudaStream_t stream, cudaEvent_t start, cudaEvent_t stop, Queue&& queue) {
+  queue_stream_lead(stream);
   MESHSCOPE_CUDA_CHECK(cudaEventRecord(start, stream));
   queue();
   MESHSCOPE_CUDA_CHECK(cudaEventRecord(stop, stream));

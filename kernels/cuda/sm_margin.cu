@@ -16,6 +16,7 @@
 #include "kernels/cuda/raii.h"
 #include "kernels/cuda/random_fill.h"
 #include "kernels/cuda/sm_margin.h"
+#include "kernels/cuda/stream_lead.h"
 
 namespace meshscope::kernels::cuda {
 namespace {
@@ -77,14 +78,6 @@ __global__ void wait_for_holders(int* flags, int want) {
 }
 
 __global__ void release_holders(int* flags) { atomicExch(&flags[kRelease], 1); }
-
-// Keeps the stream busy for `ns` before a timed batch, so that the host has queued the batch's
-// first calls before its start event fires (else the batch would time the host's launch of them).
-__global__ void spin_for(uint64_t ns) {
-  const uint64_t until = now_ns() + ns;
-  while (now_ns() < until) __nanosleep(1000);
-}
-constexpr uint64_t kLeadNs = 100'000;
 
 // The holders in clusters of 2 where the GPU has clusters (sm_90 on) and num_sm is even, as TE
 // launches its communication kernels (ub_cfg `cga_size`: 2 in every userbuffers file of these
@@ -282,8 +275,7 @@ class Runner {
       wait_for_holders<<<1, 32, 0, main_.get()>>>(flags_.data(), c_.num_sm);
       MESHSCOPE_CUDA_CHECK(cudaGetLastError());
     }
-    spin_for<<<1, 1, 0, main_.get()>>>(kLeadNs);
-    MESHSCOPE_CUDA_CHECK(cudaGetLastError());
+    queue_stream_lead(main_.get());  // the host's launch of the first calls is not timed
     MESHSCOPE_CUDA_CHECK(cudaEventRecord(start_.get(), main_.get()));
     calls(split, target, n);
     MESHSCOPE_CUDA_CHECK(cudaEventRecord(stop_.get(), main_.get()));
