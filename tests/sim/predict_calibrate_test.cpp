@@ -42,44 +42,63 @@ TEST(PredictCalibrate, RebuildsTheConfigurationATraceRan) {
   EXPECT_FALSE(config_of_trace(unknown, "cpu-local"));
 }
 
-TEST(PredictCalibrate, FitsAScaleOnTheOpModel) {
-  // Stages of 2 and 1 blocks (different op times). Spans that take 3x the op model's time plus 20
-  // us: the fit must find exactly that.
-  traces::Timeline t = trace_of_mlp();
-  const auto c = config_of_trace(t, "cpu-local");
-  const cost::Hardware hw = cost::find_hardware("cpu-local");
-  const cost::ComputeModel model(hw, cost::Precision::kFp32);
-  const WorkloadCosts w = workload_costs(*c);
+// trace_of_mlp's run with forward spans on one device, `reps` of each of its 2 stages, each
+// lasting `overhead_ns` + `scale` x the op model's time (0 ns for every `zero_every`-th rep when it
+// is given), with their FLOPs as args.flops or none; the spans given a time in `timed`.
+struct ForwardSpans {
+  traces::Timeline trace = trace_of_mlp();
+  WorkloadCosts costs;
+  int timed = 0;
+};
+ForwardSpans forward_spans(int reps, double scale, int64_t overhead_ns, bool flops,
+                           int zero_every = 0) {
+  ForwardSpans out;
+  traces::Timeline& t = out.trace;
+  const cost::ComputeModel model(cost::find_hardware("cpu-local"), cost::Precision::kFp32);
+  out.costs = workload_costs(*config_of_trace(t, "cpu-local"));
   const uint16_t d = t.add_device(0, "rank 0");
   t.add_lane(d, "compute", traces::LaneKind::kCompute);
   int64_t now = 0;
-  for (int rep = 0; rep < 6; ++rep)
+  for (int rep = 0; rep < reps; ++rep)
     for (int s = 0; s < 2; ++s) {
       double x = 0;
-      for (const model::OpCost& op : w.stages[s].forward) x += model.op_seconds(op);
+      for (const model::OpCost& op : out.costs.stages[s].forward) x += model.op_seconds(op);
       traces::Span sp;
       sp.device = d;
       sp.kind = traces::SpanKind::kCompute;
       sp.phase = traces::Phase::kForward;
       sp.stage = static_cast<int16_t>(s);
-      sp.flops = w.stages[s].forward_flops();
+      sp.flops = flops ? out.costs.stages[s].forward_flops() : 0;
       sp.begin_ns = now;
-      sp.end_ns = now + 20'000 + static_cast<int64_t>(std::llround(3 * x * 1e9));
-      now = sp.end_ns;
+      const bool zero = zero_every > 0 && rep % zero_every == zero_every - 1;
+      sp.end_ns =
+          zero ? now : now + overhead_ns + static_cast<int64_t>(std::llround(scale * x * 1e9));
+      out.timed += zero ? 0 : 1;
+      now = sp.end_ns + 1;
       t.add_span(sp);
     }
+  return out;
+}
+
+TEST(PredictCalibrate, FitsAScaleOnTheOpModel) {
+  // Stages of 2 and 1 blocks (different op times). Spans that take 3x the op model's time plus 20
+  // us: the fit must find exactly that.
+  const ForwardSpans spans = forward_spans(6, 3.0, 20'000, true);
+  const cost::Hardware hw = cost::find_hardware("cpu-local");
   int rebuilt = 0;
-  const cost::Calibration cal = calibrate_against_model({&t}, hw, cost::Precision::kFp32, &rebuilt);
+  const cost::Calibration cal =
+      calibrate_against_model({&spans.trace}, hw, cost::Precision::kFp32, &rebuilt);
   EXPECT_EQ(rebuilt, 1);
   const cost::PhaseFit& f = cal.phase(traces::Phase::kForward);
   EXPECT_NEAR(f.model_scale, 3.0, 1e-3);
   EXPECT_NEAR(f.overhead_ns, 20'000, 20);
   // The calibrated model reproduces a span of either stage.
+  const cost::ComputeModel model(hw, cost::Precision::kFp32);
   const cost::ComputeModel calibrated(hw, cost::Precision::kFp32, &cal);
+  const auto& forward = spans.costs.stages[1].forward;
   double x1 = 0;
-  for (const model::OpCost& op : w.stages[1].forward) x1 += model.op_seconds(op);
-  EXPECT_NEAR(calibrated.phase_seconds(w.stages[1].forward, traces::Phase::kForward),
-              20e-6 + 3 * x1, 1e-7);
+  for (const model::OpCost& op : forward) x1 += model.op_seconds(op);
+  EXPECT_NEAR(calibrated.phase_seconds(forward, traces::Phase::kForward), 20e-6 + 3 * x1, 1e-7);
 }
 
 // Spans of no time say nothing of a rate (the FLOPs fit skips them; the op-model fit had taken
@@ -87,37 +106,13 @@ TEST(PredictCalibrate, FitsAScaleOnTheOpModel) {
 // the same, with their count (the phase had gone unwritten without a word).
 TEST(PredictCalibrate, SpansOfNoTimeAreLeftOutAndSpansWithoutFlopsStillFit) {
   for (const bool flops : {true, false}) {
-    traces::Timeline t = trace_of_mlp();
-    const auto c = config_of_trace(t, "cpu-local");
-    const cost::Hardware hw = cost::find_hardware("cpu-local");
-    const cost::ComputeModel model(hw, cost::Precision::kFp32);
-    const WorkloadCosts w = workload_costs(*c);
-    const uint16_t d = t.add_device(0, "rank 0");
-    t.add_lane(d, "compute", traces::LaneKind::kCompute);
-    int64_t now = 0;
-    int timed = 0;
-    for (int rep = 0; rep < 8; ++rep)
-      for (int s = 0; s < 2; ++s) {
-        double x = 0;
-        for (const model::OpCost& op : w.stages[s].forward) x += model.op_seconds(op);
-        traces::Span sp;
-        sp.device = d;
-        sp.kind = traces::SpanKind::kCompute;
-        sp.phase = traces::Phase::kForward;
-        sp.stage = static_cast<int16_t>(s);
-        sp.flops = flops ? w.stages[s].forward_flops() : 0;
-        sp.begin_ns = now;
-        const bool zero = rep % 4 == 3;  // every fourth of them at 0 ns
-        sp.end_ns = zero ? now : now + 10'000 + static_cast<int64_t>(std::llround(2 * x * 1e9));
-        timed += zero ? 0 : 1;
-        now = sp.end_ns + 1;
-        t.add_span(sp);
-      }
-    const cost::Calibration cal = calibrate_against_model({&t}, hw, cost::Precision::kFp32);
+    const ForwardSpans spans = forward_spans(8, 2.0, 10'000, flops, 4);
+    const cost::Calibration cal = calibrate_against_model(
+        {&spans.trace}, cost::find_hardware("cpu-local"), cost::Precision::kFp32);
     const cost::PhaseFit& f = cal.phase(traces::Phase::kForward);
     EXPECT_NEAR(f.model_scale, 2.0, 1e-3) << "flops " << flops;
     EXPECT_NEAR(f.overhead_ns, 10'000, 20) << "flops " << flops;
-    EXPECT_EQ(f.samples, timed) << "flops " << flops;
+    EXPECT_EQ(f.samples, spans.timed) << "flops " << flops;
     EXPECT_EQ(f.flops_per_s > 0, flops);
   }
 }
