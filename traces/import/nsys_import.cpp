@@ -1,10 +1,9 @@
 // Nsight Systems SQLite -> Timeline. GPU activity (CUPTI kernel, memcpy, memset tables, and CUDA
 // graphs traced whole) goes to one device per deviceId with a lane per stream of a process and
 // context (CUPTI's streamId is unique within a context only); CUDA runtime calls and NVTX ranges
-// go to one
-// host device per process with a lane per thread (pid/tid decoded from globalTid as the nsys
-// documentation says: pid = globalTid / 2^24 % 2^24, tid = globalTid % 2^24). Launch flows join
-// runtime calls to the GPU work with the same (process, correlationId). NCCL SendRecv kernels
+// go to one host device per process with a lane per thread (pid/tid decoded from globalTid as the
+// nsys documentation says: pid = globalTid / 2^24 % 2^24, tid = globalTid % 2^24). Launch flows
+// join runtime calls to the GPU work with the same (process, correlationId). NCCL SendRecv kernels
 // get their direction from the NVTX ranges around their launch (sendrecv_direction.h).
 #include "traces/import/nsys_import.h"
 
