@@ -124,8 +124,9 @@ std::string schedules_the_framework_lacks(const std::vector<const predict::Predi
     for (size_t i = 0; i < own.size(); ++i)
       theirs += (i == 0 ? "" : i + 1 == own.size() ? " and " : ", ") + own[i];
     for (const std::string& f : families) these += (these.empty() ? "" : ", ") + f;
-    out += framework + " runs the pipeline schedules " + theirs +
-           " (its profile's \"schedules\"): the " + these +
+    out += framework +
+           (own.size() == 1 ? " runs the pipeline schedule " : " runs the pipeline schedules ") +
+           theirs + " (its profile's \"schedules\"): the " + these +
            " rows are a what-if of its costs under a schedule it does not run\n";
   }
   return out;

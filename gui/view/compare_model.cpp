@@ -28,7 +28,7 @@ CompareModel compare_runs(const traces::Timeline& a, const traces::TimelineAnaly
   const int64_t steps_a = steps(analysis_a), steps_b = steps(analysis_b);
   // Two meshes (a measured pp 2 run beside a simulated pp 8 x tp 8 one): stage 1 is rank 1 in one
   // and rank 8 in the other, so devices pair by their (dp, pp, tp) place when every device of
-  // both runs has one; the rank, within the place's order, keeps the rows sorted.
+  // both runs has one, and the rows follow the places' order.
   const auto placed = [](const traces::TimelineAnalysis& x) {
     return !x.devices.empty() &&
            std::all_of(x.devices.begin(), x.devices.end(), [](const traces::DeviceAnalysis& d) {

@@ -115,7 +115,9 @@ class NsysImporter {
     for (const auto& [d, p, c, s] : lanes) owners[{d, s}].emplace(p, c);
     std::map<GpuLaneKey, std::string> names;
     for (const auto& key : lanes) {
-      const auto& [d, p, c, s] = key;
+      // Named, not bound: clang before 16 cannot capture a structured binding in a lambda.
+      const int64_t d = std::get<0>(key), p = std::get<1>(key), c = std::get<2>(key),
+                    s = std::get<3>(key);
       const auto& those = owners[{d, s}];
       std::string name = "stream " + std::to_string(s);
       if (those.size() > 1) {
