@@ -13,6 +13,7 @@
 #include "sim/cost/board.h"
 #include "sim/cost/gemm_table_fit.h"
 #include "sim/cost/hardware.h"
+#include "tests/remove_at_exit.h"
 
 namespace meshscope::kernels::cuda {
 namespace {
@@ -28,14 +29,14 @@ TEST(CudaGemmRates, ReadsTheShapesOfAMeasuredTableAndWritesWhatCalibrateReads) {
 
   std::vector<GemmRate> rates;
   for (const GemmShape& s : shapes) rates.push_back({s, 1e-3, 2.0 * s.b * s.m * s.n * s.k / 1e-3});
-  const std::string path = ::testing::TempDir() + "/gemm_rates.csv";
+  const std::string path = meshscope::testing::process_temp_path("gemm_rates.csv").string();
   std::ofstream(path) << format_gemm_rates(rates);
   const std::vector<cost::MeasuredGemm> back = cost::read_gemm_table(path);
   ASSERT_EQ(back.size(), rates.size());
   EXPECT_EQ(back[5].k, shapes[5].k);
   EXPECT_NEAR(back[5].flops_per_s / rates[5].flops_per_s, 1, 1e-6);
 
-  const std::string bad = ::testing::TempDir() + "/gemm_shapes_bad.csv";
+  const std::string bad = meshscope::testing::process_temp_path("gemm_shapes_bad.csv").string();
   std::ofstream(bad) << "b,m,n,k\n1,1024,0,1024\n";
   try {
     read_gemm_shapes(bad);

@@ -13,6 +13,7 @@
 #include "kernels/cuda/sm_margin.h"
 #include "sim/cost/framework.h"
 #include "sim/predict/config.h"
+#include "tests/remove_at_exit.h"
 
 namespace meshscope::kernels::cuda {
 namespace {
@@ -60,7 +61,7 @@ TEST(CudaSmMargin, CasesAreTheDevelopmentRowsGemms) {
 
 TEST(CudaSmMargin, BadCaseFilesAreNamedByLine) {
   const auto expect_error = [](const std::string& text, const std::string& want) {
-    const std::string path = ::testing::TempDir() + "/sm_margin_bad.csv";
+    const std::string path = meshscope::testing::process_temp_path("sm_margin_bad.csv").string();
     std::ofstream(path) << text;
     try {
       read_sm_margin_cases(path);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "sim/cost/gemm_table_fit.h"
 #include "sim/cost/hardware.h"
+#include "tests/remove_at_exit.h"
 
 namespace meshscope::cost {
 namespace {
@@ -131,7 +133,8 @@ TEST(CostGemmTable, TheSustainedShareIsWhatAThirdPartysHeldRatesMeasure) {
 
 // A measured table is read strictly: what is wrong is named with its file and line.
 TEST(CostGemmTable, AMalformedTableNamesTheFileAndLine) {
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = meshscope::testing::process_temp_path("gemm_tables").string();
+  std::filesystem::create_directories(dir);
   const std::pair<const char*, const char*> cases[] = {
       {"b,m,n,k\n1,2,3,4\n", ":1: want the header 'b,m,n,k,flops_per_s'"},
       {"# measured\nb,m,n,k,flops_per_s\n1,1024,1024,x,5e14\n", ":3: want b,m,n,k,flops_per_s"},

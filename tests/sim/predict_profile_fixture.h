@@ -40,10 +40,10 @@ inline double parameter_pass_s(const PredictConfig& c, double bytes) {
   return compute.stream_seconds(static_cast<double>(w.dense_parameters[0]) * bytes);
 }
 
-// Writes a framework profile `name` to the test's temporary folder, with the keys `more` (each
+// Writes a framework profile `name` to a file of this process's, with the keys `more` (each
 // after a comma) besides its name and sources; returns its path.
 inline std::string write_profile(const std::string& name, const std::string& more) {
-  const std::string path = ::testing::TempDir() + "/" + name + ".json";
+  const std::string path = meshscope::testing::process_temp_path(name + ".json").string();
   std::ofstream(path) << R"({"name": ")" << name << R"(", "sources": ["test"])" << more << "}";
   return path;
 }

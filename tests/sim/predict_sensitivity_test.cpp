@@ -16,6 +16,7 @@
 #include "sim/predict/config.h"
 #include "sim/predict/sensitivity.h"
 #include "sim/predict/simulate.h"
+#include "tests/remove_at_exit.h"
 
 namespace meshscope::predict {
 namespace {
@@ -97,7 +98,7 @@ TEST(PredictSensitivity, EachProfileRowIsTheStepWithThatNumberChangedInTheProfil
   std::ifstream in(std::string(MESHSCOPE_SOURCE_DIR) + "/sim/cost/frameworks/torchtitan.json");
   nlohmann::json profile = nlohmann::json::parse(in);
   profile["elementwise_passes"]["norm"] = 18 * 1.1;
-  const std::string copy = ::testing::TempDir() + "torchtitan-norm.json";
+  const std::string copy = meshscope::testing::process_temp_path("torchtitan-norm.json").string();
   std::ofstream(copy) << profile.dump();
   c.framework = copy;
   EXPECT_DOUBLE_EQ(norm->step_time_s_at_high_value,
