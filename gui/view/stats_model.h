@@ -30,9 +30,11 @@ inline constexpr std::array<std::string_view, static_cast<size_t>(StatPart::kCou
         "compute",          "overlap",          "comm", "other busy", "warm-up bubble",
         "peer-wait bubble", "cool-down bubble", "idle"};
 constexpr std::string_view name(StatPart p) { return kStatPartNames[static_cast<size_t>(p)]; }
+// Compute in the timeline's "compute" indigo (forward's blue had read as forward time alone);
+// overlap a light cyan, apart from the memory teal of "other busy" (two teals had read as one).
 inline constexpr std::array<uint32_t, static_cast<size_t>(StatPart::kCount)> kStatPartColors = {
-    color_of(Activity::kForward),
-    rgba(0, 150, 136),
+    color_of(Activity::kCompute),
+    rgba(77, 208, 225),
     color_of(Activity::kSend),
     color_of(Activity::kMemory),
     rgba(239, 154, 154),
