@@ -114,10 +114,18 @@ void TrackPainter::paint_row(const PaintTarget& target, const Run& run, size_t r
     // Shortened to fit the column (never running under the plot, where the boxes and their
     // counts are); the full name in a tooltip when it was shortened.
     const float x = left + 4 + kLaneIndentPx;
-    const std::string label =
-        fit_lane_label(lanes[row.lane].name, row.depth, ox - x - 4, [](std::string_view text) {
+    // The lane's bands are consecutive rows, depths in order: its last one is the deepest.
+    const auto& rows = run.index->rows();
+    size_t last = r;
+    while (last + 1 < rows.size() && rows[last + 1].device == row.device &&
+           rows[last + 1].lane == row.lane)
+      ++last;
+    const std::string label = fit_lane_label(
+        lanes[row.lane].name, row.depth, ox - x - 4,
+        [](std::string_view text) {
           return ImGui::CalcTextSize(text.data(), text.data() + text.size()).x;
-        });
+        },
+        rows[last].depth);
     const ImVec4 label_clip(left, y, ox - 2, y + h);
     dl->AddText(nullptr, 0, ImVec2(x, y + (h - ImGui::GetFontSize()) / 2),
                 IM_COL32(170, 170, 170, 255), label.c_str(), nullptr, 0, &label_clip);

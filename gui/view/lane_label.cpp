@@ -25,11 +25,15 @@ std::pair<std::string_view, std::string_view> thread_parts(std::string_view name
 }  // namespace
 
 std::string fit_lane_label(std::string_view lane_name, int depth, float max_px,
-                           const TextWidth& width) {
+                           const TextWidth& width, int deepest) {
   const std::string_view name = trim(lane_name);
   const std::string suffix = depth > 0 ? " +" + std::to_string(depth) : "";
+  // The form is the one the lane's widest suffix fits; each band then shows its own suffix.
+  const int widest = std::max(depth, deepest);
+  const std::string form_suffix = widest > 0 ? " +" + std::to_string(widest) : "";
+  const auto fits = [&](const std::string& base) { return width(base + form_suffix) <= max_px; };
   const auto [thread, tid] = thread_parts(name);
-  if (width(std::string(name) + suffix) <= max_px) return std::string(name) + suffix;
+  if (fits(std::string(name))) return std::string(name) + suffix;
   // `keep` characters of the name: its head and tail around "..", the tail telling
   // pt_autograd_0 from pt_autograd_1.
   auto shortened = [&](size_t keep) {
@@ -41,15 +45,15 @@ std::string fit_lane_label(std::string_view lane_name, int depth, float max_px,
   // The thread id keeps two threads of the same name apart: kept while the name can keep at
   // least 4 characters beside it.
   if (!tid.empty()) {
-    const std::string id = " " + std::string(tid) + suffix;
+    const std::string id = " " + std::string(tid);
     for (size_t keep = thread.size(); keep >= 4; --keep) {
       const std::string c = shortened(keep) + id;
-      if (width(c) <= max_px) return c;
+      if (fits(c)) return c + suffix;
     }
   }
   for (size_t keep = thread.size(); keep >= 1; --keep) {
-    const std::string c = shortened(keep) + suffix;
-    if (width(c) <= max_px) return c;
+    const std::string c = shortened(keep);
+    if (fits(c)) return c + suffix;
   }
   return suffix.empty() ? std::string(thread.substr(0, 1)) : suffix.substr(1);
 }

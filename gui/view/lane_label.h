@@ -15,8 +15,10 @@ using TextWidth = std::function<float(std::string_view)>;
 // The label for band `depth` of lane `lane_name` that fits `max_px`: the full name if it fits,
 // else Kineto's "thread 2910249 (pt_main_thread)" as "pt_main_thread 2910249", the name
 // shortened in the middle with ".." before the id ("pt_m..ead 2910249"), then without the id.
-// Bands after the first end in " +depth".
+// Bands after the first end in " +depth". `deepest`, the lane's last band: every band of the lane
+// takes the form that fits the widest suffix, " +deepest", so one lane's labels read alike
+// ("thread 31149 (python) +9" above "python 31149 +10" had read as two threads).
 std::string fit_lane_label(std::string_view lane_name, int depth, float max_px,
-                           const TextWidth& width);
+                           const TextWidth& width, int deepest = 0);
 
 }  // namespace meshscope::gui

@@ -30,6 +30,18 @@ TEST(LaneLabel, KinetoThreadNamesPutTheNameFirstThenShortenInTheMiddle) {
   EXPECT_LE(fixed_width(tight), 90);
 }
 
+// The bands of one lane take one form, the one its deepest band's suffix fits: a lane of 11 bands
+// had read "thread 31149 (python) +9" above "python 31149 +10", as if two threads.
+TEST(LaneLabel, TheBandsOfOneLaneReadAlike) {
+  const std::string lane = "thread 31149 (python)";
+  const float px = fixed_width("thread 31149 (python) +9");  // +9 fits whole, +10 does not
+  EXPECT_EQ(fit_lane_label(lane, 9, px, fixed_width), "thread 31149 (python) +9");
+  EXPECT_EQ(fit_lane_label(lane, 10, px, fixed_width), "python 31149 +10");
+  EXPECT_EQ(fit_lane_label(lane, 9, px, fixed_width, 10), "python 31149 +9");
+  EXPECT_EQ(fit_lane_label(lane, 0, px, fixed_width, 10), "python 31149");
+  EXPECT_EQ(fit_lane_label(lane, 10, px, fixed_width, 10), "python 31149 +10");
+}
+
 TEST(LaneLabel, EveryRowOfAnImportedTraceFitsAndStaysDistinct) {
   const traces::Timeline t =
       traces::load_trace(std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
