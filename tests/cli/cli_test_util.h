@@ -29,11 +29,9 @@ struct Result {
 // A fresh folder under the temporary directory, unique to `name` and this process, removed when
 // the process exits.
 inline fs::path temp_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("meshscope_cli_" + name + "_" + std::to_string(::getpid()));
+  const fs::path dir = ::meshscope::testing::process_temp_path("cli_" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
-  ::meshscope::testing::remove_at_exit(dir);
   return dir;
 }
 

@@ -2,8 +2,6 @@
 // prediction, and profiles written to the test's temporary folder.
 #pragma once
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -66,12 +64,11 @@ inline std::string with_every_zero_stage(const std::string& framework) {
     // ctest runs each test in a process of its own, several at once, all with one TempDir: a path
     // of this process's, written whole before it is read (a reader beside a writer of one shared
     // path once read it empty).
-    const std::string path = ::testing::TempDir() + "/" + j["name"].get<std::string>() + "-" +
-                             std::to_string(::getpid()) + ".json";
+    const std::string path =
+        meshscope::testing::process_temp_path(j["name"].get<std::string>() + ".json").string();
     const std::string part = path + ".part";
     std::ofstream(part) << j.dump();
     std::filesystem::rename(part, path);
-    meshscope::testing::remove_at_exit(path);
     return path;
   }
   ADD_FAILURE() << "no shipped profile " << framework;

@@ -5,8 +5,6 @@
 // stream, in B and in I alone.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <fstream>
 #include <string>
 
@@ -39,9 +37,7 @@ json tp8() {
 // read each other's half-written file.
 std::string profile(bool overlap) {
   const std::string name = overlap ? "tp-beside" : "tp-alone";
-  const std::string path =
-      ::testing::TempDir() + "/" + name + "-" + std::to_string(::getpid()) + ".json";
-  meshscope::testing::remove_at_exit(path);
+  const std::string path = meshscope::testing::process_temp_path(name + ".json").string();
   std::ofstream(path) << R"({"name": ")" << name
                       << R"(", "sources": ["test"], "grad_reduce": "exposed", "param_gather": )"
                       << R"("exposed", "tp_backward_overlap": )" << (overlap ? "true" : "false")
