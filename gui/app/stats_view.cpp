@@ -76,7 +76,8 @@ void StatsView::draw(Session& session) {
                                                  row_h * static_cast<float>(m.bars.size()) +
                                                      2 * ImGui::GetStyle().WindowPadding.y)));
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x - kNamePx - numbers_px());
+  const float numbers_w = numbers_px();
+  const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x - kNamePx - numbers_w);
   for (const StatsBar& bar : m.bars) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
     dl->AddText(ImVec2(p.x, p.y + (bar_h - ImGui::GetFontSize()) / 2), IM_COL32(220, 220, 220, 255),
@@ -102,7 +103,7 @@ void StatsView::draw(Session& session) {
         bar.bubble_fraction * 100);
     dl->AddText(ImVec2(p.x + kNamePx + width + 10, p.y + (bar_h - ImGui::GetFontSize()) / 2),
                 IM_COL32(220, 220, 220, 255), numbers);
-    ImGui::Dummy(ImVec2(kNamePx + width + numbers_px(), bar_h + 4));
+    ImGui::Dummy(ImVec2(kNamePx + width + numbers_w, bar_h + 4));
   }
   ImGui::EndChild();
 

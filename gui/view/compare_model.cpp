@@ -40,9 +40,9 @@ CompareModel compare_runs(const traces::Timeline& a, const traces::TimelineAnaly
   const auto key = [&](const traces::DeviceAnalysis& d) {
     return m.matched_by_place ? Key{d.coord.dp, d.coord.pp, d.coord.tp, 0} : Key{0, 0, 0, d.rank};
   };
-  std::map<Key, DeviceDiff> by_rank;
+  std::map<Key, DeviceDiff> rows;
   for (const traces::DeviceAnalysis& d : analysis_a.devices) {
-    DeviceDiff& diff = by_rank[key(d)];
+    DeviceDiff& diff = rows[key(d)];
     diff.rank = d.rank;
     diff.name = d.name;
     diff.device_a = d.device;
@@ -52,7 +52,7 @@ CompareModel compare_runs(const traces::Timeline& a, const traces::TimelineAnaly
     diff.bubble_a = d.bubble_fraction;
   }
   for (const traces::DeviceAnalysis& d : analysis_b.devices) {
-    DeviceDiff& diff = by_rank[key(d)];
+    DeviceDiff& diff = rows[key(d)];
     if (!diff.device_a) diff.rank = d.rank;
     if (diff.name.empty()) diff.name = d.name;
     diff.name_b = d.name;
@@ -62,7 +62,7 @@ CompareModel compare_runs(const traces::Timeline& a, const traces::TimelineAnaly
     diff.idle_b_ns = d.idle_ns / steps_b;
     diff.bubble_b = d.bubble_fraction;
   }
-  for (auto& [rank, diff] : by_rank) m.devices.push_back(std::move(diff));
+  for (auto& [rank, diff] : rows) m.devices.push_back(std::move(diff));
   return m;
 }
 
