@@ -1,6 +1,6 @@
-// What an Nsight Systems export holds around the tables nsys_import.cpp reads: the names of its
-// enumerations, the rows it leaves out (counted, so that a converted file says what it lacks),
-// and SQL names for the tables it only finds by listing them.
+// What an Nsight Systems export holds around the tables the importer reads (nsys_importer.h): the
+// names of its enumerations, the rows it leaves out (counted, so that a converted file says what it
+// lacks), and SQL names for the tables it only finds by listing them.
 #pragma once
 
 #include <cstdint>
