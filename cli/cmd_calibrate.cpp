@@ -24,6 +24,7 @@
 #include "cli/number_text.h"
 #include "cli/output_path.h"
 #include "cli/read_progress.h"
+#include "sim/cost/board.h"
 #include "sim/cost/calibration.h"
 #include "sim/cost/fit.h"
 #include "sim/cost/hardware.h"
@@ -38,7 +39,7 @@ namespace {
 struct CalibrateArgs {
   std::vector<std::string> traces;
   std::string out;
-  std::string hardware = "cpu-local";
+  std::string hardware;  // empty: the entry of the traces' GPU (hardware_of_traces), else cpu-local
   std::string precision = "fp32";
   GemmRatesArgs gemm;
 };
@@ -50,8 +51,8 @@ struct CalibrateArgs {
 // is not checked, and a folder whose ranks ran on both kinds is no one device's profile. A cpu run
 // whose rank threads outnumbered its cores (it records them since stop 58) is warned about: its
 // spans include waiting for a core, so every rate fitted from them is too slow.
-// " (give --hardware the entry of its GPU, the trace's "NVIDIA A100-SXM4-80GB": the catalog has
-// a100-80gb, h100-sxm)": what to write instead of the cpu default, for a GPU trace.
+// " (give --hardware the entry of its GPU, the trace's "NVIDIA H800", which no entry describes: the
+// catalog has a100-80gb, h100-sxm)": what to write instead of the cpu default, for a GPU trace.
 std::string gpu_entries_hint(const traces::Timeline& t) {
   std::string gpus;
   for (const std::string& name : cost::list_hardware()) {
@@ -64,8 +65,38 @@ std::string gpu_entries_hint(const traces::Timeline& t) {
   }
   const auto gpu = t.metadata.find("gpu");
   return " (give --hardware the entry of its GPU" +
-         (gpu == t.metadata.end() ? std::string() : ", the trace's \"" + gpu->second + "\"") +
+         (gpu == t.metadata.end()
+              ? std::string()
+              : ", the trace's \"" + gpu->second + "\", which no entry describes") +
          (gpus.empty() ? std::string(")") : ": the catalog has " + gpus + ")");
+}
+
+// The catalog entry calibrate fits when --hardware is not given: the one that describes the GPU
+// the traces recorded (cost::hardware_for_board) (metadata "gpu": a PyTorch profiler trace's
+// deviceProperties, an Nsight export's TARGET_INFO_GPU), said on stderr; else cpu-local,
+// meshscope's CPU runs' (a GPU trace of a board no entry lists is then refused by check_fits,
+// naming the board). Traces of two boards are refused: their rates are no one device's.
+std::string hardware_of_traces(const std::vector<traces::Timeline>& timelines,
+                               const std::vector<std::string>& paths) {
+  std::string entry, board, board_path;
+  for (size_t i = 0; i < timelines.size(); ++i) {
+    const auto gpu = timelines[i].metadata.find("gpu");
+    if (gpu == timelines[i].metadata.end() || gpu->second.empty()) continue;
+    const std::string found = cost::hardware_for_board(gpu->second);
+    if (found.empty()) continue;
+    if (!entry.empty() && found != entry)
+      throw UserError(paths[i] + ": ran on " + gpu->second + " (" + found + "), " + board_path +
+                      " on " + board + " (" + entry +
+                      "): calibrate each board apart, or name one with --hardware");
+    entry = found;
+    board = gpu->second;
+    board_path = paths[i];
+  }
+  if (entry.empty()) return "cpu-local";
+  std::fprintf(stderr,
+               "meshscope: calibrate: --hardware %s, the catalog entry of the traces' GPU \"%s\"\n",
+               entry.c_str(), board.c_str());
+  return entry;
 }
 
 void check_fits(const std::string& p, const traces::Timeline& t, const cost::Hardware& hw) {
@@ -209,7 +240,6 @@ void run(const CalibrateArgs& a) {
       }
     }
   }
-  const cost::Hardware hw = cost::find_hardware(a.hardware);
   std::vector<traces::Timeline> timelines;
   for (const std::string& p : a.traces) {
     std::error_code ec;
@@ -226,10 +256,15 @@ void run(const CalibrateArgs& a) {
     // What the import skipped, as analyze says it: a fit without those spans, said.
     for (const std::string& line : report.lines(/*malformed_only=*/true))
       std::fprintf(stderr, "meshscope: warning: %s: %s\n", p.c_str(), line.c_str());
-    check_fits(p, timelines.back(), hw);
+  }
+  const cost::Hardware hw = cost::find_hardware(
+      a.hardware.empty() ? hardware_of_traces(timelines, a.traces) : a.hardware);
+  for (size_t i = 0; i < timelines.size(); ++i) {
+    const std::string& p = a.traces[i];
+    check_fits(p, timelines[i], hw);
     // meshscope's cpu backend computes in fp32: a calibration of another format would scale that
     // format's peak by fp32 rates, and a config of it would be predicted at them.
-    if (timelines.back().run.source == traces::RunSource::kCpu &&
+    if (timelines[i].run.source == traces::RunSource::kCpu &&
         *precision != cost::Precision::kFp32) {
       std::fprintf(stderr,
                    "meshscope: warning: %s: a cpu run computes in fp32, but --precision is %s: "
@@ -418,9 +453,9 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("-o,--out", args->out, "calibration JSON to write (required with traces)")
       ->check(output_file_check());
   cmd->add_option(
-         "--hardware", args->hardware,
-         "catalog entry the traces ran on (with --gemm-rates, named: its default does not count)")
-      ->capture_default_str();
+      "--hardware", args->hardware,
+      "catalog entry the traces ran on (default: the entry of the GPU the traces recorded, "
+      "else cpu-local; with --gemm-rates it must be named)");
   cmd->add_option("--precision", args->precision, "precision the traces computed in")
       ->capture_default_str();
   cmd->add_option("--gemm-rates", args->gemm.file,

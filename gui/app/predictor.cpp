@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/cost/board.h"
 #include "sim/cost/hardware.h"
 #include "sim/predict/calibrate_model.h"
 #include "sim/predict/config.h"
@@ -251,6 +252,10 @@ std::optional<Predictor> make_predictor() {
       std::find(p.hardware.begin(), p.hardware.end(), "cpu-local") != p.hardware.end()
           ? "cpu-local"
           : (p.hardware.empty() ? "" : p.hardware.front());
+  p.hardware_of_board = [listed = p.hardware](const std::string& board) {
+    const std::string entry = cost::hardware_for_board(board);
+    return std::find(listed.begin(), listed.end(), entry) != listed.end() ? entry : std::string();
+  };
   // The calibration is set from the UI thread and read by the simulation thread.
   auto fitted = std::make_shared<Fitted>();
   auto replayed = std::make_shared<Replayed>();

@@ -123,6 +123,15 @@ WhatIfStart start_whatif(const Predictor& p, const traces::Timeline& measured,
                          const WhatIfConfig& defaults) {
   WhatIfStart out;
   out.config = config_from_run(measured, defaults);
+  // A profiler trace of a GPU the catalog describes starts on that GPU's entry, not the default.
+  std::string board_note;
+  if (const auto gpu = measured.metadata.find("gpu");
+      measured.run.hardware.empty() && p.hardware_of_board && gpu != measured.metadata.end()) {
+    if (const std::string entry = p.hardware_of_board(gpu->second); !entry.empty()) {
+      out.config.hardware = entry;
+      board_note = "on " + entry + ", the catalog entry of the trace's GPU (" + gpu->second + ")";
+    }
+  }
   out.schedule_known = !measured.run.family.empty();
   // A job the predictor replays from its own traces is calibrated by them: its measured
   // per-action costs, not a fit of the op model.
@@ -157,6 +166,8 @@ WhatIfStart start_whatif(const Predictor& p, const traces::Timeline& measured,
           out.calibration.empty() ? e.what() : out.calibration + "; " + std::string(e.what());
     }
   }
+  if (!board_note.empty())
+    out.calibration = out.calibration.empty() ? board_note : out.calibration + "; " + board_note;
   if (!out.schedule_known) {
     const std::string none =
         "the trace does not say which schedule ran: the prediction is the panel's "

@@ -81,6 +81,10 @@ struct Predictor {
   std::vector<std::string> schedules;  // choices offered in the panel
   std::vector<std::string> hardware;
   std::string default_hardware;  // used when a configuration names none
+  // The catalog entry that describes a GPU by the name its driver gives it (a trace's metadata
+  // "gpu": "NVIDIA H100 80GB HBM3"), "" for none: the what-if of a profiler trace starts on it.
+  // Null: the panel's hardware stays the default.
+  std::function<std::string(const std::string&)> hardware_of_board;
   // Fits the predictor's costs to a measured run (its compute spans); later simulate() calls on
   // the calibrated hardware use the fit. Returns what it was calibrated from, one line; throws
   // with the reason when the run cannot calibrate it. Null: the predictor cannot calibrate.

@@ -365,8 +365,14 @@ TEST(CalibrateCli, AnImportedTraceIsFittedOnlyToTheKindOfDeviceItRanOn) {
   // The default --hardware is the cpu: the error names the trace's GPU and the catalog's GPUs.
   EXPECT_EQ(r.err, "meshscope: error: " + nccl +
                        ": ran on the nccl backend, but --hardware cpu-local is a cpu (give "
-                       "--hardware the entry of its GPU, the trace's \"NVIDIA A100-PG509-200\": "
-                       "the catalog has a100-80gb, b200-sxm, h100-sxm, h200-sxm)\n");
+                       "--hardware the entry of its GPU, the trace's \"NVIDIA A100-PG509-200\", "
+                       "which no entry describes: the catalog has a100-80gb, b200-sxm, h100-sxm, "
+                       "h200-sxm)\n");
+  // Without --hardware too: no entry describes the board, so the default stays cpu-local.
+  r = shell(kBin + " calibrate " + nccl + " -o " + out.string());
+  EXPECT_NE(r.err.find("but --hardware cpu-local is a cpu (give --hardware the entry of its GPU"),
+            std::string::npos)
+      << r.err;
   // On its own kind the backend is no objection (this job's ops carry no FLOPs to fit).
   r = shell(kBin + " calibrate " + gloo + " --hardware cpu-local -o " + out.string());
   EXPECT_NE(r.status, 0);
@@ -393,6 +399,29 @@ TEST(CalibrateCli, AnImportedTraceIsFittedOnlyToTheKindOfDeviceItRanOn) {
                          "--rank-from file-order sets unrelated traces side by side)\n");
     EXPECT_FALSE(fs::exists(out));
   }
+}
+
+// Without --hardware, a trace that names its GPU is fitted to the entry that describes the board
+// (cost::hardware_for_board), said on stderr; traces of two boards are refused, naming both.
+TEST(CalibrateCli, WithoutHardwareTheEntryOfTheTracesGpuIsFitted) {
+  const std::string h100 = std::string(MESHSCOPE_SOURCE_DIR) +
+                           "/tests/fixtures/nsys/h100_fuser_report1_schema3.16.sqlite.gz";
+  const std::string h200 = std::string(MESHSCOPE_SOURCE_DIR) +
+                           "/tests/fixtures/nsys/h200_fuser_report1_schema3.17.sqlite.gz";
+  const fs::path out = temp_dir("calibrate_board") / "c.json";
+  Result r = shell(kBin + " calibrate " + h100 + " -o " + out.string());
+  EXPECT_NE(r.err.find("meshscope: calibrate: --hardware h100-sxm, the catalog entry of the "
+                       "traces' GPU \"NVIDIA H100 80GB HBM3\"\n"),
+            std::string::npos)
+      << r.err;
+  // The fit itself has nothing to go on in a fuser benchmark (no microbatch phases, no FLOPs),
+  // but it was tried on the GPU's entry, not refused as a GPU trace given the cpu default.
+  EXPECT_EQ(r.err.find("is a cpu"), std::string::npos) << r.err;
+  r = shell(kBin + " calibrate " + h100 + " " + h200 + " -o " + out.string());
+  EXPECT_EQ(r.err, "meshscope: error: " + h200 + ": ran on NVIDIA H200 (h200-sxm), " + h100 +
+                       " on NVIDIA H100 80GB HBM3 (h100-sxm): calibrate each board apart, or name "
+                       "one with --hardware\n");
+  EXPECT_FALSE(fs::exists(out));
 }
 
 // A fit whose spans scatter by more than their own time predicts little: warned of (every third

@@ -161,6 +161,28 @@ TEST(WhatIfTraceReplay, ATraceWithoutASchedulePromisesNoReplay) {
   EXPECT_EQ(job.calibration.find("does not say"), std::string::npos) << job.calibration;
 }
 
+// A profiler trace of a GPU the catalog describes starts on that GPU's entry, and says so; one of
+// a board no entry describes stays on the default.
+TEST(WhatIfTraceReplay, AProfilerTraceStartsOnItsGpusEntry) {
+  const auto p = make_predictor();
+  ASSERT_TRUE(p);
+  const traces::Timeline h100 =
+      traces::load_trace(std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
+                         "tests/fixtures/nsys/h100_fuser_report1_schema3.16.sqlite.gz");
+  ASSERT_EQ(h100.metadata.at("gpu"), "NVIDIA H100 80GB HBM3");
+  const WhatIfStart start = start_whatif(*p, h100, WhatIfConfig{});
+  EXPECT_EQ(start.config.hardware, "h100-sxm");
+  EXPECT_NE(start.calibration.find(
+                "on h100-sxm, the catalog entry of the trace's GPU (NVIDIA H100 80GB HBM3)"),
+            std::string::npos)
+      << start.calibration;
+  const traces::Timeline a100 =
+      traces::load_trace(std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
+                         "tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz");
+  ASSERT_EQ(a100.metadata.at("gpu"), "NVIDIA A100-PG509-200");  // no entry's board
+  EXPECT_EQ(start_whatif(*p, a100, WhatIfConfig{}).config.hardware, "");
+}
+
 // A run that is not a torch pipelining job (no PP: actions) is left to calibrate(): no table.
 TEST(WhatIfTraceReplay, ARunWithoutTorchActionsIsNotReplayed) {
   const auto p = make_predictor();
