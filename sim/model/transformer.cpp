@@ -274,32 +274,53 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   // MLP block.
   fwd.push_back(elementwise("ln2", OpKind::kNorm, Tr * h, e, 5, pass.norm));
   const size_t mlp_in_f = cf.size(), mlp_in_b = cb.size();
-  tp_entry("mlp.tp_in");
+  if (sh.experts == 0) tp_entry("mlp.tp_in");
   const int64_t up = sh.gated_mlp ? 2 : 1;
   if (sh.experts > 0) {
+    // Megatron-core's all-to-all token dispatcher (MoEAlltoAllTokenDispatcher): the router and the
+    // permutation run on this tensor-parallel rank's own tokens (T / t of them under sequence
+    // parallelism, which tp > 1 needs: predict/config.cpp), the all-to-all over ep sends them to
+    // their experts, and an all-gather over tp gives each rank every token routed to its experts,
+    // whose weights tp splits (fc1's columns, fc2's rows); the way back reduce-scatters over tp
+    // and returns the tokens by the all-to-all. No gather of the layer's input before the router
+    // and no reduce-scatter after the MLP: the dispatcher's own collectives stand for them.
     require_divides(sh.experts, par.ep, "experts over ep");
     const int64_t fe = sh.expert_ffn > 0 ? sh.expert_ffn : f;
     require_divides(fe, t, "expert_ffn");
     const int64_t local_experts = sh.experts / par.ep;
-    const int64_t routed = T * sh.top_k;
+    const int64_t own = sp ? (T + t - 1) / t : T;  // tokens this rank routes
+    const int64_t routed = T * sh.top_k;           // routed tokens of the tp group
     const int64_t per_expert = std::max<int64_t>(1, routed * par.ep / sh.experts);
-    add_linear(ops, "moe.router", T, h, sh.experts, e, 1);
-    const double a2a = static_cast<double>(routed) * h * e;
+    add_linear(ops, "moe.router", own, h, sh.experts, e, 1);
+    const double a2a = static_cast<double>(own) * sh.top_k * h * e;
+    const double gathered = static_cast<double>(routed) * h * e;
     if (par.ep > 1) {
       cf.push_back(comm("moe.dispatch", CommOp::kAllToAll, CommAxis::kEp, a2a));
       cb.push_back(comm("moe.combine.grad", CommOp::kAllToAll, CommAxis::kEp, a2a));
+    }
+    if (sp) {
+      cf.push_back(comm("moe.tp_gather", CommOp::kAllGather, CommAxis::kTp, gathered));
+      cb.push_back(comm("moe.tp_gather", CommOp::kReduceScatter, CommAxis::kTp, gathered));
     }
     add_linear(ops, "moe.fc1", per_expert, h, up * fe / t, e, local_experts);
     fwd.push_back(elementwise("moe.act", OpKind::kElementwise, double(routed) * up * fe / t, e, 8,
                               pass.activation));
     add_linear(ops, "moe.fc2", per_expert, fe / t, h, e, local_experts);
+    if (sp) {
+      cf.push_back(comm("moe.tp_scatter", CommOp::kReduceScatter, CommAxis::kTp, gathered));
+      cb.push_back(comm("moe.tp_scatter", CommOp::kAllGather, CommAxis::kTp, gathered));
+    }
     if (par.ep > 1) {
       cf.push_back(comm("moe.combine", CommOp::kAllToAll, CommAxis::kEp, a2a));
       cb.push_back(comm("moe.dispatch.grad", CommOp::kAllToAll, CommAxis::kEp, a2a));
     }
     L.expert_parameters = local_experts * (1 + up) * h * fe / t;
     L.dense_parameters += h * sh.experts;
-    L.activation_bytes += static_cast<int64_t>(double(routed) * e * (h + 2.0 * up * fe / t));
+    // fc1's input, its output for the activation's backward and fc2's input (every routed token
+    // of the tp group, gathered), and the experts' returned outputs, which the combine weights by
+    // the router's probabilities and keeps for the probabilities' gradient.
+    L.activation_bytes += static_cast<int64_t>(double(routed) * e * (h + 2.0 * up * fe / t) +
+                                               double(own) * sh.top_k * h * e);
     L.weight_grad_bytes += static_cast<int64_t>(double(routed) * e * (h + double(fe) / t));
     L.model_flops += 2.0 * b * s * h * fe * (1 + up) * sh.top_k + 2.0 * b * s * h * sh.experts;
   } else {
@@ -321,8 +342,10 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     L.model_flops += 2.0 * b * s * h * f * (1 + up);
   }
   const size_t mlp_out_f = cf.size(), mlp_out_b = cb.size();
-  tp_exit("mlp.tp_out");
-  if (sh.experts == 0) row_overlap(mlp_out_f, mlp_out_b, "fc2");
+  if (sh.experts == 0) {
+    tp_exit("mlp.tp_out");
+    row_overlap(mlp_out_f, mlp_out_b, "fc2");
+  }
   fwd.push_back(
       elementwise("mlp.dropout_residual", OpKind::kElementwise, Tr * h, e, 2, pass.residual));
 

@@ -295,8 +295,25 @@ void check_shapes(const PredictConfig& c, Reader& mesh, Reader& top) {
     div("vocab", g.vocab);
     need(mesh, "cp", g.seq % c.cp == 0,
          "model.seq (" + std::to_string(g.seq) + ") is not divisible by cp");
+    // Megatron-core's get_batch_on_this_cp_rank cuts the sequence into 2 x cp chunks and gives
+    // rank i chunks i and 2cp-1-i, so that every rank has an equal share of the causal mask's
+    // work (the load balance the attention's 1/cp is priced with).
+    need(mesh, "cp", c.cp == 1 || g.seq % (2 * c.cp) == 0,
+         "model.seq (" + std::to_string(g.seq) + ") is not divisible by 2 x cp (" +
+             std::to_string(2 * c.cp) +
+             "): context parallelism cuts the sequence into 2 x cp chunks, two to a rank, "
+             "for the causal mask's load balance (Megatron-core get_batch_on_this_cp_rank)");
     need(mesh, "ep", g.experts == 0 || g.experts % c.ep == 0,
          "model.experts is not divisible by ep");
+    if (g.experts > 0) {
+      div("expert_ffn", g.expert_ffn > 0 ? g.expert_ffn : ffn);
+      // The experts' all-to-all dispatcher sends each tensor-parallel rank's own share of the
+      // tokens, which sequence parallelism gives it (sim/model/transformer.cpp).
+      need(top, "options.sequence_parallel", tp == 1 || c.sequence_parallel,
+           "must be true for model.experts with mesh.tp > 1 (Megatron-LM asserts it: "
+           "\"When using MoE and tensor parallelism, sequence parallelism must be used\", "
+           "megatron/training/arguments.py)");
+    }
     if (!c.layers_per_stage.empty()) {
       const int64_t listed =
           std::accumulate(c.layers_per_stage.begin(), c.layers_per_stage.end(), int64_t{0});
@@ -538,6 +555,15 @@ PredictConfig parse_config_logged(const json& j, const std::string& where, Hardw
   if (c.shard_group > 0 && c.mesh.dp % c.shard_group != 0)
     opt.fail("shard_group", std::to_string(c.shard_group) + " does not divide mesh.dp (" +
                                 std::to_string(c.mesh.dp) + ")");
+  // An expert's states shard over the shard group's replicas of it (zero_shards / ep): a group
+  // holding part of an expert-parallel group would shard them over less than one rank.
+  if (c.shard_group > 0 && c.ep > 1 && c.zero_shards() % c.ep != 0)
+    opt.fail("shard_group",
+             std::to_string(c.shard_group) +
+                 (c.cp > 1 ? " (times mesh.cp " + std::to_string(c.cp) + ")" : std::string()) +
+                 " is not a multiple of mesh.ep (" + std::to_string(c.ep) +
+                 "): an expert's states shard over its replicas in a shard group, shard_group" +
+                 (c.cp > 1 ? " x cp" : "") + " / ep of them");
   c.optimizer = opt.choice("optimizer", Optimizer::kAdam, kOptimizerNames);
   if (opt.has("optimizer_state_bytes")) {
     c.optimizer_state_bytes =

@@ -102,9 +102,13 @@ Resolved::Resolved(const PredictConfig& c, const cost::Calibration* cal)
     grad_bytes[s] = reduce_bytes > 0 ? static_cast<int64_t>(std::llround(elements * reduce_bytes))
                                      : param_bytes[s];
     generator.gradient_bytes.push_back(grad_bytes[s]);
+    // Each rank updates its shard: dense states over the ZeRO shards, an expert's over the shards
+    // of its own replicas (zero_shards / ep), as device_memory counts them.
     const double shards = c.zero >= 1 ? c.zero_shards() : 1;
+    const double expert_shards = c.zero >= 1 ? std::max(1.0, shards / std::max(1, c.ep)) : 1;
     const double opt_s = optimizer_seconds(
-        c, fw, (w.dense_parameters[s] + w.expert_parameters[s]) / shards, compute, cal);
+        c, fw, w.dense_parameters[s] / shards + w.expert_parameters[s] / expert_shards, compute,
+        cal);
     timings.push_back(stage_timing(w.stages[s], compute, pricer, opt_s));
     add_parameter_passes(
         timings.back(), c.zero, c.data_parallel(),
@@ -172,20 +176,21 @@ CollectivePrice FullMeshPrices::collective_price(int rank, const schedule::Actio
   const int64_t expert = a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages
                              ? r_.w.expert_parameters[a.stage]
                              : 0;
+  // ZeRO-3 gathers and reduces layer by layer: one collective per layer, each with its latency.
+  const bool per_layer = c.zero >= 3 && a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages;
+  const int layers = per_layer ? r_.w.layers[a.stage] : 1;
   if (expert > 0 && c.ep > 1) {
-    // Expert gradients reduce over the dp / ep replicas of each expert only.
+    // Expert gradients reduce over the dp / ep replicas of each expert only; under ZeRO-3 both
+    // parts layer by layer, as the dense one alone was (the expert branch had priced the whole
+    // stage's collective once, with one latency).
     const double share = static_cast<double>(expert) / (expert + r_.w.dense_parameters[a.stage]);
     cost::GroupSpan edp{span.ranks / c.ep, std::min(span.nodes, span.ranks / c.ep),
                         std::max(1, span.ranks_per_node / c.ep)};
     seconds =
-        cost::collective_time(r_.hw, kind, bytes * (1 - share), span, r_.calibration).seconds +
-        cost::collective_time(r_.hw, kind, bytes * share, edp, r_.calibration).seconds;
+        zero3_collective_seconds(r_.hw, kind, bytes * (1 - share), span, layers, r_.calibration) +
+        zero3_collective_seconds(r_.hw, kind, bytes * share, edp, layers, r_.calibration);
   } else {
-    // ZeRO-3 gathers and reduces layer by layer: one collective per layer, each with its latency.
-    const bool per_layer =
-        c.zero >= 3 && a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages;
-    seconds = zero3_collective_seconds(r_.hw, kind, bytes, span,
-                                       per_layer ? r_.w.layers[a.stage] : 1, r_.calibration);
+    seconds = zero3_collective_seconds(r_.hw, kind, bytes, span, layers, r_.calibration);
   }
   CollectivePrice p{.wire_s = seconds, .exposed_s = seconds, .charged_s = seconds};
   if (a.group == mesh::GroupKind::kDp && a.stage < r_.num_stages) {

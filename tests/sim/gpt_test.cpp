@@ -275,6 +275,55 @@ TEST(Gpt, SequenceParallelTradesAllReducesForGatherAndScatter) {
   EXPECT_LT(sp.activation_bytes, tp.activation_bytes);
 }
 
+// Megatron-core's all-to-all token dispatcher under tp and sequence parallelism: each rank routes
+// its own T / t tokens (the all-to-all over ep carries those), an all-gather over tp gives it every
+// token routed to its experts, a reduce-scatter takes them back, and no gather of the layer's input
+// or scatter of its output stands beside them (they had: every tp rank sent all T tokens, t times
+// the traffic of the stack's).
+TEST(Gpt, ExpertsDispatchEachTensorParallelRanksOwnTokens) {
+  TransformerShape sh{1024, 16, 16, 4096, false, 8, 2, 0};
+  LayerParallel p = par(8, true, Recompute::kNone, true);
+  p.seq = 1024;
+  p.ep = 4;
+  const LayerCost L = transformer_layer(sh, p);
+  const double T = 1024, t = 8, k = 2, h = 1024, e = 2;
+  const TpCollective* dispatch = find(L.comm_forward, "moe.dispatch");
+  const TpCollective* combine = find(L.comm_forward, "moe.combine");
+  const TpCollective* gather = find(L.comm_forward, "moe.tp_gather");
+  const TpCollective* scatter = find(L.comm_forward, "moe.tp_scatter");
+  ASSERT_TRUE(dispatch && combine && gather && scatter);
+  EXPECT_EQ(dispatch->bytes, T / t * k * h * e);
+  EXPECT_EQ(combine->bytes, T / t * k * h * e);
+  EXPECT_EQ(gather->op, CommOp::kAllGather);
+  EXPECT_EQ(gather->bytes, T * k * h * e);
+  EXPECT_EQ(scatter->op, CommOp::kReduceScatter);
+  EXPECT_EQ(find(L.comm_forward, "mlp.tp_in"), nullptr);
+  EXPECT_EQ(find(L.comm_forward, "mlp.tp_out"), nullptr);
+  // Each forward collective has its backward counterpart.
+  EXPECT_NE(find(L.comm_backward, "moe.dispatch.grad"), nullptr);
+  EXPECT_NE(find(L.comm_backward, "moe.combine.grad"), nullptr);
+  EXPECT_NE(find(L.comm_backward, "moe.tp_gather"), nullptr);
+  EXPECT_NE(find(L.comm_backward, "moe.tp_scatter"), nullptr);
+  // The router runs on the rank's own tokens.
+  const OpCost* router = find_op(L.forward, "moe.router");
+  ASSERT_NE(router, nullptr);
+  EXPECT_DOUBLE_EQ(router->flops, 2 * (T / t) * h * 8);
+}
+
+// The combine weights the experts' returned outputs by the router's probabilities and keeps them
+// for the probabilities' gradient: T k h elements more a routed unit than fc1's and fc2's inputs.
+TEST(Gpt, TheCombineKeepsTheExpertsOutputs) {
+  LayerParallel p = par(1, false, Recompute::kNone, true);
+  p.seq = 1024;
+  const auto kept = [&](int64_t top_k) {
+    TransformerShape sh{1024, 16, 16, 4096, false, 8, top_k, 0};
+    return transformer_layer(sh, p).activation_bytes;
+  };
+  const double T = 1024, h = 1024, f = 4096, e = 2;
+  EXPECT_EQ(kept(2) - kept(1), T * e * (2 * h + 2 * f));
+  EXPECT_EQ(kept(4) - kept(2), 2 * T * e * (2 * h + 2 * f));
+}
+
 TEST(Gpt, MegatronsColumnParallelBackwardRunsItsCollectivesBesideTheGemms) {
   // Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication: the input gradient's
   // reduce-scatter (all-reduce without sequence parallelism) beside the weight-gradient GEMM of

@@ -392,6 +392,59 @@ TEST(PredictConfig, ReadsTheMoeWorkloadAndItsChecks) {
       "cfg.json: key 'mesh.ep': must divide mesh.dp (experts are sharded inside the dp group)");
 }
 
+// What Megatron refuses of experts and context parallelism, refused naming the key.
+TEST(PredictConfig, ExpertsUnderTpNeedSequenceParallelismAndShardsHoldWholeExpertGroups) {
+  json j = {{"model",
+             {{"kind", "gpt"},
+              {"layers", 2},
+              {"hidden", 1024},
+              {"heads", 16},
+              {"seq", 1024},
+              {"vocab", 32000},
+              {"experts", 8},
+              {"top_k", 2}}},
+            {"mesh", {{"dp", 4}, {"tp", 2}}},
+            {"batch", {{"global", 8}, {"micro", 1}}},
+            {"framework", "megatron-core-2024"}};
+  EXPECT_EQ(error_of(j).rfind("cfg.json: key 'options.sequence_parallel': must be true for "
+                              "model.experts with mesh.tp > 1 (Megatron-LM asserts it",
+                              0),
+            0u)
+      << error_of(j);
+  j["options"] = {{"sequence_parallel", true}};
+  EXPECT_EQ(error_of(j), "");
+  j["model"]["expert_ffn"] = 1001;
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'mesh.tp': model.expert_ffn (1001) is not divisible by tp (2)");
+  j["model"].erase("expert_ffn");
+  j["mesh"] = {{"dp", 8}, {"ep", 4}};
+  j["framework"] = "torchtitan";
+  j["options"] = {{"zero", 3}, {"shard_group", 2}};
+  EXPECT_EQ(error_of(j),
+            "cfg.json: key 'options.shard_group': 2 is not a multiple of mesh.ep (4): "
+            "an expert's states shard over its replicas in a shard group, "
+            "shard_group / ep of them");
+  // Context parallelism cuts the sequence into 2 x cp chunks.
+  j = {{"model",
+        {{"kind", "gpt"},
+         {"layers", 2},
+         {"hidden", 1024},
+         {"heads", 16},
+         {"seq", 1029},
+         {"vocab", 32000}}},
+       {"mesh", {{"dp", 1}, {"cp", 3}}},
+       {"batch", {{"global", 1}, {"micro", 1}}},
+       {"framework", "megatron-core-2024"}};
+  EXPECT_EQ(
+      error_of(j).rfind("cfg.json: key 'mesh.cp': model.seq (1029) is not divisible by 2 x cp "
+                        "(6)",
+                        0),
+      0u)
+      << error_of(j);
+  j["model"]["seq"] = 1032;
+  EXPECT_EQ(error_of(j), "");
+}
+
 TEST(PredictConfig, KvHeadsMustDivideTheHeadsAndSaySo) {
   json j = issue_example();  // 24 heads
   j["model"]["kv_heads"] = 5;
