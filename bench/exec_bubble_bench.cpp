@@ -18,8 +18,8 @@ constexpr int kRanks = 2;
 constexpr int kMicrobatches = 4;
 
 // The textbook bubble fraction with equal stage costs: naive (p-1)/p, GPipe and 1F1B
-// (p-1)/(m+p-1), interleaved (p-1)/(vm+p-1) (Narayanan et al. 2021), ZB-H1 (p-1)/(3m+p-1) with
-// equal F, I and W (Qi et al. 2023); tensor and data parallelism have none.
+// (p-1)/(m+p-1), interleaved (p-1)/(vm+p-1) (Megatron-LM's interleaved schedule), ZB-H1
+// (p-1)/(3m+p-1) with equal F, I and W (Qi et al. 2023); tensor and data parallelism have none.
 double closed_form(Family f, int p, int m, int v) {
   switch (f) {
     case Family::kNaive:

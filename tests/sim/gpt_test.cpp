@@ -52,7 +52,8 @@ const TpCollective* find(const std::vector<TpCollective>& cs, const std::string&
 }
 
 TEST(Gpt, ModelFlopsAreMegatrons) {
-  // Narayanan et al. 2021: 72 B s L h^2 (1 + s / 6h + V / 12 L h) per iteration.
+  // Megatron-LM's model-FLOP count, as Korthikanti et al. 2022 use it for their MFU:
+  // 72 B s L h^2 (1 + s / 6h + V / 12 L h) per iteration.
   const GptSpec g = gpt3();
   const GptModel m = build_gpt(g, par(8, true, Recompute::kSelective, false), 8);
   const double s = 2048, L = 96, h = 12288, V = 51200;
