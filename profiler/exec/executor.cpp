@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -117,12 +118,12 @@ RunResult finish_across_processes(SharedRun& shared, const RunConfig& config,
   using Outcome = ProcessReport::Outcome;
   ProcessReport mine;
   mine.host = host_name();
-  if (watchdog.fired()) {
-    mine.outcome = Outcome::kDeadlock;
-    mine.message = watchdog.message();
-  } else if (!shared.first_error.empty()) {
+  if (!shared.first_error.empty()) {  // a rank's own failure first, as run() says it
     mine.outcome = Outcome::kFailed;
     mine.message = shared.first_error;
+  } else if (watchdog.fired()) {
+    mine.outcome = Outcome::kDeadlock;
+    mine.message = watchdog.message();
   } else if (processes.aborted()) {
     mine.outcome = Outcome::kAborted;
     mine.message = processes.abort_state().reason();
@@ -255,8 +256,20 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   // prepared a little late (a loaded host) was taken for a deadlock by its peer (1 run in 4 at
   // --timeout 0.2 with two busy loops beside the two processes, 2026-12-07).
   for (int r : local) progress[static_cast<size_t>(r)].computing.store(true);
-  Watchdog watchdog(
-      progress, config.timeout_s, [&] { return describe_ranks(shared); }, abort_all, share);
+  // The watchdog's thread starts before `shared` is filled in: it may read it only once
+  // published (release below, acquire here).
+  std::atomic<bool> published{false};
+  std::atomic<size_t> running{local.size()};  // rank threads not yet returned
+  Watchdog watchdog(progress, config.timeout_s,
+                    [&] {
+                      return published.load(std::memory_order_acquire)
+                                 ? describe_ranks(shared)
+                                 : std::string("the run is being set up");
+                    },
+                    abort_all,
+                    {.share = share,
+                     .working = [&backend] { return backend.working(); },
+                     .over = [&running] { return running.load(std::memory_order_acquire) == 0; }});
 
   const model::Workload workload = model::make_workload(config.workload);
   const schedule::Schedule& sched = config.schedule;
@@ -288,6 +301,7 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   shared.programs = &programs;
   shared.inner = &inner;
   shared.results.resize(world);
+  published.store(true, std::memory_order_release);
 
   capture::RunInfo info;
   info.mesh = &mesh;
@@ -317,7 +331,12 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
   std::vector<std::thread> threads;
   threads.reserve(local.size());
   try {
-    for (int r : local) threads.emplace_back([&shared, r] { rank_main(shared, r); });
+    for (int r : local) {
+      threads.emplace_back([&shared, &running, r] {
+        rank_main(shared, r);
+        running.fetch_sub(1, std::memory_order_release);
+      });
+    }
   } catch (const std::system_error& e) {
     // The ranks already started wait for the others at the first barrier: release them, or
     // destroying their joinable threads would terminate the process.
@@ -338,8 +357,10 @@ RunResult run(const RunConfig& config, runtime::Backend& backend, capture::Actio
     return finish_across_processes(shared, config, *processes, local, watchdog, std::move(timeline),
                                    info.backend);
   }
-  if (watchdog.fired()) throw DeadlockError(watchdog.message());
+  // A rank's own failure first: the watchdog may have fired while the others were being woken
+  // by it (aborts are not first_error).
   if (!shared.first_error.empty()) throw std::runtime_error(shared.first_error);
+  if (watchdog.fired()) throw DeadlockError(watchdog.message());
   RunResult result;
   result.timeline = std::move(timeline);
   result.backend = info.backend;

@@ -24,13 +24,12 @@ std::chrono::nanoseconds watchdog_poll_interval(double timeout_s) {
 
 Watchdog::Watchdog(const std::vector<RankProgress>& progress, double timeout_s,
                    std::function<std::string()> describe,
-                   std::function<void(const std::string&)> abort,
-                   std::function<bool(bool progressed)> share)
+                   std::function<void(const std::string&)> abort, WatchdogHooks hooks)
     : progress_(progress),
       timeout_s_(timeout_s),
       describe_(std::move(describe)),
       abort_(std::move(abort)),
-      share_(std::move(share)) {
+      hooks_(std::move(hooks)) {
   if (!(timeout_s > 0)) throw std::invalid_argument("watchdog: timeout must be > 0 seconds");
   thread_ = std::thread([this] { loop(); });
 }
@@ -82,12 +81,13 @@ void Watchdog::loop() {
     if (stop_) break;
     const uint64_t now_ticks = total_ticks();
     const auto now = Clock::now();
-    const bool progressed = now_ticks != last || some_rank_computes();
+    const bool progressed =
+        now_ticks != last || some_rank_computes() || (hooks_.working && hooks_.working());
     bool elsewhere = false;
-    if (share_) {
+    if (hooks_.share) {
       lock.unlock();  // the messenger's lock, not this one, guards what share_ touches
       try {
-        elsewhere = share_(progressed);
+        elsewhere = hooks_.share(progressed);
       } catch (const std::exception&) {
         // A link that fails here fails the run's own waits too, which say why.
       }
@@ -100,6 +100,7 @@ void Watchdog::loop() {
       continue;
     }
     if (now - last_change < timeout) continue;
+    if (hooks_.over && hooks_.over()) continue;
     lock.unlock();
     std::string msg =
         "deadlock: no progress for " + format_seconds(timeout_s_) + "; " + describe_();

@@ -15,16 +15,27 @@
 
 namespace meshscope::exec {
 
+// What else the watchdog asks at every poll, each optional.
+struct WatchdogHooks {
+  // A multi-process run: called with whether this process's ranks progressed since the last
+  // poll; returns whether another process's did, which counts as progress here too
+  // (ProcessMessenger::send_heartbeat).
+  std::function<bool(bool progressed)> share;
+  // Whether the backend is doing work for blocked ranks (runtime::Backend::working): progress.
+  std::function<bool()> working;
+  // Whether every rank thread has returned: nothing is left to deadlock, so it never fires (a
+  // run whose last tick came before a slow join had been reported as a deadlock of ranks that
+  // had all finished).
+  std::function<bool()> over;
+};
+
 class Watchdog {
  public:
   // describe() says where each rank stands (called once, when it fires); abort(message) must wake
-  // every blocked rank. Both are called on the watchdog's thread.
-  // `share` (optional; a multi-process run): called at every poll with whether this process's
-  // ranks progressed since the last; returns whether another process's did, which counts as
-  // progress here too (ProcessMessenger::send_heartbeat).
+  // every blocked rank. Both are called on the watchdog's thread, as the hooks are.
   Watchdog(const std::vector<RankProgress>& progress, double timeout_s,
            std::function<std::string()> describe, std::function<void(const std::string&)> abort,
-           std::function<bool(bool progressed)> share = {});
+           WatchdogHooks hooks = {});
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -43,7 +54,7 @@ class Watchdog {
   double timeout_s_;
   std::function<std::string()> describe_;
   std::function<void(const std::string&)> abort_;
-  std::function<bool(bool)> share_;
+  WatchdogHooks hooks_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

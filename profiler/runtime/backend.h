@@ -109,6 +109,10 @@ class Backend {
 
   virtual void abort(const std::string& reason) noexcept = 0;
   virtual bool aborted() const noexcept = 0;
+  // Whether it is doing work for ranks blocked in it right now (a group's sum, a copy of a
+  // message: work_in_flight.h), which the watchdog counts as progress. Backends whose work runs
+  // on devices the ranks wait for in their own actions need not say.
+  virtual bool working() const noexcept { return false; }
 };
 
 // Resolves kAuto: cuda when there are at least as many GPUs as ranks, cuda-virtual when there is

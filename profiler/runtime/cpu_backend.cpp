@@ -70,7 +70,7 @@ CpuBackend::CpuBackend(const mesh::MeshShape& shape, bool pin_threads) : mesh_(s
     if (static_cast<int>(cpus_.size()) < world) cpus_.clear();  // more ranks than CPUs
   }
   for (int r = 0; r < world; ++r) {
-    mailboxes_.push_back(std::make_unique<CpuMailbox>(r, abort_));
+    mailboxes_.push_back(std::make_unique<CpuMailbox>(r, abort_, work_));
     devices_.push_back(std::make_unique<CpuDeviceOps>());
   }
   // One CpuGroup per group of each kind; every member's transport points at it. A group is named
@@ -85,7 +85,8 @@ CpuBackend::CpuBackend(const mesh::MeshShape& shape, bool pin_threads) : mesh_(s
       const int first = mesh_.extent(kind) > 0 ? mesh_.peer_in_group(kind, r, 0) : 0;
       CpuGroup*& group = by_first[first];
       if (group == nullptr) {
-        groups_.push_back(std::make_unique<CpuGroup>(kind, mesh_.group_ranks(kind, r), abort_));
+        groups_.push_back(
+            std::make_unique<CpuGroup>(kind, mesh_.group_ranks(kind, r), abort_, work_));
         group = groups_.back().get();
       }
       slots[r][g] = {group, mesh_.index_in_group(kind, r)};

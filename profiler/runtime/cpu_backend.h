@@ -60,6 +60,7 @@ class CpuBackend final : public Backend {
   void synchronize(int rank) override;
   void abort(const std::string& reason) noexcept override;
   bool aborted() const noexcept override { return abort_.aborted(); }
+  bool working() const noexcept override { return work_.any(); }
 
  private:
   void check_rank(int rank, const char* what) const;
@@ -67,6 +68,7 @@ class CpuBackend final : public Backend {
   mesh::Mesh mesh_;
   std::vector<int> cpus_;  // CPU of each rank when pinning; empty: no pinning
   AbortState abort_;
+  WorkInFlight work_;
   std::vector<std::unique_ptr<CpuMailbox>> mailboxes_;
   std::vector<std::unique_ptr<CpuGroup>> groups_;
   std::vector<std::unique_ptr<CpuDeviceOps>> devices_;

@@ -11,8 +11,13 @@ namespace meshscope::runtime {
 
 using traces::CollectiveOp;
 
-CpuGroup::CpuGroup(mesh::GroupKind kind, std::vector<int> ranks, const AbortState& abort)
-    : kind_(kind), ranks_(std::move(ranks)), abort_(abort), inputs_(ranks_.size(), nullptr) {}
+CpuGroup::CpuGroup(mesh::GroupKind kind, std::vector<int> ranks, const AbortState& abort,
+                   WorkInFlight& work)
+    : kind_(kind),
+      ranks_(std::move(ranks)),
+      abort_(abort),
+      work_(work),
+      inputs_(ranks_.size(), nullptr) {}
 
 void CpuGroup::combine() {
   const size_t n = ranks_.size();
@@ -51,7 +56,11 @@ TransferInfo CpuGroup::run(CollectiveOp op, int member, const float* src, float*
   const uint64_t my_generation = generation_;
   if (++arrived_ == size()) {
     ready_ns_ = host_now_ns();
-    if (mismatch_.empty()) combine();
+    if (mismatch_.empty()) {
+      const WorkInFlight::Scope summing(work_);
+      combine();
+    }
+    done_mismatch_ = mismatch_;
     arrived_ = 0;
     ++generation_;
     cv_.notify_all();
@@ -59,7 +68,8 @@ TransferInfo CpuGroup::run(CollectiveOp op, int member, const float* src, float*
     cv_.wait(lock, [&] { return generation_ != my_generation || abort_.aborted(); });
     if (generation_ == my_generation) abort_.throw_aborted();
   }
-  if (!mismatch_.empty()) throw std::runtime_error("collective mismatch: " + mismatch_);
+  // This collective's verdict, not the next one's: a member woken late may find the next begun.
+  if (!done_mismatch_.empty()) throw std::runtime_error("collective mismatch: " + done_mismatch_);
   // A member that waited starts its copy when it wakes: the wait, wake-up included, is idle.
   const TransferInfo info{std::max(ready_ns_, host_now_ns())};
   const float* out = result_.data();
@@ -67,6 +77,7 @@ TransferInfo CpuGroup::run(CollectiveOp op, int member, const float* src, float*
   // The result stays put until every member arrives at the next collective, which this member
   // has not yet done: copying without the lock lets members copy in parallel.
   lock.unlock();
+  const WorkInFlight::Scope copying(work_);
   if (op == CollectiveOp::kAllToAll) {
     // Block i of dst: member i's block for this member.
     for (size_t i = 0; i < n && count > 0; ++i) {

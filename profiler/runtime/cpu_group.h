@@ -12,6 +12,7 @@
 
 #include "profiler/runtime/abort_state.h"
 #include "profiler/runtime/transport.h"
+#include "profiler/runtime/work_in_flight.h"
 #include "sim/mesh/mesh.h"
 #include "traces/collective.h"
 
@@ -19,7 +20,9 @@ namespace meshscope::runtime {
 
 class CpuGroup {
  public:
-  CpuGroup(mesh::GroupKind kind, std::vector<int> ranks, const AbortState& abort);
+  // `work` counts the sums and copies it makes for blocked members (the watchdog's progress).
+  CpuGroup(mesh::GroupKind kind, std::vector<int> ranks, const AbortState& abort,
+           WorkInFlight& work);
 
   // `member` is the caller's index in the group. all-reduce: src == dst allowed, count floats.
   // all-gather: count floats in, count * size out. reduce-scatter: count * size in, count out.
@@ -35,13 +38,17 @@ class CpuGroup {
   mesh::GroupKind kind_;
   std::vector<int> ranks_;
   const AbortState& abort_;
+  WorkInFlight& work_;
   std::mutex mu_;
   std::condition_variable cv_;
   uint64_t generation_ = 0;
   int arrived_ = 0;
   traces::CollectiveOp op_ = traces::CollectiveOp::kAllReduce;
   size_t count_ = 0;
-  std::string mismatch_;  // non-empty: members disagreed on the call
+  std::string mismatch_;  // non-empty: members disagreed on the call now being gathered
+  // The last completed collective's mismatch, for its members that wake after the next one has
+  // begun (and cleared or set mismatch_): it stays until every member arrives at the next.
+  std::string done_mismatch_;
   std::vector<const float*> inputs_;
   std::vector<float> result_;
   int64_t ready_ns_ = 0;

@@ -10,7 +10,8 @@
 
 namespace meshscope::runtime {
 
-CpuMailbox::CpuMailbox(int owner, const AbortState& abort) : owner_(owner), abort_(abort) {
+CpuMailbox::CpuMailbox(int owner, const AbortState& abort, WorkInFlight& work)
+    : owner_(owner), abort_(abort), work_(work) {
   pending_.reserve(64);
   pool_.reserve(64);
 }
@@ -24,8 +25,11 @@ int64_t CpuMailbox::post(int src, int64_t tag, const void* data, size_t bytes) {
       pool_.pop_back();
     }
   }
-  buffer.resize(bytes);  // reuses the pooled capacity: no allocation once warm
-  if (bytes > 0) std::memcpy(buffer.data(), data, bytes);
+  {
+    const WorkInFlight::Scope copying(work_);
+    buffer.resize(bytes);  // reuses the pooled capacity: no allocation once warm
+    if (bytes > 0) std::memcpy(buffer.data(), data, bytes);
+  }
   const int64_t queued_ns = host_now_ns();
   {
     std::lock_guard lock(mu_);
@@ -58,7 +62,10 @@ TransferInfo CpuMailbox::take(int src, int64_t tag, void* dst, size_t bytes) {
   // The copy starts now: the time before (the wait, including the wake-up) is idle.
   msg.ready_ns = std::max(msg.ready_ns, host_now_ns());
   const size_t got = msg.data.size();
-  if (got == bytes && bytes > 0) std::memcpy(dst, msg.data.data(), bytes);
+  if (got == bytes && bytes > 0) {
+    const WorkInFlight::Scope copying(work_);
+    std::memcpy(dst, msg.data.data(), bytes);
+  }
   {
     std::lock_guard lock(mu_);
     pool_.push_back(std::move(msg.data));

@@ -12,12 +12,14 @@
 
 #include "profiler/runtime/abort_state.h"
 #include "profiler/runtime/transport.h"
+#include "profiler/runtime/work_in_flight.h"
 
 namespace meshscope::runtime {
 
 class CpuMailbox {
  public:
-  CpuMailbox(int owner, const AbortState& abort);
+  // `work` counts its copies of a message in and out (the watchdog's progress).
+  CpuMailbox(int owner, const AbortState& abort, WorkInFlight& work);
 
   // Copies `bytes` from `data` into a pooled buffer and queues it; called by the sender's thread.
   // Returns when the message was queued, before the owner was woken (host clock).
@@ -40,6 +42,7 @@ class CpuMailbox {
 
   int owner_;
   const AbortState& abort_;
+  WorkInFlight& work_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Message> pending_;  // in post order

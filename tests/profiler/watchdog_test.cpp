@@ -5,6 +5,7 @@
 
 #include <sys/resource.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -95,6 +96,63 @@ TEST(Watchdog, ARankInsideItsComputeIsProgressButNotWhileItWaitsInAnInnerCollect
   }
   w.stop();
   EXPECT_TRUE(w.fired());
+}
+
+// Work the backend does for blocked ranks (a group's sum by its last member, a copy of a message)
+// is progress though no action moves; once it is done, nothing moving is a deadlock again. A
+// 16 MB all-reduce of 4 ranks had been reported as a deadlock at --timeout 0.1.
+TEST(Watchdog, TheBackendsWorkForBlockedRanksIsProgress) {
+  std::vector<RankProgress> progress(2);
+  std::atomic<bool> working{true};
+  Watchdog w(
+      progress, 0.05, [] { return std::string("stuck"); }, [](const std::string&) {},
+      {.share = {}, .working = [&] { return working.load(); }, .over = {}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // ten timeouts
+  EXPECT_FALSE(w.fired());
+  working = false;
+  const auto t0 = Clock::now();
+  while (!w.fired() && Clock::now() - t0 < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  w.stop();
+  EXPECT_TRUE(w.fired());
+}
+
+// Once every rank thread has returned nothing is left to deadlock: a slow join after the last
+// tick had been reported as "deadlock: ...; rank 0 finished; rank 1 finished".
+TEST(Watchdog, NeverFiresOnceEveryRankThreadHasReturned) {
+  std::vector<RankProgress> progress(2);
+  bool aborted = false;
+  Watchdog w(
+      progress, 0.02, [] { return std::string("finished"); },
+      [&](const std::string&) { aborted = true; },
+      {.share = {}, .working = {}, .over = [] { return true; }});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // fifteen timeouts
+  w.stop();
+  EXPECT_FALSE(w.fired());
+  EXPECT_FALSE(aborted);
+}
+
+// A CpuGroup's sum and each member's copy of its result count as the backend's work.
+TEST(Watchdog, ACpuBackendSaysWhileItSumsForItsGroup) {
+  runtime::CpuBackend backend({.dp = 2, .pp = 1, .tp = 1});
+  EXPECT_FALSE(backend.working());
+  std::atomic<bool> seen{false}, done{false};
+  std::thread watcher([&] {
+    while (!done.load()) {
+      if (backend.working()) seen = true;
+    }
+  });
+  const size_t n = size_t{1} << 24;  // 64 MB a member: a sum long enough to be seen
+  std::vector<float> a(n, 1.0f), b(n, 2.0f);
+  std::thread other([&] { backend.transport(1).all_reduce(mesh::GroupKind::kDp, b.data(), n); });
+  backend.transport(0).all_reduce(mesh::GroupKind::kDp, a.data(), n);
+  other.join();
+  done = true;
+  watcher.join();
+  EXPECT_TRUE(seen.load());
+  EXPECT_FALSE(backend.working());
+  EXPECT_EQ(a[n - 1], 3.0f);
 }
 
 TEST(Watchdog, PollsATwentiethOfTheTimeoutWithinOneAndOneHundredMilliseconds) {
