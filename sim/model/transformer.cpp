@@ -258,7 +258,11 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
     add_linear(attn, "attn.av", s_local, s, d, e, b * a / t);
   }
   if (par.cp > 1) {
-    const double kv_bytes = 2.0 * T * par.cp * kv * d * e / t;  // whole sequence's K and V
+    // The whole sequence's K and V as the attention kernel takes them: where the stack repeats
+    // them to the query heads' count before the kernel (torchtitan's repeat_kv), PyTorch's
+    // context-parallel SDPA rotates the repeated heads (it had been sized at kv heads: a tenth of
+    // a Llama 3 8B exchange's bytes under torchtitan; stop 70 audit).
+    const double kv_bytes = 2.0 * T * par.cp * kv_seen * d * e / t;
     cf.push_back(comm("attn.cp_kv", CommOp::kAllGather, CommAxis::kCp, kv_bytes, true));
     cb.push_back(comm("attn.cp_kv", CommOp::kAllGather, CommAxis::kCp, kv_bytes, true));
     cb.push_back(comm("attn.cp_dkv", CommOp::kReduceScatter, CommAxis::kCp, kv_bytes, true));
@@ -428,11 +432,17 @@ LayerCost transformer_layer(const TransformerShape& sh, const LayerParallel& par
   double act = 0;
   if (par.recompute == Recompute::kFull) {
     act = Tr * h * e;  // the layer input only
-  } else if (par.recompute == Recompute::kOpSelective && sh.experts == 0) {
+  } else if (par.recompute == Recompute::kOpSelective) {
     // The checkpointed layer input, the saved matmul outputs (wq, wv, w1, w2) and the attention
-    // output with its softmax statistics; everything else is rebuilt from them.
-    act = Td * e * (h + double(a) * d / t + double(kv) * d / t + double(f) / t + h) +
-          Td * e * a * d / t + Td * q_heads * 4;
+    // output with its softmax statistics; everything else is rebuilt from them. A layer with
+    // experts keeps its attention block so, and its experts' activations whole (counted above):
+    // the policy's every-other count is of plain matmuls, and what it does with the experts'
+    // grouped GEMMs is not modelled (an assumption; it had kept the whole layer, charging the
+    // recomputation's time for no memory saved).
+    const double mlp_kept =
+        sh.experts == 0 ? Td * e * (double(f) / t + h) : static_cast<double>(L.activation_bytes);
+    act = Td * e * (h + double(a) * d / t + double(kv) * d / t) + mlp_kept + Td * e * a * d / t +
+          Td * q_heads * 4;
   } else {
     // The qkv and fc1 inputs: split under sequence parallelism unless the stack keeps them
     // gathered.

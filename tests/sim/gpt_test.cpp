@@ -325,6 +325,37 @@ TEST(Gpt, TheCombineKeepsTheExpertsOutputs) {
   EXPECT_EQ(kept(4) - kept(2), 2 * T * e * (2 * h + 2 * f));
 }
 
+// Context parallelism exchanges K and V as the attention kernel takes them: where the stack repeats
+// them to the query heads' count first (torchtitan's repeat_kv before SDPA), the ring moves every
+// head; a stack that hands the kernel grouped K and V moves kv heads.
+TEST(Gpt, ContextParallelExchangesTheKvHeadsTheKernelTakes) {
+  TransformerShape sh{4096, 32, 8, 14336, true, 0, 1, 0};
+  LayerParallel p = par(1, false, Recompute::kNone, true);
+  p.seq = 8192;
+  p.cp = 8;
+  const double T = 8192.0 / 8, d = 128, e = 2;
+  const auto exchanged = [&](bool expand) {
+    p.gqa_expand = expand;
+    const TpCollective* kv = find(transformer_layer(sh, p).comm_forward, "attn.cp_kv");
+    return kv == nullptr ? -1.0 : static_cast<double>(kv->bytes);
+  };
+  EXPECT_EQ(exchanged(false), 2 * T * 8 * 8 * d * e);
+  EXPECT_EQ(exchanged(true), 2 * T * 8 * 32 * d * e);
+}
+
+// Op-level selective recomputation of a layer with experts saves what it saves of the attention
+// block (it had charged the recomputation's time and kept the whole layer).
+TEST(Gpt, OpSelectiveRecomputationOfAnExpertLayerSavesItsAttentionsMemory) {
+  TransformerShape sh{1024, 16, 16, 4096, false, 8, 2, 0};
+  LayerParallel p = par(1, false, Recompute::kNone, true);
+  p.seq = 1024;
+  const LayerCost kept = transformer_layer(sh, p);
+  p.recompute = Recompute::kOpSelective;
+  const LayerCost op = transformer_layer(sh, p);
+  EXPECT_LT(op.activation_bytes, kept.activation_bytes);
+  EXPECT_NE(find_op(op.input_grad, "recompute.attn.proj"), nullptr);
+}
+
 TEST(Gpt, MegatronsColumnParallelBackwardRunsItsCollectivesBesideTheGemms) {
   // Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication: the input gradient's
   // reduce-scatter (all-reduce without sequence parallelism) beside the weight-gradient GEMM of
