@@ -11,7 +11,17 @@ namespace meshscope::gui {
 std::string describe(const WhatIfConfig& c) {
   std::string out = c.schedule + " dp=" + std::to_string(c.dp) + " pp=" + std::to_string(c.pp) +
                     " tp=" + std::to_string(c.tp) + " m=" + std::to_string(c.microbatches);
-  if (c.schedule == "interleaved") out += " v=" + std::to_string(c.virtual_stages);
+  // The chunks a rank holds, for every family that splits its stage (interleaved, interleaved-zb,
+  // looped-bfs: the panel's choice; zb-v and dualpipe-v: their fixed two); it had been said for
+  // "interleaved" alone.
+  if (const auto f = schedule::parse_family(c.schedule)) {
+    const schedule::FamilyInfo& fi = schedule::info(*f);
+    if (fi.max_virtual_stages != 1) {
+      const int v =
+          fi.min_virtual_stages == fi.max_virtual_stages ? fi.min_virtual_stages : c.virtual_stages;
+      out += " v=" + std::to_string(v);
+    }
+  }
   if (c.micro_batch > 0) out += " mb=" + std::to_string(c.micro_batch);
   if (!c.hardware.empty()) out += " on " + c.hardware;
   if (!c.precision.empty()) out += " " + c.precision;

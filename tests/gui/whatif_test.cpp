@@ -45,6 +45,23 @@ TEST(WhatIf, ACpuRunIsPredictedInTheFormatItComputedIn) {
   EXPECT_EQ(config_from_run(t, WhatIfConfig{}).precision, "");
 }
 
+// Every family that splits a rank's stage into chunks says how many: the panel's choice where it
+// is one, the family's own where it is fixed (the label had said it for "interleaved" alone).
+TEST(WhatIf, TheLabelSaysTheChunksOfEveryFamilyThatSplitsAStage) {
+  WhatIfConfig c;
+  c.pp = 4;
+  c.microbatches = 8;
+  c.virtual_stages = 3;
+  c.schedule = "interleaved";
+  EXPECT_EQ(describe(c), "interleaved dp=1 pp=4 tp=1 m=8 v=3");
+  c.schedule = "interleaved-zb";
+  EXPECT_EQ(describe(c), "interleaved-zb dp=1 pp=4 tp=1 m=8 v=3");
+  c.schedule = "zb-v";
+  EXPECT_EQ(describe(c), "zb-v dp=1 pp=4 tp=1 m=8 v=2");
+  c.schedule = "1f1b";
+  EXPECT_EQ(describe(c), "1f1b dp=1 pp=4 tp=1 m=8");
+}
+
 TEST(WhatIf, WhatTheRunDoesNotKnowKeepsTheDefaults) {
   traces::Timeline t;
   t.run.mesh = {0, 3, 0};  // partly known: not a mesh
