@@ -138,7 +138,6 @@ AtomicFile::AtomicFile(AtomicFile&& other) noexcept
       temp_c_(std::move(other.temp_c_)),
       fd_(std::exchange(other.fd_, -1)),
       buffer_(std::move(other.buffer_)),
-      bytes_written_(other.bytes_written_),
       synced_(other.synced_) {}
 
 AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
@@ -149,7 +148,6 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
     temp_c_ = std::move(other.temp_c_);
     fd_ = std::exchange(other.fd_, -1);
     buffer_ = std::move(other.buffer_);
-    bytes_written_ = other.bytes_written_;
     synced_ = other.synced_;
   }
   return *this;
@@ -158,7 +156,6 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
 void AtomicFile::write(std::string_view data) {
   if (fd_ < 0) throw std::logic_error("AtomicFile: write to " + target_.string() + " after commit");
   synced_ = false;
-  bytes_written_ += data.size();
   if (buffer_.size() + data.size() > kBufferBytes) flush_buffer();
   if (data.size() >= kBufferBytes) {
     write_all(data);  // large writes skip the copy into the buffer

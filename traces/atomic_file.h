@@ -48,7 +48,6 @@ class AtomicFile {
 
   const std::filesystem::path& target() const { return target_; }
   const std::filesystem::path& temp_path() const { return temp_; }
-  size_t bytes_written() const { return bytes_written_; }
 
  private:
   void flush_buffer();
@@ -62,7 +61,6 @@ class AtomicFile {
   std::unique_ptr<char[]> temp_c_;
   int fd_ = -1;
   std::string buffer_;
-  size_t bytes_written_ = 0;
   bool synced_ = false;  // sync() ran and nothing was written since
 };
 

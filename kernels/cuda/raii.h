@@ -56,9 +56,6 @@ struct MemPoolRelease {
 struct DeviceFree {
   void operator()(void* p) const noexcept { MESHSCOPE_CUDA_WARN(cudaFree(p)); }
 };
-struct HostFree {
-  void operator()(void* p) const noexcept { MESHSCOPE_CUDA_WARN(cudaFreeHost(p)); }
-};
 
 using Stream = UniqueHandle<cudaStream_t, StreamRelease>;
 using Event = UniqueHandle<cudaEvent_t, EventRelease>;
@@ -98,25 +95,6 @@ class DeviceBuffer {
 
  private:
   UniqueHandle<void*, DeviceFree> mem_;
-  size_t count_ = 0;
-};
-
-// `count` elements of T in page-locked host memory (async copies need it to overlap).
-template <typename T>
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  explicit PinnedBuffer(size_t count) : count_(count) {
-    if (count == 0) return;
-    void* p = nullptr;
-    MESHSCOPE_CUDA_CHECK(cudaMallocHost(&p, count * sizeof(T)));
-    mem_ = UniqueHandle<void*, HostFree>(p);
-  }
-  T* data() const { return static_cast<T*>(mem_.get()); }
-  size_t size() const { return count_; }
-
- private:
-  UniqueHandle<void*, HostFree> mem_;
   size_t count_ = 0;
 };
 

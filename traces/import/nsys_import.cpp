@@ -5,12 +5,12 @@
 // nsys documentation says: pid = globalTid / 2^24 % 2^24, tid = globalTid % 2^24). Launch flows
 // join runtime calls to the GPU work with the same (process, correlationId). NCCL SendRecv kernels
 // get their direction from the NVTX ranges around their launch (sendrecv_direction.h).
-#include "traces/import/nsys_import.h"
-
 #include <array>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include "traces/host_memory.h"
 #include "traces/import/importer_table.h"
@@ -122,17 +122,19 @@ Timeline import_db(const Open& open, const std::string& name, const ImportOption
   }
 }
 
-}  // namespace
-
 Timeline load_nsys_sqlite(const std::filesystem::path& file, const std::string& name,
                           const ImportOptions& options, ImportReport& report) {
   return import_db([&] { return SqliteDb::open_file(file); }, name, options, report);
 }
 
+// The same from the bytes of a database in memory (a gzip-compressed export inflated, a file
+// given as bytes).
 Timeline load_nsys_sqlite_bytes(std::string_view bytes, const std::string& name,
                                 const ImportOptions& options, ImportReport& report) {
   return import_db([&] { return SqliteDb::open_bytes(bytes); }, name, options, report);
 }
+
+}  // namespace
 
 // The table's entry (importer_table.cpp): SQLite reads a file (or bytes), not a stream. A
 // gzip-compressed export is inflated into memory first, as far as memory allows.

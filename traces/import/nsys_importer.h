@@ -2,7 +2,7 @@
 // nsys_import.cpp (the entry points, the order of the reading, the metadata),
 // nsys_import_gpu.cpp (devices and lanes, the GPU activity tables) and nsys_import_host.cpp (CUDA
 // runtime calls, NVTX ranges, launch flows, the direction of NCCL SendRecv kernels). Not a public
-// interface: nsys_import.h is.
+// interface: the importer table's entry, load_nsys_trace (importer_table.cpp), is.
 #pragma once
 
 #include <array>

@@ -23,11 +23,6 @@ inline constexpr int kMaxRanks = 1 << 16;
 inline constexpr int kMaxActions = 1 << 16;
 inline constexpr int kMaxInner = (1 << 11) - 1;
 
-constexpr bool encodable(const ExternalKey& k) {
-  return k.step >= 0 && k.step < kMaxSteps && k.rank >= 0 && k.rank < kMaxRanks && k.index >= 0 &&
-         k.index < kMaxActions && k.inner >= -1 && k.inner < kMaxInner;
-}
-
 constexpr uint64_t encode(const ExternalKey& k) {
   return kExternalTag | (static_cast<uint64_t>(k.step) << 43) |
          (static_cast<uint64_t>(k.rank) << 27) | (static_cast<uint64_t>(k.index) << 11) |
