@@ -129,6 +129,7 @@ TransferInfo ProcessCpuTransport::all_reduce(mesh::GroupKind group, float* data,
   int64_t ready = 0;
   // The payloads sit 9 bytes into their strings, not aligned for float: sum aligned copies.
   const auto all = gather_group(group, CollectiveOp::kAllReduce, data, count, ready);
+  const WorkInFlight::Scope summing(work_);
   std::vector<std::vector<float>> inputs(all.size(), std::vector<float>(count));
   std::vector<const float*> ptrs;
   for (size_t i = 0; i < all.size(); ++i) {
@@ -143,6 +144,7 @@ TransferInfo ProcessCpuTransport::all_gather(mesh::GroupKind group, const float*
                                              size_t count) {
   int64_t ready = 0;
   const auto all = gather_group(group, CollectiveOp::kAllGather, src, count, ready);
+  const WorkInFlight::Scope copying(work_);
   for (size_t i = 0; i < all.size(); ++i) {
     if (count > 0) std::memcpy(dst + i * count, all[i].data() + kCollectiveHeader, count * 4);
   }
@@ -155,6 +157,7 @@ TransferInfo ProcessCpuTransport::reduce_scatter(mesh::GroupKind group, const fl
   const size_t n = groups_[static_cast<size_t>(group)].size();
   const auto all = gather_group(group, CollectiveOp::kReduceScatter, src, count * n, ready);
   const size_t member = static_cast<size_t>(mesh_.index_in_group(group, rank_));
+  const WorkInFlight::Scope summing(work_);
   std::vector<std::vector<float>> inputs(all.size(), std::vector<float>(count));
   std::vector<const float*> ptrs;
   for (size_t i = 0; i < all.size(); ++i) {

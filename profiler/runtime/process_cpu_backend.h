@@ -11,6 +11,7 @@
 #include "profiler/runtime/backend.h"
 #include "profiler/runtime/cpu_device_ops.h"
 #include "profiler/runtime/process_messenger.h"
+#include "profiler/runtime/work_in_flight.h"
 #include "traces/collective.h"
 
 namespace meshscope::runtime {
@@ -30,6 +31,8 @@ class ProcessCpuTransport final : public Transport {
                               size_t count) override;
   TransferInfo all_to_all(mesh::GroupKind group, const float* src, float* dst,
                           size_t count) override;
+  // Whether it is summing or copying a collective's gathered payloads now (work_in_flight.h).
+  bool working() const noexcept { return work_.any(); }
 
  private:
   // Sends this member's `count_in` floats to the group, returns every member's, checked to be the
@@ -48,6 +51,7 @@ class ProcessCpuTransport final : public Transport {
   ProcessMessenger& messenger_;
   std::array<std::vector<int>, static_cast<size_t>(mesh::GroupKind::kCount)> groups_;
   std::array<int64_t, static_cast<size_t>(mesh::GroupKind::kCount)> sequence_{};
+  WorkInFlight work_;
 };
 
 class ProcessCpuBackend final : public Backend {
@@ -66,6 +70,7 @@ class ProcessCpuBackend final : public Backend {
   void synchronize(int rank) override;
   void abort(const std::string& reason) noexcept override { messenger_.abort(reason); }
   bool aborted() const noexcept override { return messenger_.aborted(); }
+  bool working() const noexcept override { return transport_ && transport_->working(); }
 
  private:
   void check_rank(int rank, const char* what) const;
