@@ -106,19 +106,15 @@ std::vector<traces::HtaRankFigures> hta_window(const AnalyzeArgs& args) {
 }
 
 traces::Timeline load(const AnalyzeArgs& args, traces::ImportReport& report) {
+  // A missing trace is said before a --comm-kernel pattern is refused (import_options): it had
+  // come first, exit status 1, not the usage error's 2. load_trace_paths looks again, finding them.
   std::vector<fs::path> paths;
   for (const std::string& p : args.traces) {
     std::error_code ec;
     if (!fs::exists(p, ec)) throw UserError(p + ": " + traces::why_missing(p));
     paths.emplace_back(p);
   }
-  // One file is one trace (possibly many ranks, as meshscope's own exports are); several files or
-  // a folder are the per-rank files of one run.
-  const traces::ImportOptions options = import_options(args);
-  if (paths.size() == 1 && !fs::is_directory(paths[0])) {
-    return traces::load_trace(paths[0], options, &report);
-  }
-  return traces::load_traces(paths, options, &report);
+  return traces::load_trace_paths(paths, import_options(args), &report);
 }
 
 nlohmann::json clocks_json(const traces::ImportReport& report) {

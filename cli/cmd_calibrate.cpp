@@ -31,7 +31,6 @@
 #include "sim/predict/calibrate_model.h"
 #include "sim/predict/config.h"
 #include "traces/import/load_trace.h"
-#include "traces/input_file.h"
 
 namespace meshscope::cli {
 namespace {
@@ -242,17 +241,12 @@ void run(const CalibrateArgs& a) {
   }
   std::vector<traces::Timeline> timelines;
   for (const std::string& p : a.traces) {
-    std::error_code ec;
-    if (!std::filesystem::exists(p, ec)) throw UserError(p + ": " + traces::why_missing(p));
-    // A folder is one run's per-rank files, as analyze and convert read it.
+    // Each trace on its own (a folder is one run's per-rank files, as analyze and convert read
+    // it), its warnings said before the next is read.
+    const std::filesystem::path one[] = {p};
     traces::ImportReport report;
-    if (std::filesystem::is_directory(p, ec)) {
-      const std::vector<std::filesystem::path> folder = {p};
-      timelines.push_back(
-          traces::load_traces(folder, options_reporting_progress("calibrate"), &report));
-    } else {
-      timelines.push_back(traces::load_trace(p, options_reporting_progress("calibrate"), &report));
-    }
+    timelines.push_back(
+        traces::load_trace_paths(one, options_reporting_progress("calibrate"), &report));
     // What the import skipped, as analyze says it: a fit without those spans, said.
     for (const std::string& line : report.lines(/*malformed_only=*/true))
       std::fprintf(stderr, "meshscope: warning: %s: %s\n", p.c_str(), line.c_str());

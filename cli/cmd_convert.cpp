@@ -17,7 +17,6 @@
 #include "traces/atomic_file.h"
 #include "traces/chrome_export.h"
 #include "traces/import/load_trace.h"
-#include "traces/input_file.h"
 #include "traces/timeline_merge.h"
 
 namespace meshscope::cli {
@@ -83,20 +82,13 @@ void run(const ConvertArgs& args) {
   ReadPaths inputs;
   for (const std::string& p : args.inputs) inputs.emplace_back("an input trace", p);
   require_distinct_outputs({{"--out", &args.output}}, inputs);
-  std::vector<fs::path> paths;
-  for (const std::string& p : args.inputs) {
-    std::error_code ec;
-    if (!fs::exists(p, ec)) throw UserError(p + ": " + traces::why_missing(p));
-    paths.emplace_back(p);
-  }
+  const std::vector<fs::path> paths(args.inputs.begin(), args.inputs.end());
   traces::ImportOptions options = options_reporting_progress("convert");
   options.keep_host = !args.no_host;
   options.keep_origins = true;  // correlation ids, streams and args as the source wrote them
   options.align = kAligns.at(args.align);
   traces::ImportReport report;
-  const traces::Timeline t = paths.size() == 1 && !fs::is_directory(paths[0])
-                                 ? traces::load_trace(paths[0], options, &report)
-                                 : traces::load_traces(paths, options, &report);
+  const traces::Timeline t = traces::load_trace_paths(paths, options, &report);
   for (const std::string& line : report.lines())
     std::fprintf(stderr, "meshscope: warning: %s\n", line.c_str());
   traces::require_spans(t, args.inputs.size() == 1 ? args.inputs[0] : "the traces", &report);

@@ -4,7 +4,6 @@
 #include <stdexcept>
 
 #include "traces/import/load_trace.h"
-#include "traces/input_file.h"
 
 namespace meshscope::gui {
 
@@ -38,18 +37,9 @@ std::unique_ptr<Run> make_run(traces::Timeline t, std::string label) {
 
 std::unique_ptr<Run> load_run(const std::filesystem::path& path,
                               const traces::ImportOptions& options) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    throw std::runtime_error(path.string() + ": " + traces::why_missing(path.string()));
-  }
-  traces::Timeline t;
   traces::ImportReport report;
-  if (std::filesystem::is_directory(path, ec)) {
-    const std::filesystem::path paths[] = {path};
-    t = traces::load_traces(paths, options, &report);
-  } else {
-    t = traces::load_trace(path, options, &report);
-  }
+  const std::filesystem::path paths[] = {path};
+  traces::Timeline t = traces::load_trace_paths(paths, options, &report);
   try {
     traces::require_spans(t, path, &report);
   } catch (const traces::ImportError& e) {

@@ -3,7 +3,9 @@
 // with the skew that remains reported.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "tests/traces/import_test_util.h"
 #include "traces/analysis_stragglers.h"
@@ -423,6 +425,28 @@ TEST(MultiRank, AFolderOfTracesAndNamesForRanklessFiles) {
   EXPECT_EQ(t.devices[0].name, "rank 0 · GPU 0");  // position in the folder when no rank is known
   EXPECT_EQ(t.devices[1].name, "rank 1 · GPU 0");
   EXPECT_EQ(t.devices[1].rank, 1);
+}
+
+TEST(MultiRank, TracePathsReadOneFileAloneAndAFolderOrSeveralAsRanks) {
+  TwoRanks ranks{TempFile(".json", synthetic(1, 1000, 0)),
+                 TempFile(".json", synthetic(0, 1000, 0))};
+  const std::vector<std::filesystem::path> one = {ranks.r0.path()};
+  EXPECT_EQ(load_trace_paths(one).metadata.count("clock_align"), 0u);  // load_trace's
+  EXPECT_EQ(load_trace_paths(ranks.files()).metadata.at("ranks"), "2");
+  TempFile folder("_ranks");
+  std::filesystem::create_directory(folder.path());
+  std::filesystem::copy_file(ranks.r0.path(), folder.path() / "rank0.json");
+  const std::vector<std::filesystem::path> in_folder = {folder.path()};
+  EXPECT_EQ(load_trace_paths(in_folder).metadata.count("clock_align"), 1u);  // load_traces'
+  // A missing path is named, though one before it is there to read.
+  const std::filesystem::path missing = folder.path() / "none.json";
+  const std::vector<std::filesystem::path> with_missing = {ranks.r0.path(), missing};
+  try {
+    (void)load_trace_paths(with_missing);
+    FAIL() << "a missing path was read";
+  } catch (const ImportError& e) {
+    EXPECT_EQ(std::string(e.what()), missing.string() + ": no such file or folder");
+  }
 }
 
 TEST(MultiRank, CollectiveTypesFromKernelNames) {

@@ -18,6 +18,7 @@
 #include "traces/import/importer_table.h"
 #include "traces/import/multi_rank.h"
 #include "traces/import/torch_pipeline.h"
+#include "traces/input_file.h"
 #include "traces/printable.h"
 
 namespace meshscope::traces {
@@ -341,6 +342,21 @@ Timeline load_traces(std::span<const std::filesystem::path> paths, const ImportO
     ranks.push_back(rank_trace(std::move(t), files[i].string(), static_cast<int>(i), options));
   }
   return merge_rank_traces(std::move(ranks), options, std::move(total), report);
+}
+
+Timeline load_trace_paths(std::span<const std::filesystem::path> paths,
+                          const ImportOptions& options, ImportReport* report) {
+  // Every path is looked at before any is read: a missing last rank is said at once, not after
+  // minutes of reading the others.
+  for (const std::filesystem::path& p : paths) {
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) throw ImportError(p, "", why_missing(p.string()));
+  }
+  std::error_code ec;
+  if (paths.size() == 1 && !std::filesystem::is_directory(paths[0], ec)) {
+    return load_trace(paths[0], options, report);
+  }
+  return load_traces(paths, options, report);
 }
 
 Timeline load_traces_bytes(std::span<const NamedTraceBytes> files, const ImportOptions& options,

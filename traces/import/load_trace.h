@@ -36,6 +36,14 @@ Timeline load_trace_bytes(std::string_view bytes, std::string_view display_name,
 Timeline load_traces(std::span<const std::filesystem::path> paths,
                      const ImportOptions& options = {}, ImportReport* report = nullptr);
 
+// What the commands and the viewer read from the paths they are given: each path must exist
+// (ImportError "PATH: no such file or folder", or stat's reason, naming the first that does not,
+// before anything is read); then one file is one trace (load_trace: possibly many ranks, as
+// meshscope's own exports are), and a folder or several paths are the per-rank files of one run
+// (load_traces).
+Timeline load_trace_paths(std::span<const std::filesystem::path> paths,
+                          const ImportOptions& options = {}, ImportReport* report = nullptr);
+
 // The same from bytes in memory, one rank's file each (a fuzzer); `name` names it in errors.
 struct NamedTraceBytes {
   std::string name;
