@@ -22,7 +22,6 @@
 #include "cli/workload_options.h"
 #include "profiler/exec/process_run.h"
 #include "profiler/exec/run_config.h"
-#include "profiler/exec/watchdog.h"
 #include "profiler/runtime/clock.h"
 #include "profiler/runtime/process_cpu_backend.h"
 #include "sim/schedule/posted_receives.h"
@@ -30,6 +29,7 @@
 #include "sim/schedule/schedule_text.h"
 #include "sim/schedule/torch_csv.h"
 #include "sim/schedule/validator.h"
+#include "traces/number_text.h"
 #include "traces/printable.h"
 
 namespace meshscope::cli {
@@ -272,7 +272,7 @@ void agree_before_run(runtime::ProcessMessenger& processes, const std::function<
       require_same_schedule(processes, schedule_file, schedule_summary(), deadline());
     return;
   } catch (const runtime::PeerSilentError& e) {
-    error = std::string(e.what()) + " within --timeout " + exec::format_seconds(timeout_s) +
+    error = std::string(e.what()) + " within --timeout " + traces::format_seconds(timeout_s) +
             " before the run began: is it stopped (a debugger, SIGSTOP) or stuck (reading its "
             "--schedule-file)? Ending the launch";
     silent_zero = e.peer() == 0;
@@ -378,7 +378,7 @@ void run(const RunArgs& a) {
       std::fprintf(stderr,
                    "meshscope: warning: --timeout %s is shorter than a rank thread may wait for "
                    "one of the %d cores (tens of ms): such a wait reads as a deadlock\n",
-                   exec::format_seconds(a.timeout_s).c_str(), cores);
+                   traces::format_seconds(a.timeout_s).c_str(), cores);
     }
   } else {
     agree_before_run(*processes, checks, a.timeout_s, a.schedule_file, [&] {

@@ -12,14 +12,10 @@
 #include <thread>
 #include <utility>
 
+#include "traces/number_text.h"
+
 namespace meshscope::traces {
 namespace {
-
-std::string format_seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g s", s);
-  return buf;
-}
 
 // Waits until the FIFO has a writer: a read without blocking gives a byte (kept in `first`), or
 // EAGAIN (a writer is there, its data not yet), where no writer gives 0 (end of file). A writer

@@ -4,16 +4,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <stdexcept>
 
-namespace meshscope::exec {
+#include "traces/number_text.h"
 
-std::string format_seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g s", s);
-  return buf;
-}
+namespace meshscope::exec {
 
 std::chrono::nanoseconds watchdog_poll_interval(double timeout_s) {
   // Clamped in double before converting: a cast of a huge (or infinite) timeout to integer
@@ -103,7 +98,7 @@ void Watchdog::loop() {
     if (hooks_.over && hooks_.over()) continue;
     lock.unlock();
     std::string msg =
-        "deadlock: no progress for " + format_seconds(timeout_s_) + "; " + describe_();
+        "deadlock: no progress for " + traces::format_seconds(timeout_s_) + "; " + describe_();
     abort_(msg);
     lock.lock();
     fired_ = true;

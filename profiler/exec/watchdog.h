@@ -63,9 +63,6 @@ class Watchdog {
   std::thread thread_;
 };
 
-// "5 s", "0.25 s"
-std::string format_seconds(double s);
-
 // How often the watchdog looks at the ranks: a 20th of the timeout (so it fires within ~5% of
 // it), between 1 ms and 100 ms. Any timeout > 0 works, an infinite one included (never fires).
 std::chrono::nanoseconds watchdog_poll_interval(double timeout_s);
