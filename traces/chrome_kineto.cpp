@@ -1,24 +1,18 @@
 // Kineto category, stream and rank of meshscope's spans for the Chrome export.
 #include "traces/chrome_kineto.h"
 
-#include <charconv>
 #include <string>
+
+#include "traces/number_text.h"
 
 namespace meshscope::traces {
 namespace {
 
 bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
 
-std::optional<int64_t> parse_int(std::string_view s) {
-  int64_t v = 0;
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 std::optional<int64_t> metadata_int(const Timeline& t, const std::string& key) {
   const auto it = t.metadata.find(key);
-  return it == t.metadata.end() ? std::nullopt : parse_int(it->second);
+  return it == t.metadata.end() ? std::nullopt : parse_whole_int(it->second);
 }
 
 }  // namespace
@@ -49,7 +43,8 @@ std::string_view kineto_category(SpanKind kind, LaneKind lane, std::string_view 
 int64_t kineto_stream(const Lane& lane, size_t index) {
   constexpr std::string_view kPrefix = "stream ";
   if (std::string_view(lane.name).starts_with(kPrefix)) {
-    if (const auto id = parse_int(std::string_view(lane.name).substr(kPrefix.size()))) return *id;
+    if (const auto id = parse_whole_int(std::string_view(lane.name).substr(kPrefix.size())))
+      return *id;
   }
   return static_cast<int64_t>(index);
 }

@@ -1,6 +1,7 @@
-// format_seconds.
+// format_seconds, parse_whole_int.
 #include "traces/number_text.h"
 
+#include <charconv>
 #include <cstdio>
 
 namespace meshscope::traces {
@@ -9,6 +10,13 @@ std::string format_seconds(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g s", s);
   return buf;
+}
+
+std::optional<int64_t> parse_whole_int(std::string_view text) {
+  int64_t v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return std::nullopt;
+  return v;
 }
 
 }  // namespace meshscope::traces

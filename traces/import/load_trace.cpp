@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <optional>
 #include <set>
@@ -19,6 +18,7 @@
 #include "traces/import/multi_rank.h"
 #include "traces/import/torch_pipeline.h"
 #include "traces/input_file.h"
+#include "traces/number_text.h"
 #include "traces/printable.h"
 
 namespace meshscope::traces {
@@ -46,11 +46,6 @@ Timeline load_any(const std::filesystem::path& file, const std::string_view* mem
     // The Timeline's own limits (2^32 spans, 2^16 devices) or an allocation size limit.
     throw ImportError(name, "", std::string("trace too large: ") + e.what());
   }
-}
-
-bool parse_int(const std::string& text, int64_t& out) {
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), out);
-  return r.ec == std::errc() && r.ptr == text.data() + text.size();
 }
 
 // --rank-from file-order: the file's devices take `rank`, in their names too ("rank 0 · GPU 0",
@@ -151,17 +146,19 @@ importer::RankTrace rank_trace(Timeline timeline, std::string file, int index,
   r.file = std::move(file);
   r.rank = index;
   const auto& meta = r.timeline.metadata;
-  int64_t value = 0;
-  if (const auto it = meta.find("rank"); it != meta.end() && parse_int(it->second, value)) {
+  const auto number = [&meta](const char* key) -> std::optional<int64_t> {
+    const auto it = meta.find(key);
+    return it == meta.end() ? std::nullopt : parse_whole_int(it->second);
+  };
+  if (const std::optional<int64_t> rank = number("rank")) {
     if (options.rank_from_file_order) {
       renumber_rank(r.timeline, r.rank);
     } else {
-      r.rank = static_cast<int>(value);
+      r.rank = static_cast<int>(*rank);
     }
   }
-  if (const auto it = meta.find("base_time_ns");
-      it != meta.end() && parse_int(it->second, value) && time_in_range(value)) {
-    r.base_time_ns = value;
+  if (const std::optional<int64_t> base = number("base_time_ns"); base && time_in_range(*base)) {
+    r.base_time_ns = *base;
   }
   return r;
 }
@@ -175,12 +172,12 @@ void require_same_job(const importer::RankTrace& first, const importer::RankTrac
     const auto it = t.timeline.metadata.find(key);
     return it == t.timeline.metadata.end() ? nullptr : &it->second;
   };
-  int64_t world = 0;
-  if (const std::string* w = stated(r, "world_size");
-      w != nullptr && parse_int(*w, world) && world > 0 && r.rank >= world) {
+  const std::string* w = stated(r, "world_size");
+  if (const std::optional<int64_t> world = w != nullptr ? parse_whole_int(*w) : std::nullopt;
+      world && *world > 0 && r.rank >= *world) {
     throw ImportError(r.file, "",
                       "rank " + std::to_string(r.rank) + " is outside its job's world_size " +
-                          std::to_string(world) + " (distributedInfo)");
+                          std::to_string(*world) + " (distributedInfo)");
   }
   for (const char* key : {"world_size", "backend"}) {
     const std::string* mine = stated(r, key);
@@ -253,12 +250,12 @@ Timeline merge_rank_traces(std::vector<importer::RankTrace> ranks, const ImportO
   std::map<int, const std::string*> file_of_rank;
   for (const importer::RankTrace& r : ranks) {
     // meshscope's export of a whole job (`convert` of a folder) is one job, not one rank of one.
-    int64_t held = 1;
-    if (const auto it = r.timeline.metadata.find("ranks");
-        ranks.size() > 1 && it != r.timeline.metadata.end() && parse_int(it->second, held) &&
-        held > 1) {
+    const auto job = r.timeline.metadata.find("ranks");
+    if (const std::optional<int64_t> held =
+            job != r.timeline.metadata.end() ? parse_whole_int(job->second) : std::nullopt;
+        ranks.size() > 1 && held && *held > 1) {
       throw ImportError(r.file, "",
-                        "holds a whole job of " + std::to_string(held) +
+                        "holds a whole job of " + std::to_string(*held) +
                             " ranks (a meshscope export): read it alone, not as one rank of "
                             "several files");
     }

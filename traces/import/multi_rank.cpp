@@ -5,13 +5,13 @@
 #include "traces/import/multi_rank.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <map>
 #include <optional>
 #include <stdexcept>
 
 #include "traces/import/kineto_names.h"
+#include "traces/number_text.h"
 #include "traces/timeline_merge.h"
 
 namespace meshscope::traces::importer {
@@ -181,13 +181,9 @@ Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& 
     // all stay as they are. Read as one rank, every device became rank 0 and the keys nested
     // ("rank 0.rank 2.pipeline_actions"): the job lost its pipeline.
     const auto job_ranks = t.metadata.find("ranks");
-    int64_t in_file = 1;
-    bool merged_job = false;
-    if (job_ranks != t.metadata.end()) {
-      const std::string& text = job_ranks->second;
-      const auto parsed = std::from_chars(text.data(), text.data() + text.size(), in_file);
-      merged_job = parsed.ec == std::errc() && parsed.ptr == text.data() + text.size();
-    }
+    const std::optional<int64_t> in_file =
+        job_ranks != t.metadata.end() ? parse_whole_int(job_ranks->second) : std::nullopt;
+    const bool merged_job = in_file.has_value();
     // Imported per-rank files name their devices "GPU 0"; say whose. meshscope's own traces
     // (and Kineto files with distributedInfo) already do.
     const RunSource source = t.run.source;
@@ -225,7 +221,7 @@ Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& 
     const std::string prefix = merged_job ? "" : "rank " + std::to_string(ranks[r].rank) + ".";
     for (const auto& [k, v] : t.metadata) out.metadata[prefix + k] = v;
     if (!merged_job) out.metadata[prefix + "clock_offset_ns"] = std::to_string(shift);
-    rank_count += merged_job ? std::max<int64_t>(1, in_file) : 1;
+    rank_count += merged_job ? std::max<int64_t>(1, *in_file) : 1;
     sources[t.metadata.count("source") ? t.metadata.at("source") : "unknown"] = "";
     t = Timeline{};  // release this rank's memory as soon as it is merged
   }

@@ -5,15 +5,14 @@
 #include <charconv>
 #include <set>
 
+#include "traces/number_text.h"
+
 namespace meshscope::traces::importer {
 
 std::optional<int64_t> metadata_int(const Timeline& t, const std::string& key) {
   const auto it = t.metadata.find(key);
   if (it == t.metadata.end()) return std::nullopt;
-  int64_t v = 0;
-  const auto r = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-  if (r.ec != std::errc() || r.ptr != it->second.data() + it->second.size()) return std::nullopt;
-  return v;
+  return parse_whole_int(it->second);
 }
 
 // The metadata `name` of every rank of a merged Timeline ("rank R.name"), or of a single one.
