@@ -80,7 +80,7 @@ void Watchdog::loop() {
         now_ticks != last || some_rank_computes() || (hooks_.working && hooks_.working());
     bool elsewhere = false;
     if (hooks_.share) {
-      lock.unlock();  // the messenger's lock, not this one, guards what share_ touches
+      lock.unlock();  // the messenger's lock, not this one, guards what hooks_.share touches
       try {
         elsewhere = hooks_.share(progressed);
       } catch (const std::exception&) {

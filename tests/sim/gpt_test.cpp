@@ -336,7 +336,8 @@ TEST(Gpt, ContextParallelExchangesTheKvHeadsTheKernelTakes) {
   const double T = 8192.0 / 8, d = 128, e = 2;
   const auto exchanged = [&](bool expand) {
     p.gqa_expand = expand;
-    const TpCollective* kv = find(transformer_layer(sh, p).comm_forward, "attn.cp_kv");
+    const LayerCost layer = transformer_layer(sh, p);  // kept: find() points into it
+    const TpCollective* kv = find(layer.comm_forward, "attn.cp_kv");
     return kv == nullptr ? -1.0 : static_cast<double>(kv->bytes);
   };
   EXPECT_EQ(exchanged(false), 2 * T * 8 * 8 * d * e);
