@@ -77,20 +77,22 @@ std::string gpu_entries_hint(const traces::Timeline& t) {
 // naming the board). Traces of two boards are refused: their rates are no one device's.
 std::string hardware_of_traces(const std::vector<traces::Timeline>& timelines,
                                const std::vector<std::string>& paths) {
-  std::string entry, board, board_path;
+  std::string board, board_path;
+  const auto entry_of = [](const std::string& b) {
+    const std::string e = cost::hardware_for_board(b);
+    return e.empty() ? std::string("no catalog entry") : e;
+  };
   for (size_t i = 0; i < timelines.size(); ++i) {
     const auto gpu = timelines[i].metadata.find("gpu");
     if (gpu == timelines[i].metadata.end() || gpu->second.empty()) continue;
-    const std::string found = cost::hardware_for_board(gpu->second);
-    if (found.empty()) continue;
-    if (!entry.empty() && found != entry)
-      throw UserError(paths[i] + ": ran on " + gpu->second + " (" + found + "), " + board_path +
-                      " on " + board + " (" + entry +
+    if (!board.empty() && gpu->second != board)
+      throw UserError(paths[i] + ": ran on " + gpu->second + " (" + entry_of(gpu->second) + "), " +
+                      board_path + " on " + board + " (" + entry_of(board) +
                       "): calibrate each board apart, or name one with --hardware");
-    entry = found;
     board = gpu->second;
     board_path = paths[i];
   }
+  const std::string entry = board.empty() ? std::string() : cost::hardware_for_board(board);
   if (entry.empty()) return "cpu-local";
   std::fprintf(stderr,
                "meshscope: calibrate: --hardware %s, the catalog entry of the traces' GPU \"%s\"\n",

@@ -422,6 +422,16 @@ TEST(CalibrateCli, WithoutHardwareTheEntryOfTheTracesGpuIsFitted) {
                        " on NVIDIA H100 80GB HBM3 (h100-sxm): calibrate each board apart, or name "
                        "one with --hardware\n");
   EXPECT_FALSE(fs::exists(out));
+  // A board no entry describes beside one that has an entry is another board too (it had been
+  // fitted into the other's entry without a word).
+  const std::string a100 =
+      std::string(MESHSCOPE_SOURCE_DIR) + "/tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz";
+  r = shell(kBin + " calibrate " + h100 + " " + a100 + " -o " + out.string());
+  EXPECT_EQ(r.err, "meshscope: error: " + a100 +
+                       ": ran on NVIDIA A100-PG509-200 (no catalog entry), " + h100 +
+                       " on NVIDIA H100 80GB HBM3 (h100-sxm): calibrate each board apart, or name "
+                       "one with --hardware\n");
+  EXPECT_FALSE(fs::exists(out));
 }
 
 // A fit whose spans scatter by more than their own time predicts little: warned of (every third
