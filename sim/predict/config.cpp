@@ -223,6 +223,13 @@ void parse_flash_attention(Reader& opt, const cost::Framework& framework,
   if (c.flash_attention && !framework.has_flash_attention)
     opt.fail("flash_attention",
              "framework '" + framework.name + "' has no flash attention (its profile's \"lacks\")");
+  // The K/V exchange of context parallelism is part of a fused attention kernel (the model hides
+  // it behind that kernel alone); unfused attention with cp had been priced with it wholly exposed.
+  if (!c.flash_attention && c.cp > 1)
+    opt.fail("flash_attention",
+             "must be true with mesh.cp > 1: context parallelism runs inside a fused attention "
+             "kernel (Transformer Engine asserts \"Context parallelism is only implemented with "
+             "Flash Attention and Fused Attention\")");
 }
 
 // options.precision, grad_reduce_dtype, fp8 and fp8_params.

@@ -443,6 +443,14 @@ TEST(PredictConfig, ExpertsUnderTpNeedSequenceParallelismAndShardsHoldWholeExper
       << error_of(j);
   j["model"]["seq"] = 1032;
   EXPECT_EQ(error_of(j), "");
+  // ... inside a fused attention kernel.
+  j["options"] = {{"flash_attention", false}};
+  EXPECT_EQ(error_of(j).rfind("cfg.json: key 'options.flash_attention': must be true with "
+                              "mesh.cp > 1: context parallelism runs inside a fused attention "
+                              "kernel",
+                              0),
+            0u)
+      << error_of(j);
 }
 
 TEST(PredictConfig, KvHeadsMustDivideTheHeadsAndSaySo) {
