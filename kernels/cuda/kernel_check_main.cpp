@@ -1,5 +1,6 @@
 // meshscope-kernel-check: runs the CUDA-vs-CPU op checks without GoogleTest (for gpu-check.sh).
-// Exit 0: all passed; 1: a check failed or the device failed; 2: no device (skipped).
+// Exit 0: all passed; 1: a check failed or the device failed; 2: no device (skipped), or a bad
+// argument (check_options.h: one line on stderr naming the option, nothing on stdout).
 // --versions: one line per library ("version<TAB>cublas<TAB>13.0.0<TAB>cublasGetProperty"), exit 0
 // when every version could be read, 1 otherwise; needs no device.
 // --gemm-rates SHAPES.csv: the bf16 GEMM rate of each shape (gemm_rates.h) as CSV on stdout, for
@@ -14,14 +15,15 @@
 // --sm-margin CASES.csv: each case's GEMM timed the six ways of sm_margin.h, as CSV on stdout
 // (scripts/sm_margin_cases.csv: the NeMo rows' pipelined reduce-scatter GEMMs).
 // Exit 2 without a device, as the checks.
+#include <cstddef>
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kernels/cuda/check_harness.h"
+#include "kernels/cuda/check_options.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/gemm_rates.h"
 #include "kernels/cuda/library_versions.h"
@@ -29,70 +31,35 @@
 
 int main(int argc, char** argv) {
   using namespace meshscope::kernels::cuda;
-  CheckOptions options;
-  std::string gemm_shapes, sm_margin_cases;
-  double sustained_s = 0;
-  bool fp8 = false, split_accumulation = false, accumulate_fp32 = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--seed" && i + 1 < argc) {
-      options.seed = std::strtoull(argv[++i], nullptr, 10);
-    } else if (arg == "--versions") {
-      bool all = true;
-      for (const LibraryVersion& v : library_versions()) {
-        std::printf("version\t%s\t%s\t%s\n", v.library.c_str(),
-                    v.version.empty() ? "?" : v.version.c_str(), v.detail.c_str());
-        all = all && !v.version.empty();
-      }
-      return all ? 0 : 1;
-    } else if (arg == "--gemm-rates" && i + 1 < argc) {
-      gemm_shapes = argv[++i];
-    } else if (arg == "--fp8") {
-      fp8 = true;
-    } else if (arg == "--split-accumulation") {
-      split_accumulation = true;
-    } else if (arg == "--accumulate-fp32") {
-      accumulate_fp32 = true;
-    } else if (arg == "--sm-margin" && i + 1 < argc) {
-      sm_margin_cases = argv[++i];
-    } else if (arg == "--sustained" && i + 1 < argc) {
-      sustained_s = std::strtod(argv[++i], nullptr);
-      if (!(sustained_s > 0 && sustained_s <= 600)) {
-        std::fprintf(stderr, "meshscope-kernel-check: --sustained wants 0 < seconds <= 600\n");
-        return 1;
-      }
-    } else {
-      std::fprintf(stderr,
-                   "usage: meshscope-kernel-check [--seed N | --versions | --gemm-rates SHAPES.csv "
-                   "[--fp8 [--split-accumulation] | --accumulate-fp32] | --sustained SECONDS | "
-                   "--sm-margin CASES.csv]\n");
-      return 1;
+  const KernelCheckCommandLine command_line = parse_kernel_check_options(argc, argv);
+  if (!command_line.options) {
+    if (command_line.error.empty()) {  // --help
+      std::fputs(command_line.help.c_str(), stdout);
+      return 0;
     }
+    std::fprintf(stderr, "meshscope-kernel-check: %s\n", command_line.error.c_str());
+    return 2;
   }
-  if (fp8 && gemm_shapes.empty()) {
-    std::fprintf(stderr, "meshscope-kernel-check: --fp8 measures the shapes of --gemm-rates\n");
-    return 1;
-  }
-  if (split_accumulation && !fp8) {
-    std::fprintf(stderr, "meshscope-kernel-check: --split-accumulation is an FP8 GEMM's (--fp8)\n");
-    return 1;
-  }
-  if (accumulate_fp32 && (fp8 || gemm_shapes.empty())) {
-    std::fprintf(stderr,
-                 "meshscope-kernel-check: --accumulate-fp32 is a bf16 GEMM's of --gemm-rates, "
-                 "not --fp8's\n");
-    return 1;
+  const KernelCheckOptions& options = *command_line.options;
+  if (options.versions) {
+    bool all = true;
+    for (const LibraryVersion& v : library_versions()) {
+      std::printf("version\t%s\t%s\t%s\n", v.library.c_str(),
+                  v.version.empty() ? "?" : v.version.c_str(), v.detail.c_str());
+      all = all && !v.version.empty();
+    }
+    return all ? 0 : 1;
   }
   std::vector<GemmShape> shapes;
   std::vector<SmMarginCase> cases;
-  if (!gemm_shapes.empty() || !sm_margin_cases.empty()) {
+  if (!options.gemm_shapes.empty() || !options.sm_margin_cases.empty()) {
     try {  // a bad file is named before any device is probed
-      if (!gemm_shapes.empty()) shapes = read_gemm_shapes(gemm_shapes);
+      if (!options.gemm_shapes.empty()) shapes = read_gemm_shapes(options.gemm_shapes);
       for (const GemmShape& g : shapes)
-        if (fp8 && g.b != 1)
-          throw std::runtime_error(gemm_shapes + ": a shape with b " + std::to_string(g.b) +
+        if (options.fp8 && g.b != 1)
+          throw std::runtime_error(options.gemm_shapes + ": a shape with b " + std::to_string(g.b) +
                                    ": FP8 rates are measured for b 1 only");
-      if (!sm_margin_cases.empty()) cases = read_sm_margin_cases(sm_margin_cases);
+      if (!options.sm_margin_cases.empty()) cases = read_sm_margin_cases(options.sm_margin_cases);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "meshscope-kernel-check: %s\n", e.what());
       return 1;
@@ -103,24 +70,25 @@ int main(int argc, char** argv) {
     std::printf("SKIP: %s\n", no_device_message(probe).c_str());
     return 2;
   }
-  if (!shapes.empty() || sustained_s > 0 || !cases.empty()) {
+  if (!shapes.empty() || options.sustained_s > 0 || !cases.empty()) {
     try {
       if (!cases.empty())
-        std::fputs(format_sm_margin(measure_sm_margin(cases, 20, options.seed)).c_str(), stdout);
-      if (!shapes.empty())
-        std::fputs(
-            format_gemm_rates(fp8 ? measure_fp8_gemm_rates(shapes, split_accumulation
-                                                                       ? Fp8Accumulation::kSplit
-                                                                       : Fp8Accumulation::kFast)
-                                  : measure_gemm_rates(shapes, 5, 20, 1,
-                                                       accumulate_fp32 ? GemmOutput::kFp32Accumulate
-                                                                       : GemmOutput::kBf16))
-                .c_str(),
-            stdout);
-      if (sustained_s > 0) {
+        std::fputs(format_sm_margin(measure_sm_margin(cases, 20, options.check.seed)).c_str(),
+                   stdout);
+      if (!shapes.empty()) {
+        const Fp8Accumulation fp8_accumulation =
+            options.split_accumulation ? Fp8Accumulation::kSplit : Fp8Accumulation::kFast;
+        const GemmOutput output =
+            options.accumulate_fp32 ? GemmOutput::kFp32Accumulate : GemmOutput::kBf16;
+        const std::vector<GemmRate> rates = options.fp8
+                                                ? measure_fp8_gemm_rates(shapes, fp8_accumulation)
+                                                : measure_gemm_rates(shapes, 5, 20, 1, output);
+        std::fputs(format_gemm_rates(rates).c_str(), stdout);
+      }
+      if (options.sustained_s > 0) {
         const GemmShape shape{1, 8192, 8192, 8192};
         constexpr double kWindowS = 0.5;
-        const HeldGemm held = hold_gemm(shape, sustained_s, kWindowS);
+        const HeldGemm held = hold_gemm(shape, options.sustained_s, kWindowS);
         std::printf("sustained shape\t%lld,%lld,%lld,%lld\t%g\n", static_cast<long long>(shape.b),
                     static_cast<long long>(shape.m), static_cast<long long>(shape.n),
                     static_cast<long long>(shape.k), kWindowS);
@@ -137,7 +105,7 @@ int main(int argc, char** argv) {
   }
   try {
     uint64_t seed = 0;
-    const auto results = run_kernel_checks(options, &seed);
+    const auto results = run_kernel_checks(options.check, &seed);
     std::fputs(format_check_results(results, seed).c_str(), stdout);
     for (const auto& r : results) {
       if (!r.passed) return 1;
