@@ -1,7 +1,7 @@
 // meshscope-kernel-check's command line (kernel_check_main.cpp has what each option does): read
 // and checked before any file is read or device probed, so that a bad value is one line naming
-// its option and exit 2 rather than a check run with another seed. Needs no device: tested
-// without one.
+// its option and exit 1 (not 2: no device) rather than a check run with another seed. Needs no
+// device: tested without one.
 #pragma once
 
 #include <optional>
@@ -27,7 +27,7 @@ struct KernelCheckCommandLine {
   std::optional<KernelCheckOptions> options;  // set when the tool is to run
   std::string help;                           // --help: print on stdout and exit 0
   // One line naming the option ("--seed: '-1' is not a whole number from 0 to ..."), printed
-  // after "meshscope-kernel-check: "; exit 2.
+  // after "meshscope-kernel-check: "; exit 1.
   std::string error;
 };
 

@@ -1,6 +1,7 @@
 // meshscope-kernel-check: runs the CUDA-vs-CPU op checks without GoogleTest (for gpu-check.sh).
-// Exit 0: all passed; 1: a check failed or the device failed; 2: no device (skipped), or a bad
-// argument (check_options.h: one line on stderr naming the option, nothing on stdout).
+// Exit 0: all passed; 1: a check failed or the device failed, or a bad argument (check_options.h:
+// one line on stderr naming the option); 2: no device (skipped). A bad argument is not 2, which
+// gpu-check.sh reads as a SKIP row: a mistyped invocation there fails its row.
 // --versions: one line per library ("version<TAB>cublas<TAB>13.0.0<TAB>cublasGetProperty"), exit 0
 // when every version could be read, 1 otherwise; needs no device.
 // --gemm-rates SHAPES.csv: the bf16 GEMM rate of each shape (gemm_rates.h) as CSV on stdout, for
@@ -38,7 +39,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     std::fprintf(stderr, "meshscope-kernel-check: %s\n", command_line.error.c_str());
-    return 2;
+    return 1;
   }
   const KernelCheckOptions& options = *command_line.options;
   if (options.versions) {

@@ -35,7 +35,8 @@ void expect_refused(std::vector<std::string> args, const std::string& error) {
   EXPECT_EQ(line.error, error);
 }
 
-// Each way scripts/gpu-check.sh runs the tool (a refusal there would read as a SKIP row: exit 2).
+// Each way scripts/gpu-check.sh runs the tool (each must be accepted: a refusal there would fail
+// its row).
 TEST(KernelCheckOptions, TakesEveryInvocationOfGpuCheck) {
   const KernelCheckOptions checks = accepted({});
   EXPECT_EQ(checks.check.seed, 0u);
