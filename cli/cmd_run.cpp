@@ -5,10 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <new>
 #include <string>
@@ -20,6 +18,7 @@
 #include "cli/run_common.h"
 #include "cli/run_memory.h"
 #include "cli/workload_options.h"
+#include "profiler/exec/launch_agreement.h"
 #include "profiler/exec/process_run.h"
 #include "profiler/exec/run_config.h"
 #include "profiler/runtime/clock.h"
@@ -30,7 +29,6 @@
 #include "sim/schedule/torch_csv.h"
 #include "sim/schedule/validator.h"
 #include "traces/number_text.h"
-#include "traces/printable.h"
 
 namespace meshscope::cli {
 namespace {
@@ -156,146 +154,33 @@ schedule::Schedule build_schedule(const RunArgs& a, const model::WorkloadSpec& s
   throw FailedElsewhere(e.what());
 }
 
-// A command line the parser refused in this process (a process's own exit status 2): the others
-// end with 2 too, whichever mpirun reports. Sent marked by a first byte no message starts with.
-struct CommandLineRefused : UserError {
-  using UserError::UserError;
-};
-constexpr char kRefusedMark = '\x02';
-
-// Runs `checks` in every process. Under mpirun each process checks the same arguments, so each
-// would print the same error: process 0 alone says it (another process's failure with its
-// number, should only that one fail), and every process ends with it.
-void checked_by_every_process(runtime::ProcessMessenger& processes,
-                              const std::function<void()>& checks, int64_t deadline_ns) {
-  std::string failure;
-  try {
-    checks();
-  } catch (const CommandLineRefused& e) {
-    failure = std::string(1, kRefusedMark) + e.what();
-  } catch (const CLI::ParseError& e) {  // usage_error: options that do not go together
-    failure = std::string(1, kRefusedMark) + e.what();
-  } catch (const std::exception& e) {
-    failure = *e.what() != '\0' ? e.what() : "failed";
-  }
-  const std::vector<std::string> all =
-      processes.exchange(failure, "whether its arguments were accepted", deadline_ns);
-  for (size_t p = 0; p < all.size(); ++p) {
-    if (all[p].empty()) continue;
-    const bool refused = all[p].starts_with(kRefusedMark);
-    const std::string said = refused ? all[p].substr(1) : all[p];
-    const std::string message = p == 0 ? said : "process " + std::to_string(p) + ": " + said;
-    if (processes.index() == 0 && refused) throw CommandLineRefused(message);
-    if (processes.index() == 0) throw UserError(message);
-    throw FailedElsewhere(message, refused ? 2 : 1);
-  }
-}
-
-// This process's arguments after the program's path (/proc/self/cmdline: NUL-separated), each
-// `--name=value` as `--name value`, the same option to the parser.
-std::string arguments_of_this_process() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t first = all.find('\0');
-  if (first == std::string::npos) return "";
-  std::string out;
-  for (size_t at = first + 1; at < all.size();) {
-    size_t end = all.find('\0', at);
-    if (end == std::string::npos) end = all.size();
-    std::string argument = all.substr(at, end - at);
-    const size_t equals = argument.find('=');
-    if (argument.starts_with("--") && equals != std::string::npos) argument[equals] = '\0';
-    out += argument + '\0';
-    at = end + 1;
-  }
-  return out;
-}
-
-// Every process of a run must take the same arguments (another seed or step count would make a
-// run that differs from one device, or one whose processes wait for each other in vain).
-void require_same_arguments(runtime::ProcessMessenger& processes, int64_t deadline_ns) {
-  const std::vector<std::string> all = processes.exchange(
-      arguments_of_this_process(), "the arguments it was started with", deadline_ns);
-  for (size_t p = 1; p < all.size(); ++p) {
-    if (all[p] == all.front()) continue;
-    const auto shown = [](std::string args) {
-      if (!args.empty() && args.back() == '\0') args.pop_back();
-      std::replace(args.begin(), args.end(), '\0', ' ');
-      return traces::printable(args, 200);
-    };
-    const std::string message = "process " + std::to_string(p) +
-                                " was started with other arguments (" + shown(all[p]) +
-                                ") than process 0 (" + shown(all.front()) +
-                                "): every process of a run takes the same arguments";
-    if (processes.index() == 0) throw UserError(message);
-    throw FailedElsewhere(message);
-  }
-}
-
-// Every process must run the same schedule: the same --schedule-file path may hold another file
-// on another node. `summary` is this process's ("N actions, hash H" of the schedule's text).
-void require_same_schedule(runtime::ProcessMessenger& processes, const std::string& file,
-                           const std::string& summary, int64_t deadline_ns) {
-  const std::vector<std::string> all =
-      processes.exchange(summary, "the schedule it read from --schedule-file", deadline_ns);
-  for (size_t p = 1; p < all.size(); ++p) {
-    if (all[p] == all.front()) continue;
-    const std::string message = "process " + std::to_string(p) + " read another schedule from '" +
-                                file + "' (" + all[p] + ") than process 0 (" + all.front() +
-                                "): every process of a run takes the same schedule; is the file "
-                                "another on another node?";
-    if (processes.index() == 0) throw UserError(message);
-    throw FailedElsewhere(message);
-  }
-}
-
-// A launch's first exchanges: the arguments each process was started with, then whether each
-// accepted them (`checks`), then (`schedule_file` given) the schedule each read from it. On a
-// failure anywhere, process 0 prints it, once, and every process waits briefly for the others, so
-// that mpirun does not end process 0 before it printed; then FailedElsewhere (main prints nothing
-// more). Each exchange waits `timeout_s` (--timeout) for the others: a process stopped or stuck
-// before the run (a debugger, a schedule file on a hung file system) had held the rest for ever,
-// as the run's watchdog starts only with the run.
+// exec::agree_before_run for `meshscope run` under mpirun: this process's arguments, and a
+// usage_error (CLI::ParseError: options that do not go together) from `checks` refusing the
+// command line as the parser's own refusals do (exit status 2 in every process). Process 0
+// prints the error; every process ends with FailedElsewhere (main prints nothing more).
 void agree_before_run(runtime::ProcessMessenger& processes, const std::function<void()>& checks,
                       double timeout_s, const std::string& schedule_file = "",
                       const std::function<std::string()>& schedule_summary = nullptr) {
-  std::string error;
-  int status = 1;
-  const auto deadline = [&] {
-    return runtime::host_now_ns() + static_cast<int64_t>(std::min(timeout_s, 1e9) * 1e9);
+  exec::LaunchAgreement agreement;
+  agreement.arguments = exec::arguments_of_this_process();
+  agreement.checks = [&checks] {
+    try {
+      checks();
+    } catch (const CLI::ParseError& e) {
+      throw exec::CommandLineRefused(e.what());
+    }
   };
-  bool silent_zero = false;  // process 0 is the one that did not answer: it cannot say so
+  agreement.timeout_s = timeout_s;
+  agreement.schedule_file = schedule_file;
+  agreement.schedule_summary = schedule_summary;
   try {
-    require_same_arguments(processes, deadline());
-    checked_by_every_process(processes, checks, deadline());
-    if (!schedule_file.empty() && schedule_summary)
-      require_same_schedule(processes, schedule_file, schedule_summary(), deadline());
-    return;
-  } catch (const runtime::PeerSilentError& e) {
-    error = std::string(e.what()) + " within --timeout " + traces::format_seconds(timeout_s) +
-            " before the run began: is it stopped (a debugger, SIGSTOP) or stuck (reading its "
-            "--schedule-file)? Ending the launch";
-    silent_zero = e.peer() == 0;
-  } catch (const CommandLineRefused& e) {  // process 0: a refused command line, exit 2
-    error = e.what();
-    status = 2;
-  } catch (const UserError& e) {  // process 0: the failure, its own or another's
-    error = e.what();
-  } catch (const FailedElsewhere& e) {
-    error = e.what();
-    status = e.exit_status;
+    exec::agree_before_run(processes, agreement, [](const std::string& error) {
+      std::fprintf(stderr, "meshscope: error: %s\n", error.c_str());
+      std::fflush(stderr);
+    });
+  } catch (const exec::LaunchRefused& e) {
+    throw FailedElsewhere(e.what(), e.exit_status);
   }
-  if (processes.index() == 0 || (silent_zero && processes.index() == 1)) {
-    std::fprintf(stderr, "meshscope: error: %s\n", error.c_str());
-    std::fflush(stderr);
-  }
-  try {
-    processes.exchange_after_abort("", "the other processes to stop",
-                                   runtime::host_now_ns() + 5'000'000'000);
-  } catch (const std::exception&) {
-    // A process that never gets here is mpirun's to end.
-  }
-  throw FailedElsewhere(error, status);
 }
 
 }  // namespace
@@ -309,7 +194,7 @@ int end_run_parse_error_across_processes(const std::string& message) {
   try {
     // The command line did not parse, so its --timeout is unknown: the option's default.
     agree_before_run(
-        *processes, [&] { throw CommandLineRefused(message); }, RunArgs{}.timeout_s);
+        *processes, [&] { throw exec::CommandLineRefused(message); }, RunArgs{}.timeout_s);
   } catch (const FailedElsewhere&) {
   }
   return 2;
@@ -381,14 +266,8 @@ void run(const RunArgs& a) {
                    traces::format_seconds(a.timeout_s).c_str(), cores);
     }
   } else {
-    agree_before_run(*processes, checks, a.timeout_s, a.schedule_file, [&] {
-      const std::string text = schedule::dump(spec.schedule);
-      size_t actions = 0;
-      for (const auto& rank : spec.schedule.ranks) actions += rank.size();
-      char hash[32];
-      std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(text));
-      return std::to_string(actions) + " actions, hash " + hash;
-    });
+    agree_before_run(*processes, checks, a.timeout_s, a.schedule_file,
+                     [&] { return exec::schedule_summary(spec.schedule); });
   }
   spec.processes = processes.get();
   const bool primary = processes == nullptr || processes->index() == 0;
