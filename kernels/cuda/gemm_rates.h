@@ -10,17 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/gemm_shapes.h"
+
 namespace meshscope::kernels::cuda {
 
-struct GemmShape {
-  int64_t b = 1, m = 0, n = 0, k = 0;
-};
-
-struct GemmRate {
-  GemmShape shape;
-  double seconds = 0;      // per call: the median over 5 batches of `iters` calls of their mean
-  double flops_per_s = 0;  // 2 b m n k / seconds
-};
+// The shapes measured, their rates, and the files of both: host code (kernels/cpu/gemm_shapes.h).
+using kernels::format_gemm_rates;
+using kernels::GemmRate;
+using kernels::GemmShape;
+using kernels::read_gemm_shapes;
 
 // Each shape: `warmup` untimed calls, then 5 batches of `iters` calls queued back to back, each
 // batch timed as a whole, the batches taken in rounds over all the shapes (so clock drift falls on
@@ -68,14 +66,5 @@ struct HeldGemm {
 };
 HeldGemm hold_gemm(const GemmShape& shape, double seconds, double window_s, int bursts = 5,
                    double idle_s = 1.0, uint64_t seed = 1);
-
-// The shapes of a CSV with a `b,m,n,k` header prefix (as tests/fixtures/xla/*.csv): '#' lines are
-// comments, columns after k ignored. Throws std::runtime_error naming the file and line. (The
-// rates of such a file are read by cost::read_gemm_table; kernels/cuda may not use sim/cost, so
-// the shape columns are read here again.)
-std::vector<GemmShape> read_gemm_shapes(const std::string& path);
-
-// "b,m,n,k,flops_per_s,seconds" and a line per rate (what calibrate --gemm-rates reads).
-std::string format_gemm_rates(const std::vector<GemmRate>& rates);
 
 }  // namespace meshscope::kernels::cuda

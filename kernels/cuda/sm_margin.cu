@@ -5,13 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 
-#include "kernels/cuda/csv_lines.h"
 #include "kernels/cuda/lt_gemm.h"
 #include "kernels/cuda/raii.h"
 #include "kernels/cuda/random_fill.h"
@@ -338,44 +335,6 @@ std::vector<SmMarginTimes> measure_sm_margin(const std::vector<SmMarginCase>& ca
   std::vector<SmMarginTimes> times;
   for (const SmMarginCase& c : cases) times.push_back(Runner(c, sms, seed).measure(iters));
   return times;
-}
-
-std::vector<SmMarginCase> read_sm_margin_cases(const std::string& path) {
-  std::vector<SmMarginCase> cases;
-  for (const auto& [line, text] : read_csv_lines(path, 1, "name,m,n,k,num_sm,num_splits")) {
-    const std::string where = path + ":" + std::to_string(line) + ": ";
-    SmMarginCase c;
-    const size_t comma = text.find(',');
-    c.name = text.substr(0, comma);
-    std::string rest = comma == std::string::npos ? "" : text.substr(comma + 1);
-    std::replace(rest.begin(), rest.end(), ',', ' ');
-    std::istringstream s(rest);
-    s >> c.m >> c.n >> c.k >> c.num_sm >> c.num_splits;
-    if (c.name.empty() || s.fail() || c.m < 1 || c.n < 1 || c.k < 1 || c.num_sm < 1 ||
-        c.num_splits < 1)
-      throw std::runtime_error(where + "want a name and m,n,k,num_sm,num_splits of 1 or more");
-    if (c.n % c.num_splits != 0)
-      throw std::runtime_error(where + "num_splits " + std::to_string(c.num_splits) +
-                               " does not divide n " + std::to_string(c.n));
-    cases.push_back(c);
-  }
-  if (cases.empty()) throw std::runtime_error(path + ": no cases");
-  return cases;
-}
-
-std::string format_sm_margin(const std::vector<SmMarginTimes>& times) {
-  std::string out =
-      "name,m,n,k,num_sm,num_splits,sms,whole_s,whole_target_s,split_s,split_target_s,held_s,"
-      "held_target_s\n";
-  char line[256];  // the figures; the name, of any length, goes before them
-  for (const SmMarginTimes& t : times) {
-    std::snprintf(line, sizeof line, ",%lld,%lld,%lld,%d,%d,%d,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e\n",
-                  static_cast<long long>(t.c.m), static_cast<long long>(t.c.n),
-                  static_cast<long long>(t.c.k), t.c.num_sm, t.c.num_splits, t.sms, t.whole,
-                  t.whole_target, t.split, t.split_target, t.held, t.held_target);
-    out += t.c.name + line;
-  }
-  return out;
 }
 
 }  // namespace meshscope::kernels::cuda

@@ -1,11 +1,11 @@
 // The data lines of a measurement tool's CSV file (csv_lines.h).
-#include "kernels/cuda/csv_lines.h"
+#include "kernels/cpu/csv_lines.h"
 
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
-namespace meshscope::kernels::cuda {
+namespace meshscope::kernels {
 
 std::vector<std::pair<int, std::string>> read_csv_lines(const std::string& path, int max_mib,
                                                         const std::string& header) {
@@ -34,4 +34,4 @@ std::vector<std::pair<int, std::string>> read_csv_lines(const std::string& path,
   return lines;
 }
 
-}  // namespace meshscope::kernels::cuda
+}  // namespace meshscope::kernels
