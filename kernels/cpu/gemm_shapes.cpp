@@ -13,13 +13,17 @@ namespace meshscope::kernels {
 std::vector<GemmShape> read_gemm_shapes(const std::string& path) {
   // A regular file of bounded size, as cost::read_gemm_table wants (no /dev/zero read forever).
   std::vector<GemmShape> shapes;
-  for (auto [line, text] : read_csv_lines(path, 16, "b,m,n,k")) {
-    std::replace(text.begin(), text.end(), ',', ' ');
-    std::istringstream s(text);
+  for (CsvLine& l : read_csv_lines(path, {.header = "b,m,n,k",
+                                         .max_mib = 16,
+                                         .what = "a file of GEMM shapes",
+                                         .header_wanted = {},
+                                         .quote = {}})) {
+    std::replace(l.text.begin(), l.text.end(), ',', ' ');
+    std::istringstream s(l.text);
     GemmShape g;
     s >> g.b >> g.m >> g.n >> g.k;
     if (s.fail() || g.b < 1 || g.m < 1 || g.n < 1 || g.k < 1)
-      throw std::runtime_error(path + ":" + std::to_string(line) +
+      throw std::runtime_error(path + ":" + std::to_string(l.number) +
                                ": want sizes b,m,n,k of 1 or more");
     shapes.push_back(g);
   }

@@ -21,9 +21,10 @@ struct GemmRate {
 };
 
 // The shapes of a CSV with a `b,m,n,k` header prefix (as tests/fixtures/xla/*.csv): '#' lines are
-// comments, columns after k ignored. Throws std::runtime_error naming the file and line. (The
-// rates of such a file are read by cost::read_gemm_table; kernels/cuda may not use sim/cost, so
-// the shape columns are read here again.)
+// comments, columns after k ignored, each line as many fields as the header (kernels/cpu/
+// csv_lines.h). Throws std::runtime_error naming the file and line. (The rates of such a file are
+// read by cost::read_gemm_table; kernels/cuda may not use sim/cost, so the shape columns are read
+// here again.)
 std::vector<GemmShape> read_gemm_shapes(const std::string& path);
 
 // "b,m,n,k,flops_per_s,seconds" and a line per rate (what calibrate --gemm-rates reads).

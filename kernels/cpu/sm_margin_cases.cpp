@@ -12,12 +12,16 @@ namespace meshscope::kernels {
 
 std::vector<SmMarginCase> read_sm_margin_cases(const std::string& path) {
   std::vector<SmMarginCase> cases;
-  for (const auto& [line, text] : read_csv_lines(path, 1, "name,m,n,k,num_sm,num_splits")) {
-    const std::string where = path + ":" + std::to_string(line) + ": ";
+  for (const CsvLine& l : read_csv_lines(path, {.header = "name,m,n,k,num_sm,num_splits",
+                                               .max_mib = 1,
+                                               .what = "a file of SM margin cases",
+                                               .header_wanted = {},
+                                               .quote = {}})) {
+    const std::string where = path + ":" + std::to_string(l.number) + ": ";
     SmMarginCase c;
-    const size_t comma = text.find(',');
-    c.name = text.substr(0, comma);
-    std::string rest = comma == std::string::npos ? "" : text.substr(comma + 1);
+    const size_t comma = l.text.find(',');
+    c.name = l.text.substr(0, comma);
+    std::string rest = comma == std::string::npos ? "" : l.text.substr(comma + 1);
     std::replace(rest.begin(), rest.end(), ',', ' ');
     std::istringstream s(rest);
     s >> c.m >> c.n >> c.k >> c.num_sm >> c.num_splits;

@@ -30,8 +30,9 @@ struct SmMarginTimes {
   double held_target = 0;   // the same with the target
 };
 
-// Cases from a CSV whose header starts "name,m,n,k,num_sm,num_splits"; '#' lines are comments.
-// Throws std::runtime_error naming the file and line.
+// Cases from a CSV whose header starts "name,m,n,k,num_sm,num_splits"; '#' lines are comments,
+// each line as many fields as the header (kernels/cpu/csv_lines.h). Throws std::runtime_error
+// naming the file and line.
 std::vector<SmMarginCase> read_sm_margin_cases(const std::string& path);
 
 // "name,m,n,k,num_sm,num_splits,sms,whole_s,whole_target_s,split_s,split_target_s,held_s,

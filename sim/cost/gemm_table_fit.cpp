@@ -1,19 +1,14 @@
 #include "sim/cost/gemm_table_fit.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
+#include "kernels/cpu/csv_lines.h"
 #include "sim/cost/compute_model.h"
 #include "traces/byte_size.h"
-#include "traces/input_file.h"
 #include "traces/printable.h"
 
 namespace meshscope::cost {
@@ -21,14 +16,6 @@ namespace {
 
 [[noreturn]] void bad(const std::string& path, int line, const std::string& why) {
   throw std::runtime_error(path + ":" + std::to_string(line) + ": " + why);
-}
-
-std::vector<std::string> split_fields(const std::string& text) {
-  std::vector<std::string> fields;
-  std::istringstream s(text);
-  for (std::string f; std::getline(s, f, ',');) fields.push_back(f);
-  if (!text.empty() && text.back() == ',') fields.emplace_back();
-  return fields;
 }
 
 // The whole field, spaces around it allowed: "4096x" or "" is not a number.
@@ -87,39 +74,17 @@ double fitted_time(const ModelTimes& t, const GemmTableFit& fit) {
 
 std::vector<MeasuredGemm> read_gemm_table(const std::string& path) {
   // A regular file of bounded size: /dev/zero, a FIFO or a 20 GB file is refused before a line of
-  // it is read into memory (a table of 100,000 shapes is about 6 MB).
-  constexpr uintmax_t kMaxBytes = uintmax_t{16} << 20;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw std::runtime_error(path + ": " +
-                             (std::filesystem::exists(path, ec) ? std::string("not a regular file")
-                                                                : traces::why_missing(path)));
-  if (std::filesystem::file_size(path, ec) > kMaxBytes)
-    throw std::runtime_error(path + ": larger than 16 MiB, not a table of GEMM rates");
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  // it is read into memory (a table of 100,000 shapes is about 6 MB). The lines are read by the
+  // reader meshscope-kernel-check's shape files share (its rates are what this reads back).
   std::vector<MeasuredGemm> rows;
-  std::string text;
-  size_t columns = 0;  // the header's: every row has as many
-  for (int line = 1; std::getline(in, text); ++line) {
-    if (!text.empty() && text.back() == '\r') text.pop_back();
-    // A UTF-8 byte-order mark (Excel's "CSV UTF-8" writes one) is no part of the header, as
-    // configs, calibrations, schedules and traces read it: refused, it read "want X, got X".
-    if (line == 1 && text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
-    if (text.empty() || text[0] == '#') continue;
-    const std::vector<std::string> fields = split_fields(text);
-    if (columns == 0) {
-      if (text.rfind("b,m,n,k,flops_per_s", 0) != 0)
-        bad(path, line,
-            "want the header 'b,m,n,k,flops_per_s', got '" + traces::printable(text, 60) + "'");
-      columns = fields.size();
-      continue;
-    }
-    // A field missing or one too many would shift a row's numbers into the wrong columns.
-    if (fields.size() != columns)
-      bad(path, line,
-          std::to_string(fields.size()) + " fields where the header has " +
-              std::to_string(columns) + ": '" + traces::printable(text, 60) + "'");
+  for (const kernels::CsvLine& l : kernels::read_csv_lines(
+           path, {.header = "b,m,n,k,flops_per_s",
+                 .max_mib = 16,
+                 .what = "a table of GEMM rates",
+                 .header_wanted = "the header 'b,m,n,k,flops_per_s'",
+                 .quote = [](const std::string& text) { return traces::printable(text, 60); }})) {
+    const int line = l.number;
+    const std::vector<std::string>& fields = l.fields;
     MeasuredGemm r;
     if (!whole_integer(fields[0], r.b) || !whole_integer(fields[1], r.m) ||
         !whole_integer(fields[2], r.n) || !whole_integer(fields[3], r.k) ||

@@ -1,5 +1,6 @@
 // meshscope-kernel-check --gemm-rates's files (kernels/cpu/gemm_shapes.h), without a GPU: the
-// shapes file it reads and the CSV it writes, which `meshscope calibrate --gemm-rates` reads back.
+// shapes file it reads, read as strictly as the tables of measured rates (kernels/cpu/csv_lines.h),
+// and the CSV it writes, which `meshscope calibrate --gemm-rates` reads back.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -42,6 +43,36 @@ TEST(GemmShapes, ReadsTheShapesOfAMeasuredTableAndWritesWhatCalibrateReads) {
               std::string::npos)
         << e.what();
   }
+}
+
+// The shapes file is read as cost::read_gemm_table reads the rates (one reader, csv_lines.h): a
+// byte-order mark before the header is dropped, a line with a field too many or too few is refused
+// (it would shift the sizes into other columns), and nothing but a regular file is read.
+TEST(GemmShapes, AreReadAsStrictlyAsMeasuredTables) {
+  const std::string bom = meshscope::testing::process_temp_path("gemm_shapes_bom.csv").string();
+  std::ofstream(bom) << "\xEF\xBB\xBF"
+                     << "b,m,n,k\r\n2,64,32,16\r\n";
+  const std::vector<GemmShape> shapes = read_gemm_shapes(bom);
+  ASSERT_EQ(shapes.size(), 1u);
+  EXPECT_EQ(shapes[0].b, 2);
+  EXPECT_EQ(shapes[0].k, 16);
+
+  const auto expect_error = [](const std::string& path, const std::string& want) {
+    try {
+      read_gemm_shapes(path);
+      ADD_FAILURE() << "read: " << path;
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), path + want);
+    }
+  };
+  const std::string extra = meshscope::testing::process_temp_path("gemm_shapes_extra.csv").string();
+  std::ofstream(extra) << "b,m,n,k,row\n1,64,64,64,a,b\n";
+  expect_error(extra, ":2: 6 fields where the header has 5");
+  const std::string header = meshscope::testing::process_temp_path("gemm_shapes_hdr.csv").string();
+  std::ofstream(header) << "# shapes\nm,n,k\n";
+  expect_error(header, ":2: want a header starting 'b,m,n,k'");
+  expect_error("/dev/zero", ": not a regular file");
+  expect_error(header + ".missing", ": no such file or folder");
 }
 
 }  // namespace
