@@ -94,8 +94,7 @@ void agree_before_run(runtime::ProcessMessenger& processes, const LaunchAgreemen
   std::string error;
   int status = 1;
   const auto deadline = [&agreement] {
-    return runtime::host_now_ns() +
-           static_cast<int64_t>(std::min(agreement.timeout_s, 1e9) * 1e9);
+    return runtime::host_now_ns() + static_cast<int64_t>(std::min(agreement.timeout_s, 1e9) * 1e9);
   };
   bool silent_zero = false;  // process 0 is the one that did not answer: it cannot say so
   try {

@@ -31,9 +31,9 @@ using ::testing::StartsWith;
 
 // How agree_before_run ended in one process.
 struct Ending {
-  bool refused = false;  // threw LaunchRefused
-  std::string message;   // its message
-  int exit_status = 0;   // its exit status
+  bool refused = false;             // threw LaunchRefused
+  std::string message;              // its message
+  int exit_status = 0;              // its exit status
   std::optional<std::string> said;  // what this process was given to say, if anything
   bool checked = false;             // its checks ran
 };
@@ -49,7 +49,7 @@ std::string arguments(std::initializer_list<std::string> each) {
 struct Process {
   std::string arguments = exec::arguments({"run", "--steps", "2"});
   std::function<void()> checks = [] {};
-  std::string schedule_summary;      // compared where not empty in process 0
+  std::string schedule_summary;       // compared where not empty in process 0
   std::chrono::milliseconds late{0};  // how long it takes to reach the agreement
 };
 
@@ -174,7 +174,9 @@ TEST(LaunchAgreement, ProcessZerosOwnFailureIsSaidWithoutANumberAndBeforeTheOthe
 
 TEST(LaunchAgreement, ACommandLineRefusedInOneProcessEndsEveryProcessWithStatusTwo) {
   std::vector<Process> processes(2);
-  processes[1].checks = [] { throw CommandLineRefused("--steps: Value 0 not in range [1 - 1048576]"); };
+  processes[1].checks = [] {
+    throw CommandLineRefused("--steps: Value 0 not in range [1 - 1048576]");
+  };
   expect_refused_everywhere_said_by_zero(
       agree(processes), "process 1: --steps: Value 0 not in range [1 - 1048576]", 2);
 }
