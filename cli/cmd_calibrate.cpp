@@ -357,7 +357,7 @@ void run(const CalibrateArgs& a) {
     // the slope is within twice its standard error, or the intercept came out negative or longer
     // than the shortest span: alpha is then not measured, 0 by construction.
     std::printf("  %-12s alpha %s, %.3f GB/s%s, %d spans%s, rms error %.1f%%\n", what,
-                l.alpha_ns > 0 ? (fmt("%.1f", l.alpha_ns / 1e3) + " us").c_str()
+                l.alpha_ns > 0 ? (format_number("%.1f", l.alpha_ns / 1e3) + " us").c_str()
                                : "not separable from the bandwidth (payloads of one size, a "
                                  "slope within twice its standard error, or an intercept below 0 "
                                  "or past the shortest span: fitted through the origin)",

@@ -58,8 +58,10 @@ std::string headline(const std::string& description) {
 std::string memory(double bytes) {
   constexpr double kGiB = 1024.0 * 1024 * 1024;
   const double gib = bytes / kGiB;
-  const std::string gb = fmt("%.4g GB", bytes / 1e9);
-  return gib == static_cast<double>(static_cast<int64_t>(gib)) ? gb + fmt(" (%.0f GiB)", gib) : gb;
+  const std::string gb = format_number("%.4g GB", bytes / 1e9);
+  return gib == static_cast<double>(static_cast<int64_t>(gib))
+             ? gb + format_number(" (%.0f GiB)", gib)
+             : gb;
 }
 
 // The first precision the entry gives a peak for, bf16 before the others.
@@ -108,12 +110,12 @@ void list(bool json_out) {
                                {"intra_node_bytes_per_s", hw.intra_node.bandwidth_bytes_per_s},
                                {"inter_node_bytes_per_s", hw.inter_node.bandwidth_bytes_per_s},
                                {"development_runs", n}});
-    hw_rows.push_back({name, fmt("%.4g TFLOP/s ", peak / 1e12) + precision,
-                       fmt("%.4g TFLOP/s", peak * hw.efficiency.gemm_max / 1e12),
-                       fmt("%.3f", hw.efficiency.sustained), memory(hw.memory_bytes),
-                       fmt("%.3g TB/s", hw.memory_bandwidth_bytes_per_s / 1e12),
-                       fmt("%.4g GB/s", hw.intra_node.bandwidth_bytes_per_s / 1e9),
-                       fmt("%.4g GB/s", hw.inter_node.bandwidth_bytes_per_s / 1e9),
+    hw_rows.push_back({name, format_number("%.4g TFLOP/s ", peak / 1e12) + precision,
+                       format_number("%.4g TFLOP/s", peak * hw.efficiency.gemm_max / 1e12),
+                       format_number("%.3f", hw.efficiency.sustained), memory(hw.memory_bytes),
+                       format_number("%.3g TB/s", hw.memory_bandwidth_bytes_per_s / 1e12),
+                       format_number("%.4g GB/s", hw.intra_node.bandwidth_bytes_per_s / 1e9),
+                       format_number("%.4g GB/s", hw.inter_node.bandwidth_bytes_per_s / 1e9),
                        n > 0 ? std::to_string(n) + " development"
                        : hw.kind == "cpu"
                            ? "none (the CPU backend: calibrate it, docs/ACCURACY.md section 3)"

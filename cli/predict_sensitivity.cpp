@@ -12,7 +12,7 @@ namespace {
 // The change of the step time, in percent with a sign; '*' when the figure could not move the
 // whole way (a fraction capped at 1).
 std::string change(double step_s, double base_s, bool short_of_it) {
-  return fmt("%+.1f%%", 100 * (step_s / base_s - 1)) + (short_of_it ? "*" : " ");
+  return format_number("%+.1f%%", 100 * (step_s / base_s - 1)) + (short_of_it ? "*" : " ");
 }
 
 // At most `width` characters of `text` (UTF-8 kept whole), "..." where it was cut.
@@ -40,8 +40,8 @@ std::string table(const std::vector<predict::FigureSensitivity>& figures, double
   std::string out;
   char line[512];
   std::snprintf(line, sizeof line, "  %-*s %10s %9s  %9s  %-10s %s\n", name_width, "figure",
-                "value", ("-" + fmt("%.0f", pct) + "%").c_str(),
-                ("+" + fmt("%.0f", pct) + "%").c_str(), "basis", "source");
+                "value", ("-" + format_number("%.0f", pct) + "%").c_str(),
+                ("+" + format_number("%.0f", pct) + "%").c_str(), "basis", "source");
   out += line;
   std::vector<std::string> quiet, overridden;
   bool any_capped = false;
@@ -67,7 +67,8 @@ std::string table(const std::vector<predict::FigureSensitivity>& figures, double
     out += line;
   }
   if (!quiet.empty()) {
-    out += "  moving the step by less than " + fmt("%.2g", 100 * kSensitivityNoticeable) + "%:";
+    out += "  moving the step by less than " + format_number("%.2g", 100 * kSensitivityNoticeable) +
+           "%:";
     for (size_t i = 0; i < quiet.size(); ++i) out += (i ? ", " : " ") + quiet[i];
     out += "\n";
   }
@@ -83,9 +84,10 @@ std::string table(const std::vector<predict::FigureSensitivity>& figures, double
 }  // namespace
 
 std::string format_sensitivity(const predict::Sensitivity& s) {
-  const std::string pct = fmt("%.0f", 100 * s.fraction);
-  std::string out = "\nthe step (" + fmt("%.4g s", s.step_time_s) + ") with one figure moved by " +
-                    pct + "% at a time, every other held; first those of " + s.hardware +
+  const std::string pct = format_number("%.0f", 100 * s.fraction);
+  std::string out = "\nthe step (" + format_number("%.4g s", s.step_time_s) +
+                    ") with one figure moved by " + pct +
+                    "% at a time, every other held; first those of " + s.hardware +
                     "'s catalog entry (fractions of a peak capped at 1):\n";
   bool unnamed = false;
   out += table(s.figures, s.fraction, s.step_time_s, unnamed);

@@ -167,17 +167,20 @@ void print_table(const std::vector<predict::SweepRow>& rows) {
       if (!schedule_swept) c.push_back(s.schedule);
       // The development set's range beside each point (Summary::range_basis), where it has one.
       const bool range = s.range_rows > 0;
-      c.push_back(
-          fmt("%.4g s", s.step_time_s) +
-          (range ? fmt(" (%.3g", s.step_time_s_low) + fmt("..%.3g)", s.step_time_s_high) : ""));
-      c.push_back(
-          fmt("%.4g", s.tokens_per_s) +
-          (range ? fmt(" (%.3g", s.tokens_per_s_low) + fmt("..%.3g)", s.tokens_per_s_high) : ""));
+      c.push_back(format_number("%.4g s", s.step_time_s) +
+                  (range ? format_number(" (%.3g", s.step_time_s_low) +
+                               format_number("..%.3g)", s.step_time_s_high)
+                         : ""));
+      c.push_back(format_number("%.4g", s.tokens_per_s) +
+                  (range ? format_number(" (%.3g", s.tokens_per_s_low) +
+                               format_number("..%.3g)", s.tokens_per_s_high)
+                         : ""));
       // A CPU's rate is a small fraction of a TFLOP/s: its digits, not 0.0.
       c.push_back(tflops_text(s.tflops_per_gpu));
-      c.push_back(mfu_percent_text(s.mfu) +
-                  (range ? fmt(" (%.1f", 100 * s.mfu_low) + fmt("..%.1f)", 100 * s.mfu_high) : ""));
-      c.push_back(fmt("%.1f%%", 100 * s.bubble_fraction));
+      c.push_back(mfu_percent_text(s.mfu) + (range ? format_number(" (%.1f", 100 * s.mfu_low) +
+                                                         format_number("..%.1f)", 100 * s.mfu_high)
+                                                   : ""));
+      c.push_back(format_number("%.1f%%", 100 * s.bubble_fraction));
       c.push_back(gib(static_cast<double>(s.peak_memory_bytes)));
       c.push_back(!s.fits ? "NO" : fits_tight(s) ? "tight" : "yes");
     }

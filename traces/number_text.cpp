@@ -1,4 +1,4 @@
-// format_seconds, parse_whole_int.
+// format_number, format_seconds, parse_whole_int.
 #include "traces/number_text.h"
 
 #include <charconv>
@@ -6,11 +6,13 @@
 
 namespace meshscope::traces {
 
-std::string format_seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g s", s);
-  return buf;
+std::string format_number(const char* format, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, format, v);
+  return b;
 }
+
+std::string format_seconds(double s) { return format_number("%g s", s); }
 
 std::optional<int64_t> parse_whole_int(std::string_view text) {
   int64_t v = 0;

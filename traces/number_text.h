@@ -9,6 +9,9 @@
 
 namespace meshscope::traces {
 
+// One number through a printf format ("%.1f GiB", "%.9g"): the tables' and the CSVs' figures.
+std::string format_number(const char* format, double v);
+
 // "5 s", "0.25 s", "1e+06 s": printf's %g, the figure as the user gave it (--timeout, a wait).
 std::string format_seconds(double s);
 

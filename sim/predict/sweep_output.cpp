@@ -3,20 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <exception>
 #include <map>
 
+#include "traces/number_text.h"
+
 namespace meshscope::predict {
 namespace {
-
-// One figure through a printf format: each column keeps the digits it needs ("%.9g" for times
-// and rates, "%.6g" for fractions).
-std::string formatted(const char* format, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, format, v);
-  return b;
-}
 
 // A quoted CSV field (RFC 4180: quotes inside doubled).
 std::string quoted(const std::string& v) {
@@ -58,14 +51,19 @@ std::string csv_of(const std::vector<SweepRow>& rows) {
     const Summary& s = r.summary;
     if (r.error.empty()) {
       o += std::to_string(s.gpus) + "," + quoted(s.mesh) + "," +
-           (schedule_swept ? std::string() : s.schedule + ",") + formatted("%.9g", s.step_time_s) +
-           "," + formatted("%.9g", s.tokens_per_s) + "," + formatted("%.6g", s.tflops_per_gpu) +
-           "," + formatted("%.6g", s.mfu) + "," + formatted("%.6g", s.bubble_fraction) + "," +
+           (schedule_swept ? std::string() : s.schedule + ",") +
+           traces::format_number("%.9g", s.step_time_s) + "," +
+           traces::format_number("%.9g", s.tokens_per_s) + "," +
+           traces::format_number("%.6g", s.tflops_per_gpu) + "," +
+           traces::format_number("%.6g", s.mfu) + "," +
+           traces::format_number("%.6g", s.bubble_fraction) + "," +
            std::to_string(s.peak_memory_bytes) + "," + (s.fits ? "true" : "false") + ",\"\"," +
-           formatted("%.9g", s.step_time_s_low) + "," + formatted("%.9g", s.step_time_s_high) +
-           "," + formatted("%.9g", s.tokens_per_s_low) + "," +
-           formatted("%.9g", s.tokens_per_s_high) + "," + formatted("%.6g", s.mfu_low) + "," +
-           formatted("%.6g", s.mfu_high) + "\n";
+           traces::format_number("%.9g", s.step_time_s_low) + "," +
+           traces::format_number("%.9g", s.step_time_s_high) + "," +
+           traces::format_number("%.9g", s.tokens_per_s_low) + "," +
+           traces::format_number("%.9g", s.tokens_per_s_high) + "," +
+           traces::format_number("%.6g", s.mfu_low) + "," +
+           traces::format_number("%.6g", s.mfu_high) + "\n";
     } else {  // no figures for a point that did not run
       o += std::string(schedule_swept ? ",,,,,,,,," : ",,,,,,,,,,") + quoted(r.error) + ",,,,,,\n";
     }
