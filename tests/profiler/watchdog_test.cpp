@@ -133,8 +133,9 @@ TEST(Watchdog, NeverFiresOnceEveryRankThreadHasReturned) {
   EXPECT_FALSE(aborted);
 }
 
-// A CpuGroup's sum and each member's copy of its result count as the backend's work.
-TEST(Watchdog, ACpuBackendSaysWhileItSumsForItsGroup) {
+// A CpuGroup's sum and each member's copy of its result count as the backend's work (either
+// alone keeps this test passing: it sees the backend working at some moment of the collective).
+TEST(Watchdog, ACpuBackendSaysWhileItSumsOrCopiesForItsGroup) {
   runtime::CpuBackend backend({.dp = 2, .pp = 1, .tp = 1});
   EXPECT_FALSE(backend.working());
   std::atomic<bool> seen{false}, done{false};
