@@ -165,6 +165,17 @@ class ChromeWriter {
     jt::append_double(buf_, w.capacity_factor);
     buf_ += "},";
     string_member("hardware", r.hardware);
+    buf_ += ',';
+    int_member("cores", r.cores);
+    buf_ += ',';
+    string_member("gpu", r.gpu);
+    buf_ += ',';
+    string_member("process_group_backend", r.process_group_backend);
+    buf_ += ',';
+    key("replicas_simulated_once");
+    buf_ += r.replicas_simulated_once ? "true" : "false";
+    buf_ += ',';
+    string_member("sim_config", r.sim_config);
     buf_ += '}';
   }
 

@@ -16,7 +16,11 @@
 //                     "workload": {"kind": name(ModelKind), "layers", "hidden", "heads", "seq",
 //                                  "vocab", "image", "batch", "experts", "top_k",
 //                                  "ep": int, "capacity_factor": number},
-//                     "hardware": catalog name},
+//                     "hardware": catalog name, "cores": int, "gpu": board name,
+//                     "process_group_backend": name, "replicas_simulated_once": bool,
+//                     "sim_config": JSON text},  // a file from before these five has them
+//                                                // as "metadata" strings, which the importer
+//                                                // reads instead (chrome_run_descriptor.h)
 //   "distributedInfo": {"rank": r, "world_size": w},   // Kineto's; only when the Timeline is one
 //                                                      // rank's (one_rank), world_size if known
 //   "traceEvents": [

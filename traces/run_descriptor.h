@@ -1,6 +1,7 @@
 // What a Timeline is a trace of, as typed facts: who produced it, the mesh, the schedule family,
-// microbatches and chunks, and the workload with its sizes. Producers fill it; the calibration,
-// the predictor and the viewer read it (never the display strings in Timeline::metadata).
+// microbatches and chunks, the workload with its sizes, and what it ran on (cores, GPU board,
+// process-group backend). Producers fill it; the calibration, the predictor and the viewer read it
+// (never the display strings in Timeline::metadata, which may say the same for people).
 #pragma once
 
 #include <array>
@@ -96,6 +97,26 @@ struct RunDescriptor {
   int virtual_stages = 0;  // chunks per pp rank; 0: not known
   WorkloadDescriptor workload;
   std::string hardware;  // catalog name the simulator predicted for; empty for measured runs
+  // The CPU cores the rank threads of a meshscope cpu run shared: no more than the process could
+  // run on (cli/run_common.cpp). Ranks that outnumber them waited for a core inside their spans,
+  // which `calibrate` and the viewer's calibration warn of. 0: not known (any other run).
+  int cores = 0;
+  // The GPU board the trace names, as its device reported it ("NVIDIA H100 80GB HBM3": a PyTorch
+  // profiler trace's deviceProperties, an Nsight Systems export's TARGET_INFO_GPU), for the
+  // catalog entry that describes it (cost::hardware_for_board). Empty: no board named, or ranks
+  // merged into one Timeline named different ones.
+  std::string gpu;
+  // torch.distributed's process-group backend an imported trace names (Kineto's
+  // distributedInfo.backend: "nccl" runs on GPUs, "gloo" as torch's CPU jobs use it): which kind
+  // of device the ranks ran on, for `calibrate`. Empty: not named, or merged ranks differ.
+  std::string process_group_backend;
+  // True where a simulation of identical data- and tensor-parallel replicas traced one device per
+  // pipeline stage, standing for its replicas (sim/engine/symmetry.h); `mesh` is the whole run's.
+  bool replicas_simulated_once = false;
+  // The `meshscope simulate` configuration the trace predicts (sim/predict/config.h's JSON, the
+  // first point), for the viewer's what-if to predict with its framework and options: `mesh`,
+  // `family` and `workload` do not hold them. Empty: not a `simulate` trace.
+  std::string sim_config;
   friend bool operator==(const RunDescriptor&, const RunDescriptor&) = default;
 };
 

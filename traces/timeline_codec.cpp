@@ -11,7 +11,7 @@
 namespace meshscope::traces {
 namespace {
 
-constexpr uint32_t kMagic = 0x4d534c34;  // "MSL4": flows with their category
+constexpr uint32_t kMagic = 0x4d534c35;  // "MSL5": the run's cores, GPU, backend, replicas, config
 
 void put_run(ByteWriter& w, const RunDescriptor& run) {
   w.put(run.source);
@@ -24,6 +24,11 @@ void put_run(ByteWriter& w, const RunDescriptor& run) {
   w.put<int32_t>(run.virtual_stages);
   w.put(run.workload);
   w.put_string(run.hardware);
+  w.put<int32_t>(run.cores);
+  w.put_string(run.gpu);
+  w.put_string(run.process_group_backend);
+  w.put<uint8_t>(run.replicas_simulated_once ? 1 : 0);
+  w.put_string(run.sim_config);
 }
 
 template <typename Bad>
@@ -41,6 +46,13 @@ RunDescriptor get_run(ByteReader& r, const Bad& bad) {
   run.workload = r.get<WorkloadDescriptor>();
   if (static_cast<size_t>(run.workload.kind) >= kModelKindNames.size()) bad("model kind");
   run.hardware = r.get_string();
+  run.cores = r.get<int32_t>();
+  run.gpu = r.get_string();
+  run.process_group_backend = r.get_string();
+  const auto once = r.get<uint8_t>();
+  if (once > 1) bad("replicas flag");
+  run.replicas_simulated_once = once == 1;
+  run.sim_config = r.get_string();
   return run;
 }
 

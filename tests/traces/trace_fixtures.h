@@ -49,6 +49,11 @@ inline RunDescriptor rich_run() {
                 .capacity_factor = 1.25,
                 .ep = 8};
   r.hardware = "h100-sxm";
+  r.cores = 3;
+  r.gpu = "NVIDIA H100 80GB HBM3 \"β\"";
+  r.process_group_backend = "nccl";
+  r.replicas_simulated_once = true;
+  r.sim_config = R"({"model": {"kind": "gpt"}, "note": "line\nbreak"})";
   return r;
 }
 

@@ -201,6 +201,7 @@ class ChromeTimelineBuilder : public ChromeSink {
   std::string process_groups_;  // distributedInfo.pg_config (chrome_builder_finish.cpp)
   std::vector<StepWindow> header_steps_;
   std::map<std::string, std::string> header_metadata_;
+  bool run_facts_typed_ = false;  // "meshscope_run" holds "cores" and the others beside it
 };
 
 }  // namespace meshscope::traces::importer

@@ -67,7 +67,7 @@ void ChromeTimelineBuilder::on_member(const ChromeMember& m) {
     read_meshscope_header(m);
     mode_ = Mode::kMeshscope;
   } else if (m.key == "meshscope_run") {
-    tl_.run = read_run_descriptor(m.raw, file_, m.offset);
+    tl_.run = read_run_descriptor(m.raw, file_, m.offset, &run_facts_typed_);
   } else if (m.key == "distributedInfo") {
     // torch writes the process's rank and the job's size as whole numbers: anything else is no
     // rank (a rank of -1 had become a device "rank -1" beside "no trace of rank 2"; "2", a
@@ -478,6 +478,7 @@ void ChromeTimelineBuilder::fill_metadata(const ChromeReadSummary& summary) {
   (void)summary;
   if (mode_ == Mode::kMeshscope) {
     tl_.metadata = header_metadata_;
+    if (!run_facts_typed_) read_run_from_old_metadata(tl_.metadata, tl_.run);
   } else {
     tl_.metadata["source"] = saw_kineto_ ? "kineto" : "chrome";
     if (tl_.run.source == RunSource::kUnknown)
@@ -489,6 +490,8 @@ void ChromeTimelineBuilder::fill_metadata(const ChromeReadSummary& summary) {
     if (!backend_.empty()) tl_.metadata["backend"] = backend_;
     if (!process_groups_.empty()) tl_.metadata["process_groups"] = process_groups_;
     if (!gpu_model_.empty()) tl_.metadata["gpu"] = gpu_model_;
+    tl_.run.process_group_backend = backend_;
+    tl_.run.gpu = gpu_model_;
   }
   note_warnings(tl_, report_);
 }

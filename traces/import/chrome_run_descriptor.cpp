@@ -2,17 +2,20 @@
 #include "traces/import/chrome_run_descriptor.h"
 
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "traces/import/import_types.h"
+#include "traces/number_text.h"
 
 namespace meshscope::traces::importer {
 
 RunDescriptor read_run_descriptor(std::string_view json, const std::filesystem::path& file,
-                                  int64_t offset) {
+                                  int64_t offset, bool* typed_facts) {
   const auto fail = [&](const std::string& field, const std::string& why) {
     throw ImportError(file, offset, "meshscope_run." + field + ": " + why);
   };
@@ -81,7 +84,56 @@ RunDescriptor read_run_descriptor(std::string_view json, const std::filesystem::
     }
   }
   r.hardware = text(j, "", "hardware");
+  if (typed_facts != nullptr) *typed_facts = j.contains("cores");
+  r.cores = static_cast<int>(integer(j, "", "cores", kInt));
+  r.gpu = text(j, "", "gpu");
+  r.process_group_backend = text(j, "", "process_group_backend");
+  if (j.contains("replicas_simulated_once")) {
+    if (!j["replicas_simulated_once"].is_boolean())
+      fail("replicas_simulated_once", "must be true or false");
+    r.replicas_simulated_once = j["replicas_simulated_once"].get<bool>();
+  }
+  r.sim_config = text(j, "", "sim_config");
   return r;
+}
+
+namespace {
+
+// An older file's fact: the key's value, else the one value every merged rank's "rank N.key"
+// gives (multi_rank.cpp prefixes each rank's keys so); empty when they differ or none says it.
+std::string old_fact(const std::map<std::string, std::string>& metadata, const std::string& key) {
+  if (const auto it = metadata.find(key); it != metadata.end()) return it->second;
+  std::optional<std::string> common;
+  for (const auto& [k, v] : metadata) {
+    if (!k.starts_with("rank ") || !k.ends_with("." + key)) continue;
+    const std::string_view number(k.data() + 5, k.size() - 5 - key.size() - 1);
+    if (!parse_whole_int(number)) continue;
+    if (common && *common != v) return {};
+    common = v;
+  }
+  return common.value_or(std::string());
+}
+
+}  // namespace
+
+void read_run_from_old_metadata(const std::map<std::string, std::string>& metadata,
+                                RunDescriptor& run) {
+  if (run.cores == 0) {
+    const std::optional<int64_t> cores = parse_whole_int(old_fact(metadata, "cores"));
+    if (cores && *cores > 0 && *cores <= std::numeric_limits<int32_t>::max())
+      run.cores = static_cast<int>(*cores);
+  }
+  if (run.gpu.empty()) run.gpu = old_fact(metadata, "gpu");
+  // "backend" is also the display text of meshscope's own runs ("cpu (2 threads)", "sim"): a
+  // process group's only in a trace that was imported.
+  const bool imported = run.source == RunSource::kKineto || run.source == RunSource::kChrome ||
+                        run.source == RunSource::kNsys || run.source == RunSource::kUnknown;
+  if (run.process_group_backend.empty() && imported)
+    run.process_group_backend = old_fact(metadata, "backend");
+  if (metadata.count("replicas") > 0) run.replicas_simulated_once = true;
+  if (const auto config = metadata.find("config");
+      run.sim_config.empty() && run.source == RunSource::kSim && config != metadata.end())
+    run.sim_config = config->second;
 }
 
 }  // namespace meshscope::traces::importer

@@ -212,11 +212,15 @@ Timeline merge_ranks(std::vector<RankTrace>& ranks, const std::vector<int64_t>& 
                             " ns moves its events beyond ±" + std::to_string(kMaxTimeNs) +
                             " ns (base times or collective ends that cannot be aligned)");
     }
-    // One descriptor for the job: the first rank's; ranks of different sources make it unknown.
+    // One descriptor for the job: the first rank's; ranks of different sources, boards or
+    // process-group backends make that fact unknown.
     if (r == 0) {
       out.run = t.run;
-    } else if (out.run.source != t.run.source) {
-      out.run.source = RunSource::kUnknown;
+    } else {
+      if (out.run.source != t.run.source) out.run.source = RunSource::kUnknown;
+      if (out.run.gpu != t.run.gpu) out.run.gpu.clear();
+      if (out.run.process_group_backend != t.run.process_group_backend)
+        out.run.process_group_backend.clear();
     }
     const std::string prefix = merged_job ? "" : "rank " + std::to_string(ranks[r].rank) + ".";
     for (const auto& [k, v] : t.metadata) out.metadata[prefix + k] = v;

@@ -83,7 +83,10 @@ void Importer::fill_metadata() {
   }
   if (db_.has_table("TARGET_INFO_GPU") && db_.has_column("TARGET_INFO_GPU", "name")) {
     SqliteStatement q(db_.get(), "SELECT name FROM TARGET_INFO_GPU");
-    if (q.step() && !q.text(0).empty()) tl_.metadata["gpu"] = json_text::valid_utf8(q.text(0));
+    if (q.step() && !q.text(0).empty()) {
+      tl_.run.gpu = json_text::valid_utf8(q.text(0));
+      tl_.metadata["gpu"] = tl_.run.gpu;
+    }
   }
   note_warnings(tl_, report_);
 }
