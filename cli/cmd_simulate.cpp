@@ -111,7 +111,8 @@ void run(const SimulateArgs& a) {
   sim.timeline.sort_spans();
   // The configuration itself, for a reader that predicts from the trace (the viewer's what-if):
   // its run descriptor holds the mesh, schedule and model, not the framework or the options.
-  sim.timeline.metadata["config"] = points.front().json.dump();
+  sim.timeline.run.sim_config = points.front().json.dump();
+  sim.timeline.metadata["config"] = sim.timeline.run.sim_config;
   if (!a.out.empty()) {
     warn_of_a_large_trace(sim.timeline, a);
     traces::write_chrome_trace(sim.timeline, outputs.emplace_back(a.out));

@@ -224,15 +224,18 @@ RunSummary execute_unguarded(const RunSpec& spec, const std::filesystem::path& t
   // calibrate did not warn). Under mpirun, the node's cores (each process may be bound to one: not
   // the affinity mask), when every process ran on this node; processes beyond them are said under
   // the table.
+  // Typed in the run descriptor (what readers read), and said in the metadata for people.
   if (s.backend.starts_with("cpu") && result.processes <= 1) {
     const int here = available_cores();
-    result.timeline.metadata["cores"] =
-        std::to_string(here > 0 ? std::min(cores_of(spec), here) : cores_of(spec));
+    result.timeline.run.cores = here > 0 ? std::min(cores_of(spec), here) : cores_of(spec);
+    result.timeline.metadata["cores"] = std::to_string(result.timeline.run.cores);
   } else if (s.backend.starts_with("cpu")) {
     const int here = runtime::launched_processes_on_this_node();
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
-    if (here == result.processes && cores > 0)
+    if (here == result.processes && cores > 0) {
+      result.timeline.run.cores = cores;
       result.timeline.metadata["cores"] = std::to_string(cores);
+    }
     if (here > cores && cores > 0) {
       s.node_processes = here;
       s.node_cores = cores;

@@ -145,6 +145,7 @@ EngineResult simulate_representatives(const EngineInput& reduced, const mesh::Me
         d.name = "rank " + std::to_string(r) + " \u00b7 " + full.describe(r);
       }
       res.timeline.run.mesh = traces::MeshExtent{shape.dp, shape.pp, shape.tp};
+      res.timeline.run.replicas_simulated_once = true;
       res.timeline.metadata["mesh"] = mesh::to_string(shape);
       res.timeline.metadata["replicas"] =
           "simulated once: devices stand for their dp x tp replicas";

@@ -286,8 +286,9 @@ TEST_F(SimCli, SimulateRefusesAScheduleOfOtherMicrobatchesThanItsConfig) {
                        "(batch.global / (batch.micro x mesh.dp))\n");
 }
 
-// A simulated trace carries the configuration it was simulated from (metadata "config"), so that a
-// reader predicting from it (the viewer's what-if) has its framework and options too.
+// A simulated trace carries the configuration it was simulated from (typed: "meshscope_run"'s
+// "sim_config"; and metadata "config", the same text), so that a reader predicting from it (the
+// viewer's what-if) has its framework and options too.
 TEST_F(SimCli, ASimulatedTraceCarriesItsConfiguration) {
   const fs::path cfg = write("carried.json", R"({"model": {"kind": "gpt", "layers": 4,
       "hidden": 256, "heads": 4, "seq": 256, "vocab": 1024}, "mesh": {"pp": 2},
@@ -296,8 +297,9 @@ TEST_F(SimCli, ASimulatedTraceCarriesItsConfiguration) {
   const fs::path trace = dir_ / "carried_trace.json";
   ASSERT_EQ(sh("simulate --config " + cfg.string() + " --out " + trace.string()).exit_code, 0);
   const nlohmann::json t = nlohmann::json::parse(slurp(trace));
-  const nlohmann::json config =
-      nlohmann::json::parse(t.at("meshscope").at("metadata").at("config").get<std::string>());
+  const std::string carried = t.at("meshscope_run").at("sim_config").get<std::string>();
+  EXPECT_EQ(t.at("meshscope").at("metadata").at("config"), carried);
+  const nlohmann::json config = nlohmann::json::parse(carried);
   EXPECT_EQ(config.at("framework"), "megatron-2022");
   EXPECT_EQ(config.at("options").at("recompute"), "full");
   EXPECT_EQ(config.at("mesh").at("pp"), 2);

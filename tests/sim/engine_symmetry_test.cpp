@@ -89,7 +89,14 @@ TEST(EngineSymmetry, ReplicasSimulatedOnceEqualTheFullSimulation) {
       const EngineResult once = simulate_symmetric(in, {.expand_timeline = true});
       EXPECT_LT(once.actions, full.actions);
       expect_same(full, once);
+      EXPECT_FALSE(once.timeline.run.replicas_simulated_once);  // every device traced
     }
+    // Not expanded, the representatives' devices stand for their replicas: typed for readers
+    // (the mesh view's note), beside the whole run's mesh.
+    const EngineResult reduced = simulate_symmetric(in);
+    EXPECT_TRUE(reduced.timeline.run.replicas_simulated_once) << s.name;
+    EXPECT_EQ(reduced.timeline.run.mesh, (traces::MeshExtent{c.shape.dp, c.shape.pp, c.shape.tp}));
+    EXPECT_EQ(reduced.timeline.devices.size(), static_cast<size_t>(c.shape.pp));
   }
 }
 
