@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -16,7 +15,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "cli/calibrate_gemm_rates.h"
@@ -45,11 +43,12 @@ struct CalibrateArgs {
 
 // A CPU profile fitted as a GPU (or the reverse) gives rates of one device for another: refused.
 // meshscope's runs say where they ran (Timeline::run); an imported Kineto trace names its
-// process-group backend (distributedInfo.backend, "rank R.backend" for each rank of a folder):
-// NCCL runs on GPUs, gloo (as torch's CPU pipelining jobs use) taken as a CPU run; any other name
-// is not checked, and a folder whose ranks ran on both kinds is no one device's profile. A cpu run
-// whose rank threads outnumbered its cores (it records them since stop 58) is warned about: its
-// spans include waiting for a core, so every rate fitted from them is too slow.
+// process-group backend (distributedInfo.backend: RunDescriptor::process_group_backend; the ranks
+// of a folder must name the same one, load_traces refuses others as ranks of different jobs):
+// NCCL runs on GPUs, gloo (as torch's CPU pipelining jobs use) taken as a CPU run; any other name,
+// or none, is not checked. A cpu run whose rank threads outnumbered its cores (RunDescriptor::
+// cores; recorded since stop 58) is warned about: its spans include waiting for a core, so every
+// rate fitted from them is too slow.
 // " (give --hardware the entry of its GPU, the trace's "NVIDIA H800", which no entry describes: the
 // catalog has a100-80gb, h100-sxm)": what to write instead of the cpu default, for a GPU trace.
 std::string gpu_entries_hint(const traces::Timeline& t) {
@@ -62,16 +61,14 @@ std::string gpu_entries_hint(const traces::Timeline& t) {
     }
     gpus += (gpus.empty() ? "" : ", ") + name;
   }
-  const auto gpu = t.metadata.find("gpu");
+  const std::string& gpu = t.run.gpu;
   return " (give --hardware the entry of its GPU" +
-         (gpu == t.metadata.end()
-              ? std::string()
-              : ", the trace's \"" + gpu->second + "\", which no entry describes") +
+         (gpu.empty() ? std::string() : ", the trace's \"" + gpu + "\", which no entry describes") +
          (gpus.empty() ? std::string(")") : ": the catalog has " + gpus + ")");
 }
 
 // The catalog entry calibrate fits when --hardware is not given: the one that describes the GPU
-// the traces recorded (cost::hardware_for_board) (metadata "gpu": a PyTorch profiler trace's
+// the traces recorded (cost::hardware_for_board) (RunDescriptor::gpu: a PyTorch profiler trace's
 // deviceProperties, an Nsight export's TARGET_INFO_GPU), said on stderr; else cpu-local,
 // meshscope's CPU runs' (a GPU trace of a board no entry lists is then refused by check_fits,
 // naming the board). Traces of two boards are refused: their rates are no one device's.
@@ -83,13 +80,13 @@ std::string hardware_of_traces(const std::vector<traces::Timeline>& timelines,
     return e.empty() ? std::string("no catalog entry") : e;
   };
   for (size_t i = 0; i < timelines.size(); ++i) {
-    const auto gpu = timelines[i].metadata.find("gpu");
-    if (gpu == timelines[i].metadata.end() || gpu->second.empty()) continue;
-    if (!board.empty() && gpu->second != board)
-      throw UserError(paths[i] + ": ran on " + gpu->second + " (" + entry_of(gpu->second) + "), " +
-                      board_path + " on " + board + " (" + entry_of(board) +
+    const std::string& gpu = timelines[i].run.gpu;
+    if (gpu.empty()) continue;
+    if (!board.empty() && gpu != board)
+      throw UserError(paths[i] + ": ran on " + gpu + " (" + entry_of(gpu) + "), " + board_path +
+                      " on " + board + " (" + entry_of(board) +
                       "): calibrate each board apart, or name one with --hardware");
-    board = gpu->second;
+    board = gpu;
     board_path = paths[i];
   }
   const std::string entry = board.empty() ? std::string() : cost::hardware_for_board(board);
@@ -118,36 +115,14 @@ void check_fits(const std::string& p, const traces::Timeline& t, const cost::Har
   if (source == traces::RunSource::kCpu || source == traces::RunSource::kCuda ||
       source == traces::RunSource::kCudaVirtual) {
     cpu_trace = source == traces::RunSource::kCpu;
-  } else {
-    std::optional<int64_t> gpu_rank, cpu_rank;  // the lowest of each; -1: the file's own
-    for (const auto& [key, value] : t.metadata) {
-      int64_t rank = -1;
-      if (key.starts_with("rank ") && key.ends_with(".backend")) {
-        const std::string_view number(key.data() + 5, key.size() - 5 - 8);
-        const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), rank);
-        if (ec != std::errc() || end != number.data() + number.size()) continue;
-      } else if (key != "backend") {
-        continue;
-      }
-      if (value != "nccl" && value != "gloo") continue;
-      std::optional<int64_t>& lowest = value == "nccl" ? gpu_rank : cpu_rank;
-      if (!lowest || rank < *lowest) lowest = rank;
-    }
-    if (gpu_rank && cpu_rank)
-      throw UserError(p + ": its ranks ran on both kinds of device (rank " +
-                      std::to_string(*gpu_rank) + " nccl, rank " + std::to_string(*cpu_rank) +
-                      " gloo); calibrate the GPU ranks and the CPU ranks apart");
-    if (gpu_rank || cpu_rank) {
-      cpu_trace = cpu_rank.has_value();
-      where = *cpu_trace ? "gloo" : "nccl";
-    }
+  } else if (const std::string& pg = t.run.process_group_backend; pg == "nccl" || pg == "gloo") {
+    cpu_trace = pg == "gloo";
+    where = pg;
   }
   if (cpu_trace && *cpu_trace != (hw.kind == "cpu"))
     throw UserError(p + ": ran on the " + where + " backend, but --hardware " + hw.name + " is a " +
                     hw.kind + (*cpu_trace ? " (use --hardware cpu-local)" : gpu_entries_hint(t)));
-  size_t cores = 0;
-  if (const auto c = t.metadata.find("cores"); c != t.metadata.end())
-    std::from_chars(c->second.data(), c->second.data() + c->second.size(), cores);
+  const auto cores = static_cast<size_t>(std::max(0, t.run.cores));
   if (source == traces::RunSource::kCpu && cores > 0 && t.devices.size() > cores)
     std::fprintf(stderr,
                  "meshscope: warning: %s: its %zu ranks shared %zu core(s), so its spans include "
@@ -184,9 +159,8 @@ std::string fitted_on(const std::string& path, const traces::Timeline& t) {
   if (r.microbatches > 0) out += ", " + std::to_string(r.microbatches) + " microbatches";
   out += ", " + std::to_string(t.steps.size()) + (t.steps.size() == 1 ? " step" : " steps");
   out += ", " + std::to_string(t.devices.size()) + (t.devices.size() == 1 ? " device" : " devices");
-  for (const char* key : {"cores", "gpu"})
-    if (const auto it = t.metadata.find(key); it != t.metadata.end())
-      out += std::string(", ") + (std::string(key) == "cores" ? it->second + " cores" : it->second);
+  if (r.cores > 0) out += ", " + std::to_string(r.cores) + " cores";
+  if (!r.gpu.empty()) out += ", " + r.gpu;
   return out;
 }
 

@@ -54,6 +54,14 @@ std::string cell_text(const traces::Timeline& t, const DeviceState& state) {
   return text;
 }
 
+std::string replicas_note(const traces::RunDescriptor& run, int64_t shown_cells) {
+  const traces::MeshExtent& m = run.mesh;
+  if (!run.replicas_simulated_once || !m.known() || m.size() <= shown_cells) return "";
+  return "the run's mesh is dp=" + std::to_string(m.dp) + " x pp=" + std::to_string(m.pp) +
+         " x tp=" + std::to_string(m.tp) +
+         ": replicas simulated once: devices stand for their dp x tp replicas";
+}
+
 void MeshView::draw(Session& session) {
   Run* run = session.primary_run();
   if (!run) {
@@ -115,12 +123,9 @@ void MeshView::draw_controls(Session& session, const Run& run) {
         run.grid.dp, run.grid.pp, run.grid.tp);
     // A simulation of identical replicas traces their representatives alone: the cells are those,
     // not the whole mesh (a dp=1 pp=8 tp=8 run showed as "mesh dp=1 x pp=8 x tp=1").
-    const traces::MeshExtent& m = run.timeline.run.mesh;
-    const auto replicas = run.timeline.metadata.find("replicas");
-    if (replicas != run.timeline.metadata.end() && m.known() &&
-        m.size() > static_cast<int64_t>(run.grid.dp) * run.grid.pp * run.grid.tp)
-      ImGui::TextDisabled("the run's mesh is dp=%d x pp=%d x tp=%d: replicas %s", m.dp, m.pp, m.tp,
-                          replicas->second.c_str());
+    const std::string note = replicas_note(
+        run.timeline.run, static_cast<int64_t>(run.grid.dp) * run.grid.pp * run.grid.tp);
+    if (!note.empty()) ImGui::TextDisabled("%s", note.c_str());
   }
 }
 

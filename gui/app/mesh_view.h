@@ -6,13 +6,22 @@
 
 #include <imgui.h>
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gui/app/session.h"
 #include "gui/view/activity.h"
 #include "gui/view/mesh_layout.h"
+#include "traces/run_descriptor.h"
 
 namespace meshscope::gui {
+
+// The note under the mesh when the run's devices stand for replicas simulated once
+// (RunDescriptor::replicas_simulated_once) and its mesh has more ranks than the `shown_cells`:
+// "the run's mesh is dp=1 x pp=8 x tp=8: replicas simulated once: devices stand for their dp x tp
+// replicas". Empty otherwise.
+std::string replicas_note(const traces::RunDescriptor& run, int64_t shown_cells);
 
 class MeshView {
  public:

@@ -74,7 +74,7 @@ class Fitted {
     set(std::move(cal));
     // As `meshscope calibrate` warns: ranks that outnumbered the cores waited for one inside
     // their spans.
-    const int64_t cores = traces::importer::metadata_int(t, "cores").value_or(0);
+    const int64_t cores = t.run.cores;
     if (cores > 0 && static_cast<int64_t>(t.devices.size()) > cores) {
       return std::string(line) + "; but its " + std::to_string(t.devices.size()) +
              " ranks shared " + std::to_string(cores) + (cores == 1 ? " core" : " cores") +

@@ -52,9 +52,7 @@ WhatIfConfig config_from_run(const traces::Timeline& t, WhatIfConfig c) {
   if (run.virtual_stages > 0) c.virtual_stages = run.virtual_stages;
   if (!run.hardware.empty()) c.hardware = run.hardware;
   if (run.source == traces::RunSource::kCpu) c.precision = "fp32";
-  if (const auto config = t.metadata.find("config");
-      run.source == traces::RunSource::kSim && config != t.metadata.end())
-    c.config = config->second;
+  if (run.source == traces::RunSource::kSim && !run.sim_config.empty()) c.config = run.sim_config;
   if (run.workload.kind != traces::ModelKind::kUnknown) {
     c.workload = run.workload;
     const int64_t parts = int64_t{c.dp} * c.microbatches;
@@ -135,11 +133,11 @@ WhatIfStart start_whatif(const Predictor& p, const traces::Timeline& measured,
   out.config = config_from_run(measured, defaults);
   // A profiler trace of a GPU the catalog describes starts on that GPU's entry, not the default.
   std::string board_note;
-  if (const auto gpu = measured.metadata.find("gpu");
-      measured.run.hardware.empty() && p.hardware_of_board && gpu != measured.metadata.end()) {
-    if (const std::string entry = p.hardware_of_board(gpu->second); !entry.empty()) {
+  if (const std::string& gpu = measured.run.gpu;
+      measured.run.hardware.empty() && p.hardware_of_board && !gpu.empty()) {
+    if (const std::string entry = p.hardware_of_board(gpu); !entry.empty()) {
       out.config.hardware = entry;
-      board_note = "on " + entry + ", the catalog entry of the trace's GPU (" + gpu->second + ")";
+      board_note = "on " + entry + ", the catalog entry of the trace's GPU (" + gpu + ")";
     }
   }
   out.schedule_known = !measured.run.family.empty();

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "gui/app/app.h"
+#include "gui/app/mesh_view.h"
 #include "gui/app/platform.h"
 #include "gui/view/mesh_layout.h"
 #include "gui/view/synthetic.h"
@@ -35,6 +36,19 @@ int mesh_frame_vertices(int pp, int tp) {
   EXPECT_EQ(app.view(), ViewKind::kMesh);
   std::printf("mesh view, %d devices: %d vertices\n", pp * tp, vertices);
   return vertices;
+}
+
+// A simulation of identical replicas traces one device per stage: the view says the mesh they
+// stand for, from the run's typed flag (RunDescriptor::replicas_simulated_once).
+TEST(MeshViewNote, ReplicasSimulatedOnceAreSaidFromTheTypedFlag) {
+  traces::RunDescriptor run;
+  run.mesh = {.dp = 1, .pp = 8, .tp = 8};
+  EXPECT_EQ(replicas_note(run, 8), "");
+  run.replicas_simulated_once = true;
+  EXPECT_EQ(replicas_note(run, 8),
+            "the run's mesh is dp=1 x pp=8 x tp=8: replicas simulated once: devices stand for "
+            "their dp x tp replicas");
+  EXPECT_EQ(replicas_note(run, 64), "");  // every rank shown: nothing to say
 }
 
 TEST(MeshViewScale, StripDevicesAreAllShownWhenTheyFitElseEvenlySampled) {

@@ -158,8 +158,9 @@ TEST(Predictor, ItsCalibratedReplayOfARecordedCpuRunComesCloseToTheMeasuredStep)
   }
 }
 
-// A simulated run's trace carries its configuration (`simulate --out` writes it as metadata
-// "config"): the what-if predicts it with the config's framework and options, not the defaults
+// A simulated run's trace carries its configuration (`simulate --out` types it as
+// RunDescriptor::sim_config, and says it as metadata "config", which the what-if does not read):
+// the what-if predicts it with the config's framework and options, not the defaults
 // (Korthikanti's 175B came out 12.48 s beside simulate's 13.81 s without them).
 TEST(Predictor, ASimulatedRunIsPredictedWithItsOwnFrameworkAndOptions) {
   const nlohmann::json config = nlohmann::json::parse(R"({"model": {"kind": "gpt", "layers": 8,
@@ -169,7 +170,8 @@ TEST(Predictor, ASimulatedRunIsPredictedWithItsOwnFrameworkAndOptions) {
       "sequence_parallel": true}})");
   traces::Timeline t =
       predict::simulate(predict::parse_config(config, "test"), {.expand_replicas = true}).timeline;
-  t.metadata["config"] = config.dump();  // as `meshscope simulate` writes it
+  t.run.sim_config = config.dump();  // as `meshscope simulate` writes it
+  ASSERT_EQ(t.metadata.count("config"), 0u);
   const int64_t simulated = traces::analyze(t).step_time_ns;
   WhatIfConfig c = config_from_run(t, WhatIfConfig{});
   ASSERT_FALSE(c.config.empty());
@@ -179,6 +181,23 @@ TEST(Predictor, ASimulatedRunIsPredictedWithItsOwnFrameworkAndOptions) {
   // Without it, the defaults (no recomputation): another step.
   c.config.clear();
   EXPECT_LT(traces::analyze(p->simulate(c)).step_time_ns, simulated);
+}
+
+// As `meshscope calibrate`, the viewer's calibration warns of a run whose ranks outnumbered the
+// cores they shared: the run's typed cores (the recorded run below types none, and says none).
+TEST(Predictor, ItsCalibrationWarnsOfRanksThatSharedTheRunsTypedCores) {
+  traces::Timeline t = traces::load_trace(std::string(MESHSCOPE_SOURCE_DIR) +
+                                          "/tests/fixtures/meshscope_cpu/mlp_1f1b_pp2_4steps.json");
+  ASSERT_EQ(t.devices.size(), 2u);
+  ASSERT_EQ(t.metadata.count("cores"), 0u);
+  auto p = make_predictor();
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->calibrate(t).find("shared"), std::string::npos);
+  t.run.cores = 1;
+  const std::string from = p->calibrate(t);
+  EXPECT_NE(from.find("but its 2 ranks shared 1 core, so its spans include waiting"),
+            std::string::npos)
+      << from;
 }
 
 TEST(Predictor, SaysWhyItIsNotCalibratedFromAForeignTrace) {

@@ -181,6 +181,14 @@ TEST(WhatIfTraceReplay, AProfilerTraceStartsOnItsGpusEntry) {
                          "tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz");
   ASSERT_EQ(a100.metadata.at("gpu"), "NVIDIA A100-PG509-200");  // no entry's board
   EXPECT_EQ(start_whatif(*p, a100, WhatIfConfig{}).config.hardware, "");
+  // The board is the run's typed one (RunDescriptor::gpu), not the metadata string.
+  traces::Timeline typed;
+  typed.run.source = traces::RunSource::kKineto;
+  typed.run.gpu = "NVIDIA H100 80GB HBM3";
+  EXPECT_EQ(start_whatif(*p, typed, WhatIfConfig{}).config.hardware, "h100-sxm");
+  typed.run.gpu.clear();
+  typed.metadata["gpu"] = "NVIDIA H100 80GB HBM3";
+  EXPECT_EQ(start_whatif(*p, typed, WhatIfConfig{}).config.hardware, "");
 }
 
 // A run that is not a torch pipelining job (no PP: actions) is left to calibrate(): no table.
