@@ -3,9 +3,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "traces/import/kineto_names.h"
+#include "traces/import/torch_pipeline_groups.h"
 
 namespace meshscope::traces::importer {
 namespace {
@@ -20,6 +24,46 @@ struct Item {
 bool is_host_lane(const Timeline& t, const Span& s) {
   const Device& d = t.devices[s.device];
   return s.lane < d.lanes.size() && d.lanes[s.lane].kind == LaneKind::kHost;
+}
+
+// The tokens of a "pipeline_actions" value (space-separated, as torch writes them).
+std::vector<std::string> tokens_of(std::string_view text) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t j = std::min(text.find(' ', i), text.size());
+    if (j > i) out.emplace_back(text.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+std::optional<TorchAction> parse_token(const std::string& token) {
+  return parse_torch_range("PP:" + token);
+}
+
+struct ForwardCounts {
+  int forwards = 0;   // in the rank's first step
+  int first_end = 0;  // forwards run when its backwards first caught up with them; 0: never
+};
+
+ForwardCounts count_forwards(const std::vector<std::string>& tokens) {
+  ForwardCounts c;
+  int backwards = 0;
+  for (const std::string& token : tokens) {
+    const std::optional<TorchAction> a = parse_token(token);
+    if (!a) continue;
+    if (a->type == TorchActionType::kForward) ++c.forwards;
+    if (a->type != TorchActionType::kBackward) continue;
+    if (++backwards == c.forwards && c.first_end == 0) c.first_end = c.forwards;
+  }
+  return c;
+}
+
+// The metadata key of `name` for `rank`: "rank R.name" in a merged Timeline, else `name`.
+std::string key_of(const Timeline& t, int rank, const std::string& name) {
+  const std::string merged = "rank " + std::to_string(rank) + "." + name;
+  return t.metadata.count(merged) ? merged : name;
 }
 
 }  // namespace
@@ -145,6 +189,51 @@ InferredActions infer_single_stage_actions(const Timeline& t, int stage) {
     previous_end = end;
   }
   return out;
+}
+
+int renumber_accumulated_iterations(Timeline& t) {
+  const std::map<int, std::string> inferred = per_rank_metadata(t, "pipeline_actions_inferred");
+  const std::map<int, std::string> actions = per_rank_metadata(t, "pipeline_actions");
+  const std::map<int, std::string> positions = per_rank_metadata(t, "pipeline_position");
+  int n = 0;
+  std::map<int, int> forwards;  // inferred rank -> its forwards in its first step
+  for (const auto& [rank, unused] : inferred) {
+    const auto text = actions.find(rank);
+    if (text == actions.end()) return 0;
+    const ForwardCounts c = count_forwards(tokens_of(text->second));
+    forwards[rank] = c.forwards;
+    const auto position = positions.find(rank);
+    const bool before_last = position != positions.end() &&
+                             (position->second == "first" || position->second == "middle");
+    if (before_last && c.first_end > 0 && c.first_end < c.forwards) n = std::max(n, c.first_end);
+  }
+  if (n == 0) return 0;
+  for (const auto& [rank, count] : forwards) {
+    if (count % n != 0) return 0;  // no whole iterations of n: left as read
+  }
+  std::vector<bool> renumbered(t.devices.size(), false);
+  for (size_t d = 0; d < t.devices.size(); ++d) renumbered[d] = forwards.count(t.devices[d].rank);
+  for (Span& s : t.spans) {
+    if (!renumbered[s.device] || s.stage < 0 || s.microbatch < n) continue;
+    s.microbatch %= n;
+    if (s.kind == SpanKind::kAnnotation && t.span_name(s).ends_with(" (inferred)")) {
+      const TorchActionType type =
+          s.phase == Phase::kForward ? TorchActionType::kForward : TorchActionType::kBackward;
+      s.name = t.strings.intern(torch_action_text(type, s.stage, s.microbatch) + " (inferred)");
+    }
+  }
+  for (const auto& [rank, count] : forwards) {
+    std::string& text = t.metadata[key_of(t, rank, "pipeline_actions")];
+    std::string out;
+    for (const std::string& token : tokens_of(text)) {
+      const std::optional<TorchAction> a = parse_token(token);
+      const bool numbered = a && a->stage >= 0 && a->microbatch >= 0;
+      out += (out.empty() ? "" : " ") +
+             (numbered ? torch_action_text(a->type, a->stage, a->microbatch % n) : token);
+    }
+    text = out;
+  }
+  return n;
 }
 
 }  // namespace meshscope::traces::importer

@@ -38,4 +38,17 @@ struct InferredActions {
 // `stage` is the one stage the rank runs. Spans must be in Timeline::sort_spans order.
 InferredActions infer_single_stage_actions(const Timeline& t, int stage);
 
+// Schedule1F1B run k times within one ProfilerStep (gradient accumulation: schedule.step() called
+// k times before the optimizer step, as torch's `finalize_gradients` documents) reads above as one
+// run of k*n microbatches, numbered on. A rank that is not the last stage runs
+// min(n, stages - s) >= 2 forwards before its first backward, so its backwards catch up with its
+// forwards only where an iteration ends; the last stage alternates F and B and shows no end. n is
+// the forwards before the first such end on a first or middle rank of a merged Timeline (from its
+// "pipeline_actions" and "pipeline_position"), the largest over those ranks; where it divides each
+// inferred rank's forwards in its first step, every inferred rank's microbatches (spans, action
+// names, "pipeline_actions") are numbered modulo n, so each iteration runs 0..n-1 as torch runs it.
+// Returns n, or 0 where nothing was renumbered (one iteration a step, or no inferred ranks).
+// Idempotent.
+int renumber_accumulated_iterations(Timeline& t);
+
 }  // namespace meshscope::traces::importer

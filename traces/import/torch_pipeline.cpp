@@ -369,6 +369,8 @@ size_t pair_torch_transfers(Timeline& t) {
   // files name no rank (no distributedInfo: every GPipe rank had read as stage 0) or the group is
   // not ranks 0.. (the second replica's traces alone).
   if (!groups.empty()) number_single_stage_ranks(t, groups);
+  // Gradient accumulation under Schedule1F1B: each iteration numbers its microbatches from 0.
+  renumber_accumulated_iterations(t);
   if (groups.size() > 1) {
     for (Device& d : t.devices) {
       const auto it = group_of.find(d.rank);

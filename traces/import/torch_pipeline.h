@@ -45,7 +45,9 @@
 // (the op only posts a receive, often before its send began), GPU kSend -> kRecv spans. metadata
 // "pipeline_stage_owner": the rank of each stage, in stage order (of the first pipeline group).
 // With dp > 1 each pipeline group (torch_pipeline_groups) has its own placement and pairs only
-// within itself.
+// within itself. Schedule1F1B's actions read from its ops are numbered per iteration first, where
+// it ran several within one step (gradient accumulation: renumber_accumulated_iterations in
+// torch_inferred_actions.h).
 #pragma once
 
 #include <cstdint>
