@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,7 +20,15 @@ enum class OpClass : uint8_t { kSend, kRecv, kForward, kBackward, kOther };
 struct Item {
   int64_t begin_ns, end_ns;
   OpClass cls;
+  bool bookkeeping;  // allocating a buffer or splitting the batch, no stage's compute
 };
+
+// The ops torch's single-stage runtime runs around a forward that are no stage's compute: the
+// recv buffer's allocation and the split of the batch (or target) into microbatches.
+bool is_bookkeeping_op(std::string_view n) {
+  return n.starts_with("aten::empty") || n == "aten::tensor_split" ||
+         n.starts_with("aten::split") || n == "aten::chunk";
+}
 
 bool is_host_lane(const Timeline& t, const Span& s) {
   const Device& d = t.devices[s.device];
@@ -117,7 +126,7 @@ InferredActions infer_single_stage_actions(const Timeline& t, int stage) {
     } else if (n.starts_with("c10d::") || n.starts_with("ProfilerStep")) {
       cls = OpClass::kOther;
     }
-    items.push_back({s.begin_ns, s.end_ns, cls});
+    items.push_back({s.begin_ns, s.end_ns, cls, is_bookkeeping_op(n)});
     item_linked.push_back(starts_fwdbwd[i]);
   }
 
@@ -137,6 +146,7 @@ InferredActions infer_single_stage_actions(const Timeline& t, int stage) {
     size_t first, last;
     OpClass cls;
     bool linked;
+    bool computes;  // holds an op other than bookkeeping
   };
   std::vector<Run> runs;
   for (size_t i = 0; i < items.size(); ++i) {
@@ -146,11 +156,21 @@ InferredActions infer_single_stage_actions(const Timeline& t, int stage) {
         step_of(items[runs.back().last].begin_ns) == step_of(items[i].begin_ns)) {
       runs.back().last = i;
       runs.back().linked = runs.back().linked || item_linked[i];
+      runs.back().computes = runs.back().computes || !items[i].bookkeeping;
     } else {
-      runs.push_back({i, i, c, item_linked[i]});
+      runs.push_back({i, i, c, item_linked[i], !items[i].bookkeeping});
     }
   }
-  std::erase_if(runs, [](const Run& r) { return r.cls == OpClass::kForward && !r.linked; });
+  // A step without a backward ran forwards only (schedule.eval: no autograd, so no fwdbwd
+  // links): there its forwards are the runs that compute.
+  std::set<int> steps_with_backward;
+  for (const Run& r : runs) {
+    if (r.cls == OpClass::kBackward) steps_with_backward.insert(step_of(items[r.first].begin_ns));
+  }
+  std::erase_if(runs, [&](const Run& r) {
+    if (r.cls != OpClass::kForward || r.linked) return false;
+    return steps_with_backward.count(step_of(items[r.first].begin_ns)) > 0 || !r.computes;
+  });
 
   // Ranges over the recvs before and the sends after each run; numbering per step window.
   int current_step = INT32_MIN, forwards = 0, backwards = 0;

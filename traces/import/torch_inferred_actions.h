@@ -7,7 +7,10 @@
 //   forward run    other outermost ops of which at least one starts a flow to a later span of the
 //                  same thread (autograd's forward -> backward link, "fwdbwd"): the stage forward
 //                  (with the loss on the last stage). Runs without one (allocating a recv buffer,
-//                  scaling gradients by 1/microbatches) are no stage's compute.
+//                  scaling gradients by 1/microbatches) are no stage's compute. In a step with
+//                  no backward run (schedule.eval: forwards only, which autograd does not link),
+//                  the runs with an op other than allocating (aten::empty*) or splitting the
+//                  batch (aten::tensor_split, aten::split*, aten::chunk).
 // A run never spans two step windows (ProfilerStep#N). The k-th forward run of a step is F k, the
 // k-th backward run B k (torch's single-stage schedules run microbatches in order). A recv op
 // between two runs belongs to the run after it (it receives that run's input), a send op to the run

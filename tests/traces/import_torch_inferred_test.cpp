@@ -1,7 +1,10 @@
-// Gradient accumulation under torch's Schedule1F1B (tests/fixtures/torch/accum2_1F1B: pp 3,
-// 3 microbatches, schedule.step() run twice in each profiled step before the optimizer step).
-// Schedule1F1B writes no action ranges, so its actions are read from its ops; each iteration
-// runs microbatches 0..2 again, and the job is read as 3 microbatches run twice, not as 6.
+// torch's Schedule1F1B writes no action ranges, so its actions are read from its ops
+// (torch_inferred_actions.h), here in the shapes of its use the other fixtures lack:
+//   accum2_1F1B  gradient accumulation: pp 3, 3 microbatches, schedule.step() run twice in each
+//                profiled step before the optimizer step. Each iteration runs microbatches 0..2
+//                again: the job is 3 microbatches run twice, not 6.
+//   eval_1F1B    schedule.eval (forwards only, no autograd links between the ops): pp 3,
+//                4 microbatches, a pipeline of forwards, not a trace without one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,14 +21,14 @@
 namespace meshscope::traces {
 namespace {
 
-const std::filesystem::path kJob =
-    std::filesystem::path(MESHSCOPE_SOURCE_DIR) / "tests" / "fixtures" / "torch" / "accum2_1F1B";
+const std::filesystem::path kFixtures =
+    std::filesystem::path(MESHSCOPE_SOURCE_DIR) / "tests" / "fixtures" / "torch";
 constexpr int kStages = 3;
 constexpr int kMicrobatches = 3;
 constexpr int kIterations = 2;
 
-Timeline load_job() {
-  const std::vector<std::filesystem::path> paths = {kJob};
+Timeline load_job(const char* folder = "accum2_1F1B") {
+  const std::vector<std::filesystem::path> paths = {kFixtures / folder};
   return load_traces(paths, ImportOptions{});
 }
 
@@ -91,6 +94,47 @@ TEST(TorchGradientAccumulation, AnalyzeCountsTheIterationsMicrobatches) {
     }
   }
   EXPECT_EQ(ranks, (std::set<int>{0, 1, 2}));
+}
+
+TEST(TorchForwardOnly, EvalIsAPipelineOfForwards) {
+  const Timeline t = load_job("eval_1F1B");
+  constexpr int kEvalMicrobatches = 4;
+  const std::map<int, std::vector<std::string>> orders = importer::torch_action_orders(t);
+  ASSERT_EQ(orders.size(), static_cast<size_t>(kStages));
+  for (const auto& [rank, actions] : orders) {
+    std::vector<std::string> forwards;
+    for (const std::string& a : actions) {
+      if (a.find('F') != std::string::npos || a.find('B') != std::string::npos)
+        forwards.push_back(a);
+    }
+    std::vector<std::string> expected;
+    for (int m = 0; m < kEvalMicrobatches; ++m)
+      expected.push_back(std::to_string(rank) + "F" + std::to_string(m));
+    EXPECT_EQ(forwards, expected) << "rank " << rank;
+  }
+  EXPECT_EQ(t.run.microbatches, kEvalMicrobatches);
+
+  const TimelineAnalysis a = analyze(t);
+  ASSERT_EQ(a.devices.size(), static_cast<size_t>(kStages));
+  for (const DeviceAnalysis& d : a.devices) {
+    ASSERT_EQ(d.stage_phases.size(), 1u) << d.name;
+    EXPECT_EQ(d.stage_phases[0].stage, d.rank) << d.name;
+    EXPECT_EQ(d.stage_phases[0].phase, Phase::kForward) << d.name;
+    EXPECT_EQ(d.stage_phases[0].microbatches, kEvalMicrobatches) << d.name;
+    EXPECT_GT(d.stage_phases[0].compute_ns, 0) << d.name;
+  }
+  // Each activation sent down the pipeline is paired with its receive on the next rank.
+  size_t sends = 0, paired = 0;
+  for (const Span& s : t.spans) sends += t.span_name(s) == "c10d::send";
+  for (const Flow& f : t.flows) {
+    const Span& from = t.spans[f.from];
+    const Span& to = t.spans[f.to];
+    if (t.devices[from.device].rank + 1 != t.devices[to.device].rank) continue;
+    EXPECT_EQ(from.microbatch, to.microbatch);
+    ++paired;
+  }
+  EXPECT_EQ(sends, static_cast<size_t>((kStages - 1) * kEvalMicrobatches));
+  EXPECT_EQ(paired, sends);
 }
 
 }  // namespace
