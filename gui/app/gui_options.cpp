@@ -5,12 +5,15 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 #include <utility>
 
 #include "gui/app/session.h"
 #include "gui/view/synthetic.h"
+#include "traces/atomic_file.h"
 #include "traces/byte_size.h"
 #include "traces/host_memory.h"
 #include "traces/printable.h"
@@ -31,6 +34,32 @@ bool parse_range(const std::string& s, std::pair<double, double>& r) {
   int end = 0;
   return std::sscanf(s.c_str(), "%lf:%lf%n", &r.first, &r.second, &end) == 2 &&
          end == static_cast<int>(s.size()) && r.first >= 0 && r.second <= 1 && r.first < r.second;
+}
+
+// Why --screenshot's PNG could not be written where asked, or "": a missing or read-only folder, a
+// special file (traces::check_output_path), or a trace the viewer reads (the same file under any
+// name, or a file of a folder of traces), which the PNG would replace. Checked before any trace
+// is opened or window made: `--screenshot run.json run.json` had replaced the trace with a PNG.
+std::string screenshot_path_problem(const std::string& out,
+                                    const std::vector<std::string>& traces) {
+  namespace fs = std::filesystem;
+  try {
+    traces::check_output_path(out);
+  } catch (const std::exception& e) {
+    return std::string("--screenshot: ") + e.what();
+  }
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return "";
+  const fs::path folder =
+      fs::path(out).parent_path().empty() ? fs::path(".") : fs::path(out).parent_path();
+  for (const std::string& t : traces) {
+    const bool is_folder = fs::is_directory(t, ec);
+    if (is_folder ? fs::equivalent(folder, t, ec) : fs::equivalent(out, t, ec))
+      return "--screenshot names '" + out + "', " +
+             (is_folder ? "a file of the folder '" + t + "' of traces" : "a trace it opens") +
+             ": writing the PNG would replace it; give another path";
+  }
+  return "";
 }
 
 }  // namespace
@@ -125,6 +154,10 @@ GuiCommandLine parse_gui_options(int argc, const char* const* argv) {
   if (!view_kind) bad = "unknown --view '" + view + "' (timeline, mesh, stats, compare, what-if)";
   if (!range.empty() && !parse_range(range, fractions))
     bad = "bad --range '" + range + "' (want FROM:TO, e.g. 0:0.25)";
+  if (!screenshot.empty()) {
+    if (std::string problem = screenshot_path_problem(screenshot, options.traces); !problem.empty())
+      bad = std::move(problem);
+  }
   // A synthetic trace is sized by its flag alone: refuse one that cannot fit before building it.
   for (const size_t spans :
        {options.synthetic_spans, options.bench ? options.bench_options.spans : size_t{0}}) {

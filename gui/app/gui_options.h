@@ -38,7 +38,9 @@ struct GuiCommandLine {
 
 // Reads meshscope-gui's arguments (argv[0] is the program). A synthetic trace (--synthetic,
 // --bench) that would not fit in the memory available (traces::available_memory_bytes) is
-// refused here, before it is built; so is a malformed $MESHSCOPE_MEMORY_LIMIT.
+// refused here, before it is built; so is a malformed $MESHSCOPE_MEMORY_LIMIT, and a --screenshot
+// that could not be written (a missing or read-only folder, a special file) or that names a trace
+// it opens (the PNG would replace it).
 GuiCommandLine parse_gui_options(int argc, const char* const* argv);
 
 }  // namespace meshscope::gui

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,6 +13,7 @@
 
 #include "gui/app/gui_options.h"
 #include "gui/app/session.h"
+#include "tests/remove_at_exit.h"
 
 namespace meshscope::gui {
 namespace {
@@ -152,6 +155,43 @@ TEST(GuiOptions, RefusesABadSizeViewOrRange) {
   // Of several, the last checked is said.
   expect_refused({"--size", "1x1", "--view", "nope", "--range", "9:1"},
                  "bad --range '9:1' (want FROM:TO, e.g. 0:0.25)", false);
+}
+
+// --screenshot's PNG is checked as every output of `meshscope` is, before a trace is opened or a
+// window made: a folder that is missing (it failed only after the traces were read, exit 1), and
+// a trace the viewer reads, which the PNG had replaced (`--screenshot run.json run.json`).
+TEST(GuiOptions, RefusesAScreenshotThatCannotBeWrittenOrNamesATrace) {
+  namespace fs = std::filesystem;
+  const fs::path dir = ::meshscope::testing::process_temp_path("gui_screenshot_path");
+  fs::remove_all(dir);
+  fs::create_directories(dir / "job");
+  const std::string trace = (dir / "run.json").string(),
+                    in_job = (dir / "job" / "rank0.json").string();
+  for (const std::string& t : {trace, in_job}) std::ofstream(t) << R"({"traceEvents":[]})";
+  const std::string missing = (dir / "missing" / "a.png").string();
+  expect_refused({"--screenshot", missing, trace},
+                 "--screenshot: cannot write '" + missing + "': folder '" +
+                     (dir / "missing").string() + "': No such file or directory",
+                 false);
+  expect_refused({"--screenshot", trace, trace},
+                 "--screenshot names '" + trace +
+                     "', a trace it opens: writing the PNG would replace it; give another path",
+                 false);
+  // The same file under another name, and a file of a folder of per-rank traces.
+  const std::string other_name = (dir / "job" / ".." / "run.json").string();
+  EXPECT_NE(parse({"--screenshot", other_name, trace}).error.find("a trace it opens"),
+            std::string::npos);
+  expect_refused({"--screenshot", in_job, (dir / "job").string()},
+                 "--screenshot names '" + in_job + "', a file of the folder '" +
+                     (dir / "job").string() +
+                     "' of traces: writing the PNG would replace it; give another path",
+                 false);
+  EXPECT_EQ(std::ifstream(trace).get(), '{');  // left as it was
+  // A new PNG beside the traces, or in their folder, is no trace.
+  EXPECT_EQ(accepted({"--screenshot", (dir / "job" / "shot.png").string(), (dir / "job").string()})
+                .start.out,
+            (dir / "job" / "shot.png").string());
+  fs::remove_all(dir);
 }
 
 TEST(GuiOptions, RefusesASyntheticTraceThatCannotFit) {
