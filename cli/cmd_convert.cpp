@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -45,10 +46,7 @@ struct ConvertArgs {
 // (a full disk) leaves the folder as it was. A folder holding other trace files is refused: HTA
 // would read them as ranks of this job.
 void write_per_rank(const traces::Timeline& t, const fs::path& folder) {
-  std::error_code ec;
-  if (fs::exists(folder, ec) && !fs::is_directory(folder, ec))
-    throw usage_error("--per-rank: -o names a folder to write rank<R>.json into; " +
-                      folder.string() + " is a file");
+  std::error_code ec;  // a file in the folder's place was refused with the command line
   const auto parts = traces::split_by_rank(t);
   std::set<std::string> names;
   for (const auto& [rank, part] : parts) names.insert("rank" + std::to_string(rank) + ".json");
@@ -76,6 +74,21 @@ void write_per_rank(const traces::Timeline& t, const fs::path& folder) {
       "wrote %s: %zu ranks (rank<R>.json each), %zu spans; the %zu flows between ranks "
       "are in none\n",
       folder.c_str(), parts.size(), spans, t.flows.size() - flows_within);
+}
+
+// --per-rank's folder, checked before the traces are read (a folder in a missing one failed with
+// exit 1 after the import): an existing folder must take new files, a new one must be creatable in
+// its parent; a file in its place is refused.
+void check_per_rank_folder(const fs::path& folder) {
+  std::error_code ec;
+  if (fs::exists(folder, ec) && !fs::is_directory(folder, ec))
+    throw usage_error("--per-rank: -o names a folder to write rank<R>.json into; " +
+                      folder.string() + " is a file");
+  try {
+    traces::check_output_path(fs::is_directory(folder, ec) ? folder / "rank0.json" : folder);
+  } catch (const std::exception& e) {
+    throw usage_error(std::string("--out: ") + e.what());
+  }
 }
 
 void run(const ConvertArgs& args) {
@@ -123,19 +136,20 @@ void add_convert_command(CLI::App& app) {
       ->required()
       ->check(input_path_check());
   cmd->add_option("-o,--out", args->output,
-                  "Output Chrome trace (.json; .gz: compressed); - for stdout; with --per-rank, "
+                  "output Chrome trace (.json; .gz: compressed); - for stdout; with --per-rank, "
                   "a folder")
       ->required();
   cmd->add_flag("--per-rank", args->per_rank,
-                "Write one file per rank into the folder -o names (rank<R>.json, each with "
+                "write one file per rank into the folder -o names (rank<R>.json, each with "
                 "Kineto's distributedInfo), as HolisticTraceAnalysis reads a job; the flows "
                 "between ranks are left out");
-  cmd->add_flag("--no-host", args->no_host, "Drop host events (CPU ops, runtime calls)");
+  cmd->add_flag("--no-host", args->no_host, "drop host events (CPU ops, runtime calls)");
   // -o is a trace file, checked as every trace output is, unless --per-rank makes it a folder.
   cmd->parse_complete_callback([args] {
     if (args->per_rank) {
       if (args->output == "-") throw usage_error("--per-rank writes files into a folder, not -");
       if (args->output.empty()) throw usage_error("--out: the path is empty");
+      check_per_rank_folder(args->output);
       return;
     }
     for (CLI::Validator check :
@@ -146,7 +160,7 @@ void add_convert_command(CLI::App& app) {
     }
   });
   cmd->add_option("--align", args->align,
-                  "Clock alignment of per-rank files: collective-ends (base-time, then refined "
+                  "clock alignment of per-rank files: collective-ends (base-time, then refined "
                   "by the ends of matching NCCL collectives), base-time (each file's "
                   "baseTimeNanoseconds or session start) or none (each file's own time axis)")
       ->check(CLI::IsMember({"none", "base-time", "collective-ends"}).description(""))

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/json_text.h"
 #include "cli/number_options.h"
+#include "cli/output_path.h"
 #include "cli/run_common.h"
 #include "cli/workload_options.h"
 #include "traces/atomic_file.h"
@@ -79,12 +80,15 @@ std::vector<DemoRun> demo_runs() {
 
 void run(const DemoArgs& a) {
   const runtime::BackendKind backend = parse_backend_option(a.backend);
-  if (a.out.empty()) throw UserError("-o/--out: the output folder is empty");
+  // The output folder refused as every command's output path is: exit 2, before any run.
+  if (a.out.empty()) throw usage_error("-o/--out: the output folder is empty");
   std::fputs(cores_beyond_this_machine(a.cores).c_str(), stderr);
   const std::filesystem::path dir = a.out;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) throw UserError("cannot create output folder " + dir.string() + ": " + ec.message());
+  if (ec)
+    throw usage_error("-o/--out: cannot create the output folder " + dir.string() + ": " +
+                      ec.message());
 
   const std::vector<DemoRun> runs = demo_runs();
   // Every file it will write, checked before the first run (a folder or a symbolic link at one of
@@ -93,7 +97,7 @@ void run(const DemoArgs& a) {
     for (const DemoRun& d : runs) traces::check_output_path(dir / (d.label + ".json"));
     traces::check_output_path(dir / "summary.json");
   } catch (const std::runtime_error& e) {
-    throw UserError(e.what());
+    throw usage_error(std::string("-o/--out: ") + e.what());
   }
   // An earlier demo's summary would describe traces this one replaces: gone before the first
   // is written, so that a demo that fails or is interrupted leaves none that is stale.

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -124,7 +125,7 @@ void run_search(const PredictArgs& a, const predict::PredictConfig& base,
 void run_sensitivity(const PredictArgs& a, const std::vector<predict::SweepPoint>& points,
                      const cost::Calibration* cal) {
   const std::string& where = a.input.config;
-  if (!std::isfinite(a.sensitivity_percent))
+  if (!std::isfinite(a.sensitivity_percent))  // refused with the command line; kept for callers
     throw usage_error("--sensitivity-percent: not a number");
   if (points.size() != 1)
     throw UserError(where + ": --sensitivity takes one configuration, not a sweep (" +
@@ -336,7 +337,13 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--sensitivity-percent", args->sensitivity_percent,
                   "how far --sensitivity moves each figure, in percent of itself")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 50.0))  // NaN passes a range: refused in run_sensitivity
+      // CLI::Range said "not in range 1.000000 to 50.000000", and NaN passed it.
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            const double percent = std::strtod(v.c_str(), nullptr);
+            return percent >= 1 && percent <= 50 ? "" : "a percent in [1, 50], got " + v;
+          },
+          "FLOAT in [1 - 50]"))
       ->needs("--sensitivity");
   cmd->add_flag("--search", args->search, "search dp x pp x tp, microbatch size and schedule");
   // An option of one mode given without it would be ignored, and the user would read the figures

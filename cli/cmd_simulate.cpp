@@ -170,7 +170,8 @@ void add_simulate_command(CLI::App& app) {
       "Simulate one configuration (same JSON as predict) into a Timeline: Chrome trace, the "
       "summary table of `run`, step time, MFU and memory.");
   add_sim_input_options(*cmd, args->input, "configuration JSON (keys: docs/CONFIG.md)");
-  cmd->add_option("--out", args->out,
+  // -o as every other command that writes a file has it (`simulate -o x.json` was refused).
+  cmd->add_option("-o,--out", args->out,
                   "write the simulated Chrome trace here (.gz: compressed); one of more than "
                   "about 1 GB is announced on stderr before it is written")
       ->check(chrome_trace_name_check())

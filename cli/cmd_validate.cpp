@@ -83,6 +83,7 @@ void add_validate_command(CLI::App& app) {
       ->check(input_path_check());
   cmd->add_option("--diff", args->other,
                   "also print how FILE differs from OTHER (first differing step per rank)")
+      ->check(input_path_check())
       ->type_name("OTHER");
   cmd->add_flag("--grid", args->grid, "print the whole step x rank grid of a valid schedule");
   // Quiet and an output asked for contradict each other: one of them would be ignored.

@@ -77,15 +77,19 @@ int main(int argc, char** argv) {
                    processes);
     return 2;
   }
+  std::string names;
+  for (const CLI::App* c : app.get_subcommands({}))
+    names += (names.empty() ? "" : ", ") + c->get_name();
   if (argc > 1 && argv[1][0] != '-' &&
       app.get_subcommands([&](CLI::App* c) { return c->check_name(argv[1]); }).empty()) {
     // CLI11 alone would say "A subcommand is required", which hides the typo.
-    std::string names;
-    for (const CLI::App* c : app.get_subcommands({}))
-      names += (names.empty() ? "" : ", ") + c->get_name();
     std::fprintf(stderr,
                  "meshscope: error: unknown command '%s'; the commands are: %s (see --help)\n",
                  meshscope::traces::printable(argv[1]).c_str(), names.c_str());
+    return 2;
+  }
+  if (argc == 1) {  // CLI11's "A subcommand is required" named none of them
+    std::fprintf(stderr, "meshscope: error: give a command: %s (see --help)\n", names.c_str());
     return 2;
   }
   try {

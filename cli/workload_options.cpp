@@ -68,8 +68,19 @@ void add_workload_options(CLI::App& cmd, WorkloadArgs& a) {
   cmd.add_option("--capacity-factor", a.capacity_factor,
                  "moe: each expert takes ceil(factor x tokens x top-k / experts) tokens of a "
                  "routing group (a microbatch of one replica); choices beyond are dropped "
-                 "(GShard, Switch Transformer)")
-      ->capture_default_str();
+                 "(GShard, Switch Transformer); above 0, at most --experts")
+      ->capture_default_str()
+      // Refused on its own as --lr is (exit 2): NaN, 0 or less, beyond 1024 (--experts' own
+      // bound); the bound --experts sets is the workload's check.
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            const double factor = std::strtod(v.c_str(), nullptr);
+            return factor > 0 && factor <= 1024 ? ""
+                                                : "a capacity factor is above 0 and at most "
+                                                  "--experts, got " +
+                                                      v;
+          },
+          ""));
   cmd.add_option("--ep", a.ep,
                  "moe: expert-parallel ranks the experts are sharded over, dividing --dp: ep "
                  "consecutive dp replicas exchange tokens by all-to-all, and each expert is "

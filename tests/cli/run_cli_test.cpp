@@ -411,18 +411,19 @@ TEST(RunCli, HandWrittenScheduleRunsAndADeadlockingOneIsRejected) {
 
 // Every file the demo writes is checked before its first run: a folder at summary.json failed
 // after all ten runs (and none was written), a link at a run's trace after the runs before it.
+// Refused with 2, as every output path the command line names that cannot be written.
 TEST(DemoCli, AnOutputItCannotWriteFailsBeforeAnyRun) {
   const fs::path dir = temp_dir("demo_unwritable");
   fs::create_directories(dir / "summary.json");
   Result r = meshscope("demo --out " + dir.string());
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("summary.json': it is a folder"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("[1/"), std::string::npos) << "a run started: " << r.err;
   EXPECT_TRUE(fs::is_directory(dir / "summary.json"));  // left as it was
   fs::remove(dir / "summary.json");
   fs::create_symlink("/nonexistent", dir / "mesh-dp2-pp4.json");
   r = meshscope("demo --out " + dir.string());
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("mesh-dp2-pp4.json': it is a symbolic link"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("[1/"), std::string::npos) << "a run started: " << r.err;
 }

@@ -1,0 +1,148 @@
+// `meshscope` and its scripts as a user new to them meets them (an audit from nsys / HTA /
+// Perfetto habits): no command given, -o on every command that writes a file, output folders
+// refused before any work with the exit status 2 of every refused output, and option values
+// refused on their own. Each case runs the built binary.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using meshscope::cli_testing::read_file;
+using meshscope::cli_testing::Result;
+using meshscope::cli_testing::shell;
+
+const std::string kMeshscope = std::string(MESHSCOPE_BINARY_DIR) + "/meshscope";
+
+fs::path dir() {
+  static const fs::path d = meshscope::cli_testing::temp_dir("first_use");
+  return d;
+}
+
+Result meshscope(const std::string& args) { return shell(kMeshscope + " " + args); }
+
+// A config small enough to simulate at once.
+std::string small_config() {
+  const fs::path p = dir() / "small.json";
+  if (!fs::exists(p)) {
+    std::ofstream(p) << R"({"model":{"kind":"gpt","layers":4,"hidden":256,"heads":4,)"
+                        R"("seq":128,"vocab":1000},"mesh":{"pp":2},)"
+                        R"("batch":{"micro":1,"global":4},"schedule":"1f1b"})";
+  }
+  return p.string();
+}
+
+// A small valid trace of two ranks.
+std::string small_trace() {
+  const fs::path p = dir() / "two_ranks.json";
+  if (!fs::exists(p)) {
+    std::ofstream(p) << R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,)"
+                        R"("ts":1,"dur":2},{"ph":"X","cat":"kernel","name":"k","pid":1,"tid":7,)"
+                        R"("ts":4,"dur":2}]})";
+  }
+  return p.string();
+}
+
+// The line that starts stderr.
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// `meshscope` alone names the commands, as a mistyped one does (CLI11 said only "A subcommand is
+// required").
+TEST(FirstUseCli, NoCommandListsTheCommands) {
+  const Result r = meshscope("");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(first_line(r.err),
+            "meshscope: error: give a command: run, demo, schedules, validate, analyze, simulate, "
+            "predict, calibrate, convert, catalog (see --help)");
+  EXPECT_EQ(r.out, "");
+}
+
+// simulate writes its trace with -o as run, demo, schedules, calibrate and convert do (it was
+// refused: "The following arguments were not expected: x.json -o").
+TEST(FirstUseCli, SimulateTakesDashOAsEveryCommandThatWritesATrace) {
+  const fs::path out = dir() / "sim_dash_o.json";
+  const Result r = meshscope("simulate --config " + small_config() + " -o " + out.string());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_file(out).rfind("{", 0), 0u);
+  // And refuses what --out refuses, under its long name.
+  const Result bad = meshscope("simulate --config " + small_config() + " -o /nonexistent/s.json");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(first_line(bad.err).rfind("meshscope: error: --out: cannot write", 0), 0u) << bad.err;
+}
+
+// An empty --diff is refused as every empty input path is (it was ignored: the file alone was
+// validated and the command said nothing of the difference asked for).
+TEST(FirstUseCli, AnEmptyDiffPathIsRefused) {
+  const fs::path sched = dir() / "diff.sched";
+  ASSERT_EQ(meshscope("schedules --dump 1f1b --pp 2 -m 2 -o " + sched.string()).status, 0);
+  const Result r = meshscope("validate " + sched.string() + " --diff ''");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(first_line(r.err), "meshscope: error: --diff: the path is empty");
+  EXPECT_EQ(r.out, "");
+}
+
+// demo's output folder is refused with 2, the status of every refused output (it had been 1), and
+// before the first run.
+TEST(FirstUseCli, DemoRefusesAnOutputFolderItCannotUseWithTwo) {
+  const fs::path file = dir() / "a_file";
+  std::ofstream(file) << "x";
+  for (const auto& [out, said] :
+       {std::pair{std::string("''"), std::string("-o/--out: the output folder is empty")},
+        std::pair{file.string(),
+                  "-o/--out: cannot create the output folder " + file.string() + ": "}}) {
+    const Result r = meshscope("demo --steps 1 --out " + out);
+    EXPECT_EQ(r.status, 2) << out << ": " << r.err;
+    EXPECT_EQ(r.err.find("meshscope: error: " + said), 0u) << r.err;
+    EXPECT_EQ(r.out.find("meshscope demo:"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(read_file(file), "x");
+}
+
+// convert --per-rank's folder is checked with the command line: a folder in a missing one is
+// refused with 2 before the traces are read (1, after the import, before).
+TEST(FirstUseCli, ConvertPerRankChecksItsFolderFirst) {
+  const fs::path folder = dir() / "missing" / "ranks";
+  const Result r = meshscope("convert " + small_trace() + " --per-rank -o " + folder.string());
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(first_line(r.err), "meshscope: error: --out: cannot write '" + folder.string() +
+                                   "': folder '" + (dir() / "missing").string() +
+                                   "': No such file or directory");
+  EXPECT_FALSE(fs::exists(dir() / "missing"));
+  // A new folder beside the trace, and the same folder again, are written.
+  const fs::path ranks = dir() / "ranks";
+  for (int i = 0; i < 2; ++i) {
+    const Result ok = meshscope("convert " + small_trace() + " --per-rank -o " + ranks.string());
+    EXPECT_EQ(ok.status, 0) << ok.err;
+  }
+  EXPECT_TRUE(fs::exists(ranks / "rank0.json"));
+  EXPECT_TRUE(fs::exists(ranks / "rank1.json"));
+}
+
+// Values refused on their own get 2 and a line saying what is wanted: a capacity factor that is no
+// positive number (1, from the workload's check, before), and --sensitivity-percent out of its
+// range ("Value 0 not in range 1.000000 to 50.000000").
+TEST(FirstUseCli, ValuesRefusedOnTheirOwnSayWhatIsWanted) {
+  for (const std::string factor : {"nan", "0", "-1", "inf", "1e30"}) {
+    const Result r = meshscope("run --model moe --capacity-factor " + factor);
+    EXPECT_EQ(r.status, 2) << factor;
+    EXPECT_EQ(first_line(r.err),
+              "meshscope: error: --capacity-factor: a capacity factor is above 0 and at most "
+              "--experts, got " +
+                  factor);
+  }
+  for (const std::string percent : {"0", "51", "nan"}) {
+    const Result r = meshscope("predict --config " + small_config() +
+                               " --sensitivity --sensitivity-percent " + percent);
+    EXPECT_EQ(r.status, 2) << percent;
+    EXPECT_EQ(first_line(r.err),
+              "meshscope: error: --sensitivity-percent: a percent in [1, 50], got " + percent);
+  }
+}
+
+}  // namespace
