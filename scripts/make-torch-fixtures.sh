@@ -15,8 +15,23 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-out="${1:-$root/tests/fixtures/torch}"
-[[ $# -gt 0 ]] && shift
+# The comment above, for --help.
+usage() { sed -n '2,/^set -euo pipefail/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
+out="$root/tests/fixtures/torch"
+# An option where OUT_DIR goes is refused, not taken for a folder: `--help` had started a 2 GB
+# install of torch on its way to writing fixtures into ./--help. A lone `--` keeps the default.
+if [[ $# -gt 0 && "$1" != "--" ]]; then
+  case "$1" in
+    -h | --help) usage; exit 0 ;;
+    -*)
+      echo "make-torch-fixtures: unknown option '$1': give OUT_DIR first, then -- and" \
+        "torch_pipeline_job.py's arguments (see --help)" >&2
+      exit 2
+      ;;
+  esac
+  out="$1"
+  shift
+fi
 [[ "${1:-}" == "--" ]] && shift
 
 schedules="${SCHEDULES:-GPipe 1F1B Interleaved1F1B LoopedBFS InterleavedZeroBubble ZBVZeroBubble DualPipeV}"

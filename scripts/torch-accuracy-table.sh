@@ -7,7 +7,20 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bin="$here/../build/meshscope"
-if [[ "${1:-}" == "--bin" ]]; then bin="$2"; shift 2; fi
+usage="usage: scripts/torch-accuracy-table.sh [--bin MESHSCOPE] JOB_DIR..."
+# A missing --bin value or job folder is one line naming it, before the table's header: no
+# arguments had printed an empty table with exit 0, and a missing folder a Python traceback.
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then echo "$usage"; exit 0; fi
+if [[ "${1:-}" == "--bin" ]]; then
+  [[ $# -ge 2 ]] || { echo "torch-accuracy-table: --bin needs the meshscope binary; $usage" >&2; exit 2; }
+  bin="$2"
+  shift 2
+fi
+[[ $# -gt 0 ]] || { echo "torch-accuracy-table: no job folder given; $usage" >&2; exit 2; }
+[[ -x "$bin" ]] || { echo "torch-accuracy-table: $bin: no such program (build it, or give --bin)" >&2; exit 1; }
+for dir in "$@"; do
+  [[ -d "$dir" ]] || { echo "torch-accuracy-table: $dir: not a folder (a torch pipelining job's, from torch_pipeline_job.py --out)" >&2; exit 1; }
+done
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 echo "| job | schedule | pp | microbatches | steps | rank | analyze compute % | raw JSON compute % | difference (points) | torch CSV |"

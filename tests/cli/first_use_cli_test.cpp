@@ -1,7 +1,8 @@
 // `meshscope` and its scripts as a user new to them meets them (an audit from nsys / HTA /
 // Perfetto habits): no command given, -o on every command that writes a file, output folders
-// refused before any work with the exit status 2 of every refused output, and option values
-// refused on their own. Each case runs the built binary.
+// refused before any work with the exit status 2 of every refused output, option values refused
+// on their own, and the scripts' --help and missing arguments. Each case runs the built binary or
+// the script.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -19,6 +20,7 @@ using meshscope::cli_testing::Result;
 using meshscope::cli_testing::shell;
 
 const std::string kMeshscope = std::string(MESHSCOPE_BINARY_DIR) + "/meshscope";
+const std::string kScripts = std::string(MESHSCOPE_SOURCE_DIR) + "/scripts";
 
 fs::path dir() {
   static const fs::path d = meshscope::cli_testing::temp_dir("first_use");
@@ -143,6 +145,35 @@ TEST(FirstUseCli, ValuesRefusedOnTheirOwnSayWhatIsWanted) {
     EXPECT_EQ(first_line(r.err),
               "meshscope: error: --sensitivity-percent: a percent in [1, 50], got " + percent);
   }
+}
+
+// The scripts a user runs with arguments: --help prints the usage and exits 0; an option where a
+// folder goes is refused, not taken for one (make-torch-fixtures.sh --help had started a 2 GB
+// install of torch on its way to writing fixtures into ./--help; TORCH_PYTHON=/bin/false ends any
+// such run at once); missing arguments are one line and 2.
+TEST(FirstUseCli, ScriptsTakeHelpAndRefuseMissingArguments) {
+  const std::string in_dir = "cd '" + dir().string() + "' && TORCH_PYTHON=/bin/false ";
+  const Result help = shell(in_dir + kScripts + "/make-torch-fixtures.sh --help");
+  EXPECT_EQ(help.status, 0) << help.err;
+  EXPECT_NE(help.out.find("scripts/make-torch-fixtures.sh [OUT_DIR]"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir() / "--help"));
+  const Result unknown = shell(in_dir + kScripts + "/make-torch-fixtures.sh -x");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_EQ(first_line(unknown.err).rfind("make-torch-fixtures: unknown option '-x'", 0), 0u)
+      << unknown.err;
+
+  const std::string table = kScripts + "/torch-accuracy-table.sh";
+  EXPECT_EQ(shell(table + " --help").status, 0);
+  for (const std::string args : {"", "--bin"}) {
+    const Result r = shell(table + " " + args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.out, "") << args;  // no table header before the error
+    EXPECT_EQ(r.err.find("torch-accuracy-table: "), 0u) << r.err;
+  }
+  const Result missing = shell(table + " " + (dir() / "no_job").string());
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_EQ(missing.out, "");
+  EXPECT_NE(missing.err.find("no_job: not a folder"), std::string::npos) << missing.err;
 }
 
 }  // namespace
