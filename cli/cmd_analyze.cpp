@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/json_text.h"
 #include "cli/output_path.h"
+#include "cli/rank_from_option.h"
 #include "cli/read_progress.h"
 #include "cli/torch_trace_schedule.h"
 #include "traces/analysis.h"
@@ -37,9 +38,9 @@ struct AnalyzeArgs {
   int64_t kernel_wait_ns = traces::HtaOptions{}.consecutive_kernel_delay_ns;
   std::string window = "default";
   std::vector<std::string> comm_kernels;  // --comm-kernel
-  std::string rank_from = "distributed-info";
-  int kernels = 0;  // --kernels N: top N kernels per device; 0: no breakdown
-  int ranges = 0;   // --ranges N: top N annotation ranges (nvtx_sum); 0: none
+  std::string rank_from;                  // --rank-from
+  int kernels = 0;                        // --kernels N: top N kernels per device; 0: no breakdown
+  int ranges = 0;                         // --ranges N: top N annotation ranges (nvtx_sum); 0: none
   bool stragglers = false;
   bool critical_path = false;
 };
@@ -54,7 +55,7 @@ traces::ImportOptions import_options(const AnalyzeArgs& args) {
     }
   }
   options.comm_kernel_patterns = args.comm_kernels;
-  options.rank_from_file_order = args.rank_from == "file-order";
+  options.rank_from_file_order = args.rank_from == kRankFromFileOrder;
   return options;
 }
 
@@ -89,7 +90,8 @@ std::vector<traces::HtaRankFigures> hta_window(const AnalyzeArgs& args) {
                       ") holds several ranks: analyze it without --window hta, or convert each " +
                       "rank's trace on its own");
     }
-    if (args.rank_from == "file-order") tables.back().rank = static_cast<int>(tables.size() - 1);
+    if (args.rank_from == kRankFromFileOrder)
+      tables.back().rank = static_cast<int>(tables.size() - 1);
   }
   const bool filter = traces::hta_step_filter_applies(tables);
   traces::HtaWindowOptions options;
@@ -305,13 +307,7 @@ void add_analyze_command(CLI::App& app) {
                   "REGEX: kernels whose names match count as communication, besides NCCL/RCCL, "
                   "vLLM custom and symmetric-memory all-reduce, DeepEP and NVSHMEM kernels "
                   "(traces/import/comm_kernels.h); repeatable");
-  cmd->add_option("--rank-from", args->rank_from,
-                  "distributed-info: a file's rank is its distributedInfo.rank (files without one "
-                  "take their position; two files of one rank are refused); file-order: the "
-                  "files' positions (a folder's files sorted by name, numbers in numeric order: "
-                  "rank2 before rank10)")
-      ->check(CLI::IsMember({"distributed-info", "file-order"}))
-      ->capture_default_str();
+  add_rank_from_option(*cmd, args->rank_from);
   cmd->add_option("--kernels", args->kernels,
                   "N: the N kernels per device that took the most time, their share and the "
                   "compute / communication / memory split (traces/analysis_kernels.h)")

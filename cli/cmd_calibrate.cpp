@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/number_text.h"
 #include "cli/output_path.h"
+#include "cli/rank_from_option.h"
 #include "cli/read_progress.h"
 #include "sim/cost/board.h"
 #include "sim/cost/calibration.h"
@@ -38,6 +39,7 @@ struct CalibrateArgs {
   std::string out;
   std::string hardware;  // empty: the entry of the traces' GPU (hardware_of_traces), else cpu-local
   std::string precision = "fp32";
+  std::string rank_from;  // --rank-from
   GemmRatesArgs gemm;
 };
 
@@ -221,8 +223,9 @@ void run(const CalibrateArgs& a) {
     // it), its warnings said before the next is read.
     const std::filesystem::path one[] = {p};
     traces::ImportReport report;
-    timelines.push_back(
-        traces::load_trace_paths(one, options_reporting_progress("calibrate"), &report));
+    traces::ImportOptions options = options_reporting_progress("calibrate");
+    options.rank_from_file_order = a.rank_from == kRankFromFileOrder;
+    timelines.push_back(traces::load_trace_paths(one, options, &report));
     // What the import skipped, as analyze says it: a fit without those spans, said.
     for (const std::string& line : report.lines(/*malformed_only=*/true))
       std::fprintf(stderr, "meshscope: warning: %s: %s\n", p.c_str(), line.c_str());
@@ -428,6 +431,7 @@ void add_calibrate_command(CLI::App& app) {
       "else cpu-local; with --gemm-rates it must be named)");
   cmd->add_option("--precision", args->precision, "precision the traces computed in")
       ->capture_default_str();
+  CLI::Option* rank_from = add_rank_from_option(*cmd, args->rank_from);
   cmd->add_option("--gemm-rates", args->gemm.file,
                   "instead of traces: a CSV of measured GEMM rates (b,m,n,k,flops_per_s, as "
                   "meshscope-kernel-check --gemm-rates writes on a GPU), or a PyTorch profiler "
@@ -442,6 +446,7 @@ void add_calibrate_command(CLI::App& app) {
       ->excludes("TRACE")
       ->excludes("--out")
       ->excludes("--precision")
+      ->excludes(rank_from)
       ->needs("--hardware");  // calibrate's default, cpu-local, is no GPU's table
   cmd->add_option("--compare", args->gemm.compare,
                   "with --gemm-rates: a CSV (or trace) of measured rates of other shapes from the "

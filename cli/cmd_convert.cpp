@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_path.h"
+#include "cli/rank_from_option.h"
 #include "cli/read_progress.h"
 #include "traces/atomic_file.h"
 #include "traces/chrome_export.h"
@@ -38,6 +39,7 @@ struct ConvertArgs {
   bool no_host = false;
   bool per_rank = false;
   std::string align = "collective-ends";  // checked against kAligns when parsed
+  std::string rank_from;                  // --rank-from
 };
 
 // --per-rank: each rank's part (traces::split_by_rank) as rank<R>.json in `folder`, with
@@ -100,6 +102,7 @@ void run(const ConvertArgs& args) {
   options.keep_host = !args.no_host;
   options.keep_origins = true;  // correlation ids, streams and args as the source wrote them
   options.align = kAligns.at(args.align);
+  options.rank_from_file_order = args.rank_from == kRankFromFileOrder;
   traces::ImportReport report;
   const traces::Timeline t = traces::load_trace_paths(paths, options, &report);
   for (const std::string& line : report.lines())
@@ -166,6 +169,7 @@ void add_convert_command(CLI::App& app) {
       ->check(CLI::IsMember({"none", "base-time", "collective-ends"}).description(""))
       ->type_name("MODE")
       ->capture_default_str();
+  add_rank_from_option(*cmd, args->rank_from);
   cmd->callback([args] { run(*args); });
 }
 

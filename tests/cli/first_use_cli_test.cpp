@@ -147,6 +147,48 @@ TEST(FirstUseCli, ValuesRefusedOnTheirOwnSayWhatIsWanted) {
   }
 }
 
+// Two files that claim one rank are refused with the advice `--rank-from file-order`; every
+// command that reads a job's files into one timeline takes it (analyze alone did: convert and
+// calibrate refused the option the error had just suggested).
+TEST(FirstUseCli, TheRankFromTheImportSuggestsIsAnOptionOfEachCommandThatReadsAJob) {
+  const fs::path job = dir() / "one_rank_twice";
+  fs::create_directories(job);
+  for (const char* name : {"a.json", "b.json"}) {
+    std::ofstream(job / name)
+        << R"({"distributedInfo":{"rank":0,"world_size":2},"traceEvents":[{"ph":"X",)"
+           R"("cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,)"
+           R"("args":{"device":0,"stream":7}}]})";
+  }
+  const fs::path merged = dir() / "one_rank_twice.json";
+  const std::string convert = "convert " + job.string() + " -o " + merged.string();
+  const Result refused = meshscope(convert);
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find("--rank-from file-order"), std::string::npos) << refused.err;
+  const Result converted = meshscope(convert + " --rank-from file-order");
+  EXPECT_EQ(converted.status, 0) << converted.err;
+  EXPECT_NE(converted.out.find("2 devices"), std::string::npos) << converted.out;
+  EXPECT_EQ(meshscope("analyze " + job.string() + " --rank-from file-order").status, 0);
+
+  // A PyTorch profile's NCCL kernels, one rank's file twice: the collective link fits.
+  const fs::path nccl_job = dir() / "nccl_rank_twice";
+  fs::create_directories(nccl_job);
+  const fs::path fixture =
+      fs::path(MESHSCOPE_SOURCE_DIR) / "tests/fixtures/kineto_2rank_a100_nccl_rank0.json.gz";
+  for (const char* name : {"a.json.gz", "b.json.gz"})
+    fs::copy_file(fixture, nccl_job / name, fs::copy_options::overwrite_existing);
+  const std::string calibrate = "calibrate " + nccl_job.string() + " --hardware a100-80gb -o " +
+                                (dir() / "nccl.json").string();
+  EXPECT_NE(meshscope(calibrate).err.find("--rank-from file-order"), std::string::npos);
+  const Result fitted = meshscope(calibrate + " --rank-from file-order");
+  EXPECT_EQ(fitted.status, 0) << fitted.err;
+  EXPECT_TRUE(fs::exists(dir() / "nccl.json"));
+  // GEMM rates are read per file: the option is refused there, not ignored.
+  const Result gemm = meshscope("calibrate --gemm-rates " + fixture.string() +
+                                " --hardware a100-80gb --rank-from file-order");
+  EXPECT_EQ(gemm.status, 2);
+  EXPECT_EQ(first_line(gemm.err), "meshscope: error: --rank-from excludes --gemm-rates");
+}
+
 // The scripts a user runs with arguments: --help prints the usage and exits 0; an option where a
 // folder goes is refused, not taken for one (make-torch-fixtures.sh --help had started a 2 GB
 // install of torch on its way to writing fixtures into ./--help; TORCH_PYTHON=/bin/false ends any
