@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/number_options.h"
@@ -44,6 +45,19 @@ std::string memory_limit_text() {
   } catch (const std::exception& e) {
     return e.what();
   }
+}
+
+// A refused command line's error text. CLI11 lists the arguments it did not expect last typed
+// first (its detail::rjoin: `simulate -o x.json` gave "not expected: x.json -o", as if x.json were
+// the option): listed here as they were typed.
+std::string parse_error_text(const CLI::ParseError& e, const CLI::App& app) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return e.what();
+  const std::vector<std::string> extras = app.remaining(true);
+  if (extras.empty()) return e.what();
+  std::string text = extras.size() > 1 ? "The following arguments were not expected:"
+                                       : "The following argument was not expected:";
+  for (const std::string& a : extras) text += " " + a;
+  return text;
 }
 
 }  // namespace
@@ -97,8 +111,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // Under mpirun (`run` alone gets here) the other processes meet this one in run()'s first
     // exchanges; process 0 says what is wrong, once. --help and --version are not failures.
+    const std::string message = parse_error_text(e, app);
     if (processes > 1 && e.get_exit_code() != 0)
-      return meshscope::cli::end_run_parse_error_across_processes(e.what());
+      return meshscope::cli::end_run_parse_error_across_processes(message);
     if (processes > 1 && meshscope::runtime::launched_process_index() != 0) {
       std::ostringstream quiet;  // every process prints the same help
       return app.exit(e, quiet, quiet);
@@ -107,7 +122,7 @@ int main(int argc, char** argv) {
     // A bad argument: one error line as every other, and the documented 2 (CLI11's own codes,
     // 105 to 109, and its bare text had been the only ones without "meshscope: error:").
     std::fprintf(stderr, "meshscope: error: %s\nRun with --help for more information.\n",
-                 meshscope::traces::printable(e.what(), 400).c_str());
+                 meshscope::traces::printable(message, 400).c_str());
     return with_stdout_checked(2);
   } catch (const meshscope::cli::FailedElsewhere& e) {
     return with_stdout_checked(e.exit_status);

@@ -78,6 +78,23 @@ TEST(FirstUseCli, SimulateTakesDashOAsEveryCommandThatWritesATrace) {
   EXPECT_EQ(first_line(bad.err).rfind("meshscope: error: --out: cannot write", 0), 0u) << bad.err;
 }
 
+// Arguments the parser did not expect are listed as typed: CLI11 listed them last first, so that
+// `--micro 4` read "not expected: 4 --micro", as if 4 were the option.
+TEST(FirstUseCli, ArgumentsNotExpectedAreListedAsTyped) {
+  for (const auto& [args, said] :
+       {std::pair{"schedules --dump 1f1b --micro 4",
+                  "The following arguments were not expected: --micro 4"},
+        std::pair{"run --bogus=3 -z", "The following arguments were not expected: --bogus=3 -z"},
+        std::pair{"catalog h100-sxm a100-80gb b200-sxm",
+                  "The following arguments were not expected: a100-80gb b200-sxm"},
+        std::pair{"catalog h100-sxm a100-80gb",
+                  "The following argument was not expected: a100-80gb"}}) {
+    const Result r = meshscope(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(first_line(r.err), std::string("meshscope: error: ") + said) << args;
+  }
+}
+
 // An empty --diff is refused as every empty input path is (it was ignored: the file alone was
 // validated and the command said nothing of the difference asked for).
 TEST(FirstUseCli, AnEmptyDiffPathIsRefused) {
