@@ -62,6 +62,16 @@ std::string screenshot_path_problem(const std::string& out,
   return "";
 }
 
+// A count of spans read as size_t: CLI11 wraps "-1" around to 2^64 - 1 (refused as a synthetic
+// trace of 18446744073709551615 spans that would not fit in memory): named for what it is.
+CLI::Validator span_count_check() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        return v.find('-') != std::string::npos ? "a number of spans is 0 or more, got " + v : "";
+      },
+      "");
+}
+
 }  // namespace
 
 GuiCommandLine parse_gui_options(int argc, const char* const* argv) {
@@ -113,7 +123,8 @@ GuiCommandLine parse_gui_options(int argc, const char* const* argv) {
   cli.add_flag("--critical-path", options.start.critical_path,
                "highlight the critical path in the timeline");
   cli.add_option("--synthetic", options.synthetic_spans,
-                 "also open a synthetic 1F1B trace of about this many spans");
+                 "also open a synthetic 1F1B trace of about this many spans")
+      ->check(span_count_check());
   CLI::Option* bench_flag = cli.add_flag("--bench", options.bench,
                                          "print frame-build times at several zoom levels and exit");
   // The benchmark sets its own zoom levels on the timeline: what the view shows is not asked.
@@ -121,6 +132,7 @@ GuiCommandLine parse_gui_options(int argc, const char* const* argv) {
     cli.get_option(name)->excludes(bench_flag);
   cli.add_option("--bench-spans", options.bench_options.spans,
                  "spans of the synthetic benchmark trace")
+      ->check(span_count_check())
       ->needs("--bench");
   cli.add_option("--bench-frames", options.bench_options.frames, "timed frames per zoom level")
       ->check(CLI::Range(1, 100000))

@@ -130,6 +130,11 @@ TEST(GuiOptions, RefusesEachBadValueOfCli11sChecks) {
   expect_refused({"--rank-from", "bogus"},
                  "--rank-from: bogus not in {distributed-info,file-order}", true);
   expect_refused({"--synthetic", "abc"}, "Could not convert: --synthetic = abc", true);
+  // CLI11 had wrapped -1 around to 2^64 - 1 spans, refused as a trace that cannot fit.
+  expect_refused({"--synthetic", "-1"}, "--synthetic: a number of spans is 0 or more, got -1",
+                 true);
+  expect_refused({"--bench", "--bench-spans", "-5"},
+                 "--bench-spans: a number of spans is 0 or more, got -5", true);
   expect_refused({"--bench", "--view", "mesh"}, "--view excludes --bench", true);
   expect_refused({"--bench-spans", "5"}, "--bench-spans requires --bench", true);
   expect_refused({"--bench", "--bench-frames", "0"},
