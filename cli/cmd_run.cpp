@@ -394,6 +394,7 @@ void add_run_command(CLI::App& app) {
       ->check(chrome_trace_name_check())
       ->check(output_file_check());
   cmd->add_option("--dump-schedule", a->dump_schedule, "write the schedule text here")
+      ->check(schedule_text_name_check())
       ->check(output_file_check());
   cmd->add_flag("--no-check", a->no_check, "skip the comparison with one device");
   cmd->add_flag("--no-validate", a->no_validate,

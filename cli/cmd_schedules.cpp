@@ -168,6 +168,8 @@ void run(const SchedulesArgs& args) {
                       args.format + " writes " + (as_text ? "schedule text" : "torch's CSV") +
                       ": name it " + (as_text ? ".sched" : ".csv") + ", or give --format " +
                       (as_text ? "torch-csv" : "text"));
+  if (const std::string problem = schedule_file_name_problem(args.out, !as_text); !problem.empty())
+    throw usage_error("--out: " + problem);
   // `--dump ""` (an unset shell variable) had listed the families and succeeded.
   if (args.dump_given && args.family.empty())
     throw usage_error("--dump needs a family name (see `meshscope schedules`)");

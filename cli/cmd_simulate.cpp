@@ -178,6 +178,7 @@ void add_simulate_command(CLI::App& app) {
       ->check(output_file_check());
   cmd->add_option("--schedule-out", args->schedule_out,
                   "write the simulated schedule (text form) here")
+      ->check(schedule_text_name_check())
       ->check(output_file_check());
   cmd->add_option("--schedule-file", args->schedule_file,
                   "simulate this schedule instead of generating one; costs from --config. " +

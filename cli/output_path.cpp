@@ -70,6 +70,26 @@ CLI::Validator chrome_trace_name_check() {
       "");
 }
 
+std::string schedule_file_name_problem(const std::string& path, bool torch_csv) {
+  std::string lower = path;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const char* want = torch_csv ? ".csv" : ".sched";
+  if (!torch_csv && lower.ends_with(".csv"))
+    return "'" + path + "': a .csv file is read as torch's CSV, but schedule text is written " +
+           "here: name it .sched";
+  for (const char* trace : {".json", ".gz"}) {
+    if (lower.ends_with(trace))
+      return "'" + path + "': a schedule is written here, not a trace (" + trace + "): name it " +
+             want;
+  }
+  return {};
+}
+
+CLI::Validator schedule_text_name_check() {
+  return CLI::Validator(
+      [](std::string& path) { return schedule_file_name_problem(path, /*torch_csv=*/false); }, "");
+}
+
 namespace {
 
 // An output that names an input: see require_distinct_outputs.

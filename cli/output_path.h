@@ -25,6 +25,17 @@ CLI::Validator output_file_check(DashMeans dash = DashMeans::kRefused);
 // which tools that go by the name would misread. Other names (.json, .trace, none) pass.
 CLI::Validator chrome_trace_name_check();
 
+// Why `path` is no name for a schedule file (schedule text, or torch's CSV when `torch_csv`), or
+// "": a name the readers take for something else. The schedule readers go by the name (a .csv
+// file is torch's CSV), so schedule text named .csv could not be read back; a .json or .gz name
+// is a trace's, which analyze, convert and the viewer read from a folder as a rank's (and the file
+// is not compressed).
+std::string schedule_file_name_problem(const std::string& path, bool torch_csv);
+
+// schedule_file_name_problem for an option that writes schedule text (run --dump-schedule,
+// simulate --schedule-out).
+CLI::Validator schedule_text_name_check();
+
 // For an option that names a file or folder to read: refuses an empty path (an unset "$F" in a
 // script), which some commands took as the option not given: `run --schedule-file ''` ran the
 // default schedule and reported success.

@@ -95,6 +95,43 @@ TEST(FirstUseCli, ArgumentsNotExpectedAreListedAsTyped) {
   }
 }
 
+// A schedule is written only under a name its readers take for what it holds: schedule text named
+// .csv (torch's CSV to the readers: `validate` said "not a torch action: '# meshscope schedule
+// v1'" of what run and simulate had written), and either form named as a trace, .json or .gz,
+// which analyze and the viewer read from a folder as a rank's trace (and which is not compressed).
+// `schedules` had refused the first alone.
+TEST(FirstUseCli, ASchedulesNameSaysWhatItHolds) {
+  const std::string out = dir().string();
+  for (const auto& [args, said] : {
+           std::pair{"run --dump-schedule " + out + "/ran.csv",
+                     "--dump-schedule: '" + out +
+                         "/ran.csv': a .csv file is read as torch's CSV, "
+                         "but schedule text is written here: name it .sched"},
+           std::pair{"simulate --config " + small_config() + " --schedule-out " + out + "/sim.CSV",
+                     "--schedule-out: '" + out +
+                         "/sim.CSV': a .csv file is read as torch's CSV, "
+                         "but schedule text is written here: name it .sched"},
+           std::pair{"run --dump-schedule " + out + "/ran.json",
+                     "--dump-schedule: '" + out +
+                         "/ran.json': a schedule is written here, not a "
+                         "trace (.json): name it .sched"},
+           std::pair{"schedules --dump 1f1b -o " + out + "/s.json",
+                     "--out: '" + out +
+                         "/s.json': a schedule is written here, not a trace "
+                         "(.json): name it .sched"},
+           std::pair{"schedules --dump 1f1b --format torch-csv -o " + out + "/s.csv.gz",
+                     "--out: '" + out +
+                         "/s.csv.gz': a schedule is written here, not a trace "
+                         "(.gz): name it .csv"},
+       }) {
+    const Result r = meshscope(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(first_line(r.err), "meshscope: error: " + said) << args;
+  }
+  for (const char* name : {"ran.csv", "sim.CSV", "ran.json", "s.json", "s.csv.gz"})
+    EXPECT_FALSE(fs::exists(dir() / name)) << name;
+}
+
 // An empty --diff is refused as every empty input path is (it was ignored: the file alone was
 // validated and the command said nothing of the difference asked for).
 TEST(FirstUseCli, AnEmptyDiffPathIsRefused) {

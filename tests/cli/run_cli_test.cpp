@@ -194,16 +194,18 @@ TEST(RunCli, TwoOutputsNamingOneFileAreRefusedBeforeTheRun) {
   EXPECT_EQ(r.err.rfind("meshscope: error: --out and --replay-trace name the same file", 0), 0u)
       << r.err;
   EXPECT_FALSE(fs::exists(trace));
+  // A trace and a schedule under one name that suits both (a schedule is no .json).
+  const std::string both = (dir / "same.out").string();
   EXPECT_EQ(
-      meshscope("run --hidden 16 --steps 1 --out " + trace + " --dump-schedule " + trace).status,
-      2);
+      meshscope("run --hidden 16 --steps 1 --out " + both + " --dump-schedule " + both).status, 2);
   const Result sim = meshscope("simulate --config " + std::string(MESHSCOPE_SOURCE_DIR) +
-                               "/sim/predict/configs/korthikanti-22b.json --out " + trace +
-                               " --schedule-out " + trace);
-  EXPECT_EQ(sim.err, "meshscope: error: --out and --schedule-out name the same file '" + trace +
+                               "/sim/predict/configs/korthikanti-22b.json --out " + both +
+                               " --schedule-out " + both);
+  EXPECT_EQ(sim.err, "meshscope: error: --out and --schedule-out name the same file '" + both +
                          "': one would replace the other\nRun with --help for more "
                          "information.\n");
   EXPECT_FALSE(fs::exists(trace));
+  EXPECT_FALSE(fs::exists(both));
 }
 
 TEST(RunCli, ARunBeyondTheAddressSpaceLimitIsRefusedBeforeItStarts) {
